@@ -1,0 +1,5 @@
+"""``python -m publisher``."""
+
+from .cli import entry
+
+entry()

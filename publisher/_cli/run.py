@@ -1,0 +1,38 @@
+"""``publisher run init``."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..runs import init_run
+from ._common import add_json, emit
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``run`` and its sub-commands."""
+    run = sub.add_parser("run", help="create and manage run directories")
+    run_sub = run.add_subparsers(dest="run_command", metavar="SUBCOMMAND")
+    run_sub.required = True
+    init = run_sub.add_parser("init", help="create a run directory with its config.json")
+    init.add_argument("run_dir", metavar="RUN", help="folder to create (e.g. runs/my-review)")
+    init.add_argument("--slug", required=True, help="short name of the run")
+    init.add_argument("--gate", action="store_true", help="turn the evidence gate on for this run")
+    add_json(init)
+    init.set_defaults(func=_init)
+
+
+def _init(args: argparse.Namespace) -> int:
+    run = init_run(args.run_dir, args.slug, gate=args.gate)
+    config = run.load_config()
+    emit(
+        args,
+        {
+            "run_dir": str(run.path),
+            "run_slug": config.run_slug,
+            "created_at": config.created_at,
+            "gate": config.gates.evidence_kernel,
+        },
+        f"Initialised run {config.run_slug} in {run.path} (created_at {config.created_at}, "
+        f"gate {'on' if config.gates.evidence_kernel else 'off'})",
+    )
+    return 0

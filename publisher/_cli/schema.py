@@ -1,0 +1,50 @@
+"""``publisher schema``: the JSON Schemas of the records the product reads and writes."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from typing import Any
+
+_MODELS = {
+    "snapshot": ("publisher.models", "Snapshot"),
+    "event": ("publisher.models", "Event"),
+    "span": ("publisher.models", "Span"),
+    "config": ("publisher.models", "RunConfig"),
+    "extraction": ("publisher.records", "Extraction"),
+    "appraisal": ("publisher.records", "Appraisal"),
+    "result": ("publisher.records", "Result"),
+    "concept": ("publisher.concepts", "ConceptFrontMatter"),
+}
+
+
+def _schema(name: str) -> dict[str, Any]:
+    module, attr = _MODELS[name]
+    model = getattr(importlib.import_module(module), attr)
+    schema: dict[str, Any] = model.model_json_schema()
+    return schema
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``schema``."""
+    p = sub.add_parser("schema", help="print the JSON Schema of a record type")
+    p.add_argument("name", nargs="?", choices=sorted(_MODELS), help="one record type (default: all)")
+    p.set_defaults(func=_run)
+
+
+def _available() -> dict[str, dict[str, Any]]:
+    out = {}
+    for name in _MODELS:
+        try:
+            out[name] = _schema(name)
+        except (ImportError, AttributeError):
+            continue
+    return out
+
+
+def _run(args: argparse.Namespace) -> int:
+    data = _schema(args.name) if args.name else _available()
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return 0

@@ -1,0 +1,153 @@
+"""``publisher source fetch|register|local|read|spans``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..runs import Run
+from ._common import add_json, emit
+
+if TYPE_CHECKING:
+    from .. import sources
+
+
+def _metadata_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--access", help="full_text, abstract, preprint, guideline or web (default: derived, else web)")
+    parser.add_argument("--origin", help="pubmed, pmc, europepmc, unpaywall, oa-pdf, user-supplied-pdf or web")
+    parser.add_argument("--pmid", help="PubMed id, if the document does not state it")
+    parser.add_argument("--doi", help="DOI, if the document does not state it")
+    parser.add_argument("--pmcid", help="PubMed Central id (PMC…), if the document does not state it")
+    parser.add_argument("--title", help="title, if the document does not state it")
+    parser.add_argument("--actor", default="main", help="who acts: main or a worker id (default main)")
+
+
+def _meta(args: argparse.Namespace) -> sources.Metadata:
+    from .. import sources
+
+    return sources.Metadata(
+        access=args.access, origin=args.origin, pmid=args.pmid, doi=args.doi, pmcid=args.pmcid, title=args.title
+    )
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``source`` and its sub-commands."""
+    source = sub.add_parser("source", help="acquire snapshots and read them")
+    ss = source.add_subparsers(dest="source_command", metavar="SUBCOMMAND")
+    ss.required = True
+
+    p = ss.add_parser("fetch", help="retrieve a URL over HTTP and store its text as a snapshot")
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--url", required=True)
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    p.add_argument("--max-bytes", type=int, default=64 * 1024 * 1024, help="largest body accepted")
+    _metadata_options(p)
+    add_json(p)
+    p.set_defaults(func=_fetch)
+
+    p = ss.add_parser("register", help="store text obtained elsewhere (never fresh)")
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--url", required=True)
+    p.add_argument("--text-file", required=True, type=Path)
+    _metadata_options(p)
+    add_json(p)
+    p.set_defaults(func=_register)
+
+    p = ss.add_parser("local", help="store a user-supplied PDF in the wiki library and snapshot its text")
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--file", required=True, type=Path)
+    p.add_argument("--wiki", required=True, type=Path)
+    _metadata_options(p)
+    add_json(p)
+    p.set_defaults(func=_local)
+
+    p = ss.add_parser("read", help="print a verified window of a snapshot with its offsets")
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--source-id", required=True)
+    p.add_argument("--start", type=int)
+    p.add_argument("--end", type=int)
+    p.add_argument("--actor", default="main")
+    add_json(p)
+    p.set_defaults(func=_read)
+
+    p = ss.add_parser("spans", help="find a phrase and print its exact offsets with context")
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--source-id", required=True)
+    p.add_argument("--query", required=True)
+    p.add_argument("--context", type=int, default=80, help="code points of context each side (default 80)")
+    p.add_argument("--ignore-case", action="store_true")
+    add_json(p)
+    p.set_defaults(func=_spans)
+
+
+def _acquired(args: argparse.Namespace, outcome: sources.Acquired, verb: str) -> int:
+    info = outcome.summary()
+    state = "stored" if outcome.created else "already stored (kept as is)"
+    extra = []
+    if info["sections"]:
+        extra.append(f"{info['sections']} sections")
+    if info["pages"]:
+        extra.append(f"{info['pages']} pages")
+    ids = ", ".join(f"{k} {v}" for k, v in (info["paper"] or {}).items() if v)
+    human = (
+        f"{verb} {info['url']}\n"
+        f"  {info['source_id']}  {state}\n"
+        f"  {info['chars']} chars, access {info['access']}, origin {info['origin']}"
+        + (f", {', '.join(extra)}" if extra else "")
+        + (f"\n  {ids}" if ids else "")
+        + (f"\n  title: {info['title']}" if info["title"] else "")
+        + f"\n  logged {info['event_id']} (fresh: {'yes' if info['fresh'] else 'no'})"
+    )
+    emit(args, info, human)
+    return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from .. import sources
+
+    run = Run.open(args.run_dir)
+    outcome = sources.fetch(
+        run, args.url, _meta(args), actor=args.actor, timeout=args.timeout, max_bytes=args.max_bytes
+    )
+    return _acquired(args, outcome, "Fetched")
+
+
+def _register(args: argparse.Namespace) -> int:
+    from .. import sources
+
+    run = Run.open(args.run_dir)
+    outcome = sources.register(run, args.url, args.text_file, _meta(args), actor=args.actor)
+    return _acquired(args, outcome, "Registered")
+
+
+def _local(args: argparse.Namespace) -> int:
+    from .. import sources
+
+    run = Run.open(args.run_dir)
+    outcome = sources.add_local_pdf(run, args.file, args.wiki, _meta(args), actor=args.actor)
+    return _acquired(args, outcome, "Added local PDF")
+
+
+def _read(args: argparse.Namespace) -> int:
+    from .. import sources
+
+    run = Run.open(args.run_dir)
+    window = sources.read_window(run, args.source_id, args.start, args.end, actor=args.actor)
+    data = {k: window[k] for k in ("source_id", "start", "end", "text")}
+    human = f"{window['source_id']} [{window['start']}, {window['end']}) of {window['length']}\n{window['text']}"
+    emit(args, data, human)
+    return 0
+
+
+def _spans(args: argparse.Namespace) -> int:
+    from .. import sources
+
+    run = Run.open(args.run_dir)
+    found = sources.find_spans(run, args.source_id, args.query, context=args.context, ignore_case=args.ignore_case)
+    lines = [f"{len(found['matches'])} match(es) for {args.query!r} in {found['source_id']}"]
+    for m in found["matches"]:
+        window = m["window"].replace("\n", "⏎")
+        lines.append(f"  #{m['start']}-{m['end']}  …{window}…")
+    emit(args, found, "\n".join(lines))
+    return 0 if found["matches"] else 1

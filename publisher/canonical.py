@@ -1,0 +1,129 @@
+"""Canonical JSON and digests: the one place that decides which bytes get hashed.
+
+Canonical JSON here means: keys sorted, no insignificant whitespace, UTF-8, no ASCII escaping,
+no NaN or Infinity. Python's ``json`` encoder with those settings produces it; every record hash
+in the product goes through :func:`canonical_bytes`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = [
+    "canonical_bytes",
+    "sha256_hex",
+    "prefixed",
+    "source_id_for",
+    "content_hash_for",
+    "record_hash_for",
+    "loads_strict",
+    "loads_record",
+    "StrictJSONError",
+    "SOURCE_ID_RE",
+    "HEX64_RE",
+    "utc_now",
+    "format_ts",
+    "parse_ts",
+]
+
+SOURCE_ID_RE = re.compile(r"src-[0-9a-f]{64}")
+HEX64_RE = re.compile(r"[0-9a-f]{64}")
+_TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z")
+
+
+class StrictJSONError(ValueError):
+    """JSON that is syntactically valid but not acceptable: duplicate keys, NaN, Infinity."""
+
+
+def canonical_bytes(obj: Any) -> bytes:
+    """Canonical JSON encoding of ``obj`` (sorted keys, compact, UTF-8, no NaN)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def sha256_hex(data: bytes) -> str:
+    """Lowercase hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def prefixed(hex_digest: str) -> str:
+    """The ``sha256:`` form of a bare hex digest."""
+    return "sha256:" + hex_digest
+
+
+def source_id_for(url: str, text: str) -> str:
+    """``src-`` + sha256(utf8(url) + NUL + utf8(text)) (CONTRACT section 2)."""
+    h = hashlib.sha256(url.encode("utf-8"))
+    h.update(b"\x00")
+    h.update(text.encode("utf-8"))
+    return "src-" + h.hexdigest()
+
+
+def content_hash_for(text: str) -> str:
+    """``sha256:`` + sha256(utf8(text)): the body alone."""
+    return prefixed(sha256_hex(text.encode("utf-8")))
+
+
+def record_hash_for(record: dict[str, Any]) -> str:
+    """Seal over every field of a snapshot record except ``record_hash`` itself."""
+    body = {k: v for k, v in record.items() if k != "record_hash"}
+    return prefixed(sha256_hex(canonical_bytes(body)))
+
+
+def _reject_constant(name: str) -> Any:
+    raise StrictJSONError(f"non-finite number {name} is not allowed")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise StrictJSONError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def loads_strict(data: bytes | str) -> Any:
+    """Parse JSON refusing duplicate keys, NaN and Infinity (slow path, any layout)."""
+    return json.loads(data, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+
+
+def loads_record(data: bytes) -> tuple[Any, bool]:
+    """Parse a record, preferring the fast path for canonical files.
+
+    Returns the parsed value and whether the file was canonical. A file written by us is canonical
+    JSON plus one trailing newline: it is parsed with the plain C decoder and confirmed by
+    re-encoding, which also proves it had no duplicate keys (a duplicate would make the encoding
+    shorter). Anything else (upstream records, hand-edited files) takes the strict slow path.
+    """
+    body = data[:-1] if data.endswith(b"\n") else data
+    try:
+        value = json.loads(body, parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
+        raise StrictJSONError(f"not UTF-8: {exc}") from exc
+    try:
+        if canonical_bytes(value) == body:
+            return value, True
+    except (ValueError, UnicodeEncodeError):
+        pass
+    return loads_strict(body), False
+
+
+def utc_now() -> datetime:
+    """Now, in UTC, truncated to the second."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def format_ts(moment: datetime) -> str:
+    """ISO-8601 UTC with a trailing ``Z`` in whole seconds."""
+    return moment.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_ts(value: str) -> datetime:
+    """Parse a contract timestamp (``YYYY-MM-DDTHH:MM:SS[.f]Z``) into an aware UTC datetime."""
+    if not isinstance(value, str) or not _TS_RE.fullmatch(value):
+        raise ValueError(f"timestamp {value!r} is not ISO-8601 UTC with a trailing Z")
+    return datetime.fromisoformat(value[:-1] + "+00:00").astimezone(UTC)

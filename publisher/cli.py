@@ -1,0 +1,74 @@
+"""The ``publisher`` console script: argument parsing, output and exit statuses.
+
+A thin adapter: each command group lives in a module of :mod:`publisher._cli` that registers its
+sub-commands and calls the library. Exit status 0 is success, 1 integrity findings or rejected
+records, 2 usage or fatal errors. Errors are printed as one line, never as a traceback (set
+``PUBLISHER_DEBUG=1`` to see one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from .errors import PublisherError
+
+__all__ = ["main", "build_parser"]
+
+COMMAND_MODULES = ("run", "source", "schema", "gate", "wiki")
+"""Sub-command groups, each a module of ``publisher._cli`` with ``register(subparsers)``."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every sub-command registered."""
+    from . import __version__
+
+    parser = _Parser(
+        prog="publisher",
+        description="Publish evidence wikis whose every quote is re-sliced from a verified snapshot.",
+    )
+    parser.add_argument("--version", action="version", version=f"publisher {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMAND_MODULES:
+        module = importlib.import_module(f"publisher._cli.{name}")
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+        return status
+    except PublisherError as exc:
+        print(f"publisher: error: {exc.one_line()}", file=sys.stderr)
+        return exc.exit_status
+    except KeyboardInterrupt:
+        print("publisher: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the edge: anything unexpected becomes one line, exit 2
+        if os.environ.get("PUBLISHER_DEBUG"):
+            traceback.print_exc()
+        detail = " ".join(str(exc).split())[:300]
+        print(f"publisher: internal error: {type(exc).__name__}: {detail}", file=sys.stderr)
+        return 2
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

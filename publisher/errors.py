@@ -1,0 +1,60 @@
+"""One exception root for the library, carrying a reason code and the facts behind it.
+
+Library code raises these; only the CLI turns them into exit statuses and only the MkDocs hook
+turns them into build failures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .reasons import Reason
+
+__all__ = [
+    "PublisherError",
+    "IntegrityError",
+    "UsageError",
+    "ConflictError",
+    "EventLogError",
+]
+
+
+class PublisherError(Exception):
+    """Root of every error the library raises on purpose.
+
+    ``reason`` is a closed reason code where one applies; ``context`` holds the facts (paths,
+    digests, offsets) as plain values so callers can report them without parsing the message.
+    """
+
+    exit_status = 2
+
+    def __init__(self, message: str, *, reason: Reason | None = None, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+        self.context = context
+
+    def one_line(self) -> str:
+        """The message as a single line, prefixed by the reason code when there is one."""
+        text = " ".join(self.message.split())
+        return f"{self.reason.value}: {text}" if self.reason else text
+
+
+class IntegrityError(PublisherError):
+    """Stored evidence does not verify (exit status 1)."""
+
+    exit_status = 1
+
+
+class ConflictError(IntegrityError):
+    """A write-once name already exists with bytes that do not verify."""
+
+
+class EventLogError(IntegrityError):
+    """The event log is torn, broken or cannot be appended to safely."""
+
+
+class UsageError(PublisherError):
+    """The caller asked for something impossible: bad arguments, missing run, bad input file."""
+
+    exit_status = 2

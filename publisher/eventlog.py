@@ -1,0 +1,329 @@
+"""Append-only, hash-chained retrieval log (``events.jsonl``) and the fresh-fetch rule.
+
+Each line is one canonical JSON event whose ``prev`` is the digest of the previous line's exact
+bytes, so an edit, a reordering or a deletion breaks the chain. Appends hold an exclusive lock on
+the log itself and refuse to touch a log whose last line is torn: such a log needs a person.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, parse_ts, prefixed, utc_now
+from .errors import EventLogError
+from .models import Event, EventType, Snapshot
+from .reasons import Reason
+
+__all__ = [
+    "LogState",
+    "LogFinding",
+    "append_event",
+    "read_log",
+    "line_digest",
+    "Freshness",
+    "freshness",
+    "AssetChecker",
+]
+
+_TAIL_CHUNK = 1 << 16
+
+
+def line_digest(line: bytes) -> str:
+    """``sha256:`` of one log line's exact bytes, without its newline."""
+    return prefixed(hashlib.sha256(line).hexdigest())
+
+
+def _parse_event(line: bytes) -> Event:
+    raw = loads_strict(line)
+    return Event.model_validate(raw)
+
+
+def _tail(fd: int, size: int) -> bytes:
+    """The last line of the file (with its newline, if any)."""
+    if size == 0:
+        return b""
+    pos = size
+    buf = b""
+    while pos > 0:
+        step = min(_TAIL_CHUNK, pos)
+        pos -= step
+        buf = os.pread(fd, step, pos) + buf
+        body = buf[:-1] if buf.endswith(b"\n") else buf
+        cut = body.rfind(b"\n")
+        if cut >= 0:
+            return buf[cut + 1 :]
+    return buf
+
+
+def append_event(
+    path: Path,
+    *,
+    type: EventType | str,
+    source_id: str,
+    url: str,
+    fresh: bool,
+    sha256: str,
+    actor: str = "main",
+    detail: str | None = None,
+    at: datetime | None = None,
+) -> Event:
+    """Append one event under an exclusive lock, chained to the last line.
+
+    Raises :class:`EventLogError` if the last line is torn or invalid: appends stay refused until
+    a person resolves it. A ``fresh`` flag on a ``register`` or ``read`` event is refused.
+    """
+    kind = EventType(type)
+    if fresh and kind not in (EventType.FETCH, EventType.LOCAL_PDF):
+        raise EventLogError(f"a {kind.value} event is never fresh")
+    if detail is not None:
+        detail = " ".join(detail.split())[:300]
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        last = _tail(fd, size)
+        if last and not last.endswith(b"\n"):
+            raise EventLogError(
+                f"{path}: the last line is torn (no trailing newline); appends are refused until "
+                "a person repairs or removes it",
+                path=str(path),
+            )
+        prev: str | None = None
+        number = 1
+        if last:
+            body = last[:-1]
+            try:
+                previous = _parse_event(body)
+            except (ValueError, ValidationError, StrictJSONError) as exc:
+                raise EventLogError(
+                    f"{path}: the last line is not a valid event; appends are refused until a person repairs it",
+                    path=str(path),
+                ) from exc
+            prev = line_digest(body)
+            number = previous.number + 1
+        event = Event(
+            schema_version=1,
+            event_id=f"ev-{number:04d}",
+            type=kind,
+            source_id=source_id,
+            url=url,
+            at=format_ts(at or utc_now()),
+            fresh=fresh,
+            sha256=sha256,
+            actor=actor,
+            detail=detail,
+            prev=prev,
+        )
+        data = canonical_bytes(event.model_dump(mode="json")) + b"\n"
+        written = os.write(fd, data)
+        if written != len(data):
+            raise EventLogError(f"{path}: short write ({written} of {len(data)} bytes)")
+        os.fsync(fd)
+        return event
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class LogFinding:
+    """One problem found in the log: 1-based line number and what is wrong."""
+
+    line: int
+    problem: str
+
+
+@dataclass
+class LogState:
+    """Everything read from a log: the events, line digests and chain findings."""
+
+    events: list[Event] = field(default_factory=list)
+    digests: list[str] = field(default_factory=list)
+    findings: list[LogFinding] = field(default_factory=list)
+    torn: bool = False
+    chained: bool = False
+    exists: bool = False
+
+    @property
+    def head(self) -> str | None:
+        """Digest of the last complete line, or None for an empty log."""
+        return self.digests[-1] if self.digests else None
+
+    @property
+    def intact(self) -> bool:
+        """No torn line and no chain finding."""
+        return not self.torn and not self.findings
+
+    def head_at(self, count: int) -> str | None:
+        """Digest of line ``count`` (1-based), i.e. the head as it was after that many lines."""
+        if count <= 0 or count > len(self.digests):
+            return None
+        return self.digests[count - 1]
+
+
+def read_log(path: Path) -> LogState:
+    """Read and check the whole log: line syntax, ids increasing, and the ``prev`` chain.
+
+    Upstream logs without ``prev`` are readable; once a line carries ``prev``, every later
+    line must carry it too.
+    """
+    state = LogState()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return state
+    state.exists = True
+    if not data:
+        return state
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    else:
+        state.torn = True
+    previous_digest: str | None = None
+    last_number = 0
+    for index, line in enumerate(lines, start=1):
+        is_last = index == len(lines)
+        try:
+            event = _parse_event(line)
+        except (ValueError, ValidationError, StrictJSONError) as exc:
+            if is_last:
+                state.torn = True
+            else:
+                state.findings.append(LogFinding(index, f"not a valid event ({_short(exc)})"))
+            previous_digest = line_digest(line)
+            continue
+        if event.number <= last_number:
+            state.findings.append(LogFinding(index, f"{event.event_id} does not increase"))
+        last_number = max(last_number, event.number)
+        if event.prev is not None:
+            state.chained = True
+            if index == 1:
+                state.findings.append(LogFinding(index, "first line carries a prev digest"))
+            elif event.prev != previous_digest:
+                state.findings.append(LogFinding(index, f"{event.event_id}: prev does not match line {index - 1}"))
+        elif state.chained:
+            state.findings.append(LogFinding(index, f"{event.event_id}: prev missing after a chained line"))
+        digest = line_digest(line)
+        previous_digest = digest
+        if not (is_last and state.torn):
+            state.events.append(event)
+            state.digests.append(digest)
+    return state
+
+
+def _short(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:120]
+
+
+class AssetChecker:
+    """Hashes each stored asset file once per command and says whether it still matches."""
+
+    def __init__(self, wiki_root: Path | None) -> None:
+        self.wiki_root = wiki_root
+        self._digests: dict[str, str | None] = {}
+
+    def digest(self, relative: str) -> str | None:
+        """Bare hex sha256 of the asset at ``relative`` under the wiki root, None if missing."""
+        if relative not in self._digests:
+            self._digests[relative] = self._hash(relative)
+        return self._digests[relative]
+
+    def _hash(self, relative: str) -> str | None:
+        if self.wiki_root is None:
+            return None
+        path = self.wiki_root / relative
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            h = hashlib.sha256()
+            while chunk := os.read(fd, 1 << 20):
+                h.update(chunk)
+            return h.hexdigest()
+        finally:
+            os.close(fd)
+
+    def check(self, snap: Snapshot) -> str | None:
+        """Why the snapshot's asset fails (one line), or None when it has none or it matches."""
+        if snap.asset is None:
+            if snap.origin.value == "user-supplied-pdf":
+                return "user-supplied PDF snapshot has no asset"
+            return None
+        got = self.digest(snap.asset.path)
+        if got is None:
+            return f"asset {snap.asset.path} is missing"
+        if got != snap.asset.sha256:
+            return f"asset {snap.asset.path} hashes to {got}, expected {snap.asset.sha256}"
+        return None
+
+
+@dataclass(frozen=True)
+class Freshness:
+    """Outcome of the fresh-fetch rule for one snapshot in one run."""
+
+    fresh: bool
+    event_id: str | None
+    reason: Reason | None
+    detail: str
+
+
+def freshness(
+    snap: Snapshot,
+    events: Iterable[Event],
+    created_at: str | None,
+    assets: AssetChecker,
+) -> Freshness:
+    """Apply the fresh-fetch rule (CONTRACT section 3) to one snapshot.
+
+    Fresh iff some ``fetch`` or ``local_pdf`` event for this source, ``fresh: true``, at or after
+    ``created_at``, carries a digest that still matches what is recomputed now: the text for a
+    fetch; for a local PDF, the asset file's bytes, which must also equal ``asset.sha256``.
+    A run without ``created_at`` has no fresh sources.
+    """
+    if created_at is None:
+        return Freshness(False, None, Reason.NO_FRESH_FETCH, "run config has no created_at")
+    try:
+        since = parse_ts(created_at)
+    except ValueError:
+        return Freshness(False, None, Reason.NO_FRESH_FETCH, "run created_at is not a timestamp")
+    text_digest: str | None = None
+    asset_problem: str | None = None
+    saw_local = False
+    for event in events:
+        if event.source_id != snap.source_id or not event.fresh:
+            continue
+        if event.type not in (EventType.FETCH, EventType.LOCAL_PDF):
+            continue
+        if parse_ts(event.at) < since or event.url != snap.url:
+            continue
+        if event.type is EventType.FETCH:
+            if text_digest is None:
+                text_digest = hashlib.sha256(snap.text.encode("utf-8")).hexdigest()
+            if event.sha256 == text_digest:
+                return Freshness(True, event.event_id, None, f"fetched in {event.event_id}")
+            continue
+        saw_local = True
+        if snap.asset is None:
+            asset_problem = f"{event.event_id} is a local_pdf event on a snapshot without an asset"
+            continue
+        problem = assets.check(snap)
+        if problem is not None:
+            asset_problem = problem
+            continue
+        if event.sha256 == snap.asset.sha256:
+            return Freshness(True, event.event_id, None, f"local PDF verified in {event.event_id}")
+    if saw_local and asset_problem:
+        return Freshness(False, None, Reason.ASSET_HASH_MISMATCH, asset_problem)
+    return Freshness(False, None, Reason.NO_FRESH_FETCH, f"no fresh fetch of {snap.source_id} since {created_at}")

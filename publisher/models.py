@@ -1,0 +1,254 @@
+"""Frozen, strict records of the evidence kernel (CONTRACT sections 1-4).
+
+These models validate shapes and types. Digests are checked by the store and the event log,
+which own the bytes; a model never recomputes a hash. Agent-written records (extractions,
+appraisals) live in :mod:`publisher.records`, because they are read leniently.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    field_validator,
+)
+
+from .canonical import HEX64_RE, SOURCE_ID_RE, parse_ts
+
+__all__ = [
+    "Access",
+    "Origin",
+    "EventType",
+    "ACCESS_ORDER",
+    "Paper",
+    "Asset",
+    "Section",
+    "Page",
+    "Snapshot",
+    "Event",
+    "Span",
+    "Gates",
+    "RunConfig",
+    "Timestamp",
+    "SourceId",
+]
+
+
+class Access(StrEnum):
+    """What the text of a snapshot can support."""
+
+    FULL_TEXT = "full_text"
+    ABSTRACT = "abstract"
+    PREPRINT = "preprint"
+    GUIDELINE = "guideline"
+    WEB = "web"
+
+
+ACCESS_ORDER: dict[Access, int] = {
+    Access.WEB: 0,
+    Access.ABSTRACT: 1,
+    Access.PREPRINT: 2,
+    Access.GUIDELINE: 3,
+    Access.FULL_TEXT: 4,
+}
+"""Weakest first: where several snapshots back one artifact, the weakest access wins."""
+
+
+class Origin(StrEnum):
+    """Where a snapshot's text came from."""
+
+    PUBMED = "pubmed"
+    PMC = "pmc"
+    EUROPEPMC = "europepmc"
+    UNPAYWALL = "unpaywall"
+    OA_PDF = "oa-pdf"
+    USER_SUPPLIED_PDF = "user-supplied-pdf"
+    WEB = "web"
+
+
+class EventType(StrEnum):
+    """The four kinds of event in ``events.jsonl``."""
+
+    FETCH = "fetch"
+    LOCAL_PDF = "local_pdf"
+    REGISTER = "register"
+    READ = "read"
+
+
+def _check_ts(value: str) -> str:
+    parse_ts(value)
+    return value
+
+
+def _check_source_id(value: str) -> str:
+    if not SOURCE_ID_RE.fullmatch(value):
+        raise ValueError("source_id must be 'src-' followed by 64 lowercase hex digits")
+    return value
+
+
+def _check_prefixed(value: str) -> str:
+    if not (value.startswith("sha256:") and HEX64_RE.fullmatch(value[7:])):
+        raise ValueError("digest must be 'sha256:' followed by 64 lowercase hex digits")
+    return value
+
+
+def _check_hex(value: str) -> str:
+    if not HEX64_RE.fullmatch(value):
+        raise ValueError("digest must be 64 lowercase hex digits")
+    return value
+
+
+Timestamp = Annotated[StrictStr, AfterValidator(_check_ts)]
+SourceId = Annotated[StrictStr, AfterValidator(_check_source_id)]
+PrefixedDigest = Annotated[StrictStr, AfterValidator(_check_prefixed)]
+HexDigest = Annotated[StrictStr, AfterValidator(_check_hex)]
+Offset = Annotated[StrictInt, Field(ge=0)]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
+
+
+class Paper(BaseModel):
+    """Bibliographic identity of a snapshot."""
+
+    model_config = _FROZEN
+    pmid: StrictStr | None = None
+    doi: StrictStr | None = None
+    pmcid: StrictStr | None = None
+
+    def ids(self) -> dict[str, str]:
+        """The ids that are present, by kind."""
+        return {k: v for k, v in (("pmid", self.pmid), ("doi", self.doi), ("pmcid", self.pmcid)) if v}
+
+
+class Asset(BaseModel):
+    """A stored file a snapshot's text was derived from (a PDF in the wiki's library)."""
+
+    model_config = _FROZEN
+    path: StrictStr
+    sha256: HexDigest
+    bytes: Annotated[StrictInt, Field(ge=0)]
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        parts = value.replace("\\", "/").split("/")
+        if value.startswith("/") or ".." in parts or not value:
+            raise ValueError("asset path must be relative to the wiki root, without '..'")
+        return value
+
+
+class Section(BaseModel):
+    """A titled half-open range of a snapshot's text."""
+
+    model_config = _FROZEN
+    title: StrictStr
+    start: Offset
+    end: Offset
+
+
+class Page(BaseModel):
+    """A PDF page's half-open range of a snapshot's text."""
+
+    model_config = _FROZEN
+    page: Annotated[StrictInt, Field(ge=0)]
+    start: Offset
+    end: Offset
+
+
+class Snapshot(BaseModel):
+    """A snapshot record (``sources/src-<64hex>.json``), shape only; the store verifies digests."""
+
+    model_config = _FROZEN
+    schema_version: Literal[1]
+    source_id: SourceId
+    content_hash: PrefixedDigest
+    url: StrictStr
+    title: StrictStr | None
+    retrieved_at: Timestamp
+    access: Access
+    origin: Origin
+    paper: Paper | None
+    asset: Asset | None
+    text: StrictStr
+    sections: tuple[Section, ...] | None = None
+    pages: tuple[Page, ...] | None = None
+    record_hash: PrefixedDigest | None = None
+
+    @property
+    def sealed(self) -> bool:
+        """Whether the metadata is sealed by ``record_hash`` (upstream v1 records may lack it)."""
+        return self.record_hash is not None
+
+
+class Event(BaseModel):
+    """One line of ``events.jsonl``."""
+
+    model_config = _FROZEN
+    schema_version: Literal[1]
+    event_id: Annotated[StrictStr, Field(pattern=r"^ev-\d{4,}$")]
+    type: EventType
+    source_id: SourceId
+    url: StrictStr
+    at: Timestamp
+    fresh: StrictBool
+    sha256: HexDigest
+    actor: StrictStr
+    detail: Annotated[StrictStr, Field(max_length=300)] | None
+    prev: PrefixedDigest | None = None
+
+    @property
+    def number(self) -> int:
+        """The counter in ``event_id``."""
+        return int(self.event_id[3:])
+
+
+class Span(BaseModel):
+    """What an agent may contribute: a claim label, a source id and offsets.
+
+    ``access``, ``text`` and ``excerpt`` are optional assertions that are only ever compared with
+    what the snapshot says. Unknown fields are ignored by the record readers, never here.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="ignore", strict=True)
+    claim: StrictStr | None = None
+    evidence_id: StrictStr | None = None
+    source_id: StrictStr
+    start: StrictInt
+    end: StrictInt
+    access: StrictStr | None = None
+    text: StrictStr | None = None
+    excerpt: StrictStr | None = None
+
+    @property
+    def quoted(self) -> str | None:
+        """The quote as the agent believes it reads, if it gave one."""
+        return self.text if self.text is not None else self.excerpt
+
+
+class Gates(BaseModel):
+    """Switches in ``config.json``."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", strict=True)
+    evidence_kernel: StrictBool = False
+
+
+class RunConfig(BaseModel):
+    """``config.json``. Upstream runs may omit ``run_slug`` and carry other fields, kept as is."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", strict=True)
+    schema_version: Literal[1]
+    run_slug: StrictStr | None = None
+    created_at: Timestamp | None = None
+    gates: Gates = Gates()
+
+    def extras(self) -> dict[str, Any]:
+        """Fields beyond the schema (e.g. ``question``), shown but never required."""
+        return dict(self.model_extra or {})

@@ -1,0 +1,145 @@
+"""Run directories: layout, creation and the run configuration (CONTRACT section 1)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from . import _fs
+from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
+from .errors import UsageError
+from .models import RunConfig
+from .reasons import Reason
+from .store import SnapshotStore
+
+__all__ = ["Run", "init_run", "SLUG_RE", "find_wiki_root", "RUN_LAYOUTS"]
+
+SLUG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+RUN_LAYOUTS = ("runs/*", "outputs/deep-research/*")
+"""Where a wiki keeps its runs: our default layout first, then the upstream one."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run directory and the well-known paths inside it."""
+
+    path: Path
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / "config.json"
+
+    @property
+    def sources_dir(self) -> Path:
+        return self.path / "sources"
+
+    @property
+    def events_path(self) -> Path:
+        return self.path / "events.jsonl"
+
+    @property
+    def corpus_path(self) -> Path:
+        return self.path / "corpus.jsonl"
+
+    @property
+    def extractions_dir(self) -> Path:
+        return self.path / "workspace" / "extractions"
+
+    @property
+    def appraisals_dir(self) -> Path:
+        return self.path / "workspace" / "appraisals"
+
+    @property
+    def verifier_path(self) -> Path:
+        return self.path / "workspace" / "verifier.json"
+
+    @property
+    def outputs_dir(self) -> Path:
+        return self.path / "outputs"
+
+    @property
+    def report_md(self) -> Path:
+        return self.outputs_dir / "report.md"
+
+    @property
+    def result_path(self) -> Path:
+        return self.outputs_dir / "result.json"
+
+    @property
+    def verification_path(self) -> Path:
+        return self.outputs_dir / "verification.json"
+
+    @property
+    def report_html(self) -> Path:
+        return self.outputs_dir / "report.html"
+
+    @property
+    def store(self) -> SnapshotStore:
+        return SnapshotStore(self.sources_dir)
+
+    @property
+    def slug_default(self) -> str:
+        """The folder name, which is the slug of an upstream run without ``run_slug``."""
+        return self.path.name
+
+    @classmethod
+    def open(cls, path: Path | str) -> Run:
+        """An existing run directory; a clear usage error when it is not one."""
+        run = cls(Path(path))
+        if not run.path.is_dir():
+            raise UsageError(f"run directory {run.path} does not exist (create it with 'publisher run init')")
+        if not run.config_path.is_file():
+            raise UsageError(f"{run.path} is not a run: no config.json (create it with 'publisher run init')")
+        return run
+
+    def load_config(self) -> RunConfig:
+        """The run's config, strictly parsed; a malformed config is a SCHEMA_ERROR usage error."""
+        try:
+            raw = loads_strict(self.config_path.read_bytes())
+            return RunConfig.model_validate(raw)
+        except (OSError, ValueError, StrictJSONError, ValidationError) as exc:
+            detail = " ".join(str(exc).split())[:200]
+            raise UsageError(
+                f"{self.config_path}: not a valid run config ({detail})",
+                reason=Reason.SCHEMA_ERROR,
+                path=str(self.config_path),
+            ) from exc
+
+    def slug(self, config: RunConfig | None = None) -> str:
+        """The run's slug: ``run_slug`` from the config, else the folder name."""
+        config = config or self.load_config()
+        return config.run_slug or self.slug_default
+
+
+def init_run(path: Path | str, slug: str, *, gate: bool = False) -> Run:
+    """Create a run directory with its config; refuses to overwrite an existing run."""
+    if not SLUG_RE.fullmatch(slug):
+        raise UsageError(f"slug {slug!r} must be letters, digits, '.', '_' or '-' (at most 128)")
+    run = Run(Path(path))
+    if run.config_path.exists():
+        raise UsageError(f"{run.path} is already a run (config.json exists); pick another folder")
+    for folder in (run.sources_dir, run.extractions_dir, run.appraisals_dir, run.outputs_dir):
+        folder.mkdir(parents=True, exist_ok=True)
+    config = {
+        "schema_version": 1,
+        "run_slug": slug,
+        "created_at": format_ts(utc_now()),
+        "gates": {"evidence_kernel": gate},
+    }
+    if not _fs.create_exclusive(run.config_path, canonical_bytes(config) + b"\n", mode=0o644):
+        raise UsageError(f"{run.path} is already a run (config.json exists)")
+    run.events_path.touch(exist_ok=True)
+    return run
+
+
+def find_wiki_root(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` holding ``mkdocs.yml`` (the wiki root), if any."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        if (folder / "mkdocs.yml").is_file() or (folder / "mkdocs.yaml").is_file():
+            return folder
+    return None

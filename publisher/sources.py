@@ -1,0 +1,387 @@
+"""Acquisition into the store: fetch, register, local PDF, and bounded reads for agents.
+
+This is the library behind ``publisher source ...``. Only :func:`fetch` and :func:`add_local_pdf`
+log ``fresh: true`` events. Every operation checks that the event log can be appended to before
+it writes anything, so a failure leaves neither a snapshot nor an event behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import _fs
+from .acquire import AcquireError, Extracted, extract
+from .acquire.http import http_get
+from .canonical import format_ts, utc_now
+from .errors import EventLogError, IntegrityError, UsageError
+from .eventlog import append_event, read_log
+from .models import Access, Event, EventType, Origin, Snapshot
+from .runs import Run
+from .spans import MAX_SPAN
+from .store import build_record
+
+__all__ = [
+    "Metadata",
+    "Acquired",
+    "fetch",
+    "register",
+    "add_local_pdf",
+    "read_window",
+    "find_spans",
+    "PAPERS_DIR",
+    "MAX_READ_WINDOW",
+]
+
+PAPERS_DIR = "assets/papers"
+"""The wiki's shared PDF library, relative to the wiki root."""
+
+MAX_READ_WINDOW = 20_000
+"""Longest window ``source read`` returns at once, in code points."""
+
+_PMCID_RE = re.compile(r"(?:PMC)?(\d+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Metadata given on the command line; fills what the document does not state."""
+
+    access: str | None = None
+    origin: str | None = None
+    pmid: str | None = None
+    doi: str | None = None
+    pmcid: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True)
+class Acquired:
+    """What an acquisition produced: the snapshot, whether it is new, and the logged event."""
+
+    snapshot: Snapshot
+    created: bool
+    event: Event
+
+    def summary(self) -> dict[str, Any]:
+        """Machine-readable outcome for ``--json``."""
+        snap = self.snapshot
+        return {
+            "source_id": snap.source_id,
+            "created": self.created,
+            "url": snap.url,
+            "title": snap.title,
+            "access": snap.access.value,
+            "origin": snap.origin.value,
+            "paper": snap.paper.model_dump() if snap.paper else None,
+            "chars": len(snap.text),
+            "sections": len(snap.sections or ()),
+            "pages": len(snap.pages or ()),
+            "event_id": self.event.event_id,
+            "fresh": self.event.fresh,
+        }
+
+
+def _norm_pmcid(value: str) -> str:
+    match = _PMCID_RE.fullmatch(value.strip())
+    if not match:
+        raise UsageError(f"PMCID {value!r} is not 'PMC' followed by digits")
+    return "PMC" + match.group(1)
+
+
+def _norm_pmid(value: str) -> str:
+    value = value.strip()
+    if not value.isdigit():
+        raise UsageError(f"PMID {value!r} is not a number")
+    return value
+
+
+def _merge(field: str, stated: str | None, given: str | None, same: Any = None) -> str | None:
+    if stated is None or stated == "":
+        return given
+    if given is None:
+        return stated
+    equal = same(stated, given) if same else stated == given
+    if not equal:
+        raise UsageError(f"--{field} {given!r} contradicts the document, which states {stated!r}")
+    return stated
+
+
+def _enum(value: str, enum: type[Access] | type[Origin], option: str) -> str:
+    try:
+        return enum(value).value
+    except ValueError:
+        choices = ", ".join(e.value for e in enum)
+        raise UsageError(f"--{option} {value!r} is not one of: {choices}") from None
+
+
+def _resolve_metadata(doc: Extracted, meta: Metadata, *, default_origin: str) -> dict[str, Any]:
+    """Merge what the document states with what the caller gave; a contradiction is an error."""
+    pmid = _norm_pmid(meta.pmid) if meta.pmid else None
+    pmcid = _norm_pmcid(meta.pmcid) if meta.pmcid else None
+    doi = meta.doi.strip() if meta.doi else None
+    stated = doc.paper or {}
+    s_pmcid = _norm_pmcid(stated["pmcid"]) if stated.get("pmcid") else None
+    paper = {
+        "pmid": _merge("pmid", stated.get("pmid"), pmid),
+        "doi": _merge("doi", stated.get("doi"), doi, lambda a, b: a.lower() == b.lower()),
+        "pmcid": _merge("pmcid", s_pmcid, pmcid),
+    }
+    access = _enum(meta.access, Access, "access") if meta.access else None
+    origin = _enum(meta.origin, Origin, "origin") if meta.origin else None
+    return {
+        "title": _merge("title", doc.title, meta.title),
+        "paper": paper if any(paper.values()) else None,
+        "access": _merge("access", doc.access, access) or Access.WEB.value,
+        "origin": _merge("origin", doc.origin, origin) or default_origin,
+    }
+
+
+def _ensure_appendable(run: Run) -> None:
+    """Refuse before writing anything when the log is torn or its chain is broken."""
+    state = read_log(run.events_path)
+    if state.torn:
+        raise EventLogError(
+            f"{run.events_path}: the last line is torn; nothing was written. Repair or remove "
+            "that line by hand, then retry",
+            path=str(run.events_path),
+        )
+
+
+def _store(run: Run, record: dict[str, Any]) -> tuple[Snapshot, bool]:
+    return run.store.put(record)
+
+
+def _sections(doc: Extracted) -> list[dict[str, Any]] | None:
+    if doc.sections is None:
+        return None
+    return [{"title": t, "start": s, "end": e} for t, s, e in doc.sections]
+
+
+def _pages(doc: Extracted) -> list[dict[str, Any]] | None:
+    if doc.pages is None:
+        return None
+    return [{"page": p, "start": s, "end": e} for p, s, e in doc.pages]
+
+
+def fetch(
+    run: Run,
+    url: str,
+    meta: Metadata = Metadata(),
+    *,
+    actor: str = "main",
+    timeout: float = 30.0,
+    max_bytes: int = 64 * 1024 * 1024,
+) -> Acquired:
+    """Retrieve ``url`` over HTTP, derive its text by media type, store it and log a fresh fetch."""
+    _ensure_appendable(run)
+    try:
+        response = http_get(url, timeout=timeout, max_bytes=max_bytes)
+        doc = extract(response.body, response.media_type, response.charset, url=response.final_url)
+    except AcquireError as exc:
+        raise UsageError(f"fetch {url} failed: {exc}") from exc
+    fields = _resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
+    record = build_record(
+        url=response.final_url,
+        text=doc.text,
+        retrieved_at=format_ts(utc_now()),
+        asset=None,
+        sections=_sections(doc),
+        pages=_pages(doc),
+        **fields,
+    )
+    snap, created = _store(run, record)
+    detail = (
+        f"HTTP {response.status} {response.media_type}; {len(response.body)} bytes; "
+        f"{len(doc.text)} chars; {doc.detail}; redirects {response.redirects}"
+    )
+    event = append_event(
+        run.events_path,
+        type=EventType.FETCH,
+        source_id=snap.source_id,
+        url=snap.url,
+        fresh=True,
+        sha256=snap.content_hash[7:],
+        actor=actor,
+        detail=detail,
+    )
+    return Acquired(snap, created, event)
+
+
+def register(
+    run: Run,
+    url: str,
+    text_file: Path,
+    meta: Metadata = Metadata(),
+    *,
+    actor: str = "main",
+) -> Acquired:
+    """Fold text obtained elsewhere into the store; logs a ``register`` event, never fresh."""
+    _ensure_appendable(run)
+    try:
+        data = Path(text_file).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read text file {text_file}: {exc.strerror}") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{text_file} is not valid UTF-8 (byte {exc.start}); convert it first") from exc
+    doc = Extracted(
+        text=text,
+        title=None,
+        paper=None,
+        sections=None,
+        pages=None,
+        kind="plain",
+        access=None,
+        origin=None,
+        detail=f"plain: {len(text)} chars",
+    )
+    fields = _resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
+    record = build_record(url=url, text=text, retrieved_at=format_ts(utc_now()), **fields)
+    snap, created = _store(run, record)
+    event = append_event(
+        run.events_path,
+        type=EventType.REGISTER,
+        source_id=snap.source_id,
+        url=snap.url,
+        fresh=False,
+        sha256=snap.content_hash[7:],
+        actor=actor,
+        detail=f"registered from {Path(text_file).name}; {len(text)} chars",
+    )
+    return Acquired(snap, created, event)
+
+
+def _copy_into_library(data: bytes, digest: str, wiki: Path) -> str:
+    """Store the PDF under its digest in the shared library unless already there; the path."""
+    relative = f"{PAPERS_DIR}/{digest}.pdf"
+    target = wiki / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not _fs.create_exclusive(target, data, mode=0o444):
+        existing = hashlib.sha256()
+        try:
+            with open(target, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    existing.update(chunk)
+        except OSError as exc:
+            raise IntegrityError(f"{target} exists but cannot be read: {exc.strerror}") from exc
+        if existing.hexdigest() != digest:
+            raise IntegrityError(
+                f"{target} exists with other bytes (sha256 {existing.hexdigest()}); left untouched",
+                path=str(target),
+            )
+    return relative
+
+
+def add_local_pdf(
+    run: Run,
+    pdf: Path,
+    wiki: Path,
+    meta: Metadata = Metadata(),
+    *,
+    actor: str = "main",
+) -> Acquired:
+    """Register a user-supplied PDF: copy it into the wiki's library and log a ``local_pdf`` event."""
+    _ensure_appendable(run)
+    try:
+        data = Path(pdf).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read PDF {pdf}: {exc.strerror}") from exc
+    if not Path(wiki).is_dir():
+        raise UsageError(f"wiki folder {wiki} does not exist")
+    try:
+        doc = extract(data, "application/pdf")
+    except AcquireError as exc:
+        raise UsageError(f"{pdf}: {exc}") from exc
+    digest = hashlib.sha256(data).hexdigest()
+    fields = _resolve_metadata(doc, meta, default_origin=Origin.USER_SUPPLIED_PDF.value)
+    relative = _copy_into_library(data, digest, Path(wiki))
+    record = build_record(
+        url=Path(os.path.abspath(pdf)).as_uri(),
+        text=doc.text,
+        retrieved_at=format_ts(utc_now()),
+        asset={"path": relative, "sha256": digest, "bytes": len(data)},
+        sections=_sections(doc),
+        pages=_pages(doc),
+        **fields,
+    )
+    snap, created = _store(run, record)
+    event = append_event(
+        run.events_path,
+        type=EventType.LOCAL_PDF,
+        source_id=snap.source_id,
+        url=snap.url,
+        fresh=True,
+        sha256=digest,
+        actor=actor,
+        detail=f"local PDF {relative}; {len(data)} bytes; {len(doc.pages or ())} pages; {len(doc.text)} chars",
+    )
+    return Acquired(snap, created, event)
+
+
+def read_window(
+    run: Run,
+    source_id: str,
+    start: int | None = None,
+    end: int | None = None,
+    *,
+    actor: str = "main",
+    log: bool = True,
+) -> dict[str, Any]:
+    """A verified, bounded window of a snapshot's text with its offsets; logs a ``read`` event."""
+    snap = run.store.read(source_id)
+    n = len(snap.text)
+    lo = 0 if start is None else start
+    hi = min(n, lo + MAX_READ_WINDOW) if end is None else end
+    if lo < 0 or hi < lo or hi > n:
+        raise UsageError(f"window [{lo}, {hi}) is outside the text of {n} code points")
+    if hi - lo > MAX_READ_WINDOW:
+        raise UsageError(f"window of {hi - lo} code points is over the {MAX_READ_WINDOW} limit; read it in parts")
+    if log:
+        _ensure_appendable(run)
+        append_event(
+            run.events_path,
+            type=EventType.READ,
+            source_id=snap.source_id,
+            url=snap.url,
+            fresh=False,
+            sha256=snap.content_hash[7:],
+            actor=actor,
+            detail=f"window {lo}-{hi} of {n}",
+        )
+    return {"source_id": snap.source_id, "start": lo, "end": hi, "text": snap.text[lo:hi], "length": n}
+
+
+def find_spans(
+    run: Run,
+    source_id: str,
+    query: str,
+    *,
+    context: int = 80,
+    ignore_case: bool = False,
+    limit: int = 200,
+) -> dict[str, Any]:
+    """Every occurrence of ``query`` with exact offsets and a window of context around it."""
+    if not query:
+        raise UsageError("--query must not be empty")
+    if len(query) > MAX_SPAN:
+        raise UsageError(f"--query is longer than a span may be ({MAX_SPAN} code points)")
+    snap = run.store.read(source_id)
+    text = snap.text
+    flags = re.IGNORECASE if ignore_case else 0
+    pattern = re.compile(re.escape(query), flags)
+    matches = []
+    pos = 0
+    while len(matches) < limit:
+        found = pattern.search(text, pos)
+        if found is None:
+            break
+        s, e = found.start(), found.end()
+        ws, we = max(0, s - context), min(len(text), e + context)
+        matches.append({"start": s, "end": e, "window_start": ws, "window_end": we, "window": text[ws:we]})
+        pos = s + 1
+    return {"source_id": snap.source_id, "query": query, "matches": matches}

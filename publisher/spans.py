@@ -1,0 +1,71 @@
+"""Span arithmetic, defined once: half-open code-point ranges into a snapshot's text.
+
+Pure functions, no I/O. Every range check, slice and section/page lookup in the product goes
+through here.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
+
+from .reasons import Reason
+
+__all__ = [
+    "MAX_SPAN",
+    "check_range",
+    "reslice",
+    "RangeMap",
+    "locate",
+]
+
+MAX_SPAN = 2000
+"""Longest span in code points; longer is a failure, never a truncation."""
+
+
+def check_range(start: int, end: int, text_length: int) -> Reason | None:
+    """The reason a span is unusable on a text of ``text_length`` code points, or None."""
+    if start < 0 or start >= end or end > text_length:
+        return Reason.SPAN_OUT_OF_RANGE
+    if end - start > MAX_SPAN:
+        return Reason.SPAN_TOO_LONG
+    return None
+
+
+def reslice(text: str, start: int, end: int) -> str:
+    """``text[start:end]`` after the range check; raises ValueError on a bad range."""
+    reason = check_range(start, end, len(text))
+    if reason is not None:
+        raise ValueError(f"{reason.value}: [{start}, {end}) on a text of {len(text)} code points")
+    return text[start:end]
+
+
+class RangeMap(Protocol):
+    """Anything with ``start`` and ``end``: a section or page entry."""
+
+    @property
+    def start(self) -> int: ...
+
+    @property
+    def end(self) -> int: ...
+
+
+T = TypeVar("T", bound=RangeMap)
+
+
+def locate(entries: Sequence[T] | None, offset: int) -> T | None:
+    """The entry whose half-open range contains ``offset`` (innermost: the last such start).
+
+    Entries may be nested (sections) or contiguous (pages); they need not be sorted. Returns
+    None when no entry contains the offset: a section or page is never guessed.
+    """
+    if not entries:
+        return None
+    ordered = sorted(entries, key=lambda e: (e.start, -e.end))
+    starts = [e.start for e in ordered]
+    i = bisect_right(starts, offset)
+    for entry in reversed(ordered[:i]):
+        if entry.start <= offset < entry.end:
+            return entry
+    return None

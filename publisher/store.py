@@ -1,0 +1,257 @@
+"""Content-addressed, write-once snapshot store that verifies every record on every read.
+
+A snapshot lives at ``<run>/sources/src-<64hex>.json``. Its name is its identity:
+``source_id = "src-" + sha256(url NUL text)``. Reads re-derive the identity, the body hash and
+(when present) the record seal from the bytes and refuse the record on any difference
+(``SNAPSHOT_HASH_MISMATCH``); writes publish under an exclusive name and never replace one.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import _fs
+from .canonical import (
+    SOURCE_ID_RE,
+    StrictJSONError,
+    canonical_bytes,
+    content_hash_for,
+    loads_record,
+    record_hash_for,
+    source_id_for,
+)
+from .errors import ConflictError, IntegrityError, PublisherError
+from .models import Snapshot
+from .reasons import Reason
+
+__all__ = [
+    "MAX_SNAPSHOT_BYTES",
+    "SnapshotStore",
+    "SnapshotReader",
+    "build_record",
+    "verify_record",
+    "snapshot_path",
+]
+
+MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
+"""A snapshot file larger than this is treated as corrupt rather than read into memory."""
+
+
+def snapshot_path(sources_dir: Path, source_id: str) -> Path:
+    """The file for ``source_id``; the id's syntax is checked before any file system access."""
+    if not isinstance(source_id, str) or not SOURCE_ID_RE.fullmatch(source_id):
+        raise IntegrityError(
+            f"refused snapshot name {str(source_id)[:80]!r}: not 'src-' + 64 lowercase hex",
+            reason=Reason.SNAPSHOT_HASH_MISMATCH,
+            source_id=str(source_id)[:80],
+        )
+    return sources_dir / f"{source_id}.json"
+
+
+def _corrupt(source_id: str, why: str, **facts: Any) -> IntegrityError:
+    return IntegrityError(
+        f"snapshot {source_id}: {why}",
+        reason=Reason.SNAPSHOT_HASH_MISMATCH,
+        source_id=source_id,
+        **facts,
+    )
+
+
+def _read_bytes(path: Path, source_id: str, max_bytes: int) -> bytes:
+    """Read a snapshot file without following links or blocking on special files."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError as exc:
+        raise IntegrityError(
+            f"no snapshot {source_id} in {path.parent}",
+            reason=Reason.UNKNOWN_SOURCE,
+            source_id=source_id,
+        ) from exc
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _corrupt(source_id, "is a symbolic link, not a file") from exc
+        raise _corrupt(source_id, f"cannot be opened ({exc.strerror})") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _corrupt(source_id, "is not a regular file")
+        if info.st_size > max_bytes:
+            raise _corrupt(source_id, f"is {info.st_size} bytes, over the {max_bytes} limit")
+        chunks = []
+        remaining = max_bytes + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 22))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > max_bytes:
+            raise _corrupt(source_id, f"grew past the {max_bytes} byte limit while read")
+        return data
+    finally:
+        os.close(fd)
+
+
+def verify_record(raw: Any, expected_id: str | None) -> Snapshot:
+    """Check a parsed snapshot record: schema, identity, body hash, seal and maps.
+
+    Every digest is recomputed from the record's own fields; ``expected_id`` is the name the
+    record was stored under. Raises :class:`IntegrityError` (``SNAPSHOT_HASH_MISMATCH``).
+    """
+    label = expected_id or "record"
+    if not isinstance(raw, dict):
+        raise _corrupt(label, "is not a JSON object")
+    try:
+        snap = Snapshot.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "record"
+        raise _corrupt(label, f"invalid field {where}: {first['msg']}") from exc
+    if expected_id is not None and snap.source_id != expected_id:
+        raise _corrupt(label, f"names itself {snap.source_id}", stored=snap.source_id)
+    try:
+        got_id = source_id_for(snap.url, snap.text)
+        got_body = content_hash_for(snap.text)
+    except UnicodeEncodeError as exc:
+        raise _corrupt(label, "text or url is not encodable as UTF-8") from exc
+    if got_id != snap.source_id:
+        raise _corrupt(label, f"source_id recomputes to {got_id}", expected=snap.source_id, got=got_id)
+    if got_body != snap.content_hash:
+        raise _corrupt(label, f"content_hash recomputes to {got_body}", expected=snap.content_hash, got=got_body)
+    if snap.record_hash is not None:
+        got_seal = record_hash_for(raw)
+        if got_seal != snap.record_hash:
+            raise _corrupt(label, f"record_hash recomputes to {got_seal}", expected=snap.record_hash, got=got_seal)
+    n = len(snap.text)
+    for kind, entries in (("section", snap.sections or ()), ("page", snap.pages or ())):
+        for entry in entries:
+            if not 0 <= entry.start <= entry.end <= n:
+                raise _corrupt(label, f"{kind} range [{entry.start}, {entry.end}) outside the text of {n}")
+    return snap
+
+
+def build_record(
+    *,
+    url: str,
+    text: str,
+    title: str | None,
+    retrieved_at: str,
+    access: str,
+    origin: str,
+    paper: dict[str, str | None] | None,
+    asset: dict[str, Any] | None = None,
+    sections: list[dict[str, Any]] | None = None,
+    pages: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A complete, sealed snapshot record for the given text and metadata."""
+    record: dict[str, Any] = {
+        "schema_version": 1,
+        "source_id": source_id_for(url, text),
+        "content_hash": content_hash_for(text),
+        "url": url,
+        "title": title,
+        "retrieved_at": retrieved_at,
+        "access": access,
+        "origin": origin,
+        "paper": paper,
+        "asset": asset,
+        "text": text,
+    }
+    if sections is not None:
+        record["sections"] = sections
+    if pages is not None:
+        record["pages"] = pages
+    record["record_hash"] = record_hash_for(record)
+    return record
+
+
+@dataclass
+class SnapshotStore:
+    """The ``sources/`` folder of one run."""
+
+    folder: Path
+    max_bytes: int = MAX_SNAPSHOT_BYTES
+
+    def path_for(self, source_id: str) -> Path:
+        """File name for ``source_id`` (syntax checked first)."""
+        return snapshot_path(self.folder, source_id)
+
+    def exists(self, source_id: str) -> bool:
+        """Whether a name exists for ``source_id`` (no verification)."""
+        return os.path.lexists(self.path_for(source_id))
+
+    def read(self, source_id: str) -> Snapshot:
+        """Read and verify one snapshot; raises IntegrityError with the reason code."""
+        path = self.path_for(source_id)
+        data = _read_bytes(path, source_id, self.max_bytes)
+        try:
+            raw, _canonical = loads_record(data)
+        except (StrictJSONError, ValueError) as exc:
+            raise _corrupt(source_id, f"is not strict JSON ({exc})") from exc
+        return verify_record(raw, source_id)
+
+    def put(self, record: dict[str, Any]) -> tuple[Snapshot, bool]:
+        """Publish a record built by :func:`build_record`; returns (snapshot, created).
+
+        An existing, verifying record for the same id stands untouched (created=False). An
+        existing name whose bytes fail verification raises :class:`ConflictError` and is left
+        as it is.
+        """
+        snap = verify_record(record, record.get("source_id"))
+        path = self.path_for(snap.source_id)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        if not _fs.create_exclusive(path, canonical_bytes(record) + b"\n"):
+            try:
+                return self.read(snap.source_id), False
+            except IntegrityError as exc:
+                raise ConflictError(
+                    f"snapshot {snap.source_id} already exists and does not verify; "
+                    "left untouched (inspect or remove it by hand)",
+                    reason=Reason.SNAPSHOT_HASH_MISMATCH,
+                    source_id=snap.source_id,
+                ) from exc
+        return snap, True
+
+    def ids(self) -> list[str]:
+        """Source ids of the well-named entries in the folder, sorted."""
+        if not self.folder.is_dir():
+            return []
+        out = []
+        for name in os.listdir(self.folder):
+            if name.endswith(".json") and SOURCE_ID_RE.fullmatch(name[:-5]):
+                out.append(name[:-5])
+        return sorted(out)
+
+
+@dataclass
+class SnapshotReader:
+    """Reads each snapshot at most once per command and remembers the outcome, good or bad."""
+
+    store: SnapshotStore
+    _seen: dict[str, Snapshot | PublisherError] = field(default_factory=dict)
+
+    def get(self, source_id: str) -> Snapshot:
+        """The verified snapshot, or the same IntegrityError every time it is asked for."""
+        hit = self._seen.get(source_id)
+        if hit is None:
+            try:
+                hit = self.store.read(source_id)
+            except PublisherError as exc:
+                hit = exc
+            self._seen[source_id] = hit
+        if isinstance(hit, PublisherError):
+            raise hit
+        return hit
+
+    def outcomes(self) -> dict[str, Snapshot | PublisherError]:
+        """Everything read so far."""
+        return dict(self._seen)

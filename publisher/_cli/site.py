@@ -1,0 +1,5 @@
+"""Placeholder, replaced by the site commands."""
+
+
+def register(sub):  # type: ignore[no-untyped-def]
+    """Nothing yet."""

@@ -1,0 +1,99 @@
+"""The span-reference grammar of footnotes (CONTRACT section 7), parsed and written in one place.
+
+A reference is ``src-<64 hex>#<start>-<end>``, optionally followed by the excerpt as its author
+believes it reads, written as a JSON string. Several references separated by ``;`` are
+alternatives. Reports and concept files use the same grammar.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+__all__ = ["SpanRef", "ParsedRefs", "parse_refs", "format_ref", "starts_with_ref"]
+
+_REF_RE = re.compile(r"(src-[0-9a-f]{64})#(-?\d+)-(-?\d+)")
+_LOOSE_START_RE = re.compile(r"\s*src-\S*#")
+_DECODER = json.JSONDecoder()
+
+
+@dataclass(frozen=True)
+class SpanRef:
+    """One parsed reference; ``quoted`` is the author's excerpt, compared but never used."""
+
+    source_id: str
+    start: int
+    end: int
+    quoted: str | None = None
+
+
+@dataclass(frozen=True)
+class ParsedRefs:
+    """References at the start of a footnote body, what follows them, and any grammar error."""
+
+    refs: tuple[SpanRef, ...]
+    rest: str
+    error: str | None = None
+
+
+def starts_with_ref(body: str) -> bool:
+    """Whether a footnote body claims to start with a span reference (well formed or not)."""
+    return bool(_LOOSE_START_RE.match(body))
+
+
+def parse_refs(body: str) -> ParsedRefs:
+    """Parse the references a footnote body starts with.
+
+    Returns every well-formed reference up to the first thing that is not one. A body that
+    looks like a reference but is malformed (short or uppercase hex, bad offsets, a broken
+    JSON excerpt) yields an ``error`` naming the problem instead of being silently skipped.
+    """
+    refs: list[SpanRef] = []
+    pos = 0
+    n = len(body)
+    while True:
+        while pos < n and body[pos].isspace():
+            pos += 1
+        match = _REF_RE.match(body, pos)
+        if match is None:
+            if _LOOSE_START_RE.match(body, pos):
+                bad = body[pos:].split()[0][:90]
+                return ParsedRefs(tuple(refs), body[pos:], f"malformed span reference {bad!r}")
+            break
+        source_id, start, end = match.group(1), int(match.group(2)), int(match.group(3))
+        pos = match.end()
+        quoted: str | None = None
+        probe = pos
+        while probe < n and body[probe] in " \t":
+            probe += 1
+        if probe < n and body[probe] == '"':
+            try:
+                value, after = _DECODER.raw_decode(body, probe)
+            except json.JSONDecodeError as exc:
+                return ParsedRefs(
+                    tuple(refs), body[pos:], f"excerpt after {source_id}#{start}-{end} is not a JSON string ({exc.msg})"
+                )
+            if not isinstance(value, str):
+                return ParsedRefs(tuple(refs), body[pos:], "excerpt is not a JSON string")
+            quoted, pos = value, after
+        elif probe < n and body[probe] not in ";\r\n" and not body[probe].isspace():
+            if pos < n and not body[pos].isspace():
+                return ParsedRefs(tuple(refs), body[pos:], f"unexpected text right after {source_id}#{start}-{end}")
+        refs.append(SpanRef(source_id, start, end, quoted))
+        probe = pos
+        while probe < n and body[probe] in " \t":
+            probe += 1
+        if probe < n and body[probe] == ";":
+            pos = probe + 1
+            continue
+        break
+    return ParsedRefs(tuple(refs), body[pos:].strip())
+
+
+def format_ref(source_id: str, start: int, end: int, excerpt: str | None = None) -> str:
+    """Write one reference in the canonical form: the excerpt as a one-line JSON string."""
+    ref = f"{source_id}#{start}-{end}"
+    if excerpt is None:
+        return ref
+    return ref + " " + json.dumps(excerpt, ensure_ascii=False)

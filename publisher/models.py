@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StrictBool,
@@ -106,11 +107,46 @@ def _check_hex(value: str) -> str:
     return value
 
 
+def _exact_one(value: Any) -> Any:
+    # Literal[1] alone also takes True and 1.0, even in strict mode; a version is an int.
+    if type(value) is not int:
+        raise ValueError("schema_version must be the integer 1")
+    return value
+
+
+def _list_as_tuple(value: Any) -> Any:
+    # JSON has lists; frozen records hold tuples. Strict mode would refuse the list outright.
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _enum_from_str(enum: type[StrEnum]) -> BeforeValidator:
+    """Accept an enum's string value (what JSON holds) and nothing else but the member itself.
+
+    Strict mode refuses a plain ``str`` for an enum field, and lax mode would accept bytes too;
+    this takes exactly the values a JSON record can carry.
+    """
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, str) and not isinstance(value, enum):
+            try:
+                return enum(value)
+            except ValueError:
+                choices = ", ".join(e.value for e in enum)
+                raise ValueError(f"{value[:40]!r} is not one of: {choices}") from None
+        return value
+
+    return BeforeValidator(convert)
+
+
 Timestamp = Annotated[StrictStr, AfterValidator(_check_ts)]
 SourceId = Annotated[StrictStr, AfterValidator(_check_source_id)]
 PrefixedDigest = Annotated[StrictStr, AfterValidator(_check_prefixed)]
 HexDigest = Annotated[StrictStr, AfterValidator(_check_hex)]
 Offset = Annotated[StrictInt, Field(ge=0)]
+SchemaVersion = Annotated[Literal[1], BeforeValidator(_exact_one)]
+AccessField = Annotated[Access, _enum_from_str(Access)]
+OriginField = Annotated[Origin, _enum_from_str(Origin)]
+EventTypeField = Annotated[EventType, _enum_from_str(EventType)]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
 
@@ -167,19 +203,19 @@ class Snapshot(BaseModel):
     """A snapshot record (``sources/src-<64hex>.json``), shape only; the store verifies digests."""
 
     model_config = _FROZEN
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     source_id: SourceId
     content_hash: PrefixedDigest
     url: StrictStr
     title: StrictStr | None
     retrieved_at: Timestamp
-    access: Access
-    origin: Origin
+    access: AccessField
+    origin: OriginField
     paper: Paper | None
     asset: Asset | None
     text: StrictStr
-    sections: tuple[Section, ...] | None = None
-    pages: tuple[Page, ...] | None = None
+    sections: Annotated[tuple[Section, ...] | None, BeforeValidator(_list_as_tuple)] = None
+    pages: Annotated[tuple[Page, ...] | None, BeforeValidator(_list_as_tuple)] = None
     record_hash: PrefixedDigest | None = None
 
     @property
@@ -192,9 +228,9 @@ class Event(BaseModel):
     """One line of ``events.jsonl``."""
 
     model_config = _FROZEN
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     event_id: Annotated[StrictStr, Field(pattern=r"^ev-\d{4,}$")]
-    type: EventType
+    type: EventTypeField
     source_id: SourceId
     url: StrictStr
     at: Timestamp
@@ -244,7 +280,7 @@ class RunConfig(BaseModel):
     """``config.json``. Upstream runs may omit ``run_slug`` and carry other fields, kept as is."""
 
     model_config = ConfigDict(frozen=True, extra="allow", strict=True)
-    schema_version: Literal[1]
+    schema_version: SchemaVersion
     run_slug: StrictStr | None = None
     created_at: Timestamp | None = None
     gates: Gates = Gates()

@@ -86,9 +86,30 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _text(data: bytes | str) -> str:
+    """JSON text from bytes: strict UTF-8 only (no BOM, no UTF-16/32, no encoded surrogates).
+
+    ``json.loads`` on bytes would sniff UTF-16 and UTF-32 and pass surrogates through; a record
+    file is UTF-8 and nothing else.
+    """
+    if isinstance(data, str):
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StrictJSONError(f"not UTF-8 (byte {exc.start})") from exc
+
+
+def _decode(text: str, **hooks: Any) -> Any:
+    try:
+        return json.loads(text, parse_constant=_reject_constant, **hooks)
+    except RecursionError as exc:
+        raise StrictJSONError("nested too deeply") from exc
+
+
 def loads_strict(data: bytes | str) -> Any:
     """Parse JSON refusing duplicate keys, NaN and Infinity (slow path, any layout)."""
-    return json.loads(data, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    return _decode(_text(data), object_pairs_hook=_no_duplicates)
 
 
 def loads_record(data: bytes) -> tuple[Any, bool]:
@@ -100,16 +121,14 @@ def loads_record(data: bytes) -> tuple[Any, bool]:
     shorter). Anything else (upstream records, hand-edited files) takes the strict slow path.
     """
     body = data[:-1] if data.endswith(b"\n") else data
-    try:
-        value = json.loads(body, parse_constant=_reject_constant)
-    except UnicodeDecodeError as exc:
-        raise StrictJSONError(f"not UTF-8: {exc}") from exc
+    text = _text(body)
+    value = _decode(text)
     try:
         if canonical_bytes(value) == body:
             return value, True
-    except (ValueError, UnicodeEncodeError):
+    except (ValueError, UnicodeEncodeError, RecursionError):
         pass
-    return loads_strict(body), False
+    return loads_strict(text), False
 
 
 def utc_now() -> datetime:

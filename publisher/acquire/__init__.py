@@ -1,0 +1,147 @@
+"""Acquisition: turn retrieved bytes into snapshot text, by media type.
+
+Everything here is pure: bytes in, an :class:`Extracted` out, nothing written
+anywhere.  The text an extractor returns is what snapshot offsets index into, so
+it is never normalized afterwards (no NFC, no whitespace or newline rewriting);
+each extractor documents the one deterministic rendering it performs.
+
+Dispatch (:func:`extract`) by media type:
+
+* ``text/plain`` -> :mod:`publisher.acquire.plain` (decoded as served);
+* ``text/html``, ``application/xhtml+xml`` -> :mod:`publisher.acquire.html`
+  (visible text);
+* ``application/xml``, ``text/xml``, ``application/jats+xml`` and any other
+  ``+xml`` type whose root is ``<article>`` or ``<pmc-articleset>`` ->
+  :mod:`publisher.acquire.jats`;
+* ``application/pdf`` (and ``application/octet-stream`` bodies that start
+  with the ``%PDF-`` signature) -> :mod:`publisher.acquire.pdf`.
+
+The extractor modules are imported on first use, so importing this package
+does not pull in lxml or pypdf.  HTTP retrieval lives in
+:mod:`publisher.acquire.http`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from publisher.errors import PublisherError
+
+__all__ = [
+    "AcquireError",
+    "Extracted",
+    "extract",
+    "parse_content_type",
+]
+
+
+class AcquireError(PublisherError):
+    """Bytes could not be retrieved or turned into text.
+
+    The message is one line; ``context`` holds the facts (url, status, media
+    type, limit...) for callers that report structurally.  No closed reason
+    code applies to a failed acquisition, so ``reason`` stays ``None``.
+    """
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """Text derived from one retrieved body, with what the document states.
+
+    ``sections`` and ``pages`` are half-open code-point ranges into ``text``.
+    ``access`` and ``origin`` are hints derived from the format (JATS means
+    ``pmc``; a JATS body means ``full_text``), ``None`` when nothing follows.
+    """
+
+    text: str
+    title: str | None
+    paper: dict[str, str | None] | None
+    sections: tuple[tuple[str, int, int], ...] | None
+    pages: tuple[tuple[int, int, int], ...] | None
+    kind: str
+    access: str | None
+    origin: str | None
+    detail: str
+
+
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_JATS_TYPES = frozenset({"application/xml", "text/xml", "application/jats+xml", "application/x-nxml"})
+_PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
+# PDF readers accept the header anywhere in the first KiB; so does the sniffer.
+_PDF_SNIFF_WINDOW = 1024
+
+
+def parse_content_type(value: str) -> tuple[str, str | None]:
+    """Split a Content-Type value into (media type, charset).
+
+    The media type is lowercased without parameters; the charset is the
+    ``charset`` parameter lowercased with quotes removed, else ``None``.  An
+    empty value yields ``application/octet-stream`` (RFC 9110, 8.3).
+    """
+    parts = value.split(";")
+    media_type = parts[0].strip().lower() or "application/octet-stream"
+    charset: str | None = None
+    for param in parts[1:]:
+        name, sep, raw = param.partition("=")
+        if not sep or name.strip().lower() != "charset":
+            continue
+        raw = raw.strip()
+        if len(raw) >= 2 and raw[0] == raw[-1] == '"':
+            raw = raw[1:-1]
+        charset = raw.strip().lower() or None
+        break
+    return media_type, charset
+
+
+def extract(body: bytes, media_type: str, charset: str | None = None, url: str = "") -> Extracted:
+    """Derive snapshot text from ``body`` according to its media type.
+
+    ``media_type`` may still carry parameters; a ``charset`` parameter there is
+    used when ``charset`` is not given.  ``url`` only enriches error messages.
+    Raises :class:`AcquireError` (one-line message) for an unsupported type or
+    a body that cannot be decoded or parsed.
+    """
+    mtype, param_charset = parse_content_type(media_type)
+    if charset is None:
+        charset = param_charset
+    where = f" from {url}" if url else ""
+
+    if mtype == "text/plain":
+        from publisher.acquire import plain
+
+        result = plain.extract_plain(body, charset)
+    elif mtype in _HTML_TYPES:
+        from publisher.acquire import html
+
+        result = html.extract_html(body, charset)
+    elif mtype in _JATS_TYPES or mtype.endswith("+xml"):
+        from publisher.acquire import jats
+
+        result = jats.extract_jats(body, charset)
+    elif mtype in _PDF_TYPES or (mtype == "application/octet-stream" and b"%PDF-" in body[:_PDF_SNIFF_WINDOW]):
+        from publisher.acquire import pdf
+
+        result = pdf.extract_pdf(body)
+    else:
+        raise AcquireError(f"unsupported media type {mtype!r}{where}", media_type=mtype, url=url)
+    _check_ranges(result)
+    return result
+
+
+def _check_ranges(result: Extracted) -> None:
+    """Refuse a result whose text or ranges could not be stored faithfully."""
+    try:
+        result.text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise AcquireError(f"{result.kind}: extracted text is not encodable as UTF-8", kind=result.kind) from exc
+    size = len(result.text)
+    spans = [(s, e) for _, s, e in result.sections or ()]
+    spans += [(s, e) for _, s, e in result.pages or ()]
+    for start, end in spans:
+        if not 0 <= start <= end <= size:
+            raise AcquireError(
+                f"{result.kind}: range [{start}, {end}) outside text of {size} chars",
+                kind=result.kind,
+                start=start,
+                end=end,
+            )

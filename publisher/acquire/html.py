@@ -1,0 +1,238 @@
+"""HTML and XHTML: the visible text, one deterministic rendering.
+
+Rendering rules (what offsets into the text depend on):
+
+* Dropped with their content: ``head`` (its ``<title>`` gives ``title``),
+  ``script``, ``style``, ``noscript``, ``template``, ``iframe``, ``object``,
+  ``embed``, ``canvas``, ``svg``, comments, and hidden elements (``hidden``
+  attribute, ``aria-hidden="true"``, inline ``display:none`` or
+  ``visibility:hidden``).
+* Block elements (``p``, ``div``, ``h1``-``h6``, ``li``, ``tr``, ``section``,
+  ``blockquote``, ``pre``, ``table``...) and ``<br>`` end the current line.
+  Lines are joined with a single ``"\\n"``; lines with no text are dropped.
+* Inside a line, inline text is concatenated and each run of HTML whitespace
+  (space, tab, LF, FF, CR; not NBSP or other Unicode spaces) becomes one space;
+  a line has no leading or trailing space.  Table cells of one row are joined
+  with ``" | "``.
+* ``<pre>`` content is kept verbatim (``<br>`` inside it is ``"\\n"``), less
+  the one newline that HTML ignores right after the ``<pre>`` tag.
+* Character references are decoded by the parser.
+
+Charset: a byte-order mark, then the Content-Type charset, then a ``<meta>``
+charset declaration in the first 1024 bytes, then UTF-8.  Decoding is strict.
+
+Sections come from ``h1``-``h6``: title is the heading's rendered line; a
+section runs from the heading's start to the end of the line before the next
+heading of the same or a higher level (a smaller number), or to the end of the
+text.  A heading with no text (or only Unicode spaces such as NBSP) makes no
+section.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import lxml.html
+from lxml import etree
+
+from publisher.acquire import AcquireError, Extracted
+from publisher.acquire.plain import decode_text
+
+__all__ = ["extract_html", "sniff_html_charset"]
+
+_DROPPED = frozenset(
+    {
+        "head",
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "iframe",
+        "object",
+        "embed",
+        "canvas",
+        "svg",
+    }
+)
+_BLOCKS = frozenset(
+    {
+        "address", "article", "aside", "blockquote", "body", "caption", "center",
+        "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset",
+        "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5",
+        "h6", "header", "hgroup", "hr", "html", "legend", "li", "main", "menu",
+        "nav", "ol", "p", "pre", "section", "summary", "table", "tbody",
+        "thead", "tfoot", "tr", "ul",
+    }
+)  # fmt: skip
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_CELLS = frozenset({"td", "th"})
+_HTML_SPACE = re.compile(r"[ \t\n\f\r]+")
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_XML_DECL = re.compile(r"\A\s*<\?xml[^>]*\?>")
+_SNIFF_WINDOW = 1024
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xfe\xff", "utf-16"),
+    (b"\xff\xfe", "utf-16"),
+)
+
+
+def sniff_html_charset(body: bytes, header_charset: str | None) -> str:
+    """The charset to decode an HTML body with (BOM, header, meta, UTF-8)."""
+    for bom, name in _BOMS:
+        if body.startswith(bom):
+            return name
+    if header_charset:
+        return header_charset
+    match = _META_CHARSET.search(body[:_SNIFF_WINDOW])
+    if match:
+        declared = match.group(1).decode("ascii").lower()
+        # A meta declaration cannot mean UTF-16: the bytes it sits in are ASCII.
+        return "utf-8" if declared.startswith("utf-16") else declared
+    return "utf-8"
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _collapse(raw: str) -> str:
+    return _HTML_SPACE.sub(" ", raw).strip(" ")
+
+
+def _is_hidden(el: etree._Element) -> bool:
+    if el.get("hidden") is not None:
+        return True
+    if (el.get("aria-hidden") or "").strip().lower() == "true":
+        return True
+    return bool(_HIDDEN_STYLE.search(el.get("style") or ""))
+
+
+@dataclass
+class _Flow:
+    """Accumulates rendered lines and heading positions."""
+
+    lines: list[str] = field(default_factory=list)
+    pieces: list[str] = field(default_factory=list)
+    headings: list[tuple[int, int]] = field(default_factory=list)  # (level, line index)
+    verbatim: int = 0
+    in_heading: bool = False
+
+    def flush(self) -> None:
+        raw = "".join(self.pieces)
+        self.pieces.clear()
+        line = raw if self.verbatim else _collapse(raw)
+        if line.strip(" \t\n\f\r"):
+            self.lines.append(line)
+
+    def walk(self, el: etree._Element) -> None:
+        tag = el.tag if isinstance(el.tag, str) else None
+        if tag is None:  # comment or processing instruction: no text, keep tail
+            return
+        tag = tag.lower()
+        if tag in _DROPPED or _is_hidden(el):
+            return
+        if tag == "br":
+            if self.verbatim:
+                self.pieces.append("\n")
+            elif self.in_heading:
+                self.pieces.append(" ")
+            else:
+                self.flush()
+            return
+        if tag in _CELLS and el.getprevious() is not None:
+            self.pieces.append(" | ")
+
+        breaks = tag in _BLOCKS and not self.verbatim and not self.in_heading
+        level = _HEADINGS.get(tag) if breaks else None
+        if breaks:
+            self.flush()
+        if tag == "pre":
+            self.verbatim += 1
+        if level is not None:
+            self.in_heading = True
+            mark = len(self.lines)
+
+        text = el.text
+        if tag == "pre" and text and text[0] == "\n":
+            text = text[1:]  # HTML ignores a newline right after <pre>
+        if text:
+            self.pieces.append(text)
+        for child in el:
+            self.walk(child)
+            if child.tail:
+                self.pieces.append(child.tail)
+
+        if breaks:
+            self.flush()
+        if tag == "pre":
+            self.verbatim -= 1
+        if level is not None:
+            self.in_heading = False
+            if len(self.lines) > mark and self.lines[mark].strip():
+                self.headings.append((level, mark))
+
+
+def _sections(flow: _Flow, starts: list[int], ends: list[int], size: int) -> tuple[tuple[str, int, int], ...]:
+    """Close each heading's section at the next heading of the same or a higher level."""
+    out: list[tuple[str, int, int]] = []
+    open_: list[tuple[int, int]] = []  # (level, index into out)
+    for level, line in flow.headings:
+        while open_ and open_[-1][0] >= level:
+            _, index = open_.pop()
+            title, start, _ = out[index]
+            out[index] = (title, start, ends[line - 1])
+        open_.append((level, len(out)))
+        out.append((flow.lines[line], starts[line], size))
+    return tuple(out)
+
+
+def extract_html(body: bytes, charset: str | None) -> Extracted:
+    """Render the visible text of an HTML or XHTML body."""
+    encoding = sniff_html_charset(body, charset)
+    text_in, codec = decode_text(body, encoding, kind="html")
+    source = _XML_DECL.sub("", text_in, count=1)
+
+    title: str | None = None
+    flow = _Flow()
+    if source.strip(" \t\n\f\r"):
+        parser = lxml.html.HTMLParser()
+        try:
+            root = lxml.html.document_fromstring(source, parser=parser)
+        except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
+            raise AcquireError(f"html: cannot parse document: {_one_line(exc)}") from exc
+        # libxml2 recovers from ordinary tag soup, but past its nesting limit it drops
+        # content silently; that shows only as a fatal entry in the error log.
+        fatal = [e for e in parser.error_log if e.level == etree.ErrorLevels.FATAL]
+        if fatal:
+            raise AcquireError(f"html: cannot parse document: {fatal[0].message}", line=fatal[0].line)
+        head_title = root.find("head/title")
+        if head_title is not None:
+            title = _collapse(head_title.text_content()) or None
+        flow.walk(root)
+        flow.flush()
+
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for line in flow.lines:
+        starts.append(pos)
+        pos += len(line)
+        ends.append(pos)
+        pos += 1
+    text = "\n".join(flow.lines)
+    sections = _sections(flow, starts, ends, len(text))
+    return Extracted(
+        text=text,
+        title=title,
+        paper=None,
+        sections=sections or None,
+        pages=None,
+        kind="html",
+        access=None,
+        origin=None,
+        detail=f"html: {len(sections)} sections, {len(text)} chars ({codec})",
+    )

@@ -1,0 +1,60 @@
+"""``text/plain``: the body decoded exactly as served.
+
+The charset comes from the Content-Type header, else UTF-8.  Decoding is
+strict: a byte sequence that is not valid in that charset is an error, never
+replaced.  Nothing is rewritten: CRLF, control characters, combining marks and
+astral characters all stay as they are.
+
+BOM decision: when the charset is UTF-8, one leading UTF-8 byte-order mark
+(EF BB BF) is dropped, because it is an encoding signature rather than text
+(as the WHATWG "UTF-8 decode" does).  Only the first one is dropped; a second
+U+FEFF, or one anywhere else, is kept.  For other charsets Python's codec of
+that name decides (``utf-16`` consumes its BOM, ``utf-16-le`` keeps it).
+"""
+
+from __future__ import annotations
+
+import codecs
+
+from publisher.acquire import AcquireError, Extracted
+
+__all__ = ["decode_text", "extract_plain"]
+
+
+def decode_text(body: bytes, charset: str | None, *, kind: str = "plain") -> tuple[str, str]:
+    """Decode ``body`` strictly; return (text, codec name used).
+
+    A single leading UTF-8 BOM is dropped when the codec is UTF-8.
+    """
+    label = charset or "utf-8"
+    try:
+        codec = codecs.lookup(label).name
+    except LookupError as exc:
+        raise AcquireError(f"{kind}: unknown charset {label!r}", charset=label) from exc
+    if codec == "utf-8":
+        codec = "utf-8-sig"  # strips one leading BOM, strict otherwise
+    try:
+        text = body.decode(codec, errors="strict")
+    except UnicodeDecodeError as exc:
+        raise AcquireError(
+            f"{kind}: body is not valid {label} (byte {exc.start}: {exc.reason})",
+            charset=label,
+            offset=exc.start,
+        ) from exc
+    return text, ("utf-8" if codec == "utf-8-sig" else codec)
+
+
+def extract_plain(body: bytes, charset: str | None) -> Extracted:
+    """Decode a ``text/plain`` body; no title, sections or pages."""
+    text, codec = decode_text(body, charset)
+    return Extracted(
+        text=text,
+        title=None,
+        paper=None,
+        sections=None,
+        pages=None,
+        kind="plain",
+        access=None,
+        origin=None,
+        detail=f"plain: {len(text)} chars ({codec})",
+    )

@@ -1,0 +1,179 @@
+"""HTML: visible text, title, sections, charset."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from publisher.acquire import AcquireError, Extracted, extract
+from publisher.acquire.html import sniff_html_charset
+
+
+def _check_sections(doc: Extracted) -> None:
+    size = len(doc.text)
+    for title, start, end in doc.sections or ():
+        assert 0 <= start <= end <= size
+        assert doc.text[start:end].startswith(title)
+        assert title.strip() and title == title.strip(" \t\n\r\f")
+
+
+PAGE = b"""<!DOCTYPE html>
+<html><head>
+  <title>  The   Page &amp; Title </title>
+  <style>body { color: red }</style>
+  <script>var secret = "SCRIPT";</script>
+  <meta charset="utf-8">
+</head>
+<body>
+  <noscript>NOSCRIPT</noscript>
+  <template><p>TEMPLATE</p></template>
+  <h1>Main   heading</h1>
+  <p>First   paragraph with <b>bold</b> and <i>italic</i>
+     text &amp; entities &eacute; &#x1F600; &nbsp;here.</p>
+  <div hidden>HIDDEN-ATTR</div>
+  <span aria-hidden="true">ARIA-HIDDEN</span>
+  <p style="display: none">DISPLAY-NONE</p>
+  <!-- COMMENT -->
+  <h2>Sub one</h2>
+  <ul><li>item a</li><li>item <em>b</em></li></ul>
+  <pre>  keep   this
+    exactly  </pre>
+  <h2>Sub two</h2>
+  <table><tr><th>k</th><th>v</th></tr><tr><td>a</td><td>1</td></tr></table>
+  <p>line<br>break</p>
+  <h1>Second top</h1>
+  <p>tail</p>
+</body></html>
+"""
+
+
+def test_visible_text_title_and_sections() -> None:
+    doc = extract(PAGE, "text/html")
+    assert doc.kind == "html"
+    assert doc.title == "The Page & Title"
+    for hidden in ("SCRIPT", "NOSCRIPT", "TEMPLATE", "HIDDEN-ATTR", "ARIA-HIDDEN", "DISPLAY-NONE", "COMMENT", "color"):
+        assert hidden not in doc.text
+    lines = doc.text.split("\n")
+    assert lines[0] == "Main heading"
+    assert lines[1] == "First paragraph with bold and italic text & entities é \U0001f600 \u00a0here."
+    assert "item a" in lines and "item b" in lines
+    assert "  keep   this\n    exactly  " in doc.text
+    assert "k | v" in lines and "a | 1" in lines
+    assert "line" in lines and "break" in lines
+    assert lines[-1] == "tail"
+    _check_sections(doc)
+    titles = [t for t, _, _ in doc.sections or ()]
+    assert titles == ["Main heading", "Sub one", "Sub two", "Second top"]
+    sections = {t: (s, e) for t, s, e in doc.sections or ()}
+    main_start, main_end = sections["Main heading"]
+    assert doc.text[main_start:main_end].endswith("break")
+    assert sections["Sub one"][1] < sections["Sub two"][0]
+    assert doc.text[slice(*sections["Sub two"])].endswith("break")
+    assert sections["Second top"][1] == len(doc.text)
+    assert doc.paper is None and doc.access is None and doc.origin is None
+
+
+def test_xhtml_media_type_and_xml_declaration() -> None:
+    body = (
+        b'<?xml version="1.0" encoding="utf-8"?>\n'
+        b'<html xmlns="http://www.w3.org/1999/xhtml"><head><title>X</title></head>'
+        b"<body><p>caf\xc3\xa9</p></body></html>"
+    )
+    doc = extract(body, "application/xhtml+xml")
+    assert doc.title == "X"
+    assert doc.text == "café"
+
+
+def test_charset_from_header_then_meta_then_utf8() -> None:
+    latin = "<html><head><title>é</title></head><body><p>café</p></body></html>".encode("latin-1")
+    assert extract(latin, "text/html", "iso-8859-1").text == "café"
+    meta = b'<html><head><meta charset="windows-1252"><title>t</title></head><body>caf\xe9 \x93q\x94</body></html>'
+    assert extract(meta, "text/html").text == "café \u201cq\u201d"
+    equiv = (
+        b'<html><head><meta http-equiv="Content-Type" content="text/html; charset=ISO-8859-1">'
+        b"</head><body>caf\xe9</body></html>"
+    )
+    assert extract(equiv, "text/html").text == "café"
+    assert extract("<p>café</p>".encode(), "text/html").text == "café"
+    # The header beats the meta declaration.
+    assert extract("<meta charset=latin-1><p>café</p>".encode(), "text/html", "utf-8").text == "café"
+
+
+def test_sniff_order() -> None:
+    assert sniff_html_charset(b"\xef\xbb\xbf<p>", "latin-1") == "utf-8"
+    assert sniff_html_charset(b"<meta charset=koi8-r>", "latin-1") == "latin-1"
+    assert sniff_html_charset(b"<meta charset='koi8-r'>", None) == "koi8-r"
+    assert sniff_html_charset(b"<meta charset=utf-16>", None) == "utf-8"
+    assert sniff_html_charset(b"<p>x</p>", None) == "utf-8"
+
+
+def test_invalid_bytes_are_rejected() -> None:
+    with pytest.raises(AcquireError):
+        extract(b"<p>\xff\xfe</p>", "text/html", "utf-8")
+
+
+def test_nesting_past_the_parser_limit_fails_instead_of_losing_text() -> None:
+    assert extract(b"<span>" * 200 + b"deep", "text/html").text == "deep"
+    with pytest.raises(AcquireError):
+        extract(b"<span>" * 300 + b"deep", "text/html")
+
+
+def test_empty_document() -> None:
+    doc = extract(b"", "text/html")
+    assert doc.text == "" and doc.title is None and doc.sections is None
+    doc = extract(b"<html><head><title>Only</title></head><body></body></html>", "text/html")
+    assert doc.text == "" and doc.title == "Only"
+
+
+def test_pre_drops_only_the_newline_html_ignores() -> None:
+    assert extract(b"<pre>\n\n a  b\n</pre>", "text/html").text == "\n a  b\n"
+    assert extract(b"<pre>x<br>y <b>z</b></pre>", "text/html").text == "x\ny z"
+
+
+def test_heading_levels_nest() -> None:
+    body = b"<h2>A</h2><p>a</p><h3>B</h3><p>b</p><h4>C</h4><p>c</p><h3>D</h3><p>d</p><h2>E</h2><p>e</p>"
+    doc = extract(body, "text/html")
+    spans = {t: doc.text[s:e] for t, s, e in doc.sections or ()}
+    assert spans == {
+        "A": "A\na\nB\nb\nC\nc\nD\nd",
+        "B": "B\nb\nC\nc",
+        "C": "C\nc",
+        "D": "D\nd",
+        "E": "E\ne",
+    }
+    _check_sections(doc)
+
+
+def test_heading_with_break_and_empty_heading() -> None:
+    doc = extract(b"<h1>Two<br>lines</h1><h2>  </h2><p>x</p>", "text/html")
+    assert doc.sections == (("Two lines", 0, len(doc.text)),)
+    assert doc.text == "Two lines\nx"
+
+
+_WORDS = st.text(alphabet=st.sampled_from(list("ab \t\n\u00a0é\u0301\U0001f600<>&\r")), min_size=0, max_size=12)
+
+
+def _node(depth: int) -> st.SearchStrategy[str]:
+    from html import escape
+
+    text = _WORDS.map(escape)
+    if depth <= 0:
+        return text
+    child = st.deferred(lambda: _node(depth - 1))
+    tag = st.sampled_from(["p", "div", "span", "b", "h1", "h2", "h3", "h6", "li", "pre", "td", "tr", "section"])
+    element = st.tuples(tag, st.lists(child, max_size=3)).map(lambda t: f"<{t[0]}>{''.join(t[1])}</{t[0]}>")
+    extra = st.sampled_from(["<br>", "<script>S</script>", "<div hidden>H</div>", "<!-- c -->"])
+    return st.one_of(text, element, extra)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_node(3), max_size=6))
+def test_sections_are_valid_ranges_for_generated_html(parts: list[str]) -> None:
+    body = ("<html><body>" + "".join(parts) + "</body></html>").encode("utf-8")
+    doc = extract(body, "text/html")
+    _check_sections(doc)
+    assert "S" not in doc.text and "H" not in doc.text
+    if doc.text and "<pre>" not in body.decode():
+        for line in doc.text.split("\n"):
+            assert line and line == line.strip(" \t\r\f")

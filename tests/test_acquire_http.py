@@ -1,0 +1,227 @@
+"""http_get against a real HTTP server on 127.0.0.1, and fetch-then-extract round trips."""
+
+from __future__ import annotations
+
+import gzip
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
+
+from publisher.acquire import AcquireError, extract
+from publisher.acquire.http import MAX_REDIRECTS, HttpResult, http_get
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+TEXTS = SHARED / "corpus" / "evidence-inference" / "texts"
+
+BIG = b"x" * 200_000
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.0"
+
+    def log_message(self, format: str, *args: object) -> None:  # silence the test output
+        pass
+
+    def _send(self, status: int, body: bytes, content_type: str | None, **headers: str) -> None:
+        self.send_response(status)
+        if content_type is not None:
+            self.send_header("Content-Type", content_type)
+        for name, value in headers.items():
+            self.send_header(name.replace("_", "-"), value)
+        if "Content_Length" not in headers:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _redirect(self, location: str, status: int = 302) -> None:
+        self.send_response(status)
+        self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_GET(self) -> None:
+        path = self.path
+        if path == "/plain":
+            self._send(200, "héllo\r\n\U0001f600".encode(), "text/plain; charset=utf-8")
+        elif path == "/latin1":
+            self._send(200, b"caf\xe9", "Text/Plain; Charset=ISO-8859-1")
+        elif path == "/untyped":
+            self._send(200, b"%PDF-", None)
+        elif path == "/html":
+            self._send(200, b"<title>T</title><p>caf\xe9</p>", "text/html; charset=windows-1252")
+        elif path.startswith("/redirect/"):
+            left = int(path.rsplit("/", 1)[1])
+            self._redirect(f"/redirect/{left - 1}" if left > 1 else "/plain", 301 if left % 2 else 302)
+        elif path == "/absolute-redirect":
+            self._redirect(f"http://{self.headers['Host']}/latin1", 307)
+        elif path == "/loop":
+            self._redirect("/loop")
+        elif path == "/to-ftp":
+            self._redirect("ftp://127.0.0.1/file")
+        elif path == "/missing":
+            self._send(404, b"not here", "text/plain")
+        elif path == "/redirect-to-missing":
+            self._redirect("/missing")
+        elif path == "/error":
+            self._send(500, b"boom", "text/plain")
+        elif path == "/big":
+            self._send(200, BIG, "text/plain")
+        elif path == "/big-undeclared":
+            # No Content-Length: the body ends when the connection closes.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            for _ in range(20):
+                self.wfile.write(BIG[:10_000])
+        elif path == "/gzip-bomb":
+            packed = gzip.compress(b"\0" * 5_000_000)
+            self._send(200, packed, "text/plain", Content_Encoding="gzip")
+        elif path == "/gzip":
+            self._send(200, gzip.compress("zipped é".encode()), "text/plain; charset=utf-8", Content_Encoding="gzip")
+        elif path == "/slow":
+            time.sleep(3)
+            self._send(200, b"late", "text/plain")
+        elif path == "/agent":
+            self._send(200, self.headers.get("User-Agent", "").encode(), "text/plain")
+        elif path.startswith("/texts/"):
+            name = unquote(path.removeprefix("/texts/"))
+            file = TEXTS / name
+            if "/" in name or not file.is_file():
+                self._send(404, b"", "text/plain")
+            else:
+                self._send(200, file.read_bytes(), "text/plain; charset=utf-8")
+        else:
+            self._send(404, b"", "text/plain")
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client that hangs up early (size limit, timeout) is expected here
+
+
+@pytest.fixture(autouse=True)
+def _no_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    httpd = _Server(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_plain_fetch(server: str) -> None:
+    got = http_get(server + "/plain")
+    assert isinstance(got, HttpResult)
+    assert got.status == 200 and got.redirects == 0
+    assert got.final_url == server + "/plain"
+    assert got.media_type == "text/plain" and got.charset == "utf-8"
+    assert extract(got.body, got.media_type, got.charset).text == "héllo\r\n\U0001f600"
+
+
+def test_redirects_are_followed_and_final_url_recorded(server: str) -> None:
+    got = http_get(server + "/redirect/4")
+    assert got.redirects == 4
+    assert got.final_url == server + "/plain"
+    assert got.body == "héllo\r\n\U0001f600".encode()
+    got = http_get(server + "/absolute-redirect")
+    assert got.final_url == server + "/latin1" and got.redirects == 1
+
+
+def test_redirect_bound(server: str) -> None:
+    assert http_get(server + f"/redirect/{MAX_REDIRECTS}").redirects == MAX_REDIRECTS
+    with pytest.raises(AcquireError):
+        http_get(server + f"/redirect/{MAX_REDIRECTS + 1}")
+    with pytest.raises(AcquireError):
+        http_get(server + "/loop")
+
+
+def test_charset_is_honoured(server: str) -> None:
+    got = http_get(server + "/latin1")
+    assert (got.media_type, got.charset) == ("text/plain", "iso-8859-1")
+    assert extract(got.body, got.media_type, got.charset).text == "café"
+    got = http_get(server + "/html")
+    doc = extract(got.body, got.media_type, got.charset)
+    assert doc.text == "café" and doc.title == "T"
+
+
+def test_missing_content_type_is_octet_stream(server: str) -> None:
+    got = http_get(server + "/untyped")
+    assert got.media_type == "application/octet-stream" and got.charset is None
+
+
+@pytest.mark.parametrize(("path", "status"), [("/missing", 404), ("/error", 500), ("/redirect-to-missing", 404)])
+def test_non_2xx_is_an_error_naming_the_status(server: str, path: str, status: int) -> None:
+    with pytest.raises(AcquireError) as info:
+        http_get(server + path)
+    assert str(status) in str(info.value)
+    assert info.value.context["status"] == status
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("path", ["/big", "/big-undeclared", "/gzip-bomb"])
+def test_size_limit(server: str, path: str) -> None:
+    with pytest.raises(AcquireError) as info:
+        http_get(server + path, max_bytes=100_000)
+    assert "100000" in str(info.value)
+
+
+def test_size_limit_is_inclusive(server: str) -> None:
+    assert len(http_get(server + "/big", max_bytes=len(BIG)).body) == len(BIG)
+    assert len(http_get(server + "/big-undeclared", max_bytes=len(BIG)).body) == len(BIG)
+
+
+def test_content_encoding_is_undone(server: str) -> None:
+    got = http_get(server + "/gzip")
+    assert got.body == "zipped é".encode()
+
+
+def test_timeout(server: str) -> None:
+    with pytest.raises(AcquireError) as info:
+        http_get(server + "/slow", timeout=0.5)
+    assert "timed out" in str(info.value)
+
+
+def test_user_agent(server: str) -> None:
+    assert http_get(server + "/agent", user_agent="probe/9").body == b"probe/9"
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://127.0.0.1/x", "data:text/plain,hi", "nothing", ""])
+def test_only_http_and_https(url: str) -> None:
+    with pytest.raises(AcquireError):
+        http_get(url)
+
+
+def test_redirect_to_other_scheme_is_refused(server: str) -> None:
+    with pytest.raises(AcquireError):
+        http_get(server + "/to-ftp")
+
+
+def test_connection_refused() -> None:
+    with pytest.raises(AcquireError):
+        http_get("http://127.0.0.1:9/", timeout=2)
+
+
+def test_corpus_texts_round_trip_exactly(server: str) -> None:
+    files = sorted(TEXTS.glob("*.txt")) if TEXTS.is_dir() else []
+    if not files:
+        pytest.skip(f"shared corpus texts not found under {TEXTS}")
+    for file in files:
+        got = http_get(f"{server}/texts/{file.name}")
+        doc = extract(got.body, got.media_type, got.charset, url=got.final_url)
+        assert doc.text == file.read_bytes().decode("utf-8"), file.name
+        assert got.final_url == f"{server}/texts/{file.name}"

@@ -1,0 +1,160 @@
+"""PDF: per-page text, page map, metadata title, damaged and encrypted files."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from pypdf import PdfReader, PdfWriter
+
+from publisher.acquire import AcquireError, Extracted, extract
+from publisher.acquire.pdf import PAGE_SEPARATOR
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+def make_pdf(pages: list[list[str]], *, title: str | None = None) -> bytes:
+    """A minimal valid PDF: one Helvetica text line per string, an empty list is a blank page."""
+    objects: list[bytes] = []  # object n is objects[n - 1]
+
+    def add(body: bytes) -> int:
+        objects.append(body)
+        return len(objects)
+
+    catalog = add(b"")  # filled in below
+    pages_obj = add(b"")
+    font = add(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
+    kids = []
+    for lines in pages:
+        ops = ["BT", "/F1 12 Tf", "14 TL", "72 720 Td"]
+        for i, line in enumerate(lines):
+            ops.append(f"({_escape(line)}) Tj" if i == 0 else f"T* ({_escape(line)}) Tj")
+        ops.append("ET")
+        stream = "\n".join(ops).encode("latin-1") if lines else b""
+        content = add(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+        kids.append(
+            add(
+                b"<< /Type /Page /Parent %d 0 R /MediaBox [0 0 612 792] "
+                b"/Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>" % (pages_obj, font, content)
+            )
+        )
+    objects[catalog - 1] = b"<< /Type /Catalog /Pages %d 0 R >>" % pages_obj
+    objects[pages_obj - 1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
+        b" ".join(b"%d 0 R" % k for k in kids),
+        len(kids),
+    )
+    info = add(b"<< /Title (%s) >>" % _escape(title).encode("latin-1")) if title is not None else None
+
+    out = io.BytesIO()
+    out.write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(out.tell())
+        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
+    for offset in offsets:
+        out.write(b"%010d 00000 n \n" % offset)
+    trailer = b"<< /Size %d /Root %d 0 R" % (len(objects) + 1, catalog)
+    if info is not None:
+        trailer += b" /Info %d 0 R" % info
+    out.write(b"trailer\n" + trailer + b" >>\nstartxref\n%d\n%%%%EOF\n" % xref)
+    return out.getvalue()
+
+
+def _check_pages(doc: Extracted) -> None:
+    assert doc.pages is not None
+    size = len(doc.text)
+    previous_end = 0
+    for index, (number, start, end) in enumerate(doc.pages):
+        assert number == index + 1
+        assert 0 <= start <= end <= size
+        if index:
+            assert doc.text[previous_end:start] == PAGE_SEPARATOR
+        previous_end = end
+    assert doc.pages[0][1] == 0 and doc.pages[-1][2] == size
+
+
+def test_pages_map_and_text() -> None:
+    body = make_pdf([["Hello first page", "second line"], [], ["Third (page) text"]], title="A Title")
+    doc = extract(body, "application/pdf")
+    assert doc.kind == "pdf"
+    assert doc.title == "A Title"
+    assert doc.paper is None and doc.sections is None and doc.access is None and doc.origin is None
+    _check_pages(doc)
+    assert doc.pages is not None and len(doc.pages) == 3
+    texts = [doc.text[s:e] for _, s, e in doc.pages]
+    assert "Hello first page" in texts[0] and "second line" in texts[0]
+    assert texts[1] == ""
+    assert "Third (page) text" in texts[2]
+    assert doc.text == PAGE_SEPARATOR.join(texts)
+    assert "3 pages" in doc.detail
+
+
+def test_page_text_is_what_pypdf_extracts() -> None:
+    body = make_pdf([["Alpha"], ["Beta"]])
+    expected = [p.extract_text() for p in PdfReader(io.BytesIO(body)).pages]
+    doc = extract(body, "application/pdf")
+    assert [doc.text[s:e] for _, s, e in doc.pages or ()] == expected
+
+
+def test_no_title_is_never_inferred() -> None:
+    doc = extract(make_pdf([["Big Heading Looks Like A Title"]]), "application/pdf")
+    assert doc.title is None
+    assert extract(make_pdf([["x"]], title="   "), "application/pdf").title is None
+
+
+def test_octet_stream_is_sniffed() -> None:
+    doc = extract(make_pdf([["Sniffed"]]), "application/octet-stream")
+    assert doc.kind == "pdf" and "Sniffed" in doc.text
+
+
+def test_single_blank_page() -> None:
+    doc = extract(make_pdf([[]]), "application/pdf")
+    assert doc.text == "" and doc.pages == ((1, 0, 0),)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"%PDF-1.4\nthis is not a pdf at all",
+        b"not even a header",
+        b"",
+    ],
+)
+def test_malformed_pdf_is_one_line_error(body: bytes) -> None:
+    with pytest.raises(AcquireError) as info:
+        extract(body, "application/pdf")
+    assert "\n" not in str(info.value)
+
+
+def test_truncated_pdf_fails_or_stays_consistent() -> None:
+    body = make_pdf([["Some text"], ["More text"]])
+    for cut in (len(body) // 3, len(body) // 2, len(body) - 30):
+        try:
+            doc = extract(body[:cut], "application/pdf")
+        except AcquireError as exc:
+            assert "\n" not in str(exc)
+        else:
+            _check_pages(doc)
+
+
+def _encrypted(user_password: str) -> bytes:
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(make_pdf([["Secret text"]]))))
+    writer.encrypt(user_password=user_password, owner_password="owner", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def test_encrypted_pdf_needs_password() -> None:
+    with pytest.raises(AcquireError) as info:
+        extract(_encrypted("secret"), "application/pdf")
+    assert "encrypted" in str(info.value)
+
+
+def test_empty_user_password_opens() -> None:
+    doc = extract(_encrypted(""), "application/pdf")
+    assert "Secret text" in doc.text

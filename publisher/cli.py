@@ -25,8 +25,9 @@ COMMAND_MODULES = ("run", "source", "schema", "gate", "wiki", "site")
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        # One line, like every other error: the usage block would bury it.
+        text = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {text} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from . import _fs
 from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, parse_ts, prefixed, utc_now
-from .errors import EventLogError
+from .errors import EventLogError, UsageError
 from .models import Event, EventType, Snapshot
 from .reasons import Reason
 
@@ -86,7 +87,8 @@ def append_event(
         raise EventLogError(f"a {kind.value} event is never fresh")
     if detail is not None:
         detail = " ".join(detail.split())[:300]
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    created = not os.path.lexists(path)
+    fd = _open_log(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
@@ -110,25 +112,60 @@ def append_event(
                 ) from exc
             prev = line_digest(body)
             number = previous.number + 1
-        event = Event(
-            schema_version=1,
-            event_id=f"ev-{number:04d}",
-            type=kind,
-            source_id=source_id,
-            url=url,
-            at=format_ts(at or utc_now()),
-            fresh=fresh,
-            sha256=sha256,
-            actor=actor,
-            detail=detail,
-            prev=prev,
-        )
+        try:
+            event = Event(
+                schema_version=1,
+                event_id=f"ev-{number:04d}",
+                type=kind,
+                source_id=source_id,
+                url=url,
+                at=format_ts(at or utc_now()),
+                fresh=fresh,
+                sha256=sha256,
+                actor=actor,
+                detail=detail,
+                prev=prev,
+            )
+        except ValidationError as exc:
+            raise UsageError(f"refused to log an invalid event: {_short(exc)}", path=str(path)) from exc
         data = canonical_bytes(event.model_dump(mode="json")) + b"\n"
         written = os.write(fd, data)
         if written != len(data):
             raise EventLogError(f"{path}: short write ({written} of {len(data)} bytes)")
         os.fsync(fd)
-        return event
+    finally:
+        os.close(fd)
+    if created:
+        _fs.fsync_dir(path.parent)
+    return event
+
+
+def _open_log(path: Path, flags: int) -> int:
+    """Open the log itself: never through a symbolic link, never a FIFO or a folder."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise EventLogError(f"{path}: the event log cannot be opened ({exc.strerror})", path=str(path)) from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise EventLogError(f"{path}: the event log is not a regular file", path=str(path))
+    return fd
+
+
+def _read_locked(path: Path) -> bytes | None:
+    """The whole log under a shared lock, so an append in progress is never seen half-written."""
+    try:
+        fd = _open_log(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
     finally:
         os.close(fd)
 
@@ -173,12 +210,12 @@ def read_log(path: Path) -> LogState:
     """Read and check the whole log: line syntax, ids increasing, and the ``prev`` chain.
 
     Upstream logs without ``prev`` are readable; once a line carries ``prev``, every later
-    line must carry it too.
+    line must carry it too. A missing log reads as empty; a symbolic link, folder or FIFO in its
+    place raises :class:`EventLogError`.
     """
     state = LogState()
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    data = _read_locked(path)
+    if data is None:
         return state
     state.exists = True
     if not data:

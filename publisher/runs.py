@@ -122,17 +122,22 @@ def init_run(path: Path | str, slug: str, *, gate: bool = False) -> Run:
     run = Run(Path(path))
     if run.config_path.exists():
         raise UsageError(f"{run.path} is already a run (config.json exists); pick another folder")
-    for folder in (run.sources_dir, run.extractions_dir, run.appraisals_dir, run.outputs_dir):
-        folder.mkdir(parents=True, exist_ok=True)
     config = {
         "schema_version": 1,
         "run_slug": slug,
         "created_at": format_ts(utc_now()),
         "gates": {"evidence_kernel": gate},
     }
-    if not _fs.create_exclusive(run.config_path, canonical_bytes(config) + b"\n", mode=0o644):
+    try:
+        for folder in (run.sources_dir, run.extractions_dir, run.appraisals_dir, run.outputs_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+        created = _fs.create_exclusive(run.config_path, canonical_bytes(config) + b"\n", mode=0o644)
+        if created:
+            _fs.create_exclusive(run.events_path, b"", mode=0o644)
+    except OSError as exc:
+        raise UsageError(f"cannot create run {run.path}: {exc.strerror or exc}", path=str(run.path)) from exc
+    if not created:
         raise UsageError(f"{run.path} is already a run (config.json exists)")
-    run.events_path.touch(exist_ok=True)
     return run
 
 

@@ -23,6 +23,7 @@ does not pull in lxml or pypdf.  HTTP retrieval lives in
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from publisher.errors import PublisherError
@@ -114,7 +115,7 @@ def extract(body: bytes, media_type: str, charset: str | None = None, url: str =
         from publisher.acquire import html
 
         result = html.extract_html(body, charset)
-    elif mtype in _JATS_TYPES or mtype.endswith("+xml"):
+    elif mtype in _JATS_TYPES or mtype.endswith("+xml") or (mtype == "application/octet-stream" and _sniff_jats(body)):
         from publisher.acquire import jats
 
         result = jats.extract_jats(body, charset)
@@ -126,6 +127,17 @@ def extract(body: bytes, media_type: str, charset: str | None = None, url: str =
         raise AcquireError(f"unsupported media type {mtype!r}{where}", media_type=mtype, url=url)
     _check_ranges(result)
     return result
+
+
+_JATS_ROOTS = re.compile(rb"<(?:!DOCTYPE\s+)?(?:article|pmc-articleset)[\s>]")
+
+
+def _sniff_jats(body: bytes) -> bool:
+    """Whether an untyped body (served as octet-stream, e.g. a ``.nxml`` file) is a JATS article."""
+    head = body[:4096].lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not head.startswith(b"<"):
+        return False
+    return _JATS_ROOTS.search(head) is not None
 
 
 def _check_ranges(result: Extracted) -> None:

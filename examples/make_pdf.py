@@ -29,50 +29,86 @@ PAGES: list[list[tuple[str, str]]] = [
     [
         ("h", "Example Occupational Sleep Society (EOSS)"),
         ("h", "Practice Statement 2026/1 \u2014 Timed light exposure for shift workers"),
-        ("p", "DOI 10.5555/eoss.2026.001. Fictional example document written for the evidence-publisher "
-              "example wiki. The society, its panel and every statement below are invented."),
+        (
+            "p",
+            "DOI 10.5555/eoss.2026.001. Fictional example document written for the evidence-publisher "
+            "example wiki. The society, its panel and every statement below are invented.",
+        ),
         ("h", "Scope"),
-        ("p", "This statement covers adults who work rotating or permanent night shifts and who report "
-              "difficulty falling asleep after a shift. It does not cover people with bipolar disorder, "
-              "retinal disease or a diagnosed circadian rhythm disorder, who need specialist care."),
+        (
+            "p",
+            "This statement covers adults who work rotating or permanent night shifts and who report "
+            "difficulty falling asleep after a shift. It does not cover people with bipolar disorder, "
+            "retinal disease or a diagnosed circadian rhythm disorder, who need specialist care.",
+        ),
         ("h", "Summary of recommendations"),
-        ("p", "R1. For shift workers with difficulty falling asleep, we suggest a structured, timed "
-              "morning-light routine (conditional recommendation, low certainty of evidence)."),
-        ("p", "R2. A light box used for this purpose should deliver at least 10 000 lux at eye level "
-              "for 20\u201330 minutes, at the same time (\u00b1 30 min) after the main wake period each day."),
-        ("p", "R3. Workers should be told that mild headache or eye strain is common in the first weeks "
-              "and usually settles; they should stop and seek advice if it does not."),
+        (
+            "p",
+            "R1. For shift workers with difficulty falling asleep, we suggest a structured, timed "
+            "morning-light routine (conditional recommendation, low certainty of evidence).",
+        ),
+        (
+            "p",
+            "R2. A light box used for this purpose should deliver at least 10 000 lux at eye level "
+            "for 20\u201330 minutes, at the same time (\u00b1 30 min) after the main wake period each day.",
+        ),
+        (
+            "p",
+            "R3. Workers should be told that mild headache or eye strain is common in the first weeks "
+            "and usually settles; they should stop and seek advice if it does not.",
+        ),
     ],
     [
         ("h", "Rationale for R1"),
-        ("p", "Two randomised trials informed the panel. One, in rotating shift workers at three "
-              "hospitals (Lyon, K\u00f6ln and a centre in Japan), found a shorter sleep-onset latency "
-              "with morning light measured by actigraphy. The other, in "
-              "night-shift nurses, found a smaller effect on diary-recorded sleep onset with an "
-              "imprecise estimate."),
-        ("p", "The panel judged the certainty of evidence to be low because of imprecision and because "
-              "one trial relied on self-reported outcomes from participants who knew their allocation."),
-        ("p", "The panel placed a high value on the low cost and low risk of the routine, and on the "
-              "\u201csecond wind\u201d that many workers describe after a night shift."),
+        (
+            "p",
+            "Two randomised trials informed the panel. One, in rotating shift workers at three "
+            "hospitals (Lyon, K\u00f6ln and a centre in Japan), found a shorter sleep-onset latency "
+            "with morning light measured by actigraphy. The other, in "
+            "night-shift nurses, found a smaller effect on diary-recorded sleep onset with an "
+            "imprecise estimate.",
+        ),
+        (
+            "p",
+            "The panel judged the certainty of evidence to be low because of imprecision and because "
+            "one trial relied on self-reported outcomes from participants who knew their allocation.",
+        ),
+        (
+            "p",
+            "The panel placed a high value on the low cost and low risk of the routine, and on the "
+            "\u201csecond wind\u201d that many workers describe after a night shift.",
+        ),
         ("h", "Rationale for R2"),
-        ("p", "Laboratory studies use light boxes of 2 500 to 10 000 lux; intensity falls quickly with "
-              "distance, so the panel recommends a box rated at eye level and a fixed seating "
-              "position (about 50\u201370 cm, a little above the line of sight). At 10 000 lux a white "
-              "box delivers roughly 250 \u00b5W/cm\u00b2 at the eye; the panel\u2019s members did not "
-              "consider blue-enriched boxes separately."),
+        (
+            "p",
+            "Laboratory studies use light boxes of 2 500 to 10 000 lux; intensity falls quickly with "
+            "distance, so the panel recommends a box rated at eye level and a fixed seating "
+            "position (about 50\u201370 cm, a little above the line of sight). At 10 000 lux a white "
+            "box delivers roughly 250 \u00b5W/cm\u00b2 at the eye; the panel\u2019s members did not "
+            "consider blue-enriched boxes separately.",
+        ),
     ],
     [
         ("h", "How this statement was developed"),
-        ("p", "A panel of seven members (sleep medicine, occupational health, nursing and one shift "
-              "worker) met three times. Conflicts of interest were declared and none was judged to "
-              "be relevant. Evidence was summarised with GRADE; the panel voted on each "
-              "recommendation, and a recommendation needed at least 80 % agreement."),
+        (
+            "p",
+            "A panel of seven members (sleep medicine, occupational health, nursing and one shift "
+            "worker) met three times. Conflicts of interest were declared and none was judged to "
+            "be relevant. Evidence was summarised with GRADE; the panel voted on each "
+            "recommendation, and a recommendation needed at least 80 % agreement.",
+        ),
         ("h", "Research priorities"),
-        ("p", "An assessor-blinded trial with actigraphy in permanent night workers; the effect of "
-              "outdoor daylight compared with a light box; adherence over more than three months."),
+        (
+            "p",
+            "An assessor-blinded trial with actigraphy in permanent night workers; the effect of "
+            "outdoor daylight compared with a light box; adherence over more than three months.",
+        ),
         ("h", "Disclaimer"),
-        ("p", "This document is a fictional example (Zo\u00eb, Ren\u00e9e and Fran\u00e7ois wrote none "
-              "of it). It must not be used for clinical decisions."),
+        (
+            "p",
+            "This document is a fictional example (Zo\u00eb, Ren\u00e9e and Fran\u00e7ois wrote none "
+            "of it). It must not be used for clinical decisions.",
+        ),
     ],
 ]
 
@@ -82,7 +118,7 @@ def _pdf_string(text: str) -> bytes:
     try:
         raw = text.encode("cp1252")
     except UnicodeEncodeError as exc:
-        raise ValueError(f"{text[exc.start:exc.end]!r} is not in WinAnsiEncoding") from exc
+        raise ValueError(f"{text[exc.start : exc.end]!r} is not in WinAnsiEncoding") from exc
     out = bytearray(b"(")
     for byte in raw:
         if byte in b"()\\":

@@ -138,7 +138,9 @@ def utc_now() -> datetime:
 
 def format_ts(moment: datetime) -> str:
     """ISO-8601 UTC with a trailing ``Z`` in whole seconds."""
-    return moment.astimezone(UTC).replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
+    m = moment.astimezone(UTC)
+    # Not strftime: glibc writes year 999 as "999", which parse_ts rightly refuses.
+    return f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}Z"
 
 
 def parse_ts(value: str) -> datetime:

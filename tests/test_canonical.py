@@ -1,0 +1,202 @@
+"""Canonical JSON, digests and timestamps: the bytes every hash in the product is taken over."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from publisher.canonical import (
+    SOURCE_ID_RE,
+    StrictJSONError,
+    canonical_bytes,
+    content_hash_for,
+    format_ts,
+    loads_record,
+    loads_strict,
+    parse_ts,
+    prefixed,
+    record_hash_for,
+    sha256_hex,
+    source_id_for,
+    utc_now,
+)
+
+
+def test_canonical_form_is_sorted_compact_utf8() -> None:
+    data = canonical_bytes({"b": [1, 2.5, None, True], "a": 'é \U0001f600 "q" \\', "c": {"z": 1, "y": {}}})
+    assert data == '{"a":"é \U0001f600 \\"q\\" \\\\","b":[1,2.5,null,true],"c":{"y":{},"z":1}}'.encode()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_canonical_refuses_non_finite_numbers(value: float) -> None:
+    with pytest.raises(ValueError):
+        canonical_bytes({"x": value})
+
+
+def test_digest_helpers_follow_the_contract() -> None:
+    assert sha256_hex(b"abc") == hashlib.sha256(b"abc").hexdigest()
+    assert prefixed("ab") == "sha256:ab"
+    url, text = "https://e.org/é", "tëxt\x00with nul"
+    expected = hashlib.sha256(url.encode() + b"\x00" + text.encode()).hexdigest()
+    assert source_id_for(url, text) == "src-" + expected
+    assert SOURCE_ID_RE.fullmatch(source_id_for(url, text))
+    assert content_hash_for(text) == "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_source_id_separates_url_from_text() -> None:
+    # Without the NUL separator these two would hash the same bytes.
+    assert source_id_for("https://a/b", "c") != source_id_for("https://a/", "bc")
+
+
+def test_record_hash_ignores_only_record_hash() -> None:
+    record = {"a": 1, "b": "x"}
+    sealed = {**record, "record_hash": "sha256:" + "0" * 64}
+    assert record_hash_for(record) == record_hash_for(sealed)
+    assert record_hash_for(record) == prefixed(sha256_hex(canonical_bytes(record)))
+    assert record_hash_for({**record, "b": "y"}) != record_hash_for(record)
+    assert record_hash_for({**record, "extra": None}) != record_hash_for(record)
+
+
+# --- strict parsing --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": 1, "a": 1}',
+        '{"a": {"b": 1, "b": 2}}',
+        '[{"k": 0, "k": 0}]',
+        '{"a": NaN}',
+        '{"a": Infinity}',
+        '{"a": -Infinity}',
+        "[" * 20_000 + "]" * 20_000,
+    ],
+)
+def test_loads_strict_refuses(text: str) -> None:
+    with pytest.raises(ValueError):
+        loads_strict(text)
+    with pytest.raises(ValueError):
+        loads_record(text.encode())
+
+
+@pytest.mark.parametrize("data", [b"\xff{}", b"\xef\xbb\xbf{}", '{"a":1}'.encode("utf-16"), b'{"a":"\xed\xa0\x80"}'])
+def test_only_utf8_bytes_are_json(data: bytes) -> None:
+    with pytest.raises(ValueError):
+        loads_strict(data)
+    with pytest.raises(ValueError):
+        loads_record(data)
+
+
+def test_loads_record_tells_canonical_from_not() -> None:
+    value = {"b": 1, "a": ["é"]}
+    assert loads_record(canonical_bytes(value) + b"\n") == (value, True)
+    assert loads_record(canonical_bytes(value)) == (value, True)
+    assert loads_record(json.dumps(value).encode()) == (value, False)
+    assert loads_record(json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode()) == (value, False)
+
+
+def test_invalid_utf8_is_a_strict_json_error() -> None:
+    with pytest.raises(StrictJSONError):
+        loads_strict(b'{"a":"\xff"}')
+
+
+def test_duplicate_key_in_an_otherwise_canonical_file_is_refused() -> None:
+    with pytest.raises(StrictJSONError):
+        loads_record(b'{"a":1,"a":1,"b":2}\n')
+
+
+# --- property tests --------------------------------------------------------------------------
+
+_keys = st.text(st.characters(exclude_categories=["Cs"]), max_size=8)
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(exclude_categories=["Cs"]), max_size=30)
+)
+_json = st.recursive(
+    _scalars,
+    lambda inner: st.lists(inner, max_size=5) | st.dictionaries(_keys, inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_canonical_round_trip(value: Any) -> None:
+    data = canonical_bytes(value)
+    back = loads_strict(data)
+    assert back == value
+    assert canonical_bytes(back) == data  # re-encoding is a fixed point
+    assert loads_record(data + b"\n") == (value, True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(_keys, _json, min_size=1, max_size=8), st.randoms(use_true_random=False))
+def test_record_hash_is_stable_under_key_order(record: dict[str, Any], rnd: random.Random) -> None:
+    items = list(record.items())
+    rnd.shuffle(items)
+    shuffled = dict(items)
+    assert record_hash_for(shuffled) == record_hash_for(record)
+    assert canonical_bytes(shuffled) == canonical_bytes(record)
+    # Any layout of the same record parses (strictly) to the same value.
+    assert loads_record(json.dumps(shuffled, indent=1).encode())[0] == record
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(st.characters(exclude_categories=["Cs"])), st.text(st.characters(exclude_categories=["Cs"])))
+def test_source_id_is_a_function_of_exact_code_points(url: str, text: str) -> None:
+    sid = source_id_for(url, text)
+    assert SOURCE_ID_RE.fullmatch(sid)
+    assert source_id_for(url, text + " ") != sid
+    assert source_id_for(url, text) == sid
+
+
+# --- timestamps ------------------------------------------------------------------------------
+
+
+def test_format_ts_is_utc_z_whole_seconds() -> None:
+    moment = datetime(2026, 9, 8, 14, 7, 44, 999_999, tzinfo=timezone(timedelta(hours=2)))
+    assert format_ts(moment) == "2026-09-08T12:07:44Z"
+    assert utc_now().microsecond == 0 and utc_now().tzinfo is not None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "2026-09-08T12:07:44",
+        "2026-09-08T12:07:44+00:00",
+        "2026-09-08 12:07:44Z",
+        "2026-09-08T12:07Z",
+        "2026-9-8T12:07:44Z",
+        "2026-09-08T12:07:44z",
+        "",
+        "2026-13-01T00:00:00Z",
+        " 2026-09-08T12:07:44Z",
+    ],
+)
+def test_parse_ts_refuses_other_forms(value: str) -> None:
+    with pytest.raises(ValueError):
+        parse_ts(value)
+
+
+def test_parse_ts_compares_instants() -> None:
+    assert parse_ts("2026-09-08T12:07:44Z") == datetime(2026, 9, 8, 12, 7, 44, tzinfo=UTC)
+    assert parse_ts("2026-09-08T12:07:44.5Z") > parse_ts("2026-09-08T12:07:44Z")
+    assert parse_ts("2026-09-08T12:07:44.000Z") == parse_ts("2026-09-08T12:07:44Z")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30), timezones=st.just(UTC)))
+def test_timestamp_round_trip(moment: datetime) -> None:
+    text = format_ts(moment)
+    assert parse_ts(text) == moment.replace(microsecond=0)
+    assert format_ts(parse_ts(text)) == text

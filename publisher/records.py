@@ -1,0 +1,523 @@
+"""Agent records (CONTRACT sections 4-6) read leniently, and the shape of ``result.json`` (section 8).
+
+Extractions and appraisals are written by agents. They are read leniently: a missing optional
+field reads as null, a field nobody defined is ignored (and listed as a warning), and only a
+wrong type, a missing ``evidence_id`` or a span without ``source_id``/``start``/``end`` is a
+``SCHEMA_ERROR``. Every schema problem of a record is reported, each with the field it concerns
+(``outcomes[1].effect``), and the well-formed spans of a record that has schema problems are still
+handed on so their own checks run too: one finding never hides another.
+
+Of a span only the claim label, the source id and the offsets are ever used; everything else an
+agent writes (quote text, access, ``quotes[]``) is at most compared with what the snapshot says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+)
+
+from .canonical import StrictJSONError, loads_strict, prefixed, sha256_hex
+from .models import Access, Paper, PrefixedDigest, SourceId, Span, Timestamp
+from .reasons import Reason
+
+__all__ = [
+    "Outcome",
+    "Extraction",
+    "Domain",
+    "Appraisal",
+    "ResultGate",
+    "ResultCounts",
+    "ResultClaim",
+    "AcceptedArtifact",
+    "UnresolvedEntry",
+    "WarningEntry",
+    "Diagnostics",
+    "ResultSource",
+    "LogRef",
+    "Result",
+    "RecordFinding",
+    "SpanEntry",
+    "LegacyQuote",
+    "AgentRecord",
+    "read_record",
+    "read_records",
+    "field_path",
+    "RECORD_KINDS",
+]
+
+RECORD_KINDS = ("extraction", "appraisal")
+"""The agent record kinds, in the order the assembler reads them."""
+
+_AGENT = ConfigDict(frozen=True, extra="allow")
+_OURS = ConfigDict(frozen=True, extra="forbid")
+
+
+def _int_to_str(value: Any) -> Any:
+    """Upstream writers sometimes store a PMID as a number; it is an identifier either way."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+Text = StrictStr | None
+Number = Annotated[float, Strict()] | None
+IdLike = Annotated[StrictStr | None, BeforeValidator(_int_to_str)]
+Spans = tuple[Span, ...] | None
+
+
+class Outcome(BaseModel):
+    """One outcome of an extraction; a number in it must be backed by a span."""
+
+    model_config = _AGENT
+    name: Text = None
+    timepoint: Text = None
+    effect_measure: Text = None
+    effect: Number = None
+    ci_low: Number = None
+    ci_high: Number = None
+    p_value: Number = None
+    direction: Literal["favors_intervention", "favors_comparator", "null_effect", "unclear"] | None = None
+    spans: Spans = None
+
+
+class Extraction(BaseModel):
+    """``workspace/extractions/<name>.json`` as an agent writes it (upstream ``schema_version`` 1)."""
+
+    model_config = _AGENT
+    schema_version: StrictInt | None = None
+    pmid: IdLike = None
+    evidence_id: StrictStr
+    design: Text = None
+    n_total: StrictInt | None = None
+    n_arms: tuple[StrictInt, ...] | None = None
+    population: Text = None
+    intervention: Text = None
+    comparator: Text = None
+    outcomes: tuple[Outcome, ...] | None = None
+    funding: Text = None
+    coi: Text = None
+    limitations: Text = None
+    evidence_basis: Literal["fulltext", "abstract_only"] | None = None
+    extractor_notes: Text = None
+    spans: Spans = None
+    quotes: list[Any] | None = Field(default=None, description="derived by the assembler; agent content is discarded")
+
+
+NARRATIVE_FIELDS = (
+    "design",
+    "n_total",
+    "n_arms",
+    "population",
+    "intervention",
+    "comparator",
+    "funding",
+    "coi",
+    "limitations",
+)
+"""Extraction fields that record-level spans back; empty spans are legal only when all are null."""
+
+NUMERIC_OUTCOME_FIELDS = ("effect", "ci_low", "ci_high", "p_value")
+"""Outcome fields whose non-null value makes the outcome owe a span."""
+
+
+class Domain(BaseModel):
+    """One appraisal domain; a judgement other than ``unclear`` must be backed by a span."""
+
+    model_config = _AGENT
+    domain: Text = None
+    judgement: Text = None
+    rationale: Text = None
+    spans: Spans = None
+
+
+class Appraisal(BaseModel):
+    """``workspace/appraisals/<name>.json`` as an agent writes it (no ``quotes`` field)."""
+
+    model_config = _AGENT
+    schema_version: StrictInt | None = None
+    pmid: IdLike = None
+    evidence_id: StrictStr
+    tool: Literal["RoB2", "ROBINS-I", "Newcastle-Ottawa", "AMSTAR-2", "none"] | None = None
+    domains: tuple[Domain, ...] | None = None
+    overall_judgement: Text = None
+    grade: dict[str, Any] | None = None
+    evidence_basis: Literal["fulltext", "abstract_only"] | None = None
+
+
+# ---------------------------------------------------------------------------------------------
+# result.json, as the assembler writes it
+
+
+class ResultGate(BaseModel):
+    """Whether the gate was on, what it decided, and what turned it on."""
+
+    model_config = _OURS
+    enabled: StrictBool
+    verdict: Literal["pass", "fail", "warn"]
+    flag: Literal["--gate", "gates.evidence_kernel"] | None
+
+
+class ResultCounts(BaseModel):
+    """Totals; ``unresolved`` counts artifacts, not findings."""
+
+    model_config = _OURS
+    artifacts_seen: Annotated[StrictInt, Field(ge=0)]
+    accepted: Annotated[StrictInt, Field(ge=0)]
+    unresolved: Annotated[StrictInt, Field(ge=0)]
+    spans_checked: Annotated[StrictInt, Field(ge=0)]
+    sources: Annotated[StrictInt, Field(ge=0)]
+
+
+class ResultClaim(BaseModel):
+    """One verified span of an accepted artifact; ``excerpt`` is the re-slice."""
+
+    model_config = _OURS
+    claim: StrictStr | None
+    field: StrictStr
+    source_id: SourceId
+    start: Annotated[StrictInt, Field(ge=0)]
+    end: Annotated[StrictInt, Field(ge=0)]
+    access: Access
+    excerpt: StrictStr
+    section: StrictStr | None
+    page: StrictInt | None
+
+
+class AcceptedArtifact(BaseModel):
+    """An artifact that survived every check; url, paper and access come from its snapshots."""
+
+    model_config = _OURS
+    artifact_id: StrictStr
+    kind: Literal["extraction", "appraisal", "report_claim", "synthesis_claim"]
+    evidence_id: StrictStr | None
+    record: StrictStr | None
+    source_ids: tuple[SourceId, ...]
+    paper: Paper | None
+    url: StrictStr | None
+    access: Access | None
+    fresh: StrictBool
+    claims: tuple[ResultClaim, ...]
+    data: dict[str, Any]
+
+
+class UnresolvedEntry(BaseModel):
+    """One finding against one artifact."""
+
+    model_config = _OURS
+    artifact_id: StrictStr
+    kind: Literal["extraction", "appraisal", "report_claim", "synthesis_claim"]
+    evidence_id: StrictStr | None
+    field: StrictStr
+    reason_code: Reason
+    detail: Annotated[StrictStr, Field(max_length=300)]
+    source_id: StrictStr | None
+    record: StrictStr | None
+
+
+class WarningEntry(BaseModel):
+    """Something ignored on purpose (an unknown field, discarded quotes); never blocks."""
+
+    model_config = _OURS
+    artifact_id: StrictStr | None
+    record: StrictStr | None
+    field: StrictStr
+    detail: Annotated[StrictStr, Field(max_length=300)]
+
+
+class Diagnostics(BaseModel):
+    """Every finding, totals by reason code, and the warnings."""
+
+    model_config = _OURS
+    unresolved: tuple[UnresolvedEntry, ...]
+    counts_by_reason: dict[Reason, Annotated[StrictInt, Field(ge=1)]]
+    warnings: tuple[WarningEntry, ...]
+
+
+class ResultSource(BaseModel):
+    """Metadata of one referenced snapshot (never its text), with the fresh-fetch outcome."""
+
+    model_config = _OURS
+    source_id: StrictStr
+    status: Literal["ok", "UNKNOWN_SOURCE", "SNAPSHOT_HASH_MISMATCH"]
+    url: StrictStr | None
+    title: StrictStr | None
+    retrieved_at: Timestamp | None
+    access: Access | None
+    origin: StrictStr | None
+    paper: Paper | None
+    asset: dict[str, Any] | None
+    content_hash: PrefixedDigest | None
+    record_hash: PrefixedDigest | None
+    sealed: StrictBool
+    chars: StrictInt | None
+    fresh: StrictBool
+    fresh_event_id: StrictStr | None
+    fresh_detail: StrictStr
+
+
+class LogRef(BaseModel):
+    """How much of the event log the assembly read, and the digest of its last line."""
+
+    model_config = _OURS
+    events: Annotated[StrictInt, Field(ge=0)]
+    head: PrefixedDigest | None
+
+
+class Result(BaseModel):
+    """``outputs/result.json``."""
+
+    model_config = _OURS
+    schema_version: Annotated[StrictInt, Field(ge=1, le=1)]
+    run_slug: StrictStr
+    generated_at: Timestamp
+    config: dict[str, Any]
+    gate: ResultGate
+    counts: ResultCounts
+    accepted: tuple[AcceptedArtifact, ...]
+    diagnostics: Diagnostics
+    sources: tuple[ResultSource, ...]
+    log: LogRef
+    inputs_hash: PrefixedDigest
+
+
+# ---------------------------------------------------------------------------------------------
+# lenient reading of agent records
+
+
+@dataclass(frozen=True)
+class RecordFinding:
+    """A problem of the record itself: ``SCHEMA_ERROR`` or ``NO_SPANS``."""
+
+    field: str
+    reason: Reason
+    detail: str
+
+
+@dataclass(frozen=True)
+class SpanEntry:
+    """A well-formed span of a record and the field path it sits at (``outcomes[0].spans[1]``)."""
+
+    field: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class LegacyQuote:
+    """A quote an older agent typed with offsets; compared with the re-slice, never used."""
+
+    field: str
+    source_id: str
+    start: int
+    end: int
+    text: str
+
+
+@dataclass
+class AgentRecord:
+    """One extraction or appraisal file, read leniently."""
+
+    kind: Literal["extraction", "appraisal"]
+    record: str
+    digest: str
+    evidence_id: str | None
+    spans: list[SpanEntry] = field(default_factory=list)
+    quotes: list[LegacyQuote] = field(default_factory=list)
+    findings: list[RecordFinding] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def artifact_id(self) -> str:
+        """``extraction:<evidence_id>``; a record without a usable id is named by its file."""
+        return f"{self.kind}:{self.evidence_id if self.evidence_id is not None else self.record}"
+
+
+def field_path(loc: Sequence[str | int]) -> str:
+    """``("outcomes", 1, "spans", 0)`` -> ``outcomes[1].spans[0]``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "record"
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _schema_findings(exc: ValidationError) -> list[RecordFinding]:
+    found: list[RecordFinding] = []
+    seen: set[str] = set()
+    for error in exc.errors():
+        where = field_path([p for p in error["loc"] if isinstance(p, int | str)])
+        if where in seen:
+            continue
+        seen.add(where)
+        found.append(RecordFinding(where, Reason.SCHEMA_ERROR, _one_line(f"{where}: {error['msg']}")))
+    return found
+
+
+def _spans_at(raw: Any, prefix: str, record: AgentRecord) -> list[SpanEntry]:
+    """The well-formed spans of a raw ``spans`` list; malformed ones are schema findings already."""
+    if not isinstance(raw, list):
+        return []
+    out: list[SpanEntry] = []
+    known = set(Span.model_fields)
+    for index, item in enumerate(raw):
+        where = f"{prefix}[{index}]"
+        try:
+            span = Span.model_validate(item)
+        except ValidationError:
+            continue
+        for extra in sorted(set(item) - known):
+            record.warnings.append((f"{where}.{extra}", f"unknown span field {extra!r} ignored"))
+        out.append(SpanEntry(where, span))
+    return out
+
+
+def _extras(raw: Any, model: type[BaseModel], prefix: str, record: AgentRecord) -> None:
+    if not isinstance(raw, dict):
+        return
+    for extra in sorted(set(raw) - set(model.model_fields)):
+        where = f"{prefix}.{extra}" if prefix else extra
+        record.warnings.append((where, f"unknown field {extra!r} ignored"))
+
+
+def _known(model: BaseModel, drop: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The schema fields of a validated model as JSON values, without extras."""
+    dumped = model.model_dump(mode="json")
+    return {k: dumped[k] for k in type(model).model_fields if k not in drop}
+
+
+def _legacy_quotes(raw: Any, record: AgentRecord) -> None:
+    """Keep quotes that carry text and offsets for comparison; the rest is discarded."""
+    if raw is None:
+        return
+    if not isinstance(raw, list):
+        record.findings.append(RecordFinding("quotes", Reason.SCHEMA_ERROR, "quotes: must be a list"))
+        return
+    discarded = 0
+    for index, item in enumerate(raw):
+        if isinstance(item, dict):
+            text = next((item[k] for k in ("text", "excerpt", "quote") if isinstance(item.get(k), str)), None)
+            sid, start, end = item.get("source_id"), item.get("start"), item.get("end")
+            if (
+                text is not None
+                and isinstance(sid, str)
+                and isinstance(start, int)
+                and isinstance(end, int)
+                and not isinstance(start, bool)
+                and not isinstance(end, bool)
+            ):
+                record.quotes.append(LegacyQuote(f"quotes[{index}]", sid, start, end, text))
+                continue
+        discarded += 1
+    if discarded:
+        record.warnings.append(("quotes", f"{discarded} agent-written quote(s) without offsets discarded"))
+
+
+def _owed_spans(model: Extraction | Appraisal, record: AgentRecord) -> None:
+    """``NO_SPANS`` wherever the record owes spans and carries none (sections 5a and 6)."""
+    if isinstance(model, Extraction):
+        stated = [name for name in NARRATIVE_FIELDS if getattr(model, name) is not None and getattr(model, name) != ()]
+        if stated and not model.spans:
+            record.findings.append(
+                RecordFinding("spans", Reason.NO_SPANS, f"spans: empty while {', '.join(stated)} stated")
+            )
+        for index, outcome in enumerate(model.outcomes or ()):
+            numbers = [name for name in NUMERIC_OUTCOME_FIELDS if getattr(outcome, name) is not None]
+            if numbers and not outcome.spans:
+                record.findings.append(
+                    RecordFinding(
+                        f"outcomes[{index}].spans",
+                        Reason.NO_SPANS,
+                        f"outcomes[{index}].spans: empty while {', '.join(numbers)} stated",
+                    )
+                )
+    else:
+        for index, domain in enumerate(model.domains or ()):
+            judgement = domain.judgement
+            if judgement is not None and judgement.strip().lower() != "unclear" and not domain.spans:
+                record.findings.append(
+                    RecordFinding(
+                        f"domains[{index}].spans",
+                        Reason.NO_SPANS,
+                        _one_line(f"domains[{index}].spans: empty for judgement {judgement!r}"),
+                    )
+                )
+    if not record.spans and not any(f.reason is Reason.NO_SPANS for f in record.findings):
+        record.findings.append(RecordFinding("spans", Reason.NO_SPANS, "the record carries no span at all"))
+
+
+def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes) -> AgentRecord:
+    """Read one agent record from its bytes; every problem becomes a finding, never an exception."""
+    record = AgentRecord(kind=kind, record=name, digest=prefixed(sha256_hex(data)), evidence_id=None)
+    try:
+        raw = loads_strict(data)
+    except (StrictJSONError, ValueError) as exc:
+        record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, _one_line(f"not strict JSON: {exc}")))
+        return record
+    if not isinstance(raw, dict):
+        record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, "not a JSON object"))
+        return record
+    if isinstance(raw.get("evidence_id"), str) and raw["evidence_id"].strip():
+        record.evidence_id = raw["evidence_id"]
+    elif "evidence_id" in raw and isinstance(raw["evidence_id"], str):
+        record.findings.append(RecordFinding("evidence_id", Reason.SCHEMA_ERROR, "evidence_id: empty"))
+    model_type: type[Extraction] | type[Appraisal] = Extraction if kind == "extraction" else Appraisal
+    _extras(raw, model_type, "", record)
+    record.spans.extend(_spans_at(raw.get("spans"), "spans", record) if kind == "extraction" else [])
+    nested, nested_model = ("outcomes", Outcome) if kind == "extraction" else ("domains", Domain)
+    items = raw.get(nested)
+    if isinstance(items, list):
+        for index, item in enumerate(items):
+            _extras(item, nested_model, f"{nested}[{index}]", record)
+            if isinstance(item, dict):
+                record.spans.extend(_spans_at(item.get("spans"), f"{nested}[{index}].spans", record))
+    if kind == "extraction":
+        _legacy_quotes(raw.get("quotes"), record)
+    try:
+        model = model_type.model_validate(raw)
+    except ValidationError as exc:
+        record.findings.extend(_schema_findings(exc))
+        return record
+    _owed_spans(model, record)
+    if isinstance(model, Extraction):
+        data_out = _known(model, ("spans", "quotes", "outcomes"))
+        data_out["outcomes"] = [_known(o, ("spans",)) for o in model.outcomes or ()]
+    else:
+        data_out = _known(model, ("domains",))
+        data_out["domains"] = [_known(d, ("spans",)) for d in model.domains or ()]
+    record.data = data_out
+    return record
+
+
+def read_records(extractions_dir: Path, appraisals_dir: Path) -> list[AgentRecord]:
+    """Every ``*.json`` record of both folders: extractions first, each folder in name order."""
+    out: list[AgentRecord] = []
+    for kind, folder in (("extraction", extractions_dir), ("appraisal", appraisals_dir)):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir(), key=lambda p: p.name):
+            if path.suffix != ".json" or path.name.startswith(".") or not path.is_file():
+                continue
+            relative = f"workspace/{folder.name}/{path.name}"
+            out.append(read_record(kind, relative, path.read_bytes()))  # type: ignore[arg-type]
+    return out

@@ -30,7 +30,7 @@ _DEF_START_RE = re.compile(r"\[\^([^\]\s]+)\]:[ \t]?")
 _REF_MARK_RE = re.compile(r"\[\^[^\]\s]+\]")
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 _PMID_RE = re.compile(r"\bPMID:?\s*(\d+)\b", re.IGNORECASE)
-_PMCID_RE = re.compile(r"\bPMCID:?\s*(PMC\d+)\b|\b(PMC\d+)\b", re.IGNORECASE)
+_PMCID_RE = re.compile(r"\bPMCID:?\s*(PMC\d+)\b", re.IGNORECASE)
 _DOI_RE = re.compile(r"\bDOI:?\s*(10\.\d{3,9}/\S+)", re.IGNORECASE)
 _MAX_CLAIM = 1000
 
@@ -88,7 +88,7 @@ def paper_ids_in(text: str) -> tuple[tuple[str, str], ...]:
     for match in _DOI_RE.finditer(text):
         found.append((match.start(), "doi", match.group(1).rstrip(".,;:)]>")))
     for match in _PMCID_RE.finditer(text):
-        found.append((match.start(), "pmcid", (match.group(1) or match.group(2)).upper()))
+        found.append((match.start(), "pmcid", match.group(1).upper()))
     out: list[tuple[str, str]] = []
     for _, kind, value in sorted(found):
         if (kind, value) not in out:

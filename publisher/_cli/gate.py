@@ -1,5 +1,101 @@
-"""Placeholder, replaced by the gate commands."""
+"""``publisher assemble``, ``publisher verify`` and ``publisher render``.
+
+Exit statuses: assemble 0 for pass or warn, 1 for fail; verify 0 for Verified, 1 for Failed and
+for Inconclusive 0 with the gate off, 1 with it on; render 0 when written, 1 when refused;
+2 for usage or fatal errors. ``--json`` prints ``result.json`` / ``verification.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from ..runs import Run
+from ._common import add_json, emit
 
 
-def register(sub):  # type: ignore[no-untyped-def]
-    """Nothing yet."""
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``assemble``, ``verify`` and ``render``."""
+    p = sub.add_parser("assemble", help="check every record and report claim; write outputs/result.json")
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--gate", action="store_true", help="turn the evidence gate on (unresolved artifacts fail)")
+    p.add_argument("--wiki", type=Path, help="wiki root holding assets/ (default: nearest folder with mkdocs.yml)")
+    add_json(p)
+    p.set_defaults(func=_assemble)
+
+    p = sub.add_parser("verify", help="run the numbered checks; write outputs/verification.json")
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--gate", action="store_true", help="turn the evidence gate on (Inconclusive exits 1)")
+    p.add_argument("--wiki", type=Path, help="wiki root holding assets/ (default: nearest folder with mkdocs.yml)")
+    add_json(p)
+    p.set_defaults(func=_verify)
+
+    p = sub.add_parser("render", help="write outputs/report.html with verified excerpts only")
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--wiki", type=Path, help="wiki root holding assets/ (default: nearest folder with mkdocs.yml)")
+    add_json(p)
+    p.set_defaults(func=_render)
+
+
+def _grouped(findings: Iterable[dict[str, Any]], check: bool = False) -> list[str]:
+    """Findings grouped by reason code: artifact, field, source id and the detail's numbers."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for finding in findings:
+        groups.setdefault(finding["reason_code"], []).append(finding)
+    lines: list[str] = []
+    for code in sorted(groups):
+        lines.append(f"  {code} ({len(groups[code])})")
+        for f in groups[code]:
+            parts = [f"[{f['check_id']}]" if check else None, f.get("artifact_id"), f.get("field"), f.get("source_id")]
+            where = " ".join(p for p in parts if p)
+            lines.append(f"    {where}: {f['detail']}")
+    return lines
+
+
+def _assemble(args: argparse.Namespace) -> int:
+    from ..assemble import assemble_run
+
+    run = Run.open(args.run_dir)
+    assembly = assemble_run(run, gate=args.gate or None, wiki_root=args.wiki)
+    result = assembly.result
+    counts = result["counts"]
+    gate = result["gate"]
+    lines = [
+        f"Assembled {result['run_slug']}: {gate['verdict']} (gate {'on' if gate['enabled'] else 'off'})",
+        f"  {counts['accepted']} accepted, {counts['unresolved']} unresolved of {counts['artifacts_seen']} artifacts; "
+        f"{counts['spans_checked']} spans checked over {counts['sources']} sources",
+        *_grouped(assembly.findings),
+    ]
+    warnings = result["diagnostics"]["warnings"]
+    if warnings:
+        lines.append(f"  {len(warnings)} warning(s): ignored fields and discarded quotes (see result.json)")
+    lines.append(f"  wrote {run.result_path}")
+    emit(args, result, "\n".join(lines))
+    return assembly.exit_status
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from ..verify import verify_run
+
+    run = Run.open(args.run_dir)
+    verification = verify_run(run, gate=args.gate or None, wiki_root=args.wiki)
+    report = verification.report
+    state = "on" if report["gate"]["enabled"] else "off"
+    lines = [f"Verification of {report['run_slug']}: {report['verdict']} (gate {state})"]
+    for check in report["checks"]:
+        lines.append(f"  {check['status']:<4}  {check['check_id']:<14} {check['detail']}")
+    lines += _grouped(report["findings"], check=True)
+    lines.append(f"  wrote {run.verification_path}")
+    emit(args, report, "\n".join(lines))
+    return verification.exit_status
+
+
+def _render(args: argparse.Namespace) -> int:
+    from ..render import write_report
+
+    run = Run.open(args.run_dir)
+    path = write_report(run, wiki_root=args.wiki)
+    emit(args, {"run_dir": str(run.path), "report_html": str(path)}, f"Rendered {path}")
+    return 0

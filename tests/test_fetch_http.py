@@ -1,0 +1,183 @@
+"""``source fetch`` against a real HTTP server on 127.0.0.1 serving the real corpus files."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from conftest import CliResult
+from lxml import etree
+
+from publisher.eventlog import AssetChecker, freshness, read_log
+from publisher.models import EventType
+from publisher.runs import Run, init_run
+from publisher.sources import fetch
+
+Cli = Callable[..., CliResult]
+ARTICLE = "PMC1065070"
+
+
+class _Corpus(BaseHTTPRequestHandler):
+    root: Path
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+    def do_GET(self) -> None:
+        kind, _, name = self.path.lstrip("/").partition("/")
+        types = {"texts": "text/plain; charset=utf-8", "xml": "application/xml"}
+        path = self.root / kind / name
+        if kind not in types or "/" in name or not path.is_file():
+            self.send_error(404)
+            return
+        body = path.read_bytes()
+        self.send_response(200)
+        self.send_header("Content-Type", types[kind])
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def corpus_base(corpus_dir: Path) -> Path:
+    base = corpus_dir / "evidence-inference"
+    if not (base / "xml" / f"{ARTICLE}.nxml").is_file():
+        pytest.skip(f"../shared/corpus not present: {ARTICLE}.nxml missing")
+    return base
+
+
+@pytest.fixture(scope="module")
+def server(corpus_base: Path) -> Iterator[str]:
+    handler = type("Handler", (_Corpus,), {"root": corpus_base})
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(no_proxy: None) -> None:
+    return None
+
+
+def _refused_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/texts/{ARTICLE}.txt"
+
+
+def _article_ids(xml: Path) -> dict[str, str]:
+    tree = etree.parse(str(xml), etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False))
+    ids = {}
+    for node in tree.iter("article-id"):
+        ids[node.get("pub-id-type")] = (node.text or "").strip()
+    return ids
+
+
+def _nothing_written(run: Run) -> None:
+    assert os.listdir(run.sources_dir) == []
+    assert run.events_path.read_bytes() == b""
+
+
+def test_plain_text_fetch_is_exact_and_fresh(server: str, corpus_base: Path, tmp_path: Path) -> None:
+    run = init_run(tmp_path / "r", "r")
+    body = (corpus_base / "texts" / f"{ARTICLE}.txt").read_bytes()
+    served = body.decode("utf-8")
+    url = f"{server}/texts/{ARTICLE}.txt"
+    outcome = fetch(run, url)
+    snap = run.store.read(outcome.snapshot.source_id)
+    assert snap.text == served
+    assert snap.url == url
+    assert snap.access.value == "web" and snap.origin.value == "web"
+    event = outcome.event
+    assert event.type is EventType.FETCH and event.fresh is True
+    assert event.sha256 == hashlib.sha256(body).hexdigest()
+    assert event.detail is not None
+    assert "200" in event.detail and str(len(body)) in event.detail and str(len(served)) in event.detail
+    state = read_log(run.events_path)
+    assert state.intact and state.events == [event]
+    got = freshness(snap, state.events, run.load_config().created_at, AssetChecker(None))
+    assert got.fresh and got.event_id == event.event_id
+
+
+def test_fetched_text_keeps_corpus_offsets(server: str, corpus_base: Path, tmp_path: Path) -> None:
+    run = init_run(tmp_path / "r", "r")
+    spans = [json.loads(line) for line in (corpus_base / "spans.jsonl").read_text().splitlines()]
+    texts = {s["pmcid"] for s in spans if (corpus_base / "texts" / f"PMC{s['pmcid']}.txt").is_file()}
+    pmcid = sorted(texts)[0]
+    snap = fetch(run, f"{server}/texts/PMC{pmcid}.txt").snapshot
+    checked = 0
+    for span in spans:
+        if span["pmcid"] == pmcid:
+            assert snap.text[span["start"] : span["end"]] == span["excerpt"]
+            checked += 1
+    assert checked
+
+
+def test_jats_fetch_has_sections_and_paper_ids(server: str, corpus_base: Path, tmp_path: Path) -> None:
+    run = init_run(tmp_path / "r", "r")
+    xml = corpus_base / "xml" / f"{ARTICLE}.nxml"
+    ids = _article_ids(xml)
+    outcome = fetch(run, f"{server}/xml/{ARTICLE}.nxml")
+    snap = run.store.read(outcome.snapshot.source_id)
+    assert snap.access.value == "full_text" and snap.origin.value == "pmc"
+    assert snap.paper is not None
+    assert snap.paper.pmid == ids["pmid"]
+    assert snap.paper.pmcid == "PMC" + ids["pmc"].removeprefix("PMC")
+    assert (snap.paper.doi or "").lower() == ids["doi"].lower()
+    assert snap.sections
+    for section in snap.sections:
+        assert 0 <= section.start <= section.end <= len(snap.text)
+    assert outcome.event.fresh and "200" in (outcome.event.detail or "")
+    assert read_log(run.events_path).intact
+
+
+def test_fetch_contradicting_the_document_writes_nothing(server: str, corpus_base: Path, tmp_path: Path) -> None:
+    from publisher.errors import UsageError
+    from publisher.sources import Metadata
+
+    run = init_run(tmp_path / "r", "r")
+    with pytest.raises(UsageError):
+        fetch(run, f"{server}/xml/{ARTICLE}.nxml", Metadata(pmid="1"))
+    _nothing_written(run)
+
+
+def test_cli_fetch_json(cli: Cli, server: str, corpus_base: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "r"
+    init_run(run_dir, "r")
+    url = f"{server}/texts/{ARTICLE}.txt"
+    result = cli("source", "fetch", "--run-dir", run_dir, "--url", url, "--json")
+    assert result.status == 0, result.err
+    data = result.json()
+    assert data["fresh"] is True and data["created"] is True and data["url"] == url
+    text = (corpus_base / "texts" / f"{ARTICLE}.txt").read_bytes().decode("utf-8")
+    assert data["chars"] == len(text)
+    again = cli("source", "fetch", "--run-dir", run_dir, "--url", url, "--json").json()
+    assert again["source_id"] == data["source_id"] and again["created"] is False and again["fresh"] is True
+    assert len(read_log(run_dir / "events.jsonl").events) == 2
+
+
+@pytest.mark.parametrize("where", ["404", "refused"])
+def test_failed_fetch_leaves_no_snapshot_and_no_event(cli: Cli, server: str, tmp_path: Path, where: str) -> None:
+    run_dir = tmp_path / "r"
+    run = init_run(run_dir, "r")
+    url = f"{server}/texts/nothing-here.txt" if where == "404" else _refused_url()
+    result = cli("source", "fetch", "--run-dir", run_dir, "--url", url, "--timeout", "5")
+    assert result.status == 2, result.err
+    assert len(result.err_lines) == 1 and "Traceback" not in result.err
+    if where == "404":
+        assert "404" in result.err
+    _nothing_written(run)

@@ -82,7 +82,10 @@ def append_event(
     Raises :class:`EventLogError` if the last line is torn or invalid: appends stay refused until
     a person resolves it. A ``fresh`` flag on a ``register`` or ``read`` event is refused.
     """
-    kind = EventType(type)
+    try:
+        kind = EventType(type)
+    except ValueError:
+        raise UsageError(f"refused to log an event of unknown type {str(type)[:40]!r}", path=str(path)) from None
     if fresh and kind not in (EventType.FETCH, EventType.LOCAL_PDF):
         raise EventLogError(f"a {kind.value} event is never fresh")
     if detail is not None:

@@ -141,7 +141,7 @@ def _resolve_metadata(doc: Extracted, meta: Metadata, *, default_origin: str) ->
 
 
 def _ensure_appendable(run: Run) -> None:
-    """Refuse before writing anything when the log is torn or its chain is broken."""
+    """Refuse before writing anything when the log's last line is torn (appends would fail)."""
     state = read_log(run.events_path)
     if state.torn:
         raise EventLogError(

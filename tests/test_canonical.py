@@ -139,7 +139,7 @@ def test_canonical_round_trip(value: Any) -> None:
     assert loads_record(data + b"\n") == (value, True)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.dictionaries(_keys, _json, min_size=1, max_size=8), st.randoms(use_true_random=False))
 def test_record_hash_is_stable_under_key_order(record: dict[str, Any], rnd: random.Random) -> None:
     items = list(record.items())

@@ -222,11 +222,16 @@ def test_oversized_file(tmp_path: Path) -> None:
     assert _reason_of_read(SnapshotStore(folder, max_bytes=100), snap.source_id) is MISMATCH
 
 
-def test_unreadable_file_is_corrupt_not_a_crash(store: SnapshotStore) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads any file")
+def test_unreadable_file_is_corrupt_not_a_crash(store: SnapshotStore, monkeypatch: pytest.MonkeyPatch) -> None:
     sid, path = _stored(store)
-    path.chmod(0)
+    real_open = os.open
+
+    def denied(target: Any, *args: Any, **kwargs: Any) -> int:
+        if str(target) == str(path):
+            raise PermissionError(13, "Permission denied", str(target))
+        return real_open(target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)  # chmod 0 means nothing to root, so simulate EACCES
     assert _reason_of_read(store, sid) is MISMATCH
 
 

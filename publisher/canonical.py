@@ -13,6 +13,11 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+try:  # optional accelerator; the stdlib path below is always there and decides every doubtful case
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - exercised where orjson is absent
+    _orjson = None
+
 __all__ = [
     "canonical_bytes",
     "sha256_hex",
@@ -22,6 +27,7 @@ __all__ = [
     "record_hash_for",
     "loads_strict",
     "loads_record",
+    "seal_of_canonical",
     "StrictJSONError",
     "SOURCE_ID_RE",
     "HEX64_RE",
@@ -119,8 +125,14 @@ def loads_record(data: bytes) -> tuple[Any, bool]:
     JSON plus one trailing newline: it is parsed with the plain C decoder and confirmed by
     re-encoding, which also proves it had no duplicate keys (a duplicate would make the encoding
     shorter). Anything else (upstream records, hand-edited files) takes the strict slow path.
+    Where orjson is importable it parses and re-encodes first; it only ever answers "canonical",
+    and every other case (floats included) is decided by the stdlib path.
     """
     body = data[:-1] if data.endswith(b"\n") else data
+    if _orjson is not None:
+        value = _fast_canonical(body)
+        if value is not _NOT_CANONICAL:
+            return value, True
     text = _text(body)
     value = _decode(text)
     try:
@@ -129,6 +141,77 @@ def loads_record(data: bytes) -> tuple[Any, bool]:
     except (ValueError, UnicodeEncodeError, RecursionError):
         pass
     return loads_strict(text), False
+
+
+_NOT_CANONICAL = object()
+
+
+def _has_float(value: Any) -> bool:
+    """Whether a parsed JSON value holds a float anywhere (strings are not walked into)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float):
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _fast_canonical(body: bytes) -> Any:
+    """The value of ``body`` if orjson proves it canonical, else ``_NOT_CANONICAL``.
+
+    orjson refuses what the strict path refuses (invalid UTF-8, a BOM, NaN, lone surrogates) and
+    escapes strings exactly as :func:`canonical_bytes` does; a duplicate key makes its re-encoding
+    shorter. Floats are the one place the two encoders spell values differently (``1e-07`` vs
+    ``1e-7``), and integers past 64 bits parse as floats, so any float defers to the stdlib path.
+    """
+    try:
+        value = _orjson.loads(body)
+    except (ValueError, RecursionError):
+        return _NOT_CANONICAL
+    if _has_float(value):
+        return _NOT_CANONICAL
+    try:
+        encoded = _orjson.dumps(value, option=_orjson.OPT_SORT_KEYS)
+    except (TypeError, RecursionError):
+        return _NOT_CANONICAL
+    return value if encoded == body else _NOT_CANONICAL
+
+
+_SEAL_KEY = b'"record_hash":"'
+
+
+def seal_of_canonical(body: bytes, record: dict[str, Any]) -> str | None:
+    """``record_hash_for(record)`` computed from the canonical bytes ``body`` without re-encoding.
+
+    ``body`` must be ``canonical_bytes(record)``. With sorted keys and no whitespace, removing the
+    one ``"record_hash":"<value>"`` member and one adjacent comma leaves exactly the canonical
+    bytes of the record without it. A quote inside a JSON string is always escaped, so the member
+    can only occur once, at the top level; anything unexpected returns None (use the slow path).
+    """
+    value = record.get("record_hash")
+    if not isinstance(value, str) or not value.isascii() or '"' in value or "\\" in value:
+        return None
+    member = _SEAL_KEY + value.encode("ascii") + b'"'
+    at = body.find(member)
+    if at < 1 or body.find(member, at + 1) != -1:
+        return None
+    end = at + len(member)
+    h = hashlib.sha256()
+    view = memoryview(body)
+    if body[at - 1 : at] == b",":
+        h.update(view[: at - 1])
+        h.update(view[end:])
+    elif body[end : end + 1] == b",":
+        h.update(view[:at])
+        h.update(view[end + 1 :])
+    else:
+        h.update(view[:at])
+        h.update(view[end:])
+    return prefixed(h.hexdigest())
 
 
 def utc_now() -> datetime:

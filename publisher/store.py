@@ -9,6 +9,7 @@ A snapshot lives at ``<run>/sources/src-<64hex>.json``. Its name is its identity
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -24,7 +25,10 @@ from .canonical import (
     canonical_bytes,
     content_hash_for,
     loads_record,
+    prefixed,
     record_hash_for,
+    seal_of_canonical,
+    sha256_hex,
     source_id_for,
 )
 from .errors import ConflictError, IntegrityError, PublisherError
@@ -101,11 +105,14 @@ def _read_bytes(path: Path, source_id: str, max_bytes: int) -> bytes:
         os.close(fd)
 
 
-def verify_record(raw: Any, expected_id: str | None) -> Snapshot:
+def verify_record(raw: Any, expected_id: str | None, *, canonical_body: bytes | None = None) -> Snapshot:
     """Check a parsed snapshot record: schema, identity, body hash, seal and maps.
 
     Every digest is recomputed from the record's own fields; ``expected_id`` is the name the
-    record was stored under. Raises :class:`IntegrityError` (``SNAPSHOT_HASH_MISMATCH``).
+    record was stored under. ``canonical_body``, when given, must be the record's canonical bytes
+    (as :func:`~publisher.canonical.loads_record` confirmed them); the seal is then hashed from
+    those bytes instead of re-encoding the record. Raises :class:`IntegrityError`
+    (``SNAPSHOT_HASH_MISMATCH``).
     """
     label = expected_id or "record"
     if not isinstance(raw, dict):
@@ -119,16 +126,23 @@ def verify_record(raw: Any, expected_id: str | None) -> Snapshot:
     if expected_id is not None and snap.source_id != expected_id:
         raise _corrupt(label, f"names itself {snap.source_id}", stored=snap.source_id)
     try:
-        got_id = source_id_for(snap.url, snap.text)
-        got_body = content_hash_for(snap.text)
+        text_bytes = snap.text.encode("utf-8")
+        id_hash = hashlib.sha256(snap.url.encode("utf-8"))
     except UnicodeEncodeError as exc:
         raise _corrupt(label, "text or url is not encodable as UTF-8") from exc
+    id_hash.update(b"\x00")
+    id_hash.update(text_bytes)
+    got_id = "src-" + id_hash.hexdigest()
+    got_body = prefixed(sha256_hex(text_bytes))
+    del text_bytes
     if got_id != snap.source_id:
         raise _corrupt(label, f"source_id recomputes to {got_id}", expected=snap.source_id, got=got_id)
     if got_body != snap.content_hash:
         raise _corrupt(label, f"content_hash recomputes to {got_body}", expected=snap.content_hash, got=got_body)
     if snap.record_hash is not None:
-        got_seal = record_hash_for(raw)
+        got_seal = seal_of_canonical(canonical_body, raw) if canonical_body is not None else None
+        if got_seal is None:
+            got_seal = record_hash_for(raw)
         if got_seal != snap.record_hash:
             raise _corrupt(label, f"record_hash recomputes to {got_seal}", expected=snap.record_hash, got=got_seal)
     n = len(snap.text)
@@ -194,10 +208,11 @@ class SnapshotStore:
         path = self.path_for(source_id)
         data = _read_bytes(path, source_id, self.max_bytes)
         try:
-            raw, _canonical = loads_record(data)
+            raw, canonical = loads_record(data)
         except (StrictJSONError, ValueError) as exc:
             raise _corrupt(source_id, f"is not strict JSON ({exc})") from exc
-        return verify_record(raw, source_id)
+        body = (data[:-1] if data.endswith(b"\n") else data) if canonical else None
+        return verify_record(raw, source_id, canonical_body=body)
 
     def put(self, record: dict[str, Any]) -> tuple[Snapshot, bool]:
         """Publish a record built by :func:`build_record`; returns (snapshot, created).

@@ -1,0 +1,363 @@
+"""Parallel, streaming snapshot verification: every snapshot read and verified once, on every core.
+
+Commands that check many snapshots (the site preflight, ``assemble``, ``verify``, ``promote
+--check``) hand :func:`verify_many` a list of requests, each naming a snapshot and the spans to
+slice from it. Requests are grouped by snapshot first, so a snapshot cited a thousand times is
+read once. Worker processes read and verify the files through the store (every digest
+recomputed) and send back a small :class:`SnapshotCheck`: the outcome, the excerpts of the
+requested spans and the snapshot's metadata, never its text. Memory therefore stays bounded by
+the largest snapshot in flight per worker, not by the corpus.
+
+Results stream back in completion order by default (``ordered=True`` gives input order, i.e. the
+order in which each snapshot was first requested). Work is submitted in chunks with a bounded
+number in flight. Any :class:`concurrent.futures.Executor` can run it, including a Dask
+``distributed.Client(...).get_executor()``; with one worker or a small input everything runs
+in-process, with no pool to start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import PublisherError
+from .models import Asset, Paper
+from .reasons import Reason
+from .spans import check_range, locate
+from .store import SnapshotStore
+
+__all__ = [
+    "SpanCheck",
+    "SnapshotCheck",
+    "Request",
+    "verify_many",
+    "default_workers",
+    "terminal_progress",
+    "IN_PROCESS_BYTES",
+]
+
+Request = tuple[Path | str, str, Sequence[tuple[int, int]]]
+"""``(sources_dir or snapshot file, source_id, [(start, end), ...])``."""
+
+ProgressFn = Callable[[int, int], None]
+"""Called as ``progress(done, total)`` after each snapshot is checked."""
+
+IN_PROCESS_BYTES = 16 * 1024 * 1024
+"""Below this many bytes of snapshot files, checking in-process beats starting a pool."""
+
+_CHUNK_BYTES = 8 * 1024 * 1024
+_CHUNK_MAX = 64
+_IN_FLIGHT_PER_WORKER = 3
+
+
+@dataclass(frozen=True, slots=True)
+class SpanCheck:
+    """One requested span: its excerpt when in range, else the reason it is unusable."""
+
+    start: int
+    end: int
+    excerpt: str | None
+    reason: Reason | None
+    section: str | None
+    page: int | None
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotCheck:
+    """The outcome of reading and verifying one snapshot file, without its text.
+
+    ``location`` is the sources folder the snapshot was read from. When ``ok`` is false,
+    ``reason`` is ``UNKNOWN_SOURCE`` or ``SNAPSHOT_HASH_MISMATCH``, ``detail`` says why in one
+    line, the metadata fields are None and ``spans`` is empty.
+    """
+
+    location: str
+    source_id: str
+    ok: bool
+    reason: Reason | None
+    detail: str
+    spans: tuple[SpanCheck, ...] = ()
+    url: str | None = None
+    title: str | None = None
+    access: str | None = None
+    origin: str | None = None
+    paper: Paper | None = None
+    asset: Asset | None = None
+    retrieved_at: str | None = None
+    content_hash: str | None = None
+    record_hash: str | None = None
+    sealed: bool = False
+    text_length: int = 0
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(location, source_id)``: what requests are grouped by."""
+        return (self.location, self.source_id)
+
+    @property
+    def text_sha256(self) -> str | None:
+        """Bare hex digest of the text (verified), as events carry it."""
+        return self.content_hash[7:] if self.content_hash else None
+
+    def span(self, start: int, end: int) -> SpanCheck | None:
+        """The check of a requested span, or None if it was not requested."""
+        for item in self.spans:
+            if item.start == start and item.end == end:
+                return item
+        return None
+
+
+_Task = tuple[str, str, tuple[tuple[int, int], ...]]
+
+
+def _normalise(requests: Iterable[Request]) -> list[_Task]:
+    """Group requests by (sources folder, source id), keeping first-seen order and unique spans."""
+    groups: dict[tuple[str, str], dict[tuple[int, int], None]] = {}
+    for item in requests:
+        location, source_id, spans = item
+        folder = Path(location)
+        if folder.name == f"{source_id}.json":
+            folder = folder.parent
+        key = (os.fspath(folder), source_id)
+        bucket = groups.setdefault(key, {})
+        for pair in spans:
+            start, end = pair
+            if type(start) is not int or type(end) is not int:
+                raise TypeError(f"span offsets must be int, got {start!r}, {end!r} for {source_id}")
+            bucket[(start, end)] = None
+    return [(folder, sid, tuple(spans)) for (folder, sid), spans in groups.items()]
+
+
+def _check_one(task: _Task) -> SnapshotCheck:
+    """Read, verify and slice one snapshot (runs in a worker)."""
+    folder, source_id, wanted = task
+    try:
+        snap = SnapshotStore(Path(folder)).read(source_id)
+    except PublisherError as exc:
+        reason = exc.reason if exc.reason is not None else Reason.SNAPSHOT_HASH_MISMATCH
+        return SnapshotCheck(folder, source_id, False, reason, exc.one_line())
+    except (OSError, ValueError, MemoryError) as exc:
+        detail = f"snapshot {source_id[:80]} cannot be verified: {type(exc).__name__}: {exc}"[:300]
+        return SnapshotCheck(folder, source_id, False, Reason.SNAPSHOT_HASH_MISMATCH, detail)
+    text = snap.text
+    n = len(text)
+    spans = []
+    for start, end in wanted:
+        reason = check_range(start, end, n)
+        if reason is not None:
+            spans.append(SpanCheck(start, end, None, reason, None, None))
+            continue
+        section = locate(snap.sections, start)
+        page = locate(snap.pages, start)
+        spans.append(
+            SpanCheck(
+                start,
+                end,
+                text[start:end],
+                None,
+                section.title if section is not None else None,
+                page.page if page is not None else None,
+            )
+        )
+    return SnapshotCheck(
+        folder,
+        source_id,
+        True,
+        None,
+        "sealed" if snap.sealed else "metadata unsealed",
+        tuple(spans),
+        url=snap.url,
+        title=snap.title,
+        access=snap.access.value,
+        origin=snap.origin.value,
+        paper=snap.paper,
+        asset=snap.asset,
+        retrieved_at=snap.retrieved_at,
+        content_hash=snap.content_hash,
+        record_hash=snap.record_hash,
+        sealed=snap.sealed,
+        text_length=n,
+    )
+
+
+def _check_chunk(chunk: list[_Task]) -> list[SnapshotCheck]:
+    """A worker's unit of work: several small snapshots or one large one."""
+    return [_check_one(task) for task in chunk]
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - platforms without affinity
+        return max(1, os.cpu_count() or 1)
+
+
+def _size(task: _Task) -> int:
+    try:
+        return os.stat(Path(task[0]) / f"{task[1]}.json", follow_symlinks=False).st_size
+    except (OSError, ValueError):
+        return 0
+
+
+def _chunks(tasks: list[_Task], sizes: list[int]) -> list[list[_Task]]:
+    """Consecutive chunks of at most ``_CHUNK_BYTES`` (or one big file) and ``_CHUNK_MAX`` tasks."""
+    out: list[list[_Task]] = []
+    current: list[_Task] = []
+    weight = 0
+    for task, size in zip(tasks, sizes, strict=True):
+        if current and (weight + size > _CHUNK_BYTES or len(current) >= _CHUNK_MAX):
+            out.append(current)
+            current, weight = [], 0
+        current.append(task)
+        weight += size
+    if current:
+        out.append(current)
+    return out
+
+
+def _process_pool(workers: int) -> ProcessPoolExecutor:
+    # forkserver: forking a parent that runs threads (mkdocs serve, a Dask client) can deadlock.
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(["publisher.batch"])
+    else:  # pragma: no cover - Windows
+        context = multiprocessing.get_context("spawn")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
+def verify_many(
+    requests: Iterable[Request],
+    *,
+    executor: Executor | None = None,
+    workers: int | None = None,
+    progress: ProgressFn | None = None,
+    ordered: bool = False,
+) -> Iterator[SnapshotCheck]:
+    """Verify every requested snapshot once and slice its spans; yield one check per snapshot.
+
+    ``executor`` runs the work when given (it is not shut down here); otherwise a process pool of
+    ``workers`` processes (default: every core) is started, unless there is one worker or the
+    snapshots total less than :data:`IN_PROCESS_BYTES`, when the work runs in this process.
+    Results come in completion order, or in first-request order with ``ordered=True``. A failure
+    of the pool itself raises :class:`PublisherError`; a bad snapshot is a failed check, never an
+    exception.
+    """
+    tasks = _normalise(requests)
+    total = len(tasks)
+    if total == 0:
+        return
+    workers = workers if workers is not None else default_workers()
+    if workers < 1:
+        raise ValueError("workers must be at least 1")
+    sizes = [_size(task) for task in tasks]
+    if executor is None and (workers == 1 or total == 1 or sum(sizes) < IN_PROCESS_BYTES):
+        for done, task in enumerate(tasks, 1):
+            check = _check_one(task)
+            if progress is not None:
+                progress(done, total)
+            yield check
+        return
+    if not ordered:
+        # Largest first, so one big file does not start last and hold up the end of the run.
+        pairs = sorted(zip(sizes, tasks, strict=True), key=lambda pair: -pair[0])
+        sizes = [size for size, _ in pairs]
+        tasks = [task for _, task in pairs]
+    chunks = _chunks(tasks, sizes)
+    own = executor is None
+    pool = _process_pool(workers) if executor is None else executor
+    try:
+        yield from _stream(pool, chunks, workers, total, progress, ordered)
+    except BrokenProcessPool as exc:
+        raise PublisherError(f"parallel verification failed: a worker process died ({exc})") from exc
+    finally:
+        if own:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _stream(
+    pool: Executor,
+    chunks: list[list[_Task]],
+    workers: int,
+    total: int,
+    progress: ProgressFn | None,
+    ordered: bool,
+) -> Iterator[SnapshotCheck]:
+    limit = max(2, workers * _IN_FLIGHT_PER_WORKER)
+    pending = iter(chunks)
+    in_flight: deque[Future[list[SnapshotCheck]]] = deque()
+    done = 0
+
+    def refill() -> None:
+        while len(in_flight) < limit:
+            chunk = next(pending, None)
+            if chunk is None:
+                return
+            in_flight.append(pool.submit(_check_chunk, chunk))
+
+    refill()
+    try:
+        while in_flight:
+            if ordered:
+                finished = [in_flight.popleft()]
+            else:
+                ready, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                finished = [f for f in in_flight if f in ready]
+                for future in finished:
+                    in_flight.remove(future)
+            refill()
+            for future in finished:
+                for check in future.result():
+                    done += 1
+                    if progress is not None:
+                        progress(done, total)
+                    yield check
+    finally:
+        for future in in_flight:
+            future.cancel()
+
+
+@contextlib.contextmanager
+def terminal_progress(label: str, *, quiet: bool = False) -> Iterator[ProgressFn | None]:
+    """A ``progress`` callback drawing a rich bar on stderr, or None when it should stay quiet.
+
+    Quiet when asked (``--json``), when stderr is not a terminal, or when ``CI=true``.
+    """
+    if quiet or os.environ.get("CI", "").lower() == "true" or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task_id: Any = None
+
+    def update(done: int, total: int) -> None:
+        nonlocal task_id
+        if task_id is None:
+            task_id = bar.add_task(label, total=total)
+        bar.update(task_id, completed=done)
+
+    with bar:
+        yield update

@@ -1,0 +1,243 @@
+"""Parallel snapshot verification: one read per snapshot, excerpts and reasons, any executor."""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from publisher import batch
+from publisher.batch import SnapshotCheck, terminal_progress, verify_many
+from publisher.canonical import canonical_bytes
+from publisher.reasons import Reason
+from publisher.spans import MAX_SPAN
+from publisher.store import SnapshotStore, build_record
+
+TEXT = "Κλινική δοκιμή — étude randomisée.\nPatients (n = 120) 𝛽-cell ≤ 0.05; 治疗 结果.\n" * 40
+
+
+def _put(store: SnapshotStore, url: str, text: str = TEXT, **extra: object) -> str:
+    record = build_record(
+        url=url,
+        text=text,
+        title="Trial",
+        retrieved_at="2026-01-02T03:04:05Z",
+        access="full_text",
+        origin="pmc",
+        paper={"pmid": "123", "doi": None, "pmcid": None},
+        **extra,  # type: ignore[arg-type]
+    )
+    snap, _ = store.put(record)
+    return snap.source_id
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SnapshotStore:
+    return SnapshotStore(tmp_path / "sources")
+
+
+def _by_id(checks: list[SnapshotCheck]) -> dict[str, SnapshotCheck]:
+    return {c.source_id: c for c in checks}
+
+
+def test_excerpts_maps_and_metadata_without_text(store: SnapshotStore) -> None:
+    n = len(TEXT)
+    sid = _put(
+        store,
+        "https://example.org/a",
+        sections=[{"title": "Body", "start": 0, "end": n}, {"title": "Results", "start": 100, "end": 300}],
+        pages=[{"page": 1, "start": 0, "end": 150}, {"page": 2, "start": 150, "end": n}],
+    )
+    (check,) = verify_many([(store.folder, sid, [(120, 160), (10, 20)])], workers=1)
+    assert check.ok and check.reason is None
+    assert check.sealed and check.detail == "sealed"
+    assert check.text_length == n
+    assert check.url == "https://example.org/a" and check.access == "full_text" and check.origin == "pmc"
+    assert check.paper is not None and check.paper.pmid == "123"
+    assert check.text_sha256 == check.content_hash[7:]
+    first = check.span(120, 160)
+    assert first is not None and first.excerpt == TEXT[120:160]
+    assert (first.section, first.page) == ("Results", 1)
+    second = check.span(10, 20)
+    assert second is not None and (second.section, second.page) == ("Body", 1)
+    assert not hasattr(check, "text")
+    assert TEXT not in json.dumps([s.excerpt for s in check.spans])
+
+
+def test_each_snapshot_read_once_and_spans_deduplicated(store: SnapshotStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    a = _put(store, "https://example.org/a")
+    b = _put(store, "https://example.org/b")
+    reads: list[str] = []
+    original = SnapshotStore.read
+
+    def counting(self: SnapshotStore, source_id: str):  # type: ignore[no-untyped-def]
+        reads.append(source_id)
+        return original(self, source_id)
+
+    monkeypatch.setattr(SnapshotStore, "read", counting)
+    requests = [(store.folder, a, [(0, 5)]), (store.folder, b, [(1, 2)]), (store.folder, a, [(0, 5), (5, 9)])]
+    checks = list(verify_many(requests, workers=1))
+    assert sorted(reads) == sorted([a, b])
+    got = _by_id(checks)
+    assert [(s.start, s.end) for s in got[a].spans] == [(0, 5), (5, 9)]
+
+
+def test_span_reasons_per_span(store: SnapshotStore) -> None:
+    sid = _put(store, "https://example.org/a", text="x" * 5000)
+    spans = [(0, 10), (-1, 3), (5, 5), (4990, 5001), (0, MAX_SPAN + 1), (0, MAX_SPAN)]
+    (check,) = verify_many([(store.folder, sid, spans)], workers=1)
+    assert check.ok
+    reasons = [s.reason for s in check.spans]
+    assert reasons == [
+        None,
+        Reason.SPAN_OUT_OF_RANGE,
+        Reason.SPAN_OUT_OF_RANGE,
+        Reason.SPAN_OUT_OF_RANGE,
+        Reason.SPAN_TOO_LONG,
+        None,
+    ]
+    assert all(s.excerpt is None for s in check.spans if s.reason is not None)
+
+
+def test_missing_tampered_and_misnamed(store: SnapshotStore) -> None:
+    good = _put(store, "https://example.org/good")
+    bad = _put(store, "https://example.org/bad")
+    path = store.path_for(bad)
+    data = path.read_bytes().replace("étude".encode(), b"etude", 1)
+    os.chmod(path, 0o644)
+    path.write_bytes(data)
+    missing = "src-" + "0" * 64
+    requests = [(store.folder, sid, [(0, 4)]) for sid in (good, bad, missing, "src-NOT-AN-ID")]
+    got = _by_id(list(verify_many(requests, workers=1)))
+    assert got[good].ok
+    assert got[bad].reason is Reason.SNAPSHOT_HASH_MISMATCH and not got[bad].ok
+    assert got[bad].spans == () and got[bad].url is None
+    assert got[missing].reason is Reason.UNKNOWN_SOURCE
+    assert got["src-NOT-AN-ID"].reason is Reason.SNAPSHOT_HASH_MISMATCH
+
+
+def test_unsealed_upstream_record(store: SnapshotStore) -> None:
+    record = build_record(
+        url="https://example.org/u",
+        text=TEXT,
+        title=None,
+        retrieved_at="2026-01-02T03:04:05Z",
+        access="web",
+        origin="web",
+        paper=None,
+    )
+    del record["record_hash"]
+    store.folder.mkdir(parents=True)
+    store.path_for(record["source_id"]).write_bytes(json.dumps(record, indent=2).encode())
+    (check,) = verify_many([(store.folder, record["source_id"], [(0, 3)])], workers=1)
+    assert check.ok and not check.sealed and check.detail == "metadata unsealed"
+
+
+def test_request_may_name_the_file(store: SnapshotStore) -> None:
+    sid = _put(store, "https://example.org/a")
+    (check,) = verify_many([(store.path_for(sid), sid, [(0, 3)])], workers=1)
+    assert check.ok and check.location == os.fspath(store.folder)
+
+
+def test_offsets_must_be_ints(store: SnapshotStore) -> None:
+    sid = _put(store, "https://example.org/a")
+    with pytest.raises(TypeError):
+        list(verify_many([(store.folder, sid, [(0, True)])], workers=1))
+    with pytest.raises(ValueError):
+        list(verify_many([(store.folder, sid, [(0, 1)])], workers=0))
+
+
+def _many(store: SnapshotStore, count: int) -> list[tuple[Path, str, list[tuple[int, int]]]]:
+    requests = []
+    for i in range(count):
+        sid = _put(store, f"https://example.org/{i}", text=TEXT * (1 + i % 3))
+        requests.append((store.folder, sid, [(i, i + 10), (0, 1)]))
+    return requests
+
+
+def _summary(checks: list[SnapshotCheck]) -> list[tuple[str, bool, tuple[object, ...]]]:
+    return sorted((c.source_id, c.ok, c.spans) for c in checks)
+
+
+def test_process_pool_matches_in_process(store: SnapshotStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    requests = _many(store, 12)
+    requests.append((store.folder, "src-" + "1" * 64, [(0, 1)]))
+    local = list(verify_many(requests, workers=1))
+    monkeypatch.setattr(batch, "IN_PROCESS_BYTES", 0)
+    monkeypatch.setattr(batch, "_CHUNK_MAX", 2)
+    seen: list[tuple[int, int]] = []
+    pooled = list(verify_many(requests, workers=2, progress=lambda d, t: seen.append((d, t))))
+    assert _summary(pooled) == _summary(local)
+    assert seen[-1] == (13, 13) and [d for d, _ in seen] == list(range(1, 14))
+
+
+def test_ordered_gives_first_request_order(store: SnapshotStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    requests = _many(store, 9)
+    monkeypatch.setattr(batch, "IN_PROCESS_BYTES", 0)
+    monkeypatch.setattr(batch, "_CHUNK_MAX", 1)
+    pooled = list(verify_many(requests, workers=2, ordered=True))
+    assert [c.source_id for c in pooled] == [sid for _, sid, _ in requests]
+
+
+def test_any_executor(store: SnapshotStore) -> None:
+    requests = _many(store, 6)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        threaded = list(verify_many(requests, executor=pool, workers=3))
+    assert _summary(threaded) == _summary(list(verify_many(requests, workers=1)))
+
+
+@pytest.mark.parametrize("processes", [False, True])
+def test_dask_executor(store: SnapshotStore, processes: bool) -> None:
+    distributed = pytest.importorskip("distributed")
+    requests = _many(store, 6)
+    expected = _summary(list(verify_many(requests, workers=1)))
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=processes, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        got = list(verify_many(requests, executor=client.get_executor(), workers=2))
+    assert _summary(got) == expected
+
+
+def test_corpus_spans_reslice(store: SnapshotStore, corpus_dir: Path) -> None:
+    texts = corpus_dir / "evidence-inference" / "texts"
+    wanted: dict[str, list[dict[str, object]]] = {}
+    with open(corpus_dir / "evidence-inference" / "spans.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            wanted.setdefault(row["pmcid"], []).append(row)
+    requests = []
+    expected = {}
+    for pmcid, rows in sorted(wanted.items())[:25]:
+        path = texts / f"PMC{pmcid}.txt"
+        if not path.is_file():
+            continue
+        sid = _put(store, f"https://www.ncbi.nlm.nih.gov/pmc/articles/PMC{pmcid}/", text=path.read_text("utf-8"))
+        spans = [(int(r["start"]), int(r["end"])) for r in rows]
+        requests.append((store.folder, sid, spans))
+        expected[sid] = {(int(r["start"]), int(r["end"])): r["excerpt"] for r in rows}
+    assert requests, "no corpus text matched spans.jsonl"
+    for check in verify_many(requests, workers=2):
+        assert check.ok
+        for span in check.spans:
+            assert span.reason is None
+            assert span.excerpt == expected[check.source_id][(span.start, span.end)]
+
+
+def test_terminal_progress_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    with terminal_progress("x", quiet=True) as bar:
+        assert bar is None
+    monkeypatch.setenv("CI", "true")
+    with terminal_progress("x") as bar:
+        assert bar is None
+
+
+def test_canonical_store_bytes_are_what_batch_reads(store: SnapshotStore) -> None:
+    sid = _put(store, "https://example.org/a")
+    raw = json.loads(store.path_for(sid).read_bytes())
+    assert canonical_bytes(raw) + b"\n" == store.path_for(sid).read_bytes()

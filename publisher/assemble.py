@@ -420,13 +420,17 @@ class _Assembler:
             )
         for index, url in enumerate(note.links):
             where = f"{prefix}links[{index}]"
-            found = False
+            found = tampered = False
             for source_id in urls.get(url, []):
+                before = len(art.findings)
                 snap = self.snapshot(art, where, source_id)
+                tampered = tampered or any(
+                    f["reason_code"] == Reason.SNAPSHOT_HASH_MISMATCH.value for f in art.findings[before:]
+                )
                 if snap is not None and snap.url == url:
                     found = True
                     art.sources.setdefault(source_id, where)
-            if not found:
+            if not found and not tampered:
                 art.find(where, Reason.URL_NOT_RETRIEVED, f"{url[:200]} has no snapshot fetched in this run")
         for source_id, where in art.sources.items():
             if source_id not in accepted_sources:

@@ -33,6 +33,7 @@ __all__ = [
     "corpus_dir",
     "corpus_articles",
     "make_run",
+    "make_upstream_run",
     "read_json",
     "write_json",
     "pmc_url",
@@ -334,4 +335,67 @@ def make_run(
             fixture.appraisals.append(path)
     if report:
         run.report_md.write_text(_report(fixture.articles), encoding="utf-8")
+    return fixture
+
+
+def make_upstream_run(tmp_path: Path, articles: int = 1) -> RunFixture:
+    """A run in the upstream v1 form: no ``run_slug``, no ``record_hash``, no ``prev``.
+
+    The config carries a ``question`` (kept and shown); snapshots are unsealed; the event log is
+    written line by line without the hash chain; the report cites papers by PMCID.
+    """
+    picked = corpus_articles(articles)
+    wiki = tmp_path / "wiki"
+    (wiki / "outputs" / "deep-research").mkdir(parents=True)
+    (wiki / "mkdocs.yml").write_text("site_name: upstream\n", encoding="utf-8")
+    folder = wiki / "outputs" / "deep-research" / "upstream-review"
+    for sub in ("sources", "workspace/extractions", "workspace/appraisals", "outputs"):
+        (folder / sub).mkdir(parents=True)
+    now = format_ts(utc_now())
+    config = {"schema_version": 1, "created_at": now, "question": "Does the intervention work?"}
+    (folder / "config.json").write_text(json.dumps(config) + "\n", encoding="utf-8")
+    run = Run(folder)
+    fixture = RunFixture(wiki=wiki, run=run, articles=[])
+    events = []
+    for number, corpus_article in enumerate(picked, start=1):
+        record = build_record(
+            url=pmc_url(corpus_article.pmcid),
+            text=corpus_article.text,
+            title=corpus_article.title,
+            retrieved_at=now,
+            access="full_text",
+            origin="pmc",
+            paper={"pmid": None, "doi": None, "pmcid": corpus_article.pmcid},
+        )
+        del record["record_hash"]
+        snap, _ = run.store.put(record)
+        events.append(
+            {
+                "schema_version": 1,
+                "event_id": f"ev-{number:04d}",
+                "type": "fetch",
+                "source_id": snap.source_id,
+                "url": snap.url,
+                "at": now,
+                "fresh": True,
+                "sha256": snap.content_hash[7:],
+                "actor": "main",
+                "detail": "pmc full text, http 200",
+            }
+        )
+        fixture.articles.append(Article(corpus_article.pmcid, snap, corpus_article.spans))
+    run.events_path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    notes = []
+    lines = ["# Review", ""]
+    for i, article in enumerate(fixture.articles):
+        extraction = _extraction(article)
+        for outcome in extraction["outcomes"]:
+            for span in outcome["spans"]:
+                span.pop("text", None)
+        path = run.extractions_dir / f"{article.pmcid}.json"
+        write_json(path, extraction)
+        fixture.extractions.append(path)
+        lines.append(f"The trial {article.pmcid} reported its primary outcome.[^pmc-{i}]")
+        notes.append(f"[^pmc-{i}]: PMCID {article.pmcid}.")
+    run.report_md.write_text("\n".join([*lines, "", *notes]) + "\n", encoding="utf-8")
     return fixture

@@ -563,3 +563,31 @@ def test_reader_reads_each_id_once_and_remembers_failures(
         assert info.value.reason is MISMATCH
     assert sorted(calls) == sorted([good, bad])
     assert set(reader.outcomes()) == {good, bad}
+
+
+# --- every single-byte corruption is caught --------------------------------------------------
+
+
+def test_every_single_byte_flip_is_refused(store: SnapshotStore) -> None:
+    sid, path = _stored(
+        store,
+        text="Résumé \U0001f600 e\u0301\r\n\t\"quoted\" \\ back",
+        sections=[{"title": "Intro", "start": 0, "end": 6}],
+        pages=[{"page": 1, "start": 0, "end": 10}],
+    )
+    original = path.read_bytes()
+    path.chmod(0o644)
+    accepted = []
+    for at in range(len(original)):
+        data = bytearray(original)
+        data[at] ^= 0x01
+        path.write_bytes(bytes(data))
+        try:
+            store.read(sid)
+        except IntegrityError as exc:
+            assert exc.reason is MISMATCH
+        else:
+            accepted.append(at)
+    assert accepted == [], f"flips at {accepted[:5]} were accepted"
+    path.write_bytes(original)
+    assert store.read(sid).source_id == sid

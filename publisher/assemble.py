@@ -172,9 +172,14 @@ class Assembly:
     findings: list[dict[str, Any]]
     reader: SnapshotReader
     log: LogState
+    """The log lines this assembly read (all of them unless ``log_limit`` was given)."""
+    full_log: LogState
+    """The whole log as found on disk."""
     freshness: dict[str, Freshness]
     referenced: list[str]
     wiki_root: Path | None
+    assets: AssetChecker
+    """Asset digests taken during this assembly (each file hashed once per command)."""
     written: Path | None = None
 
     @property
@@ -314,7 +319,7 @@ class _Assembler:
             art.find(finding.field, finding.reason, finding.detail)
         for where, detail in record.warnings:
             self.warnings.append(
-                {"artifact_id": art.artifact_id, "record": record.record, "field": where, "detail": detail}
+                {"artifact_id": art.artifact_id, "record": record.record, "field": where, "detail": _line(detail)}
             )
         for entry in record.spans:
             span = entry.span
@@ -575,12 +580,15 @@ def assemble_run(
     wiki_root: Path | None = None,
     write: bool = True,
     reader: SnapshotReader | None = None,
+    log_limit: int | None = None,
 ) -> Assembly:
     """Assemble a run into its result; writes ``outputs/result.json`` atomically when ``write``.
 
     ``gate`` is the ``--gate`` switch (None/False: the config decides). ``wiki_root`` locates
     user-supplied PDFs (default: the nearest folder above the run with ``mkdocs.yml``).
-    ``reader`` lets a caller (the verifier) share one read of each snapshot.
+    ``reader`` lets a caller (the verifier) share one read of each snapshot; ``log_limit`` makes
+    the assembly read only the first that many log lines, as an earlier assembly did (lines
+    appended since do not change what it produced).
     """
     config = run.load_config()
     slug = run.slug(config)
@@ -588,7 +596,16 @@ def assemble_run(
     config_digest, _ = _file_digest(run.config_path)
     root = wiki_root if wiki_root is not None else find_wiki_root(run.path)
     reader = reader or SnapshotReader(run.store)
-    log = read_log(run.events_path)
+    full_log = log = read_log(run.events_path)
+    if log_limit is not None and log_limit < len(full_log.digests):
+        log = LogState(
+            events=full_log.events[:log_limit],
+            digests=full_log.digests[:log_limit],
+            findings=list(full_log.findings),
+            torn=False,
+            chained=full_log.chained,
+            exists=full_log.exists,
+        )
     asm = _Assembler(run, reader, AssetChecker(root), config, log)
     unsupported, verifier_digest = _read_verifier(run)
 
@@ -684,9 +701,11 @@ def assemble_run(
         findings=findings,
         reader=reader,
         log=log,
+        full_log=full_log,
         freshness=dict(asm.fresh),
         referenced=referenced,
         wiki_root=root,
+        assets=asm.assets,
     )
     if write:
         run.outputs_dir.mkdir(parents=True, exist_ok=True)

@@ -38,7 +38,7 @@ from . import _fs
 from .assemble import Assembly, assemble_run, gate_setting
 from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
 from .errors import PublisherError
-from .eventlog import AssetChecker, Freshness, freshness
+from .eventlog import Freshness, freshness
 from .models import Snapshot
 from .reasons import Reason
 from .records import Result
@@ -162,7 +162,10 @@ def verify_run(
     # Re-assemble with the gate the result was assembled with, so that a result assembled with
     # --gate compares equal; the verifier's own gate only folds the verdict below.
     assemble_gate = (result["gate"]["flag"] == "--gate") if result is not None else gate
-    assembly = assemble_run(run, gate=assemble_gate, wiki_root=wiki_root, write=False)
+    # Read only the log lines the result read: lines appended since (a later fetch or read)
+    # neither stale nor disturb it. C-EVENT-LOG below checks that those lines are unchanged.
+    log_limit = result["log"]["events"] if result is not None else None
+    assembly = assemble_run(run, gate=assemble_gate, wiki_root=wiki_root, write=False, log_limit=log_limit)
     reader = assembly.reader
     fresh_result = assembly.result
     out = _Checks(gate=enabled)
@@ -263,7 +266,7 @@ def verify_run(
         out.add("C-ASSEMBLER", "pass", "result.json equals assembling its inputs now")
 
     # C-EVENT-LOG (no reason code of its own: a broken log is reported line by line)
-    log = assembly.log
+    log = assembly.full_log
     problems = [f"line {f.line}: {f.problem}" for f in log.findings]
     if log.torn:
         problems.append(f"line {len(log.digests) + 1} is torn")
@@ -322,6 +325,6 @@ def verify_run(
 def _freshness(assembly: Assembly, snap: Snapshot) -> Freshness:
     """Freshness of a source the re-assembly did not reference (only named by result.json)."""
     config_created = assembly.result["config"].get("created_at")
-    fresh = freshness(snap, assembly.log.events, config_created, AssetChecker(assembly.wiki_root))
+    fresh = freshness(snap, assembly.log.events, config_created, assembly.assets)
     assembly.freshness[snap.source_id] = fresh
     return fresh

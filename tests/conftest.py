@@ -159,3 +159,24 @@ def no_proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "*")
     yield
+
+
+# In CI the corpus and the browser are present: a test that would skip for lack of them must fail
+# instead, so a broken install step can never pass as "skipped".
+_REQUIRED = (
+    ("PUBLISHER_REQUIRE_CORPUS", ("../shared", "corpus")),
+    ("PUBLISHER_REQUIRE_BROWSER", ("chromium", "playwright", "browser")),
+)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    outcome = yield
+    report = outcome.get_result()
+    if not report.skipped or not isinstance(report.longrepr, tuple):
+        return
+    message = str(report.longrepr[2]).lower()
+    for variable, words in _REQUIRED:
+        if os.environ.get(variable) and any(word in message for word in words):
+            report.outcome = "failed"
+            report.longrepr = f"{variable} is set but the test skipped: {report.longrepr[2]}"

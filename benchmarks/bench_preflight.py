@@ -1,0 +1,275 @@
+"""Preflight throughput against the in-run floor, scaling with cores, and peak memory on a big corpus.
+
+The **in-run floor** is what any verifier must at least do with the same files, measured in the
+same run with the same process pool: read each snapshot file, parse it, re-encode it canonically,
+and compute two SHA-256 digests (the text's and the canonical record's). The preflight does that
+plus the schema check, the third digest (the source id), span slicing and section/page lookup.
+Files are read once beforehand so both passes read from the page cache.
+
+    python benchmarks/bench_preflight.py                      # 200 MB wiki, 1 GB memory run
+    python benchmarks/bench_preflight.py --quick              # seconds, tiny sizes
+    python benchmarks/bench_preflight.py --wiki /tmp/wiki     # an existing wiki
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks._common import MB, best_of, snapshot_files, table, tree_rss, wiki_requests
+from benchmarks.generate import WikiSpec, generate_wiki
+from publisher import batch
+from publisher.batch import default_workers, verify_many
+from publisher.store import SnapshotStore, build_record
+
+try:
+    import orjson
+
+    def _loads(data: bytes) -> Any:
+        return orjson.loads(data)
+
+    def _dumps(value: Any) -> bytes:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+except ImportError:  # the floor uses the fastest parser the preflight could use
+
+    def _loads(data: bytes) -> Any:
+        return json.loads(data)
+
+    def _dumps(value: Any) -> bytes:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+def _floor_chunk(paths: list[str]) -> int:
+    """Read, parse, re-encode and hash two digests of each file; the bytes processed."""
+    total = 0
+    for path in paths:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        value = _loads(data)
+        encoded = _dumps(value)
+        hashlib.sha256(value["text"].encode("utf-8")).digest()
+        hashlib.sha256(encoded).digest()
+        total += len(data)
+    return total
+
+
+def floor_pass(files: list[Path], workers: int) -> int:
+    """The floor over ``files`` with ``workers`` processes (in-process for one)."""
+    if workers == 1:
+        return _floor_chunk([os.fspath(f) for f in files])
+    sizes = [f.stat().st_size for f in files]
+    pairs = sorted(zip(sizes, files, strict=True), key=lambda p: -p[0])
+    tasks = [(os.fspath(f.parent), f.stem, ()) for _, f in pairs]
+    chunks = batch._chunks(tasks, [s for s, _ in pairs])
+    paths = [[os.path.join(folder, sid + ".json") for folder, sid, _ in chunk] for chunk in chunks]
+    pool = batch._process_pool(workers)
+    try:
+        return sum(pool.map(_floor_chunk, paths))
+    finally:
+        pool.shutdown()
+
+
+def preflight_pass(requests: list[Any], workers: int) -> int:
+    """Verify every request; the number of snapshots that failed (expected: none)."""
+    return sum(0 if check.ok else 1 for check in verify_many(requests, workers=workers))
+
+
+def _warm(files: list[Path]) -> int:
+    total = 0
+    for f in files:
+        total += len(f.read_bytes())
+    return total
+
+
+def throughput(wiki: Path, workers_list: list[int], repeat: int) -> list[list[Any]]:
+    """Rows: workers, floor MB/s, preflight MB/s, ratio, failures."""
+    files = snapshot_files(wiki)
+    requests = wiki_requests(wiki)
+    size = _warm(files)
+    rows = []
+    for workers in workers_list:
+        floor_s, _ = best_of(repeat, lambda w=workers: floor_pass(files, w))
+        pre_s, failures = best_of(repeat, lambda w=workers: preflight_pass(requests, w))
+        rows.append([workers, size / MB / floor_s, size / MB / pre_s, floor_s / pre_s, failures, floor_s, pre_s])
+    return rows
+
+
+def corpus_wiki(corpus: Path, root: Path) -> Path:
+    """A one-run wiki holding the real corpus texts as snapshots, with spans.jsonl as its spans."""
+    from publisher.runs import init_run
+
+    run = init_run(root / "runs" / "corpus", "corpus")
+    store = SnapshotStore(run.sources_dir)
+    texts = corpus / "evidence-inference" / "texts"
+    by_pmcid: dict[str, list[tuple[int, int]]] = {}
+    with open(corpus / "evidence-inference" / "spans.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            by_pmcid.setdefault(str(row["pmcid"]), []).append((int(row["start"]), int(row["end"])))
+    claims = []
+    for path in sorted(texts.glob("PMC*.txt")):
+        pmcid = path.stem[3:]
+        text = path.read_text("utf-8")
+        snap, _ = store.put(
+            build_record(
+                url=f"https://www.ncbi.nlm.nih.gov/pmc/articles/PMC{pmcid}/",
+                text=text,
+                title=None,
+                retrieved_at="2026-01-01T00:00:00Z",
+                access="full_text",
+                origin="pmc",
+                paper={"pmid": None, "doi": None, "pmcid": f"PMC{pmcid}"},
+            )
+        )
+        for start, end in by_pmcid.get(pmcid, []):
+            claims.append({"source_id": snap.source_id, "start": start, "end": end})
+    (run.outputs_dir).mkdir(parents=True, exist_ok=True)
+    (run.result_path).write_text(json.dumps({"accepted": [{"claims": claims}]}), encoding="utf-8")
+    return root
+
+
+def memory_probe(wiki: Path, workers: int) -> dict[str, Any]:
+    """Verify the whole wiki in this process (single-threaded, as a command would) and report."""
+    requests = wiki_requests(wiki)
+    files = snapshot_files(wiki)
+    sizes = [f.stat().st_size for f in files]
+    failures = preflight_pass(requests, workers)
+    return {
+        "files": len(files),
+        "bytes": sum(sizes),
+        "largest": max(sizes, default=0),
+        "failures": failures,
+        "self_max": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "child_max": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
+    }
+
+
+def memory_rows(wiki: Path, workers: int) -> list[list[Any]]:
+    """Run :func:`memory_probe` in a fresh interpreter, sampling its process tree from outside."""
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(
+            [sys.executable, __file__, "--memory-probe", os.fspath(wiki), "--workers", str(workers)],
+            stdout=out,
+        )
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, tree_rss(proc.pid))
+            time.sleep(0.02)
+        if proc.returncode != 0:
+            raise SystemExit(f"memory probe failed with status {proc.returncode}")
+        out.seek(0)
+        got = json.loads(out.read().decode().strip().splitlines()[-1])
+    return [
+        [
+            workers,
+            got["files"],
+            got["bytes"] / MB,
+            got["largest"] / MB,
+            peak / MB,
+            got["self_max"] / MB,
+            got["child_max"] / MB,
+            got["failures"],
+        ]
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--wiki", type=Path, help="an existing wiki (default: generate one)")
+    parser.add_argument("--total-mb", type=float, default=200.0, help="size of the generated wiki")
+    parser.add_argument("--memory-mb", type=float, default=1024.0, help="size of the memory run (0: skip)")
+    parser.add_argument("--memory-wiki", type=Path, help="an existing wiki for the memory run")
+    parser.add_argument("--corpus", type=Path, default=SHARED_CORPUS, help="real corpus (../shared/corpus)")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--workers", default=None, help="comma-separated worker counts (default: 1 and all)")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat")
+    parser.add_argument("--memory-probe", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    cores = default_workers()
+    if args.memory_probe:
+        print(json.dumps(memory_probe(args.memory_probe, int(args.workers or cores))))
+        return 0
+    if args.quick:
+        args.total_mb, args.memory_mb, args.repeat = 3.0, 3.0, 1
+    workers_list = [int(w) for w in args.workers.split(",")] if args.workers else sorted({1, cores})
+    with tempfile.TemporaryDirectory(prefix="bench-preflight-") as tmp:
+        wiki = args.wiki
+        if wiki is None:
+            wiki = Path(tmp) / "wiki"
+            generate_wiki(WikiSpec(root=wiki, seed=7, total_bytes=int(args.total_mb * MB), max_bytes=4 * 1024 * 1024))
+        rows = throughput(wiki, workers_list, args.repeat)
+        print(
+            table(
+                f"Preflight vs in-run floor ({wiki}, {cores} cores)",
+                ["workers", "floor MB/s", "preflight MB/s", "ratio", "failed", "floor s", "preflight s"],
+                rows,
+            )
+        )
+        if len(rows) > 1:
+            base = rows[0]
+            scaling = [[r[0], r[1] / base[1], r[2] / base[2]] for r in rows]
+            print(
+                table("Scaling with workers (speed-up over the first row)", ["workers", "floor", "preflight"], scaling)
+            )
+        if args.corpus and (args.corpus / "evidence-inference" / "texts").is_dir():
+            real = corpus_wiki(args.corpus, Path(tmp) / "corpus-wiki")
+            rows = throughput(real, workers_list, args.repeat)
+            print(
+                table(
+                    f"Real corpus ({args.corpus})",
+                    ["workers", "floor MB/s", "preflight MB/s", "ratio", "failed", "floor s", "preflight s"],
+                    rows,
+                )
+            )
+        if args.memory_mb > 0:
+            mem_wiki = args.memory_wiki
+            if mem_wiki is None:
+                mem_wiki = Path(tmp) / "memory-wiki"
+                generate_wiki(
+                    WikiSpec(
+                        root=mem_wiki,
+                        seed=11,
+                        total_bytes=int(args.memory_mb * MB),
+                        min_bytes=16 * 1024,
+                        max_bytes=8 * 1024 * 1024,
+                        sources_per_run=500,
+                        assemble=False,
+                    )
+                )
+            print(
+                table(
+                    "Peak memory while verifying the memory corpus (MB)",
+                    [
+                        "workers",
+                        "files",
+                        "corpus MB",
+                        "largest MB",
+                        "peak RSS sum",
+                        "parent max",
+                        "child max",
+                        "failed",
+                    ],
+                    memory_rows(mem_wiki, cores),
+                )
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

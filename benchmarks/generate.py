@@ -1,0 +1,310 @@
+"""Synthetic evidence wikis of a chosen size, deterministic by seed, written through the kernel.
+
+Every file is real: snapshots go through ``build_record`` and ``SnapshotStore.put``, events
+through ``append_event`` (each source fetched fresh), extraction records carry spans whose
+offsets index the snapshot texts, ``outputs/result.json`` is written by the real assembler when it
+is available, and concept files quote the same spans in the footnote grammar of
+:mod:`publisher.refs`. Texts mix Latin with accents, Greek, CJK and symbols; a few contain
+characters beyond the BMP, as real articles do.
+
+Only timestamps (run creation, fetch times) depend on the clock; texts, URLs and therefore source
+ids depend on the seed alone.
+
+    python benchmarks/generate.py /tmp/wiki --total-mb 100 --seed 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from publisher.canonical import format_ts, utc_now
+from publisher.eventlog import append_event
+from publisher.refs import format_ref
+from publisher.runs import init_run
+from publisher.store import build_record
+
+__all__ = ["WikiSpec", "WikiSummary", "generate_wiki", "paragraphs", "main"]
+
+_WORDS = (
+    "patients randomised trial outcome baseline follow-up placebo intervention cohort analysis "
+    "adverse events dose weeks months significant difference confidence interval ratio risk "
+    "étude randomisée résultats efficacité sécurité traitement groupe témoin analyse médiane "
+    "Behandlung Studie Ergebnisse Patientinnen Wirksamkeit Übersicht Größe Häufigkeit "
+    "estudio ensayo niños años señal población "
+    "治疗 研究 患者 结果 随机 对照 "
+    "α β γ δ μg ≤ ≥ ± × → – — “quoted” ‘single’ … ° ‰ µmol/L "
+    "HbA1c IL-6 TNF-α SMD −0.41 95 % CI p < 0.001 n = 120"
+).split()
+_RARE = ("𝛽-cell", "𝑝-value", "🧪", "𝔼[X]")
+_SECTION_TITLES = ("Abstract", "Introduction", "Methods", "Results", "Discussion", "Conclusions")
+
+
+def paragraphs(seed: int, count: int = 400) -> list[str]:
+    """A pool of pseudo-random paragraphs (deterministic by ``seed``)."""
+    rng = random.Random(seed)
+    pool = []
+    for _ in range(count):
+        sentences = []
+        for _ in range(rng.randint(2, 7)):
+            words = rng.choices(_WORDS, k=rng.randint(6, 24))
+            sentence = " ".join(words)
+            sentences.append(sentence[0].upper() + sentence[1:] + ".")
+        pool.append(" ".join(sentences))
+    return pool
+
+
+@dataclass(frozen=True)
+class WikiSpec:
+    """What to generate. Sizes are UTF-8 bytes of text, snapshot sizes log-uniform in range."""
+
+    root: Path
+    seed: int = 1
+    total_bytes: int = 8 * 1024 * 1024
+    min_bytes: int = 4 * 1024
+    max_bytes: int = 2 * 1024 * 1024
+    sources_per_run: int = 200
+    spans_per_source: int = 3
+    sources_per_concept: int = 10
+    assemble: bool = True
+
+
+@dataclass
+class WikiSummary:
+    """What was generated."""
+
+    root: Path
+    runs: list[Path] = field(default_factory=list)
+    sources: int = 0
+    text_bytes: int = 0
+    file_bytes: int = 0
+    spans: int = 0
+    concepts: int = 0
+    assembled: int = 0
+    seconds: float = 0.0
+
+
+def _text(rng: random.Random, pool: list[str], target: int, rare: bool) -> str:
+    parts: list[str] = []
+    size = 0
+    while size < target:
+        para = pool[rng.randrange(len(pool))]
+        if rare and rng.random() < 0.05:
+            para = para + " " + rng.choice(_RARE)
+        parts.append(para)
+        size += len(para.encode("utf-8")) + 2
+    return "\n\n".join(parts)
+
+
+def _sections(text: str) -> list[dict[str, object]]:
+    n = len(text)
+    cuts = [0] + [n * i // len(_SECTION_TITLES) for i in range(1, len(_SECTION_TITLES))] + [n]
+    out: list[dict[str, object]] = [{"title": "Article", "start": 0, "end": n}]
+    for title, start, end in zip(_SECTION_TITLES, cuts, cuts[1:], strict=False):
+        out.append({"title": title, "start": start, "end": end})
+    return out
+
+
+def _pages(text: str, per_page: int = 3000) -> list[dict[str, object]]:
+    n = len(text)
+    return [{"page": i + 1, "start": s, "end": min(s + per_page, n)} for i, s in enumerate(range(0, n, per_page))]
+
+
+def _spans(rng: random.Random, text: str, count: int) -> list[tuple[int, int]]:
+    n = len(text)
+    out = []
+    for _ in range(count):
+        length = min(n, rng.randint(60, 400))
+        start = rng.randrange(0, n - length + 1)
+        out.append((start, start + length))
+    return out
+
+
+def _sizes(rng: random.Random, spec: WikiSpec) -> list[int]:
+    lo, hi = math.log(spec.min_bytes), math.log(max(spec.min_bytes, spec.max_bytes))
+    sizes = []
+    total = 0
+    while total < spec.total_bytes:
+        size = int(math.exp(rng.uniform(lo, hi)))
+        sizes.append(size)
+        total += size
+    return sizes
+
+
+def _write(path: Path, data: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data, encoding="utf-8")
+
+
+def _concept(slug: str, run_slug: str, quotes: list[tuple[str, int, int, str]]) -> str:
+    lines = [
+        "---",
+        "schema_version: 1",
+        f"title: Synthetic concept {slug}",
+        f"concept: {slug}",
+        "runs:",
+        f"- run: {run_slug}",
+        f"  path: runs/{run_slug}",
+        f"  promoted_at: '{format_ts(utc_now())}'",
+        "claims: []",
+        "---",
+        f"# Synthetic concept {slug}",
+        "",
+        "Prose written by the maintainer.",
+        "",
+        "<!-- publisher:generated:begin -->",
+    ]
+    for i, (_sid, _start, _end, _excerpt) in enumerate(quotes, 1):
+        lines.append(f"- Finding {i}.[^e{i}]")
+    lines.append("")
+    for i, (sid, start, end, excerpt) in enumerate(quotes, 1):
+        lines.append(f"[^e{i}]: {format_ref(sid, start, end, excerpt)}")
+    lines.append("<!-- publisher:generated:end -->")
+    return "\n".join(lines) + "\n"
+
+
+def generate_wiki(spec: WikiSpec, *, log: bool = False) -> WikiSummary:
+    """Write a wiki under ``spec.root`` (which must not exist yet) and say what was written."""
+    began = time.perf_counter()
+    root = spec.root
+    if root.exists():
+        raise SystemExit(f"generate: {root} already exists; pick a new folder")
+    rng = random.Random(spec.seed)
+    pool = paragraphs(spec.seed)
+    sizes = _sizes(rng, spec)
+    summary = WikiSummary(root=root)
+    _write(root / "mkdocs.yml", "site_name: Synthetic evidence wiki\ndocs_dir: docs\n")
+    _write(root / "docs" / "index.md", "# Synthetic evidence wiki\n")
+    run = None
+    concept_quotes: list[tuple[str, int, int, str]] = []
+    for index, size in enumerate(sizes):
+        if index % spec.sources_per_run == 0:
+            run = init_run(root / "runs" / f"run-{len(summary.runs) + 1:04d}", f"run-{len(summary.runs) + 1:04d}")
+            summary.runs.append(run.path)
+        if run is None:  # unreachable: the first index opens a run
+            raise RuntimeError("no run")
+        text = _text(rng, pool, size, rare=rng.random() < 0.1)
+        pmid = str(10_000_000 + spec.seed * 1_000_000 + index)
+        kind = index % 3
+        url = f"https://example.org/s{spec.seed}/article/{index}"
+        record = build_record(
+            url=url,
+            text=text,
+            title=f"Synthetic article {index} — étude {pmid}",
+            retrieved_at=format_ts(utc_now()),
+            access="full_text",
+            origin=("pmc", "oa-pdf", "europepmc")[kind],
+            paper={"pmid": pmid, "doi": f"10.5555/syn.{index}", "pmcid": None},
+            sections=_sections(text) if kind == 0 else None,
+            pages=_pages(text) if kind == 1 else None,
+        )
+        snap, _ = run.store.put(record)
+        append_event(
+            run.events_path,
+            type="fetch",
+            source_id=snap.source_id,
+            url=url,
+            fresh=True,
+            sha256=snap.content_hash[7:],
+            detail=f"synthetic {len(text)} code points",
+        )
+        spans = _spans(rng, text, spec.spans_per_source)
+        extraction = {
+            "schema_version": 1,
+            "pmid": pmid,
+            "evidence_id": f"pmid:{pmid}",
+            "design": "RCT",
+            "n_total": 100 + index,
+            "n_arms": [2],
+            "population": "synthetic participants",
+            "intervention": "synthetic intervention",
+            "comparator": "placebo",
+            "outcomes": [],
+            "funding": None,
+            "coi": None,
+            "limitations": None,
+            "evidence_basis": "fulltext",
+            "spans": [
+                {
+                    "claim": f"claim {k} of source {index}",
+                    "evidence_id": f"pmid:{pmid}",
+                    "source_id": snap.source_id,
+                    "start": start,
+                    "end": end,
+                    "access": "full_text",
+                }
+                for k, (start, end) in enumerate(spans)
+            ],
+        }
+        _write(run.extractions_dir / f"pmid-{pmid}.json", json.dumps(extraction, ensure_ascii=False, indent=1))
+        start, end = spans[0]
+        concept_quotes.append((snap.source_id, start, end, text[start:end]))
+        if len(concept_quotes) >= spec.sources_per_concept or index == len(sizes) - 1:
+            slug = f"concept-{summary.concepts + 1:05d}"
+            _write(root / "concepts" / f"{slug}.md", _concept(slug, run.path.name, concept_quotes))
+            summary.concepts += 1
+            concept_quotes = []
+        summary.sources += 1
+        summary.text_bytes += len(text.encode("utf-8"))
+        summary.file_bytes += run.store.path_for(snap.source_id).stat().st_size
+        summary.spans += len(spans)
+        if log and summary.sources % 100 == 0:
+            print(f"generate: {summary.sources} sources, {summary.file_bytes / 1e6:.0f} MB", file=sys.stderr)
+    if spec.assemble:
+        summary.assembled = _assemble_all(summary.runs, root)
+    summary.seconds = time.perf_counter() - began
+    return summary
+
+
+def _assemble_all(runs: list[Path], root: Path) -> int:
+    """Write each run's result.json with the real assembler, when the installed product has one."""
+    try:
+        from publisher.assemble import assemble_run
+        from publisher.runs import Run
+    except ImportError:
+        return 0
+    done = 0
+    for path in runs:
+        assemble_run(Run(path), wiki_root=root)
+        done += 1
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", type=Path, help="folder to create (must not exist)")
+    parser.add_argument("--total-mb", type=float, default=8.0, help="total text size in MB (default 8)")
+    parser.add_argument("--min-kb", type=float, default=4.0, help="smallest snapshot text in KB")
+    parser.add_argument("--max-kb", type=float, default=2048.0, help="largest snapshot text in KB")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--sources-per-run", type=int, default=200)
+    parser.add_argument("--no-assemble", action="store_true", help="skip writing result.json")
+    args = parser.parse_args(argv)
+    spec = WikiSpec(
+        root=args.root,
+        seed=args.seed,
+        total_bytes=int(args.total_mb * 1e6),
+        min_bytes=int(args.min_kb * 1024),
+        max_bytes=int(args.max_kb * 1024),
+        sources_per_run=args.sources_per_run,
+        assemble=not args.no_assemble,
+    )
+    s = generate_wiki(spec, log=True)
+    print(
+        f"{s.root}: {len(s.runs)} runs, {s.sources} sources, {s.file_bytes / 1e6:.1f} MB of snapshot files, "
+        f"{s.spans} spans, {s.concepts} concepts, {s.assembled} results assembled, {s.seconds:.1f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -21,6 +21,7 @@ import contextlib
 import multiprocessing
 import os
 import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -230,9 +231,13 @@ def _chunks(tasks: list[_Task], sizes: list[int]) -> list[list[_Task]]:
 
 
 def _process_pool(workers: int) -> ProcessPoolExecutor:
-    # forkserver: forking a parent that runs threads (mkdocs serve, a Dask client) can deadlock.
+    # fork starts in milliseconds but is only safe while this process runs a single thread;
+    # with other threads (mkdocs serve, a Dask client) a forked child could inherit a held lock,
+    # so then the workers come from a forkserver, which costs a fresh interpreter and imports.
     methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
+    if "fork" in methods and threading.active_count() == 1:
+        context = multiprocessing.get_context("fork")
+    elif "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["publisher.batch"])
     else:  # pragma: no cover - Windows

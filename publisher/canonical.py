@@ -151,12 +151,13 @@ def _has_float(value: Any) -> bool:
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, float):
-            return True
-        if isinstance(item, dict):
+        kind = type(item)
+        if kind is dict:
             stack.extend(item.values())
-        elif isinstance(item, list):
+        elif kind is list:
             stack.extend(item)
+        elif kind is float:
+            return True
     return False
 
 

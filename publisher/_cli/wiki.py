@@ -1,5 +1,69 @@
-"""Placeholder, replaced by the wiki commands."""
+"""``publisher promote`` and ``publisher new``: concept files and wiki scaffolding."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._common import add_json, emit, say
 
 
-def register(sub):  # type: ignore[no-untyped-def]
-    """Nothing yet."""
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``promote`` and ``new``."""
+    p = sub.add_parser(
+        "promote",
+        help="verify a run's result and promote its accepted evidence into a concept file",
+        description="Reads only outputs/result.json; re-verifies every cited snapshot and excerpt; "
+        "writes concepts/<slug>.md all or nothing.",
+    )
+    p.add_argument("--run-dir", required=True, metavar="RUN", help="the run directory (inside the wiki)")
+    p.add_argument("--wiki", required=True, metavar="WIKI", help="the wiki root (holds mkdocs.yml)")
+    p.add_argument("--concept", metavar="SLUG", help="concept file to write (default: the run's slug)")
+    p.add_argument("--check", action="store_true", help="verify only; write nothing")
+    add_json(p)
+    p.set_defaults(func=_promote)
+
+    n = sub.add_parser("new", help="scaffold an evidence wiki that builds as is")
+    n.add_argument("wiki", metavar="WIKI", help="folder to create (must not already be a wiki)")
+    n.add_argument("--title", help="site name (default: the folder name)")
+    add_json(n)
+    n.set_defaults(func=_new)
+
+
+def _promote(args: argparse.Namespace) -> int:
+    from ..promote import PromotionRefused, promote
+
+    try:
+        outcome = promote(args.run_dir, args.wiki, concept=args.concept, check=args.check)
+    except PromotionRefused as exc:
+        if args.json:
+            emit(args, {"ok": False, "error": exc.one_line(), "findings": [f.to_dict() for f in exc.findings]})
+        else:
+            for finding in exc.findings:
+                sys.stderr.write(f"publisher: {finding.one_line()}\n")
+            sys.stderr.write(f"publisher: error: {exc.one_line()}\n")
+        return exc.exit_status
+    if args.check:
+        verb = "would create" if outcome.created else ("would update" if outcome.changed else "leaves unchanged")
+        human = f"check passed: {verb} {outcome.concept_file} ({outcome.claims} claims, {outcome.artifacts} artifacts)"
+    elif outcome.written:
+        verb = "created" if outcome.created else "updated"
+        human = f"{verb} {outcome.concept_file}: {outcome.claims} claims from {outcome.artifacts} artifacts"
+    else:
+        human = f"{outcome.concept_file} is already up to date"
+    emit(args, outcome.summary(), human)
+    for notice in outcome.notices if not args.json else ():
+        say(f"note: {notice}")
+    return 0
+
+
+def _new(args: argparse.Namespace) -> int:
+    from ..site.scaffold import new_wiki
+
+    written = new_wiki(args.wiki, title=args.title)
+    emit(
+        args,
+        {"ok": True, "wiki": args.wiki, "files": written},
+        f"created evidence wiki {args.wiki} ({len(written)} files); build it with 'mkdocs build'",
+    )
+    return 0

@@ -1,0 +1,370 @@
+"""Concept files: ``concepts/<slug>.md``, YAML front matter plus Markdown (CONTRACT section 10).
+
+A concept gathers promoted evidence on one topic. Its front matter names the runs it was
+promoted from; its body is free prose, except for one generated block between
+:data:`GENERATED_BEGIN` and :data:`GENERATED_END` that promotion rewrites. Every footnote whose
+body starts with a span reference (``src-<64hex>#<start>-<end> "excerpt"``, the grammar of
+:mod:`publisher.refs`) quotes evidence: it records the source id, the offsets and the excerpt as
+promoted, in plain text, so a reader and the build preflight can both check it.
+
+The format is documented in ``docs/concepts.md``; :class:`ConceptFrontMatter` is its schema
+(``publisher schema concept``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from markdown_it import MarkdownIt
+from mdit_py_plugins.footnote import footnote_plugin
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
+
+from .errors import IntegrityError
+from .models import Timestamp
+from .reasons import Reason
+from .refs import SpanRef, parse_refs, starts_with_ref
+from .runs import SLUG_RE
+
+__all__ = [
+    "CONCEPTS_DIR",
+    "CONCEPT_SCHEMA_VERSION",
+    "GENERATED_BEGIN",
+    "GENERATED_END",
+    "RESERVED_SLUGS",
+    "EpistemicStatus",
+    "ConceptRun",
+    "ConceptClaim",
+    "ConceptFrontMatter",
+    "EvidenceFootnote",
+    "ConceptDoc",
+    "parse_concept",
+    "read_concept",
+    "evidence_footnotes",
+    "dump_concept",
+    "split_generated",
+    "with_generated",
+    "concept_path",
+    "check_slug",
+    "markdown_text",
+    "markdown_code",
+]
+
+CONCEPTS_DIR = "concepts"
+"""Where concept files live, relative to the wiki root."""
+
+CONCEPT_SCHEMA_VERSION = 1
+
+GENERATED_BEGIN = "<!-- publisher:generated:begin -->"
+GENERATED_END = "<!-- publisher:generated:end -->"
+"""Markers of the block promotion owns; prose outside them belongs to the maintainer."""
+
+RESERVED_SLUGS = frozenset({"index"})
+"""Slugs that would collide with the generated concept index page."""
+
+_DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def check_slug(slug: str) -> str:
+    """``slug`` if it can name a concept file, else ValueError."""
+    if not isinstance(slug, str) or not SLUG_RE.fullmatch(slug) or slug.startswith("."):
+        raise ValueError(f"concept slug {slug!r} must be letters, digits, '.', '_' or '-' (at most 128)")
+    if slug.lower() in RESERVED_SLUGS:
+        raise ValueError(f"concept slug {slug!r} is reserved")
+    return slug
+
+
+def _check_run_path(value: str) -> str:
+    parts = value.split("/")
+    if not value or value.startswith("/") or "\\" in value or any(p in ("", ".", "..") for p in parts):
+        raise ValueError("run path must be relative to the wiki root, '/'-separated, without '.' or '..'")
+    return value
+
+
+def _check_digest(value: str) -> str:
+    if not _DIGEST_RE.fullmatch(value):
+        raise ValueError("digest must be 'sha256:' followed by 64 lowercase hex digits")
+    return value
+
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class EpistemicStatus(StrEnum):
+    """How far the accepted evidence bears out a concept claim (reserved; not enforced yet)."""
+
+    SUPPORTED = "supported"
+    PARTIALLY_SUPPORTED = "partially_supported"
+    NOT_SUPPORTED = "not_supported"
+    CONTRADICTED = "contradicted"
+    NON_EVALUABLE = "non_evaluable"
+
+
+class ConceptRun(BaseModel):
+    """One run a concept was promoted from, as it was at promotion."""
+
+    model_config = _FROZEN
+    run: Annotated[StrictStr, Field(pattern=SLUG_RE.pattern)]
+    path: Annotated[StrictStr, AfterValidator(_check_run_path)]
+    inputs_hash: Annotated[StrictStr, AfterValidator(_check_digest)] | None = None
+    promoted_at: Timestamp
+
+
+class ConceptClaim(BaseModel):
+    """A claim of the concept with its epistemic status (reserved for the next version).
+
+    The shape is fixed now so that concept files written today stay valid; whether a status is
+    admissible (``supported`` needs evidence, ``partially_supported`` conditions,
+    ``not_supported`` a document review, ``non_evaluable`` a missingness record) is not checked
+    yet.
+    """
+
+    model_config = _FROZEN
+    id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
+    statement: Annotated[StrictStr, Field(min_length=1)]
+    status: EpistemicStatus
+    conditions: tuple[StrictStr, ...] = ()
+    evidence: tuple[StrictStr, ...] = Field(default=(), description="footnote labels of this concept")
+    review: StrictStr | None = None
+    missingness: StrictStr | None = None
+
+
+class ConceptFrontMatter(BaseModel):
+    """The YAML front matter of ``concepts/<slug>.md``."""
+
+    model_config = _FROZEN
+    schema_version: Literal[1]
+    title: Annotated[StrictStr, Field(min_length=1)]
+    concept: StrictStr
+    runs: tuple[ConceptRun, ...] = ()
+    summary: StrictStr | None = None
+    claims: tuple[ConceptClaim, ...] = ()
+
+    @field_validator("concept")
+    @classmethod
+    def _slug(cls, value: str) -> str:
+        return check_slug(value)
+
+    @field_validator("runs")
+    @classmethod
+    def _unique_runs(cls, value: tuple[ConceptRun, ...]) -> tuple[ConceptRun, ...]:
+        seen: set[str] = set()
+        for entry in value:
+            if entry.run in seen:
+                raise ValueError(f"run {entry.run!r} is listed twice")
+            seen.add(entry.run)
+        return value
+
+
+@dataclass(frozen=True)
+class EvidenceFootnote:
+    """A footnote definition whose body starts with span references.
+
+    ``first``/``last`` are the 0-based body lines the definition spans (half-open); ``refs`` are
+    the parsed references, ``rest`` what follows them, ``error`` a grammar problem, if any.
+    """
+
+    label: str
+    first: int
+    last: int
+    refs: tuple[SpanRef, ...]
+    rest: str
+    error: str | None
+
+
+@dataclass(frozen=True)
+class ConceptDoc:
+    """A parsed concept file: front matter, body and its evidence footnotes."""
+
+    front: ConceptFrontMatter
+    body: str
+    body_line: int
+    footnotes: tuple[EvidenceFootnote, ...]
+
+    def file_line(self, body_line: int) -> int:
+        """1-based line in the file of a 0-based body line."""
+        return self.body_line + body_line
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """Safe YAML without implicit timestamps (they stay strings) and without duplicate keys."""
+
+
+_StrictLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    out: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in out:
+            raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+        out[key] = loader.construct_object(value_node, deep=True)
+    return out
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+
+
+def _schema_error(where: str, why: str) -> IntegrityError:
+    return IntegrityError(f"{where}: {why}", reason=Reason.SCHEMA_ERROR, path=where)
+
+
+def _split_front(text: str, where: str) -> tuple[str, str, int]:
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip("\r") != "---":
+        raise _schema_error(where, "does not start with a '---' front matter line")
+    for index in range(1, len(lines)):
+        if lines[index].rstrip("\r") in ("---", "..."):
+            return "\n".join(lines[1:index]), "\n".join(lines[index + 1 :]), index + 2
+    raise _schema_error(where, "front matter is not closed by a '---' line")
+
+
+def _footnote_parser() -> MarkdownIt:
+    return MarkdownIt("commonmark").use(footnote_plugin)
+
+
+_DEF_RE = re.compile(r"^ {0,3}\[\^([^\]]+)\]:[ \t]?")
+
+
+def evidence_footnotes(body: str) -> tuple[EvidenceFootnote, ...]:
+    """Every footnote definition in ``body`` that starts with a span reference.
+
+    Bodies are read from the raw source lines (the parser only says where each definition
+    is), so JSON escapes inside excerpts reach :func:`publisher.refs.parse_refs` intact.
+    """
+    tokens = _footnote_parser().parse(body)
+    lines = body.split("\n")
+    out: list[EvidenceFootnote] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        index += 1
+        if token.type != "footnote_open":
+            continue
+        label = str(token.meta.get("label", ""))
+        first: int | None = None
+        last: int | None = None
+        while index < len(tokens) and tokens[index].type != "footnote_close":
+            mapped = tokens[index].map
+            if mapped is not None:
+                first = mapped[0] if first is None else min(first, mapped[0])
+                last = mapped[1] if last is None else max(last, mapped[1])
+            index += 1
+        if first is None or last is None:
+            continue
+        raw = lines[first:last]
+        head = _DEF_RE.match(raw[0]) if raw else None
+        if head is None:
+            continue
+        text = "\n".join([raw[0][head.end() :], *(line.strip() for line in raw[1:])])
+        if not starts_with_ref(text):
+            continue
+        parsed = parse_refs(text)
+        out.append(EvidenceFootnote(label, first, last, parsed.refs, parsed.rest, parsed.error))
+    return tuple(out)
+
+
+def parse_concept(text: str, *, where: str = "concept") -> ConceptDoc:
+    """Parse a concept file's text; a malformed file raises IntegrityError (SCHEMA_ERROR)."""
+    front_text, body, body_line = _split_front(text, where)
+    try:
+        raw = yaml.load(front_text, Loader=_StrictLoader)
+    except yaml.YAMLError as exc:
+        raise _schema_error(where, f"front matter is not valid YAML ({' '.join(str(exc).split())[:160]})") from exc
+    if not isinstance(raw, dict):
+        raise _schema_error(where, "front matter is not a mapping")
+    try:
+        front = ConceptFrontMatter.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "front matter"
+        raise _schema_error(where, f"invalid field {loc}: {first['msg']}") from exc
+    split_generated(body, where=where)
+    return ConceptDoc(front, body, body_line, evidence_footnotes(body))
+
+
+def read_concept(path: Path, *, where: str | None = None) -> ConceptDoc:
+    """Read and parse ``path`` (UTF-8)."""
+    label = where or str(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _schema_error(label, "is not UTF-8") from exc
+    except OSError as exc:
+        raise _schema_error(label, f"cannot be read ({exc.strerror})") from exc
+    return parse_concept(text, where=label)
+
+
+def dump_concept(front: ConceptFrontMatter, body: str) -> str:
+    """The file text for ``front`` and ``body``; re-parsing it yields the same front matter."""
+    data = front.model_dump(mode="json", exclude_none=True)
+    data["claims"] = data.get("claims", [])
+    yaml_text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, default_flow_style=False, width=100)
+    return f"---\n{yaml_text}---\n{body}"
+
+
+def split_generated(body: str, *, where: str = "concept") -> tuple[str, str | None, str]:
+    """``(before, inside, after)`` around the generated block; ``inside`` is None without one.
+
+    The markers must each appear at most once, on lines of their own, begin before end.
+    """
+    begins = [m.start() for m in re.finditer(re.escape(GENERATED_BEGIN), body)]
+    ends = [m.start() for m in re.finditer(re.escape(GENERATED_END), body)]
+    if not begins and not ends:
+        return body, None, ""
+    if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
+        raise _schema_error(where, "generated block markers are missing, repeated or out of order")
+    start, stop = begins[0], ends[0]
+    inside_start = start + len(GENERATED_BEGIN)
+    return body[:start], body[inside_start:stop], body[stop + len(GENERATED_END) :]
+
+
+def with_generated(body: str, block: str, *, where: str = "concept") -> str:
+    """``body`` with its generated block replaced by ``block`` (appended when there is none)."""
+    before, inside, after = split_generated(body, where=where)
+    content = block.strip("\n")
+    wrapped = f"{GENERATED_BEGIN}\n{content}\n\n{GENERATED_END}"
+    if inside is None:
+        prefix = before.rstrip("\n")
+        return (prefix + "\n\n" if prefix else "") + wrapped + "\n"
+    return before + wrapped + after
+
+
+_ENTITY_RE = re.compile(r"&(?=#?[0-9A-Za-z]+;)")
+_MD_SPECIAL_RE = re.compile(r"([\\`*_\[\]#|~^=$])")
+
+
+def markdown_text(text: str) -> str:
+    """``text`` as one line of inert Markdown prose: whitespace collapsed, markup escaped.
+
+    For presentational text (claim labels, titles); evidence excerpts never go through
+    Markdown at all.
+    """
+    flat = " ".join(text.split())
+    flat = _ENTITY_RE.sub("&amp;", flat)
+    flat = _MD_SPECIAL_RE.sub(r"\\\1", flat)
+    return flat.replace("<", "&lt;")
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as inline code that survives any backticks inside it."""
+    flat = " ".join(text.split())
+    fence = "`"
+    while fence in flat:
+        fence += "`"
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def concept_path(wiki_root: Path, slug: str) -> Path:
+    """``<wiki>/concepts/<slug>.md`` for a valid slug."""
+    return wiki_root / CONCEPTS_DIR / f"{check_slug(slug)}.md"

@@ -1,0 +1,731 @@
+"""The integrity preflight of an evidence wiki: every result and concept checked against its snapshots.
+
+Before a site is built (and before a promotion writes anything) every snapshot referenced by an
+accepted claim of any ``result.json`` is re-read and re-hashed once, every excerpt is re-sliced
+and compared with ``result.json`` and with the concept footnotes that quote it, paper ids and
+asset hashes are checked, and each run's event log must still chain up to the head its result
+recorded. Bad evidence is reported as :class:`Finding` values, never raised: the caller (the
+build hook, ``promote``) decides what blocks.
+
+Checks and the reason codes they emit:
+
+P1 result.json: readable and valid against :class:`publisher.records.Result` (SCHEMA_ERROR);
+   run slugs unique in the wiki (SCHEMA_ERROR); at least one accepted artifact (NO_SPANS).
+P2 snapshots: each cited snapshot re-read and verified (UNKNOWN_SOURCE, SNAPSHOT_HASH_MISMATCH).
+P3 spans: range and length (SPAN_OUT_OF_RANGE, SPAN_TOO_LONG); the re-slice equals the claim's
+   ``excerpt`` (EXCERPT_MISMATCH); the claim's and the artifact's ``access`` are the snapshot's
+   (ACCESS_MISMATCH); the artifact's ``url`` is its weakest snapshot's (URL_NOT_RETRIEVED);
+   ``paper`` agrees with the snapshot and with the evidence id (NO_PAPER_ID); the artifact's
+   ``source_ids`` cover its claims (SCHEMA_ERROR); ``sources[]`` digests agree with the snapshot
+   (SNAPSHOT_HASH_MISMATCH).
+P4 assets: a stored PDF still hashes to ``asset.sha256`` (ASSET_HASH_MISMATCH).
+P5 event log: chain intact, no torn line, and line ``log.events`` digests to ``log.head``
+   (SNAPSHOT_HASH_MISMATCH: a recomputed digest differs from the stored one).
+P6 concepts: front matter valid, slug equals file name, named runs exist (SCHEMA_ERROR); at least
+   one evidence footnote (NO_SPANS); each footnote reference well formed (SCHEMA_ERROR), an
+   accepted claim of a run the concept names (SOURCE_OUTSIDE_ACCEPTED), its excerpt as promoted
+   equal to the re-slice (EXCERPT_MISMATCH).
+
+A wiki with neither results nor concepts has nothing to verify: that passes with a notice, so a
+freshly scaffolded wiki builds. Any evidence present must verify in full.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .assemble import paper_problem
+from .canonical import StrictJSONError, loads_strict
+from .concepts import CONCEPTS_DIR, ConceptDoc, parse_concept
+from .errors import PublisherError
+from .eventlog import AssetChecker, read_log
+from .models import ACCESS_ORDER, Access, Event, Paper
+from .reasons import Reason
+from .records import AcceptedArtifact, Result
+from .runs import RUN_LAYOUTS, Run
+from .spans import check_range
+from .store import SnapshotStore
+
+__all__ = [
+    "Finding",
+    "SourceMeta",
+    "SnapshotRequest",
+    "SnapshotOutcome",
+    "verify_snapshots",
+    "RunEvidence",
+    "ConceptEvidence",
+    "SourceInfo",
+    "Preflight",
+    "discover",
+    "run_preflight",
+    "check_concept_text",
+]
+
+SpanKey = tuple[str, int, int]
+"""``(source_id, start, end)``."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One integrity failure: reason code, file (relative to the wiki root) and the facts."""
+
+    reason: Reason
+    file: str
+    detail: str
+    artifact_id: str | None = None
+    label: str | None = None
+    source_id: str | None = None
+    start: int | None = None
+    end: int | None = None
+    line: int | None = None
+
+    def one_line(self) -> str:
+        """``REASON file[:line] [footnote ^label|artifact id] [src#s-e]: detail``."""
+        where = self.file + (f":{self.line}" if self.line else "")
+        parts = [self.reason.value, where]
+        if self.label is not None:
+            parts.append(f"footnote [^{self.label}]")
+        if self.artifact_id is not None:
+            parts.append(f"artifact {self.artifact_id}")
+        if self.source_id is not None:
+            span = f"#{self.start}-{self.end}" if self.start is not None else ""
+            parts.append(self.source_id + span)
+        return " ".join(parts) + ": " + " ".join(self.detail.split())[:300]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values for ``--json``."""
+        return {
+            "reason_code": self.reason.value,
+            "file": self.file,
+            "line": self.line,
+            "label": self.label,
+            "artifact_id": self.artifact_id,
+            "source_id": self.source_id,
+            "start": self.start,
+            "end": self.end,
+            "detail": self.detail,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# P2/P3: snapshot verification, shaped for a parallel executor
+
+
+@dataclass(frozen=True)
+class SourceMeta:
+    """A verified snapshot's metadata (never its text)."""
+
+    source_id: str
+    url: str
+    title: str | None
+    retrieved_at: str
+    access: Access
+    origin: str
+    paper: Paper | None
+    asset_path: str | None
+    asset_sha256: str | None
+    content_hash: str
+    record_hash: str | None
+    chars: int
+
+
+@dataclass(frozen=True)
+class SnapshotRequest:
+    """Read ``source_id`` from ``sources_dir`` once and re-slice ``spans`` from it."""
+
+    sources_dir: str
+    source_id: str
+    spans: tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True)
+class SnapshotOutcome:
+    """What one request found: metadata and excerpts, or the reason the snapshot failed."""
+
+    sources_dir: str
+    source_id: str
+    meta: SourceMeta | None
+    excerpts: dict[tuple[int, int], str]
+    bad_spans: dict[tuple[int, int], Reason]
+    reason: Reason | None = None
+    detail: str = ""
+
+
+def _verify_one(request: SnapshotRequest) -> SnapshotOutcome:
+    """Read, verify and re-slice one snapshot (a top-level function, so processes can run it)."""
+    try:
+        snap = SnapshotStore(Path(request.sources_dir)).read(request.source_id)
+    except PublisherError as exc:
+        return SnapshotOutcome(
+            request.sources_dir,
+            request.source_id,
+            None,
+            {},
+            {},
+            exc.reason or Reason.SNAPSHOT_HASH_MISMATCH,
+            exc.one_line(),
+        )
+    meta = SourceMeta(
+        source_id=snap.source_id,
+        url=snap.url,
+        title=snap.title,
+        retrieved_at=snap.retrieved_at,
+        access=snap.access,
+        origin=snap.origin.value,
+        paper=snap.paper,
+        asset_path=snap.asset.path if snap.asset else None,
+        asset_sha256=snap.asset.sha256 if snap.asset else None,
+        content_hash=snap.content_hash,
+        record_hash=snap.record_hash,
+        chars=len(snap.text),
+    )
+    excerpts: dict[tuple[int, int], str] = {}
+    bad: dict[tuple[int, int], Reason] = {}
+    for start, end in request.spans:
+        problem = check_range(start, end, len(snap.text))
+        if problem is None:
+            excerpts[(start, end)] = snap.text[start:end]
+        else:
+            bad[(start, end)] = problem
+    return SnapshotOutcome(request.sources_dir, request.source_id, meta, excerpts, bad)
+
+
+def verify_snapshots(requests: Sequence[SnapshotRequest], executor: Executor | None = None) -> list[SnapshotOutcome]:
+    """Verify every requested snapshot once; in order, serially or on ``executor``.
+
+    Outcomes carry excerpts and findings only, never whole texts, so that a process pool has
+    little to send back.
+    """
+    if executor is None:
+        return [_verify_one(r) for r in requests]
+    return list(executor.map(_verify_one, requests))
+
+
+# ---------------------------------------------------------------------------------------------
+# what the preflight hands its callers
+
+
+@dataclass(frozen=True)
+class VerifiedClaim:
+    """One accepted claim whose excerpt was re-sliced and matched."""
+
+    artifact_id: str
+    index: int
+    claim: str | None
+    field: str
+    source_id: str
+    start: int
+    end: int
+    excerpt: str
+    access: str
+    section: str | None
+    page: int | None
+
+
+@dataclass
+class RunEvidence:
+    """One run with a ``result.json``: where it is, what it accepted, and its fetch events."""
+
+    run: Run
+    rel: str
+    slug: str
+    config: dict[str, Any]
+    result: Result | None
+    events: list[Event] = field(default_factory=list)
+    accepted: dict[SpanKey, list[tuple[str, int]]] = field(default_factory=dict)
+
+    @property
+    def title(self) -> str:
+        """The run's question when it states one, else its slug."""
+        question = self.config.get("question")
+        return question.strip() if isinstance(question, str) and question.strip() else self.slug
+
+    def claims(self, preflight: Preflight) -> Iterator[tuple[AcceptedArtifact, list[VerifiedClaim]]]:
+        """Accepted artifacts in result order with their verified claims."""
+        if self.result is None:
+            return
+        for artifact in self.result.accepted:
+            verified = []
+            for index, claim in enumerate(artifact.claims):
+                key = (claim.source_id, claim.start, claim.end)
+                excerpt = preflight.excerpts.get(key)
+                if excerpt is None:
+                    continue
+                verified.append(
+                    VerifiedClaim(
+                        artifact.artifact_id,
+                        index,
+                        claim.claim,
+                        claim.field,
+                        claim.source_id,
+                        claim.start,
+                        claim.end,
+                        excerpt,
+                        claim.access.value,
+                        claim.section,
+                        claim.page,
+                    )
+                )
+            yield artifact, verified
+
+
+@dataclass
+class ConceptEvidence:
+    """One concept file and its parsed document (None when it failed to parse)."""
+
+    path: Path
+    rel: str
+    slug: str
+    doc: ConceptDoc | None
+
+
+@dataclass
+class SourceInfo:
+    """A source id across the wiki: first verified copy, the runs holding it, cited spans."""
+
+    meta: SourceMeta
+    sources_dir: Path
+    holders: list[str] = field(default_factory=list)
+    spans: set[tuple[int, int]] = field(default_factory=set)
+
+
+@dataclass
+class Preflight:
+    """Everything the preflight verified, and every finding."""
+
+    wiki_root: Path
+    runs: list[RunEvidence] = field(default_factory=list)
+    concepts: list[ConceptEvidence] = field(default_factory=list)
+    sources: dict[str, SourceInfo] = field(default_factory=dict)
+    excerpts: dict[SpanKey, str] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """No finding at all."""
+        return not self.findings
+
+    def run_by_slug(self, slug: str) -> RunEvidence | None:
+        """The run with that slug, if any."""
+        return next((r for r in self.runs if r.slug == slug), None)
+
+    def run_by_rel(self, rel: str) -> RunEvidence | None:
+        """The run at that wiki-relative path, if any."""
+        return next((r for r in self.runs if r.rel == rel), None)
+
+    def counts_by_reason(self) -> dict[str, int]:
+        """How many findings carry each reason code."""
+        out: dict[str, int] = {}
+        for item in self.findings:
+            out[item.reason.value] = out.get(item.reason.value, 0) + 1
+        return dict(sorted(out.items()))
+
+
+# ---------------------------------------------------------------------------------------------
+# discovery
+
+
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def discover(wiki_root: Path, layouts: Iterable[str] = RUN_LAYOUTS) -> tuple[list[Path], list[Path]]:
+    """Run folders holding ``outputs/result.json`` and concept files, each sorted."""
+    runs: list[Path] = []
+    seen: set[Path] = set()
+    for pattern in layouts:
+        for name in sorted(glob.glob(os.path.join(glob.escape(str(wiki_root)), pattern))):
+            path = Path(name)
+            if path.is_dir() and Run(path).result_path.is_file() and path.resolve() not in seen:
+                seen.add(path.resolve())
+                runs.append(path)
+    folder = wiki_root / CONCEPTS_DIR
+    concepts = sorted(p for p in folder.glob("*.md") if p.is_file()) if folder.is_dir() else []
+    return runs, concepts
+
+
+def _load_run(path: Path, wiki_root: Path, out: list[Finding]) -> RunEvidence:
+    run = Run(path)
+    rel = _rel(path, wiki_root)
+    result_rel = _rel(run.result_path, wiki_root)
+    config: dict[str, Any] = {}
+    try:
+        raw_config = loads_strict(run.config_path.read_bytes())
+        if isinstance(raw_config, dict):
+            config = raw_config
+    except (OSError, ValueError, StrictJSONError):
+        config = {}
+    result: Result | None = None
+    try:
+        result = Result.model_validate(loads_strict(run.result_path.read_bytes()))
+    except (OSError, ValueError, StrictJSONError, ValidationError) as exc:
+        if isinstance(exc, ValidationError):
+            first = exc.errors()[0]
+            why = f"invalid field {'.'.join(str(p) for p in first['loc']) or 'result'}: {first['msg']}"
+        else:
+            why = f"not strict JSON ({' '.join(str(exc).split())[:160]})"
+        out.append(Finding(Reason.SCHEMA_ERROR, result_rel, why))
+    slug = result.run_slug if result is not None else str(config.get("run_slug") or path.name)
+    return RunEvidence(run, rel, slug, config, result)
+
+
+# ---------------------------------------------------------------------------------------------
+# the checks
+
+
+def _weakest(metas: list[SourceMeta]) -> SourceMeta | None:
+    return min(metas, key=lambda m: ACCESS_ORDER[m.access]) if metas else None
+
+
+def _check_run(
+    ev: RunEvidence,
+    outcomes: dict[tuple[str, str], SnapshotOutcome],
+    assets: AssetChecker,
+    pre: Preflight,
+) -> None:
+    """P1, P3, P4 and P5 for one run whose snapshots were verified."""
+    result = ev.result
+    if result is None:
+        return
+    file = _rel(ev.run.result_path, pre.wiki_root)
+    add = pre.findings.append
+    sources_dir = str(ev.run.sources_dir)
+    if not result.accepted:
+        add(Finding(Reason.NO_SPANS, file, "result.json accepts no artifact: an empty evidence set is not a pass"))
+    # P4: every referenced snapshot's asset, once per run.
+    reported: set[tuple[str, str]] = set()
+    for outcome in (o for (d, _), o in outcomes.items() if d == sources_dir):
+        meta = outcome.meta
+        if meta is None:
+            continue
+        problem = _asset_problem(meta, assets)
+        if problem:
+            add(Finding(Reason.ASSET_HASH_MISMATCH, file, problem, source_id=meta.source_id))
+    for artifact in result.accepted:
+        aid = artifact.artifact_id
+        metas: dict[str, SourceMeta] = {}
+        for sid in artifact.source_ids:
+            outcome = outcomes.get((sources_dir, sid))
+            if outcome is not None and outcome.meta is not None:
+                metas[sid] = outcome.meta
+        for index, claim in enumerate(artifact.claims):
+            sid, start, end = claim.source_id, claim.start, claim.end
+            facts = {"artifact_id": aid, "source_id": sid, "start": start, "end": end}
+            if sid not in artifact.source_ids:
+                add(Finding(Reason.SCHEMA_ERROR, file, f"claims[{index}] cites a source not in source_ids", **facts))
+            outcome = outcomes[(sources_dir, sid)]
+            if outcome.meta is None:
+                if (sid, aid) not in reported:
+                    reported.add((sid, aid))
+                    add(Finding(outcome.reason or Reason.SNAPSHOT_HASH_MISMATCH, file, outcome.detail, **facts))
+                continue
+            bad = outcome.bad_spans.get((start, end))
+            if bad is not None:
+                add(Finding(bad, file, f"claims[{index}] [{start}, {end}) on a text of {outcome.meta.chars}", **facts))
+                continue
+            excerpt = outcome.excerpts[(start, end)]
+            if claim.excerpt != excerpt:
+                add(
+                    Finding(
+                        Reason.EXCERPT_MISMATCH, file, f"claims[{index}].excerpt differs from the re-slice", **facts
+                    )
+                )
+            else:
+                pre.excerpts[(sid, start, end)] = excerpt
+                ev.accepted.setdefault((sid, start, end), []).append((aid, index))
+            if claim.access != outcome.meta.access:
+                add(
+                    Finding(
+                        Reason.ACCESS_MISMATCH,
+                        file,
+                        f"claims[{index}].access {claim.access.value}, snapshot {outcome.meta.access.value}",
+                        **facts,
+                    )
+                )
+            if artifact.evidence_id is not None:
+                problem = paper_problem(artifact.evidence_id, outcome.meta.paper)
+                if problem:
+                    add(Finding(Reason.NO_PAPER_ID, file, problem, **facts))
+        _check_derived(artifact, [metas[s] for s in artifact.source_ids if s in metas], file, add)
+    _check_sources(result, outcomes, sources_dir, file, add)
+    _check_log(ev, file, add)
+
+
+def _asset_problem(meta: SourceMeta, assets: AssetChecker) -> str | None:
+    if meta.asset_path is None:
+        return "user-supplied PDF snapshot has no asset" if meta.origin == "user-supplied-pdf" else None
+    got = assets.digest(meta.asset_path)
+    if got is None:
+        return f"asset {meta.asset_path} is missing"
+    if got != meta.asset_sha256:
+        return f"asset {meta.asset_path} hashes to {got}, expected {meta.asset_sha256}"
+    return None
+
+
+def _check_derived(
+    artifact: AcceptedArtifact, metas: list[SourceMeta], file: str, add: Callable[[Finding], None]
+) -> None:
+    """The artifact's url, access and paper are its weakest snapshot's."""
+    if len(metas) != len(artifact.source_ids):
+        return
+    weakest = _weakest(metas)
+    if weakest is None:
+        return
+    aid = artifact.artifact_id
+    sid = weakest.source_id
+    if artifact.url != weakest.url:
+        add(Finding(Reason.URL_NOT_RETRIEVED, file, f"url {artifact.url!r} is not its snapshot's", aid, source_id=sid))
+    if artifact.access != weakest.access:
+        stated = artifact.access.value if artifact.access else None
+        add(
+            Finding(
+                Reason.ACCESS_MISMATCH, file, f"access {stated}, snapshot {weakest.access.value}", aid, source_id=sid
+            )
+        )
+    if artifact.paper != weakest.paper:
+        add(Finding(Reason.NO_PAPER_ID, file, "paper differs from its snapshot's paper ids", aid, source_id=sid))
+
+
+def _check_sources(
+    result: Result,
+    outcomes: dict[tuple[str, str], SnapshotOutcome],
+    sources_dir: str,
+    file: str,
+    add: Callable[[Finding], None],
+) -> None:
+    """``sources[]`` digests agree with the snapshots as read now."""
+    for entry in result.sources:
+        outcome = outcomes.get((sources_dir, entry.source_id))
+        if outcome is None or outcome.meta is None or entry.status != "ok":
+            continue
+        meta = outcome.meta
+        for name, stated, got in (
+            ("content_hash", entry.content_hash, meta.content_hash),
+            ("record_hash", entry.record_hash, meta.record_hash),
+            ("url", entry.url, meta.url),
+        ):
+            if stated != got:
+                add(
+                    Finding(
+                        Reason.SNAPSHOT_HASH_MISMATCH,
+                        file,
+                        f"sources[].{name} {stated} differs from the snapshot's {got}",
+                        source_id=entry.source_id,
+                    )
+                )
+
+
+def _check_log(ev: RunEvidence, file: str, add: Callable[[Finding], None]) -> None:
+    """P5: chain intact and the head the result recorded still digests the same prefix."""
+    state = read_log(ev.run.events_path)
+    ev.events = state.events
+    where = ev.rel + "/events.jsonl"
+    if state.torn:
+        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, where, "the last line is torn", line=len(state.digests) + 1))
+    for item in state.findings:
+        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, where, f"event chain broken: {item.problem}", line=item.line))
+    result = ev.result
+    if result is None:
+        return
+    want, count = result.log.head, result.log.events
+    if count == 0:
+        if want is not None:
+            add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, where, "result.json records a head for an empty log"))
+        return
+    got = state.head_at(count)
+    if got is None:
+        add(
+            Finding(
+                Reason.SNAPSHOT_HASH_MISMATCH,
+                where,
+                f"result.json read {count} log lines; the log now has {len(state.digests)}",
+            )
+        )
+    elif got != want:
+        add(
+            Finding(Reason.SNAPSHOT_HASH_MISMATCH, where, f"line {count} digests to {got}, result.json recorded {want}")
+        )
+
+
+def _check_concept(ce: ConceptEvidence, pre: Preflight, run_for: Callable[[str], RunEvidence | None]) -> None:
+    """P6 for one parsed concept."""
+    doc = ce.doc
+    if doc is None:
+        return
+    add = pre.findings.append
+    if doc.front.concept != ce.slug:
+        add(
+            Finding(
+                Reason.SCHEMA_ERROR, ce.rel, f"front matter names concept {doc.front.concept!r}, file is {ce.slug!r}"
+            )
+        )
+    named: list[RunEvidence] = []
+    for entry in doc.front.runs:
+        ev = run_for(entry.path)
+        if ev is None or ev.result is None:
+            add(
+                Finding(
+                    Reason.SCHEMA_ERROR,
+                    ce.rel,
+                    f"names run {entry.run!r} at {entry.path}, which has no valid result.json",
+                )
+            )
+            continue
+        if ev.slug != entry.run:
+            add(Finding(Reason.SCHEMA_ERROR, ce.rel, f"run at {entry.path} is {ev.slug!r}, not {entry.run!r}"))
+        if entry.inputs_hash is not None and entry.inputs_hash != ev.result.inputs_hash:
+            pre.notices.append(f"{ce.rel}: run {entry.run} was re-assembled since promotion; re-promote to refresh")
+        named.append(ev)
+    if not doc.footnotes:
+        add(Finding(Reason.NO_SPANS, ce.rel, "no evidence footnote: an empty evidence set is not a pass"))
+    for note in doc.footnotes:
+        line = doc.file_line(note.first)
+        if note.error is not None:
+            add(Finding(Reason.SCHEMA_ERROR, ce.rel, note.error, label=note.label, line=line))
+        for ref in note.refs:
+            facts = {"label": note.label, "source_id": ref.source_id, "start": ref.start, "end": ref.end, "line": line}
+            key = (ref.source_id, ref.start, ref.end)
+            if not any(key in ev.accepted for ev in named):
+                add(
+                    Finding(
+                        Reason.SOURCE_OUTSIDE_ACCEPTED,
+                        ce.rel,
+                        "not an accepted claim of any run this concept names",
+                        **facts,  # type: ignore[arg-type]
+                    )
+                )
+                continue
+            excerpt = pre.excerpts[key]
+            if ref.quoted is not None and ref.quoted != excerpt:
+                add(Finding(Reason.EXCERPT_MISMATCH, ce.rel, "excerpt as promoted differs from the re-slice", **facts))  # type: ignore[arg-type]
+
+
+def check_concept_text(pre: Preflight, text: str, rel: str, slug: str) -> list[Finding]:
+    """P6 for a concept not yet on disk (promotion checks what it is about to write)."""
+    before = len(pre.findings)
+    ce = _parse_concept(text, rel, slug, pre.wiki_root, pre.findings)
+    _check_concept(ce, pre, lambda path: pre.run_by_rel(path))
+    found = pre.findings[before:]
+    del pre.findings[before:]
+    return found
+
+
+def _parse_concept(text: str, rel: str, slug: str, wiki_root: Path, out: list[Finding]) -> ConceptEvidence:
+    path = wiki_root / rel
+    try:
+        doc: ConceptDoc | None = parse_concept(text, where=rel)
+    except PublisherError as exc:
+        out.append(Finding(exc.reason or Reason.SCHEMA_ERROR, rel, exc.message.removeprefix(f"{rel}: ")))
+        doc = None
+    return ConceptEvidence(path, rel, slug, doc)
+
+
+def _read_concept(path: Path, wiki_root: Path, out: list[Finding]) -> ConceptEvidence:
+    rel = _rel(path, wiki_root)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        out.append(Finding(Reason.SCHEMA_ERROR, rel, f"cannot be read as UTF-8 ({exc})"))
+        return ConceptEvidence(path, rel, path.stem, None)
+    return _parse_concept(text, rel, path.stem, wiki_root, out)
+
+
+def _inside(root: Path, rel: str) -> Path | None:
+    candidate = (root / rel).resolve()
+    try:
+        candidate.relative_to(root.resolve())
+    except ValueError:
+        return None
+    return candidate
+
+
+def run_preflight(
+    wiki_root: Path,
+    *,
+    layouts: Iterable[str] = RUN_LAYOUTS,
+    runs: Sequence[Path] | None = None,
+    concepts: Sequence[Path] | None = None,
+    executor: Executor | None = None,
+) -> Preflight:
+    """Verify the wiki's evidence; ``runs``/``concepts`` narrow it (default: discover them all).
+
+    Runs a concept names are loaded too, even outside the usual layouts. Never raises for bad
+    evidence: every problem is a :class:`Finding`.
+    """
+    wiki_root = Path(wiki_root)
+    pre = Preflight(wiki_root)
+    found_runs, found_concepts = discover(wiki_root, layouts)
+    run_paths = list(runs) if runs is not None else found_runs
+    concept_paths = list(concepts) if concepts is not None else found_concepts
+
+    for path in concept_paths:
+        pre.concepts.append(_read_concept(path, wiki_root, pre.findings))
+    known = {p.resolve() for p in run_paths}
+    for ce in pre.concepts:
+        for entry in ce.doc.front.runs if ce.doc else ():
+            target = _inside(wiki_root, entry.path)
+            if target is not None and target not in known and Run(target).result_path.is_file():
+                known.add(target)
+                run_paths.append(target)
+    for path in run_paths:
+        pre.runs.append(_load_run(path, wiki_root, pre.findings))
+
+    slugs: dict[str, str] = {}
+    for ev in pre.runs:
+        if ev.slug in slugs:
+            pre.findings.append(
+                Finding(Reason.SCHEMA_ERROR, ev.rel, f"run slug {ev.slug!r} is also used by {slugs[ev.slug]}")
+            )
+        slugs.setdefault(ev.slug, ev.rel)
+
+    # P2: one request per snapshot file, every cited span at once.
+    wanted: dict[tuple[str, str], set[tuple[int, int]]] = {}
+    for ev in pre.runs:
+        if ev.result is None:
+            continue
+        folder = str(ev.run.sources_dir)
+        for artifact in ev.result.accepted:
+            for sid in artifact.source_ids:
+                wanted.setdefault((folder, sid), set())
+            for claim in artifact.claims:
+                wanted.setdefault((folder, claim.source_id), set()).add((claim.start, claim.end))
+    requests = [SnapshotRequest(d, s, tuple(sorted(spans))) for (d, s), spans in sorted(wanted.items())]
+    outcomes = {(o.sources_dir, o.source_id): o for o in verify_snapshots(requests, executor)}
+
+    assets = AssetChecker(wiki_root)
+    for ev in pre.runs:
+        _check_run(ev, outcomes, assets, pre)
+        if ev.result is None:
+            continue
+        folder = str(ev.run.sources_dir)
+        for (d, sid), outcome in sorted(outcomes.items()):
+            if d != folder or outcome.meta is None:
+                continue
+            info = pre.sources.setdefault(sid, SourceInfo(outcome.meta, ev.run.sources_dir))
+            if ev.slug not in info.holders:
+                info.holders.append(ev.slug)
+        for sid, start, end in ev.accepted:
+            pre.sources[sid].spans.add((start, end))
+
+    def run_for(rel: str) -> RunEvidence | None:
+        target = _inside(wiki_root, rel)
+        return next((ev for ev in pre.runs if ev.run.path.resolve() == target), None) if target else None
+
+    for ce in pre.concepts:
+        _check_concept(ce, pre, run_for)
+
+    if not pre.runs and not pre.concepts:
+        pre.notices.append("no run results and no concepts: nothing to verify")
+    return pre

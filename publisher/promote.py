@@ -1,0 +1,367 @@
+"""Promotion: a run's accepted evidence becomes a concept file, all or nothing (CONTRACT section 10).
+
+Promotion reads only ``outputs/result.json``. It runs the wiki preflight on the run (and on any
+other run the concept already names): every cited snapshot is re-read and re-hashed, every
+excerpt re-sliced a second time and compared with the result, paper ids, asset hashes and the
+event-log chain are checked. Any finding refuses the promotion outright, as does a ``fail``
+verdict with the gate on. Only then is the concept's generated block rewritten (maintainer prose
+around it is kept), the new file checked once more as the build would check it, and written with
+exclusive creation or atomic replacement. ``check`` stops before writing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import _fs
+from .canonical import format_ts, utc_now
+from .concepts import (
+    CONCEPTS_DIR,
+    ConceptDoc,
+    ConceptFrontMatter,
+    ConceptRun,
+    check_slug,
+    dump_concept,
+    markdown_code,
+    markdown_text,
+    parse_concept,
+    with_generated,
+)
+from .errors import ConflictError, IntegrityError, PublisherError, UsageError
+from .preflight import Finding, Preflight, RunEvidence, VerifiedClaim, check_concept_text, run_preflight
+from .reasons import Reason
+from .refs import format_ref
+from .runs import Run
+
+__all__ = ["PlannedWrite", "Promotion", "PromotionRefused", "plan_promotion", "promote", "commit_writes"]
+
+
+class PromotionRefused(IntegrityError):
+    """The evidence did not verify, or the gate failed: nothing was written."""
+
+    def __init__(self, message: str, findings: Sequence[Finding], **context: Any) -> None:
+        reason = findings[0].reason if findings else None
+        super().__init__(message, reason=reason, **context)
+        self.findings = list(findings)
+
+
+@dataclass(frozen=True)
+class PlannedWrite:
+    """One file to write: its new bytes and the bytes it must still hold (None: must not exist)."""
+
+    path: Path
+    data: bytes
+    previous: bytes | None
+
+
+@dataclass
+class Promotion:
+    """What a promotion did (or, with ``check``, would do)."""
+
+    run_slug: str
+    concept: str
+    concept_file: str
+    created: bool
+    changed: bool
+    artifacts: int
+    claims: int
+    written: bool = False
+    notices: list[str] = field(default_factory=list)
+    writes: list[PlannedWrite] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """Plain values for ``--json``."""
+        return {
+            "ok": True,
+            "run": self.run_slug,
+            "concept": self.concept,
+            "concept_file": self.concept_file,
+            "created": self.created,
+            "changed": self.changed,
+            "written": self.written,
+            "artifacts": self.artifacts,
+            "claims": self.claims,
+            "notices": list(self.notices),
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# the generated block
+
+_LABEL_RE = re.compile(r"[^a-z0-9]+")
+_md = markdown_text
+_code = markdown_code
+
+
+def _label_base(run_slug: str, artifact_id: str, index: int) -> str:
+    return _LABEL_RE.sub("-", f"{run_slug}-{artifact_id}".lower()).strip("-") + f"-{index + 1}"
+
+
+def footnote_label(run_slug: str, artifact_id: str, index: int, taken: set[str]) -> str:
+    """Deterministic label for claim ``index`` of an artifact; a short digest breaks collisions."""
+    label = _label_base(run_slug, artifact_id, index)
+    if label in taken:
+        digest = hashlib.sha256(f"{run_slug}\x00{artifact_id}\x00{index}".encode()).hexdigest()[:8]
+        label = f"{label}-{digest}"
+    taken.add(label)
+    return label
+
+
+_KIND_TITLES = {
+    "extraction": "Extraction",
+    "appraisal": "Appraisal",
+    "report_claim": "Report claim",
+    "synthesis_claim": "Synthesis claim",
+}
+
+
+def _paper_line(paper: Any) -> str:
+    if paper is None:
+        return ""
+    parts = []
+    for kind, name in (("pmid", "PMID"), ("doi", "DOI"), ("pmcid", "PMCID")):
+        value = getattr(paper, kind)
+        if value:
+            parts.append(f"{name} {_code(value)}")
+    return ", ".join(parts)
+
+
+def _run_section(ev: RunEvidence, pre: Preflight, taken: set[str]) -> tuple[list[str], int, int]:
+    """Markdown lines for one run's accepted artifacts; returns (lines, artifacts, claims)."""
+    lines = [f"## Evidence from run {_code(ev.slug)}", ""]
+    if ev.title != ev.slug:
+        lines += [f"Question: {_md(ev.title)}", ""]
+    notes: list[str] = []
+    artifacts = claims = 0
+    for artifact, verified in ev.claims(pre):
+        if not verified:
+            continue
+        artifacts += 1
+        kind = _KIND_TITLES.get(artifact.kind, artifact.kind)
+        heading = f"### {kind} {_code(artifact.evidence_id or artifact.artifact_id)}"
+        lines += [heading, ""]
+        facts = [f"access {_code(artifact.access.value)}" if artifact.access else ""]
+        paper = _paper_line(artifact.paper)
+        if paper:
+            facts.insert(0, paper)
+        facts.append(f"artifact {_code(artifact.artifact_id)}")
+        lines += ["; ".join(f for f in facts if f) + ".", ""]
+        for claim in verified:
+            claims += 1
+            label = footnote_label(ev.slug, artifact.artifact_id, claim.index, taken)
+            lines.append(f"- {_sentence(claim)}[^{label}]")
+            notes.append(f"[^{label}]: {format_ref(claim.source_id, claim.start, claim.end, claim.excerpt)}")
+        lines.append("")
+    return lines + notes + [""], artifacts, claims
+
+
+def _sentence(claim: VerifiedClaim) -> str:
+    field_name = _md(claim.field)
+    if claim.claim and claim.claim.strip():
+        return f"{_md(claim.claim)} ({field_name})"
+    return f"Evidence for {field_name}."
+
+
+def render_block(runs: Sequence[RunEvidence], pre: Preflight) -> tuple[str, int, int]:
+    """The generated block's content for ``runs`` in order; returns (markdown, artifacts, claims)."""
+    taken: set[str] = set()
+    lines = [
+        "<!-- Written by `publisher promote` from the runs in the front matter; "
+        "edits between the markers are replaced at the next promotion. -->",
+        "",
+    ]
+    artifacts = claims = 0
+    for ev in runs:
+        section, a, c = _run_section(ev, pre, taken)
+        lines += section
+        artifacts += a
+        claims += c
+    return "\n".join(lines).rstrip("\n") + "\n", artifacts, claims
+
+
+# ---------------------------------------------------------------------------------------------
+# planning
+
+
+def _relative_to(path: Path, root: Path, what: str) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError as exc:
+        raise UsageError(
+            f"{what} {path} is not inside the wiki {root}; keep runs under the wiki (runs/<slug>)"
+        ) from exc
+
+
+def _refuse(message: str, findings: Sequence[Finding]) -> PromotionRefused:
+    return PromotionRefused(message, findings)
+
+
+def plan_promotion(
+    run_dir: Path | str,
+    wiki: Path | str,
+    *,
+    concept: str | None = None,
+    now: str | None = None,
+) -> Promotion:
+    """Verify everything and prepare the concept file's bytes; writes nothing.
+
+    Raises :class:`PromotionRefused` (exit 1) on any integrity finding or a failed gate, and
+    :class:`UsageError` for a missing run, result or wiki.
+    """
+    wiki_root = Path(wiki)
+    if not wiki_root.is_dir():
+        raise UsageError(f"wiki folder {wiki_root} does not exist (create one with 'publisher new')")
+    run = Run.open(run_dir)
+    config = run.load_config()
+    if not run.result_path.is_file():
+        raise UsageError(f"{run.path} has no outputs/result.json; run 'publisher assemble' first")
+    run_rel = _relative_to(run.path, wiki_root, "run")
+    slug = concept if concept is not None else run.slug(config)
+    try:
+        check_slug(slug)
+    except ValueError as exc:
+        raise UsageError(f"{exc}; choose another with --concept") from exc
+    concept_rel = f"{CONCEPTS_DIR}/{slug}.md"
+    path = wiki_root / concept_rel
+    previous: bytes | None = None
+    doc: ConceptDoc | None = None
+    if path.exists() or path.is_symlink():
+        if path.is_symlink() or not path.is_file():
+            raise UsageError(f"{concept_rel} is not a regular file")
+        previous = path.read_bytes()
+        try:
+            doc = parse_concept(previous.decode("utf-8"), where=concept_rel)
+        except UnicodeDecodeError as exc:
+            raise IntegrityError(f"{concept_rel}: is not UTF-8", reason=Reason.SCHEMA_ERROR) from exc
+
+    others = [wiki_root / e.path for e in (doc.front.runs if doc else ()) if e.path != run_rel]
+    pre = run_preflight(wiki_root, runs=[run.path, *others], concepts=[])
+    if not pre.ok:
+        raise _refuse(f"promotion refused: {len(pre.findings)} integrity finding(s)", pre.findings)
+    this = pre.run_by_rel(run_rel)
+    if this is None or this.result is None:
+        raise UsageError(f"{run_rel}: result.json could not be read")
+    for ev in pre.runs:
+        result = ev.result
+        if result is None:
+            continue
+        gate_on = result.gate.enabled or bool(ev.config.get("gates", {}).get("evidence_kernel"))
+        if gate_on and result.gate.verdict == "fail":
+            raise PromotionRefused(
+                f"promotion refused: run {ev.slug} has gate verdict fail "
+                f"({result.counts.unresolved} unresolved artifact(s))",
+                [],
+            )
+
+    stamp = now or format_ts(utc_now())
+    entries: list[ConceptRun] = []
+    replaced = False
+    for entry in doc.front.runs if doc else ():
+        if entry.path == run_rel or entry.run == this.slug:
+            same = entry.inputs_hash == this.result.inputs_hash and entry.path == run_rel
+            entries.append(
+                ConceptRun(
+                    run=this.slug,
+                    path=run_rel,
+                    inputs_hash=this.result.inputs_hash,
+                    promoted_at=entry.promoted_at if same else stamp,
+                )
+            )
+            replaced = True
+        else:
+            entries.append(entry)
+    if not replaced:
+        entries.append(ConceptRun(run=this.slug, path=run_rel, inputs_hash=this.result.inputs_hash, promoted_at=stamp))
+
+    ordered: list[RunEvidence] = []
+    for entry in entries:
+        ev = pre.run_by_rel(entry.path)
+        if ev is None:
+            raise UsageError(f"{concept_rel} names run {entry.run} at {entry.path}, which has no result.json")
+        ordered.append(ev)
+    block, artifacts, claims = render_block(ordered, pre)
+    if doc is None:
+        front = ConceptFrontMatter(schema_version=1, title=this.title, concept=slug, runs=tuple(entries))
+        intro = f"# {_md(this.title)}\n\nEvidence promoted from run {_code(this.slug)}.\n"
+        body = "\n" + with_generated(intro, block, where=concept_rel)
+    else:
+        front = doc.front.model_copy(update={"runs": tuple(entries)})
+        body = with_generated(doc.body, block, where=concept_rel)
+    text = dump_concept(ConceptFrontMatter.model_validate(front.model_dump()), body)
+    findings = check_concept_text(pre, text, concept_rel, slug)
+    if findings:
+        raise _refuse(f"promotion refused: {concept_rel} would not verify", findings)
+    data = text.encode("utf-8")
+    changed = data != previous
+    promotion = Promotion(
+        run_slug=this.slug,
+        concept=slug,
+        concept_file=concept_rel,
+        created=previous is None,
+        changed=changed,
+        artifacts=artifacts,
+        claims=claims,
+        notices=list(pre.notices),
+        writes=[PlannedWrite(path, data, previous)] if changed else [],
+    )
+    return promotion
+
+
+def commit_writes(writes: Sequence[PlannedWrite]) -> None:
+    """Write every planned file or none: a failure part-way restores what was already written.
+
+    Each target must still hold the bytes the plan was made from (or still be absent), else
+    :class:`ConflictError` and nothing is written.
+    """
+    for item in writes:
+        current = item.path.read_bytes() if item.path.is_file() else None
+        if current != item.previous or (item.previous is None and item.path.is_symlink()):
+            raise ConflictError(f"{item.path} changed while promoting; nothing written, try again")
+    done: list[PlannedWrite] = []
+    try:
+        for item in writes:
+            item.path.parent.mkdir(parents=True, exist_ok=True)
+            if item.previous is None:
+                if not _fs.create_exclusive(item.path, item.data, mode=0o644):
+                    raise ConflictError(f"{item.path} appeared while promoting; nothing written, try again")
+            else:
+                _fs.write_atomic(item.path, item.data, mode=0o644)
+            done.append(item)
+    except BaseException:
+        for item in reversed(done):
+            if item.previous is None:
+                item.path.unlink(missing_ok=True)
+                _fs.fsync_dir(item.path.parent)
+            else:
+                _fs.write_atomic(item.path, item.previous, mode=0o644)
+        raise
+
+
+def promote(
+    run_dir: Path | str,
+    wiki: Path | str,
+    *,
+    concept: str | None = None,
+    check: bool = False,
+    now: str | None = None,
+) -> Promotion:
+    """Verify and promote a run into ``concepts/<slug>.md``; with ``check``, verify only."""
+    promotion = plan_promotion(run_dir, wiki, concept=concept, now=now)
+    if check or not promotion.writes:
+        return promotion
+    concepts_dir = Path(wiki) / CONCEPTS_DIR
+    concepts_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        with _fs.locked(concepts_dir / ".promote.lock"):
+            commit_writes(promotion.writes)
+    except PublisherError:
+        raise
+    except OSError as exc:
+        raise PublisherError(f"could not write {promotion.concept_file}: {exc.strerror or exc}") from exc
+    promotion.written = True
+    return promotion

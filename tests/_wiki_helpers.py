@@ -1,0 +1,447 @@
+"""Helpers for wiki tests: tiny wikis with runs whose result.json is written per CONTRACT section 8.
+
+Results are written directly (not through the assembler) so these tests pin the contract shape
+the preflight, promotion and site read. Each result is validated against
+:class:`publisher.records.Result` so a drift in the shape shows up here first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from publisher.canonical import canonical_bytes, prefixed, sha256_hex
+from publisher.eventlog import append_event, read_log
+from publisher.models import ACCESS_ORDER, Access
+from publisher.records import Result
+from publisher.runs import Run, init_run
+from publisher.store import build_record
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+HOOK_SHIM = REPO / "hooks" / "evidence.py"
+
+WHEN = "2030-01-02T03:04:05Z"
+
+
+def mkdocs_yml(site_name: str = "Test wiki", extra: str = "") -> str:
+    """A minimal Material wiki config wired to the evidence hook."""
+    return (
+        f"site_name: {json.dumps(site_name)}\n"
+        "docs_dir: docs\n"
+        "theme:\n  name: material\n"
+        "hooks:\n  - hooks/evidence.py\n"
+        "markdown_extensions:\n  - footnotes\n  - attr_list\n  - md_in_html\n"
+        "plugins: []\n"
+        f"{extra}"
+    )
+
+
+def make_wiki(root: Path, *, extra: str = "") -> Path:
+    """A wiki folder: mkdocs.yml, docs/index.md, the hook shim, empty runs/ and concepts/."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "mkdocs.yml").write_text(mkdocs_yml(extra=extra), encoding="utf-8")
+    (root / "docs").mkdir(exist_ok=True)
+    (root / "docs" / "index.md").write_text("# Home\n\nAn evidence wiki.\n", encoding="utf-8")
+    (root / "hooks").mkdir(exist_ok=True)
+    (root / "hooks" / "evidence.py").write_bytes(HOOK_SHIM.read_bytes())
+    (root / "runs").mkdir(exist_ok=True)
+    (root / "concepts").mkdir(exist_ok=True)
+    return root
+
+
+@dataclass
+class Claim:
+    """A claim to accept: field, label, and offsets into a source added with :meth:`RunBuilder.source`."""
+
+    field: str
+    claim: str | None
+    source_id: str
+    start: int
+    end: int
+
+
+@dataclass
+class RunBuilder:
+    """Builds one run under a wiki: snapshots, fetch events, and a result.json."""
+
+    wiki: Path
+    slug: str
+    question: str | None = None
+    run: Run = field(init=False)
+    texts: dict[str, str] = field(default_factory=dict)
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.run = init_run(self.wiki / "runs" / self.slug, self.slug)
+        if self.question is not None:
+            config = json.loads(self.run.config_path.read_text(encoding="utf-8"))
+            config["question"] = self.question
+            os.chmod(self.run.config_path, 0o644)
+            self.run.config_path.write_bytes(canonical_bytes(config) + b"\n")
+
+    def source(
+        self,
+        url: str,
+        text: str,
+        *,
+        paper: dict[str, str | None] | None = None,
+        access: str = "full_text",
+        origin: str = "pmc",
+        title: str | None = "A title",
+        asset: dict[str, Any] | None = None,
+        fresh_type: str = "fetch",
+    ) -> str:
+        """Store a snapshot and log a fresh event for it; returns its source id."""
+        record = build_record(
+            url=url,
+            text=text,
+            title=title,
+            retrieved_at=WHEN,
+            access=access,
+            origin=origin,
+            paper=paper,
+            asset=asset,
+        )
+        snap, _ = self.run.store.put(record)
+        digest = asset["sha256"] if asset and fresh_type == "local_pdf" else sha256_hex(text.encode("utf-8"))
+        append_event(
+            self.run.events_path,
+            type=fresh_type,
+            source_id=snap.source_id,
+            url=url,
+            fresh=True,
+            sha256=digest,
+            detail="test fixture",
+        )
+        self.texts[snap.source_id] = text
+        self.records[snap.source_id] = record
+        return snap.source_id
+
+    def accept(self, artifact_id: str, kind: str, evidence_id: str | None, claims: list[Claim]) -> None:
+        """Add an accepted artifact whose derived fields come from its snapshots."""
+        source_ids = list(dict.fromkeys(c.source_id for c in claims))
+        weakest = min((self.records[s] for s in source_ids), key=lambda r: ACCESS_ORDER[Access(r["access"])])
+        self.artifacts.append(
+            {
+                "artifact_id": artifact_id,
+                "kind": kind,
+                "evidence_id": evidence_id,
+                "record": None,
+                "source_ids": source_ids,
+                "paper": weakest["paper"],
+                "url": weakest["url"],
+                "access": weakest["access"],
+                "fresh": True,
+                "claims": [
+                    {
+                        "claim": c.claim,
+                        "field": c.field,
+                        "source_id": c.source_id,
+                        "start": c.start,
+                        "end": c.end,
+                        "access": self.records[c.source_id]["access"],
+                        "excerpt": self.texts[c.source_id][c.start : c.end],
+                        "section": None,
+                        "page": None,
+                    }
+                    for c in claims
+                ],
+                "data": {},
+            }
+        )
+
+    def record(self, kind: str, name: str, record: dict[str, Any]) -> None:
+        """Write an agent record (``workspace/extractions`` or ``workspace/appraisals``)."""
+        folder = self.run.extractions_dir if kind == "extraction" else self.run.appraisals_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name}.json").write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
+
+    def assemble(self) -> dict[str, Any]:
+        """Assemble the run's records with the real assembler; returns result.json."""
+        from publisher.assemble import assemble_run
+
+        assembly = assemble_run(self.run, wiki_root=self.wiki, write=True)
+        return assembly.result
+
+    def write_result(self, *, gate: bool = False, verdict: str = "pass") -> dict[str, Any]:
+        """Write outputs/result.json for the artifacts accepted so far; returns it."""
+        log = read_log(self.run.events_path)
+        config = json.loads(self.run.config_path.read_text(encoding="utf-8"))
+        sources = []
+        for sid, record in self.records.items():
+            sources.append(
+                {
+                    "source_id": sid,
+                    "status": "ok",
+                    "url": record["url"],
+                    "title": record["title"],
+                    "retrieved_at": record["retrieved_at"],
+                    "access": record["access"],
+                    "origin": record["origin"],
+                    "paper": record["paper"],
+                    "asset": record["asset"],
+                    "content_hash": record["content_hash"],
+                    "record_hash": record["record_hash"],
+                    "sealed": True,
+                    "chars": len(record["text"]),
+                    "fresh": True,
+                    "fresh_event_id": "ev-0001",
+                    "fresh_detail": "test fixture",
+                }
+            )
+        inputs = [["config", sha256_hex(self.run.config_path.read_bytes())], ["artifacts", self.artifacts]]
+        result = {
+            "schema_version": 1,
+            "run_slug": self.slug,
+            "generated_at": WHEN,
+            "config": config,
+            "gate": {"enabled": gate, "verdict": verdict, "flag": "--gate" if gate else None},
+            "counts": {
+                "artifacts_seen": len(self.artifacts),
+                "accepted": len(self.artifacts),
+                "unresolved": 0 if verdict == "pass" else 1,
+                "spans_checked": sum(len(a["claims"]) for a in self.artifacts),
+                "sources": len(sources),
+            },
+            "accepted": self.artifacts,
+            "diagnostics": {"unresolved": [], "counts_by_reason": {}, "warnings": []},
+            "sources": sources,
+            "log": {"events": len(log.digests), "head": log.head},
+            "inputs_hash": prefixed(hashlib.sha256(canonical_bytes(inputs)).hexdigest()),
+        }
+        Result.model_validate(result)
+        self.run.outputs_dir.mkdir(parents=True, exist_ok=True)
+        self.run.result_path.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        return result
+
+
+TRICKY = (
+    "Intro. *stars* and _under_ <b>bold</b> [x](y) &amp; `tick` $$x$$ :smile: -- ... "
+    "\"straight\" 'single' (c) ==x== ~~x~~ ^^x^^ 1st H~2~O\nsecond\tline & < > end."
+)
+"""Text whose every character some Markdown extension would like to rewrite."""
+
+
+def sample_run(
+    wiki: Path, slug: str = "alpha", *, question: str | None = "Does CBT help?", assembled: bool = True
+) -> RunBuilder:
+    """A run with two sources and two accepted artifacts, one citing overlapping spans.
+
+    With ``assembled`` the agent records are written and the real assembler produces result.json;
+    otherwise result.json is written directly from the same claims.
+    """
+    rb = RunBuilder(wiki, slug, question=question)
+    text_a = "Background. " + TRICKY + " Results: SMD -0.41 (95% CI -0.7 to -0.1) at 12 weeks."
+    text_b = "Appraisal text. Randomisation was adequate and allocation was concealed. Blinding unclear."
+    a = rb.source("https://example.org/a", text_a, paper={"pmid": "111", "doi": "10.1/a", "pmcid": None})
+    b = rb.source("https://example.org/b", text_b, paper={"pmid": "222", "doi": None, "pmcid": None}, access="abstract")
+    t_start = text_a.index("Intro.")
+    t_end = text_a.index("end.") + 4
+    r_start = text_a.index("SMD")
+    pdf_bytes = b"%PDF-1.4 user supplied fixture"
+    digest = hashlib.sha256(pdf_bytes).hexdigest()
+    papers = wiki / "assets" / "papers"
+    papers.mkdir(parents=True, exist_ok=True)
+    (papers / f"{digest}.pdf").write_bytes(pdf_bytes)
+    text_c = "Page one of a PDF. Adherence was 87% over 8 weeks."
+    c = rb.source(
+        "file:///papers/" + digest + ".pdf",
+        text_c,
+        paper={"pmid": None, "doi": "10.9/pdf", "pmcid": None},
+        origin="user-supplied-pdf",
+        asset={"path": f"assets/papers/{digest}.pdf", "sha256": digest, "bytes": len(pdf_bytes)},
+        fresh_type="local_pdf",
+    )
+    p_start = text_c.index("Adherence")
+    if assembled:
+        s = text_b.index("Randomisation")
+
+        def span(claim: str | None, sid: str, start: int, end: int) -> dict[str, Any]:
+            return {"claim": claim, "source_id": sid, "start": start, "end": end}
+
+        rb.record(
+            "extraction",
+            "pmid-111",
+            {
+                "schema_version": 1,
+                "evidence_id": "pmid:111",
+                "pmid": "111",
+                "design": "randomised trial",
+                "population": "adolescents with depression",
+                "spans": [span("Adolescents with depression.", a, t_start, t_end)],
+                "outcomes": [
+                    {
+                        "name": "CDI-2",
+                        "effect": -0.41,
+                        "ci_low": -0.7,
+                        "ci_high": -0.1,
+                        "spans": [
+                            span("SMD -0.41 at 12 weeks.", a, r_start, r_start + 12),
+                            span(None, a, r_start + 4, r_start + 30),
+                        ],
+                    }
+                ],
+            },
+        )
+        rb.record(
+            "appraisal",
+            "pmid-222",
+            {
+                "schema_version": 1,
+                "evidence_id": "pmid:222",
+                "tool": "RoB2",
+                "domains": [
+                    {
+                        "domain": "randomisation",
+                        "judgement": "low",
+                        "rationale": "adequate",
+                        "spans": [span("Low risk: randomisation <adequate>.", b, s, s + 30)],
+                    }
+                ],
+                "overall_judgement": "low",
+            },
+        )
+        rb.record(
+            "extraction",
+            "doi-pdf",
+            {
+                "schema_version": 1,
+                "evidence_id": "doi:10.9/PDF",
+                "design": "cohort",
+                "spans": [span("Adherence 87%.", c, p_start, p_start + 22)],
+            },
+        )
+        rb.assemble()
+        return rb
+    rb.accept(
+        "extraction:pmid:111",
+        "extraction",
+        "pmid:111",
+        [
+            Claim("population", "Adolescents with depression.", a, t_start, t_end),
+            Claim("outcomes[0].effect", "SMD -0.41 at 12 weeks.", a, r_start, r_start + 12),
+            Claim("outcomes[0].ci", None, a, r_start + 4, r_start + 30),
+        ],
+    )
+    s = text_b.index("Randomisation")
+    rb.accept(
+        "appraisal:pmid:222",
+        "appraisal",
+        "pmid:222",
+        [Claim("domains[0].judgement", "Low risk: randomisation <adequate>.", b, s, s + 30)],
+    )
+    rb.accept(
+        "extraction:doi:10.9/PDF",
+        "extraction",
+        "doi:10.9/PDF",
+        [Claim("spans[0]", "Adherence 87%.", c, p_start, p_start + 22)],
+    )
+    rb.write_result()
+    return rb
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Every file under ``root`` (relative path -> sha256), links and modes included."""
+    out: dict[str, str] = {}
+    if not root.exists():
+        return out
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            out[rel] = "link:" + os.readlink(path)
+        elif path.is_file():
+            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest() + f":{path.stat().st_mode:o}"
+        else:
+            out[rel + "/"] = "dir"
+    return out
+
+
+def leftovers(parent: Path) -> list[str]:
+    """Staging or aside folders a build left beside the site."""
+    return sorted(p.name for p in parent.iterdir() if p.name.startswith(".site-"))
+
+
+def writable(path: Path) -> Path:
+    """Make a write-once file writable so a test can tamper with it."""
+    os.chmod(path, 0o644)
+    return path
+
+
+def edit_json(path: Path, change: Any) -> None:
+    """Load, change (a function of the parsed value), and write back a JSON file."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    writable(path).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def tamper(kind: str, rb: RunBuilder) -> str:
+    """Apply one kind of tampering to a sample run's wiki; returns the reason code it must raise."""
+    wiki = rb.wiki
+    sid = next(iter(rb.texts))
+    snap = rb.run.sources_dir / f"{sid}.json"
+    if kind == "snapshot-text":
+        edit_json(snap, lambda d: d.__setitem__("text", d["text"].replace("Results", "Resulta")))
+        return "SNAPSHOT_HASH_MISMATCH"
+    if kind == "snapshot-meta":
+        edit_json(snap, lambda d: d.__setitem__("title", "A different title"))
+        return "SNAPSHOT_HASH_MISMATCH"
+    if kind == "snapshot-missing":
+        snap.unlink()
+        return "UNKNOWN_SOURCE"
+    if kind == "result-excerpt":
+        edit_json(rb.run.result_path, lambda d: d["accepted"][0]["claims"][0].__setitem__("excerpt", "forged"))
+        return "EXCERPT_MISMATCH"
+    if kind == "result-offsets":
+        edit_json(rb.run.result_path, lambda d: d["accepted"][0]["claims"][0].__setitem__("end", 10**6))
+        return "SPAN_OUT_OF_RANGE"
+    if kind == "result-url":
+        edit_json(rb.run.result_path, lambda d: d["accepted"][0].__setitem__("url", "https://evil.example/"))
+        return "URL_NOT_RETRIEVED"
+    if kind == "event-line":
+        path = writable(rb.run.events_path)
+        lines = path.read_bytes().split(b"\n")
+        lines[0] = lines[0].replace(b"test fixture", b"test fixturE")
+        path.write_bytes(b"\n".join(lines))
+        return "SNAPSHOT_HASH_MISMATCH"
+    if kind == "event-truncated":
+        path = writable(rb.run.events_path)
+        lines = path.read_bytes().split(b"\n")
+        path.write_bytes(b"\n".join(lines[:1]) + b"\n")
+        return "SNAPSHOT_HASH_MISMATCH"
+    if kind == "pdf-asset":
+        (pdf,) = (wiki / "assets" / "papers").glob("*.pdf")
+        pdf.write_bytes(pdf.read_bytes() + b" appended")
+        return "ASSET_HASH_MISMATCH"
+    if kind == "concept-excerpt":
+        (concept,) = (wiki / "concepts").glob("*.md")
+        text = concept.read_text(encoding="utf-8")
+        head, tail = text.split("\n[^", 1)
+        concept.write_text(head + "\n[^" + tail.replace('"Intro.', '"Intr0.', 1), encoding="utf-8")
+        return "EXCERPT_MISMATCH"
+    if kind == "concept-offsets":
+        (concept,) = (wiki / "concepts").glob("*.md")
+        text = concept.read_text(encoding="utf-8")
+        concept.write_text(re.sub(r"#12-166", "#12-167", text, count=1), encoding="utf-8")
+        return "SOURCE_OUTSIDE_ACCEPTED"
+    raise ValueError(kind)
+
+
+TAMPERINGS = (
+    "snapshot-text",
+    "snapshot-meta",
+    "snapshot-missing",
+    "result-excerpt",
+    "result-offsets",
+    "result-url",
+    "event-line",
+    "event-truncated",
+    "pdf-asset",
+)
+"""Tamperings of a run; concepts add ``concept-excerpt`` and ``concept-offsets``."""

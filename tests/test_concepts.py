@@ -1,0 +1,180 @@
+"""Concept files: front matter schema, footnote parsing from raw lines, the generated block."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from publisher.concepts import (
+    GENERATED_BEGIN,
+    GENERATED_END,
+    ConceptClaim,
+    ConceptFrontMatter,
+    EpistemicStatus,
+    dump_concept,
+    evidence_footnotes,
+    markdown_text,
+    parse_concept,
+    split_generated,
+    with_generated,
+)
+from publisher.errors import IntegrityError
+from publisher.reasons import Reason
+from publisher.refs import format_ref
+
+SID = "src-" + "a" * 64
+FRONT = """---
+schema_version: 1
+title: Sleep and light
+concept: sleep-light
+runs:
+- run: alpha
+  path: runs/alpha
+  inputs_hash: sha256:{h}
+  promoted_at: 2030-01-02T03:04:05Z
+claims: []
+---
+""".replace("{h}", "b" * 64)
+
+
+def _doc(body: str) -> str:
+    return FRONT + body
+
+
+def test_front_matter_parses_and_timestamps_stay_strings() -> None:
+    doc = parse_concept(_doc("Prose.\n"))
+    assert doc.front.concept == "sleep-light"
+    assert doc.front.runs[0].promoted_at == "2030-01-02T03:04:05Z"
+    assert doc.front.claims == ()
+    assert doc.body_line == 12
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: t.replace("title: Sleep and light\n", "title: Sleep and light\ntitle: again\n"),
+        lambda t: t.replace("schema_version: 1", "schema_version: 2"),
+        lambda t: t.replace("concept: sleep-light", "concept: index"),
+        lambda t: t.replace("concept: sleep-light", "concept: ../x"),
+        lambda t: t.replace("path: runs/alpha", "path: ../outside"),
+        lambda t: t.replace("claims: []", "claims: []\nextra: 1"),
+        lambda t: t.replace("inputs_hash: sha256:", "inputs_hash: md5:"),
+        lambda t: t.replace("promoted_at: 2030-01-02T03:04:05Z", "promoted_at: yesterday"),
+        lambda t: t.replace("---\n", "", 1),
+        lambda t: t[: t.rindex("---")],
+        lambda t: t.replace("runs:\n", "runs: [\n"),
+    ],
+)
+def test_bad_front_matter_is_a_schema_error(edit) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(IntegrityError) as info:
+        parse_concept(edit(_doc("Body.\n")))
+    assert info.value.reason is Reason.SCHEMA_ERROR
+
+
+def test_duplicate_run_entries_are_refused() -> None:
+    text = _doc("x\n").replace(
+        "claims: []", "- run: alpha\n  path: runs/alpha\n  promoted_at: 2030-01-02T03:04:05Z\nclaims: []"
+    )
+    with pytest.raises(IntegrityError):
+        parse_concept(text)
+
+
+def test_footnotes_are_read_from_raw_lines_with_json_escapes() -> None:
+    excerpt = 'He said "no" \\ then\nleft; [x](y) *z*'
+    body = (
+        "Claim one.[^a] Claim two.[^b] Plain.[^c]\n\n"
+        f"[^a]: {format_ref(SID, 3, 9, excerpt)}\n"
+        f"[^b]: {format_ref(SID, 1, 2)}; {format_ref(SID, 4, 5, 'q')} trailing words\n"
+        "[^c]: Just a note, no reference.\n"
+    )
+    notes = {n.label: n for n in evidence_footnotes(body)}
+    assert set(notes) == {"a", "b"}
+    assert notes["a"].refs[0].quoted == excerpt
+    assert (notes["a"].refs[0].start, notes["a"].refs[0].end) == (3, 9)
+    assert [(r.start, r.quoted) for r in notes["b"].refs] == [(1, None), (4, "q")]
+    assert notes["b"].rest == "trailing words"
+    assert notes["a"].first == 2 and notes["a"].last == 3
+
+
+def test_malformed_reference_is_reported_not_skipped() -> None:
+    body = 'Claim.[^a]\n\n[^a]: src-abc#1-2 "x"\n'
+    (note,) = evidence_footnotes(body)
+    assert note.error is not None and note.refs == ()
+
+
+def test_footnote_in_code_block_is_not_evidence() -> None:
+    body = "```\n[^a]: " + format_ref(SID, 1, 2, "x") + "\n```\n"
+    assert evidence_footnotes(body) == ()
+
+
+def test_generated_block_replaced_and_prose_kept() -> None:
+    body = "Intro prose.\n\n" + GENERATED_BEGIN + "\nold\n" + GENERATED_END
+    body += "\n\nOutro prose.\n"
+    new = with_generated(body, "new block\n")
+    before, inside, after = split_generated(new)
+    assert before == "Intro prose.\n\n"
+    assert inside is not None and "new block" in inside and "old" not in inside
+    assert after == "\n\nOutro prose.\n"
+
+
+def test_block_appended_when_absent() -> None:
+    new = with_generated("Only prose.\n", "gen")
+    assert new.startswith("Only prose.\n\n" + GENERATED_BEGIN)
+    assert new.rstrip().endswith(GENERATED_END)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        GENERATED_BEGIN + "\n",
+        GENERATED_END + "\n" + GENERATED_BEGIN + "\n",
+        GENERATED_BEGIN + GENERATED_BEGIN + GENERATED_END,
+    ],
+)
+def test_broken_markers_are_a_schema_error(body: str) -> None:
+    with pytest.raises(IntegrityError) as info:
+        parse_concept(_doc(body))
+    assert info.value.reason is Reason.SCHEMA_ERROR
+
+
+def test_dump_round_trips() -> None:
+    doc = parse_concept(_doc("Body [^a].\n\n[^a]: " + format_ref(SID, 0, 1, "x") + "\n"))
+    again = parse_concept(dump_concept(doc.front, doc.body))
+    assert again.front == doc.front
+    assert again.body == doc.body
+
+
+def test_claims_are_reserved_with_epistemic_statuses() -> None:
+    claim = ConceptClaim(id="c1", statement="Light helps.", status="partially_supported", conditions=("adults",))
+    assert claim.status is EpistemicStatus.PARTIALLY_SUPPORTED
+    front = ConceptFrontMatter(schema_version=1, title="t", concept="c", claims=(claim,))
+    assert parse_concept(dump_concept(front, "x\n")).front.claims[0] == claim
+    with pytest.raises(ValueError):
+        ConceptClaim(id="c1", statement="x", status="proven")
+    assert {s.value for s in EpistemicStatus} == {
+        "supported",
+        "partially_supported",
+        "not_supported",
+        "contradicted",
+        "non_evaluable",
+    }
+
+
+def test_schema_command_publishes_concept_schema(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("schema", "concept")
+    assert result.status == 0
+    schema = json.loads(result.out)
+    assert set(schema["required"]) >= {"schema_version", "title", "concept"}
+    assert "runs" in schema["properties"] and "claims" in schema["properties"]
+
+
+@given(st.text())
+def test_markdown_text_is_one_line_without_raw_markup(text: str) -> None:
+    out = markdown_text(text)
+    assert "\n" not in out and "<" not in out
+    unescaped = re.sub(r"\\.", "", out)
+    assert not set(unescaped) & set("*_[]`#")

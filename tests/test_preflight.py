@@ -1,0 +1,147 @@
+"""The wiki preflight: every finding reported with its reason code, never raised."""
+
+from __future__ import annotations
+
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from _wiki_helpers import TAMPERINGS, make_wiki, sample_run, tamper
+
+from publisher.preflight import SnapshotRequest, run_preflight, verify_snapshots
+from publisher.promote import promote
+from publisher.reasons import Reason
+from publisher.refs import format_ref
+
+
+@pytest.fixture
+def wiki(tmp_path: Path) -> Path:
+    return make_wiki(tmp_path / "wiki")
+
+
+def _codes(wiki: Path) -> set[str]:
+    return {f.reason.value for f in run_preflight(wiki).findings}
+
+
+def test_clean_wiki_passes_with_every_excerpt_verified(wiki: Path) -> None:
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    pre = run_preflight(wiki)
+    assert pre.ok, [f.one_line() for f in pre.findings]
+    assert len(pre.excerpts) == 5
+    assert set(pre.sources) == set(rb.texts)
+    for (sid, start, end), excerpt in pre.excerpts.items():
+        assert rb.texts[sid][start:end] == excerpt
+    assert [r.slug for r in pre.runs] == ["alpha"]
+    assert pre.concepts[0].doc is not None
+
+
+def test_new_wiki_has_nothing_to_verify_and_passes_with_notice(wiki: Path) -> None:
+    pre = run_preflight(wiki)
+    assert pre.ok and pre.notices
+
+
+@pytest.mark.parametrize("assembled", [True, False])
+@pytest.mark.parametrize("kind", [*TAMPERINGS, "concept-excerpt", "concept-offsets"])
+def test_each_tampering_is_found(wiki: Path, kind: str, assembled: bool) -> None:
+    rb = sample_run(wiki, assembled=assembled)
+    promote(rb.run.path, wiki)
+    reason = tamper(kind, rb)
+    findings = run_preflight(wiki).findings
+    assert reason in {f.reason.value for f in findings}
+    for item in findings:
+        assert item.file and item.one_line().startswith(item.reason.value)
+
+
+def test_findings_name_file_footnote_and_numbers(wiki: Path) -> None:
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    tamper("concept-excerpt", rb)
+    (finding,) = run_preflight(wiki).findings
+    assert finding.reason is Reason.EXCERPT_MISMATCH
+    assert finding.file == "concepts/alpha.md"
+    assert finding.label == "alpha-extraction-pmid-111-1"
+    assert (finding.start, finding.end) == (12, 166) and finding.source_id in rb.texts
+    assert finding.line is not None and finding.line > 10
+    assert finding.to_dict()["reason_code"] == "EXCERPT_MISMATCH"
+
+
+def test_every_failure_is_listed_not_just_the_first(wiki: Path) -> None:
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    tamper("result-url", rb)
+    tamper("pdf-asset", rb)
+    tamper("event-line", rb)
+    tamper("concept-offsets", rb)
+    assert _codes(wiki) >= {
+        "URL_NOT_RETRIEVED",
+        "ASSET_HASH_MISMATCH",
+        "SNAPSHOT_HASH_MISMATCH",
+        "SOURCE_OUTSIDE_ACCEPTED",
+    }
+
+
+def test_concept_without_evidence_is_a_finding(wiki: Path) -> None:
+    sample_run(wiki)
+    (wiki / "concepts" / "empty.md").write_text(
+        "---\nschema_version: 1\ntitle: Empty\nconcept: empty\nruns: []\nclaims: []\n---\nJust prose.\n",
+        encoding="utf-8",
+    )
+    assert "NO_SPANS" in _codes(wiki)
+
+
+def test_concept_citing_run_it_does_not_name(wiki: Path) -> None:
+    rb = sample_run(wiki)
+    sid, text = next(iter(rb.texts.items()))
+    ref = format_ref(sid, 12, 166, text[12:166])
+    (wiki / "concepts" / "other.md").write_text(
+        f"---\nschema_version: 1\ntitle: Other\nconcept: other\nruns: []\nclaims: []\n---\nClaim.[^a]\n\n[^a]: {ref}\n",
+        encoding="utf-8",
+    )
+    assert _codes(wiki) == {"SOURCE_OUTSIDE_ACCEPTED"}
+
+
+def test_concept_naming_missing_run_and_wrong_slug(wiki: Path) -> None:
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    shutil.move(wiki / "concepts" / "alpha.md", wiki / "concepts" / "renamed.md")
+    assert "SCHEMA_ERROR" in _codes(wiki)
+    shutil.move(wiki / "concepts" / "renamed.md", wiki / "concepts" / "alpha.md")
+    shutil.rmtree(rb.run.path)
+    assert "SCHEMA_ERROR" in _codes(wiki)
+
+
+def test_result_schema_error_and_duplicate_slug(wiki: Path) -> None:
+    rb = sample_run(wiki)
+    upstream = wiki / "outputs" / "deep-research" / "alpha"
+    shutil.copytree(rb.run.path, upstream)
+    assert "SCHEMA_ERROR" in _codes(wiki)
+    shutil.rmtree(upstream)
+    rb.run.result_path.write_text("{not json", encoding="utf-8")
+    assert _codes(wiki) == {"SCHEMA_ERROR"}
+
+
+def test_upstream_layout_is_discovered(wiki: Path) -> None:
+    rb = sample_run(wiki)
+    target = wiki / "outputs" / "deep-research" / "alpha"
+    target.parent.mkdir(parents=True)
+    shutil.move(rb.run.path, target)
+    pre = run_preflight(wiki)
+    assert pre.ok and [r.rel for r in pre.runs] == ["outputs/deep-research/alpha"]
+
+
+def test_verify_snapshots_reads_once_and_returns_no_texts(wiki: Path) -> None:
+    rb = sample_run(wiki)
+    folder = str(rb.run.sources_dir)
+    requests = [SnapshotRequest(folder, sid, ((0, 5), (3, 10**6))) for sid in rb.texts]
+    requests.append(SnapshotRequest(folder, "src-" + "0" * 64, ((0, 1),)))
+    serial = verify_snapshots(requests)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        parallel = verify_snapshots(requests, executor=pool)
+    assert serial == parallel
+    for outcome in serial[:-1]:
+        assert outcome.meta is not None and not hasattr(outcome.meta, "text")
+        assert outcome.excerpts == {(0, 5): rb.texts[outcome.source_id][:5]}
+        assert outcome.bad_spans == {(3, 10**6): Reason.SPAN_OUT_OF_RANGE}
+    assert serial[-1].reason is Reason.UNKNOWN_SOURCE

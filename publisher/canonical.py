@@ -128,11 +128,11 @@ def loads_record(data: bytes) -> tuple[Any, bool]:
     Where orjson is importable it parses and re-encodes first; it only ever answers "canonical",
     and every other case (floats included) is decided by the stdlib path.
     """
-    body = data[:-1] if data.endswith(b"\n") else data
     if _orjson is not None:
-        value = _fast_canonical(body)
+        value = _fast_canonical(data)
         if value is not _NOT_CANONICAL:
             return value, True
+    body = data[:-1] if data.endswith(b"\n") else data
     text = _text(body)
     value = _decode(text)
     try:
@@ -161,8 +161,10 @@ def _has_float(value: Any) -> bool:
     return False
 
 
-def _fast_canonical(body: bytes) -> Any:
-    """The value of ``body`` if orjson proves it canonical, else ``_NOT_CANONICAL``.
+def _fast_canonical(data: bytes) -> Any:
+    """The value of ``data`` if orjson proves it canonical (plus an optional newline), else ``_NOT_CANONICAL``.
+
+    The file is parsed and compared in place, without copying it to drop the newline.
 
     orjson refuses what the strict path refuses (invalid UTF-8, a BOM, NaN, lone surrogates) and
     escapes strings exactly as :func:`canonical_bytes` does; a duplicate key makes its re-encoding
@@ -170,7 +172,7 @@ def _fast_canonical(body: bytes) -> Any:
     ``1e-7``), and integers past 64 bits parse as floats, so any float defers to the stdlib path.
     """
     try:
-        value = _orjson.loads(body)
+        value = _orjson.loads(data)
     except (ValueError, RecursionError):
         return _NOT_CANONICAL
     if _has_float(value):
@@ -179,7 +181,10 @@ def _fast_canonical(body: bytes) -> Any:
         encoded = _orjson.dumps(value, option=_orjson.OPT_SORT_KEYS)
     except (TypeError, RecursionError):
         return _NOT_CANONICAL
-    return value if encoded == body else _NOT_CANONICAL
+    body_length = len(data) - 1 if data.endswith(b"\n") else len(data)
+    if len(encoded) != body_length or not data.startswith(encoded):
+        return _NOT_CANONICAL
+    return value
 
 
 _SEAL_KEY = b'"record_hash":"'
@@ -188,7 +193,8 @@ _SEAL_KEY = b'"record_hash":"'
 def seal_of_canonical(body: bytes, record: dict[str, Any]) -> str | None:
     """``record_hash_for(record)`` computed from the canonical bytes ``body`` without re-encoding.
 
-    ``body`` must be ``canonical_bytes(record)``. With sorted keys and no whitespace, removing the
+    ``body`` must be ``canonical_bytes(record)``, optionally followed by one newline (a record
+    file as written), which is not hashed. With sorted keys and no whitespace, removing the
     one ``"record_hash":"<value>"`` member and one adjacent comma leaves exactly the canonical
     bytes of the record without it. A quote inside a JSON string is always escaped, so the member
     can only occur once, at the top level; anything unexpected returns None (use the slow path).
@@ -203,6 +209,8 @@ def seal_of_canonical(body: bytes, record: dict[str, Any]) -> str | None:
     end = at + len(member)
     h = hashlib.sha256()
     view = memoryview(body)
+    if body.endswith(b"\n"):
+        view = view[:-1]
     if body[at - 1 : at] == b",":
         h.update(view[: at - 1])
         h.update(view[end:])

@@ -91,8 +91,11 @@ def _read_bytes(path: Path, source_id: str, max_bytes: int) -> bytes:
             raise _corrupt(source_id, f"is {info.st_size} bytes, over the {max_bytes} limit")
         chunks = []
         remaining = max_bytes + 1
+        # One read of the stated size (plus one byte, to notice growth) usually returns the whole
+        # file, and joining a single chunk does not copy it.
+        step = max(info.st_size + 1, 1 << 16)
         while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 22))
+            chunk = os.read(fd, min(remaining, step))
             if not chunk:
                 break
             chunks.append(chunk)
@@ -109,8 +112,9 @@ def verify_record(raw: Any, expected_id: str | None, *, canonical_body: bytes | 
     """Check a parsed snapshot record: schema, identity, body hash, seal and maps.
 
     Every digest is recomputed from the record's own fields; ``expected_id`` is the name the
-    record was stored under. ``canonical_body``, when given, must be the record's canonical bytes
-    (as :func:`~publisher.canonical.loads_record` confirmed them); the seal is then hashed from
+    record was stored under. ``canonical_body``, when given, must be the record's canonical bytes,
+    optionally with the file's trailing newline (as :func:`~publisher.canonical.loads_record`
+    confirmed them); the seal is then hashed from
     those bytes instead of re-encoding the record. Raises :class:`IntegrityError`
     (``SNAPSHOT_HASH_MISMATCH``).
     """
@@ -211,8 +215,7 @@ class SnapshotStore:
             raw, canonical = loads_record(data)
         except (StrictJSONError, ValueError) as exc:
             raise _corrupt(source_id, f"is not strict JSON ({exc})") from exc
-        body = (data[:-1] if data.endswith(b"\n") else data) if canonical else None
-        return verify_record(raw, source_id, canonical_body=body)
+        return verify_record(raw, source_id, canonical_body=data if canonical else None)
 
     def put(self, record: dict[str, Any]) -> tuple[Snapshot, bool]:
         """Publish a record built by :func:`build_record`; returns (snapshot, created).

@@ -84,6 +84,12 @@ def test_fast_path_agrees_on_canonical_and_other_layouts(value: Any) -> None:
         b'{"a":"\\u00e9"}',
         b'{"a":"\x7f\xe2\x80\xa8"}',
         b'{"b":1,"a":2}',
+        b'{"a":1}\n',
+        b'{"a":1}\n\n',
+        b'{"a":1} \n',
+        b'{"a":1}\r\n',
+        b' {"a":1}\n',
+        b'{"a":1}\t',
         b"[" * 5000 + b"]" * 5000,
     ],
 )
@@ -114,6 +120,7 @@ def _record(text: str, **extra: Any) -> dict[str, Any]:
 def test_seal_from_bytes_equals_record_hash(text: str) -> None:
     record = _record(text)
     assert seal_of_canonical(canonical_bytes(record), record) == record_hash_for(record)
+    assert seal_of_canonical(canonical_bytes(record) + b"\n", record) == record_hash_for(record)
 
 
 def test_seal_with_decoy_member_in_text() -> None:

@@ -10,8 +10,10 @@ this file, and the whole script stops at the first step that is not clean):
    the guideline PDF with ``publisher source local --wiki``;
 4. plays the agent: finds every quoted phrase with ``publisher source spans --json`` (never
    hand-counted offsets) and writes three extractions, one appraisal and ``outputs/report.md``;
-5. ``publisher assemble --gate``, ``publisher verify --gate``, ``publisher render`` and
-   ``publisher promote --run-dir runs/example --wiki .``.
+5. ``publisher assemble --gate``, ``publisher verify --gate`` and ``publisher render``;
+6. writes the hand-written prose of ``concepts/morning-light-sleep-onset.md`` and promotes the run
+   into it: ``publisher promote --run-dir runs/example --wiki . --concept morning-light-sleep-onset``
+   (first with ``--check``), which appends the generated evidence block.
 
 Usage: ``.venv/bin/python examples/build_example.py [--wiki DIR] [--port N]``. Afterwards
 ``.venv/bin/mkdocs build`` builds the example wiki.
@@ -46,6 +48,9 @@ DEFAULT_PORT = 47291
 HERE = Path(__file__).resolve().parent
 SOURCES = HERE / "sources"
 PDF_NAME = "eoss-practice-statement.pdf"
+
+CONCEPT = "morning-light-sleep-onset"
+"""The concept the example is promoted into; its prose is written here, its evidence block by promotion."""
 
 LUMEN, DAWN, EOSS = "lumen", "dawn", "eoss"
 LUMEN_ID = "doi:10.5555/jee.2025.0142"
@@ -216,8 +221,20 @@ def _lumen_extraction(a: Agent) -> dict[str, Any]:
                 "p_value": 0.001,
                 "direction": "favors_intervention",
                 "spans": [
-                    a.span(LUMEN, e, "primary outcome, results section", sol, occurrence=1),
-                    a.span(LUMEN, e, "primary outcome, abstract", sol, occurrence=0),
+                    a.span(
+                        LUMEN,
+                        e,
+                        "sleep-onset latency, 6 weeks: MD −9.4 min (95% CI −14.1 to −4.7), p < 0.001 [results]",
+                        sol,
+                        occurrence=1,
+                    ),
+                    a.span(
+                        LUMEN,
+                        e,
+                        "sleep-onset latency, 6 weeks: MD −9.4 min (95% CI −14.1 to −4.7), p < 0.001 [abstract]",
+                        sol,
+                        occurrence=0,
+                    ),
                 ],
             },
             {
@@ -233,7 +250,7 @@ def _lumen_extraction(a: Agent) -> dict[str, Any]:
                     a.span(
                         LUMEN,
                         e,
-                        "total sleep time +21 min",
+                        "total sleep time, 6 weeks: +21 min (95% CI 6 to 36), p = 0.006",
                         "Total sleep time increased by 21 min with morning light compared with control "
                         "(95% CI 6 to 36; p = 0.006).",
                     ),
@@ -252,7 +269,7 @@ def _lumen_extraction(a: Agent) -> dict[str, Any]:
                     a.span(
                         LUMEN,
                         e,
-                        "ISI 2.1 points lower",
+                        "Insomnia Severity Index, 6 weeks: −2.1 points (95% CI −3.4 to −0.8), p = 0.002",
                         "The ISI score was 2.1 points lower with morning light (95% CI −3.4 to −0.8; p = 0.002).",
                     ),
                 ],
@@ -267,43 +284,43 @@ def _lumen_extraction(a: Agent) -> dict[str, Any]:
             a.span(
                 LUMEN,
                 e,
-                "design",
+                "design: assessor-blinded, parallel-group RCT at three hospitals",
                 "LUMEN was a pragmatic, assessor-blinded, parallel-group randomised controlled trial at three "
                 "hospitals (Lyon, Köln and Ōsaka).",
             ),
-            a.span(LUMEN, e, "n_total and n_arms", "184 participants were randomised (92 per group)"),
+            a.span(LUMEN, e, "184 randomised, 92 per arm", "184 participants were randomised (92 per group)"),
             a.span(
                 LUMEN,
                 e,
-                "population",
+                "population: rotating shift workers aged 18–60 with sleep-onset latency ≥ 20 min",
                 "Eligible participants were aged 18–60 years, had worked a rotating roster with ≥ 4 night shifts "
                 "per month for at least 6 months, and reported a usual sleep-onset latency ≥ 20 min.",
             ),
             a.span(
                 LUMEN,
                 e,
-                "intervention",
+                "intervention: ≥ 10 000 lux for 30 min within 60 min of waking, daily for 6 weeks",
                 "The intervention group used a light box delivering ≥ 10 000 lux at eye level (irradiance ≈ "
                 "250 μW/cm²) for 30 minutes within 60 minutes of the main wake time, every day for 6 weeks",
             ),
             a.span(
                 LUMEN,
                 e,
-                "comparator",
+                "comparator: dim red light (≤ 50 lux) on the same schedule",
                 "The control group used an identical-looking box fitted with a dim red filter (≤ 50 lux) on the "
                 "same schedule.",
             ),
             a.span(
                 LUMEN,
                 e,
-                "funding",
+                "funding: Fictional Example Foundation for Occupational Health",
                 "Funding: Fictional Example Foundation for Occupational Health (grant EX-4471).",
             ),
-            a.span(LUMEN, e, "coi", "Competing interests: none declared."),
+            a.span(LUMEN, e, "competing interests: none declared", "Competing interests: none declared."),
             a.span(
                 LUMEN,
                 e,
-                "limitations",
+                "limitation: adherence known only from the light box's log",
                 "Adherence was measured by the light box’s own log, so we cannot exclude that some participants "
                 "sat beside the box rather than in front of it.",
             ),
@@ -341,8 +358,20 @@ def _dawn_extraction(a: Agent) -> dict[str, Any]:
                 "p_value": 0.07,
                 "direction": "unclear",
                 "spans": [
-                    a.span(DAWN, e, "primary outcome, results section", _DAWN_SOL, occurrence=1),
-                    a.span(DAWN, e, "primary outcome, abstract", _DAWN_SOL, occurrence=0),
+                    a.span(
+                        DAWN,
+                        e,
+                        "sleep-onset latency (diary), 8 weeks: MD −6.2 min (95% CI −12.9 to 0.5), p = 0.07 [results]",
+                        _DAWN_SOL,
+                        occurrence=1,
+                    ),
+                    a.span(
+                        DAWN,
+                        e,
+                        "sleep-onset latency (diary), 8 weeks: MD −6.2 min (95% CI −12.9 to 0.5), p = 0.07 [abstract]",
+                        _DAWN_SOL,
+                        occurrence=0,
+                    ),
                 ],
             },
             {
@@ -358,7 +387,7 @@ def _dawn_extraction(a: Agent) -> dict[str, Any]:
                     a.span(
                         DAWN,
                         e,
-                        "PSQI improved by 1.4 points",
+                        "Pittsburgh Sleep Quality Index, 8 weeks: −1.4 points (95% CI −2.5 to −0.3), p = 0.01",
                         "The Pittsburgh Sleep Quality Index improved by 1.4 points (95% CI −2.5 to −0.3; p = 0.01).",
                         occurrence=1,
                     ),
@@ -374,35 +403,40 @@ def _dawn_extraction(a: Agent) -> dict[str, Any]:
             a.span(
                 DAWN,
                 e,
-                "design",
+                "design: open-label, two-arm, parallel-group RCT at two hospitals",
                 "DAWN was an open-label, two-arm, parallel-group randomised trial at two teaching hospitals.",
             ),
-            a.span(DAWN, e, "n_total and n_arms", "Of 120 randomised nurses (60 per group)"),
+            a.span(DAWN, e, "120 randomised, 60 per arm", "Of 120 randomised nurses (60 per group)"),
             a.span(
                 DAWN,
                 e,
-                "population",
+                "population: nurses working ≥ 8 night shifts a month with difficulty falling asleep",
                 "Registered nurses aged 21 to 63 years who worked at least eight night shifts a month and reported "
                 "difficulty falling asleep after night shifts were eligible.",
             ),
             a.span(
                 DAWN,
                 e,
-                "intervention",
+                "intervention: app-guided morning daylight or light box, ≥ 20 min within an hour of waking",
                 "The intervention group followed an app-guided routine of at least 20 min of outdoor daylight or a "
                 "light box within one hour of waking, with a fixed wake window on work and rest days, for 8 weeks.",
             ),
             a.span(
                 DAWN,
                 e,
-                "comparator",
+                "comparator: printed sleep-hygiene leaflet",
                 "The control group received a printed sleep-hygiene leaflet and no further contact.",
             ),
-            a.span(DAWN, e, "funding", "Supported by the Example Nursing Research Fund (fictional)."),
             a.span(
                 DAWN,
                 e,
-                "limitations",
+                "funding: Example Nursing Research Fund",
+                "Supported by the Example Nursing Research Fund (fictional).",
+            ),
+            a.span(
+                DAWN,
+                e,
+                "limitation: self-reported outcomes from unblinded participants",
                 "Sleep diaries completed by participants who knew their allocation may overstate benefit.",
             ),
         ],
@@ -433,35 +467,40 @@ def _eoss_extraction(a: Agent) -> dict[str, Any]:
             a.span(
                 EOSS,
                 e,
-                "design",
+                "method: GRADE, with a panel vote on each recommendation",
                 "Evidence was summarised with GRADE; the panel voted on each recommendation",
             ),
             a.span(
                 EOSS,
                 e,
-                "population",
+                "scope: adults on night shifts who have difficulty falling asleep",
                 "This statement covers adults who work rotating or permanent night shifts and who report\n"
                 "difficulty falling asleep after a shift.",
             ),
             a.span(
                 EOSS,
                 e,
-                "intervention (recommendation R1)",
+                "R1: structured, timed morning-light routine (conditional, low certainty)",
                 "R1. For shift workers with difficulty falling asleep, we suggest a structured, timed\n"
                 "morning-light routine (conditional recommendation, low certainty of evidence).",
             ),
             a.span(
                 EOSS,
                 e,
-                "intervention (recommendation R2)",
+                "R2: light box of at least 10 000 lux at eye level for 20–30 min",
                 "R2. A light box used for this purpose should deliver at least 10 000 lux at eye level for\n"
                 "20–30 minutes",
             ),
-            a.span(EOSS, e, "coi", "Conflicts of interest were declared and none was judged to be relevant."),
             a.span(
                 EOSS,
                 e,
-                "limitations",
+                "conflicts of interest declared; none judged relevant",
+                "Conflicts of interest were declared and none was judged to be relevant.",
+            ),
+            a.span(
+                EOSS,
+                e,
+                "certainty low: imprecision and self-reported outcomes",
                 "The panel judged the certainty of evidence to be low because of imprecision and because one\n"
                 "trial relied on self-reported outcomes from participants who knew their allocation.",
             ),
@@ -485,7 +524,7 @@ def _dawn_appraisal(a: Agent) -> dict[str, Any]:
                     a.span(
                         DAWN,
                         e,
-                        "sequence generation and concealment",
+                        "RoB2 D1 low: computer-generated sequence, concealed allocation",
                         "Participants were allocated 1:1 by a computer-generated sequence held by the trial unit, "
                         "with allocation concealed until enrolment was confirmed.",
                     ),
@@ -500,14 +539,14 @@ def _dawn_appraisal(a: Agent) -> dict[str, Any]:
                     a.span(
                         DAWN,
                         e,
-                        "no blinding of participants or carers",
+                        "RoB2 D2 some concerns: nobody blinded",
                         "Because the interventions differed visibly, neither participants nor the nurses delivering "
                         "the programme were blinded.",
                     ),
                     a.span(
                         DAWN,
                         e,
-                        "adherence 71%",
+                        "RoB2 D2 some concerns: 71% adherent on most days",
                         "In the intervention group, 71% of participants followed the routine on at least five days "
                         "a week.",
                     ),
@@ -518,7 +557,7 @@ def _dawn_appraisal(a: Agent) -> dict[str, Any]:
                 "judgement": "low",
                 "rationale": "92% provided the primary outcome; missing diaries were imputed.",
                 "spans": [
-                    a.span(DAWN, e, "outcome data for 92%", "110 (92%) provided week-8 diaries"),
+                    a.span(DAWN, e, "RoB2 D3 low: primary outcome for 92%", "110 (92%) provided week-8 diaries"),
                 ],
             },
             {
@@ -527,7 +566,12 @@ def _dawn_appraisal(a: Agent) -> dict[str, Any]:
                 "rationale": "Sleep diaries were completed by participants who knew their allocation; a subjective "
                 "outcome assessed by unblinded participants is at high risk of bias.",
                 "spans": [
-                    a.span(DAWN, e, "self-reported outcomes", "Both outcomes were self-reported."),
+                    a.span(
+                        DAWN,
+                        e,
+                        "RoB2 D4 high: outcomes self-reported by unblinded participants",
+                        "Both outcomes were self-reported.",
+                    ),
                 ],
             },
             {
@@ -609,6 +653,38 @@ The better-blinded trial shows the larger effect; certainty is low.
 """
 
 
+_CONCEPT_TEXT = f"""---
+schema_version: 1
+title: Morning light and sleep onset in shift workers
+concept: {CONCEPT}
+summary: Fictional example. Timed morning light and how quickly shift workers fall asleep.
+claims: []
+---
+# Morning light and sleep onset in shift workers
+
+!!! warning "Fictional example"
+    The trials and the practice statement behind this page are invented for the example wiki.
+
+Shift workers often lie awake after a night shift although they are tired: the circadian clock
+still signals daytime. Bright light soon after waking is the strongest signal that resets the
+clock, which makes a *timed morning-light routine* (a light box or outdoor daylight at the same
+time after every main sleep) a cheap candidate treatment.
+
+This page is written by hand above the evidence block. Everything below the block's marker is
+written by `publisher promote` from the verified result of run `{RUN_SLUG}`: each footnote quotes
+its source exactly, and the build re-checks every quote against the stored snapshot. Follow a
+footnote to read the excerpt in context on its source page.
+
+## What the evidence says, in short
+
+- One assessor-blinded trial found sleep onset about ten minutes sooner with morning light.
+- A second, open-label trial found a smaller, imprecise effect on self-reported sleep onset, and
+  is at high risk of bias in how that outcome was measured.
+- A practice statement makes a conditional recommendation for the routine.
+
+"""
+
+
 # --------------------------------------------------------------------------------------------
 # Cleaning, writing, checking
 
@@ -640,7 +716,9 @@ def _clean(wiki: Path, run_dir: Path, pdf: Path) -> None:
     if asset.exists():
         asset.unlink()
         removed.append(str(asset.relative_to(wiki)))
-    for concept in _example_concepts(wiki):
+    for concept in sorted({*_example_concepts(wiki), wiki / "concepts" / f"{CONCEPT}.md"}):
+        if not concept.exists():
+            continue
         concept.unlink()
         removed.append(str(concept.relative_to(wiki)))
     print("removed " + (", ".join(removed) if removed else "nothing (fresh tree)"))
@@ -724,7 +802,12 @@ def build(wiki: Path, port: int = DEFAULT_PORT) -> dict[str, Any]:
     pub("verify", "--run-dir", run_rel, "--gate")
     pub("render", "--run-dir", run_rel)
     before = {p.name for p in (wiki / "concepts").glob("*.md")} if (wiki / "concepts").is_dir() else set()
-    pub("promote", "--run-dir", run_rel, "--wiki", ".")
+    concept = wiki / "concepts" / f"{CONCEPT}.md"
+    concept.parent.mkdir(exist_ok=True)
+    concept.write_text(_CONCEPT_TEXT, encoding="utf-8")
+    print(f"wrote the prose of concepts/{CONCEPT}.md (promotion appends the evidence block)")
+    pub("promote", "--run-dir", run_rel, "--wiki", ".", "--concept", CONCEPT, "--check")
+    pub("promote", "--run-dir", run_rel, "--wiki", ".", "--concept", CONCEPT)
     result, verification = _check_outcome(run_dir)
     after = sorted(p.name for p in (wiki / "concepts").glob("*.md"))
     summary = {

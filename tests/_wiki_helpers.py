@@ -29,26 +29,65 @@ HOOK_SHIM = REPO / "hooks" / "evidence.py"
 WHEN = "2030-01-02T03:04:05Z"
 
 
-def mkdocs_yml(site_name: str = "Test wiki", extra: str = "") -> str:
-    """A minimal Material wiki config wired to the evidence hook."""
+EXTENSIONS = ("footnotes", "attr_list", "md_in_html")
+
+HEAVY_EXTENSIONS = (
+    *EXTENSIONS,
+    "smarty",
+    "abbr",
+    "def_list",
+    "pymdownx.emoji",
+    "pymdownx.smartsymbols",
+    "pymdownx.arithmatex",
+    "pymdownx.mark",
+    "pymdownx.tilde",
+    "pymdownx.caret",
+    "pymdownx.betterem",
+    "pymdownx.magiclink",
+    "pymdownx.keys",
+    "pymdownx.critic",
+    "pymdownx.inlinehilite",
+)
+"""Extensions that would each like to rewrite some character of an excerpt."""
+
+
+def mkdocs_yml(
+    site_name: str = "Test wiki",
+    *,
+    extensions: tuple[str, ...] = EXTENSIONS,
+    hooks: tuple[str, ...] = (),
+    extra: str = "",
+) -> str:
+    """A minimal Material wiki config wired to the evidence hook (plus any test hooks)."""
+    hook_lines = "".join(f"  - {h}\n" for h in ("hooks/evidence.py", *hooks))
+    ext_lines = "".join(f"  - {e}\n" for e in extensions)
     return (
         f"site_name: {json.dumps(site_name)}\n"
         "docs_dir: docs\n"
         "theme:\n  name: material\n"
-        "hooks:\n  - hooks/evidence.py\n"
-        "markdown_extensions:\n  - footnotes\n  - attr_list\n  - md_in_html\n"
+        f"hooks:\n{hook_lines}"
+        f"markdown_extensions:\n{ext_lines}"
         "plugins: []\n"
         f"{extra}"
     )
 
 
-def make_wiki(root: Path, *, extra: str = "") -> Path:
-    """A wiki folder: mkdocs.yml, docs/index.md, the hook shim, empty runs/ and concepts/."""
+def make_wiki(
+    root: Path, *, extensions: tuple[str, ...] = EXTENSIONS, hooks: dict[str, str] | None = None, extra: str = ""
+) -> Path:
+    """A wiki folder: mkdocs.yml, docs/index.md, the hook shim, empty runs/ and concepts/.
+
+    ``hooks`` maps extra hook file names (under ``hooks/``) to their source.
+    """
     root.mkdir(parents=True, exist_ok=True)
-    (root / "mkdocs.yml").write_text(mkdocs_yml(extra=extra), encoding="utf-8")
+    (root / "hooks").mkdir(exist_ok=True)
+    for name, source in (hooks or {}).items():
+        (root / "hooks" / name).write_text(source, encoding="utf-8")
+    names = tuple(f"hooks/{n}" for n in (hooks or {}))
+    text = mkdocs_yml(extensions=extensions, hooks=names, extra=extra)
+    (root / "mkdocs.yml").write_text(text, encoding="utf-8")
     (root / "docs").mkdir(exist_ok=True)
     (root / "docs" / "index.md").write_text("# Home\n\nAn evidence wiki.\n", encoding="utf-8")
-    (root / "hooks").mkdir(exist_ok=True)
     (root / "hooks" / "evidence.py").write_bytes(HOOK_SHIM.read_bytes())
     (root / "runs").mkdir(exist_ok=True)
     (root / "concepts").mkdir(exist_ok=True)
@@ -445,3 +484,13 @@ TAMPERINGS = (
     "pdf-asset",
 )
 """Tamperings of a run; concepts add ``concept-excerpt`` and ``concept-offsets``."""
+
+
+def build_wiki(wiki: Path, **overrides: Any) -> Any:
+    """Run a real in-process ``mkdocs build`` of ``wiki``; returns the config."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    config = load_config(str(wiki / "mkdocs.yml"), **overrides)
+    build(config)
+    return config

@@ -1,0 +1,272 @@
+"""The MkDocs side of an evidence wiki: preflight, generated pages, seal and atomic publication.
+
+Wire it with ``hooks: [hooks/evidence.py]`` (a shim that re-exports :func:`on_config` and
+:func:`on_serve`). A build then goes:
+
+1. ``on_config`` runs the preflight (:mod:`publisher.preflight`) before anything is written; any
+   finding raises ``PluginError`` listing every failure. It then points ``site_dir`` at a fresh
+   staging folder beside the real one and registers a per-build :class:`EvidenceBuild` in
+   ``config.plugins``, which receives the rest of this build's events. The module keeps no state:
+   MkDocs does not reload a hook under ``serve``, and every build gets its own object.
+2. ``on_files`` adds the generated pages (:mod:`publisher.site.pages`) and the stylesheet.
+3. ``on_page_content`` (last) fills each page's slots with HTML: excerpts never pass through
+   Markdown. ``on_post_page`` (last) scans the final HTML of every page and checks each evidence
+   element against the verified excerpts; what it finds becomes the site seal.
+4. ``on_post_build`` (last) refuses to publish if the build logged a warning under ``--strict``
+   (MkDocs raises its strict-mode ``Abort`` only after ``on_post_build``; the hook reads the same
+   warning counters first), writes ``evidence-manifest.json`` and swaps the staging folder into
+   place (:mod:`publisher.site.publish`).
+5. ``on_build_error`` removes the staging folder. Whatever fails, the published site is untouched.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.pages import Page
+from mkdocs.utils import CountHandler
+
+import publisher
+
+from ..canonical import content_hash_for
+from ..errors import PublisherError
+from ..preflight import Preflight, RunEvidence, run_preflight
+from ..runs import RUN_LAYOUTS
+from . import publish
+from .pages import CSS_URI, TEMPLATES_DIR, SiteModel
+from .seal import MANIFEST_NAME, manifest_bytes, scan_page
+
+__all__ = ["on_config", "on_serve", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
+
+PLUGIN_KEY = "publisher-evidence-build"
+"""Name of the per-build object in ``config.plugins``."""
+
+LAST = -1000
+"""Event priority that runs after every ordinary plugin."""
+
+log = logging.getLogger("mkdocs.plugins.publisher")
+
+
+def format_findings(pre: Preflight) -> str:
+    """Every finding, one per line, under a summary line."""
+    counts = ", ".join(f"{code} x{n}" for code, n in pre.counts_by_reason().items())
+    lines = [f"evidence preflight failed: {len(pre.findings)} finding(s) ({counts}); nothing was published"]
+    lines += [f"  {f.one_line()}" for f in pre.findings]
+    return "\n".join(lines)
+
+
+def _wiki_root(config: Any) -> Path:
+    path = config.config_file_path
+    if not path:
+        raise PluginError("the evidence hook needs a wiki with an mkdocs.yml file")
+    return Path(path).resolve().parent
+
+
+def _report_body(wiki_root: Path) -> Any:
+    from ..render import render_report_body
+
+    def body(ev: RunEvidence) -> str:
+        return render_report_body(ev.run, wiki_root=wiki_root)
+
+    return body
+
+
+class EvidenceBuild:
+    """The state of one build; registered in ``config.plugins`` by :func:`on_config`."""
+
+    def __init__(self) -> None:
+        self.wiki_root: Path | None = None
+        self.site: Path | None = None
+        self.staging: Path | None = None
+        self.pre: Preflight | None = None
+        self.model: SiteModel | None = None
+        self.sealed: list[dict[str, Any]] = []
+        self.sealed_snapshots: list[dict[str, Any]] = []
+        self.seen: set[str] = set()
+        self.counter: CountHandler | None = None
+        self.config: Any = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self, config: Any, wiki_root: Path, pre: Preflight) -> None:
+        """Point the build at a fresh staging folder; called once the preflight passed."""
+        self.finish()
+        self.config = config
+        self.wiki_root = wiki_root
+        self.pre = pre
+        self.site = Path(config.site_dir).resolve()
+        publish.sweep_stale(self.site)
+        self.staging = publish.new_staging(self.site)
+        config.site_dir = str(self.staging)
+        if CSS_URI not in [str(c) for c in config.extra_css]:
+            config.extra_css.append(CSS_URI)
+        self.counter = CountHandler()
+        self.counter.setLevel(logging.WARNING)
+        logging.getLogger("mkdocs").addHandler(self.counter)
+        self.model = SiteModel(
+            pre,
+            use_directory_urls=bool(config.use_directory_urls),
+            report_body=_report_body(wiki_root),
+        )
+        self.sealed, self.sealed_snapshots, self.seen = [], [], set()
+
+    def finish(self) -> None:
+        """Restore ``site_dir`` and drop the warning counter (idempotent)."""
+        if self.counter is not None:
+            logging.getLogger("mkdocs").removeHandler(self.counter)
+            self.counter = None
+        if self.config is not None and self.site is not None:
+            self.config.site_dir = str(self.site)
+
+    def abandon(self) -> None:
+        """Remove the staging folder and restore the config; the published site is untouched."""
+        publish.discard(self.staging)
+        self.staging = None
+        self.finish()
+
+    # -- events --------------------------------------------------------------------------------
+
+    def on_files(self, files: Files, *, config: Any) -> Files:
+        if self.model is None:
+            return files
+        try:
+            pages = self.model.build()
+        except PublisherError as exc:
+            raise PluginError(f"evidence pages: {exc.one_line()}") from exc
+        taken = {f.dest_uri: f.src_uri for f in files}
+        for page in pages:
+            inclusion = InclusionLevel.INCLUDED if page.in_nav else InclusionLevel.NOT_IN_NAV
+            generated = File.generated(config, page.src_uri, content=page.markdown, inclusion=inclusion)
+            clash = taken.get(generated.dest_uri) or files.get_file_from_path(page.src_uri)
+            if clash is not None:
+                raise PluginError(
+                    f"docs/{clash if isinstance(clash, str) else page.src_uri} would produce "
+                    f"{generated.dest_uri}, a page the evidence hook generates; rename or remove it"
+                )
+            files.append(generated)
+        if files.get_file_from_path(CSS_URI) is None:
+            css = (TEMPLATES_DIR / "evidence.css").read_text(encoding="utf-8")
+            files.append(File.generated(config, CSS_URI, content=css))
+        return files
+
+    @event_priority(LAST)
+    def on_page_content(self, html: str, *, page: Page, config: Any, files: Files) -> str:
+        if self.model is None:
+            return html
+        try:
+            return self.model.fill(page.file.src_uri, html)
+        except PublisherError as exc:
+            raise PluginError(f"evidence page {page.file.src_uri}: {exc.one_line()}") from exc
+
+    @event_priority(LAST)
+    def on_post_page(self, output: str, *, page: Page, config: Any) -> str:
+        if self.model is None or self.pre is None:
+            return output
+        uri = page.file.src_uri
+        dest = page.file.dest_uri
+        scan = scan_page(output)
+        problems: list[str] = []
+        if scan.malformed:
+            problems.append(f"{scan.malformed} malformed evidence element(s)")
+        found: Counter[tuple[str, int, int]] = Counter()
+        for ex in scan.excerpts:
+            key = (ex.source_id, ex.start, ex.end)
+            verified = self.pre.excerpts.get(key) if ex.start is not None and ex.end is not None else None
+            if verified is None:
+                problems.append(f"excerpt {ex.source_id}#{ex.start}-{ex.end} is not verified evidence")
+                continue
+            if ex.nested or ex.text != verified:
+                problems.append(f"excerpt {ex.source_id}#{ex.start}-{ex.end} differs from the verified re-slice")
+                continue
+            found[key] += 1  # type: ignore[index]
+            self.sealed.append(
+                {"page": dest, "source_id": ex.source_id, "start": ex.start, "end": ex.end, "sha256": ex.sha256}
+            )
+        for block in scan.snapshots:
+            info = self.pre.sources.get(block.source_id)
+            text = block.text
+            if info is None or content_hash_for(text) != info.meta.content_hash or block.nested_excerpt:
+                problems.append(f"snapshot text of {block.source_id} differs from the verified snapshot")
+                continue
+            for start, end, opened, closed in block.marks:
+                if start != opened or end != closed:
+                    problems.append(f"highlight [{start}, {end}) sits at [{opened}, {closed})")
+            self.sealed_snapshots.append(
+                {"page": dest, "source_id": block.source_id, "sha256": info.meta.content_hash.removeprefix("sha256:")}
+            )
+        generated = self.model.pages.get(uri)
+        if generated is not None:
+            missing = generated.excerpts - found
+            if missing:
+                problems.append(f"{sum(missing.values())} verified excerpt(s) did not reach the page")
+            self.seen.add(uri)
+        if problems:
+            raise PluginError(f"evidence seal: page {uri}: " + "; ".join(problems) + " (EXCERPT_MISMATCH)")
+        return output
+
+    @event_priority(LAST)
+    def on_post_build(self, *, config: Any) -> None:
+        if self.staging is None or self.site is None or self.model is None:
+            return
+        if config.strict and _warned():
+            log.info("evidence hook: warnings in strict mode; the published site is left as it was")
+            self.abandon()
+            return
+        unbuilt = sorted(set(self.model.pages) - self.seen)
+        if unbuilt:
+            self.abandon()
+            raise PluginError(f"evidence pages were not built: {', '.join(unbuilt[:5])}")
+        try:
+            data = manifest_bytes(self.sealed, self.sealed_snapshots, f"publisher {publisher.__version__}")
+            (self.staging / MANIFEST_NAME).write_bytes(data)
+            publish.publish(self.staging, self.site)
+        except OSError as exc:
+            self.abandon()
+            raise PluginError(f"could not publish the site to {self.site}: {exc}") from exc
+        self.staging = None
+        self.finish()
+        log.info(f"evidence hook: published {len(self.sealed)} sealed excerpt(s) to {self.site}")
+
+    def on_build_error(self, *, error: Exception) -> None:
+        self.abandon()
+
+
+def _warned() -> bool:
+    """Whether any warning counter on the ``mkdocs`` logger (MkDocs' strict counter, ours) counted."""
+    return any(isinstance(h, CountHandler) and h.get_counts() for h in logging.getLogger("mkdocs").handlers)
+
+
+def on_config(config: Any) -> Any:
+    """Run the preflight before anything is written; stage the build beside the real site."""
+    wiki_root = _wiki_root(config)
+    build = config.plugins.get(PLUGIN_KEY)
+    if isinstance(build, EvidenceBuild):
+        build.abandon()
+    pre = run_preflight(wiki_root)
+    if not pre.ok:
+        raise PluginError(format_findings(pre))
+    for notice in pre.notices:
+        log.info(f"evidence preflight: {notice}")
+    if not isinstance(build, EvidenceBuild):
+        build = EvidenceBuild()
+        config.plugins[PLUGIN_KEY] = build
+    build.start(config, wiki_root, pre)
+    return config
+
+
+def on_serve(server: Any, *, config: Any, builder: Any) -> Any:
+    """Rebuild when runs, concepts or the PDF library change."""
+    root = _wiki_root(config)
+    folders = {root / "concepts", root / "assets" / "papers"}
+    folders.update(root / layout.split("/*")[0] for layout in RUN_LAYOUTS)
+    for folder in sorted(folders):
+        if folder.is_dir():
+            server.watch(os.fspath(folder))
+    return server

@@ -1,0 +1,72 @@
+"""``publisher new``: scaffold an evidence wiki that builds as is.
+
+Writes ``mkdocs.yml`` (Material theme, the evidence hook, footnotes, a navigation of the
+generated index pages), ``docs/index.md``, the hook shim ``hooks/evidence.py``, a ``.gitignore``
+and the empty ``concepts/``, ``runs/`` and ``assets/papers/`` folders. Every file is created
+exclusively; an existing wiki (or any file in the way) is refused before anything is written,
+and a failure part-way removes what was created.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jinja2
+
+from .. import _fs
+from ..errors import UsageError
+from . import TEMPLATES_DIR
+
+__all__ = ["SCAFFOLD_DIR", "new_wiki"]
+
+SCAFFOLD_DIR = TEMPLATES_DIR / "new"
+
+_FILES = (
+    ("mkdocs.yml", "mkdocs.yml.j2"),
+    ("docs/index.md", "docs/index.md.j2"),
+    ("hooks/evidence.py", "hooks/evidence.py"),
+    (".gitignore", "gitignore"),
+    ("concepts/.gitkeep", None),
+    ("runs/.gitkeep", None),
+    ("assets/papers/.gitkeep", None),
+)
+
+
+def _render(template: str | None, title: str) -> bytes:
+    if template is None:
+        return b""
+    path = SCAFFOLD_DIR / template
+    if not template.endswith(".j2"):
+        return path.read_bytes()
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+    text = env.from_string(path.read_text(encoding="utf-8")).render(site_name=json.dumps(title), title=title)
+    return text.encode("utf-8")
+
+
+def new_wiki(path: Path | str, *, title: str | None = None) -> list[str]:
+    """Create the wiki at ``path``; returns the files written (relative paths)."""
+    root = Path(path)
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{root} exists and is not a folder")
+    for name in ("mkdocs.yml", "mkdocs.yaml"):
+        if (root / name).exists():
+            raise UsageError(f"{root} is already a wiki ({name} exists); refusing to overwrite it")
+    in_the_way = [rel for rel, _ in _FILES if (root / rel).exists() or (root / rel).is_symlink()]
+    if in_the_way:
+        raise UsageError(f"{root}: {', '.join(in_the_way)} already exist; refusing to overwrite")
+    name = title or root.resolve().name or "Evidence wiki"
+    planned = [(rel, _render(template, name)) for rel, template in _FILES]
+    created: list[Path] = []
+    try:
+        for rel, data in planned:
+            target = root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if not _fs.create_exclusive(target, data, mode=0o644):
+                raise UsageError(f"{target} appeared while scaffolding; refusing to overwrite")
+            created.append(target)
+    except BaseException:
+        for target in reversed(created):
+            target.unlink(missing_ok=True)
+        raise
+    return [rel for rel, _ in planned]

@@ -1,0 +1,432 @@
+"""The site seal: which verified excerpts a built site shows, and a check that it still shows them.
+
+At build time the hook scans every page it writes for evidence elements and records each in
+``evidence-manifest.json`` at the site root: the page, the source id, the offsets and the sha256 of
+the excerpt. ``publisher check-site`` later re-reads the built pages, extracts every evidence
+element again, and compares it with the manifest and with a fresh re-slice of the snapshot.
+
+Evidence elements (the one markup contract between page generation, the report renderer and
+this module):
+
+* an excerpt: any element with ``data-source-id``, ``data-start`` and ``data-end`` whose text
+  content is exactly ``text[start:end]`` and which holds no child elements;
+* a snapshot: ``<pre class="evidence-snapshot" data-source-id=...>`` whose text content is the
+  whole snapshot text; its ``<mark data-start data-end>`` children highlight cited spans and
+  must sit at those offsets.
+
+An element with class ``evidence-excerpt`` but without the data attributes is malformed. This
+module does not import MkDocs.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+from ..canonical import SOURCE_ID_RE, sha256_hex
+from ..errors import PublisherError
+from ..preflight import Finding, discover
+from ..reasons import Reason
+from ..runs import Run
+from ..spans import check_range
+from ..store import SnapshotStore
+
+__all__ = [
+    "MANIFEST_NAME",
+    "EXCERPT_CLASS",
+    "SNAPSHOT_CLASS",
+    "escape_text",
+    "excerpt_html",
+    "Excerpt",
+    "SnapshotBlock",
+    "PageScan",
+    "scan_page",
+    "manifest_bytes",
+    "SiteCheck",
+    "check_site",
+]
+
+MANIFEST_NAME = "evidence-manifest.json"
+EXCERPT_CLASS = "evidence-excerpt"
+SNAPSHOT_CLASS = "evidence-snapshot"
+_MARKER = "data-source-id"
+_VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+
+
+def escape_text(text: str) -> str:
+    """``text`` as HTML character data that every HTML parser reads back unchanged.
+
+    ``& < > " '`` become entities; a carriage return becomes ``&#13;`` (a raw one would be
+    normalised to a line feed by a browser). A NUL becomes ``&#0;``, which every parser reads as
+    U+FFFD: HTML cannot carry a NUL, so such an excerpt fails the seal instead of being shown
+    altered. Nothing else is touched, so the page holds the excerpt as is.
+    """
+    return html.escape(text, quote=True).replace("\r", "&#13;").replace("\x00", "&#0;")
+
+
+def excerpt_html(source_id: str, start: int, end: int, text: str, *, tag: str = "span") -> str:
+    """The excerpt element: offsets in attributes, the verified text escaped as character data."""
+    return (
+        f'<{tag} class="{EXCERPT_CLASS}" data-source-id="{source_id}" data-start="{start}" '
+        f'data-end="{end}">{escape_text(text)}</{tag}>'
+    )
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """An excerpt element found on a page."""
+
+    source_id: str
+    start: int | None
+    end: int | None
+    text: str
+    nested: bool
+
+    @property
+    def sha256(self) -> str:
+        return sha256_hex(self.text.encode("utf-8"))
+
+
+@dataclass
+class SnapshotBlock:
+    """A snapshot element found on a page, with the marks it holds and where they sit."""
+
+    source_id: str
+    parts: list[str] = field(default_factory=list)
+    marks: list[tuple[int | None, int | None, int, int]] = field(default_factory=list)
+    nested_excerpt: bool = False
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+@dataclass
+class PageScan:
+    """Every evidence element of one page, plus malformed ones."""
+
+    excerpts: list[Excerpt] = field(default_factory=list)
+    snapshots: list[SnapshotBlock] = field(default_factory=list)
+    malformed: int = 0
+
+
+def _int(value: str | None) -> int | None:
+    if value is None or not re.fullmatch(r"\d{1,12}", value):
+        return None
+    return int(value)
+
+
+class _Scanner(HTMLParser):
+    """Collects evidence elements; text is read with HTML character references decoded."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.scan = PageScan()
+        self._excerpt: dict[str, Any] | None = None
+        self._snapshot: SnapshotBlock | None = None
+        self._snapshot_depth = 0
+        self._mark: list[Any] | None = None
+        self._mark_depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        classes = (values.get("class") or "").split()
+        if self._excerpt is not None:
+            self._excerpt["nested"] = True
+            if tag not in _VOID:
+                self._excerpt["depth"] += 1
+            return
+        if self._snapshot is not None:
+            if tag in _VOID:
+                return
+            self._snapshot_depth += 1
+            if _MARKER in values or EXCERPT_CLASS in classes:
+                self._snapshot.nested_excerpt = True
+            if tag == "mark" and self._mark is None:
+                pos = sum(len(p) for p in self._snapshot.parts)
+                self._mark = [_int(values.get("data-start")), _int(values.get("data-end")), pos]
+                self._mark_depth = self._snapshot_depth
+            return
+        if SNAPSHOT_CLASS in classes and tag not in _VOID:
+            self._snapshot = SnapshotBlock(str(values.get(_MARKER) or ""))
+            self._snapshot_depth = 1
+            return
+        if _MARKER in values or EXCERPT_CLASS in classes:
+            if _MARKER not in values or "data-start" not in values or "data-end" not in values:
+                self.scan.malformed += 1
+            if tag in _VOID:
+                self.scan.malformed += 1
+                return
+            self._excerpt = {"attrs": values, "parts": [], "depth": 1, "nested": False}
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if self._excerpt is not None:
+            self._excerpt["nested"] = True
+        elif self._snapshot is None and (_MARKER in values or EXCERPT_CLASS in (values.get("class") or "").split()):
+            self.scan.malformed += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._excerpt is not None:
+            self._excerpt["depth"] -= 1
+            if self._excerpt["depth"] == 0:
+                attrs = self._excerpt["attrs"]
+                self.scan.excerpts.append(
+                    Excerpt(
+                        str(attrs.get(_MARKER) or ""),
+                        _int(attrs.get("data-start")),
+                        _int(attrs.get("data-end")),
+                        "".join(self._excerpt["parts"]),
+                        self._excerpt["nested"],
+                    )
+                )
+                self._excerpt = None
+            return
+        if self._snapshot is not None and tag not in _VOID:
+            if self._mark is not None and self._snapshot_depth == self._mark_depth:
+                pos = sum(len(p) for p in self._snapshot.parts)
+                start, end, opened = self._mark
+                self._snapshot.marks.append((start, end, opened, pos))
+                self._mark = None
+            self._snapshot_depth -= 1
+            if self._snapshot_depth == 0:
+                self.scan.snapshots.append(self._snapshot)
+                self._snapshot = None
+
+    def handle_data(self, data: str) -> None:
+        if self._excerpt is not None:
+            self._excerpt["parts"].append(data)
+        elif self._snapshot is not None:
+            self._snapshot.parts.append(data)
+
+
+def scan_page(page_html: str) -> PageScan:
+    """Every evidence element of a page (a quick substring test skips pages without any)."""
+    if _MARKER not in page_html and EXCERPT_CLASS not in page_html and SNAPSHOT_CLASS not in page_html:
+        return PageScan()
+    scanner = _Scanner()
+    scanner.feed(page_html)
+    scanner.close()
+    if scanner._excerpt is not None or scanner._snapshot is not None:
+        scanner.scan.malformed += 1
+    return scanner.scan
+
+
+def manifest_bytes(entries: Iterable[dict[str, Any]], snapshots: Iterable[dict[str, Any]], generator: str) -> bytes:
+    """The manifest file: sorted entries, so an unchanged wiki seals to the same bytes."""
+
+    def key(e: dict[str, Any]) -> tuple[Any, ...]:
+        return (e["page"], e["source_id"], e.get("start", -1), e.get("end", -1), e["sha256"])
+
+    doc = {
+        "schema_version": 1,
+        "generator": generator,
+        "excerpts": sorted(entries, key=key),
+        "snapshots": sorted(snapshots, key=key),
+    }
+    return (json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+# ---------------------------------------------------------------------------------------------
+# check-site
+
+
+@dataclass
+class SiteCheck:
+    """Outcome of ``check-site``: findings, and how much was checked."""
+
+    findings: list[Finding] = field(default_factory=list)
+    pages: int = 0
+    excerpts: int = 0
+    snapshots: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "pages": self.pages,
+            "excerpts": self.excerpts,
+            "snapshots": self.snapshots,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+class _Texts:
+    """Verified snapshot texts by source id, read once each from whichever run holds the file."""
+
+    def __init__(self, wiki_root: Path) -> None:
+        runs, _ = discover(wiki_root)
+        self._dirs: dict[str, list[Path]] = {}
+        for path in runs:
+            store = Run(path).store
+            for sid in store.ids():
+                self._dirs.setdefault(sid, []).append(store.folder)
+        self._cache: dict[str, str | PublisherError] = {}
+
+    def get(self, source_id: str) -> str:
+        hit = self._cache.get(source_id)
+        if hit is None:
+            folders = self._dirs.get(source_id)
+            if not SOURCE_ID_RE.fullmatch(source_id) or not folders:
+                hit = PublisherError(f"no snapshot {source_id} in any run of the wiki", reason=Reason.UNKNOWN_SOURCE)
+            else:
+                try:
+                    hit = SnapshotStore(folders[0]).read(source_id).text
+                except PublisherError as exc:
+                    hit = exc
+            self._cache[source_id] = hit
+        if isinstance(hit, PublisherError):
+            raise hit
+        return hit
+
+
+def _load_manifest(site: Path, out: list[Finding]) -> dict[str, Any] | None:
+    path = site / MANIFEST_NAME
+    try:
+        raw = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        out.append(
+            Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "no evidence manifest: the site was not built by the hook")
+        )
+        return None
+    except (OSError, ValueError) as exc:
+        out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, f"unreadable manifest ({exc})"))
+        return None
+    ok = (
+        isinstance(raw, dict)
+        and raw.get("schema_version") == 1
+        and isinstance(raw.get("excerpts"), list)
+        and isinstance(raw.get("snapshots"), list)
+        and all(isinstance(e, dict) and isinstance(e.get("page"), str) for e in raw["excerpts"] + raw["snapshots"])
+    )
+    if not ok:
+        out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "manifest does not have the expected shape"))
+        return None
+    return raw
+
+
+def _entry_key(e: dict[str, Any]) -> tuple[Any, ...]:
+    return (e.get("source_id"), e.get("start"), e.get("end"), e.get("sha256"))
+
+
+def check_site(site_dir: Path | str, wiki_root: Path | str) -> SiteCheck:
+    """Re-read a built site and compare every evidence element with the seal and the snapshots.
+
+    Findings: a missing or malformed manifest (SCHEMA_ERROR); an element that is not sealed, a
+    sealed element missing from its page, markup inside an excerpt, or text that differs from
+    the re-slice (EXCERPT_MISMATCH); a snapshot that no longer verifies (SNAPSHOT_HASH_MISMATCH)
+    or is gone (UNKNOWN_SOURCE); offsets outside the text (SPAN_OUT_OF_RANGE / SPAN_TOO_LONG).
+    """
+    site = Path(site_dir)
+    check = SiteCheck()
+    add = check.findings.append
+    manifest = _load_manifest(site, check.findings)
+    if manifest is None:
+        return check
+    texts = _Texts(Path(wiki_root))
+    sealed: dict[str, Counter[tuple[Any, ...]]] = {}
+    sealed_snaps: dict[str, Counter[tuple[Any, ...]]] = {}
+    for entry in manifest["excerpts"]:
+        sealed.setdefault(entry["page"], Counter())[_entry_key(entry)] += 1
+    for entry in manifest["snapshots"]:
+        sealed_snaps.setdefault(entry["page"], Counter())[(entry.get("source_id"), entry.get("sha256"))] += 1
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if p.is_file())
+    for page in sorted(set(sealed) | set(sealed_snaps)):
+        if page not in pages:
+            add(Finding(Reason.EXCERPT_MISMATCH, page, "sealed page is missing from the site"))
+    for page in pages:
+        scan = scan_page((site / page).read_text(encoding="utf-8", errors="replace"))
+        if not (scan.excerpts or scan.snapshots or scan.malformed or page in sealed or page in sealed_snaps):
+            continue
+        check.pages += 1
+        if scan.malformed:
+            add(Finding(Reason.EXCERPT_MISMATCH, page, f"{scan.malformed} malformed evidence element(s)"))
+        found: Counter[tuple[Any, ...]] = Counter()
+        for ex in scan.excerpts:
+            check.excerpts += 1
+            found[(ex.source_id, ex.start, ex.end, ex.sha256)] += 1
+            _check_excerpt(ex, page, texts, add)
+        if found != sealed.get(page, Counter()):
+            extra = found - sealed.get(page, Counter())
+            missing = sealed.get(page, Counter()) - found
+            for sid, start, end, _ in extra:
+                add(
+                    Finding(
+                        Reason.EXCERPT_MISMATCH, page, "excerpt not in the seal", source_id=sid, start=start, end=end
+                    )
+                )
+            for sid, start, end, _ in missing:
+                add(
+                    Finding(
+                        Reason.EXCERPT_MISMATCH,
+                        page,
+                        "sealed excerpt not on the page",
+                        source_id=sid,
+                        start=start,
+                        end=end,
+                    )
+                )
+        snaps: Counter[tuple[Any, ...]] = Counter()
+        for block in scan.snapshots:
+            check.snapshots += 1
+            text = block.text
+            snaps[(block.source_id, sha256_hex(text.encode("utf-8")))] += 1
+            _check_snapshot(block, text, page, texts, add)
+        if snaps != sealed_snaps.get(page, Counter()):
+            add(Finding(Reason.EXCERPT_MISMATCH, page, "snapshot text on the page differs from the seal"))
+    return check
+
+
+def _check_excerpt(ex: Excerpt, page: str, texts: _Texts, add: Any) -> None:
+    facts = {"source_id": ex.source_id or None, "start": ex.start, "end": ex.end}
+    if ex.nested:
+        add(Finding(Reason.EXCERPT_MISMATCH, page, "markup inside an excerpt element", **facts))
+    if ex.start is None or ex.end is None:
+        add(Finding(Reason.SPAN_OUT_OF_RANGE, page, "excerpt offsets are not numbers", **facts))
+        return
+    try:
+        text = texts.get(ex.source_id)
+    except PublisherError as exc:
+        add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, page, exc.one_line(), **facts))
+        return
+    problem = check_range(ex.start, ex.end, len(text))
+    if problem is not None:
+        add(Finding(problem, page, f"[{ex.start}, {ex.end}) on a text of {len(text)}", **facts))
+    elif text[ex.start : ex.end] != ex.text:
+        add(Finding(Reason.EXCERPT_MISMATCH, page, "shown excerpt differs from the re-slice", **facts))
+
+
+def _check_snapshot(block: SnapshotBlock, text: str, page: str, texts: _Texts, add: Any) -> None:
+    try:
+        expected = texts.get(block.source_id)
+    except PublisherError as exc:
+        add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, page, exc.one_line(), source_id=block.source_id))
+        return
+    if text != expected:
+        add(
+            Finding(Reason.EXCERPT_MISMATCH, page, "snapshot text differs from the snapshot", source_id=block.source_id)
+        )
+    if block.nested_excerpt:
+        add(Finding(Reason.EXCERPT_MISMATCH, page, "an excerpt element inside a snapshot", source_id=block.source_id))
+    for start, end, opened, closed in block.marks:
+        if start != opened or end != closed:
+            add(
+                Finding(
+                    Reason.EXCERPT_MISMATCH,
+                    page,
+                    f"highlight claims [{start}, {end}) but sits at [{opened}, {closed})",
+                    source_id=block.source_id,
+                    start=start,
+                    end=end,
+                )
+            )

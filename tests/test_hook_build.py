@@ -1,0 +1,480 @@
+"""Real ``mkdocs build`` runs of small wikis: preflight, generated pages, seal, atomic publication.
+
+Every failure, wherever it happens (preflight, page generation, templates, another plugin, the
+post-build, a strict-mode warning), must leave the published site byte-identical and no staging
+folder behind.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from _wiki_helpers import (
+    HEAVY_EXTENSIONS,
+    TRICKY,
+    RunBuilder,
+    build_wiki,
+    leftovers,
+    make_wiki,
+    sample_run,
+    tamper,
+    tree_digest,
+)
+from mkdocs.exceptions import Abort
+
+from publisher.preflight import run_preflight
+from publisher.promote import promote
+from publisher.site import pages as pages_module
+from publisher.site import publish as publish_module
+from publisher.site.seal import MANIFEST_NAME, scan_page
+
+
+@pytest.fixture
+def mkdocs_log() -> Iterator[list[str]]:
+    """Messages logged under ``mkdocs`` during the test."""
+    messages: list[str] = []
+
+    class _Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    handler = _Keep(level=logging.INFO)
+    logger = logging.getLogger("mkdocs")
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def _sample(tmp_path: Path, **kwargs: object) -> RunBuilder:
+    wiki = make_wiki(tmp_path / "wiki", **kwargs)  # type: ignore[arg-type]
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    return rb
+
+
+def _wiki(tmp_path: Path, **kwargs: object) -> Path:
+    return _sample(tmp_path, **kwargs).wiki
+
+
+def _published(tmp_path: Path, **kwargs: object) -> tuple[Path, dict[str, str]]:
+    wiki = _wiki(tmp_path, **kwargs)
+    build_wiki(wiki)
+    assert (wiki / "site" / MANIFEST_NAME).is_file()
+    return wiki, tree_digest(wiki / "site")
+
+
+def _assert_untouched(wiki: Path, before: dict[str, str]) -> None:
+    assert tree_digest(wiki / "site") == before
+    assert leftovers(wiki) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# a clean build
+
+
+def test_clean_build_shows_every_excerpt_and_links_resolve(tmp_path: Path) -> None:
+    wiki, _ = _published(tmp_path)
+    site = wiki / "site"
+    pre = run_preflight(wiki)
+    concept_html = (site / "concepts" / "alpha" / "index.html").read_text(encoding="utf-8")
+    scan = scan_page(concept_html)
+    shown = {(e.source_id, e.start, e.end): e.text for e in scan.excerpts}
+    footnoted = {(r.source_id, r.start, r.end) for n in pre.concepts[0].doc.footnotes for r in n.refs}  # type: ignore[union-attr]
+    assert set(shown) == footnoted
+    for key, text in shown.items():
+        assert text == pre.excerpts[key]
+    links = re.findall(r'<a class="evidence-link" href="([^"]+)"', concept_html)
+    assert len(links) == len(footnoted)
+    for href in links:
+        path, fragment = href.split("#")
+        assert path.startswith("../../sources/src-")
+        target = site / posixpath.normpath(posixpath.join("concepts/alpha", path)) / "index.html"
+        assert target.is_file(), href
+        assert f'id="{fragment}"' in target.read_text(encoding="utf-8"), href
+    assert leftovers(wiki) == []
+    for index in ("concepts", "sources", "runs"):
+        assert (site / index / "index.html").is_file()
+    report = (site / "runs" / "alpha" / "report" / "index.html").read_text(encoding="utf-8")
+    assert len(scan_page(report).excerpts) == len(pre.excerpts)
+
+
+def test_source_page_highlights_every_cited_span(tmp_path: Path) -> None:
+    wiki, _ = _published(tmp_path)
+    pre = run_preflight(wiki)
+    for sid, info in pre.sources.items():
+        page = (wiki / "site" / "sources" / sid / "index.html").read_text(encoding="utf-8")
+        (block,) = scan_page(page).snapshots
+        snapshot = json_text(pre, sid)
+        assert block.text == snapshot
+        for start, end in info.spans:
+            assert f'id="span-{start}-{end}"' in page
+        for mark_start, mark_end, opened, closed in block.marks:
+            assert (mark_start, mark_end) == (opened, closed)
+        assert info.meta.url in page and info.meta.content_hash in page
+
+
+def json_text(pre: object, sid: str) -> str:
+    from publisher.store import SnapshotStore
+
+    return SnapshotStore(pre.sources[sid].sources_dir).read(sid).text  # type: ignore[attr-defined]
+
+
+def test_generated_pages_stay_out_of_the_nav(tmp_path: Path) -> None:
+    wiki, _ = _published(tmp_path)
+    home = (wiki / "site" / "index.html").read_text(encoding="utf-8")
+    nav = home[home.index('<nav class="md-nav md-nav--primary"') :]
+    assert "concepts/alpha/" not in nav and "sources/src-" not in nav
+    assert "concepts/" in nav
+
+
+def test_rebuild_replaces_the_site_whole(tmp_path: Path) -> None:
+    wiki, _ = _published(tmp_path)
+    (wiki / "docs" / "extra.md").write_text("# Extra\n", encoding="utf-8")
+    build_wiki(wiki)
+    assert (wiki / "site" / "extra" / "index.html").is_file()
+    (wiki / "docs" / "extra.md").unlink()
+    build_wiki(wiki)
+    assert not (wiki / "site" / "extra").exists()
+    assert leftovers(wiki) == []
+
+
+def test_escaping_survives_every_markdown_extension(tmp_path: Path) -> None:
+    wiki, _ = _published(tmp_path, extensions=HEAVY_EXTENSIONS)
+    pre = run_preflight(wiki)
+    page = (wiki / "site" / "concepts" / "alpha" / "index.html").read_text(encoding="utf-8")
+    texts = [e.text for e in scan_page(page).excerpts]
+    tricky = next(t for t in texts if "stars" in t)
+    assert tricky == TRICKY
+    for piece in ("*stars*", "_under_", "<b>bold</b>", "[x](y)", "&amp;", "`tick`", "$$x$$", ":smile:", "--", "..."):
+        assert piece in tricky
+    assert '"straight"' in tricky and "'single'" in tricky and "(c)" in tricky
+    assert "==x==" in tricky and "~~x~~" in tricky and "^^x^^" in tricky and "H~2~O" in tricky
+    assert set(texts) <= set(pre.excerpts.values())
+    excerpt_html = page[page.index('class="evidence-excerpt"') :]
+    excerpt_html = excerpt_html[: excerpt_html.index("</span>")]
+    for forbidden in ("<em>", "<strong>", "<mark>", "<del>", "<sup>", "<code>", "&rsquo;", "&ldquo;", "&copy;"):
+        assert forbidden not in excerpt_html
+
+
+def test_maintainer_prose_is_rendered_as_markdown(tmp_path: Path) -> None:
+    wiki = _wiki(tmp_path)
+    path = wiki / "concepts" / "alpha.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\nSome **bold** maintainer prose.\n", encoding="utf-8")
+    build_wiki(wiki)
+    page = (wiki / "site" / "concepts" / "alpha" / "index.html").read_text(encoding="utf-8")
+    assert "<strong>bold</strong>" in page
+
+
+def test_new_wiki_without_runs_builds(tmp_path: Path, mkdocs_log: list[str]) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    build_wiki(wiki)
+    assert (wiki / "site" / MANIFEST_NAME).is_file()
+    assert any("nothing to verify" in m for m in mkdocs_log)
+
+
+# ---------------------------------------------------------------------------------------------
+# the preflight stops the build before anything is written
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "snapshot-text",
+        "snapshot-meta",
+        "concept-excerpt",
+        "concept-offsets",
+        "result-excerpt",
+        "event-line",
+        "pdf-asset",
+    ],
+)
+def test_tampering_fails_build_and_keeps_old_site(tmp_path: Path, kind: str, mkdocs_log: list[str]) -> None:
+    rb = _sample(tmp_path)
+    wiki = rb.wiki
+    build_wiki(wiki)
+    before = tree_digest(wiki / "site")
+    reason = tamper(kind, rb)
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)
+    failure = "\n".join(m for m in mkdocs_log if "evidence preflight failed" in m)
+    assert reason in failure
+    assert "concepts/alpha.md" in failure or "runs/alpha" in failure
+
+
+def test_failure_lists_every_finding(tmp_path: Path, mkdocs_log: list[str]) -> None:
+    wiki, before = _published(tmp_path)
+    (pdf,) = (wiki / "assets" / "papers").glob("*.pdf")
+    pdf.write_bytes(b"changed")
+    path = wiki / "concepts" / "alpha.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("#12-166", "#12-167"), encoding="utf-8")
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    failure = "\n".join(m for m in mkdocs_log if "evidence preflight failed" in m)
+    assert "ASSET_HASH_MISMATCH" in failure and "SOURCE_OUTSIDE_ACCEPTED" in failure
+    assert "footnote [^alpha-extraction-pmid-111-1]" in failure
+    _assert_untouched(wiki, before)
+
+
+# ---------------------------------------------------------------------------------------------
+# failures after the preflight
+
+
+_RAISE_IN_MARKDOWN = """
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri == "concepts/alpha.md":
+        raise RuntimeError("injected failure while rendering a page")
+    return markdown
+"""
+
+_RAISE_IN_POST_BUILD = """
+def on_post_build(config):
+    raise RuntimeError("injected failure after the pages were written")
+"""
+
+_WARN = """
+import logging
+log = logging.getLogger("mkdocs.hooks.warner")
+
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri == "index.md":
+        log.warning("a warning that --strict turns into an abort")
+    return markdown
+"""
+
+_SMARTEN_HTML = """
+def on_post_page(output, page, config):
+    return output.replace("&#34;straight&#34;", "\\u201cstraight\\u201d")
+"""
+
+
+def _with_hook(tmp_path: Path, source: str) -> Path:
+    """A published wiki to which a second hook is then added."""
+    wiki, _ = _published(tmp_path)
+    (wiki / "hooks" / "extra.py").write_text(source, encoding="utf-8")
+    config = (wiki / "mkdocs.yml").read_text(encoding="utf-8")
+    (wiki / "mkdocs.yml").write_text(
+        config.replace("  - hooks/evidence.py\n", "  - hooks/evidence.py\n  - hooks/extra.py\n"), encoding="utf-8"
+    )
+    return wiki
+
+
+@pytest.mark.parametrize("source", [_RAISE_IN_MARKDOWN, _RAISE_IN_POST_BUILD], ids=["page_markdown", "post_build"])
+def test_other_plugin_failure_keeps_old_site(tmp_path: Path, source: str) -> None:
+    wiki = _with_hook(tmp_path, source)
+    before = tree_digest(wiki / "site")
+    with pytest.raises(RuntimeError, match="injected failure"):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)
+
+
+def test_strict_warning_keeps_old_site_and_plain_build_publishes(tmp_path: Path) -> None:
+    wiki = _with_hook(tmp_path, _WARN)
+    before = tree_digest(wiki / "site")
+    with pytest.raises(Abort, match="strict"):
+        build_wiki(wiki, strict=True)
+    _assert_untouched(wiki, before)
+    (wiki / "docs" / "index.md").write_text("# Home\n\nChanged.\n", encoding="utf-8")
+    build_wiki(wiki)
+    assert "Changed." in (wiki / "site" / "index.html").read_text(encoding="utf-8")
+    assert leftovers(wiki) == []
+
+
+def test_plugin_altering_an_excerpt_fails_the_seal(tmp_path: Path, mkdocs_log: list[str]) -> None:
+    wiki = _with_hook(tmp_path, _SMARTEN_HTML)
+    before = tree_digest(wiki / "site")
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)
+    assert any("evidence seal" in m and "EXCERPT_MISMATCH" in m for m in mkdocs_log)
+
+
+def test_fake_excerpt_on_a_maintainer_page_fails(tmp_path: Path) -> None:
+    wiki, before = _published(tmp_path)
+    fake = '<span class="evidence-excerpt" data-source-id="src-' + "0" * 64 + '" data-start="0" data-end="3">abc</span>'
+    (wiki / "docs" / "index.md").write_text(f"# Home\n\n{fake}\n", encoding="utf-8")
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)
+
+
+def test_page_generation_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wiki, before = _published(tmp_path)
+
+    def broken(self: object) -> list[object]:
+        raise RuntimeError("injected failure in on_files")
+
+    monkeypatch.setattr(pages_module.SiteModel, "build", broken)
+    with pytest.raises(RuntimeError, match="on_files"):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)
+
+
+def test_template_error_keeps_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wiki, before = _published(tmp_path)
+    broken = tmp_path / "templates"
+    shutil.copytree(pages_module.TEMPLATES_DIR, broken)
+    (broken / "pages" / "source.md.j2").write_text("{{ no_such_variable }}\n", encoding="utf-8")
+    monkeypatch.setattr(pages_module, "TEMPLATES_DIR", broken)
+    with pytest.raises(Exception, match="no_such_variable"):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)
+
+
+def test_report_render_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wiki, before = _published(tmp_path)
+    import publisher.render as render_module
+
+    def broken(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("injected failure while rendering a report")
+
+    monkeypatch.setattr(render_module, "render_report_body", broken)
+    with pytest.raises(RuntimeError, match="report"):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)
+
+
+def test_publication_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wiki, before = _published(tmp_path)
+
+    def broken(staging: Path, site: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(publish_module, "publish", broken)
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)
+
+
+def test_swap_without_exchange_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wiki, _ = _published(tmp_path)
+    monkeypatch.setattr(publish_module, "_exchange", lambda a, b: False)
+    (wiki / "docs" / "index.md").write_text("# Home\n\nSecond.\n", encoding="utf-8")
+    build_wiki(wiki)
+    assert "Second." in (wiki / "site" / "index.html").read_text(encoding="utf-8")
+    assert leftovers(wiki) == []
+
+
+def test_stale_staging_of_a_dead_build_is_swept(tmp_path: Path) -> None:
+    wiki, _ = _published(tmp_path)
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(proc.stdout)
+    stale = wiki / f".site-staging-{dead}-{'ab' * 6}"
+    stale.mkdir()
+    (stale / "half.html").write_text("half", encoding="utf-8")
+    build_wiki(wiki)
+    assert leftovers(wiki) == []
+
+
+def test_config_reused_for_a_second_build(tmp_path: Path) -> None:
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    wiki, _ = _published(tmp_path)
+    config = load_config(str(wiki / "mkdocs.yml"))
+    build(config)
+    build(config)
+    assert config.site_dir == str((wiki / "site").resolve())
+    assert leftovers(wiki) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# the command line and serve
+
+
+def _mkdocs(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("mkdocs")
+    return subprocess.run([str(exe), *args], cwd=cwd, capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_mkdocs_cli_build_strict_and_failure(tmp_path: Path) -> None:
+    wiki = _wiki(tmp_path)
+    done = _mkdocs("build", "--strict", cwd=wiki)
+    assert done.returncode == 0, done.stderr
+    before = tree_digest(wiki / "site")
+    path = wiki / "concepts" / "alpha.md"
+    path.write_text(path.read_text(encoding="utf-8").replace('"Intro.', '"Intr0.', 1), encoding="utf-8")
+    done = _mkdocs("build", cwd=wiki)
+    assert done.returncode == 1
+    assert "EXCERPT_MISMATCH" in done.stderr and "Traceback" not in done.stderr
+    _assert_untouched(wiki, before)
+
+
+def test_serve_style_build_into_temporary_dir(tmp_path: Path) -> None:
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    wiki = _wiki(tmp_path)
+    served = tmp_path / "mkdocs_serve_dir"
+    served.mkdir()
+    config = load_config(str(wiki / "mkdocs.yml"), site_dir=str(served))
+    build(config, serve_url="http://127.0.0.1:8000/")
+    assert (served / "concepts" / "alpha" / "index.html").is_file()
+    assert leftovers(tmp_path) == [] and not any(p.name.startswith(".mkdocs_serve_dir") for p in tmp_path.iterdir())
+
+    class _Server:
+        def __init__(self) -> None:
+            self.watched: list[str] = []
+
+        def watch(self, path: str) -> None:
+            self.watched.append(path)
+
+    server = _Server()
+    config.plugins.on_serve(server, config=config, builder=lambda: None)
+    assert str(wiki / "runs") in server.watched and str(wiki / "concepts") in server.watched
+
+
+@pytest.mark.slow
+def test_mkdocs_serve_serves_the_site(tmp_path: Path) -> None:
+    import socket
+    import time
+    import urllib.request
+
+    wiki = _wiki(tmp_path)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    exe = Path(sys.executable).with_name("mkdocs")
+    proc = subprocess.Popen(
+        [str(exe), "serve", "--no-livereload", "-a", f"127.0.0.1:{port}"],
+        cwd=wiki,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        page = ""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/concepts/alpha/", timeout=2) as response:
+                    page = response.read().decode("utf-8")
+                break
+            except OSError:
+                time.sleep(0.3)
+        assert "evidence-excerpt" in page
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_docs_page_colliding_with_generated_page_fails(tmp_path: Path) -> None:
+    wiki, before = _published(tmp_path)
+    (wiki / "docs" / "concepts.md").write_text("# Mine\n", encoding="utf-8")
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)

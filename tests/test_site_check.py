@@ -1,0 +1,117 @@
+"""``publisher check-site``: the built HTML against the seal and a fresh re-slice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _wiki_helpers import build_wiki, make_wiki, sample_run, tamper
+
+from publisher.promote import promote
+from publisher.site.seal import MANIFEST_NAME, check_site
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> tuple[Path, object]:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    build_wiki(wiki)
+    return wiki, rb
+
+
+def _codes(wiki: Path) -> set[str]:
+    return {f.reason.value for f in check_site(wiki / "site", wiki).findings}
+
+
+def _concept_page(wiki: Path) -> Path:
+    return wiki / "site" / "concepts" / "alpha" / "index.html"
+
+
+def test_fresh_build_passes(built: tuple[Path, object]) -> None:
+    wiki, _ = built
+    outcome = check_site(wiki / "site", wiki)
+    assert outcome.ok, [f.one_line() for f in outcome.findings]
+    assert outcome.excerpts >= 10 and outcome.snapshots == 3
+
+
+def test_edited_excerpt_in_html_fails(built: tuple[Path, object]) -> None:
+    wiki, _ = built
+    page = _concept_page(wiki)
+    html = page.read_text(encoding="utf-8")
+    page.write_text(html.replace("Adherence was 87%", "Adherence was 97%", 1), encoding="utf-8")
+    assert _codes(wiki) == {"EXCERPT_MISMATCH"}
+
+
+def test_markup_injected_into_excerpt_fails(built: tuple[Path, object]) -> None:
+    wiki, _ = built
+    page = _concept_page(wiki)
+    html = page.read_text(encoding="utf-8")
+    page.write_text(html.replace("Adherence was", "<b>Adherence</b> was", 1), encoding="utf-8")
+    assert "EXCERPT_MISMATCH" in _codes(wiki)
+
+
+def test_unsealed_excerpt_element_fails(built: tuple[Path, object]) -> None:
+    wiki, _ = built
+    page = wiki / "site" / "index.html"
+    html = page.read_text(encoding="utf-8")
+    fake = json.loads((wiki / "site" / MANIFEST_NAME).read_text(encoding="utf-8"))["excerpts"][0]
+    element = (
+        f'<span class="evidence-excerpt" data-source-id="{fake["source_id"]}" '
+        f'data-start="{fake["start"]}" data-end="{fake["end"]}">x</span>'
+    )
+    page.write_text(html.replace("</article>", element + "</article>", 1), encoding="utf-8")
+    assert _codes(wiki) == {"EXCERPT_MISMATCH"}
+
+
+def test_moved_highlight_fails(built: tuple[Path, object]) -> None:
+    wiki, _ = built
+    (source,) = [p for p in (wiki / "site" / "sources").glob("src-*/index.html") if "Adherence" in p.read_text()]
+    html = source.read_text(encoding="utf-8")
+    start = html.index('<mark class="evidence-span"')
+    data_start = html.index('data-start="', start) + len('data-start="')
+    value_end = html.index('"', data_start)
+    value = int(html[data_start:value_end])
+    source.write_text(html[:data_start] + str(value + 1) + html[value_end:], encoding="utf-8")
+    assert _codes(wiki) == {"EXCERPT_MISMATCH"}
+
+
+def test_missing_manifest_fails(built: tuple[Path, object]) -> None:
+    wiki, _ = built
+    (wiki / "site" / MANIFEST_NAME).unlink()
+    assert _codes(wiki) == {"SCHEMA_ERROR"}
+
+
+def test_removed_page_fails(built: tuple[Path, object]) -> None:
+    wiki, _ = built
+    _concept_page(wiki).unlink()
+    assert _codes(wiki) == {"EXCERPT_MISMATCH"}
+
+
+def test_snapshot_tampered_after_build_fails(built: tuple[Path, object]) -> None:
+    wiki, rb = built
+    tamper("snapshot-text", rb)  # type: ignore[arg-type]
+    assert "SNAPSHOT_HASH_MISMATCH" in _codes(wiki)
+
+
+def test_cli_check_site(cli, built: tuple[Path, object]) -> None:  # type: ignore[no-untyped-def]
+    wiki, _ = built
+    result = cli("check-site", str(wiki / "site"), "--wiki", str(wiki), "--json")
+    assert result.status == 0 and result.json()["ok"]
+    page = _concept_page(wiki)
+    page.write_text(page.read_text(encoding="utf-8").replace("Adherence was", "Adherance was", 1), encoding="utf-8")
+    result = cli("check-site", str(wiki / "site"), "--wiki", str(wiki))
+    assert result.status == 1
+    assert any("EXCERPT_MISMATCH" in line for line in result.err_lines)
+    result = cli("check-site", str(wiki / "nope"), "--wiki", str(wiki))
+    assert result.status == 2
+
+
+def test_site_built_without_hook_fails(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html><body>plain</body></html>", encoding="utf-8")
+    result = cli("check-site", str(site), "--wiki", str(tmp_path), "--json")
+    assert result.status == 1
+    assert {f["reason_code"] for f in result.json()["findings"]} == {"SCHEMA_ERROR"}

@@ -32,6 +32,7 @@ ORDER = [
     "verify",
     "render",
     "concepts",
+    "preflight",
     "promote",
     "site",
     "_cli",

@@ -50,6 +50,7 @@ from .eventlog import AssetChecker, read_log
 from .models import ACCESS_ORDER, Access, Event, Paper
 from .reasons import Reason
 from .records import AcceptedArtifact, Result
+from .refs import SpanRef
 from .runs import RUN_LAYOUTS, Run
 from .spans import check_range
 from .store import SnapshotStore
@@ -406,61 +407,67 @@ def _check_run(
         add(Finding(Reason.NO_SPANS, file, "result.json accepts no artifact: an empty evidence set is not a pass"))
     # P4: every referenced snapshot's asset, once per run.
     reported: set[tuple[str, str]] = set()
-    for outcome in (o for (d, _), o in outcomes.items() if d == sources_dir):
-        meta = outcome.meta
+    for held in (o for (d, _), o in outcomes.items() if d == sources_dir):
+        meta = held.meta
         if meta is None:
             continue
         problem = _asset_problem(meta, assets)
         if problem:
             add(Finding(Reason.ASSET_HASH_MISMATCH, file, problem, source_id=meta.source_id))
     for artifact in result.accepted:
-        aid = artifact.artifact_id
         metas: dict[str, SourceMeta] = {}
         for sid in artifact.source_ids:
-            outcome = outcomes.get((sources_dir, sid))
-            if outcome is not None and outcome.meta is not None:
-                metas[sid] = outcome.meta
+            cited = outcomes.get((sources_dir, sid))
+            if cited is not None and cited.meta is not None:
+                metas[sid] = cited.meta
         for index, claim in enumerate(artifact.claims):
-            sid, start, end = claim.source_id, claim.start, claim.end
-            facts = {"artifact_id": aid, "source_id": sid, "start": start, "end": end}
-            if sid not in artifact.source_ids:
-                add(Finding(Reason.SCHEMA_ERROR, file, f"claims[{index}] cites a source not in source_ids", **facts))
-            outcome = outcomes[(sources_dir, sid)]
-            if outcome.meta is None:
-                if (sid, aid) not in reported:
-                    reported.add((sid, aid))
-                    add(Finding(outcome.reason or Reason.SNAPSHOT_HASH_MISMATCH, file, outcome.detail, **facts))
-                continue
-            bad = outcome.bad_spans.get((start, end))
-            if bad is not None:
-                add(Finding(bad, file, f"claims[{index}] [{start}, {end}) on a text of {outcome.meta.chars}", **facts))
-                continue
-            excerpt = outcome.excerpts[(start, end)]
-            if claim.excerpt != excerpt:
-                add(
-                    Finding(
-                        Reason.EXCERPT_MISMATCH, file, f"claims[{index}].excerpt differs from the re-slice", **facts
-                    )
-                )
-            else:
-                pre.excerpts[(sid, start, end)] = excerpt
-                ev.accepted.setdefault((sid, start, end), []).append((aid, index))
-            if claim.access != outcome.meta.access:
-                add(
-                    Finding(
-                        Reason.ACCESS_MISMATCH,
-                        file,
-                        f"claims[{index}].access {claim.access.value}, snapshot {outcome.meta.access.value}",
-                        **facts,
-                    )
-                )
-            if artifact.evidence_id is not None:
-                problem = paper_problem(artifact.evidence_id, outcome.meta.paper)
-                if problem:
-                    add(Finding(Reason.NO_PAPER_ID, file, problem, **facts))
+            _check_claim(pre, ev, artifact, index, outcomes[(sources_dir, claim.source_id)], file, reported)
         _check_derived(artifact, [metas[s] for s in artifact.source_ids if s in metas], file, add)
     _check_sources(result, outcomes, sources_dir, file, add)
     _check_log(ev, file, add)
+
+
+def _check_claim(
+    pre: Preflight,
+    ev: RunEvidence,
+    artifact: AcceptedArtifact,
+    index: int,
+    outcome: SnapshotOutcome,
+    file: str,
+    reported: set[tuple[str, str]],
+) -> None:
+    """P2/P3 for one accepted claim; a matching excerpt joins the verified index."""
+    claim = artifact.claims[index]
+    aid, sid, start, end = artifact.artifact_id, claim.source_id, claim.start, claim.end
+
+    def add(reason: Reason, detail: str) -> None:
+        pre.findings.append(Finding(reason, file, detail, aid, source_id=sid, start=start, end=end))
+
+    if sid not in artifact.source_ids:
+        add(Reason.SCHEMA_ERROR, f"claims[{index}] cites a source not in source_ids")
+    if outcome.meta is None:
+        if (sid, aid) not in reported:
+            reported.add((sid, aid))
+            add(outcome.reason or Reason.SNAPSHOT_HASH_MISMATCH, outcome.detail)
+        return
+    bad = outcome.bad_spans.get((start, end))
+    if bad is not None:
+        add(bad, f"claims[{index}] [{start}, {end}) on a text of {outcome.meta.chars}")
+        return
+    excerpt = outcome.excerpts[(start, end)]
+    if claim.excerpt != excerpt:
+        add(Reason.EXCERPT_MISMATCH, f"claims[{index}].excerpt differs from the re-slice")
+    else:
+        pre.excerpts[(sid, start, end)] = excerpt
+        ev.accepted.setdefault((sid, start, end), []).append((aid, index))
+    if claim.access != outcome.meta.access:
+        add(
+            Reason.ACCESS_MISMATCH, f"claims[{index}].access {claim.access.value}, snapshot {outcome.meta.access.value}"
+        )
+    if artifact.evidence_id is not None:
+        problem = paper_problem(artifact.evidence_id, outcome.meta.paper)
+        if problem:
+            add(Reason.NO_PAPER_ID, problem)
 
 
 def _asset_problem(meta: SourceMeta, assets: AssetChecker) -> str | None:
@@ -595,21 +602,27 @@ def _check_concept(ce: ConceptEvidence, pre: Preflight, run_for: Callable[[str],
         if note.error is not None:
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, note.error, label=note.label, line=line))
         for ref in note.refs:
-            facts = {"label": note.label, "source_id": ref.source_id, "start": ref.start, "end": ref.end, "line": line}
-            key = (ref.source_id, ref.start, ref.end)
-            if not any(key in ev.accepted for ev in named):
-                add(
-                    Finding(
-                        Reason.SOURCE_OUTSIDE_ACCEPTED,
-                        ce.rel,
-                        "not an accepted claim of any run this concept names",
-                        **facts,  # type: ignore[arg-type]
-                    )
-                )
-                continue
-            excerpt = pre.excerpts[key]
-            if ref.quoted is not None and ref.quoted != excerpt:
-                add(Finding(Reason.EXCERPT_MISMATCH, ce.rel, "excerpt as promoted differs from the re-slice", **facts))  # type: ignore[arg-type]
+            _check_ref(pre, ce, named, note.label, line, ref)
+
+
+def _check_ref(
+    pre: Preflight, ce: ConceptEvidence, named: list[RunEvidence], label: str, line: int, ref: SpanRef
+) -> None:
+    """P6 for one reference of a concept footnote."""
+
+    def add(reason: Reason, detail: str) -> None:
+        pre.findings.append(
+            Finding(
+                reason, ce.rel, detail, label=label, source_id=ref.source_id, start=ref.start, end=ref.end, line=line
+            )
+        )
+
+    key = (ref.source_id, ref.start, ref.end)
+    if not any(key in ev.accepted for ev in named):
+        add(Reason.SOURCE_OUTSIDE_ACCEPTED, "not an accepted claim of any run this concept names")
+        return
+    if ref.quoted is not None and ref.quoted != pre.excerpts[key]:
+        add(Reason.EXCERPT_MISMATCH, "excerpt as promoted differs from the re-slice")
 
 
 def check_concept_text(pre: Preflight, text: str, rel: str, slug: str) -> list[Finding]:

@@ -280,10 +280,10 @@ def plan_promotion(
 
     ordered: list[RunEvidence] = []
     for entry in entries:
-        ev = pre.run_by_rel(entry.path)
-        if ev is None:
+        named = pre.run_by_rel(entry.path)
+        if named is None:
             raise UsageError(f"{concept_rel} names run {entry.run} at {entry.path}, which has no result.json")
-        ordered.append(ev)
+        ordered.append(named)
     block, artifacts, claims = render_block(ordered, pre)
     if doc is None:
         front = ConceptFrontMatter(schema_version=1, title=this.title, concept=slug, runs=tuple(entries))

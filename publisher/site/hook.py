@@ -177,15 +177,18 @@ class EvidenceBuild:
             problems.append(f"{scan.malformed} malformed evidence element(s)")
         found: Counter[tuple[str, int, int]] = Counter()
         for ex in scan.excerpts:
+            if ex.start is None or ex.end is None:
+                problems.append(f"excerpt {ex.source_id} has no numeric offsets")
+                continue
             key = (ex.source_id, ex.start, ex.end)
-            verified = self.pre.excerpts.get(key) if ex.start is not None and ex.end is not None else None
+            verified = self.pre.excerpts.get(key)
             if verified is None:
                 problems.append(f"excerpt {ex.source_id}#{ex.start}-{ex.end} is not verified evidence")
                 continue
             if ex.nested or ex.text != verified:
                 problems.append(f"excerpt {ex.source_id}#{ex.start}-{ex.end} differs from the verified re-slice")
                 continue
-            found[key] += 1  # type: ignore[index]
+            found[key] += 1
             self.sealed.append(
                 {"page": dest, "source_id": ex.source_id, "start": ex.start, "end": ex.end, "sha256": ex.sha256}
             )

@@ -388,22 +388,25 @@ def check_site(site_dir: Path | str, wiki_root: Path | str) -> SiteCheck:
 
 
 def _check_excerpt(ex: Excerpt, page: str, texts: _Texts, add: Any) -> None:
-    facts = {"source_id": ex.source_id or None, "start": ex.start, "end": ex.end}
+
+    def found(reason: Reason, detail: str) -> Finding:
+        return Finding(reason, page, detail, source_id=ex.source_id or None, start=ex.start, end=ex.end)
+
     if ex.nested:
-        add(Finding(Reason.EXCERPT_MISMATCH, page, "markup inside an excerpt element", **facts))
+        add(found(Reason.EXCERPT_MISMATCH, "markup inside an excerpt element"))
     if ex.start is None or ex.end is None:
-        add(Finding(Reason.SPAN_OUT_OF_RANGE, page, "excerpt offsets are not numbers", **facts))
+        add(found(Reason.SPAN_OUT_OF_RANGE, "excerpt offsets are not numbers"))
         return
     try:
         text = texts.get(ex.source_id)
     except PublisherError as exc:
-        add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, page, exc.one_line(), **facts))
+        add(found(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, exc.one_line()))
         return
     problem = check_range(ex.start, ex.end, len(text))
     if problem is not None:
-        add(Finding(problem, page, f"[{ex.start}, {ex.end}) on a text of {len(text)}", **facts))
+        add(found(problem, f"[{ex.start}, {ex.end}) on a text of {len(text)}"))
     elif text[ex.start : ex.end] != ex.text:
-        add(Finding(Reason.EXCERPT_MISMATCH, page, "shown excerpt differs from the re-slice", **facts))
+        add(found(Reason.EXCERPT_MISMATCH, "shown excerpt differs from the re-slice"))
 
 
 def _check_snapshot(block: SnapshotBlock, text: str, page: str, texts: _Texts, add: Any) -> None:

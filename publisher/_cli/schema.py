@@ -34,17 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=_run)
 
 
-def _available() -> dict[str, dict[str, Any]]:
-    out = {}
-    for name in _MODELS:
-        try:
-            out[name] = _schema(name)
-        except (ImportError, AttributeError):
-            continue
-    return out
-
-
 def _run(args: argparse.Namespace) -> int:
-    data = _schema(args.name) if args.name else _available()
+    data = _schema(args.name) if args.name else {name: _schema(name) for name in _MODELS}
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return 0

@@ -393,6 +393,7 @@ def _weakest(metas: list[SourceMeta]) -> SourceMeta | None:
 def _check_run(
     ev: RunEvidence,
     outcomes: dict[tuple[str, str], SnapshotOutcome],
+    by_dir: dict[str, list[SnapshotOutcome]],
     assets: AssetChecker,
     pre: Preflight,
 ) -> None:
@@ -407,7 +408,7 @@ def _check_run(
         add(Finding(Reason.NO_SPANS, file, "result.json accepts no artifact: an empty evidence set is not a pass"))
     # P4: every referenced snapshot's asset, once per run.
     reported: set[tuple[str, str]] = set()
-    for held in (o for (d, _), o in outcomes.items() if d == sources_dir):
+    for held in by_dir.get(sources_dir, ()):
         meta = held.meta
         if meta is None:
             continue
@@ -717,15 +718,18 @@ def run_preflight(
     requests = [SnapshotRequest(d, s, tuple(sorted(spans))) for (d, s), spans in sorted(wanted.items())]
     outcomes = {(o.sources_dir, o.source_id): o for o in verify_snapshots(requests, executor)}
 
+    by_dir: dict[str, list[SnapshotOutcome]] = {}
+    for outcome in outcomes.values():
+        by_dir.setdefault(outcome.sources_dir, []).append(outcome)
     assets = AssetChecker(wiki_root)
     for ev in pre.runs:
-        _check_run(ev, outcomes, assets, pre)
+        _check_run(ev, outcomes, by_dir, assets, pre)
         if ev.result is None:
             continue
-        folder = str(ev.run.sources_dir)
-        for (d, sid), outcome in sorted(outcomes.items()):
-            if d != folder or outcome.meta is None:
+        for outcome in by_dir.get(str(ev.run.sources_dir), ()):
+            if outcome.meta is None:
                 continue
+            sid = outcome.source_id
             info = pre.sources.setdefault(sid, SourceInfo(outcome.meta, ev.run.sources_dir))
             if ev.slug not in info.holders:
                 info.holders.append(ev.slug)

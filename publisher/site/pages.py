@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import posixpath
+import re
 import secrets
 from collections import Counter
 from collections.abc import Callable
@@ -47,10 +48,21 @@ __all__ = [
     "concept_uri",
     "report_uri",
     "snapshot_html",
+    "windows_html",
+    "SourceText",
+    "STATIC_DIR",
+    "READER_CSS_URI",
+    "READER_JS_URI",
+    "record_uri",
+    "check_record_copy",
 ]
 
 
 CSS_URI = "assets/publisher/evidence.css"
+STATIC_DIR = Path(__file__).resolve().parent / "static"
+"""Files served as they are: the reader's stylesheet and the in-browser verifier."""
+READER_CSS_URI = "assets/publisher/reader.css"
+READER_JS_URI = "assets/publisher/verify.js"
 CONCEPTS_INDEX = "concepts/index.md"
 SOURCES_INDEX = "sources/index.md"
 RUNS_INDEX = "runs/index.md"
@@ -73,6 +85,37 @@ def report_uri(slug: str) -> str:
     return f"runs/{slug}/report.md"
 
 
+def record_uri(source_id: str) -> str:
+    """Where the site publishes the snapshot record, byte for byte, for readers to verify."""
+    return f"sources/{source_id}/record.json"
+
+
+def check_record_copy(path: Path, source_id: str) -> None:
+    """Re-verify a published record file (every digest, its name); raises IntegrityError."""
+    from ..canonical import StrictJSONError, loads_record
+    from ..store import verify_record
+
+    data = path.read_bytes()
+    try:
+        raw, canonical = loads_record(data)
+    except (StrictJSONError, ValueError) as exc:
+        raise IntegrityError(
+            f"published record of {source_id} is not strict JSON", reason=Reason.SNAPSHOT_HASH_MISMATCH
+        ) from exc
+    verify_record(raw, source_id, canonical_body=data if canonical else None)
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """How a source page shows its snapshot: the ``full`` text, or ``windows`` of ``context``
+    code points around each cited span (``extra: evidence: source_text`` in mkdocs.yml)."""
+
+    mode: str = "full"
+    context: int = 400
+
+    MODES = ("full", "windows")
+
+
 @dataclass
 class GeneratedPage:
     """One page to add: its Markdown, its slots, and the excerpts its output must show."""
@@ -85,20 +128,15 @@ class GeneratedPage:
     excerpts: Counter[tuple[str, int, int]] = field(default_factory=Counter)
 
 
-def snapshot_html(source_id: str, text: str, spans: set[tuple[int, int]]) -> str:
-    """The snapshot text as ``<pre>``, every cited span highlighted and anchored.
-
-    Overlapping spans are split into segments at every span boundary; each covered segment is
-    one ``<mark>`` carrying its own offsets and the spans covering it, so the markup nests
-    correctly whatever the overlaps. A span's anchor ``span-<start>-<end>`` is the id of the
-    mark where it starts (an empty anchor element when several spans start there).
-    """
-    bounds = sorted({0, len(text)} | {s for s, _ in spans} | {e for _, e in spans})
+def _highlighted(text: str, spans: set[tuple[int, int]], lo: int, hi: int) -> list[str]:
+    """HTML of ``text[lo:hi]`` with every span inside it marked; offsets stay those of ``text``."""
+    inside = {(s, e) for s, e in spans if lo <= s and e <= hi}
+    bounds = sorted({lo, hi} | {s for s, _ in inside} | {e for _, e in inside})
     starting: dict[int, list[tuple[int, int]]] = {}
-    for span in sorted(spans, key=lambda se: (se[0], -se[1])):
+    for span in sorted(inside, key=lambda se: (se[0], -se[1])):
         starting.setdefault(span[0], []).append(span)
     active: set[tuple[int, int]] = set()
-    out = [f'<pre class="{SNAPSHOT_CLASS}" data-source-id="{source_id}">']
+    out: list[str] = []
     for a, b in itertools.pairwise(bounds):
         active = {span for span in active if span[1] > a}
         opening = starting.get(a, [])
@@ -117,7 +155,53 @@ def snapshot_html(source_id: str, text: str, spans: set[tuple[int, int]]) -> str
             f'<mark class="evidence-span"{anchor} data-start="{a}" data-end="{b}" data-spans="{covering}">'
             f"{segment}</mark>"
         )
+    return out
+
+
+def snapshot_html(source_id: str, text: str, spans: set[tuple[int, int]]) -> str:
+    """The snapshot text as ``<pre>``, every cited span highlighted and anchored.
+
+    Overlapping spans are split into segments at every span boundary; each covered segment is
+    one ``<mark>`` carrying its own offsets and the spans covering it, so the markup nests
+    correctly whatever the overlaps. A span's anchor ``span-<start>-<end>`` is the id of the
+    mark where it starts (an empty anchor element when several spans start there).
+    """
+    out = [f'<pre class="{SNAPSHOT_CLASS}" data-source-id="{source_id}">']
+    out += _highlighted(text, spans, 0, len(text))
     out.append("</pre>")
+    return "".join(out)
+
+
+def windows_html(source_id: str, text: str, spans: set[tuple[int, int]], context: int) -> str:
+    """Only the cited spans of a long snapshot, each with ``context`` code points either side.
+
+    Windows that touch or overlap merge, so every span lies whole inside one window; marks and
+    anchors are those of :func:`snapshot_html` with offsets into the whole text. The omitted
+    stretches are counted between windows. A window is not a snapshot block (the seal compares
+    a snapshot block with the whole text), so it names its source with ``data-window-of``.
+    """
+    windows: list[list[int]] = []
+    for s, e in sorted(spans):
+        lo, hi = max(0, s - context), min(len(text), e + context)
+        if windows and lo <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], hi)
+        else:
+            windows.append([lo, hi])
+    out = [f'<div class="evidence-windows" data-window-of="{source_id}">']
+    shown = 0
+    for lo, hi in windows:
+        if lo > shown:
+            out.append(f'<p class="evidence-gap">[… {lo - shown} code points not shown …]</p>')
+        out.append(
+            f'<pre class="evidence-window" data-window-of="{source_id}" data-window-start="{lo}" '
+            f'data-window-end="{hi}">'
+        )
+        out += _highlighted(text, spans, lo, hi)
+        out.append("</pre>")
+        shown = hi
+    if shown < len(text):
+        out.append(f'<p class="evidence-gap">[… {len(text) - shown} code points not shown …]</p>')
+    out.append("</div>")
     return "".join(out)
 
 
@@ -140,8 +224,10 @@ class SiteModel:
         use_directory_urls: bool,
         templates_dir: Path | None = None,
         report_body: Callable[[RunEvidence], str] | None = None,
+        source_text: SourceText | None = None,
     ) -> None:
         self.pre = pre
+        self.source_text = source_text or SourceText()
         self.use_directory_urls = use_directory_urls
         folder = templates_dir or TEMPLATES_DIR
         self._md = _environment(folder / "pages", autoescape=False)
@@ -194,6 +280,22 @@ class SiteModel:
         """Every generated page, indexes first."""
         pre = self.pre
         self.pages = {}
+        self._events: dict[str, list[tuple[str, Any]]] = {}
+        for ev in pre.runs:
+            for event in ev.events:
+                self._events.setdefault(event.source_id, []).append((ev.slug, event))
+        self._citations: dict[tuple[str, int, int], list[tuple[str, str]]] = {}
+        for ev in pre.runs:
+            for key, uses in ev.accepted.items():
+                for aid, _ in uses:
+                    self._citations.setdefault(key, []).append((f"{ev.slug}: {aid}", report_uri(ev.slug)))
+        for ce in pre.concepts:
+            for note in ce.doc.footnotes if ce.doc else ():
+                for ref in note.refs:
+                    label = f"concept {ce.slug} [^{note.label}]"
+                    self._citations.setdefault((ref.source_id, ref.start, ref.end), []).append(
+                        (label, concept_uri(ce.slug))
+                    )
         for uri in INDEX_URIS:
             self.pages[uri] = GeneratedPage(uri, "index", "", in_nav=True)
         for ce in pre.concepts:
@@ -274,23 +376,19 @@ class SiteModel:
             "chars": meta.chars,
         }
         holders = [{"slug": s, "href": self.href(uri, report_uri(s))} for s in info.holders]
-        events = []
-        for ev in self.pre.runs:
-            if ev.slug not in info.holders:
-                continue
-            for event in ev.events:
-                if event.source_id == sid:
-                    events.append(
-                        {
-                            "run": ev.slug,
-                            "event_id": event.event_id,
-                            "type": event.type.value,
-                            "at": event.at,
-                            "fresh": event.fresh,
-                            "actor": event.actor,
-                            "detail": event.detail,
-                        }
-                    )
+        events = [
+            {
+                "run": slug,
+                "event_id": event.event_id,
+                "type": event.type.value,
+                "at": event.at,
+                "fresh": event.fresh,
+                "actor": event.actor,
+                "detail": event.detail,
+            }
+            for slug, event in self._events.get(sid, [])
+            if slug in info.holders
+        ]
         spans = []
         for start, end in sorted(info.spans):
             spans.append({"start": start, "end": end, "cited_by": self._cited_by(uri, sid, start, end)})
@@ -301,6 +399,8 @@ class SiteModel:
             snap = SnapshotStore(folder).read(sid)
             if snap.content_hash != expected:
                 raise IntegrityError(f"snapshot {sid} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
+            if self.source_text.mode == "windows":
+                return windows_html(sid, snap.text, info.spans, self.source_text.context)
             return snapshot_html(sid, snap.text, info.spans)
 
         page.markdown = self._md.get_template("source.md.j2").render(
@@ -313,16 +413,10 @@ class SiteModel:
         )
 
     def _cited_by(self, page: str, sid: str, start: int, end: int) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        for ev in self.pre.runs:
-            for aid, _ in ev.accepted.get((sid, start, end), []):
-                out.append({"label": f"{ev.slug}: {aid}", "href": self.href(page, report_uri(ev.slug))})
-        for ce in self.pre.concepts:
-            for note in ce.doc.footnotes if ce.doc else ():
-                if any((r.source_id, r.start, r.end) == (sid, start, end) for r in note.refs):
-                    label = f"concept {ce.slug} [^{note.label}]"
-                    out.append({"label": label, "href": self.href(page, concept_uri(ce.slug))})
-        return out
+        return [
+            {"label": label, "href": self.href(page, target)}
+            for label, target in self._citations.get((sid, start, end), [])
+        ]
 
     def _report(self, page: GeneratedPage, ev: RunEvidence) -> None:
         uri = page.src_uri
@@ -422,18 +516,33 @@ class SiteModel:
     # -- filling -------------------------------------------------------------------------------
 
     def fill(self, uri: str, html: str) -> str:
-        """Replace every slot token of page ``uri`` in its rendered HTML; each must appear once."""
+        """Replace every slot token of page ``uri`` in its rendered HTML; each must appear once.
+
+        One pass over the page, whatever the number of slots. A token alone in a paragraph is
+        replaced with the paragraph (block content such as a table or the snapshot text).
+        """
         page = self.pages.get(uri)
         if page is None:
             return html
-        for token, value in page.slots.items():
-            block = f"<p>{token}</p>"
-            count = html.count(token)
-            if count != 1:
-                raise IntegrityError(
-                    f"page {uri}: slot {token} appears {count} times after Markdown; refusing to publish",
-                    reason=Reason.EXCERPT_MISMATCH,
-                )
+        pattern = re.compile(rf"(<p>)?(pubslot{self._token}n\d{{6}}x)(</p>)?")
+        seen: Counter[str] = Counter()
+
+        def replace(match: re.Match[str]) -> str:
+            token = match.group(2)
+            seen[token] += 1
+            value = page.slots.get(token)
+            if value is None or seen[token] > 1:
+                return match.group(0)
             content = value() if callable(value) else value
-            html = html.replace(block, content, 1) if block in html else html.replace(token, content, 1)
-        return html
+            if match.group(1) and match.group(3):
+                return content
+            return (match.group(1) or "") + content + (match.group(3) or "")
+
+        filled = pattern.sub(replace, html)
+        wrong = [t for t in page.slots if seen[t] != 1] + [t for t in seen if t not in page.slots]
+        if wrong:
+            raise IntegrityError(
+                f"page {uri}: {len(wrong)} slot(s) did not survive Markdown exactly once; refusing to publish",
+                reason=Reason.EXCERPT_MISMATCH,
+            )
+        return filled

@@ -39,6 +39,7 @@ def test_promote_writes_concept_with_every_accepted_claim(wiki: Path) -> None:
     labels = [n.label for n in doc.footnotes]
     assert len(set(labels)) == len(labels)
     assert "alpha-extraction-pmid-111-1" in labels
+    assert sorted(p.name for p in (wiki / "concepts").iterdir()) == ["alpha.md"]
     assert run_preflight(wiki).ok
 
 

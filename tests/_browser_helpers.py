@@ -112,7 +112,8 @@ class GuardedPage:
 
 @contextmanager
 def guarded_page(browser: Any, *, viewport: dict[str, int] | None = None) -> Iterator[GuardedPage]:
-    """A fresh context and page; every request is routed and refused unless it targets 127.0.0.1."""
+    """A fresh context and page; every request is routed and refused unless it stays on this machine
+    (127.0.0.1, or a file:// page and its files)."""
     context = browser.new_context(viewport=viewport or {"width": 1280, "height": 800}, service_workers="block")
     page = context.new_page()
     guard = GuardedPage(page)
@@ -121,7 +122,7 @@ def guarded_page(browser: Any, *, viewport: dict[str, int] | None = None) -> Ite
         url = route.request.url
         guard.requests.append(url)
         parts = urlsplit(url)
-        if parts.scheme in ("data", "blob") or (parts.scheme == "http" and parts.hostname == "127.0.0.1"):
+        if parts.scheme in ("data", "blob", "file") or (parts.scheme == "http" and parts.hostname == "127.0.0.1"):
             route.continue_()
         else:
             guard.offsite.append(url)
@@ -200,3 +201,69 @@ def in_viewport(page: Any, selector: str) -> bool:
     )
     return bool(box["y"] >= header - 1 and box["y"] + min(box["height"], 40) <= size["height"] and box["x"] >= 0)
 
+
+
+FILLER = "".join(f"Line {n:03d} of filler text; the cited passages sit well below the fold.\n" for n in range(160))
+ASTRAL_TEXT = (
+    "A 𝒯𝓇𝒾𝒶𝓁 of morning light ☀️\n"
+    "Background: 😀😀 participants with e\u0301 and a\u0308\u0323 in their names (田中健二).\n"
+    + FILLER
+    + "Results: the 𝛼-level 👍🏽 result was significant (p < 0.05) & robust \"here\".\n"
+    + FILLER
+    + "Conclusion: 🇫🇷 café, done.\n"
+)
+ASTRAL_SPANS = (
+    "the 𝛼-level 👍🏽 result was significant (p < 0.05) & robust \"here\".",
+    "👍🏽 result was significant",
+    "😀😀 participants with e\u0301 and a\u0308\u0323",
+)
+
+
+def astral_config(extra: str = "") -> str:
+    """mkdocs.yml of the astral test wiki: Material with footnote tooltips, the evidence hook."""
+    return (
+        'site_name: "Astral test wiki"\n'
+        "docs_dir: docs\n"
+        "theme:\n  name: material\n  features:\n    - content.footnote.tooltips\n"
+        "hooks:\n  - hooks/evidence.py\n"
+        "markdown_extensions:\n  - footnotes\n  - attr_list\n  - md_in_html\n"
+        "plugins: []\n"
+        f"{extra}"
+    )
+
+
+def make_astral_wiki(root: Path, extra: str = "") -> tuple[Path, str, list[tuple[int, int]]]:
+    """A wiki whose one concept cites (overlapping) spans with astral characters and combining marks.
+
+    Returns the wiki, the source id and the cited (start, end) code-point ranges.
+    """
+    from _wiki_helpers import RunBuilder, make_wiki
+
+    from publisher.promote import promote
+
+    wiki = make_wiki(root)
+    (wiki / "mkdocs.yml").write_text(astral_config(extra), encoding="utf-8")
+    rb = RunBuilder(wiki, "astral", question="Does morning light help?")
+    sid = rb.source(
+        "https://example.org/𝛼/trial?lang=fr&x=1",
+        ASTRAL_TEXT,
+        paper={"pmid": "4242", "doi": None, "pmcid": None},
+        title="A 𝒯𝓇𝒾𝒶𝓁 of morning light",
+    )
+    ranges = [(ASTRAL_TEXT.index(s), ASTRAL_TEXT.index(s) + len(s)) for s in ASTRAL_SPANS]
+    rb.record(
+        "extraction",
+        "pmid-4242",
+        {
+            "schema_version": 1,
+            "evidence_id": "pmid:4242",
+            "pmid": "4242",
+            "design": "randomised trial",
+            "spans": [
+                {"claim": f"Claim {n}.", "source_id": sid, "start": s, "end": e} for n, (s, e) in enumerate(ranges)
+            ],
+        },
+    )
+    rb.assemble()
+    promote(rb.run.path, wiki)
+    return wiki, sid, ranges

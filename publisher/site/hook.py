@@ -8,7 +8,9 @@ Wire it with ``hooks: [hooks/evidence.py]`` (a shim that re-exports :func:`on_co
    staging folder beside the real one and registers a per-build :class:`EvidenceBuild` in
    ``config.plugins``, which receives the rest of this build's events. The module keeps no state:
    MkDocs does not reload a hook under ``serve``, and every build gets its own object.
-2. ``on_files`` adds the generated pages (:mod:`publisher.site.pages`) and the stylesheet.
+2. ``on_files`` adds the generated pages (:mod:`publisher.site.pages`), the stylesheets, the
+   reader's in-browser verifier (``verify.js``) and, for each source, its snapshot record as
+   ``sources/<source_id>/record.json`` (the stored bytes, re-verified before publication).
 3. ``on_page_content`` (last) fills each page's slots with HTML: excerpts never pass through
    Markdown. ``on_post_page`` (last) scans the final HTML of every page and checks each evidence
    element against the verified excerpts; what it finds becomes the site seal.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +43,17 @@ from ..errors import PublisherError
 from ..preflight import Preflight, RunEvidence, run_preflight
 from ..runs import RUN_LAYOUTS
 from . import publish
-from .pages import CSS_URI, TEMPLATES_DIR, SiteModel
+from .pages import (
+    CSS_URI,
+    READER_CSS_URI,
+    READER_JS_URI,
+    STATIC_DIR,
+    TEMPLATES_DIR,
+    SiteModel,
+    SourceText,
+    check_record_copy,
+    record_uri,
+)
 from .seal import MANIFEST_NAME, manifest_bytes, scan_page
 
 __all__ = ["on_config", "on_serve", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
@@ -67,6 +80,40 @@ def _wiki_root(config: Any) -> Path:
     if not path:
         raise PluginError("the evidence hook needs a wiki with an mkdocs.yml file")
     return Path(path).resolve().parent
+
+
+def _evidence_extra(config: Any) -> Any:
+    """``extra.evidence`` of mkdocs.yml (``extra`` is a mapping, though not a dict)."""
+    extra = config.extra
+    return extra.get("evidence") if isinstance(extra, Mapping) else None
+
+
+def reader_options(config: Any) -> SourceText:
+    """``extra: evidence:`` of mkdocs.yml: ``source_text`` (full | windows) and ``context`` (code points)."""
+    extra = _evidence_extra(config)
+    if extra is None:
+        return SourceText()
+    if not isinstance(extra, Mapping):
+        raise PluginError("extra.evidence in mkdocs.yml must be a mapping (SCHEMA_ERROR)")
+    mode = extra.get("source_text", "full")
+    context = extra.get("context", SourceText.context)
+    if mode not in SourceText.MODES:
+        raise PluginError(f"extra.evidence.source_text must be one of {', '.join(SourceText.MODES)} (SCHEMA_ERROR)")
+    if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= 1_000_000:
+        raise PluginError("extra.evidence.context must be a whole number of code points, 0 to 1000000 (SCHEMA_ERROR)")
+    return SourceText(mode, context)
+
+
+def _serve_offline(config: Any) -> None:
+    """Material loads Roboto from Google Fonts unless told not to; an evidence site loads nothing
+    from elsewhere (readers verify offline), so it uses the system fonts unless the wiki chose a
+    font itself with ``extra: evidence: web_fonts: true``."""
+    extra = _evidence_extra(config)
+    if isinstance(extra, Mapping) and extra.get("web_fonts") is True:
+        return
+    theme = config.theme
+    if getattr(theme, "name", None) == "material" and theme.get("font") is not False:
+        theme["font"] = False
 
 
 def _report_body(wiki_root: Path) -> Any:
@@ -105,8 +152,13 @@ class EvidenceBuild:
         publish.sweep_stale(self.site)
         self.staging = publish.new_staging(self.site)
         config.site_dir = str(self.staging)
-        if CSS_URI not in [str(c) for c in config.extra_css]:
-            config.extra_css.append(CSS_URI)
+        source_text = reader_options(config)
+        for uri in (CSS_URI, READER_CSS_URI):
+            if uri not in [str(c) for c in config.extra_css]:
+                config.extra_css.append(uri)
+        if READER_JS_URI not in [str(c) for c in config.extra_javascript]:
+            config.extra_javascript.append(READER_JS_URI)
+        _serve_offline(config)
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
         logging.getLogger("mkdocs").addHandler(self.counter)
@@ -114,6 +166,7 @@ class EvidenceBuild:
             pre,
             use_directory_urls=bool(config.use_directory_urls),
             report_body=_report_body(wiki_root),
+            source_text=source_text,
         )
         self.sealed, self.sealed_snapshots, self.seen = [], [], set()
 
@@ -154,6 +207,14 @@ class EvidenceBuild:
         if files.get_file_from_path(CSS_URI) is None:
             css = (TEMPLATES_DIR / "evidence.css").read_text(encoding="utf-8")
             files.append(File.generated(config, CSS_URI, content=css))
+        for uri in (READER_CSS_URI, READER_JS_URI):
+            if files.get_file_from_path(uri) is None:
+                files.append(File.generated(config, uri, abs_src_path=str(STATIC_DIR / Path(uri).name)))
+        for sid, info in sorted(self.pre.sources.items()) if self.pre else ():
+            uri = record_uri(sid)
+            if files.get_file_from_path(uri) is not None:
+                raise PluginError(f"docs/{uri} collides with the snapshot record the evidence hook publishes")
+            files.append(File.generated(config, uri, abs_src_path=os.fspath(Path(info.sources_dir) / f"{sid}.json")))
         return files
 
     @event_priority(LAST)
@@ -222,10 +283,20 @@ class EvidenceBuild:
             log.info("evidence hook: warnings in strict mode; the published site is left as it was")
             self.abandon()
             return
+        if Path(config.site_dir) != self.staging:
+            self.abandon()
+            raise PluginError("another plugin moved site_dir during the build; the published site is left as it was")
         unbuilt = sorted(set(self.model.pages) - self.seen)
         if unbuilt:
             self.abandon()
             raise PluginError(f"evidence pages were not built: {', '.join(unbuilt[:5])}")
+        try:
+            for sid in sorted(self.pre.sources) if self.pre else ():
+                check_record_copy(self.staging / record_uri(sid), sid)
+        except (PublisherError, OSError) as exc:
+            self.abandon()
+            one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"
+            raise PluginError(f"published snapshot record: {one_line}") from exc
         try:
             data = manifest_bytes(self.sealed, self.sealed_snapshots, f"publisher {publisher.__version__}")
             (self.staging / MANIFEST_NAME).write_bytes(data)

@@ -443,7 +443,8 @@
   // --------------------------------------------------------------------------------------------
   // The page: find excerpts and highlights, add a button beside each, verify on click.
 
-  const SNAPSHOT = "pre.evidence-snapshot[data-source-id], pre.evidence-window[data-source-id]";
+  // A whole snapshot text, or one context window of it (extra.evidence.source_text: windows).
+  const SNAPSHOT = "pre.evidence-snapshot[data-source-id], pre.evidence-window[data-window-of]";
 
   /** Marks of span "s-e" inside a snapshot block, in document order, with their joined text. */
   function highlightOf(block, start, end) {
@@ -593,7 +594,7 @@
     for (const block of scope.querySelectorAll(SNAPSHOT)) {
       if (block.hasAttribute("data-verify-ready")) continue;
       block.setAttribute("data-verify-ready", "");
-      const sourceId = block.getAttribute("data-source-id");
+      const sourceId = block.getAttribute("data-source-id") || block.getAttribute("data-window-of");
       const last = new Map();
       for (const mark of block.querySelectorAll("mark.evidence-span")) {
         for (const token of (mark.getAttribute("data-spans") || "").split(/\s+/)) {

@@ -284,17 +284,17 @@ class SiteModel:
         for ev in pre.runs:
             for event in ev.events:
                 self._events.setdefault(event.source_id, []).append((ev.slug, event))
-        self._citations: dict[tuple[str, int, int], list[tuple[str, str]]] = {}
+        self._citations: dict[tuple[str, int, int], list[tuple[str, str, str]]] = {}
         for ev in pre.runs:
             for key, uses in ev.accepted.items():
                 for aid, _ in uses:
-                    self._citations.setdefault(key, []).append((f"{ev.slug}: {aid}", report_uri(ev.slug)))
+                    self._citations.setdefault(key, []).append((f"{ev.slug}: {aid}", report_uri(ev.slug), ""))
         for ce in pre.concepts:
             for note in ce.doc.footnotes if ce.doc else ():
                 for ref in note.refs:
                     label = f"concept {ce.slug} [^{note.label}]"
                     self._citations.setdefault((ref.source_id, ref.start, ref.end), []).append(
-                        (label, concept_uri(ce.slug))
+                        (label, concept_uri(ce.slug), f"fn:{note.label}")
                     )
         for uri in INDEX_URIS:
             self.pages[uri] = GeneratedPage(uri, "index", "", in_nav=True)
@@ -414,8 +414,8 @@ class SiteModel:
 
     def _cited_by(self, page: str, sid: str, start: int, end: int) -> list[dict[str, Any]]:
         return [
-            {"label": label, "href": self.href(page, target)}
-            for label, target in self._citations.get((sid, start, end), [])
+            {"label": label, "href": self.href(page, target, fragment)}
+            for label, target, fragment in self._citations.get((sid, start, end), [])
         ]
 
     def _report(self, page: GeneratedPage, ev: RunEvidence) -> None:

@@ -478,3 +478,19 @@ def test_docs_page_colliding_with_generated_page_fails(tmp_path: Path) -> None:
     with pytest.raises(Abort):
         build_wiki(wiki)
     _assert_untouched(wiki, before)
+
+
+_MOVE_SITE_DIR = """
+def on_config(config):
+    config.site_dir = config.site_dir + "-elsewhere"
+    return config
+"""
+
+
+def test_plugin_moving_site_dir_is_refused(tmp_path: Path) -> None:
+    wiki = _with_hook(tmp_path, _MOVE_SITE_DIR)
+    before = tree_digest(wiki / "site")
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    assert tree_digest(wiki / "site") == before
+    assert [name for name in leftovers(wiki) if not name.endswith("-elsewhere")] == []

@@ -310,3 +310,16 @@ def test_file_url_lets_the_reader_choose_the_record(astral_site: Site, browser: 
         assert wait_for_state(page, button) == "error"
         page.set_input_files("input.evidence-verify-file", str(page_path.parent / "record.json"))
         assert wait_for_state(page, button, ("verified", "mismatch")) == "verified"
+
+
+def test_report_excerpts_verify_too(example_site: Site, browser: Any) -> None:
+    reports = sorted((example_site.folder / "runs").glob("*/report/index.html"))
+    assert reports
+    with guarded_page(browser) as guard:
+        page = guard.page
+        page.goto(example_site.base + reports[0].parent.relative_to(example_site.folder).as_posix() + "/")
+        buttons = page.locator('button.evidence-verify[data-kind="excerpt"]')
+        assert buttons.count() > 0
+        buttons.first.click()
+        assert wait_for_state(page, 'button.evidence-verify[data-kind="excerpt"]') == "verified"
+        guard.check_clean()

@@ -137,3 +137,69 @@ def test_checker_finds_a_missing_anchor_and_a_missing_file(tmp_path: Path) -> No
     assert any("'there'" in p for p in problems)
     assert any("../c/" in p for p in problems)
     assert any("cdn.example.org" in p for p in problems)
+
+
+def test_every_source_page_publishes_its_record_byte_for_byte(example_site: Path) -> None:
+    from publisher.store import SnapshotStore
+
+    wiki = example_site.parent / "wiki"
+    stored = {p.stem: p for p in wiki.glob("runs/*/sources/src-*.json")}
+    pages = sorted(example_site.glob("sources/src-*/index.html"))
+    assert pages
+    for page in pages:
+        sid = page.parent.name
+        published = page.parent / "record.json"
+        assert published.read_bytes() == stored[sid].read_bytes()
+        assert SnapshotStore(stored[sid].parent).read(sid).source_id == sid
+
+
+def test_site_loads_the_reader_assets_from_itself(example_site: Path) -> None:
+    for name in ("verify.js", "reader.css", "evidence.css"):
+        assert (example_site / "assets" / "publisher" / name).is_file()
+    html = (example_site / "concepts" / "index.html").read_text(encoding="utf-8")
+    assert 'src="../assets/publisher/verify.js"' in html
+    assert "fonts.googleapis.com" not in html
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "extra:\n  evidence:\n    source_text: excerpts\n",
+        "extra:\n  evidence:\n    context: -1\n",
+        "extra:\n  evidence:\n    context: lots\n",
+        "extra:\n  evidence: windows\n",
+    ],
+)
+def test_bad_reader_options_fail_the_build_before_anything_is_written(tmp_path: Path, extra: str) -> None:
+    import subprocess
+    import sys
+
+    from _wiki_helpers import leftovers, make_wiki
+
+    wiki = make_wiki(tmp_path / "wiki", extra=extra)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-f", str(wiki / "mkdocs.yml")],
+        cwd=wiki, capture_output=True, text=True, check=False,
+    )
+    assert done.returncode != 0
+    assert "SCHEMA_ERROR" in done.stderr
+    assert not (wiki / "site").exists()
+    assert leftovers(wiki) == []
+
+
+def test_a_published_record_that_no_longer_verifies_is_refused(example_site: Path, tmp_path: Path) -> None:
+    from publisher.errors import IntegrityError
+    from publisher.reasons import Reason
+    from publisher.site.pages import check_record_copy
+
+    page = sorted(example_site.glob("sources/src-*/index.html"))[0]
+    sid = page.parent.name
+    good = (page.parent / "record.json").read_bytes()
+    copy = tmp_path / "record.json"
+    copy.write_bytes(good)
+    check_record_copy(copy, sid)
+    at = good.index(b'"text":"') + 20
+    copy.write_bytes(good[:at] + (b"X" if good[at:at + 1] != b"X" else b"Y") + good[at + 1 :])
+    with pytest.raises(IntegrityError) as caught:
+        check_record_copy(copy, sid)
+    assert caught.value.reason == Reason.SNAPSHOT_HASH_MISMATCH

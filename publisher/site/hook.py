@@ -144,6 +144,7 @@ class EvidenceBuild:
 
     def start(self, config: Any, wiki_root: Path, pre: Preflight) -> None:
         """Point the build at a fresh staging folder; called once the preflight passed."""
+        source_text = reader_options(config)  # refuse bad options before anything is created
         self.finish()
         self.config = config
         self.wiki_root = wiki_root
@@ -152,7 +153,6 @@ class EvidenceBuild:
         publish.sweep_stale(self.site)
         self.staging = publish.new_staging(self.site)
         config.site_dir = str(self.staging)
-        source_text = reader_options(config)
         for uri in (CSS_URI, READER_CSS_URI):
             if uri not in [str(c) for c in config.extra_css]:
                 config.extra_css.append(uri)

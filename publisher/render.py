@@ -17,18 +17,16 @@ import jinja2
 from markdown_it.token import Token
 from markupsafe import Markup
 
-import publisher
-
 from . import _fs
 from .errors import IntegrityError
 from .reasons import Reason
 from .reportmd import markdown_parser
+from .resources import TEMPLATES_DIR
 from .runs import Run
 from .verify import Verification, verify_run
 
 __all__ = ["render_report", "render_report_body", "write_report", "TEMPLATES_DIR", "BLOCKING_CHECKS"]
 
-TEMPLATES_DIR = Path(publisher.__file__).resolve().parent.parent / "templates"
 """The repository's top-level ``templates/`` folder."""
 
 BLOCKING_CHECKS = ("C-SNAPSHOT", "C-SPAN")

@@ -16,10 +16,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "publisher"
 
 ORDER = [
     "reasons",
+    "resources",
     "errors",
     "canonical",
     "models",
     "spans",
+    "refs",
     "_fs",
     "store",
     "eventlog",

@@ -4,11 +4,9 @@ Only :mod:`publisher.site.hook` and :mod:`publisher.site.pages` import MkDocs; i
 package does not, so ``check-site`` and ``new`` stay light.
 """
 
-from pathlib import Path
-
-import publisher
+from ..resources import TEMPLATES_DIR as _ROOT
 
 __all__ = ["TEMPLATES_DIR"]
 
-TEMPLATES_DIR = Path(publisher.__file__).resolve().parent.parent / "templates" / "site"
+TEMPLATES_DIR = _ROOT / "site"
 """``templates/site`` of the repository: page skeletons, HTML fragments, stylesheet, ``new`` scaffold."""

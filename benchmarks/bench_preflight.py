@@ -155,7 +155,6 @@ def memory_probe(wiki: Path, workers: int) -> dict[str, Any]:
         "bytes": sum(sizes),
         "largest": max(sizes, default=0),
         "failures": failures,
-        "self_max": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "child_max": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
     }
 
@@ -182,7 +181,6 @@ def memory_rows(wiki: Path, workers: int) -> list[list[Any]]:
             got["bytes"] / MB,
             got["largest"] / MB,
             peak / MB,
-            got["self_max"] / MB,
             got["child_max"] / MB,
             got["failures"],
         ]
@@ -261,8 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                         "corpus MB",
                         "largest MB",
                         "peak RSS sum",
-                        "parent max",
-                        "child max",
+                        "worker max",
                         "failed",
                     ],
                     memory_rows(mem_wiki, cores),

@@ -25,6 +25,7 @@ ORDER = [
     "_fs",
     "store",
     "eventlog",
+    "batch",
     "runs",
     "acquire",
     "sources",

@@ -1,5 +1,8 @@
 """The only code that writes files: exclusive creation, atomic replacement, folder fsync.
 
+It also holds the one careful reader of input files (:func:`read_regular`), which never blocks on
+a FIFO and never reads a folder or device in place of a file.
+
 Every writer in the product goes through these helpers so that a crash at any instant leaves
 either the old bytes or the new bytes under a name, never a mixture, and never a half-written
 file under a final name.
@@ -12,6 +15,7 @@ import fcntl
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,7 +27,44 @@ __all__ = [
     "append_line",
     "temp_name",
     "remove_tree",
+    "read_regular",
+    "NotRegularFileError",
 ]
+
+
+class NotRegularFileError(OSError):
+    """A path names a symbolic link (when links are refused), folder, FIFO or device, not a file."""
+
+    def __init__(self, path: Path, what: str) -> None:
+        super().__init__(f"{path} is {what}, not a regular file")
+        self.what = what
+
+
+def read_regular(path: Path, *, follow_symlinks: bool = True) -> bytes:
+    """The bytes of a regular file, without blocking on a FIFO or reading a device.
+
+    Raises FileNotFoundError when nothing is there, :class:`NotRegularFileError` for anything
+    that is not a regular file (a symbolic link too, unless ``follow_symlinks``), and OSError for
+    other failures.
+    """
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if not follow_symlinks and os.path.islink(path):
+            raise NotRegularFileError(path, "a symbolic link") from exc
+        raise
+    try:
+        kind = os.fstat(fd).st_mode
+        if not stat.S_ISREG(kind):
+            what = "a folder" if stat.S_ISDIR(kind) else "a FIFO" if stat.S_ISFIFO(kind) else "a special file"
+            raise NotRegularFileError(path, what)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def temp_name(final: Path) -> Path:

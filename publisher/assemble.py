@@ -7,8 +7,10 @@ decides the verdict. Bad records never raise: only a run that cannot be read at 
 malformed config, an unreadable report or ``workspace/verifier.json``) is a fatal error.
 
 Of a span, only the claim label, source id and offsets are used. URL, paper ids, access, excerpt,
-section and page are derived from the snapshot, which is read and verified once per command
-through one :class:`~publisher.store.SnapshotReader`.
+section and page are derived from the snapshot. Every snapshot the run cites is read and verified
+once per command, up front and on every core, through one
+:class:`~publisher.batch.CheckedSnapshots`, which keeps the requested excerpts and the metadata,
+never the texts.
 
 ``inputs_hash`` is ``"sha256:" + sha256(canonical_bytes(inputs))`` where ``inputs`` is this list,
 in this order (digests are ``"sha256:"`` + hex of the file's exact bytes, null when absent):
@@ -35,11 +37,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import _fs
+from .batch import CheckedSnapshots, ProgressFn, SnapshotCheck
 from .canonical import (
     SOURCE_ID_RE,
     StrictJSONError,
@@ -52,13 +56,12 @@ from .canonical import (
 )
 from .errors import PublisherError, UsageError
 from .eventlog import AssetChecker, Freshness, LogState, freshness, read_log
-from .models import ACCESS_ORDER, EventType, Paper, RunConfig, Snapshot
+from .models import ACCESS_ORDER, Access, EventType, Paper, RunConfig
 from .reasons import Reason
 from .records import AgentRecord, read_records
 from .reportmd import Footnote, parse_report
 from .runs import Run, find_wiki_root
-from .spans import check_range, locate
-from .store import SnapshotReader
+from .spans import check_range
 
 __all__ = ["Assembly", "assemble_run", "paper_problem", "gate_setting", "dump_result", "MAX_DETAIL"]
 
@@ -75,11 +78,13 @@ def _line(text: str) -> str:
 
 def _file_digest(path: Path) -> tuple[str | None, bytes | None]:
     try:
-        data = path.read_bytes()
+        data = _fs.read_regular(path)
     except FileNotFoundError:
         return None, None
+    except _fs.NotRegularFileError as exc:
+        raise UsageError(str(exc), reason=Reason.SCHEMA_ERROR) from exc
     except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from exc
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from exc
     return prefixed(sha256_hex(data)), data
 
 
@@ -170,7 +175,7 @@ class Assembly:
     verdict: str
     exit_status: int
     findings: list[dict[str, Any]]
-    reader: SnapshotReader
+    reader: CheckedSnapshots
     log: LogState
     """The log lines this assembly read (all of them unless ``log_limit`` was given)."""
     full_log: LogState
@@ -191,7 +196,7 @@ class Assembly:
 class _Assembler:
     """One assembly: the shared reader, the log, and memoised freshness per source."""
 
-    def __init__(self, run: Run, reader: SnapshotReader, assets: AssetChecker, config: RunConfig, log: LogState):
+    def __init__(self, run: Run, reader: CheckedSnapshots, assets: AssetChecker, config: RunConfig, log: LogState):
         self.run = run
         self.reader = reader
         self.assets = assets
@@ -204,7 +209,7 @@ class _Assembler:
 
     # -- snapshots ---------------------------------------------------------------------------
 
-    def snapshot(self, art: _Artifact, field_name: str, source_id: str) -> Snapshot | None:
+    def snapshot(self, art: _Artifact, field_name: str, source_id: str) -> SnapshotCheck | None:
         """The verified snapshot, or None after recording UNKNOWN_SOURCE / SNAPSHOT_HASH_MISMATCH."""
         if not isinstance(source_id, str) or not SOURCE_ID_RE.fullmatch(source_id):
             art.find(field_name, Reason.UNKNOWN_SOURCE, f"{str(source_id)[:80]!r} is not a source id (src-<64 hex>)")
@@ -217,10 +222,10 @@ class _Assembler:
             art.find(field_name, reason, exc.one_line(), source_id)
             return None
 
-    def freshness_of(self, snap: Snapshot) -> Freshness:
+    def freshness_of(self, snap: SnapshotCheck) -> Freshness:
         hit = self.fresh.get(snap.source_id)
         if hit is None:
-            hit = freshness(snap, self.log.events, self.config.created_at, self.assets)
+            hit = freshness(snap, self.log.events, self.config.created_at, self.assets, text_sha256=snap.text_sha256)
             if hit.fresh and self.log.findings:
                 first = self.log.findings[0]
                 hit = Freshness(
@@ -255,12 +260,14 @@ class _Assembler:
         art.sources.setdefault(source_id, field_name)
         where = f"{source_id}#{start}-{end}"
         ok = True
-        reason = check_range(start, end, len(snap.text))
-        if reason is not None:
+        sliced = self.reader.span(source_id, start, end)
+        excerpt = sliced.excerpt
+        reason = check_range(start, end, snap.text_length)
+        if reason is not None or excerpt is None:
             ok = False
-            art.find(field_name, reason, f"{where} on a text of {len(snap.text)} code points", source_id)
+            reason = reason or sliced.reason or Reason.SPAN_OUT_OF_RANGE
+            art.find(field_name, reason, f"{where} on a text of {snap.text_length} code points", source_id)
         else:
-            excerpt = snap.text[start:end]
             for name, text in quoted:
                 if text != excerpt:
                     ok = False
@@ -273,12 +280,12 @@ class _Assembler:
                         f"(quoted {len(text)}, re-slice {len(excerpt)} code points)",
                         source_id,
                     )
-        if access is not None and access != snap.access.value:
+        if access is not None and access != snap.access:
             ok = False
             art.find(
                 field_name,
                 Reason.ACCESS_MISMATCH,
-                f"span states access {access!r}; snapshot {source_id} is {snap.access.value}",
+                f"span states access {access!r}; snapshot {source_id} is {snap.access}",
                 source_id,
             )
         for evidence_id in evidence_ids:
@@ -287,8 +294,6 @@ class _Assembler:
                 ok = False
                 art.find(field_name, Reason.NO_PAPER_ID, f"{problem} ({source_id})", source_id)
         if ok:
-            section = locate(snap.sections, start)
-            page = locate(snap.pages, start)
             art.claims.append(
                 {
                     "claim": claim,
@@ -296,10 +301,10 @@ class _Assembler:
                     "source_id": source_id,
                     "start": start,
                     "end": end,
-                    "access": snap.access.value,
-                    "excerpt": snap.text[start:end],
-                    "section": section.title if section else None,
-                    "page": page.page if page else None,
+                    "access": snap.access,
+                    "excerpt": excerpt,
+                    "section": sliced.section,
+                    "page": sliced.page,
                 }
             )
 
@@ -344,10 +349,10 @@ class _Assembler:
             if snap is None:
                 continue
             where = f"{quote.source_id}#{quote.start}-{quote.end}"
-            reason = check_range(quote.start, quote.end, len(snap.text))
+            reason = check_range(quote.start, quote.end, snap.text_length)
             if reason is not None:
-                art.find(quote.field, reason, f"legacy quote {where} on a text of {len(snap.text)}", quote.source_id)
-            elif snap.text[quote.start : quote.end] != quote.text:
+                art.find(quote.field, reason, f"legacy quote {where} on a text of {snap.text_length}", quote.source_id)
+            elif self.reader.span(quote.source_id, quote.start, quote.end).excerpt != quote.text:
                 art.find(
                     quote.field,
                     Reason.EXCERPT_MISMATCH,
@@ -503,8 +508,10 @@ def _read_verifier(run: Run) -> tuple[dict[str, list[str]], str | None]:
     return out, digest
 
 
-def _source_entry(source_id: str, outcome: Snapshot | PublisherError | None, fresh: Freshness | None) -> dict[str, Any]:
-    if isinstance(outcome, Snapshot):
+def _source_entry(
+    source_id: str, outcome: SnapshotCheck | PublisherError | None, fresh: Freshness | None
+) -> dict[str, Any]:
+    if isinstance(outcome, SnapshotCheck):
         snap = outcome
         return {
             "source_id": source_id,
@@ -512,14 +519,14 @@ def _source_entry(source_id: str, outcome: Snapshot | PublisherError | None, fre
             "url": snap.url,
             "title": snap.title,
             "retrieved_at": snap.retrieved_at,
-            "access": snap.access.value,
-            "origin": snap.origin.value,
+            "access": snap.access,
+            "origin": snap.origin,
             "paper": snap.paper.model_dump() if snap.paper else None,
             "asset": snap.asset.model_dump() if snap.asset else None,
             "content_hash": snap.content_hash,
             "record_hash": snap.record_hash,
             "sealed": snap.sealed,
-            "chars": len(snap.text),
+            "chars": snap.text_length,
             "fresh": bool(fresh and fresh.fresh),
             "fresh_event_id": fresh.event_id if fresh else None,
             "fresh_detail": _line(fresh.detail) if fresh else "",
@@ -549,9 +556,9 @@ def _source_entry(source_id: str, outcome: Snapshot | PublisherError | None, fre
     }
 
 
-def _accepted_entry(art: _Artifact, reader: SnapshotReader) -> dict[str, Any]:
+def _accepted_entry(art: _Artifact, reader: CheckedSnapshots) -> dict[str, Any]:
     snaps = [reader.get(sid) for sid in art.sources]
-    weakest = min(snaps, key=lambda s: ACCESS_ORDER[s.access]) if snaps else None
+    weakest = min(snaps, key=lambda s: ACCESS_ORDER[Access(s.access)]) if snaps else None
     data = {k: v for k, v in art.data.items() if not k.startswith("_")}
     return {
         "artifact_id": art.artifact_id,
@@ -561,7 +568,7 @@ def _accepted_entry(art: _Artifact, reader: SnapshotReader) -> dict[str, Any]:
         "source_ids": list(art.sources),
         "paper": weakest.paper.model_dump() if weakest and weakest.paper else None,
         "url": weakest.url if weakest else None,
-        "access": weakest.access.value if weakest else None,
+        "access": weakest.access if weakest else None,
         "fresh": True,
         "claims": art.claims,
         "data": data,
@@ -579,23 +586,29 @@ def assemble_run(
     gate: bool | None = None,
     wiki_root: Path | None = None,
     write: bool = True,
-    reader: SnapshotReader | None = None,
+    reader: CheckedSnapshots | None = None,
     log_limit: int | None = None,
+    executor: Executor | None = None,
+    workers: int | None = None,
+    progress: ProgressFn | None = None,
 ) -> Assembly:
     """Assemble a run into its result; writes ``outputs/result.json`` atomically when ``write``.
 
     ``gate`` is the ``--gate`` switch (None/False: the config decides). ``wiki_root`` locates
     user-supplied PDFs (default: the nearest folder above the run with ``mkdocs.yml``).
-    ``reader`` lets a caller (the verifier) share one read of each snapshot; ``log_limit`` makes
-    the assembly read only the first that many log lines, as an earlier assembly did (lines
-    appended since do not change what it produced).
+    ``reader`` lets a caller (the verifier) share one read of each snapshot and declare spans of
+    its own beforehand; ``log_limit`` makes the assembly read only the first that many log lines,
+    as an earlier assembly did (lines appended since do not change what it produced).
+    ``executor``, ``workers`` and ``progress`` go to :func:`publisher.batch.verify_many` when no
+    ``reader`` is given.
     """
     config = run.load_config()
     slug = run.slug(config)
     enabled, flag = gate_setting(gate, config)
     config_digest, _ = _file_digest(run.config_path)
     root = wiki_root if wiki_root is not None else find_wiki_root(run.path)
-    reader = reader or SnapshotReader(run.store)
+    if reader is None:
+        reader = CheckedSnapshots(run.sources_dir, executor=executor, workers=workers, progress=progress)
     full_log = log = read_log(run.events_path)
     if log_limit is not None and log_limit < len(full_log.digests):
         log = LogState(
@@ -610,6 +623,17 @@ def assemble_run(
     unsupported, verifier_digest = _read_verifier(run)
 
     records = read_records(run.extractions_dir, run.appraisals_dir)
+    report_digest, report_bytes = _file_digest(run.report_md)
+    footnotes: list[Footnote] | None = None
+    if report_bytes is not None:
+        try:
+            text = report_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{run.report_md} is not UTF-8 (byte {exc.start})", reason=Reason.SCHEMA_ERROR) from exc
+        footnotes = parse_report(text)
+    _declare(reader, records, footnotes or [], asm.fetched_urls())
+    reader.load()
+
     record_arts = [asm.record_artifact(record) for record in records]
     _flag_duplicates(record_arts)
     _flag_unsupported(record_arts, unsupported)
@@ -619,14 +643,9 @@ def assemble_run(
             art.data["_paper"] = first.paper.model_dump() if first.paper else None
     accepted_records = [a for a in record_arts if not a.findings]
 
-    report_digest, report_bytes = _file_digest(run.report_md)
     report_arts: list[_Artifact] = []
-    if report_bytes is not None:
-        try:
-            text = report_bytes.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise UsageError(f"{run.report_md} is not UTF-8 (byte {exc.start})", reason=Reason.SCHEMA_ERROR) from exc
-        report_arts = asm.report_artifacts(parse_report(text), accepted_records)
+    if footnotes is not None:
+        report_arts = asm.report_artifacts(footnotes, accepted_records)
         _flag_unsupported(report_arts, unsupported)
     corpus_digest, _ = _file_digest(run.corpus_path)
 
@@ -651,14 +670,17 @@ def assemble_run(
         verdict = "pass"
 
     referenced = sorted(asm.referenced)
-    outcomes = reader.outcomes()
     sources = []
     assets: dict[str, str | None] = {}
     for source_id in referenced:
-        outcome = outcomes.get(source_id)
-        fresh = asm.freshness_of(outcome) if isinstance(outcome, Snapshot) else None
+        outcome: SnapshotCheck | PublisherError
+        try:
+            outcome = reader.get(source_id)
+        except PublisherError as exc:
+            outcome = exc
+        fresh = asm.freshness_of(outcome) if isinstance(outcome, SnapshotCheck) else None
         sources.append(_source_entry(source_id, outcome, fresh))
-        if isinstance(outcome, Snapshot) and outcome.asset is not None:
+        if isinstance(outcome, SnapshotCheck) and outcome.asset is not None:
             assets[outcome.asset.path] = asm.assets.digest(outcome.asset.path)
     log_ref = {"events": len(log.digests), "head": log.head}
     inputs: list[list[Any]] = [["run_slug", slug], ["config", config_digest]]
@@ -712,6 +734,29 @@ def assemble_run(
         _fs.write_atomic(run.result_path, dump_result(result))
         assembly.written = run.result_path
     return assembly
+
+
+def _declare(
+    reader: CheckedSnapshots, records: list[AgentRecord], footnotes: list[Footnote], urls: dict[str, list[str]]
+) -> None:
+    """Tell the reader every snapshot and span the checks below will ask for, so that one
+    parallel pass reads each snapshot once (anything missed is read on demand)."""
+
+    def want(source_id: object, spans: Iterable[tuple[int, int]] = ()) -> None:
+        if isinstance(source_id, str) and SOURCE_ID_RE.fullmatch(source_id):
+            reader.want(source_id, spans)
+
+    for record in records:
+        for entry in record.spans:
+            want(entry.span.source_id, [(entry.span.start, entry.span.end)])
+        for quote in record.quotes:
+            want(quote.source_id, [(quote.start, quote.end)])
+    for note in footnotes:
+        for ref in note.refs:
+            want(ref.source_id, [(ref.start, ref.end)])
+        for url in note.links:
+            for source_id in urls.get(url, []):
+                want(source_id)
 
 
 def _flag_duplicates(arts: list[_Artifact]) -> None:

@@ -270,11 +270,44 @@ def evidence_footnotes(body: str) -> tuple[EvidenceFootnote, ...]:
             continue
         parsed = parse_refs(text)
         out.append(EvidenceFootnote(label, first, last, parsed.refs, parsed.rest, parsed.error))
+    return tuple(out) + _stray_references(tokens, lines, out)
+
+
+_STRAY_DEF_RE = re.compile(r"\[\^([^\]]+)\]:[ \t]*src-")
+
+
+def _stray_references(
+    tokens: list[Any], lines: list[str], found: list[EvidenceFootnote]
+) -> tuple[EvidenceFootnote, ...]:
+    """Footnote definitions citing a span that are not read as evidence footnotes above.
+
+    A definition inside a block quote or a list item is a footnote to MkDocs too, but its body
+    cannot be read from the start of its line; published as written, its quote would never be
+    re-sliced. Each becomes a footnote with a grammar error, so the preflight refuses it. Code
+    blocks are skipped: their text is never a footnote.
+    """
+    covered: set[int] = set()
+    for note in found:
+        covered.update(range(note.first, note.last))
+    for token in tokens:
+        if token.type in ("fence", "code_block") and token.map is not None:
+            covered.update(range(token.map[0], token.map[1]))
+    out: list[EvidenceFootnote] = []
+    for index, line in enumerate(lines):
+        if index in covered:
+            continue
+        match = _STRAY_DEF_RE.search(line)
+        if match is None:
+            continue
+        error = f"line {index + 1}: a span reference in footnote [^{match.group(1)}] must start a top-level definition"
+        out.append(EvidenceFootnote(match.group(1), index, index + 1, (), line[match.end() - 4 :], error))
     return tuple(out)
 
 
 def parse_concept(text: str, *, where: str = "concept") -> ConceptDoc:
     """Parse a concept file's text; a malformed file raises IntegrityError (SCHEMA_ERROR)."""
+    if re.search(r"\r(?!\n)", text):
+        raise _schema_error(where, "contains a carriage return that does not end a line (use LF or CRLF)")
     front_text, body, body_line = _split_front(text, where)
     try:
         raw = yaml.load(front_text, Loader=_StrictLoader)

@@ -15,13 +15,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import ValidationError
 
 from . import _fs
 from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, parse_ts, prefixed, utc_now
 from .errors import EventLogError, UsageError
-from .models import Event, EventType, Snapshot
+from .models import Asset, Event, EventType, Snapshot
 from .reasons import Reason
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "read_log",
     "line_digest",
     "Freshness",
+    "SnapshotFacts",
     "freshness",
     "AssetChecker",
 ]
@@ -283,7 +285,7 @@ class AssetChecker:
         path = self.wiki_root / relative
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a NUL in the recorded path
             return None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -295,10 +297,10 @@ class AssetChecker:
         finally:
             os.close(fd)
 
-    def check(self, snap: Snapshot) -> str | None:
+    def check(self, snap: Snapshot | SnapshotFacts) -> str | None:
         """Why the snapshot's asset fails (one line), or None when it has none or it matches."""
         if snap.asset is None:
-            if snap.origin.value == "user-supplied-pdf":
+            if str(snap.origin) == "user-supplied-pdf":
                 return "user-supplied PDF snapshot has no asset"
             return None
         got = self.digest(snap.asset.path)
@@ -307,6 +309,23 @@ class AssetChecker:
         if got != snap.asset.sha256:
             return f"asset {snap.asset.path} hashes to {got}, expected {snap.asset.sha256}"
         return None
+
+
+class SnapshotFacts(Protocol):
+    """What the fresh-fetch rule needs of a verified snapshot besides its text's digest.
+
+    A :class:`~publisher.models.Snapshot` has all of it; so does a ``batch.SnapshotCheck``,
+    which carries the text's digest instead of the text.
+    """
+
+    @property
+    def source_id(self) -> str: ...
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def asset(self) -> Asset | None: ...
+    @property
+    def origin(self) -> object: ...
 
 
 @dataclass(frozen=True)
@@ -320,10 +339,12 @@ class Freshness:
 
 
 def freshness(
-    snap: Snapshot,
+    snap: Snapshot | SnapshotFacts,
     events: Iterable[Event],
     created_at: str | None,
     assets: AssetChecker,
+    *,
+    text_sha256: str | None = None,
 ) -> Freshness:
     """Apply the fresh-fetch rule (CONTRACT section 3) to one snapshot.
 
@@ -331,6 +352,9 @@ def freshness(
     ``created_at``, carries a digest that still matches what is recomputed now: the text for a
     fetch; for a local PDF, the asset file's bytes, which must also equal ``asset.sha256``.
     A run without ``created_at`` has no fresh sources.
+
+    ``text_sha256`` is the bare hex digest of the text as just verified (a reader that keeps no
+    text passes it); without it the digest is computed from ``snap.text``.
     """
     if created_at is None:
         return Freshness(False, None, Reason.NO_FRESH_FETCH, "run config has no created_at")
@@ -338,7 +362,7 @@ def freshness(
         since = parse_ts(created_at)
     except ValueError:
         return Freshness(False, None, Reason.NO_FRESH_FETCH, "run created_at is not a timestamp")
-    text_digest: str | None = None
+    text_digest = text_sha256
     asset_problem: str | None = None
     saw_local = False
     for event in events:
@@ -350,6 +374,8 @@ def freshness(
             continue
         if event.type is EventType.FETCH:
             if text_digest is None:
+                if not isinstance(snap, Snapshot):
+                    raise TypeError("freshness needs the snapshot's text or its text_sha256")
                 text_digest = hashlib.sha256(snap.text.encode("utf-8")).hexdigest()
             if event.sha256 == text_digest:
                 return Freshness(True, event.event_id, None, f"fetched in {event.event_id}")

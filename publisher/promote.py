@@ -253,8 +253,12 @@ def plan_promotion(
         result = ev.result
         if result is None:
             continue
-        gate_on = result.gate.enabled or bool(ev.config.get("gates", {}).get("evidence_kernel"))
-        if gate_on and result.gate.verdict == "fail":
+        gates = ev.config.get("gates")
+        gate_on = result.gate.enabled or (isinstance(gates, dict) and gates.get("evidence_kernel") is True)
+        # The verdict a gate would give, not only the one written down: a result assembled with
+        # the gate off (or edited) may say "warn" or "pass" while it holds unresolved artifacts.
+        failing = result.gate.verdict == "fail" or result.counts.unresolved > 0 or bool(result.diagnostics.unresolved)
+        if gate_on and failing:
             raise PromotionRefused(
                 f"promotion refused: run {ev.slug} has gate verdict fail "
                 f"({result.counts.unresolved} unresolved artifact(s))",

@@ -30,6 +30,7 @@ from pydantic import (
     ValidationError,
 )
 
+from . import _fs
 from .canonical import StrictJSONError, loads_strict, prefixed, sha256_hex
 from .models import Access, Paper, PrefixedDigest, SourceId, Span, Timestamp
 from .reasons import Reason
@@ -516,8 +517,28 @@ def read_records(extractions_dir: Path, appraisals_dir: Path) -> list[AgentRecor
         if not folder.is_dir():
             continue
         for path in sorted(folder.iterdir(), key=lambda p: p.name):
-            if path.suffix != ".json" or path.name.startswith(".") or not path.is_file():
+            if path.suffix != ".json" or path.name.startswith("."):
                 continue
             relative = f"workspace/{folder.name}/{path.name}"
-            out.append(read_record(kind, relative, path.read_bytes()))  # type: ignore[arg-type]
+            try:
+                data = _fs.read_regular(path, follow_symlinks=False)
+            except OSError as exc:
+                out.append(_unreadable(kind, relative, exc))  # type: ignore[arg-type]
+                continue
+            out.append(read_record(kind, relative, data))  # type: ignore[arg-type]
     return out
+
+
+def _unreadable(kind: Literal["extraction", "appraisal"], name: str, exc: OSError) -> AgentRecord:
+    """A record name that is not a readable regular file (a link, folder or FIFO): SCHEMA_ERROR.
+
+    A symbolic link could pull a record in from outside the run, and a FIFO would block the
+    reader, so neither is followed; the name is reported instead of being skipped in silence.
+    """
+    if isinstance(exc, _fs.NotRegularFileError):
+        why = f"is {exc.what}, not a regular file"
+    else:
+        why = f"cannot be read ({exc.strerror or exc})"
+    record = AgentRecord(kind=kind, record=name, digest=prefixed(sha256_hex(why.encode())), evidence_id=None)
+    record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, _one_line(f"{name} {why}")))
+    return record

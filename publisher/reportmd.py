@@ -33,6 +33,9 @@ _PMID_RE = re.compile(r"\bPMID:?\s*(\d+)\b", re.IGNORECASE)
 _PMCID_RE = re.compile(r"\bPMCID:?\s*(PMC\d+)\b", re.IGNORECASE)
 _DOI_RE = re.compile(r"\bDOI:?\s*(10\.\d{3,9}/\S+)", re.IGNORECASE)
 _MAX_CLAIM = 1000
+_NEWLINE_RE = re.compile(r"\r\n?|\n")
+"""Line breaks as markdown-it counts them; ``str.splitlines`` also breaks at U+2028, form feeds
+and other separators, which would shift every later line against the parser's token map."""
 
 
 def markdown_parser(*, keep_definitions: bool = False) -> MarkdownIt:
@@ -134,7 +137,7 @@ def parse_report(text: str) -> list[Footnote]:
     """Every footnote definition of a report, in the order written."""
     md = markdown_parser(keep_definitions=True)
     tokens = md.parse(text)
-    lines = text.splitlines()
+    lines = _NEWLINE_RE.split(text)
     claims: dict[str, str] = {}
     definitions: list[tuple[str, int, int, list[Token]]] = []
     depth = 0

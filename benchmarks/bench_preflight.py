@@ -90,6 +90,13 @@ def preflight_pass(requests: list[Any], workers: int) -> int:
     return sum(0 if check.ok else 1 for check in verify_many(requests, workers=workers))
 
 
+def library_preflight_pass(wiki: Path, workers: int) -> int:
+    """The whole library preflight (``run_preflight``: results, spans, assets, logs); its findings."""
+    from publisher.preflight import run_preflight
+
+    return len(run_preflight(wiki, workers=workers).findings)
+
+
 def _warm(files: list[Path]) -> int:
     total = 0
     for f in files:
@@ -97,8 +104,9 @@ def _warm(files: list[Path]) -> int:
     return total
 
 
-def throughput(wiki: Path, workers_list: list[int], repeat: int) -> list[list[Any]]:
-    """Rows: workers, floor MB/s, preflight MB/s, ratio, failures."""
+def throughput(wiki: Path, workers_list: list[int], repeat: int, library: bool = True) -> list[list[Any]]:
+    """Rows: workers, floor MB/s, verify_many MB/s, ratio, failures, then ``run_preflight`` MB/s,
+    its ratio to the floor and its findings (when ``library``: the wiki has results to check)."""
     files = snapshot_files(wiki)
     requests = wiki_requests(wiki)
     size = _warm(files)
@@ -106,8 +114,16 @@ def throughput(wiki: Path, workers_list: list[int], repeat: int) -> list[list[An
     for workers in workers_list:
         floor_s, _ = best_of(repeat, lambda w=workers: floor_pass(files, w))
         pre_s, failures = best_of(repeat, lambda w=workers: preflight_pass(requests, w))
-        rows.append([workers, size / MB / floor_s, size / MB / pre_s, floor_s / pre_s, failures, floor_s, pre_s])
+        row = [workers, size / MB / floor_s, size / MB / pre_s, floor_s / pre_s, failures]
+        if library:
+            lib_s, findings = best_of(repeat, lambda w=workers: library_preflight_pass(wiki, w))
+            row += [size / MB / lib_s, floor_s / lib_s, findings]
+        rows.append(row)
     return rows
+
+
+_THROUGHPUT = ["workers", "floor MB/s", "verify_many MB/s", "ratio", "failed"]
+_LIBRARY = ["run_preflight MB/s", "ratio", "findings"]
 
 
 def corpus_wiki(corpus: Path, root: Path) -> Path:
@@ -212,13 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             wiki = Path(tmp) / "wiki"
             generate_wiki(WikiSpec(root=wiki, seed=7, total_bytes=int(args.total_mb * MB), max_bytes=4 * 1024 * 1024))
         rows = throughput(wiki, workers_list, args.repeat)
-        print(
-            table(
-                f"Preflight vs in-run floor ({wiki}, {cores} cores)",
-                ["workers", "floor MB/s", "preflight MB/s", "ratio", "failed", "floor s", "preflight s"],
-                rows,
-            )
-        )
+        print(table(f"Preflight vs in-run floor ({wiki}, {cores} cores)", _THROUGHPUT + _LIBRARY, rows))
         if len(rows) > 1:
             base = rows[0]
             scaling = [[r[0], r[1] / base[1], r[2] / base[2]] for r in rows]
@@ -227,14 +237,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         if args.corpus and (args.corpus / "evidence-inference" / "texts").is_dir():
             real = corpus_wiki(args.corpus, Path(tmp) / "corpus-wiki")
-            rows = throughput(real, workers_list, args.repeat)
-            print(
-                table(
-                    f"Real corpus ({args.corpus})",
-                    ["workers", "floor MB/s", "preflight MB/s", "ratio", "failed", "floor s", "preflight s"],
-                    rows,
-                )
-            )
+            rows = throughput(real, workers_list, args.repeat, library=False)
+            print(table(f"Real corpus ({args.corpus})", _THROUGHPUT, rows))
         if args.memory_mb > 0:
             mem_wiki = args.memory_wiki
             if mem_wiki is None:

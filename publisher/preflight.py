@@ -42,7 +42,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from . import _fs
 from .assemble import paper_problem
+from .batch import ProgressFn, SnapshotCheck, verify_many
 from .canonical import StrictJSONError, loads_strict
 from .concepts import CONCEPTS_DIR, ConceptDoc, parse_concept
 from .errors import PublisherError
@@ -52,8 +54,6 @@ from .reasons import Reason
 from .records import AcceptedArtifact, Result
 from .refs import SpanRef
 from .runs import RUN_LAYOUTS, Run
-from .spans import check_range
-from .store import SnapshotStore
 
 __all__ = [
     "Finding",
@@ -160,54 +160,56 @@ class SnapshotOutcome:
     detail: str = ""
 
 
-def _verify_one(request: SnapshotRequest) -> SnapshotOutcome:
-    """Read, verify and re-slice one snapshot (a top-level function, so processes can run it)."""
-    try:
-        snap = SnapshotStore(Path(request.sources_dir)).read(request.source_id)
-    except PublisherError as exc:
+def _outcome(check: SnapshotCheck) -> SnapshotOutcome:
+    """A batch check in the preflight's terms: metadata, excerpts and bad spans, never the text."""
+    if not check.ok:
         return SnapshotOutcome(
-            request.sources_dir,
-            request.source_id,
-            None,
-            {},
-            {},
-            exc.reason or Reason.SNAPSHOT_HASH_MISMATCH,
-            exc.one_line(),
+            check.location, check.source_id, None, {}, {}, check.reason or Reason.SNAPSHOT_HASH_MISMATCH, check.detail
         )
     meta = SourceMeta(
-        source_id=snap.source_id,
-        url=snap.url,
-        title=snap.title,
-        retrieved_at=snap.retrieved_at,
-        access=snap.access,
-        origin=snap.origin.value,
-        paper=snap.paper,
-        asset_path=snap.asset.path if snap.asset else None,
-        asset_sha256=snap.asset.sha256 if snap.asset else None,
-        content_hash=snap.content_hash,
-        record_hash=snap.record_hash,
-        chars=len(snap.text),
+        source_id=check.source_id,
+        url=check.url or "",
+        title=check.title,
+        retrieved_at=check.retrieved_at or "",
+        access=Access(check.access),
+        origin=check.origin or "",
+        paper=check.paper,
+        asset_path=check.asset.path if check.asset else None,
+        asset_sha256=check.asset.sha256 if check.asset else None,
+        content_hash=check.content_hash or "",
+        record_hash=check.record_hash,
+        chars=check.text_length,
     )
     excerpts: dict[tuple[int, int], str] = {}
     bad: dict[tuple[int, int], Reason] = {}
-    for start, end in request.spans:
-        problem = check_range(start, end, len(snap.text))
-        if problem is None:
-            excerpts[(start, end)] = snap.text[start:end]
+    for item in check.spans:
+        if item.excerpt is not None:
+            excerpts[(item.start, item.end)] = item.excerpt
         else:
-            bad[(start, end)] = problem
-    return SnapshotOutcome(request.sources_dir, request.source_id, meta, excerpts, bad)
+            bad[(item.start, item.end)] = item.reason or Reason.SPAN_OUT_OF_RANGE
+    return SnapshotOutcome(check.location, check.source_id, meta, excerpts, bad)
 
 
-def verify_snapshots(requests: Sequence[SnapshotRequest], executor: Executor | None = None) -> list[SnapshotOutcome]:
-    """Verify every requested snapshot once; in order, serially or on ``executor``.
+def verify_snapshots(
+    requests: Sequence[SnapshotRequest],
+    executor: Executor | None = None,
+    *,
+    workers: int | None = None,
+    progress: ProgressFn | None = None,
+) -> list[SnapshotOutcome]:
+    """Verify every requested snapshot once, in request order, through :func:`batch.verify_many`.
 
-    Outcomes carry excerpts and findings only, never whole texts, so that a process pool has
-    little to send back.
+    Each snapshot file is read once on every core (or on ``executor``); outcomes carry excerpts
+    and findings only, never whole texts, so memory stays bounded by the largest snapshot.
     """
-    if executor is None:
-        return [_verify_one(r) for r in requests]
-    return list(executor.map(_verify_one, requests))
+    checks = verify_many(
+        ((r.sources_dir, r.source_id, r.spans) for r in requests),
+        executor=executor,
+        workers=workers,
+        progress=progress,
+    )
+    by_key = {(c.location, c.source_id): _outcome(c) for c in checks}
+    return [by_key[(os.fspath(Path(r.sources_dir)), r.source_id)] for r in requests]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -353,7 +355,9 @@ def discover(wiki_root: Path, layouts: Iterable[str] = RUN_LAYOUTS) -> tuple[lis
                 seen.add(path.resolve())
                 runs.append(path)
     folder = wiki_root / CONCEPTS_DIR
-    concepts = sorted(p for p in folder.glob("*.md") if p.is_file()) if folder.is_dir() else []
+    # Everything but a real folder: a link, FIFO or device named *.md is refused by the reader,
+    # never skipped in silence (nor followed out of the wiki).
+    concepts = sorted(p for p in folder.glob("*.md") if p.is_symlink() or not p.is_dir()) if folder.is_dir() else []
     return runs, concepts
 
 
@@ -647,9 +651,9 @@ def _parse_concept(text: str, rel: str, slug: str, wiki_root: Path, out: list[Fi
 
 
 def _read_concept(path: Path, wiki_root: Path, out: list[Finding]) -> ConceptEvidence:
-    rel = _rel(path, wiki_root)
+    rel = _rel(path.parent, wiki_root) + "/" + path.name
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = _fs.read_regular(path, follow_symlinks=False).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         out.append(Finding(Reason.SCHEMA_ERROR, rel, f"cannot be read as UTF-8 ({exc})"))
         return ConceptEvidence(path, rel, path.stem, None)
@@ -672,11 +676,15 @@ def run_preflight(
     runs: Sequence[Path] | None = None,
     concepts: Sequence[Path] | None = None,
     executor: Executor | None = None,
+    workers: int | None = None,
+    progress: ProgressFn | None = None,
 ) -> Preflight:
     """Verify the wiki's evidence; ``runs``/``concepts`` narrow it (default: discover them all).
 
     Runs a concept names are loaded too, even outside the usual layouts. Never raises for bad
-    evidence: every problem is a :class:`Finding`.
+    evidence: every problem is a :class:`Finding`. Snapshots are verified by
+    :func:`publisher.batch.verify_many` (every core by default; ``executor``, ``workers`` and
+    ``progress`` go to it).
     """
     wiki_root = Path(wiki_root)
     pre = Preflight(wiki_root)
@@ -716,7 +724,8 @@ def run_preflight(
             for claim in artifact.claims:
                 wanted.setdefault((folder, claim.source_id), set()).add((claim.start, claim.end))
     requests = [SnapshotRequest(d, s, tuple(sorted(spans))) for (d, s), spans in sorted(wanted.items())]
-    outcomes = {(o.sources_dir, o.source_id): o for o in verify_snapshots(requests, executor)}
+    verified = verify_snapshots(requests, executor, workers=workers, progress=progress)
+    outcomes = {(o.sources_dir, o.source_id): o for o in verified}
 
     by_dir: dict[str, list[SnapshotOutcome]] = {}
     for outcome in outcomes.values():

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _fs
+from .batch import ProgressFn
 from .canonical import format_ts, utc_now
 from .concepts import (
     CONCEPTS_DIR,
@@ -210,8 +211,11 @@ def plan_promotion(
     *,
     concept: str | None = None,
     now: str | None = None,
+    progress: ProgressFn | None = None,
 ) -> Promotion:
     """Verify everything and prepare the concept file's bytes; writes nothing.
+
+    ``progress`` is called as the preflight verifies each snapshot (see ``batch.verify_many``).
 
     Raises :class:`PromotionRefused` (exit 1) on any integrity finding or a failed gate, and
     :class:`UsageError` for a missing run, result or wiki.
@@ -243,7 +247,7 @@ def plan_promotion(
             raise IntegrityError(f"{concept_rel}: is not UTF-8", reason=Reason.SCHEMA_ERROR) from exc
 
     others = [wiki_root / e.path for e in (doc.front.runs if doc else ()) if e.path != run_rel]
-    pre = run_preflight(wiki_root, runs=[run.path, *others], concepts=[])
+    pre = run_preflight(wiki_root, runs=[run.path, *others], concepts=[], progress=progress)
     if not pre.ok:
         raise _refuse(f"promotion refused: {len(pre.findings)} integrity finding(s)", pre.findings)
     this = pre.run_by_rel(run_rel)
@@ -367,9 +371,10 @@ def promote(
     concept: str | None = None,
     check: bool = False,
     now: str | None = None,
+    progress: ProgressFn | None = None,
 ) -> Promotion:
     """Verify and promote a run into ``concepts/<slug>.md``; with ``check``, verify only."""
-    promotion = plan_promotion(run_dir, wiki, concept=concept, now=now)
+    promotion = plan_promotion(run_dir, wiki, concept=concept, now=now, progress=progress)
     if check or not promotion.writes:
         return promotion
     concepts_dir = Path(wiki) / CONCEPTS_DIR

@@ -1,7 +1,9 @@
 """The verifier: numbered checks over a run and its ``result.json`` -> ``outputs/verification.json``.
 
 The run is re-assembled in memory (nothing written), sharing one snapshot reader with the
-checks, so every snapshot is read and verified once. The checks (CONTRACT section 9):
+checks: the spans ``result.json`` claims are declared to it before the assembly, so every
+snapshot is read and verified once, in one parallel pass, keeping excerpts and never texts.
+The checks (CONTRACT section 9):
 
 1. ``C-SNAPSHOT`` - every snapshot referenced by the run's records and report or by
    ``result.json`` exists, parses and recomputes all its digests. Codes: ``UNKNOWN_SOURCE``,
@@ -28,6 +30,7 @@ Exit status 0 for Verified, 1 for Failed, and for Inconclusive 0 with the gate o
 from __future__ import annotations
 
 import json
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,10 +39,10 @@ from pydantic import ValidationError
 
 from . import _fs
 from .assemble import Assembly, assemble_run, gate_setting
+from .batch import CheckedSnapshots, ProgressFn, SnapshotCheck
 from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
 from .errors import PublisherError
 from .eventlog import Freshness, freshness
-from .models import Snapshot
 from .reasons import Reason
 from .records import Result
 from .runs import Run
@@ -154,8 +157,14 @@ def verify_run(
     gate: bool | None = None,
     wiki_root: Path | None = None,
     write: bool = True,
+    executor: Executor | None = None,
+    workers: int | None = None,
+    progress: ProgressFn | None = None,
 ) -> Verification:
-    """Run every check; writes ``outputs/verification.json`` atomically when ``write``."""
+    """Run every check; writes ``outputs/verification.json`` atomically when ``write``.
+
+    ``executor``, ``workers`` and ``progress`` go to :func:`publisher.batch.verify_many`.
+    """
     config = run.load_config()
     enabled, flag = gate_setting(gate, config)
     result, result_problem = _read_result(run)
@@ -165,8 +174,15 @@ def verify_run(
     # Read only the log lines the result read: lines appended since (a later fetch or read)
     # neither stale nor disturb it. C-EVENT-LOG below checks that those lines are unchanged.
     log_limit = result["log"]["events"] if result is not None else None
-    assembly = assemble_run(run, gate=assemble_gate, wiki_root=wiki_root, write=False, log_limit=log_limit)
-    reader = assembly.reader
+    reader = CheckedSnapshots(run.sources_dir, executor=executor, workers=workers, progress=progress)
+    for source_id in _result_sources(result) if result else []:
+        reader.want(source_id)
+    for entry in result["accepted"] if result else []:
+        for claim in entry["claims"]:
+            reader.want(claim["source_id"], [(claim["start"], claim["end"])])
+    assembly = assemble_run(
+        run, gate=assemble_gate, wiki_root=wiki_root, write=False, reader=reader, log_limit=log_limit
+    )
     fresh_result = assembly.result
     out = _Checks(gate=enabled)
 
@@ -211,11 +227,11 @@ def verify_run(
             claims_checked += 1
             where = {"artifact_id": entry["artifact_id"], "field": f"claims[{index}]", "source_id": claim["source_id"]}
             span = f"{claim['source_id']}#{claim['start']}-{claim['end']}"
-            reason = check_range(claim["start"], claim["end"], len(snap.text))
+            reason = check_range(claim["start"], claim["end"], snap.text_length)
             if reason is not None:
                 span_bad += 1
-                out.find("C-SPAN", reason.value, f"result.json claim {span} on a text of {len(snap.text)}", **where)
-            elif snap.text[claim["start"] : claim["end"]] != claim["excerpt"]:
+                out.find("C-SPAN", reason.value, f"result.json claim {span} on a text of {snap.text_length}", **where)
+            elif reader.span(claim["source_id"], claim["start"], claim["end"]).excerpt != claim["excerpt"]:
                 span_bad += 1
                 out.find("C-SPAN", Reason.EXCERPT_MISMATCH.value, f"result.json excerpt differs from {span}", **where)
     spans_note = f"{fresh_result['counts']['spans_checked']} spans and {claims_checked} result claims re-sliced"
@@ -322,9 +338,9 @@ def verify_run(
     return verification
 
 
-def _freshness(assembly: Assembly, snap: Snapshot) -> Freshness:
+def _freshness(assembly: Assembly, snap: SnapshotCheck) -> Freshness:
     """Freshness of a source the re-assembly did not reference (only named by result.json)."""
     config_created = assembly.result["config"].get("created_at")
-    fresh = freshness(snap, assembly.log.events, config_created, assembly.assets)
+    fresh = freshness(snap, assembly.log.events, config_created, assembly.assets, text_sha256=snap.text_sha256)
     assembly.freshness[snap.source_id] = fresh
     return fresh

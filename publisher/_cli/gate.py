@@ -56,9 +56,11 @@ def _grouped(findings: Iterable[dict[str, Any]], check: bool = False) -> list[st
 
 def _assemble(args: argparse.Namespace) -> int:
     from ..assemble import assemble_run
+    from ..batch import terminal_progress
 
     run = Run.open(args.run_dir)
-    assembly = assemble_run(run, gate=args.gate or None, wiki_root=args.wiki)
+    with terminal_progress("verifying snapshots", quiet=args.json) as progress:
+        assembly = assemble_run(run, gate=args.gate or None, wiki_root=args.wiki, progress=progress)
     result = assembly.result
     counts = result["counts"]
     gate = result["gate"]
@@ -77,10 +79,12 @@ def _assemble(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from ..batch import terminal_progress
     from ..verify import verify_run
 
     run = Run.open(args.run_dir)
-    verification = verify_run(run, gate=args.gate or None, wiki_root=args.wiki)
+    with terminal_progress("verifying snapshots", quiet=args.json) as progress:
+        verification = verify_run(run, gate=args.gate or None, wiki_root=args.wiki, progress=progress)
     report = verification.report
     state = "on" if report["gate"]["enabled"] else "off"
     lines = [f"Verification of {report['run_slug']}: {report['verdict']} (gate {state})"]

@@ -31,10 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _promote(args: argparse.Namespace) -> int:
+    from ..batch import terminal_progress
     from ..promote import PromotionRefused, promote
 
     try:
-        outcome = promote(args.run_dir, args.wiki, concept=args.concept, check=args.check)
+        with terminal_progress("verifying snapshots", quiet=args.json) as progress:
+            outcome = promote(args.run_dir, args.wiki, concept=args.concept, check=args.check, progress=progress)
     except PromotionRefused as exc:
         if args.json:
             emit(args, {"ok": False, "error": exc.one_line(), "findings": [f.to_dict() for f in exc.findings]})

@@ -1,0 +1,108 @@
+"""The commands read through ``batch``: one read per snapshot, the same results on any executor."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+from _gate_helpers import make_run
+
+from publisher import batch
+from publisher.assemble import assemble_run
+from publisher.batch import CheckedSnapshots
+from publisher.eventlog import AssetChecker, freshness, read_log
+from publisher.reasons import Reason
+from publisher.store import SnapshotReader, SnapshotStore
+from publisher.verify import verify_run
+
+
+def _without_time(result: dict) -> dict:
+    return {k: v for k, v in result.items() if k != "generated_at"}
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every snapshot id the store reads, in order."""
+    seen: list[str] = []
+    original = SnapshotStore.read
+
+    def read(self: SnapshotStore, source_id: str):  # type: ignore[no-untyped-def]
+        seen.append(source_id)
+        return original(self, source_id)
+
+    monkeypatch.setattr(SnapshotStore, "read", read)
+    return seen
+
+
+def test_assemble_reads_each_snapshot_once(tmp_path: Path, counted: list[str]) -> None:
+    fx = make_run(tmp_path, articles=2)
+    assembly = assemble_run(fx.run, write=False)
+    assert assembly.findings == []
+    assert sorted(counted) == sorted(set(counted)) == sorted(assembly.referenced)
+
+
+def test_verify_reads_each_snapshot_once(tmp_path: Path, counted: list[str]) -> None:
+    fx = make_run(tmp_path, articles=2)
+    assemble_run(fx.run)
+    counted.clear()
+    verification = verify_run(fx.run, write=False)
+    assert verification.verdict == "Verified"
+    assert sorted(counted) == sorted(set(counted))
+
+
+def test_assemble_and_verify_agree_on_any_executor(tmp_path: Path) -> None:
+    fx = make_run(tmp_path, articles=3)
+    serial = assemble_run(fx.run, write=False, workers=1).result
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        threaded = assemble_run(fx.run, write=False, executor=pool).result
+        assemble_run(fx.run, executor=pool)
+        verification = verify_run(fx.run, write=False, executor=pool)
+    assert _without_time(serial) == _without_time(threaded)
+    assert verification.verdict == "Verified"
+
+
+def test_progress_is_reported_per_snapshot(tmp_path: Path) -> None:
+    fx = make_run(tmp_path, articles=2)
+    calls: list[tuple[int, int]] = []
+    assembly = assemble_run(fx.run, write=False, progress=lambda done, total: calls.append((done, total)))
+    total = len(assembly.referenced)
+    assert calls and calls[-1] == (total, total)
+
+
+def test_reader_keeps_excerpts_and_raises_the_serial_readers_error(tmp_path: Path) -> None:
+    fx = make_run(tmp_path, articles=1, report=False)
+    article = fx.articles[0]
+    sid = article.source_id
+    missing = "src-" + "0" * 64
+    reader = CheckedSnapshots(fx.run.sources_dir, workers=1)
+    reader.want(sid, [(0, 10), (5, 10**7)])
+    reader.want(missing, [(0, 1)])
+    reader.load()
+    assert reader.span(sid, 0, 10).excerpt == article.text[:10]
+    assert reader.span(sid, 5, 10**7).reason is Reason.SPAN_OUT_OF_RANGE
+    # A span nobody declared is read on demand, and is still the re-slice.
+    assert reader.span(sid, 20, 40).excerpt == article.text[20:40]
+    assert not hasattr(reader.get(sid), "text")
+    serial = SnapshotReader(fx.run.store)
+    with pytest.raises(Exception) as expected:
+        serial.get(missing)
+    for _ in range(2):
+        with pytest.raises(type(expected.value)) as got:
+            reader.get(missing)
+        assert got.value.reason is Reason.UNKNOWN_SOURCE
+        assert got.value.one_line() == expected.value.one_line()
+
+
+def test_freshness_from_the_text_digest_equals_freshness_from_the_text(tmp_path: Path) -> None:
+    fx = make_run(tmp_path, articles=2)
+    events = read_log(fx.run.events_path).events
+    created = fx.run.load_config().created_at
+    (check,) = batch.verify_many([(fx.run.sources_dir, a.source_id, ()) for a in fx.articles[:1]], workers=1)
+    snap = fx.run.store.read(fx.articles[0].source_id)
+    assets = AssetChecker(None)
+    by_text = freshness(snap, events, created, assets)
+    by_digest = freshness(check, events, created, assets, text_sha256=check.text_sha256)
+    assert by_text == by_digest and by_text.fresh
+    stale = freshness(check, events, created, assets, text_sha256="0" * 64)
+    assert not stale.fresh and stale.reason is Reason.NO_FRESH_FETCH

@@ -33,8 +33,8 @@ def _check_site(args: argparse.Namespace) -> int:
     outcome = check_site(args.site, args.wiki)
     if outcome.ok:
         human = (
-            f"site verified: {outcome.excerpts} excerpts and {outcome.snapshots} snapshot texts "
-            f"on {outcome.pages} pages"
+            f"site verified: {outcome.excerpts} excerpts, {outcome.snapshots} snapshot texts, "
+            f"{outcome.windows} context windows on {outcome.pages} pages, {outcome.records} snapshot records"
         )
         emit(args, outcome.summary(), human)
         return 0

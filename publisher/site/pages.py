@@ -29,13 +29,14 @@ from markupsafe import Markup
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
+from ..canonical import sha256_hex
 from ..concepts import markdown_text
 from ..errors import IntegrityError
 from ..preflight import ConceptEvidence, Preflight, RunEvidence, SourceInfo
 from ..reasons import Reason
 from ..store import SnapshotStore
 from . import TEMPLATES_DIR
-from .seal import SNAPSHOT_CLASS, escape_text, excerpt_html
+from .seal import SNAPSHOT_CLASS, WINDOW_CLASS, check_record_copy, escape_text, excerpt_html, record_uri
 
 __all__ = [
     "TEMPLATES_DIR",
@@ -49,6 +50,7 @@ __all__ = [
     "report_uri",
     "snapshot_html",
     "windows_html",
+    "window_bounds",
     "SourceText",
     "STATIC_DIR",
     "READER_CSS_URI",
@@ -85,26 +87,6 @@ def report_uri(slug: str) -> str:
     return f"runs/{slug}/report.md"
 
 
-def record_uri(source_id: str) -> str:
-    """Where the site publishes the snapshot record, byte for byte, for readers to verify."""
-    return f"sources/{source_id}/record.json"
-
-
-def check_record_copy(path: Path, source_id: str) -> None:
-    """Re-verify a published record file (every digest, its name); raises IntegrityError."""
-    from ..canonical import StrictJSONError, loads_record
-    from ..store import verify_record
-
-    data = path.read_bytes()
-    try:
-        raw, canonical = loads_record(data)
-    except (StrictJSONError, ValueError) as exc:
-        raise IntegrityError(
-            f"published record of {source_id} is not strict JSON", reason=Reason.SNAPSHOT_HASH_MISMATCH
-        ) from exc
-    verify_record(raw, source_id, canonical_body=data if canonical else None)
-
-
 @dataclass(frozen=True)
 class SourceText:
     """How a source page shows its snapshot: the ``full`` text, or ``windows`` of ``context``
@@ -118,7 +100,11 @@ class SourceText:
 
 @dataclass
 class GeneratedPage:
-    """One page to add: its Markdown, its slots, and the excerpts its output must show."""
+    """One page to add: its Markdown, its slots, and the excerpts and windows its output must show.
+
+    ``windows`` holds ``(source id, start, end, sha256 of text[start:end])`` of each context
+    window, filled when the page's snapshot slot is rendered (``source_text: windows``).
+    """
 
     src_uri: str
     kind: str
@@ -126,6 +112,7 @@ class GeneratedPage:
     slots: dict[str, Slot] = field(default_factory=dict)
     in_nav: bool = False
     excerpts: Counter[tuple[str, int, int]] = field(default_factory=Counter)
+    windows: Counter[tuple[str, int, int, str]] = field(default_factory=Counter)
 
 
 def _highlighted(text: str, spans: set[tuple[int, int]], lo: int, hi: int) -> list[str]:
@@ -164,37 +151,44 @@ def snapshot_html(source_id: str, text: str, spans: set[tuple[int, int]]) -> str
     Overlapping spans are split into segments at every span boundary; each covered segment is
     one ``<mark>`` carrying its own offsets and the spans covering it, so the markup nests
     correctly whatever the overlaps. A span's anchor ``span-<start>-<end>`` is the id of the
-    mark where it starts (an empty anchor element when several spans start there).
+    mark where it starts (an empty anchor element when several spans start there). A line feed
+    follows the start tag: HTML drops one there, so a text that starts with one keeps it.
     """
-    out = [f'<pre class="{SNAPSHOT_CLASS}" data-source-id="{source_id}">']
+    out = [f'<pre class="{SNAPSHOT_CLASS}" data-source-id="{source_id}">\n']
     out += _highlighted(text, spans, 0, len(text))
     out.append("</pre>")
     return "".join(out)
 
 
-def windows_html(source_id: str, text: str, spans: set[tuple[int, int]], context: int) -> str:
-    """Only the cited spans of a long snapshot, each with ``context`` code points either side.
-
-    Windows that touch or overlap merge, so every span lies whole inside one window; marks and
-    anchors are those of :func:`snapshot_html` with offsets into the whole text. The omitted
-    stretches are counted between windows. A window is not a snapshot block (the seal compares
-    a snapshot block with the whole text), so it names its source with ``data-window-of``.
-    """
+def window_bounds(length: int, spans: set[tuple[int, int]], context: int) -> list[tuple[int, int]]:
+    """The context windows over a text of ``length`` code points: ``context`` either side of each
+    span, clipped to the text; windows that touch or overlap merge, so each span lies whole in one."""
     windows: list[list[int]] = []
     for s, e in sorted(spans):
-        lo, hi = max(0, s - context), min(len(text), e + context)
+        lo, hi = max(0, s - context), min(length, e + context)
         if windows and lo <= windows[-1][1]:
             windows[-1][1] = max(windows[-1][1], hi)
         else:
             windows.append([lo, hi])
+    return [(lo, hi) for lo, hi in windows]
+
+
+def windows_html(source_id: str, text: str, spans: set[tuple[int, int]], context: int) -> str:
+    """Only the cited spans of a long snapshot, each with ``context`` code points either side.
+
+    Windows come from :func:`window_bounds`; marks and anchors are those of
+    :func:`snapshot_html` with offsets into the whole text. The omitted stretches are counted
+    between windows. Each window names its source with ``data-window-of`` and its offsets with
+    ``data-window-start``/``data-window-end``; the seal checks its text against that slice.
+    """
     out = [f'<div class="evidence-windows" data-window-of="{source_id}">']
     shown = 0
-    for lo, hi in windows:
+    for lo, hi in window_bounds(len(text), spans, context):
         if lo > shown:
             out.append(f'<p class="evidence-gap">[… {lo - shown} code points not shown …]</p>')
         out.append(
-            f'<pre class="evidence-window" data-window-of="{source_id}" data-window-start="{lo}" '
-            f'data-window-end="{hi}">'
+            f'<pre class="{WINDOW_CLASS}" data-window-of="{source_id}" data-window-start="{lo}" '
+            f'data-window-end="{hi}">\n'
         )
         out += _highlighted(text, spans, lo, hi)
         out.append("</pre>")
@@ -400,6 +394,9 @@ class SiteModel:
             if snap.content_hash != expected:
                 raise IntegrityError(f"snapshot {sid} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
             if self.source_text.mode == "windows":
+                page.windows.clear()
+                for lo, hi in window_bounds(len(snap.text), info.spans, self.source_text.context):
+                    page.windows[(sid, lo, hi, sha256_hex(snap.text[lo:hi].encode("utf-8")))] += 1
                 return windows_html(sid, snap.text, info.spans, self.source_text.context)
             return snapshot_html(sid, snap.text, info.spans)
 

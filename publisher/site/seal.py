@@ -12,7 +12,14 @@ this module):
   content is exactly ``text[start:end]`` and which holds no child elements;
 * a snapshot: ``<pre class="evidence-snapshot" data-source-id=...>`` whose text content is the
   whole snapshot text; its ``<mark data-start data-end>`` children highlight cited spans and
-  must sit at those offsets.
+  must sit at those offsets;
+* a window (``extra: evidence: source_text: windows``): ``<pre class="evidence-window"
+  data-window-of=... data-window-start=... data-window-end=...>`` whose text content is
+  ``text[window_start:window_end]``; its marks carry offsets into the whole text, so a mark at
+  position ``p`` of the window must claim ``window_start + p``.
+
+As browsers do, one line feed right after a ``<pre>`` start tag is not part of its text, so the
+page generator writes one there and a text that starts with a line feed keeps it.
 
 An element with class ``evidence-excerpt`` but without the data attributes is malformed. This
 module does not import MkDocs.
@@ -30,18 +37,19 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from ..canonical import SOURCE_ID_RE, sha256_hex
-from ..errors import PublisherError
+from ..canonical import SOURCE_ID_RE, StrictJSONError, loads_record, sha256_hex
+from ..errors import IntegrityError, PublisherError
 from ..preflight import Finding, discover
 from ..reasons import Reason
 from ..runs import Run
 from ..spans import check_range
-from ..store import SnapshotStore
+from ..store import SnapshotStore, verify_record
 
 __all__ = [
     "MANIFEST_NAME",
     "EXCERPT_CLASS",
     "SNAPSHOT_CLASS",
+    "WINDOW_CLASS",
     "escape_text",
     "excerpt_html",
     "Excerpt",
@@ -51,11 +59,15 @@ __all__ = [
     "manifest_bytes",
     "SiteCheck",
     "check_site",
+    "check_record_copy",
+    "record_uri",
 ]
 
 MANIFEST_NAME = "evidence-manifest.json"
 EXCERPT_CLASS = "evidence-excerpt"
 SNAPSHOT_CLASS = "evidence-snapshot"
+WINDOW_CLASS = "evidence-window"
+_WINDOW_OF = "data-window-of"
 _MARKER = "data-source-id"
 _VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
 
@@ -96,16 +108,39 @@ class Excerpt:
 
 @dataclass
 class SnapshotBlock:
-    """A snapshot element found on a page, with the marks it holds and where they sit."""
+    """A snapshot (or window) element found on a page, with the marks it holds and where they sit.
+
+    ``marks`` are ``(claimed start, claimed end, opened at, closed at)``, the last two counted in
+    code points from the start of the block's text. A window's ``window_start``/``window_end``
+    are its claimed offsets into the whole text (None when missing or not numbers).
+    """
 
     source_id: str
     parts: list[str] = field(default_factory=list)
     marks: list[tuple[int | None, int | None, int, int]] = field(default_factory=list)
     nested_excerpt: bool = False
+    window: bool = False
+    window_start: int | None = None
+    window_end: int | None = None
+    _pre_newline: bool = False
 
     @property
     def text(self) -> str:
         return "".join(self.parts)
+
+    @property
+    def base(self) -> int:
+        """Offset into the whole text of the block's first character."""
+        return self.window_start or 0
+
+    def misplaced_marks(self) -> list[str]:
+        """Each highlight whose claimed offsets are not where it sits, as a short description."""
+        base = self.base
+        return [
+            f"highlight [{start}, {end}) sits at [{base + opened}, {base + closed})"
+            for start, end, opened, closed in self.marks
+            if start != base + opened or end != base + closed
+        ]
 
 
 @dataclass
@@ -114,6 +149,7 @@ class PageScan:
 
     excerpts: list[Excerpt] = field(default_factory=list)
     snapshots: list[SnapshotBlock] = field(default_factory=list)
+    windows: list[SnapshotBlock] = field(default_factory=list)
     malformed: int = 0
 
 
@@ -144,6 +180,7 @@ class _Scanner(HTMLParser):
                 self._excerpt["depth"] += 1
             return
         if self._snapshot is not None:
+            self._snapshot._pre_newline = False
             if tag in _VOID:
                 return
             self._snapshot_depth += 1
@@ -154,8 +191,18 @@ class _Scanner(HTMLParser):
                 self._mark = [_int(values.get("data-start")), _int(values.get("data-end")), pos]
                 self._mark_depth = self._snapshot_depth
             return
+        if WINDOW_CLASS in classes and tag not in _VOID:
+            self._snapshot = SnapshotBlock(
+                str(values.get(_WINDOW_OF) or ""),
+                window=True,
+                window_start=_int(values.get("data-window-start")),
+                window_end=_int(values.get("data-window-end")),
+                _pre_newline=tag == "pre",
+            )
+            self._snapshot_depth = 1
+            return
         if SNAPSHOT_CLASS in classes and tag not in _VOID:
-            self._snapshot = SnapshotBlock(str(values.get(_MARKER) or ""))
+            self._snapshot = SnapshotBlock(str(values.get(_MARKER) or ""), _pre_newline=tag == "pre")
             self._snapshot_depth = 1
             return
         if _MARKER in values or EXCERPT_CLASS in classes:
@@ -197,19 +244,28 @@ class _Scanner(HTMLParser):
                 self._mark = None
             self._snapshot_depth -= 1
             if self._snapshot_depth == 0:
-                self.scan.snapshots.append(self._snapshot)
+                (self.scan.windows if self._snapshot.window else self.scan.snapshots).append(self._snapshot)
                 self._snapshot = None
 
     def handle_data(self, data: str) -> None:
         if self._excerpt is not None:
             self._excerpt["parts"].append(data)
         elif self._snapshot is not None:
+            if self._snapshot._pre_newline:
+                self._snapshot._pre_newline = False
+                if data.startswith("\n"):
+                    data = data[1:]
             self._snapshot.parts.append(data)
 
 
 def scan_page(page_html: str) -> PageScan:
     """Every evidence element of a page (a quick substring test skips pages without any)."""
-    if _MARKER not in page_html and EXCERPT_CLASS not in page_html and SNAPSHOT_CLASS not in page_html:
+    if (
+        _MARKER not in page_html
+        and EXCERPT_CLASS not in page_html
+        and SNAPSHOT_CLASS not in page_html
+        and WINDOW_CLASS not in page_html
+    ):
         return PageScan()
     scanner = _Scanner()
     scanner.feed(page_html)
@@ -219,8 +275,20 @@ def scan_page(page_html: str) -> PageScan:
     return scanner.scan
 
 
-def manifest_bytes(entries: Iterable[dict[str, Any]], snapshots: Iterable[dict[str, Any]], generator: str) -> bytes:
-    """The manifest file: sorted entries, so an unchanged wiki seals to the same bytes."""
+def manifest_bytes(
+    entries: Iterable[dict[str, Any]],
+    snapshots: Iterable[dict[str, Any]],
+    generator: str,
+    *,
+    windows: Iterable[dict[str, Any]] = (),
+    records: Iterable[dict[str, Any]] = (),
+) -> bytes:
+    """The manifest file: sorted entries, so an unchanged wiki seals to the same bytes.
+
+    ``excerpts``, ``snapshots`` and ``windows`` entries name the page, the source id, the offsets
+    (a window's are its start and end in the whole text) and the sha256 of the text shown;
+    ``records`` name each published ``sources/<id>/record.json`` and the sha256 of its bytes.
+    """
 
     def key(e: dict[str, Any]) -> tuple[Any, ...]:
         return (e["page"], e["source_id"], e.get("start", -1), e.get("end", -1), e["sha256"])
@@ -230,8 +298,31 @@ def manifest_bytes(entries: Iterable[dict[str, Any]], snapshots: Iterable[dict[s
         "generator": generator,
         "excerpts": sorted(entries, key=key),
         "snapshots": sorted(snapshots, key=key),
+        "windows": sorted(windows, key=key),
+        "records": sorted(records, key=lambda e: (e["source_id"], e["sha256"])),
     }
     return (json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
+
+
+def record_uri(source_id: str) -> str:
+    """Where the site publishes a snapshot record, byte for byte, for readers to verify."""
+    return f"sources/{source_id}/record.json"
+
+
+def check_record_copy(path: Path, source_id: str) -> bytes:
+    """Re-verify a published record file (every digest, its name); returns its bytes.
+
+    Raises IntegrityError (SNAPSHOT_HASH_MISMATCH) when it is not strict JSON or does not verify.
+    """
+    data = path.read_bytes()
+    try:
+        raw, canonical = loads_record(data)
+    except (StrictJSONError, ValueError) as exc:
+        raise IntegrityError(
+            f"published record of {source_id} is not strict JSON", reason=Reason.SNAPSHOT_HASH_MISMATCH
+        ) from exc
+    verify_record(raw, source_id, canonical_body=data if canonical else None)
+    return data
 
 
 # ---------------------------------------------------------------------------------------------
@@ -246,6 +337,8 @@ class SiteCheck:
     pages: int = 0
     excerpts: int = 0
     snapshots: int = 0
+    windows: int = 0
+    records: int = 0
 
     @property
     def ok(self) -> bool:
@@ -257,6 +350,8 @@ class SiteCheck:
             "pages": self.pages,
             "excerpts": self.excerpts,
             "snapshots": self.snapshots,
+            "windows": self.windows,
+            "records": self.records,
             "findings": [f.to_dict() for f in self.findings],
         }
 
@@ -289,6 +384,10 @@ class _Texts:
             raise hit
         return hit
 
+    def stored_files(self, source_id: str) -> list[Path]:
+        """The snapshot file of ``source_id`` in each run that holds it (after :meth:`get`)."""
+        return [SnapshotStore(folder).path_for(source_id) for folder in self._dirs.get(source_id, [])]
+
 
 def _load_manifest(site: Path, out: list[Finding]) -> dict[str, Any] | None:
     path = site / MANIFEST_NAME
@@ -307,7 +406,13 @@ def _load_manifest(site: Path, out: list[Finding]) -> dict[str, Any] | None:
         and raw.get("schema_version") == 1
         and isinstance(raw.get("excerpts"), list)
         and isinstance(raw.get("snapshots"), list)
-        and all(isinstance(e, dict) and isinstance(e.get("page"), str) for e in raw["excerpts"] + raw["snapshots"])
+        and isinstance(raw.setdefault("windows", []), list)
+        and isinstance(raw.setdefault("records", []), list)
+        and all(
+            isinstance(e, dict) and isinstance(e.get("page"), str)
+            for e in raw["excerpts"] + raw["snapshots"] + raw["windows"]
+        )
+        and all(isinstance(e, dict) and isinstance(e.get("source_id"), str) for e in raw["records"])
     )
     if not ok:
         out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "manifest does not have the expected shape"))
@@ -319,13 +424,22 @@ def _entry_key(e: dict[str, Any]) -> tuple[Any, ...]:
     return (e.get("source_id"), e.get("start"), e.get("end"), e.get("sha256"))
 
 
+def _by_page(entries: list[dict[str, Any]], key: Any) -> dict[str, Counter[tuple[Any, ...]]]:
+    out: dict[str, Counter[tuple[Any, ...]]] = {}
+    for entry in entries:
+        out.setdefault(entry["page"], Counter())[key(entry)] += 1
+    return out
+
+
 def check_site(site_dir: Path | str, wiki_root: Path | str) -> SiteCheck:
     """Re-read a built site and compare every evidence element with the seal and the snapshots.
 
     Findings: a missing or malformed manifest (SCHEMA_ERROR); an element that is not sealed, a
-    sealed element missing from its page, markup inside an excerpt, or text that differs from
-    the re-slice (EXCERPT_MISMATCH); a snapshot that no longer verifies (SNAPSHOT_HASH_MISMATCH)
-    or is gone (UNKNOWN_SOURCE); offsets outside the text (SPAN_OUT_OF_RANGE / SPAN_TOO_LONG).
+    sealed element missing from its page, markup inside an excerpt, text that differs from the
+    re-slice, or a highlight off its offsets (EXCERPT_MISMATCH); a snapshot that no longer
+    verifies, or a published ``record.json`` that is missing, differs from the stored snapshot
+    file or does not verify (SNAPSHOT_HASH_MISMATCH); a snapshot that is gone (UNKNOWN_SOURCE);
+    offsets outside the text (SPAN_OUT_OF_RANGE / SPAN_TOO_LONG).
     """
     site = Path(site_dir)
     check = SiteCheck()
@@ -334,19 +448,24 @@ def check_site(site_dir: Path | str, wiki_root: Path | str) -> SiteCheck:
     if manifest is None:
         return check
     texts = _Texts(Path(wiki_root))
-    sealed: dict[str, Counter[tuple[Any, ...]]] = {}
-    sealed_snaps: dict[str, Counter[tuple[Any, ...]]] = {}
-    for entry in manifest["excerpts"]:
-        sealed.setdefault(entry["page"], Counter())[_entry_key(entry)] += 1
-    for entry in manifest["snapshots"]:
-        sealed_snaps.setdefault(entry["page"], Counter())[(entry.get("source_id"), entry.get("sha256"))] += 1
+    sealed = _by_page(manifest["excerpts"], _entry_key)
+    sealed_snaps = _by_page(manifest["snapshots"], lambda e: (e.get("source_id"), e.get("sha256")))
+    sealed_windows = _by_page(manifest["windows"], _entry_key)
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if p.is_file())
-    for page in sorted(set(sealed) | set(sealed_snaps)):
+    for page in sorted(set(sealed) | set(sealed_snaps) | set(sealed_windows)):
         if page not in pages:
             add(Finding(Reason.EXCERPT_MISMATCH, page, "sealed page is missing from the site"))
     for page in pages:
         scan = scan_page((site / page).read_text(encoding="utf-8", errors="replace"))
-        if not (scan.excerpts or scan.snapshots or scan.malformed or page in sealed or page in sealed_snaps):
+        if not (
+            scan.excerpts
+            or scan.snapshots
+            or scan.windows
+            or scan.malformed
+            or page in sealed
+            or page in sealed_snaps
+            or page in sealed_windows
+        ):
             continue
         check.pages += 1
         if scan.malformed:
@@ -356,26 +475,7 @@ def check_site(site_dir: Path | str, wiki_root: Path | str) -> SiteCheck:
             check.excerpts += 1
             found[(ex.source_id, ex.start, ex.end, ex.sha256)] += 1
             _check_excerpt(ex, page, texts, add)
-        if found != sealed.get(page, Counter()):
-            extra = found - sealed.get(page, Counter())
-            missing = sealed.get(page, Counter()) - found
-            for sid, start, end, _ in extra:
-                add(
-                    Finding(
-                        Reason.EXCERPT_MISMATCH, page, "excerpt not in the seal", source_id=sid, start=start, end=end
-                    )
-                )
-            for sid, start, end, _ in missing:
-                add(
-                    Finding(
-                        Reason.EXCERPT_MISMATCH,
-                        page,
-                        "sealed excerpt not on the page",
-                        source_id=sid,
-                        start=start,
-                        end=end,
-                    )
-                )
+        _compare_seal(found, sealed.get(page, Counter()), page, "excerpt", add)
         snaps: Counter[tuple[Any, ...]] = Counter()
         for block in scan.snapshots:
             check.snapshots += 1
@@ -384,7 +484,25 @@ def check_site(site_dir: Path | str, wiki_root: Path | str) -> SiteCheck:
             _check_snapshot(block, text, page, texts, add)
         if snaps != sealed_snaps.get(page, Counter()):
             add(Finding(Reason.EXCERPT_MISMATCH, page, "snapshot text on the page differs from the seal"))
+        windows: Counter[tuple[Any, ...]] = Counter()
+        for block in scan.windows:
+            check.windows += 1
+            text = block.text
+            windows[(block.source_id, block.window_start, block.window_end, sha256_hex(text.encode("utf-8")))] += 1
+            _check_window(block, text, page, texts, add)
+        _compare_seal(windows, sealed_windows.get(page, Counter()), page, "window", add)
+    _check_records(site, manifest, texts, check)
     return check
+
+
+def _compare_seal(
+    found: Counter[tuple[Any, ...]], sealed: Counter[tuple[Any, ...]], page: str, what: str, add: Any
+) -> None:
+    """One finding per element on the page but not in the seal, and per sealed one not on the page."""
+    extra, missing = found - sealed, sealed - found
+    for detail, keys in ((f"{what} not in the seal", extra), (f"sealed {what} not on the page", missing)):
+        for sid, start, end, _ in keys:
+            add(Finding(Reason.EXCERPT_MISMATCH, page, detail, source_id=sid, start=start, end=end))
 
 
 def _check_excerpt(ex: Excerpt, page: str, texts: _Texts, add: Any) -> None:
@@ -409,6 +527,13 @@ def _check_excerpt(ex: Excerpt, page: str, texts: _Texts, add: Any) -> None:
         add(found(Reason.EXCERPT_MISMATCH, "shown excerpt differs from the re-slice"))
 
 
+def _check_marks(block: SnapshotBlock, page: str, add: Any) -> None:
+    if block.nested_excerpt:
+        add(Finding(Reason.EXCERPT_MISMATCH, page, "an excerpt element inside a snapshot", source_id=block.source_id))
+    for problem in block.misplaced_marks():
+        add(Finding(Reason.EXCERPT_MISMATCH, page, problem, source_id=block.source_id))
+
+
 def _check_snapshot(block: SnapshotBlock, text: str, page: str, texts: _Texts, add: Any) -> None:
     try:
         expected = texts.get(block.source_id)
@@ -419,17 +544,67 @@ def _check_snapshot(block: SnapshotBlock, text: str, page: str, texts: _Texts, a
         add(
             Finding(Reason.EXCERPT_MISMATCH, page, "snapshot text differs from the snapshot", source_id=block.source_id)
         )
-    if block.nested_excerpt:
-        add(Finding(Reason.EXCERPT_MISMATCH, page, "an excerpt element inside a snapshot", source_id=block.source_id))
-    for start, end, opened, closed in block.marks:
-        if start != opened or end != closed:
-            add(
-                Finding(
-                    Reason.EXCERPT_MISMATCH,
-                    page,
-                    f"highlight claims [{start}, {end}) but sits at [{opened}, {closed})",
-                    source_id=block.source_id,
-                    start=start,
-                    end=end,
-                )
-            )
+    _check_marks(block, page, add)
+
+
+def _check_window(block: SnapshotBlock, text: str, page: str, texts: _Texts, add: Any) -> None:
+    """A window's text is ``text[start:end]`` of the verified snapshot and its marks sit right."""
+    start, end = block.window_start, block.window_end
+
+    def found(reason: Reason, detail: str) -> Finding:
+        return Finding(reason, page, detail, source_id=block.source_id or None, start=start, end=end)
+
+    try:
+        expected = texts.get(block.source_id)
+    except PublisherError as exc:
+        add(found(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, exc.one_line()))
+        return
+    if start is None or end is None or not 0 <= start <= end <= len(expected):
+        add(found(Reason.SPAN_OUT_OF_RANGE, f"window [{start}, {end}) on a text of {len(expected)}"))
+        return
+    if expected[start:end] != text:
+        add(found(Reason.EXCERPT_MISMATCH, "window text differs from the re-slice"))
+    _check_marks(block, page, add)
+
+
+def _check_records(site: Path, manifest: dict[str, Any], texts: _Texts, check: SiteCheck) -> None:
+    """Every published ``sources/<id>/record.json`` is the stored snapshot file, byte for byte, and verifies.
+
+    Expected: each record the manifest names, and one for every source whose text or excerpts
+    the site shows. Any record file found in the site is checked as well.
+    """
+    add = check.findings.append
+    expected = {e["source_id"] for e in manifest["records"]}
+    for entry in manifest["excerpts"] + manifest["snapshots"] + manifest["windows"]:
+        if isinstance(entry.get("source_id"), str):
+            expected.add(entry["source_id"])
+    folder = site / "sources"
+    present = {p.parent.name for p in folder.glob("*/record.json")} if folder.is_dir() else set()
+    sealed = {e["source_id"]: e.get("sha256") for e in manifest["records"]}
+    for sid in sorted(expected | present):
+        rel = record_uri(sid)
+
+        def finding(detail: str, sid: str = sid, rel: str = rel) -> Finding:
+            return Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, detail, source_id=sid)
+
+        path = site / rel
+        if sid not in present or path.is_symlink() or not path.is_file():
+            add(finding("published snapshot record is missing or not a plain file"))
+            continue
+        check.records += 1
+        try:
+            texts.get(sid)
+            data = check_record_copy(path, sid)
+        except PublisherError as exc:
+            add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, rel, exc.one_line(), source_id=sid))
+            continue
+        except OSError as exc:
+            add(finding(f"cannot read the published record ({exc.strerror})"))
+            continue
+        stored = [p.read_bytes() for p in texts.stored_files(sid)]
+        if data not in stored:
+            add(finding("published record differs from the stored snapshot file"))
+        elif sid in sealed and sealed[sid] != sha256_hex(data):
+            add(finding("published record differs from the seal"))
+        elif sid not in sealed:
+            add(finding("published record is not in the seal"))

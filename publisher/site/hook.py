@@ -39,7 +39,7 @@ from mkdocs.utils import CountHandler
 import publisher
 
 from ..batch import terminal_progress
-from ..canonical import content_hash_for
+from ..canonical import content_hash_for, sha256_hex
 from ..errors import PublisherError
 from ..preflight import Preflight, RunEvidence, run_preflight
 from ..runs import RUN_LAYOUTS
@@ -137,6 +137,7 @@ class EvidenceBuild:
         self.model: SiteModel | None = None
         self.sealed: list[dict[str, Any]] = []
         self.sealed_snapshots: list[dict[str, Any]] = []
+        self.sealed_windows: list[dict[str, Any]] = []
         self.seen: set[str] = set()
         self.counter: CountHandler | None = None
         self.config: Any = None
@@ -169,7 +170,7 @@ class EvidenceBuild:
             report_body=_report_body(wiki_root),
             source_text=source_text,
         )
-        self.sealed, self.sealed_snapshots, self.seen = [], [], set()
+        self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
 
     def finish(self) -> None:
         """Restore ``site_dir`` and drop the warning counter (idempotent)."""
@@ -260,13 +261,29 @@ class EvidenceBuild:
             if info is None or content_hash_for(text) != info.meta.content_hash or block.nested_excerpt:
                 problems.append(f"snapshot text of {block.source_id} differs from the verified snapshot")
                 continue
-            for start, end, opened, closed in block.marks:
-                if start != opened or end != closed:
-                    problems.append(f"highlight [{start}, {end}) sits at [{opened}, {closed})")
+            problems += block.misplaced_marks()
             self.sealed_snapshots.append(
                 {"page": dest, "source_id": block.source_id, "sha256": info.meta.content_hash.removeprefix("sha256:")}
             )
         generated = self.model.pages.get(uri)
+        expected_windows = generated.windows if generated is not None else Counter()
+        windows: Counter[tuple[str, int, int, str]] = Counter()
+        for block in scan.windows:
+            where = f"window {block.source_id}#{block.window_start}-{block.window_end}"
+            if block.window_start is None or block.window_end is None:
+                problems.append(f"{where} has no numeric offsets")
+                continue
+            key = (block.source_id, block.window_start, block.window_end, sha256_hex(block.text.encode("utf-8")))
+            if key not in expected_windows or block.nested_excerpt:
+                problems.append(f"{where} differs from the verified snapshot")
+                continue
+            problems += block.misplaced_marks()
+            windows[key] += 1
+            self.sealed_windows.append(
+                {"page": dest, "source_id": key[0], "start": key[1], "end": key[2], "sha256": key[3]}
+            )
+        if windows != expected_windows:
+            problems.append("the page's context windows are not the verified ones")
         if generated is not None:
             missing = generated.excerpts - found
             if missing:
@@ -291,15 +308,23 @@ class EvidenceBuild:
         if unbuilt:
             self.abandon()
             raise PluginError(f"evidence pages were not built: {', '.join(unbuilt[:5])}")
+        records: list[dict[str, Any]] = []
         try:
             for sid in sorted(self.pre.sources) if self.pre else ():
-                check_record_copy(self.staging / record_uri(sid), sid)
+                data = check_record_copy(self.staging / record_uri(sid), sid)
+                records.append({"source_id": sid, "sha256": sha256_hex(data)})
         except (PublisherError, OSError) as exc:
             self.abandon()
             one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"
             raise PluginError(f"published snapshot record: {one_line}") from exc
         try:
-            data = manifest_bytes(self.sealed, self.sealed_snapshots, f"publisher {publisher.__version__}")
+            data = manifest_bytes(
+                self.sealed,
+                self.sealed_snapshots,
+                f"publisher {publisher.__version__}",
+                windows=self.sealed_windows,
+                records=records,
+            )
             (self.staging / MANIFEST_NAME).write_bytes(data)
             publish.publish(self.staging, self.site)
         except OSError as exc:

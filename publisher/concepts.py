@@ -108,7 +108,7 @@ class ConceptRun(BaseModel):
     """One run a concept was promoted from, as it was at promotion."""
 
     model_config = _FROZEN
-    run: Annotated[StrictStr, Field(pattern=SLUG_RE.pattern)]
+    run: Annotated[StrictStr, Field(pattern=f"^(?:{SLUG_RE.pattern})$")]
     path: Annotated[StrictStr, AfterValidator(_check_run_path)]
     inputs_hash: Annotated[StrictStr, AfterValidator(_check_digest)] | None = None
     promoted_at: Timestamp

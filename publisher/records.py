@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -34,6 +35,7 @@ from . import _fs
 from .canonical import StrictJSONError, loads_strict, prefixed, sha256_hex
 from .models import Access, Paper, PrefixedDigest, SourceId, Span, Timestamp
 from .reasons import Reason
+from .runs import slug_problem
 
 __all__ = [
     "Outcome",
@@ -278,12 +280,19 @@ class LogRef(BaseModel):
     head: PrefixedDigest | None
 
 
+def _check_slug(value: str) -> str:
+    problem = slug_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
 class Result(BaseModel):
     """``outputs/result.json``."""
 
     model_config = _OURS
     schema_version: Annotated[StrictInt, Field(ge=1, le=1)]
-    run_slug: StrictStr
+    run_slug: Annotated[StrictStr, AfterValidator(_check_slug)]
     generated_at: Timestamp
     config: dict[str, Any]
     gate: ResultGate

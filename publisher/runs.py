@@ -15,9 +15,23 @@ from .models import RunConfig
 from .reasons import Reason
 from .store import SnapshotStore
 
-__all__ = ["Run", "init_run", "SLUG_RE", "find_wiki_root", "RUN_LAYOUTS"]
+__all__ = ["Run", "init_run", "SLUG_RE", "find_wiki_root", "RUN_LAYOUTS", "slug_problem"]
 
 SLUG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_UNSAFE_SLUG_RE = re.compile(r"[/\\\x00-\x1f\x7f]")
+
+
+def slug_problem(slug: str) -> str | None:
+    """Why ``slug`` cannot name a run, or None.
+
+    ``run init`` writes slugs matching :data:`SLUG_RE`; upstream runs may carry other names (their
+    folder's), so any single path segment is accepted. The slug becomes part of the site's page
+    paths: a ``/``, ``..`` or control character in it would write pages outside the site.
+    """
+    if not slug or slug in (".", "..") or _UNSAFE_SLUG_RE.search(slug) or len(slug) > 255:
+        return f"run slug {slug[:80]!r} is not a single path segment"
+    return None
+
 
 RUN_LAYOUTS = ("runs/*", "outputs/deep-research/*")
 """Where a wiki keeps its runs: our default layout first, then the upstream one."""
@@ -83,8 +97,11 @@ class Run:
 
     @property
     def slug_default(self) -> str:
-        """The folder name, which is the slug of an upstream run without ``run_slug``."""
-        return self.path.name
+        """The folder name, which is the slug of an upstream run without ``run_slug``.
+
+        Resolved first: ``--run-dir .`` or ``runs/x/..`` must not name the run ``''`` or ``..``.
+        """
+        return self.path.resolve().name
 
     @classmethod
     def open(cls, path: Path | str) -> Run:
@@ -100,7 +117,11 @@ class Run:
         """The run's config, strictly parsed; a malformed config is a SCHEMA_ERROR usage error."""
         try:
             raw = loads_strict(self.config_path.read_bytes())
-            return RunConfig.model_validate(raw)
+            config = RunConfig.model_validate(raw)
+            problem = None if config.run_slug is None else slug_problem(config.run_slug)
+            if problem is not None:
+                raise ValueError(problem)
+            return config
         except (OSError, ValueError, StrictJSONError, ValidationError) as exc:
             detail = " ".join(str(exc).split())[:200]
             raise UsageError(

@@ -86,6 +86,9 @@ def publish(staging: Path, site: Path) -> None:
     """
     if not staging.is_dir():
         raise FileNotFoundError(f"staging folder {staging} is gone")
+    if os.path.lexists(site) and not site.is_dir():
+        # A file (or a link to one) where the site goes is not ours to replace.
+        raise NotADirectoryError(errno.ENOTDIR, "exists and is not a folder; refusing to replace it", str(site))
     if not os.path.lexists(site):
         os.rename(staging, site)
         _fs.fsync_dir(site.parent)

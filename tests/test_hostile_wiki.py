@@ -1,0 +1,181 @@
+"""Hostile wikis: run slugs, concept files and site folders that once escaped or were skipped.
+
+Real ``mkdocs build`` runs where the site is concerned; every failure must leave the published
+site (and everything around it) untouched.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import unicodedata
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from _wiki_helpers import Claim, RunBuilder, build_wiki, edit_json, make_wiki, sample_run, tree_digest
+from conftest import CliResult
+from mkdocs.exceptions import Abort
+
+from publisher.concepts import ConceptRun, parse_concept
+from publisher.errors import IntegrityError
+from publisher.preflight import run_preflight
+from publisher.promote import promote
+from publisher.records import Result
+from publisher.runs import Run
+
+BAD_SLUGS = ["../../../escaped", "..", "a/b", "a\\b", "tab\there"]
+
+
+def _published(tmp_path: Path) -> tuple[Path, RunBuilder, dict[str, str]]:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    build_wiki(wiki)
+    return wiki, rb, tree_digest(tmp_path)
+
+
+# ---------------------------------------------------------------------------------------------
+# run slugs become page paths: one that is not a single path segment must never be used
+
+
+@pytest.mark.parametrize("slug", BAD_SLUGS)
+def test_config_run_slug_that_is_not_a_path_segment_is_refused(
+    tmp_path: Path, cli: Callable[..., CliResult], slug: str
+) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    edit_json(rb.run.config_path, lambda d: d.__setitem__("run_slug", slug))
+    before = tree_digest(rb.run.path / "outputs")
+    outcome = cli("assemble", "--run-dir", rb.run.path)
+    assert outcome.status == 2 and "SCHEMA_ERROR" in outcome.err and len(outcome.err_lines) == 1
+    assert tree_digest(rb.run.path / "outputs") == before
+
+
+@pytest.mark.parametrize("slug", BAD_SLUGS)
+def test_result_run_slug_that_is_not_a_path_segment_fails_the_build(tmp_path: Path, slug: str) -> None:
+    wiki, rb, before = _published(tmp_path)
+    edit_json(rb.run.result_path, lambda d: d.__setitem__("run_slug", slug))
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    after = tree_digest(tmp_path)
+    after.pop("wiki/runs/alpha/outputs/result.json")
+    before.pop("wiki/runs/alpha/outputs/result.json")
+    assert after == before  # nothing written anywhere, inside the wiki or above it
+
+
+def test_result_model_refuses_a_traversing_slug(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    raw = __import__("json").loads(rb.run.result_path.read_text(encoding="utf-8"))
+    Result.model_validate(raw)
+    raw["run_slug"] = "../x"
+    with pytest.raises(ValueError):
+        Result.model_validate(raw)
+
+
+def test_folder_name_slug_is_resolved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tmp_path / "runs" / "upstream-run"
+    folder.mkdir(parents=True)
+    monkeypatch.chdir(folder)
+    assert Run(Path(".")).slug_default == "upstream-run"
+    assert Run(folder / "sub" / "..").slug_default == "upstream-run"
+
+
+def test_concept_front_matter_run_slug_is_anchored() -> None:
+    with pytest.raises(ValueError):
+        ConceptRun(run="../../x", path="runs/a", promoted_at="2026-01-01T00:00:00Z")
+
+
+# ---------------------------------------------------------------------------------------------
+# concept files that are links or FIFOs
+
+
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_concept_that_is_not_a_regular_file_fails_the_build(tmp_path: Path, kind: str) -> None:
+    wiki, _, _ = _published(tmp_path)
+    path = wiki / "concepts" / "alpha.md"
+    if kind == "symlink":
+        outside = tmp_path / "outside.md"
+        outside.write_bytes(path.read_bytes())
+        path.unlink()
+        path.symlink_to(outside)
+    else:
+        os.mkfifo(wiki / "concepts" / "beta.md")
+    pre = run_preflight(wiki)
+    assert pre.counts_by_reason() == {"SCHEMA_ERROR": 1}
+    site = tree_digest(wiki / "site")
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    assert tree_digest(wiki / "site") == site
+
+
+# ---------------------------------------------------------------------------------------------
+# a file where the site goes
+
+
+def test_site_dir_that_is_a_file_is_not_replaced(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    (wiki / "site").write_text("precious", encoding="utf-8")
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    assert (wiki / "site").read_text(encoding="utf-8") == "precious"
+    assert not [p.name for p in wiki.iterdir() if p.name.startswith(".site-")]
+
+
+# ---------------------------------------------------------------------------------------------
+# concept front matter: safe YAML only, no expansion bombs, no normalisation of excerpts
+
+
+def _front(extra: str) -> str:
+    return f"---\nschema_version: 1\ntitle: T\nconcept: t\n{extra}---\nBody.\n"
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "summary: !!python/object/apply:os.system ['echo pwned']\n",
+        "summary: !!python/name:os.system\n",
+        "title2: !!binary aGVsbG8=\n",
+    ],
+)
+def test_unsafe_yaml_tags_are_refused(extra: str) -> None:
+    with pytest.raises(IntegrityError) as info:
+        parse_concept(_front(extra))
+    assert info.value.reason is not None and info.value.reason.value == "SCHEMA_ERROR"
+
+
+@pytest.mark.parametrize("field", ["claims", "summary", "runs", "extra_field"])
+def test_alias_expansion_bomb_is_refused_quickly(field: str) -> None:
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, 9):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 10) + "]")
+    lines.append(f"{field}: *a8")
+    started = time.monotonic()
+    with pytest.raises(IntegrityError):
+        parse_concept(_front("\n".join(lines) + "\n"))
+    assert time.monotonic() - started < 10
+
+
+def test_missing_front_matter_is_a_schema_error() -> None:
+    with pytest.raises(IntegrityError) as info:
+        parse_concept("# Just prose\n")
+    assert info.value.reason is not None and info.value.reason.value == "SCHEMA_ERROR"
+
+
+def test_excerpt_in_another_normalisation_form_is_an_excerpt_mismatch(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = RunBuilder(wiki, "nfc")
+    text = "Caf\u00e9 patients improved. Na\u00efve controls did not."
+    sid = rb.source("https://example.org/cafe", text, paper={"pmid": "1", "doi": None, "pmcid": None})
+    rb.accept("extraction:pmid:1", "extraction", "pmid:1", [Claim("spans[0]", "Improved.", sid, 0, 23)])
+    rb.write_result()
+    promote(rb.run.path, wiki)
+    path = wiki / "concepts" / "nfc.md"
+    composed = path.read_text(encoding="utf-8")
+    assert '"Caf\u00e9 patients improved."' in composed
+    assert run_preflight(wiki).ok
+    path.write_text(composed.replace("Caf\u00e9", unicodedata.normalize("NFD", "Caf\u00e9")), encoding="utf-8")
+    assert run_preflight(wiki).counts_by_reason() == {"EXCERPT_MISMATCH": 1}

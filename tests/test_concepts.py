@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -172,9 +173,13 @@ def test_schema_command_publishes_concept_schema(cli) -> None:  # type: ignore[n
     assert "runs" in schema["properties"] and "claims" in schema["properties"]
 
 
+_CONTROLS = {cp: None for cp in [*range(0x20), *range(0x7F, 0xA0)] if not chr(cp).isspace()}
+
+
 @given(st.text())
 def test_markdown_text_is_one_line_without_raw_markup(text: str) -> None:
     out = markdown_text(text)
     assert "\n" not in out and "<" not in out
-    unescaped = re.sub(r"\\.", "", out)
-    assert not set(unescaped) & set("*_[]`#")
+    plain = re.sub(r"&(?:#\d+|amp|lt|gt|quot);", "", out)
+    assert not set(plain) & set("*_[]`#\\&$|=^~")
+    assert html.unescape(out) == " ".join(text.translate(_CONTROLS).split())

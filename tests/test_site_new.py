@@ -1,0 +1,62 @@
+"""``publisher new``: a scaffolded wiki has the example's reader features and its build passes check-site."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from _wiki_helpers import REPO, build_wiki, leftovers, sample_run
+
+from publisher.promote import promote
+from publisher.site.scaffold import new_wiki
+from publisher.site.seal import check_site
+
+
+def _config(path: Path) -> dict[str, Any]:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def _extensions(config: dict[str, Any]) -> set[str]:
+    return {next(iter(e)) if isinstance(e, dict) else e for e in config["markdown_extensions"]}
+
+
+def test_new_wiki_enables_the_example_reader_features(tmp_path: Path) -> None:
+    new_wiki(tmp_path / "w")
+    fresh = _config(tmp_path / "w" / "mkdocs.yml")
+    example = _config(REPO / "mkdocs.yml")
+    assert "content.footnote.tooltips" in fresh["theme"]["features"]
+    assert set(example["theme"]["features"]) <= set(fresh["theme"]["features"])
+    assert fresh["hooks"] == ["hooks/evidence.py"]
+    assert {"footnotes", "attr_list", "md_in_html", "toc"} <= _extensions(fresh)
+    assert "search" in fresh["plugins"]
+
+
+def test_new_wiki_with_a_promoted_run_builds_and_passes_check_site(tmp_path: Path) -> None:
+    wiki = tmp_path / "w"
+    new_wiki(wiki)
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    build_wiki(wiki, strict=True)
+    outcome = check_site(wiki / "site", wiki)
+    assert outcome.ok, [f.one_line() for f in outcome.findings]
+    assert outcome.excerpts >= 10 and outcome.snapshots == 3 and outcome.records == 3
+    page = (wiki / "site" / "concepts" / "alpha" / "index.html").read_text(encoding="utf-8")
+    assert 'class="footnote"' in page and "evidence-excerpt" in page
+    assert leftovers(wiki) == []
+
+
+def test_new_wiki_reader_options_as_documented_in_its_config(tmp_path: Path) -> None:
+    # Uncommenting the documented reader options (windows mode) builds a site check-site accepts.
+    wiki = tmp_path / "w"
+    new_wiki(wiki)
+    config = (wiki / "mkdocs.yml").read_text(encoding="utf-8")
+    block = config[config.index("# extra:") : config.index("\nnav:")]
+    options = "\n".join(line.replace("# ", "", 1) for line in block.splitlines()).replace("full ", "windows ")
+    (wiki / "mkdocs.yml").write_text(config.replace(block, options), encoding="utf-8")
+    assert _config(wiki / "mkdocs.yml")["extra"]["evidence"]["source_text"] == "windows"
+    promote(sample_run(wiki).run.path, wiki)
+    build_wiki(wiki, strict=True)
+    outcome = check_site(wiki / "site", wiki)
+    assert outcome.ok, [f.one_line() for f in outcome.findings]
+    assert outcome.windows >= 3 and outcome.snapshots == 0

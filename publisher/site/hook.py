@@ -273,14 +273,21 @@ class EvidenceBuild:
             if block.window_start is None or block.window_end is None:
                 problems.append(f"{where} has no numeric offsets")
                 continue
-            key = (block.source_id, block.window_start, block.window_end, sha256_hex(block.text.encode("utf-8")))
-            if key not in expected_windows or block.nested_excerpt:
+            digest = sha256_hex(block.text.encode("utf-8"))
+            window_key = (block.source_id, block.window_start, block.window_end, digest)
+            if window_key not in expected_windows or block.nested_excerpt:
                 problems.append(f"{where} differs from the verified snapshot")
                 continue
             problems += block.misplaced_marks()
-            windows[key] += 1
+            windows[window_key] += 1
             self.sealed_windows.append(
-                {"page": dest, "source_id": key[0], "start": key[1], "end": key[2], "sha256": key[3]}
+                {
+                    "page": dest,
+                    "source_id": block.source_id,
+                    "start": block.window_start,
+                    "end": block.window_end,
+                    "sha256": digest,
+                }
             )
         if windows != expected_windows:
             problems.append("the page's context windows are not the verified ones")

@@ -59,7 +59,7 @@ from .eventlog import AssetChecker, Freshness, LogState, freshness, read_log
 from .models import ACCESS_ORDER, Access, EventType, Paper, RunConfig
 from .reasons import Reason
 from .records import AgentRecord, read_records
-from .reportmd import Footnote, parse_report
+from .reportmd import Footnote, link_key, parse_report
 from .runs import Run, find_wiki_root
 from .spans import check_range
 
@@ -376,11 +376,11 @@ class _Assembler:
     # -- report ------------------------------------------------------------------------------
 
     def fetched_urls(self) -> dict[str, list[str]]:
-        """URL -> source ids of ``fetch`` events in this run's log, in log order."""
+        """URL (as a parsed link holds it, see :func:`link_key`) -> source ids of ``fetch`` events, in log order."""
         out: dict[str, list[str]] = {}
         for event in self.log.events:
             if event.type is EventType.FETCH:
-                ids = out.setdefault(event.url, [])
+                ids = out.setdefault(link_key(event.url), [])
                 if event.source_id not in ids:
                     ids.append(event.source_id)
         return out
@@ -437,7 +437,7 @@ class _Assembler:
                 tampered = tampered or any(
                     f["reason_code"] == Reason.SNAPSHOT_HASH_MISMATCH.value for f in art.findings[before:]
                 )
-                if snap is not None and snap.url == url:
+                if snap is not None and link_key(snap.url) == url:
                     found = True
                     art.sources.setdefault(source_id, where)
             if not found and not tampered:

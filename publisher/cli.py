@@ -62,6 +62,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a file system refusal (a folder where a file goes, a full disk): one line
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"publisher: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 2
     except Exception as exc:  # the edge: anything unexpected becomes one line, exit 2
         if os.environ.get("PUBLISHER_DEBUG"):
             traceback.print_exc()

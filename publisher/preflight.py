@@ -367,14 +367,14 @@ def _load_run(path: Path, wiki_root: Path, out: list[Finding]) -> RunEvidence:
     result_rel = _rel(run.result_path, wiki_root)
     config: dict[str, Any] = {}
     try:
-        raw_config = loads_strict(run.config_path.read_bytes())
+        raw_config = loads_strict(_fs.read_regular(run.config_path))
         if isinstance(raw_config, dict):
             config = raw_config
     except (OSError, ValueError, StrictJSONError):
         config = {}
     result: Result | None = None
     try:
-        result = Result.model_validate(loads_strict(run.result_path.read_bytes()))
+        result = Result.model_validate(loads_strict(_fs.read_regular(run.result_path)))
     except (OSError, ValueError, StrictJSONError, ValidationError) as exc:
         if isinstance(exc, ValidationError):
             first = exc.errors()[0]

@@ -24,7 +24,7 @@ from mdit_py_plugins.footnote import footnote_plugin
 
 from .refs import SpanRef, parse_refs, starts_with_ref
 
-__all__ = ["Footnote", "parse_report", "markdown_parser", "paper_ids_in"]
+__all__ = ["Footnote", "parse_report", "markdown_parser", "paper_ids_in", "link_key"]
 
 _DEF_START_RE = re.compile(r"\[\^([^\]\s]+)\]:[ \t]?")
 _REF_MARK_RE = re.compile(r"\[\^[^\]\s]+\]")
@@ -81,6 +81,18 @@ class Footnote:
     def artifact_id(self) -> str:
         """``report:<label>``."""
         return f"report:{self.label}"
+
+
+_LINKS = MarkdownIt("commonmark")
+
+
+def link_key(url: str) -> str:
+    """A URL as a Markdown link's ``href`` holds it once parsed (percent-encoded, punycoded).
+
+    A footnote link to ``https://e.org/Café`` reaches the assembler as ``…/Caf%C3%A9``; a
+    snapshot URL is compared in this form too, so that the same address matches itself.
+    """
+    return str(_LINKS.normalizeLink(url))
 
 
 def paper_ids_in(text: str) -> tuple[tuple[str, str], ...]:

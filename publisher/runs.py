@@ -116,7 +116,7 @@ class Run:
     def load_config(self) -> RunConfig:
         """The run's config, strictly parsed; a malformed config is a SCHEMA_ERROR usage error."""
         try:
-            raw = loads_strict(self.config_path.read_bytes())
+            raw = loads_strict(_fs.read_regular(self.config_path))
             config = RunConfig.model_validate(raw)
             problem = None if config.run_slug is None else slug_problem(config.run_slug)
             if problem is not None:

@@ -112,11 +112,11 @@ class _Checks:
 def _read_result(run: Run) -> tuple[dict[str, Any] | None, str | None]:
     """The parsed, schema-valid result, or None and why (None, None when absent)."""
     try:
-        data = run.result_path.read_bytes()
+        data = _fs.read_regular(run.result_path)
     except FileNotFoundError:
         return None, None
     except OSError as exc:
-        return None, f"cannot be read ({exc.strerror})"
+        return None, f"cannot be read ({exc.strerror or exc})"
     try:
         raw = loads_strict(data)
     except (StrictJSONError, ValueError) as exc:

@@ -239,3 +239,73 @@ def test_other_runs_config_with_odd_gates_does_not_crash_promotion(tmp_path: Pat
     # alpha is named by the concept beta is promoted into; its odd config must not crash anything
     outcome = promote(other.run.path, wiki, concept="alpha", check=True)
     assert outcome.claims > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# result.json and config.json that are FIFOs or folders; report links to non-ASCII URLs
+
+
+def test_verify_with_a_fifo_for_result_json_does_not_block(tmp_path: Path) -> None:
+    fx = make_run(tmp_path, 1)
+    os.mkfifo(fx.run.result_path)
+    outcome = subprocess.run(
+        [sys.executable, "-m", "publisher", "verify", "--run-dir", str(fx.run.path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+    )
+    assert outcome.returncode == 1, outcome.stderr
+    report = json.loads(outcome.stdout)
+    assert {c["check_id"]: c["status"] for c in report["checks"]}["C-ASSEMBLER"] == "fail"
+
+
+def test_build_with_a_fifo_for_config_json_does_not_block(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    rb.run.config_path.unlink()
+    os.mkfifo(rb.run.config_path)
+    outcome = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(wiki / "mkdocs.yml")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=wiki,
+    )
+    assert outcome.returncode != 0
+    assert not (wiki / "site").exists()
+
+
+def test_result_json_that_is_a_folder_is_one_line_exit_2(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    fx = make_run(tmp_path, 1)
+    fx.run.result_path.mkdir()
+    outcome = cli("assemble", "--run-dir", fx.run.path)
+    assert outcome.status == 2 and len(outcome.err_lines) == 1
+    assert "internal error" not in outcome.err and "Traceback" not in outcome.err
+    assert fx.run.result_path.is_dir() and not list(fx.run.result_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://de.wikipedia.org/wiki/Caf\u00e9_au_lait",
+        "https://doi.org/10.1002/(SICI)1097-0258(19980430)17:8<857::AID-SIM777>3.0.CO;2-E",
+    ],
+)
+def test_report_link_to_a_fetched_non_ascii_url_is_retrieved(
+    tmp_path: Path, cli: Callable[..., CliResult], url: str
+) -> None:
+    fx = make_run(tmp_path, 1)
+    article = fx.articles[0]
+    ref = read_json(fx.extractions[0])["spans"][0]
+    snap = fx.add_snapshot(article.text[ref["start"] : ref["end"]] + " (web copy)", url=url)
+    # the web copy must back an accepted record too, or the claim is outside accepted evidence
+    record = read_json(fx.extractions[0])
+    record["spans"].append({"source_id": snap.source_id, "start": 0, "end": 5})
+    record["evidence_id"] = "web:copy"
+    write_json(fx.run.extractions_dir / "web.json", record)
+    written = url.replace("<", "%3C").replace(">", "%3E")
+    fx.report.write_text(f"# R\n\nSee the web copy.[^w]\n\n[^w]: [copy]({written})\n", encoding="utf-8")
+    _, result = _assemble(cli, fx)
+    assert [f for f in _findings(result) if f[0] == "report:w"] == []
+    assert "report:w" in {a["artifact_id"] for a in result["accepted"]}

@@ -244,6 +244,8 @@ class RunEvidence:
     result: Result | None
     events: list[Event] = field(default_factory=list)
     accepted: dict[SpanKey, list[tuple[str, int]]] = field(default_factory=dict)
+    failed: dict[SpanKey, Reason] = field(default_factory=dict)
+    """Claims ``result.json`` accepts whose evidence failed here, with the reason."""
 
     @property
     def title(self) -> str:
@@ -451,16 +453,19 @@ def _check_claim(
     if sid not in artifact.source_ids:
         add(Reason.SCHEMA_ERROR, f"claims[{index}] cites a source not in source_ids")
     if outcome.meta is None:
+        ev.failed[(sid, start, end)] = outcome.reason or Reason.SNAPSHOT_HASH_MISMATCH
         if (sid, aid) not in reported:
             reported.add((sid, aid))
             add(outcome.reason or Reason.SNAPSHOT_HASH_MISMATCH, outcome.detail)
         return
     bad = outcome.bad_spans.get((start, end))
     if bad is not None:
+        ev.failed[(sid, start, end)] = bad
         add(bad, f"claims[{index}] [{start}, {end}) on a text of {outcome.meta.chars}")
         return
     excerpt = outcome.excerpts[(start, end)]
     if claim.excerpt != excerpt:
+        ev.failed[(sid, start, end)] = Reason.EXCERPT_MISMATCH
         add(Reason.EXCERPT_MISMATCH, f"claims[{index}].excerpt differs from the re-slice")
     else:
         pre.excerpts[(sid, start, end)] = excerpt
@@ -624,7 +629,13 @@ def _check_ref(
 
     key = (ref.source_id, ref.start, ref.end)
     if not any(key in ev.accepted for ev in named):
-        add(Reason.SOURCE_OUTSIDE_ACCEPTED, "not an accepted claim of any run this concept names")
+        # A claim its run accepted but whose evidence failed here carries that failure's code,
+        # so a tampered snapshot is named as such on every concept that quotes it.
+        failed = next((ev.failed[key] for ev in named if key in ev.failed), None)
+        if failed is not None:
+            add(failed, "quotes a claim whose evidence failed verification in its run")
+        else:
+            add(Reason.SOURCE_OUTSIDE_ACCEPTED, "not an accepted claim of any run this concept names")
         return
     if ref.quoted is not None and ref.quoted != pre.excerpts[key]:
         add(Reason.EXCERPT_MISMATCH, "excerpt as promoted differs from the re-slice")

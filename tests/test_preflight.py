@@ -145,3 +145,12 @@ def test_verify_snapshots_reads_once_and_returns_no_texts(wiki: Path) -> None:
         assert outcome.excerpts == {(0, 5): rb.texts[outcome.source_id][:5]}
         assert outcome.bad_spans == {(3, 10**6): Reason.SPAN_OUT_OF_RANGE}
     assert serial[-1].reason is Reason.UNKNOWN_SOURCE
+
+
+def test_concept_quoting_a_tampered_snapshot_names_the_tampering(wiki: Path) -> None:
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    tamper("snapshot-text", rb)
+    concept = [f for f in run_preflight(wiki).findings if f.file.startswith("concepts/")]
+    assert concept, "the concept quoting the tampered snapshot must be reported"
+    assert {f.reason for f in concept} == {Reason.SNAPSHOT_HASH_MISMATCH}

@@ -163,9 +163,9 @@ class SnapshotOutcome:
 def _outcome(check: SnapshotCheck) -> SnapshotOutcome:
     """A batch check in the preflight's terms: metadata, excerpts and bad spans, never the text."""
     if not check.ok:
-        return SnapshotOutcome(
-            check.location, check.source_id, None, {}, {}, check.reason or Reason.SNAPSHOT_HASH_MISMATCH, check.detail
-        )
+        reason = check.reason or Reason.SNAPSHOT_HASH_MISMATCH
+        detail = check.detail.removeprefix(f"{reason.value}: ")
+        return SnapshotOutcome(check.location, check.source_id, None, {}, {}, reason, detail)
     meta = SourceMeta(
         source_id=check.source_id,
         url=check.url or "",

@@ -120,13 +120,18 @@ def _raw_body(lines: list[str], begin: int, end: int) -> str:
     return "\n".join([head, *rest]).strip()
 
 
+_SENTENCE_WINDOW = 2 * _MAX_CLAIM
+"""How far back from its mark a claim sentence is looked for: a paragraph citing thousands of
+footnotes must not be split once per footnote from its start (quadratic)."""
+
+
 def _sentence(content: str, label: str) -> str | None:
     """The sentence of ``content`` that ends at the first ``[^label]``."""
     mark = f"[^{label}]"
     at = content.find(mark)
     if at < 0:
         return None
-    before = _REF_MARK_RE.sub("", content[:at])
+    before = _REF_MARK_RE.sub("", content[max(0, at - _SENTENCE_WINDOW) : at])
     pieces = [p for p in _SENTENCE_END_RE.split(before) if p.strip()]
     if not pieces:
         return None

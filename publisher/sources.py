@@ -151,6 +151,20 @@ def _ensure_appendable(run: Run) -> None:
         )
 
 
+def _log(run: Run, snap: Snapshot, kind: EventType, sha256: str, actor: str, detail: str) -> Event:
+    """Log the event for an acquisition; only a fetch or a local PDF is ever fresh."""
+    return append_event(
+        run.events_path,
+        type=kind,
+        source_id=snap.source_id,
+        url=snap.url,
+        fresh=kind in (EventType.FETCH, EventType.LOCAL_PDF),
+        sha256=sha256,
+        actor=actor,
+        detail=detail,
+    )
+
+
 def _store(run: Run, record: dict[str, Any]) -> tuple[Snapshot, bool]:
     return run.store.put(record)
 
@@ -198,17 +212,7 @@ def fetch(
         f"HTTP {response.status} {response.media_type}; {len(response.body)} bytes; "
         f"{len(doc.text)} chars; {doc.detail}; redirects {response.redirects}"
     )
-    event = append_event(
-        run.events_path,
-        type=EventType.FETCH,
-        source_id=snap.source_id,
-        url=snap.url,
-        fresh=True,
-        sha256=snap.content_hash[7:],
-        actor=actor,
-        detail=detail,
-    )
-    return Acquired(snap, created, event)
+    return Acquired(snap, created, _log(run, snap, EventType.FETCH, snap.content_hash[7:], actor, detail))
 
 
 def register(
@@ -226,34 +230,14 @@ def register(
     except OSError as exc:
         raise UsageError(f"cannot read text file {text_file}: {exc.strerror}") from exc
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{text_file} is not valid UTF-8 (byte {exc.start}); convert it first") from exc
-    doc = Extracted(
-        text=text,
-        title=None,
-        paper=None,
-        sections=None,
-        pages=None,
-        kind="plain",
-        access=None,
-        origin=None,
-        detail=f"plain: {len(text)} chars",
-    )
+        doc = extract(data, "text/plain", "utf-8")
+    except AcquireError as exc:
+        raise UsageError(f"{text_file}: {exc}; convert it to UTF-8 first") from exc
     fields = _resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
-    record = build_record(url=url, text=text, retrieved_at=format_ts(utc_now()), **fields)
+    record = build_record(url=url, text=doc.text, retrieved_at=format_ts(utc_now()), **fields)
     snap, created = _store(run, record)
-    event = append_event(
-        run.events_path,
-        type=EventType.REGISTER,
-        source_id=snap.source_id,
-        url=snap.url,
-        fresh=False,
-        sha256=snap.content_hash[7:],
-        actor=actor,
-        detail=f"registered from {Path(text_file).name}; {len(text)} chars",
-    )
-    return Acquired(snap, created, event)
+    detail = f"registered from {Path(text_file).name}; {len(doc.text)} chars"
+    return Acquired(snap, created, _log(run, snap, EventType.REGISTER, snap.content_hash[7:], actor, detail))
 
 
 def _copy_into_library(data: bytes, digest: str, wiki: Path) -> str:
@@ -310,17 +294,8 @@ def add_local_pdf(
         **fields,
     )
     snap, created = _store(run, record)
-    event = append_event(
-        run.events_path,
-        type=EventType.LOCAL_PDF,
-        source_id=snap.source_id,
-        url=snap.url,
-        fresh=True,
-        sha256=digest,
-        actor=actor,
-        detail=f"local PDF {relative}; {len(data)} bytes; {len(doc.pages or ())} pages; {len(doc.text)} chars",
-    )
-    return Acquired(snap, created, event)
+    detail = f"local PDF {relative}; {len(data)} bytes; {len(doc.pages or ())} pages; {len(doc.text)} chars"
+    return Acquired(snap, created, _log(run, snap, EventType.LOCAL_PDF, digest, actor, detail))
 
 
 def read_window(

@@ -258,21 +258,142 @@ class _Scanner(HTMLParser):
             self._snapshot.parts.append(data)
 
 
+def _may_hold_evidence(page_html: str) -> bool:
+    """Whether the strict parser could find any evidence element (or malformed one) on the page.
+
+    Attribute names are compared lower-cased and attribute values after character references
+    are decoded, so the marker is looked for in any case, and the class names in the decoded
+    page too (each decoded attribute value is a substring of the decoded page).
+    """
+    if _TRIGGER.search(page_html):
+        return True
+    return "&" in page_html and _CLASS_TRIGGER.search(html.unescape(page_html)) is not None
+
+
 def scan_page(page_html: str) -> PageScan:
-    """Every evidence element of a page (a quick substring test skips pages without any)."""
-    if (
-        _MARKER not in page_html
-        and EXCERPT_CLASS not in page_html
-        and SNAPSHOT_CLASS not in page_html
-        and WINDOW_CLASS not in page_html
-    ):
+    """Every evidence element of a page.
+
+    Pages that cannot hold one are skipped; the rest go through the fast scanner, and through
+    the strict ``html.parser`` scan wherever the fast one does not prove that it reads the page
+    exactly as the strict one does. Both give the same result on every page.
+    """
+    if not _may_hold_evidence(page_html):
+        return PageScan()
+    fast = _scan_fast(page_html)
+    return fast if fast is not None else _scan_strict(page_html)
+
+
+def _scan_strict(page_html: str) -> PageScan:
+    """The reference scan: ``html.parser`` over the whole page, unless it cannot hold evidence.
+
+    ``html.parser`` gives up (AssertionError) on some declarations, such as ``<![DATA[``: a page
+    it cannot read cannot be sealed, so that counts as a malformed element, never as a crash.
+    """
+    if not _may_hold_evidence(page_html):
         return PageScan()
     scanner = _Scanner()
-    scanner.feed(page_html)
-    scanner.close()
+    try:
+        scanner.feed(page_html)
+        scanner.close()
+    except AssertionError:
+        scanner.scan.malformed += 1
+        return scanner.scan
     if scanner._excerpt is not None or scanner._snapshot is not None:
         scanner.scan.malformed += 1
     return scanner.scan
+
+
+# ---------------------------------------------------------------------------------------------
+# The fast scan
+#
+# A tokenizer for a plain subset of HTML, on which ``html.parser`` (the strict scan) is known to
+# produce the events below: text without "<"; start tags whose name and attribute names are
+# ASCII words, attributes separated by whitespace, values double- or single-quoted or bare
+# ASCII words ended by whitespace or ">"; end tags ``</name>``; comments without "--" inside;
+# ``<!doctype ...>``; script and style elements whose text holds no "</"; title and textarea
+# elements whose text holds no "<". Anything else (a stray "<", ``<![CDATA[``, ``<?``, other
+# raw-text elements, a page ending inside an evidence element ...) hands the page to the strict
+# scan. Tokens that cannot change the scanner's state (text, end tags, tags without the marker
+# attribute, a class value holding "evidence-" or a character reference) are skipped by one
+# regular expression in C while no evidence element is open; the others are fed, with the same
+# tag names, attributes and decoded text ``html.parser`` would give, to the strict scan's own
+# handlers, so both scans share one definition of what an evidence element is.
+
+_TRIGGER = re.compile(r"(?i:data-source-id)|evidence-(?:excerpt|snapshot|window)")
+_CLASS_TRIGGER = re.compile(r"evidence-(?:excerpt|snapshot|window)")
+_WS = r"[ \t\n\r\f]"
+_NAME = r"[a-zA-Z][a-zA-Z0-9-]*"
+_ANAME = r"[a-zA-Z_:][-a-zA-Z0-9_:.]*"
+_BARE = r"[-a-zA-Z0-9_.:#%+,;!?~]+(?=[ \t\n\r\f>])"
+_VALUE = rf"""(?:"[^"]*+"|'[^']*+'|{_BARE})"""
+_ATTRS = rf"(?:{_WS}+{_ANAME}(?:={_VALUE})?)*+{_WS}*+"
+# Names html.parser (in some Python version) or a browser reads as raw or escapable raw text.
+_RAW_NAMES = "script|style|title|textarea|xmp|iframe|noembed|noframes|noscript|plaintext"
+_SPECIAL = frozenset(_RAW_NAMES.split("|"))
+# A value that holds neither "evidence-" nor "&"; an attribute name other than the marker.
+_PLAIN_VALUE = rf"""(?:"(?:[^"&e]|e(?!vidence-))*+"|'(?:[^'&e]|e(?!vidence-))*+'|(?!evidence-){_BARE})"""
+_PLAIN_ATTRS = rf"(?:{_WS}+(?!(?i:data-source-id)){_ANAME}(?:={_PLAIN_VALUE})?)*+{_WS}*+"
+_SKIP = re.compile(
+    "(?:"
+    + "|".join(
+        (
+            r"[^<]++",
+            r"<!--(?!-?>)(?:[^-]|-(?!-))*+-->",
+            r"<![dD][oO][cC][tT][yY][pP][eE][^<>]*+>",
+            rf"<[sS][cC][rR][iI][pP][tT](?={_WS}|>){_PLAIN_ATTRS}>(?:[^<]|<(?!/))*+</[sS][cC][rR][iI][pP][tT]>",
+            rf"<[sS][tT][yY][lL][eE](?={_WS}|>){_PLAIN_ATTRS}>(?:[^<]|<(?!/))*+</[sS][tT][yY][lL][eE]>",
+            rf"<[tT][iI][tT][lL][eE](?={_WS}|>){_PLAIN_ATTRS}>[^<]*+</[tT][iI][tT][lL][eE]>",
+            rf"<[tT][eE][xX][tT][aA][rR][eE][aA](?={_WS}|>){_PLAIN_ATTRS}>[^<]*+</[tT][eE][xX][tT][aA][rR][eE][aA]>",
+            rf"<(?!(?i:{_RAW_NAMES})(?![a-zA-Z0-9-])){_NAME}{_PLAIN_ATTRS}/?>",
+            rf"</{_NAME}{_WS}*+>",
+        )
+    )
+    + ")*+",
+    re.ASCII,
+)
+_STEP = re.compile(rf"([^<]++)|<({_NAME})({_ATTRS})(/?)>|</({_NAME}){_WS}*+>", re.ASCII)
+_ATTR = re.compile(rf"{_WS}+({_ANAME})(?:=({_VALUE}))?", re.ASCII)
+
+
+def _attrs(source: str) -> list[tuple[str, str | None]]:
+    """Attributes as ``html.parser`` gives them: names lower-cased, values unquoted and decoded."""
+    out: list[tuple[str, str | None]] = []
+    for m in _ATTR.finditer(source + ">"):  # a bare value ends at ">" or whitespace
+        value = m.group(2)
+        if value is not None and value[:1] in ("\"", "'"):
+            value = value[1:-1]
+        out.append((m.group(1).lower(), html.unescape(value) if value else value))
+    return out
+
+
+def _scan_fast(page_html: str) -> PageScan | None:
+    """The strict scan's result, or None where the page is outside the plain subset."""
+    scanner = _Scanner()
+    pos, end = 0, len(page_html)
+    while True:
+        if scanner._excerpt is None and scanner._snapshot is None:
+            pos = _SKIP.match(page_html, pos).end()  # type: ignore[union-attr]
+            if pos == end:
+                return scanner.scan
+        token = _STEP.match(page_html, pos)
+        if token is None:
+            return None
+        text, tag, attrs, slash, closing = token.groups()
+        if text is not None:
+            scanner.handle_data(html.unescape(text))
+        elif closing is not None:
+            scanner.handle_endtag(closing.lower())
+        else:
+            tag = tag.lower()
+            if tag in _SPECIAL:
+                return None
+            if slash:
+                scanner.handle_startendtag(tag, _attrs(attrs))
+            else:
+                scanner.handle_starttag(tag, _attrs(attrs))
+        pos = token.end()
+        if pos == end and (scanner._excerpt is not None or scanner._snapshot is not None):
+            return None
 
 
 def manifest_bytes(

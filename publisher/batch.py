@@ -372,6 +372,17 @@ class CheckedSnapshots:
             if type(start) is int and type(end) is int:
                 bucket.add((start, end))
 
+    def seed(self, checks: Iterable[SnapshotCheck]) -> None:
+        """Adopt checks this command already made of this folder's snapshots (others are ignored).
+
+        The build hook hands over its preflight's checks, so a report page re-assembling a run
+        reads no snapshot a second time; a span the checks do not hold is still read on demand.
+        """
+        folder = os.fspath(self.folder)
+        for check in checks:
+            if check.location == folder:
+                self._keep(check)
+
     def load(self) -> None:
         """Verify every declared snapshot not checked yet, or checked without a declared span."""
         tasks = []

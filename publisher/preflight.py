@@ -196,18 +196,24 @@ def verify_snapshots(
     *,
     workers: int | None = None,
     progress: ProgressFn | None = None,
+    keep: list[SnapshotCheck] | None = None,
 ) -> list[SnapshotOutcome]:
     """Verify every requested snapshot once, in request order, through :func:`batch.verify_many`.
 
     Each snapshot file is read once on every core (or on ``executor``); outcomes carry excerpts
-    and findings only, never whole texts, so memory stays bounded by the largest snapshot.
+    and findings only, never whole texts, so memory stays bounded by the largest snapshot. The
+    batch checks themselves are appended to ``keep`` when given.
     """
-    checks = verify_many(
-        ((r.sources_dir, r.source_id, r.spans) for r in requests),
-        executor=executor,
-        workers=workers,
-        progress=progress,
+    checks = list(
+        verify_many(
+            ((r.sources_dir, r.source_id, r.spans) for r in requests),
+            executor=executor,
+            workers=workers,
+            progress=progress,
+        )
     )
+    if keep is not None:
+        keep.extend(checks)
     by_key = {(c.location, c.source_id): _outcome(c) for c in checks}
     return [by_key[(os.fspath(Path(r.sources_dir)), r.source_id)] for r in requests]
 
@@ -313,6 +319,9 @@ class Preflight:
     excerpts: dict[SpanKey, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    snapshot_checks: list[SnapshotCheck] = field(default_factory=list)
+    """The batch check of every snapshot file read (excerpts and metadata, never texts), for
+    callers that re-assemble a run in the same command (the build's report pages)."""
 
     @property
     def ok(self) -> bool:
@@ -735,7 +744,7 @@ def run_preflight(
             for claim in artifact.claims:
                 wanted.setdefault((folder, claim.source_id), set()).add((claim.start, claim.end))
     requests = [SnapshotRequest(d, s, tuple(sorted(spans))) for (d, s), spans in sorted(wanted.items())]
-    verified = verify_snapshots(requests, executor, workers=workers, progress=progress)
+    verified = verify_snapshots(requests, executor, workers=workers, progress=progress, keep=pre.snapshot_checks)
     outcomes = {(o.sources_dir, o.source_id): o for o in verified}
 
     by_dir: dict[str, list[SnapshotOutcome]] = {}

@@ -41,7 +41,7 @@ from . import _fs
 from .assemble import Assembly, assemble_run, gate_setting
 from .batch import CheckedSnapshots, ProgressFn, SnapshotCheck
 from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
-from .errors import PublisherError
+from .errors import PublisherError, UsageError
 from .eventlog import Freshness, freshness
 from .reasons import Reason
 from .records import Result
@@ -160,10 +160,13 @@ def verify_run(
     executor: Executor | None = None,
     workers: int | None = None,
     progress: ProgressFn | None = None,
+    reader: CheckedSnapshots | None = None,
 ) -> Verification:
     """Run every check; writes ``outputs/verification.json`` atomically when ``write``.
 
     ``executor``, ``workers`` and ``progress`` go to :func:`publisher.batch.verify_many`.
+    ``reader`` (over ``run.sources_dir``) may hold checks already made in this command, such as
+    the build preflight's; snapshots and spans it lacks are verified as usual.
     """
     config = run.load_config()
     enabled, flag = gate_setting(gate, config)
@@ -174,7 +177,10 @@ def verify_run(
     # Read only the log lines the result read: lines appended since (a later fetch or read)
     # neither stale nor disturb it. C-EVENT-LOG below checks that those lines are unchanged.
     log_limit = result["log"]["events"] if result is not None else None
-    reader = CheckedSnapshots(run.sources_dir, executor=executor, workers=workers, progress=progress)
+    if reader is None:
+        reader = CheckedSnapshots(run.sources_dir, executor=executor, workers=workers, progress=progress)
+    elif Path(reader.folder) != Path(run.sources_dir):
+        raise UsageError(f"snapshot reader of {reader.folder} given to verify {run.sources_dir}")
     for source_id in _result_sources(result) if result else []:
         reader.want(source_id)
     for entry in result["accepted"] if result else []:

@@ -117,11 +117,18 @@ def _serve_offline(config: Any) -> None:
         theme["font"] = False
 
 
-def _report_body(wiki_root: Path) -> Any:
+def _report_body(wiki_root: Path, pre: Preflight) -> Any:
+    """Renders a run's report page, re-assembling the run from the preflight's snapshot checks
+    (each snapshot file is read once per build; a span the preflight did not read is read then)."""
+    from ..batch import CheckedSnapshots
     from ..render import render_report_body
+    from ..verify import verify_run
 
     def body(ev: RunEvidence) -> str:
-        return render_report_body(ev.run, wiki_root=wiki_root)
+        reader = CheckedSnapshots(ev.run.sources_dir)
+        reader.seed(pre.snapshot_checks)
+        verification = verify_run(ev.run, wiki_root=wiki_root, write=False, reader=reader)
+        return render_report_body(ev.run, verification=verification)
 
     return body
 
@@ -167,7 +174,7 @@ class EvidenceBuild:
         self.model = SiteModel(
             pre,
             use_directory_urls=bool(config.use_directory_urls),
-            report_body=_report_body(wiki_root),
+            report_body=_report_body(wiki_root, pre),
             source_text=source_text,
         )
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()

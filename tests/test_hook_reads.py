@@ -1,0 +1,45 @@
+"""A hooked build reads each snapshot file once for verification: report pages re-assemble their
+run from the preflight's checks instead of verifying the snapshots again."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from _wiki_helpers import build_wiki, make_wiki, sample_run
+
+from publisher import batch
+from publisher.batch import SnapshotCheck
+from publisher.promote import promote
+from publisher.site.seal import MANIFEST_NAME, scan_page
+from publisher.store import SnapshotStore
+
+
+def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    checked: Counter[str] = Counter()
+    texts: Counter[str] = Counter()
+    check_one, read = batch._check_one, SnapshotStore.read
+
+    def counting_check(task: tuple[str, str, object]) -> SnapshotCheck:
+        checked[task[1]] += 1
+        return check_one(task)  # type: ignore[arg-type]
+
+    def counting_read(self: SnapshotStore, source_id: str):  # type: ignore[no-untyped-def]
+        texts[source_id] += 1
+        return read(self, source_id)
+
+    monkeypatch.setattr(batch, "_check_one", counting_check)
+    monkeypatch.setattr(SnapshotStore, "read", counting_read)
+    build_wiki(wiki)
+    site = wiki / "site"
+    assert (site / MANIFEST_NAME).is_file()
+    report = (site / "runs" / rb.run.slug() / "report" / "index.html").read_text(encoding="utf-8")
+    assert scan_page(report).excerpts, "the report page shows its excerpts"
+    assert checked and set(checked.values()) == {1}, checked
+    # Beyond the verification pass (whose checks read through the store), only the source page
+    # reads a snapshot again: its text is what the page shows.
+    assert texts == checked + Counter(set(checked)), texts

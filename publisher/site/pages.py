@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
-import yaml
 from markupsafe import Markup
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
@@ -69,6 +68,16 @@ CONCEPTS_INDEX = "concepts/index.md"
 SOURCES_INDEX = "sources/index.md"
 RUNS_INDEX = "runs/index.md"
 INDEX_URIS = (CONCEPTS_INDEX, SOURCES_INDEX, RUNS_INDEX)
+
+_QUOTABLE = re.compile("[\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*")
+"""Characters a YAML double-quoted scalar holds as they are: printable, no line break (which
+YAML would fold, NEL and U+2028 included), no byte order mark; others are written as escapes."""
+_UNQUOTABLE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+
+
+def _yaml_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 Slot = str | Callable[[], str]
 """HTML for a slot, or a function producing it when the page is rendered."""
@@ -266,7 +275,11 @@ class SiteModel:
 
     @staticmethod
     def _front(title: str) -> str:
-        return yaml.safe_dump({"title": title}, allow_unicode=True, width=10_000).rstrip("\n")
+        """YAML front matter naming the page title; any title reads back unchanged."""
+        quoted = title.replace("\\", "\\\\").replace('"', '\\"')
+        if not _QUOTABLE.fullmatch(title):
+            quoted = _UNQUOTABLE.sub(_yaml_escape, quoted)
+        return f'title: "{quoted}"'
 
     # -- pages ---------------------------------------------------------------------------------
 

@@ -437,7 +437,7 @@ class _Assembler:
                 tampered = tampered or any(
                     f["reason_code"] == Reason.SNAPSHOT_HASH_MISMATCH.value for f in art.findings[before:]
                 )
-                if snap is not None and link_key(snap.url) == url:
+                if snap is not None and snap.url is not None and link_key(snap.url) == url:
                     found = True
                     art.sources.setdefault(source_id, where)
             if not found and not tampered:
@@ -558,7 +558,7 @@ def _source_entry(
 
 def _accepted_entry(art: _Artifact, reader: CheckedSnapshots) -> dict[str, Any]:
     snaps = [reader.get(sid) for sid in art.sources]
-    weakest = min(snaps, key=lambda s: ACCESS_ORDER[Access(s.access)]) if snaps else None
+    weakest = min(snaps, key=lambda s: ACCESS_ORDER[Access(str(s.access))]) if snaps else None
     data = {k: v for k, v in art.data.items() if not k.startswith("_")}
     return {
         "artifact_id": art.artifact_id,

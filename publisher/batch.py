@@ -158,9 +158,9 @@ def _check_one(task: _Task) -> SnapshotCheck:
     n = len(text)
     spans = []
     for start, end in wanted:
-        reason = check_range(start, end, n)
-        if reason is not None:
-            spans.append(SpanCheck(start, end, None, reason, None, None))
+        bad = check_range(start, end, n)
+        if bad is not None:
+            spans.append(SpanCheck(start, end, None, bad, None, None))
             continue
         section = locate(snap.sections, start)
         page = locate(snap.pages, start)
@@ -236,6 +236,7 @@ def _process_pool(workers: int) -> ProcessPoolExecutor:
     # with other threads (mkdocs serve, a Dask client) a forked child could inherit a held lock,
     # so then the workers come from a forkserver, which costs a fresh interpreter and imports.
     methods = multiprocessing.get_all_start_methods()
+    context: multiprocessing.context.BaseContext
     if "fork" in methods and threading.active_count() == 1:
         context = multiprocessing.get_context("fork")
     elif "forkserver" in methods:

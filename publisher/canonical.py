@@ -13,6 +13,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+_orjson: Any
 try:  # optional accelerator; the stdlib path below is always there and decides every doubtful case
     import orjson as _orjson
 except ImportError:  # pragma: no cover - exercised where orjson is absent

@@ -171,7 +171,7 @@ def _outcome(check: SnapshotCheck) -> SnapshotOutcome:
         url=check.url or "",
         title=check.title,
         retrieved_at=check.retrieved_at or "",
-        access=Access(check.access),
+        access=Access(str(check.access)),
         origin=check.origin or "",
         paper=check.paper,
         asset_path=check.asset.path if check.asset else None,

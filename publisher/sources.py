@@ -124,7 +124,8 @@ def _resolve_metadata(doc: Extracted, meta: Metadata, *, default_origin: str) ->
     pmcid = _norm_pmcid(meta.pmcid) if meta.pmcid else None
     doi = meta.doi.strip() if meta.doi else None
     stated = doc.paper or {}
-    s_pmcid = _norm_pmcid(stated["pmcid"]) if stated.get("pmcid") else None
+    stated_pmcid = stated.get("pmcid")
+    s_pmcid = _norm_pmcid(stated_pmcid) if stated_pmcid else None
     paper = {
         "pmid": _merge("pmid", stated.get("pmid"), pmid),
         "doi": _merge("doi", stated.get("doi"), doi, lambda a, b: a.lower() == b.lower()),
@@ -349,7 +350,7 @@ def find_spans(
     text = snap.text
     flags = re.IGNORECASE if ignore_case else 0
     pattern = re.compile(re.escape(query), flags)
-    matches = []
+    matches: list[dict[str, Any]] = []
     pos = 0
     while len(matches) < limit:
         found = pattern.search(text, pos)

@@ -1,10 +1,11 @@
 """``publisher new``: scaffold an evidence wiki that builds as is.
 
 Writes ``mkdocs.yml`` (Material theme with the example wiki's reader features such as footnote
-tooltips, the evidence hook, footnotes, a navigation of the generated index pages), ``docs/index.md``, the hook shim ``hooks/evidence.py``, a ``.gitignore``
-and the empty ``concepts/``, ``runs/`` and ``assets/papers/`` folders. Every file is created
-exclusively; an existing wiki (or any file in the way) is refused before anything is written,
-and a failure part-way removes what was created.
+tooltips, the evidence hook, footnotes, a navigation of the generated index pages),
+``docs/index.md``, the hook shim ``hooks/evidence.py``, a ``.gitignore`` and the empty
+``concepts/``, ``runs/`` and ``assets/papers/`` folders. Every file is created exclusively; an
+existing wiki (or any file in the way) is refused before anything is written, and a failure
+part-way removes what was created.
 """
 
 from __future__ import annotations

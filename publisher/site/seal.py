@@ -261,11 +261,11 @@ class _Scanner(HTMLParser):
 def _may_hold_evidence(page_html: str) -> bool:
     """Whether the strict parser could find any evidence element (or malformed one) on the page.
 
-    Attribute names are compared lower-cased and attribute values after character references
-    are decoded, so the marker is looked for in any case, and the class names in the decoded
-    page too (each decoded attribute value is a substring of the decoded page).
+    ``html.parser`` lower-cases attribute names and decodes character references in values, so
+    the marker is looked for in the lower-cased page, and the class names in the decoded page
+    too (each decoded attribute value is a substring of the decoded page).
     """
-    if _TRIGGER.search(page_html):
+    if _MARKER in page_html or _CLASS_TRIGGER.search(page_html) or _MARKER in page_html.lower():
         return True
     return "&" in page_html and _CLASS_TRIGGER.search(html.unescape(page_html)) is not None
 
@@ -319,7 +319,6 @@ def _scan_strict(page_html: str) -> PageScan:
 # tag names, attributes and decoded text ``html.parser`` would give, to the strict scan's own
 # handlers, so both scans share one definition of what an evidence element is.
 
-_TRIGGER = re.compile(r"(?i:data-source-id)|evidence-(?:excerpt|snapshot|window)")
 _CLASS_TRIGGER = re.compile(r"evidence-(?:excerpt|snapshot|window)")
 _WS = r"[ \t\n\r\f]"
 _NAME = r"[a-zA-Z][a-zA-Z0-9-]*"
@@ -331,7 +330,9 @@ _ATTRS = rf"(?:{_WS}+{_ANAME}(?:={_VALUE})?)*+{_WS}*+"
 _RAW_NAMES = "script|style|title|textarea|xmp|iframe|noembed|noframes|noscript|plaintext"
 _SPECIAL = frozenset(_RAW_NAMES.split("|"))
 # A value that holds neither "evidence-" nor "&"; an attribute name other than the marker.
-_PLAIN_VALUE = rf"""(?:"(?:[^"&e]|e(?!vidence-))*+"|'(?:[^'&e]|e(?!vidence-))*+'|(?!evidence-){_BARE})"""
+_PLAIN_VALUE = (
+    rf"""(?:"[^"&e]*+(?:e(?!vidence-)[^"&e]*+)*+"|'[^'&e]*+(?:e(?!vidence-)[^'&e]*+)*+'|(?!evidence-){_BARE})"""
+)
 _PLAIN_ATTRS = rf"(?:{_WS}+(?!(?i:data-source-id)){_ANAME}(?:={_PLAIN_VALUE})?)*+{_WS}*+"
 _SKIP = re.compile(
     "(?:"

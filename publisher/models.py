@@ -19,12 +19,14 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
+    ValidationError,
     field_validator,
 )
 
 from .canonical import HEX64_RE, SOURCE_ID_RE, parse_ts
 
 __all__ = [
+    "first_error",
     "Access",
     "Origin",
     "EventType",
@@ -82,6 +84,13 @@ class EventType(StrEnum):
     LOCAL_PDF = "local_pdf"
     REGISTER = "register"
     READ = "read"
+
+
+def first_error(exc: ValidationError, whole: str = "record") -> str:
+    """One line naming the first problem pydantic found: ``invalid field <path>: <message>``."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or whole
+    return f"invalid field {where}: {first['msg']}"
 
 
 def _check_ts(value: str) -> str:

@@ -49,7 +49,7 @@ from .canonical import StrictJSONError, loads_strict
 from .concepts import CONCEPTS_DIR, ConceptDoc, parse_concept
 from .errors import PublisherError
 from .eventlog import AssetChecker, read_log
-from .models import ACCESS_ORDER, Access, Event, Paper
+from .models import ACCESS_ORDER, Access, Event, Paper, first_error
 from .reasons import Reason
 from .records import AcceptedArtifact, Result
 from .refs import SpanRef
@@ -388,8 +388,7 @@ def _load_run(path: Path, wiki_root: Path, out: list[Finding]) -> RunEvidence:
         result = Result.model_validate(loads_strict(_fs.read_regular(run.result_path)))
     except (OSError, ValueError, StrictJSONError, ValidationError) as exc:
         if isinstance(exc, ValidationError):
-            first = exc.errors()[0]
-            why = f"invalid field {'.'.join(str(p) for p in first['loc']) or 'result'}: {first['msg']}"
+            why = first_error(exc, "result")
         else:
             why = f"not strict JSON ({' '.join(str(exc).split())[:160]})"
         out.append(Finding(Reason.SCHEMA_ERROR, result_rel, why))

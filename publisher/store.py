@@ -32,7 +32,7 @@ from .canonical import (
     source_id_for,
 )
 from .errors import ConflictError, IntegrityError, PublisherError
-from .models import Snapshot
+from .models import Snapshot, first_error
 from .reasons import Reason
 
 __all__ = [
@@ -124,9 +124,7 @@ def verify_record(raw: Any, expected_id: str | None, *, canonical_body: bytes | 
     try:
         snap = Snapshot.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "record"
-        raise _corrupt(label, f"invalid field {where}: {first['msg']}") from exc
+        raise _corrupt(label, first_error(exc)) from exc
     if expected_id is not None and snap.source_id != expected_id:
         raise _corrupt(label, f"names itself {snap.source_id}", stored=snap.source_id)
     try:

@@ -43,6 +43,7 @@ from .batch import CheckedSnapshots, ProgressFn, SnapshotCheck
 from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
 from .errors import PublisherError, UsageError
 from .eventlog import Freshness, freshness
+from .models import first_error
 from .reasons import Reason
 from .records import Result
 from .runs import Run
@@ -124,9 +125,7 @@ def _read_result(run: Run) -> tuple[dict[str, Any] | None, str | None]:
     try:
         Result.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "result"
-        return None, f"is not a valid result ({exc.error_count()} problem(s); first at {where}: {first['msg']})"
+        return None, f"is not a valid result ({exc.error_count()} problem(s); first {first_error(exc, 'result')})"
     return raw, None
 
 

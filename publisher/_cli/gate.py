@@ -18,25 +18,29 @@ from ._common import add_json, emit
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``assemble``, ``verify`` and ``render``."""
-    p = sub.add_parser("assemble", help="check every record and report claim; write outputs/result.json")
-    p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--gate", action="store_true", help="turn the evidence gate on (unresolved artifacts fail)")
-    p.add_argument("--wiki", type=Path, help="wiki root holding assets/ (default: nearest folder with mkdocs.yml)")
-    add_json(p)
-    p.set_defaults(func=_assemble)
-
-    p = sub.add_parser("verify", help="run the numbered checks; write outputs/verification.json")
-    p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--gate", action="store_true", help="turn the evidence gate on (Inconclusive exits 1)")
-    p.add_argument("--wiki", type=Path, help="wiki root holding assets/ (default: nearest folder with mkdocs.yml)")
-    add_json(p)
-    p.set_defaults(func=_verify)
-
-    p = sub.add_parser("render", help="write outputs/report.html with verified excerpts only")
-    p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--wiki", type=Path, help="wiki root holding assets/ (default: nearest folder with mkdocs.yml)")
-    add_json(p)
-    p.set_defaults(func=_render)
+    commands = (
+        (
+            "assemble",
+            _assemble,
+            "check every record and report claim; write outputs/result.json",
+            "turn the evidence gate on (unresolved artifacts fail)",
+        ),
+        (
+            "verify",
+            _verify,
+            "run the numbered checks; write outputs/verification.json",
+            "turn the evidence gate on (Inconclusive exits 1)",
+        ),
+        ("render", _render, "write outputs/report.html with verified excerpts only", None),
+    )
+    for name, func, summary, gate_help in commands:
+        p = sub.add_parser(name, help=summary)
+        p.add_argument("--run-dir", required=True, type=Path)
+        if gate_help is not None:
+            p.add_argument("--gate", action="store_true", help=gate_help)
+        p.add_argument("--wiki", type=Path, help="wiki root holding assets/ (default: nearest folder with mkdocs.yml)")
+        add_json(p)
+        p.set_defaults(func=func)
 
 
 def _grouped(findings: Iterable[dict[str, Any]], check: bool = False) -> list[str]:

@@ -1,15 +1,26 @@
 """MkDocs build time at N and 2N pages (linearity) and the evidence hook's overhead.
 
-For each size a wiki is generated (small snapshots, one concept per ten sources) and built twice:
-once with the evidence hook (preflight, generated source/concept/report pages, seal, atomic
-publication) and once as a plain MkDocs project holding the same number of equivalent pages,
-written out beforehand as Markdown (each source page with its text and highlighted excerpts, each
-concept page with its footnotes), same theme and extensions, no hook. The hook's overhead is the
-ratio of the two; linearity is the time at 2N over the time at N.
+For each size a wiki is generated (small snapshots, one concept per ten sources) and built four
+ways, same theme and extensions:
+
+- *with hook*: the evidence hook (preflight, generated source/concept/report pages, slot
+  filling, seal, atomic publication);
+- *same pages*: the very pages the hook generates for that wiki, written out beforehand with
+  their HTML (metadata tables, event lists, highlighted texts, report bodies) in the Markdown,
+  built without the hook. This is the target's baseline ("the same generated pages without
+  it"); *overhead* is the hooked build over this one;
+- *same, slots*: the same pages keeping the hook's slot tokens, filled after Markdown by a
+  ten-line hook from a file: the hook's page mechanism with none of its work (*vs slots*);
+- *plain*: the old comparison, as many shorter hand-written pages (source text with marked
+  excerpts, concept files as written), no tables or report bodies (*vs plain*).
+
+The HTML columns compare the bytes of the built pages with the hooked build's (1.000: the same
+pages). Linearity is the time at 2N over the time at N. Builds are interleaved, one of each
+per round, so load changes weigh on all four alike.
 
     python benchmarks/bench_build.py                 # 10,000 and 20,000 pages
     python benchmarks/bench_build.py --pages 200     # 200 and 400
-    python benchmarks/bench_build.py --pages 1000 --repeat 3   # best of three builds each
+    python benchmarks/bench_build.py --pages 1000 --repeat 3   # fastest of three rounds
 """
 
 from __future__ import annotations
@@ -108,6 +119,99 @@ def plain_twin(wiki: Path, root: Path) -> int:
     return count
 
 
+_HOOK_ASSETS = ("assets/publisher/evidence.css", "assets/publisher/reader.css", "assets/publisher/verify.js")
+
+_FILL_HOOK = """\"\"\"The evidence hook's slot filling from slots.json, none of its checks.\"\"\"
+
+import json
+import re
+from pathlib import Path
+
+_SLOTS = {}
+_TOKEN = re.compile(r"(<p>)?(pubslot[0-9a-f]{12}n[0-9]{6}x)(</p>)?")
+
+
+def on_config(config):
+    _SLOTS.clear()
+    _SLOTS.update(json.loads((Path(config.config_file_path).parent / "slots.json").read_text("utf-8")))
+    return config
+
+
+def on_page_content(html, page, config, files):
+    slots = _SLOTS.get(page.file.src_uri)
+    if not slots:
+        return html
+
+    def fill(match):
+        content = slots[match.group(2)]
+        if match.group(1) and match.group(3):
+            return content
+        return (match.group(1) or "") + content + (match.group(3) or "")
+
+    return _TOKEN.sub(fill, html)
+"""
+
+
+def generated_twin(wiki: Path, root: Path, *, slots: bool = False) -> int:
+    """Write the very pages the hook generates for ``wiki`` as files MkDocs builds without it.
+
+    By default each page is the hook's Markdown with every slot replaced by the HTML the hook
+    puts there (a slot alone in its paragraph becomes a raw HTML block, as the hook makes it; an
+    inline slot, a footnote's excerpts, has its line breaks written as ``&#10;`` so the footnote
+    stays one paragraph), so the twin holds the same metadata tables, event lists, highlighted
+    texts and report bodies, and the built pages carry the same HTML as the hooked build's.
+    With ``slots`` the pages keep the hook's tokens and a ten-line hook replaces them from
+    ``slots.json`` after Markdown, as the evidence hook does: the same pages through the same
+    mechanism, without preflight, page generation, seal or atomic publication. Either way the
+    hook's stylesheets, script and per-source ``record.json`` files are copied beside the pages
+    and the theme uses the system fonts, as under the hook. Returns the number of pages written.
+    """
+    from publisher.preflight import run_preflight
+    from publisher.site.hook import _report_body
+    from publisher.site.pages import STATIC_DIR, TEMPLATES_DIR, SiteModel, record_uri
+
+    pre = run_preflight(wiki)
+    if not pre.ok:
+        raise SystemExit(f"the benchmark wiki failed its preflight: {len(pre.findings)} finding(s)")
+    model = SiteModel(pre, use_directory_urls=True, report_body=_report_body(wiki, pre))
+    docs = root / "docs"
+    docs.mkdir(parents=True)
+    shutil.copy(wiki / "docs" / "index.md", docs / "index.md")
+    count = 1
+    filled: dict[str, dict[str, str]] = {}
+    for page in model.build():
+        markdown = page.markdown
+        for token, value in page.slots.items():
+            content = value() if callable(value) else value
+            if slots:
+                filled.setdefault(page.src_uri, {})[token] = content
+            elif f"\n{token}\n" in markdown:
+                markdown = markdown.replace(f"\n{token}\n", f"\n{content}\n", 1)
+            else:
+                markdown = markdown.replace(token, content.replace("\n", "&#10;"), 1)
+        target = docs / page.src_uri
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(markdown, encoding="utf-8")
+        count += 1
+    for sid, info in pre.sources.items():
+        target = docs / record_uri(sid)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(Path(info.sources_dir) / f"{sid}.json", target)
+    (docs / "assets" / "publisher").mkdir(parents=True, exist_ok=True)
+    shutil.copy(TEMPLATES_DIR / "evidence.css", docs / _HOOK_ASSETS[0])
+    for uri in _HOOK_ASSETS[1:]:
+        shutil.copy(STATIC_DIR / Path(uri).name, docs / uri)
+    assets = "".join(f"\n  - {uri}" for uri in _HOOK_ASSETS[:2])
+    config = _CONFIG.replace("  features:", "  font: false\n  features:")
+    config += f"extra_css:{assets}\nextra_javascript:\n  - {_HOOK_ASSETS[2]}\n"
+    if slots:
+        (root / "slots.json").write_text(json.dumps(filled), encoding="utf-8")
+        (root / "fill.py").write_text(_FILL_HOOK, encoding="utf-8")
+        config += "hooks:\n  - fill.py\n"
+    (root / "mkdocs.yml").write_text(config, encoding="utf-8")
+    return count
+
+
 def timed_build(root: Path) -> tuple[float, int, str]:
     """Wall time of ``mkdocs build`` in a fresh interpreter, its exit status and last stderr line."""
     began = time.perf_counter()
@@ -126,31 +230,48 @@ def _site_pages(root: Path) -> int:
     return sum(1 for _ in (root / "site").rglob("index.html")) if (root / "site").is_dir() else 0
 
 
-def _best(root: Path, repeat: int) -> tuple[float, int, str]:
-    """The fastest of ``repeat`` builds of ``root`` (each from scratch), or the first that failed."""
-    best: tuple[float, int, str] | None = None
+def _site_bytes(root: Path) -> int:
+    """Bytes of every page of the built site (how much HTML the build produced)."""
+    site = root / "site"
+    return sum(p.stat().st_size for p in site.rglob("index.html")) if site.is_dir() else 0
+
+
+def _best(roots: dict[str, Path], repeat: int) -> dict[str, tuple[float, int, str]]:
+    """The fastest of ``repeat`` builds of each root (each from scratch), or the first that failed.
+
+    The repeats are interleaved (each root once per round), so a change in the machine's load
+    during the run weighs on every variant alike.
+    """
+    best: dict[str, tuple[float, int, str]] = {}
     for _ in range(repeat):
-        shutil.rmtree(root / "site", ignore_errors=True)
-        got = timed_build(root)
-        if got[1]:
-            return got
-        best = got if best is None or got[0] < best[0] else best
-    return best if best is not None else (0.0, 1, "no build was run")
+        for key, root in roots.items():
+            if best.get(key, (0.0, 0, ""))[1]:
+                continue
+            shutil.rmtree(root / "site", ignore_errors=True)
+            got = timed_build(root)
+            if got[1] or key not in best or got[0] < best[key][0]:
+                best[key] = got
+    return best
 
 
 def measure(base: Path, pages: int, with_hook: bool, repeat: int = 1) -> dict[str, Any]:
     wiki = make_wiki(base / f"wiki-{pages}", pages, seed=pages)
-    twin = base / f"plain-{pages}"
-    written = plain_twin(wiki, twin)
+    roots = {"plain": base / f"plain-{pages}"}
+    written = plain_twin(wiki, roots["plain"])
     if with_hook:
+        roots["same"] = base / f"generated-{pages}"
+        generated_twin(wiki, roots["same"])
+        roots["slot"] = base / f"slots-{pages}"
+        generated_twin(wiki, roots["slot"], slots=True)
         _hooked(wiki)
-    plain_s, plain_rc, plain_err = _best(twin, repeat)
-    row: dict[str, Any] = {"pages": written, "plain_s": plain_s, "plain_rc": plain_rc, "plain_err": plain_err}
+        roots["hook"] = wiki
+    row: dict[str, Any] = {"pages": written}
+    for key, (seconds, rc, err) in _best(roots, repeat).items():
+        row.update({f"{key}_s": seconds, f"{key}_rc": rc, f"{key}_err": err, f"{key}_bytes": _site_bytes(roots[key])})
     if with_hook:
-        hook_s, hook_rc, hook_err = _best(wiki, repeat)
-        row.update(hook_s=hook_s, hook_rc=hook_rc, hook_err=hook_err, hook_pages=_site_pages(wiki))
-    shutil.rmtree(wiki, ignore_errors=True)
-    shutil.rmtree(twin, ignore_errors=True)
+        row["hook_pages"] = _site_pages(wiki)
+    for root in roots.values():
+        shutil.rmtree(root, ignore_errors=True)
     return row
 
 
@@ -176,24 +297,48 @@ def main(argv: list[str] | None = None) -> int:
         for pages in (n, 2 * n):
             got = measure(Path(tmp), pages, hook, max(1, args.repeat))
             results.append(got)
-            overhead = (got["hook_s"] / got["plain_s"] - 1) * 100 if hook else None
-            rows.append(
-                [
-                    got["pages"],
-                    got["plain_s"],
-                    got.get("hook_s", "-"),
-                    f"{overhead:+.1f} %" if overhead is not None else "-",
-                    got.get("hook_pages", "-"),
-                    f"{got['plain_rc']}/{got.get('hook_rc', '-')}",
-                ]
-            )
-    print(table("MkDocs build (s)", ["pages", "plain", "with hook", "hook overhead", "hook site pages", "rc"], rows))
+            if hook:
+                rows.append(
+                    [
+                        got["pages"],
+                        got["plain_s"],
+                        got["same_s"],
+                        got["slot_s"],
+                        got["hook_s"],
+                        f"{(got['hook_s'] / got['same_s'] - 1) * 100:+.1f} %",
+                        f"{(got['hook_s'] / got['slot_s'] - 1) * 100:+.1f} %",
+                        f"{(got['hook_s'] / got['plain_s'] - 1) * 100:+.1f} %",
+                        got["hook_pages"],
+                        f"{got['same_bytes'] / max(1, got['hook_bytes']):.3f}",
+                        f"{got['slot_bytes'] / max(1, got['hook_bytes']):.3f}",
+                        f"{got['plain_rc']}/{got['same_rc']}/{got['slot_rc']}/{got['hook_rc']}",
+                    ]
+                )
+            else:
+                rows.append([got["pages"], got["plain_s"], *["-"] * 9, f"{got['plain_rc']}"])
+    header = [
+        "pages",
+        "plain",
+        "same pages",
+        "same, slots",
+        "with hook",
+        "overhead",
+        "vs slots",
+        "vs plain",
+        "hook site pages",
+        "HTML same/hook",
+        "slots/hook",
+        "rc",
+    ]
+    print(table("MkDocs build (s)", header, rows))
     lin = [["plain", results[1]["plain_s"] / results[0]["plain_s"]]]
     if hook:
+        lin.append(["same pages", results[1]["same_s"] / results[0]["same_s"]])
+        lin.append(["same, slots", results[1]["slot_s"] / results[0]["slot_s"]])
         lin.append(["with hook", results[1]["hook_s"] / results[0]["hook_s"]])
     print(table("Linearity: time at 2N / time at N (target <= 2.2)", ["build", "ratio"], lin))
     for got in results:
-        for key in ("plain", "hook"):
+        for key in ("plain", "same", "slot", "hook"):
             if got.get(f"{key}_rc"):
                 print(f"{key} build of {got['pages']} pages failed: {got[f'{key}_err']}")
     if not hook:

@@ -79,6 +79,7 @@ def _yaml_escape(match: re.Match[str]) -> str:
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
+
 Slot = str | Callable[[], str]
 """HTML for a slot, or a function producing it when the page is rendered."""
 

@@ -361,7 +361,7 @@ def _attrs(source: str) -> list[tuple[str, str | None]]:
     out: list[tuple[str, str | None]] = []
     for m in _ATTR.finditer(source + ">"):  # a bare value ends at ">" or whitespace
         value = m.group(2)
-        if value is not None and value[:1] in ("\"", "'"):
+        if value is not None and value[:1] in ('"', "'"):
             value = value[1:-1]
         out.append((m.group(1).lower(), html.unescape(value) if value else value))
     return out

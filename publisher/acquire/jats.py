@@ -225,6 +225,15 @@ class _Builder:
         self.flush()
         self.sections[index] = (title, start, self.size)
 
+    def flow_children(self, el: etree._Element) -> None:
+        """The element's own text, then each child in document order with the text after it."""
+        if el.text:
+            self.pieces.append(el.text)
+        for child in el:
+            self.flow(child)
+            if child.tail:
+                self.pieces.append(child.tail)
+
     def flow(self, el: etree._Element) -> None:
         """Render ``el`` (mixed content) into inline pieces and blocks."""
         if isinstance(el, etree._Entity):
@@ -272,12 +281,7 @@ class _Builder:
                 label = _child(el, "label")
                 if label is not None:
                     self.prefix = " ".join(p for p in (self.prefix, _inline(label)) if p)
-            if el.text:
-                self.pieces.append(el.text)
-            for child in el:
-                self.flow(child)
-                if child.tail:
-                    self.pieces.append(child.tail)
+            self.flow_children(el)
             self.flush()
             self.settle()
         self.flush()
@@ -363,12 +367,7 @@ def extract_jats(body: bytes, charset: str | None) -> Extracted:
     body_el = _child(article, "body")
     before = builder.size
     if body_el is not None:
-        if body_el.text:
-            builder.pieces.append(body_el.text)
-        for child in body_el:
-            builder.flow(child)
-            if child.tail:
-                builder.pieces.append(child.tail)
+        builder.flow_children(body_el)
         builder.flush()
     has_body = builder.size > before
     for name in ("floats-group", "floats-wrap"):

@@ -163,7 +163,8 @@ _FRAGMENT = st.one_of(
 _SAFE_FRAGMENT = st.one_of(st.sampled_from(CHROME), emitted())
 
 
-def _same(page: str) -> None:
+def assert_same_scan(page: str) -> None:
+    """Fast and strict scans agree on ``page``, and the pre-filter never skips evidence."""
     if not _may_hold_evidence(page):
         # The pre-filter is sound: html.parser finds nothing on a page it lets through.
         raw = _Scanner()
@@ -185,7 +186,7 @@ def _same(page: str) -> None:
 @settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_FRAGMENT, max_size=12))
 def test_fast_scan_equals_strict_scan_on_generated_pages(fragments: list[str]) -> None:
-    _same("".join(fragments))
+    assert_same_scan("".join(fragments))
 
 
 @st.composite
@@ -210,7 +211,7 @@ def mutated(draw: st.DrawFn) -> str:
 @settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
 def test_fast_scan_equals_strict_scan_on_mutated_pages(page: str) -> None:
-    _same(page)
+    assert_same_scan(page)
 
 
 @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
@@ -224,9 +225,9 @@ def test_pages_the_site_emits_take_the_fast_path(fragments: list[str]) -> None:
 def test_each_hostile_fragment_alone_and_inside_a_page() -> None:
     head, tail = "".join(CHROME[:13]), "".join(CHROME[13:])
     for fragment in HOSTILE:
-        _same(fragment)
-        _same(head + fragment + tail)
-        _same(head + excerpt_html(SID, 0, 3, "a<b") + fragment + snapshot_html(SID, "xyz", {(0, 1)}) + tail)
+        assert_same_scan(fragment)
+        assert_same_scan(head + fragment + tail)
+        assert_same_scan(head + excerpt_html(SID, 0, 3, "a<b") + fragment + snapshot_html(SID, "xyz", {(0, 1)}) + tail)
 
 
 def test_hand_written_elements_the_old_prefilter_missed_are_found() -> None:

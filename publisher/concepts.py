@@ -14,6 +14,7 @@ The format is documented in ``docs/concepts.md``; :class:`ConceptFrontMatter` is
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from dataclasses import dataclass
 from enum import StrEnum
@@ -229,8 +230,15 @@ def _split_front(text: str, where: str) -> tuple[str, str, int]:
     raise _schema_error(where, "front matter is not closed by a '---' line")
 
 
+_PARSERS = threading.local()
+
+
 def _footnote_parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").use(footnote_plugin)
+    """This thread's footnote parser (building one costs more than parsing a short concept)."""
+    parser = getattr(_PARSERS, "md", None)
+    if parser is None:
+        parser = _PARSERS.md = MarkdownIt("commonmark").use(footnote_plugin)
+    return parser
 
 
 _DEF_RE = re.compile(r"^ {0,3}\[\^([^\]]+)\]:[ \t]?")

@@ -7,7 +7,7 @@ through here.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol, TypeVar
 
 from .reasons import Reason
@@ -18,6 +18,7 @@ __all__ = [
     "reslice",
     "RangeMap",
     "locate",
+    "locator",
 ]
 
 MAX_SPAN = 2000
@@ -54,18 +55,31 @@ class RangeMap(Protocol):
 T = TypeVar("T", bound=RangeMap)
 
 
+def locator(entries: Sequence[T] | None) -> Callable[[int], T | None]:
+    """A function finding the entry whose half-open range contains an offset (see :func:`locate`).
+
+    The entries are sorted once, so looking up every span of a snapshot costs one sort, not one
+    per span.
+    """
+    if not entries:
+        return lambda offset: None
+    ordered = sorted(entries, key=lambda e: (e.start, -e.end))
+    starts = [e.start for e in ordered]
+
+    def find(offset: int) -> T | None:
+        i = bisect_right(starts, offset)
+        for entry in reversed(ordered[:i]):
+            if entry.start <= offset < entry.end:
+                return entry
+        return None
+
+    return find
+
+
 def locate(entries: Sequence[T] | None, offset: int) -> T | None:
     """The entry whose half-open range contains ``offset`` (innermost: the last such start).
 
     Entries may be nested (sections) or contiguous (pages); they need not be sorted. Returns
     None when no entry contains the offset: a section or page is never guessed.
     """
-    if not entries:
-        return None
-    ordered = sorted(entries, key=lambda e: (e.start, -e.end))
-    starts = [e.start for e in ordered]
-    i = bisect_right(starts, offset)
-    for entry in reversed(ordered[:i]):
-        if entry.start <= offset < entry.end:
-            return entry
-    return None
+    return locator(entries)(offset)

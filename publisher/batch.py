@@ -31,9 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from .errors import IntegrityError, PublisherError
+from .eventlog import hash_asset
 from .models import Asset, Paper
 from .reasons import Reason
-from .spans import check_range, locate
+from .spans import check_range, locator
 from .store import SnapshotStore
 
 __all__ = [
@@ -103,6 +104,8 @@ class SnapshotCheck:
     record_hash: str | None = None
     sealed: bool = False
     text_length: int = 0
+    asset_digest: str | None = None
+    """With ``assets_root``: the bare sha256 of the asset file as it is now (None: missing)."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -143,8 +146,8 @@ def _normalise(requests: Iterable[Request]) -> list[_Task]:
     return [(folder, sid, tuple(spans)) for (folder, sid), spans in groups.items()]
 
 
-def _check_one(task: _Task) -> SnapshotCheck:
-    """Read, verify and slice one snapshot (runs in a worker)."""
+def _check_one(task: _Task, assets_root: str | None = None) -> SnapshotCheck:
+    """Read, verify and slice one snapshot (runs in a worker); hash its asset under ``assets_root``."""
     folder, source_id, wanted = task
     try:
         snap = SnapshotStore(Path(folder)).read(source_id)
@@ -157,13 +160,15 @@ def _check_one(task: _Task) -> SnapshotCheck:
     text = snap.text
     n = len(text)
     spans = []
+    section_at = locator(snap.sections)
+    page_at = locator(snap.pages)
     for start, end in wanted:
         bad = check_range(start, end, n)
         if bad is not None:
             spans.append(SpanCheck(start, end, None, bad, None, None))
             continue
-        section = locate(snap.sections, start)
-        page = locate(snap.pages, start)
+        section = section_at(start)
+        page = page_at(start)
         spans.append(
             SpanCheck(
                 start,
@@ -192,12 +197,13 @@ def _check_one(task: _Task) -> SnapshotCheck:
         record_hash=snap.record_hash,
         sealed=snap.sealed,
         text_length=n,
+        asset_digest=hash_asset(assets_root, snap.asset.path) if assets_root and snap.asset else None,
     )
 
 
-def _check_chunk(chunk: list[_Task]) -> list[SnapshotCheck]:
+def _check_chunk(chunk: list[_Task], assets_root: str | None = None) -> list[SnapshotCheck]:
     """A worker's unit of work: several small snapshots or one large one."""
-    return [_check_one(task) for task in chunk]
+    return [_check_one(task, assets_root) for task in chunk]
 
 
 def default_workers() -> int:
@@ -254,6 +260,7 @@ def verify_many(
     workers: int | None = None,
     progress: ProgressFn | None = None,
     ordered: bool = False,
+    assets_root: Path | str | None = None,
 ) -> Iterator[SnapshotCheck]:
     """Verify every requested snapshot once and slice its spans; yield one check per snapshot.
 
@@ -263,8 +270,12 @@ def verify_many(
     Results come in completion order, or in first-request order with ``ordered=True``. A failure
     of the pool itself raises :class:`PublisherError`; a bad snapshot is a failed check, never an
     exception.
+
+    With ``assets_root`` (the wiki root), the worker that verifies a snapshot with an ``asset``
+    also hashes that file (``asset_digest``), so stored PDFs are hashed on every core too.
     """
     tasks = _normalise(requests)
+    root = os.fspath(assets_root) if assets_root is not None else None
     total = len(tasks)
     if total == 0:
         return
@@ -274,7 +285,7 @@ def verify_many(
     sizes = [_size(task) for task in tasks]
     if executor is None and (workers == 1 or total == 1 or sum(sizes) < IN_PROCESS_BYTES):
         for done, task in enumerate(tasks, 1):
-            check = _check_one(task)
+            check = _check_one(task, root)
             if progress is not None:
                 progress(done, total)
             yield check
@@ -288,7 +299,7 @@ def verify_many(
     own = executor is None
     pool = _process_pool(workers) if executor is None else executor
     try:
-        yield from _stream(pool, chunks, workers, total, progress, ordered)
+        yield from _stream(pool, chunks, workers, total, progress, ordered, root)
     except BrokenProcessPool as exc:
         raise PublisherError(f"parallel verification failed: a worker process died ({exc})") from exc
     finally:
@@ -303,6 +314,7 @@ def _stream(
     total: int,
     progress: ProgressFn | None,
     ordered: bool,
+    assets_root: str | None,
 ) -> Iterator[SnapshotCheck]:
     limit = max(2, workers * _IN_FLIGHT_PER_WORKER)
     pending = iter(chunks)
@@ -314,7 +326,7 @@ def _stream(
             chunk = next(pending, None)
             if chunk is None:
                 return
-            in_flight.append(pool.submit(_check_chunk, chunk))
+            in_flight.append(pool.submit(_check_chunk, chunk, assets_root))
 
     refill()
     try:

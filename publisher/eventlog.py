@@ -35,6 +35,7 @@ __all__ = [
     "SnapshotFacts",
     "freshness",
     "AssetChecker",
+    "hash_asset",
 ]
 
 _TAIL_CHUNK = 1 << 16
@@ -266,6 +267,29 @@ def _short(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:120]
 
 
+def hash_asset(wiki_root: Path | str, relative: str) -> str | None:
+    """Bare hex sha256 of the regular file ``relative`` under ``wiki_root``; None if it is missing.
+
+    Links are not followed and special files are not read (they count as missing).
+    """
+    path = Path(wiki_root) / relative
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError):  # ValueError: a NUL in the recorded path
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        h = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 class AssetChecker:
     """Hashes each stored asset file once per command and says whether it still matches."""
 
@@ -279,23 +303,12 @@ class AssetChecker:
             self._digests[relative] = self._hash(relative)
         return self._digests[relative]
 
+    def remember(self, relative: str, digest: str | None) -> None:
+        """Adopt a digest this command already computed of the asset (a worker hashed it)."""
+        self._digests.setdefault(relative, digest)
+
     def _hash(self, relative: str) -> str | None:
-        if self.wiki_root is None:
-            return None
-        path = self.wiki_root / relative
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except (OSError, ValueError):  # ValueError: a NUL in the recorded path
-            return None
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            h = hashlib.sha256()
-            while chunk := os.read(fd, 1 << 20):
-                h.update(chunk)
-            return h.hexdigest()
-        finally:
-            os.close(fd)
+        return hash_asset(self.wiki_root, relative) if self.wiki_root is not None else None
 
     def check(self, snap: Snapshot | SnapshotFacts) -> str | None:
         """Why the snapshot's asset fails (one line), or None when it has none or it matches."""

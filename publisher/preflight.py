@@ -34,9 +34,11 @@ from __future__ import annotations
 
 import glob
 import os
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +50,7 @@ from .batch import ProgressFn, SnapshotCheck, verify_many
 from .canonical import StrictJSONError, loads_strict
 from .concepts import CONCEPTS_DIR, ConceptDoc, parse_concept
 from .errors import PublisherError
-from .eventlog import AssetChecker, read_log
+from .eventlog import AssetChecker, LogState, read_log
 from .models import ACCESS_ORDER, Access, Event, Paper, first_error
 from .reasons import Reason
 from .records import AcceptedArtifact, Result
@@ -197,21 +199,29 @@ def verify_snapshots(
     workers: int | None = None,
     progress: ProgressFn | None = None,
     keep: list[SnapshotCheck] | None = None,
+    meanwhile: Callable[[], object] | None = None,
+    assets_root: Path | None = None,
 ) -> list[SnapshotOutcome]:
     """Verify every requested snapshot once, in request order, through :func:`batch.verify_many`.
 
     Each snapshot file is read once on every core (or on ``executor``); outcomes carry excerpts
     and findings only, never whole texts, so memory stays bounded by the largest snapshot. The
-    batch checks themselves are appended to ``keep`` when given.
+    batch checks themselves are appended to ``keep`` when given. ``meanwhile`` is called after
+    each check arrives: a small piece of the caller's own work, done while the workers go on
+    with the snapshots still in flight. With ``assets_root`` the workers hash each snapshot's
+    asset file too (``SnapshotCheck.asset_digest``).
     """
-    checks = list(
-        verify_many(
-            ((r.sources_dir, r.source_id, r.spans) for r in requests),
-            executor=executor,
-            workers=workers,
-            progress=progress,
-        )
-    )
+    checks = []
+    for check in verify_many(
+        ((r.sources_dir, r.source_id, r.spans) for r in requests),
+        executor=executor,
+        workers=workers,
+        progress=progress,
+        assets_root=assets_root,
+    ):
+        checks.append(check)
+        if meanwhile is not None:
+            meanwhile()
     if keep is not None:
         keep.extend(checks)
     by_key = {(c.location, c.source_id): _outcome(c) for c in checks}
@@ -249,6 +259,8 @@ class RunEvidence:
     config: dict[str, Any]
     result: Result | None
     events: list[Event] = field(default_factory=list)
+    log: LogState | None = None
+    """The event log as read by this preflight (read while the snapshots are checked)."""
     accepted: dict[SpanKey, list[tuple[str, int]]] = field(default_factory=dict)
     failed: dict[SpanKey, Reason] = field(default_factory=dict)
     """Claims ``result.json`` accepts whose evidence failed here, with the reason."""
@@ -554,7 +566,7 @@ def _check_sources(
 
 def _check_log(ev: RunEvidence, file: str, add: Callable[[Finding], None]) -> None:
     """P5: chain intact and the head the result recorded still digests the same prefix."""
-    state = read_log(ev.run.events_path)
+    state = ev.log if ev.log is not None else read_log(ev.run.events_path)
     ev.events = state.events
     where = ev.rel + "/events.jsonl"
     if state.torn:
@@ -688,6 +700,38 @@ def _inside(root: Path, rel: str) -> Path | None:
     return candidate
 
 
+def _verify_runs(
+    evidence: Sequence[RunEvidence],
+    pre: Preflight,
+    executor: Executor | None,
+    workers: int | None,
+    progress: ProgressFn | None,
+    meanwhile: Callable[[], object] | None,
+) -> dict[tuple[str, str], SnapshotOutcome]:
+    """P2 for these runs: one request per snapshot file, every cited span at once."""
+    wanted: dict[tuple[str, str], set[tuple[int, int]]] = {}
+    for ev in evidence:
+        if ev.result is None:
+            continue
+        folder = str(ev.run.sources_dir)
+        for artifact in ev.result.accepted:
+            for sid in artifact.source_ids:
+                wanted.setdefault((folder, sid), set())
+            for claim in artifact.claims:
+                wanted.setdefault((folder, claim.source_id), set()).add((claim.start, claim.end))
+    requests = [SnapshotRequest(d, s, tuple(sorted(spans))) for (d, s), spans in sorted(wanted.items())]
+    verified = verify_snapshots(
+        requests,
+        executor,
+        workers=workers,
+        progress=progress,
+        keep=pre.snapshot_checks,
+        meanwhile=meanwhile,
+        assets_root=pre.wiki_root,
+    )
+    return {(o.sources_dir, o.source_id): o for o in verified}
+
+
 def run_preflight(
     wiki_root: Path,
     *,
@@ -709,19 +753,46 @@ def run_preflight(
     pre = Preflight(wiki_root)
     found_runs, found_concepts = discover(wiki_root, layouts)
     run_paths = list(runs) if runs is not None else found_runs
-    concept_paths = list(concepts) if concepts is not None else found_concepts
+    concept_findings: list[Finding] = []
+    run_findings: list[Finding] = []
+    todo: deque[Callable[[], object]] = deque()
 
-    for path in concept_paths:
-        pre.concepts.append(_read_concept(path, wiki_root, pre.findings))
+    def parse_concept_at(path: Path) -> None:
+        pre.concepts.append(_read_concept(path, wiki_root, concept_findings))
+
+    def read_log_of(ev: RunEvidence) -> None:
+        ev.log = read_log(ev.run.events_path)
+
+    def next_piece() -> None:
+        if todo:
+            todo.popleft()()
+
+    # The runs found on disk are verified first. While the workers check their snapshots (and
+    # hash their assets), this process parses the concepts and reads the event logs, one piece
+    # per check that comes back. A run that only a concept names (outside the usual layouts) is
+    # loaded and verified once the concepts are known.
+    for path in run_paths:
+        pre.runs.append(_load_run(path, wiki_root, run_findings))
+    for path in concepts if concepts is not None else found_concepts:
+        todo.append(partial(parse_concept_at, path))
+    for ev in pre.runs:
+        todo.append(partial(read_log_of, ev))
+    outcomes = _verify_runs(pre.runs, pre, executor, workers, progress, next_piece)
+    while todo:
+        next_piece()
     known = {p.resolve() for p in run_paths}
+    named: list[RunEvidence] = []
     for ce in pre.concepts:
         for entry in ce.doc.front.runs if ce.doc else ():
             target = _inside(wiki_root, entry.path)
             if target is not None and target not in known and Run(target).result_path.is_file():
                 known.add(target)
-                run_paths.append(target)
-    for path in run_paths:
-        pre.runs.append(_load_run(path, wiki_root, pre.findings))
+                named.append(_load_run(target, wiki_root, run_findings))
+    if named:
+        pre.runs.extend(named)
+        outcomes.update(_verify_runs(named, pre, executor, workers, progress, None))
+    pre.findings.extend(concept_findings)
+    pre.findings.extend(run_findings)
 
     slugs: dict[str, str] = {}
     for ev in pre.runs:
@@ -731,25 +802,13 @@ def run_preflight(
             )
         slugs.setdefault(ev.slug, ev.rel)
 
-    # P2: one request per snapshot file, every cited span at once.
-    wanted: dict[tuple[str, str], set[tuple[int, int]]] = {}
-    for ev in pre.runs:
-        if ev.result is None:
-            continue
-        folder = str(ev.run.sources_dir)
-        for artifact in ev.result.accepted:
-            for sid in artifact.source_ids:
-                wanted.setdefault((folder, sid), set())
-            for claim in artifact.claims:
-                wanted.setdefault((folder, claim.source_id), set()).add((claim.start, claim.end))
-    requests = [SnapshotRequest(d, s, tuple(sorted(spans))) for (d, s), spans in sorted(wanted.items())]
-    verified = verify_snapshots(requests, executor, workers=workers, progress=progress, keep=pre.snapshot_checks)
-    outcomes = {(o.sources_dir, o.source_id): o for o in verified}
-
     by_dir: dict[str, list[SnapshotOutcome]] = {}
     for outcome in outcomes.values():
         by_dir.setdefault(outcome.sources_dir, []).append(outcome)
     assets = AssetChecker(wiki_root)
+    for check in pre.snapshot_checks:
+        if check.ok and check.asset is not None:
+            assets.remember(check.asset.path, check.asset_digest)
     for ev in pre.runs:
         _check_run(ev, outcomes, by_dir, assets, pre)
         if ev.result is None:

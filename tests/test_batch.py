@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -241,3 +242,55 @@ def test_canonical_store_bytes_are_what_batch_reads(store: SnapshotStore) -> Non
     sid = _put(store, "https://example.org/a")
     raw = json.loads(store.path_for(sid).read_bytes())
     assert canonical_bytes(raw) + b"\n" == store.path_for(sid).read_bytes()
+
+
+def _asset_snapshot(store: SnapshotStore, root: Path, name: str, data: bytes, *, write: bool = True) -> str:
+    digest = hashlib.sha256(data).hexdigest()
+    rel = f"assets/papers/{name}.pdf"
+    if write:
+        (root / "assets" / "papers").mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    return _put(
+        store,
+        f"file:///papers/{name}.pdf",
+        text=f"Page one of {name}. " + TEXT,
+        asset={"path": rel, "sha256": digest, "bytes": len(data)},
+    )
+
+
+def test_workers_hash_assets_under_the_root(store: SnapshotStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``assets_root`` each snapshot's asset file is hashed by the worker that verified it."""
+    root = tmp_path
+    good = _asset_snapshot(store, root, "good", b"%PDF-1.4 good")
+    changed = _asset_snapshot(store, root, "changed", b"%PDF-1.4 before")
+    (root / "assets" / "papers" / "changed.pdf").write_bytes(b"%PDF-1.4 after")
+    missing = _asset_snapshot(store, root, "missing", b"%PDF-1.4 gone", write=False)
+    plain = _put(store, "https://example.org/plain")
+    requests = [(store.folder, sid, [(0, 4)]) for sid in (good, changed, missing, plain)]
+    expected = {
+        good: hashlib.sha256(b"%PDF-1.4 good").hexdigest(),
+        changed: hashlib.sha256(b"%PDF-1.4 after").hexdigest(),
+        missing: None,
+        plain: None,
+    }
+    local = _by_id(list(verify_many(requests, workers=1, assets_root=root)))
+    assert {sid: c.asset_digest for sid, c in local.items()} == expected
+    monkeypatch.setattr(batch, "IN_PROCESS_BYTES", 0)
+    pooled = _by_id(list(verify_many(requests, workers=2, assets_root=root)))
+    assert {sid: c.asset_digest for sid, c in pooled.items()} == expected
+    unasked = _by_id(list(verify_many(requests, workers=1)))
+    assert all(c.asset_digest is None for c in unasked.values()), "no root, no asset read"
+
+
+def test_asset_links_and_special_files_count_as_missing(store: SnapshotStore, tmp_path: Path) -> None:
+    sid = _asset_snapshot(store, tmp_path, "linked", b"%PDF-1.4 linked")
+    target = tmp_path / "assets" / "papers" / "linked.pdf"
+    real = tmp_path / "elsewhere.pdf"
+    target.rename(real)
+    target.symlink_to(real)
+    (check,) = verify_many([(store.folder, sid, [])], workers=1, assets_root=tmp_path)
+    assert check.ok and check.asset_digest is None
+    target.unlink()
+    os.mkfifo(target)
+    (check,) = verify_many([(store.folder, sid, [])], workers=1, assets_root=tmp_path)
+    assert check.ok and check.asset_digest is None

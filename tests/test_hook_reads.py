@@ -24,9 +24,9 @@ def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.M
     texts: Counter[str] = Counter()
     check_one, read = batch._check_one, SnapshotStore.read
 
-    def counting_check(task: tuple[str, str, object]) -> SnapshotCheck:
+    def counting_check(task: tuple[str, str, object], assets_root: str | None = None) -> SnapshotCheck:
         checked[task[1]] += 1
-        return check_one(task)  # type: ignore[arg-type]
+        return check_one(task, assets_root)  # type: ignore[arg-type]
 
     def counting_read(self: SnapshotStore, source_id: str):  # type: ignore[no-untyped-def]
         texts[source_id] += 1

@@ -13,6 +13,7 @@ from publisher.preflight import SnapshotRequest, run_preflight, verify_snapshots
 from publisher.promote import promote
 from publisher.reasons import Reason
 from publisher.refs import format_ref
+from publisher.runs import Run
 
 
 @pytest.fixture
@@ -154,3 +155,59 @@ def test_concept_quoting_a_tampered_snapshot_names_the_tampering(wiki: Path) -> 
     concept = [f for f in run_preflight(wiki).findings if f.file.startswith("concepts/")]
     assert concept, "the concept quoting the tampered snapshot must be reported"
     assert {f.reason for f in concept} == {Reason.SNAPSHOT_HASH_MISMATCH}
+
+
+def test_run_only_a_concept_names_is_verified_too(wiki: Path) -> None:
+    """A run kept outside the usual layouts is found through the concept that names it, and its
+    snapshots are verified like any other's (a second pass once the concepts are parsed)."""
+    rb = sample_run(wiki)
+    target = wiki / "archive" / "alpha"
+    target.parent.mkdir()
+    shutil.move(rb.run.path, target)
+    rb.run = Run(target)
+    promote(target, wiki)
+    pre = run_preflight(wiki)
+    assert pre.ok, [f.one_line() for f in pre.findings]
+    assert [r.rel for r in pre.runs] == ["archive/alpha"]
+    assert set(pre.sources) == set(rb.texts)
+    assert {c.source_id for c in pre.snapshot_checks} == set(rb.texts)
+    tamper("snapshot-text", rb)
+    findings = run_preflight(wiki).findings
+    assert Reason.SNAPSHOT_HASH_MISMATCH in {f.reason for f in findings}
+    assert {f.file.split("/")[0] for f in findings} == {"archive", "concepts"}
+
+
+def test_callers_work_runs_while_snapshots_are_checked(wiki: Path) -> None:
+    rb = sample_run(wiki)
+    folder = str(rb.run.sources_dir)
+    requests = [SnapshotRequest(folder, sid, ((0, 5),)) for sid in rb.texts]
+    calls: list[int] = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outcomes = verify_snapshots(requests, executor=pool, meanwhile=lambda: calls.append(1))
+    assert len(calls) == len(requests) == len(outcomes)
+
+
+def test_assets_are_hashed_once_by_the_snapshot_workers(wiki: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The preflight's asset check (P4) takes the digest the verifying worker computed."""
+    from publisher import batch, eventlog
+
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    hashed: list[str] = []
+    real = batch.hash_asset
+
+    def counting(root: str, relative: str) -> str | None:
+        hashed.append(relative)
+        return real(root, relative)
+
+    monkeypatch.setattr(batch, "hash_asset", counting)
+    monkeypatch.setattr(eventlog.AssetChecker, "_hash", lambda self, rel: pytest.fail(f"{rel} hashed again"))
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pre = run_preflight(wiki, executor=pool)
+    assert pre.ok, [f.one_line() for f in pre.findings]
+    assert len(hashed) == 1 and hashed[0].startswith("assets/papers/")
+    monkeypatch.undo()
+    tamper("pdf-asset", rb)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        findings = run_preflight(wiki, executor=pool).findings
+    assert Reason.ASSET_HASH_MISMATCH in {f.reason for f in findings}

@@ -71,6 +71,27 @@ def snapshot_files(wiki: Path) -> list[Path]:
     return files
 
 
+def asset_files(wiki: Path) -> list[Path]:
+    """Every stored asset (PDF) of a wiki, under ``assets/``."""
+    folder = wiki / "assets"
+    return sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+
+
+def rounds(repeat: int, passes: dict[str, Callable[[], Any]]) -> dict[str, list[float]]:
+    """Wall times of each pass over ``repeat`` rounds, the passes interleaved within each round.
+
+    Interleaving lets a change of load on a shared machine weigh on every pass alike, so ratios
+    taken within a round (or between the best, or the median, of each) stay comparable.
+    """
+    times: dict[str, list[float]] = {name: [] for name in passes}
+    for _ in range(repeat):
+        for name, fn in passes.items():
+            began = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - began)
+    return times
+
+
 def wiki_requests(wiki: Path) -> list[tuple[Path, str, list[tuple[int, int]]]]:
     """What a preflight asks of a wiki: every snapshot, with the spans its result.json accepted."""
     requests = []

@@ -23,12 +23,13 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from statistics import median
 from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import MB, best_of, snapshot_files, table, tree_rss, wiki_requests
+from benchmarks._common import MB, asset_files, rounds, snapshot_files, table, tree_rss, wiki_requests
 from benchmarks.generate import WikiSpec, generate_wiki
 from publisher import batch
 from publisher.batch import default_workers, verify_many
@@ -56,9 +57,16 @@ SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
 
 def _floor_chunk(paths: list[str]) -> int:
-    """Read, parse, re-encode and hash two digests of each file; the bytes processed."""
+    """Read, parse, re-encode and hash two digests of each snapshot file (read and hash one digest
+    of each asset file, a path starting with ``+``); the bytes processed."""
     total = 0
     for path in paths:
+        if path.startswith("+"):
+            with open(path[1:], "rb") as fh:
+                data = fh.read()
+            hashlib.sha256(data).digest()
+            total += len(data)
+            continue
         with open(path, "rb") as fh:
             data = fh.read()
         value = _loads(data)
@@ -69,15 +77,16 @@ def _floor_chunk(paths: list[str]) -> int:
     return total
 
 
-def floor_pass(files: list[Path], workers: int) -> int:
-    """The floor over ``files`` with ``workers`` processes (in-process for one)."""
+def floor_pass(files: list[Path], workers: int, assets: list[Path] = ()) -> int:  # type: ignore[assignment]
+    """The floor over ``files`` (and ``assets``) with ``workers`` processes (in-process for one)."""
+    items = [os.fspath(f) for f in files] + ["+" + os.fspath(a) for a in assets]
     if workers == 1:
-        return _floor_chunk([os.fspath(f) for f in files])
-    sizes = [f.stat().st_size for f in files]
-    pairs = sorted(zip(sizes, files, strict=True), key=lambda p: -p[0])
-    tasks = [(os.fspath(f.parent), f.stem, ()) for _, f in pairs]
-    chunks = batch._chunks(tasks, [s for s, _ in pairs])
-    paths = [[os.path.join(folder, sid + ".json") for folder, sid, _ in chunk] for chunk in chunks]
+        return _floor_chunk(items)
+    sizes = [os.stat(item.lstrip("+")).st_size for item in items]
+    pairs = sorted(zip(sizes, items, strict=True), key=lambda p: -p[0])
+    tasks = [(item, "", ()) for _, item in pairs]
+    chunks = batch._chunks(tasks, [s for s, _ in pairs])  # type: ignore[arg-type]
+    paths = [[item for item, _, _ in chunk] for chunk in chunks]
     pool = batch._process_pool(workers)
     try:
         return sum(pool.map(_floor_chunk, paths))
@@ -85,9 +94,10 @@ def floor_pass(files: list[Path], workers: int) -> int:
         pool.shutdown()
 
 
-def preflight_pass(requests: list[Any], workers: int) -> int:
-    """Verify every request; the number of snapshots that failed (expected: none)."""
-    return sum(0 if check.ok else 1 for check in verify_many(requests, workers=workers))
+def preflight_pass(requests: list[Any], workers: int, assets_root: Path | None = None) -> int:
+    """Verify every request (and hash the assets under ``assets_root``); the snapshots that failed."""
+    checks = verify_many(requests, workers=workers, assets_root=assets_root)
+    return sum(0 if check.ok else 1 for check in checks)
 
 
 def library_preflight_pass(wiki: Path, workers: int) -> int:
@@ -105,25 +115,37 @@ def _warm(files: list[Path]) -> int:
 
 
 def throughput(wiki: Path, workers_list: list[int], repeat: int, library: bool = True) -> list[list[Any]]:
-    """Rows: workers, floor MB/s, verify_many MB/s, ratio, failures, then ``run_preflight`` MB/s,
-    its ratio to the floor and its findings (when ``library``: the wiki has results to check)."""
+    """Rows: workers, floor MB/s, verify_many MB/s, its ratio to the floor (best / median of the
+    rounds), failures, then ``run_preflight`` MB/s, its ratios and findings (when ``library``: the
+    wiki has results to check). The passes are interleaved in each of ``repeat`` rounds."""
     files = snapshot_files(wiki)
+    assets = asset_files(wiki)
     requests = wiki_requests(wiki)
-    size = _warm(files)
+    size = _warm(files) + _warm(assets)
     rows = []
     for workers in workers_list:
-        floor_s, _ = best_of(repeat, lambda w=workers: floor_pass(files, w))
-        pre_s, failures = best_of(repeat, lambda w=workers: preflight_pass(requests, w))
-        row = [workers, size / MB / floor_s, size / MB / pre_s, floor_s / pre_s, failures]
+        passes = {
+            "floor": lambda w=workers: floor_pass(files, w, assets),
+            "verify_many": lambda w=workers: preflight_pass(requests, w, wiki),
+        }
         if library:
-            lib_s, findings = best_of(repeat, lambda w=workers: library_preflight_pass(wiki, w))
-            row += [size / MB / lib_s, floor_s / lib_s, findings]
+            passes["run_preflight"] = lambda w=workers: library_preflight_pass(wiki, w)
+        times = rounds(repeat, passes)
+        failures = preflight_pass(requests, workers, wiki)
+        floor = times["floor"]
+        row = [workers, size / MB / min(floor)]
+        for name in passes:
+            if name == "floor":
+                continue
+            got = times[name]
+            row += [size / MB / min(got), f"{min(floor) / min(got):.2f} / {median(floor) / median(got):.2f}"]
+            row.append(failures if name == "verify_many" else library_preflight_pass(wiki, workers))
         rows.append(row)
     return rows
 
 
-_THROUGHPUT = ["workers", "floor MB/s", "verify_many MB/s", "ratio", "failed"]
-_LIBRARY = ["run_preflight MB/s", "ratio", "findings"]
+_THROUGHPUT = ["workers", "floor MB/s", "verify_many MB/s", "ratio best / median", "failed"]
+_LIBRARY = ["run_preflight MB/s", "ratio best / median", "findings"]
 
 
 def corpus_wiki(corpus: Path, root: Path) -> Path:
@@ -210,7 +232,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-mb", type=float, default=1024.0, help="size of the memory run (0: skip)")
     parser.add_argument("--memory-wiki", type=Path, help="an existing wiki for the memory run")
     parser.add_argument("--corpus", type=Path, default=SHARED_CORPUS, help="real corpus (../shared/corpus)")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5, help="rounds, each running every pass once")
+    parser.add_argument(
+        "--pdf-every", type=int, default=4, help="every n-th generated source is a stored PDF (0: none)"
+    )
     parser.add_argument("--workers", default=None, help="comma-separated worker counts (default: 1 and all)")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat")
     parser.add_argument("--memory-probe", type=Path, help=argparse.SUPPRESS)
@@ -226,14 +251,26 @@ def main(argv: list[str] | None = None) -> int:
         wiki = args.wiki
         if wiki is None:
             wiki = Path(tmp) / "wiki"
-            generate_wiki(WikiSpec(root=wiki, seed=7, total_bytes=int(args.total_mb * MB), max_bytes=4 * 1024 * 1024))
+            generate_wiki(
+                WikiSpec(
+                    root=wiki,
+                    seed=7,
+                    total_bytes=int(args.total_mb * MB),
+                    max_bytes=4 * 1024 * 1024,
+                    pdf_every=args.pdf_every,
+                )
+            )
         rows = throughput(wiki, workers_list, args.repeat)
         print(table(f"Preflight vs in-run floor ({wiki}, {cores} cores)", _THROUGHPUT + _LIBRARY, rows))
         if len(rows) > 1:
             base = rows[0]
-            scaling = [[r[0], r[1] / base[1], r[2] / base[2]] for r in rows]
+            scaling = [[r[0], r[1] / base[1], r[2] / base[2], r[5] / base[5]] for r in rows]
             print(
-                table("Scaling with workers (speed-up over the first row)", ["workers", "floor", "preflight"], scaling)
+                table(
+                    "Scaling with workers (speed-up over the first row)",
+                    ["workers", "floor", "verify_many", "run_preflight"],
+                    scaling,
+                )
             )
         if args.corpus and (args.corpus / "evidence-inference" / "texts").is_dir():
             real = corpus_wiki(args.corpus, Path(tmp) / "corpus-wiki")

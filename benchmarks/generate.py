@@ -16,6 +16,7 @@ ids depend on the seed alone.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import random
@@ -76,6 +77,8 @@ class WikiSpec:
     spans_per_source: int = 3
     sources_per_concept: int = 10
     assemble: bool = True
+    pdf_every: int = 0
+    """Every n-th source is a user-supplied PDF whose asset file (1.5x its text) the wiki stores."""
 
 
 @dataclass
@@ -88,6 +91,8 @@ class WikiSummary:
     text_bytes: int = 0
     file_bytes: int = 0
     spans: int = 0
+    assets: int = 0
+    asset_bytes: int = 0
     concepts: int = 0
     assembled: int = 0
     seconds: float = 0.0
@@ -145,6 +150,11 @@ def _write(path: Path, data: str) -> None:
     path.write_text(data, encoding="utf-8")
 
 
+def _write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
 def _concept(slug: str, run_slug: str, quotes: list[tuple[str, int, int, str]]) -> str:
     lines = [
         "---",
@@ -196,25 +206,35 @@ def generate_wiki(spec: WikiSpec, *, log: bool = False) -> WikiSummary:
         pmid = str(10_000_000 + spec.seed * 1_000_000 + index)
         kind = index % 3
         url = f"https://example.org/s{spec.seed}/article/{index}"
+        asset = None
+        if spec.pdf_every and index % spec.pdf_every == 0:
+            data = b"%PDF-1.4\n" + rng.randbytes(len(text.encode("utf-8")) * 3 // 2)
+            digest = hashlib.sha256(data).hexdigest()
+            asset = {"path": f"assets/papers/{digest}.pdf", "sha256": digest, "bytes": len(data)}
+            _write_bytes(root / asset["path"], data)
+            url = f"file:///papers/{digest}.pdf"
+            summary.assets += 1
+            summary.asset_bytes += len(data)
         record = build_record(
             url=url,
             text=text,
             title=f"Synthetic article {index} — étude {pmid}",
             retrieved_at=format_ts(utc_now()),
             access="full_text",
-            origin=("pmc", "oa-pdf", "europepmc")[kind],
+            origin="user-supplied-pdf" if asset else ("pmc", "oa-pdf", "europepmc")[kind],
             paper={"pmid": pmid, "doi": f"10.5555/syn.{index}", "pmcid": None},
             sections=_sections(text) if kind == 0 else None,
-            pages=_pages(text) if kind == 1 else None,
+            pages=_pages(text) if kind == 1 or asset else None,
+            asset=asset,
         )
         snap, _ = run.store.put(record)
         append_event(
             run.events_path,
-            type="fetch",
+            type="local_pdf" if asset else "fetch",
             source_id=snap.source_id,
             url=url,
             fresh=True,
-            sha256=snap.content_hash[7:],
+            sha256=asset["sha256"] if asset else snap.content_hash[7:],
             detail=f"synthetic {len(text)} code points",
         )
         spans = _spans(rng, text, spec.spans_per_source)
@@ -288,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sources-per-run", type=int, default=200)
     parser.add_argument("--no-assemble", action="store_true", help="skip writing result.json")
+    parser.add_argument("--pdf-every", type=int, default=0, help="every n-th source a stored PDF (0: none)")
     args = parser.parse_args(argv)
     spec = WikiSpec(
         root=args.root,
@@ -297,10 +318,12 @@ def main(argv: list[str] | None = None) -> int:
         max_bytes=int(args.max_kb * 1024),
         sources_per_run=args.sources_per_run,
         assemble=not args.no_assemble,
+        pdf_every=args.pdf_every,
     )
     s = generate_wiki(spec, log=True)
     print(
         f"{s.root}: {len(s.runs)} runs, {s.sources} sources, {s.file_bytes / 1e6:.1f} MB of snapshot files, "
+        f"{s.assets} PDF assets ({s.asset_bytes / 1e6:.1f} MB), "
         f"{s.spans} spans, {s.concepts} concepts, {s.assembled} results assembled, {s.seconds:.1f} s"
     )
     return 0

@@ -35,7 +35,7 @@ from .eventlog import hash_asset
 from .models import Asset, Paper
 from .reasons import Reason
 from .spans import check_range, locator
-from .store import SnapshotStore
+from .store import read_snapshot
 
 __all__ = [
     "SpanCheck",
@@ -54,8 +54,14 @@ Request = tuple[Path | str, str, Sequence[tuple[int, int]]]
 ProgressFn = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after each snapshot is checked."""
 
-IN_PROCESS_BYTES = 16 * 1024 * 1024
-"""Below this many bytes of snapshot files, checking in-process beats starting a pool."""
+IN_PROCESS_BYTES = 2 * 1024 * 1024
+"""Below this many bytes of snapshot files, checking in-process beats starting a pool.
+
+A forked pool starts (and stops) in about 10 ms. When the pool has to come from a forkserver
+instead (other threads are alive, see :func:`_process_pool`), which takes about 0.6 s, the limit
+is :data:`SLOW_START_FACTOR` times larger."""
+
+SLOW_START_FACTOR = 32
 
 _CHUNK_BYTES = 8 * 1024 * 1024
 _CHUNK_MAX = 64
@@ -131,12 +137,15 @@ _Task = tuple[str, str, tuple[tuple[int, int], ...]]
 def _normalise(requests: Iterable[Request]) -> list[_Task]:
     """Group requests by (sources folder, source id), keeping first-seen order and unique spans."""
     groups: dict[tuple[str, str], dict[tuple[int, int], None]] = {}
+    spelled: dict[Path | str, str] = {}  # one Path parse per distinct location, not per request
     for item in requests:
         location, source_id, spans = item
-        folder = Path(location)
-        if folder.name == f"{source_id}.json":
-            folder = folder.parent
-        key = (os.fspath(folder), source_id)
+        folder = spelled.get(location)
+        if folder is None:
+            folder = spelled[location] = os.fspath(Path(location))
+        if os.path.basename(folder) == f"{source_id}.json":
+            folder = os.fspath(Path(folder).parent)
+        key = (folder, source_id)
         bucket = groups.setdefault(key, {})
         for pair in spans:
             start, end = pair
@@ -150,7 +159,7 @@ def _check_one(task: _Task, assets_root: str | None = None) -> SnapshotCheck:
     """Read, verify and slice one snapshot (runs in a worker); hash its asset under ``assets_root``."""
     folder, source_id, wanted = task
     try:
-        snap = SnapshotStore(Path(folder)).read(source_id)
+        snap = read_snapshot(folder, source_id)
     except PublisherError as exc:
         reason = exc.reason if exc.reason is not None else Reason.SNAPSHOT_HASH_MISMATCH
         return SnapshotCheck(folder, source_id, False, reason, exc.one_line())
@@ -216,7 +225,7 @@ def default_workers() -> int:
 
 def _size(task: _Task) -> int:
     try:
-        return os.stat(Path(task[0]) / f"{task[1]}.json", follow_symlinks=False).st_size
+        return os.stat(os.path.join(task[0], f"{task[1]}.json"), follow_symlinks=False).st_size
     except (OSError, ValueError):
         return 0
 
@@ -237,13 +246,22 @@ def _chunks(tasks: list[_Task], sizes: list[int]) -> list[list[_Task]]:
     return out
 
 
+def _can_fork() -> bool:
+    """Whether workers may be forked: fork starts in milliseconds but is only safe while this
+    process runs a single thread; with other threads (mkdocs serve, a Dask client) a forked
+    child could inherit a held lock."""
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def _in_process_limit() -> int:
+    return IN_PROCESS_BYTES if _can_fork() else IN_PROCESS_BYTES * SLOW_START_FACTOR
+
+
 def _process_pool(workers: int) -> ProcessPoolExecutor:
-    # fork starts in milliseconds but is only safe while this process runs a single thread;
-    # with other threads (mkdocs serve, a Dask client) a forked child could inherit a held lock,
-    # so then the workers come from a forkserver, which costs a fresh interpreter and imports.
+    # Without fork the workers come from a forkserver, which costs a fresh interpreter and imports.
     methods = multiprocessing.get_all_start_methods()
     context: multiprocessing.context.BaseContext
-    if "fork" in methods and threading.active_count() == 1:
+    if _can_fork():
         context = multiprocessing.get_context("fork")
     elif "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
@@ -266,7 +284,7 @@ def verify_many(
 
     ``executor`` runs the work when given (it is not shut down here); otherwise a process pool of
     ``workers`` processes (default: every core) is started, unless there is one worker or the
-    snapshots total less than :data:`IN_PROCESS_BYTES`, when the work runs in this process.
+    snapshots total less than :data:`IN_PROCESS_BYTES` (more without fork), when the work runs in this process.
     Results come in completion order, or in first-request order with ``ordered=True``. A failure
     of the pool itself raises :class:`PublisherError`; a bad snapshot is a failed check, never an
     exception.
@@ -283,7 +301,7 @@ def verify_many(
     if workers < 1:
         raise ValueError("workers must be at least 1")
     sizes = [_size(task) for task in tasks]
-    if executor is None and (workers == 1 or total == 1 or sum(sizes) < IN_PROCESS_BYTES):
+    if executor is None and (workers == 1 or total == 1 or sum(sizes) < _in_process_limit()):
         for done, task in enumerate(tasks, 1):
             check = _check_one(task, root)
             if progress is not None:

@@ -42,21 +42,41 @@ __all__ = [
     "build_record",
     "verify_record",
     "snapshot_path",
+    "read_snapshot",
 ]
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
 """A snapshot file larger than this is treated as corrupt rather than read into memory."""
 
 
-def snapshot_path(sources_dir: Path, source_id: str) -> Path:
-    """The file for ``source_id``; the id's syntax is checked before any file system access."""
+def _checked_id(source_id: str) -> str:
     if not isinstance(source_id, str) or not SOURCE_ID_RE.fullmatch(source_id):
         raise IntegrityError(
             f"refused snapshot name {str(source_id)[:80]!r}: not 'src-' + 64 lowercase hex",
             reason=Reason.SNAPSHOT_HASH_MISMATCH,
             source_id=str(source_id)[:80],
         )
-    return sources_dir / f"{source_id}.json"
+    return source_id
+
+
+def snapshot_path(sources_dir: Path, source_id: str) -> Path:
+    """The file for ``source_id``; the id's syntax is checked before any file system access."""
+    return Path(sources_dir) / f"{_checked_id(source_id)}.json"
+
+
+def read_snapshot(sources_dir: Path | str, source_id: str, max_bytes: int = MAX_SNAPSHOT_BYTES) -> Snapshot:
+    """Read and verify one snapshot of ``sources_dir``; raises IntegrityError with the reason code.
+
+    The id's syntax is checked before any file access; the file is opened without following
+    links, must be a regular file of at most ``max_bytes``, and every digest is recomputed.
+    """
+    path = os.path.join(sources_dir, _checked_id(source_id) + ".json")
+    data = _read_bytes(path, source_id, max_bytes)
+    try:
+        raw, canonical = loads_record(data)
+    except (StrictJSONError, ValueError) as exc:
+        raise _corrupt(source_id, f"is not strict JSON ({exc})") from exc
+    return verify_record(raw, source_id, canonical_body=data if canonical else None)
 
 
 def _corrupt(source_id: str, why: str, **facts: Any) -> IntegrityError:
@@ -68,14 +88,14 @@ def _corrupt(source_id: str, why: str, **facts: Any) -> IntegrityError:
     )
 
 
-def _read_bytes(path: Path, source_id: str, max_bytes: int) -> bytes:
+def _read_bytes(path: str, source_id: str, max_bytes: int) -> bytes:
     """Read a snapshot file without following links or blocking on special files."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
     try:
         fd = os.open(path, flags)
     except FileNotFoundError as exc:
         raise IntegrityError(
-            f"no snapshot {source_id} in {path.parent}",
+            f"no snapshot {source_id} in {os.path.dirname(path)}",
             reason=Reason.UNKNOWN_SOURCE,
             source_id=source_id,
         ) from exc
@@ -207,13 +227,7 @@ class SnapshotStore:
 
     def read(self, source_id: str) -> Snapshot:
         """Read and verify one snapshot; raises IntegrityError with the reason code."""
-        path = self.path_for(source_id)
-        data = _read_bytes(path, source_id, self.max_bytes)
-        try:
-            raw, canonical = loads_record(data)
-        except (StrictJSONError, ValueError) as exc:
-            raise _corrupt(source_id, f"is not strict JSON ({exc})") from exc
-        return verify_record(raw, source_id, canonical_body=data if canonical else None)
+        return read_snapshot(self.folder, source_id, self.max_bytes)
 
     def put(self, record: dict[str, Any]) -> tuple[Snapshot, bool]:
         """Publish a record built by :func:`build_record`; returns (snapshot, created).

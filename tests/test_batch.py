@@ -72,13 +72,13 @@ def test_each_snapshot_read_once_and_spans_deduplicated(store: SnapshotStore, mo
     a = _put(store, "https://example.org/a")
     b = _put(store, "https://example.org/b")
     reads: list[str] = []
-    original = SnapshotStore.read
+    original = batch.read_snapshot
 
-    def counting(self: SnapshotStore, source_id: str):  # type: ignore[no-untyped-def]
+    def counting(folder: Path | str, source_id: str):  # type: ignore[no-untyped-def]
         reads.append(source_id)
-        return original(self, source_id)
+        return original(folder, source_id)
 
-    monkeypatch.setattr(SnapshotStore, "read", counting)
+    monkeypatch.setattr(batch, "read_snapshot", counting)
     requests = [(store.folder, a, [(0, 5)]), (store.folder, b, [(1, 2)]), (store.folder, a, [(0, 5), (5, 9)])]
     checks = list(verify_many(requests, workers=1))
     assert sorted(reads) == sorted([a, b])
@@ -258,7 +258,9 @@ def _asset_snapshot(store: SnapshotStore, root: Path, name: str, data: bytes, *,
     )
 
 
-def test_workers_hash_assets_under_the_root(store: SnapshotStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_workers_hash_assets_under_the_root(
+    store: SnapshotStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With ``assets_root`` each snapshot's asset file is hashed by the worker that verified it."""
     root = tmp_path
     good = _asset_snapshot(store, root, "good", b"%PDF-1.4 good")
@@ -294,3 +296,19 @@ def test_asset_links_and_special_files_count_as_missing(store: SnapshotStore, tm
     os.mkfifo(target)
     (check,) = verify_many([(store.folder, sid, [])], workers=1, assets_root=tmp_path)
     assert check.ok and check.asset_digest is None
+
+
+def test_small_batches_stay_in_process_longer_when_workers_would_start_slowly() -> None:
+    """A forked pool starts in milliseconds; with other threads alive the pool would come from a
+    forkserver (a fresh interpreter), so more work is done in-process before starting one."""
+    import threading
+
+    assert batch._in_process_limit() == batch.IN_PROCESS_BYTES or threading.active_count() > 1
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert batch._in_process_limit() == batch.IN_PROCESS_BYTES * batch.SLOW_START_FACTOR
+    finally:
+        release.set()
+        other.join()

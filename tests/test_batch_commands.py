@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from _gate_helpers import make_run
 
-from publisher import batch
+from publisher import batch, store
 from publisher.assemble import assemble_run
 from publisher.batch import CheckedSnapshots
 from publisher.eventlog import AssetChecker, freshness, read_log
 from publisher.reasons import Reason
-from publisher.store import SnapshotReader, SnapshotStore
+from publisher.store import SnapshotReader
 from publisher.verify import verify_run
 
 
@@ -25,13 +25,15 @@ def _without_time(result: dict) -> dict:
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every snapshot id the store reads, in order."""
     seen: list[str] = []
-    original = SnapshotStore.read
+    original = store.read_snapshot
 
-    def read(self: SnapshotStore, source_id: str):  # type: ignore[no-untyped-def]
+    def read(folder: Path | str, source_id: str, *args: object):  # type: ignore[no-untyped-def]
         seen.append(source_id)
-        return original(self, source_id)
+        return original(folder, source_id, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(SnapshotStore, "read", read)
+    # The batch reader and SnapshotStore.read both read through store.read_snapshot.
+    monkeypatch.setattr(store, "read_snapshot", read)
+    monkeypatch.setattr(batch, "read_snapshot", read)
     return seen
 
 

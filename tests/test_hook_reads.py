@@ -9,11 +9,10 @@ from pathlib import Path
 import pytest
 from _wiki_helpers import build_wiki, make_wiki, sample_run
 
-from publisher import batch
+from publisher import batch, store
 from publisher.batch import SnapshotCheck
 from publisher.promote import promote
 from publisher.site.seal import MANIFEST_NAME, scan_page
-from publisher.store import SnapshotStore
 
 
 def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -22,18 +21,20 @@ def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.M
     promote(rb.run.path, wiki)
     checked: Counter[str] = Counter()
     texts: Counter[str] = Counter()
-    check_one, read = batch._check_one, SnapshotStore.read
+    check_one, read = batch._check_one, store.read_snapshot
 
     def counting_check(task: tuple[str, str, object], assets_root: str | None = None) -> SnapshotCheck:
         checked[task[1]] += 1
         return check_one(task, assets_root)  # type: ignore[arg-type]
 
-    def counting_read(self: SnapshotStore, source_id: str):  # type: ignore[no-untyped-def]
+    def counting_read(folder: Path | str, source_id: str, *args: object):  # type: ignore[no-untyped-def]
         texts[source_id] += 1
-        return read(self, source_id)
+        return read(folder, source_id, *args)  # type: ignore[arg-type]
 
+    # Every snapshot read (the batch's and SnapshotStore.read) goes through store.read_snapshot.
     monkeypatch.setattr(batch, "_check_one", counting_check)
-    monkeypatch.setattr(SnapshotStore, "read", counting_read)
+    monkeypatch.setattr(store, "read_snapshot", counting_read)
+    monkeypatch.setattr(batch, "read_snapshot", counting_read)
     build_wiki(wiki)
     site = wiki / "site"
     assert (site / MANIFEST_NAME).is_file()

@@ -46,6 +46,7 @@ __all__ = [
     "terminal_progress",
     "CheckedSnapshots",
     "IN_PROCESS_BYTES",
+    "helper_pool",
 ]
 
 Request = tuple[Path | str, str, Sequence[tuple[int, int]]]
@@ -255,6 +256,17 @@ def _can_fork() -> bool:
 
 def _in_process_limit() -> int:
     return IN_PROCESS_BYTES if _can_fork() else IN_PROCESS_BYTES * SLOW_START_FACTOR
+
+
+def helper_pool(workers: int = 1) -> ProcessPoolExecutor | None:
+    """A pool of forked workers, or None when this process may not fork (other threads alive).
+
+    For work that only pays when the workers start at once (a build's helper process), unlike
+    :func:`verify_many`, which falls back to a forkserver.
+    """
+    if not _can_fork():
+        return None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
 
 
 def _process_pool(workers: int) -> ProcessPoolExecutor:

@@ -15,6 +15,8 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
@@ -494,3 +496,69 @@ def test_plugin_moving_site_dir_is_refused(tmp_path: Path) -> None:
         build_wiki(wiki)
     assert tree_digest(wiki / "site") == before
     assert [name for name in leftovers(wiki) if not name.endswith("-elsewhere")] == []
+
+
+# ---------------------------------------------------------------------------------------------
+# the report helper process
+
+
+_STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+
+
+def _report_page(wiki: Path, slug: str = "alpha") -> str:
+    page = (wiki / "site" / "runs" / slug / "report" / "index.html").read_text(encoding="utf-8")
+    return _STAMP.sub("<time>", page)
+
+
+def test_cli_build_renders_reports_in_a_helper_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mkdocs build`` (one thread) forks a helper that renders the report pages while MkDocs
+    builds the others; the pages are the same as rendered in-process."""
+    from publisher.batch import default_workers
+    from publisher.site import hook
+
+    wiki = _wiki(tmp_path)
+    done = _mkdocs("build", "--strict", "-v", cwd=wiki)
+    assert done.returncode == 0, done.stderr
+    helper = "rendering 1 report(s) in a helper process" in done.stderr
+    assert helper == (default_workers() >= 2), done.stderr[-2000:]
+    forked = _report_page(wiki)
+    assert scan_page(forked).excerpts, "the report shows its excerpts"
+    monkeypatch.setattr(hook, "helper_pool", lambda: None)
+    build_wiki(wiki)
+    assert _report_page(wiki) == forked
+
+
+class _BrokenHelper(Executor):
+    """A helper whose process has died: every job fails with BrokenProcessPool."""
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        future: Future[object] = Future()
+        future.set_exception(BrokenProcessPool("helper killed"))
+        return future
+
+
+def test_report_helper_results_errors_and_death(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from publisher.site import hook
+
+    wiki, _ = _published(tmp_path)
+    expected = _report_page(wiki)
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "helper_pool", lambda: ThreadPoolExecutor(max_workers=1))
+    build_wiki(wiki)
+    assert _report_page(wiki) == expected
+    # A helper that died leaves the report to be rendered in-process: same page.
+    monkeypatch.setattr(hook, "helper_pool", lambda: _BrokenHelper())
+    build_wiki(wiki)
+    assert _report_page(wiki) == expected
+    # An error inside the helper fails the build as it would in-process; nothing is published.
+    before = tree_digest(wiki / "site")
+    import publisher.render as render_module
+
+    def broken(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("injected failure while rendering a report")
+
+    monkeypatch.setattr(render_module, "render_report_body", broken)
+    monkeypatch.setattr(hook, "helper_pool", lambda: ThreadPoolExecutor(max_workers=1))
+    with pytest.raises(RuntimeError, match="report"):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)

@@ -27,6 +27,8 @@ import logging
 import os
 from collections import Counter
 from collections.abc import Mapping
+from concurrent.futures import Executor, Future
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +40,11 @@ from mkdocs.utils import CountHandler
 
 import publisher
 
-from ..batch import terminal_progress
+from ..batch import CheckedSnapshots, SnapshotCheck, default_workers, helper_pool, terminal_progress
 from ..canonical import content_hash_for, sha256_hex
 from ..errors import PublisherError
 from ..preflight import Preflight, RunEvidence, run_preflight
-from ..runs import RUN_LAYOUTS
+from ..runs import RUN_LAYOUTS, Run
 from . import publish
 from .pages import (
     CSS_URI,
@@ -117,20 +119,81 @@ def _serve_offline(config: Any) -> None:
         theme["font"] = False
 
 
-def _report_body(wiki_root: Path, pre: Preflight) -> Any:
-    """Renders a run's report page, re-assembling the run from the preflight's snapshot checks
-    (each snapshot file is read once per build; a span the preflight did not read is read then)."""
-    from ..batch import CheckedSnapshots
+def render_report_page(wiki_root: str, run_path: str, checks: list[SnapshotCheck]) -> str:
+    """A run's report page body, re-assembling the run from the preflight's snapshot checks
+    (``checks``), so no snapshot file is read again; a span they lack is read then. Runs in the
+    build's helper process or in-process."""
     from ..render import render_report_body
     from ..verify import verify_run
 
-    def body(ev: RunEvidence) -> str:
-        reader = CheckedSnapshots(ev.run.sources_dir)
-        reader.seed(pre.snapshot_checks)
-        verification = verify_run(ev.run, wiki_root=wiki_root, write=False, reader=reader)
-        return render_report_body(ev.run, verification=verification)
+    run = Run(Path(run_path))
+    reader = CheckedSnapshots(run.sources_dir)
+    reader.seed(checks)
+    verification = verify_run(run, wiki_root=Path(wiki_root), write=False, reader=reader)
+    return render_report_body(run, verification=verification)
 
-    return body
+
+class ReportBodies:
+    """The report pages' bodies, rendered by a helper process while MkDocs builds the other pages.
+
+    A report re-assembles its run (the report's "result.json equals assembling it now" check):
+    the costliest page of a build, and MkDocs builds on one core. With a second core and a
+    process that may fork (a single thread, as under ``mkdocs build``), :meth:`start` forks one
+    helper and hands it every report as soon as the pages are known; the report page takes its
+    body when MkDocs reaches it (report pages come last). Otherwise, or if the helper dies, each
+    body is rendered in-process when its page is filled. Either way the same function renders
+    it from the same checks, and an error in it fails the build as before.
+    """
+
+    def __init__(self, wiki_root: Path, pre: Preflight) -> None:
+        self.wiki_root = wiki_root
+        self.pre = pre
+        self._pool: Executor | None = None
+        self._pending: dict[str, Future[str]] = {}
+
+    def _job(self, ev: RunEvidence) -> tuple[str, str, list[SnapshotCheck]]:
+        folder = os.fspath(ev.run.sources_dir)
+        checks = [c for c in self.pre.snapshot_checks if c.location == folder]
+        return os.fspath(self.wiki_root), os.fspath(ev.run.path), checks
+
+    def start(self, runs: list[RunEvidence]) -> None:
+        """Start rendering every report of ``runs`` in a helper process, when that pays."""
+        self.close()
+        if not runs or default_workers() < 2:
+            return
+        self._pool = helper_pool()
+        if self._pool is None:
+            return
+        try:
+            for ev in runs:
+                self._pending[ev.rel] = self._pool.submit(render_report_page, *self._job(ev))
+        except (BrokenProcessPool, RuntimeError, OSError):
+            self.close()  # rendered in-process instead
+            return
+        log.debug(f"evidence hook: rendering {len(runs)} report(s) in a helper process")
+
+    def __call__(self, ev: RunEvidence) -> str:
+        future = self._pending.pop(ev.rel, None)
+        if future is not None:
+            try:
+                return future.result()
+            except BrokenProcessPool:
+                pass  # the helper died (killed, out of memory): render it here instead
+        return render_report_page(*self._job(ev))
+
+    def close(self) -> None:
+        """Stop the helper (idempotent); reports not taken yet are dropped."""
+        pool, self._pool = self._pool, None
+        for future in self._pending.values():
+            future.cancel()
+        self._pending = {}
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _report_body(wiki_root: Path, pre: Preflight) -> ReportBodies:
+    """The report renderer of a build (rendered in-process until :meth:`ReportBodies.start`)."""
+    return ReportBodies(wiki_root, pre)
 
 
 class EvidenceBuild:
@@ -148,6 +211,7 @@ class EvidenceBuild:
         self.seen: set[str] = set()
         self.counter: CountHandler | None = None
         self.config: Any = None
+        self.reports: ReportBodies | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -171,16 +235,19 @@ class EvidenceBuild:
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
         logging.getLogger("mkdocs").addHandler(self.counter)
+        self.reports = _report_body(wiki_root, pre)
         self.model = SiteModel(
             pre,
             use_directory_urls=bool(config.use_directory_urls),
-            report_body=_report_body(wiki_root, pre),
+            report_body=self.reports,
             source_text=source_text,
         )
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
 
     def finish(self) -> None:
-        """Restore ``site_dir`` and drop the warning counter (idempotent)."""
+        """Restore ``site_dir``, drop the warning counter and stop the report helper (idempotent)."""
+        if self.reports is not None:
+            self.reports.close()
         if self.counter is not None:
             logging.getLogger("mkdocs").removeHandler(self.counter)
             self.counter = None
@@ -202,6 +269,8 @@ class EvidenceBuild:
             pages = self.model.build()
         except PublisherError as exc:
             raise PluginError(f"evidence pages: {exc.one_line()}") from exc
+        if self.reports is not None and self.pre is not None:
+            self.reports.start(list(self.pre.runs))
         taken = {f.dest_uri: f.src_uri for f in files}
         for page in pages:
             inclusion = InclusionLevel.INCLUDED if page.in_nav else InclusionLevel.NOT_IN_NAV

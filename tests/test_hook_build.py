@@ -33,10 +33,13 @@ from _wiki_helpers import (
 )
 from mkdocs.exceptions import Abort
 
+from publisher.errors import IntegrityError
 from publisher.preflight import run_preflight
 from publisher.promote import promote
+from publisher.reasons import Reason
 from publisher.site import pages as pages_module
 from publisher.site import publish as publish_module
+from publisher.site.pages import SourceBody, SourceJob, SourceText, render_source_body, source_job
 from publisher.site.seal import MANIFEST_NAME, scan_page
 
 
@@ -499,33 +502,36 @@ def test_plugin_moving_site_dir_is_refused(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# the report helper process
+# the helper process (source texts and reports rendered ahead of MkDocs)
 
 
 _STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
 
 
-def _report_page(wiki: Path, slug: str = "alpha") -> str:
-    page = (wiki / "site" / "runs" / slug / "report" / "index.html").read_text(encoding="utf-8")
-    return _STAMP.sub("<time>", page)
+def _built_pages(wiki: Path) -> dict[str, str]:
+    """Every source and report page of the built site, time stamps masked."""
+    site = wiki / "site"
+    pages = sorted([*site.glob("sources/src-*/index.html"), *site.glob("runs/*/report/index.html")])
+    assert pages
+    return {p.relative_to(site).as_posix(): _STAMP.sub("<time>", p.read_text(encoding="utf-8")) for p in pages}
 
 
-def test_cli_build_renders_reports_in_a_helper_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``mkdocs build`` (one thread) forks a helper that renders the report pages while MkDocs
-    builds the others; the pages are the same as rendered in-process."""
+def test_cli_build_renders_in_a_helper_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mkdocs build`` (one thread) forks a helper that renders the source texts and reports
+    while MkDocs builds the pages; the pages are the same as rendered in-process."""
     from publisher.batch import default_workers
     from publisher.site import hook
 
     wiki = _wiki(tmp_path)
     done = _mkdocs("build", "--strict", "-v", cwd=wiki)
     assert done.returncode == 0, done.stderr
-    helper = "rendering 1 report(s) in a helper process" in done.stderr
+    helper = "rendering 3 source text(s), 1 report(s) in helper processes" in done.stderr
     assert helper == (default_workers() >= 2), done.stderr[-2000:]
-    forked = _report_page(wiki)
-    assert scan_page(forked).excerpts, "the report shows its excerpts"
+    forked = _built_pages(wiki)
+    assert len(forked) == 4
     monkeypatch.setattr(hook, "helper_pool", lambda: None)
     build_wiki(wiki)
-    assert _report_page(wiki) == forked
+    assert _built_pages(wiki) == forked
 
 
 class _BrokenHelper(Executor):
@@ -537,28 +543,95 @@ class _BrokenHelper(Executor):
         return future
 
 
-def test_report_helper_results_errors_and_death(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+class _CountingHelper(ThreadPoolExecutor):
+    """A helper on a thread that records what it was given, in order."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)
+        self.jobs: list[str] = []
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        self.jobs.append(fn.__name__)
+        return super().submit(fn, *args, **kwargs)
+
+
+@pytest.mark.parametrize("extra", ["", "extra:\n  evidence:\n    source_text: windows\n    context: 5\n"])
+def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str
+) -> None:
     from publisher.site import hook
 
-    wiki, _ = _published(tmp_path)
-    expected = _report_page(wiki)
-    monkeypatch.setattr(hook, "default_workers", lambda: 2)
-    monkeypatch.setattr(hook, "helper_pool", lambda: ThreadPoolExecutor(max_workers=1))
+    wiki, _ = _published(tmp_path, extra=extra)
+    monkeypatch.setattr(hook, "helper_pool", lambda: None)
     build_wiki(wiki)
-    assert _report_page(wiki) == expected
-    # A helper that died leaves the report to be rendered in-process: same page.
+    expected = _built_pages(wiki)
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    helpers: list[_CountingHelper] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda: helpers.append(_CountingHelper()) or helpers[-1])
+    build_wiki(wiki)
+    assert _built_pages(wiki) == expected
+    # One helper for the source texts, one for the reports.
+    assert [h.jobs for h in helpers[-2:]] == [["render_source_chunk"], ["render_report_page"]]
+    # A helper that died leaves every slot to be rendered in-process: same pages.
     monkeypatch.setattr(hook, "helper_pool", lambda: _BrokenHelper())
     build_wiki(wiki)
-    assert _report_page(wiki) == expected
-    # An error inside the helper fails the build as it would in-process; nothing is published.
-    before = tree_digest(wiki / "site")
+    assert _built_pages(wiki) == expected
+
+
+def test_helper_errors_fail_the_build_and_publish_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from publisher.site import hook
+
+    wiki, before = _published(tmp_path)
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "helper_pool", lambda: ThreadPoolExecutor(max_workers=1))
     import publisher.render as render_module
 
     def broken(*args: object, **kwargs: object) -> str:
         raise RuntimeError("injected failure while rendering a report")
 
     monkeypatch.setattr(render_module, "render_report_body", broken)
-    monkeypatch.setattr(hook, "helper_pool", lambda: ThreadPoolExecutor(max_workers=1))
     with pytest.raises(RuntimeError, match="report"):
         build_wiki(wiki)
     _assert_untouched(wiki, before)
+    monkeypatch.undo()
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "helper_pool", lambda: ThreadPoolExecutor(max_workers=1))
+    def changed(job: SourceJob) -> SourceBody:
+        raise IntegrityError(f"snapshot {job.source_id} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
+
+    monkeypatch.setattr(hook, "render_source_body", changed)
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    assert re.search(r"SNAPSHOT_HASH_MISMATCH: snapshot src-[0-9a-f]{64} changed during the build", caplog.text)
+    _assert_untouched(wiki, before)
+
+
+def test_helper_runs_a_few_chunks_ahead_and_pages_out_of_order_render_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper holds at most a few chunks of texts at once (memory stays bounded whatever
+    the wiki's size), and a page asked for out of its turn is rendered in-process."""
+    from publisher.site import hook
+
+    rb = _sample(tmp_path)
+    pre = run_preflight(rb.wiki)
+    options = SourceText()
+    jobs = [source_job(sid, info, options) for sid, info in pre.sources.items()]
+    monkeypatch.setattr(hook, "_CHUNK_PAGES", 1)
+    monkeypatch.setattr(hook, "_CHUNKS_AHEAD", 2)
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    pool = _CountingHelper()
+    monkeypatch.setattr(hook, "helper_pool", lambda: pool)
+    helper = hook.BuildHelper(rb.wiki, pre)
+    helper.start(jobs, [])
+    assert pool.jobs == ["render_source_chunk"] * 2, "two chunks ahead, not the whole wiki"
+    local = [render_source_body(job) for job in jobs]
+    assert helper.source(jobs[2]) == local[2]  # out of turn: rendered here
+    assert len(pool.jobs) == 2
+    assert helper.source(jobs[0]) == local[0]  # its turn: from the helper, and the next chunk goes
+    assert len(pool.jobs) == 3
+    assert [helper.source(job) for job in jobs[1:]] == local[1:]
+    helper.close()
+    pool.shutdown()

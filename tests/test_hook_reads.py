@@ -12,6 +12,7 @@ from _wiki_helpers import build_wiki, make_wiki, sample_run
 from publisher import batch, store
 from publisher.batch import SnapshotCheck
 from publisher.promote import promote
+from publisher.site import hook, pages
 from publisher.site.seal import MANIFEST_NAME, scan_page
 
 
@@ -35,6 +36,9 @@ def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(batch, "_check_one", counting_check)
     monkeypatch.setattr(store, "read_snapshot", counting_read)
     monkeypatch.setattr(batch, "read_snapshot", counting_read)
+    monkeypatch.setattr(pages, "read_snapshot", counting_read)
+    # Counted in this process: no helper process renders source texts or reports here.
+    monkeypatch.setattr(hook, "helper_pool", lambda: None)
     build_wiki(wiki)
     site = wiki / "site"
     assert (site / MANIFEST_NAME).is_file()

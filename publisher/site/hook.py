@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Mapping
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
@@ -53,9 +53,13 @@ from .pages import (
     STATIC_DIR,
     TEMPLATES_DIR,
     SiteModel,
+    SourceBody,
+    SourceJob,
     SourceText,
     check_record_copy,
     record_uri,
+    render_source_body,
+    source_job,
 )
 from .seal import MANIFEST_NAME, manifest_bytes, scan_page
 
@@ -133,67 +137,128 @@ def render_report_page(wiki_root: str, run_path: str, checks: list[SnapshotCheck
     return render_report_body(run, verification=verification)
 
 
-class ReportBodies:
-    """The report pages' bodies, rendered by a helper process while MkDocs builds the other pages.
+def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
+    """Several source pages' texts (a helper's unit of work)."""
+    return [render_source_body(job) for job in jobs]
 
-    A report re-assembles its run (the report's "result.json equals assembling it now" check):
-    the costliest page of a build, and MkDocs builds on one core. With a second core and a
-    process that may fork (a single thread, as under ``mkdocs build``), :meth:`start` forks one
-    helper and hands it every report as soon as the pages are known; the report page takes its
-    body when MkDocs reaches it (report pages come last). Otherwise, or if the helper dies, each
-    body is rendered in-process when its page is filled. Either way the same function renders
-    it from the same checks, and an error in it fails the build as before.
+
+_CHUNK_CHARS = 4 * 1024 * 1024
+_CHUNK_PAGES = 64
+_CHUNKS_AHEAD = 4
+
+
+class BuildHelper:
+    """Renders the costliest slots of a build in a helper process, ahead of MkDocs.
+
+    MkDocs builds pages one at a time on one core. Two kinds of slot cost far more than the rest:
+    a source page's text (the snapshot read and verified again, its spans marked) and a report
+    (its run re-assembled: the report's "result.json equals assembling it now" check). With a
+    second core and a process that may fork (a single thread, as under ``mkdocs build``),
+    :meth:`start` forks two helpers once the pages are known: one renders the source texts, in
+    the order MkDocs builds the pages and a few chunks ahead (so memory holds a few chunks, not
+    the wiki), the other every report (report pages come last, so it has the whole build to
+    finish them, and a long report never holds up the source pages); each page takes its slot
+    when MkDocs reaches it. Without fork (``mkdocs serve``), with one core, for a page MkDocs asks for out of
+    order, or if the helper dies, the slot is rendered in-process when its page is filled. Either
+    way the same functions render it, and an error in them fails the build as before; the seal
+    then checks every page's output against the preflight, wherever it was rendered.
     """
 
     def __init__(self, wiki_root: Path, pre: Preflight) -> None:
         self.wiki_root = wiki_root
         self.pre = pre
         self._pool: Executor | None = None
-        self._pending: dict[str, Future[str]] = {}
+        self._report_pool: Executor | None = None
+        self._reports: dict[str, Future[str]] = {}
+        self._waiting: deque[list[SourceJob]] = deque()
+        self._chunks: deque[tuple[list[SourceJob], Future[list[SourceBody]]]] = deque()
+        self._ready: dict[SourceJob, SourceBody] = {}
 
-    def _job(self, ev: RunEvidence) -> tuple[str, str, list[SnapshotCheck]]:
+    def _report_job(self, ev: RunEvidence) -> tuple[str, str, list[SnapshotCheck]]:
         folder = os.fspath(ev.run.sources_dir)
         checks = [c for c in self.pre.snapshot_checks if c.location == folder]
         return os.fspath(self.wiki_root), os.fspath(ev.run.path), checks
 
-    def start(self, runs: list[RunEvidence]) -> None:
-        """Start rendering every report of ``runs`` in a helper process, when that pays."""
+    def start(self, sources: list[SourceJob], runs: list[RunEvidence]) -> None:
+        """Start rendering these source texts and reports in a helper process, when that pays."""
         self.close()
-        if not runs or default_workers() < 2:
+        if not (sources or runs) or default_workers() < 2:
             return
         self._pool = helper_pool()
+        self._report_pool = helper_pool() if runs and self._pool is not None else None
         if self._pool is None:
             return
+        chunk: list[SourceJob] = []
+        weight = 0
+        for job in sources:
+            size = self.pre.sources[job.source_id].meta.chars if job.source_id in self.pre.sources else 0
+            if chunk and (weight + size > _CHUNK_CHARS or len(chunk) >= _CHUNK_PAGES):
+                self._waiting.append(chunk)
+                chunk, weight = [], 0
+            chunk.append(job)
+            weight += size
+        if chunk:
+            self._waiting.append(chunk)
         try:
+            self._refill()
             for ev in runs:
-                self._pending[ev.rel] = self._pool.submit(render_report_page, *self._job(ev))
+                if self._report_pool is not None:
+                    self._reports[ev.rel] = self._report_pool.submit(render_report_page, *self._report_job(ev))
         except (BrokenProcessPool, RuntimeError, OSError):
             self.close()  # rendered in-process instead
             return
-        log.debug(f"evidence hook: rendering {len(runs)} report(s) in a helper process")
+        log.debug(f"evidence hook: rendering {len(sources)} source text(s), {len(runs)} report(s) in helper processes")
+
+    def _refill(self) -> None:
+        while self._pool is not None and self._waiting and len(self._chunks) < _CHUNKS_AHEAD:
+            jobs = self._waiting.popleft()
+            self._chunks.append((jobs, self._pool.submit(render_source_chunk, jobs)))
+
+    def source(self, job: SourceJob) -> SourceBody:
+        """The text slot of a source page: from the helper when it is next in line, else rendered here."""
+        body = self._ready.pop(job, None)
+        if body is None and self._chunks and job in self._chunks[0][0]:
+            jobs, future = self._chunks.popleft()
+            try:
+                bodies = future.result()
+            except BrokenProcessPool:
+                bodies = None  # the helper died (killed, out of memory): render here instead
+            if bodies is not None:
+                self._ready = dict(zip(jobs, bodies, strict=True))
+                body = self._ready.pop(job)
+                try:
+                    self._refill()
+                except (BrokenProcessPool, RuntimeError, OSError):
+                    self._waiting.clear()
+        return body if body is not None else render_source_body(job)
 
     def __call__(self, ev: RunEvidence) -> str:
-        future = self._pending.pop(ev.rel, None)
+        """A report page's body."""
+        future = self._reports.pop(ev.rel, None)
         if future is not None:
             try:
                 return future.result()
             except BrokenProcessPool:
-                pass  # the helper died (killed, out of memory): render it here instead
-        return render_report_page(*self._job(ev))
+                pass  # the helper died: render it here instead
+        return render_report_page(*self._report_job(ev))
 
     def close(self) -> None:
-        """Stop the helper (idempotent); reports not taken yet are dropped."""
-        pool, self._pool = self._pool, None
-        for future in self._pending.values():
-            future.cancel()
-        self._pending = {}
-        if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the helper (idempotent); whatever was not taken yet is dropped."""
+        pools = (self._pool, self._report_pool)
+        self._pool = self._report_pool = None
+        for report in self._reports.values():
+            report.cancel()
+        for _, chunk in self._chunks:
+            chunk.cancel()
+        self._reports, self._chunks, self._waiting, self._ready = {}, deque(), deque(), {}
+        for pool in pools:
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _report_body(wiki_root: Path, pre: Preflight) -> ReportBodies:
-    """The report renderer of a build (rendered in-process until :meth:`ReportBodies.start`)."""
-    return ReportBodies(wiki_root, pre)
+def _report_body(wiki_root: Path, pre: Preflight) -> BuildHelper:
+    """The report renderer of a build (rendered in-process until :meth:`BuildHelper.start`)."""
+    return BuildHelper(wiki_root, pre)
 
 
 class EvidenceBuild:
@@ -211,7 +276,7 @@ class EvidenceBuild:
         self.seen: set[str] = set()
         self.counter: CountHandler | None = None
         self.config: Any = None
-        self.reports: ReportBodies | None = None
+        self.helper: BuildHelper | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -235,19 +300,20 @@ class EvidenceBuild:
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
         logging.getLogger("mkdocs").addHandler(self.counter)
-        self.reports = _report_body(wiki_root, pre)
+        self.helper = BuildHelper(wiki_root, pre)
         self.model = SiteModel(
             pre,
             use_directory_urls=bool(config.use_directory_urls),
-            report_body=self.reports,
+            report_body=self.helper,
             source_text=source_text,
+            source_body=self.helper.source,
         )
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
 
     def finish(self) -> None:
         """Restore ``site_dir``, drop the warning counter and stop the report helper (idempotent)."""
-        if self.reports is not None:
-            self.reports.close()
+        if self.helper is not None:
+            self.helper.close()
         if self.counter is not None:
             logging.getLogger("mkdocs").removeHandler(self.counter)
             self.counter = None
@@ -269,8 +335,10 @@ class EvidenceBuild:
             pages = self.model.build()
         except PublisherError as exc:
             raise PluginError(f"evidence pages: {exc.one_line()}") from exc
-        if self.reports is not None and self.pre is not None:
-            self.reports.start(list(self.pre.runs))
+        if self.helper is not None and self.pre is not None:
+            options = self.model.source_text
+            sources = [source_job(sid, info, options) for sid, info in self.pre.sources.items()]
+            self.helper.start(sources, list(self.pre.runs))
         taken = {f.dest_uri: f.src_uri for f in files}
         for page in pages:
             inclusion = InclusionLevel.INCLUDED if page.in_nav else InclusionLevel.NOT_IN_NAV

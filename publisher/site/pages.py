@@ -14,6 +14,7 @@ renders the whole navigation into every page stays linear in the number of pages
 from __future__ import annotations
 
 import itertools
+import os
 import posixpath
 import re
 import secrets
@@ -33,7 +34,7 @@ from ..concepts import markdown_text
 from ..errors import IntegrityError
 from ..preflight import ConceptEvidence, Preflight, RunEvidence, SourceInfo
 from ..reasons import Reason
-from ..store import SnapshotStore
+from ..store import read_snapshot
 from . import TEMPLATES_DIR
 from .seal import SNAPSHOT_CLASS, WINDOW_CLASS, check_record_copy, escape_text, excerpt_html, record_uri
 
@@ -56,6 +57,10 @@ __all__ = [
     "READER_JS_URI",
     "record_uri",
     "check_record_copy",
+    "SourceJob",
+    "SourceBody",
+    "source_job",
+    "render_source_body",
 ]
 
 
@@ -106,6 +111,58 @@ class SourceText:
     context: int = 400
 
     MODES = ("full", "windows")
+
+
+@dataclass(frozen=True)
+class SourceJob:
+    """What a source page's text slot shows: one snapshot, its cited spans and the display mode."""
+
+    source_id: str
+    sources_dir: str
+    content_hash: str
+    spans: frozenset[tuple[int, int]]
+    mode: str
+    context: int
+
+
+@dataclass(frozen=True)
+class SourceBody:
+    """A source page's text as HTML, and the context windows it holds (``windows`` mode)."""
+
+    html: str
+    windows: tuple[tuple[str, int, int, str], ...] = ()
+
+
+def source_job(source_id: str, info: SourceInfo, options: SourceText) -> SourceJob:
+    """The text slot of ``source_id``'s page."""
+    return SourceJob(
+        source_id,
+        os.fspath(info.sources_dir),
+        info.meta.content_hash,
+        frozenset(info.spans),
+        options.mode,
+        options.context,
+    )
+
+
+def render_source_body(job: SourceJob) -> SourceBody:
+    """Read and verify the snapshot again and render its text with the cited spans marked.
+
+    The verified text must still be the one the preflight verified (else SNAPSHOT_HASH_MISMATCH:
+    it changed during the build).
+    """
+    sid = job.source_id
+    snap = read_snapshot(job.sources_dir, sid)
+    if snap.content_hash != job.content_hash:
+        raise IntegrityError(f"snapshot {sid} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
+    spans = set(job.spans)
+    if job.mode == "windows":
+        windows = tuple(
+            (sid, lo, hi, sha256_hex(snap.text[lo:hi].encode("utf-8")))
+            for lo, hi in window_bounds(len(snap.text), spans, job.context)
+        )
+        return SourceBody(windows_html(sid, snap.text, spans, job.context), windows)
+    return SourceBody(snapshot_html(sid, snap.text, spans))
 
 
 @dataclass
@@ -229,6 +286,7 @@ class SiteModel:
         templates_dir: Path | None = None,
         report_body: Callable[[RunEvidence], str] | None = None,
         source_text: SourceText | None = None,
+        source_body: Callable[[SourceJob], SourceBody] | None = None,
     ) -> None:
         self.pre = pre
         self.source_text = source_text or SourceText()
@@ -238,6 +296,7 @@ class SiteModel:
         self._html = _environment(folder, autoescape=True)
         self._fragments: Any = None
         self._report_body = report_body
+        self._source_body = source_body or render_source_body
         self._token = secrets.token_hex(6)
         self._count = 0
         self._urls: dict[str, str] = {}
@@ -400,19 +459,12 @@ class SiteModel:
         spans = []
         for start, end in sorted(info.spans):
             spans.append({"start": start, "end": end, "cited_by": self._cited_by(uri, sid, start, end)})
-        expected = meta.content_hash
-        folder = info.sources_dir
 
         def text_block() -> str:
-            snap = SnapshotStore(folder).read(sid)
-            if snap.content_hash != expected:
-                raise IntegrityError(f"snapshot {sid} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
-            if self.source_text.mode == "windows":
-                page.windows.clear()
-                for lo, hi in window_bounds(len(snap.text), info.spans, self.source_text.context):
-                    page.windows[(sid, lo, hi, sha256_hex(snap.text[lo:hi].encode("utf-8")))] += 1
-                return windows_html(sid, snap.text, info.spans, self.source_text.context)
-            return snapshot_html(sid, snap.text, info.spans)
+            body = self._source_body(source_job(sid, info, self.source_text))
+            page.windows.clear()
+            page.windows.update(body.windows)
+            return body.html
 
         page.markdown = self._md.get_template("source.md.j2").render(
             front_matter=self._front(meta.title or sid),

@@ -529,7 +529,7 @@ def test_cli_build_renders_in_a_helper_process(tmp_path: Path, monkeypatch: pyte
     assert helper == (default_workers() >= 2), done.stderr[-2000:]
     forked = _built_pages(wiki)
     assert len(forked) == 4
-    monkeypatch.setattr(hook, "helper_pool", lambda: None)
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
     build_wiki(wiki)
     assert _built_pages(wiki) == forked
 
@@ -562,18 +562,17 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     from publisher.site import hook
 
     wiki, _ = _published(tmp_path, extra=extra)
-    monkeypatch.setattr(hook, "helper_pool", lambda: None)
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
     build_wiki(wiki)
     expected = _built_pages(wiki)
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
     helpers: list[_CountingHelper] = []
-    monkeypatch.setattr(hook, "helper_pool", lambda: helpers.append(_CountingHelper()) or helpers[-1])
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(_CountingHelper()) or helpers[-1])
     build_wiki(wiki)
     assert _built_pages(wiki) == expected
-    # One helper for the source texts, one for the reports.
-    assert [h.jobs for h in helpers[-2:]] == [["render_source_chunk"], ["render_report_page"]]
+    assert helpers[-1].jobs == ["render_source_chunk", "render_report_page"]
     # A helper that died leaves every slot to be rendered in-process: same pages.
-    monkeypatch.setattr(hook, "helper_pool", lambda: _BrokenHelper())
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: _BrokenHelper())
     build_wiki(wiki)
     assert _built_pages(wiki) == expected
 
@@ -585,7 +584,7 @@ def test_helper_errors_fail_the_build_and_publish_nothing(
 
     wiki, before = _published(tmp_path)
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
-    monkeypatch.setattr(hook, "helper_pool", lambda: ThreadPoolExecutor(max_workers=1))
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: ThreadPoolExecutor(max_workers=1))
     import publisher.render as render_module
 
     def broken(*args: object, **kwargs: object) -> str:
@@ -597,7 +596,8 @@ def test_helper_errors_fail_the_build_and_publish_nothing(
     _assert_untouched(wiki, before)
     monkeypatch.undo()
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
-    monkeypatch.setattr(hook, "helper_pool", lambda: ThreadPoolExecutor(max_workers=1))
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: ThreadPoolExecutor(max_workers=1))
+
     def changed(job: SourceJob) -> SourceBody:
         raise IntegrityError(f"snapshot {job.source_id} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
 
@@ -623,7 +623,7 @@ def test_helper_runs_a_few_chunks_ahead_and_pages_out_of_order_render_here(
     monkeypatch.setattr(hook, "_CHUNKS_AHEAD", 2)
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
     pool = _CountingHelper()
-    monkeypatch.setattr(hook, "helper_pool", lambda: pool)
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: pool)
     helper = hook.BuildHelper(rb.wiki, pre)
     helper.start(jobs, [])
     assert pool.jobs == ["render_source_chunk"] * 2, "two chunks ahead, not the whole wiki"
@@ -633,5 +633,38 @@ def test_helper_runs_a_few_chunks_ahead_and_pages_out_of_order_render_here(
     assert helper.source(jobs[0]) == local[0]  # its turn: from the helper, and the next chunk goes
     assert len(pool.jobs) == 3
     assert [helper.source(job) for job in jobs[1:]] == local[1:]
+    helper.close()
+    pool.shutdown()
+
+
+def test_helper_takes_one_report_at_a_time_and_a_report_not_started_renders_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One report in the helpers' hands at a time leaves a helper free for the source texts; a
+    report page reached before its report was handed over is rendered in-process."""
+    from publisher.site import hook
+
+    wiki = make_wiki(tmp_path / "wiki")
+    for slug in ("alpha", "beta", "gamma"):
+        sample_run(wiki, slug)
+    pre = run_preflight(wiki)
+    assert pre.ok and len(pre.runs) == 3
+    expected = {
+        ev.slug: _STAMP.sub("", hook.render_report_page(*hook.BuildHelper(wiki, pre)._report_job(ev)))
+        for ev in pre.runs
+    }
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    pool = _CountingHelper()
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: pool)
+    helper = hook.BuildHelper(wiki, pre)
+    jobs = [source_job(sid, info, SourceText()) for sid, info in pre.sources.items()]
+    helper.start(jobs, list(pre.runs))
+    assert pool.jobs == ["render_source_chunk", "render_report_page"]
+    first, second, third = pre.runs
+    assert _STAMP.sub("", helper(third)) == expected[third.slug]  # not handed over yet: rendered here
+    assert _STAMP.sub("", helper(first)) == expected[first.slug]  # the helper's; the next goes out
+    assert pool.jobs == ["render_source_chunk", "render_report_page", "render_report_page"]
+    assert _STAMP.sub("", helper(second)) == expected[second.slug]
+    assert pool.jobs.count("render_report_page") == 2, "the third report was rendered in-process"
     helper.close()
     pool.shutdown()

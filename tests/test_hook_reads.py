@@ -38,7 +38,7 @@ def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(batch, "read_snapshot", counting_read)
     monkeypatch.setattr(pages, "read_snapshot", counting_read)
     # Counted in this process: no helper process renders source texts or reports here.
-    monkeypatch.setattr(hook, "helper_pool", lambda: None)
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
     build_wiki(wiki)
     site = wiki / "site"
     assert (site / MANIFEST_NAME).is_file()

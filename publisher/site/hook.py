@@ -148,31 +148,33 @@ _CHUNKS_AHEAD = 4
 
 
 class BuildHelper:
-    """Renders the costliest slots of a build in a helper process, ahead of MkDocs.
+    """Renders the costliest slots of a build in helper processes, ahead of MkDocs.
 
     MkDocs builds pages one at a time on one core. Two kinds of slot cost far more than the rest:
     a source page's text (the snapshot read and verified again, its spans marked) and a report
     (its run re-assembled: the report's "result.json equals assembling it now" check). With a
     second core and a process that may fork (a single thread, as under ``mkdocs build``),
-    :meth:`start` forks two helpers once the pages are known: one renders the source texts, in
-    the order MkDocs builds the pages and a few chunks ahead (so memory holds a few chunks, not
-    the wiki), the other every report (report pages come last, so it has the whole build to
-    finish them, and a long report never holds up the source pages); each page takes its slot
-    when MkDocs reaches it. Without fork (``mkdocs serve``), with one core, for a page MkDocs asks for out of
-    order, or if the helper dies, the slot is rendered in-process when its page is filled. Either
-    way the same functions render it, and an error in them fails the build as before; the seal
-    then checks every page's output against the preflight, wherever it was rendered.
+    :meth:`start` forks two helper processes once the pages are known (both at once, before any
+    thread of the pool starts) and hands them the source texts, in the order MkDocs builds the
+    pages and a few chunks ahead (so memory holds a few chunks, not the wiki), and the reports,
+    one at a time (so one helper is always free for the next chunk of texts; report pages come
+    last). Each page takes its slot when MkDocs reaches it. Without fork (``mkdocs serve``),
+    with one core, for a page MkDocs asks for out of turn, for a report not started yet, or if
+    a helper dies, the slot is rendered in-process when its page is filled. Either way the same
+    functions render it, and an error in them fails the build as before; the seal then checks
+    every page's output against the preflight, wherever it was rendered.
     """
 
     def __init__(self, wiki_root: Path, pre: Preflight) -> None:
         self.wiki_root = wiki_root
         self.pre = pre
         self._pool: Executor | None = None
-        self._report_pool: Executor | None = None
-        self._reports: dict[str, Future[str]] = {}
         self._waiting: deque[list[SourceJob]] = deque()
         self._chunks: deque[tuple[list[SourceJob], Future[list[SourceBody]]]] = deque()
         self._ready: dict[SourceJob, SourceBody] = {}
+        self._queued: deque[RunEvidence] = deque()
+        self._reports: dict[str, Future[str]] = {}
+        self._report: Future[str] | None = None
 
     def _report_job(self, ev: RunEvidence) -> tuple[str, str, list[SnapshotCheck]]:
         folder = os.fspath(ev.run.sources_dir)
@@ -180,12 +182,11 @@ class BuildHelper:
         return os.fspath(self.wiki_root), os.fspath(ev.run.path), checks
 
     def start(self, sources: list[SourceJob], runs: list[RunEvidence]) -> None:
-        """Start rendering these source texts and reports in a helper process, when that pays."""
+        """Start rendering these source texts and reports in helper processes, when that pays."""
         self.close()
         if not (sources or runs) or default_workers() < 2:
             return
-        self._pool = helper_pool()
-        self._report_pool = helper_pool() if runs and self._pool is not None else None
+        self._pool = helper_pool(2 if sources and runs else 1)
         if self._pool is None:
             return
         chunk: list[SourceJob] = []
@@ -199,20 +200,28 @@ class BuildHelper:
             weight += size
         if chunk:
             self._waiting.append(chunk)
-        try:
-            self._refill()
-            for ev in runs:
-                if self._report_pool is not None:
-                    self._reports[ev.rel] = self._report_pool.submit(render_report_page, *self._report_job(ev))
-        except (BrokenProcessPool, RuntimeError, OSError):
-            self.close()  # rendered in-process instead
+        self._queued = deque(runs)
+        if not self._pump():
             return
         log.debug(f"evidence hook: rendering {len(sources)} source text(s), {len(runs)} report(s) in helper processes")
 
-    def _refill(self) -> None:
-        while self._pool is not None and self._waiting and len(self._chunks) < _CHUNKS_AHEAD:
-            jobs = self._waiting.popleft()
-            self._chunks.append((jobs, self._pool.submit(render_source_chunk, jobs)))
+    def _pump(self) -> bool:
+        """Keep a few chunks of texts and one report in the helpers' hands; False if they are gone."""
+        pool = self._pool
+        if pool is None:
+            return False
+        try:
+            while self._waiting and len(self._chunks) < _CHUNKS_AHEAD:
+                jobs = self._waiting.popleft()
+                self._chunks.append((jobs, pool.submit(render_source_chunk, jobs)))
+            if self._queued and (self._report is None or self._report.done()):
+                ev = self._queued.popleft()
+                self._report = self._reports[ev.rel] = pool.submit(render_report_page, *self._report_job(ev))
+        except (BrokenProcessPool, RuntimeError, OSError):
+            self._waiting.clear()  # the helpers are gone: what is left is rendered in-process
+            self._queued.clear()
+            return False
+        return True
 
     def source(self, job: SourceJob) -> SourceBody:
         """The text slot of a source page: from the helper when it is next in line, else rendered here."""
@@ -226,34 +235,35 @@ class BuildHelper:
             if bodies is not None:
                 self._ready = dict(zip(jobs, bodies, strict=True))
                 body = self._ready.pop(job)
-                try:
-                    self._refill()
-                except (BrokenProcessPool, RuntimeError, OSError):
-                    self._waiting.clear()
+        self._pump()
         return body if body is not None else render_source_body(job)
 
     def __call__(self, ev: RunEvidence) -> str:
-        """A report page's body."""
+        """A report page's body: the helper's when it has started it, else rendered here."""
         future = self._reports.pop(ev.rel, None)
+        if future is None:
+            self._queued = deque(q for q in self._queued if q is not ev)
+        self._pump()
+        body = None
         if future is not None:
             try:
-                return future.result()
+                body = future.result()
             except BrokenProcessPool:
                 pass  # the helper died: render it here instead
-        return render_report_page(*self._report_job(ev))
+            self._pump()  # the next report goes out at once
+        return body if body is not None else render_report_page(*self._report_job(ev))
 
     def close(self) -> None:
-        """Stop the helper (idempotent); whatever was not taken yet is dropped."""
-        pools = (self._pool, self._report_pool)
-        self._pool = self._report_pool = None
+        """Stop the helpers (idempotent); whatever was not taken yet is dropped."""
+        pool, self._pool = self._pool, None
         for report in self._reports.values():
             report.cancel()
         for _, chunk in self._chunks:
             chunk.cancel()
-        self._reports, self._chunks, self._waiting, self._ready = {}, deque(), deque(), {}
-        for pool in pools:
-            if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
+        self._chunks, self._waiting, self._ready = deque(), deque(), {}
+        self._queued, self._reports, self._report = deque(), {}, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _report_body(wiki_root: Path, pre: Preflight) -> BuildHelper:

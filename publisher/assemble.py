@@ -608,7 +608,9 @@ def assemble_run(
     config_digest, _ = _file_digest(run.config_path)
     root = wiki_root if wiki_root is not None else find_wiki_root(run.path)
     if reader is None:
-        reader = CheckedSnapshots(run.sources_dir, executor=executor, workers=workers, progress=progress)
+        reader = CheckedSnapshots(
+            run.sources_dir, executor=executor, workers=workers, progress=progress, assets_root=root
+        )
     full_log = log = read_log(run.events_path)
     if log_limit is not None and log_limit < len(full_log.digests):
         log = LogState(
@@ -633,6 +635,8 @@ def assemble_run(
         footnotes = parse_report(text)
     _declare(reader, records, footnotes or [], asm.fetched_urls())
     reader.load()
+    for path, digest in reader.asset_digests(root).items():
+        asm.assets.remember(path, digest)  # hashed by the workers that verified the snapshots
 
     record_arts = [asm.record_artifact(record) for record in records]
     _flag_duplicates(record_arts)

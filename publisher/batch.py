@@ -112,7 +112,9 @@ class SnapshotCheck:
     sealed: bool = False
     text_length: int = 0
     asset_digest: str | None = None
-    """With ``assets_root``: the bare sha256 of the asset file as it is now (None: missing)."""
+    """The bare sha256 of the asset file as it is now, under ``assets_root`` (None: missing)."""
+    assets_root: str | None = None
+    """The folder the asset was hashed under; None when it was not hashed."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -208,6 +210,7 @@ def _check_one(task: _Task, assets_root: str | None = None) -> SnapshotCheck:
         sealed=snap.sealed,
         text_length=n,
         asset_digest=hash_asset(assets_root, snap.asset.path) if assets_root and snap.asset else None,
+        assets_root=assets_root if assets_root and snap.asset else None,
     )
 
 
@@ -398,11 +401,13 @@ class CheckedSnapshots:
         executor: Executor | None = None,
         workers: int | None = None,
         progress: ProgressFn | None = None,
+        assets_root: Path | str | None = None,
     ) -> None:
         self.folder = Path(folder)
         self.executor = executor
         self.workers = workers
         self.progress = progress
+        self.assets_root = os.fspath(assets_root) if assets_root is not None else None
         self._wanted: dict[str, set[tuple[int, int]]] = {}
         self._checks: dict[str, SnapshotCheck] = {}
         self._spans: dict[str, dict[tuple[int, int], SpanCheck]] = {}
@@ -436,7 +441,9 @@ class CheckedSnapshots:
                 continue
             tasks.append((self.folder, source_id, sorted(spans | set(have))))
         self._wanted = {}
-        checks = verify_many(tasks, executor=self.executor, workers=self.workers, progress=self.progress)
+        checks = verify_many(
+            tasks, executor=self.executor, workers=self.workers, progress=self.progress, assets_root=self.assets_root
+        )
         for check in checks:
             self._keep(check)
 
@@ -476,6 +483,17 @@ class CheckedSnapshots:
     def checks(self) -> dict[str, SnapshotCheck]:
         """Every check held so far, by source id."""
         return dict(self._checks)
+
+    def asset_digests(self, root: Path | str | None) -> dict[str, str | None]:
+        """The digests of the assets the checks hashed under ``root``, by asset path."""
+        if root is None:
+            return {}
+        folder = os.fspath(root)
+        return {
+            c.asset.path: c.asset_digest
+            for c in self._checks.values()
+            if c.ok and c.asset is not None and c.assets_root == folder
+        }
 
 
 def _as_error(check: SnapshotCheck) -> PublisherError:

@@ -46,7 +46,7 @@ from .eventlog import Freshness, freshness
 from .models import first_error
 from .reasons import Reason
 from .records import Result
-from .runs import Run
+from .runs import Run, find_wiki_root
 from .spans import check_range
 
 __all__ = ["Verification", "verify_run", "CHECK_IDS", "VERDICTS"]
@@ -177,7 +177,10 @@ def verify_run(
     # neither stale nor disturb it. C-EVENT-LOG below checks that those lines are unchanged.
     log_limit = result["log"]["events"] if result is not None else None
     if reader is None:
-        reader = CheckedSnapshots(run.sources_dir, executor=executor, workers=workers, progress=progress)
+        root = wiki_root if wiki_root is not None else find_wiki_root(run.path)
+        reader = CheckedSnapshots(
+            run.sources_dir, executor=executor, workers=workers, progress=progress, assets_root=root
+        )
     elif Path(reader.folder) != Path(run.sources_dir):
         raise UsageError(f"snapshot reader of {reader.folder} given to verify {run.sources_dir}")
     for source_id in _result_sources(result) if result else []:

@@ -108,3 +108,47 @@ def test_freshness_from_the_text_digest_equals_freshness_from_the_text(tmp_path:
     assert by_text == by_digest and by_text.fresh
     stale = freshness(check, events, created, assets, text_sha256="0" * 64)
     assert not stale.fresh and stale.reason is Reason.NO_FRESH_FETCH
+
+
+def test_assemble_and_verify_take_asset_digests_from_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stored PDF is hashed by the worker that verified its snapshot, not again by the assembler;
+    a changed PDF is still found."""
+    from _wiki_helpers import make_wiki, sample_run, tamper
+
+    from publisher import eventlog
+
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    hashed: list[str] = []
+    real = batch.hash_asset
+
+    def counting(root: str, relative: str) -> str | None:
+        hashed.append(relative)
+        return real(root, relative)
+
+    monkeypatch.setattr(batch, "hash_asset", counting)
+    monkeypatch.setattr(eventlog.AssetChecker, "_hash", lambda self, rel: pytest.fail(f"{rel} hashed again"))
+    assembly = assemble_run(rb.run, wiki_root=wiki, write=False)
+    assert assembly.findings == [] and len(hashed) == 1
+    assert verify_run(rb.run, wiki_root=wiki, write=False).verdict == "Verified"
+    monkeypatch.undo()
+    tamper("pdf-asset", rb)
+    codes = {f["reason_code"] for f in assemble_run(rb.run, wiki_root=wiki, write=False).findings}
+    assert codes == {"ASSET_HASH_MISMATCH"}
+
+
+def test_checks_hashed_under_another_root_are_not_taken(tmp_path: Path) -> None:
+    from _wiki_helpers import make_wiki, sample_run
+
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    reader = CheckedSnapshots(rb.run.sources_dir, assets_root=tmp_path)
+    for sid in rb.texts:
+        reader.want(sid)
+    reader.load()
+    assert reader.asset_digests(wiki) == {}, "hashed under another folder"
+    (digest,) = reader.asset_digests(tmp_path).values()
+    assert digest is None, "no such file under that folder"
+    assert reader.asset_digests(None) == {}

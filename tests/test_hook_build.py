@@ -308,6 +308,40 @@ def test_plugin_altering_an_excerpt_fails_the_seal(tmp_path: Path, mkdocs_log: l
     assert any("evidence seal" in m and "EXCERPT_MISMATCH" in m for m in mkdocs_log)
 
 
+_FORGE_RECORD = """
+import json, os
+from pathlib import Path
+
+def on_post_build(config):
+    (record,) = sorted(Path(config.site_dir).glob("sources/src-*/record.json"))[:1]
+    data = json.loads(record.read_bytes())
+    data["title"] = "A forged title"
+    os.chmod(record, 0o644)
+    record.write_text(json.dumps(data), encoding="utf-8")
+"""
+
+
+@pytest.mark.parametrize("helper", [False, True])
+def test_plugin_altering_a_published_record_fails_before_publication(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mkdocs_log: list[str], helper: bool
+) -> None:
+    """The record copies are re-verified once the pages are built, in-process or on the helpers."""
+    from publisher.site import hook
+
+    if helper:
+        monkeypatch.setattr(hook, "default_workers", lambda: 2)
+        monkeypatch.setattr(hook, "helper_pool", lambda workers=1: ThreadPoolExecutor(max_workers=workers))
+        monkeypatch.setattr(hook, "_CHUNK_PAGES", 1)  # three records: three chunks for the helpers
+    else:
+        monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
+    wiki = _with_hook(tmp_path, _FORGE_RECORD)
+    before = tree_digest(wiki / "site")
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)
+    assert any("published snapshot record: SNAPSHOT_HASH_MISMATCH" in m for m in mkdocs_log), mkdocs_log
+
+
 def test_fake_excerpt_on_a_maintainer_page_fails(tmp_path: Path) -> None:
     wiki, before = _published(tmp_path)
     fake = '<span class="evidence-excerpt" data-source-id="src-' + "0" * 64 + '" data-start="0" data-end="3">abc</span>'

@@ -142,6 +142,11 @@ def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
     return [render_source_body(job) for job in jobs]
 
 
+def check_record_chunk(items: list[tuple[str, str]]) -> list[str]:
+    """Re-verify published snapshot record copies ``(path, source_id)``; the sha256 of each file."""
+    return [sha256_hex(check_record_copy(Path(path), sid)) for path, sid in items]
+
+
 _CHUNK_CHARS = 4 * 1024 * 1024
 _CHUNK_PAGES = 64
 _CHUNKS_AHEAD = 4
@@ -252,6 +257,22 @@ class BuildHelper:
                 pass  # the helper died: render it here instead
             self._pump()  # the next report goes out at once
         return body if body is not None else render_report_page(*self._report_job(ev))
+
+    def record_digests(self, items: list[tuple[str, str]]) -> list[str]:
+        """:func:`check_record_chunk` over ``items``, on the helpers when they are still there.
+
+        Called once every page is built, when the helpers have nothing else to do. An error
+        inside (a copy that does not verify) is raised here, as in-process.
+        """
+        pool = self._pool
+        if pool is not None and len(items) > _CHUNK_PAGES:
+            chunks = [items[i : i + _CHUNK_PAGES] for i in range(0, len(items), _CHUNK_PAGES)]
+            try:
+                futures = [pool.submit(check_record_chunk, chunk) for chunk in chunks]
+                return [digest for future in futures for digest in future.result()]
+            except (BrokenProcessPool, RuntimeError):
+                pass  # the helpers are gone: check them here
+        return check_record_chunk(items)
 
     def close(self) -> None:
         """Stop the helpers (idempotent); whatever was not taken yet is dropped."""
@@ -471,9 +492,10 @@ class EvidenceBuild:
             raise PluginError(f"evidence pages were not built: {', '.join(unbuilt[:5])}")
         records: list[dict[str, Any]] = []
         try:
-            for sid in sorted(self.pre.sources) if self.pre else ():
-                data = check_record_copy(self.staging / record_uri(sid), sid)
-                records.append({"source_id": sid, "sha256": sha256_hex(data)})
+            sids = sorted(self.pre.sources) if self.pre else []
+            items = [(os.fspath(self.staging / record_uri(sid)), sid) for sid in sids]
+            digests = self.helper.record_digests(items) if self.helper else check_record_chunk(items)
+            records = [{"source_id": sid, "sha256": digest} for sid, digest in zip(sids, digests, strict=True)]
         except (PublisherError, OSError) as exc:
             self.abandon()
             one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"

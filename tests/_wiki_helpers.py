@@ -494,3 +494,21 @@ def build_wiki(wiki: Path, **overrides: Any) -> Any:
     config = load_config(str(wiki / "mkdocs.yml"), **overrides)
     build(config)
     return config
+
+
+def count_asset_hashes(monkeypatch: Any) -> list[str]:
+    """Record every asset the snapshot workers hash; any other hashing of an asset fails the test."""
+    import pytest
+
+    from publisher import batch, eventlog
+
+    hashed: list[str] = []
+    real = batch.hash_asset
+
+    def counting(root: str, relative: str) -> str | None:
+        hashed.append(relative)
+        return real(root, relative)
+
+    monkeypatch.setattr(batch, "hash_asset", counting)
+    monkeypatch.setattr(eventlog.AssetChecker, "_hash", lambda self, rel: pytest.fail(f"{rel} hashed again"))
+    return hashed

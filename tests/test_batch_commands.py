@@ -115,21 +115,11 @@ def test_assemble_and_verify_take_asset_digests_from_the_workers(
 ) -> None:
     """A stored PDF is hashed by the worker that verified its snapshot, not again by the assembler;
     a changed PDF is still found."""
-    from _wiki_helpers import make_wiki, sample_run, tamper
-
-    from publisher import eventlog
+    from _wiki_helpers import count_asset_hashes, make_wiki, sample_run, tamper
 
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    hashed: list[str] = []
-    real = batch.hash_asset
-
-    def counting(root: str, relative: str) -> str | None:
-        hashed.append(relative)
-        return real(root, relative)
-
-    monkeypatch.setattr(batch, "hash_asset", counting)
-    monkeypatch.setattr(eventlog.AssetChecker, "_hash", lambda self, rel: pytest.fail(f"{rel} hashed again"))
+    hashed = count_asset_hashes(monkeypatch)
     assembly = assemble_run(rb.run, wiki_root=wiki, write=False)
     assert assembly.findings == [] and len(hashed) == 1
     assert verify_run(rb.run, wiki_root=wiki, write=False).verdict == "Verified"

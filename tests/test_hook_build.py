@@ -374,8 +374,14 @@ def test_template_error_keeps_old_site(tmp_path: Path, monkeypatch: pytest.Monke
     _assert_untouched(wiki, before)
 
 
-def test_report_render_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("helper", [False, True], ids=["in-process", "helper"])
+def test_report_render_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: bool) -> None:
+    """A report that fails to render fails the build, whether a helper or this process renders it."""
+    from publisher.site import hook
+
     wiki, before = _published(tmp_path)
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: ThreadPoolExecutor(workers) if helper else None)
     import publisher.render as render_module
 
     def broken(*args: object, **kwargs: object) -> str:
@@ -611,24 +617,12 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     assert _built_pages(wiki) == expected
 
 
-def test_helper_errors_fail_the_build_and_publish_nothing(
+def test_a_source_text_failing_on_the_helper_fails_the_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     from publisher.site import hook
 
     wiki, before = _published(tmp_path)
-    monkeypatch.setattr(hook, "default_workers", lambda: 2)
-    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: ThreadPoolExecutor(max_workers=1))
-    import publisher.render as render_module
-
-    def broken(*args: object, **kwargs: object) -> str:
-        raise RuntimeError("injected failure while rendering a report")
-
-    monkeypatch.setattr(render_module, "render_report_body", broken)
-    with pytest.raises(RuntimeError, match="report"):
-        build_wiki(wiki)
-    _assert_untouched(wiki, before)
-    monkeypatch.undo()
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: ThreadPoolExecutor(max_workers=1))
 

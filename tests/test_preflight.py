@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from _wiki_helpers import TAMPERINGS, make_wiki, sample_run, tamper
+from _wiki_helpers import TAMPERINGS, count_asset_hashes, make_wiki, sample_run, tamper
 
 from publisher.preflight import SnapshotRequest, run_preflight, verify_snapshots
 from publisher.promote import promote
@@ -189,19 +189,9 @@ def test_callers_work_runs_while_snapshots_are_checked(wiki: Path) -> None:
 
 def test_assets_are_hashed_once_by_the_snapshot_workers(wiki: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The preflight's asset check (P4) takes the digest the verifying worker computed."""
-    from publisher import batch, eventlog
-
     rb = sample_run(wiki)
     promote(rb.run.path, wiki)
-    hashed: list[str] = []
-    real = batch.hash_asset
-
-    def counting(root: str, relative: str) -> str | None:
-        hashed.append(relative)
-        return real(root, relative)
-
-    monkeypatch.setattr(batch, "hash_asset", counting)
-    monkeypatch.setattr(eventlog.AssetChecker, "_hash", lambda self, rel: pytest.fail(f"{rel} hashed again"))
+    hashed = count_asset_hashes(monkeypatch)
     with ThreadPoolExecutor(max_workers=2) as pool:
         pre = run_preflight(wiki, executor=pool)
     assert pre.ok, [f.one_line() for f in pre.findings]

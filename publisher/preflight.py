@@ -681,8 +681,8 @@ def _parse_concept(text: str, rel: str, slug: str, wiki_root: Path, out: list[Fi
     return ConceptEvidence(path, rel, slug, doc)
 
 
-def _read_concept(path: Path, wiki_root: Path, out: list[Finding]) -> ConceptEvidence:
-    rel = _rel(path.parent, wiki_root) + "/" + path.name
+def _read_concept(path: Path, wiki_root: Path, out: list[Finding], folder_rel: str | None = None) -> ConceptEvidence:
+    rel = (folder_rel if folder_rel is not None else _rel(path.parent, wiki_root)) + "/" + path.name
     try:
         text = _fs.read_regular(path, follow_symlinks=False).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -757,8 +757,13 @@ def run_preflight(
     run_findings: list[Finding] = []
     todo: deque[Callable[[], object]] = deque()
 
+    folders: dict[Path, str] = {}  # each concepts folder resolved once, not once per concept
+
     def parse_concept_at(path: Path) -> None:
-        pre.concepts.append(_read_concept(path, wiki_root, concept_findings))
+        folder = folders.get(path.parent)
+        if folder is None:
+            folder = folders[path.parent] = _rel(path.parent, wiki_root)
+        pre.concepts.append(_read_concept(path, wiki_root, concept_findings, folder))
 
     def read_log_of(ev: RunEvidence) -> None:
         ev.log = read_log(ev.run.events_path)
@@ -780,11 +785,18 @@ def run_preflight(
     outcomes = _verify_runs(pre.runs, pre, executor, workers, progress, next_piece)
     while todo:
         next_piece()
+    resolved: dict[str, Path | None] = {}  # each run path a concept names, resolved once
+
+    def inside(rel: str) -> Path | None:
+        if rel not in resolved:
+            resolved[rel] = _inside(wiki_root, rel)
+        return resolved[rel]
+
     known = {p.resolve() for p in run_paths}
     named: list[RunEvidence] = []
     for ce in pre.concepts:
         for entry in ce.doc.front.runs if ce.doc else ():
-            target = _inside(wiki_root, entry.path)
+            target = inside(entry.path)
             if target is not None and target not in known and Run(target).result_path.is_file():
                 known.add(target)
                 named.append(_load_run(target, wiki_root, run_findings))
@@ -823,9 +835,13 @@ def run_preflight(
         for sid, start, end in ev.accepted:
             pre.sources[sid].spans.add((start, end))
 
+    by_path: dict[Path, RunEvidence] = {}
+    for ev in pre.runs:
+        by_path.setdefault(ev.run.path.resolve(), ev)
+
     def run_for(rel: str) -> RunEvidence | None:
-        target = _inside(wiki_root, rel)
-        return next((ev for ev in pre.runs if ev.run.path.resolve() == target), None) if target else None
+        target = inside(rel)
+        return by_path.get(target) if target is not None else None
 
     for ce in pre.concepts:
         _check_concept(ce, pre, run_for)

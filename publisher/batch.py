@@ -47,6 +47,7 @@ __all__ = [
     "CheckedSnapshots",
     "IN_PROCESS_BYTES",
     "helper_pool",
+    "worker_pool",
 ]
 
 Request = tuple[Path | str, str, Sequence[tuple[int, int]]]
@@ -271,6 +272,11 @@ def helper_pool(workers: int = 1) -> ProcessPoolExecutor | None:
     if not _can_fork():
         return None
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool for :func:`verify_many` and its caller's own parallel work (forked when safe)."""
+    return _process_pool(workers)
 
 
 def _process_pool(workers: int) -> ProcessPoolExecutor:

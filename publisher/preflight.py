@@ -36,7 +36,7 @@ import glob
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -46,7 +46,7 @@ from pydantic import ValidationError
 
 from . import _fs
 from .assemble import paper_problem
-from .batch import ProgressFn, SnapshotCheck, verify_many
+from .batch import ProgressFn, SnapshotCheck, default_workers, verify_many, worker_pool
 from .canonical import StrictJSONError, loads_strict
 from .concepts import CONCEPTS_DIR, ConceptDoc, parse_concept
 from .errors import PublisherError
@@ -691,6 +691,22 @@ def _read_concept(path: Path, wiki_root: Path, out: list[Finding], folder_rel: s
     return _parse_concept(text, rel, path.stem, wiki_root, out)
 
 
+_CONCEPTS_PER_TASK = 16
+"""Concept files parsed per task when the concepts are parsed on the workers."""
+
+
+def read_concepts(paths: list[str], wiki_root: str, folders: list[str]) -> list[tuple[ConceptEvidence, list[Finding]]]:
+    """Read and parse concept files (a worker's unit of work); each with its own findings.
+
+    ``folders`` holds each file's folder relative to the wiki root.
+    """
+    out = []
+    for path, folder in zip(paths, folders, strict=True):
+        findings: list[Finding] = []
+        out.append((_read_concept(Path(path), Path(wiki_root), findings, folder), findings))
+    return out
+
+
 def _inside(root: Path, rel: str) -> Path | None:
     candidate = (root / rel).resolve()
     try:
@@ -753,17 +769,21 @@ def run_preflight(
     pre = Preflight(wiki_root)
     found_runs, found_concepts = discover(wiki_root, layouts)
     run_paths = list(runs) if runs is not None else found_runs
+    concept_paths = list(concepts if concepts is not None else found_concepts)
     concept_findings: list[Finding] = []
     run_findings: list[Finding] = []
     todo: deque[Callable[[], object]] = deque()
 
     folders: dict[Path, str] = {}  # each concepts folder resolved once, not once per concept
 
-    def parse_concept_at(path: Path) -> None:
+    def folder_of(path: Path) -> str:
         folder = folders.get(path.parent)
         if folder is None:
             folder = folders[path.parent] = _rel(path.parent, wiki_root)
-        pre.concepts.append(_read_concept(path, wiki_root, concept_findings, folder))
+        return folder
+
+    def parse_concept_at(path: Path) -> None:
+        pre.concepts.append(_read_concept(path, wiki_root, concept_findings, folder_of(path)))
 
     def read_log_of(ev: RunEvidence) -> None:
         ev.log = read_log(ev.run.events_path)
@@ -772,19 +792,46 @@ def run_preflight(
         if todo:
             todo.popleft()()
 
-    # The runs found on disk are verified first. While the workers check their snapshots (and
-    # hash their assets), this process parses the concepts and reads the event logs, one piece
-    # per check that comes back. A run that only a concept names (outside the usual layouts) is
-    # loaded and verified once the concepts are known.
-    for path in run_paths:
-        pre.runs.append(_load_run(path, wiki_root, run_findings))
-    for path in concepts if concepts is not None else found_concepts:
-        todo.append(partial(parse_concept_at, path))
-    for ev in pre.runs:
-        todo.append(partial(read_log_of, ev))
-    outcomes = _verify_runs(pre.runs, pre, executor, workers, progress, next_piece)
-    while todo:
-        next_piece()
+    # Many concepts are parsed on the workers, in tasks queued before the snapshot checks, on the
+    # same pool, while this process reads the runs; else this process parses them while the
+    # workers check the snapshots (one concept per check that comes back), as it reads the event
+    # logs. The runs found on disk are verified first; a run that only a concept names (outside
+    # the usual layouts) is loaded and verified once the concepts are known.
+    many_concepts = len(concept_paths) >= 2 * _CONCEPTS_PER_TASK
+    own_pool = None
+    if executor is None and many_concepts:
+        count = workers if workers is not None else default_workers()
+        if count > 1:
+            executor = own_pool = worker_pool(count)
+    try:
+        parsing: list[Future[list[tuple[ConceptEvidence, list[Finding]]]]] = []
+        if executor is not None and many_concepts:
+            for at in range(0, len(concept_paths), _CONCEPTS_PER_TASK):
+                chunk = concept_paths[at : at + _CONCEPTS_PER_TASK]
+                parsing.append(
+                    executor.submit(
+                        read_concepts,
+                        [os.fspath(p) for p in chunk],
+                        os.fspath(wiki_root),
+                        [folder_of(p) for p in chunk],
+                    )
+                )
+        else:
+            todo.extend(partial(parse_concept_at, path) for path in concept_paths)
+        for path in run_paths:
+            pre.runs.append(_load_run(path, wiki_root, run_findings))
+        todo.extend(partial(read_log_of, ev) for ev in pre.runs)
+        outcomes = _verify_runs(pre.runs, pre, executor, workers, progress, next_piece)
+        while todo:
+            next_piece()
+        for future in parsing:
+            for ce, found in future.result():
+                pre.concepts.append(ce)
+                concept_findings.extend(found)
+    finally:
+        if own_pool is not None:
+            own_pool.shutdown(wait=True, cancel_futures=True)
+            executor = None
     resolved: dict[str, Path | None] = {}  # each run path a concept names, resolved once
 
     def inside(rel: str) -> Path | None:

@@ -201,3 +201,64 @@ def test_assets_are_hashed_once_by_the_snapshot_workers(wiki: Path, monkeypatch:
     with ThreadPoolExecutor(max_workers=2) as pool:
         findings = run_preflight(wiki, executor=pool).findings
     assert Reason.ASSET_HASH_MISMATCH in {f.reason for f in findings}
+
+
+def _many_concepts(wiki: Path, count: int) -> None:
+    """``count`` copies of the promoted concept, each under its own slug; one is malformed."""
+    original = (wiki / "concepts" / "alpha.md").read_text(encoding="utf-8")
+    assert "concept: alpha\n" in original
+    for n in range(count):
+        slug = f"c{n:03d}"
+        text = original.replace("concept: alpha\n", f"concept: {slug}\n", 1)
+        if n == count // 2:
+            text = text.replace("schema_version: 1", "schema_version: 2", 1)
+        (wiki / "concepts" / f"{slug}.md").write_text(text, encoding="utf-8")
+
+
+def _summary(pre: object) -> tuple[object, ...]:
+    return (
+        [(c.rel, c.slug, c.doc) for c in pre.concepts],  # type: ignore[attr-defined]
+        [f.one_line() for f in pre.findings],  # type: ignore[attr-defined]
+        sorted(pre.excerpts.items()),  # type: ignore[attr-defined]
+        [r.rel for r in pre.runs],  # type: ignore[attr-defined]
+    )
+
+
+def test_many_concepts_are_parsed_on_the_workers_with_the_same_outcome(wiki: Path) -> None:
+    """From 32 concepts on, the concepts are parsed in tasks on the pool that checks the
+    snapshots (its own, or the caller's executor): same concepts, in the same order, same
+    findings, same excerpts as parsed here; a run only a concept names is still verified."""
+    rb = sample_run(wiki)
+    target = wiki / "archive" / "alpha"
+    target.parent.mkdir()
+    shutil.move(rb.run.path, target)
+    promote(target, wiki)
+    _many_concepts(wiki, 40)
+    serial = run_preflight(wiki, workers=1)
+    assert len(serial.concepts) == 41 and [r.rel for r in serial.runs] == ["archive/alpha"]
+    assert [f.reason for f in serial.findings] == [Reason.SCHEMA_ERROR], [f.one_line() for f in serial.findings]
+    pooled = run_preflight(wiki, workers=2)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        threaded = run_preflight(wiki, executor=pool)
+    assert _summary(pooled) == _summary(serial) == _summary(threaded)
+
+
+def test_concepts_on_the_workers_are_parsed_in_tasks(wiki: Path) -> None:
+    from publisher import preflight
+
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    _many_concepts(wiki, 40)
+    submitted: list[str] = []
+
+    class Counting(ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+            submitted.append(fn.__name__)
+            return super().submit(fn, *args, **kwargs)
+
+    with Counting(max_workers=2) as pool:
+        pre = run_preflight(wiki, executor=pool)
+    tasks = -(-41 // preflight._CONCEPTS_PER_TASK)
+    assert submitted[:tasks] == ["read_concepts"] * tasks, "the concepts are queued first"
+    assert "read_concepts" not in submitted[tasks:]
+    assert len(pre.concepts) == 41

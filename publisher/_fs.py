@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
+    "read_fd",
     "create_exclusive",
     "write_atomic",
     "fsync_dir",
@@ -38,6 +39,14 @@ class NotRegularFileError(OSError):
     def __init__(self, path: Path, what: str) -> None:
         super().__init__(f"{path} is {what}, not a regular file")
         self.what = what
+
+
+def read_fd(fd: int) -> bytes:
+    """Everything left to read from an open file descriptor, in 1 MB reads."""
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def read_regular(path: Path, *, follow_symlinks: bool = True) -> bytes:
@@ -59,10 +68,7 @@ def read_regular(path: Path, *, follow_symlinks: bool = True) -> bytes:
         if not stat.S_ISREG(kind):
             what = "a folder" if stat.S_ISDIR(kind) else "a FIFO" if stat.S_ISFIFO(kind) else "a special file"
             raise NotRegularFileError(path, what)
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return read_fd(fd)
     finally:
         os.close(fd)
 

@@ -168,10 +168,7 @@ def _read_locked(path: Path) -> bytes | None:
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH)
-        chunks = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
+        return _fs.read_fd(fd)
     finally:
         os.close(fd)
 

@@ -17,8 +17,8 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from publisher.kernel.store import SnapshotStore
 from publisher.runs import RUN_LAYOUTS
-from publisher.store import SnapshotStore
 
 __all__ = [
     "table",

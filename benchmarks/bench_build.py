@@ -45,7 +45,7 @@ if __package__ in (None, ""):
 
 from benchmarks._common import run_dirs, table
 from benchmarks.generate import WikiSpec, generate_wiki
-from publisher.store import SnapshotStore
+from publisher.kernel.store import SnapshotStore
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -169,9 +169,9 @@ def generated_twin(wiki: Path, root: Path, *, slots: bool = False) -> int:
     hook's stylesheets, script and per-source ``record.json`` files are copied beside the pages
     and the theme uses the system fonts, as under the hook. Returns the number of pages written.
     """
-    from publisher.preflight import run_preflight
     from publisher.site.hook import _report_body
     from publisher.site.pages import STATIC_DIR, TEMPLATES_DIR, SiteModel, record_uri
+    from publisher.wiki.preflight import run_preflight
 
     pre = run_preflight(wiki)
     if not pre.ok:

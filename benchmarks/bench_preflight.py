@@ -31,9 +31,9 @@ if __package__ in (None, ""):
 
 from benchmarks._common import MB, asset_files, rounds, snapshot_files, table, tree_rss, wiki_requests
 from benchmarks.generate import WikiSpec, generate_wiki
-from publisher import batch
-from publisher.batch import default_workers, verify_many
-from publisher.store import SnapshotStore, build_record
+from publisher.kernel.store import SnapshotStore, build_record
+from publisher.parallel import batch
+from publisher.parallel.batch import default_workers, verify_many
 
 try:
     import orjson
@@ -102,7 +102,7 @@ def preflight_pass(requests: list[Any], workers: int, assets_root: Path | None =
 
 def library_preflight_pass(wiki: Path, workers: int) -> int:
     """The whole library preflight (``run_preflight``: results, spans, assets, logs); its findings."""
-    from publisher.preflight import run_preflight
+    from publisher.wiki.preflight import run_preflight
 
     return len(run_preflight(wiki, workers=workers).findings)
 

@@ -28,11 +28,11 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from publisher.canonical import format_ts, utc_now
-from publisher.eventlog import append_event
-from publisher.refs import format_ref
+from publisher.kernel.canonical import format_ts, utc_now
+from publisher.kernel.eventlog import append_event
+from publisher.kernel.refs import format_ref
+from publisher.kernel.store import build_record
 from publisher.runs import init_run
-from publisher.store import build_record
 
 __all__ = ["WikiSpec", "WikiSummary", "generate_wiki", "paragraphs", "main"]
 
@@ -288,7 +288,7 @@ def generate_wiki(spec: WikiSpec, *, log: bool = False) -> WikiSummary:
 def _assemble_all(runs: list[Path], root: Path) -> int:
     """Write each run's result.json with the real assembler, when the installed product has one."""
     try:
-        from publisher.assemble import assemble_run
+        from publisher.gate.assemble import assemble_run
         from publisher.runs import Run
     except ImportError:
         return 0

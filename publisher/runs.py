@@ -8,12 +8,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from . import _fs
-from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
-from .errors import UsageError
-from .models import RunConfig
-from .reasons import Reason
-from .store import SnapshotStore
+from .kernel import _fs
+from .kernel.canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
+from .kernel.errors import UsageError
+from .kernel.models import RunConfig
+from .kernel.reasons import Reason
+from .kernel.store import SnapshotStore
 
 __all__ = ["Run", "init_run", "SLUG_RE", "find_wiki_root", "RUN_LAYOUTS", "slug_problem"]
 

@@ -239,7 +239,7 @@ def make_astral_wiki(root: Path, extra: str = "") -> tuple[Path, str, list[tuple
     """
     from _wiki_helpers import RunBuilder, make_wiki
 
-    from publisher.promote import promote
+    from publisher.wiki.promote import promote
 
     wiki = make_wiki(root)
     (wiki / "mkdocs.yml").write_text(astral_config(extra), encoding="utf-8")

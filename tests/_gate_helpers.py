@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-from publisher.canonical import format_ts, utc_now
-from publisher.eventlog import append_event
-from publisher.models import Snapshot
-from publisher.refs import format_ref
+from publisher.kernel.canonical import format_ts, utc_now
+from publisher.kernel.eventlog import append_event
+from publisher.kernel.models import Snapshot
+from publisher.kernel.refs import format_ref
+from publisher.kernel.store import build_record
 from publisher.runs import Run, init_run
-from publisher.store import build_record
 
 __all__ = [
     "CORPUS",

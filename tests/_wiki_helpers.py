@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from publisher.canonical import canonical_bytes, prefixed, sha256_hex
-from publisher.eventlog import append_event, read_log
-from publisher.models import ACCESS_ORDER, Access
-from publisher.records import Result
+from publisher.gate.records import Result
+from publisher.kernel.canonical import canonical_bytes, prefixed, sha256_hex
+from publisher.kernel.eventlog import append_event, read_log
+from publisher.kernel.models import ACCESS_ORDER, Access
+from publisher.kernel.store import build_record
 from publisher.runs import Run, init_run
-from publisher.store import build_record
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -204,7 +204,7 @@ class RunBuilder:
 
     def assemble(self) -> dict[str, Any]:
         """Assemble the run's records with the real assembler; returns result.json."""
-        from publisher.assemble import assemble_run
+        from publisher.gate.assemble import assemble_run
 
         assembly = assemble_run(self.run, wiki_root=self.wiki, write=True)
         return assembly.result
@@ -500,7 +500,8 @@ def count_asset_hashes(monkeypatch: Any) -> list[str]:
     """Record every asset the snapshot workers hash; any other hashing of an asset fails the test."""
     import pytest
 
-    from publisher import batch, eventlog
+    from publisher.kernel import eventlog
+    from publisher.parallel import batch
 
     hashed: list[str] = []
     real = batch.hash_asset

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
+from publisher.kernel.store import build_record
 from publisher.runs import Run, init_run
-from publisher.store import build_record
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from _gate_helpers import make_run, make_upstream_run, read_json
 
-from publisher.assemble import assemble_run, paper_problem
-from publisher.models import Paper
-from publisher.records import Result
-from publisher.verify import verify_run
+from publisher.gate.assemble import assemble_run, paper_problem
+from publisher.gate.records import Result
+from publisher.gate.verify import verify_run
+from publisher.kernel.models import Paper
 
 
 def test_valid_corpus_run_is_fully_accepted_and_every_excerpt_is_the_reslice(tmp_path: Path) -> None:

@@ -13,12 +13,12 @@ from typing import Any
 
 from _gate_helpers import RunFixture, make_run, write_json
 
-from publisher.assemble import Assembly, assemble_run
-from publisher.canonical import format_ts, utc_now
-from publisher.eventlog import append_event
-from publisher.reasons import Reason
-from publisher.refs import format_ref
-from publisher.store import build_record
+from publisher.gate.assemble import Assembly, assemble_run
+from publisher.kernel.canonical import format_ts, utc_now
+from publisher.kernel.eventlog import append_event
+from publisher.kernel.reasons import Reason
+from publisher.kernel.refs import format_ref
+from publisher.kernel.store import build_record
 
 ZERO_ID = "src-" + "0" * 64
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from publisher import batch
-from publisher.batch import SnapshotCheck, terminal_progress, verify_many
-from publisher.canonical import canonical_bytes
-from publisher.reasons import Reason
-from publisher.spans import MAX_SPAN
-from publisher.store import SnapshotStore, build_record
+from publisher.kernel.canonical import canonical_bytes
+from publisher.kernel.reasons import Reason
+from publisher.kernel.spans import MAX_SPAN
+from publisher.kernel.store import SnapshotStore, build_record
+from publisher.parallel import batch
+from publisher.parallel.batch import SnapshotCheck, terminal_progress, verify_many
 
 TEXT = "Κλινική δοκιμή — étude randomisée.\nPatients (n = 120) 𝛽-cell ≤ 0.05; 治疗 结果.\n" * 40
 

@@ -8,13 +8,14 @@ from pathlib import Path
 import pytest
 from _gate_helpers import make_run
 
-from publisher import batch, store
-from publisher.assemble import assemble_run
-from publisher.batch import CheckedSnapshots
-from publisher.eventlog import AssetChecker, freshness, read_log
-from publisher.reasons import Reason
-from publisher.store import SnapshotReader
-from publisher.verify import verify_run
+from publisher.gate.assemble import assemble_run
+from publisher.gate.verify import verify_run
+from publisher.kernel import store
+from publisher.kernel.eventlog import AssetChecker, freshness, read_log
+from publisher.kernel.reasons import Reason
+from publisher.kernel.store import SnapshotReader
+from publisher.parallel import batch
+from publisher.parallel.batch import CheckedSnapshots
 
 
 def _without_time(result: dict) -> dict:

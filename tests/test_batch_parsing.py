@@ -13,16 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from publisher import canonical
-from publisher.canonical import (
+from publisher.kernel import canonical
+from publisher.kernel.canonical import (
     StrictJSONError,
     canonical_bytes,
     loads_record,
     record_hash_for,
     seal_of_canonical,
 )
-from publisher.reasons import Reason
-from publisher.store import SnapshotStore, build_record
+from publisher.kernel.reasons import Reason
+from publisher.kernel.store import SnapshotStore, build_record
 
 pytest.importorskip("orjson")
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from _browser_helpers import VERIFY_JS, guarded_page, launched_browser, serve
 
-from publisher.canonical import canonical_bytes, record_hash_for
-from publisher.store import build_record
+from publisher.kernel.canonical import canonical_bytes, record_hash_for
+from publisher.kernel.store import build_record
 
 pytestmark = pytest.mark.browser
 

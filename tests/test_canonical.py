@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from publisher.canonical import (
+from publisher.kernel.canonical import (
     SOURCE_ID_RE,
     StrictJSONError,
     canonical_bytes,

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from conftest import CliResult, minimal_pdf
 
-from publisher.eventlog import read_log
-from publisher.models import EventType
+from publisher.kernel.eventlog import read_log
+from publisher.kernel.models import EventType
 from publisher.runs import Run
 
 Cli = Callable[..., CliResult]
@@ -282,13 +282,13 @@ def test_python_dash_m_help_and_version() -> None:
 
 
 def test_internal_errors_are_one_line(cli: Cli, run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import publisher.sources
+    import publisher.acquire.sources
 
     def explode(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.delenv("PUBLISHER_DEBUG", raising=False)
-    monkeypatch.setattr(publisher.sources, "read_window", explode)
+    monkeypatch.setattr(publisher.acquire.sources, "read_window", explode)
     result = cli("source", "read", "--run-dir", run_dir, "--source-id", "src-" + "0" * 64)
     _assert_one_line_error(result, 2)
 

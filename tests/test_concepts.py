@@ -10,7 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from publisher.concepts import (
+from publisher.kernel.errors import IntegrityError
+from publisher.kernel.reasons import Reason
+from publisher.kernel.refs import format_ref
+from publisher.wiki.concepts import (
     GENERATED_BEGIN,
     GENERATED_END,
     ConceptClaim,
@@ -23,9 +26,6 @@ from publisher.concepts import (
     split_generated,
     with_generated,
 )
-from publisher.errors import IntegrityError
-from publisher.reasons import Reason
-from publisher.refs import format_ref
 
 SID = "src-" + "a" * 64
 FRONT = """---

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from conftest import make_record
 
-from publisher.eventlog import append_event, read_log
-from publisher.store import SnapshotStore
+from publisher.kernel.eventlog import append_event, read_log
+from publisher.kernel.store import SnapshotStore
 
 WORKERS = 16
 PER_WORKER = 25

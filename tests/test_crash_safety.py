@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from publisher.errors import EventLogError
-from publisher.eventlog import append_event, read_log
-from publisher.store import SnapshotStore, build_record
+from publisher.kernel.errors import EventLogError
+from publisher.kernel.eventlog import append_event, read_log
+from publisher.kernel.store import SnapshotStore, build_record
 
 ITERATIONS = 200
 TEMP_RE = re.compile(r"\.src-[0-9a-f]{64}\.json\.[0-9a-f]{12}\.tmp")

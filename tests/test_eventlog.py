@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from publisher.canonical import canonical_bytes, loads_strict
-from publisher.errors import EventLogError, PublisherError
-from publisher.eventlog import append_event, line_digest, read_log
-from publisher.models import Event, EventType
+from publisher.kernel.canonical import canonical_bytes, loads_strict
+from publisher.kernel.errors import EventLogError, PublisherError
+from publisher.kernel.eventlog import append_event, line_digest, read_log
+from publisher.kernel.models import Event, EventType
 
 SID = "src-" + "1" * 64
 SHA = "2" * 64

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from publisher.refs import parse_refs
+from publisher.kernel.refs import parse_refs
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = "runs/example"

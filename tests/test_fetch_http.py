@@ -15,10 +15,10 @@ import pytest
 from conftest import CliResult
 from lxml import etree
 
-from publisher.eventlog import AssetChecker, freshness, read_log
-from publisher.models import EventType
+from publisher.acquire.sources import fetch
+from publisher.kernel.eventlog import AssetChecker, freshness, read_log
+from publisher.kernel.models import EventType
 from publisher.runs import Run, init_run
-from publisher.sources import fetch
 
 Cli = Callable[..., CliResult]
 ARTICLE = "PMC1065070"
@@ -146,8 +146,8 @@ def test_jats_fetch_has_sections_and_paper_ids(server: str, corpus_base: Path, t
 
 
 def test_fetch_contradicting_the_document_writes_nothing(server: str, corpus_base: Path, tmp_path: Path) -> None:
-    from publisher.errors import UsageError
-    from publisher.sources import Metadata
+    from publisher.acquire.sources import Metadata
+    from publisher.kernel.errors import UsageError
 
     run = init_run(tmp_path / "r", "r")
     with pytest.raises(UsageError):

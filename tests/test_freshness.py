@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from conftest import make_record
 
-from publisher.eventlog import AssetChecker, freshness
-from publisher.models import Event, Snapshot
-from publisher.reasons import Reason
-from publisher.store import verify_record
+from publisher.kernel.eventlog import AssetChecker, freshness
+from publisher.kernel.models import Event, Snapshot
+from publisher.kernel.reasons import Reason
+from publisher.kernel.store import verify_record
 
 CREATED = "2026-05-01T10:00:00Z"
 

@@ -33,14 +33,14 @@ from _wiki_helpers import (
 )
 from mkdocs.exceptions import Abort
 
-from publisher.errors import IntegrityError
-from publisher.preflight import run_preflight
-from publisher.promote import promote
-from publisher.reasons import Reason
+from publisher.kernel.errors import IntegrityError
+from publisher.kernel.reasons import Reason
 from publisher.site import pages as pages_module
 from publisher.site import publish as publish_module
 from publisher.site.pages import SourceBody, SourceJob, SourceText, render_source_body, source_job
 from publisher.site.seal import MANIFEST_NAME, scan_page
+from publisher.wiki.preflight import run_preflight
+from publisher.wiki.promote import promote
 
 
 @pytest.fixture
@@ -133,7 +133,7 @@ def test_source_page_highlights_every_cited_span(tmp_path: Path) -> None:
 
 
 def json_text(pre: object, sid: str) -> str:
-    from publisher.store import SnapshotStore
+    from publisher.kernel.store import SnapshotStore
 
     return SnapshotStore(pre.sources[sid].sources_dir).read(sid).text  # type: ignore[attr-defined]
 
@@ -382,7 +382,7 @@ def test_report_render_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytes
     wiki, before = _published(tmp_path)
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: ThreadPoolExecutor(workers) if helper else None)
-    import publisher.render as render_module
+    import publisher.gate.render as render_module
 
     def broken(*args: object, **kwargs: object) -> str:
         raise RuntimeError("injected failure while rendering a report")
@@ -559,7 +559,7 @@ def _built_pages(wiki: Path) -> dict[str, str]:
 def test_cli_build_renders_in_a_helper_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``mkdocs build`` (one thread) forks a helper that renders the source texts and reports
     while MkDocs builds the pages; the pages are the same as rendered in-process."""
-    from publisher.batch import default_workers
+    from publisher.parallel.batch import default_workers
     from publisher.site import hook
 
     wiki = _wiki(tmp_path)

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from _wiki_helpers import build_wiki, make_wiki, sample_run
 
-from publisher import batch, store
-from publisher.batch import SnapshotCheck
-from publisher.promote import promote
+from publisher.kernel import store
+from publisher.parallel import batch
+from publisher.parallel.batch import SnapshotCheck
 from publisher.site import hook, pages
 from publisher.site.seal import MANIFEST_NAME, scan_page
+from publisher.wiki.promote import promote
 
 
 def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

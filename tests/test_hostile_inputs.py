@@ -19,13 +19,13 @@ from _gate_helpers import RunFixture, make_run, read_json, write_json
 from _wiki_helpers import edit_json, make_wiki, sample_run, tree_digest
 from conftest import CliResult
 
-from publisher.concepts import evidence_footnotes, parse_concept
-from publisher.errors import IntegrityError
-from publisher.eventlog import AssetChecker
-from publisher.preflight import run_preflight
-from publisher.promote import PromotionRefused, promote
-from publisher.reportmd import parse_report
-from publisher.store import build_record, verify_record
+from publisher.gate.reportmd import parse_report
+from publisher.kernel.errors import IntegrityError
+from publisher.kernel.eventlog import AssetChecker
+from publisher.kernel.store import build_record, verify_record
+from publisher.wiki.concepts import evidence_footnotes, parse_concept
+from publisher.wiki.preflight import run_preflight
+from publisher.wiki.promote import PromotionRefused, promote
 
 REPO = Path(__file__).resolve().parents[1]
 FAKE_ID = "src-" + "a" * 64

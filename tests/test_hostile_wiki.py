@@ -17,12 +17,12 @@ from _wiki_helpers import Claim, RunBuilder, build_wiki, edit_json, make_wiki, s
 from conftest import CliResult
 from mkdocs.exceptions import Abort
 
-from publisher.concepts import ConceptRun, parse_concept
-from publisher.errors import IntegrityError
-from publisher.preflight import run_preflight
-from publisher.promote import promote
-from publisher.records import Result
+from publisher.gate.records import Result
+from publisher.kernel.errors import IntegrityError
 from publisher.runs import Run
+from publisher.wiki.concepts import ConceptRun, parse_concept
+from publisher.wiki.preflight import run_preflight
+from publisher.wiki.promote import promote
 
 BAD_SLUGS = ["../../../escaped", "..", "a/b", "a\\b", "tab\there"]
 

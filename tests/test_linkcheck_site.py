@@ -140,7 +140,7 @@ def test_checker_finds_a_missing_anchor_and_a_missing_file(tmp_path: Path) -> No
 
 
 def test_every_source_page_publishes_its_record_byte_for_byte(example_site: Path) -> None:
-    from publisher.store import SnapshotStore
+    from publisher.kernel.store import SnapshotStore
 
     wiki = example_site.parent / "wiki"
     stored = {p.stem: p for p in wiki.glob("runs/*/sources/src-*.json")}
@@ -188,8 +188,8 @@ def test_bad_reader_options_fail_the_build_before_anything_is_written(tmp_path: 
 
 
 def test_a_published_record_that_no_longer_verifies_is_refused(example_site: Path, tmp_path: Path) -> None:
-    from publisher.errors import IntegrityError
-    from publisher.reasons import Reason
+    from publisher.kernel.errors import IntegrityError
+    from publisher.kernel.reasons import Reason
     from publisher.site.pages import check_record_copy
 
     page = sorted(example_site.glob("sources/src-*/index.html"))[0]

@@ -11,9 +11,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from publisher.models import ACCESS_ORDER, Access, Event, EventType, Origin, Page, RunConfig, Section, Snapshot, Span
-from publisher.reasons import Reason
-from publisher.spans import MAX_SPAN, check_range, locate, reslice
+from publisher.kernel.models import (
+    ACCESS_ORDER,
+    Access,
+    Event,
+    EventType,
+    Origin,
+    Page,
+    RunConfig,
+    Section,
+    Snapshot,
+    Span,
+)
+from publisher.kernel.reasons import Reason
+from publisher.kernel.spans import MAX_SPAN, check_range, locate, reslice
 
 
 def _snapshot_raw(**changes: Any) -> dict[str, Any]:

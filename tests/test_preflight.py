@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from _wiki_helpers import TAMPERINGS, count_asset_hashes, make_wiki, sample_run, tamper
 
-from publisher.preflight import SnapshotRequest, run_preflight, verify_snapshots
-from publisher.promote import promote
-from publisher.reasons import Reason
-from publisher.refs import format_ref
+from publisher.kernel.reasons import Reason
+from publisher.kernel.refs import format_ref
 from publisher.runs import Run
+from publisher.wiki.preflight import SnapshotRequest, run_preflight, verify_snapshots
+from publisher.wiki.promote import promote
 
 
 @pytest.fixture
@@ -244,7 +244,7 @@ def test_many_concepts_are_parsed_on_the_workers_with_the_same_outcome(wiki: Pat
 
 
 def test_concepts_on_the_workers_are_parsed_in_tasks(wiki: Path) -> None:
-    from publisher import preflight
+    from publisher.wiki import preflight
 
     rb = sample_run(wiki)
     promote(rb.run.path, wiki)

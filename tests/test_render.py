@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from _gate_helpers import make_run, write_json
 
-from publisher.assemble import assemble_run
-from publisher.errors import IntegrityError
-from publisher.reasons import Reason
-from publisher.refs import format_ref
-from publisher.render import render_report, render_report_body, write_report
+from publisher.gate.assemble import assemble_run
+from publisher.gate.render import render_report, render_report_body, write_report
+from publisher.kernel.errors import IntegrityError
+from publisher.kernel.reasons import Reason
+from publisher.kernel.refs import format_ref
 
 
 def test_report_shows_re_sliced_excerpts_and_no_author_text(tmp_path: Path) -> None:

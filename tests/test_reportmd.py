@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from publisher.refs import format_ref
-from publisher.reportmd import paper_ids_in, parse_report
+from publisher.gate.reportmd import paper_ids_in, parse_report
+from publisher.kernel.refs import format_ref
 
 SID = "src-" + "ab" * 32
 OTHER = "src-" + "cd" * 32

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from _wiki_helpers import build_wiki, make_wiki, sample_run, tamper
 
-from publisher.promote import promote
 from publisher.site.seal import MANIFEST_NAME, check_site
+from publisher.wiki.promote import promote
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from _wiki_helpers import RunBuilder, build_wiki, leftovers, make_wiki
 
-from publisher.preflight import run_preflight
-from publisher.promote import promote
 from publisher.site.seal import check_site, scan_page
+from publisher.wiki.preflight import run_preflight
+from publisher.wiki.promote import promote
 
 
 def test_corpus_excerpts_published_character_for_character(tmp_path: Path, corpus_dir: Path) -> None:

@@ -8,9 +8,9 @@ from typing import Any
 import yaml
 from _wiki_helpers import REPO, build_wiki, leftovers, sample_run
 
-from publisher.promote import promote
 from publisher.site.scaffold import new_wiki
 from publisher.site.seal import check_site
+from publisher.wiki.promote import promote
 
 
 def _config(path: Path) -> dict[str, Any]:

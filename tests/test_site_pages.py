@@ -12,7 +12,7 @@ from _wiki_helpers import HOOK_SHIM, build_wiki, leftovers
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from publisher.errors import UsageError
+from publisher.kernel.errors import UsageError
 from publisher.site import publish
 from publisher.site.pages import snapshot_html
 from publisher.site.scaffold import new_wiki

@@ -12,10 +12,10 @@ import pytest
 from _wiki_helpers import build_wiki, leftovers, make_wiki, sample_run, tree_digest
 from mkdocs.exceptions import Abort
 
-from publisher.canonical import sha256_hex
-from publisher.promote import promote
+from publisher.kernel.canonical import sha256_hex
 from publisher.site.pages import snapshot_html, window_bounds, windows_html
 from publisher.site.seal import MANIFEST_NAME, check_site, scan_page
+from publisher.wiki.promote import promote
 
 WINDOWS = "extra:\n  evidence:\n    source_text: windows\n    context: 5\n"
 SID = "src-" + "d" * 64

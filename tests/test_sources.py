@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import minimal_pdf
 
-from publisher.errors import EventLogError, IntegrityError, PublisherError, UsageError
-from publisher.eventlog import AssetChecker, freshness, read_log
-from publisher.models import EventType
-from publisher.reasons import Reason
+from publisher.acquire.sources import MAX_READ_WINDOW, Metadata, add_local_pdf, find_spans, read_window, register
+from publisher.kernel.errors import EventLogError, IntegrityError, PublisherError, UsageError
+from publisher.kernel.eventlog import AssetChecker, freshness, read_log
+from publisher.kernel.models import EventType
+from publisher.kernel.reasons import Reason
 from publisher.runs import Run, find_wiki_root, init_run
-from publisher.sources import MAX_READ_WINDOW, Metadata, add_local_pdf, find_spans, read_window, register
 
 URL = "https://example.org/trial"
 

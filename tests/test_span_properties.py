@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from publisher.reasons import Reason
-from publisher.spans import MAX_SPAN, check_range, reslice
+from publisher.kernel.reasons import Reason
+from publisher.kernel.spans import MAX_SPAN, check_range, reslice
 
 texts = st.text(alphabet=st.characters(codec="utf-8"), max_size=300) | st.text(
     alphabet=st.sampled_from("a\u00e9\u4e2d\U0001f600\U00010348\r\n\u200d"), max_size=300

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from conftest import make_record
 
-from publisher.canonical import canonical_bytes, record_hash_for, source_id_for
-from publisher.errors import ConflictError, IntegrityError
-from publisher.reasons import Reason
-from publisher.store import SnapshotReader, SnapshotStore, build_record, verify_record
+from publisher.kernel.canonical import canonical_bytes, record_hash_for, source_id_for
+from publisher.kernel.errors import ConflictError, IntegrityError
+from publisher.kernel.reasons import Reason
+from publisher.kernel.store import SnapshotReader, SnapshotStore, build_record, verify_record
 
 MISMATCH = Reason.SNAPSHOT_HASH_MISMATCH
 

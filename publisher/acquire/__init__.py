@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from publisher.errors import PublisherError
+from ..kernel.errors import PublisherError
 
 __all__ = [
     "AcquireError",
@@ -108,19 +108,19 @@ def extract(body: bytes, media_type: str, charset: str | None = None, url: str =
     where = f" from {url}" if url else ""
 
     if mtype == "text/plain":
-        from publisher.acquire import plain
+        from . import plain
 
         result = plain.extract_plain(body, charset)
     elif mtype in _HTML_TYPES:
-        from publisher.acquire import html
+        from . import html
 
         result = html.extract_html(body, charset)
     elif mtype in _JATS_TYPES or mtype.endswith("+xml") or (mtype == "application/octet-stream" and _sniff_jats(body)):
-        from publisher.acquire import jats
+        from . import jats
 
         result = jats.extract_jats(body, charset)
     elif mtype in _PDF_TYPES or (mtype == "application/octet-stream" and b"%PDF-" in body[:_PDF_SNIFF_WINDOW]):
-        from publisher.acquire import pdf
+        from . import pdf
 
         result = pdf.extract_pdf(body)
     else:

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 import lxml.html
 from lxml import etree
 
-from publisher.acquire import AcquireError, Extracted
-from publisher.acquire.plain import decode_text
+from . import AcquireError, Extracted
+from .plain import decode_text
 
 __all__ = ["extract_html", "sniff_html_charset"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from publisher.acquire import AcquireError, parse_content_type
+from . import AcquireError, parse_content_type
 
 __all__ = ["MAX_REDIRECTS", "HttpResult", "http_get"]
 

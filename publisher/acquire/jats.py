@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from publisher.acquire import AcquireError, Extracted
+from . import AcquireError, Extracted
 
 __all__ = ["extract_jats", "paper_ids", "safe_xml_parser"]
 

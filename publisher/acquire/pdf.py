@@ -23,7 +23,7 @@ import re
 
 from pypdf import PdfReader
 
-from publisher.acquire import AcquireError, Extracted
+from . import AcquireError, Extracted
 
 __all__ = ["PAGE_SEPARATOR", "extract_pdf"]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import codecs
 
-from publisher.acquire import AcquireError, Extracted
+from . import AcquireError, Extracted
 
 __all__ = ["decode_text", "extract_plain"]
 

@@ -40,11 +40,11 @@ from mkdocs.utils import CountHandler
 
 import publisher
 
-from ..batch import CheckedSnapshots, SnapshotCheck, default_workers, helper_pool, terminal_progress
-from ..canonical import content_hash_for, sha256_hex
-from ..errors import PublisherError
-from ..preflight import Preflight, RunEvidence, run_preflight
+from ..kernel.canonical import content_hash_for, sha256_hex
+from ..kernel.errors import PublisherError
+from ..parallel.batch import CheckedSnapshots, SnapshotCheck, default_workers, helper_pool, terminal_progress
 from ..runs import RUN_LAYOUTS, Run
+from ..wiki.preflight import Preflight, RunEvidence, run_preflight
 from . import publish
 from .pages import (
     CSS_URI,
@@ -127,8 +127,8 @@ def render_report_page(wiki_root: str, run_path: str, checks: list[SnapshotCheck
     """A run's report page body, re-assembling the run from the preflight's snapshot checks
     (``checks``), so no snapshot file is read again; a span they lack is read then. Runs in the
     build's helper process or in-process."""
-    from ..render import render_report_body
-    from ..verify import verify_run
+    from ..gate.render import render_report_body
+    from ..gate.verify import verify_run
 
     run = Run(Path(run_path))
     reader = CheckedSnapshots(run.sources_dir)

@@ -29,12 +29,12 @@ from markupsafe import Markup
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
-from ..canonical import sha256_hex
-from ..concepts import markdown_text
-from ..errors import IntegrityError
-from ..preflight import ConceptEvidence, Preflight, RunEvidence, SourceInfo
-from ..reasons import Reason
-from ..store import read_snapshot
+from ..kernel.canonical import sha256_hex
+from ..kernel.errors import IntegrityError
+from ..kernel.reasons import Reason
+from ..kernel.store import read_snapshot
+from ..wiki.concepts import markdown_text
+from ..wiki.preflight import ConceptEvidence, Preflight, RunEvidence, SourceInfo
 from . import TEMPLATES_DIR
 from .seal import SNAPSHOT_CLASS, WINDOW_CLASS, check_record_copy, escape_text, excerpt_html, record_uri
 

@@ -18,7 +18,7 @@ import re
 import secrets
 from pathlib import Path
 
-from .. import _fs
+from ..kernel import _fs
 
 __all__ = ["new_staging", "publish", "discard", "sweep_stale"]
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import jinja2
 
-from .. import _fs
-from ..errors import UsageError
+from ..kernel import _fs
+from ..kernel.errors import UsageError
 from . import TEMPLATES_DIR
 
 __all__ = ["SCAFFOLD_DIR", "new_wiki"]

@@ -37,13 +37,13 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from ..canonical import SOURCE_ID_RE, StrictJSONError, loads_record, sha256_hex
-from ..errors import IntegrityError, PublisherError
-from ..preflight import Finding, discover
-from ..reasons import Reason
+from ..kernel.canonical import SOURCE_ID_RE, StrictJSONError, loads_record, sha256_hex
+from ..kernel.errors import IntegrityError, PublisherError
+from ..kernel.reasons import Reason
+from ..kernel.spans import check_range
+from ..kernel.store import SnapshotStore, verify_record
 from ..runs import Run
-from ..spans import check_range
-from ..store import SnapshotStore, verify_record
+from ..wiki.preflight import Finding, discover
 
 __all__ = [
     "MANIFEST_NAME",

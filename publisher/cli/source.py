@@ -10,7 +10,7 @@ from ..runs import Run
 from ._common import add_json, emit
 
 if TYPE_CHECKING:
-    from .. import sources
+    from ..acquire import sources
 
 
 def _metadata_options(parser: argparse.ArgumentParser) -> None:
@@ -24,7 +24,7 @@ def _metadata_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _meta(args: argparse.Namespace) -> sources.Metadata:
-    from .. import sources
+    from ..acquire import sources
 
     return sources.Metadata(
         access=args.access, origin=args.origin, pmid=args.pmid, doi=args.doi, pmcid=args.pmcid, title=args.title
@@ -104,7 +104,7 @@ def _acquired(args: argparse.Namespace, outcome: sources.Acquired, verb: str) ->
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from .. import sources
+    from ..acquire import sources
 
     run = Run.open(args.run_dir)
     outcome = sources.fetch(
@@ -114,7 +114,7 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def _register(args: argparse.Namespace) -> int:
-    from .. import sources
+    from ..acquire import sources
 
     run = Run.open(args.run_dir)
     outcome = sources.register(run, args.url, args.text_file, _meta(args), actor=args.actor)
@@ -122,7 +122,7 @@ def _register(args: argparse.Namespace) -> int:
 
 
 def _local(args: argparse.Namespace) -> int:
-    from .. import sources
+    from ..acquire import sources
 
     run = Run.open(args.run_dir)
     outcome = sources.add_local_pdf(run, args.file, args.wiki, _meta(args), actor=args.actor)
@@ -130,7 +130,7 @@ def _local(args: argparse.Namespace) -> int:
 
 
 def _read(args: argparse.Namespace) -> int:
-    from .. import sources
+    from ..acquire import sources
 
     run = Run.open(args.run_dir)
     window = sources.read_window(run, args.source_id, args.start, args.end, actor=args.actor)
@@ -141,7 +141,7 @@ def _read(args: argparse.Namespace) -> int:
 
 
 def _spans(args: argparse.Namespace) -> int:
-    from .. import sources
+    from ..acquire import sources
 
     run = Run.open(args.run_dir)
     found = sources.find_spans(run, args.source_id, args.query, context=args.context, ignore_case=args.ignore_case)

@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _check_site(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..errors import UsageError
+    from ..kernel.errors import UsageError
     from ..site.seal import check_site
 
     if not Path(args.site).is_dir():

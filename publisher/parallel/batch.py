@@ -30,12 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import IntegrityError, PublisherError
-from .eventlog import hash_asset
-from .models import Asset, Paper
-from .reasons import Reason
-from .spans import check_range, locator
-from .store import read_snapshot
+from ..kernel.errors import IntegrityError, PublisherError
+from ..kernel.eventlog import hash_asset
+from ..kernel.models import Asset, Paper
+from ..kernel.reasons import Reason
+from ..kernel.spans import check_range, locator
+from ..kernel.store import read_snapshot
 
 __all__ = [
     "SpanCheck",
@@ -287,7 +287,7 @@ def _process_pool(workers: int) -> ProcessPoolExecutor:
         context = multiprocessing.get_context("fork")
     elif "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["publisher.batch"])
+        context.set_forkserver_preload(["publisher.parallel.batch"])
     else:  # pragma: no cover - Windows
         context = multiprocessing.get_context("spawn")
     return ProcessPoolExecutor(max_workers=workers, mp_context=context)

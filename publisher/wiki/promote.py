@@ -21,9 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import _fs
-from .batch import ProgressFn
-from .canonical import format_ts, utc_now
+from ..kernel import _fs
+from ..kernel.canonical import format_ts, utc_now
+from ..kernel.errors import ConflictError, IntegrityError, PublisherError, UsageError
+from ..kernel.reasons import Reason
+from ..kernel.refs import format_ref
+from ..parallel.batch import ProgressFn
+from ..runs import Run
 from .concepts import (
     CONCEPTS_DIR,
     ConceptDoc,
@@ -36,11 +40,7 @@ from .concepts import (
     parse_concept,
     with_generated,
 )
-from .errors import ConflictError, IntegrityError, PublisherError, UsageError
 from .preflight import Finding, Preflight, RunEvidence, VerifiedClaim, check_concept_text, run_preflight
-from .reasons import Reason
-from .refs import format_ref
-from .runs import Run
 
 __all__ = ["PlannedWrite", "Promotion", "PromotionRefused", "plan_promotion", "promote", "commit_writes"]
 

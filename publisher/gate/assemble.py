@@ -42,9 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import _fs
-from .batch import CheckedSnapshots, ProgressFn, SnapshotCheck
-from .canonical import (
+from ..kernel import _fs
+from ..kernel.canonical import (
     SOURCE_ID_RE,
     StrictJSONError,
     canonical_bytes,
@@ -54,14 +53,15 @@ from .canonical import (
     sha256_hex,
     utc_now,
 )
-from .errors import PublisherError, UsageError
-from .eventlog import AssetChecker, Freshness, LogState, freshness, read_log
-from .models import ACCESS_ORDER, Access, EventType, Paper, RunConfig
-from .reasons import Reason
+from ..kernel.errors import PublisherError, UsageError
+from ..kernel.eventlog import AssetChecker, Freshness, LogState, freshness, read_log
+from ..kernel.models import ACCESS_ORDER, Access, EventType, Paper, RunConfig
+from ..kernel.reasons import Reason
+from ..kernel.spans import check_range
+from ..parallel.batch import CheckedSnapshots, ProgressFn, SnapshotCheck
+from ..runs import Run, find_wiki_root
 from .records import AgentRecord, read_records
 from .reportmd import Footnote, link_key, parse_report
-from .runs import Run, find_wiki_root
-from .spans import check_range
 
 __all__ = ["Assembly", "assemble_run", "paper_problem", "gate_setting", "dump_result", "MAX_DETAIL"]
 

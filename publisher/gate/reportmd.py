@@ -22,7 +22,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 
-from .refs import SpanRef, parse_refs, starts_with_ref
+from ..kernel.refs import SpanRef, parse_refs, starts_with_ref
 
 __all__ = ["Footnote", "parse_report", "markdown_parser", "paper_ids_in", "link_key"]
 

@@ -31,8 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _promote(args: argparse.Namespace) -> int:
-    from ..batch import terminal_progress
-    from ..promote import PromotionRefused, promote
+    from ..parallel.batch import terminal_progress
+    from ..wiki.promote import PromotionRefused, promote
 
     try:
         with terminal_progress("verifying snapshots", quiet=args.json) as progress:

@@ -31,11 +31,11 @@ from pydantic import (
     ValidationError,
 )
 
-from . import _fs
-from .canonical import StrictJSONError, loads_strict, prefixed, sha256_hex
-from .models import Access, Paper, PrefixedDigest, SourceId, Span, Timestamp
-from .reasons import Reason
-from .runs import slug_problem
+from ..kernel import _fs
+from ..kernel.canonical import StrictJSONError, loads_strict, prefixed, sha256_hex
+from ..kernel.models import Access, Paper, PrefixedDigest, SourceId, Span, Timestamp
+from ..kernel.reasons import Reason
+from ..runs import slug_problem
 
 __all__ = [
     "Outcome",

@@ -9,14 +9,14 @@ import sys
 from typing import Any
 
 _MODELS = {
-    "snapshot": ("publisher.models", "Snapshot"),
-    "event": ("publisher.models", "Event"),
-    "span": ("publisher.models", "Span"),
-    "config": ("publisher.models", "RunConfig"),
-    "extraction": ("publisher.records", "Extraction"),
-    "appraisal": ("publisher.records", "Appraisal"),
-    "result": ("publisher.records", "Result"),
-    "concept": ("publisher.concepts", "ConceptFrontMatter"),
+    "snapshot": ("publisher.kernel.models", "Snapshot"),
+    "event": ("publisher.kernel.models", "Event"),
+    "span": ("publisher.kernel.models", "Span"),
+    "config": ("publisher.kernel.models", "RunConfig"),
+    "extraction": ("publisher.gate.records", "Extraction"),
+    "appraisal": ("publisher.gate.records", "Appraisal"),
+    "result": ("publisher.gate.records", "Result"),
+    "concept": ("publisher.wiki.concepts", "ConceptFrontMatter"),
 }
 
 

@@ -17,12 +17,12 @@ import jinja2
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from . import _fs
-from .errors import IntegrityError
-from .reasons import Reason
+from ..kernel import _fs
+from ..kernel.errors import IntegrityError
+from ..kernel.reasons import Reason
+from ..resources import TEMPLATES_DIR
+from ..runs import Run
 from .reportmd import markdown_parser
-from .resources import TEMPLATES_DIR
-from .runs import Run
 from .verify import Verification, verify_run
 
 __all__ = ["render_report", "render_report_body", "write_report", "TEMPLATES_DIR", "BLOCKING_CHECKS"]

@@ -44,18 +44,18 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import _fs
-from .assemble import paper_problem
-from .batch import ProgressFn, SnapshotCheck, default_workers, verify_many, worker_pool
-from .canonical import StrictJSONError, loads_strict
+from ..gate.assemble import paper_problem
+from ..gate.records import AcceptedArtifact, Result
+from ..kernel import _fs
+from ..kernel.canonical import StrictJSONError, loads_strict
+from ..kernel.errors import PublisherError
+from ..kernel.eventlog import AssetChecker, LogState, read_log
+from ..kernel.models import ACCESS_ORDER, Access, Event, Paper, first_error
+from ..kernel.reasons import Reason
+from ..kernel.refs import SpanRef
+from ..parallel.batch import ProgressFn, SnapshotCheck, default_workers, verify_many, worker_pool
+from ..runs import RUN_LAYOUTS, Run
 from .concepts import CONCEPTS_DIR, ConceptDoc, parse_concept
-from .errors import PublisherError
-from .eventlog import AssetChecker, LogState, read_log
-from .models import ACCESS_ORDER, Access, Event, Paper, first_error
-from .reasons import Reason
-from .records import AcceptedArtifact, Result
-from .refs import SpanRef
-from .runs import RUN_LAYOUTS, Run
 
 __all__ = [
     "Finding",

@@ -14,16 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import _fs
-from .acquire import AcquireError, Extracted, extract
-from .acquire.http import http_get
-from .canonical import format_ts, utc_now
-from .errors import EventLogError, IntegrityError, UsageError
-from .eventlog import append_event, read_log
-from .models import Access, Event, EventType, Origin, Snapshot
-from .runs import Run
-from .spans import MAX_SPAN
-from .store import build_record
+from ..kernel import _fs
+from ..kernel.canonical import format_ts, utc_now
+from ..kernel.errors import EventLogError, IntegrityError, UsageError
+from ..kernel.eventlog import append_event, read_log
+from ..kernel.models import Access, Event, EventType, Origin, Snapshot
+from ..kernel.spans import MAX_SPAN
+from ..kernel.store import build_record
+from ..runs import Run
+from . import AcquireError, Extracted, extract
+from .http import http_get
 
 __all__ = [
     "Metadata",

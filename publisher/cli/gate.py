@@ -59,8 +59,8 @@ def _grouped(findings: Iterable[dict[str, Any]], check: bool = False) -> list[st
 
 
 def _assemble(args: argparse.Namespace) -> int:
-    from ..assemble import assemble_run
-    from ..batch import terminal_progress
+    from ..gate.assemble import assemble_run
+    from ..parallel.batch import terminal_progress
 
     run = Run.open(args.run_dir)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:
@@ -83,8 +83,8 @@ def _assemble(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from ..batch import terminal_progress
-    from ..verify import verify_run
+    from ..gate.verify import verify_run
+    from ..parallel.batch import terminal_progress
 
     run = Run.open(args.run_dir)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:
@@ -101,7 +101,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from ..render import write_report
+    from ..gate.render import write_report
 
     run = Run.open(args.run_dir)
     path = write_report(run, wiki_root=args.wiki)

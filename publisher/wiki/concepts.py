@@ -26,11 +26,11 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 
-from .errors import IntegrityError
-from .models import Timestamp
-from .reasons import Reason
-from .refs import SpanRef, parse_refs, starts_with_ref
-from .runs import SLUG_RE
+from ..kernel.errors import IntegrityError
+from ..kernel.models import Timestamp
+from ..kernel.reasons import Reason
+from ..kernel.refs import SpanRef, parse_refs, starts_with_ref
+from ..runs import SLUG_RE
 
 __all__ = [
     "CONCEPTS_DIR",

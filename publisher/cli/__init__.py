@@ -15,7 +15,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from .errors import PublisherError
+from ..kernel.errors import PublisherError
 
 __all__ = ["main", "build_parser"]
 
@@ -32,7 +32,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser with every sub-command registered."""
-    from . import __version__
+    from .. import __version__
 
     parser = _Parser(
         prog="publisher",
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
-        module = importlib.import_module(f"publisher._cli.{name}")
+        module = importlib.import_module(f"publisher.cli.{name}")
         module.register(sub)
     return parser
 

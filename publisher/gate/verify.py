@@ -37,17 +37,17 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import _fs
+from ..kernel import _fs
+from ..kernel.canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
+from ..kernel.errors import PublisherError, UsageError
+from ..kernel.eventlog import Freshness, freshness
+from ..kernel.models import first_error
+from ..kernel.reasons import Reason
+from ..kernel.spans import check_range
+from ..parallel.batch import CheckedSnapshots, ProgressFn, SnapshotCheck
+from ..runs import Run, find_wiki_root
 from .assemble import Assembly, assemble_run, gate_setting
-from .batch import CheckedSnapshots, ProgressFn, SnapshotCheck
-from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
-from .errors import PublisherError, UsageError
-from .eventlog import Freshness, freshness
-from .models import first_error
-from .reasons import Reason
 from .records import Result
-from .runs import Run, find_wiki_root
-from .spans import check_range
 
 __all__ = ["Verification", "verify_run", "CHECK_IDS", "VERDICTS"]
 

@@ -1,1 +1,0 @@
-"""Sub-command groups of the ``publisher`` command line."""

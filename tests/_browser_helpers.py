@@ -202,18 +202,17 @@ def in_viewport(page: Any, selector: str) -> bool:
     return bool(box["y"] >= header - 1 and box["y"] + min(box["height"], 40) <= size["height"] and box["x"] >= 0)
 
 
-
 FILLER = "".join(f"Line {n:03d} of filler text; the cited passages sit well below the fold.\n" for n in range(160))
 ASTRAL_TEXT = (
     "A 𝒯𝓇𝒾𝒶𝓁 of morning light ☀️\n"
     "Background: 😀😀 participants with e\u0301 and a\u0308\u0323 in their names (田中健二).\n"
     + FILLER
-    + "Results: the 𝛼-level 👍🏽 result was significant (p < 0.05) & robust \"here\".\n"
+    + 'Results: the 𝛼-level 👍🏽 result was significant (p < 0.05) & robust "here".\n'
     + FILLER
     + "Conclusion: 🇫🇷 café, done.\n"
 )
 ASTRAL_SPANS = (
-    "the 𝛼-level 👍🏽 result was significant (p < 0.05) & robust \"here\".",
+    'the 𝛼-level 👍🏽 result was significant (p < 0.05) & robust "here".',
     "👍🏽 result was significant",
     "😀😀 participants with e\u0301 and a\u0308\u0323",
 )

@@ -273,9 +273,7 @@ def test_print_hides_controls_and_keeps_highlights(astral_site: Site, browser: A
         guard.check_clean()
 
 
-def test_windows_mode_shows_context_around_each_span_and_verifies(
-    tmp_path: Path, browser: Any
-) -> None:
+def test_windows_mode_shows_context_around_each_span_and_verifies(tmp_path: Path, browser: Any) -> None:
     wiki, sid, ranges = make_astral_wiki(
         tmp_path / "wiki", extra="extra:\n  evidence:\n    source_text: windows\n    context: 40\n"
     )

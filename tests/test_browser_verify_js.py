@@ -90,9 +90,7 @@ def test_sha256_fallback_matches_known_vectors(js_page: Any) -> None:
 
 def test_sha256_fallback_million_a(js_page: Any) -> None:
     want = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
-    got = js_page.page.evaluate(
-        "() => window.EvidenceVerify.sha256HexFallback([new Uint8Array(1000000).fill(97)])"
-    )
+    got = js_page.page.evaluate("() => window.EvidenceVerify.sha256HexFallback([new Uint8Array(1000000).fill(97)])")
     assert got == want
 
 
@@ -172,17 +170,15 @@ def test_code_point_slice_on_a_long_text_across_index_strides(js_page: Any) -> N
 
 def test_first_difference_is_a_code_point_index(js_page: Any) -> None:
     pairs = [("a😀b", "a😀c"), ("a😀b", "a😀b"), ("😀😀", "😀"), ("", "x"), ("e\u0301", "é")]
-    got = js_page.page.evaluate(
-        "(pairs) => pairs.map(([a, b]) => window.EvidenceVerify.firstDifference(a, b))", pairs
-    )
+    got = js_page.page.evaluate("(pairs) => pairs.map(([a, b]) => window.EvidenceVerify.firstDifference(a, b))", pairs)
     assert got == [2, -1, 1, 0, 0]
 
 
 def test_canonical_json_matches_the_publisher(js_page: Any) -> None:
     record = build_record(
-        url="https://example.org/é?x=\"q\"",
+        url='https://example.org/é?x="q"',
         text=MIXED + '\\ "quoted" \u0000\u001f\u007f',
-        title="Title with 𝛼 and \"quotes\"",
+        title='Title with 𝛼 and "quotes"',
         retrieved_at="2026-01-02T03:04:05Z",
         access="full_text",
         origin="web",
@@ -209,8 +205,16 @@ def _verify(page: Any, record: dict[str, Any], claim: dict[str, Any], fallback: 
 @pytest.mark.parametrize("fallback", [False, True], ids=["webcrypto", "fallback"])
 def test_verify_record_accepts_the_true_excerpt(js_page: Any, fallback: bool) -> None:
     record = build_record(
-        url="https://example.org/t", text=MIXED, title="t", retrieved_at="2026-01-02T03:04:05Z",
-        access="web", origin="web", paper=None, asset=None, sections=None, pages=None,
+        url="https://example.org/t",
+        text=MIXED,
+        title="t",
+        retrieved_at="2026-01-02T03:04:05Z",
+        access="web",
+        origin="web",
+        paper=None,
+        asset=None,
+        sections=None,
+        pages=None,
     )
     start, end = MIXED.index("𝛼"), MIXED.index("/") + 3
     claim = {"sourceId": record["source_id"], "start": start, "end": end, "shown": MIXED[start:end]}
@@ -220,8 +224,16 @@ def test_verify_record_accepts_the_true_excerpt(js_page: Any, fallback: bool) ->
 
 def test_verify_record_reports_each_mismatch(js_page: Any) -> None:
     record = build_record(
-        url="https://example.org/t", text=MIXED, title="t", retrieved_at="2026-01-02T03:04:05Z",
-        access="web", origin="web", paper=None, asset=None, sections=None, pages=None,
+        url="https://example.org/t",
+        text=MIXED,
+        title="t",
+        retrieved_at="2026-01-02T03:04:05Z",
+        access="web",
+        origin="web",
+        paper=None,
+        asset=None,
+        sections=None,
+        pages=None,
     )
     start, end = MIXED.index("𝛼"), MIXED.index("/") + 3
     good = {"sourceId": record["source_id"], "start": start, "end": end, "shown": MIXED[start:end]}
@@ -244,7 +256,9 @@ def test_verify_record_reports_each_mismatch(js_page: Any) -> None:
 
     unsealed = {k: v for k, v in record.items() if k != "record_hash"}
     assert _verify(js_page.page, unsealed, good) == {
-        "ok": True, "problems": [], "notes": ["metadata unsealed (no record_hash)"]
+        "ok": True,
+        "problems": [],
+        "notes": ["metadata unsealed (no record_hash)"],
     }
 
     shifted = dict(good, start=start + 1, end=end + 1)

@@ -102,7 +102,7 @@ LABELS = [
     "++ctrl+alt+del++",
     "www.example.com and https://example.org/a?b=c&d=e#f and ftp://x.y",
     "e.g. i.e. U.S. v1.2 3.x",
-    '"double" and \'single\' and it\'s',
+    "\"double\" and 'single' and it's",
     "<<angle>> and << and >>",
     "{: .class } and {#id}",
     "*[HTML]: Hyper",

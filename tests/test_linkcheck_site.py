@@ -179,7 +179,10 @@ def test_bad_reader_options_fail_the_build_before_anything_is_written(tmp_path: 
     wiki = make_wiki(tmp_path / "wiki", extra=extra)
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "-f", str(wiki / "mkdocs.yml")],
-        cwd=wiki, capture_output=True, text=True, check=False,
+        cwd=wiki,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode != 0
     assert "SCHEMA_ERROR" in done.stderr
@@ -199,7 +202,7 @@ def test_a_published_record_that_no_longer_verifies_is_refused(example_site: Pat
     copy.write_bytes(good)
     check_record_copy(copy, sid)
     at = good.index(b'"text":"') + 20
-    copy.write_bytes(good[:at] + (b"X" if good[at:at + 1] != b"X" else b"Y") + good[at + 1 :])
+    copy.write_bytes(good[:at] + (b"X" if good[at : at + 1] != b"X" else b"Y") + good[at + 1 :])
     with pytest.raises(IntegrityError) as caught:
         check_record_copy(copy, sid)
     assert caught.value.reason == Reason.SNAPSHOT_HASH_MISMATCH

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from _wiki_helpers import TAMPERINGS, make_wiki, sample_run, tamper, tree_digest
 
-from publisher.wiki import promote as promote_module
 from publisher.kernel.errors import UsageError
 from publisher.kernel.refs import parse_refs
+from publisher.wiki import promote as promote_module
 from publisher.wiki.concepts import GENERATED_BEGIN, GENERATED_END, read_concept
 from publisher.wiki.preflight import run_preflight
 from publisher.wiki.promote import PlannedWrite, PromotionRefused, commit_writes, promote

@@ -57,7 +57,7 @@ CHROME = [
     "<!-- publisher:generated:end -->",
     '<div class="md-content" data-md-component="content">',
     '<article class="md-content__inner md-typeset">',
-    "<h1 id=\"t\">Title &amp; more &lt;b&gt; &#x27;q&#39;</h1>",
+    '<h1 id="t">Title &amp; more &lt;b&gt; &#x27;q&#39;</h1>',
     "<p>Text with a mention of data-source-id and evidence-excerpt in prose.</p>",
     '<table class="evidence-table evidence-meta"><tr><th>Id</th><td><code>x</code></td></tr></table>',
     '<ul class="evidence-spans"><li><a href="#span-1-4">[1, 4)</a></li></ul>',
@@ -76,7 +76,7 @@ CHROME = [
 
 HOSTILE = [
     # attribute order, quoting, case, whitespace
-    f"<span data-start=\"1\" data-end='4' class=evidence-excerpt data-source-id=\"{SID}\">abc</span>",
+    f'<span data-start="1" data-end=\'4\' class=evidence-excerpt data-source-id="{SID}">abc</span>',
     f'<SPAN CLASS="evidence-excerpt" DATA-SOURCE-ID="{SID}" DATA-START="1" DATA-END="4">abc</SPAN>',
     f'<span DATA-SOURCE-ID="{SID}" data-start="1" data-end="4">abc</span>',
     f'<span\tclass = "evidence-excerpt"\ndata-source-id="{SID}"  data-start=1 data-end=4 >abc</span >',
@@ -129,7 +129,7 @@ HOSTILE = [
     f'<pre class="evidence-window" data-window-of="{SID}" data-window-start="0" data-window-end="3">\nabc',
     "</span>",
     "</pre>",
-    '<a href=x/>y</a>',
+    "<a href=x/>y</a>",
     "<p a=b'c>",
     "<p\xa0class=evidence-excerpt>",
 ]

@@ -9,8 +9,28 @@ from mkdocs.utils.meta import get_data
 from publisher.site.pages import SiteModel
 
 _TITLES = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60)
-_TRICKY = ['a "quoted" \\ title', "key: value # not a comment", "- item", "'single'", "\ufefftitle", "a\nb", "x\x85y",
-           "\u2028", "  padded  ", "", "null", "true", "123", "[1, 2]", "{a: b}", "&anchor", "*alias", "!tag", "%", "@"]
+_TRICKY = [
+    'a "quoted" \\ title',
+    "key: value # not a comment",
+    "- item",
+    "'single'",
+    "\ufefftitle",
+    "a\nb",
+    "x\x85y",
+    "\u2028",
+    "  padded  ",
+    "",
+    "null",
+    "true",
+    "123",
+    "[1, 2]",
+    "{a: b}",
+    "&anchor",
+    "*alias",
+    "!tag",
+    "%",
+    "@",
+]
 
 
 @settings(max_examples=500)

@@ -571,7 +571,7 @@ def test_reader_reads_each_id_once_and_remembers_failures(
 def test_every_single_byte_flip_is_refused(store: SnapshotStore) -> None:
     sid, path = _stored(
         store,
-        text="Résumé \U0001f600 e\u0301\r\n\t\"quoted\" \\ back",
+        text='Résumé \U0001f600 e\u0301\r\n\t"quoted" \\ back',
         sections=[{"title": "Intro", "start": 0, "end": 6}],
         pages=[{"page": 1, "start": 0, "end": 10}],
     )

@@ -169,14 +169,15 @@ def generated_twin(wiki: Path, root: Path, *, slots: bool = False) -> int:
     hook's stylesheets, script and per-source ``record.json`` files are copied beside the pages
     and the theme uses the system fonts, as under the hook. Returns the number of pages written.
     """
-    from publisher.site.hook import _report_body
-    from publisher.site.pages import STATIC_DIR, TEMPLATES_DIR, SiteModel, record_uri
+    from publisher.site.helper import BuildHelper
+    from publisher.site.manifest import record_uri
+    from publisher.site.pages import STATIC_DIR, TEMPLATES_DIR, SiteModel
     from publisher.wiki.preflight import run_preflight
 
     pre = run_preflight(wiki)
     if not pre.ok:
         raise SystemExit(f"the benchmark wiki failed its preflight: {len(pre.findings)} finding(s)")
-    model = SiteModel(pre, use_directory_urls=True, report_body=_report_body(wiki, pre))
+    model = SiteModel(pre, use_directory_urls=True, report_body=BuildHelper(wiki, pre))
     docs = root / "docs"
     docs.mkdir(parents=True)
     shutil.copy(wiki / "docs" / "index.md", docs / "index.md")

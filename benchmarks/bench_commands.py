@@ -27,7 +27,7 @@ if __package__ in (None, ""):
 from benchmarks._common import MB, run_dirs, snapshot_files, table
 from benchmarks.bench_preflight import floor_pass
 from benchmarks.generate import WikiSpec, generate_wiki
-from publisher.parallel.batch import default_workers
+from publisher.parallel import default_workers
 
 COMMANDS = {
     "assemble": lambda run, wiki: ["assemble", "--run-dir", run, "--json"],

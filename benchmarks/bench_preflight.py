@@ -32,8 +32,8 @@ if __package__ in (None, ""):
 from benchmarks._common import MB, asset_files, rounds, snapshot_files, table, tree_rss, wiki_requests
 from benchmarks.generate import WikiSpec, generate_wiki
 from publisher.kernel.store import SnapshotStore, build_record
-from publisher.parallel import batch
-from publisher.parallel.batch import default_workers, verify_many
+from publisher.parallel import default_workers, verify_many
+from publisher.parallel import pool as batch
 
 try:
     import orjson

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from publisher.gate.records import Result
+from publisher.gate.result import Result
 from publisher.kernel.canonical import canonical_bytes, prefixed, sha256_hex
 from publisher.kernel.eventlog import append_event, read_log
 from publisher.kernel.models import ACCESS_ORDER, Access
@@ -500,16 +500,16 @@ def count_asset_hashes(monkeypatch: Any) -> list[str]:
     """Record every asset the snapshot workers hash; any other hashing of an asset fails the test."""
     import pytest
 
-    from publisher.kernel import eventlog
-    from publisher.parallel import batch
+    from publisher.kernel import assets
+    from publisher.parallel import checks
 
     hashed: list[str] = []
-    real = batch.hash_asset
+    real = checks.hash_asset
 
     def counting(root: str, relative: str) -> str | None:
         hashed.append(relative)
         return real(root, relative)
 
-    monkeypatch.setattr(batch, "hash_asset", counting)
-    monkeypatch.setattr(eventlog.AssetChecker, "_hash", lambda self, rel: pytest.fail(f"{rel} hashed again"))
+    monkeypatch.setattr(checks, "hash_asset", counting)
+    monkeypatch.setattr(assets.AssetChecker, "_hash", lambda self, rel: pytest.fail(f"{rel} hashed again"))
     return hashed

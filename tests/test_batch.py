@@ -14,8 +14,8 @@ from publisher.kernel.canonical import canonical_bytes
 from publisher.kernel.reasons import Reason
 from publisher.kernel.spans import MAX_SPAN
 from publisher.kernel.store import SnapshotStore, build_record
-from publisher.parallel import batch
-from publisher.parallel.batch import SnapshotCheck, terminal_progress, verify_many
+from publisher.parallel import SnapshotCheck, pool, terminal_progress, verify_many
+from publisher.parallel import checks as checks_module
 
 TEXT = "Κλινική δοκιμή — étude randomisée.\nPatients (n = 120) 𝛽-cell ≤ 0.05; 治疗 结果.\n" * 40
 
@@ -72,13 +72,13 @@ def test_each_snapshot_read_once_and_spans_deduplicated(store: SnapshotStore, mo
     a = _put(store, "https://example.org/a")
     b = _put(store, "https://example.org/b")
     reads: list[str] = []
-    original = batch.read_snapshot
+    original = checks_module.read_snapshot
 
     def counting(folder: Path | str, source_id: str):  # type: ignore[no-untyped-def]
         reads.append(source_id)
         return original(folder, source_id)
 
-    monkeypatch.setattr(batch, "read_snapshot", counting)
+    monkeypatch.setattr(checks_module, "read_snapshot", counting)
     requests = [(store.folder, a, [(0, 5)]), (store.folder, b, [(1, 2)]), (store.folder, a, [(0, 5), (5, 9)])]
     checks = list(verify_many(requests, workers=1))
     assert sorted(reads) == sorted([a, b])
@@ -167,8 +167,8 @@ def test_process_pool_matches_in_process(store: SnapshotStore, monkeypatch: pyte
     requests = _many(store, 12)
     requests.append((store.folder, "src-" + "1" * 64, [(0, 1)]))
     local = list(verify_many(requests, workers=1))
-    monkeypatch.setattr(batch, "IN_PROCESS_BYTES", 0)
-    monkeypatch.setattr(batch, "_CHUNK_MAX", 2)
+    monkeypatch.setattr(pool, "IN_PROCESS_BYTES", 0)
+    monkeypatch.setattr(pool, "_CHUNK_MAX", 2)
     seen: list[tuple[int, int]] = []
     pooled = list(verify_many(requests, workers=2, progress=lambda d, t: seen.append((d, t))))
     assert _summary(pooled) == _summary(local)
@@ -177,8 +177,8 @@ def test_process_pool_matches_in_process(store: SnapshotStore, monkeypatch: pyte
 
 def test_ordered_gives_first_request_order(store: SnapshotStore, monkeypatch: pytest.MonkeyPatch) -> None:
     requests = _many(store, 9)
-    monkeypatch.setattr(batch, "IN_PROCESS_BYTES", 0)
-    monkeypatch.setattr(batch, "_CHUNK_MAX", 1)
+    monkeypatch.setattr(pool, "IN_PROCESS_BYTES", 0)
+    monkeypatch.setattr(pool, "_CHUNK_MAX", 1)
     pooled = list(verify_many(requests, workers=2, ordered=True))
     assert [c.source_id for c in pooled] == [sid for _, sid, _ in requests]
 
@@ -277,7 +277,7 @@ def test_workers_hash_assets_under_the_root(
     }
     local = _by_id(list(verify_many(requests, workers=1, assets_root=root)))
     assert {sid: c.asset_digest for sid, c in local.items()} == expected
-    monkeypatch.setattr(batch, "IN_PROCESS_BYTES", 0)
+    monkeypatch.setattr(pool, "IN_PROCESS_BYTES", 0)
     pooled = _by_id(list(verify_many(requests, workers=2, assets_root=root)))
     assert {sid: c.asset_digest for sid, c in pooled.items()} == expected
     unasked = _by_id(list(verify_many(requests, workers=1)))
@@ -303,12 +303,12 @@ def test_small_batches_stay_in_process_longer_when_workers_would_start_slowly() 
     forkserver (a fresh interpreter), so more work is done in-process before starting one."""
     import threading
 
-    assert batch._in_process_limit() == batch.IN_PROCESS_BYTES or threading.active_count() > 1
+    assert pool._in_process_limit() == pool.IN_PROCESS_BYTES or threading.active_count() > 1
     release = threading.Event()
     other = threading.Thread(target=release.wait)
     other.start()
     try:
-        assert batch._in_process_limit() == batch.IN_PROCESS_BYTES * batch.SLOW_START_FACTOR
+        assert pool._in_process_limit() == pool.IN_PROCESS_BYTES * pool.SLOW_START_FACTOR
     finally:
         release.set()
         other.join()

@@ -9,13 +9,13 @@ import pytest
 from _gate_helpers import make_run
 
 from publisher.gate.assemble import assemble_run
+from publisher.gate.freshness import freshness
 from publisher.gate.verify import verify_run
 from publisher.kernel import store
-from publisher.kernel.eventlog import AssetChecker, freshness, read_log
+from publisher.kernel.assets import AssetChecker
+from publisher.kernel.eventlog import read_log
 from publisher.kernel.reasons import Reason
-from publisher.kernel.store import SnapshotReader
-from publisher.parallel import batch
-from publisher.parallel.batch import CheckedSnapshots
+from publisher.parallel import CheckedSnapshots, checks, verify_many
 
 
 def _without_time(result: dict) -> dict:
@@ -34,7 +34,7 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     # The batch reader and SnapshotStore.read both read through store.read_snapshot.
     monkeypatch.setattr(store, "read_snapshot", read)
-    monkeypatch.setattr(batch, "read_snapshot", read)
+    monkeypatch.setattr(checks, "read_snapshot", read)
     return seen
 
 
@@ -87,9 +87,9 @@ def test_reader_keeps_excerpts_and_raises_the_serial_readers_error(tmp_path: Pat
     # A span nobody declared is read on demand, and is still the re-slice.
     assert reader.span(sid, 20, 40).excerpt == article.text[20:40]
     assert not hasattr(reader.get(sid), "text")
-    serial = SnapshotReader(fx.run.store)
+    serial = fx.run.store
     with pytest.raises(Exception) as expected:
-        serial.get(missing)
+        serial.read(missing)
     for _ in range(2):
         with pytest.raises(type(expected.value)) as got:
             reader.get(missing)
@@ -101,7 +101,7 @@ def test_freshness_from_the_text_digest_equals_freshness_from_the_text(tmp_path:
     fx = make_run(tmp_path, articles=2)
     events = read_log(fx.run.events_path).events
     created = fx.run.load_config().created_at
-    (check,) = batch.verify_many([(fx.run.sources_dir, a.source_id, ()) for a in fx.articles[:1]], workers=1)
+    (check,) = verify_many([(fx.run.sources_dir, a.source_id, ()) for a in fx.articles[:1]], workers=1)
     snap = fx.run.store.read(fx.articles[0].source_id)
     assets = AssetChecker(None)
     by_text = freshness(snap, events, created, assets)

@@ -21,11 +21,11 @@ from publisher.wiki.concepts import (
     EpistemicStatus,
     dump_concept,
     evidence_footnotes,
-    markdown_text,
     parse_concept,
     split_generated,
     with_generated,
 )
+from publisher.wiki.markdown import markdown_text
 
 SID = "src-" + "a" * 64
 FRONT = """---

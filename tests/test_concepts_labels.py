@@ -17,7 +17,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from publisher.wiki.concepts import markdown_text
+from publisher.wiki.markdown import markdown_text
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,9 @@ from conftest import CliResult
 from lxml import etree
 
 from publisher.acquire.sources import fetch
-from publisher.kernel.eventlog import AssetChecker, freshness, read_log
+from publisher.gate.freshness import freshness
+from publisher.kernel.assets import AssetChecker
+from publisher.kernel.eventlog import read_log
 from publisher.kernel.models import EventType
 from publisher.runs import Run, init_run
 

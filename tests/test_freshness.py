@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from conftest import make_record
 
-from publisher.kernel.eventlog import AssetChecker, freshness
+from publisher.gate.freshness import freshness
+from publisher.kernel.assets import AssetChecker
 from publisher.kernel.models import Event, Snapshot
 from publisher.kernel.reasons import Reason
 from publisher.kernel.store import verify_record

@@ -10,10 +10,11 @@ import pytest
 from _wiki_helpers import build_wiki, make_wiki, sample_run
 
 from publisher.kernel import store
-from publisher.parallel import batch
-from publisher.parallel.batch import SnapshotCheck
-from publisher.site import hook, pages
-from publisher.site.seal import MANIFEST_NAME, scan_page
+from publisher.parallel import SnapshotCheck, checks
+from publisher.site import helper as helper_module
+from publisher.site import highlight
+from publisher.site.manifest import MANIFEST_NAME
+from publisher.site.scan import scan_page
 from publisher.wiki.promote import promote
 
 
@@ -23,7 +24,7 @@ def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.M
     promote(rb.run.path, wiki)
     checked: Counter[str] = Counter()
     texts: Counter[str] = Counter()
-    check_one, read = batch._check_one, store.read_snapshot
+    check_one, read = checks.check_snapshot, store.read_snapshot
 
     def counting_check(task: tuple[str, str, object], assets_root: str | None = None) -> SnapshotCheck:
         checked[task[1]] += 1
@@ -34,12 +35,12 @@ def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.M
         return read(folder, source_id, *args)  # type: ignore[arg-type]
 
     # Every snapshot read (the batch's and SnapshotStore.read) goes through store.read_snapshot.
-    monkeypatch.setattr(batch, "_check_one", counting_check)
+    monkeypatch.setattr(checks, "check_snapshot", counting_check)
     monkeypatch.setattr(store, "read_snapshot", counting_read)
-    monkeypatch.setattr(batch, "read_snapshot", counting_read)
-    monkeypatch.setattr(pages, "read_snapshot", counting_read)
+    monkeypatch.setattr(checks, "read_snapshot", counting_read)
+    monkeypatch.setattr(highlight, "read_snapshot", counting_read)
     # Counted in this process: no helper process renders source texts or reports here.
-    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
+    monkeypatch.setattr(helper_module, "helper_pool", lambda workers=1: None)
     build_wiki(wiki)
     site = wiki / "site"
     assert (site / MANIFEST_NAME).is_file()

@@ -20,8 +20,8 @@ from _wiki_helpers import edit_json, make_wiki, sample_run, tree_digest
 from conftest import CliResult
 
 from publisher.gate.reportmd import parse_report
+from publisher.kernel.assets import AssetChecker
 from publisher.kernel.errors import IntegrityError
-from publisher.kernel.eventlog import AssetChecker
 from publisher.kernel.store import build_record, verify_record
 from publisher.wiki.concepts import evidence_footnotes, parse_concept
 from publisher.wiki.preflight import run_preflight

@@ -17,7 +17,7 @@ from _wiki_helpers import Claim, RunBuilder, build_wiki, edit_json, make_wiki, s
 from conftest import CliResult
 from mkdocs.exceptions import Abort
 
-from publisher.gate.records import Result
+from publisher.gate.result import Result
 from publisher.kernel.errors import IntegrityError
 from publisher.runs import Run
 from publisher.wiki.concepts import ConceptRun, parse_concept

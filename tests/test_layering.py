@@ -18,9 +18,10 @@ LAYERS = ["resources", "kernel", "parallel", "runs", "acquire", "gate", "wiki", 
 """The layers, lowest first: each imports only layers before it (``cli`` includes ``__main__``)."""
 
 WITHIN = {
-    "kernel": ["reasons", "errors", "canonical", "models", "spans", "refs", "_fs", "store", "eventlog"],
-    "gate": ["records", "reportmd", "assemble", "verify", "render"],
-    "wiki": ["concepts", "preflight", "promote"],
+    "kernel": ["reasons", "errors", "canonical", "models", "spans", "refs", "_fs", "store", "eventlog", "assets"],
+    "parallel": ["progress", "checks", "pool", "reader"],
+    "gate": ["records", "result", "reportmd", "freshness", "assemble", "verify", "render"],
+    "wiki": ["markdown", "concepts", "preflight", "promote"],
 }
 """Inside a layer, the order its modules may import each other in (unlisted modules are unranked)."""
 

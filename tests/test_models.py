@@ -24,7 +24,7 @@ from publisher.kernel.models import (
     Span,
 )
 from publisher.kernel.reasons import Reason
-from publisher.kernel.spans import MAX_SPAN, check_range, locate, reslice
+from publisher.kernel.spans import MAX_SPAN, check_range, locator
 
 
 def _snapshot_raw(**changes: Any) -> dict[str, Any]:
@@ -165,11 +165,9 @@ def test_access_order_is_weakest_first_and_complete() -> None:
     assert [a.value for a in ranked] == ["web", "abstract", "preprint", "guideline", "full_text"]
 
 
-def test_span_quoted_prefers_text_and_ignores_extras() -> None:
+def test_span_keeps_stated_quotes_and_ignores_extras() -> None:
     span = Span.model_validate({"source_id": "src-x", "start": 1, "end": 2, "text": "a", "excerpt": "b", "note": 1})
-    assert span.quoted == "a"
-    assert Span.model_validate({"source_id": "s", "start": 1, "end": 2, "excerpt": "b"}).quoted == "b"
-    assert Span.model_validate({"source_id": "s", "start": 1, "end": 2}).quoted is None
+    assert (span.text, span.excerpt) == ("a", "b") and not hasattr(span, "note")
     for bad in ({"source_id": "s", "start": "1", "end": 2}, {"source_id": "s", "start": 1.0, "end": 2}, {"start": 1}):
         with pytest.raises(ValidationError):
             Span.model_validate(bad)
@@ -217,43 +215,24 @@ def test_check_range(start: int, end: int, length: int, reason: Reason | None) -
     assert check_range(start, end, length) is reason
 
 
-def test_reslice_counts_code_points() -> None:
-    text = "\U0001f600 cafe\u0301 \u4e2d"
-    assert reslice(text, 0, 1) == "\U0001f600"
-    assert reslice(text, 2, 7) == "cafe\u0301"
-    with pytest.raises(ValueError):
-        reslice(text, 0, len(text) + 1)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=50), st.integers(-5, 60), st.integers(-5, 60))
-def test_reslice_agrees_with_check_range(text: str, start: int, end: int) -> None:
-    if check_range(start, end, len(text)) is None:
-        piece = reslice(text, start, end)
-        assert piece == text[start:end] and len(piece) == end - start
-    else:
-        with pytest.raises(ValueError):
-            reslice(text, start, end)
-
-
 def test_locate_innermost_section_and_pages() -> None:
     sections = [Section(title="Methods", start=0, end=100), Section(title="Randomisation", start=10, end=40)]
-    assert locate(sections, 5).title == "Methods"  # type: ignore[union-attr]
-    assert locate(sections, 10).title == "Randomisation"  # type: ignore[union-attr]
-    assert locate(sections, 40).title == "Methods"  # type: ignore[union-attr]
-    assert locate(sections, 100) is None
-    assert locate(None, 3) is None and locate([], 3) is None
+    assert locator(sections)(5).title == "Methods"  # type: ignore[union-attr]
+    assert locator(sections)(10).title == "Randomisation"  # type: ignore[union-attr]
+    assert locator(sections)(40).title == "Methods"  # type: ignore[union-attr]
+    assert locator(sections)(100) is None
+    assert locator(None)(3) is None and locator([])(3) is None
     pages = [Page(page=2, start=50, end=90), Page(page=1, start=0, end=50)]
-    assert locate(pages, 49).page == 1  # type: ignore[union-attr]
-    assert locate(pages, 50).page == 2  # type: ignore[union-attr]
-    assert locate(pages, 95) is None
+    assert locator(pages)(49).page == 1  # type: ignore[union-attr]
+    assert locator(pages)(50).page == 2  # type: ignore[union-attr]
+    assert locator(pages)(95) is None
 
 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50)), max_size=8), st.integers(-2, 55))
 def test_locate_returns_a_containing_entry_or_none(pairs: list[tuple[int, int]], offset: int) -> None:
     entries = [Section(title=str(i), start=min(a, b), end=max(a, b)) for i, (a, b) in enumerate(pairs)]
-    found = locate(entries, offset)
+    found = locator(entries)(offset)
     containing = [e for e in entries if e.start <= offset < e.end]
     if not containing:
         assert found is None

@@ -11,7 +11,7 @@ from _wiki_helpers import TAMPERINGS, make_wiki, sample_run, tamper, tree_digest
 from publisher.kernel.errors import UsageError
 from publisher.kernel.refs import parse_refs
 from publisher.wiki import promote as promote_module
-from publisher.wiki.concepts import GENERATED_BEGIN, GENERATED_END, read_concept
+from publisher.wiki.concepts import GENERATED_BEGIN, GENERATED_END, parse_concept
 from publisher.wiki.preflight import run_preflight
 from publisher.wiki.promote import PlannedWrite, PromotionRefused, commit_writes, promote
 
@@ -25,7 +25,7 @@ def test_promote_writes_concept_with_every_accepted_claim(wiki: Path) -> None:
     rb = sample_run(wiki)
     outcome = promote(rb.run.path, wiki, now="2030-05-06T07:08:09Z")
     assert outcome.written and outcome.created
-    doc = read_concept(wiki / "concepts" / "alpha.md")
+    doc = parse_concept((wiki / "concepts" / "alpha.md").read_text(encoding="utf-8"))
     assert doc.front.title == "Does CBT help?"
     assert doc.front.concept == "alpha"
     (entry,) = doc.front.runs
@@ -91,7 +91,7 @@ def test_second_run_joins_the_concept(wiki: Path) -> None:
     second = sample_run(wiki, "beta", question="Second look")
     promote(first.run.path, wiki, concept="cbt")
     promote(second.run.path, wiki, concept="cbt")
-    doc = read_concept(wiki / "concepts" / "cbt.md")
+    doc = parse_concept((wiki / "concepts" / "cbt.md").read_text(encoding="utf-8"))
     assert [r.run for r in doc.front.runs] == ["alpha", "beta"]
     labels = [n.label for n in doc.footnotes]
     assert any(label.startswith("alpha-") for label in labels) and any(label.startswith("beta-") for label in labels)

@@ -14,8 +14,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from publisher.site.pages import snapshot_html, windows_html
-from publisher.site.seal import (
+from publisher.site.highlight import snapshot_html, windows_html
+from publisher.site.scan import (
     PageScan,
     _may_hold_evidence,
     _scan_fast,

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from _wiki_helpers import RunBuilder, build_wiki, leftovers, make_wiki
 
-from publisher.site.seal import check_site, scan_page
+from publisher.site.checksite import check_site
+from publisher.site.scan import scan_page
 from publisher.wiki.preflight import run_preflight
 from publisher.wiki.promote import promote
 

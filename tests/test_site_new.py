@@ -8,8 +8,8 @@ from typing import Any
 import yaml
 from _wiki_helpers import REPO, build_wiki, leftovers, sample_run
 
+from publisher.site.checksite import check_site
 from publisher.site.scaffold import new_wiki
-from publisher.site.seal import check_site
 from publisher.wiki.promote import promote
 
 

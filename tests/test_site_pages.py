@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 from publisher.kernel.errors import UsageError
 from publisher.site import publish
-from publisher.site.pages import snapshot_html
+from publisher.site.checksite import check_site
+from publisher.site.highlight import snapshot_html
+from publisher.site.manifest import MANIFEST_NAME
 from publisher.site.scaffold import new_wiki
-from publisher.site.seal import MANIFEST_NAME, check_site, excerpt_html, scan_page
+from publisher.site.scan import excerpt_html, scan_page
 
 SID = "src-" + "c" * 64
 

@@ -11,8 +11,10 @@ import pytest
 from conftest import minimal_pdf
 
 from publisher.acquire.sources import MAX_READ_WINDOW, Metadata, add_local_pdf, find_spans, read_window, register
+from publisher.gate.freshness import freshness
+from publisher.kernel.assets import AssetChecker
 from publisher.kernel.errors import EventLogError, IntegrityError, PublisherError, UsageError
-from publisher.kernel.eventlog import AssetChecker, freshness, read_log
+from publisher.kernel.eventlog import read_log
 from publisher.kernel.models import EventType
 from publisher.kernel.reasons import Reason
 from publisher.runs import Run, find_wiki_root, init_run

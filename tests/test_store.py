@@ -16,7 +16,7 @@ from conftest import make_record
 from publisher.kernel.canonical import canonical_bytes, record_hash_for, source_id_for
 from publisher.kernel.errors import ConflictError, IntegrityError
 from publisher.kernel.reasons import Reason
-from publisher.kernel.store import SnapshotReader, SnapshotStore, build_record, verify_record
+from publisher.kernel.store import SnapshotStore, build_record, verify_record
 
 MISMATCH = Reason.SNAPSHOT_HASH_MISMATCH
 
@@ -539,30 +539,6 @@ def test_escaped_lone_surrogate_on_disk_is_corrupt(store: SnapshotStore) -> None
 
 
 # --- the per-command reader ------------------------------------------------------------------
-
-
-def test_reader_reads_each_id_once_and_remembers_failures(
-    store: SnapshotStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    good, _ = _stored(store, text="good")
-    bad, bad_path = _stored(store, text="bad")
-    _rewrite(bad_path, b"{}")
-    calls: list[str] = []
-    real = store.read
-
-    def counting(source_id: str) -> Any:
-        calls.append(source_id)
-        return real(source_id)
-
-    monkeypatch.setattr(store, "read", counting)
-    reader = SnapshotReader(store)
-    for _ in range(3):
-        assert reader.get(good).source_id == good
-        with pytest.raises(IntegrityError) as info:
-            reader.get(bad)
-        assert info.value.reason is MISMATCH
-    assert sorted(calls) == sorted([good, bad])
-    assert set(reader.outcomes()) == {good, bad}
 
 
 # --- every single-byte corruption is caught --------------------------------------------------

@@ -9,7 +9,7 @@ import pytest
 from _gate_helpers import RunFixture, make_run, read_json, write_json
 
 from publisher.gate.assemble import assemble_run
-from publisher.gate.records import Result
+from publisher.gate.result import Result
 from publisher.gate.verify import CHECK_IDS, verify_run
 
 

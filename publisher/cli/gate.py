@@ -60,7 +60,7 @@ def _grouped(findings: Iterable[dict[str, Any]], check: bool = False) -> list[st
 
 def _assemble(args: argparse.Namespace) -> int:
     from ..gate.assemble import assemble_run
-    from ..parallel.batch import terminal_progress
+    from ..parallel import terminal_progress
 
     run = Run.open(args.run_dir)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:
@@ -84,7 +84,7 @@ def _assemble(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace) -> int:
     from ..gate.verify import verify_run
-    from ..parallel.batch import terminal_progress
+    from ..parallel import terminal_progress
 
     run = Run.open(args.run_dir)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:

@@ -15,7 +15,7 @@ _MODELS = {
     "config": ("publisher.kernel.models", "RunConfig"),
     "extraction": ("publisher.gate.records", "Extraction"),
     "appraisal": ("publisher.gate.records", "Appraisal"),
-    "result": ("publisher.gate.records", "Result"),
+    "result": ("publisher.gate.result", "Result"),
     "concept": ("publisher.wiki.concepts", "ConceptFrontMatter"),
 }
 

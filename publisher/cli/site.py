@@ -24,7 +24,7 @@ def _check_site(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..kernel.errors import UsageError
-    from ..site.seal import check_site
+    from ..site.checksite import check_site
 
     if not Path(args.site).is_dir():
         raise UsageError(f"site folder {args.site} does not exist")

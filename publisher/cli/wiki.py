@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _promote(args: argparse.Namespace) -> int:
-    from ..parallel.batch import terminal_progress
+    from ..parallel import terminal_progress
     from ..wiki.promote import PromotionRefused, promote
 
     try:

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from ..kernel import _fs
+from ..kernel.assets import AssetChecker
 from ..kernel.canonical import (
     SOURCE_ID_RE,
     StrictJSONError,
@@ -54,12 +55,13 @@ from ..kernel.canonical import (
     utc_now,
 )
 from ..kernel.errors import PublisherError, UsageError
-from ..kernel.eventlog import AssetChecker, Freshness, LogState, freshness, read_log
+from ..kernel.eventlog import LogState, read_log
 from ..kernel.models import ACCESS_ORDER, Access, EventType, Paper, RunConfig
 from ..kernel.reasons import Reason
 from ..kernel.spans import check_range
-from ..parallel.batch import CheckedSnapshots, ProgressFn, SnapshotCheck
+from ..parallel import CheckedSnapshots, ProgressFn, SnapshotCheck
 from ..runs import Run, find_wiki_root
+from .freshness import Freshness, freshness
 from .records import AgentRecord, read_records
 from .reportmd import Footnote, link_key, parse_report
 

@@ -40,14 +40,14 @@ from pydantic import ValidationError
 from ..kernel import _fs
 from ..kernel.canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
 from ..kernel.errors import PublisherError, UsageError
-from ..kernel.eventlog import Freshness, freshness
 from ..kernel.models import first_error
 from ..kernel.reasons import Reason
 from ..kernel.spans import check_range
-from ..parallel.batch import CheckedSnapshots, ProgressFn, SnapshotCheck
+from ..parallel import CheckedSnapshots, ProgressFn, SnapshotCheck
 from ..runs import Run, find_wiki_root
 from .assemble import Assembly, assemble_run, gate_setting
-from .records import Result
+from .freshness import Freshness, freshness
+from .result import Result
 
 __all__ = ["Verification", "verify_run", "CHECK_IDS", "VERDICTS"]
 

@@ -11,12 +11,10 @@ file under a final name.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import secrets
 import shutil
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
@@ -24,8 +22,6 @@ __all__ = [
     "create_exclusive",
     "write_atomic",
     "fsync_dir",
-    "locked",
-    "append_line",
     "temp_name",
     "remove_tree",
     "read_regular",
@@ -137,33 +133,6 @@ def write_atomic(final: Path, data: bytes, *, mode: int = 0o644) -> None:
             tmp.unlink()
         raise
     fsync_dir(final.parent)
-
-
-@contextlib.contextmanager
-def locked(lock_path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``lock_path`` (created if missing) for the block."""
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
-
-
-def append_line(path: Path, line: bytes) -> None:
-    """Append one complete line in a single write and fsync it; the caller holds the lock."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    try:
-        data = line if line.endswith(b"\n") else line + b"\n"
-        written = os.write(fd, data)
-        if written != len(data):
-            raise OSError(f"short append to {path}: {written} of {len(data)} bytes")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def remove_tree(path: Path) -> None:

@@ -11,19 +11,16 @@ import fcntl
 import hashlib
 import os
 import stat
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
 
 from pydantic import ValidationError
 
 from . import _fs
-from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, parse_ts, prefixed, utc_now
+from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, prefixed, utc_now
 from .errors import EventLogError, UsageError
-from .models import Asset, Event, EventType, Snapshot
-from .reasons import Reason
+from .models import Event, EventType
 
 __all__ = [
     "LogState",
@@ -31,11 +28,6 @@ __all__ = [
     "append_event",
     "read_log",
     "line_digest",
-    "Freshness",
-    "SnapshotFacts",
-    "freshness",
-    "AssetChecker",
-    "hash_asset",
 ]
 
 _TAIL_CHUNK = 1 << 16
@@ -262,144 +254,3 @@ def read_log(path: Path) -> LogState:
 
 def _short(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:120]
-
-
-def hash_asset(wiki_root: Path | str, relative: str) -> str | None:
-    """Bare hex sha256 of the regular file ``relative`` under ``wiki_root``; None if it is missing.
-
-    Links are not followed and special files are not read (they count as missing).
-    """
-    path = Path(wiki_root) / relative
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (OSError, ValueError):  # ValueError: a NUL in the recorded path
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        h = hashlib.sha256()
-        while chunk := os.read(fd, 1 << 20):
-            h.update(chunk)
-        return h.hexdigest()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-class AssetChecker:
-    """Hashes each stored asset file once per command and says whether it still matches."""
-
-    def __init__(self, wiki_root: Path | None) -> None:
-        self.wiki_root = wiki_root
-        self._digests: dict[str, str | None] = {}
-
-    def digest(self, relative: str) -> str | None:
-        """Bare hex sha256 of the asset at ``relative`` under the wiki root, None if missing."""
-        if relative not in self._digests:
-            self._digests[relative] = self._hash(relative)
-        return self._digests[relative]
-
-    def remember(self, relative: str, digest: str | None) -> None:
-        """Adopt a digest this command already computed of the asset (a worker hashed it)."""
-        self._digests.setdefault(relative, digest)
-
-    def _hash(self, relative: str) -> str | None:
-        return hash_asset(self.wiki_root, relative) if self.wiki_root is not None else None
-
-    def check(self, snap: Snapshot | SnapshotFacts) -> str | None:
-        """Why the snapshot's asset fails (one line), or None when it has none or it matches."""
-        if snap.asset is None:
-            if str(snap.origin) == "user-supplied-pdf":
-                return "user-supplied PDF snapshot has no asset"
-            return None
-        got = self.digest(snap.asset.path)
-        if got is None:
-            return f"asset {snap.asset.path} is missing"
-        if got != snap.asset.sha256:
-            return f"asset {snap.asset.path} hashes to {got}, expected {snap.asset.sha256}"
-        return None
-
-
-class SnapshotFacts(Protocol):
-    """What the fresh-fetch rule needs of a verified snapshot besides its text's digest.
-
-    A :class:`~publisher.models.Snapshot` has all of it; so does a ``batch.SnapshotCheck``,
-    which carries the text's digest instead of the text.
-    """
-
-    @property
-    def source_id(self) -> str: ...
-    @property
-    def url(self) -> str | None: ...
-    @property
-    def asset(self) -> Asset | None: ...
-    @property
-    def origin(self) -> object: ...
-
-
-@dataclass(frozen=True)
-class Freshness:
-    """Outcome of the fresh-fetch rule for one snapshot in one run."""
-
-    fresh: bool
-    event_id: str | None
-    reason: Reason | None
-    detail: str
-
-
-def freshness(
-    snap: Snapshot | SnapshotFacts,
-    events: Iterable[Event],
-    created_at: str | None,
-    assets: AssetChecker,
-    *,
-    text_sha256: str | None = None,
-) -> Freshness:
-    """Apply the fresh-fetch rule (CONTRACT section 3) to one snapshot.
-
-    Fresh iff some ``fetch`` or ``local_pdf`` event for this source, ``fresh: true``, at or after
-    ``created_at``, carries a digest that still matches what is recomputed now: the text for a
-    fetch; for a local PDF, the asset file's bytes, which must also equal ``asset.sha256``.
-    A run without ``created_at`` has no fresh sources.
-
-    ``text_sha256`` is the bare hex digest of the text as just verified (a reader that keeps no
-    text passes it); without it the digest is computed from ``snap.text``.
-    """
-    if created_at is None:
-        return Freshness(False, None, Reason.NO_FRESH_FETCH, "run config has no created_at")
-    try:
-        since = parse_ts(created_at)
-    except ValueError:
-        return Freshness(False, None, Reason.NO_FRESH_FETCH, "run created_at is not a timestamp")
-    text_digest = text_sha256
-    asset_problem: str | None = None
-    saw_local = False
-    for event in events:
-        if event.source_id != snap.source_id or not event.fresh:
-            continue
-        if event.type not in (EventType.FETCH, EventType.LOCAL_PDF):
-            continue
-        if parse_ts(event.at) < since or event.url != snap.url:
-            continue
-        if event.type is EventType.FETCH:
-            if text_digest is None:
-                if not isinstance(snap, Snapshot):
-                    raise TypeError("freshness needs the snapshot's text or its text_sha256")
-                text_digest = hashlib.sha256(snap.text.encode("utf-8")).hexdigest()
-            if event.sha256 == text_digest:
-                return Freshness(True, event.event_id, None, f"fetched in {event.event_id}")
-            continue
-        saw_local = True
-        if snap.asset is None:
-            asset_problem = f"{event.event_id} is a local_pdf event on a snapshot without an asset"
-            continue
-        problem = assets.check(snap)
-        if problem is not None:
-            asset_problem = problem
-            continue
-        if event.sha256 == snap.asset.sha256:
-            return Freshness(True, event.event_id, None, f"local PDF verified in {event.event_id}")
-    if saw_local and asset_problem:
-        return Freshness(False, None, Reason.ASSET_HASH_MISMATCH, asset_problem)
-    return Freshness(False, None, Reason.NO_FRESH_FETCH, f"no fresh fetch of {snap.source_id} since {created_at}")

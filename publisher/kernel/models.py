@@ -272,11 +272,6 @@ class Span(BaseModel):
     text: StrictStr | None = None
     excerpt: StrictStr | None = None
 
-    @property
-    def quoted(self) -> str | None:
-        """The quote as the agent believes it reads, if it gave one."""
-        return self.text if self.text is not None else self.excerpt
-
 
 class Gates(BaseModel):
     """Switches in ``config.json``."""

@@ -15,9 +15,8 @@ from .reasons import Reason
 __all__ = [
     "MAX_SPAN",
     "check_range",
-    "reslice",
+    "slice_span",
     "RangeMap",
-    "locate",
     "locator",
 ]
 
@@ -34,12 +33,12 @@ def check_range(start: int, end: int, text_length: int) -> Reason | None:
     return None
 
 
-def reslice(text: str, start: int, end: int) -> str:
-    """``text[start:end]`` after the range check; raises ValueError on a bad range."""
+def slice_span(text: str, start: int, end: int) -> tuple[str | None, Reason | None]:
+    """``(text[start:end], None)`` for a usable span, else ``(None, reason)``: the one re-slice."""
     reason = check_range(start, end, len(text))
     if reason is not None:
-        raise ValueError(f"{reason.value}: [{start}, {end}) on a text of {len(text)} code points")
-    return text[start:end]
+        return None, reason
+    return text[start:end], None
 
 
 class RangeMap(Protocol):
@@ -56,10 +55,11 @@ T = TypeVar("T", bound=RangeMap)
 
 
 def locator(entries: Sequence[T] | None) -> Callable[[int], T | None]:
-    """A function finding the entry whose half-open range contains an offset (see :func:`locate`).
+    """A function finding the entry whose half-open range contains an offset (innermost: the last such start).
 
-    The entries are sorted once, so looking up every span of a snapshot costs one sort, not one
-    per span.
+    Entries may be nested (sections) or contiguous (pages) and need not be sorted; they are sorted
+    once, so looking up every span of a snapshot costs one sort, not one per span. The function
+    returns None when no entry contains the offset: a section or page is never guessed.
     """
     if not entries:
         return lambda offset: None
@@ -74,12 +74,3 @@ def locator(entries: Sequence[T] | None) -> Callable[[int], T | None]:
         return None
 
     return find
-
-
-def locate(entries: Sequence[T] | None, offset: int) -> T | None:
-    """The entry whose half-open range contains ``offset`` (innermost: the last such start).
-
-    Entries may be nested (sections) or contiguous (pages); they need not be sorted. Returns
-    None when no entry contains the offset: a section or page is never guessed.
-    """
-    return locator(entries)(offset)

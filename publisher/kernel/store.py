@@ -12,7 +12,7 @@ import errno
 import hashlib
 import os
 import stat
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +31,13 @@ from .canonical import (
     sha256_hex,
     source_id_for,
 )
-from .errors import ConflictError, IntegrityError, PublisherError
+from .errors import ConflictError, IntegrityError
 from .models import Snapshot, first_error
 from .reasons import Reason
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",
     "SnapshotStore",
-    "SnapshotReader",
     "build_record",
     "verify_record",
     "snapshot_path",
@@ -260,28 +259,3 @@ class SnapshotStore:
             if name.endswith(".json") and SOURCE_ID_RE.fullmatch(name[:-5]):
                 out.append(name[:-5])
         return sorted(out)
-
-
-@dataclass
-class SnapshotReader:
-    """Reads each snapshot at most once per command and remembers the outcome, good or bad."""
-
-    store: SnapshotStore
-    _seen: dict[str, Snapshot | PublisherError] = field(default_factory=dict)
-
-    def get(self, source_id: str) -> Snapshot:
-        """The verified snapshot, or the same IntegrityError every time it is asked for."""
-        hit = self._seen.get(source_id)
-        if hit is None:
-            try:
-                hit = self.store.read(source_id)
-            except PublisherError as exc:
-                hit = exc
-            self._seen[source_id] = hit
-        if isinstance(hit, PublisherError):
-            raise hit
-        return hit
-
-    def outcomes(self) -> dict[str, Snapshot | PublisherError]:
-        """Everything read so far."""
-        return dict(self._seen)

@@ -1,1 +1,22 @@
-"""Process-pool plumbing: every snapshot of a command read and verified once, on every core."""
+"""Process-pool plumbing behind one small interface: every snapshot of a command read and
+verified once, on every core (:func:`verify_many`), and a per-command reader over the outcomes
+(:class:`CheckedSnapshots`). The differential tests run the same work in-process and on pools."""
+
+from .checks import Request, SnapshotCheck, SpanCheck
+from .pool import IN_PROCESS_BYTES, default_workers, helper_pool, verify_many, worker_pool
+from .progress import ProgressFn, terminal_progress
+from .reader import CheckedSnapshots
+
+__all__ = [
+    "Request",
+    "SnapshotCheck",
+    "SpanCheck",
+    "IN_PROCESS_BYTES",
+    "default_workers",
+    "helper_pool",
+    "verify_many",
+    "worker_pool",
+    "ProgressFn",
+    "terminal_progress",
+    "CheckedSnapshots",
+]

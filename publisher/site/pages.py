@@ -13,8 +13,6 @@ renders the whole navigation into every page stays linear in the number of pages
 
 from __future__ import annotations
 
-import itertools
-import os
 import posixpath
 import re
 import secrets
@@ -29,14 +27,13 @@ from markupsafe import Markup
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
-from ..kernel.canonical import sha256_hex
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
-from ..kernel.store import read_snapshot
-from ..wiki.concepts import markdown_text
+from ..wiki.markdown import markdown_text
 from ..wiki.preflight import ConceptEvidence, Preflight, RunEvidence, SourceInfo
 from . import TEMPLATES_DIR
-from .seal import SNAPSHOT_CLASS, WINDOW_CLASS, check_record_copy, escape_text, excerpt_html, record_uri
+from .highlight import SourceBody, SourceJob, SourceText, render_source_body, source_job
+from .scan import excerpt_html
 
 __all__ = [
     "TEMPLATES_DIR",
@@ -48,19 +45,9 @@ __all__ = [
     "source_uri",
     "concept_uri",
     "report_uri",
-    "snapshot_html",
-    "windows_html",
-    "window_bounds",
-    "SourceText",
     "STATIC_DIR",
     "READER_CSS_URI",
     "READER_JS_URI",
-    "record_uri",
-    "check_record_copy",
-    "SourceJob",
-    "SourceBody",
-    "source_job",
-    "render_source_body",
 ]
 
 
@@ -102,69 +89,6 @@ def report_uri(slug: str) -> str:
     return f"runs/{slug}/report.md"
 
 
-@dataclass(frozen=True)
-class SourceText:
-    """How a source page shows its snapshot: the ``full`` text, or ``windows`` of ``context``
-    code points around each cited span (``extra: evidence: source_text`` in mkdocs.yml)."""
-
-    mode: str = "full"
-    context: int = 400
-
-    MODES = ("full", "windows")
-
-
-@dataclass(frozen=True)
-class SourceJob:
-    """What a source page's text slot shows: one snapshot, its cited spans and the display mode."""
-
-    source_id: str
-    sources_dir: str
-    content_hash: str
-    spans: frozenset[tuple[int, int]]
-    mode: str
-    context: int
-
-
-@dataclass(frozen=True)
-class SourceBody:
-    """A source page's text as HTML, and the context windows it holds (``windows`` mode)."""
-
-    html: str
-    windows: tuple[tuple[str, int, int, str], ...] = ()
-
-
-def source_job(source_id: str, info: SourceInfo, options: SourceText) -> SourceJob:
-    """The text slot of ``source_id``'s page."""
-    return SourceJob(
-        source_id,
-        os.fspath(info.sources_dir),
-        info.meta.content_hash,
-        frozenset(info.spans),
-        options.mode,
-        options.context,
-    )
-
-
-def render_source_body(job: SourceJob) -> SourceBody:
-    """Read and verify the snapshot again and render its text with the cited spans marked.
-
-    The verified text must still be the one the preflight verified (else SNAPSHOT_HASH_MISMATCH:
-    it changed during the build).
-    """
-    sid = job.source_id
-    snap = read_snapshot(job.sources_dir, sid)
-    if snap.content_hash != job.content_hash:
-        raise IntegrityError(f"snapshot {sid} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
-    spans = set(job.spans)
-    if job.mode == "windows":
-        windows = tuple(
-            (sid, lo, hi, sha256_hex(snap.text[lo:hi].encode("utf-8")))
-            for lo, hi in window_bounds(len(snap.text), spans, job.context)
-        )
-        return SourceBody(windows_html(sid, snap.text, spans, job.context), windows)
-    return SourceBody(snapshot_html(sid, snap.text, spans))
-
-
 @dataclass
 class GeneratedPage:
     """One page to add: its Markdown, its slots, and the excerpts and windows its output must show.
@@ -180,90 +104,6 @@ class GeneratedPage:
     in_nav: bool = False
     excerpts: Counter[tuple[str, int, int]] = field(default_factory=Counter)
     windows: Counter[tuple[str, int, int, str]] = field(default_factory=Counter)
-
-
-def _highlighted(text: str, spans: set[tuple[int, int]], lo: int, hi: int) -> list[str]:
-    """HTML of ``text[lo:hi]`` with every span inside it marked; offsets stay those of ``text``."""
-    inside = {(s, e) for s, e in spans if lo <= s and e <= hi}
-    bounds = sorted({lo, hi} | {s for s, _ in inside} | {e for _, e in inside})
-    starting: dict[int, list[tuple[int, int]]] = {}
-    for span in sorted(inside, key=lambda se: (se[0], -se[1])):
-        starting.setdefault(span[0], []).append(span)
-    active: set[tuple[int, int]] = set()
-    out: list[str] = []
-    for a, b in itertools.pairwise(bounds):
-        active = {span for span in active if span[1] > a}
-        opening = starting.get(a, [])
-        active.update(opening)
-        segment = escape_text(text[a:b])
-        if not active:
-            out.append(segment)
-            continue
-        anchor = ""
-        if opening:
-            first, *others = opening
-            out.extend(f'<span class="evidence-anchor" id="span-{s}-{e}"></span>' for s, e in others)
-            anchor = f' id="span-{first[0]}-{first[1]}"'
-        covering = " ".join(f"{s}-{e}" for s, e in sorted(active))
-        out.append(
-            f'<mark class="evidence-span"{anchor} data-start="{a}" data-end="{b}" data-spans="{covering}">'
-            f"{segment}</mark>"
-        )
-    return out
-
-
-def snapshot_html(source_id: str, text: str, spans: set[tuple[int, int]]) -> str:
-    """The snapshot text as ``<pre>``, every cited span highlighted and anchored.
-
-    Overlapping spans are split into segments at every span boundary; each covered segment is
-    one ``<mark>`` carrying its own offsets and the spans covering it, so the markup nests
-    correctly whatever the overlaps. A span's anchor ``span-<start>-<end>`` is the id of the
-    mark where it starts (an empty anchor element when several spans start there). A line feed
-    follows the start tag: HTML drops one there, so a text that starts with one keeps it.
-    """
-    out = [f'<pre class="{SNAPSHOT_CLASS}" data-source-id="{source_id}">\n']
-    out += _highlighted(text, spans, 0, len(text))
-    out.append("</pre>")
-    return "".join(out)
-
-
-def window_bounds(length: int, spans: set[tuple[int, int]], context: int) -> list[tuple[int, int]]:
-    """The context windows over a text of ``length`` code points: ``context`` either side of each
-    span, clipped to the text; windows that touch or overlap merge, so each span lies whole in one."""
-    windows: list[list[int]] = []
-    for s, e in sorted(spans):
-        lo, hi = max(0, s - context), min(length, e + context)
-        if windows and lo <= windows[-1][1]:
-            windows[-1][1] = max(windows[-1][1], hi)
-        else:
-            windows.append([lo, hi])
-    return [(lo, hi) for lo, hi in windows]
-
-
-def windows_html(source_id: str, text: str, spans: set[tuple[int, int]], context: int) -> str:
-    """Only the cited spans of a long snapshot, each with ``context`` code points either side.
-
-    Windows come from :func:`window_bounds`; marks and anchors are those of
-    :func:`snapshot_html` with offsets into the whole text. The omitted stretches are counted
-    between windows. Each window names its source with ``data-window-of`` and its offsets with
-    ``data-window-start``/``data-window-end``; the seal checks its text against that slice.
-    """
-    out = [f'<div class="evidence-windows" data-window-of="{source_id}">']
-    shown = 0
-    for lo, hi in window_bounds(len(text), spans, context):
-        if lo > shown:
-            out.append(f'<p class="evidence-gap">[… {lo - shown} code points not shown …]</p>')
-        out.append(
-            f'<pre class="{WINDOW_CLASS}" data-window-of="{source_id}" data-window-start="{lo}" '
-            f'data-window-end="{hi}">\n'
-        )
-        out += _highlighted(text, spans, lo, hi)
-        out.append("</pre>")
-        shown = hi
-    if shown < len(text):
-        out.append(f'<p class="evidence-gap">[… {len(text) - shown} code points not shown …]</p>')
-    out.append("</div>")
-    return "".join(out)
 
 
 def _environment(templates_dir: Path, autoescape: bool) -> jinja2.Environment:

@@ -45,15 +45,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..gate.assemble import paper_problem
-from ..gate.records import AcceptedArtifact, Result
+from ..gate.result import AcceptedArtifact, Result
 from ..kernel import _fs
+from ..kernel.assets import AssetChecker
 from ..kernel.canonical import StrictJSONError, loads_strict
 from ..kernel.errors import PublisherError
-from ..kernel.eventlog import AssetChecker, LogState, read_log
+from ..kernel.eventlog import LogState, read_log
 from ..kernel.models import ACCESS_ORDER, Access, Event, Paper, first_error
 from ..kernel.reasons import Reason
 from ..kernel.refs import SpanRef
-from ..parallel.batch import ProgressFn, SnapshotCheck, default_workers, verify_many, worker_pool
+from ..parallel import ProgressFn, SnapshotCheck, default_workers, verify_many, worker_pool
 from ..runs import RUN_LAYOUTS, Run
 from .concepts import CONCEPTS_DIR, ConceptDoc, parse_concept
 

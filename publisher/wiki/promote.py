@@ -26,7 +26,7 @@ from ..kernel.canonical import format_ts, utc_now
 from ..kernel.errors import ConflictError, IntegrityError, PublisherError, UsageError
 from ..kernel.reasons import Reason
 from ..kernel.refs import format_ref
-from ..parallel.batch import ProgressFn
+from ..parallel import ProgressFn
 from ..runs import Run
 from .concepts import (
     CONCEPTS_DIR,
@@ -35,11 +35,10 @@ from .concepts import (
     ConceptRun,
     check_slug,
     dump_concept,
-    markdown_code,
-    markdown_text,
     parse_concept,
     with_generated,
 )
+from .markdown import markdown_code, markdown_text
 from .preflight import Finding, Preflight, RunEvidence, VerifiedClaim, check_concept_text, run_preflight
 
 __all__ = ["PlannedWrite", "Promotion", "PromotionRefused", "plan_promotion", "promote", "commit_writes"]

@@ -1,0 +1,80 @@
+"""Stored files behind snapshots (a user-supplied PDF in the wiki's library): hashed without
+following links, each once per command."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+from typing import Protocol
+
+from .models import Asset
+
+__all__ = ["hash_asset", "AssetChecker", "HasAsset"]
+
+
+class HasAsset(Protocol):
+    """What an asset check needs of a verified snapshot (a record or a parallel check)."""
+
+    @property
+    def asset(self) -> Asset | None: ...
+    @property
+    def origin(self) -> object: ...
+
+
+def hash_asset(wiki_root: Path | str, relative: str) -> str | None:
+    """Bare hex sha256 of the regular file ``relative`` under ``wiki_root``; None if it is missing.
+
+    Links are not followed and special files are not read (they count as missing).
+    """
+    path = Path(wiki_root) / relative
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError):  # ValueError: a NUL in the recorded path
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        h = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+class AssetChecker:
+    """Hashes each stored asset file once per command and says whether it still matches."""
+
+    def __init__(self, wiki_root: Path | None) -> None:
+        self.wiki_root = wiki_root
+        self._digests: dict[str, str | None] = {}
+
+    def digest(self, relative: str) -> str | None:
+        """Bare hex sha256 of the asset at ``relative`` under the wiki root, None if missing."""
+        if relative not in self._digests:
+            self._digests[relative] = self._hash(relative)
+        return self._digests[relative]
+
+    def remember(self, relative: str, digest: str | None) -> None:
+        """Adopt a digest this command already computed of the asset (a worker hashed it)."""
+        self._digests.setdefault(relative, digest)
+
+    def _hash(self, relative: str) -> str | None:
+        return hash_asset(self.wiki_root, relative) if self.wiki_root is not None else None
+
+    def check(self, snap: HasAsset) -> str | None:
+        """Why the snapshot's asset fails (one line), or None when it has none or it matches."""
+        if snap.asset is None:
+            if str(snap.origin) == "user-supplied-pdf":
+                return "user-supplied PDF snapshot has no asset"
+            return None
+        got = self.digest(snap.asset.path)
+        if got is None:
+            return f"asset {snap.asset.path} is missing"
+        if got != snap.asset.sha256:
+            return f"asset {snap.asset.path} hashes to {got}, expected {snap.asset.sha256}"
+        return None

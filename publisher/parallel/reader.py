@@ -1,0 +1,129 @@
+"""A per-command snapshot reader that keeps checks, never texts."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from concurrent.futures import Executor
+from pathlib import Path
+
+from ..kernel.errors import PublisherError
+from . import checks as _checks
+from .checks import SnapshotCheck, SpanCheck, as_error
+from .pool import verify_many
+from .progress import ProgressFn
+
+__all__ = ["CheckedSnapshots"]
+
+
+class CheckedSnapshots:
+    """A per-command snapshot reader over one sources folder that keeps checks, never texts.
+
+    A command declares what it will ask for (:meth:`want`), :meth:`load` verifies all of it in
+    one :func:`verify_many` pass (every core, one read per snapshot), and :meth:`get` and
+    :meth:`span` then answer from the small checks. A failure is
+    remembered and raised again, as the same :class:`~publisher.errors.PublisherError`, every
+    time the snapshot is asked for. A snapshot or span nobody declared is read on demand, alone:
+    correct, only slower.
+    """
+
+    def __init__(
+        self,
+        folder: Path | str,
+        *,
+        executor: Executor | None = None,
+        workers: int | None = None,
+        progress: ProgressFn | None = None,
+        assets_root: Path | str | None = None,
+    ) -> None:
+        self.folder = Path(folder)
+        self.executor = executor
+        self.workers = workers
+        self.progress = progress
+        self.assets_root = os.fspath(assets_root) if assets_root is not None else None
+        self._wanted: dict[str, set[tuple[int, int]]] = {}
+        self._checks: dict[str, SnapshotCheck] = {}
+        self._spans: dict[str, dict[tuple[int, int], SpanCheck]] = {}
+        self._errors: dict[str, PublisherError] = {}
+
+    def want(self, source_id: str, spans: Iterable[tuple[int, int]] = ()) -> None:
+        """Declare a snapshot (and spans of it) that :meth:`load` should verify."""
+        bucket = self._wanted.setdefault(source_id, set())
+        for start, end in spans:
+            if type(start) is int and type(end) is int:
+                bucket.add((start, end))
+
+    def seed(self, checks: Iterable[SnapshotCheck]) -> None:
+        """Adopt checks this command already made of this folder's snapshots (others are ignored).
+
+        The build hook hands over its preflight's checks, so a report page re-assembling a run
+        reads no snapshot a second time; a span the checks do not hold is still read on demand.
+        """
+        folder = os.fspath(self.folder)
+        for check in checks:
+            if check.location == folder:
+                self._keep(check)
+
+    def load(self) -> None:
+        """Verify every declared snapshot not checked yet, or checked without a declared span."""
+        tasks = []
+        for source_id, spans in self._wanted.items():
+            known = self._checks.get(source_id)
+            have = self._spans.get(source_id, {})
+            if known is not None and (not known.ok or spans <= have.keys()):
+                continue
+            tasks.append((self.folder, source_id, sorted(spans | set(have))))
+        self._wanted = {}
+        checks = verify_many(
+            tasks, executor=self.executor, workers=self.workers, progress=self.progress, assets_root=self.assets_root
+        )
+        for check in checks:
+            self._keep(check)
+
+    def _keep(self, check: SnapshotCheck) -> None:
+        sid = check.source_id
+        self._checks[sid] = check
+        self._spans[sid] = {(item.start, item.end): item for item in check.spans}
+        if not check.ok:
+            self._errors[sid] = as_error(check)
+
+    def check(self, source_id: str) -> SnapshotCheck:
+        """The check of ``source_id``, good or bad (read now if it was never declared)."""
+        hit = self._checks.get(source_id)
+        if hit is None:
+            self._keep(_checks.check_snapshot((os.fspath(self.folder), source_id, ())))
+            hit = self._checks[source_id]
+        return hit
+
+    def get(self, source_id: str) -> SnapshotCheck:
+        """The verified snapshot's check, or the same error every time it is asked for."""
+        hit = self.check(source_id)
+        if not hit.ok:
+            raise self._errors[source_id]
+        return hit
+
+    def span(self, source_id: str, start: int, end: int) -> SpanCheck:
+        """The excerpt (or range reason) of one span of a verified snapshot."""
+        self.get(source_id)
+        item = self._spans[source_id].get((start, end))
+        if item is None:
+            wanted = (*self._spans[source_id], (start, end))
+            self._keep(_checks.check_snapshot((os.fspath(self.folder), source_id, wanted)))
+            self.get(source_id)
+            item = self._spans[source_id][(start, end)]
+        return item
+
+    def checks(self) -> dict[str, SnapshotCheck]:
+        """Every check held so far, by source id."""
+        return dict(self._checks)
+
+    def asset_digests(self, root: Path | str | None) -> dict[str, str | None]:
+        """The digests of the assets the checks hashed under ``root``, by asset path."""
+        if root is None:
+            return {}
+        folder = os.fspath(root)
+        return {
+            c.asset.path: c.asset_digest
+            for c in self._checks.values()
+            if c.ok and c.asset is not None and c.assets_root == folder
+        }

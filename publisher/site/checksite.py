@@ -1,0 +1,302 @@
+"""``publisher check-site``: a built site re-read and compared with its seal and the snapshots."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..kernel.canonical import SOURCE_ID_RE, sha256_hex
+from ..kernel.errors import PublisherError
+from ..kernel.reasons import Reason
+from ..kernel.spans import check_range
+from ..kernel.store import SnapshotStore
+from ..runs import Run
+from ..wiki.preflight import Finding, discover
+from .manifest import MANIFEST_NAME, check_record_copy, record_uri
+from .scan import Excerpt, SnapshotBlock, scan_page
+
+__all__ = ["SiteCheck", "check_site"]
+
+
+@dataclass
+class SiteCheck:
+    """Outcome of ``check-site``: findings, and how much was checked."""
+
+    findings: list[Finding] = field(default_factory=list)
+    pages: int = 0
+    excerpts: int = 0
+    snapshots: int = 0
+    windows: int = 0
+    records: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "pages": self.pages,
+            "excerpts": self.excerpts,
+            "snapshots": self.snapshots,
+            "windows": self.windows,
+            "records": self.records,
+            "findings": [f.to_dict() for f in self.findings],
+        }
+
+
+class _Texts:
+    """Verified snapshot texts by source id, read once each from whichever run holds the file."""
+
+    def __init__(self, wiki_root: Path) -> None:
+        runs, _ = discover(wiki_root)
+        self._dirs: dict[str, list[Path]] = {}
+        for path in runs:
+            store = Run(path).store
+            for sid in store.ids():
+                self._dirs.setdefault(sid, []).append(store.folder)
+        self._cache: dict[str, str | PublisherError] = {}
+
+    def get(self, source_id: str) -> str:
+        hit = self._cache.get(source_id)
+        if hit is None:
+            folders = self._dirs.get(source_id)
+            if not SOURCE_ID_RE.fullmatch(source_id) or not folders:
+                hit = PublisherError(f"no snapshot {source_id} in any run of the wiki", reason=Reason.UNKNOWN_SOURCE)
+            else:
+                try:
+                    hit = SnapshotStore(folders[0]).read(source_id).text
+                except PublisherError as exc:
+                    hit = exc
+            self._cache[source_id] = hit
+        if isinstance(hit, PublisherError):
+            raise hit
+        return hit
+
+    def stored_files(self, source_id: str) -> list[Path]:
+        """The snapshot file of ``source_id`` in each run that holds it (after :meth:`get`)."""
+        return [SnapshotStore(folder).path_for(source_id) for folder in self._dirs.get(source_id, [])]
+
+
+def _load_manifest(site: Path, out: list[Finding]) -> dict[str, Any] | None:
+    path = site / MANIFEST_NAME
+    try:
+        raw = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        out.append(
+            Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "no evidence manifest: the site was not built by the hook")
+        )
+        return None
+    except (OSError, ValueError) as exc:
+        out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, f"unreadable manifest ({exc})"))
+        return None
+    ok = (
+        isinstance(raw, dict)
+        and raw.get("schema_version") == 1
+        and isinstance(raw.get("excerpts"), list)
+        and isinstance(raw.get("snapshots"), list)
+        and isinstance(raw.setdefault("windows", []), list)
+        and isinstance(raw.setdefault("records", []), list)
+        and all(
+            isinstance(e, dict) and isinstance(e.get("page"), str)
+            for e in raw["excerpts"] + raw["snapshots"] + raw["windows"]
+        )
+        and all(isinstance(e, dict) and isinstance(e.get("source_id"), str) for e in raw["records"])
+    )
+    if not ok:
+        out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "manifest does not have the expected shape"))
+        return None
+    return raw
+
+
+def _entry_key(e: dict[str, Any]) -> tuple[Any, ...]:
+    return (e.get("source_id"), e.get("start"), e.get("end"), e.get("sha256"))
+
+
+def _by_page(entries: list[dict[str, Any]], key: Any) -> dict[str, Counter[tuple[Any, ...]]]:
+    out: dict[str, Counter[tuple[Any, ...]]] = {}
+    for entry in entries:
+        out.setdefault(entry["page"], Counter())[key(entry)] += 1
+    return out
+
+
+def check_site(site_dir: Path | str, wiki_root: Path | str) -> SiteCheck:
+    """Re-read a built site and compare every evidence element with the seal and the snapshots.
+
+    Findings: a missing or malformed manifest (SCHEMA_ERROR); an element that is not sealed, a
+    sealed element missing from its page, markup inside an excerpt, text that differs from the
+    re-slice, or a highlight off its offsets (EXCERPT_MISMATCH); a snapshot that no longer
+    verifies, or a published ``record.json`` that is missing, differs from the stored snapshot
+    file or does not verify (SNAPSHOT_HASH_MISMATCH); a snapshot that is gone (UNKNOWN_SOURCE);
+    offsets outside the text (SPAN_OUT_OF_RANGE / SPAN_TOO_LONG).
+    """
+    site = Path(site_dir)
+    check = SiteCheck()
+    add = check.findings.append
+    manifest = _load_manifest(site, check.findings)
+    if manifest is None:
+        return check
+    texts = _Texts(Path(wiki_root))
+    sealed = _by_page(manifest["excerpts"], _entry_key)
+    sealed_snaps = _by_page(manifest["snapshots"], lambda e: (e.get("source_id"), e.get("sha256")))
+    sealed_windows = _by_page(manifest["windows"], _entry_key)
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if p.is_file())
+    for page in sorted(set(sealed) | set(sealed_snaps) | set(sealed_windows)):
+        if page not in pages:
+            add(Finding(Reason.EXCERPT_MISMATCH, page, "sealed page is missing from the site"))
+    for page in pages:
+        scan = scan_page((site / page).read_text(encoding="utf-8", errors="replace"))
+        if not (
+            scan.excerpts
+            or scan.snapshots
+            or scan.windows
+            or scan.malformed
+            or page in sealed
+            or page in sealed_snaps
+            or page in sealed_windows
+        ):
+            continue
+        check.pages += 1
+        if scan.malformed:
+            add(Finding(Reason.EXCERPT_MISMATCH, page, f"{scan.malformed} malformed evidence element(s)"))
+        found: Counter[tuple[Any, ...]] = Counter()
+        for ex in scan.excerpts:
+            check.excerpts += 1
+            found[(ex.source_id, ex.start, ex.end, ex.sha256)] += 1
+            _check_excerpt(ex, page, texts, add)
+        _compare_seal(found, sealed.get(page, Counter()), page, "excerpt", add)
+        snaps: Counter[tuple[Any, ...]] = Counter()
+        for block in scan.snapshots:
+            check.snapshots += 1
+            text = block.text
+            snaps[(block.source_id, sha256_hex(text.encode("utf-8")))] += 1
+            _check_snapshot(block, text, page, texts, add)
+        if snaps != sealed_snaps.get(page, Counter()):
+            add(Finding(Reason.EXCERPT_MISMATCH, page, "snapshot text on the page differs from the seal"))
+        windows: Counter[tuple[Any, ...]] = Counter()
+        for block in scan.windows:
+            check.windows += 1
+            text = block.text
+            windows[(block.source_id, block.window_start, block.window_end, sha256_hex(text.encode("utf-8")))] += 1
+            _check_window(block, text, page, texts, add)
+        _compare_seal(windows, sealed_windows.get(page, Counter()), page, "window", add)
+    _check_records(site, manifest, texts, check)
+    return check
+
+
+def _compare_seal(
+    found: Counter[tuple[Any, ...]], sealed: Counter[tuple[Any, ...]], page: str, what: str, add: Any
+) -> None:
+    """One finding per element on the page but not in the seal, and per sealed one not on the page."""
+    extra, missing = found - sealed, sealed - found
+    for detail, keys in ((f"{what} not in the seal", extra), (f"sealed {what} not on the page", missing)):
+        for sid, start, end, _ in keys:
+            add(Finding(Reason.EXCERPT_MISMATCH, page, detail, source_id=sid, start=start, end=end))
+
+
+def _check_excerpt(ex: Excerpt, page: str, texts: _Texts, add: Any) -> None:
+
+    def found(reason: Reason, detail: str) -> Finding:
+        return Finding(reason, page, detail, source_id=ex.source_id or None, start=ex.start, end=ex.end)
+
+    if ex.nested:
+        add(found(Reason.EXCERPT_MISMATCH, "markup inside an excerpt element"))
+    if ex.start is None or ex.end is None:
+        add(found(Reason.SPAN_OUT_OF_RANGE, "excerpt offsets are not numbers"))
+        return
+    try:
+        text = texts.get(ex.source_id)
+    except PublisherError as exc:
+        add(found(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, exc.one_line()))
+        return
+    problem = check_range(ex.start, ex.end, len(text))
+    if problem is not None:
+        add(found(problem, f"[{ex.start}, {ex.end}) on a text of {len(text)}"))
+    elif text[ex.start : ex.end] != ex.text:
+        add(found(Reason.EXCERPT_MISMATCH, "shown excerpt differs from the re-slice"))
+
+
+def _check_marks(block: SnapshotBlock, page: str, add: Any) -> None:
+    if block.nested_excerpt:
+        add(Finding(Reason.EXCERPT_MISMATCH, page, "an excerpt element inside a snapshot", source_id=block.source_id))
+    for problem in block.misplaced_marks():
+        add(Finding(Reason.EXCERPT_MISMATCH, page, problem, source_id=block.source_id))
+
+
+def _check_snapshot(block: SnapshotBlock, text: str, page: str, texts: _Texts, add: Any) -> None:
+    try:
+        expected = texts.get(block.source_id)
+    except PublisherError as exc:
+        add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, page, exc.one_line(), source_id=block.source_id))
+        return
+    if text != expected:
+        add(
+            Finding(Reason.EXCERPT_MISMATCH, page, "snapshot text differs from the snapshot", source_id=block.source_id)
+        )
+    _check_marks(block, page, add)
+
+
+def _check_window(block: SnapshotBlock, text: str, page: str, texts: _Texts, add: Any) -> None:
+    """A window's text is ``text[start:end]`` of the verified snapshot and its marks sit right."""
+    start, end = block.window_start, block.window_end
+
+    def found(reason: Reason, detail: str) -> Finding:
+        return Finding(reason, page, detail, source_id=block.source_id or None, start=start, end=end)
+
+    try:
+        expected = texts.get(block.source_id)
+    except PublisherError as exc:
+        add(found(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, exc.one_line()))
+        return
+    if start is None or end is None or not 0 <= start <= end <= len(expected):
+        add(found(Reason.SPAN_OUT_OF_RANGE, f"window [{start}, {end}) on a text of {len(expected)}"))
+        return
+    if expected[start:end] != text:
+        add(found(Reason.EXCERPT_MISMATCH, "window text differs from the re-slice"))
+    _check_marks(block, page, add)
+
+
+def _check_records(site: Path, manifest: dict[str, Any], texts: _Texts, check: SiteCheck) -> None:
+    """Every published ``sources/<id>/record.json`` is the stored snapshot file, byte for byte, and verifies.
+
+    Expected: each record the manifest names, and one for every source whose text or excerpts
+    the site shows. Any record file found in the site is checked as well.
+    """
+    add = check.findings.append
+    expected = {e["source_id"] for e in manifest["records"]}
+    for entry in manifest["excerpts"] + manifest["snapshots"] + manifest["windows"]:
+        if isinstance(entry.get("source_id"), str):
+            expected.add(entry["source_id"])
+    folder = site / "sources"
+    present = {p.parent.name for p in folder.glob("*/record.json")} if folder.is_dir() else set()
+    sealed = {e["source_id"]: e.get("sha256") for e in manifest["records"]}
+    for sid in sorted(expected | present):
+        rel = record_uri(sid)
+
+        def finding(detail: str, sid: str = sid, rel: str = rel) -> Finding:
+            return Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, detail, source_id=sid)
+
+        path = site / rel
+        if sid not in present or path.is_symlink() or not path.is_file():
+            add(finding("published snapshot record is missing or not a plain file"))
+            continue
+        check.records += 1
+        try:
+            texts.get(sid)
+            data = check_record_copy(path, sid)
+        except PublisherError as exc:
+            add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, rel, exc.one_line(), source_id=sid))
+            continue
+        except OSError as exc:
+            add(finding(f"cannot read the published record ({exc.strerror})"))
+            continue
+        stored = [p.read_bytes() for p in texts.stored_files(sid)]
+        if data not in stored:
+            add(finding("published record differs from the stored snapshot file"))
+        elif sid in sealed and sealed[sid] != sha256_hex(data):
+            add(finding("published record differs from the seal"))
+        elif sid not in sealed:
+            add(finding("published record is not in the seal"))

@@ -1,0 +1,189 @@
+"""The build's helper processes: source texts, reports and record copies rendered ahead of MkDocs."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import deque
+from concurrent.futures import Executor, Future
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from ..kernel.canonical import sha256_hex
+from ..parallel import CheckedSnapshots, SnapshotCheck, default_workers, helper_pool
+from ..runs import Run
+from ..wiki.preflight import Preflight, RunEvidence
+from .highlight import SourceBody, SourceJob, render_source_body
+from .manifest import check_record_copy
+
+log = logging.getLogger("mkdocs.plugins.publisher")
+
+__all__ = ["render_report_page", "render_source_chunk", "check_record_chunk", "BuildHelper"]
+
+
+def render_report_page(wiki_root: str, run_path: str, checks: list[SnapshotCheck]) -> str:
+    """A run's report page body, re-assembling the run from the preflight's snapshot checks
+    (``checks``), so no snapshot file is read again; a span they lack is read then. Runs in the
+    build's helper process or in-process."""
+    from ..gate.render import render_report_body
+    from ..gate.verify import verify_run
+
+    run = Run(Path(run_path))
+    reader = CheckedSnapshots(run.sources_dir)
+    reader.seed(checks)
+    verification = verify_run(run, wiki_root=Path(wiki_root), write=False, reader=reader)
+    return render_report_body(run, verification=verification)
+
+
+def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
+    """Several source pages' texts (a helper's unit of work)."""
+    return [render_source_body(job) for job in jobs]
+
+
+def check_record_chunk(items: list[tuple[str, str]]) -> list[str]:
+    """Re-verify published snapshot record copies ``(path, source_id)``; the sha256 of each file."""
+    return [sha256_hex(check_record_copy(Path(path), sid)) for path, sid in items]
+
+
+_CHUNK_CHARS = 4 * 1024 * 1024
+
+
+_CHUNK_PAGES = 64
+
+
+_CHUNKS_AHEAD = 4
+
+
+class BuildHelper:
+    """Renders the costliest slots of a build in helper processes, ahead of MkDocs.
+
+    MkDocs builds pages one at a time on one core. Two kinds of slot cost far more than the rest:
+    a source page's text (the snapshot read and verified again, its spans marked) and a report
+    (its run re-assembled: the report's "result.json equals assembling it now" check). With a
+    second core and a process that may fork (a single thread, as under ``mkdocs build``),
+    :meth:`start` forks two helper processes once the pages are known (both at once, before any
+    thread of the pool starts) and hands them the source texts, in the order MkDocs builds the
+    pages and a few chunks ahead (so memory holds a few chunks, not the wiki), and the reports,
+    one at a time (so one helper is always free for the next chunk of texts; report pages come
+    last). Each page takes its slot when MkDocs reaches it. Without fork (``mkdocs serve``),
+    with one core, for a page MkDocs asks for out of turn, for a report not started yet, or if
+    a helper dies, the slot is rendered in-process when its page is filled. Either way the same
+    functions render it, and an error in them fails the build as before; the seal then checks
+    every page's output against the preflight, wherever it was rendered.
+    """
+
+    def __init__(self, wiki_root: Path, pre: Preflight) -> None:
+        self.wiki_root = wiki_root
+        self.pre = pre
+        self._pool: Executor | None = None
+        self._waiting: deque[list[SourceJob]] = deque()
+        self._chunks: deque[tuple[list[SourceJob], Future[list[SourceBody]]]] = deque()
+        self._ready: dict[SourceJob, SourceBody] = {}
+        self._queued: deque[RunEvidence] = deque()
+        self._reports: dict[str, Future[str]] = {}
+        self._report: Future[str] | None = None
+
+    def _report_job(self, ev: RunEvidence) -> tuple[str, str, list[SnapshotCheck]]:
+        folder = os.fspath(ev.run.sources_dir)
+        checks = [c for c in self.pre.snapshot_checks if c.location == folder]
+        return os.fspath(self.wiki_root), os.fspath(ev.run.path), checks
+
+    def start(self, sources: list[SourceJob], runs: list[RunEvidence]) -> None:
+        """Start rendering these source texts and reports in helper processes, when that pays."""
+        self.close()
+        if not (sources or runs) or default_workers() < 2:
+            return
+        self._pool = helper_pool(2 if sources and runs else 1)
+        if self._pool is None:
+            return
+        chunk: list[SourceJob] = []
+        weight = 0
+        for job in sources:
+            size = self.pre.sources[job.source_id].meta.chars if job.source_id in self.pre.sources else 0
+            if chunk and (weight + size > _CHUNK_CHARS or len(chunk) >= _CHUNK_PAGES):
+                self._waiting.append(chunk)
+                chunk, weight = [], 0
+            chunk.append(job)
+            weight += size
+        if chunk:
+            self._waiting.append(chunk)
+        self._queued = deque(runs)
+        if not self._pump():
+            return
+        log.debug(f"evidence hook: rendering {len(sources)} source text(s), {len(runs)} report(s) in helper processes")
+
+    def _pump(self) -> bool:
+        """Keep a few chunks of texts and one report in the helpers' hands; False if they are gone."""
+        pool = self._pool
+        if pool is None:
+            return False
+        try:
+            while self._waiting and len(self._chunks) < _CHUNKS_AHEAD:
+                jobs = self._waiting.popleft()
+                self._chunks.append((jobs, pool.submit(render_source_chunk, jobs)))
+            if self._queued and (self._report is None or self._report.done()):
+                ev = self._queued.popleft()
+                self._report = self._reports[ev.rel] = pool.submit(render_report_page, *self._report_job(ev))
+        except (BrokenProcessPool, RuntimeError, OSError):
+            self._waiting.clear()  # the helpers are gone: what is left is rendered in-process
+            self._queued.clear()
+            return False
+        return True
+
+    def source(self, job: SourceJob) -> SourceBody:
+        """The text slot of a source page: from the helper when it is next in line, else rendered here."""
+        body = self._ready.pop(job, None)
+        if body is None and self._chunks and job in self._chunks[0][0]:
+            jobs, future = self._chunks.popleft()
+            try:
+                bodies = future.result()
+            except BrokenProcessPool:
+                bodies = None  # the helper died (killed, out of memory): render here instead
+            if bodies is not None:
+                self._ready = dict(zip(jobs, bodies, strict=True))
+                body = self._ready.pop(job)
+        self._pump()
+        return body if body is not None else render_source_body(job)
+
+    def __call__(self, ev: RunEvidence) -> str:
+        """A report page's body: the helper's when it has started it, else rendered here."""
+        future = self._reports.pop(ev.rel, None)
+        if future is None:
+            self._queued = deque(q for q in self._queued if q is not ev)
+        self._pump()
+        body = None
+        if future is not None:
+            try:
+                body = future.result()
+            except BrokenProcessPool:
+                pass  # the helper died: render it here instead
+            self._pump()  # the next report goes out at once
+        return body if body is not None else render_report_page(*self._report_job(ev))
+
+    def record_digests(self, items: list[tuple[str, str]]) -> list[str]:
+        """:func:`check_record_chunk` over ``items``, on the helpers when they are still there.
+
+        Called once every page is built, when the helpers have nothing else to do. An error
+        inside (a copy that does not verify) is raised here, as in-process.
+        """
+        pool = self._pool
+        if pool is not None and len(items) > _CHUNK_PAGES:
+            chunks = [items[i : i + _CHUNK_PAGES] for i in range(0, len(items), _CHUNK_PAGES)]
+            try:
+                futures = [pool.submit(check_record_chunk, chunk) for chunk in chunks]
+                return [digest for future in futures for digest in future.result()]
+            except (BrokenProcessPool, RuntimeError):
+                pass  # the helpers are gone: check them here
+        return check_record_chunk(items)
+
+    def close(self) -> None:
+        """Stop the helpers (idempotent); whatever was not taken yet is dropped."""
+        pool, self._pool = self._pool, None
+        for report in self._reports.values():
+            report.cancel()
+        for _, chunk in self._chunks:
+            chunk.cancel()
+        self._chunks, self._waiting, self._ready = deque(), deque(), {}
+        self._queued, self._reports, self._report = deque(), {}, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)

@@ -18,7 +18,20 @@ LAYERS = ["resources", "kernel", "parallel", "runs", "acquire", "gate", "wiki", 
 """The layers, lowest first: each imports only layers before it (``cli`` includes ``__main__``)."""
 
 WITHIN = {
-    "kernel": ["reasons", "errors", "canonical", "models", "spans", "refs", "_fs", "store", "eventlog", "assets"],
+    "kernel": [
+        "reasons",
+        "text",
+        "findings",
+        "errors",
+        "canonical",
+        "models",
+        "spans",
+        "refs",
+        "_fs",
+        "store",
+        "eventlog",
+        "assets",
+    ],
     "parallel": ["progress", "checks", "pool", "reader"],
     "gate": ["records", "result", "reportmd", "freshness", "assemble", "verify", "render"],
     "wiki": ["markdown", "concepts", "preflight", "promote"],

@@ -51,6 +51,7 @@ from ..kernel.assets import AssetChecker
 from ..kernel.canonical import StrictJSONError, loads_strict
 from ..kernel.errors import PublisherError
 from ..kernel.eventlog import LogState, read_log
+from ..kernel.findings import Finding, counts_by_code
 from ..kernel.models import ACCESS_ORDER, Access, Event, Paper, first_error
 from ..kernel.reasons import Reason
 from ..kernel.refs import SpanRef
@@ -75,48 +76,6 @@ __all__ = [
 
 SpanKey = tuple[str, int, int]
 """``(source_id, start, end)``."""
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One integrity failure: reason code, file (relative to the wiki root) and the facts."""
-
-    reason: Reason
-    file: str
-    detail: str
-    artifact_id: str | None = None
-    label: str | None = None
-    source_id: str | None = None
-    start: int | None = None
-    end: int | None = None
-    line: int | None = None
-
-    def one_line(self) -> str:
-        """``REASON file[:line] [footnote ^label|artifact id] [src#s-e]: detail``."""
-        where = self.file + (f":{self.line}" if self.line else "")
-        parts = [self.reason.value, where]
-        if self.label is not None:
-            parts.append(f"footnote [^{self.label}]")
-        if self.artifact_id is not None:
-            parts.append(f"artifact {self.artifact_id}")
-        if self.source_id is not None:
-            span = f"#{self.start}-{self.end}" if self.start is not None else ""
-            parts.append(self.source_id + span)
-        return " ".join(parts) + ": " + " ".join(self.detail.split())[:300]
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain values for ``--json``."""
-        return {
-            "reason_code": self.reason.value,
-            "file": self.file,
-            "line": self.line,
-            "label": self.label,
-            "artifact_id": self.artifact_id,
-            "source_id": self.source_id,
-            "start": self.start,
-            "end": self.end,
-            "detail": self.detail,
-        }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -351,10 +310,7 @@ class Preflight:
 
     def counts_by_reason(self) -> dict[str, int]:
         """How many findings carry each reason code."""
-        out: dict[str, int] = {}
-        for item in self.findings:
-            out[item.reason.value] = out.get(item.reason.value, 0) + 1
-        return dict(sorted(out.items()))
+        return counts_by_code(self.findings)
 
 
 # ---------------------------------------------------------------------------------------------

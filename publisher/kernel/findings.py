@@ -1,0 +1,111 @@
+"""The one finding type: what a check found, where, and under which reason code or check id.
+
+Every check of the product (the assembler's artifacts, the verifier's numbered checks, the wiki
+check, the site seal) reports :class:`Finding` values; the caller decides what blocks. A finding
+names a closed reason code where one applies, else the check it belongs to (``C-EVENT-LOG``,
+``C-ASSEMBLER``, ``C-CONFIG`` ...), plus the facts: file and line, run, artifact, field, footnote
+label, source id and offsets. ``cause`` groups consequences under the one root cause they follow
+from (a tampered snapshot, a broken event log), so a user reads one problem, not ten lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from .reasons import Reason
+from .text import one_line
+
+__all__ = ["Finding", "Severity", "group_findings", "counts_by_code"]
+
+Severity = Literal["fail", "warn"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: reason code or check id, file (relative to the wiki or run) and the facts."""
+
+    reason: Reason | None
+    file: str
+    detail: str
+    artifact_id: str | None = None
+    label: str | None = None
+    source_id: str | None = None
+    start: int | None = None
+    end: int | None = None
+    line: int | None = None
+    check: str | None = None
+    """The numbered check (``C-SNAPSHOT`` ...) the finding belongs to, when it comes from one."""
+    field: str | None = None
+    run: str | None = None
+    """The run (path relative to the wiki root) the finding concerns."""
+    severity: Severity = "fail"
+    cause: str | None = None
+    """:attr:`key` of the root finding this one is a consequence of."""
+
+    @property
+    def code(self) -> str:
+        """The reason code, else the check id: what a user greps for."""
+        if self.reason is not None:
+            return self.reason.value
+        return self.check or "ERROR"
+
+    @property
+    def key(self) -> str:
+        """A stable name for this finding as a root cause (``code file[:line] source``)."""
+        where = self.file + (f":{self.line}" if self.line else "")
+        return " ".join(p for p in (self.code, where, self.source_id) if p)
+
+    def one_line(self) -> str:
+        """``CODE file[:line] [footnote ^label|artifact id] [field] [src#s-e]: detail``."""
+        where = self.file + (f":{self.line}" if self.line else "")
+        parts = [self.code, where]
+        if self.check is not None and self.reason is not None:
+            parts.insert(1, f"[{self.check}]")
+        if self.label is not None:
+            parts.append(f"footnote [^{self.label}]")
+        if self.artifact_id is not None:
+            parts.append(f"artifact {self.artifact_id}")
+        if self.field is not None:
+            parts.append(f"field {self.field}")
+        if self.source_id is not None:
+            span = f"#{self.start}-{self.end}" if self.start is not None else ""
+            parts.append(self.source_id + span)
+        return " ".join(parts) + ": " + one_line(self.detail)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values for ``--json``."""
+        out = asdict(self)
+        out["reason_code"] = self.reason.value if self.reason is not None else None
+        out["code"] = self.code
+        del out["reason"]
+        return out
+
+
+def group_findings(findings: Iterable[Finding]) -> list[tuple[Finding, list[Finding]]]:
+    """Root findings in order, each with the consequences that name it as their ``cause``.
+
+    A consequence whose cause is not among the findings is a root of its own.
+    """
+    items = list(findings)
+    roots = {f.key: f for f in items if f.cause is None}
+    grouped: dict[str, list[Finding]] = {key: [] for key in roots}
+    order: list[Finding] = []
+    for f in items:
+        if f.cause is not None and f.cause in grouped:
+            grouped[f.cause].append(f)
+        elif f.cause is None:
+            order.append(f)
+        else:
+            grouped.setdefault(f.key, [])
+            order.append(f)
+    return [(f, grouped.get(f.key, [])) for f in order]
+
+
+def counts_by_code(findings: Iterable[Finding]) -> dict[str, int]:
+    """How many findings carry each code, sorted by code."""
+    out: dict[str, int] = {}
+    for f in findings:
+        out[f.code] = out.get(f.code, 0) + 1
+    return dict(sorted(out.items()))

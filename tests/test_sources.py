@@ -132,7 +132,7 @@ def test_register_twice_keeps_the_first_record_and_logs_again(run: Run, tmp_path
     [
         Metadata(access="everything"),
         Metadata(origin="somewhere"),
-        Metadata(pmid="PMID123"),
+        Metadata(pmid="12a3"),
         Metadata(pmcid="not-a-pmcid"),
     ],
 )

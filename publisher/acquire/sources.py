@@ -18,6 +18,7 @@ from ..kernel import _fs
 from ..kernel.canonical import format_ts, utc_now
 from ..kernel.errors import EventLogError, IntegrityError, UsageError
 from ..kernel.eventlog import append_event, read_log
+from ..kernel.ids import LITERATURE_KINDS, IdError, canonical_id, same_id
 from ..kernel.models import Access, Event, EventType, Origin, Snapshot
 from ..kernel.spans import MAX_SPAN
 from ..kernel.store import build_record
@@ -42,8 +43,6 @@ PAPERS_DIR = "assets/papers"
 
 MAX_READ_WINDOW = 20_000
 """Longest window ``source read`` returns at once, in code points."""
-
-_PMCID_RE = re.compile(r"(?:PMC)?(\d+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -85,18 +84,24 @@ class Acquired:
         }
 
 
-def _norm_pmcid(value: str) -> str:
-    match = _PMCID_RE.fullmatch(value.strip())
-    if not match:
-        raise UsageError(f"PMCID {value!r} is not 'PMC' followed by digits")
-    return "PMC" + match.group(1)
+def _given_id(kind: str, value: str | None) -> str | None:
+    """A paper id from the command line in its stored form; a malformed one is a usage error."""
+    if not value:
+        return None
+    try:
+        return canonical_id(kind, value)
+    except IdError as exc:
+        raise UsageError(f"--{kind}: {exc}") from None
 
 
-def _norm_pmid(value: str) -> str:
-    value = value.strip()
-    if not value.isdigit():
-        raise UsageError(f"PMID {value!r} is not a number")
-    return value
+def _stated_id(kind: str, value: str | None) -> str | None:
+    """A paper id as the document states it, in the stored form when it has one's shape."""
+    if not value:
+        return None
+    try:
+        return canonical_id(kind, value)
+    except IdError:
+        return value.strip() or None
 
 
 def _merge(field: str, stated: str | None, given: str | None, same: Any = None) -> str | None:
@@ -120,16 +125,15 @@ def _enum(value: str, enum: type[Access] | type[Origin], option: str) -> str:
 
 def _resolve_metadata(doc: Extracted, meta: Metadata, *, default_origin: str) -> dict[str, Any]:
     """Merge what the document states with what the caller gave; a contradiction is an error."""
-    pmid = _norm_pmid(meta.pmid) if meta.pmid else None
-    pmcid = _norm_pmcid(meta.pmcid) if meta.pmcid else None
-    doi = meta.doi.strip() if meta.doi else None
     stated = doc.paper or {}
-    stated_pmcid = stated.get("pmcid")
-    s_pmcid = _norm_pmcid(stated_pmcid) if stated_pmcid else None
     paper = {
-        "pmid": _merge("pmid", stated.get("pmid"), pmid),
-        "doi": _merge("doi", stated.get("doi"), doi, lambda a, b: a.lower() == b.lower()),
-        "pmcid": _merge("pmcid", s_pmcid, pmcid),
+        kind: _merge(
+            kind,
+            _stated_id(kind, stated.get(kind)),
+            _given_id(kind, getattr(meta, kind)),
+            lambda a, b, kind=kind: same_id(kind, a, b),
+        )
+        for kind in LITERATURE_KINDS
     }
     access = _enum(meta.access, Access, "access") if meta.access else None
     origin = _enum(meta.origin, Origin, "origin") if meta.origin else None

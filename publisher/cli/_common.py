@@ -1,4 +1,9 @@
-"""Helpers shared by the command modules: ``--json`` output and human printing."""
+"""Helpers shared by the command modules: ``--json`` output and human printing.
+
+Human output is the one place text reaches a terminal: every control character in it (an escape
+sequence in a fetched page, a title or a snapshot) is shown as an escape, never acted on.
+``--json`` output stays exact (JSON escapes control characters itself).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,9 @@ import json
 import sys
 from typing import Any
 
-__all__ = ["add_json", "emit", "say", "warn"]
+from ..kernel.text import terminal_safe
+
+__all__ = ["add_json", "emit", "say", "warn", "error_line"]
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -20,14 +27,20 @@ def emit(args: argparse.Namespace, data: Any, human: str | None = None) -> None:
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     elif human is not None:
-        sys.stdout.write(human if human.endswith("\n") else human + "\n")
+        text = terminal_safe(human)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def say(message: str) -> None:
     """A line of human output on stdout."""
-    sys.stdout.write(message + "\n")
+    sys.stdout.write(terminal_safe(message) + "\n")
 
 
 def warn(message: str) -> None:
     """A warning line on stderr."""
-    sys.stderr.write(f"publisher: warning: {message}\n")
+    sys.stderr.write(f"publisher: warning: {terminal_safe(message, keep_newlines=False)}\n")
+
+
+def error_line(message: str) -> None:
+    """One line on stderr (a finding or an error), control characters shown, never acted on."""
+    sys.stderr.write(terminal_safe(message, keep_newlines=False) + "\n")

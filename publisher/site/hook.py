@@ -3,7 +3,7 @@
 Wire it with ``hooks: [hooks/evidence.py]`` (a shim that re-exports :func:`on_config` and
 :func:`on_serve`). A build then goes:
 
-1. ``on_config`` runs the preflight (:mod:`publisher.preflight`) before anything is written; any
+1. ``on_config`` runs the wiki check (:mod:`publisher.wiki.check`) before anything is written; any
    finding raises ``PluginError`` listing every failure. It then points ``site_dir`` at a fresh
    staging folder beside the real one and registers a per-build :class:`EvidenceBuild` in
    ``config.plugins``, which receives the rest of this build's events. The module keeps no state:
@@ -40,9 +40,11 @@ import publisher
 
 from ..kernel.canonical import content_hash_for, sha256_hex
 from ..kernel.errors import PublisherError
+from ..kernel.findings import grouped_lines
 from ..parallel import terminal_progress
 from ..runs import RUN_LAYOUTS
-from ..wiki.preflight import Preflight, run_preflight
+from ..wiki.check import check_wiki
+from ..wiki.evidence import WikiCheck
 from . import publish
 from .helper import BuildHelper, check_record_chunk
 from .highlight import SourceText, source_job
@@ -68,11 +70,11 @@ LAST = -1000
 log = logging.getLogger("mkdocs.plugins.publisher")
 
 
-def format_findings(pre: Preflight) -> str:
-    """Every finding, one per line, under a summary line."""
+def format_findings(pre: WikiCheck) -> str:
+    """Every finding, one per line (consequences under their cause), under a summary line."""
     counts = ", ".join(f"{code} x{n}" for code, n in pre.counts_by_reason().items())
-    lines = [f"evidence preflight failed: {len(pre.findings)} finding(s) ({counts}); nothing was published"]
-    lines += [f"  {f.one_line()}" for f in pre.findings]
+    lines = [f"evidence check failed: {len(pre.findings)} finding(s) ({counts}); nothing was published"]
+    lines += grouped_lines(pre.findings)
     return "\n".join(lines)
 
 
@@ -124,7 +126,7 @@ class EvidenceBuild:
         self.wiki_root: Path | None = None
         self.site: Path | None = None
         self.staging: Path | None = None
-        self.pre: Preflight | None = None
+        self.pre: WikiCheck | None = None
         self.model: SiteModel | None = None
         self.sealed: list[dict[str, Any]] = []
         self.sealed_snapshots: list[dict[str, Any]] = []
@@ -136,7 +138,7 @@ class EvidenceBuild:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    def start(self, config: Any, wiki_root: Path, pre: Preflight) -> None:
+    def start(self, config: Any, wiki_root: Path, pre: WikiCheck) -> None:
         """Point the build at a fresh staging folder; called once the preflight passed."""
         source_text = reader_options(config)  # refuse bad options before anything is created
         self.finish()
@@ -352,17 +354,17 @@ def _warned() -> bool:
 
 
 def on_config(config: Any) -> Any:
-    """Run the preflight before anything is written; stage the build beside the real site."""
+    """Run the wiki check before anything is written; stage the build beside the real site."""
     wiki_root = _wiki_root(config)
     build = config.plugins.get(PLUGIN_KEY)
     if isinstance(build, EvidenceBuild):
         build.abandon()
-    with terminal_progress("evidence preflight") as progress:
-        pre = run_preflight(wiki_root, progress=progress)
+    with terminal_progress("evidence check") as progress:
+        pre = check_wiki(wiki_root, progress=progress)
     if not pre.ok:
         raise PluginError(format_findings(pre))
     for notice in pre.notices:
-        log.info(f"evidence preflight: {notice}")
+        log.info(f"evidence check: {notice}")
     if not isinstance(build, EvidenceBuild):
         build = EvidenceBuild()
         config.plugins[PLUGIN_KEY] = build

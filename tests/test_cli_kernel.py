@@ -175,6 +175,17 @@ def test_read_bad_window_is_a_usage_error(cli: Cli, run_dir: Path, source_id: st
     _assert_one_line_error(result, 2)
 
 
+def test_read_past_the_end_is_clamped_with_a_note(cli: Cli, run_dir: Path, source_id: str) -> None:
+    args = ("source", "read", "--run-dir", run_dir, "--source-id", source_id, "--start", 7, "--end", 10_000)
+    data = cli(*args, "--json").json()
+    assert data["start"] == 7 and data["end"] == len(TEXT) and data["text"] == TEXT[7:]
+    assert "clamped" in data["note"] and str(len(TEXT)) in data["note"]
+    human = cli(*args)
+    assert human.status == 0 and "note:" in human.out.splitlines()[0] and human.err == ""
+    kinds = [e.type for e in read_log(run_dir / "events.jsonl").events]
+    assert kinds == [EventType.REGISTER, EventType.READ, EventType.READ]
+
+
 # --- spans -----------------------------------------------------------------------------------
 
 

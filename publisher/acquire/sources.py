@@ -308,13 +308,24 @@ def read_window(
     actor: str = "main",
     log: bool = True,
 ) -> dict[str, Any]:
-    """A verified, bounded window of a snapshot's text with its offsets; logs a ``read`` event."""
+    """A verified, bounded window of a snapshot's text with its offsets; logs a ``read`` event.
+
+    A window reaching past the end of the text is clamped to it, and the result's ``note`` says
+    so (an agent that guessed the length still gets the text and the true offsets); a negative or
+    reversed window is a usage error.
+    """
     snap = run.store.read(source_id)
     n = len(snap.text)
     lo = 0 if start is None else start
-    hi = min(n, lo + MAX_READ_WINDOW) if end is None else end
-    if lo < 0 or hi < lo or hi > n:
-        raise UsageError(f"window [{lo}, {hi}) is outside the text of {n} code points")
+    hi = lo + MAX_READ_WINDOW if end is None else end
+    if lo < 0 or hi < lo:
+        raise UsageError(f"window [{lo}, {hi}) is not a window: start must be >= 0 and end >= start")
+    note = None
+    if hi > n:
+        if end is not None or lo > n:
+            asked = f"[{lo}, {hi})" if end is not None else f"from {lo}"
+            note = f"the text has {n} code points: window {asked} clamped to [{min(lo, n)}, {n})"
+        lo, hi = min(lo, n), n
     if hi - lo > MAX_READ_WINDOW:
         raise UsageError(f"window of {hi - lo} code points is over the {MAX_READ_WINDOW} limit; read it in parts")
     if log:
@@ -327,9 +338,10 @@ def read_window(
             fresh=False,
             sha256=snap.content_hash[7:],
             actor=actor,
-            detail=f"window {lo}-{hi} of {n}",
+            detail=f"window {lo}-{hi} of {n}" + ("; clamped" if note else ""),
         )
-    return {"source_id": snap.source_id, "start": lo, "end": hi, "text": snap.text[lo:hi], "length": n}
+    window = {"source_id": snap.source_id, "start": lo, "end": hi, "text": snap.text[lo:hi], "length": n}
+    return window | ({"note": note} if note else {})
 
 
 def find_spans(

@@ -134,8 +134,9 @@ def _read(args: argparse.Namespace) -> int:
 
     run = Run.open(args.run_dir)
     window = sources.read_window(run, args.source_id, args.start, args.end, actor=args.actor)
-    data = {k: window[k] for k in ("source_id", "start", "end", "text")}
-    human = f"{window['source_id']} [{window['start']}, {window['end']}) of {window['length']}\n{window['text']}"
+    data = {k: window[k] for k in ("source_id", "start", "end", "text", "note") if k in window}
+    note = f" (note: {window['note']})" if "note" in window else ""
+    human = f"{window['source_id']} [{window['start']}, {window['end']}) of {window['length']}{note}\n{window['text']}"
     emit(args, data, human)
     return 0
 

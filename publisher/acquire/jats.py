@@ -16,9 +16,16 @@ Text layout: blocks joined by a blank line (``"\\n\\n"``), in this order:
    typed one without a title);
 3. the ``<body>``;
 4. the figures and tables of a ``<floats-group>`` (PMC puts many articles'
-   floating tables there, outside the body).
+   floating tables there, outside the body);
+5. the back matter that says who paid, who helped and who has interests, each
+   a titled section: ``<ack>``, ``<sec>`` (e.g. "Competing interests"),
+   ``<notes>`` and ``<fn-group>`` of ``<back>`` in document order; then
+   article-meta's ``<funding-group>`` as a section "Funding" (its
+   ``<funding-statement>`` blocks, else one line per ``<award-group>``).  An
+   untitled ``<ack>``, ``<notes>`` or ``<fn-group>`` is titled
+   "Acknowledgements", "Notes" or "Footnotes".
 
-Back matter (references, acknowledgements) and sub-articles are left out.
+References, glossaries, appendices and sub-articles are left out.
 
 Within a block, the layout and the section map are
 :mod:`publisher.acquire._jats_flow`'s.
@@ -31,11 +38,13 @@ import re
 from lxml import etree
 
 from . import AcquireError, Extracted
-from ._jats_flow import SEP, Builder, collapse, first_child, inline, local_name, raw_text
+from ._jats_flow import SEP, Builder, collapse, first_child, heading_of, inline, local_name, raw_text
 
 __all__ = ["extract_jats", "paper_ids", "safe_xml_parser"]
 
 _PMCID = re.compile(r"(?:PMC)?(\d+)", re.IGNORECASE)
+_BACK = {"ack": "Acknowledgements", "notes": "Notes", "fn-group": "Footnotes"}
+"""Back-matter elements rendered as sections, with the title an untitled one gets."""
 
 
 def safe_xml_parser(encoding: str | None = None) -> etree.XMLParser:
@@ -103,6 +112,43 @@ def paper_ids(article: etree._Element) -> dict[str, str | None] | None:
     return ids if any(ids.values()) else None
 
 
+def _words(el: etree._Element) -> list[str]:
+    """An award's parts word by word (a name's surname and given names apart), registry ids left out."""
+    if local_name(el) in (None, "institution-id") or el.get("content-type") == "fundref-id":
+        return []
+    words = collapse(el.text or "").split(" ")
+    for c in el:
+        words += _words(c) + collapse(c.tail or "").split(" ")
+    return [w for w in words if w]
+
+
+def _back_matter(builder: Builder, back: etree._Element | None, funding: etree._Element | None) -> None:
+    """Acknowledgements, back sections, notes and footnotes, then funding, as titled sections."""
+    for el in back if back is not None else ():
+        name = local_name(el)
+        if name == "sec":
+            builder.flow(el)
+        elif name in _BACK:
+            body = [c for c in el if local_name(c) not in ("label", "title")]
+            if any(inline(c) for c in body):
+                builder.section(heading_of(el).strip() or _BACK[name], body)
+    if funding is None:
+        return
+    lines = [inline(el) for el in funding.iter("{*}funding-statement")] or [
+        ", ".join(filter(None, (" ".join(_words(c)) for c in award)))
+        for award in funding
+        if local_name(award) == "award-group"
+    ]
+    if any(lines):
+        builder.flush()
+        builder.settle()
+        start = builder.emit("Funding")
+        for line in lines:
+            builder.emit(line)
+        if start is not None:
+            builder.sections.append(("Funding", start, builder.size))
+
+
 def extract_jats(body: bytes, charset: str | None) -> Extracted:
     """Parse a JATS document and render title, abstract(s) and body."""
     try:
@@ -143,6 +189,8 @@ def extract_jats(body: bytes, charset: str | None) -> Extracted:
             for child in floats:
                 builder.flow(child)
             builder.flush()
+
+    _back_matter(builder, first_child(article, "back"), _find(meta, "funding-group"))
 
     text = SEP.join(builder.blocks)
     sections = tuple(builder.sections) or None

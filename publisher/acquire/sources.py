@@ -8,6 +8,7 @@ it writes anything, so a failure leaves neither a snapshot nor an event behind.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from ..kernel.store import build_record
 from ..runs import Run
 from . import AcquireError, Extracted, extract
 from .http import http_get
+from .select import occurrences
 
 __all__ = [
     "Metadata",
@@ -353,23 +355,20 @@ def find_spans(
     ignore_case: bool = False,
     limit: int = 200,
 ) -> dict[str, Any]:
-    """Every occurrence of ``query`` with exact offsets and a window of context around it."""
+    """Every occurrence of ``query`` with exact offsets and a window of context around it.
+
+    The CONTRACT's shape, exactly; :func:`publisher.acquire.select.select_spans` adds sentences,
+    from-to ranges, excerpts, sections and pages.
+    """
     if not query:
         raise UsageError("--query must not be empty")
     if len(query) > MAX_SPAN:
         raise UsageError(f"--query is longer than a span may be ({MAX_SPAN} code points)")
     snap = run.store.read(source_id)
     text = snap.text
-    flags = re.IGNORECASE if ignore_case else 0
-    pattern = re.compile(re.escape(query), flags)
+    pattern = re.compile(re.escape(query), re.IGNORECASE if ignore_case else 0)
     matches: list[dict[str, Any]] = []
-    pos = 0
-    while len(matches) < limit:
-        found = pattern.search(text, pos)
-        if found is None:
-            break
-        s, e = found.start(), found.end()
+    for s, e in itertools.islice(occurrences(text, pattern), limit):
         ws, we = max(0, s - context), min(len(text), e + context)
         matches.append({"start": s, "end": e, "window_start": ws, "window_end": we, "window": text[ws:we]})
-        pos = s + 1
     return {"source_id": snap.source_id, "query": query, "matches": matches}

@@ -66,6 +66,22 @@ def test_run_init_human_and_json(cli: Cli, tmp_path: Path) -> None:
     assert Run.open(tmp_path / "b").load_config().gates.evidence_kernel is True
 
 
+def test_run_init_records_the_question(cli: Cli, tmp_path: Path) -> None:
+    question = "Does morning light shorten sleep-onset latency in shift workers? (adults, RCTs)"
+    data = cli("run", "init", tmp_path / "q", "--slug", "q", "--question", f"  {question} ", "--json").json()
+    assert data["question"] == question
+    config = json.loads((tmp_path / "q" / "config.json").read_text(encoding="utf-8"))
+    assert config["question"] == question and config["run_slug"] == "q"
+    human = cli("run", "init", tmp_path / "h", "--slug", "h", "--question", question)
+    assert human.status == 0 and question in human.out
+
+
+@pytest.mark.parametrize("question", ["", "   ", "two\nlines", "bell\x07", "x" * 501])
+def test_run_init_refuses_a_bad_question(cli: Cli, tmp_path: Path, question: str) -> None:
+    _assert_one_line_error(cli("run", "init", tmp_path / "q", "--slug", "q", "--question", question), 2)
+    assert not (tmp_path / "q" / "config.json").exists()
+
+
 def test_run_init_refuses_an_existing_run(cli: Cli, run_dir: Path) -> None:
     before = (run_dir / "config.json").read_bytes()
     _assert_one_line_error(cli("run", "init", run_dir, "--slug", "again"), 2)

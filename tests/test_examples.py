@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -160,3 +163,14 @@ def test_the_examples_assemble_verify_and_promote(cli: Cli, articles: str, tmp_p
     prose = example("concept").split("---\n")[2]
     assert prose in concept and "title: Remote psychological care for depression" in concept
     assert "publisher:generated:begin" in concept and "run: remote-depression-care" in concept
+
+    # The walk-through's last steps: build the site and re-verify it.
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q"], cwd=wiki, capture_output=True, text=True, env=env, check=False
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    page = (wiki / "site" / "concepts" / "remote-depression-care" / "index.html").read_text(encoding="utf-8")
+    assert "Adolescents (N=143; 13-19 years) with MDD were recruited." in page
+    checked = cli("check-site", wiki / "site", "--wiki", wiki)
+    assert checked.status == 0, checked.err

@@ -8,6 +8,7 @@ it writes anything, so a failure leaves neither a snapshot nor an event behind.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from ..kernel.store import build_record
 from ..runs import Run
 from . import AcquireError, Extracted, extract
 from .http import http_get
+from .select import occurrences
 
 __all__ = [
     "Metadata",
@@ -312,13 +314,24 @@ def read_window(
     actor: str = "main",
     log: bool = True,
 ) -> dict[str, Any]:
-    """A verified, bounded window of a snapshot's text with its offsets; logs a ``read`` event."""
+    """A verified, bounded window of a snapshot's text with its offsets; logs a ``read`` event.
+
+    A window reaching past the end of the text is clamped to it, and the result's ``note`` says
+    so (an agent that guessed the length still gets the text and the true offsets); a negative or
+    reversed window is a usage error.
+    """
     snap = run.store.read(source_id)
     n = len(snap.text)
     lo = 0 if start is None else start
-    hi = min(n, lo + MAX_READ_WINDOW) if end is None else end
-    if lo < 0 or hi < lo or hi > n:
-        raise UsageError(f"window [{lo}, {hi}) is outside the text of {n} code points")
+    hi = lo + MAX_READ_WINDOW if end is None else end
+    if lo < 0 or hi < lo:
+        raise UsageError(f"window [{lo}, {hi}) is not a window: start must be >= 0 and end >= start")
+    note = None
+    if hi > n:
+        if end is not None or lo > n:
+            asked = f"[{lo}, {hi})" if end is not None else f"from {lo}"
+            note = f"the text has {n} code points: window {asked} clamped to [{min(lo, n)}, {n})"
+        lo, hi = min(lo, n), n
     if hi - lo > MAX_READ_WINDOW:
         raise UsageError(f"window of {hi - lo} code points is over the {MAX_READ_WINDOW} limit; read it in parts")
     if log:
@@ -331,9 +344,10 @@ def read_window(
             fresh=False,
             sha256=snap.content_hash[7:],
             actor=actor,
-            detail=f"window {lo}-{hi} of {n}",
+            detail=f"window {lo}-{hi} of {n}" + ("; clamped" if note else ""),
         )
-    return {"source_id": snap.source_id, "start": lo, "end": hi, "text": snap.text[lo:hi], "length": n}
+    window = {"source_id": snap.source_id, "start": lo, "end": hi, "text": snap.text[lo:hi], "length": n}
+    return window | ({"note": note} if note else {})
 
 
 def find_spans(
@@ -345,23 +359,20 @@ def find_spans(
     ignore_case: bool = False,
     limit: int = 200,
 ) -> dict[str, Any]:
-    """Every occurrence of ``query`` with exact offsets and a window of context around it."""
+    """Every occurrence of ``query`` with exact offsets and a window of context around it.
+
+    The CONTRACT's shape, exactly; :func:`publisher.acquire.select.select_spans` adds sentences,
+    from-to ranges, excerpts, sections and pages.
+    """
     if not query:
         raise UsageError("--query must not be empty")
     if len(query) > MAX_SPAN:
         raise UsageError(f"--query is longer than a span may be ({MAX_SPAN} code points)")
     snap = run.store.read(source_id)
     text = snap.text
-    flags = re.IGNORECASE if ignore_case else 0
-    pattern = re.compile(re.escape(query), flags)
+    pattern = re.compile(re.escape(query), re.IGNORECASE if ignore_case else 0)
     matches: list[dict[str, Any]] = []
-    pos = 0
-    while len(matches) < limit:
-        found = pattern.search(text, pos)
-        if found is None:
-            break
-        s, e = found.start(), found.end()
+    for s, e in itertools.islice(occurrences(text, pattern), limit):
         ws, we = max(0, s - context), min(len(text), e + context)
         matches.append({"start": s, "end": e, "window_start": ws, "window_end": we, "window": text[ws:we]})
-        pos = s + 1
     return {"source_id": snap.source_id, "query": query, "matches": matches}

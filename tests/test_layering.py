@@ -28,13 +28,14 @@ WITHIN = {
         "spans",
         "refs",
         "_fs",
+        "blobs",
         "store",
         "eventlog",
         "assets",
     ],
     "parallel": ["progress", "checks", "pool", "reader"],
     "gate": ["records", "result", "reportmd", "freshness", "assemble", "verify", "render"],
-    "wiki": ["markdown", "concepts", "preflight", "promote"],
+    "wiki": ["markdown", "concepts", "preflight", "audit", "promote"],
 }
 """Inside a layer, the order its modules may import each other in (unlisted modules are unranked)."""
 

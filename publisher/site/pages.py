@@ -190,7 +190,8 @@ class SiteModel:
         self._events: dict[str, list[tuple[str, Any]]] = {}
         for ev in pre.runs:
             for event in ev.events:
-                self._events.setdefault(event.source_id, []).append((ev.slug, event))
+                if event.source_id is not None:  # a fetch_failed attempt concerns no source
+                    self._events.setdefault(event.source_id, []).append((ev.slug, event))
         self._citations: dict[tuple[str, int, int], list[tuple[str, str, str]]] = {}
         for ev in pre.runs:
             for key, uses in ev.accepted.items():

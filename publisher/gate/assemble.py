@@ -29,6 +29,14 @@ in this order (digests are ``"sha256:"`` + hex of the file's exact bytes, null w
    in path order (freshness of a local PDF depends on the file)
 9. ``["log", log.events, log.head]``
 
+Provenance inputs (CONTRACT section 12), appended only where they apply, so a run assembled
+before them hashes as it did:
+
+10. ``["raw", sha256, "ok" or the problem]`` for every receipt's raw file the fresh-fetch rule
+    consulted, in digest order
+11. ``["trusted_keys", [key id, ...]]`` (sorted) when the wiki lists trusted keys: a change of
+    trusted keys makes a result stale, never silently different
+
 The same inputs therefore always assemble to the same result apart from ``generated_at``, which
 is what lets the verifier tell a result edited by hand from a run that changed since assembly.
 """
@@ -42,8 +50,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..acquire.signing import KeyRing, load_trusted_keys
 from ..kernel import _fs
 from ..kernel.assets import AssetChecker
+from ..kernel.blobs import BlobChecker
 from ..kernel.canonical import (
     SOURCE_ID_RE,
     StrictJSONError,
@@ -61,7 +71,7 @@ from ..kernel.reasons import Reason
 from ..kernel.spans import check_range
 from ..parallel import CheckedSnapshots, ProgressFn, SnapshotCheck
 from ..runs import Run, find_wiki_root
-from .freshness import Freshness, freshness
+from .freshness import Freshness, Provenance
 from .records import AgentRecord, read_records
 from .reportmd import Footnote, link_key, parse_report
 
@@ -187,6 +197,8 @@ class Assembly:
     wiki_root: Path | None
     assets: AssetChecker
     """Asset digests taken during this assembly (each file hashed once per command)."""
+    provenance: Provenance
+    """The trusted keys, run name and raw-bytes checks the fresh-fetch rule used."""
     written: Path | None = None
 
     @property
@@ -198,7 +210,16 @@ class Assembly:
 class _Assembler:
     """One assembly: the shared reader, the log, and memoised freshness per source."""
 
-    def __init__(self, run: Run, reader: CheckedSnapshots, assets: AssetChecker, config: RunConfig, log: LogState):
+    def __init__(
+        self,
+        run: Run,
+        reader: CheckedSnapshots,
+        assets: AssetChecker,
+        config: RunConfig,
+        log: LogState,
+        provenance: Provenance,
+    ):
+        self.provenance = provenance
         self.run = run
         self.reader = reader
         self.assets = assets
@@ -227,7 +248,7 @@ class _Assembler:
     def freshness_of(self, snap: SnapshotCheck) -> Freshness:
         hit = self.fresh.get(snap.source_id)
         if hit is None:
-            hit = freshness(snap, self.log.events, self.config.created_at, self.assets, text_sha256=snap.text_sha256)
+            hit = self.provenance.freshness(snap, self.log.events, self.config.created_at, self.assets)
             if hit.fresh and self.log.findings:
                 first = self.log.findings[0]
                 hit = Freshness(
@@ -381,7 +402,7 @@ class _Assembler:
         """URL (as a parsed link holds it, see :func:`link_key`) -> source ids of ``fetch`` events, in log order."""
         out: dict[str, list[str]] = {}
         for event in self.log.events:
-            if event.type is EventType.FETCH:
+            if event.type is EventType.FETCH and event.source_id is not None:
                 ids = out.setdefault(link_key(event.url), [])
                 if event.source_id not in ids:
                     ids.append(event.source_id)
@@ -593,6 +614,7 @@ def assemble_run(
     executor: Executor | None = None,
     workers: int | None = None,
     progress: ProgressFn | None = None,
+    trusted_keys: KeyRing | None = None,
 ) -> Assembly:
     """Assemble a run into its result; writes ``outputs/result.json`` atomically when ``write``.
 
@@ -602,7 +624,8 @@ def assemble_run(
     its own beforehand; ``log_limit`` makes the assembly read only the first that many log lines,
     as an earlier assembly did (lines appended since do not change what it produced).
     ``executor``, ``workers`` and ``progress`` go to :func:`publisher.batch.verify_many` when no
-    ``reader`` is given.
+    ``reader`` is given. ``trusted_keys`` are the keys a fresh acquisition must be signed by
+    (default: those the wiki's ``mkdocs.yml`` lists; an empty ring: unsigned provenance).
     """
     config = run.load_config()
     slug = run.slug(config)
@@ -623,7 +646,10 @@ def assemble_run(
             chained=full_log.chained,
             exists=full_log.exists,
         )
-    asm = _Assembler(run, reader, AssetChecker(root), config, log)
+    # Provenance (CONTRACT section 12): the wiki's trusted keys and the run a signature must name.
+    keys = trusted_keys if trusted_keys is not None else load_trusted_keys(root)
+    provenance = Provenance(keys, run.name(config), BlobChecker(run.raw_dir))
+    asm = _Assembler(run, reader, AssetChecker(root), config, log, provenance)
     unsupported, verifier_digest = _read_verifier(run)
 
     records = read_records(run.extractions_dir, run.appraisals_dir)
@@ -695,6 +721,7 @@ def assemble_run(
     inputs += [["source", s["source_id"], s["status"], s["record_hash"], s["content_hash"]] for s in sources]
     inputs += [["asset", path, assets[path]] for path in sorted(assets)]
     inputs.append(["log", log_ref["events"], log_ref["head"]])
+    inputs += provenance.inputs()
 
     counts_by_reason: dict[str, int] = {}
     for finding in findings:
@@ -734,6 +761,7 @@ def assemble_run(
         referenced=referenced,
         wiki_root=root,
         assets=asm.assets,
+        provenance=provenance,
     )
     if write:
         run.outputs_dir.mkdir(parents=True, exist_ok=True)

@@ -46,7 +46,7 @@ from ..kernel.spans import check_range
 from ..parallel import CheckedSnapshots, ProgressFn, SnapshotCheck
 from ..runs import Run, find_wiki_root
 from .assemble import Assembly, assemble_run, gate_setting
-from .freshness import Freshness, freshness
+from .freshness import Freshness
 from .result import Result
 
 __all__ = ["Verification", "verify_run", "CHECK_IDS", "VERDICTS"]
@@ -349,6 +349,6 @@ def verify_run(
 def _freshness(assembly: Assembly, snap: SnapshotCheck) -> Freshness:
     """Freshness of a source the re-assembly did not reference (only named by result.json)."""
     config_created = assembly.result["config"].get("created_at")
-    fresh = freshness(snap, assembly.log.events, config_created, assembly.assets, text_sha256=snap.text_sha256)
+    fresh = assembly.provenance.freshness(snap, assembly.log.events, config_created, assembly.assets)
     assembly.freshness[snap.source_id] = fresh
     return fresh

@@ -269,8 +269,6 @@ def test_reacquiring_with_other_paper_ids_is_refused_not_dropped(tmp_path: Path,
 
 
 def test_a_fetch_with_a_new_pmcid_for_a_stored_page_is_refused(tmp_path: Path) -> None:
-    from publisher.kernel.errors import UsageError
-
     with serve() as pages:
         run, sid = _fetched(tmp_path, pages)
         with pytest.raises(UsageError) as info:

@@ -29,6 +29,7 @@ from mkdocs.utils import get_relative_url
 
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
+from ..runs import trusted_key_paths
 from ..wiki.markdown import markdown_text
 from ..wiki.preflight import ConceptEvidence, Preflight, RunEvidence, SourceInfo
 from . import TEMPLATES_DIR
@@ -135,6 +136,7 @@ class SiteModel:
         self._md = _environment(folder / "pages", autoescape=False)
         self._html = _environment(folder, autoescape=True)
         self._fragments: Any = None
+        self._trusted: bool | None = None
         self._report_body = report_body
         self._source_body = source_body or render_source_body
         self._token = secrets.token_hex(6)
@@ -167,6 +169,12 @@ class SiteModel:
         token = f"pubslot{self._token}n{self._count:06d}x"
         page.slots[token] = value
         return token
+
+    def _signed(self) -> bool:
+        """Whether the wiki lists trusted keys (CONTRACT 12): source pages say if provenance is signed."""
+        if self._trusted is None:
+            self._trusted = bool(trusted_key_paths(self.pre.wiki_root))
+        return self._trusted
 
     def _frag(self) -> Any:
         if self._fragments is None:
@@ -291,6 +299,7 @@ class SiteModel:
                 "type": event.type.value,
                 "at": event.at,
                 "fresh": event.fresh,
+                "signed_by": event.sig.key_id if event.sig else None,
                 "actor": event.actor,
                 "detail": event.detail,
             }
@@ -311,7 +320,7 @@ class SiteModel:
             front_matter=self._front(meta.title or sid),
             title=markdown_text(meta.title or sid),
             meta_slot=self._slot(page, str(self._frag().source_meta(view, holders))),
-            events_slot=self._slot(page, str(self._frag().events(events))),
+            events_slot=self._slot(page, str(self._frag().events(events, self._signed()))),
             spans_slot=self._slot(page, str(self._frag().spans(spans))),
             text_slot=self._slot(page, text_block),
         )

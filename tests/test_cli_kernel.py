@@ -126,7 +126,10 @@ def test_register_with_invalid_utf8_or_missing_file(cli: Cli, run_dir: Path, tmp
         result = cli("source", "register", "--run-dir", run_dir, "--url", URL, "--text-file", path)
         _assert_one_line_error(result, 2)
     assert os.listdir(run_dir / "sources") == []
-    assert (run_dir / "events.jsonl").read_bytes() == b""
+    # The attempt is logged (never fresh, no source), so the log audits every acquisition.
+    [line] = (run_dir / "events.jsonl").read_text().splitlines()
+    event = json.loads(line)
+    assert event["type"] == "fetch_failed" and event["source_id"] is None and event["fresh"] is False
 
 
 def test_register_on_a_torn_log_is_refused_exit_1(cli: Cli, run_dir: Path, tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ __all__ = ["PAGE_SEPARATOR", "extract_pdf", "render_page_text"]
 
 PAGE_SEPARATOR = "\n\f\n"
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_LINE_END_HYPHEN = {0xFFFE: "-"}  # PDFium's mark for a hyphen that ended a line
 # PDFium's error code for a missing or wrong password (FPDF_ERR_PASSWORD).
 _ERR_PASSWORD = 4
 
@@ -49,7 +50,7 @@ def _one_line(exc: BaseException) -> str:
 
 def render_page_text(raw: str) -> str:
     """The deterministic rendering of one page's PDFium text (see the module docstring)."""
-    text = raw.replace("\r\n", "\n").replace("\ufffe", "-")
+    text = "\n".join(raw.split("\r\n")).translate(_LINE_END_HYPHEN)
     return _SURROGATE.sub("\ufffd", text)
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import yaml
 from pydantic import ValidationError
 
 from .kernel import _fs
@@ -15,7 +17,16 @@ from .kernel.models import RunConfig
 from .kernel.reasons import Reason
 from .kernel.store import SnapshotStore
 
-__all__ = ["Run", "init_run", "SLUG_RE", "find_wiki_root", "RUN_LAYOUTS", "slug_problem"]
+__all__ = [
+    "Run",
+    "init_run",
+    "SLUG_RE",
+    "find_wiki_root",
+    "RUN_LAYOUTS",
+    "slug_problem",
+    "read_wiki_extra",
+    "trusted_key_paths",
+]
 
 SLUG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _UNSAFE_SLUG_RE = re.compile(r"[/\\\x00-\x1f\x7f]")
@@ -54,6 +65,11 @@ class Run:
     @property
     def events_path(self) -> Path:
         return self.path / "events.jsonl"
+
+    @property
+    def raw_dir(self) -> Path:
+        """Raw bytes behind retrieval receipts, write-once under their SHA-256."""
+        return self.path / "raw"
 
     @property
     def corpus_path(self) -> Path:
@@ -135,6 +151,11 @@ class Run:
         config = config or self.load_config()
         return config.run_slug or self.slug_default
 
+    def name(self, config: RunConfig | None = None) -> str:
+        """``<run_slug>@<created_at>``: the run a signed acquisition event names (CONTRACT 12)."""
+        config = config or self.load_config()
+        return f"{self.slug(config)}@{config.created_at or ''}"
+
 
 MAX_QUESTION = 500
 """Longest review question ``run init --question`` accepts, in code points."""
@@ -185,3 +206,80 @@ def find_wiki_root(start: Path) -> Path | None:
         if (folder / "mkdocs.yml").is_file() or (folder / "mkdocs.yaml").is_file():
             return folder
     return None
+
+
+class _TolerantLoader(yaml.SafeLoader):
+    """YAML's safe loader that reads MkDocs' own tags (``!ENV``, ``!!python/name:…``) as plain values.
+
+    Nothing is imported or resolved: a tagged node becomes its scalar, list or mapping, so the
+    ``extra`` block can be read without importing MkDocs or any module the config names.
+    """
+
+
+def _untagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        return loader.construct_scalar(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node, deep=True)
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node, deep=True)
+    return None  # pragma: no cover - PyYAML has no other node kinds
+
+
+_TolerantLoader.add_multi_constructor("!", _untagged)
+_TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", _untagged)
+
+
+def _config_file(wiki_root: Path) -> Path:
+    for name in ("mkdocs.yml", "mkdocs.yaml"):
+        if (wiki_root / name).is_file():
+            return wiki_root / name
+    raise UsageError(f"{wiki_root} has no mkdocs.yml", path=str(wiki_root))
+
+
+def read_wiki_extra(wiki_root: Path) -> dict[str, Any]:
+    """The ``extra`` mapping of the wiki's ``mkdocs.yml`` (empty when absent), read without MkDocs.
+
+    A config that cannot be read or parsed, or whose ``extra`` is not a mapping, is a
+    ``SCHEMA_ERROR`` usage error: the wiki's trust settings are never guessed.
+    """
+    path = _config_file(Path(wiki_root))
+    try:
+        data = yaml.load(_fs.read_regular(path), Loader=_TolerantLoader)
+    except (OSError, yaml.YAMLError, ValueError) as exc:
+        detail = " ".join(str(exc).split())[:200]
+        raise UsageError(f"{path}: cannot be read ({detail})", reason=Reason.SCHEMA_ERROR, path=str(path)) from exc
+    extra = data.get("extra") if isinstance(data, dict) else None
+    if extra is None:
+        return {}
+    if not isinstance(extra, dict):
+        raise UsageError(f"{path}: 'extra' is not a mapping", reason=Reason.SCHEMA_ERROR, path=str(path))
+    return extra
+
+
+def trusted_key_paths(wiki_root: Path) -> list[Path]:
+    """The public key files named by ``extra.evidence.trusted_keys`` (CONTRACT section 12).
+
+    Paths are relative to the wiki root; an absolute path, a non-string entry or a list that is
+    not a list is a ``SCHEMA_ERROR`` usage error. No entry (or no ``evidence`` block) is ``[]``.
+    """
+    root = Path(wiki_root)
+    evidence = read_wiki_extra(root).get("evidence")
+    if evidence is None:
+        return []
+    where = f"{_config_file(root)}: extra.evidence"
+    if not isinstance(evidence, dict):
+        raise UsageError(f"{where} is not a mapping", reason=Reason.SCHEMA_ERROR)
+    listed = evidence.get("trusted_keys")
+    if listed is None:
+        return []
+    if not isinstance(listed, list) or not all(isinstance(p, str) and p.strip() for p in listed):
+        raise UsageError(f"{where}.trusted_keys must be a list of file paths", reason=Reason.SCHEMA_ERROR)
+    paths = []
+    for entry in listed:
+        if Path(entry).is_absolute():
+            raise UsageError(
+                f"{where}.trusted_keys: {entry!r} must be relative to the wiki root", reason=Reason.SCHEMA_ERROR
+            )
+        paths.append(root / entry)
+    return paths

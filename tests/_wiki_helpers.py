@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from publisher.acquire.signing import load_signer
 from publisher.gate.result import Result
 from publisher.kernel.canonical import canonical_bytes, sha256_hex
 from publisher.kernel.eventlog import append_event
@@ -110,6 +111,8 @@ class RunBuilder:
     wiki: Path
     slug: str
     question: str | None = None
+    key: Path | None = None
+    """A signing key: every fresh event this builder logs is signed with it."""
     run: Run = field(init=False)
     texts: dict[str, str] = field(default_factory=dict)
     records: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -122,6 +125,7 @@ class RunBuilder:
             config["question"] = self.question
             os.chmod(self.run.config_path, 0o644)
             self.run.config_path.write_bytes(canonical_bytes(config) + b"\n")
+        self.signer = load_signer(self.key, self.run.name(self.run.load_config())) if self.key else None
 
     def source(
         self,
@@ -156,6 +160,8 @@ class RunBuilder:
             fresh=True,
             sha256=digest,
             detail="test fixture",
+            record_hash=snap.record_hash,
+            signer=self.signer,
         )
         self.texts[snap.source_id] = text
         self.records[snap.source_id] = record
@@ -195,12 +201,14 @@ TRICKY = (
 """Text whose every character some Markdown extension would like to rewrite."""
 
 
-def sample_run(wiki: Path, slug: str = "alpha", *, question: str | None = "Does CBT help?") -> RunBuilder:
+def sample_run(
+    wiki: Path, slug: str = "alpha", *, question: str | None = "Does CBT help?", key: Path | None = None
+) -> RunBuilder:
     """A run with three sources and three accepted artifacts, one citing overlapping spans.
 
     The agent records are written and the real assembler produces result.json.
     """
-    rb = RunBuilder(wiki, slug, question=question)
+    rb = RunBuilder(wiki, slug, question=question, key=key)
     text_a = "Background. " + TRICKY + " Results: SMD -0.41 (95% CI -0.7 to -0.1) at 12 weeks."
     text_b = "Appraisal text. Randomisation was adequate and allocation was concealed. Blinding unclear."
     a = rb.source("https://example.org/a", text_a, paper={"pmid": "111", "doi": "10.1/a", "pmcid": None})

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import io
 
+import pypdfium2 as pdfium
 import pytest
 from pypdf import PdfReader, PdfWriter
 
+from publisher import __version__
 from publisher.acquire import AcquireError, Extracted, extract
-from publisher.acquire.pdf import PAGE_SEPARATOR
+from publisher.acquire.pdf import PAGE_SEPARATOR, render_page_text
+from publisher.acquire.receipts import extractor_id
 
 
 def _escape(text: str) -> str:
@@ -93,11 +96,29 @@ def test_pages_map_and_text() -> None:
     assert "3 pages" in doc.detail
 
 
-def test_page_text_is_what_pypdf_extracts() -> None:
-    body = make_pdf([["Alpha"], ["Beta"]])
-    expected = [p.extract_text() for p in PdfReader(io.BytesIO(body)).pages]
+def test_page_text_is_what_pdfium_extracts() -> None:
+    body = make_pdf([["Alpha", "second line"], ["Beta"]])
+    document = pdfium.PdfDocument(body)
+    expected = [render_page_text(document[i].get_textpage().get_text_range()) for i in range(len(document))]
+    document.close()
     doc = extract(body, "application/pdf")
     assert [doc.text[s:e] for _, s, e in doc.pages or ()] == expected
+    assert "\r" not in doc.text and "Alpha\nsecond line" in doc.text
+
+
+def test_rendering_is_exact_and_only_what_is_documented() -> None:
+    assert render_page_text("a\r\nb") == "a\nb"
+    assert render_page_text("manip\ufffeulation") == "manip-ulation"
+    assert render_page_text("x\ry") == "x\ry"  # a lone carriage return stays
+    assert render_page_text("bad \ud800 pair") == "bad \ufffd pair"
+    assert render_page_text("  spaced\ttext \n") == "  spaced\ttext \n"
+
+
+def test_extractor_is_named_with_its_version() -> None:
+    from importlib.metadata import version
+
+    assert extractor_id("pdf") == f"publisher-pdf/{__version__}+pypdfium2.{version('pypdfium2')}"
+    assert extractor_id("plain") == f"publisher-plain/{__version__}"
 
 
 def test_no_title_is_never_inferred() -> None:

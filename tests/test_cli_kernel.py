@@ -251,7 +251,7 @@ def test_local_pdf(cli: Cli, run_dir: Path, tmp_path: Path) -> None:
     assert event.type is EventType.LOCAL_PDF and event.fresh
 
 
-def test_local_with_a_non_pdf_writes_nothing(cli: Cli, run_dir: Path, tmp_path: Path) -> None:
+def test_local_with_a_non_pdf_stores_nothing_and_logs_the_attempt(cli: Cli, run_dir: Path, tmp_path: Path) -> None:
     wiki = tmp_path / "wiki"
     wiki.mkdir()
     fake = tmp_path / "fake.pdf"
@@ -259,7 +259,10 @@ def test_local_with_a_non_pdf_writes_nothing(cli: Cli, run_dir: Path, tmp_path: 
     result = cli("source", "local", "--run-dir", run_dir, "--file", fake, "--wiki", wiki)
     _assert_one_line_error(result, 2)
     assert os.listdir(run_dir / "sources") == []
-    assert (run_dir / "events.jsonl").read_bytes() == b""
+    # The attempt is logged (never fresh, no source), so the log audits every acquisition.
+    [line] = (run_dir / "events.jsonl").read_text().splitlines()
+    event = json.loads(line)
+    assert event["type"] == "fetch_failed" and event["source_id"] is None and event["fresh"] is False
 
 
 # --- schema and entry points ----------------------------------------------------------------

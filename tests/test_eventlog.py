@@ -65,7 +65,7 @@ def test_appends_are_chained_canonical_lines(log: Path) -> None:
     for previous, event in zip(lines, state.events[1:], strict=False):
         assert event.prev == line_digest(previous)
     for line, event in zip(lines, state.events, strict=True):
-        assert line == canonical_bytes(event.model_dump(mode="json"))
+        assert line == canonical_bytes(event.wire())
     assert state.digests == [line_digest(line) for line in lines]
     assert state.head == state.digests[-1]
     assert state.head_at(2) == state.digests[1]
@@ -331,7 +331,7 @@ _events = st.builds(
     dict,
     schema_version=st.just(1),
     event_id=st.integers(1, 10**7).map(lambda n: f"ev-{n:04d}"),
-    type=st.sampled_from([t.value for t in EventType]),
+    type=st.sampled_from([t.value for t in EventType if t is not EventType.FETCH_FAILED]),
     source_id=st.text("0123456789abcdef", min_size=64, max_size=64).map(lambda h: "src-" + h),
     url=_text,
     at=st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(9998, 1, 1)).map(

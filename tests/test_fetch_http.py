@@ -90,8 +90,13 @@ def _article_ids(xml: Path) -> dict[str, str]:
 
 
 def _nothing_written(run: Run) -> None:
+    """No snapshot; the attempt itself is logged, once, as a fetch_failed event (never fresh)."""
     assert os.listdir(run.sources_dir) == []
-    assert run.events_path.read_bytes() == b""
+    state = read_log(run.events_path)
+    assert state.intact and len(state.events) == 1
+    failed = state.events[0]
+    assert failed.type is EventType.FETCH_FAILED and failed.source_id is None and failed.fresh is False
+    assert failed.receipt is not None and failed.sha256 is None
 
 
 def test_plain_text_fetch_is_exact_and_fresh(server: str, corpus_base: Path, tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ WITHIN = {
         "spans",
         "refs",
         "_fs",
+        "blobs",
         "store",
         "eventlog",
         "assets",
@@ -47,7 +48,7 @@ WITHIN = {
         "pipeline",
         "render",
     ],
-    "wiki": ["markdown", "concepts", "discover", "evidence", "conceptcheck", "check", "promote"],
+    "wiki": ["markdown", "concepts", "discover", "evidence", "conceptcheck", "check", "audit", "promote"],
 }
 """Inside a layer, the order its modules may import each other in (unlisted modules are unranked)."""
 

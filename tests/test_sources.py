@@ -300,7 +300,7 @@ def test_local_pdf_is_copied_once_and_fresh(run: Run, wiki: Path, tmp_path: Path
     assert snap.asset.path == f"assets/papers/{digest}.pdf" and snap.asset.sha256 == digest
     assert snap.asset.bytes == len(data)
     assert (wiki / snap.asset.path).read_bytes() == data
-    assert snap.origin.value == "user-supplied-pdf" and snap.url.startswith("file://")
+    assert snap.origin.value == "user-supplied-pdf" and snap.url == f"urn:sha256:{digest}"
     assert "First page text" in snap.text and "Second page (text)" in snap.text
     assert snap.pages is not None and len(snap.pages) == 2
     for page in snap.pages:
@@ -336,9 +336,19 @@ def test_local_pdf_failures_write_nothing(run: Run, wiki: Path, tmp_path: Path) 
     not_pdf.write_bytes(b"plain text, not a PDF")
     good = tmp_path / "g.pdf"
     good.write_bytes(minimal_pdf(["ok"]))
-    for args in ((not_pdf, wiki), (tmp_path / "missing.pdf", wiki), (good, tmp_path / "no-wiki")):
+    for args in ((tmp_path / "missing.pdf", wiki), (good, tmp_path / "no-wiki")):
         with pytest.raises(PublisherError) as info:
             add_local_pdf(run, *args)
         assert info.value.exit_status == 2
     _nothing_written(run)
+    # Bytes that are not a PDF were acquired, so the attempt is logged (never fresh), and the
+    # bytes are kept in the run's raw/ folder, not in the wiki's library.
+    with pytest.raises(PublisherError) as info:
+        add_local_pdf(run, not_pdf, wiki)
+    assert info.value.exit_status == 2
+    assert run.store.ids() == []
+    [failed] = read_log(run.events_path).events
+    assert failed.type is EventType.FETCH_FAILED and not failed.fresh and failed.source_id is None
+    assert failed.receipt is not None and failed.receipt.raw_sha256 is not None
+    assert (run.raw_dir / failed.receipt.raw_sha256).read_bytes() == not_pdf.read_bytes()
     assert not (wiki / "assets").exists() or os.listdir(wiki / "assets" / "papers") == []

@@ -17,7 +17,7 @@ Dispatch (:func:`extract`) by media type:
   with the ``%PDF-`` signature) -> :mod:`publisher.acquire.pdf`.
 
 The extractor modules are imported on first use, so importing this package
-does not pull in lxml or pypdf.  HTTP retrieval lives in
+does not pull in lxml or pypdfium2.  HTTP retrieval lives in
 :mod:`publisher.acquire.http`.
 """
 

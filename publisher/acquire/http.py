@@ -1,50 +1,110 @@
-"""HTTP(S) retrieval with httpx: bounded redirects, bounded size, nothing written.
+"""HTTP(S) retrieval with httpx: no ambient authority, bounded redirects and size, nothing written.
 
-``final_url`` is ``str(response.url)`` of the last response, exactly as httpx
-reports it.  The body is the representation after Content-Encoding is undone
-(gzip, deflate), and ``max_bytes`` bounds those decoded bytes, so a
-compression bomb is cut off like any oversized body.  ``timeout`` applies to
-each network operation (connect, read, write, pool wait).  Proxy settings
-come from the environment, as httpx does by default.
+No ambient authority: the client ignores the environment (``trust_env=False``: no proxy
+variables, no ``.netrc``, no ``SSL_CERT_FILE``), keeps no cookies between hops, and never sends
+credentials: a URL with a ``user:password@`` part is refused, at the start and at every redirect.
+Redirects are followed here, one hop at a time (at most :data:`MAX_REDIRECTS`), so that every URL
+that answered with a redirect is recorded in order, and each hop is checked again (http or https
+only, no credentials).
+
+``final_url`` is ``str(response.url)`` of the last response, exactly as httpx reports it. The
+body is the representation after Content-Encoding is undone (gzip, deflate), and ``max_bytes``
+bounds those decoded bytes, so a compression bomb is cut off like any oversized body.
+``timeout`` applies to each network operation (connect, read, write, pool wait).
+
+A failure raises :class:`HttpFailure`, which carries what was learnt before it (final URL,
+redirects, status, media type) so the attempt can be logged with a receipt.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import ssl
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
 from . import AcquireError, parse_content_type
 
-__all__ = ["MAX_REDIRECTS", "HttpResult", "http_get"]
+__all__ = ["MAX_REDIRECTS", "HttpResult", "HttpFailure", "http_get", "redact", "ambient_settings", "ROUTE"]
 
 MAX_REDIRECTS = 10
 _SCHEMES = frozenset({"http", "https"})
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_AMBIENT = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "NETRC", "SSL_CERT_FILE", "SSL_CERT_DIR")
+
+ROUTE = "direct, no proxy, no credentials"
+"""How every retrieval is made; written into each receipt's event detail."""
 
 
 @dataclass(frozen=True)
 class HttpResult:
-    """One successful retrieval."""
+    """One successful retrieval: the last response and every redirect that led to it."""
 
+    requested_url: str
     final_url: str
     status: int
     media_type: str
     charset: str | None
     body: bytes
-    redirects: int
+    redirects: tuple[str, ...]
+
+
+class HttpFailure(AcquireError):
+    """A retrieval that failed; ``context`` holds what was learnt (final_url, redirects, status...)."""
 
 
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
-    """httpx's default verifying TLS context, built once (building it costs ~20 ms)."""
-    return httpx.create_ssl_context()
+    """httpx's verifying TLS context without environment overrides, built once (~20 ms)."""
+    return httpx.create_ssl_context(trust_env=False)
 
 
 def _one_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
+
+
+def redact(url: str) -> str:
+    """``url`` without a ``user:password@`` part (what may be logged of a refused URL)."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError):
+        return url
+    return str(parsed.copy_with(userinfo=b"")) if parsed.userinfo else url
+
+
+def ambient_settings() -> list[str]:
+    """Names of the proxy/credential variables set in the environment (all ignored), sorted."""
+    return sorted({name for name in os.environ if name.upper() in _AMBIENT})
+
+
+def _checked(url: str, requested: str, hops: list[str], *, redirect: bool) -> httpx.URL:
+    """Parse and check one hop: http(s) only, no credentials."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError) as exc:
+        raise HttpFailure(
+            f"http: invalid URL {redact(url)!r}: {_one_line(exc)}", url=requested, redirects=hops
+        ) from exc
+    what = "a redirect to" if redirect else "the URL"
+    if parsed.scheme not in _SCHEMES:
+        raise HttpFailure(
+            f"http: only http and https URLs can be fetched, not {parsed.scheme or 'no scheme'!r} "
+            f"({what} {redact(url)})",
+            url=requested,
+            redirects=hops,
+        )
+    if parsed.userinfo:
+        raise HttpFailure(
+            f"http: {what} {redact(url)} carries credentials (user:password@); retrieval never sends "
+            "credentials: remove them from the URL",
+            url=requested,
+            redirects=hops,
+        )
+    return parsed
 
 
 def http_get(
@@ -56,72 +116,72 @@ def http_get(
 ) -> HttpResult:
     """GET ``url`` (http or https only), following up to ten redirects.
 
-    Raises :class:`AcquireError` for another scheme, a non-2xx final status,
-    too many redirects, a timeout, a transport failure, or a body larger than
-    ``max_bytes`` (in which case nothing is returned).
+    Raises :class:`HttpFailure` for another scheme, credentials in a URL, a non-2xx final status,
+    too many redirects, a timeout, a transport failure, or a body larger than ``max_bytes``.
     """
-    try:
-        scheme = httpx.URL(url).scheme
-    except (httpx.InvalidURL, TypeError) as exc:
-        raise AcquireError(f"http: invalid URL {url!r}: {_one_line(exc)}", url=url) from exc
-    if scheme not in _SCHEMES:
-        raise AcquireError(
-            f"http: only http and https URLs can be fetched, not {scheme or 'no scheme'!r}",
-            url=url,
-        )
-
+    requested = redact(url)
+    hops: list[str] = []
+    current = _checked(url, requested, hops, redirect=False)
     headers = {"User-Agent": user_agent, "Accept": "*/*"}
     try:
-        with (
-            httpx.Client(
-                follow_redirects=True,
-                max_redirects=MAX_REDIRECTS,
-                timeout=httpx.Timeout(timeout),
-                headers=headers,
-                verify=_tls_context(),
-            ) as client,
-            client.stream("GET", url) as response,
-        ):
-            final_url = str(response.url)
-            status = response.status_code
-            if not 200 <= status < 300:
-                raise AcquireError(
-                    f"http: {url} answered status {status} (final URL {final_url})",
-                    url=url,
-                    final_url=final_url,
-                    status=status,
-                )
-            declared = response.headers.get("content-length", "")
-            if declared.strip().isdigit() and int(declared) > max_bytes:
-                raise _too_large(url, max_bytes)
-            chunks: list[bytes] = []
-            received = 0
-            for chunk in response.iter_bytes():
-                received += len(chunk)
-                if received > max_bytes:
-                    raise _too_large(url, max_bytes)
-                chunks.append(chunk)
-            media_type, charset = parse_content_type(response.headers.get("content-type", ""))
-            redirects = len(response.history)
-    except httpx.TooManyRedirects as exc:
-        raise AcquireError(f"http: more than {MAX_REDIRECTS} redirects from {url}", url=url) from exc
+        with httpx.Client(
+            follow_redirects=False,
+            timeout=httpx.Timeout(timeout),
+            headers=headers,
+            verify=_tls_context(),
+            trust_env=False,
+        ) as client:
+            while True:
+                client.cookies.clear()  # nothing a server set on one hop is sent on the next
+                with client.stream("GET", current) as response:
+                    here = str(response.url)
+                    status = response.status_code
+                    location = response.headers.get("location")
+                    if status in _REDIRECT_STATUSES and location:
+                        hops.append(here)
+                        if len(hops) > MAX_REDIRECTS:
+                            raise HttpFailure(
+                                f"http: more than {MAX_REDIRECTS} redirects from {requested}",
+                                url=requested,
+                                final_url=here,
+                                redirects=hops,
+                                status=status,
+                            )
+                        current = _checked(str(response.url.join(location)), requested, hops, redirect=True)
+                        continue
+                    media_type, charset = parse_content_type(response.headers.get("content-type", ""))
+                    facts: dict[str, Any] = {
+                        "url": requested,
+                        "final_url": here,
+                        "redirects": list(hops),
+                        "status": status,
+                        "media_type": media_type,
+                    }
+                    if not 200 <= status < 300:
+                        raise HttpFailure(f"http: {requested} answered status {status} (final URL {here})", **facts)
+                    body = _read_body(response, requested, max_bytes, facts)
+                    return HttpResult(requested, here, status, media_type, charset, body, tuple(hops))
     except httpx.TimeoutException as exc:
-        raise AcquireError(f"http: timed out after {timeout:g}s fetching {url}", url=url, timeout=timeout) from exc
-    except httpx.HTTPError as exc:
-        raise AcquireError(f"http: cannot fetch {url}: {_one_line(exc)}", url=url) from exc
-    return HttpResult(
-        final_url=final_url,
-        status=status,
-        media_type=media_type,
-        charset=charset,
-        body=b"".join(chunks),
-        redirects=redirects,
-    )
+        raise HttpFailure(
+            f"http: timed out after {timeout:g}s fetching {requested}", url=requested, redirects=hops, timeout=timeout
+        ) from exc
+    except (httpx.HTTPError, httpx.InvalidURL) as exc:
+        raise HttpFailure(f"http: cannot fetch {requested}: {_one_line(exc)}", url=requested, redirects=hops) from exc
 
 
-def _too_large(url: str, max_bytes: int) -> AcquireError:
-    return AcquireError(
-        f"http: body of {url} exceeds the limit of {max_bytes} bytes",
-        url=url,
-        max_bytes=max_bytes,
-    )
+def _read_body(response: httpx.Response, url: str, max_bytes: int, facts: dict[str, Any]) -> bytes:
+    declared = response.headers.get("content-length", "")
+    if declared.strip().isdigit() and int(declared) > max_bytes:
+        raise _too_large(url, max_bytes, facts)
+    chunks: list[bytes] = []
+    received = 0
+    for chunk in response.iter_bytes():
+        received += len(chunk)
+        if received > max_bytes:
+            raise _too_large(url, max_bytes, facts)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large(url: str, max_bytes: int, facts: dict[str, Any]) -> HttpFailure:
+    return HttpFailure(f"http: body of {url} exceeds the limit of {max_bytes} bytes", max_bytes=max_bytes, **facts)

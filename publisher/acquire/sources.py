@@ -1,31 +1,38 @@
 """Acquisition into the store: fetch, register, local PDF, and bounded reads for agents.
 
 This is the library behind ``publisher source ...``. Only :func:`fetch` and :func:`add_local_pdf`
-log ``fresh: true`` events. Every operation checks that the event log can be appended to before
-it writes anything, so a failure leaves neither a snapshot nor an event behind.
+log ``fresh: true`` events, each with a retrieval receipt and the ``record_hash`` of the snapshot
+it produced or found, signed when a signer is given (see :mod:`.receipts`, :mod:`.signing`).
+A failed attempt is logged as ``fetch_failed``. Every operation checks that the event log can be
+appended to before it writes anything.
+
+Identities are stable: a user-supplied PDF's URL is ``urn:sha256:<hex of its bytes>``, never a
+path of the machine, so the same PDF from two folders is one source. A snapshot's metadata is
+sealed when it is first stored: re-acquiring it with a paper id, title, access or origin that
+differs from the stored one is refused with the fix (never silently dropped).
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..kernel import _fs
+from ..kernel.blobs import put_blob
 from ..kernel.canonical import format_ts, utc_now
-from ..kernel.errors import EventLogError, IntegrityError, UsageError
-from ..kernel.eventlog import append_event, read_log
-from ..kernel.ids import LITERATURE_KINDS, IdError, canonical_id, same_id
-from ..kernel.models import Access, Event, EventType, Origin, Snapshot
+from ..kernel.errors import EventLogError, UsageError
+from ..kernel.eventlog import EventSigner, append_event, read_log
+from ..kernel.models import Event, EventType, Origin, Receipt, Snapshot
 from ..kernel.spans import MAX_SPAN
 from ..kernel.store import build_record
 from ..runs import Run
 from . import AcquireError, Extracted, extract
-from .http import http_get
+from .http import ROUTE, HttpFailure, ambient_settings, http_get, redact
+from .metadata import Metadata, refuse_amendment, resolve_metadata
+from .receipts import extractor_id, failure_receipt, http_receipt, local_receipt, log_failed
 from .select import occurrences
 
 __all__ = [
@@ -43,20 +50,10 @@ __all__ = [
 PAPERS_DIR = "assets/papers"
 """The wiki's shared PDF library, relative to the wiki root."""
 
+_NO_METADATA = Metadata()
+
 MAX_READ_WINDOW = 20_000
 """Longest window ``source read`` returns at once, in code points."""
-
-
-@dataclass(frozen=True)
-class Metadata:
-    """Metadata given on the command line; fills what the document does not state."""
-
-    access: str | None = None
-    origin: str | None = None
-    pmid: str | None = None
-    doi: str | None = None
-    pmcid: str | None = None
-    title: str | None = None
 
 
 @dataclass(frozen=True)
@@ -83,68 +80,9 @@ class Acquired:
             "pages": len(snap.pages or ()),
             "event_id": self.event.event_id,
             "fresh": self.event.fresh,
+            "signed_by": self.event.sig.key_id if self.event.sig else None,
+            "raw_sha256": self.event.receipt.raw_sha256 if self.event.receipt else None,
         }
-
-
-def _given_id(kind: str, value: str | None) -> str | None:
-    """A paper id from the command line in its stored form; a malformed one is a usage error."""
-    if not value:
-        return None
-    try:
-        return canonical_id(kind, value)
-    except IdError as exc:
-        raise UsageError(f"--{kind}: {exc}") from None
-
-
-def _stated_id(kind: str, value: str | None) -> str | None:
-    """A paper id as the document states it, in the stored form when it has one's shape."""
-    if not value:
-        return None
-    try:
-        return canonical_id(kind, value)
-    except IdError:
-        return value.strip() or None
-
-
-def _merge(field: str, stated: str | None, given: str | None, same: Any = None) -> str | None:
-    if stated is None or stated == "":
-        return given
-    if given is None:
-        return stated
-    equal = same(stated, given) if same else stated == given
-    if not equal:
-        raise UsageError(f"--{field} {given!r} contradicts the document, which states {stated!r}")
-    return stated
-
-
-def _enum(value: str, enum: type[Access] | type[Origin], option: str) -> str:
-    try:
-        return enum(value).value
-    except ValueError:
-        choices = ", ".join(e.value for e in enum)
-        raise UsageError(f"--{option} {value!r} is not one of: {choices}") from None
-
-
-def _resolve_metadata(doc: Extracted, meta: Metadata, *, default_origin: str) -> dict[str, Any]:
-    """Merge what the document states with what the caller gave; a contradiction is an error."""
-    stated = doc.paper or {}
-    paper = {
-        kind: _merge(
-            kind,
-            _stated_id(kind, stated.get(kind)),
-            _given_id(kind, getattr(meta, kind)),
-            lambda a, b, kind=kind: same_id(kind, a, b),
-        )
-        for kind in LITERATURE_KINDS
-    }
-    access = _enum(meta.access, Access, "access") if meta.access else None
-    origin = _enum(meta.origin, Origin, "origin") if meta.origin else None
-    return {
-        "title": _merge("title", doc.title, meta.title),
-        "paper": paper if any(paper.values()) else None,
-        "access": _merge("access", doc.access, access) or Access.WEB.value,
-        "origin": _merge("origin", doc.origin, origin) or default_origin,
-    }
 
 
 def _ensure_appendable(run: Run) -> None:
@@ -158,17 +96,34 @@ def _ensure_appendable(run: Run) -> None:
         )
 
 
-def _log(run: Run, snap: Snapshot, kind: EventType, sha256: str, actor: str, detail: str) -> Event:
-    """Log the event for an acquisition; only a fetch or a local PDF is ever fresh."""
+def _log(
+    run: Run,
+    snap: Snapshot,
+    kind: EventType,
+    sha256: str,
+    actor: str,
+    detail: str,
+    receipt: Receipt | None = None,
+    signer: EventSigner | None = None,
+) -> Event:
+    """Log the event for an acquisition; only a fetch or a local PDF is ever fresh.
+
+    An acquisition carries its receipt and the ``record_hash`` of the snapshot it produced or
+    found, so an edit of the sealed metadata after acquisition is evident.
+    """
+    acquisition = kind in (EventType.FETCH, EventType.LOCAL_PDF)
     return append_event(
         run.events_path,
         type=kind,
         source_id=snap.source_id,
         url=snap.url,
-        fresh=kind in (EventType.FETCH, EventType.LOCAL_PDF),
+        fresh=acquisition,
         sha256=sha256,
         actor=actor,
         detail=detail,
+        record_hash=snap.record_hash if acquisition else None,
+        receipt=receipt,
+        signer=signer,
     )
 
 
@@ -191,42 +146,63 @@ def _pages(doc: Extracted) -> list[dict[str, Any]] | None:
 def fetch(
     run: Run,
     url: str,
-    meta: Metadata = Metadata(),
+    meta: Metadata = _NO_METADATA,
     *,
     actor: str = "main",
     timeout: float = 30.0,
     max_bytes: int = 64 * 1024 * 1024,
+    signer: EventSigner | None = None,
 ) -> Acquired:
-    """Retrieve ``url`` over HTTP, derive its text by media type, store it and log a fresh fetch."""
+    """Retrieve ``url`` over HTTP, derive its text by media type, store it and log a fresh fetch.
+
+    The raw bytes are kept under ``<run>/raw/<sha256>``; a failure at any step after the attempt
+    began is logged as ``fetch_failed`` with what was learnt, then raised as a one-line error.
+    """
     _ensure_appendable(run)
+    ignored = ambient_settings()
+    route = ROUTE + (f" (ignored {', '.join(ignored)})" if ignored else "")
     try:
         response = http_get(url, timeout=timeout, max_bytes=max_bytes)
+    except HttpFailure as exc:
+        receipt = failure_receipt(exc, redact(url))
+        log_failed(run, receipt.requested_url, receipt, f"{route}; {exc}", actor=actor, signer=signer)
+        raise UsageError(f"fetch {receipt.requested_url} failed: {exc}") from exc
+    raw_sha256 = put_blob(run.raw_dir, response.body)[0]
+    receipt = http_receipt(response, raw_sha256, None)
+    try:
         doc = extract(response.body, response.media_type, response.charset, url=response.final_url)
-    except AcquireError as exc:
-        raise UsageError(f"fetch {url} failed: {exc}") from exc
-    fields = _resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
-    record = build_record(
-        url=response.final_url,
-        text=doc.text,
-        retrieved_at=format_ts(utc_now()),
-        asset=None,
-        sections=_sections(doc),
-        pages=_pages(doc),
-        **fields,
-    )
+        receipt = receipt.model_copy(update={"extractor": extractor_id(doc.kind)})
+        fields = resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
+        record = build_record(
+            url=response.final_url,
+            text=doc.text,
+            retrieved_at=format_ts(utc_now()),
+            asset=None,
+            sections=_sections(doc),
+            pages=_pages(doc),
+            **fields,
+        )
+        refuse_amendment(run, record, meta)
+    except (AcquireError, UsageError) as exc:
+        why = exc.one_line()
+        log_failed(
+            run, response.requested_url, receipt, f"HTTP {response.status}; {route}; {why}", actor=actor, signer=signer
+        )
+        raise UsageError(f"fetch {response.requested_url} failed: {why}") from exc
     snap, created = _store(run, record)
     detail = (
         f"HTTP {response.status} {response.media_type}; {len(response.body)} bytes; "
-        f"{len(doc.text)} chars; {doc.detail}; redirects {response.redirects}"
+        f"{len(doc.text)} chars; {route}; {doc.detail}; redirects {len(response.redirects)}"
     )
-    return Acquired(snap, created, _log(run, snap, EventType.FETCH, snap.content_hash[7:], actor, detail))
+    event = _log(run, snap, EventType.FETCH, snap.content_hash[7:], actor, detail, receipt, signer)
+    return Acquired(snap, created, event)
 
 
 def register(
     run: Run,
     url: str,
     text_file: Path,
-    meta: Metadata = Metadata(),
+    meta: Metadata = _NO_METADATA,
     *,
     actor: str = "main",
 ) -> Acquired:
@@ -240,43 +216,28 @@ def register(
         doc = extract(data, "text/plain", "utf-8")
     except AcquireError as exc:
         raise UsageError(f"{text_file}: {exc}; convert it to UTF-8 first") from exc
-    fields = _resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
+    fields = resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
     record = build_record(url=url, text=doc.text, retrieved_at=format_ts(utc_now()), **fields)
     snap, created = _store(run, record)
     detail = f"registered from {Path(text_file).name}; {len(doc.text)} chars"
     return Acquired(snap, created, _log(run, snap, EventType.REGISTER, snap.content_hash[7:], actor, detail))
 
 
-def _copy_into_library(data: bytes, digest: str, wiki: Path) -> str:
-    """Store the PDF under its digest in the shared library unless already there; the path."""
-    relative = f"{PAPERS_DIR}/{digest}.pdf"
-    target = wiki / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if not _fs.create_exclusive(target, data, mode=0o444):
-        existing = hashlib.sha256()
-        try:
-            with open(target, "rb") as fh:
-                while chunk := fh.read(1 << 20):
-                    existing.update(chunk)
-        except OSError as exc:
-            raise IntegrityError(f"{target} exists but cannot be read: {exc.strerror}") from exc
-        if existing.hexdigest() != digest:
-            raise IntegrityError(
-                f"{target} exists with other bytes (sha256 {existing.hexdigest()}); left untouched",
-                path=str(target),
-            )
-    return relative
-
-
 def add_local_pdf(
     run: Run,
     pdf: Path,
     wiki: Path,
-    meta: Metadata = Metadata(),
+    meta: Metadata = _NO_METADATA,
     *,
     actor: str = "main",
+    signer: EventSigner | None = None,
 ) -> Acquired:
-    """Register a user-supplied PDF: copy it into the wiki's library and log a ``local_pdf`` event."""
+    """Register a user-supplied PDF: copy it into the wiki's library and log a ``local_pdf`` event.
+
+    Its URL is ``urn:sha256:<hex of the bytes>``: where the file sat is never recorded, so the
+    same PDF from two folders is the same source. Bytes that are not a readable PDF are kept under
+    ``<run>/raw/`` and logged as ``fetch_failed``.
+    """
     _ensure_appendable(run)
     try:
         data = Path(pdf).read_bytes()
@@ -284,25 +245,33 @@ def add_local_pdf(
         raise UsageError(f"cannot read PDF {pdf}: {exc.strerror}") from exc
     if not Path(wiki).is_dir():
         raise UsageError(f"wiki folder {wiki} does not exist")
+    digest = hashlib.sha256(data).hexdigest()
+    url = f"urn:sha256:{digest}"
     try:
         doc = extract(data, "application/pdf")
-    except AcquireError as exc:
-        raise UsageError(f"{pdf}: {exc}") from exc
-    digest = hashlib.sha256(data).hexdigest()
-    fields = _resolve_metadata(doc, meta, default_origin=Origin.USER_SUPPLIED_PDF.value)
-    relative = _copy_into_library(data, digest, Path(wiki))
-    record = build_record(
-        url=Path(os.path.abspath(pdf)).as_uri(),
-        text=doc.text,
-        retrieved_at=format_ts(utc_now()),
-        asset={"path": relative, "sha256": digest, "bytes": len(data)},
-        sections=_sections(doc),
-        pages=_pages(doc),
-        **fields,
-    )
+        receipt = local_receipt(url, digest, len(data), extractor_id(doc.kind))
+        fields = resolve_metadata(doc, meta, default_origin=Origin.USER_SUPPLIED_PDF.value)
+        relative = f"{PAPERS_DIR}/{digest}.pdf"
+        record = build_record(
+            url=url,
+            text=doc.text,
+            retrieved_at=format_ts(utc_now()),
+            asset={"path": relative, "sha256": digest, "bytes": len(data)},
+            sections=_sections(doc),
+            pages=_pages(doc),
+            **fields,
+        )
+        refuse_amendment(run, record, meta)
+    except (AcquireError, UsageError) as exc:
+        why = exc.one_line()
+        put_blob(run.raw_dir, data)
+        failed = local_receipt(url, digest, len(data), None)
+        log_failed(run, url, failed, f"local PDF {Path(pdf).name[:80]}; {why}", actor=actor, signer=signer)
+        raise UsageError(f"{pdf}: {why}") from exc
+    put_blob(Path(wiki) / PAPERS_DIR, data, suffix=".pdf")
     snap, created = _store(run, record)
     detail = f"local PDF {relative}; {len(data)} bytes; {len(doc.pages or ())} pages; {len(doc.text)} chars"
-    return Acquired(snap, created, _log(run, snap, EventType.LOCAL_PDF, digest, actor, detail))
+    return Acquired(snap, created, _log(run, snap, EventType.LOCAL_PDF, digest, actor, detail, receipt, signer))
 
 
 def read_window(

@@ -11,7 +11,7 @@ from ..runs import Run
 from ._common import add_json, emit
 
 if TYPE_CHECKING:
-    from ..acquire import sources
+    from ..acquire import signing, sources
 
 
 def _metadata_options(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +22,21 @@ def _metadata_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pmcid", help="PubMed Central id (PMC…), if the document does not state it")
     parser.add_argument("--title", help="title, if the document does not state it")
     parser.add_argument("--actor", default="main", help="who acts: main or a worker id (default main)")
+
+
+def _key_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--key",
+        type=Path,
+        help="Ed25519 private key (PEM) that signs the acquisition event "
+        "(default: $PUBLISHER_SIGNING_KEY; unsigned when neither is set)",
+    )
+
+
+def _signer(args: argparse.Namespace, run: Run) -> signing.Signer | None:
+    from ..acquire import signing
+
+    return signing.signer_from(args.key, run.name())
 
 
 def _meta(args: argparse.Namespace) -> sources.Metadata:
@@ -44,6 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
     p.add_argument("--max-bytes", type=int, default=64 * 1024 * 1024, help="largest body accepted")
     _metadata_options(p)
+    _key_option(p)
     add_json(p)
     p.set_defaults(func=_fetch)
 
@@ -60,6 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--file", required=True, type=Path)
     p.add_argument("--wiki", required=True, type=Path)
     _metadata_options(p)
+    _key_option(p)
     add_json(p)
     p.set_defaults(func=_local)
 
@@ -101,7 +118,8 @@ def _acquired(args: argparse.Namespace, outcome: sources.Acquired, verb: str) ->
         + (f", {', '.join(extra)}" if extra else "")
         + (f"\n  {ids}" if ids else "")
         + (f"\n  title: {info['title']}" if info["title"] else "")
-        + f"\n  logged {info['event_id']} (fresh: {'yes' if info['fresh'] else 'no'})"
+        + f"\n  logged {info['event_id']} (fresh: {'yes' if info['fresh'] else 'no'}; "
+        + (f"signed by key {info['signed_by'][:16]}…)" if info["signed_by"] else "unsigned)")
     )
     emit(args, info, human)
     return 0
@@ -112,7 +130,13 @@ def _fetch(args: argparse.Namespace) -> int:
 
     run = Run.open(args.run_dir)
     outcome = sources.fetch(
-        run, args.url, _meta(args), actor=args.actor, timeout=args.timeout, max_bytes=args.max_bytes
+        run,
+        args.url,
+        _meta(args),
+        actor=args.actor,
+        timeout=args.timeout,
+        max_bytes=args.max_bytes,
+        signer=_signer(args, run),
     )
     return _acquired(args, outcome, "Fetched")
 
@@ -129,7 +153,7 @@ def _local(args: argparse.Namespace) -> int:
     from ..acquire import sources
 
     run = Run.open(args.run_dir)
-    outcome = sources.add_local_pdf(run, args.file, args.wiki, _meta(args), actor=args.actor)
+    outcome = sources.add_local_pdf(run, args.file, args.wiki, _meta(args), actor=args.actor, signer=_signer(args, run))
     return _acquired(args, outcome, "Added local PDF")
 
 

@@ -24,7 +24,7 @@ from ..kernel.spans import check_range
 from ..kernel.text import one_line
 from ..parallel import CheckedSnapshots, SnapshotCheck
 from ..runs import Run
-from .freshness import Freshness, freshness
+from .freshness import Freshness, Provenance
 from .records import AgentRecord
 
 __all__ = ["Artifact", "ArtifactChecker", "flag_duplicates", "flag_unsupported", "LOG_NOT_INTACT"]
@@ -65,7 +65,16 @@ class Artifact:
 class ArtifactChecker:
     """One assembly: the shared reader, the log, and memoised freshness per source."""
 
-    def __init__(self, run: Run, reader: CheckedSnapshots, assets: AssetChecker, config: RunConfig, log: LogState):
+    def __init__(
+        self,
+        run: Run,
+        reader: CheckedSnapshots,
+        assets: AssetChecker,
+        config: RunConfig,
+        log: LogState,
+        provenance: Provenance,
+    ):
+        self.provenance = provenance
         self.run = run
         self.reader = reader
         self.assets = assets
@@ -94,7 +103,7 @@ class ArtifactChecker:
     def freshness_of(self, snap: SnapshotCheck) -> Freshness:
         hit = self.fresh.get(snap.source_id)
         if hit is None:
-            hit = freshness(snap, self.log.events, self.config.created_at, self.assets, text_sha256=snap.text_sha256)
+            hit = self.provenance.freshness(snap, self.log.events, self.config.created_at, self.assets)
             if hit.fresh and self.log.findings:
                 first = self.log.findings[0]
                 hit = Freshness(

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.assets import AssetChecker
 from ..kernel.canonical import SOURCE_ID_RE, format_ts, utc_now
@@ -32,7 +33,7 @@ from ..parallel import CheckedSnapshots, ProgressFn, SnapshotCheck
 from ..runs import Run
 from .artifacts import Artifact, ArtifactChecker, flag_duplicates, flag_unsupported
 from .claims import ReportClaims, fetched_urls
-from .freshness import Freshness
+from .freshness import Freshness, Provenance
 from .inputs import RunInputs, gate_setting, inputs_digest, load_inputs
 from .records import AgentRecord
 from .reportmd import Footnote
@@ -58,6 +59,8 @@ class Assembly:
     wiki_root: Path | None
     assets: AssetChecker
     """Asset digests taken during this assembly (each file hashed once per command)."""
+    provenance: Provenance
+    """The trusted keys, run name and raw-bytes checks the fresh-fetch rule used."""
     written: Path | None = None
 
     @property
@@ -119,7 +122,7 @@ def assemble(
     footnotes = inputs.footnotes
     declare(reader, records, footnotes or [], fetched_urls(log))
     reader.load()
-    checker = ArtifactChecker(inputs.run, reader, AssetChecker(inputs.wiki_root), config, log)
+    checker = ArtifactChecker(inputs.run, reader, AssetChecker(inputs.wiki_root), config, log, inputs.provenance)
     for path, digest in reader.asset_digests(inputs.wiki_root).items():
         checker.assets.remember(path, digest)  # hashed by the workers that verified the snapshots
 
@@ -174,6 +177,7 @@ def assemble(
     inputs_list += [["source", s["source_id"], s["status"], s["record_hash"], s["content_hash"]] for s in sources]
     inputs_list += [["asset", path, assets[path]] for path in sorted(assets)]
     inputs_list.append(["log", log_ref["events"], log_ref["head"]])
+    inputs_list += inputs.provenance.inputs()
 
     counts_by_reason: dict[str, int] = {}
     for finding in findings:
@@ -214,6 +218,7 @@ def assemble(
         referenced=referenced,
         wiki_root=inputs.wiki_root,
         assets=checker.assets,
+        provenance=inputs.provenance,
     )
 
 
@@ -228,15 +233,17 @@ def assemble_run(
     executor: Executor | None = None,
     workers: int | None = None,
     progress: ProgressFn | None = None,
+    trusted_keys: KeyRing | None = None,
 ) -> Assembly:
     """Load and assemble a run; writes ``outputs/result.json`` atomically when ``write``.
 
     ``wiki_root`` locates user-supplied PDFs (default: the nearest folder above the run with
     ``mkdocs.yml``). ``reader`` lets a caller share one read of each snapshot and declare spans
     of its own beforehand; ``executor``, ``workers`` and ``progress`` go to
-    :func:`publisher.parallel.verify_many` when no ``reader`` is given.
+    :func:`publisher.parallel.verify_many` when no ``reader`` is given. ``trusted_keys``: see
+    :func:`.inputs.load_inputs`.
     """
-    inputs = load_inputs(run, wiki_root=wiki_root)
+    inputs = load_inputs(run, wiki_root=wiki_root, trusted_keys=trusted_keys)
     if reader is None:
         reader = CheckedSnapshots(
             run.sources_dir, executor=executor, workers=workers, progress=progress, assets_root=inputs.wiki_root

@@ -22,7 +22,7 @@ def fetched_urls(log: LogState) -> dict[str, list[str]]:
     """URL (as a parsed link holds it, see :func:`link_key`) -> source ids of ``fetch`` events, in log order."""
     out: dict[str, list[str]] = {}
     for event in log.events:
-        if event.type is EventType.FETCH:
+        if event.type is EventType.FETCH and event.source_id is not None:
             ids = out.setdefault(link_key(event.url), [])
             if event.source_id not in ids:
                 ids.append(event.source_id)

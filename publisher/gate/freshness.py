@@ -1,18 +1,33 @@
-"""The fresh-fetch rule (CONTRACT section 3): which sources were really retrieved in this run."""
+"""The fresh-fetch rule (CONTRACT sections 3 and 12): which sources were really retrieved in this run.
+
+Beyond the rule of section 3, an acquisition event only counts when
+
+* its ``record_hash`` (when it carries one) equals the snapshot's: metadata edited and resealed
+  after acquisition is ``NO_FRESH_FETCH`` ("metadata changed since acquisition");
+* the raw bytes its receipt names (a ``fetch`` with a ``receipt.raw_sha256``) are still under
+  ``<run>/raw/`` and hash to that digest: without them the retrieval can no longer be audited,
+  so freshness cannot be established (``NO_FRESH_FETCH``; the snapshot itself still verifies,
+  so this is not ``SNAPSHOT_HASH_MISMATCH``). A local PDF's raw bytes are its asset
+  (``ASSET_HASH_MISMATCH``, as before);
+* when the wiki lists trusted keys, it carries a valid signature by one of them naming this run
+  (``<run_slug>@<created_at>``); unsigned, foreign-run, untrusted or altered events never count.
+"""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
+from ..acquire.signing import KeyRing, signature_problem
 from ..kernel.assets import AssetChecker
+from ..kernel.blobs import BlobChecker
 from ..kernel.canonical import parse_ts
 from ..kernel.models import Asset, Event, EventType, Snapshot
 from ..kernel.reasons import Reason
 
-__all__ = ["Freshness", "SnapshotFacts", "freshness"]
+__all__ = ["Freshness", "Provenance", "SnapshotFacts", "freshness"]
 
 
 class SnapshotFacts(Protocol):
@@ -30,6 +45,8 @@ class SnapshotFacts(Protocol):
     def asset(self) -> Asset | None: ...
     @property
     def origin(self) -> object: ...
+    @property
+    def record_hash(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -42,6 +59,38 @@ class Freshness:
     detail: str
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """What the fresh-fetch rule needs beyond the log (CONTRACT section 12), one per assembly."""
+
+    trusted_keys: KeyRing
+    run_name: str
+    raw: BlobChecker
+
+    def freshness(
+        self, snap: Snapshot | SnapshotFacts, events: list[Event], created_at: str | None, assets: AssetChecker
+    ) -> Freshness:
+        """:func:`freshness` with this run's keys, name and raw bytes."""
+        return freshness(
+            snap,
+            events,
+            created_at,
+            assets,
+            text_sha256=getattr(snap, "text_sha256", None),
+            trusted_keys=self.trusted_keys,
+            run_name=self.run_name,
+            raw=self.raw,
+        )
+
+    def inputs(self) -> list[list[Any]]:
+        """Entries 10 and 11 of ``inputs_hash`` (see the module docstring)."""
+        checked = self.raw.checked()
+        out: list[list[Any]] = [["raw", digest, checked[digest] or "ok"] for digest in sorted(checked)]
+        if self.trusted_keys:
+            out.append(["trusted_keys", self.trusted_keys.ids])
+        return out
+
+
 def freshness(
     snap: Snapshot | SnapshotFacts,
     events: Iterable[Event],
@@ -49,16 +98,22 @@ def freshness(
     assets: AssetChecker,
     *,
     text_sha256: str | None = None,
+    trusted_keys: KeyRing | None = None,
+    run_name: str | None = None,
+    raw: BlobChecker | None = None,
 ) -> Freshness:
-    """Apply the fresh-fetch rule (CONTRACT section 3) to one snapshot.
+    """Apply the fresh-fetch rule (CONTRACT sections 3 and 12) to one snapshot.
 
     Fresh iff some ``fetch`` or ``local_pdf`` event for this source, ``fresh: true``, at or after
     ``created_at``, carries a digest that still matches what is recomputed now: the text for a
-    fetch; for a local PDF, the asset file's bytes, which must also equal ``asset.sha256``.
-    A run without ``created_at`` has no fresh sources.
+    fetch; for a local PDF, the asset file's bytes, which must also equal ``asset.sha256``; and
+    passes the checks of the module docstring (record hash, raw bytes, signature). A run
+    without ``created_at`` has no fresh sources.
 
     ``text_sha256`` is the bare hex digest of the text as just verified (a reader that keeps no
-    text passes it); without it the digest is computed from ``snap.text``.
+    text passes it); without it the digest is computed from ``snap.text``. ``trusted_keys`` (a
+    non-empty ring) requires a signature naming ``run_name``; ``raw`` checks receipts' raw bytes
+    (None: not checked).
     """
     if created_at is None:
         return Freshness(False, None, Reason.NO_FRESH_FETCH, "run config has no created_at")
@@ -66,8 +121,10 @@ def freshness(
         since = parse_ts(created_at)
     except ValueError:
         return Freshness(False, None, Reason.NO_FRESH_FETCH, "run created_at is not a timestamp")
+    signed = bool(trusted_keys)
     text_digest = text_sha256
     asset_problem: str | None = None
+    problem: str | None = None
     saw_local = False
     for event in events:
         if event.source_id != snap.source_id or not event.fresh:
@@ -76,24 +133,56 @@ def freshness(
             continue
         if parse_ts(event.at) < since or event.url != snap.url:
             continue
+        why = _provenance_problem(event, snap, trusted_keys, run_name, raw)
+        if why is not None:
+            problem = problem or why
+            continue
+        how = f" (signed by key {event.sig.key_id[:16]}…)" if signed and event.sig else ""
         if event.type is EventType.FETCH:
             if text_digest is None:
                 if not isinstance(snap, Snapshot):
                     raise TypeError("freshness needs the snapshot's text or its text_sha256")
                 text_digest = hashlib.sha256(snap.text.encode("utf-8")).hexdigest()
             if event.sha256 == text_digest:
-                return Freshness(True, event.event_id, None, f"fetched in {event.event_id}")
+                return Freshness(True, event.event_id, None, f"fetched in {event.event_id}{how}")
             continue
         saw_local = True
         if snap.asset is None:
             asset_problem = f"{event.event_id} is a local_pdf event on a snapshot without an asset"
             continue
-        problem = assets.check(snap)
-        if problem is not None:
-            asset_problem = problem
+        trouble = assets.check(snap)
+        if trouble is not None:
+            asset_problem = trouble
             continue
         if event.sha256 == snap.asset.sha256:
-            return Freshness(True, event.event_id, None, f"local PDF verified in {event.event_id}")
+            return Freshness(True, event.event_id, None, f"local PDF verified in {event.event_id}{how}")
     if saw_local and asset_problem:
         return Freshness(False, None, Reason.ASSET_HASH_MISMATCH, asset_problem)
+    if problem is not None:
+        return Freshness(False, None, Reason.NO_FRESH_FETCH, problem)
     return Freshness(False, None, Reason.NO_FRESH_FETCH, f"no fresh fetch of {snap.source_id} since {created_at}")
+
+
+def _provenance_problem(
+    event: Event,
+    snap: Snapshot | SnapshotFacts,
+    trusted_keys: KeyRing | None,
+    run_name: str | None,
+    raw: BlobChecker | None,
+) -> str | None:
+    """Why an otherwise matching acquisition event cannot make ``snap`` fresh (section 12)."""
+    if trusted_keys:
+        why = signature_problem(event, trusted_keys, run_name or "")
+        if why is not None:
+            return why
+    if event.record_hash is not None and event.record_hash != snap.record_hash:
+        now = snap.record_hash or "unsealed"
+        return (
+            f"metadata changed since acquisition: {event.event_id} recorded {event.record_hash}, the snapshot is {now}"
+        )
+    receipt = event.receipt
+    if raw is not None and event.type is EventType.FETCH and receipt is not None and receipt.raw_sha256:
+        trouble = raw.problem(receipt.raw_sha256)
+        if trouble is not None:
+            return f"{event.event_id}: {trouble}; the retrieval cannot be audited"
+    return None

@@ -22,6 +22,14 @@ null when absent), and ``inputs_hash`` is ``"sha256:" + sha256(canonical_bytes(i
    in path order (freshness of a local PDF depends on the file)
 9. ``["log", log.events, log.head]``
 
+Provenance inputs (CONTRACT section 12), appended only where they apply, so a run assembled
+before them hashes as it did:
+
+10. ``["raw", sha256, "ok" or the problem]`` for every receipt's raw file the fresh-fetch rule
+    consulted, in digest order
+11. ``["trusted_keys", [key id, ...]]`` (sorted) when the wiki lists trusted keys: a change of
+    trusted keys makes a result stale, never silently different
+
 The same inputs therefore always assemble to the same result apart from ``generated_at``. The
 result stores the list itself beside its digest, so the verifier can name the input that changed
 since assembly ("stale") and tell it from a result edited by hand.
@@ -34,13 +42,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..acquire.signing import KeyRing, load_trusted_keys
 from ..kernel import _fs
+from ..kernel.blobs import BlobChecker
 from ..kernel.canonical import StrictJSONError, canonical_bytes, loads_strict, prefixed, sha256_hex
 from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import LogState, read_log
 from ..kernel.models import RunConfig
 from ..kernel.reasons import Reason
 from ..runs import Run, find_wiki_root
+from .freshness import Provenance
 from .records import AgentRecord, read_records
 from .reportmd import Footnote, parse_report
 
@@ -88,6 +99,8 @@ class RunInputs:
     corpus_digest: str | None
     log: LogState
     """The whole event log as found on disk."""
+    provenance: Provenance
+    """The trusted keys, the run's name and its raw bytes, for the fresh-fetch rule."""
     log_problem: str | None = None
     """Why the log could not be read at all (a link, folder or FIFO in its place), or None."""
 
@@ -115,11 +128,12 @@ def _read_verifier(run: Run) -> tuple[dict[str, list[str]], str | None]:
     return out, digest
 
 
-def load_inputs(run: Run, *, wiki_root: Path | None = None) -> RunInputs:
+def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> RunInputs:
     """Read every input of ``run`` once (snapshots aside). Raises UsageError when one is unreadable.
 
     ``wiki_root`` locates user-supplied PDFs (default: the nearest folder above the run with
-    ``mkdocs.yml``).
+    ``mkdocs.yml``). ``trusted_keys`` are the keys a fresh acquisition must be signed by
+    (default: those the wiki's ``mkdocs.yml`` lists; an empty ring: unsigned provenance).
     """
     config = run.load_config()
     config_digest, _ = file_digest(run.config_path)
@@ -139,11 +153,13 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None) -> RunInputs:
         log = read_log(run.events_path)
     except EventLogError as exc:
         log, log_problem = LogState(exists=True), exc.message
+    root = wiki_root if wiki_root is not None else find_wiki_root(run.path)
+    keys = trusted_keys if trusted_keys is not None else load_trusted_keys(root)
     return RunInputs(
         run=run,
         config=config,
         slug=run.slug(config),
-        wiki_root=wiki_root if wiki_root is not None else find_wiki_root(run.path),
+        wiki_root=root,
         config_digest=config_digest,
         records=records,
         report_digest=report_digest,
@@ -152,6 +168,7 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None) -> RunInputs:
         verifier_digest=verifier_digest,
         corpus_digest=corpus_digest,
         log=log,
+        provenance=Provenance(keys, run.name(config), BlobChecker(run.raw_dir)),
         log_problem=log_problem,
     )
 

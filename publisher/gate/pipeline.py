@@ -49,7 +49,6 @@ from .artifacts import LOG_NOT_INTACT
 from .assemble import assemble, declare, limited_log
 from .checks import Collector, RunCheck, check_assembler, check_log, read_stored, result_sources
 from .claims import fetched_urls
-from .freshness import freshness
 from .inputs import RunInputs, gate_setting, load_inputs
 
 __all__ = ["RunCheck", "Prepared", "prepare", "check_run", "verify_run", "write_verification", "CHECK_IDS", "VERDICTS"]
@@ -240,7 +239,7 @@ def _check_fresh(
         fresh = assembly.freshness.get(source_id)
         if fresh is None:
             created = assembly.result["config"].get("created_at")
-            fresh = freshness(snap, assembly.log.events, created, assembly.assets, text_sha256=snap.text_sha256)
+            fresh = assembly.provenance.freshness(snap, assembly.log.events, created, assembly.assets)
         if not fresh.fresh:
             stale += 1
             cause = log_root if fresh.detail.startswith(LOG_NOT_INTACT) else snapshot_roots.get(source_id)

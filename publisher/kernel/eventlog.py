@@ -14,15 +14,17 @@ import stat
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import ValidationError
 
 from . import _fs
 from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, prefixed, utc_now
 from .errors import EventLogError, UsageError
-from .models import Event, EventType
+from .models import ACQUISITIONS, Event, EventType, Receipt, Signature, signed_payload
 
 __all__ = [
+    "EventSigner",
     "LogState",
     "LogFinding",
     "append_event",
@@ -60,22 +62,39 @@ def _tail(fd: int, size: int) -> bytes:
     return buf
 
 
+class EventSigner(Protocol):
+    """Signs acquisition events as they are appended (the key itself lives in the acquire layer)."""
+
+    @property
+    def key_id(self) -> str: ...
+    @property
+    def run(self) -> str: ...
+    def sign(self, payload: bytes) -> str:
+        """The base64 signature of ``payload``."""
+        ...
+
+
 def append_event(
     path: Path,
     *,
     type: EventType | str,
-    source_id: str,
+    source_id: str | None,
     url: str,
     fresh: bool,
-    sha256: str,
+    sha256: str | None,
     actor: str = "main",
     detail: str | None = None,
     at: datetime | None = None,
+    record_hash: str | None = None,
+    receipt: Receipt | None = None,
+    signer: EventSigner | None = None,
 ) -> Event:
     """Append one event under an exclusive lock, chained to the last line.
 
     Raises :class:`EventLogError` if the last line is torn or invalid: appends stay refused until
     a person resolves it. A ``fresh`` flag on a ``register`` or ``read`` event is refused.
+    With a ``signer``, an acquisition event is signed under the lock, once its ``event_id`` and
+    ``prev`` are known, so the signature covers its place in the chain.
     """
     try:
         kind = EventType(type)
@@ -123,10 +142,16 @@ def append_event(
                 actor=actor,
                 detail=detail,
                 prev=prev,
+                record_hash=record_hash,
+                receipt=receipt,
             )
+            if signer is not None and kind in ACQUISITIONS:
+                unsigned = Signature(alg="ed25519", key_id=signer.key_id, run=signer.run, value="")
+                value = signer.sign(signed_payload(event.model_copy(update={"sig": unsigned})))
+                event = Event.model_validate({**event.wire(), "sig": {**unsigned.model_dump(), "value": value}})
         except ValidationError as exc:
             raise UsageError(f"refused to log an invalid event: {_short(exc)}", path=str(path)) from exc
-        data = canonical_bytes(event.model_dump(mode="json")) + b"\n"
+        data = canonical_bytes(event.wire()) + b"\n"
         written = os.write(fd, data)
         if written != len(data):
             raise EventLogError(f"{path}: short write ({written} of {len(data)} bytes)")

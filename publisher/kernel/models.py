@@ -21,9 +21,10 @@ from pydantic import (
     StrictStr,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
-from .canonical import HEX64_RE, SOURCE_ID_RE, parse_ts
+from .canonical import HEX64_RE, SOURCE_ID_RE, canonical_bytes, parse_ts
 
 __all__ = [
     "first_error",
@@ -31,12 +32,16 @@ __all__ = [
     "Origin",
     "EventType",
     "ACCESS_ORDER",
+    "ACQUISITIONS",
     "Paper",
     "Asset",
     "Section",
     "Page",
     "Snapshot",
     "Event",
+    "Receipt",
+    "Signature",
+    "signed_payload",
     "Span",
     "Gates",
     "RunConfig",
@@ -78,12 +83,17 @@ class Origin(StrEnum):
 
 
 class EventType(StrEnum):
-    """The four kinds of event in ``events.jsonl``."""
+    """The kinds of event in ``events.jsonl``; ``fetch_failed`` (ext) logs an attempt that failed."""
 
     FETCH = "fetch"
     LOCAL_PDF = "local_pdf"
     REGISTER = "register"
     READ = "read"
+    FETCH_FAILED = "fetch_failed"
+
+
+ACQUISITIONS = frozenset({EventType.FETCH, EventType.LOCAL_PDF, EventType.FETCH_FAILED})
+"""Event types that record an acquisition attempt: they carry a receipt and may be signed."""
 
 
 def first_error(exc: ValidationError, whole: str = "record") -> str:
@@ -233,26 +243,98 @@ class Snapshot(BaseModel):
         return self.record_hash is not None
 
 
+class Receipt(BaseModel):
+    """What one acquisition attempt retrieved (CONTRACT section 12), bound to the raw bytes' digest.
+
+    ``redirects`` lists every URL that answered with a redirect, in order (empty when the first
+    answer was final); ``status`` and ``redirects`` are null for a local PDF. ``raw_sha256`` and
+    ``raw_bytes`` describe the bytes the extractor read (after any Content-Encoding was undone),
+    kept under the run's ``raw/`` folder (a PDF's under the wiki's ``assets/papers/``); they are
+    null for an attempt that received no body.
+    """
+
+    model_config = _FROZEN
+    requested_url: StrictStr
+    final_url: StrictStr | None
+    redirects: Annotated[tuple[StrictStr, ...] | None, BeforeValidator(_list_as_tuple)]
+    status: StrictInt | None
+    media_type: StrictStr | None
+    raw_sha256: HexDigest | None
+    raw_bytes: Annotated[StrictInt, Field(ge=0)] | None
+    extractor: StrictStr | None
+
+
+class Signature(BaseModel):
+    """An Ed25519 signature over an event (CONTRACT section 12); see :func:`signed_payload`."""
+
+    model_config = _FROZEN
+    alg: StrictStr
+    key_id: HexDigest
+    run: StrictStr
+    value: StrictStr
+
+
 class Event(BaseModel):
-    """One line of ``events.jsonl``."""
+    """One line of ``events.jsonl``.
+
+    ``source_id`` and ``sha256`` are null only on a ``fetch_failed`` event, which is never fresh.
+    ``record_hash``, ``receipt`` and ``sig`` are optional so upstream logs stay readable; they are
+    left out of the line when absent (:meth:`wire`).
+    """
 
     model_config = _FROZEN
     schema_version: SchemaVersion
     event_id: Annotated[StrictStr, Field(pattern=r"^ev-\d{4,}$")]
     type: EventTypeField
-    source_id: SourceId
+    source_id: SourceId | None
     url: StrictStr
     at: Timestamp
     fresh: StrictBool
-    sha256: HexDigest
+    sha256: HexDigest | None
     actor: StrictStr
     detail: Annotated[StrictStr, Field(max_length=300)] | None
     prev: PrefixedDigest | None = None
+    record_hash: PrefixedDigest | None = None
+    receipt: Receipt | None = None
+    sig: Signature | None = None
+
+    @model_validator(mode="after")
+    def _failed_has_no_source(self) -> Event:
+        failed = self.type is EventType.FETCH_FAILED
+        if failed and (self.source_id is not None or self.fresh):
+            raise ValueError("a fetch_failed event has source_id null and fresh false")
+        if not failed and (self.source_id is None or self.sha256 is None):
+            raise ValueError(f"a {self.type.value} event needs a source_id and a sha256")
+        return self
 
     @property
     def number(self) -> int:
         """The counter in ``event_id``."""
         return int(self.event_id[3:])
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON object written as the event's line: optional ext fields only when present."""
+        data = self.model_dump(mode="json")
+        for name in _OPTIONAL_EXT:
+            if data[name] is None:
+                del data[name]
+        return data
+
+
+_OPTIONAL_EXT = ("record_hash", "receipt", "sig")
+
+
+def signed_payload(event: Event | dict[str, Any]) -> bytes:
+    """The bytes an event's signature covers: canonical JSON of the event without ``sig.value``.
+
+    The rest of ``sig`` (``alg``, ``key_id`` and the ``run`` it names) is covered too, so an
+    event copied from another run cannot be relabelled for this one without breaking it.
+    """
+    data = event.wire() if isinstance(event, Event) else dict(event)
+    sig = data.get("sig")
+    if isinstance(sig, dict):
+        data["sig"] = {k: v for k, v in sig.items() if k != "value"}
+    return canonical_bytes(data)
 
 
 class Span(BaseModel):

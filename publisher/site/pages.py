@@ -29,6 +29,7 @@ from mkdocs.utils import get_relative_url
 
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
+from ..runs import trusted_key_paths
 from ..wiki.evidence import ConceptEvidence, RunEvidence, SourceInfo, WikiCheck
 from ..wiki.markdown import markdown_text
 from . import TEMPLATES_DIR
@@ -135,6 +136,7 @@ class SiteModel:
         self._md = _environment(folder / "pages", autoescape=False)
         self._html = _environment(folder, autoescape=True)
         self._fragments: Any = None
+        self._trusted: bool | None = None
         self._report_body = report_body
         self._source_body = source_body or render_source_body
         self._token = secrets.token_hex(6)
@@ -168,6 +170,12 @@ class SiteModel:
         page.slots[token] = value
         return token
 
+    def _signed(self) -> bool:
+        """Whether the wiki lists trusted keys (CONTRACT 12): source pages say if provenance is signed."""
+        if self._trusted is None:
+            self._trusted = bool(trusted_key_paths(self.pre.wiki_root))
+        return self._trusted
+
     def _frag(self) -> Any:
         if self._fragments is None:
             self._fragments = self._html.get_template("fragments.html.j2").make_module({})
@@ -190,7 +198,8 @@ class SiteModel:
         self._events: dict[str, list[tuple[str, Any]]] = {}
         for ev in pre.runs:
             for event in ev.events:
-                self._events.setdefault(event.source_id, []).append((ev.slug, event))
+                if event.source_id is not None:  # a fetch_failed attempt concerns no source
+                    self._events.setdefault(event.source_id, []).append((ev.slug, event))
         self._citations: dict[tuple[str, int, int], list[tuple[str, str, str]]] = {}
         for ev in pre.runs:
             for key, uses in ev.accepted.items():
@@ -290,6 +299,7 @@ class SiteModel:
                 "type": event.type.value,
                 "at": event.at,
                 "fresh": event.fresh,
+                "signed_by": event.sig.key_id if event.sig else None,
                 "actor": event.actor,
                 "detail": event.detail,
             }
@@ -310,7 +320,7 @@ class SiteModel:
             front_matter=self._front(meta.title or sid),
             title=markdown_text(meta.title or sid),
             meta_slot=self._slot(page, str(self._frag().source_meta(view, holders))),
-            events_slot=self._slot(page, str(self._frag().events(events))),
+            events_slot=self._slot(page, str(self._frag().events(events, self._signed()))),
             spans_slot=self._slot(page, str(self._frag().spans(spans))),
             text_slot=self._slot(page, text_block),
         )

@@ -23,6 +23,7 @@ from concurrent.futures import Executor, Future
 from functools import partial
 from pathlib import Path
 
+from ..acquire.signing import KeyRing, load_trusted_keys
 from ..gate.inputs import RunInputs, load_inputs
 from ..gate.pipeline import Prepared, check_run, prepare
 from ..gate.result import Result
@@ -51,13 +52,13 @@ class _Loaded:
         self.prepared = prepared
 
 
-def _load(path: Path, wiki: WikiCheck) -> tuple[RunEvidence, _Loaded | None]:
+def _load(path: Path, wiki: WikiCheck, keys: KeyRing) -> tuple[RunEvidence, _Loaded | None]:
     """Read one run's inputs and declare its snapshots; a run that cannot be read is a finding."""
     run = Run(path)
     rel = relative(path, wiki.wiki_root)
     ev = RunEvidence(run, rel, path.name, {})
     try:
-        inputs = load_inputs(run, wiki_root=wiki.wiki_root)
+        inputs = load_inputs(run, wiki_root=wiki.wiki_root, trusted_keys=keys)
     except PublisherError as exc:
         if exc.reason is None:
             raise  # the machine failed (a file that cannot be read): an error, not a finding
@@ -108,8 +109,9 @@ def _check_runs(
     meanwhile: Callable[[], object] | None,
 ) -> None:
     loaded = []
+    keys = load_trusted_keys(wiki.wiki_root)  # once per wiki; a bad key file is an error, not a finding
     for path in paths:
-        ev, ready = _load(path, wiki)
+        ev, ready = _load(path, wiki, keys)
         wiki.runs.append(ev)
         if ready is not None:
             loaded.append(ready)

@@ -1,0 +1,125 @@
+"""Metadata of an acquisition: what the caller gave, merged with what the document states.
+
+A contradiction between the two is an error, never a silent choice. A snapshot's metadata is
+sealed when it is first stored; options that differ from a stored snapshot's are refused
+(:func:`refuse_amendment`) rather than dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..kernel.errors import UsageError
+from ..kernel.ids import LITERATURE_KINDS, IdError, canonical_id, same_id
+from ..kernel.models import Access, Origin
+from ..runs import Run
+from . import Extracted
+
+__all__ = ["Metadata", "resolve_metadata", "refuse_amendment"]
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """Metadata given on the command line; fills what the document does not state."""
+
+    access: str | None = None
+    origin: str | None = None
+    pmid: str | None = None
+    doi: str | None = None
+    pmcid: str | None = None
+    title: str | None = None
+
+
+def _given_id(kind: str, value: str | None) -> str | None:
+    """A paper id from the command line in its stored form; a malformed one is a usage error."""
+    if not value:
+        return None
+    try:
+        return canonical_id(kind, value)
+    except IdError as exc:
+        raise UsageError(f"--{kind}: {exc}") from None
+
+
+def _stated_id(kind: str, value: str | None) -> str | None:
+    """A paper id as the document states it, in the stored form when it has one's shape."""
+    if not value:
+        return None
+    try:
+        return canonical_id(kind, value)
+    except IdError:
+        return value.strip() or None
+
+
+def _merge(field: str, stated: str | None, given: str | None, same: Any = None) -> str | None:
+    if stated is None or stated == "":
+        return given
+    if given is None:
+        return stated
+    equal = same(stated, given) if same else stated == given
+    if not equal:
+        raise UsageError(f"--{field} {given!r} contradicts the document, which states {stated!r}")
+    return stated
+
+
+def _enum(value: str, enum: type[Access] | type[Origin], option: str) -> str:
+    try:
+        return enum(value).value
+    except ValueError:
+        choices = ", ".join(e.value for e in enum)
+        raise UsageError(f"--{option} {value!r} is not one of: {choices}") from None
+
+
+def resolve_metadata(doc: Extracted, meta: Metadata, *, default_origin: str) -> dict[str, Any]:
+    """Merge what the document states with what the caller gave; a contradiction is an error."""
+    stated = doc.paper or {}
+    paper = {
+        kind: _merge(
+            kind,
+            _stated_id(kind, stated.get(kind)),
+            _given_id(kind, getattr(meta, kind)),
+            lambda a, b, kind=kind: same_id(kind, a, b),
+        )
+        for kind in LITERATURE_KINDS
+    }
+    access = _enum(meta.access, Access, "access") if meta.access else None
+    origin = _enum(meta.origin, Origin, "origin") if meta.origin else None
+    return {
+        "title": _merge("title", doc.title, meta.title),
+        "paper": paper if any(paper.values()) else None,
+        "access": _merge("access", doc.access, access) or Access.WEB.value,
+        "origin": _merge("origin", doc.origin, origin) or default_origin,
+    }
+
+
+_GIVEN = (("pmid", "paper"), ("doi", "paper"), ("pmcid", "paper"), ("title", None), ("access", None), ("origin", None))
+
+
+def refuse_amendment(run: Run, record: dict[str, Any], meta: Metadata) -> None:
+    """Refuse options that would be dropped because the snapshot is already stored differently.
+
+    The snapshot's name is ``sha256(url NUL text)``: the same URL and text with other metadata
+    cannot be stored beside it, and the stored record is never rewritten.
+    """
+    source_id = record["source_id"]
+    if not run.store.exists(source_id):
+        return
+    stored = run.store.read(source_id).model_dump(mode="json")
+    differences = []
+    for option, parent in _GIVEN:
+        if getattr(meta, option) is None:
+            continue
+        want = (record.get(parent) or {}).get(option) if parent else record.get(option)
+        have = (stored.get(parent) or {}).get(option) if parent else stored.get(option)
+        same = want == have or (
+            parent is not None and isinstance(want, str) and isinstance(have, str) and same_id(option, want, have)
+        )
+        if not same:
+            differences.append(f"--{option} {want!r} (stored: {have!r})")
+    if differences:
+        raise UsageError(
+            f"{source_id} is already stored in this run with other metadata: {'; '.join(differences)}. "
+            "A snapshot's metadata is sealed when first stored and never amended; to record these "
+            "options, acquire the source with them in a new run ('publisher run init'), from its first fetch",
+            source_id=source_id,
+        )

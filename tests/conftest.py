@@ -7,6 +7,7 @@ with a clear message when it is absent, so the suite still runs from a bare chec
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -180,3 +181,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
         if os.environ.get(variable) and any(word in message for word in words):
             report.outcome = "failed"
             report.longrepr = f"{variable} is set but the test skipped: {report.longrepr[2]}"
+
+
+@pytest.fixture
+def mkdocs_log() -> Iterator[list[str]]:
+    """Messages logged under ``mkdocs`` during the test."""
+    messages: list[str] = []
+
+    class _Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(record.getMessage())
+
+    handler = _Keep(level=logging.INFO)
+    logger = logging.getLogger("mkdocs")
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

@@ -7,14 +7,12 @@ folder behind.
 
 from __future__ import annotations
 
-import logging
 import os
 import posixpath
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -42,27 +40,6 @@ from publisher.site.manifest import MANIFEST_NAME
 from publisher.site.scan import scan_page
 from publisher.wiki.check import check_wiki as run_preflight
 from publisher.wiki.promote import promote
-
-
-@pytest.fixture
-def mkdocs_log() -> Iterator[list[str]]:
-    """Messages logged under ``mkdocs`` during the test."""
-    messages: list[str] = []
-
-    class _Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            messages.append(record.getMessage())
-
-    handler = _Keep(level=logging.INFO)
-    logger = logging.getLogger("mkdocs")
-    level = logger.level
-    logger.setLevel(logging.INFO)
-    logger.addHandler(handler)
-    try:
-        yield messages
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 def _sample(tmp_path: Path, **kwargs: object) -> RunBuilder:

@@ -31,7 +31,7 @@ from _wiki_helpers import (
     tamper,
     tree_digest,
 )
-from mkdocs.exceptions import Abort
+from mkdocs.exceptions import Abort, PluginError
 
 from publisher.kernel.errors import IntegrityError
 from publisher.kernel.reasons import Reason
@@ -401,18 +401,19 @@ def test_publication_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytest.
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(publish_module, "publish", broken)
-    with pytest.raises(Abort):
+    with pytest.raises(PluginError, match="C-PUBLISH"):
         build_wiki(wiki)
     _assert_untouched(wiki, before)
 
 
-def test_swap_without_exchange_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    wiki, _ = _published(tmp_path)
+def test_swap_without_exchange_keeps_the_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without an atomic exchange, replacing the site would leave a moment with none: refused."""
+    wiki, before = _published(tmp_path)
     monkeypatch.setattr(publish_module, "_exchange", lambda a, b: False)
     (wiki / "docs" / "index.md").write_text("# Home\n\nSecond.\n", encoding="utf-8")
-    build_wiki(wiki)
-    assert "Second." in (wiki / "site" / "index.html").read_text(encoding="utf-8")
-    assert leftovers(wiki) == []
+    with pytest.raises(PluginError, match="C-PUBLISH"):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)
 
 
 def test_stale_staging_of_a_dead_build_is_swept(tmp_path: Path) -> None:

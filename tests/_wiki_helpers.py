@@ -487,12 +487,17 @@ TAMPERINGS = (
 
 
 def build_wiki(wiki: Path, **overrides: Any) -> Any:
-    """Run a real in-process ``mkdocs build`` of ``wiki``; returns the config."""
+    """Run a real in-process ``mkdocs build`` of ``wiki`` as the command does (``on_startup``,
+    the build, ``on_shutdown`` in a ``finally``); returns the config."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
     config = load_config(str(wiki / "mkdocs.yml"), **overrides)
-    build(config)
+    config.plugins.on_startup(command="build", dirty=False)
+    try:
+        build(config)
+    finally:
+        config.plugins.on_shutdown()
     return config
 
 

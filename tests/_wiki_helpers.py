@@ -269,18 +269,27 @@ TRICKY = (
 
 
 def sample_run(
-    wiki: Path, slug: str = "alpha", *, question: str | None = "Does CBT help?", assembled: bool = True
+    wiki: Path,
+    slug: str = "alpha",
+    *,
+    question: str | None = "Does CBT help?",
+    assembled: bool = True,
+    title: str | None = "A title",
+    base_url: str = "https://example.org/",
 ) -> RunBuilder:
     """A run with two sources and two accepted artifacts, one citing overlapping spans.
 
     With ``assembled`` the agent records are written and the real assembler produces result.json;
-    otherwise result.json is written directly from the same claims.
+    otherwise result.json is written directly from the same claims. ``title`` and ``base_url``
+    are those of the two web sources (the PDF's are fixed).
     """
     rb = RunBuilder(wiki, slug, question=question)
     text_a = "Background. " + TRICKY + " Results: SMD -0.41 (95% CI -0.7 to -0.1) at 12 weeks."
     text_b = "Appraisal text. Randomisation was adequate and allocation was concealed. Blinding unclear."
-    a = rb.source("https://example.org/a", text_a, paper={"pmid": "111", "doi": "10.1/a", "pmcid": None})
-    b = rb.source("https://example.org/b", text_b, paper={"pmid": "222", "doi": None, "pmcid": None}, access="abstract")
+    a = rb.source(base_url + "a", text_a, paper={"pmid": "111", "doi": "10.1/a", "pmcid": None}, title=title)
+    b = rb.source(
+        base_url + "b", text_b, paper={"pmid": "222", "doi": None, "pmcid": None}, access="abstract", title=title
+    )
     t_start = text_a.index("Intro.")
     t_end = text_a.index("end.") + 4
     r_start = text_a.index("SMD")

@@ -56,7 +56,7 @@ from ..kernel.models import ACCESS_ORDER, Access, Event, Paper, first_error
 from ..kernel.reasons import Reason
 from ..kernel.refs import SpanRef
 from ..parallel import ProgressFn, SnapshotCheck, default_workers, verify_many, worker_pool
-from ..runs import RUN_LAYOUTS, Run
+from ..runs import RUN_LAYOUTS, Run, slug_problem
 from .concepts import CONCEPTS_DIR, ConceptDoc, parse_concept
 
 __all__ = [
@@ -362,6 +362,10 @@ def _load_run(path: Path, wiki_root: Path, out: list[Finding]) -> RunEvidence:
             why = f"not strict JSON ({' '.join(str(exc).split())[:160]})"
         out.append(Finding(Reason.SCHEMA_ERROR, result_rel, why))
     slug = result.run_slug if result is not None else str(config.get("run_slug") or path.name)
+    own = config.get("run_slug") or path.name  # what assembling the run now would call it
+    problem = slug_problem(own) if isinstance(own, str) else None
+    if problem is not None:
+        out.append(Finding(Reason.SCHEMA_ERROR, _rel(run.config_path, wiki_root), problem, field="run_slug"))
     return RunEvidence(run, rel, slug, config, result)
 
 

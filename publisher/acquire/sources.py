@@ -227,9 +227,9 @@ def register(
     """Fold text obtained elsewhere into the store; logs a ``register`` event, never fresh."""
     _ensure_appendable(run)
     try:
-        data = Path(text_file).read_bytes()
+        data = _fs.read_regular(Path(text_file))
     except OSError as exc:
-        raise UsageError(f"cannot read text file {text_file}: {exc.strerror}") from exc
+        raise UsageError(f"cannot read text file {text_file}: {exc.strerror or exc}") from exc
     try:
         doc = extract(data, "text/plain", "utf-8")
     except AcquireError as exc:
@@ -249,9 +249,7 @@ def _copy_into_library(data: bytes, digest: str, wiki: Path) -> str:
     if not _fs.create_exclusive(target, data, mode=0o444):
         existing = hashlib.sha256()
         try:
-            with open(target, "rb") as fh:
-                while chunk := fh.read(1 << 20):
-                    existing.update(chunk)
+            existing.update(_fs.read_regular(target, follow_symlinks=False))
         except OSError as exc:
             raise IntegrityError(f"{target} exists but cannot be read: {exc.strerror}") from exc
         if existing.hexdigest() != digest:
@@ -273,9 +271,9 @@ def add_local_pdf(
     """Register a user-supplied PDF: copy it into the wiki's library and log a ``local_pdf`` event."""
     _ensure_appendable(run)
     try:
-        data = Path(pdf).read_bytes()
+        data = _fs.read_regular(Path(pdf))
     except OSError as exc:
-        raise UsageError(f"cannot read PDF {pdf}: {exc.strerror}") from exc
+        raise UsageError(f"cannot read PDF {pdf}: {exc.strerror or exc}") from exc
     if not Path(wiki).is_dir():
         raise UsageError(f"wiki folder {wiki} does not exist")
     try:

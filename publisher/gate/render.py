@@ -65,9 +65,15 @@ def _macros(env: jinja2.Environment) -> Any:
 def _body_html(run: Run, verification: Verification, macros: Any) -> str:
     """report.md as HTML, with claim footnotes replaced by verified excerpts or reason codes."""
     try:
-        text = run.report_md.read_text(encoding="utf-8")
+        # Fail closed: never a FIFO, folder or device in place of the report (assembly read the
+        # same bytes through the same primitive and refused anything else).
+        text = _fs.read_regular(run.report_md).decode("utf-8")
     except FileNotFoundError:
         return ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IntegrityError(
+            f"{run.report_md}: cannot be read as a UTF-8 file ({exc})", reason=Reason.SCHEMA_ERROR
+        ) from exc
     accepted = {a["artifact_id"]: a for a in verification.assembly.result["accepted"]}
     unresolved: dict[str, list[dict[str, Any]]] = {}
     for finding in verification.assembly.findings:

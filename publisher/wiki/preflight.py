@@ -221,6 +221,8 @@ class RunEvidence:
     events: list[Event] = field(default_factory=list)
     log: LogState | None = None
     """The event log as read by this preflight (read while the snapshots are checked)."""
+    log_error: str | None = None
+    """Why the event log could not be read at all (a link, FIFO or folder in its place)."""
     accepted: dict[SpanKey, list[tuple[str, int]]] = field(default_factory=dict)
     failed: dict[SpanKey, Reason] = field(default_factory=dict)
     """Claims ``result.json`` accepts whose evidence failed here, with the reason."""
@@ -525,11 +527,49 @@ def _check_sources(
                 )
 
 
+def _read_log_safely(path: Path) -> tuple[LogState, str | None]:
+    """The log, or an empty state and why it cannot be read (never an exception)."""
+    try:
+        return read_log(path), None
+    except PublisherError as exc:
+        return LogState(), exc.one_line()
+
+
+def _crlf_log(path: Path) -> bool:
+    """Whether the log's lines end in CRLF: a checkout or an editor converted its line endings."""
+    try:
+        data = _fs.read_regular(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return b"\r\n" in data
+
+
 def _check_log(ev: RunEvidence, file: str, add: Callable[[Finding], None]) -> None:
-    """P5: chain intact and the head the result recorded still digests the same prefix."""
-    state = ev.log if ev.log is not None else read_log(ev.run.events_path)
-    ev.events = state.events
+    """P5: chain intact and the head the result recorded still digests the same prefix.
+
+    A log that cannot be read (a link, FIFO or folder in its place) and a log whose line endings
+    were converted to CRLF each give one finding naming the cause and the fix, not one per line.
+    """
     where = ev.rel + "/events.jsonl"
+    if ev.log is None:
+        ev.log, ev.log_error = _read_log_safely(ev.run.events_path)
+    state = ev.log
+    ev.events = state.events
+    if ev.log_error is not None:
+        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, where, ev.log_error, check="C-EVENT-LOG"))
+        return
+    if (state.torn or state.findings) and _crlf_log(ev.run.events_path):
+        add(
+            Finding(
+                Reason.SNAPSHOT_HASH_MISMATCH,
+                where,
+                "the log's line endings were converted to CRLF (by git's autocrlf or an editor), so every line "
+                "digests differently; restore the exact bytes: add '*.jsonl -text' to .gitattributes "
+                "(publisher new writes it) and check the file out again, or strip the CR before each LF",
+                check="C-LINE-ENDINGS",
+            )
+        )
+        return
     if state.torn:
         add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, where, "the last line is torn", line=len(state.digests) + 1))
     for item in state.findings:
@@ -747,7 +787,7 @@ def run_preflight(
         pre.concepts.append(_read_concept(path, wiki_root, concept_findings, folder_of(path)))
 
     def read_log_of(ev: RunEvidence) -> None:
-        ev.log = read_log(ev.run.events_path)
+        ev.log, ev.log_error = _read_log_safely(ev.run.events_path)
 
     def next_piece() -> None:
         if todo:

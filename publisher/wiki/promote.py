@@ -239,7 +239,10 @@ def plan_promotion(
     if path.exists() or path.is_symlink():
         if path.is_symlink() or not path.is_file():
             raise UsageError(f"{concept_rel} is not a regular file")
-        previous = path.read_bytes()
+        try:
+            previous = _fs.read_regular(path, follow_symlinks=False)
+        except OSError as exc:
+            raise UsageError(f"{concept_rel} cannot be read: {exc.strerror or exc}") from exc
         try:
             doc = parse_concept(previous.decode("utf-8"), where=concept_rel)
         except UnicodeDecodeError as exc:
@@ -331,7 +334,12 @@ def commit_writes(writes: Sequence[PlannedWrite]) -> None:
     :class:`ConflictError` and nothing is written.
     """
     for item in writes:
-        current = item.path.read_bytes() if item.path.is_file() else None
+        try:
+            current: bytes | None = _fs.read_regular(item.path, follow_symlinks=False)
+        except FileNotFoundError:
+            current = None
+        except OSError as exc:
+            raise ConflictError(f"{item.path} changed while promoting ({exc}); nothing written, try again") from exc
         if current != item.previous or (item.previous is None and item.path.is_symlink()):
             raise ConflictError(f"{item.path} changed while promoting; nothing written, try again")
     done: list[PlannedWrite] = []

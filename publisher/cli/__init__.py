@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Sequence
 
 from ..kernel.errors import PublisherError
+from ..kernel.text import terminal_safe
 
 __all__ = ["main", "build_parser"]
 
@@ -55,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
         return status
     except PublisherError as exc:
-        print(f"publisher: error: {exc.one_line()}", file=sys.stderr)
+        print(f"publisher: error: {terminal_safe(exc.one_line(), keep_newlines=False)}", file=sys.stderr)
         return exc.exit_status
     except KeyboardInterrupt:
         print("publisher: interrupted", file=sys.stderr)
@@ -64,13 +65,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:  # a file system refusal (a folder where a file goes, a full disk): one line
         where = f": {exc.filename}" if exc.filename else ""
-        print(f"publisher: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(
+            f"publisher: error: {terminal_safe(f'{exc.strerror or exc}{where}', keep_newlines=False)}", file=sys.stderr
+        )
         return 2
     except Exception as exc:  # the edge: anything unexpected becomes one line, exit 2
         if os.environ.get("PUBLISHER_DEBUG"):
             traceback.print_exc()
         detail = " ".join(str(exc).split())[:300]
-        print(f"publisher: internal error: {type(exc).__name__}: {detail}", file=sys.stderr)
+        print(f"publisher: internal error: {type(exc).__name__}: {terminal_safe(detail)}", file=sys.stderr)
         return 2
 
 

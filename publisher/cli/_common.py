@@ -1,4 +1,10 @@
-"""Helpers shared by the command modules: ``--json`` output and human printing."""
+"""Helpers shared by the command modules: ``--json`` output and human printing.
+
+Human output is the terminal's one boundary: every line passes through
+:func:`~publisher.kernel.text.terminal_safe`, so escape sequences, carriage returns or bidi
+overrides in a snapshot, a title or a URL are shown as escapes and never act on the terminal.
+``--json`` stays exact (JSON escapes C0 controls itself).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,8 @@ import argparse
 import json
 import sys
 from typing import Any
+
+from ..kernel.text import terminal_safe
 
 __all__ = ["add_json", "emit", "say", "warn"]
 
@@ -20,14 +28,15 @@ def emit(args: argparse.Namespace, data: Any, human: str | None = None) -> None:
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     elif human is not None:
-        sys.stdout.write(human if human.endswith("\n") else human + "\n")
+        safe = terminal_safe(human)
+        sys.stdout.write(safe if safe.endswith("\n") else safe + "\n")
 
 
 def say(message: str) -> None:
     """A line of human output on stdout."""
-    sys.stdout.write(message + "\n")
+    sys.stdout.write(terminal_safe(message) + "\n")
 
 
 def warn(message: str) -> None:
     """A warning line on stderr."""
-    sys.stderr.write(f"publisher: warning: {message}\n")
+    sys.stderr.write(f"publisher: warning: {terminal_safe(message, keep_newlines=False)}\n")

@@ -291,10 +291,11 @@ def test_other_plugin_failure_keeps_old_site(tmp_path: Path, source: str) -> Non
 def test_strict_warning_keeps_old_site_and_plain_build_publishes(tmp_path: Path) -> None:
     wiki = _with_hook(tmp_path, _WARN)
     before = tree_digest(wiki / "site")
+    # New content, so a site that was republished differs from the one that was kept.
+    (wiki / "docs" / "index.md").write_text("# Home\n\nChanged.\n", encoding="utf-8")
     with pytest.raises(Abort, match="strict"):
         build_wiki(wiki, strict=True)
     _assert_untouched(wiki, before)
-    (wiki / "docs" / "index.md").write_text("# Home\n\nChanged.\n", encoding="utf-8")
     build_wiki(wiki)
     assert "Changed." in (wiki / "site" / "index.html").read_text(encoding="utf-8")
     assert leftovers(wiki) == []

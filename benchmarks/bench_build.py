@@ -172,7 +172,7 @@ def generated_twin(wiki: Path, root: Path, *, slots: bool = False) -> int:
     from publisher.site.helper import BuildHelper
     from publisher.site.manifest import record_uri
     from publisher.site.pages import STATIC_DIR, TEMPLATES_DIR, SiteModel
-    from publisher.wiki.preflight import run_preflight
+    from publisher.wiki.check import check_wiki as run_preflight
 
     pre = run_preflight(wiki)
     if not pre.ok:

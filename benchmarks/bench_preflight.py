@@ -102,7 +102,7 @@ def preflight_pass(requests: list[Any], workers: int, assets_root: Path | None =
 
 def library_preflight_pass(wiki: Path, workers: int) -> int:
     """The whole library preflight (``run_preflight``: results, spans, assets, logs); its findings."""
-    from publisher.wiki.preflight import run_preflight
+    from publisher.wiki.check import check_wiki as run_preflight
 
     return len(run_preflight(wiki, workers=workers).findings)
 

@@ -4,7 +4,7 @@ What it does, in order (each step through the ``publisher`` console script of th
 this file, and the whole script stops at the first step that is not clean):
 
 1. removes ``runs/example/``, the example's concept files and its PDF in ``assets/papers/``;
-2. ``publisher run init runs/example --slug example --gate`` and records the review question;
+2. ``publisher run init runs/example --slug example --gate --question …`` (the concept's title);
 3. serves ``examples/sources/`` on 127.0.0.1 from a thread and acquires the two trial articles
    with ``publisher source fetch`` (real HTTP round trips, so the sources are fresh), then adds
    the guideline PDF with ``publisher source local --wiki``;
@@ -724,15 +724,6 @@ def _clean(wiki: Path, run_dir: Path, pdf: Path) -> None:
     print("removed " + (", ".join(removed) if removed else "nothing (fresh tree)"))
 
 
-def _add_question(run_dir: Path) -> None:
-    """Record the review question in config.json, as upstream runs do (kept and shown, never required)."""
-    path = run_dir / "config.json"
-    config = json.loads(path.read_text(encoding="utf-8"))
-    config["question"] = QUESTION
-    data = json.dumps(config, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
-    path.write_text(data, encoding="utf-8")
-
-
 def _check_outcome(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """The result must pass the gate with nothing unresolved; the verification must be Verified."""
     result = json.loads((run_dir / "outputs" / "result.json").read_text(encoding="utf-8"))
@@ -762,8 +753,7 @@ def build(wiki: Path, port: int = DEFAULT_PORT) -> dict[str, Any]:
     pub = Publisher(_publisher_command(), wiki, _child_env())
 
     _clean(wiki, run_dir, pdf)
-    pub("run", "init", run_rel, "--slug", RUN_SLUG, "--gate")
-    _add_question(run_dir)
+    pub("run", "init", run_rel, "--slug", RUN_SLUG, "--gate", "--question", QUESTION)
 
     acquired: dict[str, dict[str, Any]] = {}
     with serve(sources, port) as base:

@@ -146,10 +146,24 @@ class Run:
         return slug
 
 
-def init_run(path: Path | str, slug: str, *, gate: bool = False) -> Run:
-    """Create a run directory with its config; refuses to overwrite an existing run."""
+MAX_QUESTION = 500
+"""Longest review question ``run init --question`` accepts, in code points."""
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def init_run(path: Path | str, slug: str, *, gate: bool = False, question: str | None = None) -> Run:
+    """Create a run directory with its config; refuses to overwrite an existing run.
+
+    ``question`` (the review question, one line) is stored as the config's ``question``, which
+    the wiki shows as the title of the run's concept.
+    """
     if not SLUG_RE.fullmatch(slug):
         raise UsageError(f"slug {slug!r} must be letters, digits, '.', '_' or '-' (at most 128)")
+    if question is not None:
+        question = question.strip()
+        if not question or len(question) > MAX_QUESTION or _CONTROL_RE.search(question):
+            raise UsageError(f"the question must be one line of 1 to {MAX_QUESTION} characters, no control characters")
     run = Run(Path(path))
     if run.config_path.exists():
         raise UsageError(f"{run.path} is already a run (config.json exists); pick another folder")
@@ -159,6 +173,8 @@ def init_run(path: Path | str, slug: str, *, gate: bool = False) -> Run:
         "created_at": format_ts(utc_now()),
         "gates": {"evidence_kernel": gate},
     }
+    if question is not None:
+        config["question"] = question
     try:
         for folder in (run.sources_dir, run.extractions_dir, run.appraisals_dir, run.outputs_dir):
             folder.mkdir(parents=True, exist_ok=True)

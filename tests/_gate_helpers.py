@@ -1,7 +1,8 @@
-"""Builders of valid runs over the real corpus texts, for assembler, verifier and render tests.
+"""Builders of valid runs over corpus texts, for assembler, verifier and render tests.
 
 ``make_run(tmp_path, articles=2)`` creates a wiki folder (with ``mkdocs.yml``) holding one run
-whose snapshots are real Evidence Inference articles registered through the kernel
+whose snapshots are Evidence Inference articles (or, without ``../shared``, the in-repo mini
+corpus of the same layout) registered through the kernel
 (``build_record`` + ``SnapshotStore.put``) with a fresh ``fetch`` event each, and whose
 extractions, appraisals and ``report.md`` cite spans taken from ``spans.jsonl``. Every artifact
 of such a run is accepted; a test breaks one thing and asserts the reason code.
@@ -39,14 +40,19 @@ __all__ = [
     "pmc_url",
 ]
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "evidence-inference"
+SHARED_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "evidence-inference"
 """The Evidence Inference corpus in the ``shared`` folder beside the repository."""
+MINI_CORPUS = Path(__file__).resolve().parent / "fixtures" / "mini-corpus"
+"""A tiny corpus in the same layout, written for these tests (synthetic texts)."""
+CORPUS = SHARED_CORPUS if (SHARED_CORPUS / "spans.jsonl").is_file() else MINI_CORPUS
+"""What runs are built from: the real articles where ``../shared`` is present, else the mini corpus,
+so the reason-code attack tests run everywhere."""
 
 
 def corpus_dir() -> Path:
-    """The corpus folder, or skip the test when it is not there."""
+    """The corpus folder (the real one, else the in-repo mini corpus)."""
     if not (CORPUS / "spans.jsonl").is_file():
-        pytest.skip(f"../shared/corpus not present: {CORPUS}")
+        pytest.skip(f"no corpus: neither {SHARED_CORPUS} nor {MINI_CORPUS}")
     return CORPUS
 
 

@@ -1,8 +1,7 @@
-"""Helpers for wiki tests: tiny wikis with runs whose result.json is written per CONTRACT section 8.
+"""Helpers for wiki tests: tiny wikis with runs whose result.json is written by the real assembler.
 
-Results are written directly (not through the assembler) so these tests pin the contract shape
-the preflight, promotion and site read. Each result is validated against
-:class:`publisher.records.Result` so a drift in the shape shows up here first.
+A result.json written by hand is never what assembling the run produces, so the wiki check,
+promotion and the build refuse it (C-ASSEMBLER); tests that attack results edit an assembled one.
 """
 
 from __future__ import annotations
@@ -16,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from publisher.gate.result import Result
-from publisher.kernel.canonical import canonical_bytes, prefixed, sha256_hex
-from publisher.kernel.eventlog import append_event, read_log
-from publisher.kernel.models import ACCESS_ORDER, Access
+from publisher.kernel.canonical import canonical_bytes, sha256_hex
+from publisher.kernel.eventlog import append_event
 from publisher.kernel.store import build_record
 from publisher.runs import Run, init_run
 
@@ -163,102 +161,31 @@ class RunBuilder:
         self.records[snap.source_id] = record
         return snap.source_id
 
-    def accept(self, artifact_id: str, kind: str, evidence_id: str | None, claims: list[Claim]) -> None:
-        """Add an accepted artifact whose derived fields come from its snapshots."""
-        source_ids = list(dict.fromkeys(c.source_id for c in claims))
-        weakest = min((self.records[s] for s in source_ids), key=lambda r: ACCESS_ORDER[Access(r["access"])])
-        self.artifacts.append(
-            {
-                "artifact_id": artifact_id,
-                "kind": kind,
-                "evidence_id": evidence_id,
-                "record": None,
-                "source_ids": source_ids,
-                "paper": weakest["paper"],
-                "url": weakest["url"],
-                "access": weakest["access"],
-                "fresh": True,
-                "claims": [
-                    {
-                        "claim": c.claim,
-                        "field": c.field,
-                        "source_id": c.source_id,
-                        "start": c.start,
-                        "end": c.end,
-                        "access": self.records[c.source_id]["access"],
-                        "excerpt": self.texts[c.source_id][c.start : c.end],
-                        "section": None,
-                        "page": None,
-                    }
-                    for c in claims
-                ],
-                "data": {},
-            }
-        )
-
     def record(self, kind: str, name: str, record: dict[str, Any]) -> None:
         """Write an agent record (``workspace/extractions`` or ``workspace/appraisals``)."""
         folder = self.run.extractions_dir if kind == "extraction" else self.run.appraisals_dir
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{name}.json").write_text(json.dumps(record, ensure_ascii=False, indent=2), encoding="utf-8")
 
-    def assemble(self) -> dict[str, Any]:
+    def assemble(self, *, gate: bool = False) -> dict[str, Any]:
         """Assemble the run's records with the real assembler; returns result.json."""
         from publisher.gate.assemble import assemble_run
 
-        assembly = assemble_run(self.run, wiki_root=self.wiki, write=True)
+        assembly = assemble_run(self.run, gate=gate or None, wiki_root=self.wiki, write=True)
+        Result.model_validate(assembly.result)
         return assembly.result
 
-    def write_result(self, *, gate: bool = False, verdict: str = "pass") -> dict[str, Any]:
-        """Write outputs/result.json for the artifacts accepted so far; returns it."""
-        log = read_log(self.run.events_path)
-        config = json.loads(self.run.config_path.read_text(encoding="utf-8"))
-        sources = []
-        for sid, record in self.records.items():
-            sources.append(
-                {
-                    "source_id": sid,
-                    "status": "ok",
-                    "url": record["url"],
-                    "title": record["title"],
-                    "retrieved_at": record["retrieved_at"],
-                    "access": record["access"],
-                    "origin": record["origin"],
-                    "paper": record["paper"],
-                    "asset": record["asset"],
-                    "content_hash": record["content_hash"],
-                    "record_hash": record["record_hash"],
-                    "sealed": True,
-                    "chars": len(record["text"]),
-                    "fresh": True,
-                    "fresh_event_id": "ev-0001",
-                    "fresh_detail": "test fixture",
-                }
-            )
-        inputs = [["config", sha256_hex(self.run.config_path.read_bytes())], ["artifacts", self.artifacts]]
-        result = {
-            "schema_version": 1,
-            "run_slug": self.slug,
-            "generated_at": WHEN,
-            "config": config,
-            "gate": {"enabled": gate, "verdict": verdict, "flag": "--gate" if gate else None},
-            "counts": {
-                "artifacts_seen": len(self.artifacts),
-                "accepted": len(self.artifacts),
-                "unresolved": 0 if verdict == "pass" else 1,
-                "spans_checked": sum(len(a["claims"]) for a in self.artifacts),
-                "sources": len(sources),
-            },
-            "accepted": self.artifacts,
-            "diagnostics": {"unresolved": [], "counts_by_reason": {}, "warnings": []},
-            "sources": sources,
-            "log": {"events": len(log.digests), "head": log.head},
-            "inputs_hash": prefixed(hashlib.sha256(canonical_bytes(inputs)).hexdigest()),
-        }
-        Result.model_validate(result)
-        self.run.outputs_dir.mkdir(parents=True, exist_ok=True)
-        self.run.result_path.write_text(json.dumps(result, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        return result
+    def extraction(self, evidence_id: str, claims: list[Claim], name: str | None = None) -> None:
+        """Write an extraction record whose record-level spans are ``claims``."""
+        spans = [{"claim": c.claim, "source_id": c.source_id, "start": c.start, "end": c.end} for c in claims]
+        record = {"schema_version": 1, "evidence_id": evidence_id, "design": "trial", "spans": spans}
+        self.record("extraction", name or re.sub(r"[^a-z0-9]+", "-", evidence_id.lower()), record)
+
+    def unresolved(self, name: str = "broken") -> None:
+        """Add an extraction the gate rejects: its evidence id names a paper its snapshot is not
+        (NO_PAPER_ID, a gated code: with the gate off the rest of the run stays publishable)."""
+        sid = next(iter(self.texts))
+        self.extraction("pmid:999999", [Claim("spans[0]", None, sid, 0, 5)], name=name)
 
 
 TRICKY = (
@@ -273,15 +200,13 @@ def sample_run(
     slug: str = "alpha",
     *,
     question: str | None = "Does CBT help?",
-    assembled: bool = True,
     title: str | None = "A title",
     base_url: str = "https://example.org/",
 ) -> RunBuilder:
-    """A run with two sources and two accepted artifacts, one citing overlapping spans.
+    """A run with three sources and three accepted artifacts, one citing overlapping spans.
 
-    With ``assembled`` the agent records are written and the real assembler produces result.json;
-    otherwise result.json is written directly from the same claims. ``title`` and ``base_url``
-    are those of the two web sources (the PDF's are fixed).
+    The agent records are written and the real assembler produces result.json. ``title`` and
+    ``base_url`` are those of the two web sources (the PDF's are fixed).
     """
     rb = RunBuilder(wiki, slug, question=question)
     text_a = "Background. " + TRICKY + " Results: SMD -0.41 (95% CI -0.7 to -0.1) at 12 weeks."
@@ -308,90 +233,64 @@ def sample_run(
         fresh_type="local_pdf",
     )
     p_start = text_c.index("Adherence")
-    if assembled:
-        s = text_b.index("Randomisation")
-
-        def span(claim: str | None, sid: str, start: int, end: int) -> dict[str, Any]:
-            return {"claim": claim, "source_id": sid, "start": start, "end": end}
-
-        rb.record(
-            "extraction",
-            "pmid-111",
-            {
-                "schema_version": 1,
-                "evidence_id": "pmid:111",
-                "pmid": "111",
-                "design": "randomised trial",
-                "population": "adolescents with depression",
-                "spans": [span("Adolescents with depression.", a, t_start, t_end)],
-                "outcomes": [
-                    {
-                        "name": "CDI-2",
-                        "effect": -0.41,
-                        "ci_low": -0.7,
-                        "ci_high": -0.1,
-                        "spans": [
-                            span("SMD -0.41 at 12 weeks.", a, r_start, r_start + 12),
-                            span(None, a, r_start + 4, r_start + 30),
-                        ],
-                    }
-                ],
-            },
-        )
-        rb.record(
-            "appraisal",
-            "pmid-222",
-            {
-                "schema_version": 1,
-                "evidence_id": "pmid:222",
-                "tool": "RoB2",
-                "domains": [
-                    {
-                        "domain": "randomisation",
-                        "judgement": "low",
-                        "rationale": "adequate",
-                        "spans": [span("Low risk: randomisation <adequate>.", b, s, s + 30)],
-                    }
-                ],
-                "overall_judgement": "low",
-            },
-        )
-        rb.record(
-            "extraction",
-            "doi-pdf",
-            {
-                "schema_version": 1,
-                "evidence_id": "doi:10.9/PDF",
-                "design": "cohort",
-                "spans": [span("Adherence 87%.", c, p_start, p_start + 22)],
-            },
-        )
-        rb.assemble()
-        return rb
-    rb.accept(
-        "extraction:pmid:111",
-        "extraction",
-        "pmid:111",
-        [
-            Claim("population", "Adolescents with depression.", a, t_start, t_end),
-            Claim("outcomes[0].effect", "SMD -0.41 at 12 weeks.", a, r_start, r_start + 12),
-            Claim("outcomes[0].ci", None, a, r_start + 4, r_start + 30),
-        ],
-    )
     s = text_b.index("Randomisation")
-    rb.accept(
-        "appraisal:pmid:222",
-        "appraisal",
-        "pmid:222",
-        [Claim("domains[0].judgement", "Low risk: randomisation <adequate>.", b, s, s + 30)],
-    )
-    rb.accept(
-        "extraction:doi:10.9/PDF",
+
+    def span(claim: str | None, sid: str, start: int, end: int) -> dict[str, Any]:
+        return {"claim": claim, "source_id": sid, "start": start, "end": end}
+
+    rb.record(
         "extraction",
-        "doi:10.9/PDF",
-        [Claim("spans[0]", "Adherence 87%.", c, p_start, p_start + 22)],
+        "pmid-111",
+        {
+            "schema_version": 1,
+            "evidence_id": "pmid:111",
+            "pmid": "111",
+            "design": "randomised trial",
+            "population": "adolescents with depression",
+            "spans": [span("Adolescents with depression.", a, t_start, t_end)],
+            "outcomes": [
+                {
+                    "name": "CDI-2",
+                    "effect": -0.41,
+                    "ci_low": -0.7,
+                    "ci_high": -0.1,
+                    "spans": [
+                        span("SMD -0.41 at 12 weeks.", a, r_start, r_start + 12),
+                        span(None, a, r_start + 4, r_start + 30),
+                    ],
+                }
+            ],
+        },
     )
-    rb.write_result()
+    rb.record(
+        "appraisal",
+        "pmid-222",
+        {
+            "schema_version": 1,
+            "evidence_id": "pmid:222",
+            "tool": "RoB2",
+            "domains": [
+                {
+                    "domain": "randomisation",
+                    "judgement": "low",
+                    "rationale": "adequate",
+                    "spans": [span("Low risk: randomisation <adequate>.", b, s, s + 30)],
+                }
+            ],
+            "overall_judgement": "low",
+        },
+    )
+    rb.record(
+        "extraction",
+        "doi-pdf",
+        {
+            "schema_version": 1,
+            "evidence_id": "doi:10.9/PDF",
+            "design": "cohort",
+            "spans": [span("Adherence 87%.", c, p_start, p_start + 22)],
+        },
+    )
+    rb.assemble()
     return rb
 
 
@@ -430,7 +329,7 @@ def edit_json(path: Path, change: Any) -> None:
 
 
 def tamper(kind: str, rb: RunBuilder) -> str:
-    """Apply one kind of tampering to a sample run's wiki; returns the reason code it must raise."""
+    """Apply one kind of tampering to a sample run's wiki; returns the reason code or check id it must raise."""
     wiki = rb.wiki
     sid = next(iter(rb.texts))
     snap = rb.run.sources_dir / f"{sid}.json"
@@ -451,18 +350,18 @@ def tamper(kind: str, rb: RunBuilder) -> str:
         return "SPAN_OUT_OF_RANGE"
     if kind == "result-url":
         edit_json(rb.run.result_path, lambda d: d["accepted"][0].__setitem__("url", "https://evil.example/"))
-        return "URL_NOT_RETRIEVED"
+        return "C-ASSEMBLER"
     if kind == "event-line":
         path = writable(rb.run.events_path)
         lines = path.read_bytes().split(b"\n")
         lines[0] = lines[0].replace(b"test fixture", b"test fixturE")
         path.write_bytes(b"\n".join(lines))
-        return "SNAPSHOT_HASH_MISMATCH"
+        return "C-EVENT-LOG"
     if kind == "event-truncated":
         path = writable(rb.run.events_path)
         lines = path.read_bytes().split(b"\n")
         path.write_bytes(b"\n".join(lines[:1]) + b"\n")
-        return "SNAPSHOT_HASH_MISMATCH"
+        return "C-EVENT-LOG"
     if kind == "pdf-asset":
         (pdf,) = (wiki / "assets" / "papers").glob("*.pdf")
         pdf.write_bytes(pdf.read_bytes() + b" appended")

@@ -7,9 +7,10 @@ from pathlib import Path
 
 from _gate_helpers import make_run, make_upstream_run, read_json
 
-from publisher.gate.assemble import assemble_run, paper_problem
+from publisher.gate.assemble import assemble_run
+from publisher.gate.pipeline import verify_run
 from publisher.gate.result import Result
-from publisher.gate.verify import verify_run
+from publisher.kernel.ids import paper_problem
 from publisher.kernel.models import Paper
 
 

@@ -10,7 +10,7 @@ from _gate_helpers import make_run
 
 from publisher.gate.assemble import assemble_run
 from publisher.gate.freshness import freshness
-from publisher.gate.verify import verify_run
+from publisher.gate.pipeline import verify_run
 from publisher.kernel import store
 from publisher.kernel.assets import AssetChecker
 from publisher.kernel.eventlog import read_log

@@ -66,6 +66,22 @@ def test_run_init_human_and_json(cli: Cli, tmp_path: Path) -> None:
     assert Run.open(tmp_path / "b").load_config().gates.evidence_kernel is True
 
 
+def test_run_init_records_the_question(cli: Cli, tmp_path: Path) -> None:
+    question = "Does morning light shorten sleep-onset latency in shift workers? (adults, RCTs)"
+    data = cli("run", "init", tmp_path / "q", "--slug", "q", "--question", f"  {question} ", "--json").json()
+    assert data["question"] == question
+    config = json.loads((tmp_path / "q" / "config.json").read_text(encoding="utf-8"))
+    assert config["question"] == question and config["run_slug"] == "q"
+    human = cli("run", "init", tmp_path / "h", "--slug", "h", "--question", question)
+    assert human.status == 0 and question in human.out
+
+
+@pytest.mark.parametrize("question", ["", "   ", "two\nlines", "bell\x07", "x" * 501])
+def test_run_init_refuses_a_bad_question(cli: Cli, tmp_path: Path, question: str) -> None:
+    _assert_one_line_error(cli("run", "init", tmp_path / "q", "--slug", "q", "--question", question), 2)
+    assert not (tmp_path / "q" / "config.json").exists()
+
+
 def test_run_init_refuses_an_existing_run(cli: Cli, run_dir: Path) -> None:
     before = (run_dir / "config.json").read_bytes()
     _assert_one_line_error(cli("run", "init", run_dir, "--slug", "again"), 2)
@@ -175,6 +191,17 @@ def test_read_bad_window_is_a_usage_error(cli: Cli, run_dir: Path, source_id: st
     _assert_one_line_error(result, 2)
 
 
+def test_read_past_the_end_is_clamped_with_a_note(cli: Cli, run_dir: Path, source_id: str) -> None:
+    args = ("source", "read", "--run-dir", run_dir, "--source-id", source_id, "--start", 7, "--end", 10_000)
+    data = cli(*args, "--json").json()
+    assert data["start"] == 7 and data["end"] == len(TEXT) and data["text"] == TEXT[7:]
+    assert "clamped" in data["note"] and str(len(TEXT)) in data["note"]
+    human = cli(*args)
+    assert human.status == 0 and "note:" in human.out.splitlines()[0] and human.err == ""
+    kinds = [e.type for e in read_log(run_dir / "events.jsonl").events]
+    assert kinds == [EventType.REGISTER, EventType.READ, EventType.READ]
+
+
 # --- spans -----------------------------------------------------------------------------------
 
 
@@ -255,7 +282,7 @@ def _check_schema(schema: dict[str, Any]) -> None:
 
 
 def test_schema_prints_valid_json_schemas(cli: Cli) -> None:
-    result = cli("schema")
+    result = cli("schema", "--all")
     assert result.status == 0
     schemas = result.json()
     assert {"snapshot", "event", "span", "config"} <= set(schemas)

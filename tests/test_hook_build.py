@@ -40,7 +40,7 @@ from publisher.site import publish as publish_module
 from publisher.site.highlight import SourceBody, SourceJob, SourceText, render_source_body, source_job
 from publisher.site.manifest import MANIFEST_NAME
 from publisher.site.scan import scan_page
-from publisher.wiki.preflight import run_preflight
+from publisher.wiki.check import check_wiki as run_preflight
 from publisher.wiki.promote import promote
 
 
@@ -217,7 +217,7 @@ def test_tampering_fails_build_and_keeps_old_site(tmp_path: Path, kind: str, mkd
     with pytest.raises(Abort):
         build_wiki(wiki)
     _assert_untouched(wiki, before)
-    failure = "\n".join(m for m in mkdocs_log if "evidence preflight failed" in m)
+    failure = "\n".join(m for m in mkdocs_log if "evidence check failed" in m)
     assert reason in failure
     assert "concepts/alpha.md" in failure or "runs/alpha" in failure
 
@@ -230,7 +230,7 @@ def test_failure_lists_every_finding(tmp_path: Path, mkdocs_log: list[str]) -> N
     path.write_text(path.read_text(encoding="utf-8").replace("#12-166", "#12-167"), encoding="utf-8")
     with pytest.raises(Abort):
         build_wiki(wiki)
-    failure = "\n".join(m for m in mkdocs_log if "evidence preflight failed" in m)
+    failure = "\n".join(m for m in mkdocs_log if "evidence check failed" in m)
     assert "ASSET_HASH_MISMATCH" in failure and "SOURCE_OUTSIDE_ACCEPTED" in failure
     assert "footnote [^alpha-extraction-pmid-111-1]" in failure
     _assert_untouched(wiki, before)

@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _gate_helpers import RunFixture, make_run, read_json, write_json
@@ -23,8 +24,8 @@ from publisher.gate.reportmd import parse_report
 from publisher.kernel.assets import AssetChecker
 from publisher.kernel.errors import IntegrityError
 from publisher.kernel.store import build_record, verify_record
+from publisher.wiki.check import check_wiki as run_preflight
 from publisher.wiki.concepts import evidence_footnotes, parse_concept
-from publisher.wiki.preflight import run_preflight
 from publisher.wiki.promote import PromotionRefused, promote
 
 REPO = Path(__file__).resolve().parents[1]
@@ -209,23 +210,33 @@ def test_asset_path_with_a_nul_is_missing_not_a_crash(tmp_path: Path) -> None:
 # promotion with the gate on: the verdict is what the counts say, not what is written
 
 
-def test_gate_on_result_claiming_pass_with_unresolved_artifacts_is_refused(tmp_path: Path) -> None:
+def test_gate_on_result_edited_to_pass_is_refused(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
-    rb = sample_run(wiki, assembled=False)
-    rb.write_result(gate=True, verdict="pass")
-    edit_json(rb.run.result_path, lambda d: d["counts"].__setitem__("unresolved", 1))
-    with pytest.raises(PromotionRefused):
+    rb = sample_run(wiki)
+    rb.unresolved()
+    rb.assemble(gate=True)
+
+    def claim_pass(result: dict[str, Any]) -> None:
+        result["gate"]["verdict"] = "pass"
+        result["counts"]["unresolved"] = 0
+        result["diagnostics"]["unresolved"] = []
+
+    edit_json(rb.run.result_path, claim_pass)
+    with pytest.raises(PromotionRefused) as info:
         promote(rb.run.path, wiki)
+    assert {"C-ASSEMBLER", "C-GATE"} <= {f.code for f in info.value.findings}
     assert not (wiki / "concepts" / "alpha.md").exists()
 
 
 def test_gate_turned_on_in_config_refuses_a_warn_result_with_unresolved(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
-    rb = sample_run(wiki, assembled=False)
-    rb.write_result(gate=False, verdict="warn")
+    rb = sample_run(wiki)
+    rb.unresolved()
+    assert rb.assemble()["gate"]["verdict"] == "warn"
     edit_json(rb.run.config_path, lambda d: d["gates"].__setitem__("evidence_kernel", True))
-    with pytest.raises(PromotionRefused):
+    with pytest.raises(PromotionRefused) as info:
         promote(rb.run.path, wiki)
+    assert "C-ASSEMBLER" in {f.code for f in info.value.findings}
     assert not (wiki / "concepts" / "alpha.md").exists()
 
 
@@ -237,9 +248,11 @@ def test_other_runs_config_with_odd_gates_does_not_crash_promotion(tmp_path: Pat
     config = json.loads(rb.run.config_path.read_text(encoding="utf-8"))
     config["gates"] = ["evidence_kernel"]
     write_json(rb.run.config_path, config)
-    # alpha is named by the concept beta is promoted into; its odd config must not crash anything
-    outcome = promote(other.run.path, wiki, concept="alpha", check=True)
-    assert outcome.claims > 0
+    # alpha is named by the concept beta is promoted into; its odd config crashes nothing, and a
+    # run that cannot be assembled now is never published: the promotion is refused, naming it.
+    with pytest.raises(PromotionRefused) as info:
+        promote(other.run.path, wiki, concept="alpha", check=True)
+    assert [(f.code, f.file) for f in info.value.findings] == [("SCHEMA_ERROR", "runs/alpha/config.json")]
 
 
 # ---------------------------------------------------------------------------------------------

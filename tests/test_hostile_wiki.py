@@ -20,8 +20,8 @@ from mkdocs.exceptions import Abort
 from publisher.gate.result import Result
 from publisher.kernel.errors import IntegrityError
 from publisher.runs import Run
+from publisher.wiki.check import check_wiki as run_preflight
 from publisher.wiki.concepts import ConceptRun, parse_concept
-from publisher.wiki.preflight import run_preflight
 from publisher.wiki.promote import promote
 
 BAD_SLUGS = ["../../../escaped", "..", "a/b", "a\\b", "tab\there"]
@@ -170,8 +170,8 @@ def test_excerpt_in_another_normalisation_form_is_an_excerpt_mismatch(tmp_path: 
     rb = RunBuilder(wiki, "nfc")
     text = "Caf\u00e9 patients improved. Na\u00efve controls did not."
     sid = rb.source("https://example.org/cafe", text, paper={"pmid": "1", "doi": None, "pmcid": None})
-    rb.accept("extraction:pmid:1", "extraction", "pmid:1", [Claim("spans[0]", "Improved.", sid, 0, 23)])
-    rb.write_result()
+    rb.extraction("pmid:1", [Claim("spans[0]", "Improved.", sid, 0, 23)])
+    rb.assemble()
     promote(rb.run.path, wiki)
     path = wiki / "concepts" / "nfc.md"
     composed = path.read_text(encoding="utf-8")

@@ -23,6 +23,7 @@ WITHIN = {
         "text",
         "findings",
         "errors",
+        "ids",
         "canonical",
         "models",
         "spans",
@@ -33,8 +34,20 @@ WITHIN = {
         "assets",
     ],
     "parallel": ["progress", "checks", "pool", "reader"],
-    "gate": ["records", "result", "reportmd", "freshness", "assemble", "verify", "render"],
-    "wiki": ["markdown", "concepts", "preflight", "promote"],
+    "gate": [
+        "records",
+        "result",
+        "reportmd",
+        "freshness",
+        "inputs",
+        "artifacts",
+        "claims",
+        "assemble",
+        "checks",
+        "pipeline",
+        "render",
+    ],
+    "wiki": ["markdown", "concepts", "discover", "evidence", "conceptcheck", "check", "promote"],
 }
 """Inside a layer, the order its modules may import each other in (unlisted modules are unranked)."""
 

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from _wiki_helpers import TAMPERINGS, make_wiki, sample_run, tamper, tree_digest
+from _wiki_helpers import TAMPERINGS, RunBuilder, make_wiki, sample_run, tamper, tree_digest
 
 from publisher.kernel.errors import UsageError
 from publisher.kernel.refs import parse_refs
 from publisher.wiki import promote as promote_module
+from publisher.wiki.check import check_wiki as run_preflight
 from publisher.wiki.concepts import GENERATED_BEGIN, GENERATED_END, parse_concept
-from publisher.wiki.preflight import run_preflight
 from publisher.wiki.promote import PlannedWrite, PromotionRefused, commit_writes, promote
 
 
@@ -106,7 +106,7 @@ def test_tampering_refuses_and_writes_nothing(wiki: Path, kind: str) -> None:
     before = tree_digest(wiki)
     with pytest.raises(PromotionRefused) as info:
         promote(rb.run.path, wiki)
-    assert reason in {f.reason.value for f in info.value.findings}
+    assert reason in {f.code for f in info.value.findings}
     assert info.value.exit_status == 1
     assert tree_digest(wiki) == before
 
@@ -124,26 +124,32 @@ def test_tampering_refuses_repromotion_leaving_concept(wiki: Path) -> None:
 
 
 def test_gate_fail_refuses(wiki: Path) -> None:
-    rb = sample_run(wiki, assembled=False)
-    rb.write_result(gate=True, verdict="fail")
-    with pytest.raises(PromotionRefused):
+    rb = sample_run(wiki)
+    rb.unresolved()
+    assert rb.assemble(gate=True)["gate"]["verdict"] == "fail"
+    with pytest.raises(PromotionRefused) as info:
         promote(rb.run.path, wiki)
+    assert "C-GATE" in {f.code for f in info.value.findings}
     assert not (wiki / "concepts" / "alpha.md").exists()
 
 
 def test_gate_off_warn_promotes_accepted_only(wiki: Path) -> None:
-    rb = sample_run(wiki, assembled=False)
-    rb.write_result(gate=False, verdict="warn")
-    assert promote(rb.run.path, wiki).written
+    rb = sample_run(wiki)
+    rb.unresolved()
+    result = rb.assemble()
+    assert result["gate"]["verdict"] == "warn" and result["counts"]["unresolved"] == 1
+    outcome = promote(rb.run.path, wiki)
+    assert outcome.written and outcome.artifacts == result["counts"]["accepted"]
+    assert "pmid:999999" not in (wiki / "concepts" / "alpha.md").read_text(encoding="utf-8")
 
 
 def test_empty_evidence_set_refuses(wiki: Path) -> None:
-    rb = sample_run(wiki, assembled=False)
-    rb.artifacts.clear()
-    rb.write_result()
+    rb = RunBuilder(wiki, "empty")
+    rb.source("https://example.org/a", "A text nobody cited.")
+    rb.assemble()
     with pytest.raises(PromotionRefused) as info:
         promote(rb.run.path, wiki)
-    assert "NO_SPANS" in {f.reason.value for f in info.value.findings}
+    assert "NO_SPANS" in {f.code for f in info.value.findings}
 
 
 def test_run_outside_wiki_is_a_usage_error(tmp_path: Path, wiki: Path) -> None:

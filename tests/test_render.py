@@ -9,7 +9,8 @@ import pytest
 from _gate_helpers import make_run, write_json
 
 from publisher.gate.assemble import assemble_run
-from publisher.gate.render import render_report, render_report_body, write_report
+from publisher.gate.pipeline import check_run
+from publisher.gate.render import ReportView, render_report, render_report_body, write_report
 from publisher.kernel.errors import IntegrityError
 from publisher.kernel.reasons import Reason
 from publisher.kernel.refs import format_ref
@@ -49,7 +50,7 @@ def test_raw_html_in_the_report_is_escaped(tmp_path: Path) -> None:
 def test_body_fragment_has_no_page_wrapper(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1)
     assemble_run(fx.run)
-    body = render_report_body(fx.run)
+    body = render_report_body(ReportView.of(check_run(fx.run)))
     assert "<html" not in body and "<head>" not in body
     assert 'class="evidence-report"' in body and "Verified" in body
 

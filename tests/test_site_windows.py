@@ -100,7 +100,7 @@ def test_edited_window_text_fails_check_site(built: Path) -> None:
     page = _window_page(built)
     page.write_text(page.read_text(encoding="utf-8").replace("und. <mark", "und! <mark", 1), encoding="utf-8")
     findings = check_site(built / "site", built).findings
-    assert {f.reason.value for f in findings} == {"EXCERPT_MISMATCH"}
+    assert {f.code for f in findings} == {"EXCERPT_MISMATCH"}
     assert any("window text differs" in f.detail for f in findings)
 
 

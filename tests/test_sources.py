@@ -132,7 +132,7 @@ def test_register_twice_keeps_the_first_record_and_logs_again(run: Run, tmp_path
     [
         Metadata(access="everything"),
         Metadata(origin="somewhere"),
-        Metadata(pmid="PMID123"),
+        Metadata(pmid="12a3"),
         Metadata(pmcid="not-a-pmcid"),
     ],
 )
@@ -186,11 +186,31 @@ def test_read_window_returns_exact_code_points_and_logs_a_read(stored: tuple[Run
     assert not any(e.fresh for e in events[1:])
 
 
-@pytest.mark.parametrize(("start", "end"), [(-1, 3), (5, 4), (0, 10_000), (10_000, None)])
+@pytest.mark.parametrize(("start", "end"), [(-1, 3), (5, 4), (-3, None)])
 def test_read_window_refuses_bad_windows(stored: tuple[Run, str, str], start: int, end: int | None) -> None:
     run, sid, _ = stored
+    before = run.events_path.read_bytes()
     with pytest.raises(UsageError):
         read_window(run, sid, start, end)
+    assert run.events_path.read_bytes() == before
+
+
+@pytest.mark.parametrize(("start", "end"), [(0, 10_000), (5, 10_000), (10_000, None), (10_000, 10_005)])
+def test_read_window_past_the_end_is_clamped_with_a_note(
+    stored: tuple[Run, str, str], start: int, end: int | None
+) -> None:
+    run, sid, text = stored
+    window = read_window(run, sid, start, end)
+    lo = min(start, len(text))
+    assert (window["start"], window["end"], window["text"]) == (lo, len(text), text[lo:])
+    assert str(len(text)) in window["note"] and "clamped" in window["note"]
+    last = read_log(run.events_path).events[-1]
+    assert last.type is EventType.READ and f"window {lo}-{len(text)}" in (last.detail or "")
+
+
+def test_read_window_inside_the_text_has_no_note(stored: tuple[Run, str, str]) -> None:
+    run, sid, text = stored
+    assert "note" not in read_window(run, sid, 0, len(text))
 
 
 def test_read_window_is_bounded(run: Run, tmp_path: Path) -> None:

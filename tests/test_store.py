@@ -14,7 +14,7 @@ import pytest
 from conftest import make_record
 
 from publisher.kernel.canonical import canonical_bytes, record_hash_for, source_id_for
-from publisher.kernel.errors import ConflictError, IntegrityError
+from publisher.kernel.errors import ConflictError, IntegrityError, ResourceError
 from publisher.kernel.reasons import Reason
 from publisher.kernel.store import SnapshotStore, build_record, verify_record
 
@@ -222,7 +222,9 @@ def test_oversized_file(tmp_path: Path) -> None:
     assert _reason_of_read(SnapshotStore(folder, max_bytes=100), snap.source_id) is MISMATCH
 
 
-def test_unreadable_file_is_corrupt_not_a_crash(store: SnapshotStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unreadable_file_is_a_resource_error_not_tampering(
+    store: SnapshotStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     sid, path = _stored(store)
     real_open = os.open
 
@@ -232,7 +234,9 @@ def test_unreadable_file_is_corrupt_not_a_crash(store: SnapshotStore, monkeypatc
         return real_open(target, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", denied)  # chmod 0 means nothing to root, so simulate EACCES
-    assert _reason_of_read(store, sid) is MISMATCH
+    with pytest.raises(ResourceError) as info:
+        store.read(sid)
+    assert info.value.reason is None and info.value.exit_status == 2
 
 
 # --- strict JSON -----------------------------------------------------------------------------

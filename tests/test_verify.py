@@ -9,8 +9,8 @@ import pytest
 from _gate_helpers import RunFixture, make_run, read_json, write_json
 
 from publisher.gate.assemble import assemble_run
+from publisher.gate.pipeline import CHECK_IDS, verify_run
 from publisher.gate.result import Result
-from publisher.gate.verify import CHECK_IDS, verify_run
 
 
 def statuses(fx: RunFixture, gate: bool | None = None) -> dict[str, str]:

@@ -8,6 +8,7 @@ it writes anything, so a failure leaves neither a snapshot nor an event behind.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -18,12 +19,14 @@ from ..kernel import _fs
 from ..kernel.canonical import format_ts, utc_now
 from ..kernel.errors import EventLogError, IntegrityError, UsageError
 from ..kernel.eventlog import append_event, read_log
+from ..kernel.ids import LITERATURE_KINDS, IdError, canonical_id, same_id
 from ..kernel.models import Access, Event, EventType, Origin, Snapshot
 from ..kernel.spans import MAX_SPAN
 from ..kernel.store import build_record
 from ..runs import Run
 from . import AcquireError, Extracted, extract
 from .http import http_get
+from .select import occurrences
 
 __all__ = [
     "Metadata",
@@ -42,8 +45,6 @@ PAPERS_DIR = "assets/papers"
 
 MAX_READ_WINDOW = 20_000
 """Longest window ``source read`` returns at once, in code points."""
-
-_PMCID_RE = re.compile(r"(?:PMC)?(\d+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -85,18 +86,24 @@ class Acquired:
         }
 
 
-def _norm_pmcid(value: str) -> str:
-    match = _PMCID_RE.fullmatch(value.strip())
-    if not match:
-        raise UsageError(f"PMCID {value!r} is not 'PMC' followed by digits")
-    return "PMC" + match.group(1)
+def _given_id(kind: str, value: str | None) -> str | None:
+    """A paper id from the command line in its stored form; a malformed one is a usage error."""
+    if not value:
+        return None
+    try:
+        return canonical_id(kind, value)
+    except IdError as exc:
+        raise UsageError(f"--{kind}: {exc}") from None
 
 
-def _norm_pmid(value: str) -> str:
-    value = value.strip()
-    if not value.isdigit():
-        raise UsageError(f"PMID {value!r} is not a number")
-    return value
+def _stated_id(kind: str, value: str | None) -> str | None:
+    """A paper id as the document states it, in the stored form when it has one's shape."""
+    if not value:
+        return None
+    try:
+        return canonical_id(kind, value)
+    except IdError:
+        return value.strip() or None
 
 
 def _merge(field: str, stated: str | None, given: str | None, same: Any = None) -> str | None:
@@ -120,16 +127,15 @@ def _enum(value: str, enum: type[Access] | type[Origin], option: str) -> str:
 
 def _resolve_metadata(doc: Extracted, meta: Metadata, *, default_origin: str) -> dict[str, Any]:
     """Merge what the document states with what the caller gave; a contradiction is an error."""
-    pmid = _norm_pmid(meta.pmid) if meta.pmid else None
-    pmcid = _norm_pmcid(meta.pmcid) if meta.pmcid else None
-    doi = meta.doi.strip() if meta.doi else None
     stated = doc.paper or {}
-    stated_pmcid = stated.get("pmcid")
-    s_pmcid = _norm_pmcid(stated_pmcid) if stated_pmcid else None
     paper = {
-        "pmid": _merge("pmid", stated.get("pmid"), pmid),
-        "doi": _merge("doi", stated.get("doi"), doi, lambda a, b: a.lower() == b.lower()),
-        "pmcid": _merge("pmcid", s_pmcid, pmcid),
+        kind: _merge(
+            kind,
+            _stated_id(kind, stated.get(kind)),
+            _given_id(kind, getattr(meta, kind)),
+            lambda a, b, kind=kind: same_id(kind, a, b),
+        )
+        for kind in LITERATURE_KINDS
     }
     access = _enum(meta.access, Access, "access") if meta.access else None
     origin = _enum(meta.origin, Origin, "origin") if meta.origin else None
@@ -306,13 +312,24 @@ def read_window(
     actor: str = "main",
     log: bool = True,
 ) -> dict[str, Any]:
-    """A verified, bounded window of a snapshot's text with its offsets; logs a ``read`` event."""
+    """A verified, bounded window of a snapshot's text with its offsets; logs a ``read`` event.
+
+    A window reaching past the end of the text is clamped to it, and the result's ``note`` says
+    so (an agent that guessed the length still gets the text and the true offsets); a negative or
+    reversed window is a usage error.
+    """
     snap = run.store.read(source_id)
     n = len(snap.text)
     lo = 0 if start is None else start
-    hi = min(n, lo + MAX_READ_WINDOW) if end is None else end
-    if lo < 0 or hi < lo or hi > n:
-        raise UsageError(f"window [{lo}, {hi}) is outside the text of {n} code points")
+    hi = lo + MAX_READ_WINDOW if end is None else end
+    if lo < 0 or hi < lo:
+        raise UsageError(f"window [{lo}, {hi}) is not a window: start must be >= 0 and end >= start")
+    note = None
+    if hi > n:
+        if end is not None or lo > n:
+            asked = f"[{lo}, {hi})" if end is not None else f"from {lo}"
+            note = f"the text has {n} code points: window {asked} clamped to [{min(lo, n)}, {n})"
+        lo, hi = min(lo, n), n
     if hi - lo > MAX_READ_WINDOW:
         raise UsageError(f"window of {hi - lo} code points is over the {MAX_READ_WINDOW} limit; read it in parts")
     if log:
@@ -325,9 +342,10 @@ def read_window(
             fresh=False,
             sha256=snap.content_hash[7:],
             actor=actor,
-            detail=f"window {lo}-{hi} of {n}",
+            detail=f"window {lo}-{hi} of {n}" + ("; clamped" if note else ""),
         )
-    return {"source_id": snap.source_id, "start": lo, "end": hi, "text": snap.text[lo:hi], "length": n}
+    window = {"source_id": snap.source_id, "start": lo, "end": hi, "text": snap.text[lo:hi], "length": n}
+    return window | ({"note": note} if note else {})
 
 
 def find_spans(
@@ -339,23 +357,20 @@ def find_spans(
     ignore_case: bool = False,
     limit: int = 200,
 ) -> dict[str, Any]:
-    """Every occurrence of ``query`` with exact offsets and a window of context around it."""
+    """Every occurrence of ``query`` with exact offsets and a window of context around it.
+
+    The CONTRACT's shape, exactly; :func:`publisher.acquire.select.select_spans` adds sentences,
+    from-to ranges, excerpts, sections and pages.
+    """
     if not query:
         raise UsageError("--query must not be empty")
     if len(query) > MAX_SPAN:
         raise UsageError(f"--query is longer than a span may be ({MAX_SPAN} code points)")
     snap = run.store.read(source_id)
     text = snap.text
-    flags = re.IGNORECASE if ignore_case else 0
-    pattern = re.compile(re.escape(query), flags)
+    pattern = re.compile(re.escape(query), re.IGNORECASE if ignore_case else 0)
     matches: list[dict[str, Any]] = []
-    pos = 0
-    while len(matches) < limit:
-        found = pattern.search(text, pos)
-        if found is None:
-            break
-        s, e = found.start(), found.end()
+    for s, e in itertools.islice(occurrences(text, pattern), limit):
         ws, we = max(0, s - context), min(len(text), e + context)
         matches.append({"start": s, "end": e, "window_start": ws, "window_end": we, "window": text[ws:we]})
-        pos = s + 1
     return {"source_id": snap.source_id, "query": query, "matches": matches}

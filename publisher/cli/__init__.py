@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Sequence
 
 from ..kernel.errors import PublisherError
-from ..kernel.text import terminal_safe
+from ._common import error_line
 
 __all__ = ["main", "build_parser"]
 
@@ -56,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = args.func(args)
         return status
     except PublisherError as exc:
-        print(f"publisher: error: {terminal_safe(exc.one_line(), keep_newlines=False)}", file=sys.stderr)
+        error_line(f"publisher: error: {exc.one_line()}")
         return exc.exit_status
     except KeyboardInterrupt:
         print("publisher: interrupted", file=sys.stderr)
@@ -65,15 +65,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:  # a file system refusal (a folder where a file goes, a full disk): one line
         where = f": {exc.filename}" if exc.filename else ""
-        print(
-            f"publisher: error: {terminal_safe(f'{exc.strerror or exc}{where}', keep_newlines=False)}", file=sys.stderr
-        )
+        error_line(f"publisher: error: {exc.strerror or exc}{where}")
         return 2
     except Exception as exc:  # the edge: anything unexpected becomes one line, exit 2
         if os.environ.get("PUBLISHER_DEBUG"):
             traceback.print_exc()
         detail = " ".join(str(exc).split())[:300]
-        print(f"publisher: internal error: {type(exc).__name__}: {terminal_safe(detail)}", file=sys.stderr)
+        error_line(f"publisher: internal error: {type(exc).__name__}: {detail}")
         return 2
 
 

@@ -1,9 +1,8 @@
 """Helpers shared by the command modules: ``--json`` output and human printing.
 
-Human output is the terminal's one boundary: every line passes through
-:func:`~publisher.kernel.text.terminal_safe`, so escape sequences, carriage returns or bidi
-overrides in a snapshot, a title or a URL are shown as escapes and never act on the terminal.
-``--json`` stays exact (JSON escapes C0 controls itself).
+Human output is the one place text reaches a terminal: every control character in it (an escape
+sequence in a fetched page, a title or a snapshot) is shown as an escape, never acted on.
+``--json`` output stays exact (JSON escapes control characters itself).
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from typing import Any
 
 from ..kernel.text import terminal_safe
 
-__all__ = ["add_json", "emit", "say", "warn"]
+__all__ = ["add_json", "emit", "say", "warn", "error_line"]
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -28,8 +27,8 @@ def emit(args: argparse.Namespace, data: Any, human: str | None = None) -> None:
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
     elif human is not None:
-        safe = terminal_safe(human)
-        sys.stdout.write(safe if safe.endswith("\n") else safe + "\n")
+        text = terminal_safe(human)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def say(message: str) -> None:
@@ -40,3 +39,8 @@ def say(message: str) -> None:
 def warn(message: str) -> None:
     """A warning line on stderr."""
     sys.stderr.write(f"publisher: warning: {terminal_safe(message, keep_newlines=False)}\n")
+
+
+def error_line(message: str) -> None:
+    """One line on stderr (a finding or an error), control characters shown, never acted on."""
+    sys.stderr.write(terminal_safe(message, keep_newlines=False) + "\n")

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..kernel.findings import grouped_lines
 from ..runs import Run
 from ._common import add_json, emit
 
@@ -43,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         p.set_defaults(func=func)
 
 
-def _grouped(findings: Iterable[dict[str, Any]], check: bool = False) -> list[str]:
+def _grouped(findings: Iterable[dict[str, Any]]) -> list[str]:
     """Findings grouped by reason code: artifact, field, source id and the detail's numbers."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for finding in findings:
@@ -52,7 +53,7 @@ def _grouped(findings: Iterable[dict[str, Any]], check: bool = False) -> list[st
     for code in sorted(groups):
         lines.append(f"  {code} ({len(groups[code])})")
         for f in groups[code]:
-            parts = [f"[{f['check_id']}]" if check else None, f.get("artifact_id"), f.get("field"), f.get("source_id")]
+            parts = [f.get("artifact_id"), f.get("field"), f.get("source_id")]
             where = " ".join(p for p in parts if p)
             lines.append(f"    {where}: {f['detail']}")
     return lines
@@ -83,7 +84,7 @@ def _assemble(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from ..gate.verify import verify_run
+    from ..gate.pipeline import verify_run
     from ..parallel import terminal_progress
 
     run = Run.open(args.run_dir)
@@ -94,7 +95,7 @@ def _verify(args: argparse.Namespace) -> int:
     lines = [f"Verification of {report['run_slug']}: {report['verdict']} (gate {state})"]
     for check in report["checks"]:
         lines.append(f"  {check['status']:<4}  {check['check_id']:<14} {check['detail']}")
-    lines += _grouped(report["findings"], check=True)
+    lines += grouped_lines(verification.findings)
     lines.append(f"  wrote {run.verification_path}")
     emit(args, report, "\n".join(lines))
     return verification.exit_status

@@ -17,13 +17,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     init.add_argument("run_dir", metavar="RUN", help="folder to create (e.g. runs/my-review)")
     init.add_argument("--slug", required=True, help="short name of the run")
     init.add_argument("--gate", action="store_true", help="turn the evidence gate on for this run")
+    init.add_argument("--question", help="the review question (one line); the wiki shows it as the concept's title")
     add_json(init)
     init.set_defaults(func=_init)
 
 
 def _init(args: argparse.Namespace) -> int:
-    run = init_run(args.run_dir, args.slug, gate=args.gate)
+    run = init_run(args.run_dir, args.slug, gate=args.gate, question=args.question)
     config = run.load_config()
+    question = config.extras().get("question")
     emit(
         args,
         {
@@ -31,8 +33,9 @@ def _init(args: argparse.Namespace) -> int:
             "run_slug": config.run_slug,
             "created_at": config.created_at,
             "gate": config.gates.evidence_kernel,
+            "question": question,
         },
         f"Initialised run {config.run_slug} in {run.path} (created_at {config.created_at}, "
-        f"gate {'on' if config.gates.evidence_kernel else 'off'})",
+        f"gate {'on' if config.gates.evidence_kernel else 'off'})" + (f"\n  question: {question}" if question else ""),
     )
     return 0

@@ -1,4 +1,4 @@
-"""``publisher schema``: the JSON Schemas of the records the product reads and writes."""
+"""``publisher schema``: what each record is and where it lives, its JSON Schema, or a complete example."""
 
 from __future__ import annotations
 
@@ -7,6 +7,9 @@ import importlib
 import json
 import sys
 from typing import Any
+
+from ..kernel.errors import UsageError
+from .examples import EXAMPLES, example
 
 _MODELS = {
     "snapshot": ("publisher.kernel.models", "Snapshot"),
@@ -19,6 +22,27 @@ _MODELS = {
     "concept": ("publisher.wiki.concepts", "ConceptFrontMatter"),
 }
 
+_SUMMARY = """\
+The records of an evidence wiki. An agent writes only extractions, appraisals and the report;
+everything else is written by the commands named.
+
+  config      runs/<run>/config.json                   run init (--slug, --question, --gate)
+  snapshot    runs/<run>/sources/src-<64 hex>.json     source fetch | register | local; write-once
+  event       runs/<run>/events.jsonl, one a line      every acquisition and read; hash-chained
+  span        inside extractions and appraisals        claim, source_id, start, end (code points)
+  extraction  runs/<run>/workspace/extractions/*.json  the agent: a study's design, arms, outcomes
+  appraisal   runs/<run>/workspace/appraisals/*.json   the agent: risk of bias, domain by domain
+  report      runs/<run>/outputs/report.md             the agent: Markdown, footnotes src-…#start-end
+  result      runs/<run>/outputs/result.json           assemble
+  concept     concepts/<slug>.md (YAML front matter)   you, then promote
+
+Evidence ids: pmid:N, doi:X, pmcid:PMCN (checked against the snapshot's paper ids), or
+web:<slug> for sources that are not literature.
+
+  publisher schema NAME            the JSON Schema of one record (all of them: --all)
+  publisher schema --example NAME  a complete, valid example: {examples}
+"""
+
 
 def _schema(name: str) -> dict[str, Any]:
     module, attr = _MODELS[name]
@@ -29,12 +53,21 @@ def _schema(name: str) -> dict[str, Any]:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``schema``."""
-    p = sub.add_parser("schema", help="print the JSON Schema of a record type")
-    p.add_argument("name", nargs="?", choices=sorted(_MODELS), help="one record type (default: all)")
+    p = sub.add_parser("schema", help="what each record is, its JSON Schema, or a complete example")
+    p.add_argument("name", nargs="?", choices=sorted(_MODELS), help="print the JSON Schema of one record type")
+    p.add_argument("--all", action="store_true", help="print every JSON Schema, keyed by record type")
+    p.add_argument("--example", choices=list(EXAMPLES), metavar="NAME", help=f"one of: {', '.join(EXAMPLES)}")
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    data = _schema(args.name) if args.name else {name: _schema(name) for name in _MODELS}
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    if sum(bool(x) for x in (args.name, args.all, args.example)) > 1:
+        raise UsageError("give one of NAME, --all or --example NAME")
+    if args.example:
+        sys.stdout.write(example(args.example))
+    elif args.name or args.all:
+        data = _schema(args.name) if args.name else {name: _schema(name) for name in _MODELS}
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(_SUMMARY.format(examples=", ".join(EXAMPLES)))
     return 0

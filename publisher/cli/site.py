@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from ._common import add_json, emit
+from ._common import add_json, emit, error_line
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -42,6 +41,6 @@ def _check_site(args: argparse.Namespace) -> int:
         emit(args, outcome.summary())
     else:
         for finding in outcome.findings:
-            sys.stderr.write(f"publisher: {finding.one_line()}\n")
-        sys.stderr.write(f"publisher: error: site check failed: {len(outcome.findings)} finding(s)\n")
+            error_line(f"publisher: {finding.one_line()}")
+        error_line(f"publisher: error: site check failed: {len(outcome.findings)} finding(s)")
     return 1

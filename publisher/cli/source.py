@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..kernel.spans import MAX_SPAN
 from ..runs import Run
 from ._common import add_json, emit
 
@@ -71,10 +72,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_json(p)
     p.set_defaults(func=_read)
 
-    p = ss.add_parser("spans", help="find a phrase and print its exact offsets with context")
+    p = ss.add_parser("spans", help="find a phrase, its sentence, or a from-to range, with exact offsets")
     p.add_argument("--run-dir", required=True, type=Path)
     p.add_argument("--source-id", required=True)
-    p.add_argument("--query", required=True)
+    p.add_argument("--query", help="the text to find")
+    p.add_argument("--sentence", action="store_true", help="select the whole sentence(s) holding each match")
+    p.add_argument("--from", dest="from_text", metavar="TEXT", help="select from the start of this text ...")
+    p.add_argument("--to", dest="to_text", metavar="TEXT", help="... to the end of the next occurrence of this one")
     p.add_argument("--context", type=int, default=80, help="code points of context each side (default 80)")
     p.add_argument("--ignore-case", action="store_true")
     add_json(p)
@@ -134,8 +138,9 @@ def _read(args: argparse.Namespace) -> int:
 
     run = Run.open(args.run_dir)
     window = sources.read_window(run, args.source_id, args.start, args.end, actor=args.actor)
-    data = {k: window[k] for k in ("source_id", "start", "end", "text")}
-    human = f"{window['source_id']} [{window['start']}, {window['end']}) of {window['length']}\n{window['text']}"
+    data = {k: window[k] for k in ("source_id", "start", "end", "text", "note") if k in window}
+    note = f" (note: {window['note']})" if "note" in window else ""
+    human = f"{window['source_id']} [{window['start']}, {window['end']}) of {window['length']}{note}\n{window['text']}"
     emit(args, data, human)
     return 0
 
@@ -144,10 +149,43 @@ def _spans(args: argparse.Namespace) -> int:
     from ..acquire import sources
 
     run = Run.open(args.run_dir)
+    if args.sentence or args.from_text is not None or args.to_text is not None or args.query is None:
+        return _select(args, run)
     found = sources.find_spans(run, args.source_id, args.query, context=args.context, ignore_case=args.ignore_case)
     lines = [f"{len(found['matches'])} match(es) for {args.query!r} in {found['source_id']}"]
     for m in found["matches"]:
         window = m["window"].replace("\n", "⏎")
         lines.append(f"  #{m['start']}-{m['end']}  …{window}…")
+    emit(args, found, "\n".join(lines))
+    return 0 if found["matches"] else 1
+
+
+def _select(args: argparse.Namespace, run: Run) -> int:
+    from ..acquire.select import select_spans
+    from ..kernel.text import terminal_safe
+
+    found = select_spans(
+        run,
+        args.source_id,
+        query=args.query,
+        from_text=args.from_text,
+        to_text=args.to_text,
+        sentence=args.sentence,
+        context=args.context,
+        ignore_case=args.ignore_case,
+    )
+    what = f"{args.query!r}" if args.query is not None else f"from {args.from_text!r} to {args.to_text!r}"
+    unit = "sentence selection(s)" if args.sentence else "match(es)"
+    lines = [f"{len(found['matches'])} {unit} for {what} in {found['source_id']}"]
+    if found.get("skipped"):
+        lines.append(f"  {found['skipped']} occurrence(s) of --from have no --to within {MAX_SPAN} code points")
+    for m in found["matches"]:
+        where = ", ".join(f"{k} {m[k]!r}" for k in ("section", "page") if m[k] is not None)
+        lines.append(f"  #{m['start']}-{m['end']}" + (f"  ({where})" if where else ""))
+        lines.append("    " + terminal_safe(m["excerpt"], keep_newlines=False))
+        if m.get("note"):
+            lines.append(f"    note: {m['note']}")
+    if found["truncated"]:
+        lines.append(f"  (only the first {len(found['matches'])} shown)")
     emit(args, found, "\n".join(lines))
     return 0 if found["matches"] else 1

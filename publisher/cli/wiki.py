@@ -1,11 +1,12 @@
-"""``publisher promote`` and ``publisher new``: concept files and wiki scaffolding."""
+"""``publisher promote``, ``publisher check`` and ``publisher new``: concept files, the wiki-wide check and
+wiki scaffolding."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
-from ._common import add_json, emit, say
+from ..kernel.findings import grouped_lines
+from ._common import add_json, emit, error_line, say
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -22,6 +23,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--check", action="store_true", help="verify only; write nothing")
     add_json(p)
     p.set_defaults(func=_promote)
+
+    c = sub.add_parser(
+        "check",
+        help="run the build's checks on a wiki without building (exit 0 clean, 1 findings)",
+        description="Every run assembled now and compared with its result.json, every snapshot re-hashed, "
+        "every concept footnote re-sliced: what 'mkdocs build' checks before it writes anything.",
+    )
+    c.add_argument("--wiki", required=True, metavar="WIKI", help="the wiki root (holds mkdocs.yml)")
+    add_json(c)
+    c.set_defaults(func=_check)
 
     n = sub.add_parser("new", help="scaffold an evidence wiki that builds as is")
     n.add_argument("wiki", metavar="WIKI", help="folder to create (must not already be a wiki)")
@@ -41,9 +52,9 @@ def _promote(args: argparse.Namespace) -> int:
         if args.json:
             emit(args, {"ok": False, "error": exc.one_line(), "findings": [f.to_dict() for f in exc.findings]})
         else:
-            for finding in exc.findings:
-                sys.stderr.write(f"publisher: {finding.one_line()}\n")
-            sys.stderr.write(f"publisher: error: {exc.one_line()}\n")
+            for line in grouped_lines(exc.findings, indent=""):
+                error_line(f"publisher: {line}")
+            error_line(f"publisher: error: {exc.one_line()}")
         return exc.exit_status
     if args.check:
         verb = "would create" if outcome.created else ("would update" if outcome.changed else "leaves unchanged")
@@ -57,6 +68,46 @@ def _promote(args: argparse.Namespace) -> int:
     for notice in outcome.notices if not args.json else ():
         say(f"note: {notice}")
     return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from ..kernel.errors import UsageError
+    from ..parallel import terminal_progress
+    from ..wiki.check import check_wiki
+
+    wiki = Path(args.wiki)
+    if not wiki.is_dir():
+        raise UsageError(f"wiki folder {wiki} does not exist")
+    with terminal_progress("verifying snapshots", quiet=args.json) as progress:
+        outcome = check_wiki(wiki, progress=progress)
+    counts = outcome.counts_by_reason()
+    summary = {
+        "ok": outcome.ok,
+        "runs": len(outcome.runs),
+        "concepts": len(outcome.concepts),
+        "sources": len(outcome.sources),
+        "excerpts": len(outcome.excerpts),
+        "counts": counts,
+        "findings": [f.to_dict() for f in outcome.findings],
+        "notices": list(outcome.notices),
+    }
+    if args.json:
+        emit(args, summary)
+    elif outcome.ok:
+        say(
+            f"wiki verified: {len(outcome.runs)} runs, {len(outcome.concepts)} concepts, "
+            f"{len(outcome.sources)} sources, {len(outcome.excerpts)} excerpts"
+        )
+        for notice in outcome.notices:
+            say(f"note: {notice}")
+    else:
+        for line in grouped_lines(outcome.findings, indent=""):
+            error_line(f"publisher: {line}")
+        named = ", ".join(f"{code} x{n}" for code, n in counts.items())
+        error_line(f"publisher: error: wiki check failed: {len(outcome.findings)} finding(s) ({named})")
+    return 0 if outcome.ok else 1
 
 
 def _new(args: argparse.Namespace) -> int:

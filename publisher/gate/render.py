@@ -10,6 +10,7 @@ codes instead of any excerpt. The evidence table lists accepted artifacts with t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +23,11 @@ from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
 from ..resources import TEMPLATES_DIR
 from ..runs import Run
+from .inputs import file_digest
+from .pipeline import RunCheck, check_run
 from .reportmd import markdown_parser
-from .verify import Verification, verify_run
 
-__all__ = ["render_report", "render_report_body", "write_report", "TEMPLATES_DIR", "BLOCKING_CHECKS"]
+__all__ = ["ReportView", "render_report", "render_report_body", "write_report", "TEMPLATES_DIR", "BLOCKING_CHECKS"]
 
 """The repository's top-level ``templates/`` folder."""
 
@@ -44,12 +46,42 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def _refuse_if_broken(verification: Verification) -> None:
-    failing = [c for c in verification.report["checks"] if c["check_id"] in BLOCKING_CHECKS and c["status"] == "fail"]
+@dataclass(frozen=True)
+class ReportView:
+    """What a rendered report shows, as plain values (it crosses to the build's helper processes).
+
+    ``result`` is the result assembling the run now produces, ``report`` the verification of it
+    (:meth:`~publisher.gate.pipeline.RunCheck.report`), ``findings`` the assembly's findings, and
+    ``assembled_at`` when the stored ``result.json`` was assembled (no clock of this render).
+    """
+
+    result: dict[str, Any]
+    report: dict[str, Any]
+    findings: list[dict[str, Any]]
+    assembled_at: str | None
+    markdown: str | None
+
+    @classmethod
+    def of(cls, rc: RunCheck) -> ReportView:
+        """The view of a checked run; reads ``outputs/report.md`` through the fail-closed reader."""
+        _, data = file_digest(rc.run.report_md)
+        stored_at = rc.stored.get("generated_at") if rc.stored else None
+        return cls(
+            rc.result,
+            rc.report,
+            list(rc.assembly.findings),
+            stored_at,
+            data.decode("utf-8") if data is not None else None,
+        )
+
+
+def _refuse_if_broken(view: ReportView) -> None:
+    checks = view.report["checks"]
+    failing = [c for c in checks if c["check_id"] in BLOCKING_CHECKS and c["status"] == "fail"]
     if not failing:
         return
-    blocking = [f for f in verification.report["findings"] if f["check_id"] in {c["check_id"] for c in failing}]
-    codes = [f["reason_code"] for f in blocking if f["reason_code"] != Reason.NO_SPANS.value]
+    blocking = [f for f in view.report["findings"] if f["check_id"] in {c["check_id"] for c in failing}]
+    codes = [f["reason_code"] for f in blocking if f["reason_code"] not in (None, Reason.NO_SPANS.value)]
     reason = Reason(codes[0]) if codes else Reason.SNAPSHOT_HASH_MISMATCH
     names = ", ".join(f"{c['check_id']} ({c['detail']})" for c in failing)
     raise IntegrityError(
@@ -62,26 +94,18 @@ def _macros(env: jinja2.Environment) -> Any:
     return env.get_template("report.html.j2").make_module({"page": False})
 
 
-def _body_html(run: Run, verification: Verification, macros: Any) -> str:
+def _body_html(view: ReportView, macros: Any) -> str:
     """report.md as HTML, with claim footnotes replaced by verified excerpts or reason codes."""
-    try:
-        # Fail closed: never a FIFO, folder or device in place of the report (assembly read the
-        # same bytes through the same primitive and refused anything else).
-        text = _fs.read_regular(run.report_md).decode("utf-8")
-    except FileNotFoundError:
+    if view.markdown is None:
         return ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise IntegrityError(
-            f"{run.report_md}: cannot be read as a UTF-8 file ({exc})", reason=Reason.SCHEMA_ERROR
-        ) from exc
-    accepted = {a["artifact_id"]: a for a in verification.assembly.result["accepted"]}
+    accepted = {a["artifact_id"]: a for a in view.result["accepted"]}
     unresolved: dict[str, list[dict[str, Any]]] = {}
-    for finding in verification.assembly.findings:
+    for finding in view.findings:
         unresolved.setdefault(finding["artifact_id"], []).append(finding)
     md = markdown_parser()
     out: list[Token] = []
     claim: str | None = None
-    for token in md.parse(text):
+    for token in md.parse(view.markdown):
         if token.type == "footnote_open":
             artifact_id = f"report:{token.meta.get('label')}"
             out.append(token)
@@ -99,43 +123,38 @@ def _body_html(run: Run, verification: Verification, macros: Any) -> str:
     return str(md.renderer.render(out, md.options, {}))
 
 
-def _fragment(run: Run, verification: Verification, env: jinja2.Environment) -> Markup:
-    _refuse_if_broken(verification)
+def _fragment(view: ReportView, env: jinja2.Environment) -> Markup:
+    _refuse_if_broken(view)
     macros = _macros(env)
-    result = verification.assembly.result
+    result = view.result
     return Markup(
         macros.report_body(
             result,
-            verification.report,
-            Markup(_body_html(run, verification, macros)),
+            view.report,
+            Markup(_body_html(view, macros)),
             result["config"].get("question"),
+            view.assembled_at,
         )
     )
 
 
-def render_report_body(
-    run: Run,
-    *,
-    wiki_root: Path | None = None,
-    verification: Verification | None = None,
-) -> str:
+def render_report_body(view: ReportView) -> str:
     """The report as an HTML fragment (no ``<html>``/``<head>``), for a page or a wiki site.
 
     Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails.
     """
-    verification = verification or verify_run(run, wiki_root=wiki_root, write=False)
-    return str(_fragment(run, verification, _environment()))
+    return str(_fragment(view, _environment()))
 
 
 def render_report(run: Run, *, wiki_root: Path | None = None) -> str:
     """The full report page (HTML). Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails."""
-    verification = verify_run(run, wiki_root=wiki_root, write=False)
+    view = ReportView.of(check_run(run, wiki_root=wiki_root))
     env = _environment()
-    fragment = _fragment(run, verification, env)
+    fragment = _fragment(view, env)
     css = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
     page = env.get_template("report.html.j2").render(
         page=True,
-        title=f"Evidence report: {verification.assembly.result['run_slug']}",
+        title=f"Evidence report: {view.result['run_slug']}",
         fragment=fragment,
         css=Markup(css),
     )

@@ -166,4 +166,6 @@ class Result(BaseModel):
     diagnostics: Diagnostics
     sources: tuple[ResultSource, ...]
     log: LogRef
+    inputs: list[list[Any]] | None = None
+    """Every input the assembly read (see :mod:`publisher.gate.inputs`); absent in older results."""
     inputs_hash: PrefixedDigest

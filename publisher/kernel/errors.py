@@ -16,6 +16,7 @@ __all__ = [
     "UsageError",
     "ConflictError",
     "EventLogError",
+    "ResourceError",
 ]
 
 
@@ -52,6 +53,13 @@ class ConflictError(IntegrityError):
 
 class EventLogError(IntegrityError):
     """The event log is torn, broken or cannot be appended to safely."""
+
+
+class ResourceError(PublisherError):
+    """The machine failed us (permission denied, an I/O error, out of memory): not evidence of
+    tampering, and never reported as a reason code; the command stops (exit status 2)."""
+
+    exit_status = 2
 
 
 class UsageError(PublisherError):

@@ -183,6 +183,8 @@ class LogState:
     torn: bool = False
     chained: bool = False
     exists: bool = False
+    crlf: int = 0
+    """Lines ending in a carriage return: line endings converted by a checkout or an editor."""
 
     @property
     def head(self) -> str | None:
@@ -224,6 +226,8 @@ def read_log(path: Path) -> LogState:
     last_number = 0
     for index, line in enumerate(lines, start=1):
         is_last = index == len(lines)
+        if line.endswith(b"\r"):
+            state.crlf += 1
         try:
             event = _parse_event(line)
         except (ValueError, ValidationError, StrictJSONError) as exc:

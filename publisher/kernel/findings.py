@@ -17,7 +17,7 @@ from typing import Any, Literal
 from .reasons import Reason
 from .text import one_line
 
-__all__ = ["Finding", "Severity", "group_findings", "counts_by_code"]
+__all__ = ["Finding", "Severity", "group_findings", "grouped_lines", "counts_by_code"]
 
 Severity = Literal["fail", "warn"]
 
@@ -109,3 +109,12 @@ def counts_by_code(findings: Iterable[Finding]) -> dict[str, int]:
     for f in findings:
         out[f.code] = out.get(f.code, 0) + 1
     return dict(sorted(out.items()))
+
+
+def grouped_lines(findings: Iterable[Finding], indent: str = "  ") -> list[str]:
+    """One line per root finding, each consequence indented under its cause with ``↳``."""
+    lines: list[str] = []
+    for root, consequences in group_findings(findings):
+        lines.append(indent + root.one_line())
+        lines += [f"{indent}  ↳ {f.one_line()}" for f in consequences]
+    return lines

@@ -31,7 +31,7 @@ from .canonical import (
     sha256_hex,
     source_id_for,
 )
-from .errors import ConflictError, IntegrityError
+from .errors import ConflictError, IntegrityError, ResourceError
 from .models import Snapshot, first_error
 from .reasons import Reason
 
@@ -101,7 +101,13 @@ def _read_bytes(path: str, source_id: str, max_bytes: int) -> bytes:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise _corrupt(source_id, "is a symbolic link, not a file") from exc
-        raise _corrupt(source_id, f"cannot be opened ({exc.strerror})") from exc
+        if exc.errno == errno.ENOTDIR:
+            raise IntegrityError(
+                f"no snapshot {source_id} in {os.path.dirname(path)} (not a folder)",
+                reason=Reason.UNKNOWN_SOURCE,
+                source_id=source_id,
+            ) from exc
+        raise ResourceError(f"snapshot {source_id} cannot be opened: {exc.strerror}", source_id=source_id) from exc
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

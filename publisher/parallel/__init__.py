@@ -5,7 +5,7 @@ verified once, on every core (:func:`verify_many`), and a per-command reader ove
 from .checks import Request, SnapshotCheck, SpanCheck
 from .pool import IN_PROCESS_BYTES, default_workers, helper_pool, verify_many, worker_pool
 from .progress import ProgressFn, terminal_progress
-from .reader import CheckedSnapshots
+from .reader import CheckedSnapshots, load_all
 
 __all__ = [
     "Request",
@@ -19,4 +19,5 @@ __all__ = [
     "ProgressFn",
     "terminal_progress",
     "CheckedSnapshots",
+    "load_all",
 ]

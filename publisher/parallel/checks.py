@@ -13,11 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..kernel.assets import hash_asset
-from ..kernel.errors import IntegrityError, PublisherError
+from ..kernel.errors import IntegrityError, PublisherError, ResourceError
 from ..kernel.models import Asset, Paper
 from ..kernel.reasons import Reason
 from ..kernel.spans import locator, slice_span
 from ..kernel.store import read_snapshot
+from ..kernel.text import one_line
 
 __all__ = ["Request", "SpanCheck", "SnapshotCheck", "check_snapshot", "check_chunk", "normalise", "as_error", "Task"]
 
@@ -119,11 +120,17 @@ def check_snapshot(task: Task, assets_root: str | None = None) -> SnapshotCheck:
     folder, source_id, wanted = task
     try:
         snap = read_snapshot(folder, source_id)
+    except ResourceError as exc:
+        return SnapshotCheck(folder, source_id, False, None, exc.one_line())
     except PublisherError as exc:
         reason = exc.reason if exc.reason is not None else Reason.SNAPSHOT_HASH_MISMATCH
         return SnapshotCheck(folder, source_id, False, reason, exc.one_line())
-    except (OSError, ValueError, MemoryError) as exc:
-        detail = f"snapshot {source_id[:80]} cannot be verified: {type(exc).__name__}: {exc}"[:300]
+    except (OSError, MemoryError) as exc:
+        # The machine failed (an I/O error, no memory): an error to report, never a tamper code.
+        detail = one_line(f"snapshot {source_id[:80]} cannot be read: {type(exc).__name__}: {exc}")
+        return SnapshotCheck(folder, source_id, False, None, detail)
+    except ValueError as exc:
+        detail = one_line(f"snapshot {source_id[:80]} cannot be verified: {type(exc).__name__}: {exc}")
         return SnapshotCheck(folder, source_id, False, Reason.SNAPSHOT_HASH_MISMATCH, detail)
     text = snap.text
     n = len(text)
@@ -176,10 +183,15 @@ def check_chunk(chunk: list[Task], assets_root: str | None = None) -> list[Snaps
 
 
 def as_error(check: SnapshotCheck) -> PublisherError:
-    """The error a serial read would have raised, with the same reason and one-line message."""
-    reason = check.reason or Reason.SNAPSHOT_HASH_MISMATCH
+    """The error a serial read would have raised, with the same reason and one-line message.
+
+    A check without a reason failed for want of resources (I/O, memory): a
+    :class:`~publisher.kernel.errors.ResourceError`, never a tamper code.
+    """
+    if check.reason is None:
+        return ResourceError(check.detail, source_id=check.source_id)
+    reason = check.reason
     prefix = f"{reason.value}: "
     if check.detail.startswith(prefix):
         return IntegrityError(check.detail[len(prefix) :], reason=reason, source_id=check.source_id)
-    # A failure outside the store's own checks: keep the message exactly, callers default the code.
-    return IntegrityError(check.detail, source_id=check.source_id)
+    return IntegrityError(check.detail, reason=reason, source_id=check.source_id)

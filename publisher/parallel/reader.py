@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
 
@@ -13,7 +13,7 @@ from .checks import SnapshotCheck, SpanCheck, as_error
 from .pool import verify_many
 from .progress import ProgressFn
 
-__all__ = ["CheckedSnapshots"]
+__all__ = ["CheckedSnapshots", "load_all"]
 
 
 class CheckedSnapshots:
@@ -64,8 +64,9 @@ class CheckedSnapshots:
             if check.location == folder:
                 self._keep(check)
 
-    def load(self) -> None:
-        """Verify every declared snapshot not checked yet, or checked without a declared span."""
+    def pending(self) -> list[tuple[Path, str, list[tuple[int, int]]]]:
+        """The work :meth:`load` would do (declared snapshots not checked yet, or lacking a span);
+        clears the declarations."""
         tasks = []
         for source_id, spans in self._wanted.items():
             known = self._checks.get(source_id)
@@ -74,11 +75,23 @@ class CheckedSnapshots:
                 continue
             tasks.append((self.folder, source_id, sorted(spans | set(have))))
         self._wanted = {}
+        return tasks
+
+    def load(self) -> None:
+        """Verify every declared snapshot not checked yet, or checked without a declared span."""
         checks = verify_many(
-            tasks, executor=self.executor, workers=self.workers, progress=self.progress, assets_root=self.assets_root
+            self.pending(),
+            executor=self.executor,
+            workers=self.workers,
+            progress=self.progress,
+            assets_root=self.assets_root,
         )
         for check in checks:
             self._keep(check)
+
+    def keep(self, check: SnapshotCheck) -> None:
+        """Adopt one check of this folder's snapshots (made by a pass over several folders)."""
+        self._keep(check)
 
     def _keep(self, check: SnapshotCheck) -> None:
         sid = check.source_id
@@ -127,3 +140,30 @@ class CheckedSnapshots:
             for c in self._checks.values()
             if c.ok and c.asset is not None and c.assets_root == folder
         }
+
+
+def load_all(
+    readers: Sequence[CheckedSnapshots],
+    *,
+    executor: Executor | None = None,
+    workers: int | None = None,
+    progress: ProgressFn | None = None,
+    meanwhile: Callable[[], object] | None = None,
+    assets_root: Path | str | None = None,
+) -> int:
+    """What every reader declared, verified in ONE :func:`verify_many` pass over all their folders.
+
+    ``meanwhile`` is called after each check arrives: a small piece of the caller's own work, done
+    while the workers go on with the snapshots still in flight. Returns the number of snapshots
+    checked.
+    """
+    by_folder = {os.fspath(reader.folder): reader for reader in readers}
+    tasks = [task for reader in readers for task in reader.pending()]
+    root = os.fspath(assets_root) if assets_root is not None else None
+    count = 0
+    for check in verify_many(tasks, executor=executor, workers=workers, progress=progress, assets_root=root):
+        by_folder[check.location].keep(check)
+        count += 1
+        if meanwhile is not None:
+            meanwhile()
+    return count

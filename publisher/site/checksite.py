@@ -10,11 +10,12 @@ from typing import Any
 
 from ..kernel.canonical import SOURCE_ID_RE, sha256_hex
 from ..kernel.errors import PublisherError
+from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
 from ..kernel.spans import check_range
 from ..kernel.store import SnapshotStore
 from ..runs import Run
-from ..wiki.preflight import Finding, discover
+from ..wiki.discover import discover
 from .manifest import MANIFEST_NAME, check_record_copy, record_uri
 from .scan import Excerpt, SnapshotBlock, scan_page
 

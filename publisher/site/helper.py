@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections import deque
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from ..gate import render
+from ..gate.render import ReportView
 from ..kernel.canonical import sha256_hex
-from ..parallel import CheckedSnapshots, SnapshotCheck, default_workers, helper_pool
-from ..runs import Run
-from ..wiki.preflight import Preflight, RunEvidence
+from ..kernel.errors import IntegrityError
+from ..kernel.reasons import Reason
+from ..parallel import default_workers, helper_pool
+from ..wiki.evidence import RunEvidence, WikiCheck
 from .highlight import SourceBody, SourceJob, render_source_body
 from .manifest import check_record_copy
 
@@ -21,18 +23,10 @@ log = logging.getLogger("mkdocs.plugins.publisher")
 __all__ = ["render_report_page", "render_source_chunk", "check_record_chunk", "BuildHelper"]
 
 
-def render_report_page(wiki_root: str, run_path: str, checks: list[SnapshotCheck]) -> str:
-    """A run's report page body, re-assembling the run from the preflight's snapshot checks
-    (``checks``), so no snapshot file is read again; a span they lack is read then. Runs in the
-    build's helper process or in-process."""
-    from ..gate.render import render_report_body
-    from ..gate.verify import verify_run
-
-    run = Run(Path(run_path))
-    reader = CheckedSnapshots(run.sources_dir)
-    reader.seed(checks)
-    verification = verify_run(run, wiki_root=Path(wiki_root), write=False, reader=reader)
-    return render_report_body(run, verification=verification)
+def render_report_page(view: ReportView) -> str:
+    """A run's report page body from the wiki check's verification of the run (no snapshot is
+    read again). Runs in the build's helper process or in-process."""
+    return render.render_report_body(view)
 
 
 def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
@@ -72,7 +66,7 @@ class BuildHelper:
     every page's output against the preflight, wherever it was rendered.
     """
 
-    def __init__(self, wiki_root: Path, pre: Preflight) -> None:
+    def __init__(self, wiki_root: Path, pre: WikiCheck) -> None:
         self.wiki_root = wiki_root
         self.pre = pre
         self._pool: Executor | None = None
@@ -83,10 +77,10 @@ class BuildHelper:
         self._reports: dict[str, Future[str]] = {}
         self._report: Future[str] | None = None
 
-    def _report_job(self, ev: RunEvidence) -> tuple[str, str, list[SnapshotCheck]]:
-        folder = os.fspath(ev.run.sources_dir)
-        checks = [c for c in self.pre.snapshot_checks if c.location == folder]
-        return os.fspath(self.wiki_root), os.fspath(ev.run.path), checks
+    def _report_job(self, ev: RunEvidence) -> tuple[ReportView]:
+        if ev.check is None:
+            raise IntegrityError(f"run {ev.rel} was not checked", reason=Reason.SCHEMA_ERROR)
+        return (ReportView.of(ev.check),)
 
     def start(self, sources: list[SourceJob], runs: list[RunEvidence]) -> None:
         """Start rendering these source texts and reports in helper processes, when that pays."""
@@ -99,7 +93,7 @@ class BuildHelper:
         chunk: list[SourceJob] = []
         weight = 0
         for job in sources:
-            size = self.pre.sources[job.source_id].meta.chars if job.source_id in self.pre.sources else 0
+            size = self.pre.sources[job.source_id].meta.text_length if job.source_id in self.pre.sources else 0
             if chunk and (weight + size > _CHUNK_CHARS or len(chunk) >= _CHUNK_PAGES):
                 self._waiting.append(chunk)
                 chunk, weight = [], 0

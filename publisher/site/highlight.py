@@ -10,7 +10,7 @@ from ..kernel.canonical import sha256_hex
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
 from ..kernel.store import read_snapshot
-from ..wiki.preflight import SourceInfo
+from ..wiki.evidence import SourceInfo
 from .scan import SNAPSHOT_CLASS, WINDOW_CLASS, escape_text
 
 __all__ = [
@@ -61,7 +61,7 @@ def source_job(source_id: str, info: SourceInfo, options: SourceText) -> SourceJ
     return SourceJob(
         source_id,
         os.fspath(info.sources_dir),
-        info.meta.content_hash,
+        info.meta.content_hash or "",
         frozenset(info.spans),
         options.mode,
         options.context,
@@ -71,7 +71,7 @@ def source_job(source_id: str, info: SourceInfo, options: SourceText) -> SourceJ
 def render_source_body(job: SourceJob) -> SourceBody:
     """Read and verify the snapshot again and render its text with the cited spans marked.
 
-    The verified text must still be the one the preflight verified (else SNAPSHOT_HASH_MISMATCH:
+    The verified text must still be the one the wiki check verified (else SNAPSHOT_HASH_MISMATCH:
     it changed during the build).
     """
     sid = job.source_id

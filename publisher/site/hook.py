@@ -1,10 +1,11 @@
-"""The MkDocs side of an evidence wiki: preflight, generated pages, seal and atomic publication.
+"""The MkDocs side of an evidence wiki: wiki check, generated pages, seal and atomic publication.
 
 One implementation serves both wirings: the installable plugin (``plugins: - evidence``, see
 :mod:`publisher.site.plugin`) and the hook file ``hooks/evidence.py`` (a shim over the same plugin
 class). A build goes:
 
-1. ``on_config`` (:func:`configure`) runs the preflight before anything is written; any finding
+1. ``on_config`` (:func:`configure`) runs the wiki check (:mod:`publisher.wiki.check`) before
+   anything is written; any finding
    raises ``PluginError`` listing every failure. It then points ``site_dir`` at a fresh staging
    folder beside the real one and registers a per-build :class:`EvidenceBuild` in
    ``config.plugins``, which receives the rest of this build's events. Site-wide strings
@@ -57,9 +58,11 @@ import publisher
 
 from ..kernel.canonical import content_hash_for, sha256_hex
 from ..kernel.errors import PublisherError
+from ..kernel.findings import grouped_lines
 from ..parallel import terminal_progress
 from ..runs import RUN_LAYOUTS
-from ..wiki.preflight import Preflight, run_preflight
+from ..wiki.check import check_wiki
+from ..wiki.evidence import WikiCheck
 from . import publish
 from .helper import BuildHelper, check_record_chunk
 from .highlight import source_job
@@ -92,11 +95,11 @@ PublishAt = Literal["shutdown", "caller", "post_build"]
 log = logging.getLogger("mkdocs.plugins.publisher")
 
 
-def format_findings(pre: Preflight) -> str:
-    """Every finding, one per line, under a summary line."""
+def format_findings(pre: WikiCheck) -> str:
+    """Every finding, one per line (consequences under their cause), under a summary line."""
     counts = ", ".join(f"{code} x{n}" for code, n in pre.counts_by_reason().items())
-    lines = [f"evidence preflight failed: {len(pre.findings)} finding(s) ({counts}); nothing was published"]
-    lines += [f"  {f.one_line()}" for f in pre.findings]
+    lines = [f"evidence check failed: {len(pre.findings)} finding(s) ({counts}); nothing was published"]
+    lines += grouped_lines(pre.findings)
     return "\n".join(lines)
 
 
@@ -107,7 +110,7 @@ class EvidenceBuild:
         self.wiki_root: Path | None = None
         self.site: Path | None = None
         self.staging: Path | None = None
-        self.pre: Preflight | None = None
+        self.pre: WikiCheck | None = None
         self.model: SiteModel | None = None
         self.sealed: list[dict[str, Any]] = []
         self.sealed_snapshots: list[dict[str, Any]] = []
@@ -123,8 +126,8 @@ class EvidenceBuild:
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    def start(self, config: Any, wiki_root: Path, pre: Preflight, publish_at: PublishAt = "post_build") -> None:
-        """Point the build at a fresh staging folder; called once the preflight passed."""
+    def start(self, config: Any, wiki_root: Path, pre: WikiCheck, publish_at: PublishAt = "post_build") -> None:
+        """Point the build at a fresh staging folder; called once the wiki check passed."""
         source_text = reader_options(config)  # refuse bad options before anything is created
         self.abandon()
         self.config = config
@@ -392,17 +395,17 @@ def _warned() -> bool:
 
 
 def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuild:
-    """Run the preflight before anything is written; stage the build beside the real site."""
+    """Run the wiki check before anything is written; stage the build beside the real site."""
     root = wiki_root(config)
     build = config.plugins.get(PLUGIN_KEY)
     if isinstance(build, EvidenceBuild):
         build.abandon()
-    with terminal_progress("evidence preflight") as progress:
-        pre = run_preflight(root, progress=progress)
+    with terminal_progress("evidence check") as progress:
+        pre = check_wiki(root, progress=progress)
     if not pre.ok:
         raise PluginError(format_findings(pre))
     for notice in pre.notices:
-        log.info(f"evidence preflight: {notice}")
+        log.info(f"evidence check: {notice}")
     if not isinstance(build, EvidenceBuild):
         build = EvidenceBuild()
         config.plugins[PLUGIN_KEY] = build

@@ -31,8 +31,8 @@ from mkdocs.utils import get_relative_url
 
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
+from ..wiki.evidence import ConceptEvidence, RunEvidence, SourceInfo, WikiCheck
 from ..wiki.markdown import markdown_text
-from ..wiki.preflight import ConceptEvidence, Preflight, RunEvidence, SourceInfo
 from . import TEMPLATES_DIR
 from .highlight import SourceBody, SourceJob, SourceText, render_source_body, source_job
 from .scan import excerpt_html
@@ -118,11 +118,11 @@ def _environment(templates_dir: Path, autoescape: bool) -> jinja2.Environment:
 
 
 class SiteModel:
-    """Builds every generated page of a wiki from a passed preflight."""
+    """Builds every generated page of a wiki from a passed wiki check."""
 
     def __init__(
         self,
-        pre: Preflight,
+        pre: WikiCheck,
         *,
         use_directory_urls: bool,
         templates_dir: Path | None = None,
@@ -272,14 +272,14 @@ class SiteModel:
             "url": meta.url,
             "title": meta.title,
             "paper_ids": list(meta.paper.ids().items()) if meta.paper else [],
-            "access": meta.access.value,
+            "access": meta.access,
             "origin": meta.origin,
             "retrieved_at": meta.retrieved_at,
             "content_hash": meta.content_hash,
             "record_hash": meta.record_hash,
-            "asset_path": meta.asset_path,
-            "asset_sha256": meta.asset_sha256,
-            "chars": meta.chars,
+            "asset_path": meta.asset.path if meta.asset else None,
+            "asset_sha256": meta.asset.sha256 if meta.asset else None,
+            "chars": meta.text_length,
         }
         holders = [{"slug": s, "href": self.href(uri, report_uri(s))} for s in info.holders]
         events = [
@@ -373,7 +373,7 @@ class SiteModel:
                 [
                     {"text": info.meta.title or sid, "href": self.href(page.src_uri, source_uri(sid))},
                     {"text": sid, "code": True},
-                    {"text": info.meta.access.value},
+                    {"text": info.meta.access},
                     {"text": ids},
                     {"text": ", ".join(info.holders)},
                     {"text": str(len(info.spans))},

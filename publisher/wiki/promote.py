@@ -1,10 +1,11 @@
 """Promotion: a run's accepted evidence becomes a concept file, all or nothing (CONTRACT section 10).
 
-Promotion reads only ``outputs/result.json``. It runs the wiki preflight on the run (and on any
-other run the concept already names): every cited snapshot is re-read and re-hashed, every
-excerpt re-sliced a second time and compared with the result, paper ids, asset hashes and the
-event-log chain are checked. Any finding refuses the promotion outright, as does a ``fail``
-verdict with the gate on. Only then is the concept's generated block rewritten (maintainer prose
+Promotion publishes a run's accepted evidence only when its ``result.json`` is exactly what
+assembling the run now produces and its gate verdict is not ``fail``: it runs the wiki check
+(:func:`.check.check_wiki`, the one pipeline) on the run and on any other run the concept already
+names, which re-reads and re-hashes every snapshot, re-slices every excerpt, checks paper ids,
+asset hashes, freshness and the event-log chain. Any finding refuses the promotion outright,
+naming the cause and the fix. Only then is the concept's generated block rewritten (maintainer prose
 around it is kept), the new file checked once more as the build would check it, and written with
 exclusive creation or atomic replacement. ``check`` stops before writing.
 """
@@ -24,10 +25,13 @@ from typing import Any
 from ..kernel import _fs
 from ..kernel.canonical import format_ts, utc_now
 from ..kernel.errors import ConflictError, IntegrityError, PublisherError, UsageError
+from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
 from ..kernel.refs import format_ref
 from ..parallel import ProgressFn
 from ..runs import Run
+from .check import check_wiki
+from .conceptcheck import check_concept_text
 from .concepts import (
     CONCEPTS_DIR,
     ConceptDoc,
@@ -38,8 +42,8 @@ from .concepts import (
     parse_concept,
     with_generated,
 )
+from .evidence import RunEvidence, VerifiedClaim, WikiCheck
 from .markdown import markdown_code, markdown_text
-from .preflight import Finding, Preflight, RunEvidence, VerifiedClaim, check_concept_text, run_preflight
 
 __all__ = ["PlannedWrite", "Promotion", "PromotionRefused", "plan_promotion", "promote", "commit_writes"]
 
@@ -134,7 +138,7 @@ def _paper_line(paper: Any) -> str:
     return ", ".join(parts)
 
 
-def _run_section(ev: RunEvidence, pre: Preflight, taken: set[str]) -> tuple[list[str], int, int]:
+def _run_section(ev: RunEvidence, pre: WikiCheck, taken: set[str]) -> tuple[list[str], int, int]:
     """Markdown lines for one run's accepted artifacts; returns (lines, artifacts, claims)."""
     lines = [f"## Evidence from run {_code(ev.slug)}", ""]
     if ev.title != ev.slug:
@@ -170,7 +174,7 @@ def _sentence(claim: VerifiedClaim) -> str:
     return f"Evidence for {field_name}."
 
 
-def render_block(runs: Sequence[RunEvidence], pre: Preflight) -> tuple[str, int, int]:
+def render_block(runs: Sequence[RunEvidence], pre: WikiCheck) -> tuple[str, int, int]:
     """The generated block's content for ``runs`` in order; returns (markdown, artifacts, claims)."""
     taken: set[str] = set()
     lines = [
@@ -236,40 +240,26 @@ def plan_promotion(
     path = wiki_root / concept_rel
     previous: bytes | None = None
     doc: ConceptDoc | None = None
-    if path.exists() or path.is_symlink():
-        if path.is_symlink() or not path.is_file():
-            raise UsageError(f"{concept_rel} is not a regular file")
+    if os.path.lexists(path):
         try:
             previous = _fs.read_regular(path, follow_symlinks=False)
         except OSError as exc:
-            raise UsageError(f"{concept_rel} cannot be read: {exc.strerror or exc}") from exc
+            raise UsageError(
+                f"{concept_rel} cannot be read ({exc.strerror or exc})", reason=Reason.SCHEMA_ERROR
+            ) from exc
         try:
             doc = parse_concept(previous.decode("utf-8"), where=concept_rel)
         except UnicodeDecodeError as exc:
             raise IntegrityError(f"{concept_rel}: is not UTF-8", reason=Reason.SCHEMA_ERROR) from exc
 
     others = [wiki_root / e.path for e in (doc.front.runs if doc else ()) if e.path != run_rel]
-    pre = run_preflight(wiki_root, runs=[run.path, *others], concepts=[], progress=progress)
+    pre = check_wiki(wiki_root, runs=[run.path, *others], concepts=[], progress=progress)
     if not pre.ok:
-        raise _refuse(f"promotion refused: {len(pre.findings)} integrity finding(s)", pre.findings)
+        fix = f"fix what is named, then run 'publisher assemble --run-dir {run_rel}' and promote again"
+        raise _refuse(f"promotion refused: {len(pre.findings)} finding(s); {fix}", pre.findings)
     this = pre.run_by_rel(run_rel)
     if this is None or this.result is None:
-        raise UsageError(f"{run_rel}: result.json could not be read")
-    for ev in pre.runs:
-        result = ev.result
-        if result is None:
-            continue
-        gates = ev.config.get("gates")
-        gate_on = result.gate.enabled or (isinstance(gates, dict) and gates.get("evidence_kernel") is True)
-        # The verdict a gate would give, not only the one written down: a result assembled with
-        # the gate off (or edited) may say "warn" or "pass" while it holds unresolved artifacts.
-        failing = result.gate.verdict == "fail" or result.counts.unresolved > 0 or bool(result.diagnostics.unresolved)
-        if gate_on and failing:
-            raise PromotionRefused(
-                f"promotion refused: run {ev.slug} has gate verdict fail "
-                f"({result.counts.unresolved} unresolved artifact(s))",
-                [],
-            )
+        raise UsageError(f"{run_rel}: the run could not be assembled")
 
     stamp = now or format_ts(utc_now())
     entries: list[ConceptRun] = []
@@ -338,8 +328,6 @@ def commit_writes(writes: Sequence[PlannedWrite]) -> None:
             current: bytes | None = _fs.read_regular(item.path, follow_symlinks=False)
         except FileNotFoundError:
             current = None
-        except OSError as exc:
-            raise ConflictError(f"{item.path} changed while promoting ({exc}); nothing written, try again") from exc
         if current != item.previous or (item.previous is None and item.path.is_symlink()):
             raise ConflictError(f"{item.path} changed while promoting; nothing written, try again")
     done: list[PlannedWrite] = []

@@ -1,4 +1,5 @@
-"""The wiki preflight: every finding reported with its reason code, never raised."""
+"""The wiki check: every run assembled now and every concept checked; every finding reported with its
+reason code or check id, never raised."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from _wiki_helpers import TAMPERINGS, count_asset_hashes, make_wiki, sample_run,
 from publisher.kernel.reasons import Reason
 from publisher.kernel.refs import format_ref
 from publisher.runs import Run
-from publisher.wiki.preflight import SnapshotRequest, run_preflight, verify_snapshots
+from publisher.wiki.check import check_wiki as run_preflight
 from publisher.wiki.promote import promote
 
 
@@ -22,7 +23,7 @@ def wiki(tmp_path: Path) -> Path:
 
 
 def _codes(wiki: Path) -> set[str]:
-    return {f.reason.value for f in run_preflight(wiki).findings}
+    return {f.code for f in run_preflight(wiki).findings}
 
 
 def test_clean_wiki_passes_with_every_excerpt_verified(wiki: Path) -> None:
@@ -43,16 +44,15 @@ def test_new_wiki_has_nothing_to_verify_and_passes_with_notice(wiki: Path) -> No
     assert pre.ok and pre.notices
 
 
-@pytest.mark.parametrize("assembled", [True, False])
 @pytest.mark.parametrize("kind", [*TAMPERINGS, "concept-excerpt", "concept-offsets"])
-def test_each_tampering_is_found(wiki: Path, kind: str, assembled: bool) -> None:
-    rb = sample_run(wiki, assembled=assembled)
+def test_each_tampering_is_found(wiki: Path, kind: str) -> None:
+    rb = sample_run(wiki)
     promote(rb.run.path, wiki)
     reason = tamper(kind, rb)
     findings = run_preflight(wiki).findings
-    assert reason in {f.reason.value for f in findings}
+    assert reason in {f.code for f in findings}
     for item in findings:
-        assert item.file and item.one_line().startswith(item.reason.value)
+        assert item.file and item.one_line().startswith(item.code)
 
 
 def test_findings_name_file_footnote_and_numbers(wiki: Path) -> None:
@@ -75,12 +75,7 @@ def test_every_failure_is_listed_not_just_the_first(wiki: Path) -> None:
     tamper("pdf-asset", rb)
     tamper("event-line", rb)
     tamper("concept-offsets", rb)
-    assert _codes(wiki) >= {
-        "URL_NOT_RETRIEVED",
-        "ASSET_HASH_MISMATCH",
-        "SNAPSHOT_HASH_MISMATCH",
-        "SOURCE_OUTSIDE_ACCEPTED",
-    }
+    assert _codes(wiki) >= {"C-ASSEMBLER", "ASSET_HASH_MISMATCH", "C-EVENT-LOG", "SOURCE_OUTSIDE_ACCEPTED"}
 
 
 def test_concept_without_evidence_is_a_finding(wiki: Path) -> None:
@@ -132,22 +127,6 @@ def test_upstream_layout_is_discovered(wiki: Path) -> None:
     assert pre.ok and [r.rel for r in pre.runs] == ["outputs/deep-research/alpha"]
 
 
-def test_verify_snapshots_reads_once_and_returns_no_texts(wiki: Path) -> None:
-    rb = sample_run(wiki)
-    folder = str(rb.run.sources_dir)
-    requests = [SnapshotRequest(folder, sid, ((0, 5), (3, 10**6))) for sid in rb.texts]
-    requests.append(SnapshotRequest(folder, "src-" + "0" * 64, ((0, 1),)))
-    serial = verify_snapshots(requests)
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        parallel = verify_snapshots(requests, executor=pool)
-    assert serial == parallel
-    for outcome in serial[:-1]:
-        assert outcome.meta is not None and not hasattr(outcome.meta, "text")
-        assert outcome.excerpts == {(0, 5): rb.texts[outcome.source_id][:5]}
-        assert outcome.bad_spans == {(3, 10**6): Reason.SPAN_OUT_OF_RANGE}
-    assert serial[-1].reason is Reason.UNKNOWN_SOURCE
-
-
 def test_concept_quoting_a_tampered_snapshot_names_the_tampering(wiki: Path) -> None:
     rb = sample_run(wiki)
     promote(rb.run.path, wiki)
@@ -170,25 +149,15 @@ def test_run_only_a_concept_names_is_verified_too(wiki: Path) -> None:
     assert pre.ok, [f.one_line() for f in pre.findings]
     assert [r.rel for r in pre.runs] == ["archive/alpha"]
     assert set(pre.sources) == set(rb.texts)
-    assert {c.source_id for c in pre.snapshot_checks} == set(rb.texts)
+    assert set(pre.runs[0].check.assembly.reader.checks()) == set(rb.texts)
     tamper("snapshot-text", rb)
     findings = run_preflight(wiki).findings
     assert Reason.SNAPSHOT_HASH_MISMATCH in {f.reason for f in findings}
     assert {f.file.split("/")[0] for f in findings} == {"archive", "concepts"}
 
 
-def test_callers_work_runs_while_snapshots_are_checked(wiki: Path) -> None:
-    rb = sample_run(wiki)
-    folder = str(rb.run.sources_dir)
-    requests = [SnapshotRequest(folder, sid, ((0, 5),)) for sid in rb.texts]
-    calls: list[int] = []
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        outcomes = verify_snapshots(requests, executor=pool, meanwhile=lambda: calls.append(1))
-    assert len(calls) == len(requests) == len(outcomes)
-
-
 def test_assets_are_hashed_once_by_the_snapshot_workers(wiki: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The preflight's asset check (P4) takes the digest the verifying worker computed."""
+    """The asset check takes the digest the verifying worker computed."""
     rb = sample_run(wiki)
     promote(rb.run.path, wiki)
     hashed = count_asset_hashes(monkeypatch)
@@ -236,7 +205,7 @@ def test_many_concepts_are_parsed_on_the_workers_with_the_same_outcome(wiki: Pat
     _many_concepts(wiki, 40)
     serial = run_preflight(wiki, workers=1)
     assert len(serial.concepts) == 41 and [r.rel for r in serial.runs] == ["archive/alpha"]
-    assert [f.reason for f in serial.findings] == [Reason.SCHEMA_ERROR], [f.one_line() for f in serial.findings]
+    assert [f.code for f in serial.findings] == ["SCHEMA_ERROR"], [f.one_line() for f in serial.findings]
     pooled = run_preflight(wiki, workers=2)
     with ThreadPoolExecutor(max_workers=2) as pool:
         threaded = run_preflight(wiki, executor=pool)
@@ -244,7 +213,7 @@ def test_many_concepts_are_parsed_on_the_workers_with_the_same_outcome(wiki: Pat
 
 
 def test_concepts_on_the_workers_are_parsed_in_tasks(wiki: Path) -> None:
-    from publisher.wiki import preflight
+    from publisher.wiki import check
 
     rb = sample_run(wiki)
     promote(rb.run.path, wiki)
@@ -258,7 +227,7 @@ def test_concepts_on_the_workers_are_parsed_in_tasks(wiki: Path) -> None:
 
     with Counting(max_workers=2) as pool:
         pre = run_preflight(wiki, executor=pool)
-    tasks = -(-41 // preflight._CONCEPTS_PER_TASK)
+    tasks = -(-41 // check._CONCEPTS_PER_TASK)
     assert submitted[:tasks] == ["read_concepts"] * tasks, "the concepts are queued first"
     assert "read_concepts" not in submitted[tasks:]
     assert len(pre.concepts) == 41

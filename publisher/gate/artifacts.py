@@ -1,0 +1,266 @@
+"""Artifacts and the span checks of CONTRACT sections 4-6: every finding of an extraction or appraisal.
+
+An :class:`ArtifactChecker` holds what one assembly shares: the snapshot reader, the event log, the
+run config and freshness memoised per source. Of a span only the claim label, the source id and
+the offsets are used; URL, paper ids, access, excerpt, section and page come from the snapshot.
+Every finding is kept (one ``diagnostics.unresolved[]`` entry per finding, with its field), so
+none hides another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..kernel.assets import AssetChecker
+from ..kernel.canonical import SOURCE_ID_RE
+from ..kernel.errors import IntegrityError
+from ..kernel.eventlog import LogState
+from ..kernel.ids import paper_problem
+from ..kernel.models import RunConfig
+from ..kernel.reasons import Reason
+from ..kernel.spans import check_range
+from ..kernel.text import one_line
+from ..parallel import CheckedSnapshots, SnapshotCheck
+from ..runs import Run
+from .freshness import Freshness, freshness
+from .records import AgentRecord
+
+__all__ = ["Artifact", "ArtifactChecker", "flag_duplicates", "flag_unsupported", "LOG_NOT_INTACT"]
+
+LOG_NOT_INTACT = "event log is not intact"
+"""Start of the detail of a freshness finding voided by a broken log (grouped under C-EVENT-LOG)."""
+
+
+@dataclass
+class Artifact:
+    """One extraction, appraisal or report claim being checked; any finding leaves it unresolved."""
+
+    artifact_id: str
+    kind: str
+    evidence_id: str | None
+    record: str | None
+    data: dict[str, Any] = field(default_factory=dict)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+    """Backing source id -> first field that cites it, in citation order."""
+
+    def find(self, field_name: str, reason: Reason, detail: str, source_id: str | None = None) -> None:
+        self.findings.append(
+            {
+                "artifact_id": self.artifact_id,
+                "kind": self.kind,
+                "evidence_id": self.evidence_id,
+                "field": field_name,
+                "reason_code": reason.value,
+                "detail": one_line(detail),
+                "source_id": source_id,
+                "record": self.record,
+            }
+        )
+
+
+class ArtifactChecker:
+    """One assembly: the shared reader, the log, and memoised freshness per source."""
+
+    def __init__(self, run: Run, reader: CheckedSnapshots, assets: AssetChecker, config: RunConfig, log: LogState):
+        self.run = run
+        self.reader = reader
+        self.assets = assets
+        self.config = config
+        self.log = log
+        self.referenced: dict[str, None] = {}
+        self.fresh: dict[str, Freshness] = {}
+        self.spans_checked = 0
+        self.warnings: list[dict[str, Any]] = []
+
+    # -- snapshots ---------------------------------------------------------------------------
+
+    def snapshot(self, art: Artifact, field_name: str, source_id: str) -> SnapshotCheck | None:
+        """The verified snapshot, or None after recording UNKNOWN_SOURCE / SNAPSHOT_HASH_MISMATCH."""
+        if not isinstance(source_id, str) or not SOURCE_ID_RE.fullmatch(source_id):
+            art.find(field_name, Reason.UNKNOWN_SOURCE, f"{str(source_id)[:80]!r} is not a source id (src-<64 hex>)")
+            return None
+        self.referenced[source_id] = None
+        try:
+            return self.reader.get(source_id)
+        except IntegrityError as exc:
+            reason = exc.reason or Reason.SNAPSHOT_HASH_MISMATCH
+            art.find(field_name, reason, exc.one_line(), source_id)
+            return None
+
+    def freshness_of(self, snap: SnapshotCheck) -> Freshness:
+        hit = self.fresh.get(snap.source_id)
+        if hit is None:
+            hit = freshness(snap, self.log.events, self.config.created_at, self.assets, text_sha256=snap.text_sha256)
+            if hit.fresh and self.log.findings:
+                first = self.log.findings[0]
+                hit = Freshness(
+                    False,
+                    None,
+                    Reason.NO_FRESH_FETCH,
+                    f"{LOG_NOT_INTACT} (line {first.line}: {first.problem}); no event is trusted",
+                )
+            self.fresh[snap.source_id] = hit
+        return hit
+
+    # -- spans -------------------------------------------------------------------------------
+
+    def check_span(
+        self,
+        art: Artifact,
+        field_name: str,
+        source_id: str,
+        start: int,
+        end: int,
+        *,
+        quoted: Iterable[tuple[str, str]] = (),
+        access: str | None = None,
+        evidence_ids: Iterable[str] = (),
+        claim: str | None = None,
+    ) -> None:
+        """Every span check of section 4; an intact span becomes a claim of the artifact."""
+        self.spans_checked += 1
+        snap = self.snapshot(art, field_name, source_id)
+        if snap is None:
+            return
+        art.sources.setdefault(source_id, field_name)
+        where = f"{source_id}#{start}-{end}"
+        ok = True
+        sliced = self.reader.span(source_id, start, end)
+        excerpt = sliced.excerpt
+        reason = check_range(start, end, snap.text_length)
+        if reason is not None or excerpt is None:
+            ok = False
+            reason = reason or sliced.reason or Reason.SPAN_OUT_OF_RANGE
+            art.find(field_name, reason, f"{where} on a text of {snap.text_length} code points", source_id)
+        else:
+            for name, text in quoted:
+                if text != excerpt:
+                    ok = False
+                    at = next((i for i, (a, b) in enumerate(zip(text, excerpt, strict=False)) if a != b), None)
+                    at = min(len(text), len(excerpt)) if at is None else at
+                    art.find(
+                        field_name,
+                        Reason.EXCERPT_MISMATCH,
+                        f"{name} differs from the re-slice of {where} at code point {at} "
+                        f"(quoted {len(text)}, re-slice {len(excerpt)} code points)",
+                        source_id,
+                    )
+        if access is not None and access != snap.access:
+            ok = False
+            art.find(
+                field_name,
+                Reason.ACCESS_MISMATCH,
+                f"span states access {access!r}; snapshot {source_id} is {snap.access}",
+                source_id,
+            )
+        for evidence_id in evidence_ids:
+            problem = paper_problem(evidence_id, snap.paper)
+            if problem is not None:
+                ok = False
+                art.find(field_name, Reason.NO_PAPER_ID, f"{problem} ({source_id})", source_id)
+        if ok:
+            art.claims.append(
+                {
+                    "claim": claim,
+                    "field": field_name,
+                    "source_id": source_id,
+                    "start": start,
+                    "end": end,
+                    "access": snap.access,
+                    "excerpt": excerpt,
+                    "section": sliced.section,
+                    "page": sliced.page,
+                }
+            )
+
+    def check_freshness(self, art: Artifact) -> None:
+        """ASSET_HASH_MISMATCH for a backing source whose stored PDF changed; NO_FRESH_FETCH for one not fresh."""
+        for source_id, field_name in art.sources.items():
+            snap = self.reader.get(source_id)
+            problem = self.assets.check(snap)
+            if problem is not None:
+                art.find(field_name, Reason.ASSET_HASH_MISMATCH, problem, source_id)
+                continue
+            fresh = self.freshness_of(snap)
+            if not fresh.fresh:
+                art.find(field_name, fresh.reason or Reason.NO_FRESH_FETCH, fresh.detail, source_id)
+
+    # -- records -----------------------------------------------------------------------------
+
+    def record_artifact(self, record: AgentRecord) -> Artifact:
+        art = Artifact(record.artifact_id, record.kind, record.evidence_id, record.record, data=dict(record.data))
+        for finding in record.findings:
+            art.find(finding.field, finding.reason, finding.detail)
+        for where, detail in record.warnings:
+            self.warnings.append(
+                {"artifact_id": art.artifact_id, "record": record.record, "field": where, "detail": one_line(detail)}
+            )
+        for entry in record.spans:
+            span = entry.span
+            ids = [record.evidence_id] if record.evidence_id else []
+            if span.evidence_id is not None and span.evidence_id not in ids:
+                ids.append(span.evidence_id)
+            quoted = [(n, v) for n, v in (("text", span.text), ("excerpt", span.excerpt)) if v is not None]
+            self.check_span(
+                art,
+                entry.field,
+                span.source_id,
+                span.start,
+                span.end,
+                quoted=quoted,
+                access=span.access,
+                evidence_ids=ids,
+                claim=span.claim,
+            )
+        for quote in record.quotes:
+            self.spans_checked += 1
+            snap = self.snapshot(art, quote.field, quote.source_id)
+            if snap is None:
+                continue
+            where = f"{quote.source_id}#{quote.start}-{quote.end}"
+            reason = check_range(quote.start, quote.end, snap.text_length)
+            if reason is not None:
+                art.find(quote.field, reason, f"legacy quote {where} on a text of {snap.text_length}", quote.source_id)
+            elif self.reader.span(quote.source_id, quote.start, quote.end).excerpt != quote.text:
+                art.find(
+                    quote.field,
+                    Reason.EXCERPT_MISMATCH,
+                    f"legacy quote differs from the re-slice of {where}",
+                    quote.source_id,
+                )
+        if record.quotes:
+            self.warnings.append(
+                {
+                    "artifact_id": art.artifact_id,
+                    "record": record.record,
+                    "field": "quotes",
+                    "detail": f"{len(record.quotes)} legacy quote(s) compared and discarded; quotes are derived",
+                }
+            )
+        self.check_freshness(art)
+        if record.kind == "extraction":
+            art.data["quotes"] = [c["excerpt"] for c in art.claims]
+        return art
+
+
+def flag_duplicates(arts: list[Artifact]) -> None:
+    """Two records claiming one artifact id contradict each other: both are SCHEMA_ERROR."""
+    by_id: dict[str, list[Artifact]] = {}
+    for art in arts:
+        by_id.setdefault(art.artifact_id, []).append(art)
+    for same in by_id.values():
+        if len(same) < 2:
+            continue
+        for art in same:
+            others = ", ".join(o.record or "?" for o in same if o is not art)
+            art.find("evidence_id", Reason.SCHEMA_ERROR, f"{art.artifact_id} is also written by {others}")
+
+
+def flag_unsupported(arts: list[Artifact], unsupported: dict[str, list[str]]) -> None:
+    for art in arts:
+        for reason in unsupported.get(art.artifact_id, []):
+            art.find("verifier", Reason.UNSUPPORTED_VERDICT, f"workspace/verifier.json: {reason}")

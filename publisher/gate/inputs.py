@@ -1,0 +1,189 @@
+"""Everything an assembly reads from a run, read once, and the list of inputs that digests it.
+
+:func:`load_inputs` reads the run's config, agent records, report, independent checker's verdict,
+corpus and event log, each through the fail-closed reader. An input that cannot be read at all
+(a malformed config, a report that is not UTF-8, a verifier file of the wrong shape) raises a
+:class:`~publisher.kernel.errors.UsageError` with ``SCHEMA_ERROR``: the run cannot be assembled.
+
+``inputs`` is this list, in this order (digests are ``"sha256:"`` + hex of the file's exact bytes,
+null when absent), and ``inputs_hash`` is ``"sha256:" + sha256(canonical_bytes(inputs))``:
+
+1. ``["run_slug", slug]``
+2. ``["config", digest of config.json]``
+3. ``["record", "workspace/<folder>/<name>.json", digest]`` for every agent record, extractions
+   then appraisals, each folder in name order
+4. ``["verifier", digest of workspace/verifier.json]``
+5. ``["report", digest of outputs/report.md]``
+6. ``["corpus", digest of corpus.jsonl]``
+7. ``["source", source_id, status, record_hash, content_hash]`` for every referenced snapshot in
+   source-id order; ``status`` is ``ok``, ``UNKNOWN_SOURCE`` or ``SNAPSHOT_HASH_MISMATCH``, and the
+   two hashes are null unless it is ``ok``
+8. ``["asset", path, bare hex sha256 of the file now or null]`` for every asset of those snapshots,
+   in path order (freshness of a local PDF depends on the file)
+9. ``["log", log.events, log.head]``
+
+The same inputs therefore always assemble to the same result apart from ``generated_at``. The
+result stores the list itself beside its digest, so the verifier can name the input that changed
+since assembly ("stale") and tell it from a result edited by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..kernel import _fs
+from ..kernel.canonical import StrictJSONError, canonical_bytes, loads_strict, prefixed, sha256_hex
+from ..kernel.errors import EventLogError, UsageError
+from ..kernel.eventlog import LogState, read_log
+from ..kernel.models import RunConfig
+from ..kernel.reasons import Reason
+from ..runs import Run, find_wiki_root
+from .records import AgentRecord, read_records
+from .reportmd import Footnote, parse_report
+
+__all__ = ["RunInputs", "load_inputs", "file_digest", "gate_setting", "inputs_digest", "changed_inputs"]
+
+
+def file_digest(path: Path) -> tuple[str | None, bytes | None]:
+    """``sha256:`` of a regular file's bytes and the bytes; ``(None, None)`` when it is absent."""
+    try:
+        data = _fs.read_regular(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return None, None
+    except _fs.NotRegularFileError as exc:
+        raise UsageError(str(exc), reason=Reason.SCHEMA_ERROR, path=str(path)) from exc
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}", path=str(path)) from exc
+    return prefixed(sha256_hex(data)), data
+
+
+def gate_setting(cli_gate: bool | None, config: RunConfig) -> tuple[bool, str | None]:
+    """Whether the gate is on and what turned it on (``--gate`` first, then the config)."""
+    if cli_gate:
+        return True, "--gate"
+    if config.gates.evidence_kernel:
+        return True, "gates.evidence_kernel"
+    return False, None
+
+
+@dataclass
+class RunInputs:
+    """What one assembly reads of a run, besides the snapshots (which a reader verifies)."""
+
+    run: Run
+    config: RunConfig
+    slug: str
+    wiki_root: Path | None
+    config_digest: str | None
+    records: list[AgentRecord]
+    report_digest: str | None
+    footnotes: list[Footnote] | None
+    """The report's footnote definitions; None when the run has no report."""
+    verifier: dict[str, list[str]]
+    """Artifact id -> the independent checker's reasons for calling it unsupported."""
+    verifier_digest: str | None
+    corpus_digest: str | None
+    log: LogState
+    """The whole event log as found on disk."""
+    log_problem: str | None = None
+    """Why the log could not be read at all (a link, folder or FIFO in its place), or None."""
+
+
+def _read_verifier(run: Run) -> tuple[dict[str, list[str]], str | None]:
+    """``workspace/verifier.json``: artifact id -> reasons; a malformed file is fatal."""
+    digest, data = file_digest(run.verifier_path)
+    if data is None:
+        return {}, None
+    try:
+        raw = loads_strict(data)
+    except (StrictJSONError, ValueError) as exc:
+        raise UsageError(f"{run.verifier_path}: not strict JSON ({exc})", reason=Reason.SCHEMA_ERROR) from exc
+    entries = raw.get("unsupported") if isinstance(raw, dict) else None
+    if not isinstance(entries, list):
+        raise UsageError(f'{run.verifier_path}: expected {{"unsupported": [...]}}', reason=Reason.SCHEMA_ERROR)
+    out: dict[str, list[str]] = {}
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("artifact_id"), str):
+            raise UsageError(
+                f"{run.verifier_path}: unsupported[{index}] has no artifact_id string", reason=Reason.SCHEMA_ERROR
+            )
+        reason = entry.get("reason")
+        out.setdefault(entry["artifact_id"], []).append(reason if isinstance(reason, str) else "no reason given")
+    return out, digest
+
+
+def load_inputs(run: Run, *, wiki_root: Path | None = None) -> RunInputs:
+    """Read every input of ``run`` once (snapshots aside). Raises UsageError when one is unreadable.
+
+    ``wiki_root`` locates user-supplied PDFs (default: the nearest folder above the run with
+    ``mkdocs.yml``).
+    """
+    config = run.load_config()
+    config_digest, _ = file_digest(run.config_path)
+    verifier, verifier_digest = _read_verifier(run)
+    records = read_records(run.extractions_dir, run.appraisals_dir)
+    report_digest, report_bytes = file_digest(run.report_md)
+    footnotes: list[Footnote] | None = None
+    if report_bytes is not None:
+        try:
+            text = report_bytes.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"{run.report_md} is not UTF-8 (byte {exc.start})", reason=Reason.SCHEMA_ERROR) from exc
+        footnotes = parse_report(text)
+    corpus_digest, _ = file_digest(run.corpus_path)
+    log_problem = None
+    try:
+        log = read_log(run.events_path)
+    except EventLogError as exc:
+        log, log_problem = LogState(exists=True), exc.message
+    return RunInputs(
+        run=run,
+        config=config,
+        slug=run.slug(config),
+        wiki_root=wiki_root if wiki_root is not None else find_wiki_root(run.path),
+        config_digest=config_digest,
+        records=records,
+        report_digest=report_digest,
+        footnotes=footnotes,
+        verifier=verifier,
+        verifier_digest=verifier_digest,
+        corpus_digest=corpus_digest,
+        log=log,
+        log_problem=log_problem,
+    )
+
+
+def inputs_digest(inputs: Sequence[Any]) -> str:
+    """``inputs_hash`` of an inputs list."""
+    return prefixed(sha256_hex(canonical_bytes(list(inputs))))
+
+
+def _label(entry: Sequence[Any]) -> str:
+    kind = entry[0] if entry else "?"
+    if kind in ("record", "source", "asset") and len(entry) > 1:
+        return f"{kind} {entry[1]}"
+    return str(kind)
+
+
+def changed_inputs(then: Sequence[Any], now: Sequence[Any]) -> list[str]:
+    """What differs between two inputs lists, one short phrase per input (``record x changed``)."""
+
+    def keyed(entries: Sequence[Any]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for entry in entries:
+            if isinstance(entry, list | tuple):
+                out[_label(entry)] = canonical_bytes(list(entry)).decode("utf-8")
+        return out
+
+    old, new = keyed(then), keyed(now)
+    out = []
+    for label in new:
+        if label not in old:
+            out.append(f"{label} added")
+        elif old[label] != new[label]:
+            out.append(f"{label} changed")
+    out += [f"{label} removed" for label in old if label not in new]
+    return out

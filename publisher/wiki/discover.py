@@ -1,0 +1,48 @@
+"""Where a wiki keeps its runs and concepts, and paths relative to its root."""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..runs import RUN_LAYOUTS, Run
+from .concepts import CONCEPTS_DIR
+
+__all__ = ["discover", "relative", "inside"]
+
+
+def relative(path: Path, root: Path) -> str:
+    """``path`` relative to ``root`` in POSIX form, or the path itself when it lies outside."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def inside(root: Path, rel: str) -> Path | None:
+    """``root / rel`` resolved, or None when it leaves ``root`` (``..``, a link out)."""
+    candidate = (root / rel).resolve()
+    try:
+        candidate.relative_to(root.resolve())
+    except ValueError:
+        return None
+    return candidate
+
+
+def discover(wiki_root: Path, layouts: Iterable[str] = RUN_LAYOUTS) -> tuple[list[Path], list[Path]]:
+    """Run folders holding ``outputs/result.json``, and concept files; each sorted."""
+    runs: list[Path] = []
+    seen: set[Path] = set()
+    for pattern in layouts:
+        for name in sorted(glob.glob(os.path.join(glob.escape(str(wiki_root)), pattern))):
+            path = Path(name)
+            if path.is_dir() and os.path.lexists(Run(path).result_path) and path.resolve() not in seen:
+                seen.add(path.resolve())
+                runs.append(path)
+    folder = wiki_root / CONCEPTS_DIR
+    # Everything but a real folder: a link, FIFO or device named *.md is refused by the reader,
+    # never skipped in silence (nor followed out of the wiki).
+    concepts = sorted(p for p in folder.glob("*.md") if p.is_symlink() or not p.is_dir()) if folder.is_dir() else []
+    return runs, concepts

@@ -1,0 +1,143 @@
+"""What the wiki check hands its callers: verified runs, concepts, sources, excerpts and findings.
+
+Everything here comes from assembling each run NOW and from re-slicing the snapshots in this
+command; nothing is taken from a stored ``result.json`` (the check requires that file to equal
+the assembly, so the two agree whenever anything is published).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..gate.pipeline import RunCheck
+from ..gate.result import AcceptedArtifact, Result
+from ..kernel.findings import Finding, counts_by_code
+from ..kernel.models import Event
+from ..parallel import SnapshotCheck
+from ..runs import Run
+from .concepts import ConceptDoc
+
+__all__ = ["SpanKey", "VerifiedClaim", "RunEvidence", "ConceptEvidence", "SourceInfo", "WikiCheck"]
+
+SpanKey = tuple[str, int, int]
+"""``(source_id, start, end)``."""
+
+
+@dataclass(frozen=True)
+class VerifiedClaim:
+    """One accepted claim whose excerpt was re-sliced in this command."""
+
+    artifact_id: str
+    index: int
+    claim: str | None
+    field: str
+    source_id: str
+    start: int
+    end: int
+    excerpt: str
+    access: str
+    section: str | None
+    page: int | None
+
+
+@dataclass
+class RunEvidence:
+    """One run of the wiki: where it is, its check, and what it accepts now."""
+
+    run: Run
+    rel: str
+    slug: str
+    config: dict[str, Any]
+    check: RunCheck | None = None
+    """The pipeline's check of the run; None when the run could not be read at all."""
+    result: Result | None = None
+    """The result assembling the run now produces (None when it could not be assembled)."""
+    events: list[Event] = field(default_factory=list)
+    accepted: dict[SpanKey, list[tuple[str, int]]] = field(default_factory=dict)
+    """Every accepted claim's span -> (artifact id, claim index) of the claims citing it."""
+
+    @property
+    def title(self) -> str:
+        """The run's question when it states one, else its slug."""
+        question = self.config.get("question")
+        return question.strip() if isinstance(question, str) and question.strip() else self.slug
+
+    def claims(self, wiki: WikiCheck) -> Iterator[tuple[AcceptedArtifact, list[VerifiedClaim]]]:
+        """Accepted artifacts in result order with their verified claims."""
+        if self.result is None:
+            return
+        for artifact in self.result.accepted:
+            verified = []
+            for index, claim in enumerate(artifact.claims):
+                excerpt = wiki.excerpts.get((claim.source_id, claim.start, claim.end))
+                if excerpt is None:
+                    continue
+                verified.append(
+                    VerifiedClaim(
+                        artifact.artifact_id,
+                        index,
+                        claim.claim,
+                        claim.field,
+                        claim.source_id,
+                        claim.start,
+                        claim.end,
+                        excerpt,
+                        claim.access.value,
+                        claim.section,
+                        claim.page,
+                    )
+                )
+            yield artifact, verified
+
+
+@dataclass
+class ConceptEvidence:
+    """One concept file and its parsed document (None when it failed to parse)."""
+
+    path: Path
+    rel: str
+    slug: str
+    doc: ConceptDoc | None
+
+
+@dataclass
+class SourceInfo:
+    """A source behind accepted evidence: its verified check, the runs holding it, cited spans."""
+
+    meta: SnapshotCheck
+    sources_dir: Path
+    holders: list[str] = field(default_factory=list)
+    spans: set[tuple[int, int]] = field(default_factory=set)
+
+
+@dataclass
+class WikiCheck:
+    """Everything the wiki check verified, and every finding that blocks publication."""
+
+    wiki_root: Path
+    runs: list[RunEvidence] = field(default_factory=list)
+    concepts: list[ConceptEvidence] = field(default_factory=list)
+    sources: dict[str, SourceInfo] = field(default_factory=dict)
+    excerpts: dict[SpanKey, str] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """No finding at all."""
+        return not self.findings
+
+    def run_by_slug(self, slug: str) -> RunEvidence | None:
+        """The run with that slug, if any."""
+        return next((r for r in self.runs if r.slug == slug), None)
+
+    def run_by_rel(self, rel: str) -> RunEvidence | None:
+        """The run at that wiki-relative path, if any."""
+        return next((r for r in self.runs if r.rel == rel), None)
+
+    def counts_by_reason(self) -> dict[str, int]:
+        """How many findings carry each reason code or check id."""
+        return counts_by_code(self.findings)

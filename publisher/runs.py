@@ -29,18 +29,24 @@ __all__ = [
 ]
 
 SLUG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_UNSAFE_SLUG_RE = re.compile(r"[/\\\x00-\x1f\x7f]")
+"""Every slug (run or concept): letters, digits, ``.``, ``_``, ``-``; at most 128; no leading dot."""
 
 
 def slug_problem(slug: str) -> str | None:
     """Why ``slug`` cannot name a run, or None.
 
-    ``run init`` writes slugs matching :data:`SLUG_RE`; upstream runs may carry other names (their
-    folder's), so any single path segment is accepted. The slug becomes part of the site's page
-    paths: a ``/``, ``..`` or control character in it would write pages outside the site.
+    A slug becomes part of the site's page paths, URLs and titles, so it is held to
+    :data:`SLUG_RE`, a safe alphabet, whoever wrote it. That includes an upstream run's folder
+    name, which is its slug when ``config.json`` has no ``run_slug``: an unsafe one is refused,
+    never mapped (a mapping could make two runs collide or one run look like another); the fix is
+    to set ``run_slug`` in the run's ``config.json`` (metadata, not evidence) or rename the folder.
     """
-    if not slug or slug in (".", "..") or _UNSAFE_SLUG_RE.search(slug) or len(slug) > 255:
-        return f"run slug {slug[:80]!r} is not a single path segment"
+    if not isinstance(slug, str) or not SLUG_RE.fullmatch(slug):
+        shown = repr(slug[:80]) if isinstance(slug, str) else type(slug).__name__
+        return (
+            f"run slug {shown} is not letters, digits, '.', '_' or '-' (at most 128, starting with a letter "
+            "or digit); set run_slug in the run's config.json or rename its folder"
+        )
     return None
 
 
@@ -147,9 +153,13 @@ class Run:
             ) from exc
 
     def slug(self, config: RunConfig | None = None) -> str:
-        """The run's slug: ``run_slug`` from the config, else the folder name."""
+        """The run's slug: ``run_slug`` from the config, else the folder name (held to :data:`SLUG_RE`)."""
         config = config or self.load_config()
-        return config.run_slug or self.slug_default
+        slug = config.run_slug or self.slug_default
+        problem = slug_problem(slug)
+        if problem is not None:
+            raise UsageError(f"{self.path}: {problem}", reason=Reason.SCHEMA_ERROR, path=str(self.config_path))
+        return slug
 
     def name(self, config: RunConfig | None = None) -> str:
         """``<run_slug>@<created_at>``: the run a signed acquisition event names (CONTRACT 12)."""

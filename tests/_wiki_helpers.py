@@ -202,17 +202,26 @@ TRICKY = (
 
 
 def sample_run(
-    wiki: Path, slug: str = "alpha", *, question: str | None = "Does CBT help?", key: Path | None = None
+    wiki: Path,
+    slug: str = "alpha",
+    *,
+    question: str | None = "Does CBT help?",
+    title: str | None = "A title",
+    base_url: str = "https://example.org/",
+    key: Path | None = None,
 ) -> RunBuilder:
     """A run with three sources and three accepted artifacts, one citing overlapping spans.
 
-    The agent records are written and the real assembler produces result.json.
+    The agent records are written and the real assembler produces result.json. ``title`` and
+    ``base_url`` are those of the two web sources (the PDF's are fixed).
     """
     rb = RunBuilder(wiki, slug, question=question, key=key)
     text_a = "Background. " + TRICKY + " Results: SMD -0.41 (95% CI -0.7 to -0.1) at 12 weeks."
     text_b = "Appraisal text. Randomisation was adequate and allocation was concealed. Blinding unclear."
-    a = rb.source("https://example.org/a", text_a, paper={"pmid": "111", "doi": "10.1/a", "pmcid": None})
-    b = rb.source("https://example.org/b", text_b, paper={"pmid": "222", "doi": None, "pmcid": None}, access="abstract")
+    a = rb.source(base_url + "a", text_a, paper={"pmid": "111", "doi": "10.1/a", "pmcid": None}, title=title)
+    b = rb.source(
+        base_url + "b", text_b, paper={"pmid": "222", "doi": None, "pmcid": None}, access="abstract", title=title
+    )
     t_start = text_a.index("Intro.")
     t_end = text_a.index("end.") + 4
     r_start = text_a.index("SMD")
@@ -393,12 +402,17 @@ TAMPERINGS = (
 
 
 def build_wiki(wiki: Path, **overrides: Any) -> Any:
-    """Run a real in-process ``mkdocs build`` of ``wiki``; returns the config."""
+    """Run a real in-process ``mkdocs build`` of ``wiki`` as the command does (``on_startup``,
+    the build, ``on_shutdown`` in a ``finally``); returns the config."""
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
     config = load_config(str(wiki / "mkdocs.yml"), **overrides)
-    build(config)
+    config.plugins.on_startup(command="build", dirty=False)
+    try:
+        build(config)
+    finally:
+        config.plugins.on_shutdown()
     return config
 
 

@@ -29,7 +29,7 @@ from _wiki_helpers import (
     tamper,
     tree_digest,
 )
-from mkdocs.exceptions import Abort
+from mkdocs.exceptions import Abort, PluginError
 
 from publisher.kernel.errors import IntegrityError
 from publisher.kernel.reasons import Reason
@@ -268,10 +268,11 @@ def test_other_plugin_failure_keeps_old_site(tmp_path: Path, source: str) -> Non
 def test_strict_warning_keeps_old_site_and_plain_build_publishes(tmp_path: Path) -> None:
     wiki = _with_hook(tmp_path, _WARN)
     before = tree_digest(wiki / "site")
+    # New content, so a site that was republished differs from the one that was kept.
+    (wiki / "docs" / "index.md").write_text("# Home\n\nChanged.\n", encoding="utf-8")
     with pytest.raises(Abort, match="strict"):
         build_wiki(wiki, strict=True)
     _assert_untouched(wiki, before)
-    (wiki / "docs" / "index.md").write_text("# Home\n\nChanged.\n", encoding="utf-8")
     build_wiki(wiki)
     assert "Changed." in (wiki / "site" / "index.html").read_text(encoding="utf-8")
     assert leftovers(wiki) == []
@@ -378,18 +379,19 @@ def test_publication_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytest.
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(publish_module, "publish", broken)
-    with pytest.raises(Abort):
+    with pytest.raises(PluginError, match="C-PUBLISH"):
         build_wiki(wiki)
     _assert_untouched(wiki, before)
 
 
-def test_swap_without_exchange_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    wiki, _ = _published(tmp_path)
+def test_swap_without_exchange_keeps_the_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without an atomic exchange, replacing the site would leave a moment with none: refused."""
+    wiki, before = _published(tmp_path)
     monkeypatch.setattr(publish_module, "_exchange", lambda a, b: False)
     (wiki / "docs" / "index.md").write_text("# Home\n\nSecond.\n", encoding="utf-8")
-    build_wiki(wiki)
-    assert "Second." in (wiki / "site" / "index.html").read_text(encoding="utf-8")
-    assert leftovers(wiki) == []
+    with pytest.raises(PluginError, match="C-PUBLISH"):
+        build_wiki(wiki)
+    _assert_untouched(wiki, before)
 
 
 def test_stale_staging_of_a_dead_build_is_swept(tmp_path: Path) -> None:

@@ -60,3 +60,18 @@ def test_new_wiki_reader_options_as_documented_in_its_config(tmp_path: Path) -> 
     outcome = check_site(wiki / "site", wiki)
     assert outcome.ok, [f.one_line() for f in outcome.findings]
     assert outcome.windows >= 3 and outcome.snapshots == 0
+
+
+def test_new_wiki_keeps_evidence_byte_exact_in_git(tmp_path: Path) -> None:
+    """``.gitattributes`` turns off line-ending conversion for the event log and the runs."""
+    from publisher.site.scaffold import new_wiki
+
+    written = new_wiki(tmp_path / "w")
+    assert ".gitattributes" in written
+    rules = {
+        line.split()[0]: line.split()[1:]
+        for line in (tmp_path / "w" / ".gitattributes").read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    }
+    for pattern in ("*.jsonl", "runs/**", "assets/papers/**"):
+        assert rules.get(pattern) == ["-text"], pattern

@@ -209,9 +209,9 @@ def register(
     """Fold text obtained elsewhere into the store; logs a ``register`` event, never fresh."""
     _ensure_appendable(run)
     try:
-        data = Path(text_file).read_bytes()
+        data = _fs.read_regular(Path(text_file))
     except OSError as exc:
-        raise UsageError(f"cannot read text file {text_file}: {exc.strerror}") from exc
+        raise UsageError(f"cannot read text file {text_file}: {exc.strerror or exc}") from exc
     try:
         doc = extract(data, "text/plain", "utf-8")
     except AcquireError as exc:
@@ -240,9 +240,9 @@ def add_local_pdf(
     """
     _ensure_appendable(run)
     try:
-        data = Path(pdf).read_bytes()
+        data = _fs.read_regular(Path(pdf))
     except OSError as exc:
-        raise UsageError(f"cannot read PDF {pdf}: {exc.strerror}") from exc
+        raise UsageError(f"cannot read PDF {pdf}: {exc.strerror or exc}") from exc
     if not Path(wiki).is_dir():
         raise UsageError(f"wiki folder {wiki} does not exist")
     digest = hashlib.sha256(data).hexdigest()

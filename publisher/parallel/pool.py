@@ -17,8 +17,11 @@ in-process, with no pool to start.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import select
+import signal
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -90,6 +93,49 @@ def _in_process_limit() -> int:
     return IN_PROCESS_BYTES if _can_fork() else IN_PROCESS_BYTES * SLOW_START_FACTOR
 
 
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int, forked: bool) -> None:
+    """Worker initializer: the worker dies with the process that asked for it.
+
+    A build killed with SIGKILL runs no cleanup, and a forked worker holds a copy of its own call
+    queue's write end, so it would wait forever for work. A forked worker asks the kernel for
+    SIGKILL when its parent dies (``PR_SET_PDEATHSIG``, Linux); ``parent`` closes the race of a
+    parent that died before the request took effect. A forkserver's worker has the forkserver
+    for parent, which stays up while any of its workers does, so it watches ``parent`` itself
+    through a pidfd (no polling, no pid reuse) and exits when that process has.
+    """
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+    if forked:
+        if os.getppid() != parent:
+            os._exit(1)
+        return
+    try:
+        watched = os.pidfd_open(parent)
+    except ProcessLookupError:
+        os._exit(1)
+    except (OSError, AttributeError):  # no pidfd here: the worker ends when its queue's pipe closes
+        return
+
+    def wait_for_parent() -> None:
+        select.select([watched], [], [])
+        os._exit(1)
+
+    threading.Thread(target=wait_for_parent, name="publisher-parent-watch", daemon=True).start()
+
+
+def _pool(workers: int, context: multiprocessing.context.BaseContext) -> ProcessPoolExecutor:
+    forked = context.get_start_method() == "fork"
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(), forked)
+    )
+
+
 def helper_pool(workers: int = 1) -> ProcessPoolExecutor | None:
     """A pool of forked workers, or None when this process may not fork (other threads alive).
 
@@ -98,7 +144,7 @@ def helper_pool(workers: int = 1) -> ProcessPoolExecutor | None:
     """
     if not _can_fork():
         return None
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"))
+    return _pool(workers, multiprocessing.get_context("fork"))
 
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:
@@ -117,7 +163,7 @@ def _process_pool(workers: int) -> ProcessPoolExecutor:
         context.set_forkserver_preload(["publisher.parallel.pool"])
     else:  # pragma: no cover - Windows
         context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    return _pool(workers, context)
 
 
 def verify_many(

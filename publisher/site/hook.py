@@ -1,23 +1,40 @@
-"""The MkDocs side of an evidence wiki: preflight, generated pages, seal and atomic publication.
+"""The MkDocs side of an evidence wiki: wiki check, generated pages, seal and atomic publication.
 
-Wire it with ``hooks: [hooks/evidence.py]`` (a shim that re-exports :func:`on_config` and
-:func:`on_serve`). A build then goes:
+One implementation serves both wirings: the installable plugin (``plugins: - evidence``, see
+:mod:`publisher.site.plugin`) and the hook file ``hooks/evidence.py`` (a shim over the same plugin
+class). A build goes:
 
-1. ``on_config`` runs the wiki check (:mod:`publisher.wiki.check`) before anything is written; any
-   finding raises ``PluginError`` listing every failure. It then points ``site_dir`` at a fresh
-   staging folder beside the real one and registers a per-build :class:`EvidenceBuild` in
-   ``config.plugins``, which receives the rest of this build's events. The module keeps no state:
-   MkDocs does not reload a hook under ``serve``, and every build gets its own object.
+1. ``on_config`` (:func:`configure`) runs the wiki check (:mod:`publisher.wiki.check`) before
+   anything is written; any finding
+   raises ``PluginError`` listing every failure. It then points ``site_dir`` at a fresh staging
+   folder beside the real one and registers a per-build :class:`EvidenceBuild` in
+   ``config.plugins``, which receives the rest of this build's events. Site-wide strings
+   (``site_name`` ...) become HTML-safe for the theme (:mod:`publisher.site.titles`).
 2. ``on_files`` adds the generated pages (:mod:`publisher.site.pages`), the stylesheets, the
    reader's in-browser verifier (``verify.js``) and, for each source, its snapshot record as
    ``sources/<source_id>/record.json`` (the stored bytes, re-verified before publication).
-3. ``on_page_content`` (last) fills each page's slots with HTML: excerpts never pass through
-   Markdown. ``on_post_page`` (last) scans the final HTML of every page and checks each evidence
-   element against the verified excerpts; what it finds becomes the site seal.
-4. ``on_post_build`` (last) refuses to publish if the build logged a warning under ``--strict``
-   (MkDocs raises its strict-mode ``Abort`` only after ``on_post_build``; the hook reads the same
-   warning counters first), writes ``evidence-manifest.json`` and swaps the staging folder into
-   place (:mod:`publisher.site.publish`).
+   ``on_nav`` makes section titles HTML-safe.
+3. ``on_page_content`` (last) fills each page's slots with HTML (excerpts never pass through
+   Markdown) and sets the page's title through the one escaping boundary. ``on_post_page`` (last)
+   scans the final HTML of every page and checks each evidence element against the verified
+   excerpts; what it finds becomes the site seal.
+4. ``on_post_build`` (last) refuses a build that logged a warning under ``--strict``, writes
+   ``evidence-manifest.json`` and marks the staging folder ready. It does not publish yet:
+   MkDocs has no event for "the build has succeeded" (other plugins' ``on_post_build`` and the
+   strict-mode check still follow, and may fail it). Publication (:meth:`EvidenceBuild.publish_now`,
+   which fsyncs every file and exchanges the folders) happens at the first point where success is
+   known, chosen by :attr:`EvidenceBuild.publish_at`:
+
+   - ``"shutdown"`` for ``mkdocs build`` and ``gh-deploy``: their ``on_shutdown`` runs in a
+     ``finally`` right after the build function has returned or raised; our handler runs last
+     and publishes only if no exception is propagating, no ``on_build_error`` reached us and
+     the strict-mode counters are clean.
+   - ``"caller"`` for rebuilds under ``mkdocs serve``: the builder that ``on_serve`` wrapped
+     publishes once MkDocs' build function has returned.
+   - ``"post_build"`` where no later point exists: the first build of ``mkdocs serve`` (into
+     MkDocs' own empty temporary folder; serve stops if it fails), a build driven through the
+     API without ``on_startup``, and wikis whose hook file predates the plugin. Publication then
+     happens at the end of our last-running ``on_post_build``, after the strict-mode check.
 5. ``on_build_error`` removes the staging folder. Whatever fails, the published site is untouched.
 """
 
@@ -25,11 +42,12 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import mkdocs
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
@@ -47,8 +65,9 @@ from ..wiki.check import check_wiki
 from ..wiki.evidence import WikiCheck
 from . import publish
 from .helper import BuildHelper, check_record_chunk
-from .highlight import SourceText, source_job
+from .highlight import source_job
 from .manifest import MANIFEST_NAME, manifest_bytes, record_uri
+from .options import reader_options, serve_offline, wiki_root
 from .pages import (
     CSS_URI,
     READER_CSS_URI,
@@ -58,14 +77,20 @@ from .pages import (
     SiteModel,
 )
 from .scan import scan_page
+from .titles import escape_nav, escape_site_strings, set_page_title
 
-__all__ = ["on_config", "on_serve", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
+__all__ = ["on_config", "on_serve", "configure", "watch", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
 
 PLUGIN_KEY = "publisher-evidence-build"
 """Name of the per-build object in ``config.plugins``."""
 
 LAST = -1000
 """Event priority that runs after every ordinary plugin."""
+
+FINAL = float("-inf")
+"""Event priority of publication at shutdown: after every other handler."""
+
+PublishAt = Literal["shutdown", "caller", "post_build"]
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
@@ -76,47 +101,6 @@ def format_findings(pre: WikiCheck) -> str:
     lines = [f"evidence check failed: {len(pre.findings)} finding(s) ({counts}); nothing was published"]
     lines += grouped_lines(pre.findings)
     return "\n".join(lines)
-
-
-def _wiki_root(config: Any) -> Path:
-    path = config.config_file_path
-    if not path:
-        raise PluginError("the evidence hook needs a wiki with an mkdocs.yml file")
-    return Path(path).resolve().parent
-
-
-def _evidence_extra(config: Any) -> Any:
-    """``extra.evidence`` of mkdocs.yml (``extra`` is a mapping, though not a dict)."""
-    extra = config.extra
-    return extra.get("evidence") if isinstance(extra, Mapping) else None
-
-
-def reader_options(config: Any) -> SourceText:
-    """``extra: evidence:`` of mkdocs.yml: ``source_text`` (full | windows) and ``context`` (code points)."""
-    extra = _evidence_extra(config)
-    if extra is None:
-        return SourceText()
-    if not isinstance(extra, Mapping):
-        raise PluginError("extra.evidence in mkdocs.yml must be a mapping (SCHEMA_ERROR)")
-    mode = extra.get("source_text", "full")
-    context = extra.get("context", SourceText.context)
-    if mode not in SourceText.MODES:
-        raise PluginError(f"extra.evidence.source_text must be one of {', '.join(SourceText.MODES)} (SCHEMA_ERROR)")
-    if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= 1_000_000:
-        raise PluginError("extra.evidence.context must be a whole number of code points, 0 to 1000000 (SCHEMA_ERROR)")
-    return SourceText(mode, context)
-
-
-def _serve_offline(config: Any) -> None:
-    """Material loads Roboto from Google Fonts unless told not to; an evidence site loads nothing
-    from elsewhere (readers verify offline), so it uses the system fonts unless the wiki chose a
-    font itself with ``extra: evidence: web_fonts: true``."""
-    extra = _evidence_extra(config)
-    if isinstance(extra, Mapping) and extra.get("web_fonts") is True:
-        return
-    theme = config.theme
-    if getattr(theme, "name", None) == "material" and theme.get("font") is not False:
-        theme["font"] = False
 
 
 class EvidenceBuild:
@@ -135,17 +119,26 @@ class EvidenceBuild:
         self.counter: CountHandler | None = None
         self.config: Any = None
         self.helper: BuildHelper | None = None
+        self.publish_at: PublishAt = "post_build"
+        self.ready = False
+        """The staging folder holds a complete, sealed site waiting for publication."""
+        self.failed = False
 
     # -- lifecycle -----------------------------------------------------------------------------
 
-    def start(self, config: Any, wiki_root: Path, pre: WikiCheck) -> None:
-        """Point the build at a fresh staging folder; called once the preflight passed."""
+    def start(self, config: Any, wiki_root: Path, pre: WikiCheck, publish_at: PublishAt = "post_build") -> None:
+        """Point the build at a fresh staging folder; called once the wiki check passed."""
         source_text = reader_options(config)  # refuse bad options before anything is created
-        self.finish()
+        self.abandon()
         self.config = config
+        self.publish_at = publish_at
+        self.ready = self.failed = False
         self.wiki_root = wiki_root
         self.pre = pre
-        self.site = Path(config.site_dir).resolve()
+        site = Path(config.site_dir).resolve()
+        if os.path.lexists(site) and not site.is_dir():
+            raise PluginError(f"C-PUBLISH {site} exists and is not a folder; refusing to replace it")
+        self.site = site
         publish.sweep_stale(self.site)
         self.staging = publish.new_staging(self.site)
         config.site_dir = str(self.staging)
@@ -154,10 +147,11 @@ class EvidenceBuild:
                 config.extra_css.append(uri)
         if READER_JS_URI not in [str(c) for c in config.extra_javascript]:
             config.extra_javascript.append(READER_JS_URI)
-        _serve_offline(config)
+        serve_offline(config)
+        escape_site_strings(config)
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
-        logging.getLogger("mkdocs").addHandler(self.counter)
+        _mkdocs_logger().addHandler(self.counter)
         self.helper = BuildHelper(wiki_root, pre)
         self.model = SiteModel(
             pre,
@@ -173,7 +167,7 @@ class EvidenceBuild:
         if self.helper is not None:
             self.helper.close()
         if self.counter is not None:
-            logging.getLogger("mkdocs").removeHandler(self.counter)
+            _mkdocs_logger().removeHandler(self.counter)
             self.counter = None
         if self.config is not None and self.site is not None:
             self.config.site_dir = str(self.site)
@@ -182,7 +176,26 @@ class EvidenceBuild:
         """Remove the staging folder and restore the config; the published site is untouched."""
         publish.discard(self.staging)
         self.staging = None
+        self.ready = False
         self.finish()
+
+    def publish_now(self) -> bool:
+        """Swap a ready staging folder into place (files fsynced first); False if none is ready."""
+        if not self.ready or self.staging is None or self.site is None:
+            return False
+        try:
+            publish.publish(self.staging, self.site)
+        except OSError as exc:
+            self.abandon()
+            raise PluginError(f"C-PUBLISH could not publish the site to {self.site}: {exc}") from exc
+        self.staging = None
+        self.ready = False
+        self.finish()
+        log.info(f"evidence: published {len(self.sealed)} sealed excerpt(s) to {self.site}")
+        return True
+
+    def _strict_warned(self) -> bool:
+        return bool(self.config is not None and self.config.strict and _warned())
 
     # -- events --------------------------------------------------------------------------------
 
@@ -222,9 +235,16 @@ class EvidenceBuild:
         return files
 
     @event_priority(LAST)
+    def on_nav(self, nav: Any, *, config: Any, files: Files) -> Any:
+        escape_nav(nav.items)
+        return nav
+
+    @event_priority(LAST)
     def on_page_content(self, html: str, *, page: Page, config: Any, files: Files) -> str:
         if self.model is None:
             return html
+        generated = self.model.pages.get(page.file.src_uri)
+        set_page_title(page, generated.title if generated is not None and generated.title else None)
         try:
             return self.model.fill(page.file.src_uri, html)
         except PublisherError as exc:
@@ -306,8 +326,8 @@ class EvidenceBuild:
     def on_post_build(self, *, config: Any) -> None:
         if self.staging is None or self.site is None or self.model is None:
             return
-        if config.strict and _warned():
-            log.info("evidence hook: warnings in strict mode; the published site is left as it was")
+        if self._strict_warned():
+            log.info("evidence: warnings in strict mode; the published site is left as it was")
             self.abandon()
             return
         if Path(config.site_dir) != self.staging:
@@ -336,31 +356,52 @@ class EvidenceBuild:
                 records=records,
             )
             (self.staging / MANIFEST_NAME).write_bytes(data)
-            publish.publish(self.staging, self.site)
         except OSError as exc:
             self.abandon()
-            raise PluginError(f"could not publish the site to {self.site}: {exc}") from exc
-        self.staging = None
-        self.finish()
-        log.info(f"evidence hook: published {len(self.sealed)} sealed excerpt(s) to {self.site}")
+            raise PluginError(f"C-PUBLISH could not write {MANIFEST_NAME}: {exc}") from exc
+        if self.helper is not None:
+            self.helper.close()
+        self.ready = True
+        if self.publish_at == "post_build":
+            self.publish_now()
 
     def on_build_error(self, *, error: Exception) -> None:
+        self.failed = True
         self.abandon()
+
+    @event_priority(FINAL)
+    def on_shutdown(self) -> None:
+        """Publish a ready build of ``mkdocs build``/``gh-deploy`` once it is known to have succeeded.
+
+        MkDocs calls ``on_shutdown`` in a ``finally`` after its build function: an exception
+        still propagating there (a later plugin, the strict-mode abort, an ``on_build_error``
+        that raised before ours) means the build failed.
+        """
+        if self.publish_at == "shutdown" and sys.exc_info()[1] is None and not self.failed:
+            if not self._strict_warned() and self.publish_now():
+                return
+        self.abandon()
+
+
+def _mkdocs_logger() -> logging.Logger:
+    """The logger MkDocs counts strict-mode warnings on (``properdocs`` under ProperDocs)."""
+    return logging.getLogger(mkdocs.__name__)
 
 
 def _warned() -> bool:
     """Whether any warning counter on the ``mkdocs`` logger (MkDocs' strict counter, ours) counted."""
-    return any(isinstance(h, CountHandler) and h.get_counts() for h in logging.getLogger("mkdocs").handlers)
+    loggers = {_mkdocs_logger(), logging.getLogger("mkdocs")}
+    return any(isinstance(h, CountHandler) and h.get_counts() for lg in loggers for h in lg.handlers)
 
 
-def on_config(config: Any) -> Any:
+def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuild:
     """Run the wiki check before anything is written; stage the build beside the real site."""
-    wiki_root = _wiki_root(config)
+    root = wiki_root(config)
     build = config.plugins.get(PLUGIN_KEY)
     if isinstance(build, EvidenceBuild):
         build.abandon()
     with terminal_progress("evidence check") as progress:
-        pre = check_wiki(wiki_root, progress=progress)
+        pre = check_wiki(root, progress=progress)
     if not pre.ok:
         raise PluginError(format_findings(pre))
     for notice in pre.notices:
@@ -368,16 +409,27 @@ def on_config(config: Any) -> Any:
     if not isinstance(build, EvidenceBuild):
         build = EvidenceBuild()
         config.plugins[PLUGIN_KEY] = build
-    build.start(config, wiki_root, pre)
-    return config
+    build.start(config, root, pre, publish_at)
+    return build
 
 
-def on_serve(server: Any, *, config: Any, builder: Any) -> Any:
+def watch(server: Any, config: Any) -> Any:
     """Rebuild when runs, concepts or the PDF library change."""
-    root = _wiki_root(config)
+    root = wiki_root(config)
     folders = {root / "concepts", root / "assets" / "papers"}
     folders.update(root / layout.split("/*")[0] for layout in RUN_LAYOUTS)
     for folder in sorted(folders):
         if folder.is_dir():
             server.watch(os.fspath(folder))
     return server
+
+
+def on_config(config: Any) -> Any:
+    """Hook files that predate the plugin: no ``on_startup``, so publication ends ``on_post_build``."""
+    configure(config)
+    return config
+
+
+def on_serve(server: Any, *, config: Any, builder: Any) -> Any:
+    """Hook files that predate the plugin: watch the wiki's evidence folders."""
+    return watch(server, config)

@@ -1,11 +1,13 @@
 """Pages the evidence hook generates in memory: concepts, sources, run reports and their indexes.
 
 Each page is Markdown rendered from a template in ``templates/site/pages/``. Everything that is
-data rather than prose (excerpts, snapshot text, tables) goes into *slots*: the Markdown holds an
+data rather than prose (titles and headings, excerpts, snapshot text, tables) goes into *slots*: the Markdown holds an
 inert token, and after MkDocs has rendered the Markdown the token is replaced by HTML built here.
 No Markdown extension (smart quotes, emoji, math, critic marks, abbreviations ...) ever sees an
 excerpt, so none can alter a character of it. Heavy slots (a whole snapshot text, a report body)
-are built only when their page is rendered, so memory holds one at a time.
+are built only when their page is rendered, so memory holds one at a time. A page's title is
+kept as plain text (:attr:`GeneratedPage.title`) and handed to the theme by
+:mod:`publisher.site.titles`; it never passes through Markdown or YAML.
 
 Generated pages other than the three indexes are kept out of the navigation, so a theme that
 renders the whole navigation into every page stays linear in the number of pages.
@@ -62,15 +64,13 @@ SOURCES_INDEX = "sources/index.md"
 RUNS_INDEX = "runs/index.md"
 INDEX_URIS = (CONCEPTS_INDEX, SOURCES_INDEX, RUNS_INDEX)
 
-_QUOTABLE = re.compile("[\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]*")
-"""Characters a YAML double-quoted scalar holds as they are: printable, no line break (which
-YAML would fold, NEL and U+2028 included), no byte order mark; others are written as escapes."""
-_UNQUOTABLE = re.compile("[^\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+_ATX_H1 = re.compile(r" {0,3}#(?:[ \t]|$)")
 
 
-def _yaml_escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+def _has_heading(lines: list[str]) -> bool:
+    """Whether the first line with text is an ATX level-one heading (the concept's own)."""
+    first = next((line for line in lines if line.strip()), "")
+    return bool(_ATX_H1.match(first))
 
 
 Slot = str | Callable[[], str]
@@ -101,6 +101,8 @@ class GeneratedPage:
     src_uri: str
     kind: str
     markdown: str
+    title: str = ""
+    """The page title as plain text; it reaches HTML only through :mod:`publisher.site.titles`."""
     slots: dict[str, Slot] = field(default_factory=dict)
     in_nav: bool = False
     excerpts: Counter[tuple[str, int, int]] = field(default_factory=Counter)
@@ -176,18 +178,14 @@ class SiteModel:
             self._trusted = bool(trusted_key_paths(self.pre.wiki_root))
         return self._trusted
 
+    def _heading(self, page: GeneratedPage) -> str:
+        """A slot holding the page's ``<h1>``, its title escaped by the HTML templates."""
+        return self._slot(page, str(self._frag().heading(page.title)))
+
     def _frag(self) -> Any:
         if self._fragments is None:
             self._fragments = self._html.get_template("fragments.html.j2").make_module({})
         return self._fragments
-
-    @staticmethod
-    def _front(title: str) -> str:
-        """YAML front matter naming the page title; any title reads back unchanged."""
-        quoted = title.replace("\\", "\\\\").replace('"', '\\"')
-        if not _QUOTABLE.fullmatch(title):
-            quoted = _UNQUOTABLE.sub(_yaml_escape, quoted)
-        return f'title: "{quoted}"'
 
     # -- pages ---------------------------------------------------------------------------------
 
@@ -268,8 +266,9 @@ class SiteModel:
                     "href": self.href(page.src_uri, report_uri(ev.slug)) if ev else None,
                 }
             )
+        page.title = doc.front.title
         page.markdown = self._md.get_template("concept.md.j2").render(
-            front_matter=self._front(doc.front.title),
+            heading_slot="" if _has_heading(lines) else self._heading(page),
             body="\n".join(lines),
             provenance_slot=self._slot(page, str(self._frag().provenance(runs))),
         )
@@ -316,9 +315,9 @@ class SiteModel:
             page.windows.update(body.windows)
             return body.html
 
+        page.title = meta.title or sid
         page.markdown = self._md.get_template("source.md.j2").render(
-            front_matter=self._front(meta.title or sid),
-            title=markdown_text(meta.title or sid),
+            heading_slot=self._heading(page),
             meta_slot=self._slot(page, str(self._frag().source_meta(view, holders))),
             events_slot=self._slot(page, str(self._frag().events(events, self._signed()))),
             spans_slot=self._slot(page, str(self._frag().spans(spans))),
@@ -345,9 +344,9 @@ class SiteModel:
             info = self.pre.sources.get(sid)
             title = info.meta.title if info and info.meta.title else sid
             sources.append({"href": self.href(uri, source_uri(sid)), "text": title, "note": f"({sid[:16]}…)"})
+        page.title = f"Report: {ev.slug}"
         page.markdown = self._md.get_template("report.md.j2").render(
-            front_matter=self._front(f"Report: {ev.slug}"),
-            slug=markdown_text(ev.slug),
+            heading_slot=self._heading(page),
             report_slot=self._slot(page, report_block),
             sources_slot=self._slot(page, str(self._frag().links(sources))),
         )
@@ -417,10 +416,10 @@ class SiteModel:
         )
 
     def _index(self, page: GeneratedPage, title: str, intro: str, table: Any) -> str:
+        page.title = title
         return str(
             self._md.get_template("index.md.j2").render(
-                front_matter=self._front(title),
-                title=markdown_text(title),
+                heading_slot=self._heading(page),
                 intro=markdown_text(intro),
                 table_slot=self._slot(page, str(table)),
             )

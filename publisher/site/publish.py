@@ -1,11 +1,14 @@
 """Atomic publication of a built site: build into a staging folder, then swap it into place.
 
 The staging folder sits beside the site folder (same file system, so renames are atomic) and is
-named ``.<site>-staging-<pid>-<random>``. Publication exchanges the two folders in one
-``renameat2(RENAME_EXCHANGE)`` where the system offers it, else renames the old site aside,
-renames the staging folder in (renaming the old one back if that fails), and removes the old
-one; the parent folder is fsynced either way. A folder left by a process that died mid-build is
-swept at the next build. Nothing here imports MkDocs.
+named ``.<site>-staging-<pid>-<random>``. Before the swap every file and folder under it is made
+durable (:func:`sync_tree`: one ``syncfs`` of its file system, else an fsync of each). A first
+site is renamed into place; an existing one is exchanged with the staging folder in one
+``renameat2(RENAME_EXCHANGE)``, so a reader sees the old site or the new one and never a moment
+without either. Where the system or file system cannot exchange two folders, publication is
+refused (:class:`NotAtomicError`) and the old site stays: renaming it aside first would leave a
+moment with no site. A folder left by a process that died mid-build is swept at the next build.
+Nothing here imports MkDocs.
 """
 
 from __future__ import annotations
@@ -20,10 +23,14 @@ from pathlib import Path
 
 from ..kernel import _fs
 
-__all__ = ["new_staging", "publish", "discard", "sweep_stale"]
+__all__ = ["new_staging", "publish", "discard", "sweep_stale", "sync_tree", "NotAtomicError"]
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
+
+
+class NotAtomicError(OSError):
+    """The site folder cannot be replaced in one step here; the old site was left as it was."""
 
 
 def _scratch_name(site: Path, kind: str) -> Path:
@@ -62,12 +69,18 @@ def sweep_stale(site: Path) -> list[Path]:
     return removed
 
 
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths atomically with renameat2; False where the system cannot."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        renameat2 = libc.renameat2
-    except (OSError, AttributeError):
+    libc = _libc()
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
         return False
     renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     renameat2.restype = ctypes.c_int
@@ -79,33 +92,61 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(a))
 
 
+def sync_tree(root: Path) -> None:
+    """Make every file and folder under ``root`` durable before it is published.
+
+    One ``syncfs`` flushes the whole file system that holds ``root`` (one call, whatever the
+    number of pages, and it reports write-back errors); where it is missing, each file and
+    folder is fsynced in turn.
+    """
+    syncfs = getattr(_libc(), "syncfs", None)
+    if syncfs is not None:
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            if syncfs(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    for folder, _dirs, names in os.walk(root):
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                continue
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        _fs.fsync_dir(Path(folder))
+
+
 def publish(staging: Path, site: Path) -> None:
     """Make ``staging`` the site at ``site``; the old site, if any, is removed afterwards.
 
-    Readers see the old site or the new one, never a mixture.
+    Readers see the old site or the new one, never a mixture and never none. Raises
+    :class:`NotAtomicError`, changing nothing, where an existing site cannot be exchanged in one
+    step.
     """
     if not staging.is_dir():
         raise FileNotFoundError(f"staging folder {staging} is gone")
     if os.path.lexists(site) and not site.is_dir():
         # A file (or a link to one) where the site goes is not ours to replace.
         raise NotADirectoryError(errno.ENOTDIR, "exists and is not a folder; refusing to replace it", str(site))
+    sync_tree(staging)
     if not os.path.lexists(site):
         os.rename(staging, site)
         _fs.fsync_dir(site.parent)
         return
-    if site.is_dir() and not site.is_symlink() and _exchange(staging, site):
-        _fs.fsync_dir(site.parent)
-        _fs.remove_tree(staging)
-        return
-    aside = _scratch_name(site, "old")
-    os.rename(site, aside)
-    try:
-        os.rename(staging, site)
-    except BaseException:
-        os.rename(aside, site)
-        raise
+    if not _exchange(staging, site):
+        raise NotAtomicError(
+            errno.ENOTSUP,
+            "this system or file system cannot exchange two folders in one step (renameat2 RENAME_EXCHANGE); "
+            "the previous site is left as it was, since replacing it otherwise leaves a moment with no site",
+            str(site),
+        )
     _fs.fsync_dir(site.parent)
-    _fs.remove_tree(aside)
+    # ``staging`` now holds the previous site (or the link that stood where the site goes).
+    _fs.remove_tree(staging)
 
 
 def discard(staging: Path | None) -> None:

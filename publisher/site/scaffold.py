@@ -2,7 +2,8 @@
 
 Writes ``mkdocs.yml`` (Material theme with the example wiki's reader features such as footnote
 tooltips, the evidence hook, footnotes, a navigation of the generated index pages),
-``docs/index.md``, the hook shim ``hooks/evidence.py``, a ``.gitignore`` and the empty
+``docs/index.md``, the hook shim ``hooks/evidence.py``, a ``.gitignore``, a ``.gitattributes``
+that keeps the evidence files byte-exact (``-text``: no line-ending conversion) and the empty
 ``concepts/``, ``runs/`` and ``assets/papers/`` folders. Every file is created exclusively; an
 existing wiki (or any file in the way) is refused before anything is written, and a failure
 part-way removes what was created.
@@ -28,6 +29,7 @@ _FILES = (
     ("docs/index.md", "docs/index.md.j2"),
     ("hooks/evidence.py", "hooks/evidence.py"),
     (".gitignore", "gitignore"),
+    (".gitattributes", "gitattributes"),
     ("concepts/.gitkeep", None),
     ("runs/.gitkeep", None),
     ("assets/papers/.gitkeep", None),

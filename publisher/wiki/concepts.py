@@ -316,10 +316,14 @@ def parse_concept(text: str, *, where: str = "concept") -> ConceptDoc:
         raw = yaml.load(front_text, Loader=_StrictLoader)
     except yaml.YAMLError as exc:
         raise _schema_error(where, f"front matter is not valid YAML ({' '.join(str(exc).split())[:160]})") from exc
+    except RecursionError as exc:  # PyYAML composes nested collections recursively
+        raise _schema_error(where, "front matter nests collections too deeply") from exc
     if not isinstance(raw, dict):
         raise _schema_error(where, "front matter is not a mapping")
     try:
         front = ConceptFrontMatter.model_validate(raw)
+    except RecursionError as exc:
+        raise _schema_error(where, "front matter nests collections too deeply") from exc
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"]) or "front matter"

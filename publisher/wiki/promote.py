@@ -290,7 +290,9 @@ def plan_promotion(
     block, artifacts, claims = render_block(ordered, pre)
     if doc is None:
         front = ConceptFrontMatter(schema_version=1, title=this.title, concept=slug, runs=tuple(entries))
-        intro = f"# {_md(this.title)}\n\nEvidence promoted from run {_code(this.slug)}.\n"
+        # No "# title" line: the title (the run's question) reaches the page only through the
+        # site's escaping boundary, from the front matter, never through Markdown.
+        intro = f"Evidence promoted from run {_code(this.slug)}.\n"
         body = "\n" + with_generated(intro, block, where=concept_rel)
     else:
         front = doc.front.model_copy(update={"runs": tuple(entries)})

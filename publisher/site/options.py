@@ -1,0 +1,56 @@
+"""What the evidence build reads from ``mkdocs.yml``: the wiki root, ``extra.evidence`` reader
+options and the font setting, each refused with a one-line error naming the setting."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mkdocs.exceptions import PluginError
+
+from .highlight import SourceText
+
+__all__ = ["wiki_root", "reader_options", "serve_offline"]
+
+
+def wiki_root(config: Any) -> Path:
+    """The folder of the wiki's ``mkdocs.yml``."""
+    path = config.config_file_path
+    if not path:
+        raise PluginError("the evidence build needs a wiki with an mkdocs.yml file")
+    return Path(path).resolve().parent
+
+
+def _evidence_extra(config: Any) -> Any:
+    """``extra.evidence`` of mkdocs.yml (``extra`` is a mapping, though not a dict)."""
+    extra = config.extra
+    return extra.get("evidence") if isinstance(extra, Mapping) else None
+
+
+def reader_options(config: Any) -> SourceText:
+    """``extra: evidence:`` of mkdocs.yml: ``source_text`` (full | windows) and ``context`` (code points)."""
+    extra = _evidence_extra(config)
+    if extra is None:
+        return SourceText()
+    if not isinstance(extra, Mapping):
+        raise PluginError("extra.evidence in mkdocs.yml must be a mapping (SCHEMA_ERROR)")
+    mode = extra.get("source_text", "full")
+    context = extra.get("context", SourceText.context)
+    if mode not in SourceText.MODES:
+        raise PluginError(f"extra.evidence.source_text must be one of {', '.join(SourceText.MODES)} (SCHEMA_ERROR)")
+    if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= 1_000_000:
+        raise PluginError("extra.evidence.context must be a whole number of code points, 0 to 1000000 (SCHEMA_ERROR)")
+    return SourceText(mode, context)
+
+
+def serve_offline(config: Any) -> None:
+    """Material loads Roboto from Google Fonts unless told not to; an evidence site loads nothing
+    from elsewhere (readers verify offline), so it uses the system fonts unless the wiki chose a
+    font itself with ``extra: evidence: web_fonts: true``."""
+    extra = _evidence_extra(config)
+    if isinstance(extra, Mapping) and extra.get("web_fonts") is True:
+        return
+    theme = config.theme
+    if getattr(theme, "name", None) == "material" and theme.get("font") is not False:
+        theme["font"] = False

@@ -1,0 +1,158 @@
+"""Hostile files an attacker can touch give one finding or a one-line error, never a traceback
+(issue 11, class 8): event logs that are links, FIFOs or CRLF-converted, YAML bombs in concepts,
+and every reader of an attackable file going through the fail-closed primitive."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from _wiki_helpers import build_wiki, leftovers, make_wiki, sample_run, tree_digest, writable
+from mkdocs.exceptions import Abort
+
+from publisher.kernel.errors import IntegrityError
+from publisher.wiki.check import check_wiki as run_preflight
+from publisher.wiki.concepts import parse_concept
+from publisher.wiki.promote import promote
+
+
+def _published(tmp_path: Path) -> tuple[Path, object, dict[str, str]]:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    build_wiki(wiki)
+    return wiki, rb, tree_digest(wiki / "site")
+
+
+def _break_log(rb: object, how: str) -> None:
+    events = rb.run.events_path  # type: ignore[attr-defined]
+    data = events.read_bytes()
+    if how == "symlink":
+        outside = events.parent.parent / "outside.jsonl"
+        outside.write_bytes(data)
+        events.unlink()
+        events.symlink_to(outside)
+    elif how == "fifo":
+        events.unlink()
+        os.mkfifo(events)
+    elif how == "folder":
+        events.unlink()
+        events.mkdir()
+    elif how == "crlf":
+        writable(events).write_bytes(data.replace(b"\n", b"\r\n"))
+
+
+@pytest.mark.parametrize("how", ["symlink", "fifo", "folder", "crlf"])
+def test_broken_event_log_is_one_finding_and_the_build_keeps_the_site(tmp_path: Path, how: str) -> None:
+    wiki, rb, before = _published(tmp_path)
+    _break_log(rb, how)
+    pre = run_preflight(wiki)
+    log_findings = [f for f in pre.findings if f.file.endswith("events.jsonl")]
+    roots = [f for f in log_findings if f.cause is None]
+    assert len(roots) == 1, [f.one_line() for f in pre.findings]  # one cause, whatever follows from it
+    assert roots[0].code == "C-EVENT-LOG"
+    assert all(f.cause == roots[0].key for f in log_findings if f is not roots[0])
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
+
+
+@pytest.mark.parametrize("how", ["symlink", "fifo", "crlf"])
+def test_mkdocs_build_with_a_broken_log_prints_no_traceback(tmp_path: Path, how: str) -> None:
+    wiki, rb, before = _published(tmp_path)
+    _break_log(rb, how)
+    exe = Path(sys.executable).with_name("mkdocs")
+    done = subprocess.run([str(exe), "build"], cwd=wiki, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "C-EVENT-LOG" in done.stderr
+    assert tree_digest(wiki / "site") == before
+
+
+def _front(extra: str) -> str:
+    return f"---\nschema_version: 1\ntitle: T\nconcept: t\n{extra}---\nBody.\n"
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        "summary: " + "[" * 20000 + "]" * 20000 + "\n",
+        "claims: " + "{a: " * 5000 + "1" + "}" * 5000 + "\n",
+        "".join("  " * i + "- \n" for i in range(3000)).replace("- \n", "-\n", 1).join(["runs:\n", ""]),
+    ],
+    ids=["flow-lists", "flow-maps", "block-lists"],
+)
+def test_deeply_nested_yaml_is_a_schema_error(extra: str) -> None:
+    with pytest.raises(IntegrityError) as info:
+        parse_concept(_front(extra))
+    assert info.value.reason is not None and info.value.reason.value == "SCHEMA_ERROR"
+
+
+def test_deeply_nested_concept_fails_the_build_with_a_finding(tmp_path: Path) -> None:
+    wiki, _, before = _published(tmp_path)
+    concept = wiki / "concepts" / "alpha.md"
+    text = concept.read_text(encoding="utf-8")
+    concept.write_text(text.replace("---\n", "---\nsummary: " + "[" * 50000 + "]" * 50000 + "\n", 1))
+    pre = run_preflight(wiki)
+    assert pre.counts_by_reason() == {"SCHEMA_ERROR": 1}
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    assert tree_digest(wiki / "site") == before
+
+
+def _never_blocks(call: object) -> None:
+    """Run ``call`` in a thread; a read that blocked on a FIFO would hang it."""
+    outcome: list[BaseException | None] = []
+
+    def target() -> None:
+        try:
+            call()  # type: ignore[operator]
+            outcome.append(None)
+        except BaseException as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout=30)
+    assert outcome, "the read blocked on a FIFO"
+    assert outcome[0] is not None, "a FIFO was read as if it were a file"
+
+
+def test_report_fifo_is_refused_by_render(tmp_path: Path, cli: object) -> None:
+    _, rb, _ = _published(tmp_path)
+    report = rb.run.report_md  # type: ignore[attr-defined]
+    report.unlink(missing_ok=True)
+    os.mkfifo(report)
+    started = time.monotonic()
+    outcome = cli("render", "--run-dir", rb.run.path)  # type: ignore[operator,attr-defined]
+    assert outcome.status in (1, 2) and "Traceback" not in outcome.err
+    assert time.monotonic() - started < 30
+
+
+def test_concept_swapped_for_a_fifo_is_refused_by_promote(tmp_path: Path) -> None:
+    wiki, rb, _ = _published(tmp_path)
+    concept = wiki / "concepts" / "alpha.md"
+    concept.unlink()
+    os.mkfifo(concept)
+    _never_blocks(lambda: promote(rb.run.path, wiki))  # type: ignore[attr-defined]
+
+
+def test_text_file_fifo_is_refused_by_source_register(tmp_path: Path, cli: object) -> None:
+    _, rb, _ = _published(tmp_path)
+    fifo = tmp_path / "text.txt"
+    os.mkfifo(fifo)
+    outcome = cli(  # type: ignore[operator]
+        "source",
+        "register",
+        "--run-dir",
+        rb.run.path,
+        "--url",
+        "https://example.org/t",
+        "--text-file",
+        fifo,  # type: ignore[attr-defined]
+    )
+    assert outcome.status == 2 and "FIFO" in outcome.err and len(outcome.err.strip().splitlines()) == 1

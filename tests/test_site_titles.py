@@ -1,0 +1,87 @@
+"""The one escaping boundary for titles: any text reaches the theme as HTML that shows it literally."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markupsafe import Markup
+
+from publisher.site.titles import escape_nav, escape_site_strings, html_text, plain_title, set_page_title
+
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80)
+PAYLOADS = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "</title><script>alert(1)</script>",
+    '" onmouseover="alert(1)',
+    "' autofocus onfocus='alert(1)",
+    "&lt;script&gt;alert(1)&lt;/script&gt;",
+    "&#60;img src=x onerror=alert(1)&#62;",
+    "javascript:alert(1)",
+    "\u202eevil\u202c <b>bold</b>",
+    "<!--",
+    "]]><svg onload=alert(1)>",
+]
+
+
+@settings(max_examples=500)
+@given(_TEXT)
+def test_any_text_becomes_html_that_shows_it(text: str) -> None:
+    out = html_text(text)
+    assert isinstance(out, Markup)
+    assert not set("<>\"'") & set(str(out))
+    assert html.unescape(str(out)) == text
+    assert html_text(out) is out  # the boundary is applied once, whatever calls it twice
+
+
+def _page(**kwargs: Any) -> Any:
+    defaults: dict[str, Any] = {"meta": {}, "is_homepage": False, "title": None, "_title_from_render": None}
+    defaults.update(kwargs)
+    page = SimpleNamespace(**{k: v for k, v in defaults.items() if k != "title"})
+    if defaults["title"] is not None:
+        page.title = defaults["title"]
+    return page
+
+
+def test_every_way_a_title_arrives_is_escaped_once() -> None:
+    for payload in PAYLOADS:
+        # front matter, navigation, and the rendered heading (HTML text with entities kept)
+        for page in (
+            _page(meta={"title": payload, "description": payload}),
+            _page(title=payload),
+            _page(_title_from_render=str(html_text(payload))),
+        ):
+            assert plain_title(page) == payload
+            title = set_page_title(page)
+            assert html.unescape(str(page.title)) == payload and "<" not in page.title
+            assert page.meta["title"] is title  # Material's <title> branch prints meta.title, never striptags
+        assert html.unescape(str(page.meta.get("description", ""))) in ("", payload)
+
+
+def test_generated_title_wins_and_homepage_keeps_its_site_name_title() -> None:
+    page = _page(meta={}, is_homepage=True, title="Home")
+    set_page_title(page, "<b>x</b>")
+    assert page.title == "&lt;b&gt;x&lt;/b&gt;" and "title" not in page.meta
+
+
+def test_nav_sections_and_site_strings() -> None:
+    child = SimpleNamespace(is_page=False, title="<i>link</i>", children=None)
+    section = SimpleNamespace(is_page=False, title="A & <B>", children=[child])
+    escape_nav([section])
+    assert section.title == "A &amp; &lt;B&gt;" and child.title == "&lt;i&gt;link&lt;/i&gt;"
+    config = {"site_name": "<script>", "site_description": None}
+    escape_site_strings(config)
+    assert config["site_name"] == "&lt;script&gt;" and config["site_description"] is None
+
+
+def test_generated_page_markdown_holds_no_title() -> None:
+    """Titles never pass through Markdown or YAML: the templates take a heading slot instead."""
+    templates = Path(__file__).resolve().parents[1] / "templates" / "site" / "pages"
+    for template in templates.glob("*.md.j2"):
+        text = template.read_text(encoding="utf-8")
+        assert "front_matter" not in text and "{{ title }}" not in text and "heading_slot" in text, template.name

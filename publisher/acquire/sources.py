@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..kernel import _fs
 from ..kernel.blobs import put_blob
 from ..kernel.canonical import format_ts, utc_now
 from ..kernel.errors import EventLogError, UsageError

@@ -1,0 +1,249 @@
+"""Mutation testing of the integrity core: does breaking a check make a test fail?
+
+Two kinds of mutant, each applied to a scratch copy of the repository (the working tree is never
+touched) and run against the tests that guard it, stopping at the first failure:
+
+* NAMED: mutations a reviewer listed (a check disabled, a comparison removed), written as an exact
+  text substitution in one file, each with the tests expected to catch it;
+* OPERATORS (``--operators``): every comparison of the integrity core's modules flipped in turn
+  (``==``/``!=``, ``<``/``>=``, ``>``/``<=``, ``is``/``is not``, ``in``/``not in``).
+
+A mutant *survives* when every selected test still passes. Prints one line per mutant and a
+summary; exit status 1 if any survives. docs/mutation.md records a run and what was done about
+each survivor.
+
+    python scripts/mutation.py                 # the named mutations
+    python scripts/mutation.py --operators     # plus every comparison of the core (long)
+    python scripts/mutation.py --only log-head # one named mutation
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+CORE = (
+    "publisher/kernel/store.py",
+    "publisher/kernel/eventlog.py",
+    "publisher/kernel/spans.py",
+    "publisher/kernel/ids.py",
+    "publisher/gate/artifacts.py",
+    "publisher/gate/claims.py",
+    "publisher/gate/freshness.py",
+    "publisher/gate/checks.py",
+    "publisher/gate/pipeline.py",
+    "publisher/wiki/conceptcheck.py",
+    "publisher/wiki/check.py",
+)
+"""The modules whose comparisons decide what is evidence."""
+
+GUARDS = (
+    "tests/test_agreement.py",
+    "tests/test_assemble_reasons.py",
+    "tests/test_verify.py",
+    "tests/test_wiki_check.py",
+    "tests/test_freshness.py",
+    "tests/test_eventlog.py",
+    "tests/test_store.py",
+    "tests/test_promote.py",
+    "tests/test_models.py",
+    "tests/test_span_properties.py",
+    "tests/test_provenance_receipts.py",
+    "tests/test_provenance_signing.py",
+    "tests/test_hook_build.py",
+    "tests/test_site_check.py",
+    "tests/test_site_windows.py",
+    "tests/test_mutation_guards.py",
+)
+"""The tests run against an operator mutant (a named one names its own)."""
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    path: str
+    old: str
+    new: str
+    tests: tuple[str, ...] = GUARDS
+
+
+NAMED = (
+    Mutant(
+        "access-check-disabled",
+        "publisher/gate/artifacts.py",
+        "if access is not None and access != snap.access:",
+        "if False:",
+        ("tests/test_assemble_reasons.py", "tests/test_mutation_guards.py"),
+    ),
+    Mutant(
+        "paper-id-check-disabled",
+        "publisher/gate/artifacts.py",
+        "problem = paper_problem(evidence_id, snap.paper)",
+        "problem = None",
+        ("tests/test_assemble_reasons.py", "tests/test_mutation_guards.py"),
+    ),
+    Mutant(
+        "result-comparison-removed",
+        "publisher/gate/checks.py",
+        "if _without_time(stored) == _without_time(fresh):",
+        "if True:",
+        ("tests/test_agreement.py", "tests/test_mutation_guards.py"),
+    ),
+    Mutant(
+        "broken-chain-keeps-freshness",
+        "publisher/gate/artifacts.py",
+        "if hit.fresh and self.log.findings:",
+        "if False:",
+        ("tests/test_freshness.py", "tests/test_mutation_guards.py"),
+    ),
+    Mutant(
+        "log-head-comparison-disabled",
+        "publisher/gate/checks.py",
+        "elif count and log.head_at(count) != head:",
+        "elif False:",
+        ("tests/test_verify.py", "tests/test_mutation_guards.py"),
+    ),
+    Mutant(
+        "dropped-excerpt-undetected",
+        "publisher/site/hook.py",
+        "missing = generated.excerpts - found",
+        "missing = found - found",
+        ("tests/test_hook_build.py", "tests/test_mutation_guards.py"),
+    ),
+    Mutant(
+        "misplaced-highlight-undetected",
+        "publisher/site/hook.py",
+        """            problems += block.misplaced_marks()
+            self.sealed_snapshots.append(""",
+        """            self.sealed_snapshots.append(""",
+        ("tests/test_hook_build.py", "tests/test_mutation_guards.py"),
+    ),
+    Mutant(
+        "removed-windows-undetected",
+        "publisher/site/hook.py",
+        "if windows != expected_windows:",
+        "if False:",
+        ("tests/test_site_windows.py", "tests/test_mutation_guards.py"),
+    ),
+    Mutant(
+        "strict-warning-ignored",
+        "publisher/site/hook.py",
+        "return bool(self.config is not None and self.config.strict and _warned())",
+        "return False",
+        ("tests/test_hook_build.py", "tests/test_publish_last.py", "tests/test_mutation_guards.py"),
+    ),
+)
+
+_FLIPS: dict[type[ast.cmpop], str] = {
+    ast.Eq: "!=",
+    ast.NotEq: "==",
+    ast.Lt: ">=",
+    ast.GtE: "<",
+    ast.Gt: "<=",
+    ast.LtE: ">",
+    ast.Is: "is not",
+    ast.IsNot: "is",
+    ast.In: "not in",
+    ast.NotIn: "in",
+}
+
+
+def operator_mutants(paths: tuple[str, ...] = CORE) -> list[Mutant]:
+    """One mutant per comparison operator of each core module (source positions from the AST)."""
+    out: list[Mutant] = []
+    for rel in paths:
+        source = (REPO / rel).read_text(encoding="utf-8")
+        lines = source.split("\n")
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare) or len(node.ops) != 1 or node.lineno != node.end_lineno:
+                continue
+            flip = _FLIPS.get(type(node.ops[0]))
+            if flip is None:
+                continue
+            line = lines[node.lineno - 1]
+            left = ast.get_source_segment(source, node.left)
+            right = ast.get_source_segment(source, node.comparators[0])
+            segment = ast.get_source_segment(source, node)
+            if not (left and right and segment) or line.count(segment) != 1 or source.count(line) != 1:
+                continue
+            mutated = line.replace(segment, f"{left} {flip} {right}")
+            out.append(Mutant(f"{rel}:{node.lineno} {segment[:60]!r} -> {flip}", rel, line, mutated))
+    return out
+
+
+def _scratch() -> Path:
+    """A copy of the repository's tracked and untracked files (not .venv or caches)."""
+    root = Path(tempfile.mkdtemp(prefix="publisher-mutation-"))
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    for rel in filter(None, listed):
+        src = REPO / rel
+        if src.is_file():
+            dest = root / "repo" / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest)
+    shared = REPO.parent / "shared"
+    if shared.is_dir():
+        (root / "shared").symlink_to(shared)
+    return root / "repo"
+
+
+def run_mutant(copy: Path, mutant: Mutant, python: str) -> tuple[bool, float]:
+    """Apply the mutant to the copy, run its tests (stop at the first failure), restore. True: killed."""
+    path = copy / mutant.path
+    original = path.read_text(encoding="utf-8")
+    if original.count(mutant.old) != 1:
+        raise SystemExit(f"mutant {mutant.name}: {mutant.old!r} is not found exactly once in {mutant.path}")
+    path.write_text(original.replace(mutant.old, mutant.new), encoding="utf-8")
+    started = time.monotonic()
+    try:
+        env = {**os.environ, "PYTHONPATH": str(copy), "PYTHONDONTWRITEBYTECODE": "1"}
+        tests = [t for t in mutant.tests if (copy / t).is_file()]
+        proc = subprocess.run(
+            [python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+            cwd=copy,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        return proc.returncode != 0, time.monotonic() - started
+    finally:
+        path.write_text(original, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--operators", action="store_true", help="also flip every comparison of the core")
+    parser.add_argument("--only", help="run the named mutation (or operator mutants whose name contains this)")
+    args = parser.parse_args(argv)
+    mutants = list(NAMED) + (operator_mutants() if args.operators else [])
+    if args.only:
+        mutants = [m for m in mutants if args.only in m.name]
+    copy = _scratch()
+    survivors = []
+    try:
+        for mutant in mutants:
+            killed, seconds = run_mutant(copy, mutant, sys.executable)
+            print(f"{'killed  ' if killed else 'SURVIVED'} {seconds:6.1f}s  {mutant.name}", flush=True)
+            if not killed:
+                survivors.append(mutant)
+    finally:
+        shutil.rmtree(copy.parent, ignore_errors=True)
+    print(f"{len(mutants) - len(survivors)} of {len(mutants)} mutants killed; {len(survivors)} survived")
+    return 1 if survivors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

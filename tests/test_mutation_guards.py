@@ -1,0 +1,115 @@
+"""Guards for checks that once survived a mutation (docs/mutation.md, scripts/mutation.py).
+
+Each test attacks exactly one check, with everything else left intact, so that disabling that
+check (and nothing else) makes the test fail.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from _wiki_helpers import build_wiki, make_wiki, sample_run, tree_digest, writable
+from mkdocs.exceptions import Abort
+
+from publisher.gate.assemble import assemble_run
+from publisher.gate.pipeline import check_run
+from publisher.kernel.canonical import canonical_bytes
+from publisher.wiki.check import check_wiki
+from publisher.wiki.promote import promote
+
+
+def _rechain(path: Path, change_line: int) -> None:
+    """Rewrite the log with line ``change_line`` (1-based) altered and every ``prev`` recomputed:
+    a log whose chain is intact, but whose history differs from the one a result read."""
+    lines = path.read_bytes().split(b"\n")[:-1]
+    prev = None
+    out = []
+    for number, line in enumerate(lines, start=1):
+        event = json.loads(line)
+        if number == change_line:
+            event["detail"] = "rewritten history"
+        event["prev"] = prev
+        data = canonical_bytes(event)
+        prev = "sha256:" + hashlib.sha256(data).hexdigest()
+        out.append(data)
+    writable(path).write_bytes(b"\n".join(out) + b"\n")
+
+
+def test_a_broken_chain_voids_every_fetch_event(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    lines = rb.run.events_path.read_bytes().split(b"\n")
+    lines[0] = lines[0].replace(b"test fixture", b"test fixturE")  # line 2's prev no longer matches
+    writable(rb.run.events_path).write_bytes(b"\n".join(lines))
+    assembly = assemble_run(rb.run, wiki_root=wiki, write=False)
+    codes = {f["reason_code"] for f in assembly.findings}
+    assert codes == {"NO_FRESH_FETCH"} and not assembly.result["accepted"]
+    assert all(f["detail"].startswith("event log is not intact") for f in assembly.findings)
+
+
+def test_a_rechained_log_that_rewrites_history_fails_the_log_check(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    _rechain(rb.run.events_path, 1)
+    rc = check_run(rb.run, wiki_root=wiki)
+    assert rc.failed("C-EVENT-LOG"), rc.check("C-EVENT-LOG")
+    assert "C-EVENT-LOG" in {f.code for f in check_wiki(wiki).findings}
+
+
+_DROP_EXCERPT = """
+import re
+
+def on_post_page(output, page, config):
+    if page.file.src_uri.startswith("concepts/") and not page.file.src_uri.endswith("index.md"):
+        return re.sub(r'<span class="evidence-excerpt"[^>]*>.*?</span>', "", output, count=1, flags=re.S)
+    return output
+"""
+
+_MOVE_HIGHLIGHT = """
+import re
+
+def on_post_page(output, page, config):
+    if page.file.src_uri.startswith("sources/src-"):
+        return re.sub(r'(<mark class="evidence-span"[^>]*>)([^<])', r"\\2\\1", output, count=1)
+    return output
+"""
+
+_DROP_WINDOW = """
+import re
+
+def on_post_page(output, page, config):
+    if page.file.src_uri.startswith("sources/src-"):
+        return re.sub(r'<pre class="evidence-window".*?</pre>', "", output, count=1, flags=re.S)
+    return output
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "extra"),
+    [
+        (_DROP_EXCERPT, ""),
+        (_MOVE_HIGHLIGHT, ""),
+        (_DROP_WINDOW, "extra:\n  evidence:\n    source_text: windows\n    context: 5\n"),
+    ],
+    ids=["dropped-excerpt", "moved-highlight", "dropped-window"],
+)
+def test_a_plugin_that_alters_verified_evidence_fails_the_build(
+    tmp_path: Path, source: str, extra: str, mkdocs_log: list[str]
+) -> None:
+    wiki = make_wiki(tmp_path / "wiki", extra=extra)
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    build_wiki(wiki)
+    before = tree_digest(wiki / "site")
+    (wiki / "hooks" / "extra.py").write_text(source, encoding="utf-8")
+    config = (wiki / "mkdocs.yml").read_text(encoding="utf-8")
+    (wiki / "mkdocs.yml").write_text(
+        config.replace("  - hooks/evidence.py\n", "  - hooks/evidence.py\n  - hooks/extra.py\n")
+    )
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    assert tree_digest(wiki / "site") == before
+    assert any("EXCERPT_MISMATCH" in m for m in mkdocs_log)

@@ -88,6 +88,12 @@ class Run:
         return self.outputs_dir / "verification.json"
 
     @property
+    def own_verification_path(self) -> Path:
+        """Where ``publisher verify`` writes its report when ``verification.json`` is the upstream
+        verifier's (which it never overwrites, see :mod:`publisher.gate.verdicts`)."""
+        return self.outputs_dir / "publisher-verification.json"
+
+    @property
     def report_html(self) -> Path:
         return self.outputs_dir / "report.html"
 
@@ -163,9 +169,17 @@ def init_run(path: Path | str, slug: str, *, gate: bool = False) -> Run:
 
 
 def find_wiki_root(start: Path) -> Path | None:
-    """The nearest folder at or above ``start`` holding ``mkdocs.yml`` (the wiki root), if any."""
+    """The wiki root of ``start`` (a run folder or any folder inside a wiki), if one can be told.
+
+    A run in the upstream layout, ``<wiki>/outputs/deep-research/<slug>/``, names its wiki by
+    where it sits, as the upstream kit derives it: such a wiki need not hold ``mkdocs.yml``. Any
+    other folder's wiki is the nearest folder at or above it holding ``mkdocs.yml``.
+    """
     here = start.resolve()
-    for folder in (here, *here.parents):
+    parents = here.parents
+    if len(parents) >= 3 and parents[0].name == "deep-research" and parents[1].name == "outputs":
+        return parents[2]
+    for folder in (here, *parents):
         if (folder / "mkdocs.yml").is_file() or (folder / "mkdocs.yaml").is_file():
             return folder
     return None

@@ -48,9 +48,10 @@ from ..runs import Run
 from .artifacts import LOG_NOT_INTACT
 from .assemble import assemble, declare, limited_log
 from .checks import Collector, RunCheck, check_assembler, check_log, read_stored, result_sources
-from .claims import fetched_urls
 from .freshness import freshness
 from .inputs import RunInputs, gate_setting, load_inputs
+from .urls import fetched_urls
+from .verdicts import verification_target
 
 __all__ = ["RunCheck", "Prepared", "prepare", "check_run", "verify_run", "write_verification", "CHECK_IDS", "VERDICTS"]
 
@@ -286,10 +287,12 @@ def _check_gate(out: Collector, snapshot_roots: dict[str, str], log_root: str | 
 
 
 def write_verification(rc: RunCheck) -> Path:
-    """Write ``outputs/verification.json`` atomically (the report with the time it was made)."""
+    """Write the report atomically, with the time it was made, to ``outputs/verification.json``, or
+    to ``outputs/publisher-verification.json`` when another verifier's file (upstream's) is there:
+    that one is an input of the assembly and is never overwritten (see :mod:`.verdicts`)."""
     report = rc.report
     report["generated_at"] = format_ts(utc_now())
-    path = rc.run.verification_path
+    path = verification_target(rc.run)
     path.parent.mkdir(parents=True, exist_ok=True)
     _fs.write_atomic(path, (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     rc.written = path

@@ -9,6 +9,8 @@ handed on so their own checks run too: one finding never hides another.
 
 Of a span only the claim label, the source id and the offsets are ever used; everything else an
 agent writes (quote text, access, ``quotes[]``) is at most compared with what the snapshot says.
+Every ``http(s)`` URL written anywhere in a record is kept with its field (:attr:`AgentRecord.urls`):
+a URL cited in a record must have been retrieved in the run.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ..kernel import _fs
 from ..kernel.canonical import StrictJSONError, loads_strict, prefixed, sha256_hex
 from ..kernel.models import Span
 from ..kernel.reasons import Reason
+from .urls import urls_in
 
 __all__ = [
     "Outcome",
@@ -192,6 +195,8 @@ class AgentRecord:
     findings: list[RecordFinding] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+    urls: list[tuple[str, str]] = field(default_factory=list)
+    """``(field path, url)`` of every URL written in any string of the record."""
 
     @property
     def artifact_id(self) -> str:
@@ -257,6 +262,18 @@ def _known(model: BaseModel, drop: tuple[str, ...] = ()) -> dict[str, Any]:
     """The schema fields of a validated model as JSON values, without extras."""
     dumped = model.model_dump(mode="json")
     return {k: dumped[k] for k in type(model).model_fields if k not in drop}
+
+
+def _urls(node: Any, path: list[str | int], out: list[tuple[str, str]]) -> None:
+    """Every URL in every string of a JSON value, with the field path of its string."""
+    if isinstance(node, str):
+        out.extend((field_path(path), url) for url in urls_in(node))
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            _urls(value, [*path, str(key)], out)
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            _urls(value, [*path, index], out)
 
 
 def _legacy_quotes(raw: Any, record: AgentRecord) -> None:
@@ -335,6 +352,7 @@ def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes
     elif "evidence_id" in raw and isinstance(raw["evidence_id"], str):
         record.findings.append(RecordFinding("evidence_id", Reason.SCHEMA_ERROR, "evidence_id: empty"))
     model_type: type[Extraction] | type[Appraisal] = Extraction if kind == "extraction" else Appraisal
+    _urls(raw, [], record.urls)
     _extras(raw, model_type, "", record)
     record.spans.extend(_spans_at(raw.get("spans"), "spans", record) if kind == "extraction" else [])
     nested, nested_model = ("outcomes", Outcome) if kind == "extraction" else ("domains", Domain)

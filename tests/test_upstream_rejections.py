@@ -311,3 +311,103 @@ def test_r6_user_supplied_pdf_without_mkdocs(tmp_path: Path, cli: Callable[..., 
     assert out.status == 0 and out.json()["gate"]["verdict"] == "pass", out.out
     (up.wiki / "assets" / "papers" / f"{digest}.pdf").write_bytes(pdf + b" changed")
     assert found(assemble_run(Run(up.path))) == {("ASSET_HASH_MISMATCH", "spans[0]")}
+
+
+# ---------------------------------------------------------------------------------------------
+# R7: the verifier's report checks
+
+
+def test_r7_cite_resolve_holds_the_unresolved_citations(tmp_path: Path) -> None:
+    up, _ = run_with_extraction(tmp_path)
+    up.report(CLAIM + " Also.[^ghost]", [NOTE])
+    assemble_run(Run(up.path))
+    rc = check_run(Run(up.path))
+    assert rc.status("C-CITE-RESOLVE") == "warn"
+    assert {(f.check, f.code, f.artifact_id) for f in rc.findings} == {
+        ("C-CITE-RESOLVE", "SOURCE_OUTSIDE_ACCEPTED", "report:ghost")
+    }
+    assert check_run(Run(up.path), gate=True).status("C-CITE-RESOLVE") == "fail"
+
+
+def test_r7_a_report_that_cites_nothing(tmp_path: Path) -> None:
+    up, _ = run_with_extraction(tmp_path)
+    up.report("Morning light works.", [])
+    assemble_run(Run(up.path))
+    rc = check_run(Run(up.path), gate=True)
+    assert rc.failed("C-CITE-RESOLVE") and [f.check for f in rc.findings] == ["C-CITE-RESOLVE"]
+
+
+def _abstract_run(tmp_path: Path, sentence: str, note: str) -> tuple[UpstreamRun, str]:
+    """A run whose one paper was read as its PubMed abstract only."""
+    up = upstream_run(tmp_path)
+    sid = up.snapshot(url="https://pubmed.ncbi.nlm.nih.gov/31415926/", access="abstract", origin="pubmed")
+    up.corpus(corpus_entry(source_ids=[sid]))
+    up.extraction([up.span(sid, "Sleep-onset latency fell by 7.9 minutes")], evidence_basis="abstract_only")
+    up.report(sentence, [note])
+    assemble_run(Run(up.path))
+    return up, sid
+
+
+def test_r7_fulltext_an_abstract_only_claim_must_say_so(tmp_path: Path) -> None:
+    up, _ = _abstract_run(tmp_path, CLAIM, NOTE)
+    rc = check_run(Run(up.path))
+    assert rc.failed("C-FULLTEXT")  # whatever the gate
+    assert {(f.check, f.artifact_id) for f in rc.findings} == {("C-FULLTEXT", "report:pubmed-31415926")}
+
+
+@pytest.mark.parametrize(
+    ("sentence", "note"),
+    [
+        ("Morning light shortened sleep onset (abstract only).[^pubmed-31415926]", NOTE),
+        (CLAIM, NOTE + " Abstract-only: the full text was not available."),
+        ("Based on the abstract, light shortened sleep onset.[^pubmed-31415926]", NOTE),
+    ],
+)
+def test_r7_fulltext_labelled_abstract_claims_pass(tmp_path: Path, sentence: str, note: str) -> None:
+    up, _ = _abstract_run(tmp_path, sentence, note)
+    assert check_run(Run(up.path)).status("C-FULLTEXT") == "pass"
+
+
+def test_r7_fulltext_a_record_stating_full_text_on_an_abstract(tmp_path: Path) -> None:
+    up, sid = _abstract_run(tmp_path, "Morning light helps (abstract only).[^pubmed-31415926]", NOTE)
+    up.extraction([up.span(sid, "Sleep-onset latency fell by 7.9 minutes")], evidence_basis="fulltext")
+    assembly = assemble_run(Run(up.path))
+    assert found(assembly, f"extraction:{EVIDENCE_ID}") == {("ACCESS_MISMATCH", "evidence_basis")}
+    rc = check_run(Run(up.path))
+    assert rc.status("C-FULLTEXT") == "warn"
+    assert {f.check for f in rc.findings if f.code == "ACCESS_MISMATCH"} == {"C-FULLTEXT"}
+
+
+WALL = "## New insights and hypotheses\n\n"
+
+
+@pytest.mark.parametrize(
+    ("body", "line"),
+    [
+        (CLAIM + "\n\n" + WALL + "Studies show that light resets the clock of every nurse.", 7),
+        (CLAIM + "\n\n" + WALL + "Light is associated with fewer errors on the ward.", 7),
+        ("We hypothesise that light works through melatonin.\n" + CLAIM, 3),
+        (CLAIM + " This proves that light works.", 3),
+        (
+            CLAIM + "\n\n" + WALL + "Light might help.\n\n## Limitations\n\nIt is well known that nurses sleep badly.",
+            11,
+        ),
+    ],
+)
+def test_r7_hypothesis_wall_crossings_fail(tmp_path: Path, body: str, line: int) -> None:
+    up, _ = run_with_extraction(tmp_path)
+    up.report(body, [NOTE])
+    assemble_run(Run(up.path))
+    rc = check_run(Run(up.path))
+    assert rc.failed("C-HYPOTHESIS-WALL")
+    assert [(f.check, f.line) for f in rc.findings] == [("C-HYPOTHESIS-WALL", line)]
+
+
+def test_r7_hypothesis_wall_respected_passes(tmp_path: Path) -> None:
+    up, _ = run_with_extraction(tmp_path)
+    hedged = "Light might reset the circadian clock; a crossover trial could test this."
+    up.report(CLAIM + "\n\n" + WALL + hedged + "\n\n## Limitations\n\nOne trial only.", [NOTE])
+    assemble_run(Run(up.path))
+    rc = check_run(Run(up.path))
+    assert rc.status("C-HYPOTHESIS-WALL") == "pass" and rc.verdict == "Verified", rc.report["checks"]
+    assert "1 sentence(s) behind the hypothesis wall" in rc.check("C-HYPOTHESIS-WALL")["detail"]

@@ -55,6 +55,8 @@ def test_accepted_metadata_comes_from_the_snapshot(tmp_path: Path) -> None:
             "end": c["end"],
             "url": article.snapshot.url,
             "fresh": True,
+            "section": c["section"],
+            "page": c["page"],
         }
         for c in entry["claims"]
     ]

@@ -68,6 +68,8 @@ def test_u1_valid_span_is_accepted_with_quotes(tmp_path: Path) -> None:
             "end": start + len("Sleep-onset latency fell by 7.9 minutes"),
             "url": "https://www.ncbi.nlm.nih.gov/pmc/articles/PMC2718281/",
             "fresh": True,
+            "section": None,
+            "page": None,
         }
     ]
     assert [q["text"] for q in extraction["quotes"]] == [c["excerpt"] for c in extraction["claims"]]

@@ -337,7 +337,7 @@ def _accepted_entry(art: Artifact, reader: CheckedSnapshots, checker: ArtifactCh
 
 
 def _quote(claim: dict[str, Any], snap: SnapshotCheck, checker: ArtifactChecker) -> dict[str, Any]:
-    """Upstream's quote of one claim: the re-slice with its source, offsets, url and freshness."""
+    """Upstream's quote of one claim: the re-slice with its source, offsets, url, freshness, section, page."""
     return {
         "text": claim["excerpt"],
         "source_id": claim["source_id"],
@@ -345,6 +345,8 @@ def _quote(claim: dict[str, Any], snap: SnapshotCheck, checker: ArtifactChecker)
         "end": claim["end"],
         "url": snap.url,
         "fresh": checker.freshness_of(snap).fresh,
+        "section": claim["section"],
+        "page": claim["page"],
     }
 
 

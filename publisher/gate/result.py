@@ -67,7 +67,8 @@ class ResultClaim(BaseModel):
 
 
 class ResultQuote(BaseModel):
-    """Upstream's view of one claim: the re-slice (``text``), its source, offsets, url and freshness."""
+    """Upstream's view of one claim: the re-slice (``text``), its source, offsets, url, freshness,
+    and the section and page upstream's own quotes carry."""
 
     model_config = _OURS
     text: StrictStr
@@ -76,6 +77,8 @@ class ResultQuote(BaseModel):
     end: Annotated[StrictInt, Field(ge=0)]
     url: StrictStr | None
     fresh: StrictBool
+    section: StrictStr | None
+    page: StrictInt | None
 
 
 class AcceptedArtifact(BaseModel):

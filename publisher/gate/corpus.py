@@ -20,7 +20,7 @@ from typing import Any
 
 from ..kernel.canonical import SOURCE_ID_RE, StrictJSONError, loads_strict
 from ..kernel.errors import UsageError
-from ..kernel.ids import LITERATURE_KINDS, IdError, canonical_id, same_id, split_evidence_id
+from ..kernel.ids import LITERATURE_KINDS, IdError, canonical_id, split_evidence_id
 from ..kernel.reasons import Reason
 
 __all__ = ["CorpusRecord", "Corpus", "parse_corpus", "label_key"]
@@ -68,6 +68,17 @@ class Corpus:
     """The records of ``corpus.jsonl`` by evidence id (empty when the run has no corpus)."""
 
     records: dict[str, CorpusRecord] = field(default_factory=dict)
+    labels: dict[str, list[str]] = field(default_factory=dict)
+    """:func:`label_key` of every label that names a record -> the evidence ids it names."""
+
+    @classmethod
+    def of(cls, records: dict[str, CorpusRecord]) -> Corpus:
+        """A corpus of these records, with its label index."""
+        labels: dict[str, list[str]] = {}
+        for record in records.values():
+            for key in sorted(record.label_keys()):
+                labels.setdefault(key, []).append(record.evidence_id)
+        return cls(records, labels)
 
     def __bool__(self) -> bool:
         return bool(self.records)
@@ -78,17 +89,12 @@ class Corpus:
 
     def resolve_label(self, label: str) -> tuple[str | None, str | None]:
         """The evidence id a footnote label names, or None and why (no record, or several)."""
-        key = label_key(label)
-        hits = [r.evidence_id for r in self.records.values() if key and key in r.label_keys()]
+        hits = self.labels.get(label_key(label), [])
         if len(hits) == 1:
             return hits[0], None
         if hits:
             return None, f"label [^{label}] names {len(hits)} corpus records ({', '.join(hits[:3])})"
         return None, f"label [^{label}] names no corpus.jsonl record"
-
-    def with_id(self, kind: str, value: str) -> list[str]:
-        """Evidence ids whose record states paper id ``kind`` = ``value``."""
-        return [r.evidence_id for r in self.records.values() if kind in r.ids and same_id(kind, r.ids[kind], value)]
 
 
 def _id_value(raw: Any, kind: str, where: str) -> str | None:
@@ -157,4 +163,4 @@ def parse_corpus(data: bytes | None, name: str = "corpus.jsonl") -> Corpus:
             continue
         records[record.evidence_id] = record
         raw_of[record.evidence_id] = raw
-    return Corpus(records)
+    return Corpus.of(records)

@@ -35,6 +35,7 @@ from ..kernel import _fs
 from ..kernel.canonical import StrictJSONError, loads_strict, prefixed, sha256_hex
 from ..kernel.models import Span
 from ..kernel.reasons import Reason
+from ..kernel.text import one_line
 from .urls import urls_in
 
 __all__ = [
@@ -215,11 +216,6 @@ def field_path(loc: Sequence[str | int]) -> str:
     return out or "record"
 
 
-def _one_line(text: str, limit: int = 300) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _schema_findings(exc: ValidationError) -> list[RecordFinding]:
     found: list[RecordFinding] = []
     seen: set[str] = set()
@@ -228,7 +224,7 @@ def _schema_findings(exc: ValidationError) -> list[RecordFinding]:
         if where in seen:
             continue
         seen.add(where)
-        found.append(RecordFinding(where, Reason.SCHEMA_ERROR, _one_line(f"{where}: {error['msg']}")))
+        found.append(RecordFinding(where, Reason.SCHEMA_ERROR, one_line(f"{where}: {error['msg']}")))
     return found
 
 
@@ -329,7 +325,7 @@ def _owed_spans(model: Extraction | Appraisal, record: AgentRecord) -> None:
                     RecordFinding(
                         f"domains[{index}].spans",
                         Reason.NO_SPANS,
-                        _one_line(f"domains[{index}].spans: empty for judgement {judgement!r}"),
+                        one_line(f"domains[{index}].spans: empty for judgement {judgement!r}"),
                     )
                 )
     if not record.spans and not any(f.reason is Reason.NO_SPANS for f in record.findings):
@@ -342,7 +338,7 @@ def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes
     try:
         raw = loads_strict(data)
     except (StrictJSONError, ValueError) as exc:
-        record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, _one_line(f"not strict JSON: {exc}")))
+        record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, one_line(f"not strict JSON: {exc}")))
         return record
     if not isinstance(raw, dict):
         record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, "not a JSON object"))
@@ -410,5 +406,5 @@ def _unreadable(kind: Literal["extraction", "appraisal"], name: str, exc: OSErro
     else:
         why = f"cannot be read ({exc.strerror or exc})"
     record = AgentRecord(kind=kind, record=name, digest=prefixed(sha256_hex(why.encode())), evidence_id=None)
-    record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, _one_line(f"{name} {why}")))
+    record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, one_line(f"{name} {why}")))
     return record

@@ -47,7 +47,7 @@ from ..kernel.reasons import Reason
 from ..runs import Run, find_wiki_root
 from .corpus import Corpus, parse_corpus
 from .records import AgentRecord, read_records
-from .reportmd import Footnote, parse_report
+from .reportmd import Footnote, ProseBlock, read_report
 from .verdicts import UpstreamVerification, read_upstream_verification
 
 __all__ = ["RunInputs", "load_inputs", "file_digest", "gate_setting", "inputs_digest", "changed_inputs"]
@@ -99,8 +99,8 @@ class RunInputs:
     """The whole event log as found on disk."""
     log_problem: str | None = None
     """Why the log could not be read at all (a link, folder or FIFO in its place), or None."""
-    report_text: str | None = None
-    """``outputs/report.md`` as read (None when the run has no report)."""
+    report_blocks: list[ProseBlock] | None = None
+    """The report's headings and prose outside footnotes (None when the run has no report)."""
 
 
 def _read_verifier(run: Run) -> tuple[dict[str, list[str]], str | None]:
@@ -138,13 +138,14 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None) -> RunInputs:
     records = read_records(run.extractions_dir, run.appraisals_dir)
     report_digest, report_bytes = file_digest(run.report_md)
     footnotes: list[Footnote] | None = None
-    text: str | None = None
+    blocks: list[ProseBlock] | None = None
     if report_bytes is not None:
         try:
             text = report_bytes.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise UsageError(f"{run.report_md} is not UTF-8 (byte {exc.start})", reason=Reason.SCHEMA_ERROR) from exc
-        footnotes = parse_report(text)
+        parsed = read_report(text)
+        footnotes, blocks = parsed.footnotes, parsed.blocks
     verification = read_upstream_verification(run)
     corpus_digest, corpus_bytes = file_digest(run.corpus_path)
     corpus = parse_corpus(corpus_bytes)
@@ -169,7 +170,7 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None) -> RunInputs:
         corpus_digest=corpus_digest,
         log=log,
         log_problem=log_problem,
-        report_text=text,
+        report_blocks=blocks,
     )
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..kernel.reasons import Reason
 from .checks import Collector
-from .reportmd import Footnote, markdown_parser
+from .reportmd import Footnote, ProseBlock
 
 __all__ = ["CITE_RESOLVE", "FULLTEXT", "HYPOTHESIS_WALL", "report_check_of", "check_report"]
 
@@ -166,44 +166,34 @@ def _fulltext(out: Collector) -> None:
     out.add(FULLTEXT, status, "; ".join(parts))
 
 
-def _prose(text: str) -> Iterator[tuple[int, bool, str]]:
+def _prose(blocks: list[ProseBlock]) -> Iterator[tuple[int, bool, str]]:
     """``(line, inside the wall, sentence)`` for every sentence of the report's prose.
 
     Headings, code and footnote definitions are not prose. The wall is every section under a
     heading matching the wall's names, down to the next heading of the same or a higher level.
     """
     wall_level: int | None = None
-    depth = 0
-    heading: int | None = None
-    for token in markdown_parser(keep_definitions=True).parse(text):
-        if token.type == "footnote_reference_open":
-            depth += 1
-        elif token.type == "footnote_reference_close":
-            depth -= 1
-        elif token.type == "heading_open":
-            heading = int(token.tag[1])
-        elif token.type == "inline" and heading is not None:
-            if wall_level is not None and heading <= wall_level:
+    for block in blocks:
+        if block.heading is not None:
+            if wall_level is not None and block.heading <= wall_level:
                 wall_level = None
-            if wall_level is None and _WALL_HEADING_RE.search(token.content):
-                wall_level = heading
-            heading = None
-        elif token.type == "inline" and depth == 0 and token.map is not None:
-            for match in _SENTENCE_RE.finditer(token.content):
-                sentence = " ".join(match.group(0).split())
-                if sentence:
-                    line = token.map[0] + token.content.count("\n", 0, match.start()) + 1
-                    yield line, wall_level is not None, sentence
+            if wall_level is None and _WALL_HEADING_RE.search(block.text):
+                wall_level = block.heading
+            continue
+        for match in _SENTENCE_RE.finditer(block.text):
+            sentence = " ".join(match.group(0).split())
+            if sentence:
+                yield block.line + block.text.count("\n", 0, match.start()), wall_level is not None, sentence
 
 
 def _hypothesis_wall(out: Collector) -> None:
     """C-HYPOTHESIS-WALL: no finding wording inside the wall, no hypothesis or certainty outside it."""
-    text = out.rc.inputs.report_text
-    if text is None:
+    blocks = out.rc.inputs.report_blocks
+    if blocks is None:
         out.add(HYPOTHESIS_WALL, "pass", "no report.md")
         return
     walled = crossings = 0
-    for line, inside, sentence in _prose(text):
+    for line, inside, sentence in _prose(blocks):
         walled += inside
         if inside:
             rules = [(r, "a hypothesis worded as an established finding") for r in _FINDING_WORDING]

@@ -27,7 +27,16 @@ from mdit_py_plugins.footnote import footnote_plugin
 from ..kernel.refs import SpanRef, parse_refs, starts_with_ref
 from .urls import link_key, url_key, urls_in
 
-__all__ = ["Footnote", "parse_report", "markdown_parser", "paper_ids_in", "link_key"]
+__all__ = [
+    "Footnote",
+    "ProseBlock",
+    "ParsedReport",
+    "parse_report",
+    "read_report",
+    "markdown_parser",
+    "paper_ids_in",
+    "link_key",
+]
 
 _DEF_START_RE = re.compile(r"\[\^([^\]\s]+)\]:[ \t]?")
 _REF_MARK_RE = re.compile(r"\[\^[^\]\s]+\]")
@@ -177,9 +186,34 @@ def _bare_urls(text: str, links: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(url for url in urls_in(text) if url_key(url) not in targets)
 
 
+@dataclass(frozen=True)
+class ProseBlock:
+    """One run of inline text of the report outside footnote definitions: a heading or prose."""
+
+    line: int
+    """1-based line of report.md where the text starts."""
+    heading: int | None
+    """The heading level (1-6) when the text is a heading, else None."""
+    text: str
+    """The inline source, its line breaks kept (line ``line + k`` is after the k-th break)."""
+
+
+@dataclass(frozen=True)
+class ParsedReport:
+    """What one parse of report.md yields: its footnotes (:func:`parse_report`) and its prose."""
+
+    footnotes: list[Footnote]
+    blocks: list[ProseBlock]
+
+
 def parse_report(text: str) -> list[Footnote]:
     """Every footnote definition of a report in the order written, then every reference that no
     definition answers (``defined`` false), in the order first cited."""
+    return read_report(text).footnotes
+
+
+def read_report(text: str) -> ParsedReport:
+    """One parse of the report: its footnotes and its headings and prose, in order."""
     md = markdown_parser(keep_definitions=True)
     tokens = md.parse(text)
     lines = _NEWLINE_RE.split(text)
@@ -187,9 +221,13 @@ def parse_report(text: str) -> list[Footnote]:
     cited: dict[str, list[int]] = {}
     dangling: dict[str, list[int]] = {}
     definitions: list[tuple[str, int, int, list[Token]]] = []
+    blocks: list[ProseBlock] = []
     depth = 0
+    heading: int | None = None
     current: tuple[str, int, int, list[Token]] | None = None
     for token in tokens:
+        if token.type == "heading_open" and current is None:
+            heading = int(token.tag[1])
         if token.type == "footnote_reference_open":
             depth += 1
             if depth == 1:
@@ -205,6 +243,9 @@ def parse_report(text: str) -> list[Footnote]:
         if current is not None:
             current[3].append(token)
         elif token.type == "inline":
+            if token.map is not None:
+                blocks.append(ProseBlock(token.map[0] + 1, heading, token.content))
+            heading = None
             for child in token.children or ():
                 if child.type == "footnote_ref":
                     label = child.meta["label"]
@@ -260,4 +301,4 @@ def parse_report(text: str) -> list[Footnote]:
                 defined=False,
             )
         )
-    return out
+    return ParsedReport(out, blocks)

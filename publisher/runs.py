@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +111,12 @@ class Run:
         return self.outputs_dir / "verification.json"
 
     @property
+    def own_verification_path(self) -> Path:
+        """Where ``publisher verify`` writes its report when ``verification.json`` is the upstream
+        verifier's (which it never overwrites, see :mod:`publisher.gate.verdicts`)."""
+        return self.outputs_dir / "publisher-verification.json"
+
+    @property
     def report_html(self) -> Path:
         return self.outputs_dir / "report.html"
 
@@ -210,9 +217,17 @@ def init_run(path: Path | str, slug: str, *, gate: bool = False, question: str |
 
 
 def find_wiki_root(start: Path) -> Path | None:
-    """The nearest folder at or above ``start`` holding ``mkdocs.yml`` (the wiki root), if any."""
+    """The wiki root of ``start`` (a run folder or any folder inside a wiki), if one can be told.
+
+    A run in the upstream layout, ``<wiki>/outputs/deep-research/<slug>/``, names its wiki by
+    where it sits, as the upstream kit derives it: such a wiki need not hold ``mkdocs.yml``. Any
+    other folder's wiki is the nearest folder at or above it holding ``mkdocs.yml``.
+    """
     here = start.resolve()
-    for folder in (here, *here.parents):
+    parents = here.parents
+    if len(parents) >= 3 and parents[0].name == "deep-research" and parents[1].name == "outputs":
+        return parents[2]
+    for folder in (here, *parents):
         if (folder / "mkdocs.yml").is_file() or (folder / "mkdocs.yaml").is_file():
             return folder
     return None
@@ -240,11 +255,11 @@ _TolerantLoader.add_multi_constructor("!", _untagged)
 _TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", _untagged)
 
 
-def _config_file(wiki_root: Path) -> Path:
+def _config_file(wiki_root: Path) -> Path | None:
     for name in ("mkdocs.yml", "mkdocs.yaml"):
-        if (wiki_root / name).is_file():
+        if os.path.lexists(wiki_root / name):
             return wiki_root / name
-    raise UsageError(f"{wiki_root} has no mkdocs.yml", path=str(wiki_root))
+    return None
 
 
 def read_wiki_extra(wiki_root: Path) -> dict[str, Any]:
@@ -254,6 +269,8 @@ def read_wiki_extra(wiki_root: Path) -> dict[str, Any]:
     ``SCHEMA_ERROR`` usage error: the wiki's trust settings are never guessed.
     """
     path = _config_file(Path(wiki_root))
+    if path is None:
+        return {}  # an upstream layout without mkdocs.yml: no settings, unsigned provenance
     try:
         data = yaml.load(_fs.read_regular(path), Loader=_TolerantLoader)
     except (OSError, yaml.YAMLError, ValueError) as exc:

@@ -84,6 +84,18 @@ def _forged_accept(rb: RunBuilder) -> str:
                     }
                 ],
                 "data": {},
+                "quotes": [
+                    {
+                        "text": text[:10],
+                        "source_id": sid,
+                        "start": 0,
+                        "end": 10,
+                        "url": "https://example.org/registered",
+                        "fresh": True,
+                        "section": None,
+                        "page": None,
+                    }
+                ],
             }
         )
         data["diagnostics"]["unresolved"] = []

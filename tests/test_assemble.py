@@ -36,15 +36,30 @@ def test_accepted_metadata_comes_from_the_snapshot(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1, report=False)
     article = fx.articles[0]
     record = fx.extraction(0)
-    record["spans"][0]["url"] = "https://agent.example/invented"
+    record["spans"][0]["url"] = article.snapshot.url.rstrip("/").replace("https://www.ncbi", "https://WWW.NCBI")
     record["spans"][0]["paper"] = {"pmid": "1"}
     fx.put_extraction(0, record)
     result = assemble_run(fx.run).result
+    # the URL the agent wrote names its own fetched snapshot (a cited URL must): still ignored
+    assert result["diagnostics"]["unresolved"] == []
     entry = next(a for a in result["accepted"] if a["kind"] == "extraction")
     assert entry["url"] == article.snapshot.url
     assert entry["paper"] == {"pmid": None, "doi": None, "pmcid": article.pmcid}
     assert entry["access"] == "full_text" and entry["fresh"] is True
     assert entry["data"]["quotes"] == [c["excerpt"] for c in entry["claims"]]
+    assert entry["quotes"] == [
+        {
+            "text": c["excerpt"],
+            "source_id": c["source_id"],
+            "start": c["start"],
+            "end": c["end"],
+            "url": article.snapshot.url,
+            "fresh": True,
+            "section": c["section"],
+            "page": c["page"],
+        }
+        for c in entry["claims"]
+    ]
     warned = {w["field"] for w in result["diagnostics"]["warnings"]}
     assert {"spans[0].url", "spans[0].paper"} <= warned
 

@@ -423,7 +423,10 @@ def test_schema_error_for_a_malformed_footnote_reference(tmp_path: Path) -> None
 def test_duplicate_footnote_labels_are_a_schema_error(tmp_path: Path) -> None:
     fx = make_run(tmp_path)
     fx.report.write_text(fx.report.read_text() + "[^a0]: plain note that would override the claim\n")
-    assert found(assemble_run(fx.run), "report:a0") == {("SCHEMA_ERROR", "definitions[1].label")}
+    assert found(assemble_run(fx.run), "report:a0") == {
+        ("SCHEMA_ERROR", "definitions[1].label"),
+        ("SOURCE_OUTSIDE_ACCEPTED", "definitions[1].label"),  # and, as every footnote, it must cite
+    }
 
 
 def test_one_finding_never_hides_another(tmp_path: Path) -> None:

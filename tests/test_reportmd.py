@@ -46,7 +46,7 @@ def test_malformed_reference_is_an_error_not_a_note() -> None:
     assert note.kind == "report_claim" and note.ref_error is not None and note.refs == ()
 
 
-def test_links_paper_ids_and_plain_notes() -> None:
+def test_links_paper_ids_and_bare_keys_are_all_citations() -> None:
     report = (
         "A.[^l] B.[^p] C.[^n]\n\n"
         "[^l]: See [the trial](https://example.org/t) and [local](notes.md).\n"
@@ -57,7 +57,7 @@ def test_links_paper_ids_and_plain_notes() -> None:
     assert notes["l"].links == ("https://example.org/t",) and notes["l"].kind == "report_claim"
     assert notes["p"].kind == "synthesis_claim"
     assert notes["p"].paper_ids == (("pmid", "12345678"), ("doi", "10.1000/Example"), ("pmcid", "PMC42"))
-    assert notes["n"].kind is None
+    assert notes["n"].kind == "synthesis_claim"  # as upstream, every footnote cites something
 
 
 def test_paper_ids_ignore_urls_and_bare_pmc_words() -> None:

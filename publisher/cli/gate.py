@@ -29,7 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         (
             "verify",
             _verify,
-            "run the numbered checks; write outputs/verification.json",
+            "run the numbered checks; write outputs/verification.json (publisher-verification.json beside "
+            "an upstream verifier's, which is kept)",
             "turn the evidence gate on (Inconclusive exits 1)",
         ),
         ("render", _render, "write outputs/report.html with verified excerpts only", None),
@@ -39,7 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         p.add_argument("--run-dir", required=True, type=Path)
         if gate_help is not None:
             p.add_argument("--gate", action="store_true", help=gate_help)
-        p.add_argument("--wiki", type=Path, help="wiki root holding assets/ (default: nearest folder with mkdocs.yml)")
+        p.add_argument(
+            "--wiki",
+            type=Path,
+            help="wiki root holding assets/ (default: <wiki> of <wiki>/outputs/deep-research/<slug>, else the "
+            "nearest folder with mkdocs.yml)",
+        )
         add_json(p)
         p.set_defaults(func=func)
 
@@ -94,9 +100,11 @@ def _verify(args: argparse.Namespace) -> int:
     state = "on" if report["gate"]["enabled"] else "off"
     lines = [f"Verification of {report['run_slug']}: {report['verdict']} (gate {state})"]
     for check in report["checks"]:
-        lines.append(f"  {check['status']:<4}  {check['check_id']:<14} {check['detail']}")
+        lines.append(f"  {check['status']:<4}  {check['check_id']:<17} {check['detail']}")
     lines += grouped_lines(verification.findings)
-    lines.append(f"  wrote {run.verification_path}")
+    lines.append(f"  wrote {verification.written}")
+    if verification.written != run.verification_path:
+        lines.append(f"  kept {run.verification_path} as is: another verifier's verdict, an input of the assembly")
     emit(args, report, "\n".join(lines))
     return verification.exit_status
 

@@ -1,10 +1,16 @@
 """Artifacts and the span checks of CONTRACT sections 4-6: every finding of an extraction or appraisal.
 
 An :class:`ArtifactChecker` holds what one assembly shares: the snapshot reader, the event log, the
-run config and freshness memoised per source. Of a span only the claim label, the source id and
-the offsets are used; URL, paper ids, access, excerpt, section and page come from the snapshot.
-Every finding is kept (one ``diagnostics.unresolved[]`` entry per finding, with its field), so
-none hides another.
+run config, the corpus and freshness memoised per source. Of a span only the claim label, the
+source id and the offsets are used; URL, paper ids, access, excerpt, section and page come from
+the snapshot. Every finding is kept (one ``diagnostics.unresolved[]`` entry per finding, with its
+field), so none hides another.
+
+Besides the span checks, a record is checked against the run as the upstream kit checks it: its
+``evidence_id`` must be listed in a ``corpus.jsonl`` that lists any (``SCHEMA_ERROR``); its spans
+may only cite snapshots the corpus registers for that id, when it names any (``NO_PAPER_ID``);
+every URL written in it must have been retrieved in the run (``URL_NOT_RETRIEVED``); and a record
+stating ``evidence_basis: fulltext`` may not rest on abstracts alone (``ACCESS_MISMATCH``).
 """
 
 from __future__ import annotations
@@ -17,15 +23,17 @@ from ..kernel.assets import AssetChecker
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import IntegrityError
 from ..kernel.eventlog import LogState
-from ..kernel.ids import paper_problem
-from ..kernel.models import RunConfig
+from ..kernel.ids import paper_problem, split_evidence_id
+from ..kernel.models import Access, RunConfig
 from ..kernel.reasons import Reason
 from ..kernel.spans import check_range
 from ..kernel.text import one_line
 from ..parallel import CheckedSnapshots, SnapshotCheck
 from ..runs import Run
+from .corpus import Corpus
 from .freshness import Freshness, Provenance
 from .records import AgentRecord
+from .urls import fetched_urls, identifier_keys, url_key
 
 __all__ = ["Artifact", "ArtifactChecker", "flag_duplicates", "flag_unsupported", "LOG_NOT_INTACT"]
 
@@ -73,6 +81,7 @@ class ArtifactChecker:
         config: RunConfig,
         log: LogState,
         provenance: Provenance,
+        corpus: Corpus | None = None,
     ):
         self.provenance = provenance
         self.run = run
@@ -80,6 +89,9 @@ class ArtifactChecker:
         self.assets = assets
         self.config = config
         self.log = log
+        self.corpus = corpus if corpus is not None else Corpus()
+        self.fetched = fetched_urls(log)
+        """:func:`~.urls.url_key` -> source ids of the log's ``fetch`` events."""
         self.referenced: dict[str, None] = {}
         self.fresh: dict[str, Freshness] = {}
         self.spans_checked = 0
@@ -198,6 +210,44 @@ class ArtifactChecker:
             if not fresh.fresh:
                 art.find(field_name, fresh.reason or Reason.NO_FRESH_FETCH, fresh.detail, source_id)
 
+    # -- cited URLs --------------------------------------------------------------------------
+
+    def check_url(self, art: Artifact, field_name: str, url: str, *, same_study: bool = False) -> str | None:
+        """URL_NOT_RETRIEVED unless ``url`` names a retrieval of this run. Returns the source id it names.
+
+        A URL passes as an identifier link (PubMed, DOI, PMC) of a paper whose snapshot backs the
+        artifact (None is returned), or as the URL of a snapshot with a ``fetch`` event in the log.
+        With ``same_study``, that snapshot must also back the artifact or be registered for its
+        evidence id (a record may only cite where its own paper was read).
+        """
+        key = url_key(url)
+        papers = [self.reader.get(sid).paper for sid in art.sources if self._verifies(sid)]
+        if key.lower() in identifier_keys(papers):
+            return None
+        tampered = False
+        for source_id in self.fetched.get(key, []):
+            before = len(art.findings)
+            snap = self.snapshot(art, field_name, source_id)
+            tampered = tampered or len(art.findings) > before
+            if snap is None or snap.url is None or url_key(snap.url) != key:
+                continue
+            if same_study and source_id not in art.sources:
+                if art.evidence_id is None or split_evidence_id(art.evidence_id) is None:
+                    continue
+                if paper_problem(art.evidence_id, snap.paper) is not None:
+                    continue
+            return source_id
+        if not tampered:
+            art.find(field_name, Reason.URL_NOT_RETRIEVED, f"{url[:200]} has no snapshot fetched in this run")
+        return None
+
+    def _verifies(self, source_id: str) -> bool:
+        try:
+            self.reader.get(source_id)
+        except IntegrityError:
+            return False
+        return True
+
     # -- records -----------------------------------------------------------------------------
 
     def record_artifact(self, record: AgentRecord) -> Artifact:
@@ -208,8 +258,19 @@ class ArtifactChecker:
             self.warnings.append(
                 {"artifact_id": art.artifact_id, "record": record.record, "field": where, "detail": one_line(detail)}
             )
+        entry_of = self.corpus.record(record.evidence_id)
+        if self.corpus and record.evidence_id is not None and entry_of is None:
+            art.find("evidence_id", Reason.SCHEMA_ERROR, f"evidence_id {record.evidence_id} is not in corpus.jsonl")
+        registered = entry_of.source_ids if entry_of is not None else ()
         for entry in record.spans:
             span = entry.span
+            if registered and span.source_id not in registered:
+                art.find(
+                    entry.field,
+                    Reason.NO_PAPER_ID,
+                    f"{span.source_id} is not registered for {record.evidence_id} in corpus.jsonl source_ids",
+                    span.source_id,
+                )
             ids = [record.evidence_id] if record.evidence_id else []
             if span.evidence_id is not None and span.evidence_id not in ids:
                 ids.append(span.evidence_id)
@@ -251,9 +312,24 @@ class ArtifactChecker:
                 }
             )
         self.check_freshness(art)
+        for where, url in record.urls:
+            self.check_url(art, where, url, same_study=True)
+        self._check_basis(art)
         if record.kind == "extraction":
             art.data["quotes"] = [c["excerpt"] for c in art.claims]
         return art
+
+    def _check_basis(self, art: Artifact) -> None:
+        """ACCESS_MISMATCH for a record stating a full-text basis that rests on abstracts only."""
+        if art.data.get("evidence_basis") != "fulltext" or not art.sources:
+            return
+        access = [self.reader.get(sid).access for sid in art.sources if self._verifies(sid)]
+        if access and all(a == Access.ABSTRACT.value for a in access):
+            art.find(
+                "evidence_basis",
+                Reason.ACCESS_MISMATCH,
+                f"evidence_basis 'fulltext' but all {len(access)} snapshot(s) behind the record are abstracts",
+            )
 
 
 def flag_duplicates(arts: list[Artifact]) -> None:

@@ -32,11 +32,13 @@ from ..kernel.text import one_line
 from ..parallel import CheckedSnapshots, ProgressFn, SnapshotCheck
 from ..runs import Run
 from .artifacts import Artifact, ArtifactChecker, flag_duplicates, flag_unsupported
-from .claims import ReportClaims, fetched_urls
+from .claims import ReportClaims
 from .freshness import Freshness, Provenance
 from .inputs import RunInputs, gate_setting, inputs_digest, load_inputs
 from .records import AgentRecord
 from .reportmd import Footnote
+from .urls import fetched_urls, url_key
+from .verdicts import flag_upstream
 
 __all__ = ["Assembly", "assemble", "assemble_run", "declare", "dump_result", "limited_log"]
 
@@ -98,11 +100,14 @@ def declare(
             want(entry.span.source_id, [(entry.span.start, entry.span.end)])
         for quote in record.quotes:
             want(quote.source_id, [(quote.start, quote.end)])
+        for _, url in record.urls:
+            for source_id in urls.get(url_key(url), []):
+                want(source_id)
     for note in footnotes:
         for ref in note.refs:
             want(ref.source_id, [(ref.start, ref.end)])
-        for url in note.links:
-            for source_id in urls.get(url, []):
+        for url in (*note.links, *note.bare_urls):
+            for source_id in urls.get(url_key(url), []):
                 want(source_id)
 
 
@@ -122,13 +127,16 @@ def assemble(
     footnotes = inputs.footnotes
     declare(reader, records, footnotes or [], fetched_urls(log))
     reader.load()
-    checker = ArtifactChecker(inputs.run, reader, AssetChecker(inputs.wiki_root), config, log, inputs.provenance)
+    checker = ArtifactChecker(
+        inputs.run, reader, AssetChecker(inputs.wiki_root), config, log, inputs.provenance, inputs.corpus
+    )
     for path, digest in reader.asset_digests(inputs.wiki_root).items():
         checker.assets.remember(path, digest)  # hashed by the workers that verified the snapshots
 
     record_arts = [checker.record_artifact(record) for record in records]
     flag_duplicates(record_arts)
     flag_unsupported(record_arts, inputs.verifier)
+    used = flag_upstream(record_arts, inputs.verification)
     for art in record_arts:
         if not art.findings and art.sources:
             first = reader.get(next(iter(art.sources)))
@@ -138,6 +146,7 @@ def assemble(
     if footnotes is not None:
         report_arts = ReportClaims(checker).artifacts(footnotes, accepted_records)
         flag_unsupported(report_arts, inputs.verifier)
+        used |= flag_upstream(report_arts, inputs.verification)
 
     artifacts = record_arts + report_arts
     known = {a.artifact_id for a in artifacts}
@@ -151,8 +160,18 @@ def assemble(
                     "detail": "listed by the checker but no such artifact in this run",
                 }
             )
+    for item in inputs.verification.unsupported:
+        if item.index not in used:
+            checker.warnings.append(
+                {
+                    "artifact_id": item.artifact_id,
+                    "record": "outputs/verification.json",
+                    "field": f"unsupported_claims[{item.index}]",
+                    "detail": "names no artifact of this run",
+                }
+            )
     findings = [f for a in artifacts for f in a.findings]
-    accepted = [_accepted_entry(a, reader) for a in artifacts if not a.findings]
+    accepted = [_accepted_entry(a, reader, checker) for a in artifacts if not a.findings]
     unresolved_count = sum(1 for a in artifacts if a.findings)
     verdict = "pass" if not unresolved_count and accepted else "fail" if enabled else "warn"
 
@@ -172,7 +191,8 @@ def assemble(
     log_ref = {"events": len(log.digests), "head": log.head}
     inputs_list: list[list[Any]] = [["run_slug", inputs.slug], ["config", inputs.config_digest]]
     inputs_list += [["record", r.record, r.digest] for r in records]
-    inputs_list += [["verifier", inputs.verifier_digest], ["report", inputs.report_digest]]
+    inputs_list += [["verifier", inputs.verifier_digest], ["verification", inputs.verification.digest]]
+    inputs_list += [["report", inputs.report_digest]]
     inputs_list += [["corpus", inputs.corpus_digest]]
     inputs_list += [["source", s["source_id"], s["status"], s["record_hash"], s["content_hash"]] for s in sources]
     inputs_list += [["asset", path, assets[path]] for path in sorted(assets)]
@@ -304,7 +324,8 @@ def _source_entry(
     }
 
 
-def _accepted_entry(art: Artifact, reader: CheckedSnapshots) -> dict[str, Any]:
+def _accepted_entry(art: Artifact, reader: CheckedSnapshots, checker: ArtifactChecker) -> dict[str, Any]:
+    """An accepted artifact as ``result.json`` lists it; ``quotes[]`` is upstream's view of ``claims[]``."""
     snaps = [reader.get(sid) for sid in art.sources]
     weakest = min(snaps, key=lambda s: ACCESS_ORDER[Access(str(s.access))]) if snaps else None
     data = {k: v for k, v in art.data.items() if not k.startswith("_")}
@@ -319,7 +340,22 @@ def _accepted_entry(art: Artifact, reader: CheckedSnapshots) -> dict[str, Any]:
         "access": weakest.access if weakest else None,
         "fresh": True,
         "claims": art.claims,
+        "quotes": [_quote(claim, reader.get(claim["source_id"]), checker) for claim in art.claims],
         "data": data,
+    }
+
+
+def _quote(claim: dict[str, Any], snap: SnapshotCheck, checker: ArtifactChecker) -> dict[str, Any]:
+    """Upstream's quote of one claim: the re-slice with its source, offsets, url, freshness, section, page."""
+    return {
+        "text": claim["excerpt"],
+        "source_id": claim["source_id"],
+        "start": claim["start"],
+        "end": claim["end"],
+        "url": snap.url,
+        "fresh": checker.freshness_of(snap).fresh,
+        "section": claim["section"],
+        "page": claim["page"],
     }
 
 

@@ -1,32 +1,29 @@
 """Report claims (CONTRACT section 7): every footnote of ``outputs/report.md`` checked as an artifact.
 
-A footnote whose body starts with a span reference is a claim on that span; one that cites a paper
-by its identifiers must resolve to an accepted extraction or appraisal of that paper; a cited
-``http(s)`` URL must be a snapshot fetched in this run; and a report claim may only cite sources
-that back accepted evidence of the same run.
+As upstream, every footnote is a citation and must resolve to accepted evidence of the run, else
+``SOURCE_OUTSIDE_ACCEPTED``:
+
+- a footnote whose body starts with a span reference is a claim on that span, whose snapshot must
+  back an accepted extraction or appraisal;
+- a footnote in the upstream forms (paper ids, a bare key, URLs) resolves to accepted records of
+  one paper: through its label in ``corpus.jsonl`` when the run has a corpus (as the upstream
+  kit resolves them; paper ids it also states must agree), otherwise through the PMID, DOI or
+  PMCID it states; a footnote that states nothing to resolve by (``[^smith2024]: Smith JA,
+  2024.``) resolves to nothing;
+- a reference that no definition answers cites nothing;
+- every URL it cites, as a Markdown link or bare, must be the URL of a snapshot fetched in this
+  run (which then backs the claim) or an identifier link of a paper behind the claim
+  (``URL_NOT_RETRIEVED``).
 """
 
 from __future__ import annotations
 
-from ..kernel.eventlog import LogState
-from ..kernel.ids import same_id
-from ..kernel.models import EventType
+from ..kernel.ids import IdError, canonical_id, same_id, split_evidence_id
 from ..kernel.reasons import Reason
 from .artifacts import Artifact, ArtifactChecker
-from .reportmd import Footnote, link_key
+from .reportmd import Footnote
 
-__all__ = ["ReportClaims", "fetched_urls"]
-
-
-def fetched_urls(log: LogState) -> dict[str, list[str]]:
-    """URL (as a parsed link holds it, see :func:`link_key`) -> source ids of ``fetch`` events, in log order."""
-    out: dict[str, list[str]] = {}
-    for event in log.events:
-        if event.type is EventType.FETCH and event.source_id is not None:
-            ids = out.setdefault(link_key(event.url), [])
-            if event.source_id not in ids:
-                ids.append(event.source_id)
-    return out
+__all__ = ["ReportClaims"]
 
 
 class ReportClaims:
@@ -34,23 +31,27 @@ class ReportClaims:
 
     def __init__(self, checker: ArtifactChecker) -> None:
         self.checker = checker
-        self.log = checker.log
+        self.corpus = checker.corpus
 
     def artifacts(self, footnotes: list[Footnote], accepted_records: list[Artifact]) -> list[Artifact]:
-        """One artifact per footnote label that claims anything (plain notes claim nothing)."""
+        """One artifact per footnote label: every footnote is a citation."""
         accepted_sources = {sid for art in accepted_records for sid in art.sources}
-        urls = fetched_urls(self.log)
         by_label: dict[str, list[Footnote]] = {}
         for note in footnotes:
             by_label.setdefault(note.label, []).append(note)
         out: list[Artifact] = []
         for label, notes in by_label.items():
-            kinds = [n.kind for n in notes if n.kind is not None]
-            if not kinds:
-                continue
             first = notes[0]
-            art = Artifact(first.artifact_id, kinds[0], None, "outputs/report.md")
-            art.data = {"label": label, "line": first.line, "text": first.claim}
+            art = Artifact(first.artifact_id, first.kind, None, "outputs/report.md")
+            art.data = {"label": label, "line": first.line, "text": first.claim, "_ref_lines": first.ref_lines}
+            if not first.defined:
+                art.find(
+                    "definition",
+                    Reason.SOURCE_OUTSIDE_ACCEPTED,
+                    f"[^{label}] is cited on line {first.line} but never defined: it cites nothing",
+                )
+                out.append(art)
+                continue
             for note in notes:
                 prefix = "" if note.ordinal == 0 else f"definitions[{note.ordinal}]."
                 if note.ordinal:
@@ -59,7 +60,7 @@ class ReportClaims:
                         Reason.SCHEMA_ERROR,
                         f"footnote [^{label}] defined again at line {note.line} (first at line {first.line})",
                     )
-                self.check_note(art, note, prefix, urls, accepted_sources, accepted_records)
+                self.check_note(art, note, prefix, accepted_sources, accepted_records)
             self.checker.check_freshness(art)
             out.append(art)
         return out
@@ -69,7 +70,6 @@ class ReportClaims:
         art: Artifact,
         note: Footnote,
         prefix: str,
-        urls: dict[str, list[str]],
         accepted_sources: set[str],
         accepted_records: list[Artifact],
     ) -> None:
@@ -80,20 +80,21 @@ class ReportClaims:
             self.checker.check_span(
                 art, f"{prefix}spans[{index}]", ref.source_id, ref.start, ref.end, quoted=quoted, claim=note.claim
             )
-        for index, url in enumerate(note.links):
-            where = f"{prefix}links[{index}]"
-            found = tampered = False
-            for source_id in urls.get(url, []):
-                before = len(art.findings)
-                snap = self.checker.snapshot(art, where, source_id)
-                tampered = tampered or any(
-                    f["reason_code"] == Reason.SNAPSHOT_HASH_MISMATCH.value for f in art.findings[before:]
-                )
-                if snap is not None and snap.url is not None and link_key(snap.url) == url:
-                    found = True
-                    art.sources.setdefault(source_id, where)
-            if not found and not tampered:
-                art.find(where, Reason.URL_NOT_RETRIEVED, f"{url[:200]} has no snapshot fetched in this run")
+        if not note.span_form:
+            matched = self._resolve(art, note, prefix, accepted_records)
+            if matched:
+                art.data["resolves_to"] = [a.artifact_id for a in matched]
+                named = {a.evidence_id for a in matched}
+                art.evidence_id = named.pop() if len(named) == 1 else None
+                for other in matched:
+                    for source_id in other.sources:
+                        art.sources.setdefault(source_id, f"{prefix}paper_ids")
+        cited = [(f"{prefix}links[{i}]", url) for i, url in enumerate(note.links)]
+        cited += [(f"{prefix}urls[{i}]", url) for i, url in enumerate(note.bare_urls)]
+        for where, url in cited:
+            retrieved = self.checker.check_url(art, where, url)
+            if retrieved is not None:
+                art.sources.setdefault(retrieved, where)
         for source_id, where in art.sources.items():
             if source_id not in accepted_sources:
                 art.find(
@@ -102,20 +103,66 @@ class ReportClaims:
                     f"{source_id} backs no accepted extraction or appraisal of this run",
                     source_id,
                 )
-        if note.kind == "synthesis_claim":
-            matched = [a for a in accepted_records if _resolves(note.paper_ids, a)]
-            stated = " ".join(f"{k}:{v}" for k, v in note.paper_ids)
+
+    def _resolve(self, art: Artifact, note: Footnote, prefix: str, accepted: list[Artifact]) -> list[Artifact]:
+        """The accepted records an upstream-form footnote names; records SOURCE_OUTSIDE_ACCEPTED when none."""
+        stated = " ".join(f"{k}:{v}" for k, v in note.paper_ids)
+        if self.corpus:
+            evidence_id, problem = self.corpus.resolve_label(note.label)
+            if evidence_id is None:
+                art.find(f"{prefix}label", Reason.SOURCE_OUTSIDE_ACCEPTED, problem or "label resolves to nothing")
+                return []
+            matched = [a for a in accepted if a.evidence_id == evidence_id]
             if not matched:
                 art.find(
-                    f"{prefix}paper_ids",
+                    f"{prefix}label",
                     Reason.SOURCE_OUTSIDE_ACCEPTED,
-                    f"{stated} resolves to no accepted extraction or appraisal",
+                    f"[^{note.label}] names {evidence_id}, which has no accepted extraction or appraisal",
                 )
-            else:
-                art.data["resolves_to"] = [a.artifact_id for a in matched]
-                for other in matched:
-                    for source_id in other.sources:
-                        art.sources.setdefault(source_id, f"{prefix}paper_ids")
+                return []
+            for kind, value in note.paper_ids:
+                if not self._agrees(evidence_id, matched, kind, value):
+                    art.find(
+                        f"{prefix}paper_ids",
+                        Reason.SOURCE_OUTSIDE_ACCEPTED,
+                        f"{kind}:{value} stated in [^{note.label}] contradicts {evidence_id}",
+                    )
+                    return []
+            return matched
+        if not note.paper_ids:
+            if note.links or note.bare_urls:
+                return []  # a citation of URLs only: what was retrieved there must back accepted evidence
+            art.find(
+                f"{prefix}label",
+                Reason.SOURCE_OUTSIDE_ACCEPTED,
+                f"[^{note.label}] states no span reference, paper id or URL, and the run has no corpus.jsonl to "
+                "resolve its label",
+            )
+            return []
+        matched = [a for a in accepted if _resolves(note.paper_ids, a)]
+        if not matched:
+            detail = f"{stated} resolves to no accepted extraction or appraisal"
+            art.find(f"{prefix}paper_ids", Reason.SOURCE_OUTSIDE_ACCEPTED, detail)
+        return matched
+
+    def _agrees(self, evidence_id: str, matched: list[Artifact], kind: str, value: str) -> bool:
+        """Whether a paper id a footnote states can be ``evidence_id``'s (no known id of that kind differs)."""
+        known: list[str] = []
+        record = self.corpus.record(evidence_id)
+        if record is not None and kind in record.ids:
+            known.append(record.ids[kind])
+        split = split_evidence_id(evidence_id)
+        if split is not None and split[0] == kind:
+            known.append(split[1])
+        for art in matched:
+            paper = art.data.get("_paper")
+            if isinstance(paper, dict) and paper.get(kind):
+                known.append(paper[kind])
+        try:
+            canonical_id(kind, value)
+        except IdError:
+            return False
+        return not known or any(same_id(kind, value, k) for k in known)
 
 
 def _resolves(paper_ids: tuple[tuple[str, str], ...], art: Artifact) -> bool:

@@ -1,8 +1,9 @@
 """Everything an assembly reads from a run, read once, and the list of inputs that digests it.
 
-:func:`load_inputs` reads the run's config, agent records, report, independent checker's verdict,
-corpus and event log, each through the fail-closed reader. An input that cannot be read at all
-(a malformed config, a report that is not UTF-8, a verifier file of the wrong shape) raises a
+:func:`load_inputs` reads the run's config, agent records, report, independent checkers' verdicts
+(``workspace/verifier.json`` and an upstream ``outputs/verification.json``), corpus and event log,
+each through the fail-closed reader. An input that cannot be read at all (a malformed config, a
+report that is not UTF-8, a verifier file or corpus line of the wrong shape) raises a
 :class:`~publisher.kernel.errors.UsageError` with ``SCHEMA_ERROR``: the run cannot be assembled.
 
 ``inputs`` is this list, in this order (digests are ``"sha256:"`` + hex of the file's exact bytes,
@@ -13,14 +14,17 @@ null when absent), and ``inputs_hash`` is ``"sha256:" + sha256(canonical_bytes(i
 3. ``["record", "workspace/<folder>/<name>.json", digest]`` for every agent record, extractions
    then appraisals, each folder in name order
 4. ``["verifier", digest of workspace/verifier.json]``
-5. ``["report", digest of outputs/report.md]``
-6. ``["corpus", digest of corpus.jsonl]``
-7. ``["source", source_id, status, record_hash, content_hash]`` for every referenced snapshot in
+5. ``["verification", digest of outputs/verification.json]`` when that file is another
+   verifier's (upstream's ``unsupported_claims``); null when absent or written by ``publisher
+   verify``, whose report holds no verdict on artifacts (:mod:`.verdicts`)
+6. ``["report", digest of outputs/report.md]``
+7. ``["corpus", digest of corpus.jsonl]``
+8. ``["source", source_id, status, record_hash, content_hash]`` for every referenced snapshot in
    source-id order; ``status`` is ``ok``, ``UNKNOWN_SOURCE`` or ``SNAPSHOT_HASH_MISMATCH``, and the
    two hashes are null unless it is ``ok``
-8. ``["asset", path, bare hex sha256 of the file now or null]`` for every asset of those snapshots,
+9. ``["asset", path, bare hex sha256 of the file now or null]`` for every asset of those snapshots,
    in path order (freshness of a local PDF depends on the file)
-9. ``["log", log.events, log.head]``
+10. ``["log", log.events, log.head]``
 
 Provenance inputs (CONTRACT section 12), appended only where they apply, so a run assembled
 before them hashes as it did:
@@ -51,9 +55,11 @@ from ..kernel.eventlog import LogState, read_log
 from ..kernel.models import RunConfig
 from ..kernel.reasons import Reason
 from ..runs import Run, find_wiki_root
+from .corpus import Corpus, parse_corpus
 from .freshness import Provenance
 from .records import AgentRecord, read_records
-from .reportmd import Footnote, parse_report
+from .reportmd import Footnote, ProseBlock, read_report
+from .verdicts import UpstreamVerification, read_upstream_verification
 
 __all__ = ["RunInputs", "load_inputs", "file_digest", "gate_setting", "inputs_digest", "changed_inputs"]
 
@@ -96,6 +102,9 @@ class RunInputs:
     verifier: dict[str, list[str]]
     """Artifact id -> the independent checker's reasons for calling it unsupported."""
     verifier_digest: str | None
+    verification: UpstreamVerification
+    """The upstream verifier's ``unsupported_claims`` (empty unless another verifier wrote the file)."""
+    corpus: Corpus
     corpus_digest: str | None
     log: LogState
     """The whole event log as found on disk."""
@@ -103,6 +112,8 @@ class RunInputs:
     """The trusted keys, the run's name and its raw bytes, for the fresh-fetch rule."""
     log_problem: str | None = None
     """Why the log could not be read at all (a link, folder or FIFO in its place), or None."""
+    report_blocks: list[ProseBlock] | None = None
+    """The report's headings and prose outside footnotes (None when the run has no report)."""
 
 
 def _read_verifier(run: Run) -> tuple[dict[str, list[str]], str | None]:
@@ -131,9 +142,10 @@ def _read_verifier(run: Run) -> tuple[dict[str, list[str]], str | None]:
 def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> RunInputs:
     """Read every input of ``run`` once (snapshots aside). Raises UsageError when one is unreadable.
 
-    ``wiki_root`` locates user-supplied PDFs (default: the nearest folder above the run with
-    ``mkdocs.yml``). ``trusted_keys`` are the keys a fresh acquisition must be signed by
-    (default: those the wiki's ``mkdocs.yml`` lists; an empty ring: unsigned provenance).
+    ``wiki_root`` locates user-supplied PDFs (default: :func:`~publisher.runs.find_wiki_root`, from
+    the upstream layout or the nearest ``mkdocs.yml``). ``trusted_keys`` are the keys a fresh
+    acquisition must be signed by (default: those the wiki's ``mkdocs.yml`` lists; an empty ring:
+    unsigned provenance).
     """
     config = run.load_config()
     config_digest, _ = file_digest(run.config_path)
@@ -141,13 +153,17 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRin
     records = read_records(run.extractions_dir, run.appraisals_dir)
     report_digest, report_bytes = file_digest(run.report_md)
     footnotes: list[Footnote] | None = None
+    blocks: list[ProseBlock] | None = None
     if report_bytes is not None:
         try:
             text = report_bytes.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise UsageError(f"{run.report_md} is not UTF-8 (byte {exc.start})", reason=Reason.SCHEMA_ERROR) from exc
-        footnotes = parse_report(text)
-    corpus_digest, _ = file_digest(run.corpus_path)
+        parsed = read_report(text)
+        footnotes, blocks = parsed.footnotes, parsed.blocks
+    verification = read_upstream_verification(run)
+    corpus_digest, corpus_bytes = file_digest(run.corpus_path)
+    corpus = parse_corpus(corpus_bytes)
     log_problem = None
     try:
         log = read_log(run.events_path)
@@ -166,10 +182,13 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRin
         footnotes=footnotes,
         verifier=verifier,
         verifier_digest=verifier_digest,
+        verification=verification,
+        corpus=corpus,
         corpus_digest=corpus_digest,
         log=log,
         provenance=Provenance(keys, run.name(config), BlobChecker(run.raw_dir)),
         log_problem=log_problem,
+        report_blocks=blocks,
     )
 
 

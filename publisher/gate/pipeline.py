@@ -25,7 +25,16 @@ The checks and the codes they carry:
    ``log.events`` lines end in ``log.head``. Fails whatever the gate. Freshness voided by a broken
    log is grouped under it.
 6. ``C-GATE`` - the assembler gate over the inputs now: every artifact accepted and the evidence
-   set not empty; carries every other reason code of the assembly. Gated.
+   set not empty; carries every reason code of the assembly no other check carries. Gated.
+7. ``C-CITE-RESOLVE`` - every citation of the report names accepted evidence
+   (``SOURCE_OUTSIDE_ACCEPTED``); a report cites something. Gated.
+8. ``C-FULLTEXT`` - a record stating a full-text basis is not backed by abstracts alone
+   (``ACCESS_MISMATCH`` on ``evidence_basis``: gated); a report claim backed only by abstracts is
+   labelled as such (fails whatever the gate).
+9. ``C-HYPOTHESIS-WALL`` - no finding wording inside the report's hypothesis section, no hypothesis
+   or certainty wording outside it. Fails whatever the gate.
+
+Checks 7-9 live in :mod:`.reportchecks`.
 
 "Gated" is warn with the gate off and fail with it on. The verdict folds the checks: Failed if any
 fails, else Inconclusive if any warns, else Verified.
@@ -48,12 +57,24 @@ from ..runs import Run
 from .artifacts import LOG_NOT_INTACT
 from .assemble import assemble, declare, limited_log
 from .checks import Collector, RunCheck, check_assembler, check_log, read_stored, result_sources
-from .claims import fetched_urls
 from .inputs import RunInputs, gate_setting, load_inputs
+from .reportchecks import check_report, report_check_of
+from .urls import fetched_urls
+from .verdicts import verification_target
 
 __all__ = ["RunCheck", "Prepared", "prepare", "check_run", "verify_run", "write_verification", "CHECK_IDS", "VERDICTS"]
 
-CHECK_IDS = ("C-SNAPSHOT", "C-SPAN", "C-FRESH-FETCH", "C-ASSEMBLER", "C-EVENT-LOG", "C-GATE")
+CHECK_IDS = (
+    "C-SNAPSHOT",
+    "C-SPAN",
+    "C-FRESH-FETCH",
+    "C-ASSEMBLER",
+    "C-EVENT-LOG",
+    "C-GATE",
+    "C-CITE-RESOLVE",
+    "C-FULLTEXT",
+    "C-HYPOTHESIS-WALL",
+)
 VERDICTS = ("Verified", "Inconclusive", "Failed")
 
 _SNAPSHOT_CODES = {Reason.UNKNOWN_SOURCE, Reason.SNAPSHOT_HASH_MISMATCH, Reason.ASSET_HASH_MISMATCH}
@@ -125,6 +146,7 @@ def check_run(
     _check_spans(out, reader, stored, assembler_root)
     _check_fresh(out, reader, stored, log_root, snapshot_roots)
     _check_gate(out, snapshot_roots, log_root)
+    check_report(out)
     # Checks are reported in their numbered order whatever order they ran in.
     rc.checks.sort(key=lambda c: CHECK_IDS.index(c["check_id"]) if c["check_id"] in CHECK_IDS else len(CHECK_IDS))
     statuses = {c["status"] for c in rc.checks}
@@ -264,7 +286,7 @@ def _check_gate(out: Collector, snapshot_roots: dict[str, str], log_root: str | 
     assembly = out.rc.assembly
     shown = _SNAPSHOT_CODES | _SPAN_CODES | {Reason.NO_SPANS}
     for entry in assembly.findings:
-        if Reason(entry["reason_code"]) in shown:
+        if Reason(entry["reason_code"]) in shown or report_check_of(entry) is not None:
             continue
         cause = log_root if entry["detail"].startswith(LOG_NOT_INTACT) else None
         out.from_assembly("C-GATE", entry, out.gated(), cause)
@@ -285,10 +307,12 @@ def _check_gate(out: Collector, snapshot_roots: dict[str, str], log_root: str | 
 
 
 def write_verification(rc: RunCheck) -> Path:
-    """Write ``outputs/verification.json`` atomically (the report with the time it was made)."""
+    """Write the report atomically, with the time it was made, to ``outputs/verification.json``, or
+    to ``outputs/publisher-verification.json`` when another verifier's file (upstream's) is there:
+    that one is an input of the assembly and is never overwritten (see :mod:`.verdicts`)."""
     report = rc.report
     report["generated_at"] = format_ts(utc_now())
-    path = rc.run.verification_path
+    path = verification_target(rc.run)
     path.parent.mkdir(parents=True, exist_ok=True)
     _fs.write_atomic(path, (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     rc.written = path

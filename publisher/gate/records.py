@@ -9,6 +9,8 @@ handed on so their own checks run too: one finding never hides another.
 
 Of a span only the claim label, the source id and the offsets are ever used; everything else an
 agent writes (quote text, access, ``quotes[]``) is at most compared with what the snapshot says.
+Every ``http(s)`` URL written anywhere in a record is kept with its field (:attr:`AgentRecord.urls`):
+a URL cited in a record must have been retrieved in the run.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from ..kernel import _fs
 from ..kernel.canonical import StrictJSONError, loads_strict, prefixed, sha256_hex
 from ..kernel.models import Span
 from ..kernel.reasons import Reason
+from ..kernel.text import one_line
+from .urls import urls_in
 
 __all__ = [
     "Outcome",
@@ -192,6 +196,8 @@ class AgentRecord:
     findings: list[RecordFinding] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
+    urls: list[tuple[str, str]] = field(default_factory=list)
+    """``(field path, url)`` of every URL written in any string of the record."""
 
     @property
     def artifact_id(self) -> str:
@@ -210,11 +216,6 @@ def field_path(loc: Sequence[str | int]) -> str:
     return out or "record"
 
 
-def _one_line(text: str, limit: int = 300) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def _schema_findings(exc: ValidationError) -> list[RecordFinding]:
     found: list[RecordFinding] = []
     seen: set[str] = set()
@@ -223,7 +224,7 @@ def _schema_findings(exc: ValidationError) -> list[RecordFinding]:
         if where in seen:
             continue
         seen.add(where)
-        found.append(RecordFinding(where, Reason.SCHEMA_ERROR, _one_line(f"{where}: {error['msg']}")))
+        found.append(RecordFinding(where, Reason.SCHEMA_ERROR, one_line(f"{where}: {error['msg']}")))
     return found
 
 
@@ -257,6 +258,18 @@ def _known(model: BaseModel, drop: tuple[str, ...] = ()) -> dict[str, Any]:
     """The schema fields of a validated model as JSON values, without extras."""
     dumped = model.model_dump(mode="json")
     return {k: dumped[k] for k in type(model).model_fields if k not in drop}
+
+
+def _urls(node: Any, path: list[str | int], out: list[tuple[str, str]]) -> None:
+    """Every URL in every string of a JSON value, with the field path of its string."""
+    if isinstance(node, str):
+        out.extend((field_path(path), url) for url in urls_in(node))
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            _urls(value, [*path, str(key)], out)
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            _urls(value, [*path, index], out)
 
 
 def _legacy_quotes(raw: Any, record: AgentRecord) -> None:
@@ -312,7 +325,7 @@ def _owed_spans(model: Extraction | Appraisal, record: AgentRecord) -> None:
                     RecordFinding(
                         f"domains[{index}].spans",
                         Reason.NO_SPANS,
-                        _one_line(f"domains[{index}].spans: empty for judgement {judgement!r}"),
+                        one_line(f"domains[{index}].spans: empty for judgement {judgement!r}"),
                     )
                 )
     if not record.spans and not any(f.reason is Reason.NO_SPANS for f in record.findings):
@@ -325,7 +338,7 @@ def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes
     try:
         raw = loads_strict(data)
     except (StrictJSONError, ValueError) as exc:
-        record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, _one_line(f"not strict JSON: {exc}")))
+        record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, one_line(f"not strict JSON: {exc}")))
         return record
     if not isinstance(raw, dict):
         record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, "not a JSON object"))
@@ -335,6 +348,7 @@ def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes
     elif "evidence_id" in raw and isinstance(raw["evidence_id"], str):
         record.findings.append(RecordFinding("evidence_id", Reason.SCHEMA_ERROR, "evidence_id: empty"))
     model_type: type[Extraction] | type[Appraisal] = Extraction if kind == "extraction" else Appraisal
+    _urls(raw, [], record.urls)
     _extras(raw, model_type, "", record)
     record.spans.extend(_spans_at(raw.get("spans"), "spans", record) if kind == "extraction" else [])
     nested, nested_model = ("outcomes", Outcome) if kind == "extraction" else ("domains", Domain)
@@ -392,5 +406,5 @@ def _unreadable(kind: Literal["extraction", "appraisal"], name: str, exc: OSErro
     else:
         why = f"cannot be read ({exc.strerror or exc})"
     record = AgentRecord(kind=kind, record=name, digest=prefixed(sha256_hex(why.encode())), evidence_id=None)
-    record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, _one_line(f"{name} {why}")))
+    record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, one_line(f"{name} {why}")))
     return record

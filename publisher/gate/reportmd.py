@@ -4,12 +4,14 @@ The report is parsed with markdown-it-py and its footnote plugin, keeping every 
 definition in place (duplicates and unreferenced ones included, which the plugin's own tail rule
 would drop or overwrite). Span references are parsed from the RAW source lines of each
 definition with :func:`publisher.refs.parse_refs`: rendered inline text would have eaten the
-backslash escapes of a JSON excerpt. Cited URLs are the Markdown links of a definition.
+backslash escapes of a JSON excerpt. Cited URLs are the Markdown links of a definition and the
+bare URLs written in its text (outside a quoted excerpt).
 
-A footnote is a claim when its body starts with a span reference (``report_claim``), when it
-cites a paper by PMID/DOI/PMCID in the upstream form (``synthesis_claim``), or when it links an
-``http(s)`` URL (``report_claim``: a cited URL must have been retrieved in the run). Other
-footnotes are notes and claim nothing.
+As upstream, every footnote is a citation. One whose body starts with a span reference is a
+``report_claim`` on that span; one that cites a paper by PMID/DOI/PMCID, or by its label alone
+(``[^smith2024]``, resolved through ``corpus.jsonl``), is a ``synthesis_claim``; one that only
+cites URLs is a ``report_claim`` on what was retrieved there. A reference (``[^x]``) that no
+definition answers is a citation too, of nothing: it is reported with ``defined`` false.
 """
 
 from __future__ import annotations
@@ -23,8 +25,18 @@ from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 
 from ..kernel.refs import SpanRef, parse_refs, starts_with_ref
+from .urls import link_key, url_key, urls_in
 
-__all__ = ["Footnote", "parse_report", "markdown_parser", "paper_ids_in", "link_key"]
+__all__ = [
+    "Footnote",
+    "ProseBlock",
+    "ParsedReport",
+    "parse_report",
+    "read_report",
+    "markdown_parser",
+    "paper_ids_in",
+    "link_key",
+]
 
 _DEF_START_RE = re.compile(r"\[\^([^\]\s]+)\]:[ \t]?")
 _REF_MARK_RE = re.compile(r"\[\^[^\]\s]+\]")
@@ -65,34 +77,33 @@ class Footnote:
     paper_ids: tuple[tuple[str, str], ...]
     claim: str | None
     """The sentence that cites the footnote (its first citation), None when nothing cites it."""
+    bare_urls: tuple[str, ...] = ()
+    """``http(s)`` URLs written in the definition's text that are not the target of a link."""
+    ref_lines: tuple[int, ...] = ()
+    """1-based lines of report.md where the footnote is cited."""
+    defined: bool = True
+    """False for a reference that no definition answers (``line`` is then its first citation)."""
 
     @property
-    def kind(self) -> Literal["report_claim", "synthesis_claim"] | None:
-        """What the footnote claims, or None for a plain note."""
+    def kind(self) -> Literal["report_claim", "synthesis_claim"]:
+        """What the footnote claims: every footnote is a citation."""
         if self.refs or self.ref_error is not None or starts_with_ref(self.body):
             return "report_claim"
         if self.paper_ids:
             return "synthesis_claim"
-        if self.links:
+        if self.links or self.bare_urls or not self.defined:
             return "report_claim"
-        return None
+        return "synthesis_claim"
+
+    @property
+    def span_form(self) -> bool:
+        """Whether the footnote cites spans (this project's form) rather than papers or URLs."""
+        return bool(self.refs) or self.ref_error is not None or starts_with_ref(self.body)
 
     @property
     def artifact_id(self) -> str:
         """``report:<label>``."""
         return f"report:{self.label}"
-
-
-_LINKS = MarkdownIt("commonmark")
-
-
-def link_key(url: str) -> str:
-    """A URL as a Markdown link's ``href`` holds it once parsed (percent-encoded, punycoded).
-
-    A footnote link to ``https://e.org/Café`` reaches the assembler as ``…/Caf%C3%A9``; a
-    snapshot URL is compared in this form too, so that the same address matches itself.
-    """
-    return str(_LINKS.normalizeLink(url))
 
 
 def paper_ids_in(text: str) -> tuple[tuple[str, str], ...]:
@@ -150,16 +161,73 @@ def _links(tokens: list[Token]) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _line_of(token: Token, at: int) -> int | None:
+    """1-based report line of offset ``at`` of an inline token's content."""
+    if token.map is None:
+        return None
+    return token.map[0] + token.content.count("\n", 0, at) + 1
+
+
+def _cited_lines(token: Token, label: str) -> list[int]:
+    mark = f"[^{label}]"
+    out: list[int] = []
+    at = token.content.find(mark)
+    while at >= 0:
+        line = _line_of(token, at)
+        if line is not None and line not in out:
+            out.append(line)
+        at = token.content.find(mark, at + len(mark))
+    return out
+
+
+def _bare_urls(text: str, links: tuple[str, ...]) -> tuple[str, ...]:
+    """URLs written in ``text`` that are not the target of one of its links."""
+    targets = {url_key(link) for link in links}
+    return tuple(url for url in urls_in(text) if url_key(url) not in targets)
+
+
+@dataclass(frozen=True)
+class ProseBlock:
+    """One run of inline text of the report outside footnote definitions: a heading or prose."""
+
+    line: int
+    """1-based line of report.md where the text starts."""
+    heading: int | None
+    """The heading level (1-6) when the text is a heading, else None."""
+    text: str
+    """The inline source, its line breaks kept (line ``line + k`` is after the k-th break)."""
+
+
+@dataclass(frozen=True)
+class ParsedReport:
+    """What one parse of report.md yields: its footnotes (:func:`parse_report`) and its prose."""
+
+    footnotes: list[Footnote]
+    blocks: list[ProseBlock]
+
+
 def parse_report(text: str) -> list[Footnote]:
-    """Every footnote definition of a report, in the order written."""
+    """Every footnote definition of a report in the order written, then every reference that no
+    definition answers (``defined`` false), in the order first cited."""
+    return read_report(text).footnotes
+
+
+def read_report(text: str) -> ParsedReport:
+    """One parse of the report: its footnotes and its headings and prose, in order."""
     md = markdown_parser(keep_definitions=True)
     tokens = md.parse(text)
     lines = _NEWLINE_RE.split(text)
     claims: dict[str, str] = {}
+    cited: dict[str, list[int]] = {}
+    dangling: dict[str, list[int]] = {}
     definitions: list[tuple[str, int, int, list[Token]]] = []
+    blocks: list[ProseBlock] = []
     depth = 0
+    heading: int | None = None
     current: tuple[str, int, int, list[Token]] | None = None
     for token in tokens:
+        if token.type == "heading_open" and current is None:
+            heading = int(token.tag[1])
         if token.type == "footnote_reference_open":
             depth += 1
             if depth == 1:
@@ -175,13 +243,23 @@ def parse_report(text: str) -> list[Footnote]:
         if current is not None:
             current[3].append(token)
         elif token.type == "inline":
+            if token.map is not None:
+                blocks.append(ProseBlock(token.map[0] + 1, heading, token.content))
+            heading = None
             for child in token.children or ():
                 if child.type == "footnote_ref":
                     label = child.meta["label"]
+                    known = cited.setdefault(label, [])
+                    known += [n for n in _cited_lines(token, label) if n not in known]
                     if label not in claims:
                         sentence = _sentence(token.content, label)
                         if sentence is not None:
                             claims[label] = sentence
+                elif child.type == "text":
+                    for match in _REF_MARK_RE.finditer(child.content):
+                        label = match.group(0)[2:-1]
+                        known = dangling.setdefault(label, [])
+                        known += [n for n in _cited_lines(token, label) if n not in known]
     seen: dict[str, int] = {}
     out: list[Footnote] = []
     for label, begin, end, inner in definitions:
@@ -189,6 +267,7 @@ def parse_report(text: str) -> list[Footnote]:
         parsed = parse_refs(body) if starts_with_ref(body) else None
         ordinal = seen.get(label, 0)
         seen[label] = ordinal + 1
+        links = _links(inner)
         out.append(
             Footnote(
                 label=label,
@@ -197,9 +276,29 @@ def parse_report(text: str) -> list[Footnote]:
                 body=body,
                 refs=parsed.refs if parsed else (),
                 ref_error=parsed.error if parsed else None,
-                links=_links(inner),
+                links=links,
                 paper_ids=() if parsed else paper_ids_in(body),
                 claim=claims.get(label),
+                bare_urls=_bare_urls(parsed.rest if parsed else body, links),
+                ref_lines=tuple(cited.get(label, ())),
             )
         )
-    return out
+    for label, where in dangling.items():
+        if label in seen:
+            continue  # defined, yet written where a footnote reference cannot be (the plugin decides)
+        out.append(
+            Footnote(
+                label=label,
+                line=where[0] if where else 0,
+                ordinal=0,
+                body="",
+                refs=(),
+                ref_error=None,
+                links=(),
+                paper_ids=(),
+                claim=None,
+                ref_lines=tuple(where),
+                defined=False,
+            )
+        )
+    return ParsedReport(out, blocks)

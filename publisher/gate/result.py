@@ -18,6 +18,7 @@ __all__ = [
     "ResultGate",
     "ResultCounts",
     "ResultClaim",
+    "ResultQuote",
     "AcceptedArtifact",
     "UnresolvedEntry",
     "WarningEntry",
@@ -65,6 +66,21 @@ class ResultClaim(BaseModel):
     page: StrictInt | None
 
 
+class ResultQuote(BaseModel):
+    """Upstream's view of one claim: the re-slice (``text``), its source, offsets, url, freshness,
+    and the section and page upstream's own quotes carry."""
+
+    model_config = _OURS
+    text: StrictStr
+    source_id: SourceId
+    start: Annotated[StrictInt, Field(ge=0)]
+    end: Annotated[StrictInt, Field(ge=0)]
+    url: StrictStr | None
+    fresh: StrictBool
+    section: StrictStr | None
+    page: StrictInt | None
+
+
 class AcceptedArtifact(BaseModel):
     """An artifact that survived every check; url, paper and access come from its snapshots."""
 
@@ -79,6 +95,8 @@ class AcceptedArtifact(BaseModel):
     access: Access | None
     fresh: StrictBool
     claims: tuple[ResultClaim, ...]
+    quotes: tuple[ResultQuote, ...]
+    """One per claim, in the same order (derived like ``claims``; read by upstream's consumers)."""
     data: dict[str, Any]
 
 

@@ -1,0 +1,100 @@
+"""Cited URLs (CONTRACT section 7): found in agent text, compared with what the run retrieved.
+
+A URL an agent writes (a Markdown link or a bare URL in a report footnote, any string of an
+extraction or appraisal record) claims that something was read there. It passes only as the URL
+of a snapshot fetched in this run, or as an identifier link (PubMed, DOI, PubMed Central) of a
+paper whose snapshot backs the artifact. URLs are compared by :func:`url_key`: as a Markdown link
+holds them once parsed, with scheme and host in lower case and one trailing ``/`` ignored; the
+snapshot's own ``url`` is never rewritten.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Protocol
+
+from markdown_it import MarkdownIt
+
+from ..kernel.eventlog import LogState
+from ..kernel.models import EventType
+
+__all__ = ["link_key", "url_key", "urls_in", "identifier_keys", "fetched_urls"]
+
+_LINKS = MarkdownIt("commonmark")
+_URL_RE = re.compile(r"https?://[^\s<>\"'`{}|\\^\[\]]+", re.IGNORECASE)
+_TRAILING = ".,;:!?'\"»*_~"
+_SPLIT_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)(.*)$", re.DOTALL)
+
+
+def link_key(url: str) -> str:
+    """A URL as a Markdown link's ``href`` holds it once parsed (percent-encoded, punycoded).
+
+    A footnote link to ``https://e.org/Café`` reaches the assembler as ``…/Caf%C3%A9``; a
+    snapshot URL is compared in this form too, so that the same address matches itself.
+    """
+    return str(_LINKS.normalizeLink(url))
+
+
+def url_key(url: str) -> str:
+    """What two URLs must share to name the same retrieval (see the module docstring)."""
+    normal = link_key(url)
+    match = _SPLIT_RE.match(normal)
+    if match is None:
+        return normal
+    scheme, host, rest = match.groups()
+    if rest.endswith("/"):
+        rest = rest[:-1]
+    return f"{scheme.lower()}://{host.lower()}{rest}"
+
+
+def urls_in(text: str) -> list[str]:
+    """The ``http(s)`` URLs written in ``text``, in order, without trailing punctuation."""
+    out: list[str] = []
+    for match in _URL_RE.finditer(text):
+        url = match.group(0)
+        while url and (url[-1] in _TRAILING or (url[-1] == ")" and url.count(")") > url.count("("))):
+            url = url[:-1]
+        if len(url) > len("https://") and url not in out:
+            out.append(url)
+    return out
+
+
+class _Paper(Protocol):
+    @property
+    def pmid(self) -> str | None: ...
+    @property
+    def doi(self) -> str | None: ...
+    @property
+    def pmcid(self) -> str | None: ...
+
+
+_PMID_LINKS = ("pubmed.ncbi.nlm.nih.gov/{}", "www.ncbi.nlm.nih.gov/pubmed/{}")
+_DOI_LINKS = ("doi.org/{}", "dx.doi.org/{}")
+_PMCID_LINKS = ("pmc.ncbi.nlm.nih.gov/articles/{}", "www.ncbi.nlm.nih.gov/pmc/articles/{}")
+
+
+def identifier_keys(papers: Iterable[_Paper | None]) -> set[str]:
+    """Lower-cased :func:`url_key` of every identifier link of these papers (http and https)."""
+    out: set[str] = set()
+    for paper in papers:
+        if paper is None:
+            continue
+        for value, forms in ((paper.pmid, _PMID_LINKS), (paper.doi, _DOI_LINKS), (paper.pmcid, _PMCID_LINKS)):
+            if not value:
+                continue
+            for form in forms:
+                for scheme in ("https", "http"):
+                    out.add(url_key(f"{scheme}://{form.format(value)}").lower())
+    return out
+
+
+def fetched_urls(log: LogState) -> dict[str, list[str]]:
+    """:func:`url_key` -> source ids of the log's ``fetch`` events for that URL, in log order."""
+    out: dict[str, list[str]] = {}
+    for event in log.events:
+        if event.type is EventType.FETCH and event.source_id is not None:
+            ids = out.setdefault(url_key(event.url), [])
+            if event.source_id not in ids:
+                ids.append(event.source_id)
+    return out

@@ -17,6 +17,7 @@ from .kernel.errors import UsageError
 from .kernel.models import RunConfig
 from .kernel.reasons import Reason
 from .kernel.store import SnapshotStore
+from .kernel.text import one_line
 
 __all__ = [
     "Run",
@@ -152,7 +153,7 @@ class Run:
                 raise ValueError(problem)
             return config
         except (OSError, ValueError, StrictJSONError, ValidationError) as exc:
-            detail = " ".join(str(exc).split())[:200]
+            detail = one_line(exc, 200)
             raise UsageError(
                 f"{self.config_path}: not a valid run config ({detail})",
                 reason=Reason.SCHEMA_ERROR,
@@ -274,7 +275,7 @@ def read_wiki_extra(wiki_root: Path) -> dict[str, Any]:
     try:
         data = yaml.load(_fs.read_regular(path), Loader=_TolerantLoader)
     except (OSError, yaml.YAMLError, ValueError) as exc:
-        detail = " ".join(str(exc).split())[:200]
+        detail = one_line(exc, 200)
         raise UsageError(f"{path}: cannot be read ({detail})", reason=Reason.SCHEMA_ERROR, path=str(path)) from exc
     extra = data.get("extra") if isinstance(data, dict) else None
     if extra is None:

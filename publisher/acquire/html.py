@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import lxml.html
 from lxml import etree
 
+from ..kernel.text import first_line
 from . import AcquireError, Extracted
 from .plain import decode_text
 
@@ -92,11 +93,6 @@ def sniff_html_charset(body: bytes, header_charset: str | None) -> str:
         # A meta declaration cannot mean UTF-16: the bytes it sits in are ASCII.
         return "utf-8" if declared.startswith("utf-16") else declared
     return "utf-8"
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
 
 
 def _collapse(raw: str) -> str:
@@ -203,7 +199,7 @@ def extract_html(body: bytes, charset: str | None) -> Extracted:
         try:
             root = lxml.html.document_fromstring(source, parser=parser)
         except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
-            raise AcquireError(f"html: cannot parse document: {_one_line(exc)}") from exc
+            raise AcquireError(f"html: cannot parse document: {first_line(exc)}") from exc
         # libxml2 recovers from ordinary tag soup, but past its nesting limit it drops
         # content silently; that shows only as a fatal entry in the error log.
         fatal = [e for e in parser.error_log if e.level == etree.ErrorLevels.FATAL]

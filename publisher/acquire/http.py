@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from ..kernel.text import first_line
 from . import AcquireError, parse_content_type
 
 __all__ = ["MAX_REDIRECTS", "HttpResult", "HttpFailure", "http_get", "redact", "ambient_settings", "ROUTE"]
@@ -62,11 +63,6 @@ def _tls_context() -> ssl.SSLContext:
     return httpx.create_ssl_context(trust_env=False)
 
 
-def _one_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
 def redact(url: str) -> str:
     """``url`` without a ``user:password@`` part (what may be logged of a refused URL)."""
     try:
@@ -87,7 +83,7 @@ def _checked(url: str, requested: str, hops: list[str], *, redirect: bool) -> ht
         parsed = httpx.URL(url)
     except (httpx.InvalidURL, TypeError) as exc:
         raise HttpFailure(
-            f"http: invalid URL {redact(url)!r}: {_one_line(exc)}", url=requested, redirects=hops
+            f"http: invalid URL {redact(url)!r}: {first_line(exc)}", url=requested, redirects=hops
         ) from exc
     what = "a redirect to" if redirect else "the URL"
     if parsed.scheme not in _SCHEMES:
@@ -166,7 +162,7 @@ def http_get(
             f"http: timed out after {timeout:g}s fetching {requested}", url=requested, redirects=hops, timeout=timeout
         ) from exc
     except (httpx.HTTPError, httpx.InvalidURL) as exc:
-        raise HttpFailure(f"http: cannot fetch {requested}: {_one_line(exc)}", url=requested, redirects=hops) from exc
+        raise HttpFailure(f"http: cannot fetch {requested}: {first_line(exc)}", url=requested, redirects=hops) from exc
 
 
 def _read_body(response: httpx.Response, url: str, max_bytes: int, facts: dict[str, Any]) -> bytes:

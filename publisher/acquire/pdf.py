@@ -32,6 +32,7 @@ import re
 
 import pypdfium2 as pdfium
 
+from ..kernel.text import first_line
 from . import AcquireError, Extracted
 
 __all__ = ["PAGE_SEPARATOR", "extract_pdf", "render_page_text"]
@@ -41,11 +42,6 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _LINE_END_HYPHEN = {0xFFFE: "-"}  # PDFium's mark for a hyphen that ended a line
 # PDFium's error code for a missing or wrong password (FPDF_ERR_PASSWORD).
 _ERR_PASSWORD = 4
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 def render_page_text(raw: str) -> str:
@@ -63,7 +59,7 @@ def extract_pdf(body: bytes) -> Extracted:
     except pdfium.PdfiumError as exc:
         if getattr(exc, "err_code", None) == _ERR_PASSWORD:
             raise AcquireError("pdf: encrypted; a password is needed to read it") from exc
-        raise AcquireError(f"pdf: cannot read document: {_one_line(exc)}") from exc
+        raise AcquireError(f"pdf: cannot read document: {first_line(exc)}") from exc
     try:
         texts = []
         for index in range(len(document)):
@@ -78,7 +74,7 @@ def extract_pdf(body: bytes) -> Extracted:
     except AcquireError:
         raise
     except Exception as exc:  # PDFium reports hostile input through several types
-        raise AcquireError(f"pdf: cannot read document: {_one_line(exc)}") from exc
+        raise AcquireError(f"pdf: cannot read document: {first_line(exc)}") from exc
     finally:
         document.close()
 

@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Sequence
 
 from ..kernel.errors import PublisherError
+from ..kernel.text import one_line
 from ._common import error_line
 
 __all__ = ["main", "build_parser"]
@@ -70,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # the edge: anything unexpected becomes one line, exit 2
         if os.environ.get("PUBLISHER_DEBUG"):
             traceback.print_exc()
-        detail = " ".join(str(exc).split())[:300]
+        detail = one_line(exc)
         error_line(f"publisher: internal error: {type(exc).__name__}: {detail}")
         return 2
 

@@ -122,7 +122,7 @@ class ArtifactChecker:
                     False,
                     None,
                     Reason.NO_FRESH_FETCH,
-                    f"{LOG_NOT_INTACT} (line {first.line}: {first.problem}); no event is trusted",
+                    f"{LOG_NOT_INTACT} (line {first.line}: {first.detail}); no event is trusted",
                 )
             self.fresh[snap.source_id] = hit
         return hit
@@ -253,7 +253,7 @@ class ArtifactChecker:
     def record_artifact(self, record: AgentRecord) -> Artifact:
         art = Artifact(record.artifact_id, record.kind, record.evidence_id, record.record, data=dict(record.data))
         for finding in record.findings:
-            art.find(finding.field, finding.reason, finding.detail)
+            art.find(finding.field or "record", finding.reason or Reason.SCHEMA_ERROR, finding.detail)
         for where, detail in record.warnings:
             self.warnings.append(
                 {"artifact_id": art.artifact_id, "record": record.record, "field": where, "detail": one_line(detail)}

@@ -288,9 +288,9 @@ def check_log(out: Collector, inputs: RunInputs, stored: dict[str, Any] | None) 
         root_key = out.find(EVENT_LOG, None, file, detail).key
         problems.append(f"{log.crlf} CRLF line ending(s)")
     for item in log.findings:
-        finding = out.find(EVENT_LOG, None, file, item.problem, line=item.line, cause=root_key)
+        finding = out.find(EVENT_LOG, None, file, item.detail, line=item.line, cause=root_key)
         root_key = root_key or finding.key
-        problems.append(f"line {item.line}: {item.problem}")
+        problems.append(f"line {item.line}: {item.detail}")
     if log.torn:
         line = len(log.digests) + 1
         finding = out.find(EVENT_LOG, None, file, f"line {line} is torn (no trailing newline)", line=line)

@@ -33,6 +33,7 @@ from pydantic import (
 
 from ..kernel import _fs
 from ..kernel.canonical import StrictJSONError, loads_strict, prefixed, sha256_hex
+from ..kernel.findings import Finding
 from ..kernel.models import Span
 from ..kernel.reasons import Reason
 from ..kernel.text import one_line
@@ -43,7 +44,6 @@ __all__ = [
     "Extraction",
     "Domain",
     "Appraisal",
-    "RecordFinding",
     "SpanEntry",
     "LegacyQuote",
     "AgentRecord",
@@ -156,15 +156,6 @@ class Appraisal(BaseModel):
 
 
 @dataclass(frozen=True)
-class RecordFinding:
-    """A problem of the record itself: ``SCHEMA_ERROR`` or ``NO_SPANS``."""
-
-    field: str
-    reason: Reason
-    detail: str
-
-
-@dataclass(frozen=True)
 class SpanEntry:
     """A well-formed span of a record and the field path it sits at (``outcomes[0].spans[1]``)."""
 
@@ -193,7 +184,8 @@ class AgentRecord:
     evidence_id: str | None
     spans: list[SpanEntry] = field(default_factory=list)
     quotes: list[LegacyQuote] = field(default_factory=list)
-    findings: list[RecordFinding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    """Problems of the record itself (SCHEMA_ERROR, NO_SPANS), each naming its field."""
     warnings: list[tuple[str, str]] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
     urls: list[tuple[str, str]] = field(default_factory=list)
@@ -203,6 +195,10 @@ class AgentRecord:
     def artifact_id(self) -> str:
         """``extraction:<evidence_id>``; a record without a usable id is named by its file."""
         return f"{self.kind}:{self.evidence_id if self.evidence_id is not None else self.record}"
+
+    def find(self, field_name: str, reason: Reason, detail: str) -> None:
+        """A problem of the record itself at ``field_name``."""
+        self.findings.append(Finding(reason, self.record, detail, field=field_name))
 
 
 def field_path(loc: Sequence[str | int]) -> str:
@@ -216,15 +212,15 @@ def field_path(loc: Sequence[str | int]) -> str:
     return out or "record"
 
 
-def _schema_findings(exc: ValidationError) -> list[RecordFinding]:
-    found: list[RecordFinding] = []
+def _schema_findings(exc: ValidationError, name: str) -> list[Finding]:
+    found: list[Finding] = []
     seen: set[str] = set()
     for error in exc.errors():
         where = field_path([p for p in error["loc"] if isinstance(p, int | str)])
         if where in seen:
             continue
         seen.add(where)
-        found.append(RecordFinding(where, Reason.SCHEMA_ERROR, one_line(f"{where}: {error['msg']}")))
+        found.append(Finding(Reason.SCHEMA_ERROR, name, one_line(f"{where}: {error['msg']}"), field=where))
     return found
 
 
@@ -277,7 +273,7 @@ def _legacy_quotes(raw: Any, record: AgentRecord) -> None:
     if raw is None:
         return
     if not isinstance(raw, list):
-        record.findings.append(RecordFinding("quotes", Reason.SCHEMA_ERROR, "quotes: must be a list"))
+        record.find("quotes", Reason.SCHEMA_ERROR, "quotes: must be a list")
         return
     discarded = 0
     for index, item in enumerate(raw):
@@ -304,32 +300,26 @@ def _owed_spans(model: Extraction | Appraisal, record: AgentRecord) -> None:
     if isinstance(model, Extraction):
         stated = [name for name in NARRATIVE_FIELDS if getattr(model, name) is not None and getattr(model, name) != ()]
         if stated and not model.spans:
-            record.findings.append(
-                RecordFinding("spans", Reason.NO_SPANS, f"spans: empty while {', '.join(stated)} stated")
-            )
+            record.find("spans", Reason.NO_SPANS, f"spans: empty while {', '.join(stated)} stated")
         for index, outcome in enumerate(model.outcomes or ()):
             numbers = [name for name in NUMERIC_OUTCOME_FIELDS if getattr(outcome, name) is not None]
             if numbers and not outcome.spans:
-                record.findings.append(
-                    RecordFinding(
-                        f"outcomes[{index}].spans",
-                        Reason.NO_SPANS,
-                        f"outcomes[{index}].spans: empty while {', '.join(numbers)} stated",
-                    )
+                record.find(
+                    f"outcomes[{index}].spans",
+                    Reason.NO_SPANS,
+                    f"outcomes[{index}].spans: empty while {', '.join(numbers)} stated",
                 )
     else:
         for index, domain in enumerate(model.domains or ()):
             judgement = domain.judgement
             if judgement is not None and judgement.strip().lower() != "unclear" and not domain.spans:
-                record.findings.append(
-                    RecordFinding(
-                        f"domains[{index}].spans",
-                        Reason.NO_SPANS,
-                        one_line(f"domains[{index}].spans: empty for judgement {judgement!r}"),
-                    )
+                record.find(
+                    f"domains[{index}].spans",
+                    Reason.NO_SPANS,
+                    one_line(f"domains[{index}].spans: empty for judgement {judgement!r}"),
                 )
     if not record.spans and not any(f.reason is Reason.NO_SPANS for f in record.findings):
-        record.findings.append(RecordFinding("spans", Reason.NO_SPANS, "the record carries no span at all"))
+        record.find("spans", Reason.NO_SPANS, "the record carries no span at all")
 
 
 def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes) -> AgentRecord:
@@ -338,15 +328,15 @@ def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes
     try:
         raw = loads_strict(data)
     except (StrictJSONError, ValueError) as exc:
-        record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, one_line(f"not strict JSON: {exc}")))
+        record.find("record", Reason.SCHEMA_ERROR, one_line(f"not strict JSON: {exc}"))
         return record
     if not isinstance(raw, dict):
-        record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, "not a JSON object"))
+        record.find("record", Reason.SCHEMA_ERROR, "not a JSON object")
         return record
     if isinstance(raw.get("evidence_id"), str) and raw["evidence_id"].strip():
         record.evidence_id = raw["evidence_id"]
     elif "evidence_id" in raw and isinstance(raw["evidence_id"], str):
-        record.findings.append(RecordFinding("evidence_id", Reason.SCHEMA_ERROR, "evidence_id: empty"))
+        record.find("evidence_id", Reason.SCHEMA_ERROR, "evidence_id: empty")
     model_type: type[Extraction] | type[Appraisal] = Extraction if kind == "extraction" else Appraisal
     _urls(raw, [], record.urls)
     _extras(raw, model_type, "", record)
@@ -363,7 +353,7 @@ def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes
     try:
         model = model_type.model_validate(raw)
     except ValidationError as exc:
-        record.findings.extend(_schema_findings(exc))
+        record.findings.extend(_schema_findings(exc, record.record))
         return record
     _owed_spans(model, record)
     if isinstance(model, Extraction):
@@ -406,5 +396,5 @@ def _unreadable(kind: Literal["extraction", "appraisal"], name: str, exc: OSErro
     else:
         why = f"cannot be read ({exc.strerror or exc})"
     record = AgentRecord(kind=kind, record=name, digest=prefixed(sha256_hex(why.encode())), evidence_id=None)
-    record.findings.append(RecordFinding("record", Reason.SCHEMA_ERROR, one_line(f"{name} {why}")))
+    record.find("record", Reason.SCHEMA_ERROR, one_line(f"{name} {why}"))
     return record

@@ -25,6 +25,7 @@ from ..kernel import _fs
 from ..kernel.canonical import StrictJSONError, loads_strict, prefixed, sha256_hex
 from ..kernel.errors import UsageError
 from ..kernel.reasons import Reason
+from ..kernel.text import one_line
 from ..runs import Run
 
 __all__ = ["Unsupported", "UpstreamVerification", "read_upstream_verification", "verification_target", "flag_upstream"]
@@ -109,7 +110,7 @@ def _entry(index: int, item: Any) -> Unsupported:
             f"{_NAME}: unsupported_claims[{index}] names no artifact_id, evidence_id or report.md:L<line> location",
             reason=Reason.SCHEMA_ERROR,
         )
-    return Unsupported(index, " ".join(reason.split())[:200], artifact_id, evidence_id, line, label)
+    return Unsupported(index, one_line(reason, 200), artifact_id, evidence_id, line, label)
 
 
 def _read(run: Run) -> tuple[bytes | None, Any]:

@@ -11,10 +11,12 @@ file under a final name.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import secrets
 import shutil
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
@@ -24,6 +26,8 @@ __all__ = [
     "fsync_dir",
     "temp_name",
     "remove_tree",
+    "lock",
+    "folder_lock",
     "read_regular",
     "NotRegularFileError",
 ]
@@ -141,3 +145,23 @@ def remove_tree(path: Path) -> None:
         path.unlink()
     elif path.exists():
         shutil.rmtree(path)
+
+
+def lock(fd: int, *, shared: bool = False) -> None:
+    """Take an advisory lock on an open file, held until the descriptor is closed.
+
+    The one locking primitive: the event log's appends (exclusive) and reads (shared), and
+    promotion's folder lock, all go through it.
+    """
+    fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """An exclusive advisory lock on a folder itself for the block, so no lock file is left behind."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        lock(fd)
+        yield
+    finally:
+        os.close(fd)

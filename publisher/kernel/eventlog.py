@@ -7,7 +7,6 @@ the log itself and refuse to touch a log whose last line is torn: such a log nee
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import stat
@@ -21,12 +20,13 @@ from pydantic import ValidationError
 from . import _fs
 from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, prefixed, utc_now
 from .errors import EventLogError, UsageError
+from .findings import Finding
 from .models import ACQUISITIONS, Event, EventType, Receipt, Signature, signed_payload
+from .text import one_line
 
 __all__ = [
     "EventSigner",
     "LogState",
-    "LogFinding",
     "append_event",
     "read_log",
     "line_digest",
@@ -103,11 +103,11 @@ def append_event(
     if fresh and kind not in (EventType.FETCH, EventType.LOCAL_PDF):
         raise EventLogError(f"a {kind.value} event is never fresh")
     if detail is not None:
-        detail = " ".join(detail.split())[:300]
+        detail = one_line(detail)
     created = not os.path.lexists(path)
     fd = _open_log(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        _fs.lock(fd)
         size = os.fstat(fd).st_size
         last = _tail(fd, size)
         if last and not last.endswith(b"\n"):
@@ -184,18 +184,10 @@ def _read_locked(path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        _fs.lock(fd, shared=True)
         return _fs.read_fd(fd)
     finally:
         os.close(fd)
-
-
-@dataclass(frozen=True)
-class LogFinding:
-    """One problem found in the log: 1-based line number and what is wrong."""
-
-    line: int
-    problem: str
 
 
 @dataclass
@@ -204,7 +196,8 @@ class LogState:
 
     events: list[Event] = field(default_factory=list)
     digests: list[str] = field(default_factory=list)
-    findings: list[LogFinding] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    """Broken links of the chain, each on its 1-based line of ``events.jsonl``."""
     torn: bool = False
     chained: bool = False
     exists: bool = False
@@ -259,20 +252,20 @@ def read_log(path: Path) -> LogState:
             if is_last:
                 state.torn = True
             else:
-                state.findings.append(LogFinding(index, f"not a valid event ({_short(exc)})"))
+                state.findings.append(_broken(index, f"not a valid event ({_short(exc)})"))
             previous_digest = line_digest(line)
             continue
         if event.number <= last_number:
-            state.findings.append(LogFinding(index, f"{event.event_id} does not increase"))
+            state.findings.append(_broken(index, f"{event.event_id} does not increase"))
         last_number = max(last_number, event.number)
         if event.prev is not None:
             state.chained = True
             if index == 1:
-                state.findings.append(LogFinding(index, "first line carries a prev digest"))
+                state.findings.append(_broken(index, "first line carries a prev digest"))
             elif event.prev != previous_digest:
-                state.findings.append(LogFinding(index, f"{event.event_id}: prev does not match line {index - 1}"))
+                state.findings.append(_broken(index, f"{event.event_id}: prev does not match line {index - 1}"))
         elif state.chained:
-            state.findings.append(LogFinding(index, f"{event.event_id}: prev missing after a chained line"))
+            state.findings.append(_broken(index, f"{event.event_id}: prev missing after a chained line"))
         digest = line_digest(line)
         previous_digest = digest
         if not (is_last and state.torn):
@@ -281,5 +274,10 @@ def read_log(path: Path) -> LogState:
     return state
 
 
+def _broken(line: int, problem: str) -> Finding:
+    """A broken link of the chain at ``line``."""
+    return Finding(None, "events.jsonl", problem, line=line)
+
+
 def _short(exc: BaseException) -> str:
-    return " ".join(str(exc).split())[:120]
+    return one_line(exc, 120)

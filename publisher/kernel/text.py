@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_DETAIL", "one_line", "terminal_safe"]
+__all__ = ["MAX_DETAIL", "one_line", "first_line", "terminal_safe"]
 
 MAX_DETAIL = 300
 """Longest ``detail`` line of a finding or an event."""
@@ -16,6 +16,12 @@ def one_line(text: object, limit: int = MAX_DETAIL) -> str:
     """``text`` on one line (whitespace runs become one space), cut to ``limit`` with an ellipsis."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (its type's name when it has none)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
 
 
 def terminal_safe(text: str, *, keep_newlines: bool = True) -> str:

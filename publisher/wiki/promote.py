@@ -12,12 +12,10 @@ exclusive creation or atomic replacement. ``check`` stops before writing.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -350,17 +348,6 @@ def commit_writes(writes: Sequence[PlannedWrite]) -> None:
         raise
 
 
-@contextlib.contextmanager
-def _folder_lock(folder: Path) -> Iterator[None]:
-    """An exclusive advisory lock on the folder itself, so no lock file is left in the wiki."""
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
 def promote(
     run_dir: Path | str,
     wiki: Path | str,
@@ -377,7 +364,7 @@ def promote(
     concepts_dir = Path(wiki) / CONCEPTS_DIR
     concepts_dir.mkdir(parents=True, exist_ok=True)
     try:
-        with _folder_lock(concepts_dir):
+        with _fs.folder_lock(concepts_dir):
             commit_writes(promotion.writes)
     except PublisherError:
         raise

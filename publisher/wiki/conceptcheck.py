@@ -48,11 +48,12 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
     for entry in doc.front.runs:
         ev = run_for(entry.path)
         if ev is None or ev.result is None:
-            add(
-                Finding(
-                    Reason.SCHEMA_ERROR, ce.rel, f"names run {entry.run!r} at {entry.path}, which cannot be assembled"
-                )
+            why = (
+                "which is not a run with an outputs/result.json inside the wiki"
+                if ev is None
+                else "which cannot be assembled (see its own finding)"
             )
+            add(Finding(Reason.SCHEMA_ERROR, ce.rel, f"names run {entry.run!r} at {entry.path}, {why}"))
             continue
         if ev.slug != entry.run:
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, f"run at {entry.path} is {ev.slug!r}, not {entry.run!r}"))

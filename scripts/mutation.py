@@ -64,6 +64,14 @@ GUARDS = (
     "tests/test_site_check.py",
     "tests/test_site_windows.py",
     "tests/test_mutation_guards.py",
+    "tests/test_upstream.py",
+    "tests/test_upstream_rejections.py",
+    "tests/test_corpus.py",
+    "tests/test_hostile_inputs.py",
+    "tests/test_hostile_wiki.py",
+    "tests/test_hostile_files.py",
+    "tests/test_assemble.py",
+    "tests/test_batch_commands.py",
 )
 """The tests run against an operator mutant (a named one names its own)."""
 
@@ -158,6 +166,48 @@ _FLIPS: dict[type[ast.cmpop], str] = {
 }
 
 
+_BY_LAYER = {
+    "publisher/kernel/": (
+        "tests/test_store.py",
+        "tests/test_eventlog.py",
+        "tests/test_models.py",
+        "tests/test_span_properties.py",
+        "tests/test_mutation_guards.py",
+        "tests/test_agreement.py",
+        "tests/test_assemble_reasons.py",
+        "tests/test_verify.py",
+        "tests/test_hostile_files.py",
+    ),
+    "publisher/gate/": (
+        "tests/test_agreement.py",
+        "tests/test_assemble_reasons.py",
+        "tests/test_assemble.py",
+        "tests/test_verify.py",
+        "tests/test_freshness.py",
+        "tests/test_mutation_guards.py",
+        "tests/test_upstream.py",
+        "tests/test_upstream_rejections.py",
+        "tests/test_corpus.py",
+        "tests/test_provenance_receipts.py",
+        "tests/test_provenance_signing.py",
+        "tests/test_hostile_inputs.py",
+        "tests/test_batch_commands.py",
+        "tests/test_render.py",
+    ),
+    "publisher/wiki/": (
+        "tests/test_wiki_check.py",
+        "tests/test_promote.py",
+        "tests/test_agreement.py",
+        "tests/test_mutation_guards.py",
+        "tests/test_hostile_wiki.py",
+        "tests/test_hostile_inputs.py",
+        "tests/test_concepts.py",
+        "tests/test_hook_build.py",
+    ),
+}
+"""The tests that guard each layer of the core: an operator mutant runs those of its module's layer."""
+
+
 def operator_mutants(paths: tuple[str, ...] = CORE) -> list[Mutant]:
     """One mutant per comparison operator of each core module (source positions from the AST)."""
     out: list[Mutant] = []
@@ -178,7 +228,8 @@ def operator_mutants(paths: tuple[str, ...] = CORE) -> list[Mutant]:
             if not (left and right and segment) or line.count(segment) != 1 or source.count(line) != 1:
                 continue
             mutated = line.replace(segment, f"{left} {flip} {right}")
-            out.append(Mutant(f"{rel}:{node.lineno} {segment[:60]!r} -> {flip}", rel, line, mutated))
+            tests = next((t for prefix, t in _BY_LAYER.items() if rel.startswith(prefix)), GUARDS)
+            out.append(Mutant(f"{rel}:{node.lineno} {segment[:60]!r} -> {flip}", rel, line, mutated, tests))
     return out
 
 

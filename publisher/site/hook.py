@@ -34,19 +34,19 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
-from mkdocs.utils import CountHandler
+from mkdocs.utils import CountHandler, get_build_date
 
 import publisher
 
-from ..kernel.canonical import content_hash_for, sha256_hex
 from ..kernel.errors import PublisherError
+from ..kernel.findings import Finding
 from ..parallel import terminal_progress
 from ..runs import RUN_LAYOUTS
 from ..wiki.preflight import Preflight, run_preflight
-from . import publish
+from . import csp, publish
 from .helper import BuildHelper, check_record_chunk
 from .highlight import SourceText, source_job
-from .manifest import MANIFEST_NAME, manifest_bytes, record_uri
+from .manifest import MANIFEST_NAME, file_entry, manifest_bytes, record_uri, site_files
 from .pages import (
     CSS_URI,
     READER_CSS_URI,
@@ -54,8 +54,11 @@ from .pages import (
     STATIC_DIR,
     TEMPLATES_DIR,
     SiteModel,
+    content_date,
 )
+from .prose import TrustedOutput, check_prose, source_text
 from .scan import scan_page
+from .seal import seal_page
 
 __all__ = ["on_config", "on_serve", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
 
@@ -105,12 +108,17 @@ def reader_options(config: Any) -> SourceText:
     return SourceText(mode, context)
 
 
+def _web_fonts(config: Any) -> bool:
+    """``extra: evidence: web_fonts: true``: the theme may load its fonts from Google Fonts."""
+    extra = _evidence_extra(config)
+    return isinstance(extra, Mapping) and extra.get("web_fonts") is True
+
+
 def _serve_offline(config: Any) -> None:
     """Material loads Roboto from Google Fonts unless told not to; an evidence site loads nothing
     from elsewhere (readers verify offline), so it uses the system fonts unless the wiki chose a
     font itself with ``extra: evidence: web_fonts: true``."""
-    extra = _evidence_extra(config)
-    if isinstance(extra, Mapping) and extra.get("web_fonts") is True:
+    if _web_fonts(config):
         return
     theme = config.theme
     if getattr(theme, "name", None) == "material" and theme.get("font") is not False:
@@ -133,6 +141,10 @@ class EvidenceBuild:
         self.counter: CountHandler | None = None
         self.config: Any = None
         self.helper: BuildHelper | None = None
+        self.trusted: TrustedOutput | None = None
+        self.prose: list[Finding] = []
+        self.content_hashes: dict[str, str] = {}
+        self.build_date: str | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -153,6 +165,13 @@ class EvidenceBuild:
         if READER_JS_URI not in [str(c) for c in config.extra_javascript]:
             config.extra_javascript.append(READER_JS_URI)
         _serve_offline(config)
+        self.trusted = next((e for e in config.markdown_extensions if isinstance(e, TrustedOutput)), None)
+        if self.trusted is None:
+            self.trusted = TrustedOutput()
+            config.markdown_extensions.append(self.trusted)
+        self.prose = []
+        self.content_hashes = {sid: info.meta.content_hash for sid, info in pre.sources.items()}
+        self.build_date = None if os.environ.get("SOURCE_DATE_EPOCH") else content_date(pre)
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
         logging.getLogger("mkdocs").addHandler(self.counter)
@@ -221,84 +240,84 @@ class EvidenceBuild:
 
     @event_priority(LAST)
     def on_page_content(self, html: str, *, page: Page, config: Any, files: Files) -> str:
+        """Check the page's prose (before any slot is filled: excerpts are ours), then fill its slots."""
         if self.model is None:
             return html
+        if self.build_date is not None and page.update_date == get_build_date():
+            page.update_date = self.build_date  # no build-time clock in the sitemap
+        file, path = self._prose_source(page)
+        trusted = self.trusted.take(page.content or "") if self.trusted is not None else []
+        found = check_prose(html, file=file, source=source_text(path), trusted=trusted)
+        if found:
+            self.prose += found
+            return html  # the build fails in on_env, once every page was checked
         try:
             return self.model.fill(page.file.src_uri, html)
         except PublisherError as exc:
             raise PluginError(f"evidence page {page.file.src_uri}: {exc.one_line()}") from exc
+
+    def _prose_source(self, page: Page) -> tuple[str, Path | None]:
+        """The file a page's prose comes from (relative to the wiki) and its path, for line numbers."""
+        generated = self.model.pages.get(page.file.src_uri) if self.model is not None else None
+        if generated is not None:
+            if generated.origin is None or self.wiki_root is None:
+                return f"(generated page) {page.file.src_uri}", None
+            return generated.origin.relative_to(self.wiki_root).as_posix(), generated.origin
+        path = Path(page.file.abs_src_path) if page.file.abs_src_path else None
+        if path is None or self.wiki_root is None:
+            return page.file.src_uri, None
+        return os.path.relpath(path, self.wiki_root).replace(os.sep, "/"), path
+
+    def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
+        """Every page is rendered and its prose checked: refuse the build before anything is written."""
+        if self.prose:
+            lines = [f"evidence prose check failed: {len(self.prose)} finding(s); nothing was published"]
+            lines += [f"  {f.one_line()}" for f in self.prose]
+            raise PluginError("\n".join(lines))
+        return env
 
     @event_priority(LAST)
     def on_post_page(self, output: str, *, page: Page, config: Any) -> str:
         if self.model is None or self.pre is None:
             return output
         uri = page.file.src_uri
-        dest = page.file.dest_uri
         scan = scan_page(output)
-        problems: list[str] = []
-        if scan.malformed:
-            problems.append(f"{scan.malformed} malformed evidence element(s)")
-        found: Counter[tuple[str, int, int]] = Counter()
-        for ex in scan.excerpts:
-            if ex.start is None or ex.end is None:
-                problems.append(f"excerpt {ex.source_id} has no numeric offsets")
-                continue
-            key = (ex.source_id, ex.start, ex.end)
-            verified = self.pre.excerpts.get(key)
-            if verified is None:
-                problems.append(f"excerpt {ex.source_id}#{ex.start}-{ex.end} is not verified evidence")
-                continue
-            if ex.nested or ex.text != verified:
-                problems.append(f"excerpt {ex.source_id}#{ex.start}-{ex.end} differs from the verified re-slice")
-                continue
-            found[key] += 1
-            self.sealed.append(
-                {"page": dest, "source_id": ex.source_id, "start": ex.start, "end": ex.end, "sha256": ex.sha256}
-            )
-        for block in scan.snapshots:
-            info = self.pre.sources.get(block.source_id)
-            text = block.text
-            if info is None or content_hash_for(text) != info.meta.content_hash or block.nested_excerpt:
-                problems.append(f"snapshot text of {block.source_id} differs from the verified snapshot")
-                continue
-            problems += block.misplaced_marks()
-            self.sealed_snapshots.append(
-                {"page": dest, "source_id": block.source_id, "sha256": info.meta.content_hash.removeprefix("sha256:")}
-            )
         generated = self.model.pages.get(uri)
-        expected_windows = generated.windows if generated is not None else Counter()
-        windows: Counter[tuple[str, int, int, str]] = Counter()
-        for block in scan.windows:
-            where = f"window {block.source_id}#{block.window_start}-{block.window_end}"
-            if block.window_start is None or block.window_end is None:
-                problems.append(f"{where} has no numeric offsets")
-                continue
-            digest = sha256_hex(block.text.encode("utf-8"))
-            window_key = (block.source_id, block.window_start, block.window_end, digest)
-            if window_key not in expected_windows or block.nested_excerpt:
-                problems.append(f"{where} differs from the verified snapshot")
-                continue
-            problems += block.misplaced_marks()
-            windows[window_key] += 1
-            self.sealed_windows.append(
-                {
-                    "page": dest,
-                    "source_id": block.source_id,
-                    "start": block.window_start,
-                    "end": block.window_end,
-                    "sha256": digest,
-                }
-            )
-        if windows != expected_windows:
-            problems.append("the page's context windows are not the verified ones")
+        sealed = seal_page(
+            scan,
+            page.file.dest_uri,
+            self.pre.excerpts,
+            self.content_hashes,
+            generated.excerpts if generated is not None else None,
+            generated.windows if generated is not None else Counter(),
+        )
         if generated is not None:
-            missing = generated.excerpts - found
-            if missing:
-                problems.append(f"{sum(missing.values())} verified excerpt(s) did not reach the page")
             self.seen.add(uri)
-        if problems:
-            raise PluginError(f"evidence seal: page {uri}: " + "; ".join(problems) + " (EXCERPT_MISMATCH)")
-        return output
+        if sealed.problems:
+            problems = "; ".join(sealed.problems)
+            raise PluginError(f"evidence seal: page {uri}: {problems} (EXCERPT_MISMATCH)")
+        self.sealed += sealed.excerpts
+        self.sealed_snapshots += sealed.snapshots
+        self.sealed_windows += sealed.windows
+        return self._with_policy(output, scan.scripts, scan.styles, uri)
+
+    @event_priority(LAST)
+    def on_post_template(self, output_content: str, *, template_name: str, config: Any) -> str:
+        """Theme pages outside the navigation (``404.html``): no evidence, and the same policy."""
+        if self.model is None or not template_name.endswith(".html"):
+            return output_content
+        scan = scan_page(output_content)
+        if scan.malformed or scan.excerpts or scan.snapshots or scan.windows:
+            raise PluginError(f"evidence seal: {template_name} shows evidence or what looks like it (EXCERPT_MISMATCH)")
+        return self._with_policy(output_content, scan.scripts, scan.styles, template_name)
+
+    def _with_policy(self, output: str, scripts: list[str], styles: list[str], where: str) -> str:
+        """The page with its Content-Security-Policy (the prose check found no script of an author)."""
+        value = csp.policy(scripts, styles, web_fonts=_web_fonts(self.config))
+        try:
+            return csp.insert(output, value)
+        except ValueError as exc:
+            raise PluginError(f"evidence page {where}: {exc}") from exc
 
     @event_priority(LAST)
     def on_post_build(self, *, config: Any) -> None:
@@ -326,12 +345,17 @@ class EvidenceBuild:
             one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"
             raise PluginError(f"published snapshot record: {one_line}") from exc
         try:
+            names, odd = site_files(self.staging)
+            if odd:
+                self.abandon()
+                raise PluginError(f"the built site holds links or special files: {', '.join(odd[:5])}")
             data = manifest_bytes(
                 self.sealed,
                 self.sealed_snapshots,
                 f"publisher {publisher.__version__}",
                 windows=self.sealed_windows,
                 records=records,
+                files=[file_entry(self.staging, name) for name in names],
             )
             (self.staging / MANIFEST_NAME).write_bytes(data)
             publish.publish(self.staging, self.site)

@@ -1,0 +1,303 @@
+"""Prose that cannot act: the HTML of every page's Markdown, checked before any slot is filled.
+
+Hand-written pages (``docs/*.md``) and concept prose are Markdown, and Markdown passes raw HTML
+through. The hook checks what Python-Markdown made of each page, parsed as a browser parses it
+(:func:`publisher.site.scan.parse_page`), so whatever route the markup took (a raw HTML block,
+inline HTML, ``attr_list``, ``md_in_html``, a link) it is judged by what it will be:
+
+* elements that run or load code or another document, change the page's base or policy, or
+  draw outside HTML: ``script style iframe frame frameset object embed applet base meta link
+  svg math template noscript portal fencedframe``;
+* attributes that run or restyle: every ``on*`` event handler, ``style``, ``srcdoc``;
+* URLs of a scheme that can run script or smuggle a document (``javascript: vbscript: data:
+  blob:`` ...), in any attribute that takes a URL; a raster ``data:image`` in ``src`` is allowed;
+* anything that looks like evidence: an evidence attribute, an ``evidence-*`` class, text of the
+  span-reference form outside code (evidence footnotes are slot tokens at this point, so such
+  text is a footnote no check read);
+* markup that does not end where it started (an unclosed comment, raw-text element, tag or
+  ``<select>``), which would swallow the theme's markup that follows it.
+
+What trusted Markdown extensions generate themselves stays allowed: :class:`TrustedOutput`
+records the HTML they put in Python-Markdown's stash (Material's emoji SVG through
+``pymdownx.emoji``), and a violation is forgiven only when it is, serialised, one of those.
+Each finding names the file and the line where its markup appears (check ``C-PROSE``).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import secrets
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from markdown import Extension, Markdown
+from markdown.postprocessors import Postprocessor
+from markdown.preprocessors import Preprocessor
+from selectolax.lexbor import LexborNode
+
+from ..kernel import _fs
+from ..kernel.findings import Finding
+from ..kernel.reasons import Reason
+from .scan import EVIDENCE_ATTRS, SPAN_REF, ascii_lower, class_tokens, parse_page
+
+__all__ = ["CHECK", "Violation", "violations", "check_prose", "source_text", "TrustedOutput", "FORBIDDEN_ELEMENTS"]
+
+CHECK = "C-PROSE"
+
+FORBIDDEN_ELEMENTS = (
+    "script style iframe frame frameset object embed applet base meta link svg math template noscript "
+    "portal fencedframe"
+).split()
+_URL_ATTRS = frozenset(
+    "href src action formaction data poster background cite ping longdesc lowsrc dynsrc codebase manifest icon "
+    "profile usemap xlink:href".split()
+)
+_LIST_URL_ATTRS = frozenset({"srcset", "imagesrcset"})
+_BAD_SCHEMES = frozenset({"javascript", "vbscript", "livescript", "mocha", "data", "blob", "filesystem"})
+_RASTER = re.compile(r"data:image/(?:png|gif|jpeg|jpg|webp|avif|bmp)[;,]", re.IGNORECASE)
+_STRIP = "".join(chr(c) for c in range(0x21))
+_TAB_NL = re.compile(r"[\t\n\r]")
+_SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*):")
+_CODE = "pre, code, kbd, samp"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One thing a page's prose may not carry: its kind, the name to look for in the source, a
+    description, and a signature that equal markup from a trusted extension would share."""
+
+    kind: str
+    name: str
+    detail: str
+    signature: tuple[str, ...]
+
+
+def _scheme(url: str) -> str | None:
+    """The scheme a browser's URL parser reads in ``url`` (lower case), if any."""
+    cleaned = _TAB_NL.sub("", url.strip(_STRIP))
+    match = _SCHEME.match(cleaned)
+    return ascii_lower(match.group(1)) if match else None
+
+
+def _url_problem(tag: str, name: str, value: str) -> str | None:
+    urls = [part.strip().split(" ")[0] for part in value.split(",")] if name in _LIST_URL_ATTRS else [value]
+    for url in urls:
+        scheme = _scheme(url)
+        if scheme not in _BAD_SCHEMES:
+            continue
+        if scheme == "data" and tag in {"img", "source"} and name in {"src", "srcset"} and _RASTER.match(url.strip()):
+            continue
+        return f"<{tag} {name}> holds a {scheme}: URL"
+    return None
+
+
+def violations(content_html: str) -> list[Violation]:
+    """Everything in an HTML fragment (a page's body content) that prose may not carry."""
+    sentinel = f"publisher-end-{secrets.token_hex(8)}"
+    tree = parse_page(f'<!DOCTYPE html><body>{content_html}<p id="{sentinel}"></p>')
+    out: list[Violation] = []
+    ends = tree.css(f'[id="{sentinel}"]')
+    if len(ends) != 1 or ends[0].tag != "p" or len(ends[0].attributes) != 1:
+        out.append(
+            Violation(
+                "unclosed",
+                "",
+                "the markup does not end where it started (an unclosed comment, raw-text element, tag or "
+                "<select> would swallow what follows it)",
+                ("unclosed",),
+            )
+        )
+    forbidden = tree.css(", ".join(FORBIDDEN_ELEMENTS))
+    inside = {n.mem_id for node in forbidden for n in node.traverse(include_text=False) if n.mem_id != node.mem_id}
+    for node in forbidden:
+        if node.mem_id not in inside:  # the outermost one stands for what it holds
+            out.append(Violation("element", node.tag or "", f"<{node.tag}> element", ("element", node.html or "")))
+    inside.update(node.mem_id for node in forbidden)
+    for node in tree.css("*"):
+        if node.mem_id in inside:
+            continue
+        out.extend(_attribute_violations(node))
+    out.extend(_references(tree))
+    return out
+
+
+def _attribute_violations(node: LexborNode) -> list[Violation]:
+    tag = node.tag or ""
+    out = []
+    for name, value in node.attributes.items():
+        value = value or ""
+        if name.startswith("on") or name in {"style", "srcdoc"}:
+            detail = "an event handler" if name.startswith("on") else f"a {name} attribute"
+            out.append(Violation("attribute", name, f"<{tag} {name}>: {detail}", ("attribute", tag, name, value)))
+        elif name in _URL_ATTRS or name in _LIST_URL_ATTRS:
+            problem = _url_problem(tag, name, value)
+            if problem:
+                out.append(Violation("url", _scheme(value) or name, problem, ("url", tag, name, value)))
+        if name in EVIDENCE_ATTRS:
+            out.append(
+                Violation("evidence", name, f"<{tag} {name}> looks like evidence", ("evidence", tag, name, value))
+            )
+    for token in class_tokens(node):
+        if token.startswith("evidence-"):
+            detail = f'<{tag} class="{token}"> looks like evidence'
+            out.append(Violation("evidence", token, detail, ("evidence", tag, "class", token)))
+    return out
+
+
+def _references(tree: Any) -> list[Violation]:
+    body = tree.body
+    if body is None or not SPAN_REF.search(body.text(deep=True)):
+        return []
+    skipped = {n.mem_id for root in tree.css(_CODE) for n in root.traverse(include_text=True)}
+    text = "".join(
+        n.text_content or "" for n in body.traverse(include_text=True) if n.is_text_node and n.mem_id not in skipped
+    )
+    return [
+        Violation(
+            "reference",
+            m.group(0),
+            f"text {m.group(0)[:24]}… quotes a source that no evidence check read (evidence footnotes are "
+            "read with CommonMark rules: not after an unclosed fence, nor inside a paragraph)",
+            ("reference", m.group(0)),
+        )
+        for m in SPAN_REF.finditer(text)
+    ]
+
+
+def _forgiven(found: list[Violation], trusted: Iterable[str]) -> list[Violation]:
+    """``found`` less the violations that markup from trusted extensions accounts for, one each."""
+    allowance: Counter[tuple[str, ...]] = Counter()
+    for chunk in trusted:
+        allowance.update(v.signature for v in violations(chunk) if v.kind != "unclosed")
+    left = []
+    for v in found:
+        if allowance[v.signature] > 0:
+            allowance[v.signature] -= 1
+        else:
+            left.append(v)
+    return left
+
+
+def _line(source: str, v: Violation) -> int | None:
+    """The first line of ``source`` where the violation's markup is written, if it can be found."""
+    name = re.escape(v.name)
+    if v.kind == "element":
+        pattern = re.compile(rf"<\s*{name}(?![\w-])", re.IGNORECASE)
+    elif v.kind == "attribute" or (v.kind == "evidence" and v.name.startswith("data-")):
+        pattern = re.compile(rf"(?<![\w-]){name}\s*(?:=|[\s>}}/])", re.IGNORECASE)
+    elif v.kind == "unclosed":
+        return None
+    else:
+        needle = ascii_lower(v.name + (":" if v.kind == "url" else ""))
+        for number, line in enumerate(source.split("\n"), 1):
+            decoded = ascii_lower(_TAB_NL.sub("", html.unescape(line)))
+            if needle in decoded or needle in ascii_lower(re.sub(r"\s+", "", decoded)):
+                return number
+        return None
+    for number, line in enumerate(source.split("\n"), 1):
+        if pattern.search(line):
+            return number
+    return None
+
+
+def check_prose(content_html: str, *, file: str, source: str | None, trusted: Iterable[str] = ()) -> list[Finding]:
+    """Findings for one page's Markdown output: ``file`` names it (relative to the wiki), ``source``
+    is its Markdown as written (for line numbers), ``trusted`` the stash chunks of trusted
+    extensions during its conversion."""
+    found = violations(content_html)
+    if not found:
+        return []
+    out = []
+    for v in _forgiven(found, trusted):
+        line = _line(source, v) if source is not None else None
+        reason = Reason.EXCERPT_MISMATCH if v.kind in {"evidence", "reference"} else None
+        out.append(Finding(reason, file, v.detail, line=line, check=CHECK))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# What trusted extensions stash
+
+
+class TrustedOutput(Extension):
+    """Records the HTML that trusted extensions put in Python-Markdown's stash, per conversion.
+
+    Only the inline patterns named in :attr:`TRUSTED` count (``emoji``: ``pymdownx.emoji`` and
+    Material's icons through it); everything else in the stash, the author's raw HTML first of
+    all, is judged like any markup. Register it last, so the patterns exist when it wraps them.
+    """
+
+    TRUSTED = ("emoji",)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._done: dict[str, list[str]] = {}
+
+    def take(self, output: str) -> list[str]:
+        """The trusted chunks of the conversion that produced ``output`` (forgotten once taken)."""
+        return self._done.pop(output, [])
+
+    def extendMarkdown(self, md: Markdown) -> None:
+        record: list[str] = []
+        depth = [0]
+        store = md.htmlStash.store
+
+        def recording_store(chunk: Any) -> str:
+            if depth[0]:
+                record.append(str(chunk))
+            return store(chunk)
+
+        md.htmlStash.store = recording_store  # type: ignore[method-assign]
+        for name in self.TRUSTED:
+            if name in md.inlinePatterns:
+                pattern = md.inlinePatterns[name]
+                handle = pattern.handleMatch
+
+                def trusted_match(*args: Any, _handle: Any = handle) -> Any:
+                    depth[0] += 1
+                    try:
+                        return _handle(*args)
+                    finally:
+                        depth[0] -= 1
+
+                pattern.handleMatch = trusted_match  # type: ignore[method-assign]
+        md.preprocessors.register(_Begin(md, record), "publisher_trusted_begin", 1000)
+        md.postprocessors.register(_End(md, record, self._done), "publisher_trusted_end", 0)
+
+
+class _Begin(Preprocessor):
+    def __init__(self, md: Markdown, record: list[str]) -> None:
+        super().__init__(md)
+        self._record = record
+
+    def run(self, lines: list[str]) -> list[str]:
+        self._record.clear()
+        return lines
+
+
+class _End(Postprocessor):
+    def __init__(self, md: Markdown, record: list[str], done: dict[str, list[str]]) -> None:
+        super().__init__(md)
+        self._record = record
+        self._done = done
+
+    def run(self, text: str) -> str:
+        if self._record:
+            if len(self._done) > 64:
+                self._done.clear()  # conversions nobody took (e.g. another plugin's)
+            self._done[text.strip()] = list(self._record)
+        return text
+
+
+def source_text(path: Path | None) -> str | None:
+    """A page's Markdown source for line numbers (None when it cannot be read)."""
+    if path is None:
+        return None
+    try:
+        return _fs.read_regular(path).decode("utf-8", errors="replace")
+    except OSError:
+        return None

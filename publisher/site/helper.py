@@ -7,6 +7,7 @@ import os
 from collections import deque
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ..kernel.canonical import sha256_hex
@@ -18,7 +19,7 @@ from .manifest import check_record_copy
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
-__all__ = ["render_report_page", "render_source_chunk", "check_record_chunk", "BuildHelper"]
+__all__ = ["render_report_page", "render_source_chunk", "check_record_chunk", "source_date_epoch", "BuildHelper"]
 
 
 def render_report_page(wiki_root: str, run_path: str, checks: list[SnapshotCheck]) -> str:
@@ -32,7 +33,21 @@ def render_report_page(wiki_root: str, run_path: str, checks: list[SnapshotCheck
     reader = CheckedSnapshots(run.sources_dir)
     reader.seed(checks)
     verification = verify_run(run, wiki_root=Path(wiki_root), write=False, reader=reader)
+    # No build-time clock on a page: the assembly time shown is the one the run recorded (the
+    # re-assembly equals it apart from this field), the verification time SOURCE_DATE_EPOCH's.
+    recorded = (verification.result or {}).get("generated_at")
+    if recorded:
+        verification.assembly.result["generated_at"] = recorded
+    verification.report["generated_at"] = source_date_epoch()
     return render_report_body(run, verification=verification)
+
+
+def source_date_epoch() -> str | None:
+    """``SOURCE_DATE_EPOCH`` as an ISO-8601 UTC timestamp, or None when unset or not a number."""
+    value = os.environ.get("SOURCE_DATE_EPOCH", "")
+    if not value.isdigit():
+        return None
+    return datetime.fromtimestamp(int(value), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:

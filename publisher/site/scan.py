@@ -91,6 +91,7 @@ _CODE = "pre, code, kbd, samp, script, style"
 SPAN_REF = re.compile(r"src-[0-9a-f]{64}\s*#\s*[0-9]+\s*-\s*[0-9]+", re.IGNORECASE)
 """The span-reference form, as a reader would recognise it (any case, spaces around # and -)."""
 
+_SOURCE_ID = re.compile(r"src-[0-9a-f]{64}")
 _ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _ASCII_WS = re.compile(r"[\t\n\f\r ]+")
 _JS_TYPES = frozenset(
@@ -290,11 +291,10 @@ def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
             blocks.append(node)
     inside = {n.mem_id for b in blocks for n in b.traverse(include_text=False)}
     shown: list[LexborNode] = list(blocks)
-    windows_of = {b.source_id for b in scan.windows}
     for node in looks:
         if node.mem_id in inside:
             continue  # a block, or a mark or anchor inside one (judged with its block)
-        problem = _judge(node, scan, windows_of)
+        problem = _judge(node, scan)
         if problem is None:
             if node.attributes.get("data-source-id") is not None:
                 shown.append(node)
@@ -305,7 +305,7 @@ def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
     return scan
 
 
-def _judge(node: LexborNode, scan: PageScan, windows_of: set[str]) -> str | None:
+def _judge(node: LexborNode, scan: PageScan) -> str | None:
     """An element outside any snapshot that looks like evidence: recorded if an excerpt, else a problem."""
     attrs = node.attributes
     classes = class_tokens(node)
@@ -320,7 +320,8 @@ def _judge(node: LexborNode, scan: PageScan, windows_of: set[str]) -> str | None
             node.tag == "div"
             and evidence == [WINDOWS_CLASS]
             and set(attrs) == {"class", "data-window-of"}
-            and sid in windows_of
+            and _SOURCE_ID.fullmatch(sid) is not None
+            and all(w.attributes.get("data-window-of") == sid for w in node.css("[data-window-of]"))
         )
         return None if ok else f"{_describe(node)} is not a container of verified windows"
     if any(a in attrs for a in _WINDOW_ATTRS):

@@ -67,13 +67,15 @@ _CODE = "pre, code, kbd, samp"
 
 @dataclass(frozen=True)
 class Violation:
-    """One thing a page's prose may not carry: its kind, the name to look for in the source, a
-    description, and a signature that equal markup from a trusted extension would share."""
+    """One thing a page's prose may not carry: its kind, what to look for in the source (a tag or
+    attribute name, a class, a URL), a description, and a signature that equal markup from a
+    trusted extension would share."""
 
     kind: str
     name: str
     detail: str
     signature: tuple[str, ...]
+    value: str = ""
 
 
 def _scheme(url: str) -> str | None:
@@ -111,14 +113,15 @@ def violations(content_html: str) -> list[Violation]:
                 ("unclosed",),
             )
         )
-    forbidden = tree.css(", ".join(FORBIDDEN_ELEMENTS))
-    inside = {n.mem_id for node in forbidden for n in node.traverse(include_text=False) if n.mem_id != node.mem_id}
-    for node in forbidden:
-        if node.mem_id not in inside:  # the outermost one stands for what it holds
-            out.append(Violation("element", node.tag or "", f"<{node.tag}> element", ("element", node.html or "")))
-    inside.update(node.mem_id for node in forbidden)
-    for node in tree.css("*"):
+    forbidden = set(FORBIDDEN_ELEMENTS)
+    inside: set[int] = set()
+    for node in tree.css("*"):  # document order
         if node.mem_id in inside:
+            continue
+        if node.tag in forbidden:
+            # the outermost one stands for everything it holds
+            inside.update(n.mem_id for n in node.traverse(include_text=False))
+            out.append(Violation("element", node.tag or "", f"<{node.tag}> element", ("element", node.html or "")))
             continue
         out.extend(_attribute_violations(node))
     out.extend(_references(tree))
@@ -128,23 +131,22 @@ def violations(content_html: str) -> list[Violation]:
 def _attribute_violations(node: LexborNode) -> list[Violation]:
     tag = node.tag or ""
     out = []
+    looks: list[str] = []
     for name, value in node.attributes.items():
         value = value or ""
         if name.startswith("on") or name in {"style", "srcdoc"}:
-            detail = "an event handler" if name.startswith("on") else f"a {name} attribute"
-            out.append(Violation("attribute", name, f"<{tag} {name}>: {detail}", ("attribute", tag, name, value)))
+            detail = f"<{tag} {name}>: " + ("an event handler" if name.startswith("on") else f"a {name} attribute")
+            out.append(Violation("attribute", name, detail, ("attribute", tag, name, value), value))
         elif name in _URL_ATTRS or name in _LIST_URL_ATTRS:
             problem = _url_problem(tag, name, value)
             if problem:
-                out.append(Violation("url", _scheme(value) or name, problem, ("url", tag, name, value)))
+                out.append(Violation("url", name, problem, ("url", tag, name, value), value))
         if name in EVIDENCE_ATTRS:
-            out.append(
-                Violation("evidence", name, f"<{tag} {name}> looks like evidence", ("evidence", tag, name, value))
-            )
-    for token in class_tokens(node):
-        if token.startswith("evidence-"):
-            detail = f'<{tag} class="{token}"> looks like evidence'
-            out.append(Violation("evidence", token, detail, ("evidence", tag, "class", token)))
+            looks.append(name)
+    looks += [t for t in class_tokens(node) if t.startswith("evidence-")]
+    if looks:
+        detail = f"<{tag} {' '.join(looks)}> looks like evidence"
+        out.append(Violation("evidence", looks[0], detail, ("evidence", tag, *looks), tag))
     return out
 
 
@@ -182,26 +184,44 @@ def _forgiven(found: list[Violation], trusted: Iterable[str]) -> list[Violation]
     return left
 
 
-def _line(source: str, v: Violation) -> int | None:
-    """The first line of ``source`` where the violation's markup is written, if it can be found."""
-    name = re.escape(v.name)
-    if v.kind == "element":
-        pattern = re.compile(rf"<\s*{name}(?![\w-])", re.IGNORECASE)
-    elif v.kind == "attribute" or (v.kind == "evidence" and v.name.startswith("data-")):
-        pattern = re.compile(rf"(?<![\w-]){name}\s*(?:=|[\s>}}/])", re.IGNORECASE)
-    elif v.kind == "unclosed":
+class _Locator:
+    """Finds the source line of each violation, in document order: the n-th violation written
+    the same way is looked for after the line of the one before it."""
+
+    def __init__(self, source: str) -> None:
+        self.lines = source.split("\n")
+        self.decoded = [ascii_lower(_TAB_NL.sub("", html.unescape(line))) for line in self.lines]
+        self.after: dict[tuple[str, ...], int] = {}
+
+    def _needle(self, v: Violation) -> tuple[tuple[str, ...], Any]:
+        """A key for violations written the same way, and a test of one line (its number)."""
+        if v.kind == "element":
+            pattern = re.compile(rf"<\s*{re.escape(v.name)}(?![\w-])", re.IGNORECASE)
+            return ("element", v.name), lambda n: pattern.search(self.lines[n])
+        if v.kind == "attribute":
+            start = re.escape(v.value[:24])
+            pattern = re.compile(rf"(?<![\w-]){re.escape(v.name)}\s*=\s*[\"']?{start}", re.IGNORECASE)
+            return ("attribute", v.name, v.value), lambda n: pattern.search(self.lines[n])
+        text = ascii_lower(_TAB_NL.sub("", v.value if v.kind == "url" else v.name))[:32]
+        if v.kind == "reference":
+            text = text[:20]
+        if v.kind == "evidence":  # on the line that opens such an element, if it was written as HTML
+            tag = re.compile(rf"<\s*{re.escape(v.value)}(?![\w-])", re.IGNORECASE)
+            return (v.kind, v.value, text), lambda n: text in self.decoded[n] and tag.search(self.lines[n])
+        return (v.kind, text), lambda n: text and text in self.decoded[n]
+
+    def line(self, v: Violation) -> int | None:
+        if v.kind == "unclosed":
+            return None
+        tries = [v] if v.kind != "evidence" else [v, Violation("any", v.name, v.detail, v.signature)]
+        for attempt in tries:
+            key, hit = self._needle(attempt)
+            first = self.after.get(key, 0)
+            for n in [*range(first, len(self.lines)), *range(0, first)]:
+                if hit(n):
+                    self.after[key] = n + 1
+                    return n + 1
         return None
-    else:
-        needle = ascii_lower(v.name + (":" if v.kind == "url" else ""))
-        for number, line in enumerate(source.split("\n"), 1):
-            decoded = ascii_lower(_TAB_NL.sub("", html.unescape(line)))
-            if needle in decoded or needle in ascii_lower(re.sub(r"\s+", "", decoded)):
-                return number
-        return None
-    for number, line in enumerate(source.split("\n"), 1):
-        if pattern.search(line):
-            return number
-    return None
 
 
 def check_prose(content_html: str, *, file: str, source: str | None, trusted: Iterable[str] = ()) -> list[Finding]:
@@ -212,8 +232,9 @@ def check_prose(content_html: str, *, file: str, source: str | None, trusted: It
     if not found:
         return []
     out = []
+    locate = _Locator(source) if source is not None else None
     for v in _forgiven(found, trusted):
-        line = _line(source, v) if source is not None else None
+        line = locate.line(v) if locate is not None else None
         reason = Reason.EXCERPT_MISMATCH if v.kind in {"evidence", "reference"} else None
         out.append(Finding(reason, file, v.detail, line=line, check=CHECK))
     return out

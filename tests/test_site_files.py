@@ -151,25 +151,29 @@ CR_TEXT = (
 )
 
 
+def make_cr_wiki(root: Path, mode: str = "full") -> tuple[Path, str, list[tuple[int, int]]]:
+    """A wiki whose one source holds CR, CRLF and CR CR LF inside its two cited spans."""
+    extra = f"extra:\n  evidence:\n    source_text: {mode}\n    context: 12\n"
+    wiki = make_wiki(root, extra=extra)
+    rb = RunBuilder(wiki, "cr", question="Carriage returns?")
+    sid = rb.source("https://example.org/cr", CR_TEXT, paper={"pmid": "77", "doi": None, "pmcid": None})
+    starts = [CR_TEXT.index("participants"), CR_TEXT.index("Results")]
+    ends = [CR_TEXT.index("files.") + 6, CR_TEXT.index("stayed.") + 7]
+    ranges = list(zip(starts, ends, strict=True))
+    spans = [{"claim": f"Claim {i}.", "source_id": sid, "start": s, "end": e} for i, (s, e) in enumerate(ranges)]
+    rb.record(
+        "extraction",
+        "pmid-77",
+        {"schema_version": 1, "evidence_id": "pmid:77", "pmid": "77", "design": "trial", "spans": spans},
+    )
+    rb.assemble()
+    promote(rb.run.path, wiki)
+    return wiki, sid, ranges
+
+
 def test_excerpts_with_carriage_returns_pass_check_site_on_every_page_type(tmp_path: Path) -> None:
     for mode in ("full", "windows"):
-        extra = f"extra:\n  evidence:\n    source_text: {mode}\n    context: 12\n"
-        wiki = make_wiki(tmp_path / mode, extra=extra)
-        rb = RunBuilder(wiki, "cr", question="Carriage returns?")
-        sid = rb.source("https://example.org/cr", CR_TEXT, paper={"pmid": "77", "doi": None, "pmcid": None})
-        starts = [CR_TEXT.index("participants"), CR_TEXT.index("Results")]
-        ends = [CR_TEXT.index("files.") + 6, CR_TEXT.index("stayed.") + 7]
-        spans = [
-            {"claim": f"Claim {i}.", "source_id": sid, "start": s, "end": e}
-            for i, (s, e) in enumerate(zip(starts, ends, strict=True))
-        ]
-        rb.record(
-            "extraction",
-            "pmid-77",
-            {"schema_version": 1, "evidence_id": "pmid:77", "pmid": "77", "design": "trial", "spans": spans},
-        )
-        rb.assemble()
-        promote(rb.run.path, wiki)
+        wiki, _, _ = make_cr_wiki(tmp_path / mode, mode)
         build_wiki(wiki)
         outcome = check_site(wiki / "site", wiki)
         assert outcome.ok, [f.one_line() for f in outcome.findings]

@@ -20,7 +20,7 @@ import pytest
 from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, sample_run, tree_digest
 from mkdocs.exceptions import Abort
 
-from publisher.site.prose import violations
+from publisher.site.prose import check_static, violations
 from publisher.site.scan import SPAN_REF, scan_page
 from publisher.wiki.promote import promote
 
@@ -208,3 +208,36 @@ def test_emoji_svg_from_the_extension_stays_and_a_hand_copy_does_not(tmp_path: P
     (wiki / "docs" / "copy.md").write_text(f"# Copy\n\n{svg.group(0)}\n", encoding="utf-8")
     findings = _refused(wiki, mkdocs_log)
     assert _lines(findings, "docs/copy.md") == {3}, findings
+
+
+SVG_PAYLOADS = {
+    "script": '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>',
+    "handler": '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"><rect width="4" height="4"/></svg>',
+    "link": '<svg xmlns="http://www.w3.org/2000/svg"><a href="javascript:alert(1)"><text>x</text></a></svg>',
+    "foreign": '<svg xmlns="http://www.w3.org/2000/svg"><foreignObject><p>x</p></foreignObject></svg>',
+    "animated-link": '<svg xmlns="http://www.w3.org/2000/svg"><a><set attributeName="href" to="javascript:alert(1)"/>'
+    "<text>x</text></a></svg>",
+    "entity": '<?xml version="1.0"?><!DOCTYPE svg [<!ENTITY x "y">]><svg xmlns="http://www.w3.org/2000/svg">&x;</svg>',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SVG_PAYLOADS))
+def test_static_svg_that_can_act_is_refused(tmp_path: Path, kind: str) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "x.svg").write_text(SVG_PAYLOADS[kind], encoding="utf-8")
+    assert [f.check for f in check_static("docs/x.svg", docs / "x.svg")] == ["C-PROSE"]
+
+
+def test_static_html_is_refused_and_a_plain_svg_is_published(tmp_path: Path, mkdocs_log: list[str]) -> None:
+    wiki, _ = _published(tmp_path)
+    images = wiki / "docs" / "images"
+    images.mkdir()
+    plain = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4"><path style="fill:red" d="M0 0h4v4z"/></svg>'
+    (images / "plain.svg").write_text(plain, encoding="utf-8")
+    build_wiki(wiki)
+    assert (wiki / "site" / "images" / "plain.svg").read_text(encoding="utf-8") == plain
+    (wiki / "docs" / "page.html").write_text("<p>hand-written</p><script>alert(1)</script>", encoding="utf-8")
+    (images / "active.svg").write_text(SVG_PAYLOADS["handler"], encoding="utf-8")
+    findings = _refused(wiki, mkdocs_log)
+    assert any("docs/page.html" in f for f in findings) and any("docs/images/active.svg" in f for f in findings)

@@ -56,7 +56,7 @@ from .pages import (
     SiteModel,
     content_date,
 )
-from .prose import TrustedOutput, check_prose, source_text
+from .prose import TrustedOutput, check_prose, check_static, source_text
 from .scan import scan_page
 from .seal import seal_page
 
@@ -206,6 +206,11 @@ class EvidenceBuild:
     def on_files(self, files: Files, *, config: Any) -> Files:
         if self.model is None:
             return files
+        docs = Path(config.docs_dir)
+        for file in files:  # what docs/ publishes as it is: no page in HTML, no SVG that acts
+            path = Path(file.abs_src_path) if file.abs_src_path else None
+            if path is not None and not file.is_documentation_page() and path.is_relative_to(docs):
+                self.prose += check_static(os.path.relpath(path, _wiki_root(config)).replace(os.sep, "/"), path)
         try:
             pages = self.model.build()
         except PublisherError as exc:

@@ -44,7 +44,16 @@ from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
 from .scan import EVIDENCE_ATTRS, SPAN_REF, ascii_lower, class_tokens, parse_page
 
-__all__ = ["CHECK", "Violation", "violations", "check_prose", "source_text", "TrustedOutput", "FORBIDDEN_ELEMENTS"]
+__all__ = [
+    "CHECK",
+    "Violation",
+    "violations",
+    "check_prose",
+    "check_static",
+    "source_text",
+    "TrustedOutput",
+    "FORBIDDEN_ELEMENTS",
+]
 
 CHECK = "C-PROSE"
 
@@ -91,7 +100,7 @@ def _url_problem(tag: str, name: str, value: str) -> str | None:
         scheme = _scheme(url)
         if scheme not in _BAD_SCHEMES:
             continue
-        if scheme == "data" and tag in {"img", "source"} and name in {"src", "srcset"} and _RASTER.match(url.strip()):
+        if scheme == "data" and tag in {"img", "source", "image"} and _RASTER.match(url.strip()):
             continue
         return f"<{tag} {name}> holds a {scheme}: URL"
     return None
@@ -238,6 +247,48 @@ def check_prose(content_html: str, *, file: str, source: str | None, trusted: It
         reason = Reason.EXCERPT_MISMATCH if v.kind in {"evidence", "reference"} else None
         out.append(Finding(reason, file, v.detail, line=line, check=CHECK))
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Files of docs/ that MkDocs copies as they are
+
+_STATIC_PAGES = (".html", ".htm", ".xhtml", ".xht", ".shtml", ".mht", ".mhtml")
+_SVG_ACTIVE = frozenset({"script", "foreignobject", "iframe", "embed", "object", "handler", "listener"})
+
+
+def check_static(file: str, path: Path) -> list[Finding]:
+    """A file of ``docs/`` published byte for byte: a page in HTML skips the prose check and the
+    policy (refused); an SVG, which runs its own script when opened, may carry none (the checks
+    of :func:`violations`, plus the XML constructs that could bring markup in: entities,
+    style sheets)."""
+    lower = path.name.lower()
+    if lower.endswith(_STATIC_PAGES):
+        detail = "an HTML file is published as it is, without the prose check or the policy; write it in Markdown"
+        return [Finding(None, file, detail, check=CHECK)]
+    if not lower.endswith((".svg", ".svgz")):
+        return []
+    try:
+        data = _fs.read_regular(path)
+    except OSError as exc:
+        return [Finding(None, file, f"unreadable ({exc.strerror})", check=CHECK)]
+    if lower.endswith(".svgz") or data[:2] == b"\x1f\x8b":
+        return [Finding(None, file, "a compressed SVG cannot be checked; publish it uncompressed", check=CHECK)]
+    text = data.decode("utf-8", errors="replace")
+    problems = []
+    if re.search(r"<!ENTITY|<\?xml-stylesheet", text, re.IGNORECASE):
+        problems.append("an XML entity or style sheet declaration")
+    tree = parse_page("<!DOCTYPE html><body>" + text)
+    for node in tree.css("*"):
+        tag = ascii_lower(node.tag or "")
+        attrs = {ascii_lower(k): v or "" for k, v in node.attributes.items()}
+        if tag in _SVG_ACTIVE:
+            problems.append(f"<{tag}>")
+        elif tag in {"set", "animate"} and ascii_lower(attrs.get("attributename", "")).endswith("href"):
+            problems.append(f"<{tag}> of a link")
+        problems += [
+            v.detail for v in _attribute_violations(node) if v.kind in {"attribute", "url"} and v.name != "style"
+        ]
+    return [Finding(None, file, f"SVG with {p}", check=CHECK) for p in dict.fromkeys(problems)]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ from ..wiki.preflight import Preflight, run_preflight
 from . import csp, publish
 from .helper import BuildHelper, check_record_chunk
 from .highlight import SourceText, source_job
-from .manifest import MANIFEST_NAME, file_entry, manifest_bytes, record_uri, site_files
+from .manifest import MANIFEST_NAME, manifest_bytes, record_uri, seal_files
 from .pages import (
     CSS_URI,
     READER_CSS_URI,
@@ -350,21 +350,17 @@ class EvidenceBuild:
             one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"
             raise PluginError(f"published snapshot record: {one_line}") from exc
         try:
-            names, odd = site_files(self.staging)
-            if odd:
-                self.abandon()
-                raise PluginError(f"the built site holds links or special files: {', '.join(odd[:5])}")
             data = manifest_bytes(
                 self.sealed,
                 self.sealed_snapshots,
                 f"publisher {publisher.__version__}",
                 windows=self.sealed_windows,
                 records=records,
-                files=[file_entry(self.staging, name) for name in names],
+                files=seal_files(self.staging),
             )
             (self.staging / MANIFEST_NAME).write_bytes(data)
             publish.publish(self.staging, self.site)
-        except OSError as exc:
+        except (PublisherError, OSError) as exc:
             self.abandon()
             raise PluginError(f"could not publish the site to {self.site}: {exc}") from exc
         self.staging = None

@@ -29,6 +29,7 @@ __all__ = [
     "record_uri",
     "check_record_copy",
     "site_files",
+    "seal_files",
     "file_entry",
 ]
 
@@ -63,6 +64,17 @@ def site_files(site: Path) -> tuple[list[str], list[str]]:
                 odd.append(rel)
         dirs[:] = [d for d in dirs if not os.path.islink(base / d)]
     return sorted(files), sorted(odd)
+
+
+def seal_files(site: Path) -> list[dict[str, Any]]:
+    """The ``files`` of a site's manifest. Raises IntegrityError (EXCERPT_MISMATCH) when the site
+    holds a link or special file, which the manifest cannot seal."""
+    names, odd = site_files(site)
+    if odd:
+        raise IntegrityError(
+            f"the built site holds links or special files: {', '.join(odd[:5])}", reason=Reason.EXCERPT_MISMATCH
+        )
+    return [file_entry(site, name) for name in names]
 
 
 def file_entry(site: Path, rel: str) -> dict[str, Any]:

@@ -338,7 +338,7 @@ class TrustedOutput(Extension):
 
                 pattern.handleMatch = trusted_match  # type: ignore[method-assign]
         md.preprocessors.register(_Begin(md, record), "publisher_trusted_begin", 1000)
-        md.postprocessors.register(_End(md, record, self._done), "publisher_trusted_end", 0)
+        md.postprocessors.register(_End(md, record, self._done), "publisher_trusted_end", -10_000)  # the very last
 
 
 class _Begin(Preprocessor):

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from publisher.site.highlight import snapshot_html, windows_html
-from publisher.site.scan import excerpt_html, scan_page
+from publisher.site.scan import SPAN_REF, excerpt_html, find_span_refs, scan_page
 from publisher.site.seal import seal_page
 
 SID = "src-" + "a" * 64
@@ -153,3 +153,19 @@ def test_mutated_pages_never_crash_the_scanner() -> None:
             else:
                 chars.insert(at, rng.choice(_NOISE))
         scan_page("".join(chars))
+
+
+_REFISH = st.lists(
+    st.one_of(
+        st.sampled_from(["src-", "SRC-", "#", "-", " ", "\n", "\u3000", "12", "a" * 64, "A" * 63, "f", "x"]),
+        st.characters(),
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_REFISH)
+def test_the_quick_span_reference_finder_finds_what_the_pattern_finds(text: str) -> None:
+    assert bool(find_span_refs(text)) == bool(SPAN_REF.search(text))
+    assert all(SPAN_REF.fullmatch(ref) for ref in find_span_refs(text))

@@ -37,12 +37,11 @@ from typing import Any
 from markdown import Extension, Markdown
 from markdown.postprocessors import Postprocessor
 from markdown.preprocessors import Preprocessor
-from selectolax.lexbor import LexborNode
 
 from ..kernel import _fs
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
-from .scan import EVIDENCE_ATTRS, SPAN_REF, ascii_lower, class_tokens, parse_page
+from .scan import EVIDENCE_ATTRS, ascii_lower, find_span_refs, parse_page
 
 __all__ = [
     "CHECK",
@@ -70,6 +69,7 @@ _BAD_SCHEMES = frozenset({"javascript", "vbscript", "livescript", "mocha", "data
 _RASTER = re.compile(r"data:image/(?:png|gif|jpeg|jpg|webp|avif|bmp)[;,]", re.IGNORECASE)
 _STRIP = "".join(chr(c) for c in range(0x21))
 _TAB_NL = re.compile(r"[\t\n\r]")
+_ASCII_WS = re.compile(r"[\t\n\f\r ]+")
 _SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*):")
 _CODE = "pre, code, kbd, samp"
 
@@ -132,16 +132,17 @@ def violations(content_html: str) -> list[Violation]:
             inside.update(n.mem_id for n in node.traverse(include_text=False))
             out.append(Violation("element", node.tag or "", f"<{node.tag}> element", ("element", node.html or "")))
             continue
-        out.extend(_attribute_violations(node))
+        attrs = node.attributes
+        if attrs:
+            out.extend(_attribute_violations(node.tag or "", attrs))
     out.extend(_references(tree))
     return out
 
 
-def _attribute_violations(node: LexborNode) -> list[Violation]:
-    tag = node.tag or ""
+def _attribute_violations(tag: str, attrs: dict[str, str | None]) -> list[Violation]:
     out = []
     looks: list[str] = []
-    for name, value in node.attributes.items():
+    for name, value in attrs.items():
         value = value or ""
         if name.startswith("on") or name in {"style", "srcdoc"}:
             detail = f"<{tag} {name}>: " + ("an event handler" if name.startswith("on") else f"a {name} attribute")
@@ -152,7 +153,9 @@ def _attribute_violations(node: LexborNode) -> list[Violation]:
                 out.append(Violation("url", name, problem, ("url", tag, name, value), value))
         if name in EVIDENCE_ATTRS:
             looks.append(name)
-    looks += [t for t in class_tokens(node) if t.startswith("evidence-")]
+    classes = attrs.get("class")
+    if classes and "evidence-" in ascii_lower(classes):
+        looks += [t for t in _ASCII_WS.split(ascii_lower(classes)) if t.startswith("evidence-")]
     if looks:
         detail = f"<{tag} {' '.join(looks)}> looks like evidence"
         out.append(Violation("evidence", looks[0], detail, ("evidence", tag, *looks), tag))
@@ -161,7 +164,7 @@ def _attribute_violations(node: LexborNode) -> list[Violation]:
 
 def _references(tree: Any) -> list[Violation]:
     body = tree.body
-    if body is None or not SPAN_REF.search(body.text(deep=True)):
+    if body is None or not find_span_refs(body.text(deep=True)):
         return []
     skipped = {n.mem_id for root in tree.css(_CODE) for n in root.traverse(include_text=True)}
     text = "".join(
@@ -170,12 +173,12 @@ def _references(tree: Any) -> list[Violation]:
     return [
         Violation(
             "reference",
-            m.group(0),
-            f"text {m.group(0)[:24]}… quotes a source that no evidence check read (evidence footnotes are "
+            ref,
+            f"text {ref[:24]}… quotes a source that no evidence check read (evidence footnotes are "
             "read with CommonMark rules: not after an unclosed fence, nor inside a paragraph)",
-            ("reference", m.group(0)),
+            ("reference", ref),
         )
-        for m in SPAN_REF.finditer(text)
+        for ref in find_span_refs(text)
     ]
 
 
@@ -286,7 +289,9 @@ def check_static(file: str, path: Path) -> list[Finding]:
         elif tag in {"set", "animate"} and ascii_lower(attrs.get("attributename", "")).endswith("href"):
             problems.append(f"<{tag}> of a link")
         problems += [
-            v.detail for v in _attribute_violations(node) if v.kind in {"attribute", "url"} and v.name != "style"
+            v.detail
+            for v in _attribute_violations(tag, node.attributes)
+            if v.kind in {"attribute", "url"} and v.name != "style"
         ]
     return [Finding(None, file, f"SVG with {p}", check=CHECK) for p in dict.fromkeys(problems)]
 

@@ -54,6 +54,7 @@ __all__ = [
     "ANCHOR_CLASS",
     "EVIDENCE_ATTRS",
     "SPAN_REF",
+    "find_span_refs",
     "escape_text",
     "excerpt_html",
     "ascii_lower",
@@ -82,14 +83,23 @@ _WINDOW_ATTRS = ("data-window-of", "data-window-start", "data-window-end")
 _CONTROL_ATTRS = ("data-record", "data-evidence-control", "data-verify-ready")
 EVIDENCE_ATTRS = (*_EXCERPT_ATTRS, *_WINDOW_ATTRS, "data-spans", *_CONTROL_ATTRS)
 """Attributes that only evidence elements (or the verifier's controls) carry."""
+_EVIDENCE_SET = frozenset(EVIDENCE_ATTRS)
 
 _VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
 _LOOKS = ", ".join([*(f"[{a}]" for a in EVIDENCE_ATTRS), '[class*="evidence-" i]'])
-_ELSEWHERE = "template, noscript, iframe, frame, frameset, object, embed, portal, fencedframe"
+_ELSEWHERE_TAGS = frozenset("template noscript iframe frame frameset object embed portal fencedframe".split())
+_ONE_PASS = ", ".join(["script", "style", "meta[http-equiv]", *sorted(_ELSEWHERE_TAGS), _LOOKS])
 _CODE = "pre, code, kbd, samp, script, style"
 
 SPAN_REF = re.compile(r"src-[0-9a-f]{64}\s*#\s*[0-9]+\s*-\s*[0-9]+", re.IGNORECASE)
 """The span-reference form, as a reader would recognise it (any case, spaces around # and -)."""
+_REF_TAIL = re.compile(r"#\s*[0-9]+\s*-\s*[0-9]+")
+_REF_HEAD = re.compile(r"src-[0-9a-f]{64}", re.IGNORECASE)
+_SPACE = frozenset(
+    " \t\n\r\f\v\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+"""What ``\\s`` matches in a str pattern."""
 
 _SOURCE_ID = re.compile(r"src-[0-9a-f]{64}")
 _ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
@@ -109,8 +119,11 @@ def ascii_lower(value: str) -> str:
 
 def class_tokens(node: LexborNode) -> list[str]:
     """The element's class names as a browser splits them, ASCII-lower-cased."""
-    value = node.attributes.get("class") or ""
-    return [t for t in _ASCII_WS.split(ascii_lower(value)) if t]
+    return _tokens(node.attributes.get("class"))
+
+
+def _tokens(value: str | None) -> list[str]:
+    return [t for t in _ASCII_WS.split(ascii_lower(value)) if t] if value else []
 
 
 def escape_text(text: str) -> str:
@@ -267,20 +280,26 @@ def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
     """Every evidence element of a page, each thing that only looks like one, and its inline code."""
     tree = tree if tree is not None else parse_page(page_html)
     scan = PageScan()
-    for node in tree.css("script"):
-        if "src" not in node.attributes and is_script(node):
-            scan.scripts.append(node.text(deep=True))
-    scan.styles = [node.text(deep=True) for node in tree.css("style")]
-    for node in tree.css("meta[http-equiv]"):
-        if ascii_lower((node.attributes.get("http-equiv") or "").strip()) == "content-security-policy":
-            scan.policies.append(node.attributes.get("content") or "")
-    for node in {n.mem_id: n for n in tree.css(_ELSEWHERE)}.values():
-        scan.malformed.append(f"<{node.tag}> shows content the seal cannot read as the browser does")
-
-    looks = list({n.mem_id: n for n in tree.css(_LOOKS)}.values())  # a group selector repeats a node
+    looks: list[tuple[LexborNode, dict[str, str | None], list[str]]] = []
+    # One pass of the selector engine over the page; a node matching several selectors comes
+    # back once per selector.
+    for node in {n.mem_id: n for n in tree.css(_ONE_PASS)}.values():
+        tag = node.tag
+        attrs = node.attributes
+        if tag == "script":
+            if "src" not in attrs and is_script(node):
+                scan.scripts.append(node.text(deep=True))
+        elif tag == "style":
+            scan.styles.append(node.text(deep=True))
+        elif tag == "meta" and ascii_lower((attrs.get("http-equiv") or "").strip()) == "content-security-policy":
+            scan.policies.append(attrs.get("content") or "")
+        elif tag in _ELSEWHERE_TAGS:
+            scan.malformed.append(f"<{tag}> shows content the seal cannot read as the browser does")
+        classes = _tokens(attrs.get("class"))
+        if not _EVIDENCE_SET.isdisjoint(attrs) or any(c.startswith("evidence-") for c in classes):
+            looks.append((node, attrs, classes))
     blocks: list[LexborNode] = []
-    for node in looks:
-        classes = class_tokens(node)
+    for node, _, classes in looks:
         if SNAPSHOT_CLASS in classes or WINDOW_CLASS in classes:
             if SNAPSHOT_CLASS in classes and WINDOW_CLASS in classes:
                 scan.malformed.append(f"{_describe(node)} is both a snapshot and a window")
@@ -291,12 +310,12 @@ def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
             blocks.append(node)
     inside = {n.mem_id for b in blocks for n in b.traverse(include_text=False)}
     shown: list[LexborNode] = list(blocks)
-    for node in looks:
+    for node, attrs, classes in looks:
         if node.mem_id in inside:
             continue  # a block, or a mark or anchor inside one (judged with its block)
-        problem = _judge(node, scan)
+        problem = _judge(node, attrs, classes, scan)
         if problem is None:
-            if node.attributes.get("data-source-id") is not None:
+            if attrs.get("data-source-id") is not None:
                 shown.append(node)
         else:
             scan.malformed.append(problem)
@@ -305,10 +324,8 @@ def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
     return scan
 
 
-def _judge(node: LexborNode, scan: PageScan) -> str | None:
+def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], scan: PageScan) -> str | None:
     """An element outside any snapshot that looks like evidence: recorded if an excerpt, else a problem."""
-    attrs = node.attributes
-    classes = class_tokens(node)
     evidence = [c for c in classes if c.startswith("evidence-")]
     if any(a in attrs for a in _CONTROL_ATTRS) or any(c.startswith("evidence-verify") for c in evidence):
         return f"{_describe(node)} is a verify control, which only the in-browser verifier adds"
@@ -351,6 +368,19 @@ def _judge(node: LexborNode, scan: PageScan) -> str | None:
     return None
 
 
+def find_span_refs(text: str) -> list[str]:
+    """Every span reference in ``text`` (:data:`SPAN_REF`), found from its ``#<start>-<end>`` tail,
+    which a literal ``#`` makes quick to find, then the ``src-<64 hex>`` before it."""
+    found = []
+    for tail in _REF_TAIL.finditer(text):
+        at = tail.start()
+        while at > 0 and text[at - 1] in _SPACE:
+            at -= 1
+        if at >= 68 and _REF_HEAD.fullmatch(text, at - 68, at):
+            found.append(text[at - 68 : tail.end()])
+    return found
+
+
 def _span_refs(tree: LexborHTMLParser, shown: list[LexborNode], scan: PageScan) -> None:
     """Text of the span-reference form outside code and outside verified elements is malformed.
 
@@ -360,12 +390,12 @@ def _span_refs(tree: LexborHTMLParser, shown: list[LexborNode], scan: PageScan) 
     read in document order across elements, as a reader sees ``src-<b>…</b>#1-2``.
     """
     body = tree.body
-    if body is None or not SPAN_REF.search(body.text(deep=True)):
+    if body is None or not find_span_refs(body.text(deep=True)):
         return
     roots = [*shown, *tree.css(_CODE)]
     skipped = {n.mem_id for root in roots for n in root.traverse(include_text=True)}
     text = "".join(
         n.text_content or "" for n in body.traverse(include_text=True) if n.is_text_node and n.mem_id not in skipped
     )
-    for match in SPAN_REF.finditer(text):
-        scan.malformed.append(f"text {match.group(0)[:24]}… quotes a source outside any verified excerpt")
+    for ref in find_span_refs(text):
+        scan.malformed.append(f"text {ref[:24]}… quotes a source outside any verified excerpt")

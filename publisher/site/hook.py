@@ -11,13 +11,18 @@ Wire it with ``hooks: [hooks/evidence.py]`` (a shim that re-exports :func:`on_co
 2. ``on_files`` adds the generated pages (:mod:`publisher.site.pages`), the stylesheets, the
    reader's in-browser verifier (``verify.js``) and, for each source, its snapshot record as
    ``sources/<source_id>/record.json`` (the stored bytes, re-verified before publication).
-3. ``on_page_content`` (last) fills each page's slots with HTML: excerpts never pass through
-   Markdown. ``on_post_page`` (last) scans the final HTML of every page and checks each evidence
-   element against the verified excerpts; what it finds becomes the site seal.
+3. ``on_page_content`` (last) checks each page's prose (:mod:`publisher.site.prose`: no script,
+   style, handler, script-capable URL or evidence look-alike), then fills its slots with HTML:
+   excerpts never pass through Markdown. ``on_env`` refuses the build, before anything is
+   written, if any page's prose had findings. ``on_post_page`` (last) scans the final HTML of
+   every page as a browser parses it (:mod:`publisher.site.scan`), checks each evidence element
+   against the verified excerpts (:mod:`publisher.site.seal`; what it finds becomes the site
+   seal) and inserts the page's Content-Security-Policy (:mod:`publisher.site.csp`);
+   ``on_post_template`` does the same for ``404.html``.
 4. ``on_post_build`` (last) refuses to publish if the build logged a warning under ``--strict``
    (MkDocs raises its strict-mode ``Abort`` only after ``on_post_build``; the hook reads the same
-   warning counters first), writes ``evidence-manifest.json`` and swaps the staging folder into
-   place (:mod:`publisher.site.publish`).
+   warning counters first), writes ``evidence-manifest.json`` (every file of the site with its
+   SHA-256) and swaps the staging folder into place (:mod:`publisher.site.publish`).
 5. ``on_build_error`` removes the staging folder. Whatever fails, the published site is untouched.
 """
 
@@ -56,9 +61,10 @@ from .pages import (
     SiteModel,
     content_date,
 )
-from .prose import TrustedOutput, check_prose, check_static, source_text
+from .prose import check_prose, check_static, prose_file, source_text
 from .scan import scan_page
 from .seal import seal_page
+from .trusted import TrustedOutput
 
 __all__ = ["on_config", "on_serve", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
 
@@ -262,16 +268,10 @@ class EvidenceBuild:
             raise PluginError(f"evidence page {page.file.src_uri}: {exc.one_line()}") from exc
 
     def _prose_source(self, page: Page) -> tuple[str, Path | None]:
-        """The file a page's prose comes from (relative to the wiki) and its path, for line numbers."""
         generated = self.model.pages.get(page.file.src_uri) if self.model is not None else None
-        if generated is not None:
-            if generated.origin is None or self.wiki_root is None:
-                return f"(generated page) {page.file.src_uri}", None
-            return generated.origin.relative_to(self.wiki_root).as_posix(), generated.origin
-        path = Path(page.file.abs_src_path) if page.file.abs_src_path else None
-        if path is None or self.wiki_root is None:
-            return page.file.src_uri, None
-        return os.path.relpath(path, self.wiki_root).replace(os.sep, "/"), path
+        source = None if generated is not None else page.file.abs_src_path
+        origin = generated.origin if generated is not None else None
+        return prose_file(self.wiki_root or Path("."), page.file.src_uri, source, origin)
 
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
         """Every page is rendered and its prose checked: refuse the build before anything is written."""

@@ -17,15 +17,17 @@ inline HTML, ``attr_list``, ``md_in_html``, a link) it is judged by what it will
 * markup that does not end where it started (an unclosed comment, raw-text element, tag or
   ``<select>``), which would swallow the theme's markup that follows it.
 
-What trusted Markdown extensions generate themselves stays allowed: :class:`TrustedOutput`
-records the HTML they put in Python-Markdown's stash (Material's emoji SVG through
-``pymdownx.emoji``), and a violation is forgiven only when it is, serialised, one of those.
+What trusted Markdown extensions generate themselves stays allowed:
+:class:`publisher.site.trusted.TrustedOutput` records the HTML they put in Python-Markdown's
+stash (Material's emoji SVG through ``pymdownx.emoji``), and a violation is forgiven only when
+it is, serialised, one of those.
 Each finding names the file and the line where its markup appears (check ``C-PROSE``).
 """
 
 from __future__ import annotations
 
 import html
+import os
 import re
 import secrets
 from collections import Counter
@@ -33,10 +35,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from markdown import Extension, Markdown
-from markdown.postprocessors import Postprocessor
-from markdown.preprocessors import Preprocessor
 
 from ..kernel import _fs
 from ..kernel.findings import Finding
@@ -50,7 +48,7 @@ __all__ = [
     "check_prose",
     "check_static",
     "source_text",
-    "TrustedOutput",
+    "prose_file",
     "FORBIDDEN_ELEMENTS",
 ]
 
@@ -296,80 +294,6 @@ def check_static(file: str, path: Path) -> list[Finding]:
     return [Finding(None, file, f"SVG with {p}", check=CHECK) for p in dict.fromkeys(problems)]
 
 
-# ---------------------------------------------------------------------------------------------
-# What trusted extensions stash
-
-
-class TrustedOutput(Extension):
-    """Records the HTML that trusted extensions put in Python-Markdown's stash, per conversion.
-
-    Only the inline patterns named in :attr:`TRUSTED` count (``emoji``: ``pymdownx.emoji`` and
-    Material's icons through it); everything else in the stash, the author's raw HTML first of
-    all, is judged like any markup. Register it last, so the patterns exist when it wraps them.
-    """
-
-    TRUSTED = ("emoji",)
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._done: dict[str, list[str]] = {}
-
-    def take(self, output: str) -> list[str]:
-        """The trusted chunks of the conversion that produced ``output`` (forgotten once taken)."""
-        return self._done.pop(output, [])
-
-    def extendMarkdown(self, md: Markdown) -> None:
-        record: list[str] = []
-        depth = [0]
-        store = md.htmlStash.store
-
-        def recording_store(chunk: Any) -> str:
-            if depth[0]:
-                record.append(str(chunk))
-            return store(chunk)
-
-        md.htmlStash.store = recording_store  # type: ignore[method-assign]
-        for name in self.TRUSTED:
-            if name in md.inlinePatterns:
-                pattern = md.inlinePatterns[name]
-                handle = pattern.handleMatch
-
-                def trusted_match(*args: Any, _handle: Any = handle) -> Any:
-                    depth[0] += 1
-                    try:
-                        return _handle(*args)
-                    finally:
-                        depth[0] -= 1
-
-                pattern.handleMatch = trusted_match  # type: ignore[method-assign]
-        md.preprocessors.register(_Begin(md, record), "publisher_trusted_begin", 1000)
-        md.postprocessors.register(_End(md, record, self._done), "publisher_trusted_end", -10_000)  # the very last
-
-
-class _Begin(Preprocessor):
-    def __init__(self, md: Markdown, record: list[str]) -> None:
-        super().__init__(md)
-        self._record = record
-
-    def run(self, lines: list[str]) -> list[str]:
-        self._record.clear()
-        return lines
-
-
-class _End(Postprocessor):
-    def __init__(self, md: Markdown, record: list[str], done: dict[str, list[str]]) -> None:
-        super().__init__(md)
-        self._record = record
-        self._done = done
-
-    def run(self, text: str) -> str:
-        if self._record:
-            if len(self._done) > 64:
-                self._done.clear()  # conversions nobody took (e.g. another plugin's)
-            self._done[text.strip()] = list(self._record)
-        return text
-
-
 def source_text(path: Path | None) -> str | None:
     """A page's Markdown source for line numbers (None when it cannot be read)."""
     if path is None:
@@ -378,3 +302,13 @@ def source_text(path: Path | None) -> str | None:
         return _fs.read_regular(path).decode("utf-8", errors="replace")
     except OSError:
         return None
+
+
+def prose_file(wiki_root: Path, src_uri: str, abs_src_path: str | None, origin: Path | None) -> tuple[str, Path | None]:
+    """Where a page's prose comes from: the file to name in findings (relative to the wiki) and
+    its path for line numbers. ``origin`` is the concept file of a generated concept page; other
+    generated pages (``abs_src_path`` None) hold no prose of their own."""
+    path = origin or (Path(abs_src_path) if abs_src_path else None)
+    if path is None:
+        return f"(generated page) {src_uri}", None
+    return os.path.relpath(path, wiki_root).replace(os.sep, "/"), path

@@ -123,22 +123,22 @@ NAMED = (
     ),
     Mutant(
         "dropped-excerpt-undetected",
-        "publisher/site/hook.py",
-        "missing = generated.excerpts - found",
+        "publisher/site/seal.py",
+        "missing = expected_excerpts - found",
         "missing = found - found",
         ("tests/test_hook_build.py", "tests/test_mutation_guards.py"),
     ),
     Mutant(
         "misplaced-highlight-undetected",
-        "publisher/site/hook.py",
-        """            problems += block.misplaced_marks()
-            self.sealed_snapshots.append(""",
-        """            self.sealed_snapshots.append(""",
+        "publisher/site/seal.py",
+        """        problems += block.misplaced_marks()
+        out.snapshots.append(""",
+        """        out.snapshots.append(""",
         ("tests/test_hook_build.py", "tests/test_mutation_guards.py"),
     ),
     Mutant(
         "removed-windows-undetected",
-        "publisher/site/hook.py",
+        "publisher/site/seal.py",
         "if windows != expected_windows:",
         "if False:",
         ("tests/test_site_windows.py", "tests/test_mutation_guards.py"),

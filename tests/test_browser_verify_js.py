@@ -255,11 +255,11 @@ def test_verify_record_reports_each_mismatch(js_page: Any) -> None:
     assert [p["check"] for p in _verify(js_page.page, retitled, good)["problems"]] == ["record_hash"]
 
     unsealed = {k: v for k, v in record.items() if k != "record_hash"}
-    assert _verify(js_page.page, unsealed, good) == {
-        "ok": True,
-        "problems": [],
-        "notes": ["metadata unsealed (no record_hash)"],
-    }
+    result = _verify(js_page.page, unsealed, good)
+    assert not result["ok"] and [p["check"] for p in result["problems"]] == ["record_hash"]
+    for forged in ("", "sha256:", "SHA256:" + record["record_hash"][7:], None, 7):
+        result = _verify(js_page.page, dict(record, record_hash=forged), good)
+        assert not result["ok"] and [p["check"] for p in result["problems"]] == ["record_hash"]
 
     shifted = dict(good, start=start + 1, end=end + 1)
     result = _verify(js_page.page, record, shifted)

@@ -23,7 +23,8 @@ def built(tmp_path: Path) -> tuple[Path, object]:
 
 
 def _codes(wiki: Path) -> set[str]:
-    return {f.reason.value for f in check_site(wiki / "site", wiki).findings}
+    """Codes of every finding; an edit after the build is always also a changed file (C-SITE-FILE)."""
+    return {f.code for f in check_site(wiki / "site", wiki).findings}
 
 
 def _concept_page(wiki: Path) -> Path:
@@ -42,7 +43,7 @@ def test_edited_excerpt_in_html_fails(built: tuple[Path, object]) -> None:
     page = _concept_page(wiki)
     html = page.read_text(encoding="utf-8")
     page.write_text(html.replace("Adherence was 87%", "Adherence was 97%", 1), encoding="utf-8")
-    assert _codes(wiki) == {"EXCERPT_MISMATCH"}
+    assert _codes(wiki) == {"EXCERPT_MISMATCH", "C-SITE-FILE"}
 
 
 def test_markup_injected_into_excerpt_fails(built: tuple[Path, object]) -> None:
@@ -63,7 +64,7 @@ def test_unsealed_excerpt_element_fails(built: tuple[Path, object]) -> None:
         f'data-start="{fake["start"]}" data-end="{fake["end"]}">x</span>'
     )
     page.write_text(html.replace("</article>", element + "</article>", 1), encoding="utf-8")
-    assert _codes(wiki) == {"EXCERPT_MISMATCH"}
+    assert _codes(wiki) == {"EXCERPT_MISMATCH", "C-SITE-FILE"}
 
 
 def test_moved_highlight_fails(built: tuple[Path, object]) -> None:
@@ -75,7 +76,7 @@ def test_moved_highlight_fails(built: tuple[Path, object]) -> None:
     value_end = html.index('"', data_start)
     value = int(html[data_start:value_end])
     source.write_text(html[:data_start] + str(value + 1) + html[value_end:], encoding="utf-8")
-    assert _codes(wiki) == {"EXCERPT_MISMATCH"}
+    assert _codes(wiki) == {"EXCERPT_MISMATCH", "C-SITE-FILE"}
 
 
 def test_missing_manifest_fails(built: tuple[Path, object]) -> None:
@@ -87,7 +88,7 @@ def test_missing_manifest_fails(built: tuple[Path, object]) -> None:
 def test_removed_page_fails(built: tuple[Path, object]) -> None:
     wiki, _ = built
     _concept_page(wiki).unlink()
-    assert _codes(wiki) == {"EXCERPT_MISMATCH"}
+    assert _codes(wiki) == {"EXCERPT_MISMATCH", "C-SITE-FILE"}
 
 
 def test_snapshot_tampered_after_build_fails(built: tuple[Path, object]) -> None:

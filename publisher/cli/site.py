@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 
 from ._common import add_json, emit, error_line
 
@@ -11,10 +12,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``check-site``."""
     p = sub.add_parser(
         "check-site",
-        help="re-read a built site and check every excerpt against the seal and a fresh re-slice",
+        help="verify a built site: every file against its manifest, every excerpt against a fresh re-slice",
     )
     p.add_argument("site", metavar="SITE", help="the built site folder (e.g. site/)")
     p.add_argument("--wiki", required=True, metavar="WIKI", help="the wiki root whose runs hold the snapshots")
+    p.add_argument(
+        "--expect",
+        metavar="sha256:HEX",
+        help="the manifest digest the site must have (e.g. that of a site rebuilt from the same inputs)",
+    )
     add_json(p)
     p.set_defaults(func=_check_site)
 
@@ -29,11 +35,15 @@ def _check_site(args: argparse.Namespace) -> int:
         raise UsageError(f"site folder {args.site} does not exist")
     if not Path(args.wiki).is_dir():
         raise UsageError(f"wiki folder {args.wiki} does not exist")
-    outcome = check_site(args.site, args.wiki)
+    if args.expect is not None and not re.fullmatch(r"sha256:[0-9a-f]{64}", args.expect):
+        raise UsageError(f"--expect must be sha256: and 64 lowercase hex digits, not {args.expect!r}")
+    outcome = check_site(args.site, args.wiki, expect=args.expect)
+    digest = f"manifest {outcome.manifest_digest}" if outcome.manifest_digest else "no manifest"
     if outcome.ok:
         human = (
-            f"site verified: {outcome.excerpts} excerpts, {outcome.snapshots} snapshot texts, "
-            f"{outcome.windows} context windows on {outcome.pages} pages, {outcome.records} snapshot records"
+            f"site verified: {outcome.files} files as sealed, {outcome.excerpts} excerpts, "
+            f"{outcome.snapshots} snapshot texts, {outcome.windows} context windows on {outcome.pages} pages, "
+            f"{outcome.records} snapshot records; {digest}"
         )
         emit(args, outcome.summary(), human)
         return 0
@@ -42,5 +52,5 @@ def _check_site(args: argparse.Namespace) -> int:
     else:
         for finding in outcome.findings:
             error_line(f"publisher: {finding.one_line()}")
-        error_line(f"publisher: error: site check failed: {len(outcome.findings)} finding(s)")
+        error_line(f"publisher: error: site check failed: {len(outcome.findings)} finding(s); {digest}")
     return 1

@@ -1,4 +1,14 @@
-"""``publisher check-site``: a built site re-read and compared with its seal and the snapshots."""
+"""``publisher check-site``: a built site re-read, byte for byte, and compared with its seal.
+
+Every file must be the one the manifest lists (same SHA-256 and size), with none missing and
+none added (check ``C-SITE-FILE``): that alone catches any edit after the build, to a page, the
+stylesheets, ``verify.js`` or a snapshot record. The manifest's own digest names the whole site;
+``--expect sha256:…`` compares it with a pinned one (check ``C-SITE-PIN``), e.g. the digest of
+a site rebuilt from the same inputs. Independently of the manifest, every page is read as a
+browser reads it (:mod:`publisher.site.scan`) and every excerpt, snapshot text and window is
+compared with a fresh re-slice of the wiki's snapshots, and every page must carry the
+Content-Security-Policy that its own inline scripts call for (check ``C-CSP``).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..kernel import _fs
 from ..kernel.canonical import SOURCE_ID_RE, sha256_hex
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
@@ -16,17 +27,24 @@ from ..kernel.spans import check_range
 from ..kernel.store import SnapshotStore
 from ..runs import Run
 from ..wiki.discover import discover
-from .manifest import MANIFEST_NAME, check_record_copy, record_uri
-from .scan import Excerpt, SnapshotBlock, scan_page
+from . import csp
+from .manifest import MANIFEST_NAME, MANIFEST_VERSION, check_record_copy, manifest_digest, record_uri, site_files
+from .scan import Excerpt, PageScan, SnapshotBlock, scan_page
 
-__all__ = ["SiteCheck", "check_site"]
+__all__ = ["SiteCheck", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
+
+FILE_CHECK = "C-SITE-FILE"
+PIN_CHECK = "C-SITE-PIN"
+CSP_CHECK = "C-CSP"
 
 
 @dataclass
 class SiteCheck:
-    """Outcome of ``check-site``: findings, and how much was checked."""
+    """Outcome of ``check-site``: findings, the manifest's digest, and how much was checked."""
 
     findings: list[Finding] = field(default_factory=list)
+    manifest_digest: str | None = None
+    files: int = 0
     pages: int = 0
     excerpts: int = 0
     snapshots: int = 0
@@ -40,6 +58,8 @@ class SiteCheck:
     def summary(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
+            "manifest_sha256": self.manifest_digest,
+            "files": self.files,
             "pages": self.pages,
             "excerpts": self.excerpts,
             "snapshots": self.snapshots,
@@ -82,30 +102,45 @@ class _Texts:
         return [SnapshotStore(folder).path_for(source_id) for folder in self._dirs.get(source_id, [])]
 
 
-def _load_manifest(site: Path, out: list[Finding]) -> dict[str, Any] | None:
+def _load_manifest(site: Path, check: SiteCheck) -> dict[str, Any] | None:
+    out = check.findings
     path = site / MANIFEST_NAME
     try:
-        raw = json.loads(path.read_bytes())
+        data = _fs.read_regular(path, follow_symlinks=False)
     except FileNotFoundError:
         out.append(
             Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "no evidence manifest: the site was not built by the hook")
         )
         return None
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, f"unreadable manifest ({exc})"))
         return None
+    check.manifest_digest = manifest_digest(data)
+    try:
+        raw = json.loads(data)
+    except ValueError as exc:
+        out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, f"unreadable manifest ({exc})"))
+        return None
+    if isinstance(raw, dict) and raw.get("schema_version") != MANIFEST_VERSION:
+        detail = f"manifest version {raw.get('schema_version')!r}, not {MANIFEST_VERSION}: rebuild the site"
+        out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, detail))
+        return None
+    lists = ("excerpts", "snapshots", "windows", "records", "files")
     ok = (
         isinstance(raw, dict)
-        and raw.get("schema_version") == 1
-        and isinstance(raw.get("excerpts"), list)
-        and isinstance(raw.get("snapshots"), list)
-        and isinstance(raw.setdefault("windows", []), list)
-        and isinstance(raw.setdefault("records", []), list)
+        and all(isinstance(raw.get(key), list) for key in lists)
         and all(
             isinstance(e, dict) and isinstance(e.get("page"), str)
             for e in raw["excerpts"] + raw["snapshots"] + raw["windows"]
         )
         and all(isinstance(e, dict) and isinstance(e.get("source_id"), str) for e in raw["records"])
+        and all(
+            isinstance(e, dict)
+            and isinstance(e.get("path"), str)
+            and isinstance(e.get("sha256"), str)
+            and isinstance(e.get("size"), int)
+            for e in raw["files"]
+        )
     )
     if not ok:
         out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "manifest does not have the expected shape"))
@@ -124,68 +159,114 @@ def _by_page(entries: list[dict[str, Any]], key: Any) -> dict[str, Counter[tuple
     return out
 
 
-def check_site(site_dir: Path | str, wiki_root: Path | str) -> SiteCheck:
-    """Re-read a built site and compare every evidence element with the seal and the snapshots.
+def check_site(site_dir: Path | str, wiki_root: Path | str, *, expect: str | None = None) -> SiteCheck:
+    """Re-read a built site, every file byte for byte, and compare it with the seal and the snapshots.
 
-    Findings: a missing or malformed manifest (SCHEMA_ERROR); an element that is not sealed, a
-    sealed element missing from its page, markup inside an excerpt, text that differs from the
-    re-slice, or a highlight off its offsets (EXCERPT_MISMATCH); a snapshot that no longer
-    verifies, or a published ``record.json`` that is missing, differs from the stored snapshot
-    file or does not verify (SNAPSHOT_HASH_MISMATCH); a snapshot that is gone (UNKNOWN_SOURCE);
-    offsets outside the text (SPAN_OUT_OF_RANGE / SPAN_TOO_LONG).
+    Findings: a missing or malformed manifest (SCHEMA_ERROR); a file missing, added, changed, or
+    not a regular file (``C-SITE-FILE``); a manifest digest other than ``expect``
+    (``C-SITE-PIN``); a page without the policy its inline scripts call for (``C-CSP``); an
+    element that looks like evidence and is not sealed, a sealed element missing from its page,
+    markup inside an excerpt, text that differs from the re-slice, or a highlight off its
+    offsets (EXCERPT_MISMATCH); a snapshot that no longer verifies, or a published
+    ``record.json`` that is missing, differs from the stored snapshot file or does not verify
+    (SNAPSHOT_HASH_MISMATCH); a snapshot that is gone (UNKNOWN_SOURCE); offsets outside the text
+    (SPAN_OUT_OF_RANGE / SPAN_TOO_LONG).
     """
     site = Path(site_dir)
     check = SiteCheck()
     add = check.findings.append
-    manifest = _load_manifest(site, check.findings)
+    manifest = _load_manifest(site, check)
     if manifest is None:
         return check
+    if expect is not None and check.manifest_digest != expect:
+        detail = f"manifest digest {check.manifest_digest} is not the expected {expect}"
+        add(Finding(None, MANIFEST_NAME, detail, check=PIN_CHECK))
     texts = _Texts(Path(wiki_root))
-    sealed = _by_page(manifest["excerpts"], _entry_key)
-    sealed_snaps = _by_page(manifest["snapshots"], lambda e: (e.get("source_id"), e.get("sha256")))
-    sealed_windows = _by_page(manifest["windows"], _entry_key)
-    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html") if p.is_file())
-    for page in sorted(set(sealed) | set(sealed_snaps) | set(sealed_windows)):
-        if page not in pages:
-            add(Finding(Reason.EXCERPT_MISMATCH, page, "sealed page is missing from the site"))
-    for page in pages:
-        scan = scan_page((site / page).read_text(encoding="utf-8", errors="replace"))
-        if not (
-            scan.excerpts
-            or scan.snapshots
-            or scan.windows
-            or scan.malformed
-            or page in sealed
-            or page in sealed_snaps
-            or page in sealed_windows
-        ):
+    seal = _Seal(manifest)
+    listed = {e["path"]: e for e in manifest["files"]}
+    names, odd = site_files(site)
+    for rel in odd:
+        add(Finding(None, rel, "not a regular file", check=FILE_CHECK))
+    for rel in sorted(set(listed) - set(names) - set(odd)):
+        add(Finding(None, rel, "listed in the manifest but missing from the site", check=FILE_CHECK))
+    for page in sorted(seal.pages() - set(names)):
+        add(Finding(Reason.EXCERPT_MISMATCH, page, "sealed page is missing from the site"))
+    for rel in names:
+        try:
+            data = _fs.read_regular(site / rel, follow_symlinks=False)
+        except OSError as exc:
+            add(Finding(None, rel, f"unreadable ({exc})", check=FILE_CHECK))
             continue
-        check.pages += 1
-        if scan.malformed:
-            add(Finding(Reason.EXCERPT_MISMATCH, page, f"{scan.malformed} malformed evidence element(s)"))
-        found: Counter[tuple[Any, ...]] = Counter()
-        for ex in scan.excerpts:
-            check.excerpts += 1
-            found[(ex.source_id, ex.start, ex.end, ex.sha256)] += 1
-            _check_excerpt(ex, page, texts, add)
-        _compare_seal(found, sealed.get(page, Counter()), page, "excerpt", add)
-        snaps: Counter[tuple[Any, ...]] = Counter()
-        for block in scan.snapshots:
-            check.snapshots += 1
-            text = block.text
-            snaps[(block.source_id, sha256_hex(text.encode("utf-8")))] += 1
-            _check_snapshot(block, text, page, texts, add)
-        if snaps != sealed_snaps.get(page, Counter()):
-            add(Finding(Reason.EXCERPT_MISMATCH, page, "snapshot text on the page differs from the seal"))
-        windows: Counter[tuple[Any, ...]] = Counter()
-        for block in scan.windows:
-            check.windows += 1
-            text = block.text
-            windows[(block.source_id, block.window_start, block.window_end, sha256_hex(text.encode("utf-8")))] += 1
-            _check_window(block, text, page, texts, add)
-        _compare_seal(windows, sealed_windows.get(page, Counter()), page, "window", add)
+        check.files += 1
+        entry = listed.get(rel)
+        if entry is None:
+            add(Finding(None, rel, "not in the manifest: added after the build", check=FILE_CHECK))
+        elif entry["size"] != len(data) or entry["sha256"] != sha256_hex(data):
+            add(Finding(None, rel, "differs from the manifest: changed after the build", check=FILE_CHECK))
+        if rel.endswith(".html"):
+            _check_page(rel, data, seal, texts, check)
     _check_records(site, manifest, texts, check)
     return check
+
+
+class _Seal:
+    """The manifest's sealed elements, page by page."""
+
+    def __init__(self, manifest: dict[str, Any]) -> None:
+        self.excerpts = _by_page(manifest["excerpts"], _entry_key)
+        self.snapshots = _by_page(manifest["snapshots"], lambda e: (e.get("source_id"), e.get("sha256")))
+        self.windows = _by_page(manifest["windows"], _entry_key)
+
+    def pages(self) -> set[str]:
+        return set(self.excerpts) | set(self.snapshots) | set(self.windows)
+
+
+def _check_page(page: str, data: bytes, seal: _Seal, texts: _Texts, check: SiteCheck) -> None:
+    """One page read as a browser reads it: its policy, and every evidence element against the seal."""
+    add = check.findings.append
+    try:
+        page_html = data.decode("utf-8")
+    except UnicodeDecodeError:
+        add(Finding(Reason.EXCERPT_MISMATCH, page, "the page is not UTF-8, as its charset declares"))
+        return
+    scan = scan_page(page_html)
+    _check_policy(page, scan, add)
+    sealed = page in seal.pages()
+    if not (scan.excerpts or scan.snapshots or scan.windows or scan.malformed or sealed):
+        return
+    check.pages += 1
+    for problem in scan.malformed:
+        add(Finding(Reason.EXCERPT_MISMATCH, page, problem))
+    found: Counter[tuple[Any, ...]] = Counter()
+    for ex in scan.excerpts:
+        check.excerpts += 1
+        found[(ex.source_id, ex.start, ex.end, ex.sha256)] += 1
+        _check_excerpt(ex, page, texts, add)
+    _compare_seal(found, seal.excerpts.get(page, Counter()), page, "excerpt", add)
+    snaps: Counter[tuple[Any, ...]] = Counter()
+    for block in scan.snapshots:
+        check.snapshots += 1
+        snaps[(block.source_id, sha256_hex(block.text.encode("utf-8")))] += 1
+        _check_snapshot(block, block.text, page, texts, add)
+    if snaps != seal.snapshots.get(page, Counter()):
+        add(Finding(Reason.EXCERPT_MISMATCH, page, "snapshot text on the page differs from the seal"))
+    windows: Counter[tuple[Any, ...]] = Counter()
+    for block in scan.windows:
+        check.windows += 1
+        digest = sha256_hex(block.text.encode("utf-8"))
+        windows[(block.source_id, block.window_start, block.window_end, digest)] += 1
+        _check_window(block, block.text, page, texts, add)
+    _compare_seal(windows, seal.windows.get(page, Counter()), page, "window", add)
+
+
+def _check_policy(page: str, scan: PageScan, add: Any) -> None:
+    """The page carries one Content-Security-Policy: the one its own inline scripts and styles call for."""
+    wanted = {csp.policy(scan.scripts, scan.styles, web_fonts=fonts) for fonts in (False, True)}
+    if len(scan.policies) != 1 or scan.policies[0] not in wanted:
+        detail = (
+            f"{len(scan.policies)} Content-Security-Policy element(s), expected the one the page's scripts call for"
+        )
+        add(Finding(None, page, detail, check=CSP_CHECK))
 
 
 def _compare_seal(

@@ -14,12 +14,18 @@ class). A build goes:
    reader's in-browser verifier (``verify.js``) and, for each source, its snapshot record as
    ``sources/<source_id>/record.json`` (the stored bytes, re-verified before publication).
    ``on_nav`` makes section titles HTML-safe.
-3. ``on_page_content`` (last) fills each page's slots with HTML (excerpts never pass through
-   Markdown) and sets the page's title through the one escaping boundary. ``on_post_page`` (last)
-   scans the final HTML of every page and checks each evidence element against the verified
-   excerpts; what it finds becomes the site seal.
+3. ``on_page_content`` (last) checks each page's prose (:mod:`publisher.site.prose`: no script,
+   style, handler, script-capable URL or evidence look-alike), then fills its slots with HTML
+   (excerpts never pass through Markdown) and sets the page's title through the one escaping
+   boundary. ``on_env`` refuses the build, before anything is written, if any page's prose had
+   findings. ``on_post_page`` (last) scans the final HTML of every page as a browser parses it
+   (:mod:`publisher.site.scan`), checks each evidence element against the verified excerpts
+   (:mod:`publisher.site.seal`; what it finds becomes the site seal) and inserts the page's
+   Content-Security-Policy (:mod:`publisher.site.csp`); ``on_post_template`` does the same for
+   ``404.html``.
 4. ``on_post_build`` (last) refuses a build that logged a warning under ``--strict``, writes
-   ``evidence-manifest.json`` and marks the staging folder ready. It does not publish yet:
+   ``evidence-manifest.json`` (every file of the site with its SHA-256) and marks the staging
+   folder ready. It does not publish yet:
    MkDocs has no event for "the build has succeeded" (other plugins' ``on_post_build`` and the
    strict-mode check still follow, and may fail it). Publication (:meth:`EvidenceBuild.publish_now`,
    which fsyncs every file and exchanges the folders) happens at the first point where success is
@@ -52,22 +58,21 @@ from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.structure.pages import Page
-from mkdocs.utils import CountHandler
+from mkdocs.utils import CountHandler, get_build_date
 
 import publisher
 
-from ..kernel.canonical import content_hash_for, sha256_hex
 from ..kernel.errors import PublisherError
-from ..kernel.findings import grouped_lines
+from ..kernel.findings import Finding, grouped_lines
 from ..parallel import terminal_progress
 from ..runs import RUN_LAYOUTS
 from ..wiki.check import check_wiki
 from ..wiki.evidence import WikiCheck
-from . import publish
+from . import csp, publish
 from .helper import BuildHelper, check_record_chunk
 from .highlight import source_job
-from .manifest import MANIFEST_NAME, manifest_bytes, record_uri
-from .options import reader_options, serve_offline, wiki_root
+from .manifest import MANIFEST_NAME, manifest_bytes, record_uri, seal_files
+from .options import reader_options, serve_offline, web_fonts, wiki_root
 from .pages import (
     CSS_URI,
     READER_CSS_URI,
@@ -75,9 +80,13 @@ from .pages import (
     STATIC_DIR,
     TEMPLATES_DIR,
     SiteModel,
+    content_date,
 )
+from .prose import check_prose, check_static, prose_file, source_text
 from .scan import scan_page
+from .seal import seal_page
 from .titles import escape_nav, escape_site_strings, set_page_title
+from .trusted import TrustedOutput
 
 __all__ = ["on_config", "on_serve", "configure", "watch", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
 
@@ -123,6 +132,10 @@ class EvidenceBuild:
         self.ready = False
         """The staging folder holds a complete, sealed site waiting for publication."""
         self.failed = False
+        self.trusted: TrustedOutput | None = None
+        self.prose: list[Finding] = []
+        self.content_hashes: dict[str, str] = {}
+        self.build_date: str | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -161,6 +174,13 @@ class EvidenceBuild:
             source_body=self.helper.source,
         )
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
+        self.trusted = next((e for e in config.markdown_extensions if isinstance(e, TrustedOutput)), None)
+        if self.trusted is None:
+            self.trusted = TrustedOutput()
+            config.markdown_extensions.append(self.trusted)
+        self.prose = []
+        self.content_hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
+        self.build_date = None if os.environ.get("SOURCE_DATE_EPOCH") else content_date(pre)
 
     def finish(self) -> None:
         """Restore ``site_dir``, drop the warning counter and stop the report helper (idempotent)."""
@@ -210,6 +230,12 @@ class EvidenceBuild:
             options = self.model.source_text
             sources = [source_job(sid, info, options) for sid, info in self.pre.sources.items()]
             self.helper.start(sources, list(self.pre.runs))
+        docs = Path(config.docs_dir)
+        root = self.wiki_root or Path(".")
+        for file in files:  # what docs/ publishes as it is: no page in HTML, no SVG that acts
+            path = Path(file.abs_src_path) if file.abs_src_path else None
+            if path is not None and not file.is_documentation_page() and path.is_relative_to(docs):
+                self.prose += check_static(os.path.relpath(path, root).replace(os.sep, "/"), path)
         taken = {f.dest_uri: f.src_uri for f in files}
         for page in pages:
             inclusion = InclusionLevel.INCLUDED if page.in_nav else InclusionLevel.NOT_IN_NAV
@@ -241,86 +267,80 @@ class EvidenceBuild:
 
     @event_priority(LAST)
     def on_page_content(self, html: str, *, page: Page, config: Any, files: Files) -> str:
+        """Check the page's prose (before any slot is filled: excerpts are ours), then fill its slots."""
         if self.model is None:
             return html
         generated = self.model.pages.get(page.file.src_uri)
         set_page_title(page, generated.title if generated is not None and generated.title else None)
+        if self.build_date is not None and page.update_date == get_build_date():
+            page.update_date = self.build_date  # no build-time clock in the sitemap
+        file, path = self._prose_source(page)
+        trusted = self.trusted.take(page.content or "") if self.trusted is not None else []
+        found = check_prose(html, file=file, source=source_text(path), trusted=trusted)
+        if found:
+            self.prose += found
+            return html  # the build fails in on_env, once every page was checked
         try:
             return self.model.fill(page.file.src_uri, html)
         except PublisherError as exc:
             raise PluginError(f"evidence page {page.file.src_uri}: {exc.one_line()}") from exc
+
+    def _prose_source(self, page: Page) -> tuple[str, Path | None]:
+        generated = self.model.pages.get(page.file.src_uri) if self.model is not None else None
+        source = None if generated is not None else page.file.abs_src_path
+        origin = generated.origin if generated is not None else None
+        return prose_file(self.wiki_root or Path("."), page.file.src_uri, source, origin)
+
+    def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
+        """Every page is rendered and its prose checked: refuse the build before anything is written."""
+        if self.prose:
+            lines = [f"evidence prose check failed: {len(self.prose)} finding(s); nothing was published"]
+            lines += [f"  {f.one_line()}" for f in self.prose]
+            raise PluginError("\n".join(lines))
+        return env
 
     @event_priority(LAST)
     def on_post_page(self, output: str, *, page: Page, config: Any) -> str:
         if self.model is None or self.pre is None:
             return output
         uri = page.file.src_uri
-        dest = page.file.dest_uri
         scan = scan_page(output)
-        problems: list[str] = []
-        if scan.malformed:
-            problems.append(f"{scan.malformed} malformed evidence element(s)")
-        found: Counter[tuple[str, int, int]] = Counter()
-        for ex in scan.excerpts:
-            if ex.start is None or ex.end is None:
-                problems.append(f"excerpt {ex.source_id} has no numeric offsets")
-                continue
-            key = (ex.source_id, ex.start, ex.end)
-            verified = self.pre.excerpts.get(key)
-            if verified is None:
-                problems.append(f"excerpt {ex.source_id}#{ex.start}-{ex.end} is not verified evidence")
-                continue
-            if ex.nested or ex.text != verified:
-                problems.append(f"excerpt {ex.source_id}#{ex.start}-{ex.end} differs from the verified re-slice")
-                continue
-            found[key] += 1
-            self.sealed.append(
-                {"page": dest, "source_id": ex.source_id, "start": ex.start, "end": ex.end, "sha256": ex.sha256}
-            )
-        for block in scan.snapshots:
-            info = self.pre.sources.get(block.source_id)
-            text = block.text
-            if info is None or content_hash_for(text) != info.meta.content_hash or block.nested_excerpt:
-                problems.append(f"snapshot text of {block.source_id} differs from the verified snapshot")
-                continue
-            problems += block.misplaced_marks()
-            self.sealed_snapshots.append(
-                {"page": dest, "source_id": block.source_id, "sha256": info.meta.content_hash.removeprefix("sha256:")}
-            )
         generated = self.model.pages.get(uri)
-        expected_windows = generated.windows if generated is not None else Counter()
-        windows: Counter[tuple[str, int, int, str]] = Counter()
-        for block in scan.windows:
-            where = f"window {block.source_id}#{block.window_start}-{block.window_end}"
-            if block.window_start is None or block.window_end is None:
-                problems.append(f"{where} has no numeric offsets")
-                continue
-            digest = sha256_hex(block.text.encode("utf-8"))
-            window_key = (block.source_id, block.window_start, block.window_end, digest)
-            if window_key not in expected_windows or block.nested_excerpt:
-                problems.append(f"{where} differs from the verified snapshot")
-                continue
-            problems += block.misplaced_marks()
-            windows[window_key] += 1
-            self.sealed_windows.append(
-                {
-                    "page": dest,
-                    "source_id": block.source_id,
-                    "start": block.window_start,
-                    "end": block.window_end,
-                    "sha256": digest,
-                }
-            )
-        if windows != expected_windows:
-            problems.append("the page's context windows are not the verified ones")
+        sealed = seal_page(
+            scan,
+            page.file.dest_uri,
+            self.pre.excerpts,
+            self.content_hashes,
+            generated.excerpts if generated is not None else None,
+            generated.windows if generated is not None else Counter(),
+        )
         if generated is not None:
-            missing = generated.excerpts - found
-            if missing:
-                problems.append(f"{sum(missing.values())} verified excerpt(s) did not reach the page")
             self.seen.add(uri)
-        if problems:
-            raise PluginError(f"evidence seal: page {uri}: " + "; ".join(problems) + " (EXCERPT_MISMATCH)")
-        return output
+        if sealed.problems:
+            problems = "; ".join(sealed.problems)
+            raise PluginError(f"evidence seal: page {uri}: {problems} (EXCERPT_MISMATCH)")
+        self.sealed += sealed.excerpts
+        self.sealed_snapshots += sealed.snapshots
+        self.sealed_windows += sealed.windows
+        return self._with_policy(output, scan.scripts, scan.styles, uri)
+
+    @event_priority(LAST)
+    def on_post_template(self, output_content: str, *, template_name: str, config: Any) -> str:
+        """Theme pages outside the navigation (``404.html``): no evidence, and the same policy."""
+        if self.model is None or not template_name.endswith(".html"):
+            return output_content
+        scan = scan_page(output_content)
+        if scan.malformed or scan.excerpts or scan.snapshots or scan.windows:
+            raise PluginError(f"evidence seal: {template_name} shows evidence or what looks like it (EXCERPT_MISMATCH)")
+        return self._with_policy(output_content, scan.scripts, scan.styles, template_name)
+
+    def _with_policy(self, output: str, scripts: list[str], styles: list[str], where: str) -> str:
+        """The page with its Content-Security-Policy (the prose check found no script of an author)."""
+        value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config))
+        try:
+            return csp.insert(output, value)
+        except ValueError as exc:
+            raise PluginError(f"evidence page {where}: {exc}") from exc
 
     @event_priority(LAST)
     def on_post_build(self, *, config: Any) -> None:
@@ -354,9 +374,10 @@ class EvidenceBuild:
                 f"publisher {publisher.__version__}",
                 windows=self.sealed_windows,
                 records=records,
+                files=seal_files(self.staging),
             )
             (self.staging / MANIFEST_NAME).write_bytes(data)
-        except OSError as exc:
+        except (PublisherError, OSError) as exc:
             self.abandon()
             raise PluginError(f"C-PUBLISH could not write {MANIFEST_NAME}: {exc}") from exc
         if self.helper is not None:

@@ -1,21 +1,86 @@
-"""The site seal: ``evidence-manifest.json`` and the published snapshot records it names."""
+"""The site seal: ``evidence-manifest.json``, the published snapshot records it names, every file.
+
+The manifest lists every file of the published site (path, SHA-256, size) besides the sealed
+excerpts, snapshot texts, context windows and records; its own SHA-256 (:func:`manifest_digest`)
+names the whole site, so a reader can pin a site they rebuilt (``check-site --expect``).
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..kernel import _fs
 from ..kernel.canonical import StrictJSONError, loads_record
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
 from ..kernel.store import verify_record
 
-__all__ = ["MANIFEST_NAME", "manifest_bytes", "record_uri", "check_record_copy"]
+__all__ = [
+    "MANIFEST_NAME",
+    "MANIFEST_VERSION",
+    "manifest_bytes",
+    "manifest_digest",
+    "record_uri",
+    "check_record_copy",
+    "site_files",
+    "seal_files",
+    "file_entry",
+]
 
 
 MANIFEST_NAME = "evidence-manifest.json"
+MANIFEST_VERSION = 2
+"""2: every published file is listed (``files``)."""
+
+
+def manifest_digest(data: bytes) -> str:
+    """The name of a site: ``sha256:`` + the SHA-256 of its manifest's bytes."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def site_files(site: Path) -> tuple[list[str], list[str]]:
+    """Every regular file under ``site`` (POSIX paths relative to it, sorted, the manifest left
+    out) and everything else there that is neither a file nor a folder (links, FIFOs ...)."""
+    files: list[str] = []
+    odd: list[str] = []
+    for folder, dirs, names in os.walk(site):
+        base = Path(folder)
+        for name in [*dirs, *names]:
+            path = base / name
+            rel = path.relative_to(site).as_posix()
+            mode = os.lstat(path).st_mode
+            if stat.S_ISDIR(mode):
+                continue
+            if stat.S_ISREG(mode):
+                if rel != MANIFEST_NAME:
+                    files.append(rel)
+            else:
+                odd.append(rel)
+        dirs[:] = [d for d in dirs if not os.path.islink(base / d)]
+    return sorted(files), sorted(odd)
+
+
+def seal_files(site: Path) -> list[dict[str, Any]]:
+    """The ``files`` of a site's manifest. Raises IntegrityError (EXCERPT_MISMATCH) when the site
+    holds a link or special file, which the manifest cannot seal."""
+    names, odd = site_files(site)
+    if odd:
+        raise IntegrityError(
+            f"the built site holds links or special files: {', '.join(odd[:5])}", reason=Reason.EXCERPT_MISMATCH
+        )
+    return [file_entry(site, name) for name in names]
+
+
+def file_entry(site: Path, rel: str) -> dict[str, Any]:
+    """``{"path", "sha256", "size"}`` of one published file, read without following a link."""
+    data = _fs.read_regular(site / rel, follow_symlinks=False)
+    return {"path": rel, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
 
 def manifest_bytes(
@@ -25,24 +90,27 @@ def manifest_bytes(
     *,
     windows: Iterable[dict[str, Any]] = (),
     records: Iterable[dict[str, Any]] = (),
+    files: Iterable[dict[str, Any]] = (),
 ) -> bytes:
     """The manifest file: sorted entries, so an unchanged wiki seals to the same bytes.
 
     ``excerpts``, ``snapshots`` and ``windows`` entries name the page, the source id, the offsets
     (a window's are its start and end in the whole text) and the sha256 of the text shown;
-    ``records`` name each published ``sources/<id>/record.json`` and the sha256 of its bytes.
+    ``records`` name each published ``sources/<id>/record.json`` and the sha256 of its bytes;
+    ``files`` every file of the site but the manifest (path, sha256, size).
     """
 
     def key(e: dict[str, Any]) -> tuple[Any, ...]:
         return (e["page"], e["source_id"], e.get("start", -1), e.get("end", -1), e["sha256"])
 
     doc = {
-        "schema_version": 1,
+        "schema_version": MANIFEST_VERSION,
         "generator": generator,
         "excerpts": sorted(entries, key=key),
         "snapshots": sorted(snapshots, key=key),
         "windows": sorted(windows, key=key),
         "records": sorted(records, key=lambda e: (e["source_id"], e["sha256"])),
+        "files": sorted(files, key=lambda e: e["path"]),
     }
     return (json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
 
@@ -57,7 +125,7 @@ def check_record_copy(path: Path, source_id: str) -> bytes:
 
     Raises IntegrityError (SNAPSHOT_HASH_MISMATCH) when it is not strict JSON or does not verify.
     """
-    data = path.read_bytes()
+    data = _fs.read_regular(path, follow_symlinks=False)
     try:
         raw, canonical = loads_record(data)
     except (StrictJSONError, ValueError) as exc:

@@ -11,7 +11,7 @@ from mkdocs.exceptions import PluginError
 
 from .highlight import SourceText
 
-__all__ = ["wiki_root", "reader_options", "serve_offline"]
+__all__ = ["web_fonts", "wiki_root", "reader_options", "serve_offline"]
 
 
 def wiki_root(config: Any) -> Path:
@@ -44,12 +44,17 @@ def reader_options(config: Any) -> SourceText:
     return SourceText(mode, context)
 
 
+def web_fonts(config: Any) -> bool:
+    """``extra: evidence: web_fonts: true``: the theme may load its fonts from Google Fonts."""
+    extra = _evidence_extra(config)
+    return isinstance(extra, Mapping) and extra.get("web_fonts") is True
+
+
 def serve_offline(config: Any) -> None:
     """Material loads Roboto from Google Fonts unless told not to; an evidence site loads nothing
     from elsewhere (readers verify offline), so it uses the system fonts unless the wiki chose a
     font itself with ``extra: evidence: web_fonts: true``."""
-    extra = _evidence_extra(config)
-    if isinstance(extra, Mapping) and extra.get("web_fonts") is True:
+    if web_fonts(config):
         return
     theme = config.theme
     if getattr(theme, "name", None) == "material" and theme.get("font") is not False:

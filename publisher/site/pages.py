@@ -51,6 +51,7 @@ __all__ = [
     "STATIC_DIR",
     "READER_CSS_URI",
     "READER_JS_URI",
+    "content_date",
 ]
 
 
@@ -107,6 +108,8 @@ class GeneratedPage:
     in_nav: bool = False
     excerpts: Counter[tuple[str, int, int]] = field(default_factory=Counter)
     windows: Counter[tuple[str, int, int, str]] = field(default_factory=Counter)
+    origin: Path | None = None
+    """The file whose prose the page shows (a concept file), for findings with a line number."""
 
 
 def _environment(templates_dir: Path, autoescape: bool) -> jinja2.Environment:
@@ -213,8 +216,8 @@ class SiteModel:
         for uri in INDEX_URIS:
             self.pages[uri] = GeneratedPage(uri, "index", "", in_nav=True)
         for ce in pre.concepts:
-            self.pages[concept_uri(ce.slug)] = GeneratedPage(concept_uri(ce.slug), "concept", "")
-        for sid in pre.sources:
+            self.pages[concept_uri(ce.slug)] = GeneratedPage(concept_uri(ce.slug), "concept", "", origin=ce.path)
+        for sid in sorted(pre.sources):
             self.pages[source_uri(sid)] = GeneratedPage(source_uri(sid), "source", "")
         for ev in pre.runs:
             self.pages[report_uri(ev.slug)] = GeneratedPage(report_uri(ev.slug), "report", "")
@@ -458,3 +461,13 @@ class SiteModel:
                 reason=Reason.EXCERPT_MISMATCH,
             )
         return filled
+
+
+def content_date(pre: WikiCheck) -> str:
+    """The date a build shows where MkDocs would show the build's own (a sitemap's ``lastmod``):
+    the latest run creation or promotion the wiki records, so the same inputs give the same site.
+    ``SOURCE_DATE_EPOCH``, when set, takes precedence (MkDocs honours it itself)."""
+    stamps = [str(ev.config.get("created_at") or "") for ev in pre.runs]
+    stamps += [str(entry.promoted_at) for ce in pre.concepts if ce.doc for entry in ce.doc.front.runs]
+    days = [s[:10] for s in stamps if re.fullmatch(r"\d{4}-\d{2}-\d{2}", s[:10])]
+    return max(days, default="1970-01-01")

@@ -1,28 +1,38 @@
-"""The site seal: which verified excerpts a built site shows, and a check that it still shows them.
+"""The site seal's scanner: every evidence element of a built page, read as a browser reads it.
 
-At build time the hook scans every page it writes for evidence elements and records each in
-``evidence-manifest.json`` at the site root: the page, the source id, the offsets and the sha256 of
-the excerpt. ``publisher check-site`` later re-reads the built pages, extracts every evidence
-element again, and compares it with the manifest and with a fresh re-slice of the snapshot.
+At build time the hook scans every page it writes and records each evidence element in
+``evidence-manifest.json``; ``publisher check-site`` scans the built pages again and compares
+them with the manifest and with a fresh re-slice of the snapshots. Both read a page with lexbor
+(through ``selectolax``), an implementation of the WHATWG HTML tokenizer and tree builder, so
+comments (``<!-->``, ``--!>``), foreign content (``<svg><style>``), duplicate attributes (the
+first wins), character references, carriage returns and NULs come out as they do in a browser.
 
 Evidence elements (the one markup contract between page generation, the report renderer and
 this module):
 
-* an excerpt: any element with ``data-source-id``, ``data-start`` and ``data-end`` whose text
+* an excerpt: an element with ``data-source-id``, ``data-start`` and ``data-end`` whose text
   content is exactly ``text[start:end]`` and which holds no child elements;
 * a snapshot: ``<pre class="evidence-snapshot" data-source-id=...>`` whose text content is the
-  whole snapshot text; its ``<mark data-start data-end>`` children highlight cited spans and
-  must sit at those offsets;
+  whole snapshot text; its ``<mark class="evidence-span" data-start data-end>`` children
+  highlight cited spans and must sit at those offsets;
 * a window (``extra: evidence: source_text: windows``): ``<pre class="evidence-window"
   data-window-of=... data-window-start=... data-window-end=...>`` whose text content is
   ``text[window_start:window_end]``; its marks carry offsets into the whole text, so a mark at
-  position ``p`` of the window must claim ``window_start + p``.
+  position ``p`` of the window must claim ``window_start + p``. Windows sit in a ``<div
+  class="evidence-windows" data-window-of=...>``.
 
-As browsers do, one line feed right after a ``<pre>`` start tag is not part of its text, so the
-page generator writes one there and a text that starts with a line feed keeps it.
+Anything else that looks like evidence is *malformed*, and a malformed element fails the build
+and ``check-site``: an element with any of the evidence attributes or an ``evidence-*`` class
+(compared without regard to ASCII case) that is not one of the above, a highlight outside a
+snapshot, a verify control (the in-browser verifier adds those; a page never carries one),
+text of the span-reference form ``src-<64 hex>#<start>-<end>`` outside code and outside a
+verified element (a footnote quoting a source that no check read), and the constructs whose
+content a browser shows while a parser with scripting off does not see it the same way
+(``<template>``, ``<noscript>``) or that show another document (``<iframe>``, ``<object>`` ...).
+Decorative classes of generated pages (``evidence-link``, ``evidence-table`` ...) are allowed.
 
-An element with class ``evidence-excerpt`` but without the data attributes is malformed. This
-module does not import MkDocs.
+A page also yields its inline scripts and style elements as the browser reads them, for the
+Content-Security-Policy (:mod:`publisher.site.csp`). This module does not import MkDocs.
 """
 
 from __future__ import annotations
@@ -30,8 +40,8 @@ from __future__ import annotations
 import html
 import re
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
-from typing import Any
+
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ..kernel.canonical import sha256_hex
 
@@ -39,20 +49,89 @@ __all__ = [
     "EXCERPT_CLASS",
     "SNAPSHOT_CLASS",
     "WINDOW_CLASS",
+    "WINDOWS_CLASS",
+    "MARK_CLASS",
+    "ANCHOR_CLASS",
+    "EVIDENCE_ATTRS",
+    "SPAN_REF",
+    "find_span_refs",
     "escape_text",
     "excerpt_html",
+    "ascii_lower",
+    "class_tokens",
     "Excerpt",
     "SnapshotBlock",
     "PageScan",
+    "parse_page",
     "scan_page",
+    "is_script",
 ]
 
 EXCERPT_CLASS = "evidence-excerpt"
 SNAPSHOT_CLASS = "evidence-snapshot"
 WINDOW_CLASS = "evidence-window"
-_WINDOW_OF = "data-window-of"
-_MARKER = "data-source-id"
+WINDOWS_CLASS = "evidence-windows"
+MARK_CLASS = "evidence-span"
+ANCHOR_CLASS = "evidence-anchor"
+_DECORATIVE = frozenset(
+    {
+        "evidence-link",
+        "evidence-table",
+        "evidence-meta",
+        "evidence-spans",
+        "evidence-gap",
+        "evidence-report",
+        "evidence-provenance",
+    }
+)
+"""Classes of generated pages that style tables and links; they show no excerpt."""
+
+_EXCERPT_ATTRS = ("data-source-id", "data-start", "data-end")
+_WINDOW_ATTRS = ("data-window-of", "data-window-start", "data-window-end")
+_CONTROL_ATTRS = ("data-record", "data-evidence-control", "data-verify-ready")
+EVIDENCE_ATTRS = (*_EXCERPT_ATTRS, *_WINDOW_ATTRS, "data-spans", *_CONTROL_ATTRS)
+"""Attributes that only evidence elements (or the verifier's controls) carry."""
+_EVIDENCE_SET = frozenset(EVIDENCE_ATTRS)
+
 _VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+_LOOKS = ", ".join([*(f"[{a}]" for a in EVIDENCE_ATTRS), '[class*="evidence-" i]'])
+_ELSEWHERE_TAGS = frozenset("template noscript iframe frame frameset object embed portal fencedframe".split())
+_ONE_PASS = ", ".join(["script", "style", "meta[http-equiv]", *sorted(_ELSEWHERE_TAGS), _LOOKS])
+_CODE = "pre, code, kbd, samp, script, style"
+
+SPAN_REF = re.compile(r"src-[0-9a-f]{64}\s*#\s*[0-9]+\s*-\s*[0-9]+", re.IGNORECASE)
+"""The span-reference form, as a reader would recognise it (any case, spaces around # and -)."""
+_REF_TAIL = re.compile(r"#\s*[0-9]+\s*-\s*[0-9]+")
+_REF_HEAD = re.compile(r"src-[0-9a-f]{64}", re.IGNORECASE)
+_SPACE = frozenset(
+    " \t\n\r\f\v\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
+    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+"""What ``\\s`` matches in a str pattern."""
+
+_SOURCE_ID = re.compile(r"src-[0-9a-f]{64}")
+_ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_ASCII_WS = re.compile(r"[\t\n\f\r ]+")
+_JS_TYPES = frozenset(
+    {"", "module", "text/javascript", "application/javascript", "application/ecmascript", "text/ecmascript"}
+    | {f"text/javascript1.{n}" for n in range(6)}
+    | {"application/x-ecmascript", "application/x-javascript", "text/jscript", "text/livescript"}
+    | {"text/x-ecmascript", "text/x-javascript"}
+)
+
+
+def ascii_lower(value: str) -> str:
+    """``value`` with ASCII letters lower-cased only (HTML's case-insensitive comparisons)."""
+    return value.translate(_ASCII_UPPER)
+
+
+def class_tokens(node: LexborNode) -> list[str]:
+    """The element's class names as a browser splits them, ASCII-lower-cased."""
+    return _tokens(node.attributes.get("class"))
+
+
+def _tokens(value: str | None) -> list[str]:
+    return [t for t in _ASCII_WS.split(ascii_lower(value)) if t] if value else []
 
 
 def escape_text(text: str) -> str:
@@ -99,17 +178,12 @@ class SnapshotBlock:
     """
 
     source_id: str
-    parts: list[str] = field(default_factory=list)
+    text: str = ""
     marks: list[tuple[int | None, int | None, int, int]] = field(default_factory=list)
     nested_excerpt: bool = False
     window: bool = False
     window_start: int | None = None
     window_end: int | None = None
-    _pre_newline: bool = False
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
 
     @property
     def base(self) -> int:
@@ -128,257 +202,208 @@ class SnapshotBlock:
 
 @dataclass
 class PageScan:
-    """Every evidence element of one page, plus malformed ones."""
+    """Every evidence element of one page, what only looks like one, and its inline code."""
 
     excerpts: list[Excerpt] = field(default_factory=list)
     snapshots: list[SnapshotBlock] = field(default_factory=list)
     windows: list[SnapshotBlock] = field(default_factory=list)
-    malformed: int = 0
+    malformed: list[str] = field(default_factory=list)
+    """One short description per element (or text) that looks like evidence and is not."""
+    scripts: list[str] = field(default_factory=list)
+    """Text of each inline classic or module script, as the browser hashes it for the CSP."""
+    styles: list[str] = field(default_factory=list)
+    """Text of each ``<style>`` element (HTML or SVG)."""
+    policies: list[str] = field(default_factory=list)
+    """Content of each ``<meta http-equiv="Content-Security-Policy">``."""
 
 
 def _int(value: str | None) -> int | None:
-    if value is None or not re.fullmatch(r"\d{1,12}", value):
+    if value is None or not re.fullmatch(r"[0-9]{1,12}", value):
         return None
     return int(value)
 
 
-class _Scanner(HTMLParser):
-    """Collects evidence elements; text is read with HTML character references decoded."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.scan = PageScan()
-        self._excerpt: dict[str, Any] | None = None
-        self._snapshot: SnapshotBlock | None = None
-        self._snapshot_depth = 0
-        self._mark: list[Any] | None = None
-        self._mark_depth = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        classes = (values.get("class") or "").split()
-        if self._excerpt is not None:
-            self._excerpt["nested"] = True
-            if tag not in _VOID:
-                self._excerpt["depth"] += 1
-            return
-        if self._snapshot is not None:
-            self._snapshot._pre_newline = False
-            if tag in _VOID:
-                return
-            self._snapshot_depth += 1
-            if _MARKER in values or EXCERPT_CLASS in classes:
-                self._snapshot.nested_excerpt = True
-            if tag == "mark" and self._mark is None:
-                pos = sum(len(p) for p in self._snapshot.parts)
-                self._mark = [_int(values.get("data-start")), _int(values.get("data-end")), pos]
-                self._mark_depth = self._snapshot_depth
-            return
-        if WINDOW_CLASS in classes and tag not in _VOID:
-            self._snapshot = SnapshotBlock(
-                str(values.get(_WINDOW_OF) or ""),
-                window=True,
-                window_start=_int(values.get("data-window-start")),
-                window_end=_int(values.get("data-window-end")),
-                _pre_newline=tag == "pre",
-            )
-            self._snapshot_depth = 1
-            return
-        if SNAPSHOT_CLASS in classes and tag not in _VOID:
-            self._snapshot = SnapshotBlock(str(values.get(_MARKER) or ""), _pre_newline=tag == "pre")
-            self._snapshot_depth = 1
-            return
-        if _MARKER in values or EXCERPT_CLASS in classes:
-            if _MARKER not in values or "data-start" not in values or "data-end" not in values:
-                self.scan.malformed += 1
-            if tag in _VOID:
-                self.scan.malformed += 1
-                return
-            self._excerpt = {"attrs": values, "parts": [], "depth": 1, "nested": False}
-
-    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        if self._excerpt is not None:
-            self._excerpt["nested"] = True
-        elif self._snapshot is None and (_MARKER in values or EXCERPT_CLASS in (values.get("class") or "").split()):
-            self.scan.malformed += 1
-
-    def handle_endtag(self, tag: str) -> None:
-        if self._excerpt is not None:
-            self._excerpt["depth"] -= 1
-            if self._excerpt["depth"] == 0:
-                attrs = self._excerpt["attrs"]
-                self.scan.excerpts.append(
-                    Excerpt(
-                        str(attrs.get(_MARKER) or ""),
-                        _int(attrs.get("data-start")),
-                        _int(attrs.get("data-end")),
-                        "".join(self._excerpt["parts"]),
-                        self._excerpt["nested"],
-                    )
-                )
-                self._excerpt = None
-            return
-        if self._snapshot is not None and tag not in _VOID:
-            if self._mark is not None and self._snapshot_depth == self._mark_depth:
-                pos = sum(len(p) for p in self._snapshot.parts)
-                start, end, opened = self._mark
-                self._snapshot.marks.append((start, end, opened, pos))
-                self._mark = None
-            self._snapshot_depth -= 1
-            if self._snapshot_depth == 0:
-                (self.scan.windows if self._snapshot.window else self.scan.snapshots).append(self._snapshot)
-                self._snapshot = None
-
-    def handle_data(self, data: str) -> None:
-        if self._excerpt is not None:
-            self._excerpt["parts"].append(data)
-        elif self._snapshot is not None:
-            if self._snapshot._pre_newline:
-                self._snapshot._pre_newline = False
-                if data.startswith("\n"):
-                    data = data[1:]
-            self._snapshot.parts.append(data)
+def _describe(node: LexborNode) -> str:
+    attrs = " ".join(f"{k}" for k in node.attributes if k == "class" or k in EVIDENCE_ATTRS)
+    return f"<{node.tag}{' ' + attrs if attrs else ''}>"
 
 
-def _may_hold_evidence(page_html: str) -> bool:
-    """Whether the strict parser could find any evidence element (or malformed one) on the page.
-
-    ``html.parser`` lower-cases attribute names and decodes character references in values, so
-    the marker is looked for in the lower-cased page, and the class names in the decoded page
-    too (each decoded attribute value is a substring of the decoded page).
-    """
-    if _MARKER in page_html or _CLASS_TRIGGER.search(page_html) or _MARKER in page_html.lower():
-        return True
-    return "&" in page_html and _CLASS_TRIGGER.search(html.unescape(page_html)) is not None
+def is_script(node: LexborNode) -> bool:
+    """Whether a ``<script>`` element without ``src`` runs as JavaScript (classic or module)."""
+    attrs = node.attributes
+    kind = attrs.get("type")
+    if kind is None:
+        language = attrs.get("language")
+        return not language or ascii_lower(language) in {"javascript", "ecmascript", "jscript", "livescript"}
+    return ascii_lower(kind.strip(" \t\n\f\r")) in _JS_TYPES
 
 
-def scan_page(page_html: str) -> PageScan:
-    """Every evidence element of a page.
-
-    Pages that cannot hold one are skipped; the rest go through the fast scanner, and through
-    the strict ``html.parser`` scan wherever the fast one does not prove that it reads the page
-    exactly as the strict one does. Both give the same result on every page.
-    """
-    if not _may_hold_evidence(page_html):
-        return PageScan()
-    fast = _scan_fast(page_html)
-    return fast if fast is not None else _scan_strict(page_html)
+def parse_page(page_html: str) -> LexborHTMLParser:
+    """The page's document tree, as a browser builds it (one leading byte order mark dropped)."""
+    return LexborHTMLParser(page_html.removeprefix("\ufeff"))
 
 
-def _scan_strict(page_html: str) -> PageScan:
-    """The reference scan: ``html.parser`` over the whole page, unless it cannot hold evidence.
-
-    ``html.parser`` gives up (AssertionError) on some declarations, such as ``<![DATA[``: a page
-    it cannot read cannot be sealed, so that counts as a malformed element, never as a crash.
-    """
-    if not _may_hold_evidence(page_html):
-        return PageScan()
-    scanner = _Scanner()
-    try:
-        scanner.feed(page_html)
-        scanner.close()
-    except AssertionError:
-        scanner.scan.malformed += 1
-        return scanner.scan
-    if scanner._excerpt is not None or scanner._snapshot is not None:
-        scanner.scan.malformed += 1
-    return scanner.scan
-
-
-# ---------------------------------------------------------------------------------------------
-# The fast scan
-#
-# A tokenizer for a plain subset of HTML, on which ``html.parser`` (the strict scan) is known to
-# produce the events below: text without "<"; start tags whose name and attribute names are
-# ASCII words, attributes separated by whitespace, values double- or single-quoted or bare
-# ASCII words ended by whitespace or ">"; end tags ``</name>``; comments without "--" inside;
-# ``<!doctype ...>``; script and style elements whose text holds no "</"; title and textarea
-# elements whose text holds no "<". Anything else (a stray "<", ``<![CDATA[``, ``<?``, other
-# raw-text elements, a page ending inside an evidence element ...) hands the page to the strict
-# scan. Tokens that cannot change the scanner's state (text, end tags, tags without the marker
-# attribute, a class value holding "evidence-" or a character reference) are skipped by one
-# regular expression in C while no evidence element is open; the others are fed, with the same
-# tag names, attributes and decoded text ``html.parser`` would give, to the strict scan's own
-# handlers, so both scans share one definition of what an evidence element is.
-
-_CLASS_TRIGGER = re.compile(r"evidence-(?:excerpt|snapshot|window)")
-_WS = r"[ \t\n\r\f]"
-_NAME = r"[a-zA-Z][a-zA-Z0-9-]*"
-_ANAME = r"[a-zA-Z_:][-a-zA-Z0-9_:.]*"
-_BARE = r"[-a-zA-Z0-9_.:#%+,;!?~]+(?=[ \t\n\r\f>])"
-_VALUE = rf"""(?:"[^"]*+"|'[^']*+'|{_BARE})"""
-_ATTRS = rf"(?:{_WS}+{_ANAME}(?:={_VALUE})?)*+{_WS}*+"
-# Names html.parser (in some Python version) or a browser reads as raw or escapable raw text.
-_RAW_NAMES = "script|style|title|textarea|xmp|iframe|noembed|noframes|noscript|plaintext"
-_SPECIAL = frozenset(_RAW_NAMES.split("|"))
-# A value that holds neither "evidence-" nor "&"; an attribute name other than the marker.
-_PLAIN_VALUE = (
-    rf"""(?:"[^"&e]*+(?:e(?!vidence-)[^"&e]*+)*+"|'[^'&e]*+(?:e(?!vidence-)[^'&e]*+)*+'|(?!evidence-){_BARE})"""
-)
-_PLAIN_ATTRS = rf"(?:{_WS}+(?!(?i:data-source-id)){_ANAME}(?:={_PLAIN_VALUE})?)*+{_WS}*+"
-_SKIP = re.compile(
-    "(?:"
-    + "|".join(
-        (
-            r"[^<]++",
-            r"<!--(?!-?>)(?:[^-]|-(?!-))*+-->",
-            r"<![dD][oO][cC][tT][yY][pP][eE][^<>]*+>",
-            rf"<[sS][cC][rR][iI][pP][tT](?={_WS}|>){_PLAIN_ATTRS}>(?:[^<]|<(?!/))*+</[sS][cC][rR][iI][pP][tT]>",
-            rf"<[sS][tT][yY][lL][eE](?={_WS}|>){_PLAIN_ATTRS}>(?:[^<]|<(?!/))*+</[sS][tT][yY][lL][eE]>",
-            rf"<[tT][iI][tT][lL][eE](?={_WS}|>){_PLAIN_ATTRS}>[^<]*+</[tT][iI][tT][lL][eE]>",
-            rf"<[tT][eE][xX][tT][aA][rR][eE][aA](?={_WS}|>){_PLAIN_ATTRS}>[^<]*+</[tT][eE][xX][tT][aA][rR][eE][aA]>",
-            rf"<(?!(?i:{_RAW_NAMES})(?![a-zA-Z0-9-])){_NAME}{_PLAIN_ATTRS}/?>",
-            rf"</{_NAME}{_WS}*+>",
-        )
+def _block(node: LexborNode, *, window: bool) -> SnapshotBlock:
+    """A snapshot or window: its text content and where each of its marks sits."""
+    attrs = node.attributes
+    block = SnapshotBlock(
+        str(attrs.get("data-window-of" if window else "data-source-id") or ""),
+        window=window,
+        window_start=_int(attrs.get("data-window-start")) if window else None,
+        window_end=_int(attrs.get("data-window-end")) if window else None,
     )
-    + ")*+",
-    re.ASCII,
-)
-_STEP = re.compile(rf"([^<]++)|<({_NAME})({_ATTRS})(/?)>|</({_NAME}){_WS}*+>", re.ASCII)
-_ATTR = re.compile(rf"{_WS}+({_ANAME})(?:=({_VALUE}))?", re.ASCII)
+    if node.tag != "pre":
+        block.nested_excerpt = True  # a snapshot is a <pre>: elsewhere, white space is not kept
+    parts: list[str] = []
+    at = 0
+    for child in node.traverse(include_text=True):
+        if child is node or child.mem_id == node.mem_id:
+            continue
+        if child.is_text_node:
+            text = child.text_content or ""
+            parts.append(text)
+            at += len(text)
+            continue
+        if not child.is_element_node:
+            continue
+        classes = class_tokens(child)
+        child_attrs = child.attributes
+        if child.tag == "mark" and MARK_CLASS in classes:
+            length = len(child.text(deep=True))
+            block.marks.append(
+                (_int(child_attrs.get("data-start")), _int(child_attrs.get("data-end")), at, at + length)
+            )
+            if "data-source-id" in child_attrs or any(a in child_attrs for a in _WINDOW_ATTRS + _CONTROL_ATTRS):
+                block.nested_excerpt = True
+        elif child.tag == "span" and classes == [ANCHOR_CLASS] and set(child_attrs) <= {"class", "id"}:
+            if child.child is not None:
+                block.nested_excerpt = True
+        elif any(c.startswith("evidence-") for c in classes) or any(a in child_attrs for a in EVIDENCE_ATTRS):
+            block.nested_excerpt = True
+    block.text = "".join(parts)
+    return block
 
 
-def _attrs(source: str) -> list[tuple[str, str | None]]:
-    """Attributes as ``html.parser`` gives them: names lower-cased, values unquoted and decoded."""
-    out: list[tuple[str, str | None]] = []
-    for m in _ATTR.finditer(source + ">"):  # a bare value ends at ">" or whitespace
-        value = m.group(2)
-        if value is not None and value[:1] in ('"', "'"):
-            value = value[1:-1]
-        out.append((m.group(1).lower(), html.unescape(value) if value else value))
-    return out
-
-
-def _scan_fast(page_html: str) -> PageScan | None:
-    """The strict scan's result, or None where the page is outside the plain subset."""
-    scanner = _Scanner()
-    pos, end = 0, len(page_html)
-    while True:
-        if scanner._excerpt is None and scanner._snapshot is None:
-            pos = _SKIP.match(page_html, pos).end()  # type: ignore[union-attr]
-            if pos == end:
-                return scanner.scan
-        token = _STEP.match(page_html, pos)
-        if token is None:
-            return None
-        text, tag, attrs, slash, closing = token.groups()
-        if text is not None:
-            scanner.handle_data(html.unescape(text))
-        elif closing is not None:
-            scanner.handle_endtag(closing.lower())
+def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
+    """Every evidence element of a page, each thing that only looks like one, and its inline code."""
+    tree = tree if tree is not None else parse_page(page_html)
+    scan = PageScan()
+    looks: list[tuple[LexborNode, dict[str, str | None], list[str]]] = []
+    # One pass of the selector engine over the page; a node matching several selectors comes
+    # back once per selector.
+    for node in {n.mem_id: n for n in tree.css(_ONE_PASS)}.values():
+        tag = node.tag
+        attrs = node.attributes
+        if tag == "script":
+            if "src" not in attrs and is_script(node):
+                scan.scripts.append(node.text(deep=True))
+        elif tag == "style":
+            scan.styles.append(node.text(deep=True))
+        elif tag == "meta" and ascii_lower((attrs.get("http-equiv") or "").strip()) == "content-security-policy":
+            scan.policies.append(attrs.get("content") or "")
+        elif tag in _ELSEWHERE_TAGS:
+            scan.malformed.append(f"<{tag}> shows content the seal cannot read as the browser does")
+        classes = _tokens(attrs.get("class"))
+        if not _EVIDENCE_SET.isdisjoint(attrs) or any(c.startswith("evidence-") for c in classes):
+            looks.append((node, attrs, classes))
+    blocks: list[LexborNode] = []
+    for node, _, classes in looks:
+        if SNAPSHOT_CLASS in classes or WINDOW_CLASS in classes:
+            if SNAPSHOT_CLASS in classes and WINDOW_CLASS in classes:
+                scan.malformed.append(f"{_describe(node)} is both a snapshot and a window")
+                continue
+            window = WINDOW_CLASS in classes
+            block = _block(node, window=window)
+            (scan.windows if window else scan.snapshots).append(block)
+            blocks.append(node)
+    inside = {n.mem_id for b in blocks for n in b.traverse(include_text=False)}
+    shown: list[LexborNode] = list(blocks)
+    for node, attrs, classes in looks:
+        if node.mem_id in inside:
+            continue  # a block, or a mark or anchor inside one (judged with its block)
+        problem = _judge(node, attrs, classes, scan)
+        if problem is None:
+            if attrs.get("data-source-id") is not None:
+                shown.append(node)
         else:
-            tag = tag.lower()
-            if tag in _SPECIAL:
-                return None
-            if slash:
-                scanner.handle_startendtag(tag, _attrs(attrs))
-            else:
-                scanner.handle_starttag(tag, _attrs(attrs))
-        pos = token.end()
-        if pos == end and (scanner._excerpt is not None or scanner._snapshot is not None):
-            return None
+            scan.malformed.append(problem)
+
+    _span_refs(tree, shown, scan)
+    return scan
 
 
-# ---------------------------------------------------------------------------------------------
-# check-site
+def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], scan: PageScan) -> str | None:
+    """An element outside any snapshot that looks like evidence: recorded if an excerpt, else a problem."""
+    evidence = [c for c in classes if c.startswith("evidence-")]
+    if any(a in attrs for a in _CONTROL_ATTRS) or any(c.startswith("evidence-verify") for c in evidence):
+        return f"{_describe(node)} is a verify control, which only the in-browser verifier adds"
+    if MARK_CLASS in evidence or ANCHOR_CLASS in evidence or "data-spans" in attrs:
+        return f"{_describe(node)} is a highlight outside a snapshot text"
+    if WINDOWS_CLASS in evidence or "data-window-of" in attrs:
+        sid = attrs.get("data-window-of") or ""
+        ok = (
+            node.tag == "div"
+            and evidence == [WINDOWS_CLASS]
+            and set(attrs) == {"class", "data-window-of"}
+            and _SOURCE_ID.fullmatch(sid) is not None
+            and all(w.attributes.get("data-window-of") == sid for w in node.css("[data-window-of]"))
+        )
+        return None if ok else f"{_describe(node)} is not a container of verified windows"
+    if any(a in attrs for a in _WINDOW_ATTRS):
+        return f"{_describe(node)} carries window offsets outside a window"
+    if any(a in attrs for a in _EXCERPT_ATTRS) or EXCERPT_CLASS in evidence:
+        if not all(a in attrs for a in _EXCERPT_ATTRS):
+            return f"{_describe(node)} lacks one of data-source-id, data-start, data-end"
+        if node.tag in _VOID:
+            return f"{_describe(node)} is an empty element"
+        unknown = [c for c in evidence if c != EXCERPT_CLASS and c not in _DECORATIVE]
+        if unknown:
+            return f"{_describe(node)} carries an unknown evidence class {unknown[0]}"
+        nested = any(child.is_element_node for child in node.iter(include_text=False))
+        scan.excerpts.append(
+            Excerpt(
+                str(attrs.get("data-source-id") or ""),
+                _int(attrs.get("data-start")),
+                _int(attrs.get("data-end")),
+                node.text(deep=True),
+                nested,
+            )
+        )
+        return None
+    unknown = [c for c in evidence if c not in _DECORATIVE]
+    if unknown:
+        return f"{_describe(node)} carries an unknown evidence class {unknown[0]}"
+    return None
+
+
+def find_span_refs(text: str) -> list[str]:
+    """Every span reference in ``text`` (:data:`SPAN_REF`), found from its ``#<start>-<end>`` tail,
+    which a literal ``#`` makes quick to find, then the ``src-<64 hex>`` before it."""
+    found = []
+    for tail in _REF_TAIL.finditer(text):
+        at = tail.start()
+        while at > 0 and text[at - 1] in _SPACE:
+            at -= 1
+        if at >= 68 and _REF_HEAD.fullmatch(text, at - 68, at):
+            found.append(text[at - 68 : tail.end()])
+    return found
+
+
+def _span_refs(tree: LexborHTMLParser, shown: list[LexborNode], scan: PageScan) -> None:
+    """Text of the span-reference form outside code and outside verified elements is malformed.
+
+    A verified excerpt never shows its reference in full (its link is abbreviated), so such text
+    is a footnote quoting a source that no check read: e.g. evidence-footnote syntax that
+    Python-Markdown renders as a footnote while the concept parser read it as code. The text is
+    read in document order across elements, as a reader sees ``src-<b>…</b>#1-2``.
+    """
+    body = tree.body
+    if body is None or not find_span_refs(body.text(deep=True)):
+        return
+    roots = [*shown, *tree.css(_CODE)]
+    skipped = {n.mem_id for root in roots for n in root.traverse(include_text=True)}
+    text = "".join(
+        n.text_content or "" for n in body.traverse(include_text=True) if n.is_text_node and n.mem_id not in skipped
+    )
+    for ref in find_span_refs(text):
+        scan.malformed.append(f"text {ref[:24]}… quotes a source outside any verified excerpt")

@@ -9,9 +9,16 @@
  *
  *   1. source_id = "src-" + SHA-256(utf8(url) + 0x00 + utf8(text)), and equals the id on the page;
  *   2. content_hash = "sha256:" + SHA-256(utf8(text));
- *   3. record_hash (when the record carries one) = "sha256:" + SHA-256(canonical JSON of every
- *      other field) — this seals the title, access and paper ids shown beside the excerpt;
+ *   3. record_hash = "sha256:" + SHA-256(canonical JSON of every other field) — this seals the
+ *      title, access and paper ids shown beside the excerpt. A record without one is unsealed:
+ *      never shown as verified;
  *   4. code points [start, end) of text are exactly the excerpt shown.
+ *
+ * Nothing on the page says where a record is: the address is always
+ * <site root>/sources/<source_id>/record.json, the site root being where this script itself was
+ * loaded from (<site root>/assets/publisher/verify.js), the source id one that matches
+ * src-<64 hex>, and the result on the page's own origin (http, https or file); anything else is
+ * refused, and so is a redirect.
  *
  * SHA-256 comes from WebCrypto in a secure context (https, http://127.0.0.1, http://localhost);
  * elsewhere (file://, plain http on another host) from the self-contained implementation below.
@@ -342,9 +349,11 @@
         got: gotBody,
       });
     }
-    // 3. Metadata seal.
+    // 3. Metadata seal: a record without one is never verified.
     if (record.record_hash === undefined) {
-      notes.push("metadata unsealed (no record_hash)");
+      problems.push({ check: "record_hash", message: "metadata unsealed (no record_hash): nothing seals it" });
+    } else if (typeof record.record_hash !== "string" || !/^sha256:[0-9a-f]{64}$/.test(record.record_hash)) {
+      problems.push({ check: "record_hash", message: "record_hash is not sha256: and 64 hex digits" });
     } else {
       const body = {};
       for (const key of Object.keys(record)) if (key !== "record_hash") body[key] = record[key];
@@ -389,19 +398,34 @@
   // --------------------------------------------------------------------------------------------
   // Fetching records: once per URL and page view; the parsed record keeps its code-point index.
 
-  const SCRIPT = document.currentScript;
+  // Where this script was loaded from, read once while it runs (never from an attribute later).
+  const SCRIPT_URL = document.currentScript && document.currentScript.src ? document.currentScript.src : "";
+  const SCRIPT_PATH = "assets/publisher/verify.js";
+  const SCHEMES = ["http:", "https:", "file:"];
   const records = new Map();
 
-  function siteRoot() {
-    // This file is published at <site>/assets/publisher/verify.js.
-    if (SCRIPT && SCRIPT.src) return new URL("../../", SCRIPT.src);
-    return new URL("./", document.baseURI);
+  function sameOrigin(url) {
+    const here = new URL(location.href);
+    return url.protocol === here.protocol && url.origin === here.origin && url.host === here.host;
   }
 
-  function recordUrl(el, sourceId) {
-    const explicit = el.closest("[data-record]");
-    if (explicit) return new URL(explicit.getAttribute("data-record"), document.baseURI).href;
-    return new URL(`sources/${sourceId}/record.json`, siteRoot()).href;
+  /** The site root: two folders above this script, on the page's own origin; else an error. */
+  function siteRoot() {
+    if (!SCHEMES.includes(location.protocol)) throw new Error(`refusing to verify on a ${location.protocol} page`);
+    if (!SCRIPT_URL) throw new Error("cannot tell where this site is (the verifier was not loaded as a file)");
+    const script = new URL(SCRIPT_URL);
+    if (!sameOrigin(script) || !script.pathname.endsWith("/" + SCRIPT_PATH) || script.search || script.hash) {
+      throw new Error("refusing to fetch records: the verifier was not loaded from this site");
+    }
+    return new URL("../../", script);
+  }
+
+  /** sources/<source_id>/record.json of this site, for a well-formed source id only. */
+  function recordUrl(sourceId) {
+    if (!SOURCE_ID.test(sourceId)) throw new Error(`not a source id: ${sourceId}`);
+    const url = new URL(`sources/${sourceId}/record.json`, siteRoot());
+    if (!sameOrigin(url)) throw new Error("refusing to fetch a record from another origin");
+    return url.href;
   }
 
   async function parseRecord(buffer) {
@@ -425,9 +449,10 @@
   function loadRecord(url) {
     let hit = records.get(url);
     if (!hit) {
-      hit = fetch(url, { cache: "no-cache", credentials: "same-origin" })
+      hit = fetch(url, { cache: "no-cache", credentials: "same-origin", redirect: "error" })
         .then((response) => {
           if (!response.ok) throw new Error(`could not fetch ${url} (HTTP ${response.status})`);
+          if (response.url && response.url !== url) throw new Error(`${url} was answered from elsewhere`);
           return response.arrayBuffer();
         }, (err) => {
           throw new Error(`could not fetch ${url} (${err.message})` +
@@ -464,6 +489,9 @@
     return { marks, shown, contiguous };
   }
 
+  /** The excerpt element each button was made for (the page cannot point a button elsewhere). */
+  const EXCERPTS = new WeakMap();
+
   function claimOf(button) {
     const sourceId = button.getAttribute("data-source-id");
     const start = Number(button.getAttribute("data-start"));
@@ -477,15 +505,9 @@
       shown = found.shown;
       contiguous = found.contiguous;
     } else {
-      const container = button.closest("li, p, div, blockquote, td, body") || document.body;
-      const excerpt = Array.from(container.querySelectorAll("[data-source-id][data-start][data-end]")).find(
-        (el) =>
-          !el.classList.contains("evidence-verify") &&
-          el.getAttribute("data-source-id") === sourceId &&
-          el.getAttribute("data-start") === String(start) &&
-          el.getAttribute("data-end") === String(end),
-      );
+      const excerpt = EXCERPTS.get(button);
       shown = excerpt ? excerpt.textContent : "";
+      contiguous = !!excerpt;
     }
     return { sourceId, start, end, shown, contiguous };
   }
@@ -506,7 +528,7 @@
     }
     setState(button, "working", "verifying…");
     try {
-      const entry = supplied || (await loadRecord(recordUrl(button, claim.sourceId)));
+      const entry = supplied || (await loadRecord(recordUrl(claim.sourceId)));
       claim.points = entry.points;
       const result = await verifyRecord(entry.record, claim);
       if (!claim.contiguous) {
@@ -517,8 +539,7 @@
         const how = webCrypto() ? "WebCrypto" : "built-in SHA-256";
         const detail =
           `Verified in this browser (${how}): SHA-256(url ‖ 0x00 ‖ text) = ${claim.sourceId}; ` +
-          `content_hash matches; ` +
-          (result.notes.length ? result.notes.join("; ") + "; " : "record_hash matches; ") +
+          `content_hash matches; record_hash matches; ` +
           `code points [${claim.start}, ${claim.end}) are exactly the excerpt shown.`;
         setState(button, "verified", "✓ verified", detail);
       } else {
@@ -585,6 +606,7 @@
         Number(el.getAttribute("data-end")),
         "excerpt",
       );
+      EXCERPTS.set(button, el);
       const link = el.nextElementSibling && el.nextElementSibling.classList.contains("evidence-link")
         ? el.nextElementSibling
         : null;

@@ -1,0 +1,81 @@
+"""The Content-Security-Policy every page of an evidence site carries.
+
+The policy is a ``<meta http-equiv>`` the hook inserts at the top of ``<head>`` once a page is
+final. Scripts and styles load only from the site itself (``'self'``); the inline scripts and
+style elements the theme writes are allowed by their SHA-256, computed from the page as a
+browser parses it (:mod:`publisher.site.scan`). That is sound only because the prose check
+(:mod:`publisher.site.prose`) has already refused any script or style an author wrote, so every
+inline script left is the theme's. Inline event handlers, style attributes, ``javascript:``
+URLs, plugins, frames and ``<base>`` are refused by the browser; a script or style rule injected
+after the build does not run. What a meta policy cannot say (``frame-ancestors``, reporting)
+belongs in the web server's headers.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Iterable
+
+__all__ = ["policy", "meta", "insert", "hash_source", "WEB_FONT_ORIGINS"]
+
+WEB_FONT_ORIGINS = ("https://fonts.googleapis.com", "https://fonts.gstatic.com")
+"""Where Material loads its web fonts from (``extra: evidence: web_fonts: true`` allows them)."""
+
+_CHARSET = re.compile(r"<meta\s+charset\s*=\s*[\"']?utf-8[\"']?\s*/?>", re.IGNORECASE)
+_HEAD = re.compile(r"<head(?:\s[^<>]*)?>", re.IGNORECASE)
+
+
+def hash_source(text: str) -> str:
+    """A CSP hash source for an inline script or style: SHA-256 of its UTF-8 text, base64."""
+    digest = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
+
+
+def policy(scripts: Iterable[str], styles: Iterable[str], *, web_fonts: bool = False) -> str:
+    """The policy of a page whose inline scripts and style elements are ``scripts`` and ``styles``."""
+    script_hashes = sorted({hash_source(s) for s in scripts})
+    style_hashes = sorted({hash_source(s) for s in styles})
+    style_from = ["'self'", *style_hashes]
+    font_from = ["'self'"]
+    if web_fonts:
+        style_from.append(WEB_FONT_ORIGINS[0])
+        font_from.append(WEB_FONT_ORIGINS[1])
+    directives = [
+        "default-src 'none'",
+        "script-src " + " ".join(["'self'", *script_hashes]),
+        "script-src-attr 'none'",
+        "style-src " + " ".join(style_from),
+        "img-src 'self' data:",
+        "font-src " + " ".join(font_from),
+        "connect-src 'self'",
+        "worker-src 'self'",
+        "manifest-src 'self'",
+        "media-src 'self'",
+        "object-src 'none'",
+        "frame-src 'none'",
+        "base-uri 'none'",
+        "form-action 'self'",
+    ]
+    return "; ".join(directives)
+
+
+def meta(value: str) -> str:
+    """The ``<meta>`` element carrying ``value`` (which holds no double quote or ampersand)."""
+    return f'<meta http-equiv="Content-Security-Policy" content="{value}">'
+
+
+def insert(page_html: str, value: str) -> str:
+    """``page_html`` with the policy right after its ``<meta charset>`` (else its ``<head>`` tag).
+
+    The policy applies to what follows it, so it goes before any script, style or link; after the
+    charset declaration, which a browser looks for in the first 1024 bytes. Raises ValueError when
+    the page has neither (it cannot be given a policy).
+    """
+    head = _HEAD.search(page_html)
+    if head is None:
+        raise ValueError("the page has no <head> element to carry its Content-Security-Policy")
+    charset = _CHARSET.search(page_html, head.end(), head.end() + 1024)
+    at = charset.end() if charset is not None else head.end()
+    return page_html[:at] + meta(value) + page_html[at:]

@@ -113,3 +113,96 @@ def test_a_plugin_that_alters_verified_evidence_fails_the_build(
         build_wiki(wiki)
     assert tree_digest(wiki / "site") == before
     assert any("EXCERPT_MISMATCH" in m for m in mkdocs_log)
+
+
+# --- the stored result, read by the pipeline ------------------------------------------------
+
+
+def test_a_result_without_its_inputs_list_is_stale_not_edited(tmp_path: Path) -> None:
+    """A result written before results carried their inputs is stale (re-assemble), not forged;
+    the same result with any other difference is edited."""
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    data = json.loads(rb.run.result_path.read_text(encoding="utf-8"))
+    del data["inputs"]
+    writable(rb.run.result_path).write_text(json.dumps(data), encoding="utf-8")
+    rc = check_run(rb.run, wiki_root=wiki)
+    assert rc.status("C-ASSEMBLER") == "warn" and rc.verdict == "Inconclusive"
+    assert "C-ASSEMBLER" in {f.code for f in rc.refusals()}
+    data["accepted"][0]["claims"][0]["claim"] = "edited"
+    rb.run.result_path.write_text(json.dumps(data), encoding="utf-8")
+    assert check_run(rb.run, wiki_root=wiki).status("C-ASSEMBLER") == "fail"
+
+
+def test_verification_says_whether_a_result_was_there(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    assert check_run(rb.run, wiki_root=wiki).report["result"]["present"] is True
+    writable(rb.run.result_path).write_text("{not json", encoding="utf-8")
+    assert check_run(rb.run, wiki_root=wiki).report["result"]["present"] is True
+    rb.run.result_path.unlink()
+    assert check_run(rb.run, wiki_root=wiki).report["result"]["present"] is False
+
+
+def test_a_head_recorded_for_an_empty_log_fails_the_log_check(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    data = json.loads(rb.run.result_path.read_text(encoding="utf-8"))
+    data["log"]["events"] = 0
+    writable(rb.run.result_path).write_text(json.dumps(data), encoding="utf-8")
+    rc = check_run(rb.run, wiki_root=wiki)
+    assert rc.failed("C-EVENT-LOG"), rc.check("C-EVENT-LOG")
+
+
+def test_a_gate_failure_found_without_the_gate_lists_what_failed(tmp_path: Path) -> None:
+    """A run assembled with --gate (config gate off) whose gate failed: checked without --gate, the
+    refusal names the gate failure and lists the unresolved artifact's own finding under it."""
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    rb.unresolved()
+    assert rb.assemble(gate=True)["gate"]["verdict"] == "fail"
+    refusals = check_run(rb.run, wiki_root=wiki).refusals()
+    (root,) = [f for f in refusals if f.code == "C-GATE" and f.cause is None]
+    assert {f.code for f in refusals if f.cause == root.key} == {"NO_PAPER_ID"}
+
+
+# --- URLs a record cites, and ids a footnote states ------------------------------------------
+
+
+def test_a_record_may_cite_another_retrieval_of_its_own_paper_only(tmp_path: Path) -> None:
+    from _upstream_helpers import TRIAL, upstream_run
+
+    from publisher.runs import Run
+
+    up = upstream_run(tmp_path)
+    sid = up.snapshot()
+    supplement = "https://journal.example/trial/supplement"
+    up.snapshot("Supplementary tables of the trial.", url=supplement)
+    elsewhere = "https://journal.example/another-study"
+    up.snapshot("Another study.", url=elsewhere, paper={"pmid": "27182818", "doi": None, "pmcid": None})
+    span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes", text=TRIAL)
+    up.extraction([span], limitations=f"Dropouts are listed in {supplement}.")
+    assert assemble_run(Run(up.path), write=False).findings == []
+    up.extraction([span], limitations=f"Compare {elsewhere}.")
+    codes = {(f["reason_code"], f["field"]) for f in assemble_run(Run(up.path), write=False).findings}
+    assert codes == {("URL_NOT_RETRIEVED", "limitations")}
+
+
+@pytest.mark.parametrize("which", ["corpus", "snapshot"])
+def test_a_stated_id_must_agree_with_everything_known_of_the_label(tmp_path: Path, which: str) -> None:
+    """With a corpus, a footnote's stated DOI must agree with the corpus record AND the snapshot."""
+    from _upstream_helpers import PAPER, corpus_entry, upstream_run
+
+    from publisher.runs import Run
+
+    up = upstream_run(tmp_path)
+    sid = up.snapshot()
+    corpus_doi = {**PAPER, "doi": "10.5555/corpus.says"}
+    up.corpus(corpus_entry(paper=corpus_doi, source_ids=[sid]))
+    up.extraction([up.span(sid, "Sleep-onset latency fell by 7.9 minutes")])
+    stated = corpus_doi["doi"] if which == "corpus" else PAPER["doi"]
+    up.report("Light helps.[^pubmed-31415926]", [f"[^pubmed-31415926]: PMID 31415926. DOI {stated}."])
+    findings = assemble_run(Run(up.path), write=False).findings
+    assert {(f["reason_code"], f["field"]) for f in findings if f["artifact_id"].startswith("report:")} == {
+        ("SOURCE_OUTSIDE_ACCEPTED", "paper_ids")
+    }

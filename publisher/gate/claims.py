@@ -162,7 +162,7 @@ class ReportClaims:
             canonical_id(kind, value)
         except IdError:
             return False
-        return not known or any(same_id(kind, value, k) for k in known)
+        return all(same_id(kind, value, k) for k in known)
 
 
 def _resolves(paper_ids: tuple[tuple[str, str], ...], art: Artifact) -> bool:

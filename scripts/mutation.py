@@ -168,6 +168,7 @@ _FLIPS: dict[type[ast.cmpop], str] = {
 
 _BY_LAYER = {
     "publisher/kernel/": (
+        "tests/test_provenance_signing.py",
         "tests/test_store.py",
         "tests/test_eventlog.py",
         "tests/test_models.py",
@@ -193,6 +194,7 @@ _BY_LAYER = {
         "tests/test_hostile_inputs.py",
         "tests/test_batch_commands.py",
         "tests/test_render.py",
+        "tests/test_verify_cli.py",
     ),
     "publisher/wiki/": (
         "tests/test_wiki_check.py",

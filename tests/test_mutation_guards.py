@@ -206,3 +206,49 @@ def test_a_stated_id_must_agree_with_everything_known_of_the_label(tmp_path: Pat
     assert {(f["reason_code"], f["field"]) for f in findings if f["artifact_id"].startswith("report:")} == {
         ("SOURCE_OUTSIDE_ACCEPTED", "paper_ids")
     }
+
+
+def test_an_empty_evidence_set_is_refused_once_whatever_the_gate(tmp_path: Path) -> None:
+    from _wiki_helpers import RunBuilder
+
+    wiki = make_wiki(tmp_path / "wiki")
+    for gate in (False, True):
+        rb = RunBuilder(wiki, f"empty-{gate}")
+        rb.source("https://example.org/a", "A text nobody cited.")
+        rb.assemble(gate=gate)
+        refusals = check_run(rb.run, wiki_root=wiki).refusals()
+        assert [f.code for f in refusals] == ["NO_SPANS"], (gate, [f.one_line() for f in refusals])
+
+
+def test_other_reason_codes_of_the_assembly_are_reported_under_c_gate(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    rb.unresolved()
+    rb.assemble()
+    rc = check_run(rb.run, wiki_root=wiki)
+    assert {(f.check, f.code, f.severity) for f in rc.findings} == {("C-GATE", "NO_PAPER_ID", "warn")}
+    assert rc.verdict == "Inconclusive" and rc.exit_status == 0
+    assert check_run(rb.run, wiki_root=wiki, gate=True).exit_status == 1
+
+
+def test_a_changed_pdf_is_named_by_its_file(tmp_path: Path) -> None:
+    from _wiki_helpers import tamper
+
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    tamper("pdf-asset", rb)
+    rc = check_run(rb.run, wiki_root=wiki)
+    (root,) = [f for f in rc.findings if f.code == "ASSET_HASH_MISMATCH" and f.cause is None]
+    assert root.check == "C-SNAPSHOT" and root.file.startswith("runs/") is False
+    assert root.file.startswith("assets/papers/") and root.file.endswith(".pdf")
+
+
+def test_a_concept_promoted_before_its_run_changed_gets_a_notice(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    assert check_wiki(wiki).notices == []
+    rb.unresolved()
+    rb.assemble()  # the same accepted evidence, other inputs: the concept still verifies
+    wiki_check = check_wiki(wiki)
+    assert wiki_check.ok and any("re-promote" in n for n in wiki_check.notices), wiki_check.notices

@@ -84,8 +84,8 @@ class RunCheck:
         out = [f for f in self.findings if f.severity == "fail"]
         if self.status(ASSEMBLER) == "warn":
             out += [replace(f, severity="fail") for f in self.findings if f.check == ASSEMBLER and f.severity == "warn"]
-        if self.assembly.verdict == "fail" and not any(f.check == "C-GATE" for f in out):
-            counts = self.result["counts"]
+        counts = self.result["counts"]
+        if self.assembly.verdict == "fail" and counts["unresolved"] and not any(f.check == "C-GATE" for f in out):
             detail = f"gate verdict fail: {counts['unresolved']} of {counts['artifacts_seen']} artifacts unresolved"
             root = self._root("C-GATE", "outputs/result.json", detail)
             out.append(root)

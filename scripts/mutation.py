@@ -235,6 +235,12 @@ def operator_mutants(paths: tuple[str, ...] = CORE) -> list[Mutant]:
     return out
 
 
+def _unplaced(name: str) -> str:
+    """A mutant's name without its line number (``path:123 'segment' -> op`` -> ``path 'segment' -> op``)."""
+    head, _, rest = name.strip().partition(" ")
+    return f"{head.split(':')[0]} {rest}" if rest else head
+
+
 def _scratch() -> Path:
     """A copy of the repository's tracked and untracked files (not .venv or caches)."""
     root = Path(tempfile.mkdtemp(prefix="publisher-mutation-"))
@@ -280,10 +286,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--operators", action="store_true", help="also flip every comparison of the core")
     parser.add_argument("--only", help="run the named mutation (or operator mutants whose name contains this)")
+    parser.add_argument(
+        "--survivors",
+        type=Path,
+        help="rerun only the mutants a previous run's output lists as SURVIVED (lines may move)",
+    )
     args = parser.parse_args(argv)
-    mutants = list(NAMED) + (operator_mutants() if args.operators else [])
+    mutants = list(NAMED) + (operator_mutants() if args.operators or args.survivors else [])
     if args.only:
         mutants = [m for m in mutants if args.only in m.name]
+    if args.survivors:
+        wanted = {
+            _unplaced(line.split("  ", 2)[-1]) for line in args.survivors.read_text().splitlines() if "SURVIVED" in line
+        }
+        mutants = [m for m in mutants if _unplaced(m.name) in wanted]
     copy = _scratch()
     survivors = []
     try:

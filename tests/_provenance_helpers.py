@@ -106,3 +106,25 @@ def write_extraction(run: Run, source_id: str, start: int, end: int, name: str =
     }
     run.extractions_dir.mkdir(parents=True, exist_ok=True)
     (run.extractions_dir / f"{name}.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def forge_fetch(run: Run, url: str, text: str) -> str:
+    """What an agent with write access can do: store invented text and append a correctly chained
+    ``fetch`` event claiming it fresh (no retrieval, no receipt, no signature). Returns its source id."""
+    from publisher.kernel.eventlog import append_event
+    from publisher.kernel.store import build_record
+
+    record = build_record(
+        url=url, text=text, title=None, retrieved_at="2026-01-01T00:00:00Z", access="web", origin="web", paper=None
+    )
+    snap, _ = run.store.put(record)
+    append_event(
+        run.events_path,
+        type="fetch",
+        source_id=snap.source_id,
+        url=snap.url,
+        fresh=True,
+        sha256=snap.content_hash[7:],
+        record_hash=snap.record_hash,
+    )
+    return snap.source_id

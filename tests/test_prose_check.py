@@ -10,9 +10,7 @@ What a trusted extension generates (Material's emoji SVG through ``pymdownx.emoj
 
 from __future__ import annotations
 
-import logging
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import markdown
@@ -53,26 +51,6 @@ DOC_PAYLOADS = [
     "<noscript><p>no script</p></noscript>",
     '<p class="Evidence-Excerpt">a look-alike in another case</p>',
 ]
-
-
-@pytest.fixture
-def mkdocs_log() -> Iterator[list[str]]:
-    messages: list[str] = []
-
-    class _Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            messages.append(record.getMessage())
-
-    handler = _Keep(level=logging.INFO)
-    logger = logging.getLogger("mkdocs")
-    level = logger.level
-    logger.setLevel(logging.INFO)
-    logger.addHandler(handler)
-    try:
-        yield messages
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 def _published(tmp_path: Path, extensions: tuple[str, ...] = EXTENSIONS, extra: str = "") -> tuple[Path, str]:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _provenance_helpers import PAGE, Pages, make_wiki, serve, write_extraction
+from _provenance_helpers import PAGE, Pages, forge_fetch, make_wiki, serve, write_extraction
 from conftest import CliResult, minimal_pdf
 
 from publisher.acquire.sources import Metadata, add_local_pdf, fetch
@@ -24,7 +24,7 @@ from publisher.kernel.assets import AssetChecker
 from publisher.kernel.blobs import BlobChecker
 from publisher.kernel.canonical import canonical_bytes
 from publisher.kernel.errors import UsageError
-from publisher.kernel.eventlog import append_event, read_log
+from publisher.kernel.eventlog import read_log
 from publisher.kernel.models import EventType
 from publisher.kernel.store import build_record
 from publisher.runs import Run, init_run
@@ -154,27 +154,8 @@ def test_a_forged_chained_event_without_trusted_keys_is_accepted(tmp_path: Path)
     only a signature by a key the agent cannot read tells a real retrieval from a forged one.
     """
     _, run = make_wiki(tmp_path / "wiki")
-    text = "Invented text that was never retrieved."
-    record = build_record(
-        url="https://journal.example/article",
-        text=text,
-        title=None,
-        retrieved_at="2026-01-01T00:00:00Z",
-        access="web",
-        origin="web",
-        paper=None,
-    )
-    snap, _ = run.store.put(record)
-    append_event(
-        run.events_path,
-        type="fetch",
-        source_id=snap.source_id,
-        url=snap.url,
-        fresh=True,
-        sha256=snap.content_hash[7:],
-        record_hash=snap.record_hash,
-    )
-    write_extraction(run, snap.source_id, 0, 12)
+    source_id = forge_fetch(run, "https://journal.example/article", "Invented text that was never retrieved.")
+    write_extraction(run, source_id, 0, 12)
     assert _codes(run) == set()
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _provenance_helpers import PAGE, make_wiki, serve, write_extraction
+from _provenance_helpers import PAGE, forge_fetch, make_wiki, serve, write_extraction
 from conftest import CliResult, minimal_pdf
 from cryptography.hazmat.primitives import serialization
 
@@ -32,9 +32,8 @@ from publisher.acquire.signing import (
 from publisher.acquire.sources import add_local_pdf, fetch
 from publisher.gate.assemble import assemble_run
 from publisher.kernel.canonical import canonical_bytes
-from publisher.kernel.eventlog import append_event, line_digest, read_log
+from publisher.kernel.eventlog import line_digest, read_log
 from publisher.kernel.models import Event
-from publisher.kernel.store import build_record
 from publisher.runs import Run
 
 Cli = Callable[..., CliResult]
@@ -186,26 +185,8 @@ def test_unsigned_or_untrusted_events_never_make_a_source_fresh(tmp_path: Path, 
 
 def test_a_forged_chained_fetch_event_is_refused_with_trusted_keys(tmp_path: Path, keys: dict) -> None:
     _, run = _trusting_wiki(tmp_path, keys["ci"][1])
-    record = build_record(
-        url="https://journal.example/a",
-        text="Invented text.",
-        title=None,
-        retrieved_at="2026-01-01T00:00:00Z",
-        access="web",
-        origin="web",
-        paper=None,
-    )
-    snap, _ = run.store.put(record)
-    append_event(
-        run.events_path,
-        type="fetch",
-        source_id=snap.source_id,
-        url=snap.url,
-        fresh=True,
-        sha256=snap.content_hash[7:],
-        record_hash=snap.record_hash,
-    )
-    write_extraction(run, snap.source_id, 0, 8)
+    source_id = forge_fetch(run, "https://journal.example/a", "Invented text.")
+    write_extraction(run, source_id, 0, 8)
     assert read_log(run.events_path).intact
     assert _codes(run) == {"NO_FRESH_FETCH"}
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Protocol
 
 from markdown_it import MarkdownIt
 
 from ..kernel.eventlog import LogState
+from ..kernel.ids import PaperIds
 from ..kernel.models import EventType
 
 __all__ = ["link_key", "url_key", "urls_in", "identifier_keys", "fetched_urls"]
@@ -60,21 +60,12 @@ def urls_in(text: str) -> list[str]:
     return out
 
 
-class _Paper(Protocol):
-    @property
-    def pmid(self) -> str | None: ...
-    @property
-    def doi(self) -> str | None: ...
-    @property
-    def pmcid(self) -> str | None: ...
-
-
 _PMID_LINKS = ("pubmed.ncbi.nlm.nih.gov/{}", "www.ncbi.nlm.nih.gov/pubmed/{}")
 _DOI_LINKS = ("doi.org/{}", "dx.doi.org/{}")
 _PMCID_LINKS = ("pmc.ncbi.nlm.nih.gov/articles/{}", "www.ncbi.nlm.nih.gov/pmc/articles/{}")
 
 
-def identifier_keys(papers: Iterable[_Paper | None]) -> set[str]:
+def identifier_keys(papers: Iterable[PaperIds | None]) -> set[str]:
     """Lower-cased :func:`url_key` of every identifier link of these papers (http and https)."""
     out: set[str] = set()
     for paper in papers:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-__all__ = ["LITERATURE_KINDS", "IdError", "canonical_id", "same_id", "paper_problem", "split_evidence_id"]
+__all__ = ["LITERATURE_KINDS", "IdError", "PaperIds", "canonical_id", "same_id", "paper_problem", "split_evidence_id"]
 
 LITERATURE_KINDS = ("pmid", "doi", "pmcid")
 """Evidence id prefixes that make a literature claim (they need the paper id on the snapshot)."""
@@ -72,7 +72,9 @@ def split_evidence_id(evidence_id: str) -> tuple[str, str] | None:
     return kind, value.strip()
 
 
-class _Paper(Protocol):
+class PaperIds(Protocol):
+    """Anything with ``pmid``, ``doi`` and ``pmcid`` (a snapshot's paper, a check's)."""
+
     @property
     def pmid(self) -> str | None: ...
     @property
@@ -81,7 +83,7 @@ class _Paper(Protocol):
     def pmcid(self) -> str | None: ...
 
 
-def paper_problem(evidence_id: str, paper: _Paper | None) -> str | None:
+def paper_problem(evidence_id: str, paper: PaperIds | None) -> str | None:
     """Why a snapshot's paper does not carry ``evidence_id`` (``NO_PAPER_ID``), or None.
 
     Only ``pmid:``, ``doi:`` and ``pmcid:`` ids are literature claims; other forms (``web:…``)

@@ -219,3 +219,14 @@ def test_static_html_is_refused_and_a_plain_svg_is_published(tmp_path: Path, mkd
     (images / "active.svg").write_text(SVG_PAYLOADS["handler"], encoding="utf-8")
     findings = _refused(wiki, mkdocs_log)
     assert any("docs/page.html" in f for f in findings) and any("docs/images/active.svg" in f for f in findings)
+
+
+def test_a_title_in_front_matter_is_not_where_a_finding_of_the_body_points(tmp_path: Path) -> None:
+    """Front matter is data (escaped at the boundary): a script in the body is found at its own
+    line even when the title spells the same markup."""
+    from publisher.site.prose import check_prose
+
+    source = '---\ntitle: "Does <script>x</script> work?"\n---\n\nProse.\n\n<script>alert(2)</script>\n'
+    html = "<p>Prose.</p>\n<script>alert(2)</script>"
+    (finding,) = check_prose(html, file="concepts/x.md", source=source, trusted=[])
+    assert finding.line == 7

@@ -194,6 +194,17 @@ def _forgiven(found: list[Violation], trusted: Iterable[str]) -> list[Violation]
     return left
 
 
+def _body_start(lines: list[str]) -> int:
+    """The index of the first line after a YAML front matter block (0 without one): front matter
+    is data, rendered through the escaping boundary, never prose."""
+    if not lines or lines[0].rstrip("\r") != "---":
+        return 0
+    for index in range(1, len(lines)):
+        if lines[index].rstrip("\r") in ("---", "..."):
+            return index + 1
+    return 0
+
+
 class _Locator:
     """Finds the source line of each violation, in document order: the n-th violation written
     the same way is looked for after the line of the one before it."""
@@ -202,6 +213,7 @@ class _Locator:
         self.lines = source.split("\n")
         self.decoded = [ascii_lower(_TAB_NL.sub("", html.unescape(line))) for line in self.lines]
         self.after: dict[tuple[str, ...], int] = {}
+        self.body = _body_start(self.lines)
 
     def _needle(self, v: Violation) -> tuple[tuple[str, ...], Any]:
         """A key for violations written the same way, and a test of one line (its number)."""
@@ -226,8 +238,8 @@ class _Locator:
         tries = [v] if v.kind != "evidence" else [v, Violation("any", v.name, v.detail, v.signature)]
         for attempt in tries:
             key, hit = self._needle(attempt)
-            first = self.after.get(key, 0)
-            for n in [*range(first, len(self.lines)), *range(0, first)]:
+            first = self.after.get(key, self.body)
+            for n in [*range(first, len(self.lines)), *range(self.body, first)]:
                 if hit(n):
                     self.after[key] = n + 1
                     return n + 1

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..gate import render
 from ..gate.render import ReportView
+from ..kernel import _fs
 from ..kernel.canonical import sha256_hex
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
@@ -17,6 +18,7 @@ from ..parallel import default_workers, helper_pool
 from ..wiki.evidence import RunEvidence, WikiCheck
 from .highlight import SourceBody, SourceJob, render_source_body
 from .manifest import check_record_copy
+from .offline import record_js
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
@@ -34,9 +36,18 @@ def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
     return [render_source_body(job) for job in jobs]
 
 
-def check_record_chunk(items: list[tuple[str, str]]) -> list[str]:
-    """Re-verify published snapshot record copies ``(path, source_id)``; the sha256 of each file."""
-    return [sha256_hex(check_record_copy(Path(path), sid)) for path, sid in items]
+def check_record_chunk(items: list[tuple[str, str]], scripts: bool = False) -> list[str]:
+    """Re-verify published snapshot record copies ``(path, source_id)``; the sha256 of each file.
+
+    With ``scripts`` (an offline site), also write each verified record's ``record.js`` beside it.
+    """
+    digests = []
+    for path, sid in items:
+        data = check_record_copy(Path(path), sid)
+        if scripts:
+            _fs.write_atomic(Path(path).with_name("record.js"), record_js(sid, data))
+        digests.append(sha256_hex(data))
+    return digests
 
 
 _CHUNK_CHARS = 4 * 1024 * 1024
@@ -154,7 +165,7 @@ class BuildHelper:
             self._pump()  # the next report goes out at once
         return body if body is not None else render_report_page(*self._report_job(ev))
 
-    def record_digests(self, items: list[tuple[str, str]]) -> list[str]:
+    def record_digests(self, items: list[tuple[str, str]], scripts: bool = False) -> list[str]:
         """:func:`check_record_chunk` over ``items``, on the helpers when they are still there.
 
         Called once every page is built, when the helpers have nothing else to do. An error
@@ -164,11 +175,11 @@ class BuildHelper:
         if pool is not None and len(items) > _CHUNK_PAGES:
             chunks = [items[i : i + _CHUNK_PAGES] for i in range(0, len(items), _CHUNK_PAGES)]
             try:
-                futures = [pool.submit(check_record_chunk, chunk) for chunk in chunks]
+                futures = [pool.submit(check_record_chunk, chunk, scripts) for chunk in chunks]
                 return [digest for future in futures for digest in future.result()]
             except (BrokenProcessPool, RuntimeError):
                 pass  # the helpers are gone: check them here
-        return check_record_chunk(items)
+        return check_record_chunk(items, scripts)
 
     def close(self) -> None:
         """Stop the helpers (idempotent); whatever was not taken yet is dropped."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -25,10 +26,11 @@ log = logging.getLogger("mkdocs.plugins.publisher")
 __all__ = ["render_report_page", "render_source_chunk", "check_record_chunk", "BuildHelper"]
 
 
-def render_report_page(view: ReportView) -> str:
+def render_report_page(view: ReportView, links: dict[str, str] | None = None) -> str:
     """A run's report page body from the wiki check's verification of the run (no snapshot is
-    read again). Runs in the build's helper process or in-process."""
-    return render.render_report_body(view)
+    read again), its "source" links to the wiki's source pages (``links``, by source id). Runs
+    in the build's helper process or in-process."""
+    return render.render_report_body(view, links)
 
 
 def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
@@ -87,11 +89,13 @@ class BuildHelper:
         self._queued: deque[RunEvidence] = deque()
         self._reports: dict[str, Future[str]] = {}
         self._report: Future[str] | None = None
+        self.links: Callable[[RunEvidence], dict[str, str]] | None = None
+        """Where each source of a run is shown, from its report page (set by the build)."""
 
-    def _report_job(self, ev: RunEvidence) -> tuple[ReportView]:
+    def _report_job(self, ev: RunEvidence) -> tuple[ReportView, dict[str, str] | None]:
         if ev.check is None:
             raise IntegrityError(f"run {ev.rel} was not checked", reason=Reason.SCHEMA_ERROR)
-        return (ReportView.of(ev.check),)
+        return ReportView.of(ev.check), self.links(ev) if self.links is not None else None
 
     def start(self, sources: list[SourceJob], runs: list[RunEvidence]) -> None:
         """Start rendering these source texts and reports in helper processes, when that pays."""

@@ -176,6 +176,7 @@ class EvidenceBuild:
             source_text=source_text,
             source_body=self.helper.source,
         )
+        self.helper.links = self.model.source_links
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
         self.trusted = next((e for e in config.markdown_extensions if isinstance(e, TrustedOutput)), None)
         if self.trusted is None:

@@ -89,9 +89,12 @@ def tampered(astral_site: Site) -> Iterator[Any]:
 
 
 def _concept_url(site: Site) -> str:
-    pages = sorted((site.folder / "concepts").glob("*/index.html"))
-    assert pages, f"no concept page under {site.folder}/concepts"
-    return site.base + pages[0].parent.relative_to(site.folder).as_posix() + "/"
+    folders = sorted((site.folder / "concepts").glob("*/index.html"))  # directory URLs
+    files = sorted(p for p in (site.folder / "concepts").glob("*.html") if p.name != "index.html")  # offline
+    assert folders or files, f"no concept page under {site.folder}/concepts"
+    if folders:
+        return site.base + folders[0].parent.relative_to(site.folder).as_posix() + "/"
+    return site.base + files[0].relative_to(site.folder).as_posix()
 
 
 def _follow_first_footnote(page: Any, site: Site) -> tuple[str, int, int]:
@@ -99,7 +102,7 @@ def _follow_first_footnote(page: Any, site: Site) -> tuple[str, int, int]:
     page.goto(_concept_url(site))
     link = page.locator("a.evidence-link").first
     href = link.get_attribute("href")
-    match = re.search(r"sources/(src-[0-9a-f]{64})/?#span-(\d+)-(\d+)$", href or "")
+    match = re.search(r"sources/(src-[0-9a-f]{64})(?:/|\.html)?#span-(\d+)-(\d+)$", href or "")
     assert match, href
     with page.expect_navigation():
         link.click()
@@ -311,11 +314,11 @@ def test_file_url_lets_the_reader_choose_the_record(astral_site: Site, browser: 
 
 
 def test_report_excerpts_verify_too(example_site: Site, browser: Any) -> None:
-    reports = sorted((example_site.folder / "runs").glob("*/report/index.html"))
+    reports = sorted((example_site.folder / "runs").glob("*/report.html"))
     assert reports
     with guarded_page(browser) as guard:
         page = guard.page
-        page.goto(example_site.base + reports[0].parent.relative_to(example_site.folder).as_posix() + "/")
+        page.goto(example_site.base + reports[0].relative_to(example_site.folder).as_posix())
         buttons = page.locator('button.evidence-verify[data-kind="excerpt"]')
         assert buttons.count() > 0
         buttons.first.click()

@@ -268,3 +268,29 @@ def test_verify_record_reports_each_mismatch(js_page: Any) -> None:
 
     outside = dict(good, end=len(MIXED) + 1)
     assert [p["check"] for p in _verify(js_page.page, record, outside)["problems"]] == ["range"]
+
+
+def test_chunked_fallback_agrees_with_hashlib_and_yields_between_mebibytes(js_page: Any) -> None:
+    """The fallback over several MiB, split across parts at odd places: hashlib's digest, with the
+    page given back between chunks (a timer fires during the hash) and the progress counted to 1."""
+    size = 3 * 1024 * 1024 + 17
+    data = bytes((i * 31 + (i >> 8)) & 255 for i in range(size))
+    out = js_page.page.evaluate(
+        """async (size) => {
+            const E = window.EvidenceVerify;
+            const bytes = new Uint8Array(size);
+            for (let i = 0; i < size; i++) bytes[i] = (i * 31 + (i >> 8)) & 255;
+            let ticks = 0;
+            const timer = setInterval(() => ticks++, 0);
+            const seen = [];
+            const parts = [bytes.subarray(0, 1000), bytes.subarray(1000)];
+            const hex = await E.sha256HexChunked(parts, (f) => seen.push(f));
+            clearInterval(timer);
+            const rising = seen.every((f, i) => i === 0 || f >= seen[i - 1]);
+            return { hex, ticks, last: seen[seen.length - 1], rising, steps: seen.length };
+        }""",
+        size,
+    )
+    assert out["hex"] == hashlib.sha256(data).hexdigest()
+    assert out["last"] == 1 and out["rising"] and out["steps"] >= 3
+    assert out["ticks"] > 0, "the page was never given back during the hash"

@@ -57,8 +57,12 @@ def parse_site(site: Path) -> dict[str, _Page]:
     return pages
 
 
-def _target(site: Path, page: str, url: str) -> tuple[str | None, str]:
-    """(file relative to the site root, or None when it does not exist; fragment)."""
+def _target(site: Path, page: str, url: str, *, from_disk: bool = False) -> tuple[str | None, str]:
+    """(file relative to the site root, or None when it does not exist; fragment).
+
+    ``from_disk``: the site is read as ``file://``, where a link to a folder shows a directory
+    listing rather than its ``index.html``; such a link names no page.
+    """
     parts = urlsplit(url)
     path = unquote(parts.path)
     if not path:
@@ -69,13 +73,15 @@ def _target(site: Path, page: str, url: str) -> tuple[str | None, str]:
         return None, parts.fragment
     candidate = site / joined
     if candidate.is_dir():
+        if from_disk:
+            return None, parts.fragment
         candidate = candidate / "index.html"
     if not candidate.is_file():
         return None, parts.fragment
     return candidate.relative_to(site).as_posix(), parts.fragment
 
 
-def check_links(site: Path) -> Iterator[str]:
+def check_links(site: Path, *, from_disk: bool = False) -> Iterator[str]:
     """Every broken local link, missing anchor and off-site asset, one line each."""
     pages = parse_site(site)
     for page, info in pages.items():
@@ -87,7 +93,7 @@ def check_links(site: Path) -> Iterator[str]:
                 if tag in _ASSETS:
                     yield f"{page}: <{tag}> loads {url} from outside the site"
                 continue
-            target, fragment = _target(site, page, url)
+            target, fragment = _target(site, page, url, from_disk=from_disk)
             if target is None:
                 yield f"{page}: <{tag}> {url} names no file of the site"
                 continue
@@ -105,6 +111,25 @@ def example_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_example_site_has_no_broken_link_or_anchor(example_site: Path) -> None:
     assert list(check_links(example_site)) == []
+
+
+def test_example_site_reads_from_disk(example_site: Path) -> None:
+    """``extra: evidence: offline: true``: every link names a file (none a folder that a browser
+    reading from disk would list), each source page has its record as a script, and search has
+    its index and worker as scripts."""
+    assert list(check_links(example_site, from_disk=True)) == []
+    for record in example_site.glob("sources/src-*/record.json"):
+        assert (record.parent / "record.js").is_file()
+    assert (example_site / "search" / "search_index.js").is_file()
+    assert (example_site / "assets" / "publisher" / "search-worker.js").is_file()
+
+
+def test_checker_refuses_folder_links_from_disk(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "index.html").write_text("<p>a</p>", encoding="utf-8")
+    (tmp_path / "index.html").write_text('<a href="a/">a</a> <a href="a/index.html">a</a>', encoding="utf-8")
+    assert list(check_links(tmp_path)) == []
+    assert list(check_links(tmp_path, from_disk=True)) == ["index.html: <a> a/ names no file of the site"]
 
 
 def test_every_footnote_lands_on_a_highlight(example_site: Path) -> None:
@@ -144,11 +169,11 @@ def test_every_source_page_publishes_its_record_byte_for_byte(example_site: Path
 
     wiki = example_site.parent / "wiki"
     stored = {p.stem: p for p in wiki.glob("runs/*/sources/src-*.json")}
-    pages = sorted(example_site.glob("sources/src-*/index.html"))
+    pages = sorted(example_site.glob("sources/src-*.html"))
     assert pages
     for page in pages:
-        sid = page.parent.name
-        published = page.parent / "record.json"
+        sid = page.stem
+        published = page.parent / sid / "record.json"
         assert published.read_bytes() == stored[sid].read_bytes()
         assert SnapshotStore(stored[sid].parent).read(sid).source_id == sid
 
@@ -158,6 +183,7 @@ def test_site_loads_the_reader_assets_from_itself(example_site: Path) -> None:
         assert (example_site / "assets" / "publisher" / name).is_file()
     html = (example_site / "concepts" / "index.html").read_text(encoding="utf-8")
     assert 'src="../assets/publisher/verify.js"' in html
+    assert 'src="../assets/publisher/offline.js"' in html
     assert "fonts.googleapis.com" not in html
 
 
@@ -195,9 +221,9 @@ def test_a_published_record_that_no_longer_verifies_is_refused(example_site: Pat
     from publisher.kernel.reasons import Reason
     from publisher.site.manifest import check_record_copy
 
-    page = sorted(example_site.glob("sources/src-*/index.html"))[0]
-    sid = page.parent.name
-    good = (page.parent / "record.json").read_bytes()
+    record = sorted(example_site.glob("sources/src-*/record.json"))[0]
+    sid = record.parent.name
+    good = record.read_bytes()
     copy = tmp_path / "record.json"
     copy.write_bytes(good)
     check_record_copy(copy, sid)

@@ -105,7 +105,10 @@ HOSTILE: list[tuple[str, list[str] | None]] = [
     (f"<p>[^1]: src-<b>{'a' * 64}</b>#1-4</p>", None),
     (f"<pre><code>[^1]: {SID}#1-4</code></pre>", []),
     # decorative classes of generated pages are allowed
-    ('<table class="evidence-table evidence-meta"><tr><td>x</td></tr></table>', []),
+    (
+        '<table><tr><td class="evidence-num">1</td><td><code class="evidence-id" title="x">x</code></td></tr></table>',
+        [],
+    ),
 ]
 
 

@@ -9,6 +9,7 @@ import yaml
 from _wiki_helpers import REPO, build_wiki, leftovers, sample_run
 
 from publisher.site.checksite import check_site
+from publisher.site.highlight import SourceText
 from publisher.site.scaffold import new_wiki
 from publisher.wiki.promote import promote
 
@@ -30,6 +31,7 @@ def test_new_wiki_enables_the_example_reader_features(tmp_path: Path) -> None:
     assert fresh["hooks"] == ["hooks/evidence.py"]
     assert {"footnotes", "attr_list", "md_in_html", "toc"} <= _extensions(fresh)
     assert "search" in fresh["plugins"]
+    assert fresh["extra"]["evidence"]["offline"] is True == example["extra"]["evidence"]["offline"]
 
 
 def test_new_wiki_with_a_promoted_run_builds_and_passes_check_site(tmp_path: Path) -> None:
@@ -41,8 +43,9 @@ def test_new_wiki_with_a_promoted_run_builds_and_passes_check_site(tmp_path: Pat
     outcome = check_site(wiki / "site", wiki)
     assert outcome.ok, [f.one_line() for f in outcome.findings]
     assert outcome.excerpts >= 10 and outcome.snapshots == 3 and outcome.records == 3
-    page = (wiki / "site" / "concepts" / "alpha" / "index.html").read_text(encoding="utf-8")
+    page = (wiki / "site" / "concepts" / "alpha.html").read_text(encoding="utf-8")  # offline: links name files
     assert 'class="footnote"' in page and "evidence-excerpt" in page
+    assert len(list((wiki / "site" / "sources").glob("src-*/record.js"))) == 3
     assert leftovers(wiki) == []
 
 
@@ -51,10 +54,12 @@ def test_new_wiki_reader_options_as_documented_in_its_config(tmp_path: Path) -> 
     wiki = tmp_path / "w"
     new_wiki(wiki)
     config = (wiki / "mkdocs.yml").read_text(encoding="utf-8")
-    block = config[config.index("# extra:") : config.index("\nnav:")]
+    block = config[config.index("extra:") : config.index("\nnav:")]
     options = "\n".join(line.replace("# ", "", 1) for line in block.splitlines()).replace("full ", "windows ")
     (wiki / "mkdocs.yml").write_text(config.replace(block, options), encoding="utf-8")
-    assert _config(wiki / "mkdocs.yml")["extra"]["evidence"]["source_text"] == "windows"
+    evidence = _config(wiki / "mkdocs.yml")["extra"]["evidence"]
+    assert evidence["source_text"] == "windows" and evidence["offline"] is True
+    assert evidence["windows_above"] == 200_000 == SourceText().windows_above
     promote(sample_run(wiki).run.path, wiki)
     build_wiki(wiki, strict=True)
     outcome = check_site(wiki / "site", wiki)

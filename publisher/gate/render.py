@@ -10,6 +10,7 @@ codes instead of any excerpt. The evidence table lists accepted artifacts with t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from ..runs import Run
 from .inputs import file_digest
 from .pipeline import RunCheck, check_run
 from .reportmd import markdown_parser
+from .urls import followable
 
 __all__ = ["ReportView", "render_report", "render_report_body", "write_report", "TEMPLATES_DIR", "BLOCKING_CHECKS"]
 
@@ -36,7 +38,7 @@ BLOCKING_CHECKS = ("C-SNAPSHOT", "C-SPAN")
 
 
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
@@ -44,6 +46,8 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.tests["followable"] = followable
+    return env
 
 
 @dataclass(frozen=True)
@@ -94,8 +98,11 @@ def _macros(env: jinja2.Environment) -> Any:
     return env.get_template("report.html.j2").make_module({"page": False})
 
 
-def _body_html(view: ReportView, macros: Any) -> str:
-    """report.md as HTML, with claim footnotes replaced by verified excerpts or reason codes."""
+def _body_html(view: ReportView, macros: Any, links: Mapping[str, str]) -> str:
+    """report.md as HTML, with claim footnotes replaced by verified excerpts or reason codes.
+
+    Headings go one level down: the page that shows the report has its own title.
+    """
     if view.markdown is None:
         return ""
     accepted = {a["artifact_id"]: a for a in view.result["accepted"]}
@@ -112,9 +119,11 @@ def _body_html(view: ReportView, macros: Any) -> str:
             if artifact_id in accepted or artifact_id in unresolved:
                 claim = artifact_id
                 block = Token("html_block", "", 0)
-                block.content = str(macros.claim_footnote(accepted.get(claim), unresolved.get(claim, [])))
+                block.content = str(macros.claim_footnote(accepted.get(claim), unresolved.get(claim, []), links))
                 out.append(block)
             continue
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(int(token.tag[1:]) + 1, 6)}"
         if token.type == "footnote_close":
             claim = None
         elif claim is not None and token.type != "footnote_anchor":
@@ -123,7 +132,7 @@ def _body_html(view: ReportView, macros: Any) -> str:
     return str(md.renderer.render(out, md.options, {}))
 
 
-def _fragment(view: ReportView, env: jinja2.Environment) -> Markup:
+def _fragment(view: ReportView, env: jinja2.Environment, links: Mapping[str, str] | None = None) -> Markup:
     _refuse_if_broken(view)
     macros = _macros(env)
     result = view.result
@@ -131,19 +140,22 @@ def _fragment(view: ReportView, env: jinja2.Environment) -> Markup:
         macros.report_body(
             result,
             view.report,
-            Markup(_body_html(view, macros)),
+            Markup(_body_html(view, macros, links or {})),
             result["config"].get("question"),
             view.assembled_at,
+            links or {},
         )
     )
 
 
-def render_report_body(view: ReportView) -> str:
+def render_report_body(view: ReportView, source_links: Mapping[str, str] | None = None) -> str:
     """The report as an HTML fragment (no ``<html>``/``<head>``), for a page or a wiki site.
 
+    ``source_links`` maps source ids to the page showing each source (a wiki's source pages):
+    an excerpt's "source" link then lands on its highlight there; without, it is the origin URL.
     Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails.
     """
-    return str(_fragment(view, _environment()))
+    return str(_fragment(view, _environment(), source_links))
 
 
 def render_report(run: Run, *, wiki_root: Path | None = None) -> str:

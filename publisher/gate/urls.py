@@ -10,8 +10,10 @@ snapshot's own ``url`` is never rewritten.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable
+from urllib.parse import urlsplit
 
 from markdown_it import MarkdownIt
 
@@ -19,7 +21,7 @@ from ..kernel.eventlog import LogState
 from ..kernel.ids import PaperIds
 from ..kernel.models import EventType
 
-__all__ = ["link_key", "url_key", "urls_in", "identifier_keys", "fetched_urls"]
+__all__ = ["followable", "link_key", "url_key", "urls_in", "identifier_keys", "fetched_urls"]
 
 _LINKS = MarkdownIt("commonmark")
 _URL_RE = re.compile(r"https?://[^\s<>\"'`{}|\\^\[\]]+", re.IGNORECASE)
@@ -89,3 +91,23 @@ def fetched_urls(log: LogState) -> dict[str, list[str]]:
             if event.source_id not in ids:
                 ids.append(event.source_id)
     return out
+
+
+def followable(url: str) -> bool:
+    """Whether a reader can follow ``url`` from a published page: http(s) to a named host or a
+    public address. A loopback or private address (a test server, a machine on the publisher's
+    own network) names nothing a reader can reach; such a URL is shown, not linked."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not host:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return True
+    return address.is_global

@@ -29,6 +29,7 @@ from ..runs import Run
 from ..wiki.discover import discover
 from . import csp
 from .manifest import MANIFEST_NAME, MANIFEST_VERSION, check_record_copy, manifest_digest, record_uri, site_files
+from .offline import record_js, record_js_uri
 from .scan import Excerpt, PageScan, SnapshotBlock, scan_page
 
 __all__ = ["SiteCheck", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
@@ -261,7 +262,7 @@ def _check_page(page: str, data: bytes, seal: _Seal, texts: _Texts, check: SiteC
 
 def _check_policy(page: str, scan: PageScan, add: Any) -> None:
     """The page carries one Content-Security-Policy: the one its own inline scripts and styles call for."""
-    wanted = {csp.policy(scan.scripts, scan.styles, web_fonts=fonts) for fonts in (False, True)}
+    wanted = csp.policies(scan.scripts, scan.styles)
     if len(scan.policies) != 1 or scan.policies[0] not in wanted:
         detail = (
             f"{len(scan.policies)} Content-Security-Policy element(s), expected the one the page's scripts call for"
@@ -354,6 +355,8 @@ def _check_records(site: Path, manifest: dict[str, Any], texts: _Texts, check: S
             expected.add(entry["source_id"])
     folder = site / "sources"
     present = {p.parent.name for p in folder.glob("*/record.json")} if folder.is_dir() else set()
+    scripts = {p.parent.name for p in folder.glob("*/record.js")} if folder.is_dir() else set()
+    expected |= scripts
     sealed = {e["source_id"]: e.get("sha256") for e in manifest["records"]}
     for sid in sorted(expected | present):
         rel = record_uri(sid)
@@ -375,6 +378,8 @@ def _check_records(site: Path, manifest: dict[str, Any], texts: _Texts, check: S
         except OSError as exc:
             add(finding(f"cannot read the published record ({exc.strerror})"))
             continue
+        if sid in scripts:
+            _check_record_script(site, sid, data, add)
         stored = [p.read_bytes() for p in texts.stored_files(sid)]
         if data not in stored:
             add(finding("published record differs from the stored snapshot file"))
@@ -382,3 +387,15 @@ def _check_records(site: Path, manifest: dict[str, Any], texts: _Texts, check: S
             add(finding("published record differs from the seal"))
         elif sid not in sealed:
             add(finding("published record is not in the seal"))
+
+
+def _check_record_script(site: Path, sid: str, record: bytes, add: Any) -> None:
+    """An offline site's ``record.js`` hands the verifier exactly the published record."""
+    rel = record_js_uri(sid)
+    try:
+        data = _fs.read_regular(site / rel, follow_symlinks=False)
+    except OSError as exc:
+        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, f"cannot read the record script ({exc})", source_id=sid))
+        return
+    if data != record_js(sid, record):
+        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, "record script differs from the record", source_id=sid))

@@ -18,7 +18,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 
-__all__ = ["policy", "meta", "insert", "hash_source", "WEB_FONT_ORIGINS"]
+__all__ = ["policy", "policies", "meta", "insert", "hash_source", "WEB_FONT_ORIGINS"]
 
 WEB_FONT_ORIGINS = ("https://fonts.googleapis.com", "https://fonts.gstatic.com")
 """Where Material loads its web fonts from (``extra: evidence: web_fonts: true`` allows them)."""
@@ -33,8 +33,14 @@ def hash_source(text: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
-def policy(scripts: Iterable[str], styles: Iterable[str], *, web_fonts: bool = False) -> str:
-    """The policy of a page whose inline scripts and style elements are ``scripts`` and ``styles``."""
+def policy(scripts: Iterable[str], styles: Iterable[str], *, web_fonts: bool = False, offline: bool = False) -> str:
+    """The policy of a page whose inline scripts and style elements are ``scripts`` and ``styles``.
+
+    ``offline`` (``extra: evidence: offline: true``) also allows workers from ``blob:`` URLs,
+    which only a script the policy already admits can create: the site's own ``offline.js``
+    starts the theme's search worker that way on a page opened from disk
+    (:mod:`publisher.site.offline`).
+    """
     script_hashes = sorted({hash_source(s) for s in scripts})
     style_hashes = sorted({hash_source(s) for s in styles})
     style_from = ["'self'", *style_hashes]
@@ -50,7 +56,7 @@ def policy(scripts: Iterable[str], styles: Iterable[str], *, web_fonts: bool = F
         "img-src 'self' data:",
         "font-src " + " ".join(font_from),
         "connect-src 'self'",
-        "worker-src 'self'",
+        "worker-src 'self'" + (" blob:" if offline else ""),
         "manifest-src 'self'",
         "media-src 'self'",
         "object-src 'none'",
@@ -59,6 +65,12 @@ def policy(scripts: Iterable[str], styles: Iterable[str], *, web_fonts: bool = F
         "form-action 'self'",
     ]
     return "; ".join(directives)
+
+
+def policies(scripts: Iterable[str], styles: Iterable[str]) -> set[str]:
+    """Every policy a page with these inline scripts and styles may carry (fonts and offline on or off)."""
+    scripts, styles = list(scripts), list(styles)
+    return {policy(scripts, styles, web_fonts=f, offline=o) for f in (False, True) for o in (False, True)}
 
 
 def meta(value: str) -> str:

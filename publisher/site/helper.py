@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from ..gate import render
 from ..gate.render import ReportView
+from ..kernel import _fs
 from ..kernel.canonical import sha256_hex
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
@@ -17,16 +19,18 @@ from ..parallel import default_workers, helper_pool
 from ..wiki.evidence import RunEvidence, WikiCheck
 from .highlight import SourceBody, SourceJob, render_source_body
 from .manifest import check_record_copy
+from .offline import record_js
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
 __all__ = ["render_report_page", "render_source_chunk", "check_record_chunk", "BuildHelper"]
 
 
-def render_report_page(view: ReportView) -> str:
+def render_report_page(view: ReportView, links: dict[str, str] | None = None) -> str:
     """A run's report page body from the wiki check's verification of the run (no snapshot is
-    read again). Runs in the build's helper process or in-process."""
-    return render.render_report_body(view)
+    read again), its "source" links to the wiki's source pages (``links``, by source id). Runs
+    in the build's helper process or in-process."""
+    return render.render_report_body(view, links)
 
 
 def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
@@ -34,9 +38,18 @@ def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
     return [render_source_body(job) for job in jobs]
 
 
-def check_record_chunk(items: list[tuple[str, str]]) -> list[str]:
-    """Re-verify published snapshot record copies ``(path, source_id)``; the sha256 of each file."""
-    return [sha256_hex(check_record_copy(Path(path), sid)) for path, sid in items]
+def check_record_chunk(items: list[tuple[str, str]], scripts: bool = False) -> list[str]:
+    """Re-verify published snapshot record copies ``(path, source_id)``; the sha256 of each file.
+
+    With ``scripts`` (an offline site), also write each verified record's ``record.js`` beside it.
+    """
+    digests = []
+    for path, sid in items:
+        data = check_record_copy(Path(path), sid)
+        if scripts:
+            _fs.write_atomic(Path(path).with_name("record.js"), record_js(sid, data))
+        digests.append(sha256_hex(data))
+    return digests
 
 
 _CHUNK_CHARS = 4 * 1024 * 1024
@@ -76,11 +89,13 @@ class BuildHelper:
         self._queued: deque[RunEvidence] = deque()
         self._reports: dict[str, Future[str]] = {}
         self._report: Future[str] | None = None
+        self.links: Callable[[RunEvidence], dict[str, str]] | None = None
+        """Where each source of a run is shown, from its report page (set by the build)."""
 
-    def _report_job(self, ev: RunEvidence) -> tuple[ReportView]:
+    def _report_job(self, ev: RunEvidence) -> tuple[ReportView, dict[str, str] | None]:
         if ev.check is None:
             raise IntegrityError(f"run {ev.rel} was not checked", reason=Reason.SCHEMA_ERROR)
-        return (ReportView.of(ev.check),)
+        return ReportView.of(ev.check), self.links(ev) if self.links is not None else None
 
     def start(self, sources: list[SourceJob], runs: list[RunEvidence]) -> None:
         """Start rendering these source texts and reports in helper processes, when that pays."""
@@ -154,7 +169,7 @@ class BuildHelper:
             self._pump()  # the next report goes out at once
         return body if body is not None else render_report_page(*self._report_job(ev))
 
-    def record_digests(self, items: list[tuple[str, str]]) -> list[str]:
+    def record_digests(self, items: list[tuple[str, str]], scripts: bool = False) -> list[str]:
         """:func:`check_record_chunk` over ``items``, on the helpers when they are still there.
 
         Called once every page is built, when the helpers have nothing else to do. An error
@@ -164,11 +179,11 @@ class BuildHelper:
         if pool is not None and len(items) > _CHUNK_PAGES:
             chunks = [items[i : i + _CHUNK_PAGES] for i in range(0, len(items), _CHUNK_PAGES)]
             try:
-                futures = [pool.submit(check_record_chunk, chunk) for chunk in chunks]
+                futures = [pool.submit(check_record_chunk, chunk, scripts) for chunk in chunks]
                 return [digest for future in futures for digest in future.result()]
             except (BrokenProcessPool, RuntimeError):
                 pass  # the helpers are gone: check them here
-        return check_record_chunk(items)
+        return check_record_chunk(items, scripts)
 
     def close(self) -> None:
         """Stop the helpers (idempotent); whatever was not taken yet is dropped."""

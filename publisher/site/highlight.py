@@ -14,6 +14,7 @@ from ..wiki.evidence import SourceInfo
 from .scan import SNAPSHOT_CLASS, WINDOW_CLASS, escape_text
 
 __all__ = [
+    "WINDOWS_ABOVE",
     "SourceText",
     "SourceJob",
     "SourceBody",
@@ -25,15 +26,27 @@ __all__ = [
 ]
 
 
+WINDOWS_ABOVE = 200_000
+"""Code points above which a source page shows context windows, whatever ``source_text`` says
+(``extra: evidence: windows_above``): past it a whole text makes a slow page and a large search
+index (docs/performance.md, "Reading large sources")."""
+
+
 @dataclass(frozen=True)
 class SourceText:
     """How a source page shows its snapshot: the ``full`` text, or ``windows`` of ``context``
-    code points around each cited span (``extra: evidence: source_text`` in mkdocs.yml)."""
+    code points around each cited span (``extra: evidence: source_text`` in mkdocs.yml). A text
+    longer than ``windows_above`` code points is always shown in windows."""
 
     mode: str = "full"
     context: int = 400
+    windows_above: int = WINDOWS_ABOVE
 
     MODES = ("full", "windows")
+
+    def mode_for(self, length: int) -> str:
+        """The display mode of a snapshot of ``length`` code points."""
+        return "windows" if self.mode == "windows" or length > self.windows_above else "full"
 
 
 @dataclass(frozen=True)
@@ -63,7 +76,7 @@ def source_job(source_id: str, info: SourceInfo, options: SourceText) -> SourceJ
         os.fspath(info.sources_dir),
         info.meta.content_hash or "",
         frozenset(info.spans),
-        options.mode,
+        options.mode_for(info.meta.text_length),
         options.context,
     )
 

@@ -56,11 +56,9 @@ from typing import Any, Literal
 import mkdocs
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
-from mkdocs.structure.files import File, Files, InclusionLevel
+from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
-
-import publisher
 
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding, grouped_lines
@@ -69,22 +67,23 @@ from ..runs import RUN_LAYOUTS
 from ..wiki.check import check_wiki
 from ..wiki.evidence import WikiCheck
 from . import csp, publish
-from .helper import BuildHelper, check_record_chunk
+from . import offline as offline_site
+from .finish import publish_records, write_manifest
+from .helper import BuildHelper
 from .highlight import source_job
-from .manifest import MANIFEST_NAME, manifest_bytes, record_uri, seal_files
-from .options import reader_options, serve_offline, web_fonts, wiki_root
+from .manifest import MANIFEST_NAME
+from .options import offline, reader_options, serve_offline, web_fonts, wiki_root
 from .pages import (
     CSS_URI,
     READER_CSS_URI,
     READER_JS_URI,
-    STATIC_DIR,
-    TEMPLATES_DIR,
     SiteModel,
     content_date,
 )
 from .prose import check_prose, check_static, prose_file, source_text
 from .scan import scan_page
 from .seal import seal_page
+from .sitefiles import add_site_files
 from .titles import escape_nav, escape_site_strings, set_page_title
 from .trusted import TrustedOutput
 
@@ -136,6 +135,7 @@ class EvidenceBuild:
         self.prose: list[Finding] = []
         self.content_hashes: dict[str, str] = {}
         self.build_date: str | None = None
+        self.offline = False
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -152,6 +152,9 @@ class EvidenceBuild:
         if os.path.lexists(site) and not site.is_dir():
             raise PluginError(f"C-PUBLISH {site} exists and is not a folder; refusing to replace it")
         self.site = site
+        self.offline = offline(config)
+        if self.offline:
+            offline_site.enable(config)
         publish.sweep_stale(self.site)
         self.staging = publish.new_staging(self.site)
         config.site_dir = str(self.staging)
@@ -173,6 +176,7 @@ class EvidenceBuild:
             source_text=source_text,
             source_body=self.helper.source,
         )
+        self.helper.links = self.model.source_links
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
         self.trusted = next((e for e in config.markdown_extensions if isinstance(e, TrustedOutput)), None)
         if self.trusted is None:
@@ -236,28 +240,10 @@ class EvidenceBuild:
             path = Path(file.abs_src_path) if file.abs_src_path else None
             if path is not None and not file.is_documentation_page() and path.is_relative_to(docs):
                 self.prose += check_static(os.path.relpath(path, root).replace(os.sep, "/"), path)
-        taken = {f.dest_uri: f.src_uri for f in files}
-        for page in pages:
-            inclusion = InclusionLevel.INCLUDED if page.in_nav else InclusionLevel.NOT_IN_NAV
-            generated = File.generated(config, page.src_uri, content=page.markdown, inclusion=inclusion)
-            clash = taken.get(generated.dest_uri) or files.get_file_from_path(page.src_uri)
-            if clash is not None:
-                raise PluginError(
-                    f"docs/{clash if isinstance(clash, str) else page.src_uri} would produce "
-                    f"{generated.dest_uri}, a page the evidence hook generates; rename or remove it"
-                )
-            files.append(generated)
-        if files.get_file_from_path(CSS_URI) is None:
-            css = (TEMPLATES_DIR / "evidence.css").read_text(encoding="utf-8")
-            files.append(File.generated(config, CSS_URI, content=css))
-        for uri in (READER_CSS_URI, READER_JS_URI):
-            if files.get_file_from_path(uri) is None:
-                files.append(File.generated(config, uri, abs_src_path=str(STATIC_DIR / Path(uri).name)))
-        for sid, info in sorted(self.pre.sources.items()) if self.pre else ():
-            uri = record_uri(sid)
-            if files.get_file_from_path(uri) is not None:
-                raise PluginError(f"docs/{uri} collides with the snapshot record the evidence hook publishes")
-            files.append(File.generated(config, uri, abs_src_path=os.fspath(Path(info.sources_dir) / f"{sid}.json")))
+        try:
+            add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
+        except PublisherError as exc:
+            raise PluginError(exc.one_line()) from exc
         return files
 
     @event_priority(LAST)
@@ -336,7 +322,7 @@ class EvidenceBuild:
 
     def _with_policy(self, output: str, scripts: list[str], styles: list[str], where: str) -> str:
         """The page with its Content-Security-Policy (the prose check found no script of an author)."""
-        value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config))
+        value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config), offline=self.offline)
         try:
             return csp.insert(output, value)
         except ValueError as exc:
@@ -357,26 +343,15 @@ class EvidenceBuild:
         if unbuilt:
             self.abandon()
             raise PluginError(f"evidence pages were not built: {', '.join(unbuilt[:5])}")
-        records: list[dict[str, Any]] = []
         try:
             sids = sorted(self.pre.sources) if self.pre else []
-            items = [(os.fspath(self.staging / record_uri(sid)), sid) for sid in sids]
-            digests = self.helper.record_digests(items) if self.helper else check_record_chunk(items)
-            records = [{"source_id": sid, "sha256": digest} for sid, digest in zip(sids, digests, strict=True)]
+            records = publish_records(self.staging, sids, self.helper, offline=self.offline)
         except (PublisherError, OSError) as exc:
             self.abandon()
             one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"
             raise PluginError(f"published snapshot record: {one_line}") from exc
         try:
-            data = manifest_bytes(
-                self.sealed,
-                self.sealed_snapshots,
-                f"publisher {publisher.__version__}",
-                windows=self.sealed_windows,
-                records=records,
-                files=seal_files(self.staging),
-            )
-            (self.staging / MANIFEST_NAME).write_bytes(data)
+            write_manifest(self.staging, self, records)
         except (PublisherError, OSError) as exc:
             self.abandon()
             raise PluginError(f"C-PUBLISH could not write {MANIFEST_NAME}: {exc}") from exc

@@ -11,7 +11,7 @@ from mkdocs.exceptions import PluginError
 
 from .highlight import SourceText
 
-__all__ = ["web_fonts", "wiki_root", "reader_options", "serve_offline"]
+__all__ = ["web_fonts", "wiki_root", "reader_options", "serve_offline", "offline"]
 
 
 def wiki_root(config: Any) -> Path:
@@ -28,20 +28,36 @@ def _evidence_extra(config: Any) -> Any:
     return extra.get("evidence") if isinstance(extra, Mapping) else None
 
 
+def _whole(extra: Mapping[str, Any], key: str, default: int, most: int) -> int:
+    value = extra.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+        raise PluginError(f"extra.evidence.{key} must be a whole number of code points, 0 to {most} (SCHEMA_ERROR)")
+    return value
+
+
 def reader_options(config: Any) -> SourceText:
-    """``extra: evidence:`` of mkdocs.yml: ``source_text`` (full | windows) and ``context`` (code points)."""
+    """``extra: evidence:`` of mkdocs.yml: ``source_text`` (full | windows), ``context`` and
+    ``windows_above`` (code points), ``offline`` and ``web_fonts`` (true | false)."""
     extra = _evidence_extra(config)
     if extra is None:
         return SourceText()
     if not isinstance(extra, Mapping):
         raise PluginError("extra.evidence in mkdocs.yml must be a mapping (SCHEMA_ERROR)")
     mode = extra.get("source_text", "full")
-    context = extra.get("context", SourceText.context)
     if mode not in SourceText.MODES:
         raise PluginError(f"extra.evidence.source_text must be one of {', '.join(SourceText.MODES)} (SCHEMA_ERROR)")
-    if isinstance(context, bool) or not isinstance(context, int) or not 0 <= context <= 1_000_000:
-        raise PluginError("extra.evidence.context must be a whole number of code points, 0 to 1000000 (SCHEMA_ERROR)")
-    return SourceText(mode, context)
+    context = _whole(extra, "context", SourceText.context, 1_000_000)
+    above = _whole(extra, "windows_above", SourceText.windows_above, 2**53)
+    for key in ("offline", "web_fonts"):
+        if not isinstance(extra.get(key, False), bool):
+            raise PluginError(f"extra.evidence.{key} must be true or false (SCHEMA_ERROR)")
+    return SourceText(mode, context, above)
+
+
+def offline(config: Any) -> bool:
+    """``extra: evidence: offline: true``: the site is read from disk as well as served (file://)."""
+    extra = _evidence_extra(config)
+    return isinstance(extra, Mapping) and extra.get("offline") is True
 
 
 def web_fonts(config: Any) -> bool:

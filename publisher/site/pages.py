@@ -32,11 +32,13 @@ from mkdocs.utils import get_relative_url
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
 from ..runs import trusted_key_paths
-from ..wiki.evidence import ConceptEvidence, RunEvidence, SourceInfo, WikiCheck
-from ..wiki.markdown import markdown_text
+from ..wiki.evidence import ConceptEvidence, RunEvidence, WikiCheck
 from . import TEMPLATES_DIR
-from .highlight import SourceBody, SourceJob, SourceText, render_source_body, source_job
+from .highlight import SourceBody, SourceJob, SourceText, render_source_body
+from .indexes import index_pages
 from .scan import excerpt_html
+from .sourcepage import source_page
+from .uris import INDEX_URIS, concept_uri, report_uri, source_uri
 
 __all__ = [
     "TEMPLATES_DIR",
@@ -45,6 +47,8 @@ __all__ = [
     "Slot",
     "GeneratedPage",
     "SiteModel",
+    "Citation",
+    "artifact_anchor",
     "source_uri",
     "concept_uri",
     "report_uri",
@@ -60,10 +64,6 @@ STATIC_DIR = Path(__file__).resolve().parent / "static"
 """Files served as they are: the reader's stylesheet and the in-browser verifier."""
 READER_CSS_URI = "assets/publisher/reader.css"
 READER_JS_URI = "assets/publisher/verify.js"
-CONCEPTS_INDEX = "concepts/index.md"
-SOURCES_INDEX = "sources/index.md"
-RUNS_INDEX = "runs/index.md"
-INDEX_URIS = (CONCEPTS_INDEX, SOURCES_INDEX, RUNS_INDEX)
 
 _ATX_H1 = re.compile(r" {0,3}#(?:[ \t]|$)")
 
@@ -78,17 +78,21 @@ Slot = str | Callable[[], str]
 """HTML for a slot, or a function producing it when the page is rendered."""
 
 
-def source_uri(source_id: str) -> str:
-    """The source page: its link path names the source id."""
-    return f"sources/{source_id}.md"
+@dataclass(frozen=True)
+class Citation:
+    """A page citing a span: what a source page's "Cited by" column links to."""
+
+    label: str
+    """What the link says (a concept's title, ``Report: <run>``)."""
+    detail: str
+    """Its hover text: the footnote label or the artifact id."""
+    target: str
+    fragment: str
 
 
-def concept_uri(slug: str) -> str:
-    return f"concepts/{slug}.md"
-
-
-def report_uri(slug: str) -> str:
-    return f"runs/{slug}/report.md"
+def artifact_anchor(artifact_id: str, index: int) -> str:
+    """The id of claim ``index`` of an accepted artifact on its run's report page."""
+    return f"{artifact_id.replace(':', '-')}-{index + 1}"
 
 
 @dataclass
@@ -167,28 +171,57 @@ class SiteModel:
         """A relative Markdown link target (MkDocs validates and rewrites it)."""
         return posixpath.relpath(target, posixpath.dirname(page) or ".")
 
-    # -- helpers -------------------------------------------------------------------------------
+    @staticmethod
+    def report_page(slug: str) -> str:
+        return report_uri(slug)
 
-    def _slot(self, page: GeneratedPage, value: Slot) -> str:
+    def source_links(self, ev: RunEvidence) -> dict[str, str]:
+        """Each source a run holds, as a link from the run's report page to its source page."""
+        page = report_uri(ev.slug)
+        return {
+            sid: self.href(page, source_uri(sid)) for sid, info in self.pre.sources.items() if ev.slug in info.holders
+        }
+
+    # -- helpers for the page modules (sourcepage, indexes) ----------------------------------------
+
+    def slot(self, page: GeneratedPage, value: Slot) -> str:
+        """A token for ``value`` in ``page``'s Markdown, replaced by it once the page is rendered."""
         self._count += 1
         token = f"pubslot{self._token}n{self._count:06d}x"
         page.slots[token] = value
         return token
 
-    def _signed(self) -> bool:
+    def signed(self) -> bool:
         """Whether the wiki lists trusted keys (CONTRACT 12): source pages say if provenance is signed."""
         if self._trusted is None:
             self._trusted = bool(trusted_key_paths(self.pre.wiki_root))
         return self._trusted
 
-    def _heading(self, page: GeneratedPage) -> str:
+    def heading(self, page: GeneratedPage) -> str:
         """A slot holding the page's ``<h1>``, its title escaped by the HTML templates."""
-        return self._slot(page, str(self._frag().heading(page.title)))
+        return self.slot(page, str(self.fragments().heading(page.title)))
 
-    def _frag(self) -> Any:
+    def fragments(self) -> Any:
+        """The macros of ``fragments.html.j2`` (autoescaped HTML)."""
         if self._fragments is None:
             self._fragments = self._html.get_template("fragments.html.j2").make_module({})
         return self._fragments
+
+    def markdown(self, name: str) -> jinja2.Template:
+        """A page skeleton of ``templates/site/pages/`` (Markdown)."""
+        return self._md.get_template(name)
+
+    def events_of(self, source_id: str) -> list[tuple[str, Any]]:
+        """(run slug, event) of every retrieval event naming ``source_id``."""
+        return self._events.get(source_id, [])
+
+    def citations_of(self, source_id: str, start: int, end: int) -> list[Citation]:
+        """The concept footnotes and report artifacts citing a span, concepts first."""
+        return self._citations.get((source_id, start, end), [])
+
+    def source_body(self, job: SourceJob) -> SourceBody:
+        """A source page's text (from the build's helper processes when there are any)."""
+        return self._source_body(job)
 
     # -- pages ---------------------------------------------------------------------------------
 
@@ -201,17 +234,23 @@ class SiteModel:
             for event in ev.events:
                 if event.source_id is not None:  # a fetch_failed attempt concerns no source
                     self._events.setdefault(event.source_id, []).append((ev.slug, event))
-        self._citations: dict[tuple[str, int, int], list[tuple[str, str, str]]] = {}
-        for ev in pre.runs:
-            for key, uses in ev.accepted.items():
-                for aid, _ in uses:
-                    self._citations.setdefault(key, []).append((f"{ev.slug}: {aid}", report_uri(ev.slug), ""))
+        self._citations: dict[tuple[str, int, int], list[Citation]] = {}
         for ce in pre.concepts:
             for note in ce.doc.footnotes if ce.doc else ():
                 for ref in note.refs:
-                    label = f"concept {ce.slug} [^{note.label}]"
                     self._citations.setdefault((ref.source_id, ref.start, ref.end), []).append(
-                        (label, concept_uri(ce.slug), f"fn:{note.label}")
+                        Citation(
+                            ce.doc.front.title if ce.doc else ce.slug,
+                            f"footnote [^{note.label}]",
+                            concept_uri(ce.slug),
+                            f"fn:{note.label}",
+                        )
+                    )
+        for ev in pre.runs:
+            for key, uses in ev.accepted.items():
+                for aid, index in uses:
+                    self._citations.setdefault(key, []).append(
+                        Citation(f"Report: {ev.slug}", aid, report_uri(ev.slug), artifact_anchor(aid, index))
                     )
         for uri in INDEX_URIS:
             self.pages[uri] = GeneratedPage(uri, "index", "", in_nav=True)
@@ -224,10 +263,10 @@ class SiteModel:
         for ce in pre.concepts:
             self._concept(self.pages[concept_uri(ce.slug)], ce)
         for sid, info in sorted(pre.sources.items()):
-            self._source(self.pages[source_uri(sid)], sid, info)
+            source_page(self, self.pages[source_uri(sid)], sid, info)
         for ev in pre.runs:
             self._report(self.pages[report_uri(ev.slug)], ev)
-        self._indexes()
+        index_pages(self)
         return list(self.pages.values())
 
     def _concept(self, page: GeneratedPage, ce: ConceptEvidence) -> None:
@@ -255,7 +294,7 @@ class SiteModel:
                         "end": ref.end,
                     }
                 )
-            token = self._slot(page, str(self._frag().evidence_note(items)))
+            token = self.slot(page, str(self.fragments().evidence_note(items)))
             rest = f" {note.rest}" if note.rest else ""
             lines[note.first : note.last] = [f"[^{note.label}]: {token}{rest}"]
         runs = []
@@ -271,67 +310,10 @@ class SiteModel:
             )
         page.title = doc.front.title
         page.markdown = self._md.get_template("concept.md.j2").render(
-            heading_slot="" if _has_heading(lines) else self._heading(page),
+            heading_slot="" if _has_heading(lines) else self.heading(page),
             body="\n".join(lines),
-            provenance_slot=self._slot(page, str(self._frag().provenance(runs))),
+            provenance_slot=self.slot(page, str(self.fragments().provenance(runs))),
         )
-
-    def _source(self, page: GeneratedPage, sid: str, info: SourceInfo) -> None:
-        meta = info.meta
-        uri = page.src_uri
-        view = {
-            "source_id": sid,
-            "url": meta.url,
-            "title": meta.title,
-            "paper_ids": list(meta.paper.ids().items()) if meta.paper else [],
-            "access": meta.access,
-            "origin": meta.origin,
-            "retrieved_at": meta.retrieved_at,
-            "content_hash": meta.content_hash,
-            "record_hash": meta.record_hash,
-            "asset_path": meta.asset.path if meta.asset else None,
-            "asset_sha256": meta.asset.sha256 if meta.asset else None,
-            "chars": meta.text_length,
-        }
-        holders = [{"slug": s, "href": self.href(uri, report_uri(s))} for s in info.holders]
-        events = [
-            {
-                "run": slug,
-                "event_id": event.event_id,
-                "type": event.type.value,
-                "at": event.at,
-                "fresh": event.fresh,
-                "signed_by": event.sig.key_id if event.sig else None,
-                "actor": event.actor,
-                "detail": event.detail,
-            }
-            for slug, event in self._events.get(sid, [])
-            if slug in info.holders
-        ]
-        spans = []
-        for start, end in sorted(info.spans):
-            spans.append({"start": start, "end": end, "cited_by": self._cited_by(uri, sid, start, end)})
-
-        def text_block() -> str:
-            body = self._source_body(source_job(sid, info, self.source_text))
-            page.windows.clear()
-            page.windows.update(body.windows)
-            return body.html
-
-        page.title = meta.title or sid
-        page.markdown = self._md.get_template("source.md.j2").render(
-            heading_slot=self._heading(page),
-            meta_slot=self._slot(page, str(self._frag().source_meta(view, holders))),
-            events_slot=self._slot(page, str(self._frag().events(events, self._signed()))),
-            spans_slot=self._slot(page, str(self._frag().spans(spans))),
-            text_slot=self._slot(page, text_block),
-        )
-
-    def _cited_by(self, page: str, sid: str, start: int, end: int) -> list[dict[str, Any]]:
-        return [
-            {"label": label, "href": self.href(page, target, fragment)}
-            for label, target, fragment in self._citations.get((sid, start, end), [])
-        ]
 
     def _report(self, page: GeneratedPage, ev: RunEvidence) -> None:
         uri = page.src_uri
@@ -346,86 +328,12 @@ class SiteModel:
         for sid in sorted({key[0] for key in ev.accepted}):
             info = self.pre.sources.get(sid)
             title = info.meta.title if info and info.meta.title else sid
-            sources.append({"href": self.href(uri, source_uri(sid)), "text": title, "note": f"({sid[:16]}…)"})
+            sources.append({"href": self.href(uri, source_uri(sid)), "text": title, "note": sid})
         page.title = f"Report: {ev.slug}"
         page.markdown = self._md.get_template("report.md.j2").render(
-            heading_slot=self._heading(page),
-            report_slot=self._slot(page, report_block),
-            sources_slot=self._slot(page, str(self._frag().links(sources))),
-        )
-
-    def _indexes(self) -> None:
-        pre = self.pre
-        frag = self._frag()
-
-        page = self.pages[CONCEPTS_INDEX]
-        rows = []
-        for ce in pre.concepts:
-            doc = ce.doc
-            title = doc.front.title if doc else ce.slug
-            rows.append(
-                [
-                    {"text": title, "href": self.href(page.src_uri, concept_uri(ce.slug))},
-                    {"text": ce.slug, "code": True},
-                    {"text": ", ".join(r.run for r in doc.front.runs) if doc else ""},
-                    {"text": str(len(doc.footnotes)) if doc else "0"},
-                ]
-            )
-        page.markdown = self._index(
-            page,
-            "Concepts",
-            "Concepts promoted from verified runs.",
-            frag.table(["Concept", "Slug", "Runs", "Evidence footnotes"], rows),
-        )
-
-        page = self.pages[SOURCES_INDEX]
-        rows = []
-        for sid, info in sorted(pre.sources.items()):
-            ids = ", ".join(f"{k} {v}" for k, v in (info.meta.paper.ids().items() if info.meta.paper else ()))
-            rows.append(
-                [
-                    {"text": info.meta.title or sid, "href": self.href(page.src_uri, source_uri(sid))},
-                    {"text": sid, "code": True},
-                    {"text": info.meta.access},
-                    {"text": ids},
-                    {"text": ", ".join(info.holders)},
-                    {"text": str(len(info.spans))},
-                ]
-            )
-        page.markdown = self._index(
-            page,
-            "Sources",
-            "Every snapshot cited by accepted evidence.",
-            frag.table(["Source", "Id", "Access", "Paper ids", "Runs", "Cited spans"], rows),
-        )
-
-        page = self.pages[RUNS_INDEX]
-        rows = []
-        for ev in pre.runs:
-            result = ev.result
-            rows.append(
-                [
-                    {"text": ev.slug, "href": self.href(page.src_uri, report_uri(ev.slug))},
-                    {"text": ev.title if ev.title != ev.slug else ""},
-                    {"text": result.gate.verdict if result else ""},
-                    {"text": str(result.counts.accepted) if result else ""},
-                ]
-            )
-        page.markdown = self._index(
-            page,
-            "Runs",
-            "Research runs whose results this wiki publishes.",
-            frag.table(["Run", "Question", "Gate verdict", "Accepted artifacts"], rows),
-        )
-
-    def _index(self, page: GeneratedPage, title: str, intro: str, table: Any) -> str:
-        page.title = title
-        return str(
-            self._md.get_template("index.md.j2").render(
-                heading_slot=self._heading(page),
-                intro=markdown_text(intro),
-                table_slot=self._slot(page, str(table)),
-            )
+            heading_slot=self.heading(page),
+            report_slot=self.slot(page, report_block),
+            sources_slot=self.slot(page, str(self.fragments().links(sources))),
         )
 
     # -- filling -------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ text of the span-reference form ``src-<64 hex>#<start>-<end>`` outside code and 
 verified element (a footnote quoting a source that no check read), and the constructs whose
 content a browser shows while a parser with scripting off does not see it the same way
 (``<template>``, ``<noscript>``) or that show another document (``<iframe>``, ``<object>`` ...).
-Decorative classes of generated pages (``evidence-link``, ``evidence-table`` ...) are allowed.
+Decorative classes of generated pages (``evidence-link``, ``evidence-id`` ...) are allowed.
 
 A page also yields its inline scripts and style elements as the browser reads them, for the
 Content-Security-Policy (:mod:`publisher.site.csp`). This module does not import MkDocs.
@@ -76,15 +76,16 @@ ANCHOR_CLASS = "evidence-anchor"
 _DECORATIVE = frozenset(
     {
         "evidence-link",
-        "evidence-table",
-        "evidence-meta",
-        "evidence-spans",
+        "evidence-id",
+        "evidence-num",
+        "evidence-nowrap",
+        "evidence-event-detail",
         "evidence-gap",
         "evidence-report",
         "evidence-provenance",
     }
 )
-"""Classes of generated pages that style tables and links; they show no excerpt."""
+"""Classes of generated pages that style tables, identifiers and links; they show no excerpt."""
 
 _EXCERPT_ATTRS = ("data-source-id", "data-start", "data-end")
 _WINDOW_ATTRS = ("data-window-of", "data-window-start", "data-window-end")

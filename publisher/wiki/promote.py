@@ -166,10 +166,11 @@ def _run_section(ev: RunEvidence, pre: WikiCheck, taken: set[str]) -> tuple[list
 
 
 def _sentence(claim: VerifiedClaim) -> str:
-    field_name = _md(claim.field)
+    """The bullet a claim's footnote hangs on: the agent's claim label, or the field it fills
+    when it has none (the field's record path, ``spans[0]``, says nothing to a reader)."""
     if claim.claim and claim.claim.strip():
-        return f"{_md(claim.claim)} ({field_name})"
-    return f"Evidence for {field_name}."
+        return _md(claim.claim)
+    return f"Evidence for {_md(claim.field)}."
 
 
 def render_block(runs: Sequence[RunEvidence], pre: WikiCheck) -> tuple[str, int, int]:

@@ -18,10 +18,13 @@
  * <site root>/sources/<source_id>/record.json, the site root being where this script itself was
  * loaded from (<site root>/assets/publisher/verify.js), the source id one that matches
  * src-<64 hex>, and the result on the page's own origin (http, https or file); anything else is
- * refused, and so is a redirect.
+ * refused, and so is a redirect. A page opened from disk (file://) cannot fetch: there the record
+ * comes from sources/<source_id>/record.js beside record.json (sites built with
+ * extra.evidence.offline), a script that hands over the same JSON text; see register() below.
  *
- * SHA-256 comes from WebCrypto in a secure context (https, http://127.0.0.1, http://localhost);
- * elsewhere (file://, plain http on another host) from the self-contained implementation below.
+ * SHA-256 comes from WebCrypto in a secure context (https, http://127.0.0.1, http://localhost, and
+ * file:// in Chromium); elsewhere (plain http on another host) from the self-contained one below,
+ * a mebibyte at a time with the page kept responsive in between (records can be tens of MB).
  * Nothing is loaded from anywhere but the site itself. The page works the same without this
  * script: it only adds the buttons.
  */
@@ -150,6 +153,30 @@
     return toHex(h.digest());
   }
 
+  const CHUNK = 1 << 20;
+
+  /**
+   * The same, a mebibyte at a time, yielding to the page between chunks: a record of tens of
+   * megabytes is hashed without freezing the page (the reader can scroll, and see the progress).
+   */
+  async function sha256HexChunked(parts, progress) {
+    const h = new Sha256();
+    const total = parts.reduce((n, p) => n + p.length, 0);
+    let done = 0;
+    for (const part of parts) {
+      for (let at = 0; at < part.length; at += CHUNK) {
+        const piece = part.subarray(at, Math.min(part.length, at + CHUNK));
+        h.update(piece);
+        done += piece.length;
+        if (total > CHUNK) {
+          if (progress) progress(done / total);
+          await new Promise((resolve) => setTimeout(resolve, 0));
+        }
+      }
+    }
+    return toHex(h.digest());
+  }
+
   function webCrypto() {
     const c = globalThis.crypto;
     return globalThis.isSecureContext && c && c.subtle && typeof c.subtle.digest === "function" ? c.subtle : null;
@@ -158,7 +185,7 @@
   /** Hex SHA-256 of the concatenated byte arrays: WebCrypto when available, else the fallback. */
   async function sha256Hex(parts, options) {
     const subtle = options && options.fallback ? null : webCrypto();
-    if (!subtle) return sha256HexFallback(parts);
+    if (!subtle) return sha256HexChunked(parts, options && options.progress);
     let data = parts[0] || new Uint8Array(0);
     if (parts.length > 1) {
       data = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
@@ -321,8 +348,11 @@
       return { ok: false, problems, notes };
     }
     const textBytes = utf8.encode(text);
+    // Progress over the three digests (a large record on a page without WebCrypto takes seconds).
+    const step = (k) =>
+      options && options.progress ? { ...options, progress: (f) => options.progress((k + f) / 3) } : options;
     // 1. Identity: the digest of url and text is the id the page names.
-    const gotId = "src-" + (await sha256Hex([utf8.encode(url), new Uint8Array([0]), textBytes], options));
+    const gotId = "src-" + (await sha256Hex([utf8.encode(url), new Uint8Array([0]), textBytes], step(0)));
     if (gotId !== claim.sourceId) {
       problems.push({
         check: "source_id",
@@ -340,7 +370,7 @@
       });
     }
     // 2. Body hash.
-    const gotBody = "sha256:" + (await sha256Hex([textBytes], options));
+    const gotBody = "sha256:" + (await sha256Hex([textBytes], step(1)));
     if (gotBody !== record.content_hash) {
       problems.push({
         check: "content_hash",
@@ -359,7 +389,7 @@
       for (const key of Object.keys(record)) if (key !== "record_hash") body[key] = record[key];
       let gotSeal;
       try {
-        gotSeal = "sha256:" + (await sha256Hex([utf8.encode(canonicalJson(body))], options));
+        gotSeal = "sha256:" + (await sha256Hex([utf8.encode(canonicalJson(body))], step(2)));
       } catch (err) {
         gotSeal = `(not computable: ${err.message})`;
       }
@@ -420,10 +450,10 @@
     return new URL("../../", script);
   }
 
-  /** sources/<source_id>/record.json of this site, for a well-formed source id only. */
-  function recordUrl(sourceId) {
+  /** sources/<source_id>/<name> of this site (record.json, or record.js), for a well-formed source id only. */
+  function recordUrl(sourceId, name) {
     if (!SOURCE_ID.test(sourceId)) throw new Error(`not a source id: ${sourceId}`);
-    const url = new URL(`sources/${sourceId}/record.json`, siteRoot());
+    const url = new URL(`sources/${sourceId}/${name || "record.json"}`, siteRoot());
     if (!sameOrigin(url)) throw new Error("refusing to fetch a record from another origin");
     return url.href;
   }
@@ -435,6 +465,10 @@
     } catch (err) {
       throw new Error("record.json is not valid UTF-8");
     }
+    return parseRecordText(text);
+  }
+
+  function parseRecordText(text) {
     let record;
     try {
       record = JSON.parse(text);
@@ -444,6 +478,48 @@
     const entry = { record, points: null };
     if (record && typeof record.text === "string") entry.points = new CodePoints(record.text);
     return entry;
+  }
+
+  // Pages opened from disk cannot fetch. An offline site (extra.evidence.offline) publishes each
+  // record a second time as sources/<source_id>/record.js, which calls register() with the
+  // record's JSON text. It is loaded only from that address, by a <script> element made here; a
+  // registration is accepted only from the script being run at that address, for the id it
+  // was loaded for, once. The text is then parsed and checked exactly as a fetched record.json.
+  const scripts = new Map(); // script URL -> {sourceId, resolve}
+
+  function register(sourceId, text) {
+    const script = document.currentScript;
+    const url = script && script.src;
+    const waiting = url ? scripts.get(url) : undefined;
+    if (!waiting || waiting.sourceId !== sourceId || typeof text !== "string") return false;
+    scripts.delete(url);
+    waiting.resolve(text);
+    return true;
+  }
+
+  function loadRecordScript(sourceId) {
+    const url = recordUrl(sourceId, "record.js");
+    let hit = records.get(url);
+    if (!hit) {
+      hit = new Promise((resolve, reject) => {
+        scripts.set(url, { sourceId, resolve });
+        const script = document.createElement("script");
+        script.src = url;
+        script.onload = () => {
+          if (scripts.delete(url)) reject(new Error(`${url} did not hand over the record`));
+          script.remove();
+        };
+        script.onerror = () => {
+          scripts.delete(url);
+          script.remove();
+          reject(new Error(`could not load ${url} (this site was not built with extra.evidence.offline)`));
+        };
+        document.head.appendChild(script);
+      }).then(parseRecordText);
+      records.set(url, hit);
+      hit.catch(() => records.delete(url));
+    }
+    return hit;
   }
 
   function loadRecord(url) {
@@ -528,9 +604,14 @@
     }
     setState(button, "working", "verifying…");
     try {
-      const entry = supplied || (await loadRecord(recordUrl(claim.sourceId)));
+      const entry =
+        supplied ||
+        (await (location.protocol === "file:"
+          ? loadRecordScript(claim.sourceId)
+          : loadRecord(recordUrl(claim.sourceId))));
       claim.points = entry.points;
-      const result = await verifyRecord(entry.record, claim);
+      const progress = (f) => setState(button, "working", `verifying… ${Math.floor(f * 100)}%`);
+      const result = await verifyRecord(entry.record, claim, { progress });
       if (!claim.contiguous) {
         result.ok = false;
         result.problems.push({ check: "highlight", message: "the highlight is not one contiguous range" });
@@ -553,7 +634,7 @@
     }
   }
 
-  /** Pages opened from disk cannot fetch: let the reader pick record.json themselves. */
+  /** A page opened from disk whose site has no record.js: let the reader pick record.json themselves. */
   function offerFile(button) {
     if (button.nextElementSibling && button.nextElementSibling.classList.contains("evidence-verify-file")) return;
     const input = document.createElement("input");
@@ -667,11 +748,13 @@
     Sha256,
     sha256Hex,
     sha256HexFallback,
+    sha256HexChunked,
     CodePoints,
     codePointSlice,
     firstDifference,
     canonicalJson,
     verifyRecord,
+    register,
     scan,
   });
 })();

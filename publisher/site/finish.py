@@ -1,0 +1,61 @@
+"""The end of a build, before publication: the published records re-verified, the files of an
+offline site written, and the seal (``evidence-manifest.json``) over every file of the site.
+
+The hook calls these in its last ``on_post_build``; they raise :class:`PublisherError` or
+``OSError`` and the hook turns either into a failed build (the published site untouched).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Protocol
+
+import publisher
+
+from .helper import check_record_chunk
+from .manifest import MANIFEST_NAME, manifest_bytes, record_uri, seal_files
+from .offline import write_search_files
+
+__all__ = ["Sealed", "publish_records", "write_manifest"]
+
+
+class _Digests(Protocol):
+    def record_digests(self, items: list[tuple[str, str]], scripts: bool = False) -> list[str]: ...
+
+
+class Sealed(Protocol):
+    """What the pages of a build sealed (see :class:`publisher.site.hook.EvidenceBuild`)."""
+
+    sealed: list[dict[str, Any]]
+    sealed_snapshots: list[dict[str, Any]]
+    sealed_windows: list[dict[str, Any]]
+
+
+def publish_records(
+    staging: Path, source_ids: list[str], helper: _Digests | None, *, offline: bool
+) -> list[dict[str, Any]]:
+    """Re-verify every published ``sources/<id>/record.json`` (and, offline, write its ``record.js``
+    and the offline search files); the manifest's ``records``."""
+    sids = sorted(source_ids)
+    items = [(os.fspath(staging / record_uri(sid)), sid) for sid in sids]
+    if helper is not None:
+        digests = helper.record_digests(items, scripts=offline)
+    else:
+        digests = check_record_chunk(items, offline)
+    if offline:
+        write_search_files(staging)
+    return [{"source_id": sid, "sha256": digest} for sid, digest in zip(sids, digests, strict=True)]
+
+
+def write_manifest(staging: Path, build: Sealed, records: list[dict[str, Any]]) -> None:
+    """Write ``evidence-manifest.json``: the sealed elements and every file of the site."""
+    data = manifest_bytes(
+        build.sealed,
+        build.sealed_snapshots,
+        f"publisher {publisher.__version__}",
+        windows=build.sealed_windows,
+        records=records,
+        files=seal_files(staging),
+    )
+    (staging / MANIFEST_NAME).write_bytes(data)

@@ -1,0 +1,51 @@
+"""The files an evidence build adds to MkDocs' own: generated pages, the reader's stylesheets and
+scripts, and the published snapshot records. A file of ``docs/`` in the way of any of them is
+refused (UsageError), never silently replaced or shadowed by a generated one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from mkdocs.structure.files import File, Files, InclusionLevel
+
+from ..kernel.errors import UsageError
+from ..wiki.evidence import SourceInfo
+from .manifest import record_uri
+from .offline import OFFLINE_JS_URI, SEARCH_INDEX_JS, SEARCH_WORKER_URI, record_js_uri
+from .pages import CSS_URI, READER_CSS_URI, READER_JS_URI, STATIC_DIR, TEMPLATES_DIR, GeneratedPage
+
+__all__ = ["add_site_files"]
+
+
+def add_site_files(
+    files: Files, config: Any, pages: list[GeneratedPage], sources: dict[str, SourceInfo], *, offline: bool
+) -> None:
+    """Append the generated pages, static files and records of a build to ``files``."""
+    taken = {f.dest_uri: f.src_uri for f in files}
+    for page in pages:
+        inclusion = InclusionLevel.INCLUDED if page.in_nav else InclusionLevel.NOT_IN_NAV
+        generated = File.generated(config, page.src_uri, content=page.markdown, inclusion=inclusion)
+        clash = taken.get(generated.dest_uri) or files.get_file_from_path(page.src_uri)
+        if clash is not None:
+            raise UsageError(
+                f"docs/{clash if isinstance(clash, str) else page.src_uri} would produce "
+                f"{generated.dest_uri}, a page the evidence hook generates; rename or remove it"
+            )
+        files.append(generated)
+    if files.get_file_from_path(CSS_URI) is None:
+        css = (TEMPLATES_DIR / "evidence.css").read_text(encoding="utf-8")
+        files.append(File.generated(config, CSS_URI, content=css))
+    for uri in (READER_CSS_URI, READER_JS_URI, *([OFFLINE_JS_URI] if offline else [])):
+        if files.get_file_from_path(uri) is None:
+            files.append(File.generated(config, uri, abs_src_path=str(STATIC_DIR / Path(uri).name)))
+    written_later = [SEARCH_WORKER_URI, SEARCH_INDEX_JS] if offline else []
+    for sid in sorted(sources):
+        written_later += [record_js_uri(sid)] if offline else []
+    for uri in [*written_later, *(record_uri(sid) for sid in sorted(sources))]:
+        if files.get_file_from_path(uri) is not None:
+            raise UsageError(f"docs/{uri} collides with a file the evidence hook publishes; rename or remove it")
+    for sid, info in sorted(sources.items()):
+        source = os.fspath(Path(info.sources_dir) / f"{sid}.json")
+        files.append(File.generated(config, record_uri(sid), abs_src_path=source))

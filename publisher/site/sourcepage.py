@@ -1,0 +1,94 @@
+"""A source page: the snapshot's metadata, its retrieval events, its cited spans (each with the
+pages that cite it) and the snapshot text with every cited span highlighted, whole or in context
+windows (:mod:`publisher.site.highlight`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..gate.urls import followable
+from ..wiki.evidence import SourceInfo
+from .highlight import source_job
+
+if TYPE_CHECKING:
+    from .pages import GeneratedPage, SiteModel
+
+__all__ = ["source_page"]
+
+
+def source_page(model: SiteModel, page: GeneratedPage, sid: str, info: SourceInfo) -> None:
+    """Fill ``page`` (a source page) from the verified snapshot ``sid``."""
+    meta = info.meta
+    uri = page.src_uri
+    job = source_job(sid, info, model.source_text)
+    view = {
+        "source_id": sid,
+        "url": meta.url,
+        "url_live": followable(meta.url or ""),
+        "title": meta.title,
+        "paper_ids": list(meta.paper.ids().items()) if meta.paper else [],
+        "access": meta.access,
+        "origin": meta.origin,
+        "retrieved_at": meta.retrieved_at,
+        "content_hash": meta.content_hash,
+        "record_hash": meta.record_hash,
+        "asset_path": meta.asset.path if meta.asset else None,
+        "asset_sha256": meta.asset.sha256 if meta.asset else None,
+        "chars": meta.text_length,
+        "windows": job.mode == "windows",
+    }
+    holders = [{"slug": s, "href": model.href(uri, model.report_page(s))} for s in info.holders]
+    events = [
+        {
+            "run": slug,
+            "event_id": event.event_id,
+            "type": event.type.value,
+            "at": event.at,
+            "fresh": event.fresh,
+            "signed_by": event.sig.key_id if event.sig else None,
+            "actor": event.actor,
+            "detail": event.detail,
+        }
+        for slug, event in model.events_of(sid)
+        if slug in info.holders
+    ]
+    spans = [
+        {"start": start, "end": end, "cited_by": _cited_by(model, uri, sid, start, end)}
+        for start, end in sorted(info.spans)
+    ]
+
+    def text_block() -> str:
+        body = model.source_body(job)
+        page.windows.clear()
+        page.windows.update(body.windows)
+        return body.html
+
+    frag = model.fragments()
+    page.title = meta.title or sid
+    page.markdown = model.markdown("source.md.j2").render(
+        heading_slot=model.heading(page),
+        meta_slot=model.slot(page, str(frag.source_meta(view, holders))),
+        events_slot=model.slot(page, str(frag.events(events, model.signed()))),
+        spans_slot=model.slot(page, str(frag.spans(spans))),
+        text_slot=model.slot(page, text_block),
+        windows=job.mode == "windows",
+    )
+
+
+def _cited_by(model: SiteModel, page: str, sid: str, start: int, end: int) -> list[dict[str, Any]]:
+    """One link per citing page (a concept's first footnote, a report's artifact) citing this span."""
+    out: list[dict[str, Any]] = []
+    seen: dict[str, dict[str, Any]] = {}
+    for citation in model.citations_of(sid, start, end):
+        hit = seen.get(citation.target)
+        if hit is not None:
+            hit["detail"] += f", {citation.detail}"
+            continue
+        entry = {
+            "label": citation.label,
+            "detail": citation.detail,
+            "href": model.href(page, citation.target, citation.fragment),
+        }
+        seen[citation.target] = entry
+        out.append(entry)
+    return out

@@ -146,7 +146,7 @@ NAMED = (
     Mutant(
         "strict-warning-ignored",
         "publisher/site/hook.py",
-        "return bool(self.config is not None and self.config.strict and _warned())",
+        "return bool(self.config is not None and self.config.strict and warnings_counted())",
         "return False",
         ("tests/test_hook_build.py", "tests/test_publish_last.py", "tests/test_mutation_guards.py"),
     ),

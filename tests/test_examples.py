@@ -170,7 +170,7 @@ def test_the_examples_assemble_verify_and_promote(cli: Cli, articles: str, tmp_p
         [sys.executable, "-m", "mkdocs", "build", "-q"], cwd=wiki, capture_output=True, text=True, env=env, check=False
     )
     assert built.returncode == 0, built.stderr[-2000:]
-    page = (wiki / "site" / "concepts" / "remote-depression-care" / "index.html").read_text(encoding="utf-8")
+    page = (wiki / "site" / "concepts" / "remote-depression-care.html").read_text(encoding="utf-8")  # offline
     assert "Adolescents (N=143; 13-19 years) with MDD were recruited." in page
     checked = cli("check-site", wiki / "site", "--wiki", wiki)
     assert checked.status == 0, checked.err

@@ -18,7 +18,7 @@ def test_source_pages_say_provenance_is_unsigned_without_trusted_keys(tmp_path: 
     sample_run(wiki)
     build_wiki(wiki)
     pages = _source_pages(wiki)
-    assert pages and all("Provenance is unsigned" in page for page in pages)
+    assert pages and all("Unsigned provenance" in page for page in pages)
     assert all("Signed by" in page for page in pages)
 
 
@@ -32,7 +32,7 @@ def test_source_pages_say_provenance_is_signed_with_trusted_keys(tmp_path: Path)
     sample_run(wiki, key=private)
     build_wiki(wiki)
     pages = _source_pages(wiki)
-    assert pages and all("Provenance is signed" in page for page in pages)
+    assert pages and all("Signed provenance" in page for page in pages)
 
 
 def test_trusted_keys_listed_after_assembly_refuse_the_build(tmp_path: Path) -> None:

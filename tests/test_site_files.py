@@ -62,7 +62,7 @@ EDITS: dict[str, Callable[[Path], None]] = {
         _concept_page(s), lambda t: t.replace("<head>", '<head><base href="https://evil.example/">', 1)
     ),
     "metadata-table": lambda s: _edit(
-        _source_page(s), lambda t: re.sub(r"(<th>Title</th><td>)[^<]*", r"\1A forged title", t, count=1)
+        _source_page(s), lambda t: re.sub(r'(<th scope="row">Title</th><td>)[^<]*', r"\1A forged title", t, count=1)
     ),
     "inline-script": lambda s: _edit(
         _concept_page(s), lambda t: t.replace("</body>", "<script>alert(document.domain)</script></body>")

@@ -1,15 +1,20 @@
 """The end of a build, before publication: the published records re-verified, the files of an
 offline site written, and the seal (``evidence-manifest.json``) over every file of the site.
 
-The hook calls these in its last ``on_post_build``; they raise :class:`PublisherError` or
-``OSError`` and the hook turns either into a failed build (the published site untouched).
+The hook calls these in its last ``on_post_build`` (and asks :func:`warnings_counted` whether
+``--strict`` fails the build); they raise :class:`PublisherError` or ``OSError`` and the hook
+turns either into a failed build (the published site untouched).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any, Protocol
+
+import mkdocs
+from mkdocs.utils import CountHandler
 
 import publisher
 
@@ -17,7 +22,7 @@ from .helper import check_record_chunk
 from .manifest import MANIFEST_NAME, manifest_bytes, record_uri, seal_files
 from .offline import write_search_files
 
-__all__ = ["Sealed", "publish_records", "write_manifest"]
+__all__ = ["Sealed", "mkdocs_logger", "publish_records", "warnings_counted", "write_manifest"]
 
 
 class _Digests(Protocol):
@@ -59,3 +64,15 @@ def write_manifest(staging: Path, build: Sealed, records: list[dict[str, Any]]) 
         files=seal_files(staging),
     )
     (staging / MANIFEST_NAME).write_bytes(data)
+
+
+def mkdocs_logger() -> logging.Logger:
+    """The logger MkDocs counts strict-mode warnings on (``properdocs`` under ProperDocs)."""
+    return logging.getLogger(mkdocs.__name__)
+
+
+def warnings_counted() -> bool:
+    """Whether any warning counter on the ``mkdocs`` logger (MkDocs' strict counter, ours) counted:
+    under ``--strict`` such a build fails, so it is never published."""
+    loggers = {mkdocs_logger(), logging.getLogger("mkdocs")}
+    return any(isinstance(h, CountHandler) and h.get_counts() for lg in loggers for h in lg.handlers)

@@ -53,7 +53,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
-import mkdocs
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import Files
@@ -68,7 +67,8 @@ from ..wiki.check import check_wiki
 from ..wiki.evidence import WikiCheck
 from . import csp, publish
 from . import offline as offline_site
-from .finish import publish_records, write_manifest
+from .a11y import name_search_dialog
+from .finish import mkdocs_logger, publish_records, warnings_counted, write_manifest
 from .helper import BuildHelper
 from .highlight import source_job
 from .manifest import MANIFEST_NAME
@@ -167,7 +167,7 @@ class EvidenceBuild:
         escape_site_strings(config)
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
-        _mkdocs_logger().addHandler(self.counter)
+        mkdocs_logger().addHandler(self.counter)
         self.helper = BuildHelper(wiki_root, pre)
         self.model = SiteModel(
             pre,
@@ -191,7 +191,7 @@ class EvidenceBuild:
         if self.helper is not None:
             self.helper.close()
         if self.counter is not None:
-            _mkdocs_logger().removeHandler(self.counter)
+            mkdocs_logger().removeHandler(self.counter)
             self.counter = None
         if self.config is not None and self.site is not None:
             self.config.site_dir = str(self.site)
@@ -219,7 +219,7 @@ class EvidenceBuild:
         return True
 
     def _strict_warned(self) -> bool:
-        return bool(self.config is not None and self.config.strict and _warned())
+        return bool(self.config is not None and self.config.strict and warnings_counted())
 
     # -- events --------------------------------------------------------------------------------
 
@@ -321,10 +321,11 @@ class EvidenceBuild:
         return self._with_policy(output_content, scan.scripts, scan.styles, template_name)
 
     def _with_policy(self, output: str, scripts: list[str], styles: list[str], where: str) -> str:
-        """The page with its Content-Security-Policy (the prose check found no script of an author)."""
+        """The page with its Content-Security-Policy (the prose check found no script of an author)
+        and the accessible names the theme leaves out."""
         value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config), offline=self.offline)
         try:
-            return csp.insert(output, value)
+            return csp.insert(name_search_dialog(output), value)
         except ValueError as exc:
             raise PluginError(f"evidence page {where}: {exc}") from exc
 
@@ -377,17 +378,6 @@ class EvidenceBuild:
             if not self._strict_warned() and self.publish_now():
                 return
         self.abandon()
-
-
-def _mkdocs_logger() -> logging.Logger:
-    """The logger MkDocs counts strict-mode warnings on (``properdocs`` under ProperDocs)."""
-    return logging.getLogger(mkdocs.__name__)
-
-
-def _warned() -> bool:
-    """Whether any warning counter on the ``mkdocs`` logger (MkDocs' strict counter, ours) counted."""
-    loggers = {_mkdocs_logger(), logging.getLogger("mkdocs")}
-    return any(isinstance(h, CountHandler) and h.get_counts() for lg in loggers for h in lg.handlers)
 
 
 def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuild:

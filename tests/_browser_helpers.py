@@ -236,27 +236,50 @@ def make_astral_wiki(root: Path, extra: str = "") -> tuple[Path, str, list[tuple
 
     Returns the wiki, the source id and the cited (start, end) code-point ranges.
     """
-    from _wiki_helpers import RunBuilder, make_wiki
-
-    from publisher.wiki.promote import promote
+    from _wiki_helpers import make_wiki
 
     wiki = make_wiki(root)
     (wiki / "mkdocs.yml").write_text(astral_config(extra), encoding="utf-8")
-    rb = RunBuilder(wiki, "astral", question="Does morning light help?")
-    sid = rb.source(
+    ranges = [(ASTRAL_TEXT.index(s), ASTRAL_TEXT.index(s) + len(s)) for s in ASTRAL_SPANS]
+    sid = promote_one_source(
+        wiki,
+        "astral",
         "https://example.org/𝛼/trial?lang=fr&x=1",
         ASTRAL_TEXT,
-        paper={"pmid": "4242", "doi": None, "pmcid": None},
+        ranges,
+        pmid="4242",
         title="A 𝒯𝓇𝒾𝒶𝓁 of morning light",
+        question="Does morning light help?",
     )
-    ranges = [(ASTRAL_TEXT.index(s), ASTRAL_TEXT.index(s) + len(s)) for s in ASTRAL_SPANS]
+    return wiki, sid, ranges
+
+
+def promote_one_source(
+    wiki: Path,
+    run: str,
+    url: str,
+    text: str,
+    ranges: list[tuple[int, int]],
+    *,
+    pmid: str,
+    title: str,
+    question: str,
+) -> str:
+    """A run of ``wiki`` with one fetched source whose extraction cites ``ranges`` of ``text``,
+    assembled and promoted (its concept is named after the run); returns the source id."""
+    from _wiki_helpers import RunBuilder
+
+    from publisher.wiki.promote import promote
+
+    rb = RunBuilder(wiki, run, question=question)
+    sid = rb.source(url, text, paper={"pmid": pmid, "doi": None, "pmcid": None}, title=title)
     rb.record(
         "extraction",
-        "pmid-4242",
+        f"pmid-{pmid}",
         {
             "schema_version": 1,
-            "evidence_id": "pmid:4242",
-            "pmid": "4242",
+            "evidence_id": f"pmid:{pmid}",
+            "pmid": pmid,
             "design": "randomised trial",
             "spans": [
                 {"claim": f"Claim {n}.", "source_id": sid, "start": s, "end": e} for n, (s, e) in enumerate(ranges)
@@ -265,4 +288,4 @@ def make_astral_wiki(root: Path, extra: str = "") -> tuple[Path, str, list[tuple
     )
     rb.assemble()
     promote(rb.run.path, wiki)
-    return wiki, sid, ranges
+    return sid

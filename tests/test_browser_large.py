@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser_helpers import guarded_page, launched_browser, mkdocs_build, serve, wait_for_state
+from _browser_helpers import guarded_page, launched_browser, mkdocs_build, promote_one_source, serve, wait_for_state
 
 from publisher.site.checksite import check_site
 from publisher.site.highlight import WINDOWS_ABOVE
@@ -28,9 +28,7 @@ NEEDLE_FAR = "A sentence far from every citation that no page should show."
 
 
 def _large_wiki(root: Path) -> tuple[Path, str, list[tuple[int, int]]]:
-    from _wiki_helpers import RunBuilder, make_wiki
-
-    from publisher.wiki.promote import promote
+    from _wiki_helpers import make_wiki
 
     filler = LINE * (1_600_000 // len(LINE))  # about 1.6 MB, eight times windows_above
     half = len(filler) // 2
@@ -39,25 +37,18 @@ def _large_wiki(root: Path) -> tuple[Path, str, list[tuple[int, int]]]:
     wiki = make_wiki(root)
     config = wiki / "mkdocs.yml"
     config.write_text(config.read_text(encoding="utf-8").replace("plugins: []", "plugins:\n  - search"))
-    rb = RunBuilder(wiki, "large", question="Does the long trial report its outcome?")
-    sid = rb.source("https://example.org/large-trial", text, title="A very long trial report")
     start = text.index(NEEDLE_NEAR)
     ranges = [(start, start + len(NEEDLE_NEAR)), (len(text) - 9, len(text) - 1)]
-    rb.record(
-        "extraction",
+    sid = promote_one_source(
+        wiki,
         "large",
-        {
-            "schema_version": 1,
-            "evidence_id": "pmid:5151",
-            "pmid": "5151",
-            "design": "randomised trial",
-            "spans": [
-                {"claim": f"Claim {n}.", "source_id": sid, "start": s, "end": e} for n, (s, e) in enumerate(ranges)
-            ],
-        },
+        "https://example.org/large-trial",
+        text,
+        ranges,
+        pmid="5151",
+        title="A very long trial report",
+        question="Does the long trial report its outcome?",
     )
-    rb.assemble()
-    promote(rb.run.path, wiki)
     return wiki, sid, ranges
 
 

@@ -104,6 +104,9 @@ HOSTILE: list[tuple[str, list[str] | None]] = [
     (f"<p>[^1]: {SID}#1-4 &quot;forged&quot;</p>", None),
     (f"<p>[^1]: src-<b>{'a' * 64}</b>#1-4</p>", None),
     (f"<pre><code>[^1]: {SID}#1-4</code></pre>", []),
+    # a windows container may only add an empty data-search-exclude (a long text kept out of search)
+    (f'<div class="evidence-windows" data-window-of="{SID}" data-search-exclude="no">x</div>', None),
+    (f'<div class="evidence-windows" data-window-of="{SID}" data-search-exclude title="y">x</div>', None),
     # decorative classes of generated pages are allowed
     (
         '<table><tr><td class="evidence-num">1</td><td><code class="evidence-id" title="x">x</code></td></tr></table>',

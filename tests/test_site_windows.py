@@ -203,3 +203,30 @@ def test_record_missing_from_the_seal_fails_check_site(built: Path) -> None:
     manifest["records"] = manifest["records"][1:]
     path.write_text(json.dumps(manifest), encoding="utf-8")
     assert _codes(built) == {"SNAPSHOT_HASH_MISMATCH"}
+
+
+def test_windows_over_the_index_limit_are_kept_out_of_the_search_index() -> None:
+    text = "0123456789" * 10
+    spans = {(10, 14), (60, 64)}
+    shown = sum(hi - lo for lo, hi in window_bounds(len(text), spans, 3))
+    assert 'data-search-exclude">' not in windows_html(SID, text, spans, 3, index_limit=shown)
+    excluded = windows_html(SID, text, spans, 3, index_limit=shown - 1)
+    assert excluded.startswith(f'<div class="evidence-windows" data-window-of="{SID}" data-search-exclude>')
+    assert scan_page(excluded).windows == scan_page(windows_html(SID, text, spans, 3)).windows
+
+
+@pytest.mark.parametrize("limit, indexed", [(1_000_000, True), (12, False)])
+def test_the_search_index_holds_windows_up_to_windows_above(tmp_path: Path, limit: int, indexed: bool) -> None:
+    """A source page adds at most ``windows_above`` code points to the search index; the seal and
+    ``check-site`` are the same either way."""
+    wiki = _wiki(tmp_path)
+    config = wiki / "mkdocs.yml"
+    text = config.read_text(encoding="utf-8").replace("plugins: []", "plugins:\n  - search")
+    config.write_text(text + f"    windows_above: {limit}\n", encoding="utf-8")
+    build_wiki(wiki)
+    window = _window_page(wiki).read_text(encoding="utf-8")
+    assert (re.search(r'class="evidence-windows"[^>]*data-search-exclude', window) is None) is indexed
+    index = json.loads((wiki / "site" / "search" / "search_index.json").read_text(encoding="utf-8"))
+    source_docs = [d["text"] for d in index["docs"] if d["location"].startswith("sources/src-")]
+    assert source_docs and any("und." in t for t in source_docs) is indexed
+    assert check_site(wiki / "site", wiki).ok

@@ -59,6 +59,7 @@ class SourceJob:
     spans: frozenset[tuple[int, int]]
     mode: str
     context: int
+    index_limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,7 @@ def source_job(source_id: str, info: SourceInfo, options: SourceText) -> SourceJ
         frozenset(info.spans),
         options.mode_for(info.meta.text_length),
         options.context,
+        options.windows_above,
     )
 
 
@@ -97,7 +99,7 @@ def render_source_body(job: SourceJob) -> SourceBody:
             (sid, lo, hi, sha256_hex(snap.text[lo:hi].encode("utf-8")))
             for lo, hi in window_bounds(len(snap.text), spans, job.context)
         )
-        return SourceBody(windows_html(sid, snap.text, spans, job.context), windows)
+        return SourceBody(windows_html(sid, snap.text, spans, job.context, job.index_limit), windows)
     return SourceBody(snapshot_html(sid, snap.text, spans))
 
 
@@ -159,17 +161,26 @@ def window_bounds(length: int, spans: set[tuple[int, int]], context: int) -> lis
     return [(lo, hi) for lo, hi in windows]
 
 
-def windows_html(source_id: str, text: str, spans: set[tuple[int, int]], context: int) -> str:
+def windows_html(
+    source_id: str, text: str, spans: set[tuple[int, int]], context: int, index_limit: int | None = None
+) -> str:
     """Only the cited spans of a long snapshot, each with ``context`` code points either side.
 
     Windows come from :func:`window_bounds`; marks and anchors are those of
     :func:`snapshot_html` with offsets into the whole text. The omitted stretches are counted
     between windows. Each window names its source with ``data-window-of`` and its offsets with
     ``data-window-start``/``data-window-end``; the seal checks its text against that slice.
+
+    Windows holding more than ``index_limit`` code points in all (a long text cited in many
+    places) are kept out of the search index (Material's ``data-search-exclude``), so no source
+    page adds more than that much text to it.
     """
-    out = [f'<div class="evidence-windows" data-window-of="{source_id}">']
+    bounds = window_bounds(len(text), spans, context)
+    unindexed = index_limit is not None and sum(hi - lo for lo, hi in bounds) > index_limit
+    exclude = " data-search-exclude" if unindexed else ""
+    out = [f'<div class="evidence-windows" data-window-of="{source_id}"{exclude}>']
     shown = 0
-    for lo, hi in window_bounds(len(text), spans, context):
+    for lo, hi in bounds:
         if lo > shown:
             out.append(f'<p class="evidence-gap">[… {lo - shown} code points not shown …]</p>')
         out.append(

@@ -345,7 +345,8 @@ def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], s
         ok = (
             node.tag == "div"
             and evidence == [WINDOWS_CLASS]
-            and set(attrs) == {"class", "data-window-of"}
+            and set(attrs) - {"data-search-exclude"} == {"class", "data-window-of"}
+            and not attrs.get("data-search-exclude")  # the search index may skip long windows
             and _SOURCE_ID.fullmatch(sid) is not None
             and all(w.attributes.get("data-window-of") == sid for w in node.css("[data-window-of]"))
         )

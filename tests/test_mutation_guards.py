@@ -252,3 +252,29 @@ def test_a_concept_promoted_before_its_run_changed_gets_a_notice(tmp_path: Path)
     rb.assemble()  # the same accepted evidence, other inputs: the concept still verifies
     wiki_check = check_wiki(wiki)
     assert wiki_check.ok and any("re-promote" in n for n in wiki_check.notices), wiki_check.notices
+
+
+@pytest.mark.parametrize(
+    ("quote", "at"),
+    [
+        ("Sleep-onset latency fell by 7.8 minutes", 30),
+        ("Sleep-onset latency", 19),
+        ("Sleep-onset latency fell by 7.9 minutes!", 39),
+    ],
+    ids=["changed", "shorter", "longer"],
+)
+def test_a_quote_that_differs_names_the_first_code_point_that_differs(tmp_path: Path, quote: str, at: int) -> None:
+    """A record's quoted text that is not the re-slice is EXCERPT_MISMATCH, and the finding says where
+    the two part (the first differing code point, or the end of the shorter one)."""
+    from _upstream_helpers import upstream_run
+
+    from publisher.runs import Run
+
+    up = upstream_run(tmp_path)
+    sid = up.snapshot()
+    span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes")
+    span["text"] = quote  # what the record says the span reads
+    up.extraction([span])
+    (finding,) = assemble_run(Run(up.path), write=False).findings
+    assert finding["reason_code"] == "EXCERPT_MISMATCH"
+    assert f"at code point {at} " in finding["detail"]

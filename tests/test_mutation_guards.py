@@ -278,3 +278,23 @@ def test_a_quote_that_differs_names_the_first_code_point_that_differs(tmp_path: 
     (finding,) = assemble_run(Run(up.path), write=False).findings
     assert finding["reason_code"] == "EXCERPT_MISMATCH"
     assert f"at code point {at} " in finding["detail"]
+
+
+def test_two_records_of_one_artifact_each_name_the_other(tmp_path: Path) -> None:
+    """Two records claiming one artifact id contradict each other: SCHEMA_ERROR on both, each
+    finding naming the other record (never itself)."""
+    from _upstream_helpers import upstream_run
+
+    from publisher.runs import Run
+
+    up = upstream_run(tmp_path)
+    sid = up.snapshot()
+    span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes")
+    up.extraction([span], name="first")
+    up.extraction([span], name="second")
+    findings = [f for f in assemble_run(Run(up.path), write=False).findings if f["reason_code"] == "SCHEMA_ERROR"]
+    assert len(findings) == 2
+    for finding in findings:
+        own = "first" if "first" in finding["record"] else "second"
+        other = "second" if own == "first" else "first"
+        assert f"{other}.json" in finding["detail"] and f"{own}.json" not in finding["detail"]

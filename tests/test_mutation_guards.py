@@ -298,3 +298,108 @@ def test_two_records_of_one_artifact_each_name_the_other(tmp_path: Path) -> None
         own = "first" if "first" in finding["record"] else "second"
         other = "second" if own == "first" else "first"
         assert f"{other}.json" in finding["detail"] and f"{own}.json" not in finding["detail"]
+
+
+def test_the_exit_status_of_a_check_follows_its_verdict_and_the_gate(tmp_path: Path) -> None:
+    """Verified exits 0 with the gate on or off; Inconclusive exits 1 only with the gate on."""
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    for gate in (False, True):
+        verified = check_run(rb.run, wiki_root=wiki, gate=gate)
+        assert (verified.verdict, verified.exit_status) == ("Verified", 0), gate
+    rb.record(
+        "extraction",
+        "later",
+        {"schema_version": 1, "evidence_id": "pmid:777", "pmid": "777", "design": "rct", "spans": []},
+    )  # an input changed since assembly: the result is stale, a warning with the gate off
+    stale = check_run(rb.run, wiki_root=wiki, gate=False)
+    assert (stale.verdict, stale.exit_status) == ("Inconclusive", 0)
+    assert check_run(rb.run, wiki_root=wiki, gate=True).exit_status == 1
+
+
+def test_a_changed_pdf_is_named_by_its_file(tmp_path: Path) -> None:
+    from _wiki_helpers import tamper
+
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    tamper("pdf-asset", rb)
+    rc = check_run(rb.run, wiki_root=wiki)
+    (root,) = [f for f in rc.findings if f.code == "ASSET_HASH_MISMATCH" and f.cause is None]
+    assert root.check == "C-SNAPSHOT" and root.file.startswith("runs/") is False
+    assert root.file.startswith("assets/papers/") and root.file.endswith(".pdf")
+
+
+def test_a_concept_promoted_before_its_run_changed_gets_a_notice(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    assert check_wiki(wiki).notices == []
+    rb.unresolved()
+    rb.assemble()  # the same accepted evidence, other inputs: the concept still verifies
+    wiki_check = check_wiki(wiki)
+    assert wiki_check.ok and any("re-promote" in n for n in wiki_check.notices), wiki_check.notices
+
+
+@pytest.mark.parametrize(
+    ("quote", "at"),
+    [
+        ("Sleep-onset latency fell by 7.8 minutes", 30),
+        ("Sleep-onset latency", 19),
+        ("Sleep-onset latency fell by 7.9 minutes!", 39),
+    ],
+    ids=["changed", "shorter", "longer"],
+)
+def test_a_quote_that_differs_names_the_first_code_point_that_differs(tmp_path: Path, quote: str, at: int) -> None:
+    """A record's quoted text that is not the re-slice is EXCERPT_MISMATCH, and the finding says where
+    the two part (the first differing code point, or the end of the shorter one)."""
+    from _upstream_helpers import upstream_run
+
+    from publisher.runs import Run
+
+    up = upstream_run(tmp_path)
+    sid = up.snapshot()
+    span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes")
+    span["text"] = quote  # what the record says the span reads
+    up.extraction([span])
+    (finding,) = assemble_run(Run(up.path), write=False).findings
+    assert finding["reason_code"] == "EXCERPT_MISMATCH"
+    assert f"at code point {at} " in finding["detail"]
+
+
+def test_two_records_of_one_artifact_each_name_the_other(tmp_path: Path) -> None:
+    """Two records claiming one artifact id contradict each other: SCHEMA_ERROR on both, each
+    finding naming the other record (never itself)."""
+    from _upstream_helpers import upstream_run
+
+    from publisher.runs import Run
+
+    up = upstream_run(tmp_path)
+    sid = up.snapshot()
+    span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes")
+    up.extraction([span], name="first")
+    up.extraction([span], name="second")
+    findings = [f for f in assemble_run(Run(up.path), write=False).findings if f["reason_code"] == "SCHEMA_ERROR"]
+    assert len(findings) == 2
+    for finding in findings:
+        own = "first" if "first" in finding["record"] else "second"
+        other = "second" if own == "first" else "first"
+        assert f"{other}.json" in finding["detail"] and f"{own}.json" not in finding["detail"]
+
+
+def test_the_exit_status_of_a_check_follows_its_verdict_and_the_gate(tmp_path: Path) -> None:
+    """Verified exits 0 with the gate on or off; Inconclusive exits 1 only with the gate on."""
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    for gate in (False, True):
+        verified = check_run(rb.run, wiki_root=wiki, gate=gate)
+        assert (verified.verdict, verified.exit_status) == ("Verified", 0), gate
+    rb.record(
+        "extraction",
+        "later",
+        {"schema_version": 1, "evidence_id": "pmid:777", "pmid": "777", "design": "rct", "spans": []},
+    )  # an input changed since assembly: the result is stale, a warning with the gate off
+    assert (
+        check_run(rb.run, wiki_root=wiki, gate=False).verdict,
+        check_run(rb.run, wiki_root=wiki, gate=False).exit_status,
+    ) == ("Inconclusive", 0)
+    assert check_run(rb.run, wiki_root=wiki, gate=True).exit_status == 1

@@ -315,3 +315,25 @@ def test_the_exit_status_of_a_check_follows_its_verdict_and_the_gate(tmp_path: P
     stale = check_run(rb.run, wiki_root=wiki, gate=False)
     assert (stale.verdict, stale.exit_status) == ("Inconclusive", 0)
     assert check_run(rb.run, wiki_root=wiki, gate=True).exit_status == 1
+
+
+def test_a_footnote_on_a_snapshot_that_fails_names_the_snapshot_not_the_claim(tmp_path: Path) -> None:
+    """A concept footnote quoting a range no result accepted, of a snapshot that no longer verifies:
+    the finding is the snapshot's (SNAPSHOT_HASH_MISMATCH, under its root), not 'not accepted'."""
+    import re
+
+    from _wiki_helpers import tamper
+
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    sid = next(iter(rb.texts))
+    concept = next((wiki / "concepts").glob("*.md"))
+    text = concept.read_text(encoding="utf-8")
+    first = re.search(re.escape(sid) + r"#(\d+)-(\d+)", text)
+    assert first is not None
+    start, end = int(first.group(1)), int(first.group(2)) - 1  # a range of that source no result accepted
+    writable(concept).write_text(text[: first.start()] + f"{sid}#{start}-{end}" + text[first.end() :], "utf-8")
+    assert tamper("snapshot-text", rb) == "SNAPSHOT_HASH_MISMATCH"
+    findings = [f for f in check_wiki(wiki).findings if f.file.endswith(concept.name) and f.start == start]
+    assert [(f.code, f.cause is not None) for f in findings if f.end == end] == [("SNAPSHOT_HASH_MISMATCH", True)]

@@ -337,3 +337,18 @@ def test_a_footnote_on_a_snapshot_that_fails_names_the_snapshot_not_the_claim(tm
     assert tamper("snapshot-text", rb) == "SNAPSHOT_HASH_MISMATCH"
     findings = [f for f in check_wiki(wiki).findings if f.file.endswith(concept.name) and f.start == start]
     assert [(f.code, f.cause is not None) for f in findings if f.end == end] == [("SNAPSHOT_HASH_MISMATCH", True)]
+
+
+def test_concept_footnotes_broken_by_a_damaged_log_are_grouped_under_the_log(tmp_path: Path) -> None:
+    """A damaged event log voids the run's fresh fetches: each concept footnote that quoted them is
+    NO_FRESH_FETCH with the log's root finding as its cause (one cause, its consequences under it)."""
+    from _wiki_helpers import tamper
+
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    assert tamper("event-line", rb) == "C-EVENT-LOG"
+    findings = check_wiki(wiki).findings
+    (log_root,) = [f for f in findings if f.check == "C-EVENT-LOG" and f.cause is None]
+    footnotes = [f for f in findings if f.file.startswith("concepts/")]
+    assert footnotes and {(f.code, f.cause) for f in footnotes} == {("NO_FRESH_FETCH", log_root.key)}

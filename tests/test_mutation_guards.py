@@ -352,3 +352,25 @@ def test_concept_footnotes_broken_by_a_damaged_log_are_grouped_under_the_log(tmp
     (log_root,) = [f for f in findings if f.check == "C-EVENT-LOG" and f.cause is None]
     footnotes = [f for f in findings if f.file.startswith("concepts/")]
     assert footnotes and {(f.code, f.cause) for f in footnotes} == {("NO_FRESH_FETCH", log_root.key)}
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("corpus.jsonl", b"{not json\n"),
+        ("workspace/verifier.json", b"[1, 2"),
+        ("outputs/report.md", b"\xff\xfe not UTF-8"),
+        ("outputs/verification.json", b'{"unsupported_claims": 7}'),
+    ],
+)
+def test_an_input_that_cannot_be_read_is_a_finding_on_that_file(tmp_path: Path, name: str, data: bytes) -> None:
+    """A run whose input cannot be read is one SCHEMA_ERROR finding, placed on that file (not on
+    the run's config), and the run publishes nothing."""
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    target = rb.run.path / name
+    if target.exists():
+        writable(target)
+    target.write_bytes(data)
+    findings = check_wiki(wiki).findings
+    assert [(f.code, f.file) for f in findings] == [("SCHEMA_ERROR", f"runs/alpha/{name}")]

@@ -41,7 +41,8 @@ since assembly ("stale") and tell it from a result edited by hand.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -139,6 +140,17 @@ def _read_verifier(run: Run) -> tuple[dict[str, list[str]], str | None]:
     return out, digest
 
 
+@contextmanager
+def _about(path: Path) -> Iterator[None]:
+    """An input that cannot be read names its file (``context["path"]``), so the wiki check
+    reports the finding on that file rather than on the run's config."""
+    try:
+        yield
+    except UsageError as exc:
+        exc.context.setdefault("path", str(path))
+        raise
+
+
 def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> RunInputs:
     """Read every input of ``run`` once (snapshots aside). Raises UsageError when one is unreadable.
 
@@ -149,21 +161,27 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRin
     """
     config = run.load_config()
     config_digest, _ = file_digest(run.config_path)
-    verifier, verifier_digest = _read_verifier(run)
+    with _about(run.verifier_path):
+        verifier, verifier_digest = _read_verifier(run)
     records = read_records(run.extractions_dir, run.appraisals_dir)
-    report_digest, report_bytes = file_digest(run.report_md)
     footnotes: list[Footnote] | None = None
     blocks: list[ProseBlock] | None = None
-    if report_bytes is not None:
-        try:
-            text = report_bytes.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise UsageError(f"{run.report_md} is not UTF-8 (byte {exc.start})", reason=Reason.SCHEMA_ERROR) from exc
-        parsed = read_report(text)
-        footnotes, blocks = parsed.footnotes, parsed.blocks
-    verification = read_upstream_verification(run)
-    corpus_digest, corpus_bytes = file_digest(run.corpus_path)
-    corpus = parse_corpus(corpus_bytes)
+    with _about(run.report_md):
+        report_digest, report_bytes = file_digest(run.report_md)
+        if report_bytes is not None:
+            try:
+                text = report_bytes.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UsageError(
+                    f"{run.report_md} is not UTF-8 (byte {exc.start})", reason=Reason.SCHEMA_ERROR
+                ) from exc
+            parsed = read_report(text)
+            footnotes, blocks = parsed.footnotes, parsed.blocks
+    with _about(run.verification_path):
+        verification = read_upstream_verification(run)
+    with _about(run.corpus_path):
+        corpus_digest, corpus_bytes = file_digest(run.corpus_path)
+        corpus = parse_corpus(corpus_bytes)
     log_problem = None
     try:
         log = read_log(run.events_path)

@@ -374,3 +374,11 @@ def test_an_input_that_cannot_be_read_is_a_finding_on_that_file(tmp_path: Path, 
     target.write_bytes(data)
     findings = check_wiki(wiki).findings
     assert [(f.code, f.file) for f in findings] == [("SCHEMA_ERROR", f"runs/alpha/{name}")]
+
+
+def test_each_source_lists_the_runs_that_hold_it_once(tmp_path: Path) -> None:
+    """The source pages' 'held by runs' comes from here: every accepted source names its run, once."""
+    wiki = make_wiki(tmp_path / "wiki")
+    sample_run(wiki)
+    sources = check_wiki(wiki).sources
+    assert sources and all(info.holders == ["alpha"] for info in sources.values())

@@ -384,3 +384,39 @@ def test_each_source_lists_the_runs_that_hold_it_once(tmp_path: Path) -> None:
     sample_run(wiki)
     sources = check_wiki(wiki).sources
     assert sources and all(info.holders == ["alpha"] for info in sources.values())
+
+
+_LEGACY_HOOK = '''"""A hook file that predates the plugin: no on_startup, so publication ends on_post_build."""
+
+from publisher.site.hook import on_config, on_serve
+
+__all__ = ["on_config", "on_serve"]
+'''
+
+_WARN = """
+import logging
+log = logging.getLogger("mkdocs.hooks.warner")
+
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri == "index.md":
+        log.warning("a warning that --strict turns into an abort")
+    return markdown
+"""
+
+
+def test_a_strict_warning_keeps_the_site_under_a_hook_file_that_predates_the_plugin(tmp_path: Path) -> None:
+    """Where publication happens at the end of the hook's own on_post_build (no on_startup, so no
+    later point), only the hook's strict-mode check keeps a build that MkDocs is about to abort
+    from being published."""
+    wiki = make_wiki(tmp_path / "wiki", hooks={"warn.py": _WARN})
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    (wiki / "hooks" / "evidence.py").write_text(_LEGACY_HOOK, encoding="utf-8")
+    build_wiki(wiki)
+    before = tree_digest(wiki / "site")
+    (wiki / "docs" / "index.md").write_text("# Home\n\nChanged.\n", encoding="utf-8")
+    with pytest.raises(Abort, match="strict"):
+        build_wiki(wiki, strict=True)
+    assert tree_digest(wiki / "site") == before
+    build_wiki(wiki)
+    assert "Changed." in (wiki / "site" / "index.html").read_text(encoding="utf-8")

@@ -15,7 +15,8 @@ import pytest
 from _wiki_helpers import build_wiki, leftovers, make_wiki, sample_run, tree_digest, writable
 from mkdocs.exceptions import Abort
 
-from publisher.kernel.errors import IntegrityError
+from publisher.kernel.errors import IntegrityError, PublisherError
+from publisher.kernel.reasons import Reason
 from publisher.wiki.check import check_wiki as run_preflight
 from publisher.wiki.concepts import parse_concept
 from publisher.wiki.promote import promote
@@ -104,8 +105,8 @@ def test_deeply_nested_concept_fails_the_build_with_a_finding(tmp_path: Path) ->
     assert tree_digest(wiki / "site") == before
 
 
-def _never_blocks(call: object) -> None:
-    """Run ``call`` in a thread; a read that blocked on a FIFO would hang it."""
+def _never_blocks(call: object) -> BaseException:
+    """Run ``call`` in a thread; a read that blocked on a FIFO would hang it. Returns what it raised."""
     outcome: list[BaseException | None] = []
 
     def target() -> None:
@@ -120,6 +121,7 @@ def _never_blocks(call: object) -> None:
     thread.join(timeout=30)
     assert outcome, "the read blocked on a FIFO"
     assert outcome[0] is not None, "a FIFO was read as if it were a file"
+    return outcome[0]
 
 
 def test_report_fifo_is_refused_by_render(tmp_path: Path, cli: object) -> None:
@@ -138,7 +140,8 @@ def test_concept_swapped_for_a_fifo_is_refused_by_promote(tmp_path: Path) -> Non
     concept = wiki / "concepts" / "alpha.md"
     concept.unlink()
     os.mkfifo(concept)
-    _never_blocks(lambda: promote(rb.run.path, wiki))  # type: ignore[attr-defined]
+    refused = _never_blocks(lambda: promote(rb.run.path, wiki))  # type: ignore[attr-defined]
+    assert isinstance(refused, PublisherError) and refused.reason is Reason.SCHEMA_ERROR, refused
 
 
 def test_text_file_fifo_is_refused_by_source_register(tmp_path: Path, cli: object) -> None:

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from publisher.site.highlight import snapshot_html, windows_html
-from publisher.site.scan import SPAN_REF, excerpt_html, find_span_refs, scan_page
+from publisher.site.markup import excerpt_html
+from publisher.site.scan import SPAN_REF, find_span_refs, scan_page
 from publisher.site.seal import seal_page
 
 SID = "src-" + "a" * 64

@@ -17,8 +17,9 @@ from publisher.site import publish
 from publisher.site.checksite import check_site
 from publisher.site.highlight import snapshot_html
 from publisher.site.manifest import MANIFEST_NAME
+from publisher.site.markup import excerpt_html
 from publisher.site.scaffold import new_wiki
-from publisher.site.scan import excerpt_html, scan_page
+from publisher.site.scan import scan_page
 
 SID = "src-" + "c" * 64
 

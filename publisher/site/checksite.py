@@ -19,17 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from ..kernel import _fs
-from ..kernel.canonical import SOURCE_ID_RE, sha256_hex
+from ..kernel.canonical import sha256_hex
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
 from ..kernel.spans import check_range
-from ..kernel.store import SnapshotStore
-from ..runs import Run
-from ..wiki.discover import discover
 from . import csp
-from .manifest import MANIFEST_NAME, MANIFEST_VERSION, check_record_copy, manifest_digest, record_uri, site_files
-from .offline import record_js, record_js_uri
+from .checkrecords import WikiTexts, check_records
+from .manifest import MANIFEST_NAME, MANIFEST_VERSION, manifest_digest, site_files
 from .scan import Excerpt, PageScan, SnapshotBlock, scan_page
 
 __all__ = ["SiteCheck", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
@@ -68,39 +65,6 @@ class SiteCheck:
             "records": self.records,
             "findings": [f.to_dict() for f in self.findings],
         }
-
-
-class _Texts:
-    """Verified snapshot texts by source id, read once each from whichever run holds the file."""
-
-    def __init__(self, wiki_root: Path) -> None:
-        runs, _ = discover(wiki_root)
-        self._dirs: dict[str, list[Path]] = {}
-        for path in runs:
-            store = Run(path).store
-            for sid in store.ids():
-                self._dirs.setdefault(sid, []).append(store.folder)
-        self._cache: dict[str, str | PublisherError] = {}
-
-    def get(self, source_id: str) -> str:
-        hit = self._cache.get(source_id)
-        if hit is None:
-            folders = self._dirs.get(source_id)
-            if not SOURCE_ID_RE.fullmatch(source_id) or not folders:
-                hit = PublisherError(f"no snapshot {source_id} in any run of the wiki", reason=Reason.UNKNOWN_SOURCE)
-            else:
-                try:
-                    hit = SnapshotStore(folders[0]).read(source_id).text
-                except PublisherError as exc:
-                    hit = exc
-            self._cache[source_id] = hit
-        if isinstance(hit, PublisherError):
-            raise hit
-        return hit
-
-    def stored_files(self, source_id: str) -> list[Path]:
-        """The snapshot file of ``source_id`` in each run that holds it (after :meth:`get`)."""
-        return [SnapshotStore(folder).path_for(source_id) for folder in self._dirs.get(source_id, [])]
 
 
 def _load_manifest(site: Path, check: SiteCheck) -> dict[str, Any] | None:
@@ -182,7 +146,7 @@ def check_site(site_dir: Path | str, wiki_root: Path | str, *, expect: str | Non
     if expect is not None and check.manifest_digest != expect:
         detail = f"manifest digest {check.manifest_digest} is not the expected {expect}"
         add(Finding(None, MANIFEST_NAME, detail, check=PIN_CHECK))
-    texts = _Texts(Path(wiki_root))
+    texts = WikiTexts(Path(wiki_root))
     seal = _Seal(manifest)
     listed = {e["path"]: e for e in manifest["files"]}
     names, odd = site_files(site)
@@ -206,7 +170,9 @@ def check_site(site_dir: Path | str, wiki_root: Path | str, *, expect: str | Non
             add(Finding(None, rel, "differs from the manifest: changed after the build", check=FILE_CHECK))
         if rel.endswith(".html"):
             _check_page(rel, data, seal, texts, check)
-    _check_records(site, manifest, texts, check)
+    found, count = check_records(site, manifest, texts)
+    check.findings += found
+    check.records += count
     return check
 
 
@@ -222,7 +188,7 @@ class _Seal:
         return set(self.excerpts) | set(self.snapshots) | set(self.windows)
 
 
-def _check_page(page: str, data: bytes, seal: _Seal, texts: _Texts, check: SiteCheck) -> None:
+def _check_page(page: str, data: bytes, seal: _Seal, texts: WikiTexts, check: SiteCheck) -> None:
     """One page read as a browser reads it: its policy, and every evidence element against the seal."""
     add = check.findings.append
     try:
@@ -280,7 +246,7 @@ def _compare_seal(
             add(Finding(Reason.EXCERPT_MISMATCH, page, detail, source_id=sid, start=start, end=end))
 
 
-def _check_excerpt(ex: Excerpt, page: str, texts: _Texts, add: Any) -> None:
+def _check_excerpt(ex: Excerpt, page: str, texts: WikiTexts, add: Any) -> None:
 
     def found(reason: Reason, detail: str) -> Finding:
         return Finding(reason, page, detail, source_id=ex.source_id or None, start=ex.start, end=ex.end)
@@ -309,7 +275,7 @@ def _check_marks(block: SnapshotBlock, page: str, add: Any) -> None:
         add(Finding(Reason.EXCERPT_MISMATCH, page, problem, source_id=block.source_id))
 
 
-def _check_snapshot(block: SnapshotBlock, text: str, page: str, texts: _Texts, add: Any) -> None:
+def _check_snapshot(block: SnapshotBlock, text: str, page: str, texts: WikiTexts, add: Any) -> None:
     try:
         expected = texts.get(block.source_id)
     except PublisherError as exc:
@@ -322,7 +288,7 @@ def _check_snapshot(block: SnapshotBlock, text: str, page: str, texts: _Texts, a
     _check_marks(block, page, add)
 
 
-def _check_window(block: SnapshotBlock, text: str, page: str, texts: _Texts, add: Any) -> None:
+def _check_window(block: SnapshotBlock, text: str, page: str, texts: WikiTexts, add: Any) -> None:
     """A window's text is ``text[start:end]`` of the verified snapshot and its marks sit right."""
     start, end = block.window_start, block.window_end
 
@@ -340,62 +306,3 @@ def _check_window(block: SnapshotBlock, text: str, page: str, texts: _Texts, add
     if expected[start:end] != text:
         add(found(Reason.EXCERPT_MISMATCH, "window text differs from the re-slice"))
     _check_marks(block, page, add)
-
-
-def _check_records(site: Path, manifest: dict[str, Any], texts: _Texts, check: SiteCheck) -> None:
-    """Every published ``sources/<id>/record.json`` is the stored snapshot file, byte for byte, and verifies.
-
-    Expected: each record the manifest names, and one for every source whose text or excerpts
-    the site shows. Any record file found in the site is checked as well.
-    """
-    add = check.findings.append
-    expected = {e["source_id"] for e in manifest["records"]}
-    for entry in manifest["excerpts"] + manifest["snapshots"] + manifest["windows"]:
-        if isinstance(entry.get("source_id"), str):
-            expected.add(entry["source_id"])
-    folder = site / "sources"
-    present = {p.parent.name for p in folder.glob("*/record.json")} if folder.is_dir() else set()
-    scripts = {p.parent.name for p in folder.glob("*/record.js")} if folder.is_dir() else set()
-    expected |= scripts
-    sealed = {e["source_id"]: e.get("sha256") for e in manifest["records"]}
-    for sid in sorted(expected | present):
-        rel = record_uri(sid)
-
-        def finding(detail: str, sid: str = sid, rel: str = rel) -> Finding:
-            return Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, detail, source_id=sid)
-
-        path = site / rel
-        if sid not in present or path.is_symlink() or not path.is_file():
-            add(finding("published snapshot record is missing or not a plain file"))
-            continue
-        check.records += 1
-        try:
-            texts.get(sid)
-            data = check_record_copy(path, sid)
-        except PublisherError as exc:
-            add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, rel, exc.one_line(), source_id=sid))
-            continue
-        except OSError as exc:
-            add(finding(f"cannot read the published record ({exc.strerror})"))
-            continue
-        if sid in scripts:
-            _check_record_script(site, sid, data, add)
-        stored = [p.read_bytes() for p in texts.stored_files(sid)]
-        if data not in stored:
-            add(finding("published record differs from the stored snapshot file"))
-        elif sid in sealed and sealed[sid] != sha256_hex(data):
-            add(finding("published record differs from the seal"))
-        elif sid not in sealed:
-            add(finding("published record is not in the seal"))
-
-
-def _check_record_script(site: Path, sid: str, record: bytes, add: Any) -> None:
-    """An offline site's ``record.js`` hands the verifier exactly the published record."""
-    rel = record_js_uri(sid)
-    try:
-        data = _fs.read_regular(site / rel, follow_symlinks=False)
-    except OSError as exc:
-        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, f"cannot read the record script ({exc})", source_id=sid))
-        return
-    if data != record_js(sid, record):
-        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, "record script differs from the record", source_id=sid))

@@ -11,7 +11,7 @@ from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
 from ..kernel.store import read_snapshot
 from ..wiki.evidence import SourceInfo
-from .scan import SNAPSHOT_CLASS, WINDOW_CLASS, escape_text
+from .markup import SNAPSHOT_CLASS, WINDOW_CLASS, escape_text
 
 __all__ = [
     "WINDOWS_ABOVE",

@@ -66,25 +66,21 @@ from ..runs import RUN_LAYOUTS
 from ..wiki.check import check_wiki
 from ..wiki.evidence import WikiCheck
 from . import csp, publish
-from . import offline as offline_site
 from .a11y import name_search_dialog
 from .finish import mkdocs_logger, publish_records, warnings_counted, write_manifest
 from .helper import BuildHelper
 from .highlight import source_job
 from .manifest import MANIFEST_NAME
-from .options import offline, reader_options, serve_offline, web_fonts, wiki_root
+from .options import offline, reader_options, web_fonts, wiki_root
 from .pages import (
-    CSS_URI,
-    READER_CSS_URI,
-    READER_JS_URI,
     SiteModel,
     content_date,
 )
 from .prose import check_prose, check_static, prose_file, source_text
 from .scan import scan_page
 from .seal import seal_page
-from .sitefiles import add_site_files
-from .titles import escape_nav, escape_site_strings, set_page_title
+from .sitefiles import add_site_files, wire_config
+from .titles import escape_nav, set_page_title
 from .trusted import TrustedOutput
 
 __all__ = ["on_config", "on_serve", "configure", "watch", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
@@ -153,18 +149,10 @@ class EvidenceBuild:
             raise PluginError(f"C-PUBLISH {site} exists and is not a folder; refusing to replace it")
         self.site = site
         self.offline = offline(config)
-        if self.offline:
-            offline_site.enable(config)
         publish.sweep_stale(self.site)
         self.staging = publish.new_staging(self.site)
         config.site_dir = str(self.staging)
-        for uri in (CSS_URI, READER_CSS_URI):
-            if uri not in [str(c) for c in config.extra_css]:
-                config.extra_css.append(uri)
-        if READER_JS_URI not in [str(c) for c in config.extra_javascript]:
-            config.extra_javascript.append(READER_JS_URI)
-        serve_offline(config)
-        escape_site_strings(config)
+        self.trusted = wire_config(config, offline=self.offline)
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
         mkdocs_logger().addHandler(self.counter)
@@ -178,10 +166,6 @@ class EvidenceBuild:
         )
         self.helper.links = self.model.source_links
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
-        self.trusted = next((e for e in config.markdown_extensions if isinstance(e, TrustedOutput)), None)
-        if self.trusted is None:
-            self.trusted = TrustedOutput()
-            config.markdown_extensions.append(self.trusted)
         self.prose = []
         self.content_hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
         self.build_date = None if os.environ.get("SOURCE_DATE_EPOCH") else content_date(pre)

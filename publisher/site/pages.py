@@ -36,7 +36,7 @@ from ..wiki.evidence import ConceptEvidence, RunEvidence, WikiCheck
 from . import TEMPLATES_DIR
 from .highlight import SourceBody, SourceJob, SourceText, render_source_body
 from .indexes import index_pages
-from .scan import excerpt_html
+from .markup import excerpt_html
 from .sourcepage import source_page
 from .uris import INDEX_URIS, concept_uri, report_uri, source_uri
 

@@ -39,7 +39,8 @@ from typing import Any
 from ..kernel import _fs
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
-from .scan import EVIDENCE_ATTRS, ascii_lower, find_span_refs, parse_page
+from .markup import EVIDENCE_ATTRS
+from .scan import ascii_lower, find_span_refs, parse_page
 
 __all__ = [
     "CHECK",

@@ -7,19 +7,8 @@ them with the manifest and with a fresh re-slice of the snapshots. Both read a p
 comments (``<!-->``, ``--!>``), foreign content (``<svg><style>``), duplicate attributes (the
 first wins), character references, carriage returns and NULs come out as they do in a browser.
 
-Evidence elements (the one markup contract between page generation, the report renderer and
-this module):
-
-* an excerpt: an element with ``data-source-id``, ``data-start`` and ``data-end`` whose text
-  content is exactly ``text[start:end]`` and which holds no child elements;
-* a snapshot: ``<pre class="evidence-snapshot" data-source-id=...>`` whose text content is the
-  whole snapshot text; its ``<mark class="evidence-span" data-start data-end>`` children
-  highlight cited spans and must sit at those offsets;
-* a window (``extra: evidence: source_text: windows``): ``<pre class="evidence-window"
-  data-window-of=... data-window-start=... data-window-end=...>`` whose text content is
-  ``text[window_start:window_end]``; its marks carry offsets into the whole text, so a mark at
-  position ``p`` of the window must claim ``window_start + p``. Windows sit in a ``<div
-  class="evidence-windows" data-window-of=...>``.
+Evidence elements are those of :mod:`publisher.site.markup` (the one markup contract between
+page generation, the report renderer and this module).
 
 Anything else that looks like evidence is *malformed*, and a malformed element fails the build
 and ``check-site``: an element with any of the evidence attributes or an ``evidence-*`` class
@@ -37,26 +26,29 @@ Content-Security-Policy (:mod:`publisher.site.csp`). This module does not import
 
 from __future__ import annotations
 
-import html
 import re
 from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ..kernel.canonical import sha256_hex
+from .markup import (
+    ANCHOR_CLASS,
+    CONTROL_ATTRS,
+    DECORATIVE_CLASSES,
+    EVIDENCE_ATTRS,
+    EXCERPT_ATTRS,
+    EXCERPT_CLASS,
+    MARK_CLASS,
+    SNAPSHOT_CLASS,
+    WINDOW_ATTRS,
+    WINDOW_CLASS,
+    WINDOWS_CLASS,
+)
 
 __all__ = [
-    "EXCERPT_CLASS",
-    "SNAPSHOT_CLASS",
-    "WINDOW_CLASS",
-    "WINDOWS_CLASS",
-    "MARK_CLASS",
-    "ANCHOR_CLASS",
-    "EVIDENCE_ATTRS",
     "SPAN_REF",
     "find_span_refs",
-    "escape_text",
-    "excerpt_html",
     "ascii_lower",
     "class_tokens",
     "Excerpt",
@@ -67,31 +59,6 @@ __all__ = [
     "is_script",
 ]
 
-EXCERPT_CLASS = "evidence-excerpt"
-SNAPSHOT_CLASS = "evidence-snapshot"
-WINDOW_CLASS = "evidence-window"
-WINDOWS_CLASS = "evidence-windows"
-MARK_CLASS = "evidence-span"
-ANCHOR_CLASS = "evidence-anchor"
-_DECORATIVE = frozenset(
-    {
-        "evidence-link",
-        "evidence-id",
-        "evidence-num",
-        "evidence-nowrap",
-        "evidence-event-detail",
-        "evidence-gap",
-        "evidence-report",
-        "evidence-provenance",
-    }
-)
-"""Classes of generated pages that style tables, identifiers and links; they show no excerpt."""
-
-_EXCERPT_ATTRS = ("data-source-id", "data-start", "data-end")
-_WINDOW_ATTRS = ("data-window-of", "data-window-start", "data-window-end")
-_CONTROL_ATTRS = ("data-record", "data-evidence-control", "data-verify-ready")
-EVIDENCE_ATTRS = (*_EXCERPT_ATTRS, *_WINDOW_ATTRS, "data-spans", *_CONTROL_ATTRS)
-"""Attributes that only evidence elements (or the verifier's controls) carry."""
 _EVIDENCE_SET = frozenset(EVIDENCE_ATTRS)
 
 _VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
@@ -133,25 +100,6 @@ def class_tokens(node: LexborNode) -> list[str]:
 
 def _tokens(value: str | None) -> list[str]:
     return [t for t in _ASCII_WS.split(ascii_lower(value)) if t] if value else []
-
-
-def escape_text(text: str) -> str:
-    """``text`` as HTML character data that every HTML parser reads back unchanged.
-
-    ``& < > " '`` become entities; a carriage return becomes ``&#13;`` (a raw one would be
-    normalised to a line feed by a browser). A NUL becomes ``&#0;``, which every parser reads as
-    U+FFFD: HTML cannot carry a NUL, so such an excerpt fails the seal instead of being shown
-    altered. Nothing else is touched, so the page holds the excerpt as is.
-    """
-    return html.escape(text, quote=True).replace("\r", "&#13;").replace("\x00", "&#0;")
-
-
-def excerpt_html(source_id: str, start: int, end: int, text: str, *, tag: str = "span") -> str:
-    """The excerpt element: offsets in attributes, the verified text escaped as character data."""
-    return (
-        f'<{tag} class="{EXCERPT_CLASS}" data-source-id="{source_id}" data-start="{start}" '
-        f'data-end="{end}">{escape_text(text)}</{tag}>'
-    )
 
 
 @dataclass(frozen=True)
@@ -274,7 +222,7 @@ def _block(node: LexborNode, *, window: bool) -> SnapshotBlock:
             block.marks.append(
                 (_int(child_attrs.get("data-start")), _int(child_attrs.get("data-end")), at, at + length)
             )
-            if "data-source-id" in child_attrs or any(a in child_attrs for a in _WINDOW_ATTRS + _CONTROL_ATTRS):
+            if "data-source-id" in child_attrs or any(a in child_attrs for a in WINDOW_ATTRS + CONTROL_ATTRS):
                 block.nested_excerpt = True
         elif child.tag == "span" and classes == [ANCHOR_CLASS] and set(child_attrs) <= {"class", "id"}:
             if child.child is not None:
@@ -336,7 +284,7 @@ def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
 def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], scan: PageScan) -> str | None:
     """An element outside any snapshot that looks like evidence: recorded if an excerpt, else a problem."""
     evidence = [c for c in classes if c.startswith("evidence-")]
-    if any(a in attrs for a in _CONTROL_ATTRS) or any(c.startswith("evidence-verify") for c in evidence):
+    if any(a in attrs for a in CONTROL_ATTRS) or any(c.startswith("evidence-verify") for c in evidence):
         return f"{_describe(node)} is a verify control, which only the in-browser verifier adds"
     if MARK_CLASS in evidence or ANCHOR_CLASS in evidence or "data-spans" in attrs:
         return f"{_describe(node)} is a highlight outside a snapshot text"
@@ -351,14 +299,14 @@ def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], s
             and all(w.attributes.get("data-window-of") == sid for w in node.css("[data-window-of]"))
         )
         return None if ok else f"{_describe(node)} is not a container of verified windows"
-    if any(a in attrs for a in _WINDOW_ATTRS):
+    if any(a in attrs for a in WINDOW_ATTRS):
         return f"{_describe(node)} carries window offsets outside a window"
-    if any(a in attrs for a in _EXCERPT_ATTRS) or EXCERPT_CLASS in evidence:
-        if not all(a in attrs for a in _EXCERPT_ATTRS):
+    if any(a in attrs for a in EXCERPT_ATTRS) or EXCERPT_CLASS in evidence:
+        if not all(a in attrs for a in EXCERPT_ATTRS):
             return f"{_describe(node)} lacks one of data-source-id, data-start, data-end"
         if node.tag in _VOID:
             return f"{_describe(node)} is an empty element"
-        unknown = [c for c in evidence if c != EXCERPT_CLASS and c not in _DECORATIVE]
+        unknown = [c for c in evidence if c != EXCERPT_CLASS and c not in DECORATIVE_CLASSES]
         if unknown:
             return f"{_describe(node)} carries an unknown evidence class {unknown[0]}"
         nested = any(child.is_element_node for child in node.iter(include_text=False))
@@ -372,7 +320,7 @@ def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], s
             )
         )
         return None
-    unknown = [c for c in evidence if c not in _DECORATIVE]
+    unknown = [c for c in evidence if c not in DECORATIVE_CLASSES]
     if unknown:
         return f"{_describe(node)} carries an unknown evidence class {unknown[0]}"
     return None

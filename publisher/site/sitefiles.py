@@ -1,6 +1,8 @@
-"""The files an evidence build adds to MkDocs' own: generated pages, the reader's stylesheets and
-scripts, and the published snapshot records. A file of ``docs/`` in the way of any of them is
-refused (UsageError), never silently replaced or shadowed by a generated one."""
+"""What an evidence build adds to MkDocs' own: in the config, the reader's stylesheets and script,
+the offline and escaping settings and the prose marker extension (:func:`wire_config`); in the
+files, the generated pages, the static files and the published snapshot records
+(:func:`add_site_files`). A file of ``docs/`` in the way of any of them is refused (UsageError),
+never silently replaced or shadowed by a generated one."""
 
 from __future__ import annotations
 
@@ -12,11 +14,34 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 
 from ..kernel.errors import UsageError
 from ..wiki.evidence import SourceInfo
+from . import offline as offline_site
 from .manifest import record_uri
 from .offline import OFFLINE_JS_URI, SEARCH_INDEX_JS, SEARCH_WORKER_URI, record_js_uri
+from .options import serve_offline
 from .pages import CSS_URI, READER_CSS_URI, READER_JS_URI, STATIC_DIR, TEMPLATES_DIR, GeneratedPage
+from .titles import escape_site_strings
+from .trusted import TrustedOutput
 
-__all__ = ["add_site_files"]
+__all__ = ["add_site_files", "wire_config"]
+
+
+def wire_config(config: Any, *, offline: bool) -> TrustedOutput:
+    """Set what every page of an evidence build needs in MkDocs' config (once per config: a
+    rebuild under ``mkdocs serve`` adds nothing twice); returns the prose marker extension."""
+    if offline:
+        offline_site.enable(config)
+    for uri in (CSS_URI, READER_CSS_URI):
+        if uri not in [str(c) for c in config.extra_css]:
+            config.extra_css.append(uri)
+    if READER_JS_URI not in [str(c) for c in config.extra_javascript]:
+        config.extra_javascript.append(READER_JS_URI)
+    serve_offline(config)
+    escape_site_strings(config)
+    trusted = next((e for e in config.markdown_extensions if isinstance(e, TrustedOutput)), None)
+    if trusted is None:
+        trusted = TrustedOutput()
+        config.markdown_extensions.append(trusted)
+    return trusted
 
 
 def add_site_files(

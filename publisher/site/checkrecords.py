@@ -1,0 +1,120 @@
+"""``publisher check-site``'s published records: every ``sources/<id>/record.json`` (and an offline
+site's ``record.js``) against the snapshots the wiki stores, byte for byte.
+
+:class:`WikiTexts` reads each verified snapshot text of the wiki once; :mod:`.checksite` also
+re-slices the pages' excerpts, snapshots and windows from it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..kernel import _fs
+from ..kernel.canonical import SOURCE_ID_RE, sha256_hex
+from ..kernel.errors import PublisherError
+from ..kernel.findings import Finding
+from ..kernel.reasons import Reason
+from ..kernel.store import SnapshotStore
+from ..runs import Run
+from ..wiki.discover import discover
+from .manifest import check_record_copy, record_uri
+from .offline import record_js, record_js_uri
+
+__all__ = ["WikiTexts", "check_records"]
+
+
+class WikiTexts:
+    """Verified snapshot texts by source id, read once each from whichever run holds the file."""
+
+    def __init__(self, wiki_root: Path) -> None:
+        runs, _ = discover(wiki_root)
+        self._dirs: dict[str, list[Path]] = {}
+        for path in runs:
+            store = Run(path).store
+            for sid in store.ids():
+                self._dirs.setdefault(sid, []).append(store.folder)
+        self._cache: dict[str, str | PublisherError] = {}
+
+    def get(self, source_id: str) -> str:
+        hit = self._cache.get(source_id)
+        if hit is None:
+            folders = self._dirs.get(source_id)
+            if not SOURCE_ID_RE.fullmatch(source_id) or not folders:
+                hit = PublisherError(f"no snapshot {source_id} in any run of the wiki", reason=Reason.UNKNOWN_SOURCE)
+            else:
+                try:
+                    hit = SnapshotStore(folders[0]).read(source_id).text
+                except PublisherError as exc:
+                    hit = exc
+            self._cache[source_id] = hit
+        if isinstance(hit, PublisherError):
+            raise hit
+        return hit
+
+    def stored_files(self, source_id: str) -> list[Path]:
+        """The snapshot file of ``source_id`` in each run that holds it (after :meth:`get`)."""
+        return [SnapshotStore(folder).path_for(source_id) for folder in self._dirs.get(source_id, [])]
+
+
+def check_records(site: Path, manifest: dict[str, Any], texts: WikiTexts) -> tuple[list[Finding], int]:
+    """Every published ``sources/<id>/record.json`` is the stored snapshot file, byte for byte, and verifies.
+
+    Expected: each record the manifest names, and one for every source whose text or excerpts
+    the site shows. Any record file found in the site is checked as well. Returns the findings
+    and the number of records read.
+    """
+    findings: list[Finding] = []
+    add = findings.append
+    count = 0
+    expected = {e["source_id"] for e in manifest["records"]}
+    for entry in manifest["excerpts"] + manifest["snapshots"] + manifest["windows"]:
+        if isinstance(entry.get("source_id"), str):
+            expected.add(entry["source_id"])
+    folder = site / "sources"
+    present = {p.parent.name for p in folder.glob("*/record.json")} if folder.is_dir() else set()
+    scripts = {p.parent.name for p in folder.glob("*/record.js")} if folder.is_dir() else set()
+    expected |= scripts
+    sealed = {e["source_id"]: e.get("sha256") for e in manifest["records"]}
+    for sid in sorted(expected | present):
+        rel = record_uri(sid)
+
+        def finding(detail: str, sid: str = sid, rel: str = rel) -> Finding:
+            return Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, detail, source_id=sid)
+
+        path = site / rel
+        if sid not in present or path.is_symlink() or not path.is_file():
+            add(finding("published snapshot record is missing or not a plain file"))
+            continue
+        count += 1
+        try:
+            texts.get(sid)
+            data = check_record_copy(path, sid)
+        except PublisherError as exc:
+            add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, rel, exc.one_line(), source_id=sid))
+            continue
+        except OSError as exc:
+            add(finding(f"cannot read the published record ({exc.strerror})"))
+            continue
+        if sid in scripts:
+            _check_record_script(site, sid, data, add)
+        stored = [p.read_bytes() for p in texts.stored_files(sid)]
+        if data not in stored:
+            add(finding("published record differs from the stored snapshot file"))
+        elif sid in sealed and sealed[sid] != sha256_hex(data):
+            add(finding("published record differs from the seal"))
+        elif sid not in sealed:
+            add(finding("published record is not in the seal"))
+    return findings, count
+
+
+def _check_record_script(site: Path, sid: str, record: bytes, add: Any) -> None:
+    """An offline site's ``record.js`` hands the verifier exactly the published record."""
+    rel = record_js_uri(sid)
+    try:
+        data = _fs.read_regular(site / rel, follow_symlinks=False)
+    except OSError as exc:
+        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, f"cannot read the record script ({exc})", source_id=sid))
+        return
+    if data != record_js(sid, record):
+        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, "record script differs from the record", source_id=sid))

@@ -1,0 +1,85 @@
+"""The evidence markup: what an evidence element looks like on a page, and how one is written.
+
+Evidence elements, the one markup contract between page generation, the report renderer and
+the scanner:
+
+* an excerpt: an element with ``data-source-id``, ``data-start`` and ``data-end`` whose text
+  content is exactly ``text[start:end]`` and which holds no child elements;
+* a snapshot: ``<pre class="evidence-snapshot" data-source-id=...>`` whose text content is the
+  whole snapshot text; its ``<mark class="evidence-span" data-start data-end>`` children
+  highlight cited spans and must sit at those offsets;
+* a window (``extra: evidence: source_text: windows``): ``<pre class="evidence-window"
+  data-window-of=... data-window-start=... data-window-end=...>`` whose text content is
+  ``text[window_start:window_end]``; its marks carry offsets into the whole text, so a mark at
+  position ``p`` of the window must claim ``window_start + p``. Windows sit in a ``<div
+  class="evidence-windows" data-window-of=...>`` (with an empty ``data-search-exclude`` when
+  the windows are kept out of the search index).
+
+Page generation (:mod:`.highlight`, :mod:`.pages`, the report template) writes these elements;
+:mod:`.scan` reads every page for them, and refuses anything that only looks like one.
+"""
+
+from __future__ import annotations
+
+import html
+
+__all__ = [
+    "EXCERPT_CLASS",
+    "SNAPSHOT_CLASS",
+    "WINDOW_CLASS",
+    "WINDOWS_CLASS",
+    "MARK_CLASS",
+    "ANCHOR_CLASS",
+    "EVIDENCE_ATTRS",
+    "EXCERPT_ATTRS",
+    "WINDOW_ATTRS",
+    "CONTROL_ATTRS",
+    "DECORATIVE_CLASSES",
+    "escape_text",
+    "excerpt_html",
+]
+
+EXCERPT_CLASS = "evidence-excerpt"
+SNAPSHOT_CLASS = "evidence-snapshot"
+WINDOW_CLASS = "evidence-window"
+WINDOWS_CLASS = "evidence-windows"
+MARK_CLASS = "evidence-span"
+ANCHOR_CLASS = "evidence-anchor"
+DECORATIVE_CLASSES = frozenset(
+    {
+        "evidence-link",
+        "evidence-id",
+        "evidence-num",
+        "evidence-nowrap",
+        "evidence-event-detail",
+        "evidence-gap",
+        "evidence-report",
+        "evidence-provenance",
+    }
+)
+"""Classes of generated pages that style tables, identifiers and links; they show no excerpt."""
+
+EXCERPT_ATTRS = ("data-source-id", "data-start", "data-end")
+WINDOW_ATTRS = ("data-window-of", "data-window-start", "data-window-end")
+CONTROL_ATTRS = ("data-record", "data-evidence-control", "data-verify-ready")
+EVIDENCE_ATTRS = (*EXCERPT_ATTRS, *WINDOW_ATTRS, "data-spans", *CONTROL_ATTRS)
+"""Attributes that only evidence elements (or the verifier's controls) carry."""
+
+
+def escape_text(text: str) -> str:
+    """``text`` as HTML character data that every HTML parser reads back unchanged.
+
+    ``& < > " '`` become entities; a carriage return becomes ``&#13;`` (a raw one would be
+    normalised to a line feed by a browser). A NUL becomes ``&#0;``, which every parser reads as
+    U+FFFD: HTML cannot carry a NUL, so such an excerpt fails the seal instead of being shown
+    altered. Nothing else is touched, so the page holds the excerpt as is.
+    """
+    return html.escape(text, quote=True).replace("\r", "&#13;").replace("\x00", "&#0;")
+
+
+def excerpt_html(source_id: str, start: int, end: int, text: str, *, tag: str = "span") -> str:
+    """The excerpt element: offsets in attributes, the verified text escaped as character data."""
+    return (
+        f'<{tag} class="{EXCERPT_CLASS}" data-source-id="{source_id}" data-start="{start}" '
+        f'data-end="{end}">{escape_text(text)}</{tag}>'
+    )

@@ -20,9 +20,11 @@ from publisher.kernel.canonical import (
     format_ts,
     loads_record,
     loads_strict,
+    loads_written,
     parse_ts,
     prefixed,
     record_hash_for,
+    same_json,
     sha256_hex,
     source_id_for,
     utc_now,
@@ -76,6 +78,8 @@ def test_record_hash_ignores_only_record_hash() -> None:
         '{"a": NaN}',
         '{"a": Infinity}',
         '{"a": -Infinity}',
+        '{"a": 1e999}',
+        '{"a": [-2.5E+400]}',
         "[" * 20_000 + "]" * 20_000,
     ],
 )
@@ -84,6 +88,26 @@ def test_loads_strict_refuses(text: str) -> None:
         loads_strict(text)
     with pytest.raises(ValueError):
         loads_record(text.encode())
+    with pytest.raises(ValueError):
+        loads_written(text.encode())
+
+
+def test_a_number_too_large_for_a_double_is_named() -> None:
+    # Python's parser would make it infinity, which no canonical encoding can write back.
+    with pytest.raises(StrictJSONError, match="too large"):
+        loads_strict('{"effect": 1e999}')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\n  "a": 1,\n  "a": 1\n}\n',  # the layout result.json is written in, with a duplicate
+        '{\n  "a": {\n    "b": 1,\n    "b": 1\n  }\n}',
+    ],
+)
+def test_loads_written_refuses_a_duplicate_in_the_written_layout(text: str) -> None:
+    with pytest.raises(StrictJSONError, match="duplicate"):
+        loads_written(text.encode())
 
 
 @pytest.mark.parametrize("data", [b"\xff{}", b"\xef\xbb\xbf{}", '{"a":1}'.encode("utf-16"), b'{"a":"\xed\xa0\x80"}'])
@@ -112,6 +136,21 @@ def test_duplicate_key_in_an_otherwise_canonical_file_is_refused() -> None:
         loads_record(b'{"a":1,"a":1,"b":2}\n')
 
 
+def test_same_json_tells_types_apart() -> None:
+    assert same_json({"a": [1, "x"], "b": None}, {"b": None, "a": [1, "x"]})
+    assert not same_json({"a": 1}, {"a": 1.0})
+    assert not same_json({"a": 1}, {"a": True})
+    assert not same_json({"a": 0}, {"a": False})
+    assert not same_json([0.0], [-0.0])
+    assert not same_json({"a": "1"}, {"a": 1})
+    assert not same_json({"a": []}, {"a": {}})
+    assert not same_json({"a": None}, {})
+    # Past what orjson encodes, the canonical encoder decides.
+    assert same_json({"n": 2**70}, {"n": 2**70})
+    assert not same_json({"n": 2**70}, {"n": 2**70 + 1})
+    assert same_json({1: "x"}, {"1": "x"})  # keys are strings in JSON, as canonical_bytes writes them
+
+
 # --- property tests --------------------------------------------------------------------------
 
 _keys = st.text(st.characters(exclude_categories=["Cs"]), max_size=8)
@@ -137,6 +176,28 @@ def test_canonical_round_trip(value: Any) -> None:
     assert back == value
     assert canonical_bytes(back) == data  # re-encoding is a fixed point
     assert loads_record(data + b"\n") == (value, True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json, _json)
+def test_same_json_is_canonical_equality(a: Any, b: Any) -> None:
+    assert same_json(a, b) == (canonical_bytes(a) == canonical_bytes(b))
+    assert same_json(a, a) and same_json(a, loads_strict(canonical_bytes(a)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json)
+def test_loads_written_is_loads_strict(value: Any) -> None:
+    for written in (
+        json.dumps(value, ensure_ascii=False, indent=2) + "\n",  # how result.json is written
+        json.dumps(value, ensure_ascii=False, indent=2),
+        json.dumps(value, indent=1),
+        json.dumps(value),
+    ):
+        data = written.encode("utf-8")
+        got = loads_written(data)
+        assert got == value
+        assert canonical_bytes(got) == canonical_bytes(loads_strict(data))
 
 
 @settings(max_examples=100, deadline=None)

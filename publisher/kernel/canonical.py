@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -21,6 +22,7 @@ except ImportError:  # pragma: no cover - exercised where orjson is absent
 
 __all__ = [
     "canonical_bytes",
+    "same_json",
     "sha256_hex",
     "prefixed",
     "source_id_for",
@@ -28,6 +30,7 @@ __all__ = [
     "record_hash_for",
     "loads_strict",
     "loads_record",
+    "loads_written",
     "seal_of_canonical",
     "StrictJSONError",
     "SOURCE_ID_RE",
@@ -49,6 +52,24 @@ class StrictJSONError(ValueError):
 def canonical_bytes(obj: Any) -> bytes:
     """Canonical JSON encoding of ``obj`` (sorted keys, compact, UTF-8, no NaN)."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values have the same canonical encoding (``1``, ``1.0`` and ``true`` differ).
+
+    Decided at orjson speed where orjson can encode both (a re-assembled result is compared with
+    the stored one on every check, and the stdlib encoder is the slow part of that): one encoder
+    spells one value one way, so equal encodings are equal values. Values outside what orjson
+    encodes (integers past 64 bits, non-string keys) take :func:`canonical_bytes`. For parsed
+    values only: strict parsing refuses NaN and infinities, which orjson would write as ``null``.
+    """
+    if _orjson is not None:
+        try:
+            option = _orjson.OPT_SORT_KEYS
+            return bool(_orjson.dumps(a, option=option) == _orjson.dumps(b, option=option))
+        except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+            pass
+    return canonical_bytes(a) == canonical_bytes(b)
 
 
 def sha256_hex(data: bytes) -> str:
@@ -84,6 +105,14 @@ def _reject_constant(name: str) -> Any:
     raise StrictJSONError(f"non-finite number {name} is not allowed")
 
 
+def _finite_float(literal: str) -> float:
+    """A JSON number as a float, refusing one too large for a double (``1e999`` would be infinity)."""
+    value = float(literal)
+    if not math.isfinite(value):
+        raise StrictJSONError(f"number {literal[:40]} is too large to represent")
+    return value
+
+
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -109,7 +138,7 @@ def _text(data: bytes | str) -> str:
 
 def _decode(text: str, **hooks: Any) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant, **hooks)
+        return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, **hooks)
     except RecursionError as exc:
         raise StrictJSONError("nested too deeply") from exc
 
@@ -145,6 +174,30 @@ def loads_record(data: bytes) -> tuple[Any, bool]:
 
 
 _NOT_CANONICAL = object()
+
+
+def loads_written(data: bytes) -> Any:
+    """:func:`loads_strict` for a file this product wrote with ``json.dumps(value, indent=2,
+    ensure_ascii=False)`` plus a newline (``result.json``), at orjson speed when that is provable.
+
+    orjson parses the file and writes the value again in the same layout; only a byte-for-byte
+    match is taken. The match proves the value is exactly the file's: a duplicate key would
+    make the writing shorter, an escape or number orjson spells differently would differ
+    (floats that orjson writes its own way, ``1e-7``, take the slow path), and orjson refuses
+    what the strict path refuses (invalid UTF-8, a BOM, NaN, lone surrogates, infinite
+    numbers). Anything else (a hand-edited file, another layout) is parsed by :func:`loads_strict`.
+    """
+    if _orjson is not None:
+        try:
+            value = _orjson.loads(data)
+            written = _orjson.dumps(value, option=_orjson.OPT_INDENT_2)
+        except (ValueError, TypeError, RecursionError):  # JSONDecodeError / JSONEncodeError
+            pass
+        else:
+            body = len(data) - 1 if data.endswith(b"\n") else len(data)
+            if len(written) == body and data.startswith(written):
+                return value
+    return loads_strict(data)
 
 
 def _has_float(value: Any) -> bool:

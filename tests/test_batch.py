@@ -312,3 +312,151 @@ def test_small_batches_stay_in_process_longer_when_workers_would_start_slowly() 
     finally:
         release.set()
         other.join()
+
+
+# --- batches handed over step by step (the wiki check) ------------------------------------------
+
+
+@pytest.mark.parametrize("on_pool", [False, True])
+def test_batches_give_what_verify_many_gives(
+    store: SnapshotStore, monkeypatch: pytest.MonkeyPatch, on_pool: bool
+) -> None:
+    requests = _many(store, 8)
+    requests.append((store.folder, "src-" + "2" * 64, [(0, 1)]))
+    expected = _summary(list(verify_many(requests, workers=1)))
+    monkeypatch.setattr(pool, "_CHUNK_MAX", 2)
+    seen: list[tuple[int, int]] = []
+    executor = pool.worker_pool(2) if on_pool else None
+    try:
+        batches = pool.Batches(executor, progress=lambda d, t: seen.append((d, t)))
+        first = batches.submit(requests[:4])
+        second = batches.submit(requests[4:])
+        got = list(batches.collect(second)) + list(batches.collect(first))
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    assert _summary(got) == expected
+    assert [d for d, _ in seen] == list(range(1, 10)) and seen[-1] == (9, 9)
+
+
+def test_a_dropped_batch_leaves_the_total_and_never_runs(store: SnapshotStore) -> None:
+    import threading
+
+    requests = _many(store, 4)
+    seen: list[tuple[int, int]] = []
+    gate = threading.Event()
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        executor.submit(gate.wait)  # holds the only thread, so what follows stays queued
+        batches = pool.Batches(executor, progress=lambda d, t: seen.append((d, t)))
+        kept = batches.submit(requests[:2])
+        dropped = batches.submit(requests[2:])
+        futures = list(dropped.futures)
+        batches.drop(dropped)
+        gate.set()
+        assert futures and all(f.cancelled() for f in futures)
+        assert dropped.count == 0 and not dropped.futures
+        assert len(list(batches.collect(kept))) == 2
+        assert list(batches.collect(dropped)) == []
+    assert seen[-1] == (2, 2), "a dropped batch no longer counts in the total"
+
+
+def test_a_dead_worker_is_an_error_not_a_failed_check(store: SnapshotStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
+    from publisher.kernel.errors import PublisherError
+
+    class Broken(ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def,override]
+            def die(*_: object) -> object:
+                raise BrokenProcessPool("worker killed")
+
+            return super().submit(die)
+
+    with Broken(max_workers=1) as executor:
+        batches = pool.Batches(executor)
+        batch = batches.submit(_many(store, 2))
+        with pytest.raises(PublisherError, match="worker process died"):
+            list(batches.collect(batch))
+
+
+def test_reader_hands_work_out_once_and_merges_the_steps(store: SnapshotStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    from publisher.parallel import CheckedSnapshots
+
+    sid = _put(store, "https://example.org/steps")
+    reader = CheckedSnapshots(store.folder)
+    reader.want(sid, [(0, 5)])
+    first = reader.pending()
+    assert [(s, spans) for _, s, spans in first] == [(sid, [(0, 5)])]
+    reader.want(sid, [(0, 5)])
+    assert reader.pending() == [], "handed out already: not again"
+    reader.want(sid, [(0, 5), (6, 12)])
+    second = reader.pending()
+    assert [(s, spans) for _, s, spans in second] == [(sid, [(6, 12)])], "only the span not handed out yet"
+    # The checks come back in any order; the reader keeps both steps' spans.
+    for check in verify_many(second, workers=1):
+        reader.keep(check)
+    for check in verify_many(first, workers=1):
+        reader.keep(check)
+    assert {(s.start, s.end) for s in reader.check(sid).spans} == {(0, 5), (6, 12)}
+    reads: list[object] = []
+    monkeypatch.setattr(checks_module, "check_snapshot", lambda *a, **k: reads.append(a))
+    assert reader.span(sid, 0, 5).excerpt == TEXT[0:5]
+    assert reader.span(sid, 6, 12).excerpt == TEXT[6:12]
+    assert reads == [], "both spans answered from the merged checks, no second read"
+
+
+def test_two_reads_that_disagree_are_a_failure_not_a_mix(store: SnapshotStore) -> None:
+    from dataclasses import replace
+
+    from publisher.kernel.errors import IntegrityError
+    from publisher.parallel import CheckedSnapshots
+
+    sid = _put(store, "https://example.org/changing")
+    reader = CheckedSnapshots(store.folder)
+    (good,) = verify_many([(store.folder, sid, [(0, 5)])], workers=1)
+    reader.keep(good)
+    reader.keep(replace(good, content_hash="sha256:" + "0" * 64, spans=()))
+    with pytest.raises(IntegrityError, match="changed while it was being checked") as caught:
+        reader.get(sid)
+    assert caught.value.reason is Reason.SNAPSHOT_HASH_MISMATCH
+    # A failure seen by either read stands, whichever came first.
+    failed = SnapshotCheck(os.fspath(store.folder), sid, False, Reason.SNAPSHOT_HASH_MISMATCH, "tampered")
+    for order in ((good, failed), (failed, good)):
+        fresh = CheckedSnapshots(store.folder)
+        for check in order:
+            fresh.keep(check)
+        with pytest.raises(IntegrityError):
+            fresh.get(sid)
+
+
+def test_workers_freeze_what_they_inherit() -> None:
+    import gc
+
+    executor = pool.worker_pool(1)
+    try:
+        frozen = executor.submit(gc.get_freeze_count).result()
+    finally:
+        executor.shutdown()
+    assert frozen > 0
+
+
+def test_fewer_collections_raises_the_threshold_and_restores_it() -> None:
+    import gc
+
+    from publisher.parallel import fewer_collections
+    from publisher.parallel.gcpause import BURST_THRESHOLD
+
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 11, 12)
+        with fewer_collections():
+            assert gc.get_threshold() == (BURST_THRESHOLD, 11, 12)
+            with fewer_collections():  # nested (or another thread's) use shares the raise
+                assert gc.get_threshold()[0] == BURST_THRESHOLD
+            assert gc.get_threshold()[0] == BURST_THRESHOLD, "the inner exit does not restore early"
+        assert gc.get_threshold() == (700, 11, 12)
+        with pytest.raises(RuntimeError), fewer_collections():
+            raise RuntimeError("boom")
+        assert gc.get_threshold() == (700, 11, 12), "restored on the way out of an error too"
+    finally:
+        gc.set_threshold(*before)

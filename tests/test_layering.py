@@ -34,7 +34,7 @@ WITHIN = {
         "eventlog",
         "assets",
     ],
-    "parallel": ["progress", "checks", "pool", "reader"],
+    "parallel": ["gcpause", "progress", "checks", "pool", "reader"],
     "gate": [
         "urls",
         "records",

@@ -228,6 +228,86 @@ def test_concepts_on_the_workers_are_parsed_in_tasks(wiki: Path) -> None:
     with Counting(max_workers=2) as pool:
         pre = run_preflight(wiki, executor=pool)
     tasks = -(-41 // check._CONCEPTS_PER_TASK)
-    assert submitted[:tasks] == ["read_concepts"] * tasks, "the concepts are queued first"
-    assert "read_concepts" not in submitted[tasks:]
+    assert submitted[-tasks:] == ["read_concepts"] * tasks, "the concepts are queued behind the snapshots"
+    assert "check_chunk" in submitted and "read_concepts" not in submitted[:-tasks]
     assert len(pre.concepts) == 41
+
+
+def _three_runs(wiki: Path) -> list[Path]:
+    """Three runs in one wiki: one clean, one whose result was edited, one with a tampered snapshot."""
+    runs = [sample_run(wiki, slug, base_url=f"https://{slug}.example.org/") for slug in ("alpha", "beta", "gamma")]
+    tamper("result-url", runs[1])
+    tamper("snapshot-text", runs[2])
+    return [rb.run.path for rb in runs]
+
+
+def test_runs_are_pipelined_one_ahead_and_findings_keep_their_order(
+    wiki: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run i + 1 is read (and its snapshots handed over) before run i is checked; the findings
+    are the same, in the same order, in this process, on a process pool and on threads."""
+    from publisher.parallel import pool as pool_module
+    from publisher.wiki import check
+
+    _three_runs(wiki)
+    serial = run_preflight(wiki, workers=1)
+    assert [r.slug for r in serial.runs] == ["alpha", "beta", "gamma"]
+    codes = [f.code for f in serial.findings]
+    assert "C-ASSEMBLER" in codes and "SNAPSHOT_HASH_MISMATCH" in codes
+    assert not any(f.run == "runs/alpha" for f in serial.findings)
+
+    steps: list[str] = []
+    load, finish = check._load, check._finish
+    monkeypatch.setattr(check, "_load", lambda item, *a: steps.append(f"load {item.ev.slug}") or load(item, *a))
+    monkeypatch.setattr(check, "_finish", lambda item, *a: steps.append(f"check {item.ev.slug}") or finish(item, *a))
+    monkeypatch.setattr(pool_module, "IN_PROCESS_BYTES", 0)  # a pool even for these small runs
+    pooled = run_preflight(wiki, workers=2)
+    assert steps == ["load alpha", "load beta", "check alpha", "load gamma", "check beta", "check gamma"]
+    with ThreadPoolExecutor(max_workers=2) as executor:
+        threaded = run_preflight(wiki, executor=executor)
+    assert _summary(pooled) == _summary(serial) == _summary(threaded)
+
+
+def test_a_run_that_cannot_be_loaded_drops_its_snapshot_work(wiki: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stored result's snapshots go to the workers before the run's config is read; a run
+    whose config is broken is a finding and its queued checks are given up, not waited for."""
+    import threading
+
+    from publisher.parallel import pool as pool_module
+
+    paths = _three_runs(wiki)
+    (paths[0] / "config.json").write_text("{not json", encoding="utf-8")
+    gate = threading.Event()
+    dropped: list[object] = []
+    drop = pool_module.Batches.drop
+
+    def drop_then_go(self: object, batch: pool_module.Batch) -> None:
+        dropped.extend(batch.futures)
+        drop(self, batch)  # type: ignore[arg-type]
+        gate.set()
+
+    monkeypatch.setattr(pool_module.Batches, "drop", drop_then_go)
+    with ThreadPoolExecutor(max_workers=1) as executor:
+        executor.submit(gate.wait, 10)  # nothing runs until the broken run's work is given up
+        pre = run_preflight(wiki, executor=executor)
+    assert dropped and all(f.cancelled() for f in dropped)  # type: ignore[attr-defined]
+    broken = [f for f in pre.findings if f.run == "runs/alpha"]
+    assert broken and broken[0].file == "runs/alpha/config.json", [f.one_line() for f in broken]
+    assert [f.code for f in pre.findings if f.run == "runs/beta"] == [
+        f.code for f in run_preflight(wiki, workers=1).findings if f.run == "runs/beta"
+    ]
+
+
+def test_the_published_result_is_the_assembly_now(wiki: Path) -> None:
+    """A result that equals its assembly is published from the model validated when it was read,
+    which is the assembly's; a stored result that differs is never what is published."""
+    from publisher.gate.result import Result
+
+    _three_runs(wiki)
+    pre = run_preflight(wiki, workers=1)
+    by_slug = {r.slug: r for r in pre.runs}
+    for slug in ("alpha", "beta"):
+        ev = by_slug[slug]
+        assert ev.check is not None and ev.result is not None
+        assert ev.result == Result.model_validate(ev.check.result)
+    assert by_slug["beta"].result.accepted[0].url != "https://evil.example/"  # type: ignore[union-attr]

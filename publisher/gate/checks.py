@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..kernel import _fs
-from ..kernel.canonical import StrictJSONError, canonical_bytes, loads_strict
+from ..kernel.canonical import StrictJSONError, loads_written, same_json
 from ..kernel.findings import Finding
 from ..kernel.models import first_error
 from ..kernel.reasons import Reason
@@ -174,23 +174,24 @@ class Collector:
         )
 
 
-def read_stored(run: Run) -> tuple[dict[str, Any] | None, str | None]:
-    """The stored, schema-valid ``result.json``, or None and why (None, None when absent)."""
+def read_stored(run: Run) -> tuple[dict[str, Any] | None, Result | None, str | None]:
+    """The stored, schema-valid ``result.json`` (as JSON and as a model), or None and why (None,
+    None, None when absent)."""
     try:
         data = _fs.read_regular(run.result_path, follow_symlinks=False)
     except FileNotFoundError:
-        return None, None
+        return None, None, None
     except OSError as exc:
-        return None, f"cannot be read ({exc.strerror or exc})"
+        return None, None, f"cannot be read ({exc.strerror or exc})"
     try:
-        raw = loads_strict(data)
+        raw = loads_written(data)
     except (StrictJSONError, ValueError) as exc:
-        return None, f"is not strict JSON ({one_line(exc, 120)})"
+        return None, None, f"is not strict JSON ({one_line(exc, 120)})"
     try:
-        Result.model_validate(raw)
+        model = Result.model_validate(raw)
     except ValidationError as exc:
-        return None, f"is not a valid result ({exc.error_count()} problem(s); first {first_error(exc, 'result')})"
-    return raw, None
+        return None, None, f"is not a valid result ({exc.error_count()} problem(s); first {first_error(exc, 'result')})"
+    return raw, model, None
 
 
 def result_sources(result: dict[str, Any]) -> list[str]:
@@ -206,13 +207,13 @@ def result_sources(result: dict[str, Any]) -> list[str]:
     return list(ids)
 
 
-def _without_time(result: dict[str, Any]) -> bytes:
-    return canonical_bytes({k: v for k, v in result.items() if k != "generated_at"})
+def _without_time(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k != "generated_at"}
 
 
 def _differences(recorded: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
     keys = sorted((set(recorded) | set(fresh)) - {"generated_at"})
-    return [k for k in keys if canonical_bytes(recorded.get(k)) != canonical_bytes(fresh.get(k))]
+    return [k for k in keys if not same_json(recorded.get(k), fresh.get(k))]
 
 
 def check_assembler(
@@ -236,7 +237,7 @@ def check_assembler(
         root = out.find(ASSEMBLER, None, file, f"result.json is absent; {fix}", severity=out.gated())
         out.add(ASSEMBLER, out.gated(), f"result.json is absent ({fix})")
         return root.key
-    if _without_time(stored) == _without_time(fresh):
+    if same_json(_without_time(stored), _without_time(fresh)):
         out.add(ASSEMBLER, "pass", "result.json equals assembling its inputs now")
         return None
     then = stored.get("inputs")

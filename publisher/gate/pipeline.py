@@ -59,10 +59,21 @@ from .assemble import assemble, declare, limited_log
 from .checks import Collector, RunCheck, check_assembler, check_log, read_stored, result_sources
 from .inputs import RunInputs, gate_setting, load_inputs
 from .reportchecks import check_report, report_check_of
+from .result import Result
 from .urls import fetched_urls
 from .verdicts import verification_target
 
-__all__ = ["RunCheck", "Prepared", "prepare", "check_run", "verify_run", "write_verification", "CHECK_IDS", "VERDICTS"]
+__all__ = [
+    "RunCheck",
+    "Prepared",
+    "prepare_stored",
+    "prepare",
+    "check_run",
+    "verify_run",
+    "write_verification",
+    "CHECK_IDS",
+    "VERDICTS",
+]
 
 CHECK_IDS = (
     "C-SNAPSHOT",
@@ -87,21 +98,34 @@ class Prepared:
 
     stored: dict[str, Any] | None
     problem: str | None
+    model: Result | None = None
+    """The stored result as a model (validated when read), when it is usable."""
 
 
-def prepare(inputs: RunInputs, reader: CheckedSnapshots) -> Prepared:
-    """Read the stored result and declare to ``reader`` every snapshot and span the checks of
-    :func:`check_run` will ask for, so that one parallel pass (of this run or of a whole wiki)
-    verifies them all."""
-    stored, problem = read_stored(inputs.run)
+def prepare_stored(run: Run, reader: CheckedSnapshots) -> Prepared:
+    """Read the stored result and declare to ``reader`` the snapshots and claims it names.
+
+    The first half of :func:`prepare`, which needs nothing but the run: the wiki check hands these
+    snapshots to the workers before it reads the run's records.
+    """
+    stored, model, problem = read_stored(run)
     for source_id in result_sources(stored) if stored else []:
         reader.want(source_id)
     for entry in stored["accepted"] if stored else []:
         for claim in entry["claims"]:
             reader.want(claim["source_id"], [(claim["start"], claim["end"])])
-    log = limited_log(inputs.log, stored["log"]["events"] if stored else None)
+    return Prepared(stored, problem, model)
+
+
+def prepare(inputs: RunInputs, reader: CheckedSnapshots, stored: Prepared | None = None) -> Prepared:
+    """Read the stored result (unless ``stored`` is :func:`prepare_stored`'s answer) and declare to
+    ``reader`` every snapshot and span the checks of :func:`check_run` will ask for, so that one
+    parallel pass (of this run or of a whole wiki) verifies them all."""
+    prepared = stored if stored is not None else prepare_stored(inputs.run, reader)
+    result = prepared.stored
+    log = limited_log(inputs.log, result["log"]["events"] if result else None)
     declare(reader, inputs.records, inputs.footnotes or [], fetched_urls(log))
-    return Prepared(stored, problem)
+    return prepared
 
 
 def check_run(

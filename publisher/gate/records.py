@@ -15,7 +15,7 @@ a URL cited in a record must have been retrieved in the run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -257,15 +257,30 @@ def _known(model: BaseModel, drop: tuple[str, ...] = ()) -> dict[str, Any]:
 
 
 def _urls(node: Any, path: list[str | int], out: list[tuple[str, str]]) -> None:
-    """Every URL in every string of a JSON value, with the field path of its string."""
+    """Every URL in every string of a JSON value, with the field path of its string.
+
+    ``path`` is the caller's stack, extended and restored in place. A URL needs ``://``, so a
+    string without it is passed over without running the URL pattern or naming its field.
+    """
     if isinstance(node, str):
-        out.extend((field_path(path), url) for url in urls_in(node))
-    elif isinstance(node, dict):
-        for key, value in node.items():
-            _urls(value, [*path, str(key)], out)
+        if "://" in node:
+            found = urls_in(node)
+            if found:
+                where = field_path(path)
+                out.extend((where, url) for url in found)
+        return
+    if isinstance(node, dict):
+        items: Iterable[tuple[str | int, Any]] = ((str(key), value) for key, value in node.items())
     elif isinstance(node, list):
-        for index, value in enumerate(node):
-            _urls(value, [*path, index], out)
+        items = enumerate(node)
+    else:
+        return
+    for step, value in items:
+        if isinstance(value, str) and "://" not in value:
+            continue
+        path.append(step)
+        _urls(value, path, out)
+        path.pop()
 
 
 def _legacy_quotes(raw: Any, record: AgentRecord) -> None:

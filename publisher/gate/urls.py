@@ -10,6 +10,7 @@ snapshot's own ``url`` is never rewritten.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Iterable
@@ -38,8 +39,13 @@ def link_key(url: str) -> str:
     return str(_LINKS.normalizeLink(url))
 
 
+@functools.lru_cache(maxsize=4096)
 def url_key(url: str) -> str:
-    """What two URLs must share to name the same retrieval (see the module docstring)."""
+    """What two URLs must share to name the same retrieval (see the module docstring).
+
+    Cached: a run's log and records name the same few URLs many times, and Markdown's link
+    normaliser is the slow part of a run's re-assembly.
+    """
     normal = link_key(url)
     match = _SPLIT_RE.match(normal)
     if match is None:

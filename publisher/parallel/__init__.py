@@ -3,21 +3,36 @@ verified once, on every core (:func:`verify_many`), and a per-command reader ove
 (:class:`CheckedSnapshots`). The differential tests run the same work in-process and on pools."""
 
 from .checks import Request, SnapshotCheck, SpanCheck
-from .pool import IN_PROCESS_BYTES, default_workers, helper_pool, verify_many, worker_pool
+from .gcpause import fewer_collections
+from .pool import (
+    IN_PROCESS_BYTES,
+    Batch,
+    Batches,
+    default_workers,
+    folder_bytes,
+    helper_pool,
+    pool_pays,
+    verify_many,
+    worker_pool,
+)
 from .progress import ProgressFn, terminal_progress
-from .reader import CheckedSnapshots, load_all
+from .reader import CheckedSnapshots
 
 __all__ = [
     "Request",
     "SnapshotCheck",
     "SpanCheck",
+    "fewer_collections",
     "IN_PROCESS_BYTES",
     "default_workers",
     "helper_pool",
     "verify_many",
+    "Batch",
+    "Batches",
+    "folder_bytes",
+    "pool_pays",
     "worker_pool",
     "ProgressFn",
     "terminal_progress",
     "CheckedSnapshots",
-    "load_all",
 ]

@@ -32,9 +32,20 @@ from pathlib import Path
 from ..kernel.errors import PublisherError
 from . import checks as _checks
 from .checks import Request, SnapshotCheck, Task, normalise
+from .gcpause import freeze_inherited
 from .progress import ProgressFn
 
-__all__ = ["verify_many", "default_workers", "helper_pool", "worker_pool", "IN_PROCESS_BYTES"]
+__all__ = [
+    "verify_many",
+    "Batches",
+    "Batch",
+    "default_workers",
+    "folder_bytes",
+    "pool_pays",
+    "helper_pool",
+    "worker_pool",
+    "IN_PROCESS_BYTES",
+]
 
 IN_PROCESS_BYTES = 16 * 1024 * 1024
 """Below this many bytes of snapshot files, checking in-process beats starting a pool.
@@ -93,6 +104,32 @@ def _in_process_limit() -> int:
     return IN_PROCESS_BYTES if _can_fork() else IN_PROCESS_BYTES * SLOW_START_FACTOR
 
 
+def pool_pays(total_bytes: int, workers: int) -> bool:
+    """Whether checking ``total_bytes`` of snapshot files on a pool of ``workers`` beats this process."""
+    return workers > 1 and total_bytes >= _in_process_limit()
+
+
+def folder_bytes(folder: Path | str) -> int:
+    """The bytes of the snapshot files (``*.json``) of a sources folder: what its checks could read.
+
+    An estimate made before anyone says which snapshots they need (links and odd entries count
+    nothing; a folder that cannot be listed counts nothing).
+    """
+    total = 0
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.endswith(".json"):
+                    try:
+                        if entry.is_file(follow_symlinks=False):
+                            total += entry.stat(follow_symlinks=False).st_size
+                    except OSError:
+                        continue
+    except OSError:
+        return 0
+    return total
+
+
 _PR_SET_PDEATHSIG = 1
 
 
@@ -105,7 +142,10 @@ def _die_with_parent(parent: int, forked: bool) -> None:
     parent that died before the request took effect. A forkserver's worker has the forkserver
     for parent, which stays up while any of its workers does, so it watches ``parent`` itself
     through a pidfd (no polling, no pid reuse) and exits when that process has.
+
+    A worker also freezes what it inherited (:func:`~.gcpause.freeze_inherited`).
     """
+    freeze_inherited()
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
         prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
@@ -218,6 +258,95 @@ def verify_many(
     finally:
         if own:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+class Batch:
+    """What one :meth:`Batches.submit` call handed over: its futures on a pool, or its tasks to run here."""
+
+    __slots__ = ("count", "futures", "tasks")
+
+    def __init__(self, futures: list[Future[list[SnapshotCheck]]], tasks: list[Task], count: int) -> None:
+        self.futures = futures
+        self.tasks = tasks
+        self.count = count
+        """How many snapshots the batch checks."""
+
+
+class Batches:
+    """Snapshot checks handed to one executor in batches, as the caller learns what to check.
+
+    :func:`verify_many` needs every request before it starts; a caller that learns its requests
+    piece by piece (the wiki check reads one run's records at a time) submits each piece as soon
+    as it is known and collects it later, so the workers check one piece while this process
+    reads the next. Each batch is sorted largest first and chunked like :func:`verify_many`'s work;
+    batches run in the order they were submitted. With no executor a batch runs in this process
+    when it is collected. ``progress`` is called as ``progress(done, total)`` where ``total`` counts
+    the snapshots submitted so far. Failures of a snapshot are failed checks; a dead worker raises
+    :class:`PublisherError`. Call :meth:`cancel` when giving up, so queued chunks do not run.
+    """
+
+    def __init__(
+        self,
+        executor: Executor | None,
+        *,
+        assets_root: Path | str | None = None,
+        progress: ProgressFn | None = None,
+    ) -> None:
+        self._executor = executor
+        self._root = os.fspath(assets_root) if assets_root is not None else None
+        self._progress = progress
+        self._done = 0
+        self._total = 0
+        self._open: set[Future[list[SnapshotCheck]]] = set()
+
+    def submit(self, requests: Iterable[Request]) -> Batch:
+        """Hand over the snapshots (and spans) of ``requests``; returns the handle to collect them by."""
+        tasks = normalise(requests)
+        self._total += len(tasks)
+        if self._executor is None or not tasks:
+            return Batch([], tasks, len(tasks))
+        sizes = [_size(task) for task in tasks]
+        pairs = sorted(zip(sizes, tasks, strict=True), key=lambda pair: -pair[0])
+        chunks = _chunks([task for _, task in pairs], [size for size, _ in pairs])
+        futures = [self._executor.submit(_checks.check_chunk, chunk, self._root) for chunk in chunks]
+        self._open.update(futures)
+        return Batch(futures, [], len(tasks))
+
+    def collect(self, batch: Batch) -> Iterator[SnapshotCheck]:
+        """The checks of one submitted batch, in completion order (blocks until each is done)."""
+        for task in batch.tasks:
+            yield self._tick(_checks.check_snapshot(task, self._root))
+        pending = set(batch.futures)
+        try:
+            while pending:
+                ready, pending = wait(pending, return_when=FIRST_COMPLETED)
+                for future in ready:
+                    for check in future.result():
+                        yield self._tick(check)
+        except BrokenProcessPool as exc:
+            raise PublisherError(f"parallel verification failed: a worker process died ({exc})") from exc
+        finally:
+            self._open.difference_update(set(batch.futures) - pending)
+
+    def drop(self, batch: Batch) -> None:
+        """Give up one submitted batch: its queued chunks do not run and it leaves the total."""
+        for future in batch.futures:
+            future.cancel()
+        self._open.difference_update(batch.futures)
+        self._total -= batch.count
+        batch.futures, batch.tasks, batch.count = [], [], 0
+
+    def cancel(self) -> None:
+        """Cancel every chunk submitted and not collected yet (those already running finish)."""
+        for future in self._open:
+            future.cancel()
+        self._open.clear()
+
+    def _tick(self, check: SnapshotCheck) -> SnapshotCheck:
+        self._done += 1
+        if self._progress is not None:
+            self._progress(self._done, self._total)
+        return check
 
 
 def _stream(

@@ -40,7 +40,7 @@ def terminal_progress(label: str, *, quiet: bool = False) -> Iterator[ProgressFn
         nonlocal task_id
         if task_id is None:
             task_id = bar.add_task(label, total=total)
-        bar.update(task_id, completed=done)
+        bar.update(task_id, completed=done, total=total)  # the total grows as work is handed over
 
     with bar:
         yield update

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from concurrent.futures import Executor
+from dataclasses import replace
 from pathlib import Path
 
 from ..kernel.errors import PublisherError
+from ..kernel.reasons import Reason
 from . import checks as _checks
 from .checks import SnapshotCheck, SpanCheck, as_error
 from .pool import verify_many
 from .progress import ProgressFn
 
-__all__ = ["CheckedSnapshots", "load_all"]
+__all__ = ["CheckedSnapshots"]
 
 
 class CheckedSnapshots:
@@ -25,6 +27,11 @@ class CheckedSnapshots:
     remembered and raised again, as the same :class:`~publisher.errors.PublisherError`, every
     time the snapshot is asked for. A snapshot or span nobody declared is read on demand, alone:
     correct, only slower.
+
+    A caller may also take the work out in steps (:meth:`pending`), run it elsewhere and hand
+    the checks back (:meth:`keep`): what was taken out is not taken out again, and two checks of
+    one snapshot (one per step) are merged, their spans united. Two checks that disagree on the
+    snapshot's digests mean it changed while it was read: that is a failed check, never a mix.
     """
 
     def __init__(
@@ -45,6 +52,7 @@ class CheckedSnapshots:
         self._checks: dict[str, SnapshotCheck] = {}
         self._spans: dict[str, dict[tuple[int, int], SpanCheck]] = {}
         self._errors: dict[str, PublisherError] = {}
+        self._handed: dict[str, set[tuple[int, int]]] = {}
 
     def want(self, source_id: str, spans: Iterable[tuple[int, int]] = ()) -> None:
         """Declare a snapshot (and spans of it) that :meth:`load` should verify."""
@@ -65,15 +73,23 @@ class CheckedSnapshots:
                 self._keep(check)
 
     def pending(self) -> list[tuple[Path, str, list[tuple[int, int]]]]:
-        """The work :meth:`load` would do (declared snapshots not checked yet, or lacking a span);
-        clears the declarations."""
+        """The work :meth:`load` would do: declared snapshots neither checked nor handed out yet,
+        or the declared spans of them that were not; clears the declarations and counts the work
+        as handed out."""
         tasks = []
         for source_id, spans in self._wanted.items():
             known = self._checks.get(source_id)
-            have = self._spans.get(source_id, {})
-            if known is not None and (not known.ok or spans <= have.keys()):
+            if known is not None and not known.ok:
                 continue
-            tasks.append((self.folder, source_id, sorted(spans | set(have))))
+            handed = self._handed.get(source_id)
+            have = self._spans.get(source_id, {})
+            missing = spans - have.keys()
+            if handed is not None:
+                missing -= handed
+            if (known is not None or handed is not None) and not missing:
+                continue
+            self._handed.setdefault(source_id, set()).update(missing)
+            tasks.append((self.folder, source_id, sorted(missing)))
         self._wanted = {}
         return tasks
 
@@ -95,6 +111,9 @@ class CheckedSnapshots:
 
     def _keep(self, check: SnapshotCheck) -> None:
         sid = check.source_id
+        known = self._checks.get(sid)
+        if known is not None and known is not check:
+            check = _merged(known, check)
         self._checks[sid] = check
         self._spans[sid] = {(item.start, item.end): item for item in check.spans}
         if not check.ok:
@@ -142,28 +161,28 @@ class CheckedSnapshots:
         }
 
 
-def load_all(
-    readers: Sequence[CheckedSnapshots],
-    *,
-    executor: Executor | None = None,
-    workers: int | None = None,
-    progress: ProgressFn | None = None,
-    meanwhile: Callable[[], object] | None = None,
-    assets_root: Path | str | None = None,
-) -> int:
-    """What every reader declared, verified in ONE :func:`verify_many` pass over all their folders.
+_SAME_SNAPSHOT = ("content_hash", "record_hash", "asset_digest", "assets_root", "text_length")
 
-    ``meanwhile`` is called after each check arrives: a small piece of the caller's own work, done
-    while the workers go on with the snapshots still in flight. Returns the number of snapshots
-    checked.
+
+def _merged(known: SnapshotCheck, new: SnapshotCheck) -> SnapshotCheck:
+    """One check of a snapshot checked twice: the spans of both, or the failure.
+
+    A failure stands whichever check saw it; two good checks must describe the same bytes
+    (same digests), else the snapshot changed between the reads.
     """
-    by_folder = {os.fspath(reader.folder): reader for reader in readers}
-    tasks = [task for reader in readers for task in reader.pending()]
-    root = os.fspath(assets_root) if assets_root is not None else None
-    count = 0
-    for check in verify_many(tasks, executor=executor, workers=workers, progress=progress, assets_root=root):
-        by_folder[check.location].keep(check)
-        count += 1
-        if meanwhile is not None:
-            meanwhile()
-    return count
+    if not known.ok:
+        return known
+    if not new.ok:
+        return new
+    if any(getattr(known, name) != getattr(new, name) for name in _SAME_SNAPSHOT):
+        return SnapshotCheck(
+            new.location,
+            new.source_id,
+            False,
+            Reason.SNAPSHOT_HASH_MISMATCH,
+            f"snapshot {new.source_id[:80]} changed while it was being checked (two reads gave different digests)",
+        )
+    spans = {(item.start, item.end): item for item in known.spans}
+    for item in new.spans:
+        spans.setdefault((item.start, item.end), item)
+    return replace(known, spans=tuple(spans.values()))

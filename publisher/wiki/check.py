@@ -1,11 +1,12 @@
 """The wiki check: every run and every concept of a wiki, through the one pipeline.
 
 ``publisher check``, ``promote`` and the build hook call :func:`check_wiki`. For each run it loads
-the inputs, declares every snapshot and span the run's checks will ask for, verifies all of them
-for all runs in ONE parallel pass (:func:`~publisher.parallel.load_all`), and then runs
-:func:`~publisher.gate.pipeline.check_run` on each: the run is assembled now, and its stored
-``result.json`` must be exactly that assembly with a gate verdict other than ``fail``
-(:meth:`~publisher.gate.pipeline.RunCheck.refusals`). Concepts are parsed while the workers check
+the inputs, declares every snapshot and span the run's checks will ask for and hands them to the
+workers (:class:`~publisher.parallel.Batches`, one pool for the whole wiki, every snapshot read
+once); while they verify them it loads the next run, then runs
+:func:`~publisher.gate.pipeline.check_run` on the run whose snapshots came back: the run is
+assembled now, and its stored ``result.json`` must be exactly that assembly with a gate verdict
+other than ``fail`` (:meth:`~publisher.gate.pipeline.RunCheck.refusals`). Concepts are parsed while the workers check
 snapshots (on the workers themselves when there are many), then checked against what each named
 run accepts now (:mod:`.conceptcheck`).
 
@@ -24,13 +25,24 @@ from functools import partial
 from pathlib import Path
 
 from ..acquire.signing import KeyRing, load_trusted_keys
+from ..gate.checks import ASSEMBLER
 from ..gate.inputs import RunInputs, load_inputs
-from ..gate.pipeline import Prepared, check_run, prepare
+from ..gate.pipeline import Prepared, check_run, prepare, prepare_stored
 from ..gate.result import Result
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
-from ..parallel import CheckedSnapshots, ProgressFn, default_workers, load_all, worker_pool
+from ..parallel import (
+    Batch,
+    Batches,
+    CheckedSnapshots,
+    ProgressFn,
+    default_workers,
+    fewer_collections,
+    folder_bytes,
+    pool_pays,
+    worker_pool,
+)
 from ..runs import RUN_LAYOUTS, Run
 from .conceptcheck import check_concept, concept_folder, read_concept_file, read_concepts
 from .discover import discover, inside, relative
@@ -43,45 +55,70 @@ _CONCEPTS_PER_TASK = 16
 
 
 class _Loaded:
-    """A run between loading and checking: its inputs, reader and stored result."""
+    """A run between loading and checking: its inputs, reader, stored result and snapshot batches."""
 
-    def __init__(self, ev: RunEvidence, inputs: RunInputs, reader: CheckedSnapshots, prepared: Prepared) -> None:
+    def __init__(self, ev: RunEvidence, reader: CheckedSnapshots, prepared: Prepared, batch: Batch) -> None:
         self.ev = ev
-        self.inputs = inputs
         self.reader = reader
         self.prepared = prepared
+        self.batches = [batch]
+        self.inputs: RunInputs | None = None
 
 
-def _load(path: Path, wiki: WikiCheck, keys: KeyRing) -> tuple[RunEvidence, _Loaded | None]:
-    """Read one run's inputs and declare its snapshots; a run that cannot be read is a finding."""
+def _begin(path: Path, wiki: WikiCheck, batches: Batches) -> _Loaded:
+    """Read one run's stored result and hand the snapshots and claims it names to the workers.
+
+    Nothing but the result is read, so the workers start on the run's snapshots at once; the
+    records (:func:`_load`) add what the result does not name.
+    """
     run = Run(path)
-    rel = relative(path, wiki.wiki_root)
-    ev = RunEvidence(run, rel, path.name, {})
+    ev = RunEvidence(run, relative(path, wiki.wiki_root), path.name, {})
+    reader = CheckedSnapshots(run.sources_dir, assets_root=wiki.wiki_root)
+    prepared = prepare_stored(run, reader)
+    return _Loaded(ev, reader, prepared, batches.submit(reader.pending()))
+
+
+def _load(item: _Loaded, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> bool:
+    """Read a begun run's inputs and hand over the snapshots and spans they add; a run that cannot
+    be read is a finding (and False)."""
+    ev = item.ev
     try:
-        inputs = load_inputs(run, wiki_root=wiki.wiki_root, trusted_keys=keys)
+        inputs = load_inputs(ev.run, wiki_root=wiki.wiki_root, trusted_keys=keys)
     except PublisherError as exc:
         if exc.reason is None:
             raise  # the machine failed (a file that cannot be read): an error, not a finding
+        rel = ev.rel
         file = relative(Path(exc.context["path"]), wiki.wiki_root) if "path" in exc.context else f"{rel}/config.json"
         wiki.findings.append(
             Finding(exc.reason or Reason.SCHEMA_ERROR, file, f"{exc.message}; the run cannot be assembled", run=rel)
         )
-        return ev, None
+        for batch in item.batches:
+            batches.drop(batch)
+        return False
     ev.slug = inputs.slug
     ev.config = inputs.config.model_dump(mode="json")
-    reader = CheckedSnapshots(run.sources_dir, assets_root=wiki.wiki_root)
-    return ev, _Loaded(ev, inputs, reader, prepare(inputs, reader))
+    item.inputs = inputs
+    prepare(inputs, item.reader, item.prepared)
+    item.batches.append(batches.submit(item.reader.pending()))
+    return True
 
 
 def _finish(loaded: _Loaded, wiki: WikiCheck) -> None:
     """Check one loaded run and index what it accepts now."""
     ev = loaded.ev
+    assert loaded.inputs is not None, "a run is finished only once loaded"
     rc = check_run(ev.run, label=ev.rel, inputs=loaded.inputs, reader=loaded.reader, prepared=loaded.prepared)
     ev.check = rc
     ev.events = list(rc.assembly.log.events)
     refusals = rc.refusals()
     wiki.findings.extend(refusals)
-    ev.result = Result.model_validate(rc.result)
+    stored = loaded.prepared.model
+    if stored is not None and rc.status(ASSEMBLER) == "pass":
+        # The stored result is the assembly now (apart from the time): its model, validated when
+        # it was read, is the assembly's.
+        ev.result = stored.model_copy(update={"generated_at": rc.result["generated_at"]})
+    else:
+        ev.result = Result.model_validate(rc.result)
     unresolved = rc.result["counts"]["unresolved"]
     if unresolved and not refusals:
         wiki.notices.append(f"{ev.rel}: {unresolved} unresolved artifact(s) not published (gate off)")
@@ -104,27 +141,51 @@ def _check_runs(
     paths: Sequence[Path],
     wiki: WikiCheck,
     executor: Executor | None,
-    workers: int | None,
     progress: ProgressFn | None,
     meanwhile: Callable[[], object] | None,
+    handed_over: Callable[[], object] | None = None,
 ) -> None:
-    loaded = []
+    """Load, verify and check the runs in turn, one run loaded ahead of the one being checked.
+
+    Each run's stored result is read first and the snapshots it names go to the workers at once;
+    then its records are read and what they add follows. Run ``i + 1`` is read (and its snapshots
+    handed over) before run ``i`` is checked, so the workers always have snapshots to check while
+    this process reads records and re-assembles runs. The order of the work, and so of the
+    findings, is the same on a pool and in this process. ``handed_over`` is called once every
+    run's snapshots are with the workers (work queued behind them runs while the last runs are
+    checked here).
+    """
     keys = load_trusted_keys(wiki.wiki_root)  # once per wiki; a bad key file is an error, not a finding
-    for path in paths:
-        ev, ready = _load(path, wiki, keys)
-        wiki.runs.append(ev)
-        if ready is not None:
-            loaded.append(ready)
-    load_all(
-        [item.reader for item in loaded],
-        executor=executor,
-        workers=workers,
-        progress=progress,
-        meanwhile=meanwhile,
-        assets_root=wiki.wiki_root,
-    )
-    for item in loaded:
+    batches = Batches(executor, assets_root=wiki.wiki_root, progress=progress)
+    ahead: deque[_Loaded] = deque()
+
+    def check_next() -> None:
+        item = ahead.popleft()
+        for batch in item.batches:
+            for check in batches.collect(batch):
+                item.reader.keep(check)
+                if meanwhile is not None:
+                    meanwhile()
         _finish(item, wiki)
+
+    try:
+        for path in paths:
+            item = _begin(path, wiki, batches)
+            wiki.runs.append(item.ev)
+            if _load(item, wiki, keys, batches):
+                ahead.append(item)
+            if len(ahead) > 1:
+                check_next()
+        if handed_over is not None:
+            handed_over()
+        while ahead:
+            check_next()
+    finally:
+        batches.cancel()
+
+
+def _run_bytes(paths: Iterable[Path]) -> int:
+    return sum(folder_bytes(Run(path).sources_dir) for path in paths)
 
 
 def check_wiki(
@@ -144,7 +205,19 @@ def check_wiki(
     (a disk that cannot be read) raises. ``executor``, ``workers`` and ``progress`` go to
     :func:`publisher.parallel.verify_many`.
     """
-    wiki_root = Path(wiki_root)
+    with fewer_collections():
+        return _check_wiki(Path(wiki_root), layouts, runs, concepts, executor, workers, progress)
+
+
+def _check_wiki(
+    wiki_root: Path,
+    layouts: Iterable[str],
+    runs: Sequence[Path] | None,
+    concepts: Sequence[Path] | None,
+    executor: Executor | None,
+    workers: int | None,
+    progress: ProgressFn | None,
+) -> WikiCheck:
     wiki = WikiCheck(wiki_root)
     found_runs, found_concepts = discover(wiki_root, layouts)
     run_paths = list(runs) if runs is not None else found_runs
@@ -162,26 +235,34 @@ def check_wiki(
         if todo:
             todo.popleft()()
 
-    # Many concepts are parsed on the workers, in tasks queued before the snapshot checks, on the
-    # same pool; else this process parses one concept per snapshot check that comes back.
+    # Many concepts are parsed on the workers, in tasks queued behind the runs' snapshots on the
+    # same pool (they keep the workers busy while the last runs are checked here); else this
+    # process parses one concept per snapshot check that comes back.
     many = len(concept_paths) >= 2 * _CONCEPTS_PER_TASK
     own_pool = None
-    if executor is None and many:
-        count = workers if workers is not None else default_workers()
-        if count > 1:
-            executor = own_pool = worker_pool(count)
+    count = workers if workers is not None else default_workers()
+    if workers is not None and workers < 1:
+        raise ValueError("workers must be at least 1")
+    if executor is None and count > 1 and (many or pool_pays(_run_bytes(run_paths), count)):
+        executor = own_pool = worker_pool(count)
     try:
         parsing: list[Future[list[tuple[ConceptEvidence, list[Finding]]]]] = []
-        if executor is not None and many:
+        pool = executor
+
+        def parse_on_workers() -> None:
+            assert pool is not None
             for at in range(0, len(concept_paths), _CONCEPTS_PER_TASK):
                 chunk = concept_paths[at : at + _CONCEPTS_PER_TASK]
                 folder_rels = [concept_folder(p, wiki_root, folders) for p in chunk]
                 parsing.append(
-                    executor.submit(read_concepts, [os.fspath(p) for p in chunk], os.fspath(wiki_root), folder_rels)
+                    pool.submit(read_concepts, [os.fspath(p) for p in chunk], os.fspath(wiki_root), folder_rels)
                 )
+
+        if pool is not None and many:
+            _check_runs(run_paths, wiki, pool, progress, None, parse_on_workers)
         else:
             todo.extend(partial(parse_at, path) for path in concept_paths)
-        _check_runs(run_paths, wiki, executor, workers, progress, next_piece)
+            _check_runs(run_paths, wiki, pool, progress, next_piece)
         while todo:
             next_piece()
         for future in parsing:
@@ -199,7 +280,9 @@ def check_wiki(
                     known.add(target)
                     named.append(target)
         if named:
-            _check_runs(named, wiki, executor, workers, progress, None)
+            if executor is None and pool_pays(_run_bytes(named), count):
+                executor = own_pool = worker_pool(count)
+            _check_runs(named, wiki, executor, progress, None)
     finally:
         if own_pool is not None:
             own_pool.shutdown(wait=True, cancel_futures=True)

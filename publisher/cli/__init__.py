@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from ..kernel.errors import PublisherError
 from ..kernel.text import one_line
+from ..parallel import fewer_collections
 from ._common import error_line
 
 __all__ = ["main", "build_parser"]
@@ -54,7 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        status: int = args.func(args)
+        with fewer_collections():  # a command is one burst of long-lived objects (records, checks)
+            status: int = args.func(args)
         return status
     except PublisherError as exc:
         error_line(f"publisher: error: {exc.one_line()}")

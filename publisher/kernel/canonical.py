@@ -201,17 +201,22 @@ def loads_written(data: bytes) -> Any:
 
 
 def _has_float(value: Any) -> bool:
-    """Whether a parsed JSON value holds a float anywhere (strings are not walked into)."""
+    """Whether a parsed JSON value holds a float anywhere (strings are not walked into).
+
+    Only containers go on the stack; the scalars of a container are judged where they are met,
+    so the many small ``{start, end, …}`` entries of a snapshot's maps cost one loop each.
+    """
+    if type(value) is float:
+        return True
     stack = [value]
     while stack:
         item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            stack.extend(item.values())
-        elif kind is list:
-            stack.extend(item)
-        elif kind is float:
-            return True
+        for child in item.values() if type(item) is dict else item if type(item) is list else ():
+            kind = type(child)
+            if kind is float:
+                return True
+            if kind is dict or kind is list:
+                stack.append(child)
     return False
 
 

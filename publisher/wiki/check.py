@@ -54,18 +54,17 @@ _CONCEPTS_PER_TASK = 16
 """Concept files parsed per task when the concepts are parsed on the workers."""
 
 
-class _Loaded:
-    """A run between loading and checking: its inputs, reader, stored result and snapshot batches."""
+class _Begun:
+    """A run between its stored result's reading and its check: reader, stored result, batches."""
 
     def __init__(self, ev: RunEvidence, reader: CheckedSnapshots, prepared: Prepared, batch: Batch) -> None:
         self.ev = ev
         self.reader = reader
         self.prepared = prepared
         self.batches = [batch]
-        self.inputs: RunInputs | None = None
 
 
-def _begin(path: Path, wiki: WikiCheck, batches: Batches) -> _Loaded:
+def _begin(path: Path, wiki: WikiCheck, batches: Batches) -> _Begun:
     """Read one run's stored result and hand the snapshots and claims it names to the workers.
 
     Nothing but the result is read, so the workers start on the run's snapshots at once; the
@@ -75,12 +74,12 @@ def _begin(path: Path, wiki: WikiCheck, batches: Batches) -> _Loaded:
     ev = RunEvidence(run, relative(path, wiki.wiki_root), path.name, {})
     reader = CheckedSnapshots(run.sources_dir, assets_root=wiki.wiki_root)
     prepared = prepare_stored(run, reader)
-    return _Loaded(ev, reader, prepared, batches.submit(reader.pending()))
+    return _Begun(ev, reader, prepared, batches.submit(reader.pending()))
 
 
-def _load(item: _Loaded, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> bool:
+def _load(item: _Begun, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> RunInputs | None:
     """Read a begun run's inputs and hand over the snapshots and spans they add; a run that cannot
-    be read is a finding (and False)."""
+    be read is a finding (and None)."""
     ev = item.ev
     try:
         inputs = load_inputs(ev.run, wiki_root=wiki.wiki_root, trusted_keys=keys)
@@ -94,20 +93,18 @@ def _load(item: _Loaded, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> bo
         )
         for batch in item.batches:
             batches.drop(batch)
-        return False
+        return None
     ev.slug = inputs.slug
     ev.config = inputs.config.model_dump(mode="json")
-    item.inputs = inputs
     prepare(inputs, item.reader, item.prepared)
     item.batches.append(batches.submit(item.reader.pending()))
-    return True
+    return inputs
 
 
-def _finish(loaded: _Loaded, wiki: WikiCheck) -> None:
+def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
     """Check one loaded run and index what it accepts now."""
     ev = loaded.ev
-    assert loaded.inputs is not None, "a run is finished only once loaded"
-    rc = check_run(ev.run, label=ev.rel, inputs=loaded.inputs, reader=loaded.reader, prepared=loaded.prepared)
+    rc = check_run(ev.run, label=ev.rel, inputs=inputs, reader=loaded.reader, prepared=loaded.prepared)
     ev.check = rc
     ev.events = list(rc.assembly.log.events)
     refusals = rc.refusals()
@@ -157,23 +154,24 @@ def _check_runs(
     """
     keys = load_trusted_keys(wiki.wiki_root)  # once per wiki; a bad key file is an error, not a finding
     batches = Batches(executor, assets_root=wiki.wiki_root, progress=progress)
-    ahead: deque[_Loaded] = deque()
+    ahead: deque[tuple[_Begun, RunInputs]] = deque()
 
     def check_next() -> None:
-        item = ahead.popleft()
+        item, inputs = ahead.popleft()
         for batch in item.batches:
             for check in batches.collect(batch):
                 item.reader.keep(check)
                 if meanwhile is not None:
                     meanwhile()
-        _finish(item, wiki)
+        _finish(item, inputs, wiki)
 
     try:
         for path in paths:
             item = _begin(path, wiki, batches)
             wiki.runs.append(item.ev)
-            if _load(item, wiki, keys, batches):
-                ahead.append(item)
+            inputs = _load(item, wiki, keys, batches)
+            if inputs is not None:
+                ahead.append((item, inputs))
             if len(ahead) > 1:
                 check_next()
         if handed_over is not None:
@@ -247,10 +245,8 @@ def _check_wiki(
         executor = own_pool = worker_pool(count)
     try:
         parsing: list[Future[list[tuple[ConceptEvidence, list[Finding]]]]] = []
-        pool = executor
 
-        def parse_on_workers() -> None:
-            assert pool is not None
+        def parse_on_workers(pool: Executor) -> None:
             for at in range(0, len(concept_paths), _CONCEPTS_PER_TASK):
                 chunk = concept_paths[at : at + _CONCEPTS_PER_TASK]
                 folder_rels = [concept_folder(p, wiki_root, folders) for p in chunk]
@@ -258,11 +254,11 @@ def _check_wiki(
                     pool.submit(read_concepts, [os.fspath(p) for p in chunk], os.fspath(wiki_root), folder_rels)
                 )
 
-        if pool is not None and many:
-            _check_runs(run_paths, wiki, pool, progress, None, parse_on_workers)
+        if executor is not None and many:
+            _check_runs(run_paths, wiki, executor, progress, None, partial(parse_on_workers, executor))
         else:
             todo.extend(partial(parse_at, path) for path in concept_paths)
-            _check_runs(run_paths, wiki, pool, progress, next_piece)
+            _check_runs(run_paths, wiki, executor, progress, next_piece)
         while todo:
             next_piece()
         for future in parsing:

@@ -224,18 +224,27 @@ def _schema_findings(exc: ValidationError, name: str) -> list[Finding]:
     return found
 
 
-def _spans_at(raw: Any, prefix: str, record: AgentRecord) -> list[SpanEntry]:
-    """The well-formed spans of a raw ``spans`` list; malformed ones are schema findings already."""
+def _spans_at(raw: Any, prefix: str, record: AgentRecord, valid: Sequence[Span] | None = None) -> list[SpanEntry]:
+    """The well-formed spans of a raw ``spans`` list; malformed ones are schema findings already.
+
+    ``valid``: the same list as the record's validated model holds it (the whole record passed
+    its schema), so no span is validated twice; else each span is validated on its own.
+    """
     if not isinstance(raw, list):
         return []
+    if valid is not None and len(valid) != len(raw):
+        valid = None
     out: list[SpanEntry] = []
     known = set(Span.model_fields)
     for index, item in enumerate(raw):
         where = f"{prefix}[{index}]"
-        try:
-            span = Span.model_validate(item)
-        except ValidationError:
-            continue
+        if valid is not None:
+            span = valid[index]
+        else:
+            try:
+                span = Span.model_validate(item)
+            except ValidationError:
+                continue
         for extra in sorted(set(item) - known):
             record.warnings.append((f"{where}.{extra}", f"unknown span field {extra!r} ignored"))
         out.append(SpanEntry(where, span))
@@ -353,22 +362,31 @@ def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes
     elif "evidence_id" in raw and isinstance(raw["evidence_id"], str):
         record.find("evidence_id", Reason.SCHEMA_ERROR, "evidence_id: empty")
     model_type: type[Extraction] | type[Appraisal] = Extraction if kind == "extraction" else Appraisal
+    model: Extraction | Appraisal | None
+    try:  # validated first (no side effects); its findings are reported below, in their order
+        model, invalid = model_type.model_validate(raw), []
+    except ValidationError as exc:
+        model, invalid = None, _schema_findings(exc, record.record)
     _urls(raw, [], record.urls)
     _extras(raw, model_type, "", record)
-    record.spans.extend(_spans_at(raw.get("spans"), "spans", record) if kind == "extraction" else [])
+    if kind == "extraction":
+        valid = model.spans if isinstance(model, Extraction) else None
+        record.spans.extend(_spans_at(raw.get("spans"), "spans", record, valid))
     nested, nested_model = ("outcomes", Outcome) if kind == "extraction" else ("domains", Domain)
     items = raw.get(nested)
     if isinstance(items, list):
+        held: Sequence[Outcome | Domain] | None = None
+        if model is not None:
+            held = model.outcomes if isinstance(model, Extraction) else model.domains
         for index, item in enumerate(items):
             _extras(item, nested_model, f"{nested}[{index}]", record)
             if isinstance(item, dict):
-                record.spans.extend(_spans_at(item.get("spans"), f"{nested}[{index}].spans", record))
+                inner = held[index].spans if held is not None and index < len(held) else None
+                record.spans.extend(_spans_at(item.get("spans"), f"{nested}[{index}].spans", record, inner))
     if kind == "extraction":
         _legacy_quotes(raw.get("quotes"), record)
-    try:
-        model = model_type.model_validate(raw)
-    except ValidationError as exc:
-        record.findings.extend(_schema_findings(exc, record.record))
+    if model is None:
+        record.findings.extend(invalid)
         return record
     _owed_spans(model, record)
     if isinstance(model, Extraction):

@@ -1,0 +1,94 @@
+"""Agent records read into spans, warnings and findings: the same whichever way a span is validated."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from publisher.gate.records import read_record
+from publisher.kernel.reasons import Reason
+
+SID = "src-" + "a" * 64
+
+
+def _span(start: int, *extra: str, **fields: Any) -> dict[str, Any]:
+    item: dict[str, Any] = {"source_id": SID, "start": start, "end": start + 5, **fields}
+    for name in extra:
+        item[name] = "x"
+    return item
+
+
+def _extraction(**fields: Any) -> dict[str, Any]:
+    return {
+        "schema_version": 1,
+        "evidence_id": "pmid:1",
+        "design": "trial",
+        "spans": [_span(0, "note"), _span(10), {"start": "bad"}],
+        "outcomes": [{"name": "o", "effect": 0.5, "spans": [_span(20, "remark")]}, {"name": "p"}],
+        **fields,
+    }
+
+
+def _read(kind: str, value: dict[str, Any]) -> Any:
+    return read_record(kind, f"workspace/{kind}s/r.json", json.dumps(value).encode())  # type: ignore[arg-type]
+
+
+def _spans_and_warnings(record: Any) -> tuple[list[tuple[str, Any]], list[tuple[str, str]]]:
+    return [(e.field, e.span) for e in record.spans], [
+        w for w in record.warnings if ".spans[" in w[0] or w[0].startswith("spans[")
+    ]
+
+
+def test_a_malformed_span_is_a_finding_and_the_rest_are_kept() -> None:
+    record = _read("extraction", _extraction())
+    assert {f.reason for f in record.findings} == {Reason.SCHEMA_ERROR}
+    assert [f.field for f in record.findings] == ["spans[2].source_id", "spans[2].start", "spans[2].end"]
+    assert [e.field for e in record.spans] == ["spans[0]", "spans[1]", "outcomes[0].spans[0]"]
+
+
+def test_spans_are_the_same_whether_the_record_passes_its_schema_or_not() -> None:
+    """A valid record takes its spans from the validated model; an invalid one validates each
+    span alone. Both give the same spans at the same paths, and the same warnings."""
+    good = _extraction(spans=[_span(0, "note"), _span(10)])
+    valid = _read("extraction", good)
+    assert valid.findings == [] and valid.data
+    broken = _read("extraction", {**good, "design": 42})  # the record fails; its spans do not
+    assert [f.field for f in broken.findings] == ["design"] and not broken.data
+    assert _spans_and_warnings(valid) == _spans_and_warnings(broken)
+    assert ("spans[0].note", "unknown span field 'note' ignored") in valid.warnings
+    assert ("outcomes[0].spans[0].remark", "unknown span field 'remark' ignored") in valid.warnings
+
+
+_spans = st.lists(
+    st.builds(_span, st.integers(0, 100), st.sampled_from(["", "note"])).map(
+        lambda s: {k: v for k, v in s.items() if k != ""}
+    ),
+    max_size=3,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_spans, _spans, st.sampled_from(["low", "high", "unclear"]))
+def test_appraisal_spans_agree_both_ways(
+    top: list[dict[str, Any]], inner: list[dict[str, Any]], judgement: str
+) -> None:
+    value = {
+        "schema_version": 1,
+        "evidence_id": "pmid:2",
+        "tool": "RoB2",
+        "domains": [{"domain": "d1", "judgement": judgement, "spans": top}, {"domain": "d2", "spans": inner}],
+    }
+    valid = _read("appraisal", value)
+    broken = _read("appraisal", {**value, "tool": ["not", "a", "string"]})
+    assert valid.data and [f.field for f in broken.findings] == ["tool"] and not broken.data
+    assert _spans_and_warnings(valid) == _spans_and_warnings(broken)
+
+
+@pytest.mark.parametrize("kind", ["extraction", "appraisal"])
+def test_a_record_that_is_not_an_object_keeps_no_span(kind: str) -> None:
+    record = read_record(kind, "r.json", b"[1, 2]")  # type: ignore[arg-type]
+    assert record.spans == [] and [f.reason for f in record.findings] == [Reason.SCHEMA_ERROR]

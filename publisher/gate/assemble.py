@@ -112,20 +112,27 @@ def declare(
 
 
 def assemble(
-    inputs: RunInputs, reader: CheckedSnapshots, *, gate: bool | None = None, log_limit: int | None = None
+    inputs: RunInputs,
+    reader: CheckedSnapshots,
+    *,
+    gate: bool | None = None,
+    log_limit: int | None = None,
+    declared: bool = False,
 ) -> Assembly:
     """Assemble loaded ``inputs`` with a reader over the run's snapshots (loaded here if needed).
 
     ``gate`` is the ``--gate`` switch (None/False: the config decides); ``log_limit`` makes the
     assembly read only the first that many log lines, as an earlier assembly did (lines appended
-    since do not change what it produced).
+    since do not change what it produced). ``declared``: the caller already declared to
+    ``reader`` what these inputs ask for (:func:`declare`), so it is not declared again.
     """
     config = inputs.config
     enabled, flag = gate_setting(gate, config)
     log = limited_log(inputs.log, log_limit)
     records = inputs.records
     footnotes = inputs.footnotes
-    declare(reader, records, footnotes or [], fetched_urls(log))
+    if not declared:
+        declare(reader, records, footnotes or [], fetched_urls(log))
     reader.load()
     checker = ArtifactChecker(
         inputs.run, reader, AssetChecker(inputs.wiki_root), config, log, inputs.provenance, inputs.corpus

@@ -161,7 +161,7 @@ def check_run(
     # result read: lines appended since neither stale nor disturb it (C-EVENT-LOG checks them).
     assemble_gate = (stored["gate"]["flag"] == "--gate") if stored is not None else gate
     log_limit = stored["log"]["events"] if stored is not None else None
-    assembly = assemble(inputs, reader, gate=assemble_gate, log_limit=log_limit)
+    assembly = assemble(inputs, reader, gate=assemble_gate, log_limit=log_limit, declared=True)  # by prepare()
     rc = RunCheck(run, label, inputs, enabled, flag, assembly, stored, stored_problem)
     out = Collector(rc)
     log_root = check_log(out, inputs, stored)

@@ -26,7 +26,7 @@ from conftest import CliResult
 
 from publisher.acquire import extract
 from publisher.cli.examples import EXAMPLES, QUESTION, SOURCES, example
-from publisher.gate.records import Appraisal, Extraction
+from publisher.gate.recordschema import Appraisal, Extraction
 from publisher.kernel.canonical import loads_strict
 from publisher.kernel.models import RunConfig
 from publisher.wiki.concepts import ConceptFrontMatter

@@ -37,6 +37,7 @@ WITHIN = {
     "parallel": ["gcpause", "progress", "checks", "pool", "reader"],
     "gate": [
         "urls",
+        "recordschema",
         "records",
         "result",
         "reportmd",

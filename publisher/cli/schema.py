@@ -16,8 +16,8 @@ _MODELS = {
     "event": ("publisher.kernel.models", "Event"),
     "span": ("publisher.kernel.models", "Span"),
     "config": ("publisher.kernel.models", "RunConfig"),
-    "extraction": ("publisher.gate.records", "Extraction"),
-    "appraisal": ("publisher.gate.records", "Appraisal"),
+    "extraction": ("publisher.gate.recordschema", "Extraction"),
+    "appraisal": ("publisher.gate.recordschema", "Appraisal"),
     "result": ("publisher.gate.result", "Result"),
     "concept": ("publisher.wiki.concepts", "ConceptFrontMatter"),
 }

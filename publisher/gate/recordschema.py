@@ -54,13 +54,18 @@ class Outcome(BaseModel):
     spans: Spans = None
 
 
-class Extraction(BaseModel):
-    """``workspace/extractions/<name>.json`` as an agent writes it (upstream ``schema_version`` 1)."""
+class _Record(BaseModel):
+    """What every agent record starts with: its version and the paper it is about."""
 
     model_config = _AGENT
     schema_version: StrictInt | None = None
     pmid: IdLike = None
     evidence_id: StrictStr
+
+
+class Extraction(_Record):
+    """``workspace/extractions/<name>.json`` as an agent writes it (upstream ``schema_version`` 1)."""
+
     design: Text = None
     n_total: StrictInt | None = None
     n_arms: tuple[StrictInt, ...] | None = None
@@ -104,13 +109,9 @@ class Domain(BaseModel):
     spans: Spans = None
 
 
-class Appraisal(BaseModel):
+class Appraisal(_Record):
     """``workspace/appraisals/<name>.json`` as an agent writes it (no ``quotes`` field)."""
 
-    model_config = _AGENT
-    schema_version: StrictInt | None = None
-    pmid: IdLike = None
-    evidence_id: StrictStr
     tool: Literal["RoB2", "ROBINS-I", "Newcastle-Ottawa", "AMSTAR-2", "none"] | None = None
     domains: tuple[Domain, ...] | None = None
     overall_judgement: Text = None

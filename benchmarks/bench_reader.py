@@ -26,16 +26,11 @@ longest gap between the ticks of a 10 ms timer).
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,8 +40,11 @@ if __package__ in (None, ""):
 from benchmarks._common import MB, table
 from benchmarks.generate import WikiSpec, generate_wiki
 
+# The browser tests' loopback server and Chromium settings (the test extra is needed here anyway).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from _browser_helpers import CHROMIUM, CHROMIUM_ARGS, serve
+
 REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
 VARIANTS = {
     "before": "extra:\n  evidence:\n    windows_above: 9007199254740992\n",
     "after": "",
@@ -111,23 +109,6 @@ def build(wiki: Path, variant: str) -> tuple[Path, float]:
     return site, time.perf_counter() - began
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        return
-
-
-@contextmanager
-def serve(folder: Path) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 _LONG_TASKS = """window.__longest = 0; window.__tick = performance.now();
 setInterval(() => { const now = performance.now();
   window.__longest = Math.max(window.__longest, now - window.__tick); window.__tick = now; }, 10);"""
@@ -185,7 +166,7 @@ def measure(sizes: list[float], work: Path, fallback_max: float) -> list[list[An
 
     rows: list[list[Any]] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--headless"])
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS), headless=True)
         try:
             for mb in sizes:
                 wiki = make_wiki(work / f"wiki-{mb:g}", int(mb * MB))

@@ -301,6 +301,18 @@ def sample_run(
     return rb
 
 
+WARNING_HOOK = """
+import logging
+log = logging.getLogger("mkdocs.hooks.warner")
+
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri == "index.md":
+        log.warning("a warning that --strict turns into an abort")
+    return markdown
+"""
+"""A hook file that logs one warning while the pages are built: ``--strict`` must abort the build."""
+
+
 def tree_digest(root: Path) -> dict[str, str]:
     """Every file under ``root`` (relative path -> sha256), links and modes included."""
     out: dict[str, str] = {}

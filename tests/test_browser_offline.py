@@ -60,6 +60,14 @@ def _button(sid: str, start: int, end: int) -> str:
     )
 
 
+def _verify_on_source_page(page: Any, site: Path, sid: str, start: int, end: int) -> tuple[str, str]:
+    """Open a source page from disk, click one span's verify button: its final state and label."""
+    page.goto((site / "sources" / f"{sid}.html").as_uri())
+    button = _button(sid, start, end)
+    page.click(button)
+    return wait_for_state(page, button), page.get_attribute(button, "data-label") or ""
+
+
 def test_open_index_follow_a_footnote_and_verify_from_disk(example: Path, browser: Any) -> None:
     with guarded_page(browser) as guard:
         page = guard.page
@@ -133,11 +141,8 @@ def test_an_edited_record_script_is_a_mismatch(astral: tuple[Path, str, list[tup
     script.write_text(f"EvidenceVerify.register({json.dumps(sid)}, {json.dumps(json.dumps(record))});\n")
     start, end = ranges[1]
     with guarded_page(browser) as guard:
-        page = guard.page
-        page.goto((site / "sources" / f"{sid}.html").as_uri())
-        page.click(_button(sid, start, end))
-        assert wait_for_state(page, _button(sid, start, end)) == "mismatch"
-        assert (page.get_attribute(_button(sid, start, end), "data-label") or "").startswith("✗ source_id:")
+        state, label = _verify_on_source_page(guard.page, site, sid, start, end)
+        assert state == "mismatch" and label.startswith("✗ source_id:")
         assert guard.errors == [] and guard.offsite == []
 
 
@@ -150,8 +155,5 @@ def test_a_record_script_for_another_source_is_refused(
     script.write_text(script.read_text(encoding="utf-8").replace(json.dumps(sid), json.dumps(other), 1))
     start, end = ranges[0]
     with guarded_page(browser) as guard:
-        page = guard.page
-        page.goto((site / "sources" / f"{sid}.html").as_uri())
-        page.click(_button(sid, start, end))
-        assert wait_for_state(page, _button(sid, start, end)) == "error"
-        assert "did not hand over the record" in (page.get_attribute(_button(sid, start, end), "data-label") or "")
+        state, label = _verify_on_source_page(guard.page, site, sid, start, end)
+        assert state == "error" and "did not hand over the record" in label

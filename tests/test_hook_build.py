@@ -21,6 +21,7 @@ import pytest
 from _wiki_helpers import (
     HEAVY_EXTENSIONS,
     TRICKY,
+    WARNING_HOOK,
     RunBuilder,
     build_wiki,
     leftovers,
@@ -229,15 +230,6 @@ def on_post_build(config):
     raise RuntimeError("injected failure after the pages were written")
 """
 
-_WARN = """
-import logging
-log = logging.getLogger("mkdocs.hooks.warner")
-
-def on_page_markdown(markdown, page, config, files):
-    if page.file.src_uri == "index.md":
-        log.warning("a warning that --strict turns into an abort")
-    return markdown
-"""
 
 _SMARTEN_HTML = """
 def on_post_page(output, page, config):
@@ -266,7 +258,7 @@ def test_other_plugin_failure_keeps_old_site(tmp_path: Path, source: str) -> Non
 
 
 def test_strict_warning_keeps_old_site_and_plain_build_publishes(tmp_path: Path) -> None:
-    wiki = _with_hook(tmp_path, _WARN)
+    wiki = _with_hook(tmp_path, WARNING_HOOK)
     before = tree_digest(wiki / "site")
     # New content, so a site that was republished differs from the one that was kept.
     (wiki / "docs" / "index.md").write_text("# Home\n\nChanged.\n", encoding="utf-8")

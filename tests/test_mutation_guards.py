@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from _wiki_helpers import build_wiki, make_wiki, sample_run, tree_digest, writable
+from _wiki_helpers import WARNING_HOOK, build_wiki, make_wiki, sample_run, tree_digest, writable
 from mkdocs.exceptions import Abort
 
 from publisher.gate.assemble import assemble_run
@@ -393,22 +393,12 @@ from publisher.site.hook import on_config, on_serve
 __all__ = ["on_config", "on_serve"]
 '''
 
-_WARN = """
-import logging
-log = logging.getLogger("mkdocs.hooks.warner")
-
-def on_page_markdown(markdown, page, config, files):
-    if page.file.src_uri == "index.md":
-        log.warning("a warning that --strict turns into an abort")
-    return markdown
-"""
-
 
 def test_a_strict_warning_keeps_the_site_under_a_hook_file_that_predates_the_plugin(tmp_path: Path) -> None:
     """Where publication happens at the end of the hook's own on_post_build (no on_startup, so no
     later point), only the hook's strict-mode check keeps a build that MkDocs is about to abort
     from being published."""
-    wiki = make_wiki(tmp_path / "wiki", hooks={"warn.py": _WARN})
+    wiki = make_wiki(tmp_path / "wiki", hooks={"warn.py": WARNING_HOOK})
     rb = sample_run(wiki)
     promote(rb.run.path, wiki)
     (wiki / "hooks" / "evidence.py").write_text(_LEGACY_HOOK, encoding="utf-8")

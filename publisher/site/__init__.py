@@ -1,7 +1,8 @@
 """The MkDocs side of an evidence wiki: build hook, generated pages, atomic publication, site seal.
 
-Only :mod:`publisher.site.hook` and :mod:`publisher.site.pages` import MkDocs; importing this
-package does not, so ``check-site`` and ``new`` stay light.
+Only the build's modules (:mod:`~publisher.site.hook`, :mod:`~publisher.site.build`, the pages
+and files it adds) import MkDocs; importing this package does not, so ``check-site`` and ``new``
+stay light.
 """
 
 from ..resources import TEMPLATES_DIR as _ROOT

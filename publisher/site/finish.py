@@ -30,7 +30,7 @@ class _Digests(Protocol):
 
 
 class Sealed(Protocol):
-    """What the pages of a build sealed (see :class:`publisher.site.hook.EvidenceBuild`)."""
+    """What the pages of a build sealed (see :class:`publisher.site.build.EvidenceBuild`)."""
 
     sealed: list[dict[str, Any]]
     sealed_snapshots: list[dict[str, Any]]

@@ -8,7 +8,7 @@ The instance outlives a single build on purpose: MkDocs keeps a plugin that has 
 across the rebuilds of ``mkdocs serve`` (and a hook module is loaded once), and the instance is
 where MkDocs tells which command runs. It keeps only that: the command (from ``on_startup``),
 whether ``serve`` handed it the builder, and the current build; everything of one build lives in
-the per-build :class:`~publisher.site.hook.EvidenceBuild`. ``on_shutdown`` forgets it all.
+the per-build :class:`~publisher.site.build.EvidenceBuild`. ``on_shutdown`` forgets it all.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Any
 
 from mkdocs.plugins import BasePlugin
 
-from .hook import PLUGIN_KEY, EvidenceBuild, PublishAt, configure, watch
+from .build import EvidenceBuild, PublishAt
+from .hook import PLUGIN_KEY, configure, watch
 
 __all__ = ["EvidencePlugin"]
 

@@ -1,0 +1,311 @@
+"""One MkDocs build of an evidence wiki, event by event: generated pages, prose check, seal,
+policy and atomic publication (the lifecycle is told in :mod:`publisher.site.hook`).
+
+:func:`publisher.site.hook.configure` creates or restarts the :class:`EvidenceBuild` once the
+wiki check has passed; the plugin and the hook file hand it the rest of the build's events.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Literal
+
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import Files
+from mkdocs.structure.pages import Page
+from mkdocs.utils import CountHandler, get_build_date
+
+from ..kernel.errors import PublisherError
+from ..kernel.findings import Finding
+from ..wiki.evidence import WikiCheck
+from . import csp, publish
+from .a11y import name_search_dialog
+from .finish import mkdocs_logger, publish_records, warnings_counted, write_manifest
+from .helper import BuildHelper
+from .highlight import source_job
+from .manifest import MANIFEST_NAME
+from .options import offline, reader_options, web_fonts
+from .pages import (
+    SiteModel,
+    content_date,
+)
+from .prose import check_prose, check_static, prose_file, source_text
+from .scan import scan_page
+from .seal import seal_page
+from .sitefiles import add_site_files, wire_config
+from .titles import escape_nav, set_page_title
+from .trusted import TrustedOutput
+
+__all__ = ["EvidenceBuild", "PublishAt", "LAST", "FINAL"]
+
+LAST = -1000
+"""Event priority that runs after every ordinary plugin."""
+
+FINAL = float("-inf")
+"""Event priority of publication at shutdown: after every other handler."""
+
+PublishAt = Literal["shutdown", "caller", "post_build"]
+
+log = logging.getLogger("mkdocs.plugins.publisher")
+
+
+class EvidenceBuild:
+    """The state of one build; registered in ``config.plugins`` by :func:`on_config`."""
+
+    def __init__(self) -> None:
+        self.wiki_root: Path | None = None
+        self.site: Path | None = None
+        self.staging: Path | None = None
+        self.pre: WikiCheck | None = None
+        self.model: SiteModel | None = None
+        self.sealed: list[dict[str, Any]] = []
+        self.sealed_snapshots: list[dict[str, Any]] = []
+        self.sealed_windows: list[dict[str, Any]] = []
+        self.seen: set[str] = set()
+        self.counter: CountHandler | None = None
+        self.config: Any = None
+        self.helper: BuildHelper | None = None
+        self.publish_at: PublishAt = "post_build"
+        self.ready = False
+        """The staging folder holds a complete, sealed site waiting for publication."""
+        self.failed = False
+        self.trusted: TrustedOutput | None = None
+        self.prose: list[Finding] = []
+        self.content_hashes: dict[str, str] = {}
+        self.build_date: str | None = None
+        self.offline = False
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start(self, config: Any, wiki_root: Path, pre: WikiCheck, publish_at: PublishAt = "post_build") -> None:
+        """Point the build at a fresh staging folder; called once the wiki check passed."""
+        source_text = reader_options(config)  # refuse bad options before anything is created
+        self.abandon()
+        self.config = config
+        self.publish_at = publish_at
+        self.ready = self.failed = False
+        self.wiki_root = wiki_root
+        self.pre = pre
+        site = Path(config.site_dir).resolve()
+        if os.path.lexists(site) and not site.is_dir():
+            raise PluginError(f"C-PUBLISH {site} exists and is not a folder; refusing to replace it")
+        self.site = site
+        self.offline = offline(config)
+        publish.sweep_stale(self.site)
+        self.staging = publish.new_staging(self.site)
+        config.site_dir = str(self.staging)
+        self.trusted = wire_config(config, offline=self.offline)
+        self.counter = CountHandler()
+        self.counter.setLevel(logging.WARNING)
+        mkdocs_logger().addHandler(self.counter)
+        self.helper = BuildHelper(wiki_root, pre)
+        self.model = SiteModel(
+            pre,
+            use_directory_urls=bool(config.use_directory_urls),
+            report_body=self.helper,
+            source_text=source_text,
+            source_body=self.helper.source,
+        )
+        self.helper.links = self.model.source_links
+        self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
+        self.prose = []
+        self.content_hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
+        self.build_date = None if os.environ.get("SOURCE_DATE_EPOCH") else content_date(pre)
+
+    def finish(self) -> None:
+        """Restore ``site_dir``, drop the warning counter and stop the report helper (idempotent)."""
+        if self.helper is not None:
+            self.helper.close()
+        if self.counter is not None:
+            mkdocs_logger().removeHandler(self.counter)
+            self.counter = None
+        if self.config is not None and self.site is not None:
+            self.config.site_dir = str(self.site)
+
+    def abandon(self) -> None:
+        """Remove the staging folder and restore the config; the published site is untouched."""
+        publish.discard(self.staging)
+        self.staging = None
+        self.ready = False
+        self.finish()
+
+    def publish_now(self) -> bool:
+        """Swap a ready staging folder into place (files fsynced first); False if none is ready."""
+        if not self.ready or self.staging is None or self.site is None:
+            return False
+        try:
+            publish.publish(self.staging, self.site)
+        except OSError as exc:
+            self.abandon()
+            raise PluginError(f"C-PUBLISH could not publish the site to {self.site}: {exc}") from exc
+        self.staging = None
+        self.ready = False
+        self.finish()
+        log.info(f"evidence: published {len(self.sealed)} sealed excerpt(s) to {self.site}")
+        return True
+
+    def _strict_warned(self) -> bool:
+        return bool(self.config is not None and self.config.strict and warnings_counted())
+
+    # -- events --------------------------------------------------------------------------------
+
+    def on_files(self, files: Files, *, config: Any) -> Files:
+        if self.model is None:
+            return files
+        try:
+            pages = self.model.build()
+        except PublisherError as exc:
+            raise PluginError(f"evidence pages: {exc.one_line()}") from exc
+        if self.helper is not None and self.pre is not None:
+            options = self.model.source_text
+            sources = [source_job(sid, info, options) for sid, info in self.pre.sources.items()]
+            self.helper.start(sources, list(self.pre.runs))
+        docs = Path(config.docs_dir)
+        root = self.wiki_root or Path(".")
+        for file in files:  # what docs/ publishes as it is: no page in HTML, no SVG that acts
+            path = Path(file.abs_src_path) if file.abs_src_path else None
+            if path is not None and not file.is_documentation_page() and path.is_relative_to(docs):
+                self.prose += check_static(os.path.relpath(path, root).replace(os.sep, "/"), path)
+        try:
+            add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
+        except PublisherError as exc:
+            raise PluginError(exc.one_line()) from exc
+        return files
+
+    @event_priority(LAST)
+    def on_nav(self, nav: Any, *, config: Any, files: Files) -> Any:
+        escape_nav(nav.items)
+        return nav
+
+    @event_priority(LAST)
+    def on_page_content(self, html: str, *, page: Page, config: Any, files: Files) -> str:
+        """Check the page's prose (before any slot is filled: excerpts are ours), then fill its slots."""
+        if self.model is None:
+            return html
+        generated = self.model.pages.get(page.file.src_uri)
+        set_page_title(page, generated.title if generated is not None and generated.title else None)
+        if self.build_date is not None and page.update_date == get_build_date():
+            page.update_date = self.build_date  # no build-time clock in the sitemap
+        file, path = self._prose_source(page)
+        trusted = self.trusted.take(page.content or "") if self.trusted is not None else []
+        found = check_prose(html, file=file, source=source_text(path), trusted=trusted)
+        if found:
+            self.prose += found
+            return html  # the build fails in on_env, once every page was checked
+        try:
+            return self.model.fill(page.file.src_uri, html)
+        except PublisherError as exc:
+            raise PluginError(f"evidence page {page.file.src_uri}: {exc.one_line()}") from exc
+
+    def _prose_source(self, page: Page) -> tuple[str, Path | None]:
+        generated = self.model.pages.get(page.file.src_uri) if self.model is not None else None
+        source = None if generated is not None else page.file.abs_src_path
+        origin = generated.origin if generated is not None else None
+        return prose_file(self.wiki_root or Path("."), page.file.src_uri, source, origin)
+
+    def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
+        """Every page is rendered and its prose checked: refuse the build before anything is written."""
+        if self.prose:
+            lines = [f"evidence prose check failed: {len(self.prose)} finding(s); nothing was published"]
+            lines += [f"  {f.one_line()}" for f in self.prose]
+            raise PluginError("\n".join(lines))
+        return env
+
+    @event_priority(LAST)
+    def on_post_page(self, output: str, *, page: Page, config: Any) -> str:
+        if self.model is None or self.pre is None:
+            return output
+        uri = page.file.src_uri
+        scan = scan_page(output)
+        generated = self.model.pages.get(uri)
+        sealed = seal_page(
+            scan,
+            page.file.dest_uri,
+            self.pre.excerpts,
+            self.content_hashes,
+            generated.excerpts if generated is not None else None,
+            generated.windows if generated is not None else Counter(),
+        )
+        if generated is not None:
+            self.seen.add(uri)
+        if sealed.problems:
+            problems = "; ".join(sealed.problems)
+            raise PluginError(f"evidence seal: page {uri}: {problems} (EXCERPT_MISMATCH)")
+        self.sealed += sealed.excerpts
+        self.sealed_snapshots += sealed.snapshots
+        self.sealed_windows += sealed.windows
+        return self._with_policy(output, scan.scripts, scan.styles, uri)
+
+    @event_priority(LAST)
+    def on_post_template(self, output_content: str, *, template_name: str, config: Any) -> str:
+        """Theme pages outside the navigation (``404.html``): no evidence, and the same policy."""
+        if self.model is None or not template_name.endswith(".html"):
+            return output_content
+        scan = scan_page(output_content)
+        if scan.malformed or scan.excerpts or scan.snapshots or scan.windows:
+            raise PluginError(f"evidence seal: {template_name} shows evidence or what looks like it (EXCERPT_MISMATCH)")
+        return self._with_policy(output_content, scan.scripts, scan.styles, template_name)
+
+    def _with_policy(self, output: str, scripts: list[str], styles: list[str], where: str) -> str:
+        """The page with its Content-Security-Policy (the prose check found no script of an author)
+        and the accessible names the theme leaves out."""
+        value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config), offline=self.offline)
+        try:
+            return csp.insert(name_search_dialog(output), value)
+        except ValueError as exc:
+            raise PluginError(f"evidence page {where}: {exc}") from exc
+
+    @event_priority(LAST)
+    def on_post_build(self, *, config: Any) -> None:
+        if self.staging is None or self.site is None or self.model is None:
+            return
+        if self._strict_warned():
+            log.info("evidence: warnings in strict mode; the published site is left as it was")
+            self.abandon()
+            return
+        if Path(config.site_dir) != self.staging:
+            self.abandon()
+            raise PluginError("another plugin moved site_dir during the build; the published site is left as it was")
+        unbuilt = sorted(set(self.model.pages) - self.seen)
+        if unbuilt:
+            self.abandon()
+            raise PluginError(f"evidence pages were not built: {', '.join(unbuilt[:5])}")
+        try:
+            sids = sorted(self.pre.sources) if self.pre else []
+            records = publish_records(self.staging, sids, self.helper, offline=self.offline)
+        except (PublisherError, OSError) as exc:
+            self.abandon()
+            one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"
+            raise PluginError(f"published snapshot record: {one_line}") from exc
+        try:
+            write_manifest(self.staging, self, records)
+        except (PublisherError, OSError) as exc:
+            self.abandon()
+            raise PluginError(f"C-PUBLISH could not write {MANIFEST_NAME}: {exc}") from exc
+        if self.helper is not None:
+            self.helper.close()
+        self.ready = True
+        if self.publish_at == "post_build":
+            self.publish_now()
+
+    def on_build_error(self, *, error: Exception) -> None:
+        self.failed = True
+        self.abandon()
+
+    @event_priority(FINAL)
+    def on_shutdown(self) -> None:
+        """Publish a ready build of ``mkdocs build``/``gh-deploy`` once it is known to have succeeded.
+
+        MkDocs calls ``on_shutdown`` in a ``finally`` after its build function: an exception
+        still propagating there (a later plugin, the strict-mode abort, an ``on_build_error``
+        that raised before ours) means the build failed.
+        """
+        if self.publish_at == "shutdown" and sys.exc_info()[1] is None and not self.failed:
+            if not self._strict_warned() and self.publish_now():
+                return
+        self.abandon()

@@ -77,6 +77,16 @@ def _size(task: Task) -> int:
         return 0
 
 
+def _worker_died(exc: BrokenProcessPool) -> PublisherError:
+    return PublisherError(f"parallel verification failed: a worker process died ({exc})")
+
+
+def _largest_first(tasks: list[Task], sizes: list[int]) -> tuple[list[Task], list[int]]:
+    """The tasks by size, largest first, so one big file does not start last and hold up the end."""
+    pairs = sorted(zip(sizes, tasks, strict=True), key=lambda pair: -pair[0])
+    return [task for _, task in pairs], [size for size, _ in pairs]
+
+
 def _chunks(tasks: list[Task], sizes: list[int]) -> list[list[Task]]:
     """Consecutive chunks of at most ``_CHUNK_BYTES`` (or one big file) and ``_CHUNK_MAX`` tasks."""
     out: list[list[Task]] = []
@@ -244,17 +254,14 @@ def verify_many(
             yield check
         return
     if not ordered:
-        # Largest first, so one big file does not start last and hold up the end of the run.
-        pairs = sorted(zip(sizes, tasks, strict=True), key=lambda pair: -pair[0])
-        sizes = [size for size, _ in pairs]
-        tasks = [task for _, task in pairs]
+        tasks, sizes = _largest_first(tasks, sizes)
     chunks = _chunks(tasks, sizes)
     own = executor is None
     pool = _process_pool(workers) if executor is None else executor
     try:
         yield from _stream(pool, chunks, workers, total, progress, ordered, root)
     except BrokenProcessPool as exc:
-        raise PublisherError(f"parallel verification failed: a worker process died ({exc})") from exc
+        raise _worker_died(exc) from exc
     finally:
         if own:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -305,9 +312,7 @@ class Batches:
         self._total += len(tasks)
         if self._executor is None or not tasks:
             return Batch([], tasks, len(tasks))
-        sizes = [_size(task) for task in tasks]
-        pairs = sorted(zip(sizes, tasks, strict=True), key=lambda pair: -pair[0])
-        chunks = _chunks([task for _, task in pairs], [size for size, _ in pairs])
+        chunks = _chunks(*_largest_first(tasks, [_size(task) for task in tasks]))
         futures = [self._executor.submit(_checks.check_chunk, chunk, self._root) for chunk in chunks]
         self._open.update(futures)
         return Batch(futures, [], len(tasks))
@@ -324,7 +329,7 @@ class Batches:
                     for check in future.result():
                         yield self._tick(check)
         except BrokenProcessPool as exc:
-            raise PublisherError(f"parallel verification failed: a worker process died ({exc})") from exc
+            raise _worker_died(exc) from exc
         finally:
             self._open.difference_update(set(batch.futures) - pending)
 

@@ -150,6 +150,19 @@ def _inputs_hash_zeroed(rb: RunBuilder) -> str:
     return "C-ASSEMBLER"
 
 
+def _result_duplicate_key(rb: RunBuilder) -> str:
+    """result.json in exactly the layout the assembler writes, with a second ``accepted`` member
+    whose excerpt is forged: a parser that keeps the last member would publish it."""
+    data = json.loads(rb.run.result_path.read_text(encoding="utf-8"))
+    forged = json.loads(json.dumps(data["accepted"]))
+    forged[0]["claims"][0]["excerpt"] = "forged"
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    assert text.endswith("\n}")
+    duplicate = json.dumps(forged, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+    writable(rb.run.result_path).write_text(text[:-2] + ',\n  "accepted": ' + duplicate + "\n}\n", encoding="utf-8")
+    return "SCHEMA_ERROR"
+
+
 def _config_broken(rb: RunBuilder) -> str:
     writable(rb.run.config_path).write_text("{", encoding="utf-8")
     return "SCHEMA_ERROR"
@@ -166,6 +179,7 @@ MORE: dict[str, Callable[[RunBuilder], str]] = {
     "record-edited": _record_edited,
     "record-malformed": _record_malformed,
     "inputs-hash-zeroed": _inputs_hash_zeroed,
+    "result-duplicate-key": _result_duplicate_key,
     "config-broken": _config_broken,
     "log-crlf": _log_crlf,
 }

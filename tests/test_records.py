@@ -92,3 +92,12 @@ def test_appraisal_spans_agree_both_ways(
 def test_a_record_that_is_not_an_object_keeps_no_span(kind: str) -> None:
     record = read_record(kind, "r.json", b"[1, 2]")  # type: ignore[arg-type]
     assert record.spans == [] and [f.reason for f in record.findings] == [Reason.SCHEMA_ERROR]
+
+
+def test_a_number_too_large_for_a_double_is_a_schema_error() -> None:
+    """``1e999`` would parse as infinity, which no result can hold: the record is refused whole."""
+    data = json.dumps(_extraction()).replace('"effect": 0.5', '"effect": 1e999').encode()
+    assert b"1e999" in data
+    record = read_record("extraction", "workspace/extractions/r.json", data)
+    assert [(f.reason, f.field) for f in record.findings] == [(Reason.SCHEMA_ERROR, "record")]
+    assert record.spans == [] and not record.data

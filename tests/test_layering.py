@@ -27,6 +27,7 @@ WITHIN = {
         "canonical",
         "models",
         "spans",
+        "locate",
         "refs",
         "_fs",
         "blobs",

@@ -53,8 +53,9 @@ WITHIN = {
         "reportchecks",
         "pipeline",
         "render",
+        "citations",
     ],
-    "wiki": ["markdown", "concepts", "discover", "evidence", "conceptcheck", "check", "audit", "promote"],
+    "wiki": ["markdown", "concepts", "discover", "evidence", "conceptcheck", "check", "audit", "promote", "annotations"],
 }
 """Inside a layer, the order its modules may import each other in (unlisted modules are unranked)."""
 

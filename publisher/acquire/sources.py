@@ -331,7 +331,8 @@ def find_spans(
 
     The CONTRACT's shape, exactly. Occurrences are found by the quote locator's term search
     (:func:`publisher.kernel.locate.find_term`), verbatim or after its normalisation (typographic
-    marks and white space runs folded), always as raw offsets: ``text[start:end]`` is the raw text. :func:`publisher.acquire.select.select_spans` adds sentences, from-to ranges, excerpts,
+    marks and white space runs folded), always as raw offsets: ``text[start:end]`` is the raw text.
+    :func:`publisher.acquire.select.select_spans` adds sentences, from-to ranges, excerpts,
     sections and pages.
     """
     if not query.strip():

@@ -400,3 +400,19 @@ def test_a_report_footnote_mismatch_names_the_candidate(tmp_path: Path) -> None:
     (finding,) = _mismatches(assemble_run(fx.run))
     assert finding["artifact_id"] == "report:a0"
     assert "(fragments)" in finding["detail"] and len(finding["detail"]) <= 300
+
+
+def test_locating_mismatches_is_bounded_per_assembly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from _gate_helpers import make_run
+
+    from publisher.gate import artifacts
+    from publisher.gate.assemble import assemble_run
+
+    fx = make_run(tmp_path, report=False)
+    record = fx.extraction(0)
+    quoted = record["outcomes"][0]["spans"][0]
+    quoted.update(start=quoted["start"] + 1, end=quoted["end"] + 1)
+    fx.put_extraction(0, record)
+    monkeypatch.setattr(artifacts, "MAX_LOCATED", 0)
+    (finding,) = _mismatches(assemble_run(fx.run))
+    assert "not located (over 0 mismatches)" in finding["detail"]

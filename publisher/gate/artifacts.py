@@ -24,7 +24,7 @@ from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import IntegrityError, PublisherError
 from ..kernel.eventlog import LogState
 from ..kernel.ids import paper_problem, split_evidence_id
-from ..kernel.locate import locate, nearest
+from ..kernel.locate import Normalized, locate, nearest, normalize_map
 from ..kernel.models import Access, RunConfig
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range
@@ -38,6 +38,9 @@ from .records import AgentRecord
 from .urls import fetched_urls, identifier_keys, url_key
 
 __all__ = ["Artifact", "ArtifactChecker", "flag_duplicates", "flag_unsupported", "LOG_NOT_INTACT"]
+
+MAX_LOCATED = 100
+"""Most mismatched quotes one assembly locates for its EXCERPT_MISMATCH details."""
 
 LOG_NOT_INTACT = "event log is not intact"
 """Start of the detail of a freshness finding voided by a broken log (grouped under C-EVENT-LOG)."""
@@ -98,6 +101,8 @@ class ArtifactChecker:
         self.fresh: dict[str, Freshness] = {}
         self.spans_checked = 0
         self.warnings: list[dict[str, Any]] = []
+        self._located_text: tuple[str, str, Normalized] | None = None
+        self._located_count = 0
 
     # -- snapshots ---------------------------------------------------------------------------
 
@@ -135,15 +140,24 @@ class ArtifactChecker:
         """Where a mismatched quote really is, for an EXCERPT_MISMATCH detail: the nearest candidate.
 
         The quote locator only suggests: the span stays rejected, and the detail names the
-        candidate (its offsets and kind) so that the author can cite it instead.
+        candidate (its offsets and kind) so that the author can cite it instead. The last text
+        located in is kept with its normal form (mismatches come in runs on one source), and at
+        most :data:`MAX_LOCATED` quotes are located per assembly, so a record of thousands of
+        bad quotes costs no more than a few.
         """
         if not quoted.strip() or len(quoted) > 2 * MAX_SPAN:
             return "not located"
-        try:
-            text = read_snapshot(self.reader.folder, source_id).text
-        except PublisherError:
-            return "not located"
-        candidates = locate(text, quoted)
+        if self._located_count >= MAX_LOCATED:
+            return f"not located (over {MAX_LOCATED} mismatches)"
+        self._located_count += 1
+        if self._located_text is None or self._located_text[0] != source_id:
+            try:
+                text = read_snapshot(self.reader.folder, source_id).text
+            except PublisherError:
+                return "not located"
+            self._located_text = (source_id, text, normalize_map(text))
+        _, text, mapped = self._located_text
+        candidates = locate(text, quoted, mapped=mapped)
         best = nearest(candidates, start, end)
         if best is None:
             return "the quote is found nowhere in the snapshot"

@@ -309,18 +309,19 @@ def _fragment_candidates(text: str, norm: Normalized, parts: list[str], limit: i
     return sorted(by_end.values(), key=lambda c: (c.start, c.end))[:limit]
 
 
-def locate(text: str, quote: str, *, limit: int = MAX_CANDIDATES) -> list[Candidate]:
+def locate(text: str, quote: str, *, limit: int = MAX_CANDIDATES, mapped: Normalized | None = None) -> list[Candidate]:
     """Candidate raw offsets of ``quote`` in ``text``: exact, else normalised, else fragments.
 
     Returns every candidate of the first tier that finds any, in text order (at most ``limit``),
-    or an empty list. A suggestion only: see the module docstring.
+    or an empty list. A suggestion only: see the module docstring. ``mapped`` is
+    ``normalize_map(text)`` when the caller already has it (locating many quotes in one text).
     """
     if not quote.strip():
         return []
     exact = _exact(text, quote, limit)
     if exact:
         return [Candidate("exact", s, e) for s, e in exact]
-    norm = normalize_map(text)
+    norm = mapped if mapped is not None else normalize_map(text)
     needle = normalize(quote)
     hits = _normalized_hits(text, norm, needle, False, limit)
     if hits:

@@ -244,3 +244,12 @@ def test_only_the_edges_import_the_sdk() -> None:
             ):
                 offenders.append("/".join(rel))
     assert offenders == []
+
+
+def test_the_command_refuses_a_folder_that_is_not_a_wiki(tmp_path: Path, cli: Any) -> None:
+    res = cli("mcp", "--wiki", tmp_path / "nowhere")
+    assert res.status == 2 and len(res.err_lines) == 1
+    (tmp_path / "wiki").mkdir()
+    (tmp_path / "wiki" / "mkdocs.yml").write_text("site_name: x\n", encoding="utf-8")
+    res = cli("mcp", "--wiki", tmp_path / "wiki", "--run-dir", tmp_path / "no-run")
+    assert res.status == 2 and len(res.err_lines) == 1

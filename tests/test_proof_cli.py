@@ -44,7 +44,15 @@ def test_proof_prints_the_contract_object_and_verifies_offline(cli: Cli, stored:
     start, end = 1000, 1100
     path, data = _proof(cli, run, sid, start, end, tmp_path)
     assert list(data) == [
-        "source_id", "start", "end", "chunk_size", "tree_size", "first_chunk", "chunks", "paths", "merkle_root"
+        "source_id",
+        "start",
+        "end",
+        "chunk_size",
+        "tree_size",
+        "first_chunk",
+        "chunks",
+        "paths",
+        "merkle_root",
     ]
     snap = run.store.read(sid)
     assert data["merkle_root"] == snap.merkle_root == merkle_root(TEXT)

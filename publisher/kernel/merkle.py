@@ -184,9 +184,7 @@ class ExcerptProof(BaseModel):
         return self.model_dump(mode="json")
 
 
-def build_proof(
-    source_id: str, text: str, start: int, end: int, tree: MerkleTree | None = None
-) -> ExcerptProof:
+def build_proof(source_id: str, text: str, start: int, end: int, tree: MerkleTree | None = None) -> ExcerptProof:
     """The proof that code points ``[start, end)`` of ``text`` lie under its root.
 
     ``tree`` (the tree of ``text``) may be passed to prove many spans of one text. The span must

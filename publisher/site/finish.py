@@ -18,11 +18,13 @@ from mkdocs.utils import CountHandler
 
 import publisher
 
+from ..acquire.signing import KeyRing
 from .helper import check_record_chunk
 from .manifest import MANIFEST_NAME, manifest_bytes, record_uri, seal_files
-from .offline import write_search_files
+from .offline import record_js_uri, write_search_files
+from .proofs import LIGHT, ProofSource, write_proofs
 
-__all__ = ["Sealed", "mkdocs_logger", "publish_records", "warnings_counted", "write_manifest"]
+__all__ = ["Sealed", "mkdocs_logger", "publish_proofs", "publish_records", "warnings_counted", "write_manifest"]
 
 
 class _Digests(Protocol):
@@ -53,7 +55,28 @@ def publish_records(
     return [{"source_id": sid, "sha256": digest} for sid, digest in zip(sids, digests, strict=True)]
 
 
-def write_manifest(staging: Path, build: Sealed, records: list[dict[str, Any]]) -> None:
+def publish_proofs(
+    staging: Path, sources: list[ProofSource], ring: KeyRing, records: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Write every cited span's proof (:mod:`.proofs`); a source in ``proofs`` mode gets its record
+    without text (and no ``record.js``), its manifest record entry updated in place. Returns the
+    manifest's ``proofs``."""
+    by_sid = {entry["source_id"]: entry for entry in records}
+    out: list[dict[str, Any]] = []
+    for source in sources:
+        entries, light = write_proofs(staging, source, ring)
+        out += entries
+        if light is not None:
+            by_sid[source.source_id].update(sha256=light, form=LIGHT)
+            script = staging / record_js_uri(source.source_id)
+            if script.is_file():
+                script.unlink()
+    return out
+
+
+def write_manifest(
+    staging: Path, build: Sealed, records: list[dict[str, Any]], proofs: list[dict[str, Any]] | None = None
+) -> None:
     """Write ``evidence-manifest.json``: the sealed elements and every file of the site."""
     data = manifest_bytes(
         build.sealed,
@@ -62,6 +85,7 @@ def write_manifest(staging: Path, build: Sealed, records: list[dict[str, Any]]) 
         windows=build.sealed_windows,
         records=records,
         files=seal_files(staging),
+        proofs=proofs or [],
     )
     (staging / MANIFEST_NAME).write_bytes(data)
 

@@ -1,0 +1,159 @@
+"""Excerpt proofs on the built site (CONTRACT sections 13 and 16): a proof file for every cited span
+in every mode, records without text in ``proofs`` mode (for all sources or some), and
+``check-site`` covering the proof files like any other."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _wiki_helpers import build_wiki, make_wiki, sample_run
+from mkdocs.exceptions import Abort
+
+from publisher.kernel.merkle import ExcerptProof, verify_proof
+from publisher.kernel.reasons import Reason
+from publisher.site.checksite import check_site
+from publisher.site.proofs import _bundle_of
+
+
+def _wiki(tmp_path: Path, evidence: str = "") -> tuple[Path, Any]:
+    wiki = make_wiki(tmp_path / "wiki", extra=f"extra:\n  evidence:\n{evidence}" if evidence else "")
+    rb = sample_run(wiki)
+    return wiki, rb
+
+
+def _proof_files(site: Path) -> list[Path]:
+    return sorted(site.glob("sources/*/proofs/*.js"))
+
+
+def _writable(path: Path) -> Path:
+    os.chmod(path, 0o644)
+    return path
+
+
+def test_every_cited_span_has_a_proof_that_verifies_in_the_default_mode(tmp_path: Path) -> None:
+    wiki, rb = _wiki(tmp_path)
+    build_wiki(wiki)
+    site = wiki / "site"
+    manifest = json.loads((site / "evidence-manifest.json").read_text(encoding="utf-8"))
+    files = _proof_files(site)
+    assert files and len(manifest["proofs"]) == len(files)
+    assert {e["path"] for e in manifest["proofs"]} <= {e["path"] for e in manifest["files"]}
+    for path in files:
+        bundle = _bundle_of(path.read_bytes())
+        proof = ExcerptProof.model_validate(bundle["proof"])
+        text = rb.texts[proof.source_id]
+        record = rb.records[proof.source_id]
+        excerpt, findings = verify_proof(proof, root=record["merkle_root"], tree_size=record["merkle_size"])
+        assert findings == [] and excerpt == text[proof.start : proof.end]
+        assert "text" not in bundle["record"] and bundle["record"]["record_hash"] == record["record_hash"]
+        assert bundle["anchors"] == []  # unsigned provenance: nothing signs the root
+    # The default mode still publishes every record whole.
+    assert all("text" in json.loads(p.read_bytes()) for p in site.glob("sources/*/record.json"))
+    assert check_site(site, wiki).ok
+
+
+def test_proofs_mode_publishes_records_without_text(tmp_path: Path) -> None:
+    wiki, rb = _wiki(tmp_path, "    source_text: proofs\n")
+    build_wiki(wiki)
+    site = wiki / "site"
+    for sid in rb.texts:
+        record = json.loads((site / "sources" / sid / "record.json").read_bytes())
+        assert "text" not in record and record["merkle_root"] == rb.records[sid]["merkle_root"]
+        pages = "".join(p.read_text(encoding="utf-8") for p in site.rglob("*.html"))
+        assert "evidence-snapshot" not in pages
+    manifest = json.loads((site / "evidence-manifest.json").read_text(encoding="utf-8"))
+    assert {e["form"] for e in manifest["records"]} == {"without_text"}
+    assert check_site(site, wiki).ok
+
+
+def test_a_per_source_choice_publishes_some_sources_whole(tmp_path: Path) -> None:
+    wiki, rb = _wiki(tmp_path, "    source_text_for:\n      origin:user-supplied-pdf: proofs\n")
+    build_wiki(wiki)
+    site = wiki / "site"
+    light = {sid for sid in rb.texts if "text" not in json.loads((site / "sources" / sid / "record.json").read_bytes())}
+    assert light == {sid for sid, r in rb.records.items() if r["origin"] == "user-supplied-pdf"}
+    assert len(light) == 1 and len(rb.texts) == 3
+    assert check_site(site, wiki).ok
+    # A source id names one source; it wins over its origin.
+    [pdf] = light
+    config = wiki / "mkdocs.yml"
+    config.write_text(config.read_text(encoding="utf-8") + f"      {pdf}: full\n", encoding="utf-8")
+    build_wiki(wiki)
+    assert "text" in json.loads((site / "sources" / pdf / "record.json").read_bytes())
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "    source_text: secret\n",
+        "    source_text_for: [proofs]\n",
+        "    source_text_for:\n      licence:cc-by: proofs\n",
+        "    source_text_for:\n      access:abstract: hidden\n",
+    ],
+)
+def test_bad_options_fail_the_build(tmp_path: Path, bad: str) -> None:
+    wiki, _ = _wiki(tmp_path, bad)
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    assert not (wiki / "site").exists()
+
+
+def _codes(site: Path, wiki: Path) -> set[tuple[str, str]]:
+    return {(f.code, f.file) for f in check_site(site, wiki).findings}
+
+
+def test_check_site_covers_proof_files(tmp_path: Path) -> None:
+    wiki, _ = _wiki(tmp_path, "    source_text: proofs\n")
+    build_wiki(wiki)
+    site = wiki / "site"
+    first, second, *_ = _proof_files(site)
+    rel = first.relative_to(site).as_posix()
+    original = first.read_bytes()
+
+    # One changed character of a chunk: the file differs from the seal and from the snapshot.
+    bundle = _bundle_of(original)
+    chunk = bundle["proof"]["chunks"][0]
+    bundle["proof"]["chunks"][0] = ("Z" if chunk[0] != "Z" else "Y") + chunk[1:]
+    from publisher.site.proofs import proof_script
+
+    _writable(first).write_bytes(proof_script(bundle))
+    assert {("C-SITE-FILE", rel), (Reason.SNAPSHOT_HASH_MISMATCH.value, rel)} <= _codes(site, wiki)
+
+    # A proof rewritten and the manifest's digest of it with it: the snapshot still tells.
+    manifest_path = site / "evidence-manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    data = first.read_bytes()
+    import hashlib
+
+    for entry in manifest["files"]:
+        if entry["path"] == rel:
+            entry.update(sha256=hashlib.sha256(data).hexdigest(), size=len(data))
+    _writable(manifest_path).write_text(json.dumps(manifest), encoding="utf-8")
+    assert _codes(site, wiki) == {(Reason.SNAPSHOT_HASH_MISMATCH.value, rel)}
+
+    # Missing, and an extra one nobody listed.
+    first.write_bytes(original)
+    manifest_path.write_text(json.dumps(json.loads(manifest_path.read_text())), encoding="utf-8")
+    second_rel = second.relative_to(site).as_posix()
+    second.unlink()
+    assert (Reason.SNAPSHOT_HASH_MISMATCH.value, second_rel) in _codes(site, wiki)
+    extra = first.with_name("1-2.js")
+    extra.write_bytes(original)
+    assert (Reason.SNAPSHOT_HASH_MISMATCH.value, extra.relative_to(site).as_posix()) in _codes(site, wiki)
+
+
+def test_check_site_covers_records_without_text(tmp_path: Path) -> None:
+    wiki, rb = _wiki(tmp_path, "    source_text: proofs\n")
+    build_wiki(wiki)
+    site = wiki / "site"
+    sid = next(iter(rb.texts))
+    path = site / "sources" / sid / "record.json"
+    record = json.loads(path.read_bytes())
+    record["title"] = "Another title"
+    _writable(path).write_text(json.dumps(record), encoding="utf-8")
+    rel = path.relative_to(site).as_posix()
+    assert (Reason.SNAPSHOT_HASH_MISMATCH.value, rel) in _codes(site, wiki)

@@ -157,3 +157,27 @@ def test_check_site_covers_records_without_text(tmp_path: Path) -> None:
     _writable(path).write_text(json.dumps(record), encoding="utf-8")
     rel = path.relative_to(site).as_posix()
     assert (Reason.SNAPSHOT_HASH_MISMATCH.value, rel) in _codes(site, wiki)
+
+
+def test_a_signed_site_ships_each_text_once(tmp_path: Path) -> None:
+    """Offline and signed: the proofs carry signed roots, so record.js (the text a second time)
+    is left out; the record is published whole once, as record.json."""
+    from publisher.acquire.signing import new_key_pair
+
+    wiki = make_wiki(tmp_path / "wiki")
+    private, public, _ = new_key_pair(tmp_path / "keys", "ci")
+    (wiki / "keys").mkdir()
+    (wiki / "keys" / public.name).write_bytes(public.read_bytes())
+    config = wiki / "mkdocs.yml"
+    config.write_text(
+        config.read_text() + f"extra:\n  evidence:\n    offline: true\n    trusted_keys: [keys/{public.name}]\n"
+    )
+    rb = sample_run(wiki, key=private)
+    build_wiki(wiki)
+    site = wiki / "site"
+    for sid in rb.texts:
+        assert "text" in json.loads((site / "sources" / sid / "record.json").read_bytes())
+        assert not (site / "sources" / sid / "record.js").exists()
+    bundles = [_bundle_of(p.read_bytes()) for p in _proof_files(site)]
+    assert bundles and all(len(b["anchors"]) == 1 for b in bundles)
+    assert check_site(site, wiki).ok

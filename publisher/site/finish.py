@@ -59,18 +59,22 @@ def publish_proofs(
     staging: Path, sources: list[ProofSource], ring: KeyRing, records: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
     """Write every cited span's proof (:mod:`.proofs`); a source in ``proofs`` mode gets its record
-    without text (and no ``record.js``), its manifest record entry updated in place. Returns the
-    manifest's ``proofs``."""
+    without text, its manifest record entry updated in place. Returns the manifest's ``proofs``.
+
+    The text is never published twice: an offline site's ``record.js`` (the record again, as a
+    script) is left out where the record has no text, and where a signed root anchors every
+    excerpt's proof (whole-record verification from disk then reads a record.json the reader
+    chooses; served, it fetches record.json)."""
     by_sid = {entry["source_id"]: entry for entry in records}
     out: list[dict[str, Any]] = []
     for source in sources:
-        entries, light = write_proofs(staging, source, ring)
+        entries, light, signed = write_proofs(staging, source, ring)
         out += entries
         if light is not None:
             by_sid[source.source_id].update(sha256=light, form=LIGHT)
-            script = staging / record_js_uri(source.source_id)
-            if script.is_file():
-                script.unlink()
+        script = staging / record_js_uri(source.source_id)
+        if (light is not None or signed) and script.is_file():
+            script.unlink()
     return out
 
 

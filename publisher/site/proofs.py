@@ -131,10 +131,10 @@ def _bundles(stored: bytes, source: ProofSource, ring: KeyRing) -> tuple[dict[st
     return out, canonical_bytes(record) + b"\n"
 
 
-def write_proofs(staging: Path, source: ProofSource, ring: KeyRing) -> tuple[list[dict[str, Any]], str | None]:
+def write_proofs(staging: Path, source: ProofSource, ring: KeyRing) -> tuple[list[dict[str, Any]], str | None, bool]:
     """Write the proofs of one source into a built site (and, in proofs mode, replace its
-    ``record.json`` with the record without text). Returns the manifest's ``proofs`` entries and,
-    for a light record, the sha256 of its bytes.
+    ``record.json`` with the record without text). Returns the manifest's ``proofs`` entries,
+    for a light record the sha256 of its bytes, and whether a signed event anchors its root.
 
     The published ``record.json`` (already re-verified) is what the proofs are derived from.
     """
@@ -157,10 +157,11 @@ def write_proofs(staging: Path, source: ProofSource, ring: KeyRing) -> tuple[lis
                 "sha256": sha256_hex(data),
             }
         )
+    signed = any(bundle["anchors"] for bundle in bundles.values())
     if not source.light:
-        return entries, None
+        return entries, None, signed
     _fs.write_atomic(record_path, light)
-    return entries, sha256_hex(light)
+    return entries, sha256_hex(light), signed
 
 
 def check_proofs(

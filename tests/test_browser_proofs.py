@@ -190,3 +190,28 @@ def test_clobbering_prose_runs_no_foreign_script(
         _clean(guard)
     if 'name="currentScript"' not in page_html:
         pytest.skip("the prose allow-list already strips the clobbering names: the scripts were not put to the test")
+
+
+@pytest.mark.slow
+def test_the_proof_benchmark_runs() -> None:
+    """benchmarks/bench_reader.py --proofs at a tiny size: every excerpt it clicks verifies against
+    a signed root (it stops otherwise), within the 64 KB the proof mode promises."""
+    import subprocess
+    import sys
+
+    from _browser_helpers import REPO, require_browser
+
+    require_browser()
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "bench_reader.py"), "--proofs", "--sizes", "0.05"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    rows = [line.split() for line in proc.stdout.splitlines() if line.startswith("0.05 MB")]
+    assert [row[2] for row in rows] == ["signed", "proofs"]
+    for row in rows:
+        http_kb, disk_kb = float(row[5]), float(row[7])
+        assert 0 < http_kb < 64 and 0 < disk_kb < 64

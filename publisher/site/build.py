@@ -304,7 +304,7 @@ class EvidenceBuild:
         for sid, info in sorted(self.pre.sources.items()):
             job = source_job(sid, info, self.model.source_text)
             events = [event for slug, event in self.model.events_of(sid) if slug in info.holders]
-            out.append(ProofSource(sid, str(info.sources_dir), sorted(info.spans), job.mode == "proofs", events))
+            out.append(ProofSource(sid, sorted(info.spans), job.mode == "proofs", events))
         return out
 
     def on_build_error(self, *, error: Exception) -> None:

@@ -157,7 +157,8 @@ def check_site_proofs(site: Path, manifest: dict[str, Any], texts: WikiTexts, wi
     stored: dict[str, bytes] = {}
     events: dict[str, list[Event]] = {}
     logs: dict[Path, list[Event]] = {}
-    wanted = {str(e.get("source_id")) for e in manifest.get("proofs", []) if isinstance(e, dict)}
+    entries = manifest.get("proofs", [])
+    wanted = {str(e.get("source_id")) for e in (entries if isinstance(entries, list) else []) if isinstance(e, dict)}
     folder = site / "sources"
     wanted |= {p.parent.parent.name for p in folder.glob("*/proofs/*")} if folder.is_dir() else set()
     for sid in sorted(wanted & set(texts.known())):

@@ -109,7 +109,6 @@ class ProofSource:
     """What the build needs to publish the proofs of one source."""
 
     source_id: str
-    sources_dir: str
     spans: list[tuple[int, int]]
     light: bool
     events: list[Event] = field(default_factory=list)
@@ -172,14 +171,15 @@ def check_proofs(
     record file by source id) and its signed events; a listed one missing, or one the manifest
     does not list, is a finding too (SNAPSHOT_HASH_MISMATCH)."""
     findings: list[Finding] = []
-    listed = {e.get("path"): e for e in manifest.get("proofs", []) if isinstance(e, dict)}
+    entries = manifest.get("proofs", [])
+    listed = {str(e.get("path")): e for e in (entries if isinstance(entries, list) else []) if isinstance(e, dict)}
     folder = site / "sources"
     present = {p.relative_to(site).as_posix() for p in folder.glob("*/proofs/*")} if folder.is_dir() else set()
     by_source: dict[str, list[tuple[int, int, str]]] = {}
     for rel in sorted(set(listed) | present):
-        match = _URI.fullmatch(str(rel))
+        match = _URI.fullmatch(rel)
         if match is None:
-            findings.append(Finding(Reason.SNAPSHOT_HASH_MISMATCH, str(rel), "not a proof file the build writes"))
+            findings.append(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, "not a proof file the build writes"))
             continue
         by_source.setdefault(match[1], []).append((int(match[2]), int(match[3]), str(rel)))
     for sid, items in sorted(by_source.items()):
@@ -191,7 +191,7 @@ def check_proofs(
             for _, _, rel in items:
                 fail(rel, "a proof of a snapshot the wiki does not hold")
             continue
-        source = ProofSource(sid, "", [(s, e) for s, e, _ in items], False, events.get(sid, []))
+        source = ProofSource(sid, [(s, e) for s, e, _ in items], False, events.get(sid, []))
         try:
             bundles, _ = _bundles(stored[sid], source, ring)
         except (IntegrityError, ValueError) as exc:

@@ -181,3 +181,19 @@ def test_a_signed_site_ships_each_text_once(tmp_path: Path) -> None:
     bundles = [_bundle_of(p.read_bytes()) for p in _proof_files(site)]
     assert bundles and all(len(b["anchors"]) == 1 for b in bundles)
     assert check_site(site, wiki).ok
+
+
+def test_an_unsigned_source_without_its_text_is_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Nothing anchors the root of an unsigned source published without its text: the build says so."""
+    wiki, rb = _wiki(tmp_path, "    source_text: proofs\n")
+    with caplog.at_level("WARNING", logger="mkdocs.plugins.publisher"):
+        build_wiki(wiki)
+    warned = [r.getMessage() for r in caplog.records if "no acquisition event" in r.getMessage()]
+    assert sorted(m.split()[1] for m in warned) == sorted(rb.texts)
+
+
+def test_under_strict_that_warning_publishes_nothing(tmp_path: Path) -> None:
+    wiki, _ = _wiki(tmp_path, "    source_text: proofs\n")
+    with pytest.raises(Abort):
+        build_wiki(wiki, strict=True)
+    assert not (wiki / "site").exists()

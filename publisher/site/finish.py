@@ -72,6 +72,12 @@ def publish_proofs(
         out += entries
         if light is not None:
             by_sid[source.source_id].update(sha256=light, form=LIGHT)
+            if not signed and entries:
+                logging.getLogger("mkdocs.plugins.publisher").warning(
+                    f"evidence: {source.source_id} is published without its text, but no acquisition event "
+                    "signed by a trusted key anchors its Merkle root: readers cannot verify its excerpts "
+                    "(sign its acquisition, or publish it whole)"
+                )
         script = staging / record_js_uri(source.source_id)
         if (light is not None or signed) and script.is_file():
             script.unlink()

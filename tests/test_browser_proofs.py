@@ -215,3 +215,85 @@ def test_the_proof_benchmark_runs() -> None:
     for row in rows:
         http_kb, disk_kb = float(row[5]), float(row[7])
         assert 0 < http_kb < 64 and 0 < disk_kb < 64
+
+
+def _tampered_bundle(site: Path, sid: str, span: tuple[int, int], change: Any, tmp_path: Path) -> Path:
+    from publisher.site.proofs import _bundle_of, proof_script
+
+    copy = tmp_path / "site"
+    shutil.copytree(site, copy)
+    path = copy / "sources" / sid / "proofs" / f"{span[0]}-{span[1]}.js"
+    bundle = _bundle_of(path.read_bytes())
+    change(bundle)
+    path.write_bytes(proof_script(bundle))
+    return copy
+
+
+def _one_highlight(site: Path, sid: str, span: tuple[int, int], browser: Any) -> tuple[str, str]:
+    button = f'button.evidence-verify[data-kind="highlight"][data-start="{span[0]}"][data-end="{span[1]}"]'
+    with serve(site) as base, guarded_page(browser) as guard:
+        guard.page.goto(f"{base}sources/{sid}.html")
+        guard.page.click(button)
+        state = wait_for_state(guard.page, button)
+        return state, guard.page.get_attribute(button, "data-label") or ""
+
+
+def _resign_nothing(bundle: dict[str, Any]) -> None:
+    bundle["anchors"][0]["event"]["at"] = "2031-01-01T00:00:00Z"  # the signature no longer covers it
+
+
+def _other_key(bundle: dict[str, Any]) -> None:
+    import base64
+
+    bundle["anchors"][0]["key"] = base64.b64encode(b"\x01" * 32).decode()
+
+
+def _swap_path(bundle: dict[str, Any]) -> None:
+    path = bundle["proof"]["paths"][0]
+    path[0], path[1] = path[1], path[0]
+
+
+def _wrong_size(bundle: dict[str, Any]) -> None:
+    bundle["proof"]["tree_size"] += 1
+
+
+def _other_record(bundle: dict[str, Any]) -> None:
+    bundle["record"]["record_hash"] = "sha256:" + "0" * 64
+
+
+@pytest.mark.parametrize(
+    "change,label",
+    [
+        (_resign_nothing, "✗ anchor"),
+        (_other_key, "✗ anchor"),
+        (_other_record, "✗ anchor"),
+        (_swap_path, "✗ merkle_root"),
+        (_wrong_size, "✗ "),
+    ],
+    ids=["event edited", "another key", "another record", "swapped path", "wrong tree size"],
+)
+def test_a_forged_anchor_or_path_is_refused(
+    proofs_site: tuple[Path, Path, str, list[tuple[int, int]]], browser: Any, tmp_path: Path, change: Any, label: str
+) -> None:
+    site, _, sid, ranges = proofs_site
+    copy = _tampered_bundle(site, sid, ranges[0], change, tmp_path)
+    state, got = _one_highlight(copy, sid, ranges[0], browser)
+    assert state == "mismatch" and got.startswith(label), got
+
+
+def test_without_a_signed_root_the_full_text_anchors_and_the_whole_record_verifies(
+    tmp_path: Path, browser: Any
+) -> None:
+    """The default mode, unsigned: an excerpt's proof holds, nothing signs its root, so the button
+    checks the whole record ("the full text"); "verify the whole record" also recomputes the root."""
+    from _browser_helpers import make_astral_wiki
+
+    wiki, sid, ranges = make_astral_wiki(tmp_path / "wiki")
+    mkdocs_build(wiki, tmp_path / "site")
+    with serve(tmp_path / "site") as base, guarded_page(browser) as guard:
+        guard.page.goto(f"{base}sources/{sid}/")
+        results = _verify_every_button(guard.page, "button.evidence-verify")
+        assert [state for state, _, _ in results] == ["verified"] * (len(ranges) + 1)
+        assert {anchor for _, anchor, _ in results} == {"full-text"}
+        assert any("merkle_root matches" in detail for _, _, detail in results)
+        guard.check_clean()

@@ -197,3 +197,28 @@ def test_under_strict_that_warning_publishes_nothing(tmp_path: Path) -> None:
     with pytest.raises(Abort):
         build_wiki(wiki, strict=True)
     assert not (wiki / "site").exists()
+
+
+def test_a_proof_stays_under_64_kb_in_the_worst_case() -> None:
+    """The longest span (2,000 code points) across three chunks of four-byte characters that JSON
+    escapes, on a record with a page table of 5,000 entries: the proof script stays far below the
+    64 KB one excerpt may cost, and its size does not grow with the text."""
+    from conftest import make_record
+
+    from publisher.acquire.signing import KeyRing
+    from publisher.kernel.canonical import canonical_bytes
+    from publisher.site.proofs import ProofSource, _bundles, proof_script
+
+    sizes = []
+    for n in (10_000, 400_000):
+        text = ('😀"\\\u0001' * (n // 4))[:n]
+        pages = [{"page": i + 1, "start": i * (n // 5000), "end": (i + 1) * (n // 5000)} for i in range(5000)]
+        record = make_record(text=text, pages=pages)
+        stored = canonical_bytes(record) + b"\n"
+        start = 1024 - 20
+        bundles, _ = _bundles(stored, ProofSource(record["source_id"], [(start, start + 2000)], False), KeyRing())
+        [bundle] = bundles.values()
+        assert len(bundle["proof"]["chunks"]) == 3
+        sizes.append(len(proof_script(bundle)))
+    assert max(sizes) < 64_000, sizes
+    assert sizes[1] - sizes[0] < 2_000  # five more tree levels: a few hashes per chunk, nothing more

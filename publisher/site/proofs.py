@@ -4,7 +4,9 @@ For every cited span of every source the build writes ``sources/<source_id>/proo
 one small script that hands the in-browser verifier (``EvidenceVerify.proof``) one JSON text:
 
 * ``proof``: the excerpt proof of the span (:class:`publisher.kernel.merkle.ExcerptProof`);
-* ``record``: the snapshot record without ``text`` (metadata, ``record_hash``, ``merkle_root``);
+* ``record``: what ties the root to the snapshot record and what a reader is shown: its
+  ``source_id``, ``url``, ``title``, ``content_hash``, ``record_hash``, ``merkle_root`` and
+  ``merkle_size`` (the latter two derived from the text for a record written before roots);
 * ``anchors``: the acquisition events of this snapshot that carry its ``merkle_root`` and
   ``merkle_size`` under a signature by a key the wiki trusts, each with that public key (raw,
   base64). The browser checks the signature itself (WebCrypto Ed25519).
@@ -104,6 +106,15 @@ def _bundle_of(script: bytes) -> Any:
     return json.loads(literal)
 
 
+_SUMMARY = ("source_id", "url", "title", "content_hash", "record_hash", "merkle_root", "merkle_size")
+"""The record's fields a proof carries: what ties the root to the record (``record_hash``, which a
+signed event names) and what a reader is shown. The whole record without text is ``record.json``;
+its sections and pages tables stay out of the proofs, so a proof stays small however long they are."""
+
+MAX_ANCHORS = 4
+"""Signed events a proof carries at most (one suffices; a source fetched in many runs has many)."""
+
+
 @dataclass
 class ProofSource:
     """What the build needs to publish the proofs of one source."""
@@ -122,11 +133,14 @@ def _bundles(stored: bytes, source: ProofSource, ring: KeyRing) -> tuple[dict[st
     tree = MerkleTree.of_text(snap.text)
     # verify_record recomputed a stored merkle_root; an older record's is derived here.
     record = {k: v for k, v in raw.items() if k != "text"}
-    anchors = anchors_for(source.events, ring, tree.root, tree.size)
+    summary = {k: record[k] for k in _SUMMARY if k in record}
+    summary.setdefault("merkle_root", tree.root)
+    summary.setdefault("merkle_size", tree.size)
+    anchors = anchors_for(source.events, ring, tree.root, tree.size)[:MAX_ANCHORS]
     out: dict[str, dict[str, Any]] = {}
     for start, end in sorted(set(source.spans)):
         proof = build_proof(snap.source_id, snap.text, start, end, tree)
-        out[proof_uri(snap.source_id, start, end)] = {"anchors": anchors, "proof": proof.wire(), "record": record}
+        out[proof_uri(snap.source_id, start, end)] = {"anchors": anchors, "proof": proof.wire(), "record": summary}
     return out, canonical_bytes(record) + b"\n"
 
 

@@ -222,3 +222,61 @@ def test_a_proof_stays_under_64_kb_in_the_worst_case() -> None:
         sizes.append(len(proof_script(bundle)))
     assert max(sizes) < 64_000, sizes
     assert sizes[1] - sizes[0] < 2_000  # five more tree levels: a few hashes per chunk, nothing more
+
+
+def test_a_snapshot_stored_before_roots_gets_its_root_from_the_verified_text(tmp_path: Path) -> None:
+    from _wiki_helpers import RunBuilder
+
+    from publisher.kernel.canonical import record_hash_for, sha256_hex
+    from publisher.kernel.eventlog import append_event
+    from publisher.kernel.merkle import merkle_root
+    from publisher.kernel.store import build_record
+
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = RunBuilder(wiki, "old")
+    text = "An old snapshot. " * 400 + "The effect was large."
+    record = build_record(
+        url="https://example.org/old",
+        text=text,
+        title="Old",
+        retrieved_at="2030-01-02T03:04:05Z",
+        access="full_text",
+        origin="pmc",
+        paper={"pmid": "777", "doi": None, "pmcid": None},
+    )
+    record = {k: v for k, v in record.items() if not k.startswith("merkle_") and k != "record_hash"}
+    record["record_hash"] = record_hash_for(record)
+    snap, _ = rb.run.store.put(record)
+    assert snap.merkle_root is None
+    append_event(
+        rb.run.events_path,
+        type="fetch",
+        source_id=snap.source_id,
+        url=snap.url,
+        fresh=True,
+        sha256=sha256_hex(text.encode("utf-8")),
+        detail="old",
+        record_hash=snap.record_hash,
+    )
+    start = text.index("The effect")
+    rb.record(
+        "extraction",
+        "pmid-777",
+        {
+            "schema_version": 1,
+            "evidence_id": "pmid:777",
+            "pmid": "777",
+            "design": "trial",
+            "spans": [{"claim": "Large.", "source_id": snap.source_id, "start": start, "end": len(text)}],
+        },
+    )
+    rb.assemble()
+    build_wiki(wiki)
+    site = wiki / "site"
+    [path] = _proof_files(site)
+    bundle = _bundle_of(path.read_bytes())
+    assert bundle["record"]["merkle_root"] == bundle["proof"]["merkle_root"] == merkle_root(text)
+    proof = ExcerptProof.model_validate(bundle["proof"])
+    assert verify_proof(proof, root=merkle_root(text))[0] == "The effect was large."
+    assert "merkle_root" not in json.loads((site / "sources" / snap.source_id / "record.json").read_bytes())
+    assert check_site(site, wiki).ok

@@ -65,6 +65,7 @@ def test_proofs_mode_publishes_records_without_text(tmp_path: Path) -> None:
         assert "text" not in record and record["merkle_root"] == rb.records[sid]["merkle_root"]
         pages = "".join(p.read_text(encoding="utf-8") for p in site.rglob("*.html"))
         assert "evidence-snapshot" not in pages
+        assert "published without its text" in (site / "sources" / sid / "index.html").read_text(encoding="utf-8")
     manifest = json.loads((site / "evidence-manifest.json").read_text(encoding="utf-8"))
     assert {e["form"] for e in manifest["records"]} == {"without_text"}
     assert check_site(site, wiki).ok

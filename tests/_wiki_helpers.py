@@ -162,6 +162,8 @@ class RunBuilder:
             detail="test fixture",
             record_hash=snap.record_hash,
             signer=self.signer,
+            merkle_root=snap.merkle_root,
+            merkle_size=snap.merkle_size,
         )
         self.texts[snap.source_id] = text
         self.records[snap.source_id] = record

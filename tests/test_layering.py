@@ -26,6 +26,7 @@ WITHIN = {
         "ids",
         "canonical",
         "models",
+        "merkle",
         "spans",
         "locate",
         "refs",

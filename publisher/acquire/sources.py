@@ -108,7 +108,8 @@ def _log(
     """Log the event for an acquisition; only a fetch or a local PDF is ever fresh.
 
     An acquisition carries its receipt and the ``record_hash`` of the snapshot it produced or
-    found, so an edit of the sealed metadata after acquisition is evident.
+    found, so an edit of the sealed metadata after acquisition is evident, and the snapshot's
+    Merkle root and size, so that the signature also vouches for the root excerpt proofs use.
     """
     acquisition = kind in (EventType.FETCH, EventType.LOCAL_PDF)
     return append_event(
@@ -123,6 +124,8 @@ def _log(
         record_hash=snap.record_hash if acquisition else None,
         receipt=receipt,
         signer=signer,
+        merkle_root=snap.merkle_root if acquisition else None,
+        merkle_size=snap.merkle_size if acquisition else None,
     )
 
 

@@ -88,6 +88,8 @@ def append_event(
     record_hash: str | None = None,
     receipt: Receipt | None = None,
     signer: EventSigner | None = None,
+    merkle_root: str | None = None,
+    merkle_size: int | None = None,
 ) -> Event:
     """Append one event under an exclusive lock, chained to the last line.
 
@@ -144,6 +146,8 @@ def append_event(
                 prev=prev,
                 record_hash=record_hash,
                 receipt=receipt,
+                merkle_root=merkle_root,
+                merkle_size=merkle_size,
             )
             if signer is not None and kind in ACQUISITIONS:
                 unsigned = Signature(alg="ed25519", key_id=signer.key_id, run=signer.run, value="")

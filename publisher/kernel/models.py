@@ -236,6 +236,10 @@ class Snapshot(BaseModel):
     sections: Annotated[tuple[Section, ...] | None, BeforeValidator(_list_as_tuple)] = None
     pages: Annotated[tuple[Page, ...] | None, BeforeValidator(_list_as_tuple)] = None
     record_hash: PrefixedDigest | None = None
+    merkle_root: PrefixedDigest | None = None
+    """The Merkle root of ``text`` (CONTRACT section 16); absent on records written before it."""
+    merkle_size: Annotated[StrictInt, Field(ge=0)] | None = None
+    """The number of leaves under ``merkle_root``: a root proves a chunk's position only with it."""
 
     @property
     def sealed(self) -> bool:
@@ -297,6 +301,8 @@ class Event(BaseModel):
     record_hash: PrefixedDigest | None = None
     receipt: Receipt | None = None
     sig: Signature | None = None
+    merkle_root: PrefixedDigest | None = None
+    merkle_size: Annotated[StrictInt, Field(ge=0)] | None = None
 
     @model_validator(mode="after")
     def _failed_has_no_source(self) -> Event:
@@ -321,7 +327,7 @@ class Event(BaseModel):
         return data
 
 
-_OPTIONAL_EXT = ("record_hash", "receipt", "sig")
+_OPTIONAL_EXT = ("record_hash", "receipt", "sig", "merkle_root", "merkle_size")
 
 
 def signed_payload(event: Event | dict[str, Any]) -> bytes:

@@ -32,6 +32,7 @@ from .canonical import (
     source_id_for,
 )
 from .errors import ConflictError, IntegrityError, ResourceError
+from .merkle import CHUNK_SIZE, merkle_root
 from .models import Snapshot, first_error
 from .reasons import Reason
 
@@ -172,6 +173,15 @@ def verify_record(raw: Any, expected_id: str | None, *, canonical_body: bytes | 
             got_seal = record_hash_for(raw)
         if got_seal != snap.record_hash:
             raise _corrupt(label, f"record_hash recomputes to {got_seal}", expected=snap.record_hash, got=got_seal)
+    if snap.merkle_root is not None or snap.merkle_size is not None:
+        got_root, got_size = merkle_root(snap.text), -(-len(snap.text) // CHUNK_SIZE)
+        if (snap.merkle_root, snap.merkle_size) != (got_root, got_size):
+            raise _corrupt(
+                label,
+                f"merkle_root/merkle_size recompute to {got_root}/{got_size}",
+                expected=f"{snap.merkle_root}/{snap.merkle_size}",
+                got=f"{got_root}/{got_size}",
+            )
     n = len(snap.text)
     for kind, entries in (("section", snap.sections or ()), ("page", snap.pages or ())):
         for entry in entries:
@@ -211,6 +221,8 @@ def build_record(
         record["sections"] = sections
     if pages is not None:
         record["pages"] = pages
+    record["merkle_root"] = merkle_root(text)
+    record["merkle_size"] = -(-len(text) // CHUNK_SIZE)
     record["record_hash"] = record_hash_for(record)
     return record
 

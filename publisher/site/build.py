@@ -20,12 +20,13 @@ from mkdocs.structure.files import Files
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
+from ..acquire.signing import load_trusted_keys
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..wiki.evidence import WikiCheck
 from . import csp, publish
 from .a11y import name_search_dialog
-from .finish import mkdocs_logger, publish_records, warnings_counted, write_manifest
+from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
 from .helper import BuildHelper
 from .highlight import source_job
 from .manifest import MANIFEST_NAME
@@ -34,6 +35,7 @@ from .pages import (
     SiteModel,
     content_date,
 )
+from .proofs import ProofSource
 from .prose import check_prose, check_static, prose_file, source_text
 from .scan import scan_page
 from .seal import seal_page
@@ -278,12 +280,13 @@ class EvidenceBuild:
         try:
             sids = sorted(self.pre.sources) if self.pre else []
             records = publish_records(self.staging, sids, self.helper, offline=self.offline)
+            proofs = publish_proofs(self.staging, self._proof_sources(), load_trusted_keys(self.wiki_root), records)
         except (PublisherError, OSError) as exc:
             self.abandon()
             one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"
             raise PluginError(f"published snapshot record: {one_line}") from exc
         try:
-            write_manifest(self.staging, self, records)
+            write_manifest(self.staging, self, records, proofs)
         except (PublisherError, OSError) as exc:
             self.abandon()
             raise PluginError(f"C-PUBLISH could not write {MANIFEST_NAME}: {exc}") from exc
@@ -292,6 +295,17 @@ class EvidenceBuild:
         self.ready = True
         if self.publish_at == "post_build":
             self.publish_now()
+
+    def _proof_sources(self) -> list[ProofSource]:
+        """Every published source with its cited spans, its mode and its retrieval events."""
+        if self.pre is None or self.model is None:
+            return []
+        out = []
+        for sid, info in sorted(self.pre.sources.items()):
+            job = source_job(sid, info, self.model.source_text)
+            events = [event for slug, event in self.model.events_of(sid) if slug in info.holders]
+            out.append(ProofSource(sid, sorted(info.spans), job.mode == "proofs", events))
+        return out
 
     def on_build_error(self, *, error: Exception) -> None:
         self.failed = True

@@ -25,7 +25,7 @@ from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
 from ..kernel.spans import check_range
 from . import csp
-from .checkrecords import WikiTexts, check_records
+from .checkrecords import WikiTexts, check_records, check_site_proofs
 from .manifest import MANIFEST_NAME, MANIFEST_VERSION, manifest_digest, site_files
 from .scan import Excerpt, PageScan, SnapshotBlock, scan_page
 
@@ -173,6 +173,7 @@ def check_site(site_dir: Path | str, wiki_root: Path | str, *, expect: str | Non
     found, count = check_records(site, manifest, texts)
     check.findings += found
     check.records += count
+    check.findings += check_site_proofs(site, manifest, texts, Path(wiki_root))
     return check
 
 

@@ -36,17 +36,33 @@ index (docs/performance.md, "Reading large sources")."""
 class SourceText:
     """How a source page shows its snapshot: the ``full`` text, or ``windows`` of ``context``
     code points around each cited span (``extra: evidence: source_text`` in mkdocs.yml). A text
-    longer than ``windows_above`` code points is always shown in windows."""
+    longer than ``windows_above`` code points is always shown in windows. ``proofs`` shows the
+    windows too, and the site publishes the record without its text (excerpts verify through
+    Merkle proofs, :mod:`publisher.site.proofs`).
+
+    ``overrides`` (``extra: evidence: source_text_for``) choose another mode for some sources:
+    keys are a source id, ``origin:<origin>`` or ``access:<access>``, tried in that order.
+    """
 
     mode: str = "full"
     context: int = 400
     windows_above: int = WINDOWS_ABOVE
+    overrides: tuple[tuple[str, str], ...] = ()
 
-    MODES = ("full", "windows")
+    MODES = ("full", "windows", "proofs")
 
-    def mode_for(self, length: int) -> str:
-        """The display mode of a snapshot of ``length`` code points."""
-        return "windows" if self.mode == "windows" or length > self.windows_above else "full"
+    def mode_for(
+        self, length: int, source_id: str = "", *, origin: str | None = None, access: str | None = None
+    ) -> str:
+        """The display mode of a snapshot of ``length`` code points (``proofs``, ``windows`` or ``full``)."""
+        chosen = dict(self.overrides)
+        mode = next(
+            (chosen[k] for k in (source_id, f"origin:{origin}", f"access:{access}") if k in chosen),
+            self.mode,
+        )
+        if mode == "proofs":
+            return "proofs"
+        return "windows" if mode == "windows" or length > self.windows_above else "full"
 
 
 @dataclass(frozen=True)
@@ -77,7 +93,7 @@ def source_job(source_id: str, info: SourceInfo, options: SourceText) -> SourceJ
         os.fspath(info.sources_dir),
         info.meta.content_hash or "",
         frozenset(info.spans),
-        options.mode_for(info.meta.text_length),
+        options.mode_for(info.meta.text_length, source_id, origin=info.meta.origin, access=info.meta.access),
         options.context,
         options.windows_above,
     )
@@ -94,7 +110,7 @@ def render_source_body(job: SourceJob) -> SourceBody:
     if snap.content_hash != job.content_hash:
         raise IntegrityError(f"snapshot {sid} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
     spans = set(job.spans)
-    if job.mode == "windows":
+    if job.mode in ("windows", "proofs"):
         windows = tuple(
             (sid, lo, hi, sha256_hex(snap.text[lo:hi].encode("utf-8")))
             for lo, hi in window_bounds(len(snap.text), spans, job.context)

@@ -91,13 +91,15 @@ def manifest_bytes(
     windows: Iterable[dict[str, Any]] = (),
     records: Iterable[dict[str, Any]] = (),
     files: Iterable[dict[str, Any]] = (),
+    proofs: Iterable[dict[str, Any]] = (),
 ) -> bytes:
     """The manifest file: sorted entries, so an unchanged wiki seals to the same bytes.
 
     ``excerpts``, ``snapshots`` and ``windows`` entries name the page, the source id, the offsets
     (a window's are its start and end in the whole text) and the sha256 of the text shown;
     ``records`` name each published ``sources/<id>/record.json`` and the sha256 of its bytes;
-    ``files`` every file of the site but the manifest (path, sha256, size).
+    ``files`` every file of the site but the manifest (path, sha256, size); ``proofs`` each
+    excerpt proof file (source id, start, end, path, sha256; :mod:`publisher.site.proofs`).
     """
 
     def key(e: dict[str, Any]) -> tuple[Any, ...]:
@@ -111,6 +113,7 @@ def manifest_bytes(
         "windows": sorted(windows, key=key),
         "records": sorted(records, key=lambda e: (e["source_id"], e["sha256"])),
         "files": sorted(files, key=lambda e: e["path"]),
+        "proofs": sorted(proofs, key=lambda e: e["path"]),
     }
     return (json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
 

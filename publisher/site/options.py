@@ -3,6 +3,7 @@ options and the font setting, each refused with a one-line error naming the sett
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -46,12 +47,39 @@ def reader_options(config: Any) -> SourceText:
     mode = extra.get("source_text", "full")
     if mode not in SourceText.MODES:
         raise PluginError(f"extra.evidence.source_text must be one of {', '.join(SourceText.MODES)} (SCHEMA_ERROR)")
+    overrides = _overrides(extra.get("source_text_for", {}))
     context = _whole(extra, "context", SourceText.context, 1_000_000)
     above = _whole(extra, "windows_above", SourceText.windows_above, 2**53)
     for key in ("offline", "web_fonts"):
         if not isinstance(extra.get(key, False), bool):
             raise PluginError(f"extra.evidence.{key} must be true or false (SCHEMA_ERROR)")
-    return SourceText(mode, context, above)
+    return SourceText(mode, context, above, overrides)
+
+
+_OVERRIDE_KEY = re.compile(r"src-[0-9a-f]{64}|origin:[a-z-]+|access:[a-z_]+")
+
+
+def _overrides(value: Any) -> tuple[tuple[str, str], ...]:
+    """``extra.evidence.source_text_for``: a mapping of source id, ``origin:<origin>`` or
+    ``access:<access>`` to a mode (e.g. ``origin:user-supplied-pdf: proofs``)."""
+    if not isinstance(value, Mapping):
+        raise PluginError(
+            "extra.evidence.source_text_for must be a mapping of source ids, origin: or access: "
+            "keys to a mode (SCHEMA_ERROR)"
+        )
+    out = []
+    for key, mode in value.items():
+        if not isinstance(key, str) or not _OVERRIDE_KEY.fullmatch(key):
+            raise PluginError(
+                f"extra.evidence.source_text_for: {str(key)[:80]!r} is not a source id, origin:<origin> "
+                "or access:<access> (SCHEMA_ERROR)"
+            )
+        if mode not in SourceText.MODES:
+            raise PluginError(
+                f"extra.evidence.source_text_for.{key} must be one of {', '.join(SourceText.MODES)} (SCHEMA_ERROR)"
+            )
+        out.append((key, mode))
+    return tuple(sorted(out))
 
 
 def offline(config: Any) -> bool:

@@ -35,7 +35,8 @@ def source_page(model: SiteModel, page: GeneratedPage, sid: str, info: SourceInf
         "asset_path": meta.asset.path if meta.asset else None,
         "asset_sha256": meta.asset.sha256 if meta.asset else None,
         "chars": meta.text_length,
-        "windows": job.mode == "windows",
+        "windows": job.mode in ("windows", "proofs"),
+        "proofs": job.mode == "proofs",
     }
     holders = [{"slug": s, "href": model.href(uri, model.report_page(s))} for s in info.holders]
     events = [
@@ -71,7 +72,7 @@ def source_page(model: SiteModel, page: GeneratedPage, sid: str, info: SourceInf
         events_slot=model.slot(page, str(frag.events(events, model.signed()))),
         spans_slot=model.slot(page, str(frag.spans(spans))),
         text_slot=model.slot(page, text_block),
-        windows=job.mode == "windows",
+        windows=job.mode in ("windows", "proofs"),
     )
 
 

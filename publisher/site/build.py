@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
-from mkdocs.structure.files import Files
+from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
@@ -28,13 +28,14 @@ from .a11y import name_search_dialog
 from .finish import mkdocs_logger, publish_records, warnings_counted, write_manifest
 from .helper import BuildHelper
 from .highlight import source_job
+from .inert import check_static
 from .manifest import MANIFEST_NAME
 from .options import offline, reader_options, web_fonts
 from .pages import (
     SiteModel,
     content_date,
 )
-from .prose import check_prose, check_static, prose_file, source_text
+from .prose import check_prose, prose_file, source_text
 from .scan import scan_page
 from .seal import seal_page
 from .sitefiles import add_site_files, wire_config
@@ -167,10 +168,14 @@ class EvidenceBuild:
             self.helper.start(sources, list(self.pre.runs))
         docs = Path(config.docs_dir)
         root = self.wiki_root or Path(".")
-        for file in files:  # what docs/ publishes as it is: no page in HTML, no SVG that acts
+        own_css = frozenset(str(c) for c in config.extra_css)
+        for file in files:  # what docs/ publishes as it is: inert types only
             path = Path(file.abs_src_path) if file.abs_src_path else None
-            if path is not None and not file.is_documentation_page() and path.is_relative_to(docs):
-                self.prose += check_static(os.path.relpath(path, root).replace(os.sep, "/"), path)
+            if file.inclusion == InclusionLevel.EXCLUDED or file.is_documentation_page():
+                continue
+            if path is not None and path.is_relative_to(docs):
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                self.prose += check_static(rel, path, own_css=own_css, dest=file.src_uri)
         try:
             add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
         except PublisherError as exc:
@@ -193,7 +198,8 @@ class EvidenceBuild:
             page.update_date = self.build_date  # no build-time clock in the sitemap
         file, path = self._prose_source(page)
         trusted = self.trusted.take(page.content or "") if self.trusted is not None else []
-        found = check_prose(html, file=file, source=source_text(path), trusted=trusted)
+        author = "concept" if generated is not None and generated.origin is not None else "page"
+        found = check_prose(html, file=file, source=source_text(path), trusted=trusted, author=author)
         if found:
             self.prose += found
             return html  # the build fails in on_env, once every page was checked

@@ -37,7 +37,6 @@ import html
 import os
 import re
 import secrets
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +46,7 @@ import nh3
 
 from ..kernel import _fs
 from ..kernel.findings import Finding
+from ..kernel.locate import normalize
 from ..kernel.reasons import Reason
 from .scan import ascii_lower, find_span_refs, parse_page
 
@@ -134,14 +134,14 @@ _ASCII_WS = re.compile(r"[\t\n\f\r ]+")
 _CODE = "pre, code, kbd, samp"
 _TITLES = "h1, h2, h3, h4, h5, h6, summary, caption, th, dt, .admonition-title"
 _TITLE_LINE = re.compile(r"\s*(?:#|!!!|\?\?\?|\||<\s*(?:h[1-6]|summary|caption|th|dt)\b)", re.IGNORECASE)
-_DASHES = {ord(c): "-" for c in "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d\u2e3a\u2e3b"}
 _BADGE = re.compile(r"[\u2713\u2714\u2611\u2705\U0001f5f8]\ufe0f?\s*verified|verified\s*[\u2713\u2714\u2705]", re.I)
 
 
 def fold(text: str) -> str:
-    """``text`` as a reader takes it in: NFKC (fullwidth ``＃``, ligatures, superscripts become
-    their plain forms) with every dash and minus read as ``-``. Used to recognise references."""
-    return unicodedata.normalize("NFKC", text).translate(_DASHES)
+    """``text`` as a reader takes it in, in the quote locator's normal form
+    (:func:`publisher.kernel.locate.normalize`: NFKC, so a fullwidth ``＃`` is ``#``; every dash
+    and minus read as ``-``; white space collapsed). Used to recognise references and badges."""
+    return text if text.isascii() else normalize(text)
 
 
 def verified_badge(text: str) -> bool:

@@ -46,8 +46,8 @@ import nh3
 
 from ..kernel import _fs
 from ..kernel.findings import Finding
-from ..kernel.locate import normalize
 from ..kernel.reasons import Reason
+from ..kernel.refs import VERIFIED_BADGE, as_read
 from .scan import ascii_lower, find_span_refs, parse_page
 
 __all__ = [
@@ -134,14 +134,12 @@ _ASCII_WS = re.compile(r"[\t\n\f\r ]+")
 _CODE = "pre, code, kbd, samp"
 _TITLES = "h1, h2, h3, h4, h5, h6, summary, caption, th, dt, .admonition-title"
 _TITLE_LINE = re.compile(r"\s*(?:#|!!!|\?\?\?|\||<\s*(?:h[1-6]|summary|caption|th|dt)\b)", re.IGNORECASE)
-_BADGE = re.compile(r"[\u2713\u2714\u2611\u2705\U0001f5f8]\ufe0f?\s*verified|verified\s*[\u2713\u2714\u2705]", re.I)
+_BADGE = VERIFIED_BADGE
 
 
 def fold(text: str) -> str:
-    """``text`` as a reader takes it in, in the quote locator's normal form
-    (:func:`publisher.kernel.locate.normalize`: NFKC, so a fullwidth ``＃`` is ``#``; every dash
-    and minus read as ``-``; white space collapsed). Used to recognise references and badges."""
-    return text if text.isascii() else normalize(text)
+    """``text`` as a reader takes it in (:func:`publisher.kernel.refs.as_read`)."""
+    return as_read(text)
 
 
 def verified_badge(text: str) -> bool:

@@ -125,3 +125,15 @@ def test_the_build_refuses_a_run_whose_prose_forges_a_quotation(
         build_wiki(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
     assert any("C-PROSE" in line for line in mkdocs_log)
+
+
+def test_report_prose_passes_the_sites_allow_list_and_its_badge_does_not() -> None:
+    from publisher.gate.render import report_prose_html
+    from publisher.site.prose import violations
+
+    sid = "src-" + "e" * 64
+    honest = "# R\n\n## Findings\n\nIt helped.[^a] See [x](https://example.org/).[^b]\n\n"
+    honest += f"[^a]: {sid}#1-5\n[^b]: PMID 1.\n"
+    assert violations(report_prose_html(honest), author="report") == []
+    forged = honest.replace("It helped.", "It helped (✓ verified).")
+    assert [v.kind for v in violations(report_prose_html(forged), author="report")] == ["badge"]

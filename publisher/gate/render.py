@@ -22,6 +22,7 @@ from markupsafe import Markup
 from ..kernel import _fs
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
+from ..kernel.refs import starts_with_ref
 from ..resources import TEMPLATES_DIR
 from ..runs import Run
 from .inputs import file_digest
@@ -29,7 +30,15 @@ from .pipeline import RunCheck, check_run
 from .reportmd import markdown_parser
 from .urls import followable
 
-__all__ = ["ReportView", "render_report", "render_report_body", "write_report", "TEMPLATES_DIR", "BLOCKING_CHECKS"]
+__all__ = [
+    "ReportView",
+    "render_report",
+    "render_report_body",
+    "report_prose_html",
+    "write_report",
+    "TEMPLATES_DIR",
+    "BLOCKING_CHECKS",
+]
 
 """The repository's top-level ``templates/`` folder."""
 
@@ -128,6 +137,28 @@ def _body_html(view: ReportView, macros: Any, links: Mapping[str, str]) -> str:
             claim = None
         elif claim is not None and token.type != "footnote_anchor":
             continue  # the author's footnote text of a claim is never shown
+        out.append(token)
+    return str(md.renderer.render(out, md.options, {}))
+
+
+def report_prose_html(markdown: str) -> str:
+    """The author's prose of a report as the report renderer makes it (raw HTML off, footnotes
+    on): what the site's prose allow-list judges. The body of a footnote that cites through a
+    span reference is left out: the page never shows it (verified excerpts stand in its place)."""
+    md = markdown_parser()
+    out: list[Token] = []
+    group: list[Token] | None = None
+    for token in md.parse(markdown):
+        if token.type == "footnote_open":
+            group = [token]
+            continue
+        if group is not None:
+            group.append(token)
+            if token.type == "footnote_close":
+                first = next((t.content for t in group if t.type == "inline"), "")
+                out += [group[0], group[-1]] if starts_with_ref(first) else group
+                group = None
+            continue
         out.append(token)
     return str(md.renderer.render(out, md.options, {}))
 

@@ -20,6 +20,7 @@ from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
+from ..gate.render import report_prose_html
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..wiki.evidence import WikiCheck
@@ -168,6 +169,11 @@ class EvidenceBuild:
             self.helper.start(sources, list(self.pre.runs))
         docs = Path(config.docs_dir)
         root = self.wiki_root or Path(".")
+        for ev in self.pre.runs if self.pre is not None else ():  # an agent's report prose
+            text = ev.check.inputs.report_text if ev.check is not None else None
+            if text is not None:
+                where = f"{ev.rel}/outputs/report.md"
+                self.prose += check_prose(report_prose_html(text), file=where, source=text, author="report")
         own_css = frozenset(str(c) for c in config.extra_css)
         for file in files:  # what docs/ publishes as it is: inert types only
             path = Path(file.abs_src_path) if file.abs_src_path else None

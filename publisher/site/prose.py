@@ -115,13 +115,15 @@ ALLOWED_CLASSES = frozenset(
     + "footnote footnote-ref footnote-backref headerlink highlight highlighttable linenos linenodiv normal "
     "filename code twemoji emojione gemoji task-list task-list-item task-list-indicator tabbed-set "
     "tabbed-alternate tabbed-labels tabbed-content tabbed-block arithmatex critic".split()
+    # the footnotes of the report renderer (markdown-it)
+    + "footnotes footnotes-sep footnotes-list footnote-item".split()
 )
 """Class names the configured extensions write; with code highlighting's short token classes
 (``k``, ``nf``, ``s2`` ...) and ``language-*``. Never the site's own (``evidence-*``, ``md-*``)."""
 
 _TOKEN_CLASS = re.compile(r"[a-z]{1,3}[0-9]?(?:-[A-Z][A-Za-z0-9]*)*|language-[a-z0-9_+-]{1,40}")
 _HEADING_ID = re.compile(r"[^\s_][^\s]*")
-_FOOTNOTE_ID = re.compile(r"fn(?:ref[0-9]*)?:[^\s]+")
+_FOOTNOTE_ID = re.compile(r"fn(?:ref[0-9]*)?:[^\s]+|fn(?:ref)?[0-9]+(?::[0-9]+)?")
 _CODE_ANCHOR = re.compile(r"__(?:codelineno|span)-[0-9]+-[0-9]+")
 _ALIGN = re.compile(r"text-align:\s*(?:left|right|center);?")
 _URL_ATTRS = frozenset({"href", "src", "cite"})
@@ -160,7 +162,7 @@ def allowed_value(tag: str, name: str, value: str) -> bool:
     if name == "id":
         if tag in _HEADINGS:
             return _HEADING_ID.fullmatch(value) is not None
-        if tag in ("li", "sup"):
+        if tag in ("li", "sup") or (tag == "a" and _FOOTNOTE_ID.fullmatch(value)):
             return _FOOTNOTE_ID.fullmatch(value) is not None
         return tag in ("a", "span") and _CODE_ANCHOR.fullmatch(value) is not None
     if name == "name":

@@ -165,3 +165,26 @@ def test_a_span_cut_after_a_negation_shows_the_negation_outside_the_highlight(tm
     assert found["shown"] and not found["inside"]
     assert "No significant differences" in found["footnote"]  # the footnote, which the tooltip shows
     assert found["excerptBg"] != found["beforeBg"]  # the citation is highlighted, its context is not
+
+
+def test_the_report_page_shows_the_negation_outside_the_highlight(tmp_path: Path, browser: Any) -> None:
+    wiki, sid = _wiki(tmp_path)
+    site = wiki / "site"
+    report = next(site.glob("runs/negation/**/index.html"))
+    with serve(site) as base, guarded_page(browser) as guard:
+        page = guard.page
+        page.goto(base + report.parent.relative_to(site).as_posix() + "/")
+        shown = page.evaluate(
+            """(sid) => Array.from(
+              document.querySelectorAll(`[data-source-id="${sid}"][data-start]:not(button)`), (el) => {
+                const before = el.previousElementSibling;
+                return [el.textContent, before ? before.className : null, before ? before.textContent : null,
+                        getComputedStyle(el).backgroundColor, before ? getComputedStyle(before).backgroundColor : null];
+            })""",
+            sid,
+        )
+        guard.check_clean()
+    assert shown
+    for excerpt, kind, before, excerpt_bg, before_bg in shown:
+        assert excerpt == TEXT[CUT:CUT_END] and kind == "evidence-context" and before.endswith("No ")
+        assert excerpt_bg != before_bg

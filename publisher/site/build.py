@@ -114,6 +114,7 @@ class EvidenceBuild:
             source_body=self.helper.source,
         )
         self.helper.links = self.model.source_links
+        self.helper.contexts = self.model.report_contexts
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
         self.prose = []
         self.content_hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}

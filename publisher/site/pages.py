@@ -184,6 +184,14 @@ class SiteModel:
             sid: self.href(page, source_uri(sid)) for sid, info in self.pre.sources.items() if ev.slug in info.holders
         }
 
+    def report_contexts(self, ev: RunEvidence) -> dict[str, tuple[str, str, bool, bool]]:
+        """The sentence context of every excerpt ``ev``'s report shows, keyed ``source_id#start-end``."""
+        out = {}
+        for sid, start, end in sorted(ev.accepted):
+            c = self.contexts.around(sid, start, end)
+            out[f"{sid}#{start}-{end}"] = (c.before, c.after, c.cut_before, c.cut_after)
+        return out
+
     # -- helpers for the page modules (sourcepage, indexes) ----------------------------------------
 
     def slot(self, page: GeneratedPage, value: Slot) -> str:

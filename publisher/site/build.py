@@ -267,7 +267,8 @@ class EvidenceBuild:
     def _with_policy(self, output: str, scripts: list[str], styles: list[str], where: str) -> str:
         """The page with its Content-Security-Policy (the prose check found no script of an author)
         and the accessible names the theme leaves out."""
-        value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config), offline=self.offline)
+        worker = csp.worker_source(self.config.site_url)
+        value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config), offline=self.offline, worker=worker)
         try:
             return csp.insert(name_search_dialog(output), value)
         except ValueError as exc:

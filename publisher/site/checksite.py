@@ -238,7 +238,7 @@ def _check_page(page: str, data: bytes, seal: _Seal, texts: WikiTexts, check: Si
 
 def _check_policy(page: str, scan: PageScan, add: Any) -> None:
     """The page carries one Content-Security-Policy: the one its own inline scripts and styles call for."""
-    wanted = csp.policies(scan.scripts, scan.styles)
+    wanted = csp.policies(scan.scripts, scan.styles, scan.policies[0] if scan.policies else None)
     if len(scan.policies) != 1 or scan.policies[0] not in wanted:
         detail = (
             f"{len(scan.policies)} Content-Security-Policy element(s), expected the one the page's scripts call for"

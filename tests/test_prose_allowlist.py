@@ -82,9 +82,22 @@ def test_what_markdown_makes_is_allowed() -> None:
         '??? tip "Details"\n    Hidden.\n\n- [x] done\n\n```python\nx = 1\n```\n\n[^a]: A footnote.\n'
     )
     rendered = markdown.Markdown(
-        extensions=[*EXTENSIONS, "admonition", "pymdownx.details", "tables", "toc", "pymdownx.superfences"]
+        extensions=[
+            *EXTENSIONS,
+            "admonition",
+            "pymdownx.details",
+            "tables",
+            "toc",
+            "pymdownx.superfences",
+            "def_list",
+            "abbr",
+        ]
     ).convert(text)
     assert violations(rendered) == []
+
+
+def test_a_heading_that_slugs_to_the_themes_config_id_is_refused() -> None:
+    assert [v.name for v in violations(_render("# __config\n"))] == ["id"]
 
 
 def test_check_prose_names_the_line_of_an_attr_list_id() -> None:

@@ -184,7 +184,7 @@ def allowed_value(tag: str, name: str, value: str) -> bool:
     if name == "type":
         return value in ("1", "a", "A", "i", "I")
     if name == "open":
-        return value == ""
+        return value in ("", "open")
     return True  # text: title, alt, lang, dir, datetime
 
 

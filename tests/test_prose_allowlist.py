@@ -220,3 +220,14 @@ def test_the_sites_own_css_named_in_extra_css_is_published(tmp_path: Path) -> No
     (wiki / "docs" / "extra.css").write_text("body { color: #333 }", encoding="utf-8")
     build_wiki(wiki)
     assert (wiki / "site" / "extra.css").is_file()
+
+
+def test_markup_the_sanitiser_reads_otherwise_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The two parsers must agree: where nh3's reading differs and the walk named nothing, the
+    page is refused all the same."""
+    import publisher.site.prose as prose
+
+    html = _render("Plain prose.\n")
+    assert violations(html) == []
+    monkeypatch.setattr(prose, "sanitised", lambda content: [("p",), ("#text", "something else")])
+    assert [v.kind for v in violations(html)] == ["sanitiser"]

@@ -51,12 +51,23 @@ WITHIN = {
         "claims",
         "assemble",
         "checks",
+        "reportprose",
         "reportchecks",
         "pipeline",
         "render",
         "citations",
     ],
-    "wiki": ["markdown", "concepts", "discover", "evidence", "conceptcheck", "check", "audit", "promote", "annotations"],
+    "wiki": [
+        "markdown",
+        "concepts",
+        "discover",
+        "evidence",
+        "conceptcheck",
+        "check",
+        "audit",
+        "promote",
+        "annotations",
+    ],
 }
 """Inside a layer, the order its modules may import each other in (unlisted modules are unranked)."""
 

@@ -115,6 +115,8 @@ class RunInputs:
     """Why the log could not be read at all (a link, folder or FIFO in its place), or None."""
     report_blocks: list[ProseBlock] | None = None
     """The report's headings and prose outside footnotes (None when the run has no report)."""
+    report_text: str | None = None
+    """The report as written (None when the run has no report), for the prose check."""
 
 
 def _read_verifier(run: Run) -> tuple[dict[str, list[str]], str | None]:
@@ -166,6 +168,7 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRin
     records = read_records(run.extractions_dir, run.appraisals_dir)
     footnotes: list[Footnote] | None = None
     blocks: list[ProseBlock] | None = None
+    text: str | None = None
     with _about(run.report_md):
         report_digest, report_bytes = file_digest(run.report_md)
         if report_bytes is not None:
@@ -207,6 +210,7 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRin
         provenance=Provenance(keys, run.name(config), BlobChecker(run.raw_dir)),
         log_problem=log_problem,
         report_blocks=blocks,
+        report_text=text,
     )
 
 

@@ -34,7 +34,12 @@ The checks and the codes they carry:
 9. ``C-HYPOTHESIS-WALL`` - no finding wording inside the report's hypothesis section, no hypothesis
    or certainty wording outside it. Fails whatever the gate.
 
-Checks 7-9 live in :mod:`.reportchecks`.
+10. ``C-PROSE`` - the report's prose quotes only through spans: a blockquote or long quotation
+   is located in the run's snapshots and must be cited through the span that covers it (else
+   the offsets to cite, or ``EXCERPT_MISMATCH`` for an unverified quotation); no span reference
+   or verified badge in prose (``EXCERPT_MISMATCH``). Fails whatever the gate.
+
+Checks 7-10 live in :mod:`.reportchecks` and :mod:`.reportprose`.
 
 "Gated" is warn with the gate off and fail with it on. The verdict folds the checks: Failed if any
 fails, else Inconclusive if any warns, else Verified.
@@ -85,6 +90,7 @@ CHECK_IDS = (
     "C-CITE-RESOLVE",
     "C-FULLTEXT",
     "C-HYPOTHESIS-WALL",
+    "C-PROSE",
 )
 VERDICTS = ("Verified", "Inconclusive", "Failed")
 

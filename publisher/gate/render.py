@@ -22,6 +22,7 @@ from markupsafe import Markup
 from ..kernel import _fs
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
+from ..kernel.refs import starts_with_ref
 from ..resources import TEMPLATES_DIR
 from ..runs import Run
 from .inputs import file_digest
@@ -29,7 +30,15 @@ from .pipeline import RunCheck, check_run
 from .reportmd import markdown_parser
 from .urls import followable
 
-__all__ = ["ReportView", "render_report", "render_report_body", "write_report", "TEMPLATES_DIR", "BLOCKING_CHECKS"]
+__all__ = [
+    "ReportView",
+    "render_report",
+    "render_report_body",
+    "report_prose_html",
+    "write_report",
+    "TEMPLATES_DIR",
+    "BLOCKING_CHECKS",
+]
 
 """The repository's top-level ``templates/`` folder."""
 
@@ -98,7 +107,7 @@ def _macros(env: jinja2.Environment) -> Any:
     return env.get_template("report.html.j2").make_module({"page": False})
 
 
-def _body_html(view: ReportView, macros: Any, links: Mapping[str, str]) -> str:
+def _body_html(view: ReportView, macros: Any, links: Mapping[str, str], contexts: Mapping[str, Any]) -> str:
     """report.md as HTML, with claim footnotes replaced by verified excerpts or reason codes.
 
     Headings go one level down: the page that shows the report has its own title.
@@ -119,7 +128,8 @@ def _body_html(view: ReportView, macros: Any, links: Mapping[str, str]) -> str:
             if artifact_id in accepted or artifact_id in unresolved:
                 claim = artifact_id
                 block = Token("html_block", "", 0)
-                block.content = str(macros.claim_footnote(accepted.get(claim), unresolved.get(claim, []), links))
+                found = unresolved.get(claim, [])
+                block.content = str(macros.claim_footnote(accepted.get(claim), found, links, contexts))
                 out.append(block)
             continue
         if token.type in ("heading_open", "heading_close"):
@@ -132,7 +142,34 @@ def _body_html(view: ReportView, macros: Any, links: Mapping[str, str]) -> str:
     return str(md.renderer.render(out, md.options, {}))
 
 
-def _fragment(view: ReportView, env: jinja2.Environment, links: Mapping[str, str] | None = None) -> Markup:
+def report_prose_html(markdown: str) -> str:
+    """The author's prose of a report as the report renderer makes it (raw HTML off, footnotes
+    on): what the site's prose allow-list judges. The body of a footnote that cites through a
+    span reference is left out: the page never shows it (verified excerpts stand in its place)."""
+    md = markdown_parser()
+    out: list[Token] = []
+    group: list[Token] | None = None
+    for token in md.parse(markdown):
+        if token.type == "footnote_open":
+            group = [token]
+            continue
+        if group is not None:
+            group.append(token)
+            if token.type == "footnote_close":
+                first = next((t.content for t in group if t.type == "inline"), "")
+                out += [group[0], group[-1]] if starts_with_ref(first) else group
+                group = None
+            continue
+        out.append(token)
+    return str(md.renderer.render(out, md.options, {}))
+
+
+def _fragment(
+    view: ReportView,
+    env: jinja2.Environment,
+    links: Mapping[str, str] | None = None,
+    contexts: Mapping[str, Any] | None = None,
+) -> Markup:
     _refuse_if_broken(view)
     macros = _macros(env)
     result = view.result
@@ -140,22 +177,29 @@ def _fragment(view: ReportView, env: jinja2.Environment, links: Mapping[str, str
         macros.report_body(
             result,
             view.report,
-            Markup(_body_html(view, macros, links or {})),
+            Markup(_body_html(view, macros, links or {}, contexts or {})),
             result["config"].get("question"),
             view.assembled_at,
             links or {},
+            contexts or {},
         )
     )
 
 
-def render_report_body(view: ReportView, source_links: Mapping[str, str] | None = None) -> str:
+def render_report_body(
+    view: ReportView,
+    source_links: Mapping[str, str] | None = None,
+    contexts: Mapping[str, tuple[str, str, bool, bool]] | None = None,
+) -> str:
     """The report as an HTML fragment (no ``<html>``/``<head>``), for a page or a wiki site.
 
     ``source_links`` maps source ids to the page showing each source (a wiki's source pages):
     an excerpt's "source" link then lands on its highlight there; without, it is the origin URL.
+    ``contexts`` maps ``source_id#start-end`` to the rest of each excerpt's sentence (before,
+    after, and whether each was shortened), shown around the excerpt outside its element.
     Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails.
     """
-    return str(_fragment(view, _environment(), source_links))
+    return str(_fragment(view, _environment(), source_links, contexts))
 
 
 def render_report(run: Run, *, wiki_root: Path | None = None) -> str:

@@ -16,11 +16,12 @@ from typing import Any, Literal
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
-from mkdocs.structure.files import Files
+from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
 from ..acquire.signing import load_trusted_keys
+from ..gate.render import report_prose_html
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..wiki.evidence import WikiCheck
@@ -29,6 +30,7 @@ from .a11y import name_search_dialog
 from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
 from .helper import BuildHelper
 from .highlight import source_job
+from .inert import check_static
 from .manifest import MANIFEST_NAME
 from .options import offline, reader_options, web_fonts
 from .pages import (
@@ -36,7 +38,7 @@ from .pages import (
     content_date,
 )
 from .proofs import ProofSource
-from .prose import check_prose, check_static, prose_file, source_text
+from .prose import check_prose, prose_file, source_text
 from .scan import scan_page
 from .seal import seal_page
 from .sitefiles import add_site_files, wire_config
@@ -114,6 +116,7 @@ class EvidenceBuild:
             source_body=self.helper.source,
         )
         self.helper.links = self.model.source_links
+        self.helper.contexts = self.model.report_contexts
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
         self.prose = []
         self.content_hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
@@ -169,10 +172,19 @@ class EvidenceBuild:
             self.helper.start(sources, list(self.pre.runs))
         docs = Path(config.docs_dir)
         root = self.wiki_root or Path(".")
-        for file in files:  # what docs/ publishes as it is: no page in HTML, no SVG that acts
+        for ev in self.pre.runs if self.pre is not None else ():  # an agent's report prose
+            text = ev.check.inputs.report_text if ev.check is not None else None
+            if text is not None:
+                where = f"{ev.rel}/outputs/report.md"
+                self.prose += check_prose(report_prose_html(text), file=where, source=text, author="report")
+        own_css = frozenset(str(c) for c in config.extra_css)
+        for file in files:  # what docs/ publishes as it is: inert types only
             path = Path(file.abs_src_path) if file.abs_src_path else None
-            if path is not None and not file.is_documentation_page() and path.is_relative_to(docs):
-                self.prose += check_static(os.path.relpath(path, root).replace(os.sep, "/"), path)
+            if file.inclusion == InclusionLevel.EXCLUDED or file.is_documentation_page():
+                continue
+            if path is not None and path.is_relative_to(docs):
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                self.prose += check_static(rel, path, own_css=own_css, dest=file.src_uri)
         try:
             add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
         except PublisherError as exc:
@@ -195,7 +207,8 @@ class EvidenceBuild:
             page.update_date = self.build_date  # no build-time clock in the sitemap
         file, path = self._prose_source(page)
         trusted = self.trusted.take(page.content or "") if self.trusted is not None else []
-        found = check_prose(html, file=file, source=source_text(path), trusted=trusted)
+        author = "concept" if generated is not None and generated.origin is not None else "page"
+        found = check_prose(html, file=file, source=source_text(path), trusted=trusted, author=author)
         if found:
             self.prose += found
             return html  # the build fails in on_env, once every page was checked
@@ -256,7 +269,8 @@ class EvidenceBuild:
     def _with_policy(self, output: str, scripts: list[str], styles: list[str], where: str) -> str:
         """The page with its Content-Security-Policy (the prose check found no script of an author)
         and the accessible names the theme leaves out."""
-        value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config), offline=self.offline)
+        worker = csp.worker_source(self.config.site_url)
+        value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config), offline=self.offline, worker=worker)
         try:
             return csp.insert(name_search_dialog(output), value)
         except ValueError as exc:

@@ -21,7 +21,7 @@ from ..kernel.reasons import Reason
 from ..kernel.store import SnapshotStore
 from ..runs import Run
 from ..wiki.discover import discover
-from .manifest import check_record_copy, record_uri
+from .manifest import SITE_FILE_LIMIT, check_record_copy, record_uri
 from .offline import record_js, record_js_uri
 from .proofs import LIGHT, check_proofs, light_record
 
@@ -106,11 +106,16 @@ def check_records(site: Path, manifest: dict[str, Any], texts: WikiTexts) -> tup
             add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, rel, exc.one_line(), source_id=sid))
             continue
         except OSError as exc:
-            add(finding(f"cannot read the published record ({exc.strerror})"))
+            add(finding(f"cannot read the published record ({exc.strerror or exc})"))
             continue
         if sid in scripts:
             _check_record_script(site, sid, data, add)
-        stored = [p.read_bytes() for p in texts.stored_files(sid)]
+        try:
+            files = texts.stored_files(sid)
+            stored = [_fs.read_regular(p, follow_symlinks=False, limit=SITE_FILE_LIMIT) for p in files]
+        except OSError as exc:
+            add(finding(f"cannot read the stored snapshot file ({exc.strerror or exc})"))
+            continue
         if data not in stored:
             add(finding("published record differs from the stored snapshot file"))
         elif sid in sealed and sealed[sid] != sha256_hex(data):
@@ -124,7 +129,7 @@ def _check_record_script(site: Path, sid: str, record: bytes, add: Any) -> None:
     """An offline site's ``record.js`` hands the verifier exactly the published record."""
     rel = record_js_uri(sid)
     try:
-        data = _fs.read_regular(site / rel, follow_symlinks=False)
+        data = _fs.read_regular(site / rel, follow_symlinks=False, limit=SITE_FILE_LIMIT)
     except OSError as exc:
         add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, f"cannot read the record script ({exc})", source_id=sid))
         return

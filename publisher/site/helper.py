@@ -26,11 +26,15 @@ log = logging.getLogger("mkdocs.plugins.publisher")
 __all__ = ["render_report_page", "render_source_chunk", "check_record_chunk", "BuildHelper"]
 
 
-def render_report_page(view: ReportView, links: dict[str, str] | None = None) -> str:
+def render_report_page(
+    view: ReportView,
+    links: dict[str, str] | None = None,
+    contexts: dict[str, tuple[str, str, bool, bool]] | None = None,
+) -> str:
     """A run's report page body from the wiki check's verification of the run (no snapshot is
-    read again), its "source" links to the wiki's source pages (``links``, by source id). Runs
-    in the build's helper process or in-process."""
-    return render.render_report_body(view, links)
+    read again), its "source" links to the wiki's source pages (``links``, by source id) and
+    each excerpt's sentence context (``contexts``). Runs in the build's helper process or in-process."""
+    return render.render_report_body(view, links, contexts)
 
 
 def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
@@ -91,11 +95,16 @@ class BuildHelper:
         self._report: Future[str] | None = None
         self.links: Callable[[RunEvidence], dict[str, str]] | None = None
         """Where each source of a run is shown, from its report page (set by the build)."""
+        self.contexts: Callable[[RunEvidence], dict[str, tuple[str, str, bool, bool]]] | None = None
+        """The sentence context of each excerpt a run's report shows (set by the build)."""
 
-    def _report_job(self, ev: RunEvidence) -> tuple[ReportView, dict[str, str] | None]:
+    def _report_job(
+        self, ev: RunEvidence
+    ) -> tuple[ReportView, dict[str, str] | None, dict[str, tuple[str, str, bool, bool]] | None]:
         if ev.check is None:
             raise IntegrityError(f"run {ev.rel} was not checked", reason=Reason.SCHEMA_ERROR)
-        return ReportView.of(ev.check), self.links(ev) if self.links is not None else None
+        links = self.links(ev) if self.links is not None else None
+        return ReportView.of(ev.check), links, self.contexts(ev) if self.contexts is not None else None
 
     def start(self, sources: list[SourceJob], runs: list[RunEvidence]) -> None:
         """Start rendering these source texts and reports in helper processes, when that pays."""

@@ -62,7 +62,7 @@ from ..runs import RUN_LAYOUTS
 from ..wiki.check import check_wiki
 from ..wiki.evidence import WikiCheck
 from .build import EvidenceBuild, PublishAt
-from .options import wiki_root
+from .options import site_dir_apart, wiki_root
 
 __all__ = ["on_config", "on_serve", "configure", "watch", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
 
@@ -83,6 +83,7 @@ def format_findings(pre: WikiCheck) -> str:
 def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuild:
     """Run the wiki check before anything is written; stage the build beside the real site."""
     root = wiki_root(config)
+    site_dir_apart(config, root)  # before anything is read or written
     build = config.plugins.get(PLUGIN_KEY)
     if isinstance(build, EvidenceBuild):
         build.abandon()

@@ -12,7 +12,7 @@ from mkdocs.exceptions import PluginError
 
 from .highlight import SourceText
 
-__all__ = ["web_fonts", "wiki_root", "reader_options", "serve_offline", "offline"]
+__all__ = ["web_fonts", "wiki_root", "reader_options", "serve_offline", "offline", "INPUT_FOLDERS", "site_dir_apart"]
 
 
 def wiki_root(config: Any) -> Path:
@@ -21,6 +21,30 @@ def wiki_root(config: Any) -> Path:
     if not path:
         raise PluginError("the evidence build needs a wiki with an mkdocs.yml file")
     return Path(path).resolve().parent
+
+
+INPUT_FOLDERS = ("concepts", "runs", "outputs/deep-research", "assets", "keys")
+"""Folders of the wiki root a build reads (besides ``docs_dir``): promoted concepts, both run
+layouts (``runs/``, ``outputs/deep-research/``), the PDF library and the signing keys."""
+
+
+def site_dir_apart(config: Any, root: Path) -> None:
+    """Refuse a ``site_dir`` that contains, equals or lies inside an input of the build.
+
+    Publication replaces the site folder whole, so such a ``site_dir`` would overwrite (or
+    delete) the very files the build had just read. Called before anything is read or
+    written; compared on resolved paths, so a symlink or a ``..`` cannot hide the overlap.
+    """
+    site = Path(config.site_dir).resolve()
+    inputs = [("docs_dir", Path(config.docs_dir).resolve())]
+    inputs += [(name, (root / name).resolve()) for name in INPUT_FOLDERS]
+    inputs.append(("the wiki's mkdocs.yml", Path(config.config_file_path).resolve()))
+    for name, folder in inputs:
+        if site == folder or folder.is_relative_to(site) or site.is_relative_to(folder):
+            raise PluginError(
+                f"C-CONFIG site_dir {config.site_dir} overlaps {name} ({folder.name}/), an input of the build; "
+                "choose a site_dir outside the wiki's inputs (SCHEMA_ERROR)"
+            )
 
 
 def _evidence_extra(config: Any) -> Any:

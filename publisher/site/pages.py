@@ -34,6 +34,7 @@ from ..kernel.reasons import Reason
 from ..runs import trusted_key_paths
 from ..wiki.evidence import ConceptEvidence, RunEvidence, WikiCheck
 from . import TEMPLATES_DIR
+from .context import SentenceContexts
 from .highlight import SourceBody, SourceJob, SourceText, render_source_body
 from .indexes import index_pages
 from .markup import excerpt_html
@@ -139,6 +140,7 @@ class SiteModel:
         source_body: Callable[[SourceJob], SourceBody] | None = None,
     ) -> None:
         self.pre = pre
+        self.contexts = SentenceContexts(pre)
         self.source_text = source_text or SourceText()
         self.use_directory_urls = use_directory_urls
         folder = templates_dir or TEMPLATES_DIR
@@ -181,6 +183,14 @@ class SiteModel:
         return {
             sid: self.href(page, source_uri(sid)) for sid, info in self.pre.sources.items() if ev.slug in info.holders
         }
+
+    def report_contexts(self, ev: RunEvidence) -> dict[str, tuple[str, str, bool, bool]]:
+        """The sentence context of every excerpt ``ev``'s report shows, keyed ``source_id#start-end``."""
+        out = {}
+        for sid, start, end in sorted(ev.accepted):
+            c = self.contexts.around(sid, start, end)
+            out[f"{sid}#{start}-{end}"] = (c.before, c.after, c.cut_before, c.cut_after)
+        return out
 
     # -- helpers for the page modules (sourcepage, indexes) ----------------------------------------
 
@@ -288,6 +298,7 @@ class SiteModel:
                 items.append(
                     {
                         "excerpt": Markup(excerpt_html(ref.source_id, ref.start, ref.end, excerpt)),
+                        "context": self.contexts.around(ref.source_id, ref.start, ref.end),
                         "href": self.href(page.src_uri, source_uri(ref.source_id), f"span-{ref.start}-{ref.end}"),
                         "source_id": ref.source_id,
                         "start": ref.start,

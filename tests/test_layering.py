@@ -53,7 +53,18 @@ WITHIN = {
         "pipeline",
         "render",
     ],
-    "wiki": ["markdown", "concepts", "discover", "evidence", "conceptcheck", "claims", "check", "audit", "promote"],
+    "wiki": [
+        "markdown",
+        "concepts",
+        "discover",
+        "evidence",
+        "conceptcheck",
+        "claims",
+        "check",
+        "assess",
+        "audit",
+        "promote",
+    ],
 }
 """Inside a layer, the order its modules may import each other in (unlisted modules are unranked)."""
 
@@ -67,7 +78,6 @@ NESTED = {
         "missingness",
         "reviews",
         "counts",
-        "assess",
     ],
 }
 """Inside a sub-package of a layer, the order its modules may import each other in."""

@@ -4,7 +4,7 @@
 says; :mod:`.records` the write-once, content-addressed review and missingness records;
 :mod:`.missingness` and :mod:`.reviews` the trusted commands that write them; :mod:`.log` the
 hash-chained ``assessments.jsonl``; :mod:`.guards` the ``C-CLAIM`` guards shared by
-``publisher assess`` and the wiki check; :mod:`.assess` the assessment command; :mod:`.counts`
+``publisher assess`` (:mod:`publisher.wiki.assess`) and the wiki check; :mod:`.counts`
 what each claim rests on, counted without flattery.
 
 Proposal is not evidence, evidence is not admissibility, admissibility is not adjudication: an

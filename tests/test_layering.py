@@ -27,6 +27,7 @@ WITHIN = {
         "canonical",
         "models",
         "spans",
+        "locate",
         "refs",
         "_fs",
         "blobs",
@@ -52,6 +53,7 @@ WITHIN = {
         "reportchecks",
         "pipeline",
         "render",
+        "citations",
     ],
     "wiki": [
         "markdown",
@@ -64,6 +66,7 @@ WITHIN = {
         "assess",
         "audit",
         "promote",
+        "annotations",
     ],
 }
 """Inside a layer, the order its modules may import each other in (unlisted modules are unranked)."""

@@ -77,9 +77,9 @@ NESTED = {
         "surface",
         "records",
         "log",
-        "guards",
         "missingness",
         "reviews",
+        "guards",
         "counts",
     ],
 }

@@ -24,6 +24,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_json(p)
     p.set_defaults(func=_missing)
 
+    p = sub.add_parser("review", help="search a snapshot for a claim's terms; the tool runs the search")
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--source-id", required=True)
+    p.add_argument("--claim", required=True, help="the claim's statement")
+    p.add_argument("--term", action="append", default=[], required=True, help="a search term (repeatable)")
+    p.add_argument(
+        "--semantic-query",
+        action="append",
+        default=[],
+        metavar="Q",
+        help="declared and recorded as not executed (no semantic search runs)",
+    )
+    add_json(p)
+    p.set_defaults(func=_review)
+
     p = sub.add_parser("assess", help="propose a claim's status; every attempt is logged, an admitted one written")
     p.add_argument("--wiki", required=True, type=Path)
     p.add_argument("--concept", required=True, help="the concept's slug (concepts/SLUG.md)")
@@ -88,4 +103,30 @@ def _assess(args: argparse.Namespace) -> int:
         f"  {'signed by key ' + entry.sig.key_id[:16] + '…' if entry.sig else 'unsigned'}"
     )
     emit(args, {"admitted": True, "concept_file": done.concept_file, "entry": entry.wire()}, human)
+    return 0
+
+
+def _review(args: argparse.Namespace) -> int:
+    from ..wiki.claims.reviews import run_review
+
+    run = Run.open(args.run_dir)
+    done = run_review(run, args.source_id, args.claim, args.term, args.semantic_query)
+    record = done.record
+    state = "stored" if done.created else "already stored (kept as is)"
+    lines = [
+        f"{done.review_id}  {state}",
+        f"  claim {record.claim_hash} over {record.source_id}",
+        f"  surface complete: {'yes' if record.surface_complete else 'no'}; "
+        f"protocol complete: {'yes' if record.protocol_complete else 'no'}",
+    ]
+    for term in record.search_terms:
+        found = [h for h in record.hits if h.term == term]
+        lines.append(f"  term {term!r}: {len(found)} hit(s)" + "".join(f" #{h.start}-{h.end}" for h in found[:5]))
+    for query in record.semantic_queries_declared_not_executed:
+        lines.append(f"  semantic query {query!r}: declared, NOT executed")
+    emit(
+        args,
+        {"review_id": done.review_id, "created": done.created, "record": record.model_dump(mode="json")},
+        "\n".join(lines),
+    )
     return 0

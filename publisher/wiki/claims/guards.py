@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...acquire.signing import KeyRing
-from ...kernel.errors import IntegrityError
+from ...kernel.errors import IntegrityError, UsageError
 from ...kernel.eventlog import LogState, read_log
 from ...kernel.findings import Finding
 from ...kernel.models import Access, EventType
@@ -39,8 +39,10 @@ from .log import (
     BoundReview,
     signature_problem,
 )
-from .model import CHECK, EVIDENCE_STATUSES, ID_RE, Guard, claim_hash
+from .missingness import missing_basis, missing_kind
+from .model import CHECK, EVIDENCE_STATUSES, ID_RE, ClaimRefusal, Guard, claim_hash
 from .records import MissingKind, MissingnessRecord, R, ReviewRecord, read_record
+from .reviews import build_review
 
 __all__ = [
     "Problem",
@@ -220,16 +222,27 @@ def _review_now(ev: RunEvidence, review: ReviewRecord) -> str | None:
     except IntegrityError as exc:
         return f"the reviewed snapshot {review.source_id[:16]}… does not verify now ({exc.reason})"
     manifest = snap.surface.manifest_hash if snap.surface else None
-    if manifest != review.surface_manifest_hash or (
-        snap.surface is not None and snap.surface.complete != review.surface_complete
-    ):
+    if manifest != review.surface_manifest_hash:
         return f"the reviewed snapshot's declared surface is not the one reviewed ({review.source_id[:16]}…)"
+    again = build_review(
+        ev.run, review.source_id, review.claim, review.search_terms, review.semantic_queries_declared_not_executed
+    )
+    if again.model_copy(update={"created_at": review.created_at}) != review:
+        return f"re-executing the review over {review.source_id[:16]}… gives another result (not written by the tool)"
     return None
 
 
 def _missing_now(ev: RunEvidence, record: MissingnessRecord) -> str | None:
     """Why a missingness record's facts no longer hold: the line, the snapshot or a closed gap."""
     basis = record.basis
+    try:
+        derived = missing_basis(
+            ev.run, event_id=basis.event_id if basis.source_id is None else None, source_id=basis.source_id
+        )
+    except (UsageError, IntegrityError, ClaimRefusal) as exc:
+        return f"the facts no longer show it missing ({exc.one_line()[:160]})"
+    if derived != basis or missing_kind(derived) is not record.kind:
+        return "the record's basis is not what the run's facts give now"
     state = read_log(ev.run.events_path)
     if not state.intact:
         return f"the event log of {ev.rel} is torn or broken: its facts are not trusted now"

@@ -21,7 +21,7 @@ from ...runs import Run
 from .model import ClaimRefusal, Guard, claim_hash, normalise_statement
 from .records import MissingBasis, MissingKind, MissingnessRecord, write_record
 
-__all__ = ["Missing", "record_missing", "missing_basis"]
+__all__ = ["Missing", "record_missing", "missing_basis", "missing_kind"]
 
 
 @dataclass(frozen=True)
@@ -83,11 +83,11 @@ def missing_basis(run: Run, *, event_id: str | None = None, source_id: str | Non
         "source_id": snap.source_id,
         "record_hash": snap.record_hash,
     }
+    surface = snap.surface
+    if surface is not None and surface.missing_pages:  # the more specific fact first
+        return MissingBasis(**common, manifest_hash=surface.manifest_hash, missing_pages=surface.missing_pages)
     if snap.access is not Access.FULL_TEXT:
         return MissingBasis(**common, access=snap.access.value)
-    surface = snap.surface
-    if surface is not None and surface.missing_pages:
-        return MissingBasis(**common, manifest_hash=surface.manifest_hash, missing_pages=surface.missing_pages)
     raise ClaimRefusal(
         Guard.NOTHING_MISSING,
         f"{snap.source_id} is full text with no declared page missing: the facts show nothing missing, so no "
@@ -95,12 +95,13 @@ def missing_basis(run: Run, *, event_id: str | None = None, source_id: str | Non
     )
 
 
-def _kind(basis: MissingBasis) -> MissingKind:
+def missing_kind(basis: MissingBasis) -> MissingKind:
+    """The kind of missingness a basis shows."""
     if basis.source_id is None:
         return MissingKind.SOURCE_UNAVAILABLE
-    if basis.access is not None:
-        return MissingKind.ACCESS_RESTRICTED
-    return MissingKind.SURFACE_INCOMPLETE
+    if basis.missing_pages:
+        return MissingKind.SURFACE_INCOMPLETE
+    return MissingKind.ACCESS_RESTRICTED
 
 
 def record_missing(run: Run, claim: str, *, event_id: str | None = None, source_id: str | None = None) -> Missing:
@@ -113,7 +114,7 @@ def record_missing(run: Run, claim: str, *, event_id: str | None = None, source_
         schema_version=1,
         claim=statement,
         claim_hash=claim_hash(statement),
-        kind=_kind(basis),
+        kind=missing_kind(basis),
         basis=basis,
         created_at=format_ts(utc_now()),
     )

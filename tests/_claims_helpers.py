@@ -55,6 +55,11 @@ class ClaimsWiki:
     a_text: str
     labels: list[str]
 
+    def labels_of(self, source_id: str) -> list[str]:
+        """The footnote labels of the concept quoting ``source_id``."""
+        doc = parse_concept(self.concept.read_text(encoding="utf-8"))
+        return [n.label for n in doc.footnotes if any(r.source_id == source_id for r in n.refs)]
+
     @property
     def concept(self) -> Path:
         return self.wiki / "concepts" / f"{CONCEPT}.md"
@@ -92,6 +97,25 @@ def claims_wiki(root: Path, corpus_dir: Path, *, key: Path | None = None, extra:
     )
     rb.extraction(
         f"pmcid:PMC{b_id}", [Claim("spans[0]", rb_rows[0]["label"], b_full, rb_rows[0]["start"], rb_rows[0]["end"])]
+    )
+    rb.record(
+        "appraisal",
+        f"pmc{a_id}",
+        {
+            "schema_version": 1,
+            "evidence_id": f"pmcid:PMC{a_id}",
+            "tool": "RoB2",
+            "domains": [
+                {
+                    "domain": "randomisation",
+                    "judgement": "some concerns",
+                    "spans": [
+                        {"claim": "The abstract states the design.", "source_id": a_abstract, "start": 0, "end": 80}
+                    ],
+                }
+            ],
+            "overall_judgement": "some concerns",
+        },
     )
     rb.assemble()
     promote(rb.run.path, wiki, concept=CONCEPT)

@@ -19,6 +19,7 @@ from mkdocs.exceptions import Abort
 
 from publisher.kernel.eventlog import append_event
 from publisher.kernel.models import Receipt
+from publisher.site.checksite import check_site
 from publisher.wiki.check import check_wiki
 from publisher.wiki.claims.log import read_assessments
 from publisher.wiki.promote import promote
@@ -233,3 +234,32 @@ def test_a_later_source_revision_changes_provenance_now_not_admissibility(cli: C
     assert state.entry is not None and state.entry.assessment_id == entry.assessment_id and state.entry.admitted
     assert not state.provenance_valid and state.provenance  # ... and provenance now says why not
     build_wiki(cw.wiki)
+    page = (cw.wiki / "site" / "concepts" / CONCEPT / "index.html").read_text(encoding="utf-8")
+    assert "admissible when assessed, provenance invalid now" in page
+    shown = json.loads((cw.wiki / "site" / "claims.json").read_text(encoding="utf-8"))["claims"][0]
+    assert shown["admissible_when_assessed"] is True and shown["provenance_now"]["valid"] is False
+
+
+def test_claims_are_published_with_status_counts_and_lineage(cli: Cli, cw: ClaimsWiki) -> None:
+    a_labels = cw.labels_of(cw.a_full) + cw.labels_of(cw.a_abstract)
+    everything = a_labels + cw.labels_of(cw.b_full)
+    args = [x for label in everything for x in ("--evidence", label)]
+    assert assess(cli, cw, "s1", "Both trials report an effect.", "S", *args).status == 0
+    args = [x for label in a_labels for x in ("--evidence", label)]
+    out = assess(cli, cw, "p1", "The first trial reports an effect.", "P", *args, "--condition", "at six <b>months</b>")
+    assert out.status == 0, out.err
+    build_wiki(cw.wiki)
+    site = cw.wiki / "site"
+    data = json.loads((site / "claims.json").read_text(encoding="utf-8"))
+    counts = {c["id"]: c["counts"] for c in data["claims"]}
+    # Full text and abstract of one paper are one work; two papers are two.
+    assert counts["s1"] == {"citations": 4, "excerpts": 4, "snapshots": 3, "urls": 3, "works": 2}
+    assert counts["p1"] == {"citations": 3, "excerpts": 3, "snapshots": 2, "urls": 2, "works": 1}
+    page = (site / "concepts" / CONCEPT / "index.html").read_text(encoding="utf-8")
+    assert 'class="admonition success pub-claim"' in page and 'class="admonition warning pub-claim"' in page
+    assert "structurally admissible proposal for partially_supported — not adjudicated" in page
+    assert "at six &lt;b&gt;months&lt;/b&gt;" in page and "<b>months</b>" not in page  # data, escaped
+    assert 'class="mermaid"' in page
+    matrix = (site / "claims" / "index.html").read_text(encoding="utf-8")
+    assert "status-S" in matrix and "status-P" in matrix
+    assert check_site(site, cw.wiki).ok

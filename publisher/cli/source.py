@@ -168,7 +168,7 @@ def _surface_line(surface: dict[str, Any] | None) -> str:
 
 
 def _ranges(pages: list[int]) -> str:
-    out: list[str] = []
+    out: list[tuple[int, int]] = []
     for page in pages:
         if out and out[-1][1] == page - 1:
             out[-1] = (out[-1][0], page)

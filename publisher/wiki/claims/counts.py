@@ -70,8 +70,8 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
     refs = [(item.label, ref) for item in (entry.bound.evidence if entry and entry.bound else ()) for ref in item.refs]
     excerpts = sorted({(r.source_id, r.start, r.end) for _, r in refs})
     snapshots = sorted({r.source_id for _, r in refs})
-    infos = {sid: wiki.sources.get(sid) for sid in snapshots}
-    urls = sorted({info.meta.url for info in infos.values() if info is not None and info.meta.url})
+    infos = {sid: info for sid in snapshots if (info := wiki.sources.get(sid)) is not None}
+    urls = sorted({info.meta.url for info in infos.values() if info.meta.url})
     work_of = {sid: works.work(sid) for sid in snapshots}
     events = []
     for sid in snapshots:
@@ -124,8 +124,8 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
             "snapshots": [
                 {
                     "source_id": sid,
-                    "url": infos[sid].meta.url if infos[sid] else None,
-                    "access": infos[sid].meta.access if infos[sid] else None,
+                    "url": infos[sid].meta.url if sid in infos else None,
+                    "access": infos[sid].meta.access if sid in infos else None,
                     "work": work_of[sid],
                 }
                 for sid in snapshots

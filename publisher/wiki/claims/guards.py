@@ -378,21 +378,15 @@ def provenance_now(wiki: WikiCheck, ce: ConceptEvidence, entry: Assessment) -> l
             elif info is None or info.meta.record_hash != ref.record_hash:
                 out.append(f"{where}: the snapshot's sealed metadata changed since assessment")
     if entry.review is not None and bound.review is not None:
-        found = _find_record(wiki, entry.review, ReviewRecord)
-        if isinstance(found, str):
-            out.append(found)
-        else:
-            why = _review_now(*found)
-            if why is not None:
-                out.append(why)
+        reviewed = _find_record(wiki, entry.review, ReviewRecord)
+        why = reviewed if isinstance(reviewed, str) else _review_now(*reviewed)
+        if why is not None:
+            out.append(why)
     if entry.missingness is not None and bound.missingness is not None:
-        found = _find_record(wiki, entry.missingness, MissingnessRecord)
-        if isinstance(found, str):
-            out.append(found)
-        else:
-            why = _missing_now(*found)
-            if why is not None:
-                out.append(why)
+        recorded = _find_record(wiki, entry.missingness, MissingnessRecord)
+        why = recorded if isinstance(recorded, str) else _missing_now(*recorded)
+        if why is not None:
+            out.append(why)
     return out
 
 
@@ -470,9 +464,9 @@ def check_concept_claims(
             add(Guard.ASSESSMENT_LOG, "assessments.jsonl does not verify, so its entries are not trusted")
             continue
         if ring:
-            problem = signature_problem(entry, ring)
-            if problem is not None:
-                add(Guard.ASSESSMENT_LOG, f"{problem}; assess again with a trusted key (--key)")
+            unsigned = signature_problem(entry, ring)
+            if unsigned is not None:
+                add(Guard.ASSESSMENT_LOG, f"{unsigned}; assess again with a trusted key (--key)")
                 continue
         differences = _differences(claim, entry, ce.slug)
         if differences:

@@ -12,6 +12,7 @@ import hashlib
 import re
 import unicodedata
 from enum import StrEnum
+from typing import Any
 
 from ...kernel.errors import PublisherError, UsageError
 from ..concepts import ConceptClaim, EpistemicStatus
@@ -79,7 +80,7 @@ class ClaimRefusal(PublisherError):
 
     exit_status = 1
 
-    def __init__(self, guard: Guard, message: str, **context: object) -> None:
+    def __init__(self, guard: Guard, message: str, **context: Any) -> None:
         super().__init__(message, guard=guard.value, **context)
         self.guard = guard
 

@@ -102,9 +102,19 @@ def _views(model: SiteModel) -> list[dict[str, Any]]:
     return cached
 
 
+def _by_concept(model: SiteModel) -> dict[str, list[dict[str, Any]]]:
+    grouped = getattr(model, "_claims_by_concept", None)
+    if grouped is None:
+        grouped = {}
+        for view in _views(model):
+            grouped.setdefault(view["concept"], []).append(view)
+        model._claims_by_concept = grouped  # type: ignore[attr-defined]
+    return grouped
+
+
 def concept_claims(model: SiteModel, page: GeneratedPage, slug: str) -> str:
     """A slot token for the claims of concept ``slug`` (empty when it has none)."""
-    items = [_item(v) for v in _views(model) if v["concept"] == slug]
+    items = [_item(v) for v in _by_concept(model).get(slug, ())]
     if not items:
         return ""
     return model.slot(page, str(model.fragments().claims(items)))

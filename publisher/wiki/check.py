@@ -46,6 +46,7 @@ from ..parallel import (
 from ..runs import RUN_LAYOUTS, Run
 from .claims.guards import check_concept_claims, log_findings
 from .claims.log import ASSESSMENTS_FILE, read_assessments
+from .claims.missingness import LogCache
 from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
 from .discover import discover, inside, relative
 from .evidence import ConceptEvidence, RunEvidence, SourceInfo, WikiCheck
@@ -334,8 +335,9 @@ def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
     keys = load_trusted_keys(wiki.wiki_root)
     wiki.findings.extend(log_findings(state, keys))
     entries = {entry.assessment_id: entry for entry in state.events}
+    logs: LogCache = {}
     for ce in with_claims:
-        wiki.claims.extend(check_concept_claims(wiki, ce, entries, keys, state.intact))
+        wiki.claims.extend(check_concept_claims(wiki, ce, entries, keys, state.intact, logs))
 
 
 def check_claims_text(wiki: WikiCheck, text: str, rel: str, slug: str) -> list[Finding]:

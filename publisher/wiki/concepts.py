@@ -64,7 +64,6 @@ RESERVED_SLUGS = frozenset({"index"})
 """Slugs that would collide with the generated concept index page."""
 
 
-
 def check_slug(slug: str) -> str:
     """``slug`` if it can name a concept file, else ValueError."""
     if not isinstance(slug, str) or not SLUG_RE.fullmatch(slug) or slug.startswith("."):

@@ -34,12 +34,29 @@ def _keys(paper: Any, url: str | None) -> list[str]:
 
 
 class WorkIndex:
-    """Paper identities across the wiki's sources: snapshots sharing any id are one work."""
+    """Paper identities across the wiki's sources: snapshots sharing any id are one work.
+
+    Also indexes every acquisition event by source id, once, so that each claim's lineage costs
+    what it cites, not the size of the wiki.
+    """
 
     def __init__(self, wiki: WikiCheck) -> None:
         self._parent: dict[str, str] = {}
         self._of: dict[str, str] = {}
         self._sources = wiki.sources
+        self.events: dict[str, list[dict[str, Any]]] = {}
+        for ev in wiki.runs:
+            for event in ev.events:
+                if event.source_id is not None and event.type in ACQUISITIONS:
+                    self.events.setdefault(event.source_id, []).append(
+                        {
+                            "run": ev.slug,
+                            "event_id": event.event_id,
+                            "type": event.type.value,
+                            "source_id": event.source_id,
+                            "signed_by": event.sig.key_id if event.sig else None,
+                        }
+                    )
         for sid, info in sorted(wiki.sources.items()):
             keys = _keys(info.meta.paper, info.meta.url)
             for key in keys[1:]:
@@ -73,20 +90,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
     infos = {sid: info for sid in snapshots if (info := wiki.sources.get(sid)) is not None}
     urls = sorted({info.meta.url for info in infos.values() if info.meta.url})
     work_of = {sid: works.work(sid) for sid in snapshots}
-    events = []
-    for sid in snapshots:
-        for ev in wiki.runs:
-            for event in ev.events:
-                if event.source_id == sid and event.type in ACQUISITIONS:
-                    events.append(
-                        {
-                            "run": ev.slug,
-                            "event_id": event.event_id,
-                            "type": event.type.value,
-                            "source_id": sid,
-                            "signed_by": event.sig.key_id if event.sig else None,
-                        }
-                    )
+    events = [event for sid in snapshots for event in works.events.get(sid, ())]
     bound = entry.bound if entry is not None else None
     return {
         "concept": state.concept,

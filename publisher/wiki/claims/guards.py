@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 
 from ...acquire.signing import KeyRing
 from ...kernel.errors import IntegrityError, UsageError
-from ...kernel.eventlog import LogState, read_log
+from ...kernel.eventlog import LogState
 from ...kernel.findings import Finding
 from ...kernel.models import Access, EventType
 from ...kernel.reasons import Reason
-from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus
+from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus, EvidenceFootnote
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
 from .log import (
     Assessment,
@@ -39,7 +39,7 @@ from .log import (
     BoundReview,
     signature_problem,
 )
-from .missingness import missing_basis, missing_kind
+from .missingness import LogCache, log_of, missing_basis, missing_kind
 from .model import CHECK, EVIDENCE_STATUSES, ID_RE, ClaimRefusal, Guard, claim_hash
 from .records import MissingKind, MissingnessRecord, R, ReviewRecord, read_record
 from .reviews import build_review
@@ -215,7 +215,7 @@ def _find_record(wiki: WikiCheck, rid: str, model: type[R]) -> tuple[RunEvidence
     return f"no record {rid[:16]}… in any run of the wiki"
 
 
-def _review_now(ev: RunEvidence, review: ReviewRecord) -> str | None:
+def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = None) -> str | None:
     """Why a review's ground no longer holds: its snapshot or that snapshot's surface changed."""
     try:
         snap = ev.run.store.read(review.source_id)
@@ -225,25 +225,30 @@ def _review_now(ev: RunEvidence, review: ReviewRecord) -> str | None:
     if manifest != review.surface_manifest_hash:
         return f"the reviewed snapshot's declared surface is not the one reviewed ({review.source_id[:16]}…)"
     again = build_review(
-        ev.run, review.source_id, review.claim, review.search_terms, review.semantic_queries_declared_not_executed
+        ev.run,
+        review.source_id,
+        review.claim,
+        review.search_terms,
+        review.semantic_queries_declared_not_executed,
+        logs,
     )
     if again.model_copy(update={"created_at": review.created_at}) != review:
         return f"re-executing the review over {review.source_id[:16]}… gives another result (not written by the tool)"
     return None
 
 
-def _missing_now(ev: RunEvidence, record: MissingnessRecord) -> str | None:
+def _missing_now(ev: RunEvidence, record: MissingnessRecord, logs: LogCache | None = None) -> str | None:
     """Why a missingness record's facts no longer hold: the line, the snapshot or a closed gap."""
     basis = record.basis
     try:
         derived = missing_basis(
-            ev.run, event_id=basis.event_id if basis.source_id is None else None, source_id=basis.source_id
+            ev.run, logs=logs, event_id=basis.event_id if basis.source_id is None else None, source_id=basis.source_id
         )
     except (UsageError, IntegrityError, ClaimRefusal) as exc:
         return f"the facts no longer show it missing ({exc.one_line()[:160]})"
     if derived != basis or missing_kind(derived) is not record.kind:
         return "the record's basis is not what the run's facts give now"
-    state = read_log(ev.run.events_path)
+    state = log_of(ev.run, logs)
     if not state.intact:
         return f"the event log of {ev.rel} is torn or broken: its facts are not trusted now"
     index = next((i for i, e in enumerate(state.events) if e.event_id == basis.event_id), None)
@@ -357,12 +362,23 @@ def admit(wiki: WikiCheck, ce: ConceptEvidence, p: Proposal) -> tuple[Bound | No
     return Bound(evidence=tuple(evidence), review=review, missingness=missing), []
 
 
-def provenance_now(wiki: WikiCheck, ce: ConceptEvidence, entry: Assessment) -> list[str]:
-    """Why the ids an admitted entry bound do not hold now (empty: provenance valid now)."""
+def provenance_now(
+    wiki: WikiCheck,
+    ce: ConceptEvidence,
+    entry: Assessment,
+    notes: dict[str, EvidenceFootnote] | None = None,
+    logs: LogCache | None = None,
+) -> list[str]:
+    """Why the ids an admitted entry bound do not hold now (empty: provenance valid now).
+
+    ``notes`` (the concept's footnotes by label) is computed once per concept by the caller, so
+    the check stays linear in claims and footnotes.
+    """
     out: list[str] = []
     bound = entry.bound or Bound()
     doc = ce.doc
-    notes = {note.label: note for note in doc.footnotes} if doc is not None else {}
+    if notes is None:
+        notes = {note.label: note for note in doc.footnotes} if doc is not None else {}
     for item in bound.evidence:
         note = notes.get(item.label)
         refs = {(r.source_id, r.start, r.end) for r in note.refs} if note is not None else set()
@@ -379,12 +395,12 @@ def provenance_now(wiki: WikiCheck, ce: ConceptEvidence, entry: Assessment) -> l
                 out.append(f"{where}: the snapshot's sealed metadata changed since assessment")
     if entry.review is not None and bound.review is not None:
         reviewed = _find_record(wiki, entry.review, ReviewRecord)
-        why = reviewed if isinstance(reviewed, str) else _review_now(*reviewed)
+        why = reviewed if isinstance(reviewed, str) else _review_now(*reviewed, logs)
         if why is not None:
             out.append(why)
     if entry.missingness is not None and bound.missingness is not None:
         recorded = _find_record(wiki, entry.missingness, MissingnessRecord)
-        why = recorded if isinstance(recorded, str) else _missing_now(*recorded)
+        why = recorded if isinstance(recorded, str) else _missing_now(*recorded, logs)
         if why is not None:
             out.append(why)
     return out
@@ -430,7 +446,12 @@ def _differences(claim: ConceptClaim, entry: Assessment, slug: str) -> list[str]
 
 
 def check_concept_claims(
-    wiki: WikiCheck, ce: ConceptEvidence, entries: dict[str, Assessment], ring: KeyRing, log_ok: bool
+    wiki: WikiCheck,
+    ce: ConceptEvidence,
+    entries: dict[str, Assessment],
+    ring: KeyRing,
+    log_ok: bool,
+    logs: LogCache | None = None,
 ) -> list[ClaimState]:
     """Every claim of one concept: shape, agreement with its entry, provenance now.
 
@@ -441,6 +462,7 @@ def check_concept_claims(
     if doc is None:
         return []
     states: list[ClaimState] = []
+    notes = {note.label: note for note in doc.footnotes}
     for index, claim in enumerate(doc.front.claims):
 
         def add(guard: Guard, detail: str, claim: ConceptClaim = claim, index: int = index) -> None:
@@ -477,5 +499,5 @@ def check_concept_claims(
             )
             continue
         state.entry = entry
-        state.provenance = provenance_now(wiki, ce, entry)
+        state.provenance = provenance_now(wiki, ce, entry, notes, logs)
     return states

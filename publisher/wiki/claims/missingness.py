@@ -11,6 +11,7 @@ returns the same id and leaves the stored file (and its ``created_at``) untouche
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from ...kernel.canonical import format_ts, utc_now
 from ...kernel.errors import IntegrityError, UsageError
@@ -21,7 +22,7 @@ from ...runs import Run
 from .model import ClaimRefusal, Guard, claim_hash, normalise_statement
 from .records import MissingBasis, MissingKind, MissingnessRecord, write_record
 
-__all__ = ["Missing", "record_missing", "missing_basis", "missing_kind"]
+__all__ = ["LogCache", "Missing", "log_of", "record_missing", "missing_basis", "missing_kind"]
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,22 @@ class Missing:
     created: bool
 
 
-def _intact_log(run: Run) -> LogState[Event]:
-    state = read_log(run.events_path)
+LogCache = dict[Path, LogState[Event]]
+"""Event logs already read in one check, by path (a check reads each run's log once)."""
+
+
+def log_of(run: Run, logs: LogCache | None = None) -> LogState[Event]:
+    """The run's event log, read once per ``logs`` cache."""
+    if logs is None:
+        return read_log(run.events_path)
+    state = logs.get(run.events_path)
+    if state is None:
+        state = logs[run.events_path] = read_log(run.events_path)
+    return state
+
+
+def _intact_log(run: Run, logs: LogCache | None = None) -> LogState[Event]:
+    state = log_of(run, logs)
     if not state.intact:
         raise IntegrityError(
             f"{run.path.name}/events.jsonl is torn or its chain is broken: its events are not trusted facts; "
@@ -44,11 +59,13 @@ def _intact_log(run: Run) -> LogState[Event]:
     return state
 
 
-def missing_basis(run: Run, *, event_id: str | None = None, source_id: str | None = None) -> MissingBasis:
+def missing_basis(
+    run: Run, *, event_id: str | None = None, source_id: str | None = None, logs: LogCache | None = None
+) -> MissingBasis:
     """The facts that show something missing, from an event or a snapshot; refused otherwise."""
     if (event_id is None) == (source_id is None):
         raise UsageError("give exactly one of --event or --source-id")
-    state = _intact_log(run)
+    state = _intact_log(run, logs)
     slug = run.slug()
     if event_id is not None:
         index = next((i for i, e in enumerate(state.events) if e.event_id == event_id), None)

@@ -23,11 +23,11 @@ from typing import Any
 
 from ...kernel.canonical import canonical_bytes, format_ts, utc_now
 from ...kernel.errors import UsageError
-from ...kernel.eventlog import read_log
 from ...kernel.locate import find_term
 from ...kernel.models import EventType, Snapshot
 from ...kernel.spans import MAX_SPAN
 from ...runs import Run
+from .missingness import LogCache, log_of
 from .model import claim_hash, normalise_statement
 from .records import Hit, ReviewRecord, write_record
 
@@ -50,12 +50,12 @@ def _digest(data: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical_bytes(data)).hexdigest()
 
 
-def surface_declared_complete(run: Run, snap: Snapshot) -> bool:
+def surface_declared_complete(run: Run, snap: Snapshot, logs: LogCache | None = None) -> bool:
     """Whether the snapshot's surface is complete as declared at an acquisition this run logged."""
     surface = snap.surface
     if surface is None or not surface.complete:
         return False
-    state = read_log(run.events_path)
+    state = log_of(run, logs)
     if not state.intact:
         return False
     return any(
@@ -90,7 +90,12 @@ def run_review(
 
 
 def build_review(
-    run: Run, source_id: str, claim: str, terms: list[str] | tuple[str, ...], semantic_queries: Any = None
+    run: Run,
+    source_id: str,
+    claim: str,
+    terms: list[str] | tuple[str, ...],
+    semantic_queries: Any = None,
+    logs: LogCache | None = None,
 ) -> ReviewRecord:
     """The review record of ``claim`` over the snapshot as the run holds it now (nothing written).
 
@@ -106,7 +111,7 @@ def build_review(
     queries = _declared(list(semantic_queries or []), "--semantic-query")
     snap = run.store.read(source_id)  # verified on read
     manifest = snap.surface.manifest_hash if snap.surface is not None else None
-    complete = surface_declared_complete(run, snap)
+    complete = surface_declared_complete(run, snap, logs)
     hits: list[Hit] = []
     trace: list[dict[str, Any]] = []
     for term in declared_terms:

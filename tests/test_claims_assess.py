@@ -259,7 +259,7 @@ def test_claims_are_published_with_status_counts_and_lineage(cli: Cli, cw: Claim
     assert 'class="admonition success pub-claim"' in page and 'class="admonition warning pub-claim"' in page
     assert "structurally admissible proposal for partially_supported — not adjudicated" in page
     assert "at six &lt;b&gt;months&lt;/b&gt;" in page and "<b>months</b>" not in page  # data, escaped
-    assert 'class="mermaid"' in page
+    assert 'class="language-mermaid"' in page and 'class="mermaid"' not in page
     matrix = (site / "claims" / "index.html").read_text(encoding="utf-8")
     assert "status-S" in matrix and "status-P" in matrix
     assert check_site(site, cw.wiki).ok

@@ -336,8 +336,9 @@ def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
     wiki.findings.extend(log_findings(state, keys))
     entries = {entry.assessment_id: entry for entry in state.events}
     logs: LogCache = {}
+    runs = {ev.slug: ev for ev in wiki.runs}
     for ce in with_claims:
-        wiki.claims.extend(check_concept_claims(wiki, ce, entries, keys, state.intact, logs))
+        wiki.claims.extend(check_concept_claims(wiki, ce, entries, keys, state.intact, logs, runs))
 
 
 def check_claims_text(wiki: WikiCheck, text: str, rel: str, slug: str) -> list[Finding]:

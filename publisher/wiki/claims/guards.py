@@ -368,6 +368,7 @@ def provenance_now(
     entry: Assessment,
     notes: dict[str, EvidenceFootnote] | None = None,
     logs: LogCache | None = None,
+    runs: dict[str, RunEvidence] | None = None,
 ) -> list[str]:
     """Why the ids an admitted entry bound do not hold now (empty: provenance valid now).
 
@@ -377,6 +378,8 @@ def provenance_now(
     out: list[str] = []
     bound = entry.bound or Bound()
     doc = ce.doc
+    if runs is None:
+        runs = {ev.slug: ev for ev in wiki.runs}
     if notes is None:
         notes = {note.label: note for note in doc.footnotes} if doc is not None else {}
     for item in bound.evidence:
@@ -385,7 +388,7 @@ def provenance_now(
         for ref in item.refs:
             key = (ref.source_id, ref.start, ref.end)
             where = f"{ref.source_id[:16]}…#{ref.start}-{ref.end}"
-            ev = wiki.run_by_slug(ref.run)
+            ev = runs.get(ref.run)
             info = wiki.sources.get(ref.source_id)
             if key not in refs:
                 out.append(f"[^{item.label}] no longer quotes {where}")
@@ -452,6 +455,7 @@ def check_concept_claims(
     ring: KeyRing,
     log_ok: bool,
     logs: LogCache | None = None,
+    runs: dict[str, RunEvidence] | None = None,
 ) -> list[ClaimState]:
     """Every claim of one concept: shape, agreement with its entry, provenance now.
 
@@ -463,6 +467,8 @@ def check_concept_claims(
         return []
     states: list[ClaimState] = []
     notes = {note.label: note for note in doc.footnotes}
+    if runs is None:
+        runs = {ev.slug: ev for ev in wiki.runs}
     for index, claim in enumerate(doc.front.claims):
 
         def add(guard: Guard, detail: str, claim: ConceptClaim = claim, index: int = index) -> None:
@@ -499,5 +505,5 @@ def check_concept_claims(
             )
             continue
         state.entry = entry
-        state.provenance = provenance_now(wiki, ce, entry, notes, logs)
+        state.provenance = provenance_now(wiki, ce, entry, notes, logs, runs)
     return states

@@ -91,3 +91,19 @@ def test_with_trusted_keys_only_signed_assessments_count(cli: Cli, tmp_path: Pat
     signed = assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0], "--key", private)
     assert signed.status == 0
     assert cli("check", "--wiki", cw.wiki).status == 0
+
+
+def test_serve_watches_the_assessment_log(cli: Cli, tmp_path: Path, corpus_dir: Path) -> None:
+    from mkdocs.config import load_config
+
+    cw = claims_wiki(tmp_path / "wiki", corpus_dir)
+    assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0]).status == 0
+    config = load_config(str(cw.wiki / "mkdocs.yml"))
+    watched: list[str] = []
+
+    class _Server:
+        def watch(self, path: str) -> None:
+            watched.append(path)
+
+    config.plugins.on_serve(_Server(), config=config, builder=lambda: None)
+    assert str(cw.wiki / "assessments.jsonl") in watched

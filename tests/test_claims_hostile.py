@@ -92,3 +92,9 @@ def test_bad_arguments_are_one_line_usage_errors(cli: Cli, cw: ClaimsWiki) -> No
     )
     assert out.status == 2 and len(out.err_lines) == 1
     assert not (cw.wiki / "assessments.jsonl").exists()  # usage errors are not attempts
+
+
+def test_a_confidence_has_no_way_in(cli: Cli, cw: ClaimsWiki) -> None:
+    out = assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0], "--confidence", "0.99")
+    assert out.status == 2 and len(out.err_lines) == 1  # no such option
+    assert not (cw.wiki / "assessments.jsonl").exists()

@@ -22,7 +22,7 @@ from ._common import error_line
 
 __all__ = ["main", "build_parser"]
 
-COMMAND_MODULES = ("run", "source", "schema", "gate", "wiki", "site", "provenance", "agents", "proof")
+COMMAND_MODULES = ("run", "source", "schema", "gate", "wiki", "site", "provenance", "claims", "agents", "proof")
 """Sub-command groups, each a module of ``publisher._cli`` with ``register(subparsers)``."""
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..kernel.spans import MAX_SPAN
 from ..runs import Run
@@ -30,6 +30,27 @@ def _key_option(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="Ed25519 private key (PEM) that signs the acquisition event "
         "(default: $PUBLISHER_SIGNING_KEY; unsigned when neither is set)",
+    )
+
+
+def _surface_options(parser: argparse.ArgumentParser, *, whole_text: bool) -> None:
+    parser.add_argument(
+        "--expected-pages", metavar="PAGES", help="a PDF's declared surface, e.g. 1,3-12 (never inferred)"
+    )
+    parser.add_argument("--expected-page-count", type=int, metavar="N", help="a PDF's declared surface: pages 1..N")
+    if whole_text:
+        parser.add_argument(
+            "--complete", action="store_true", help="declare the fetched full text complete (never for an abstract)"
+        )
+
+
+def _declaration(args: argparse.Namespace) -> sources.Declaration:
+    from ..acquire import sources
+
+    return sources.Declaration(
+        expected_pages=args.expected_pages,
+        expected_page_count=args.expected_page_count,
+        complete=bool(getattr(args, "complete", False)),
     )
 
 
@@ -59,6 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
     p.add_argument("--max-bytes", type=int, default=64 * 1024 * 1024, help="largest body accepted")
     _metadata_options(p)
+    _surface_options(p, whole_text=True)
     _key_option(p)
     add_json(p)
     p.set_defaults(func=_fetch)
@@ -76,6 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--file", required=True, type=Path)
     p.add_argument("--wiki", required=True, type=Path)
     _metadata_options(p)
+    _surface_options(p, whole_text=False)
     _key_option(p)
     add_json(p)
     p.set_defaults(func=_local)
@@ -128,11 +151,30 @@ def _acquired(args: argparse.Namespace, outcome: sources.Acquired, verb: str) ->
         + (f", {', '.join(extra)}" if extra else "")
         + (f"\n  {ids}" if ids else "")
         + (f"\n  title: {info['title']}" if info["title"] else "")
+        + _surface_line(info["surface"])
         + f"\n  logged {info['event_id']} (fresh: {'yes' if info['fresh'] else 'no'}; "
         + (f"signed by key {info['signed_by'][:16]}…)" if info["signed_by"] else "unsigned)")
     )
     emit(args, info, human)
     return 0
+
+
+def _surface_line(surface: dict[str, Any] | None) -> str:
+    if surface is None:
+        return ""
+    state = "complete (declared)" if surface["complete"] else "not complete"
+    missing = surface["missing_pages"]
+    return f"\n  surface: {surface['type']}, {state}" + (f", missing pages {_ranges(missing)}" if missing else "")
+
+
+def _ranges(pages: list[int]) -> str:
+    out: list[tuple[int, int]] = []
+    for page in pages:
+        if out and out[-1][1] == page - 1:
+            out[-1] = (out[-1][0], page)
+        else:
+            out.append((page, page))
+    return ",".join(f"{a}-{b}" if a != b else str(a) for a, b in out)
 
 
 def _fetch(args: argparse.Namespace) -> int:
@@ -147,6 +189,7 @@ def _fetch(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         max_bytes=args.max_bytes,
         signer=_signer(args, run),
+        declaration=_declaration(args),
     )
     return _acquired(args, outcome, "Fetched")
 
@@ -163,7 +206,15 @@ def _local(args: argparse.Namespace) -> int:
     from ..acquire import sources
 
     run = Run.open(args.run_dir)
-    outcome = sources.add_local_pdf(run, args.file, args.wiki, _meta(args), actor=args.actor, signer=_signer(args, run))
+    outcome = sources.add_local_pdf(
+        run,
+        args.file,
+        args.wiki,
+        _meta(args),
+        actor=args.actor,
+        signer=_signer(args, run),
+        declaration=_declaration(args),
+    )
     return _acquired(args, outcome, "Added local PDF")
 
 

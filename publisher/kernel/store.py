@@ -33,7 +33,7 @@ from .canonical import (
 )
 from .errors import ConflictError, IntegrityError, ResourceError
 from .merkle import CHUNK_SIZE, merkle_root
-from .models import Snapshot, first_error
+from .models import Snapshot, first_error, surface_manifest_hash
 from .reasons import Reason
 
 __all__ = [
@@ -182,6 +182,10 @@ def verify_record(raw: Any, expected_id: str | None, *, canonical_body: bytes | 
                 expected=f"{snap.merkle_root}/{snap.merkle_size}",
                 got=f"{got_root}/{got_size}",
             )
+    if snap.surface is not None:
+        got_manifest = surface_manifest_hash(snap.surface.model_dump(mode="json"), snap.content_hash)
+        if got_manifest != snap.surface.manifest_hash:
+            raise _corrupt(label, f"surface manifest_hash recomputes to {got_manifest}", got=got_manifest)
     n = len(snap.text)
     for kind, entries in (("section", snap.sections or ()), ("page", snap.pages or ())):
         for entry in entries:
@@ -202,8 +206,13 @@ def build_record(
     asset: dict[str, Any] | None = None,
     sections: list[dict[str, Any]] | None = None,
     pages: list[dict[str, Any]] | None = None,
+    surface: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A complete, sealed snapshot record for the given text and metadata."""
+    """A complete, sealed snapshot record for the given text and metadata.
+
+    ``surface`` is the declared surface without its ``manifest_hash``, which is computed here
+    (it binds the surface to this text).
+    """
     record: dict[str, Any] = {
         "schema_version": 1,
         "source_id": source_id_for(url, text),
@@ -223,6 +232,9 @@ def build_record(
         record["pages"] = pages
     record["merkle_root"] = merkle_root(text)
     record["merkle_size"] = -(-len(text) // CHUNK_SIZE)
+    if surface is not None:
+        fields = {k: v for k, v in surface.items() if k != "manifest_hash"}
+        record["surface"] = {**fields, "manifest_hash": surface_manifest_hash(fields, record["content_hash"])}
     record["record_hash"] = record_hash_for(record)
     return record
 

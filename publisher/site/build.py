@@ -27,6 +27,7 @@ from ..kernel.findings import Finding
 from ..wiki.evidence import WikiCheck
 from . import csp, publish
 from .a11y import name_search_dialog
+from .claimpages import claims_json
 from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
 from .helper import BuildHelper
 from .highlight import source_job
@@ -41,7 +42,7 @@ from .proofs import ProofSource
 from .prose import check_prose, prose_file, source_text
 from .scan import scan_page
 from .seal import seal_page
-from .sitefiles import add_site_files, wire_config
+from .sitefiles import add_claims_json, add_site_files, wire_config
 from .titles import escape_nav, set_page_title
 from .trusted import TrustedOutput
 
@@ -187,6 +188,8 @@ class EvidenceBuild:
                 self.prose += check_static(rel, path, own_css=own_css, dest=file.src_uri)
         try:
             add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
+            if self.model.has_claims:
+                add_claims_json(files, config, claims_json(self.model))
         except PublisherError as exc:
             raise PluginError(exc.one_line()) from exc
         return files

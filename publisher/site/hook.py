@@ -60,6 +60,7 @@ from ..kernel.findings import grouped_lines
 from ..parallel import terminal_progress
 from ..runs import RUN_LAYOUTS
 from ..wiki.check import check_wiki
+from ..wiki.claims.log import ASSESSMENTS_FILE
 from ..wiki.evidence import WikiCheck
 from .build import EvidenceBuild, PublishAt
 from .options import site_dir_apart, wiki_root
@@ -101,13 +102,15 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
 
 
 def watch(server: Any, config: Any) -> Any:
-    """Rebuild when runs, concepts or the PDF library change."""
+    """Rebuild when runs, concepts, the PDF library or the claim assessments change."""
     root = wiki_root(config)
     folders = {root / "concepts", root / "assets" / "papers"}
     folders.update(root / layout.split("/*")[0] for layout in RUN_LAYOUTS)
     for folder in sorted(folders):
         if folder.is_dir():
             server.watch(os.fspath(folder))
+    if (root / ASSESSMENTS_FILE).is_file():
+        server.watch(os.fspath(root / ASSESSMENTS_FILE))
     return server
 
 

@@ -34,6 +34,7 @@ from ..kernel.reasons import Reason
 from ..runs import trusted_key_paths
 from ..wiki.evidence import ConceptEvidence, RunEvidence, WikiCheck
 from . import TEMPLATES_DIR
+from .claimpages import MATRIX_URI, concept_claims, matrix_page
 from .context import SentenceContexts
 from .highlight import SourceBody, SourceJob, SourceText, render_source_body
 from .indexes import index_pages
@@ -233,6 +234,11 @@ class SiteModel:
         """A source page's text (from the build's helper processes when there are any)."""
         return self._source_body(job)
 
+    @property
+    def has_claims(self) -> bool:
+        """Whether any concept publishes a claim (then the matrix page and ``claims.json`` exist)."""
+        return any(state.entry is not None for state in self.pre.claims)
+
     # -- pages ---------------------------------------------------------------------------------
 
     def build(self) -> list[GeneratedPage]:
@@ -277,6 +283,9 @@ class SiteModel:
         for ev in pre.runs:
             self._report(self.pages[report_uri(ev.slug)], ev)
         index_pages(self)
+        if self.has_claims:
+            self.pages[MATRIX_URI] = GeneratedPage(MATRIX_URI, "index", "", in_nav=True)
+            matrix_page(self, self.pages[MATRIX_URI])
         return list(self.pages.values())
 
     def _concept(self, page: GeneratedPage, ce: ConceptEvidence) -> None:
@@ -323,6 +332,7 @@ class SiteModel:
         page.markdown = self._md.get_template("concept.md.j2").render(
             heading_slot="" if _has_heading(lines) else self.heading(page),
             body="\n".join(lines),
+            claims_slot=concept_claims(self, page, ce.slug),
             provenance_slot=self.slot(page, str(self.fragments().provenance(runs))),
         )
 

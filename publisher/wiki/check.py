@@ -44,11 +44,14 @@ from ..parallel import (
     worker_pool,
 )
 from ..runs import RUN_LAYOUTS, Run
-from .conceptcheck import check_concept, concept_folder, read_concept_file, read_concepts
+from .claims.guards import check_concept_claims, log_findings
+from .claims.log import ASSESSMENTS_FILE, read_assessments
+from .claims.missingness import LogCache
+from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
 from .discover import discover, inside, relative
 from .evidence import ConceptEvidence, RunEvidence, SourceInfo, WikiCheck
 
-__all__ = ["check_wiki"]
+__all__ = ["check_wiki", "check_claims", "check_claims_text"]
 
 _CONCEPTS_PER_TASK = 16
 """Concept files parsed per task when the concepts are parsed on the workers."""
@@ -307,6 +310,43 @@ def _check_wiki(
 
     for ce in wiki.concepts:
         check_concept(ce, wiki, run_for)
+    check_claims(wiki, wiki.concepts)
     if not wiki.runs and not wiki.concepts:
         wiki.notices.append("no run results and no concepts: nothing to verify")
     return wiki
+
+
+def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
+    """The ``C-CLAIM`` check of ``concepts`` (section 14): findings to ``wiki.findings``, each
+    claim's state (its assessment entry, its provenance now) to ``wiki.claims``.
+
+    The assessment log is read when it exists or a concept has claims; a torn or edited log is a
+    finding even when no claim names it.
+    """
+    log_path = wiki.wiki_root / ASSESSMENTS_FILE
+    with_claims = [ce for ce in concepts if ce.doc is not None and ce.doc.front.claims]
+    if not with_claims and not os.path.lexists(log_path):
+        return
+    try:
+        state = read_assessments(wiki.wiki_root)
+    except PublisherError as exc:  # a link, a folder or a FIFO in the log's place
+        wiki.findings.append(Finding(None, ASSESSMENTS_FILE, exc.message, check="C-CLAIM", field="ASSESSMENT_LOG"))
+        return
+    keys = load_trusted_keys(wiki.wiki_root)
+    wiki.findings.extend(log_findings(state, keys))
+    entries = {entry.assessment_id: entry for entry in state.events}
+    logs: LogCache = {}
+    runs = {ev.slug: ev for ev in wiki.runs}
+    for ce in with_claims:
+        wiki.claims.extend(check_concept_claims(wiki, ce, entries, keys, state.intact, logs, runs))
+
+
+def check_claims_text(wiki: WikiCheck, text: str, rel: str, slug: str) -> list[Finding]:
+    """The ``C-CLAIM`` findings of a concept not yet on disk (promotion checks what it writes)."""
+    before, claims = len(wiki.findings), len(wiki.claims)
+    parsed: list[Finding] = []
+    check_claims(wiki, [parse_concept_text(text, rel, slug, wiki.wiki_root, parsed)])
+    found = wiki.findings[before:]
+    del wiki.findings[before:]
+    del wiki.claims[claims:]
+    return found

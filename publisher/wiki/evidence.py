@@ -124,6 +124,8 @@ class WikiCheck:
     excerpts: dict[SpanKey, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    claims: list[Any] = field(default_factory=list)
+    """Every concept claim as the claim guards found it (:class:`publisher.wiki.claims.guards.ClaimState`)."""
 
     @property
     def ok(self) -> bool:

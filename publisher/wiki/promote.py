@@ -28,7 +28,7 @@ from ..kernel.reasons import Reason
 from ..kernel.refs import format_ref
 from ..parallel import ProgressFn
 from ..runs import Run
-from .check import check_wiki
+from .check import check_claims_text, check_wiki
 from .conceptcheck import check_concept_text
 from .concepts import (
     CONCEPTS_DIR,
@@ -297,7 +297,7 @@ def plan_promotion(
         front = doc.front.model_copy(update={"runs": tuple(entries)})
         body = with_generated(doc.body, block, where=concept_rel)
     text = dump_concept(ConceptFrontMatter.model_validate(front.model_dump()), body)
-    findings = check_concept_text(pre, text, concept_rel, slug)
+    findings = check_concept_text(pre, text, concept_rel, slug) + check_claims_text(pre, text, concept_rel, slug)
     if findings:
         raise _refuse(f"promotion refused: {concept_rel} would not verify", findings)
     data = text.encode("utf-8")

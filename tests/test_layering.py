@@ -53,7 +53,7 @@ WITHIN = {
         "pipeline",
         "render",
     ],
-    "wiki": ["markdown", "concepts", "discover", "evidence", "conceptcheck", "check", "audit", "promote"],
+    "wiki": ["policy", "markdown", "concepts", "discover", "evidence", "conceptcheck", "check", "audit", "promote"],
 }
 """Inside a layer, the order its modules may import each other in (unlisted modules are unranked)."""
 

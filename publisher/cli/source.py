@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..kernel.spans import MAX_SPAN
 from ..runs import Run
-from ._common import add_json, emit
+from ._common import add_json, emit, wiki_policy
 
 if TYPE_CHECKING:
     from ..acquire import signing, sources
@@ -28,15 +29,22 @@ def _key_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--key",
         type=Path,
-        help="Ed25519 private key (PEM) that signs the acquisition event "
-        "(default: $PUBLISHER_SIGNING_KEY; unsigned when neither is set)",
+        help="Ed25519 private key (PEM) that signs the acquisition event (default: $PUBLISHER_SIGNING_KEY, "
+        "else your key for the wiki, made by 'publisher new'; unsigned when there is none)",
     )
 
 
 def _signer(args: argparse.Namespace, run: Run) -> signing.Signer | None:
+    """``--key``, else ``$PUBLISHER_SIGNING_KEY``, else this user's private key for one of the
+    keys the run's wiki trusts (resolved through MkDocs, see :func:`wiki_policy`)."""
     from ..acquire import signing
+    from ..runs import find_wiki_root
 
-    return signing.signer_from(args.key, run.name())
+    trusted: list[str] = []
+    if args.key is None and not os.environ.get(signing.KEY_ENV):
+        root = getattr(args, "wiki", None) or find_wiki_root(run.path)
+        trusted = wiki_policy(root, getattr(args, "config", None)).trusted_keys.ids if root is not None else []
+    return signing.signer_from(args.key, run.name(), trusted=trusted)
 
 
 def _meta(args: argparse.Namespace) -> sources.Metadata:

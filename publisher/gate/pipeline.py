@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.canonical import format_ts, utc_now
 from ..kernel.errors import IntegrityError
@@ -140,15 +141,17 @@ def check_run(
     executor: Executor | None = None,
     workers: int | None = None,
     progress: ProgressFn | None = None,
+    trusted_keys: KeyRing | None = None,
 ) -> RunCheck:
     """Run every check of a run against a fresh in-memory assembly; writes nothing.
 
     ``inputs``, ``reader`` and ``prepared`` may come from a caller that loaded them already (the
     wiki check declares every run's snapshots to one parallel pass first, see :func:`prepare`). Raises
     :class:`~publisher.kernel.errors.UsageError` when the run cannot be read at all (no or a
-    malformed config, an unreadable report).
+    malformed config, an unreadable report). ``trusted_keys``: the wiki's policy (see
+    :func:`.inputs.load_inputs`).
     """
-    inputs = inputs if inputs is not None else load_inputs(run, wiki_root=wiki_root)
+    inputs = inputs if inputs is not None else load_inputs(run, wiki_root=wiki_root, trusted_keys=trusted_keys)
     enabled, flag = gate_setting(gate, inputs.config)
     if reader is None:
         reader = CheckedSnapshots(

@@ -79,6 +79,7 @@ class Finding:
         out = asdict(self)
         out["reason_code"] = self.reason.value if self.reason is not None else None
         out["code"] = self.code
+        out["key"] = self.key  # what a consequence's ``cause`` names
         del out["reason"]
         return out
 

@@ -29,7 +29,7 @@ from .finish import mkdocs_logger, publish_records, warnings_counted, write_mani
 from .helper import BuildHelper
 from .highlight import source_job
 from .manifest import MANIFEST_NAME
-from .options import offline, reader_options, web_fonts
+from .options import reader_options
 from .pages import (
     SiteModel,
     content_date,
@@ -79,12 +79,14 @@ class EvidenceBuild:
         self.content_hashes: dict[str, str] = {}
         self.build_date: str | None = None
         self.offline = False
+        self.web_fonts = False
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     def start(self, config: Any, wiki_root: Path, pre: WikiCheck, publish_at: PublishAt = "post_build") -> None:
         """Point the build at a fresh staging folder; called once the wiki check passed."""
-        source_text = reader_options(config)  # refuse bad options before anything is created
+        policy = pre.policy  # resolved once, before the wiki check (see hook.configure)
+        source_text = reader_options(policy)
         self.abandon()
         self.config = config
         self.publish_at = publish_at
@@ -95,11 +97,12 @@ class EvidenceBuild:
         if os.path.lexists(site) and not site.is_dir():
             raise PluginError(f"C-PUBLISH {site} exists and is not a folder; refusing to replace it")
         self.site = site
-        self.offline = offline(config)
+        self.offline = policy.offline
+        self.web_fonts = policy.web_fonts
         publish.sweep_stale(self.site)
         self.staging = publish.new_staging(self.site)
         config.site_dir = str(self.staging)
-        self.trusted = wire_config(config, offline=self.offline)
+        self.trusted = wire_config(config, offline=self.offline, web_fonts=self.web_fonts)
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
         mkdocs_logger().addHandler(self.counter)
@@ -254,7 +257,7 @@ class EvidenceBuild:
     def _with_policy(self, output: str, scripts: list[str], styles: list[str], where: str) -> str:
         """The page with its Content-Security-Policy (the prose check found no script of an author)
         and the accessible names the theme leaves out."""
-        value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config), offline=self.offline)
+        value = csp.policy(scripts, styles, web_fonts=self.web_fonts, offline=self.offline)
         try:
             return csp.insert(name_search_dialog(output), value)
         except ValueError as exc:

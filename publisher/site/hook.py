@@ -56,6 +56,7 @@ from typing import Any
 
 from mkdocs.exceptions import PluginError
 
+from ..kernel.errors import PublisherError
 from ..kernel.findings import grouped_lines
 from ..parallel import terminal_progress
 from ..runs import RUN_LAYOUTS
@@ -63,6 +64,7 @@ from ..wiki.check import check_wiki
 from ..wiki.evidence import WikiCheck
 from .build import EvidenceBuild, PublishAt
 from .options import wiki_root
+from .policy import policy_of_config
 
 __all__ = ["on_config", "on_serve", "configure", "watch", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
 
@@ -86,8 +88,12 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
     build = config.plugins.get(PLUGIN_KEY)
     if isinstance(build, EvidenceBuild):
         build.abandon()
+    try:  # the configuration MkDocs resolved (INHERIT, -f, !ENV), read once for the whole build
+        policy = policy_of_config(config, root)
+    except PublisherError as exc:
+        raise PluginError(f"evidence options: {exc.one_line()}") from exc
     with terminal_progress("evidence check") as progress:
-        pre = check_wiki(root, progress=progress)
+        pre = check_wiki(root, progress=progress, policy=policy)
     if not pre.ok:
         raise PluginError(format_findings(pre))
     for notice in pre.notices:

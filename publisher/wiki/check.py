@@ -24,7 +24,7 @@ from concurrent.futures import Executor, Future
 from functools import partial
 from pathlib import Path
 
-from ..acquire.signing import KeyRing, load_trusted_keys
+from ..acquire.signing import KeyRing
 from ..gate.checks import ASSEMBLER
 from ..gate.inputs import RunInputs, load_inputs
 from ..gate.pipeline import Prepared, check_run, prepare, prepare_stored
@@ -47,6 +47,7 @@ from ..runs import RUN_LAYOUTS, Run
 from .conceptcheck import check_concept, concept_folder, read_concept_file, read_concepts
 from .discover import discover, inside, relative
 from .evidence import ConceptEvidence, RunEvidence, SourceInfo, WikiCheck
+from .policy import Policy, fallback_policy
 
 __all__ = ["check_wiki"]
 
@@ -152,7 +153,7 @@ def _check_runs(
     run's snapshots are with the workers (work queued behind them runs while the last runs are
     checked here).
     """
-    keys = load_trusted_keys(wiki.wiki_root)  # once per wiki; a bad key file is an error, not a finding
+    keys = wiki.policy.trusted_keys  # resolved once per wiki, before any run is read
     batches = Batches(executor, assets_root=wiki.wiki_root, progress=progress)
     ahead: deque[tuple[_Begun, RunInputs]] = deque()
 
@@ -195,8 +196,13 @@ def check_wiki(
     executor: Executor | None = None,
     workers: int | None = None,
     progress: ProgressFn | None = None,
+    policy: Policy | None = None,
 ) -> WikiCheck:
     """Check the wiki's runs and concepts; ``runs``/``concepts`` narrow it (default: all of them).
+
+    ``policy`` is the wiki's evidence options as the caller resolved them through MkDocs
+    (:func:`publisher.site.policy.resolve_policy`); without one, the wiki's own ``mkdocs.yml`` is
+    read fail-closed (:func:`~publisher.wiki.policy.fallback_policy`).
 
     Runs a concept names are checked too, even outside the usual layouts. Never raises for bad
     evidence: every problem is a :class:`~publisher.kernel.findings.Finding`. A resource error
@@ -204,11 +210,14 @@ def check_wiki(
     :func:`publisher.parallel.verify_many`.
     """
     with fewer_collections():
-        return _check_wiki(Path(wiki_root), layouts, runs, concepts, executor, workers, progress)
+        root = Path(wiki_root)
+        resolved = policy if policy is not None else fallback_policy(root)
+        return _check_wiki(root, resolved, layouts, runs, concepts, executor, workers, progress)
 
 
 def _check_wiki(
     wiki_root: Path,
+    policy: Policy,
     layouts: Iterable[str],
     runs: Sequence[Path] | None,
     concepts: Sequence[Path] | None,
@@ -216,7 +225,7 @@ def _check_wiki(
     workers: int | None,
     progress: ProgressFn | None,
 ) -> WikiCheck:
-    wiki = WikiCheck(wiki_root)
+    wiki = WikiCheck(wiki_root, policy)
     found_runs, found_concepts = discover(wiki_root, layouts)
     run_paths = list(runs) if runs is not None else found_runs
     concept_paths = list(concepts if concepts is not None else found_concepts)

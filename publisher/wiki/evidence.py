@@ -19,6 +19,7 @@ from ..kernel.models import Event
 from ..parallel import SnapshotCheck
 from ..runs import Run
 from .concepts import ConceptDoc
+from .policy import Policy
 
 __all__ = ["SpanKey", "VerifiedClaim", "RunEvidence", "ConceptEvidence", "SourceInfo", "WikiCheck"]
 
@@ -118,6 +119,8 @@ class WikiCheck:
     """Everything the wiki check verified, and every finding that blocks publication."""
 
     wiki_root: Path
+    policy: Policy = field(default_factory=lambda: Policy(None))
+    """The wiki's evidence options, resolved once (:mod:`.policy`)."""
     runs: list[RunEvidence] = field(default_factory=list)
     concepts: list[ConceptEvidence] = field(default_factory=list)
     sources: dict[str, SourceInfo] = field(default_factory=dict)

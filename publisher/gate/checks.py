@@ -111,6 +111,20 @@ class RunCheck:
     def _root(self, check: str, file: str, detail: str, reason: Reason | None = None) -> Finding:
         return Finding(reason, self.file(file), detail, check=check, run=self.label)
 
+    @property
+    def run_shown(self) -> str:
+        """The run as messages name it: its label, else its path inside its wiki, else its folder
+        name (never a path of the machine: messages are stored in result and verification files)."""
+        if self.label:
+            return self.label
+        root = self.inputs.wiki_root
+        if root is not None:
+            try:
+                return self.run.path.resolve().relative_to(Path(root).resolve()).as_posix()
+            except ValueError:
+                pass
+        return self.run.path.resolve().name
+
     def file(self, name: str) -> str:
         """A file of the run as findings name it (under the run's label)."""
         return f"{self.label}/{name}" if self.label else name
@@ -258,7 +272,7 @@ def check_assembler(
     assembly, named one by one. Absent (gated). The stored digest is a hint for the message,
     never a reason to pass.
     """
-    fix = f"run 'publisher assemble --run-dir {out.rc.label or out.rc.run.path}'"
+    fix = f"run 'publisher assemble --run-dir {out.rc.run_shown}'"
     fresh = assembly.result
     file = "outputs/result.json"
     if problem is not None:
@@ -273,7 +287,7 @@ def check_assembler(
         out.add(ASSEMBLER, "pass", "result.json equals assembling its inputs now")
         return None
     if not same_json(stored.get("policy"), fresh.get("policy")):
-        root = out.find(ASSEMBLER, None, file, _policy_changed(stored, fresh, out.rc.label), severity=out.gated())
+        root = out.find(ASSEMBLER, None, file, _policy_changed(stored, fresh, out.rc.run_shown), severity=out.gated())
         out.add(ASSEMBLER, out.gated(), "result.json was assembled under other trusted keys")
         return root.key
     then = stored.get("inputs")

@@ -30,6 +30,8 @@ __all__ = [
     "trusted_key_paths",
     "key_paths",
     "config_file_of",
+    "read_workspace",
+    "write_workspace",
 ]
 
 SLUG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -217,6 +219,54 @@ def init_run(path: Path | str, slug: str, *, gate: bool = False, question: str |
     if not created:
         raise UsageError(f"{run.path} is already a run (config.json exists)")
     return run
+
+
+MAX_COPIED_FILES = 10_000
+"""Most files ``run init --from`` copies (agent records, report, corpus)."""
+
+
+def read_workspace(old: Run) -> list[tuple[str, bytes]]:
+    """What ``run init --from OLD`` copies, read before anything is created: ``workspace/``
+    (records, ``verifier.json``), ``outputs/report.md`` and ``corpus.jsonl`` of ``old``, as
+    (path relative to the run, bytes). Never the snapshots, raw bytes or event log: the new run
+    fetches its sources itself (a source fetched again from the same URL with the same text has
+    the same id, so the records still cite it, now with the ids given to the fetch).
+
+    Only regular files are read (a link is refused, never followed); a usage error names
+    anything that cannot be copied.
+    """
+    wanted: list[Path] = []
+    workspace = old.path / "workspace"
+    if workspace.is_dir() and not workspace.is_symlink():
+        for path in sorted(workspace.rglob("*")):
+            if path.is_symlink() or (not path.is_dir() and not path.is_file()):
+                rel = path.relative_to(old.path).as_posix()
+                raise UsageError(f"--from: {rel} is not a regular file; refusing to copy it")
+            if path.is_file():
+                wanted.append(path)
+    for path in (old.report_md, old.corpus_path):
+        if os.path.lexists(path):
+            wanted.append(path)
+    if len(wanted) > MAX_COPIED_FILES:
+        raise UsageError(f"--from: {len(wanted)} files is more than the {MAX_COPIED_FILES} a run init copies")
+    out = []
+    for path in wanted:
+        rel = path.relative_to(old.path).as_posix()
+        try:
+            out.append((rel, _fs.read_regular(path, follow_symlinks=False)))
+        except OSError as exc:
+            raise UsageError(f"--from: {rel} cannot be read ({exc.strerror or exc})") from exc
+    return out
+
+
+def write_workspace(new: Run, files: list[tuple[str, bytes]]) -> list[str]:
+    """Write :func:`read_workspace`'s files into the fresh run ``new``; returns their paths."""
+    for rel, data in files:
+        target = new.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not _fs.create_exclusive(target, data, mode=0o644):
+            raise UsageError(f"{rel} already exists in the new run")
+    return [rel for rel, _ in files]
 
 
 def find_wiki_root(start: Path) -> Path | None:

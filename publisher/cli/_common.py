@@ -18,12 +18,23 @@ from ..kernel.text import terminal_safe
 if TYPE_CHECKING:
     from ..wiki.policy import Policy
 
-__all__ = ["add_json", "add_config", "wiki_policy", "emit", "say", "warn", "error_line"]
+__all__ = ["add_json", "add_config", "source_id_arg", "wiki_policy", "emit", "say", "warn", "error_line"]
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
     """Add the ``--json`` switch."""
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def source_id_arg(value: str) -> str:
+    """``--source-id``: ``src-`` and 64 lowercase hex, else a usage error (exit 2) naming the fix."""
+    from ..kernel.canonical import SOURCE_ID_RE
+
+    if not SOURCE_ID_RE.fullmatch(value):
+        raise argparse.ArgumentTypeError(
+            f"{value[:80]!r} is not a source id ('src-' and 64 lowercase hex, as 'publisher source fetch' prints it)"
+        )
+    return value
 
 
 def add_config(parser: argparse.ArgumentParser) -> None:

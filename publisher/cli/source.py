@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..kernel.spans import MAX_SPAN
 from ..runs import Run
-from ._common import add_json, emit, wiki_policy
+from ._common import add_json, emit, source_id_arg, wiki_policy
 
 if TYPE_CHECKING:
     from ..acquire import signing, sources
@@ -90,7 +90,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = ss.add_parser("read", help="print a verified window of a snapshot with its offsets")
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--source-id", required=True)
+    p.add_argument("--source-id", required=True, type=source_id_arg)
     p.add_argument("--start", type=int)
     p.add_argument("--end", type=int)
     p.add_argument("--actor", default="main")
@@ -99,7 +99,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = ss.add_parser("spans", help="find a phrase, its sentence, or a from-to range, with exact offsets")
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--source-id", required=True)
+    p.add_argument("--source-id", required=True, type=source_id_arg)
     p.add_argument("--query", help="the text to find")
     p.add_argument("--sentence", action="store_true", help="select the whole sentence(s) holding each match")
     p.add_argument("--from", dest="from_text", metavar="TEXT", help="select from the start of this text ...")

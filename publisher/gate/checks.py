@@ -94,7 +94,11 @@ class RunCheck:
                 if f.check == "C-FRESH-FETCH" and f.severity == "warn"
             ]
         counts = self.result["counts"]
-        if self.assembly.verdict == "fail" and counts["unresolved"] and not any(f.check == "C-GATE" for f in out):
+        if (
+            self.assembly.verdict == "fail"
+            and counts["unresolved"]
+            and not any(f.check in ("C-GATE", "C-FRESH-FETCH") for f in out)
+        ):
             detail = f"gate verdict fail: {counts['unresolved']} of {counts['artifacts_seen']} artifacts unresolved"
             root = self._root("C-GATE", "outputs/result.json", detail)
             out.append(root)
@@ -180,8 +184,13 @@ class Collector:
     def add(self, check_id: str, status: str, detail: str) -> None:
         self.rc.checks.append({"check_id": check_id, "status": status, "detail": one_line(detail, 500)})
 
-    def find(self, check: str, reason: Reason | None, file: str, detail: str, **facts: Any) -> Finding:
-        finding = Finding(reason, self.rc.file(file), one_line(detail), check=check, run=self.rc.label, **facts)
+    def find(
+        self, check: str, reason: Reason | None, file: str, detail: str, *, in_wiki: bool = False, **facts: Any
+    ) -> Finding:
+        """Record a finding on ``file`` of the run (``in_wiki``: a path relative to the wiki root,
+        such as a stored PDF under ``assets/papers/``)."""
+        where = file if in_wiki else self.rc.file(file)
+        finding = Finding(reason, where, one_line(detail), check=check, run=self.rc.label, **facts)
         self.rc.findings.append(finding)
         return finding
 

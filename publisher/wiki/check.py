@@ -281,7 +281,12 @@ def _check_wiki(
         for ce in wiki.concepts:
             for entry in ce.doc.front.runs if ce.doc else ():
                 target = inside(wiki_root, entry.path)
-                if target is not None and target not in known and os.path.lexists(Run(target).result_path):
+                # A run without result.json is checked too: C-ASSEMBLER names it absent, with the
+                # command that writes it, rather than the concept naming a run it cannot find.
+                if target is None or target in known:
+                    continue
+                run = Run(target)
+                if os.path.lexists(run.result_path) or os.path.lexists(run.config_path):
                     known.add(target)
                     named.append(target)
         if named:

@@ -70,3 +70,39 @@ def test_run_init_from_refuses_a_link_and_creates_nothing(tmp_path: Path, cli: C
     done = cli("run", "init", new, "--slug", "new", "--from", run.path)
     assert done.status == 2 and len(done.err_lines) == 1
     assert not new.exists()
+
+
+def test_source_labels_are_readable() -> None:
+    from publisher.wiki.evidence import source_label
+
+    sid = "src-" + "a" * 64
+    assert source_label("  A   title ", "https://x.org/p", sid) == "A title"
+    assert source_label(None, "https://www.example.org/papers/trial/", sid) == "example.org/papers/trial"
+    assert source_label(None, "file:///papers/" + "b" * 64 + ".pdf", sid) == "b" * 64 + ".pdf"
+    assert source_label("", None, sid) == sid[:16] + "…"
+    assert len(source_label(None, "https://e.org/" + "x" * 500, sid)) <= 90
+
+
+def test_untitled_sources_get_a_label_in_pages_search_and_tables(tmp_path: Path) -> None:
+    from _wiki_helpers import build_wiki, sample_run
+    from _wiki_helpers import make_wiki as make_site_wiki
+
+    from publisher.wiki.promote import promote
+
+    wiki = make_site_wiki(tmp_path / "wiki")
+    config = wiki / "mkdocs.yml"
+    config.write_text(config.read_text(encoding="utf-8").replace("plugins: []", "plugins:\n  - search"))
+    rb = sample_run(wiki, title=None)
+    promote(rb.run.path, wiki)
+    build_wiki(wiki)
+    untitled = [sid for sid, rec in rb.records.items() if rec["title"] is None and rec["url"].startswith("https")]
+    assert untitled
+    index = (wiki / "site" / "sources" / "index.html").read_text(encoding="utf-8")
+    search = (wiki / "site" / "search" / "search_index.json").read_text(encoding="utf-8")
+    for sid in untitled:
+        page = next((wiki / "site" / "sources").glob(f"{sid}*"))
+        html = page.read_text(encoding="utf-8") if page.is_file() else (page / "index.html").read_text(encoding="utf-8")
+        title = html.split("<title>", 1)[1].split("</title>", 1)[0]
+        assert sid not in title and "example.org/" in title
+        assert f">{sid}</a>" not in index
+        assert f'"title":"{sid}"' not in search.replace(" ", "")

@@ -34,7 +34,7 @@ WITHIN = {
         "eventlog",
         "assets",
     ],
-    "parallel": ["gcpause", "progress", "checks", "pool", "reader"],
+    "parallel": ["gcpause", "progress", "checks", "pool", "reader", "cluster"],
     "gate": [
         "urls",
         "recordschema",

@@ -4,6 +4,7 @@ wiki scaffolding."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from ..kernel.findings import grouped_lines
@@ -33,6 +34,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "every concept footnote re-sliced: what 'mkdocs build' checks before it writes anything.",
     )
     c.add_argument("--wiki", required=True, metavar="WIKI", help="the wiki root (holds mkdocs.yml)")
+    c.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the check on the Dask cluster at ADDRESS (tcp://host:8786; default: extra.evidence.scheduler, "
+        "else this machine); its workers must see the wiki at the same path",
+    )
     add_config(c)
     add_json(c)
     c.set_defaults(func=_check)
@@ -88,14 +95,25 @@ def _promote(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from ..kernel.errors import UsageError
     from ..parallel import terminal_progress
+    from ..parallel.cluster import cluster_executor
+    from ..site.checkpages import check_pages
+    from ..site.policy import config_file_for
     from ..wiki.check import check_wiki
 
     wiki = Path(args.wiki)
     if not wiki.is_dir():
         raise UsageError(f"wiki folder {wiki} does not exist")
     policy = wiki_policy(wiki, args.config)
-    with terminal_progress("verifying snapshots", quiet=args.json) as progress:
-        outcome = check_wiki(wiki, progress=progress, policy=policy)
+    scheduler = args.scheduler or policy.scheduler
+    with contextlib.ExitStack() as stack:
+        executor, workers = stack.enter_context(cluster_executor(scheduler)) if scheduler else (None, None)
+        progress = stack.enter_context(terminal_progress("verifying snapshots", quiet=args.json))
+        outcome = check_wiki(wiki, progress=progress, policy=policy, executor=executor, workers=workers)
+    config = config_file_for(wiki, args.config)
+    if outcome.ok and config is not None:
+        # The build's other checks (prose, docs/ files, the policy's precondition), through the
+        # build itself stopped before rendering: check and build cannot disagree on a page.
+        outcome.findings.extend(check_pages(config, outcome))
     counts = outcome.counts_by_reason()
     summary = {
         "ok": outcome.ok,

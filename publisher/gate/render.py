@@ -68,8 +68,15 @@ class ReportView:
 
     @classmethod
     def of(cls, rc: RunCheck) -> ReportView:
-        """The view of a checked run; reads ``outputs/report.md`` through the fail-closed reader."""
-        _, data = file_digest(rc.run.report_md)
+        """The view of a checked run; reads ``outputs/report.md`` through the fail-closed reader and
+        refuses it unless it is the report the checks read (same digest): what is shown is what
+        was checked, even if the file changed in between."""
+        digest, data = file_digest(rc.run.report_md)
+        if digest != rc.inputs.report_digest:
+            raise IntegrityError(
+                "outputs/report.md changed after it was checked; nothing rendered (run the command again)",
+                path="outputs/report.md",
+            )
         stored_at = rc.stored.get("generated_at") if rc.stored else None
         return cls(
             rc.result,

@@ -41,7 +41,7 @@ from .sitefiles import add_site_files, wire_config
 from .titles import escape_nav, set_page_title
 from .trusted import TrustedOutput
 
-__all__ = ["EvidenceBuild", "PublishAt", "LAST", "FINAL"]
+__all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
 
 LAST = -1000
 """Event priority that runs after every ordinary plugin."""
@@ -49,7 +49,20 @@ LAST = -1000
 FINAL = float("-inf")
 """Event priority of publication at shutdown: after every other handler."""
 
-PublishAt = Literal["shutdown", "caller", "post_build"]
+PublishAt = Literal["shutdown", "caller", "post_build", "check"]
+"""When a ready build is published; ``"check"`` never publishes: ``publisher check`` runs the build
+up to rendering and stops (:class:`CheckDone`)."""
+
+
+class CheckDone(Exception):
+    """Raised by ``on_env`` of a check-only build (``publisher check``): every page's Markdown was
+    converted and its prose checked, every file of ``docs/`` checked; nothing is rendered or
+    written. Carries the findings (empty: the build would go on)."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        super().__init__(f"check-only build stopped before rendering ({len(findings)} finding(s))")
+        self.findings = findings
+
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
@@ -93,7 +106,9 @@ class EvidenceBuild:
         self.ready = self.failed = False
         self.wiki_root = wiki_root
         self.pre = pre
-        site = Path(config.site_dir).resolve()
+        # Absolute, not resolved: where publication goes through a link (publish.py), the site
+        # path is the link, never the version folder it names now.
+        site = Path(os.path.abspath(config.site_dir))
         if os.path.lexists(site) and not site.is_dir():
             raise PluginError(f"C-PUBLISH {site} exists and is not a folder; refusing to replace it")
         self.site = site
@@ -164,7 +179,7 @@ class EvidenceBuild:
             pages = self.model.build()
         except PublisherError as exc:
             raise PluginError(f"evidence pages: {exc.one_line()}") from exc
-        if self.helper is not None and self.pre is not None:
+        if self.helper is not None and self.pre is not None and self.publish_at != "check":
             options = self.model.source_text
             sources = [source_job(sid, info, options) for sid, info in self.pre.sources.items()]
             self.helper.start(sources, list(self.pre.runs))
@@ -200,6 +215,8 @@ class EvidenceBuild:
         if found:
             self.prose += found
             return html  # the build fails in on_env, once every page was checked
+        if self.publish_at == "check":
+            return html  # a check-only build renders nothing (it stops in on_env)
         try:
             return self.model.fill(page.file.src_uri, html)
         except PublisherError as exc:
@@ -213,6 +230,8 @@ class EvidenceBuild:
 
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
         """Every page is rendered and its prose checked: refuse the build before anything is written."""
+        if self.publish_at == "check":
+            raise CheckDone(list(self.prose))
         if self.prose:
             lines = [f"evidence prose check failed: {len(self.prose)} finding(s); nothing was published"]
             lines += [f"  {f.one_line()}" for f in self.prose]

@@ -88,3 +88,17 @@ def test_keys_new_refuses_a_git_work_tree_or_a_wiki_unless_forced(tmp_path: Path
     assert (out / "publisher.key").is_file()
     outside = tmp_path / "elsewhere"
     assert key_home_problem(outside) is None or os.path.lexists(Path("/.git"))
+
+
+def test_a_fetch_without_the_wikis_private_key_warns_that_it_will_not_count(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wiki = tmp_path / "w"
+    assert cli("new", wiki).status == 0
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "another-user"))
+    assert cli("run", "init", wiki / "runs" / "r", "--slug", "r").status == 0
+    with serve() as pages:
+        pages.pages["/p"] = ("text/plain; charset=utf-8", PAGE.encode())
+        fetched = cli("source", "fetch", "--run-dir", wiki / "runs" / "r", "--url", pages.url("/p"), "--json")
+    assert fetched.status == 0 and fetched.json()["signed_by"] is None
+    assert "warning" in fetched.err

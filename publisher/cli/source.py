@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..kernel.spans import MAX_SPAN
 from ..runs import Run
-from ._common import add_json, emit, source_id_arg, wiki_policy
+from ._common import add_json, emit, source_id_arg, warn, wiki_policy
 
 if TYPE_CHECKING:
     from ..acquire import signing, sources
@@ -44,7 +44,13 @@ def _signer(args: argparse.Namespace, run: Run) -> signing.Signer | None:
     if args.key is None and not os.environ.get(signing.KEY_ENV):
         root = getattr(args, "wiki", None) or find_wiki_root(run.path)
         trusted = wiki_policy(root, getattr(args, "config", None)).trusted_keys.ids if root is not None else []
-    return signing.signer_from(args.key, run.name(), trusted=trusted)
+    signer = signing.signer_from(args.key, run.name(), trusted=trusted)
+    if signer is None and trusted:
+        warn(
+            "the wiki trusts keys you hold no private key for: this acquisition is unsigned and will not "
+            "count as fresh (pass --key, or fetch where the wiki's key is kept)"
+        )
+    return signer
 
 
 def _meta(args: argparse.Namespace) -> sources.Metadata:

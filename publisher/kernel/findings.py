@@ -37,6 +37,14 @@ _FIXES: dict[str, str] = {
     "ACCESS_MISMATCH": "state the snapshot's own access level, or leave access out",
     "SCHEMA_ERROR": "fix the file as described ('publisher schema' prints each format)",
     "C-EVENT-LOG": "restore events.jsonl byte for byte; the log is never edited by hand",
+    "C-GATE": "fix or drop the unresolved artifacts named, then 'publisher assemble'",
+    "C-PROSE": "write plain Markdown: no script, style, handler, frame or evidence look-alike",
+    "C-HYPOTHESIS-WALL": "keep hypotheses under the report's hypothesis heading, findings outside it",
+    "C-FULLTEXT": "label claims resting on abstracts only as such, or cite the full text",
+    "C-CITE-RESOLVE": "cite only evidence the run accepts",
+    "C-SITE-FILE": "rebuild the site with 'mkdocs build'; never edit a built site",
+    "C-SITE-PIN": "rebuild, or pin the digest check-site prints for the site you publish",
+    "C-CSP": "rebuild the site with 'mkdocs build'; never edit a built site",
 }
 """The one-line fix of each code, shown under a root finding whose detail names none."""
 

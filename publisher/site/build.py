@@ -21,7 +21,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
 from ..kernel.errors import PublisherError
-from ..kernel.findings import Finding
+from ..kernel.findings import Finding, grouped_lines
 from ..wiki.evidence import WikiCheck
 from . import csp, publish
 from .a11y import name_search_dialog
@@ -234,7 +234,7 @@ class EvidenceBuild:
             raise CheckDone(list(self.prose))
         if self.prose:
             lines = [f"evidence prose check failed: {len(self.prose)} finding(s); nothing was published"]
-            lines += [f"  {f.one_line()}" for f in self.prose]
+            lines += grouped_lines(self.prose)
             raise PluginError("\n".join(lines))
         return env
 

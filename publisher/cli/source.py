@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ..kernel.spans import MAX_SPAN
 from ..runs import Run
-from ._common import add_json, emit, source_id_arg, warn, wiki_policy
+from ._common import add_config, add_json, emit, source_id_arg, warn, wiki_policy
 
 if TYPE_CHECKING:
     from ..acquire import signing, sources
@@ -32,6 +32,7 @@ def _key_option(parser: argparse.ArgumentParser) -> None:
         help="Ed25519 private key (PEM) that signs the acquisition event (default: $PUBLISHER_SIGNING_KEY, "
         "else your key for the wiki, made by 'publisher new'; unsigned when there is none)",
     )
+    add_config(parser)  # which keys the run's wiki trusts, as MkDocs resolves its configuration
 
 
 def _signer(args: argparse.Namespace, run: Run) -> signing.Signer | None:

@@ -57,10 +57,6 @@ class Policy:
         """Whether fresh acquisition must be signed by a trusted key."""
         return bool(self.trusted_keys)
 
-    def declared(self) -> dict[str, Any]:
-        """The trust policy as a result declares it: the trusted key ids (sorted)."""
-        return {"trusted_keys": self.trusted_keys.ids}
-
     @property
     def digest(self) -> str:
         """``sha256:`` of the options and key ids: equal digests, equal policies (no paths in it)."""

@@ -87,9 +87,9 @@ class RunCheck:
             out += [replace(f, severity="fail") for f in roots]
             # What the stored result calls fresh and is not now is why it cannot be published:
             # shown under the stored result's root, never as causes of their own.
-            root = roots[0].key if roots else None
+            root_key = roots[0].key if roots else None
             out += [
-                replace(f, severity="fail", cause=f.cause or root)
+                replace(f, severity="fail", cause=f.cause or root_key)
                 for f in self.findings
                 if f.check == "C-FRESH-FETCH" and f.severity == "warn"
             ]

@@ -62,7 +62,7 @@ def check_pages(config_file: Path, pre: WikiCheck) -> list[Finding]:
             ) from exc
         with tempfile.TemporaryDirectory(prefix="publisher-check-") as scratch:
             config.site_dir = os.path.join(scratch, "site")
-            config.plugins.on_startup(command=CHECK_COMMAND, dirty=False)
+            config.plugins.on_startup(command=CHECK_COMMAND, dirty=False)  # type: ignore[arg-type]
             try:
                 build(config)
             except CheckDone as done:

@@ -36,7 +36,7 @@ WITHIN = {
         "eventlog",
         "assets",
     ],
-    "parallel": ["gcpause", "progress", "checks", "pool", "reader"],
+    "parallel": ["gcpause", "progress", "checks", "pool", "reader", "cluster"],
     "gate": [
         "urls",
         "recordschema",
@@ -58,6 +58,7 @@ WITHIN = {
         "citations",
     ],
     "wiki": [
+        "policy",
         "markdown",
         "concepts",
         "discover",

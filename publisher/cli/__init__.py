@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
 import traceback
@@ -60,6 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except PublisherError as exc:
         error_line(f"publisher: error: {exc.one_line()}")
+        _json_error(args, exc.reason.value if exc.reason else None, exc.message, exc.exit_status)
         return exc.exit_status
     except KeyboardInterrupt:
         print("publisher: interrupted", file=sys.stderr)
@@ -69,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a file system refusal (a folder where a file goes, a full disk): one line
         where = f": {exc.filename}" if exc.filename else ""
         error_line(f"publisher: error: {exc.strerror or exc}{where}")
+        _json_error(args, None, f"{exc.strerror or exc}{where}", 2)
         return 2
     except Exception as exc:  # the edge: anything unexpected becomes one line, exit 2
         if os.environ.get("PUBLISHER_DEBUG"):
@@ -76,6 +79,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         detail = one_line(exc)
         error_line(f"publisher: internal error: {type(exc).__name__}: {detail}")
         return 2
+
+
+def _json_error(args: argparse.Namespace, reason: str | None, message: str, status: int) -> None:
+    """With ``--json``, the error as JSON on stdout too: ``{"ok": false, "error": {...}}``."""
+    if getattr(args, "json", False):
+        error = {"reason_code": reason, "message": one_line(message), "exit_status": status}
+        try:
+            sys.stdout.write(json.dumps({"ok": False, "error": error}, ensure_ascii=False) + "\n")
+        except (BrokenPipeError, ValueError):
+            pass
 
 
 def entry() -> None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..kernel.spans import MAX_SPAN
 from ..runs import Run
-from ._common import add_json, emit
+from ._common import add_config, add_json, emit, source_id_arg, warn, wiki_policy
 
 if TYPE_CHECKING:
     from ..acquire import signing, sources
@@ -28,9 +29,10 @@ def _key_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--key",
         type=Path,
-        help="Ed25519 private key (PEM) that signs the acquisition event "
-        "(default: $PUBLISHER_SIGNING_KEY; unsigned when neither is set)",
+        help="Ed25519 private key (PEM) that signs the acquisition event (default: $PUBLISHER_SIGNING_KEY, "
+        "else your key for the wiki, made by 'publisher new'; unsigned when there is none)",
     )
+    add_config(parser)  # which keys the run's wiki trusts, as MkDocs resolves its configuration
 
 
 def _surface_options(parser: argparse.ArgumentParser, *, whole_text: bool) -> None:
@@ -55,9 +57,22 @@ def _declaration(args: argparse.Namespace) -> sources.Declaration:
 
 
 def _signer(args: argparse.Namespace, run: Run) -> signing.Signer | None:
+    """``--key``, else ``$PUBLISHER_SIGNING_KEY``, else this user's private key for one of the
+    keys the run's wiki trusts (resolved through MkDocs, see :func:`wiki_policy`)."""
     from ..acquire import signing
+    from ..runs import find_wiki_root
 
-    return signing.signer_from(args.key, run.name())
+    trusted: list[str] = []
+    if args.key is None and not os.environ.get(signing.KEY_ENV):
+        root = getattr(args, "wiki", None) or find_wiki_root(run.path)
+        trusted = wiki_policy(root, getattr(args, "config", None)).trusted_keys.ids if root is not None else []
+    signer = signing.signer_from(args.key, run.name(), trusted=trusted)
+    if signer is None and trusted:
+        warn(
+            "the wiki trusts keys you hold no private key for: this acquisition is unsigned and will not "
+            "count as fresh (pass --key, or fetch where the wiki's key is kept)"
+        )
+    return signer
 
 
 def _meta(args: argparse.Namespace) -> sources.Metadata:
@@ -105,7 +120,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = ss.add_parser("read", help="print a verified window of a snapshot with its offsets")
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--source-id", required=True)
+    p.add_argument("--source-id", required=True, type=source_id_arg)
     p.add_argument("--start", type=int)
     p.add_argument("--end", type=int)
     p.add_argument("--actor", default="main")
@@ -114,7 +129,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = ss.add_parser("spans", help="find a phrase, its sentence, or a from-to range, with exact offsets")
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--source-id", required=True)
+    p.add_argument("--source-id", required=True, type=source_id_arg)
     p.add_argument("--query", help="the text to find")
     p.add_argument("--sentence", action="store_true", help="select the whole sentence(s) holding each match")
     p.add_argument("--from", dest="from_text", metavar="TEXT", help="select from the start of this text ...")

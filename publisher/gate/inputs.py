@@ -29,10 +29,12 @@ null when absent), and ``inputs_hash`` is ``"sha256:" + sha256(canonical_bytes(i
 Provenance inputs (CONTRACT section 12), appended only where they apply, so a run assembled
 before them hashes as it did:
 
-10. ``["raw", sha256, "ok" or the problem]`` for every receipt's raw file the fresh-fetch rule
+11. ``["raw", sha256, "ok" or the problem]`` for every receipt's raw file the fresh-fetch rule
     consulted, in digest order
-11. ``["trusted_keys", [key id, ...]]`` (sorted) when the wiki lists trusted keys: a change of
-    trusted keys makes a result stale, never silently different
+
+The wiki's trust policy (its trusted keys) is not among them: it is an input of the check,
+declared in the result's ``policy`` (:meth:`.freshness.Provenance.declared`), so the same run
+hashes the same in any wiki, and a change of keys is reported as such, never as an edit.
 
 The same inputs therefore always assemble to the same result apart from ``generated_at``. The
 result stores the list itself beside its digest, so the verifier can name the input that changed

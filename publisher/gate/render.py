@@ -19,6 +19,7 @@ import jinja2
 from markdown_it.token import Token
 from markupsafe import Markup
 
+from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
@@ -76,8 +77,15 @@ class ReportView:
 
     @classmethod
     def of(cls, rc: RunCheck) -> ReportView:
-        """The view of a checked run; reads ``outputs/report.md`` through the fail-closed reader."""
-        _, data = file_digest(rc.run.report_md)
+        """The view of a checked run; reads ``outputs/report.md`` through the fail-closed reader and
+        refuses it unless it is the report the checks read (same digest): what is shown is what
+        was checked, even if the file changed in between."""
+        digest, data = file_digest(rc.run.report_md)
+        if digest != rc.inputs.report_digest:
+            raise IntegrityError(
+                "outputs/report.md changed after it was checked; nothing rendered (run the command again)",
+                path="outputs/report.md",
+            )
         stored_at = rc.stored.get("generated_at") if rc.stored else None
         return cls(
             rc.result,
@@ -202,9 +210,9 @@ def render_report_body(
     return str(_fragment(view, _environment(), source_links, contexts))
 
 
-def render_report(run: Run, *, wiki_root: Path | None = None) -> str:
+def render_report(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> str:
     """The full report page (HTML). Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails."""
-    view = ReportView.of(check_run(run, wiki_root=wiki_root))
+    view = ReportView.of(check_run(run, wiki_root=wiki_root, trusted_keys=trusted_keys))
     env = _environment()
     fragment = _fragment(view, env)
     css = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
@@ -217,9 +225,9 @@ def render_report(run: Run, *, wiki_root: Path | None = None) -> str:
     return page.lstrip()
 
 
-def write_report(run: Run, *, wiki_root: Path | None = None) -> Path:
+def write_report(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> Path:
     """Render and write ``outputs/report.html`` atomically; nothing is written on refusal."""
-    html = render_report(run, wiki_root=wiki_root)
+    html = render_report(run, wiki_root=wiki_root, trusted_keys=trusted_keys)
     run.outputs_dir.mkdir(parents=True, exist_ok=True)
     _fs.write_atomic(run.report_html, html.encode("utf-8"))
     return run.report_html

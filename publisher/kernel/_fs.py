@@ -11,7 +11,6 @@ file under a final name.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import secrets
@@ -196,8 +195,16 @@ def lock(fd: int, *, shared: bool = False) -> None:
     """Take an advisory lock on an open file, held until the descriptor is closed.
 
     The one locking primitive: the event log's appends (exclusive) and reads (shared), and
-    promotion's folder lock, all go through it.
+    promotion's folder lock, all go through it. POSIX ``flock``; on Windows (no ``fcntl``) an
+    exclusive ``msvcrt`` lock on the first byte, shared or not (Windows has no shared one).
     """
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+        return
     fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
 
 

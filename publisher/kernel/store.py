@@ -95,7 +95,7 @@ def _read_bytes(path: str, source_id: str, max_bytes: int) -> bytes:
         fd = os.open(path, flags)
     except FileNotFoundError as exc:
         raise IntegrityError(
-            f"no snapshot {source_id} in {os.path.dirname(path)}",
+            f"no snapshot {source_id} in the run's {os.path.basename(os.path.dirname(path)) or 'sources'}/",
             reason=Reason.UNKNOWN_SOURCE,
             source_id=source_id,
         ) from exc
@@ -104,7 +104,8 @@ def _read_bytes(path: str, source_id: str, max_bytes: int) -> bytes:
             raise _corrupt(source_id, "is a symbolic link, not a file") from exc
         if exc.errno == errno.ENOTDIR:
             raise IntegrityError(
-                f"no snapshot {source_id} in {os.path.dirname(path)} (not a folder)",
+                f"no snapshot {source_id}: the run's {os.path.basename(os.path.dirname(path)) or 'sources'}/ "
+                "is not a folder",
                 reason=Reason.UNKNOWN_SOURCE,
                 source_id=source_id,
             ) from exc

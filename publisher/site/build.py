@@ -23,7 +23,7 @@ from mkdocs.utils import CountHandler, get_build_date
 from ..acquire.signing import load_trusted_keys
 from ..gate.render import report_prose_html
 from ..kernel.errors import PublisherError
-from ..kernel.findings import Finding
+from ..kernel.findings import Finding, grouped_lines
 from ..wiki.evidence import WikiCheck
 from . import csp, publish
 from .a11y import name_search_dialog
@@ -33,7 +33,7 @@ from .helper import BuildHelper
 from .highlight import source_job
 from .inert import check_static
 from .manifest import MANIFEST_NAME
-from .options import offline, reader_options, web_fonts
+from .options import reader_options
 from .pages import (
     SiteModel,
     content_date,
@@ -46,7 +46,7 @@ from .sitefiles import add_claims_json, add_site_files, wire_config
 from .titles import escape_nav, set_page_title
 from .trusted import TrustedOutput
 
-__all__ = ["EvidenceBuild", "PublishAt", "LAST", "FINAL"]
+__all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
 
 LAST = -1000
 """Event priority that runs after every ordinary plugin."""
@@ -54,7 +54,20 @@ LAST = -1000
 FINAL = float("-inf")
 """Event priority of publication at shutdown: after every other handler."""
 
-PublishAt = Literal["shutdown", "caller", "post_build"]
+PublishAt = Literal["shutdown", "caller", "post_build", "check"]
+"""When a ready build is published; ``"check"`` never publishes: ``publisher check`` runs the build
+up to rendering and stops (:class:`CheckDone`)."""
+
+
+class CheckDone(Exception):
+    """Raised by ``on_env`` of a check-only build (``publisher check``): every page's Markdown was
+    converted and its prose checked, every file of ``docs/`` checked; nothing is rendered or
+    written. Carries the findings (empty: the build would go on)."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        super().__init__(f"check-only build stopped before rendering ({len(findings)} finding(s))")
+        self.findings = findings
+
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
@@ -84,27 +97,32 @@ class EvidenceBuild:
         self.content_hashes: dict[str, str] = {}
         self.build_date: str | None = None
         self.offline = False
+        self.web_fonts = False
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     def start(self, config: Any, wiki_root: Path, pre: WikiCheck, publish_at: PublishAt = "post_build") -> None:
         """Point the build at a fresh staging folder; called once the wiki check passed."""
-        source_text = reader_options(config)  # refuse bad options before anything is created
+        policy = pre.policy  # resolved once, before the wiki check (see hook.configure)
+        source_text = reader_options(policy)
         self.abandon()
         self.config = config
         self.publish_at = publish_at
         self.ready = self.failed = False
         self.wiki_root = wiki_root
         self.pre = pre
-        site = Path(config.site_dir).resolve()
+        # Absolute, not resolved: where publication goes through a link (publish.py), the site
+        # path is the link, never the version folder it names now.
+        site = Path(os.path.abspath(config.site_dir))
         if os.path.lexists(site) and not site.is_dir():
             raise PluginError(f"C-PUBLISH {site} exists and is not a folder; refusing to replace it")
         self.site = site
-        self.offline = offline(config)
+        self.offline = policy.offline
+        self.web_fonts = policy.web_fonts
         publish.sweep_stale(self.site)
         self.staging = publish.new_staging(self.site)
         config.site_dir = str(self.staging)
-        self.trusted = wire_config(config, offline=self.offline)
+        self.trusted = wire_config(config, offline=self.offline, web_fonts=self.web_fonts)
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
         mkdocs_logger().addHandler(self.counter)
@@ -167,7 +185,7 @@ class EvidenceBuild:
             pages = self.model.build()
         except PublisherError as exc:
             raise PluginError(f"evidence pages: {exc.one_line()}") from exc
-        if self.helper is not None and self.pre is not None:
+        if self.helper is not None and self.pre is not None and self.publish_at != "check":
             options = self.model.source_text
             sources = [source_job(sid, info, options) for sid, info in self.pre.sources.items()]
             self.helper.start(sources, list(self.pre.runs))
@@ -215,6 +233,8 @@ class EvidenceBuild:
         if found:
             self.prose += found
             return html  # the build fails in on_env, once every page was checked
+        if self.publish_at == "check":
+            return html  # a check-only build renders nothing (it stops in on_env)
         try:
             return self.model.fill(page.file.src_uri, html)
         except PublisherError as exc:
@@ -228,9 +248,11 @@ class EvidenceBuild:
 
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
         """Every page is rendered and its prose checked: refuse the build before anything is written."""
+        if self.publish_at == "check":
+            raise CheckDone(list(self.prose))
         if self.prose:
             lines = [f"evidence prose check failed: {len(self.prose)} finding(s); nothing was published"]
-            lines += [f"  {f.one_line()}" for f in self.prose]
+            lines += grouped_lines(self.prose)
             raise PluginError("\n".join(lines))
         return env
 
@@ -273,7 +295,7 @@ class EvidenceBuild:
         """The page with its Content-Security-Policy (the prose check found no script of an author)
         and the accessible names the theme leaves out."""
         worker = csp.worker_source(self.config.site_url)
-        value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config), offline=self.offline, worker=worker)
+        value = csp.policy(scripts, styles, web_fonts=self.web_fonts, offline=self.offline, worker=worker)
         try:
             return csp.insert(name_search_dialog(output), value)
         except ValueError as exc:

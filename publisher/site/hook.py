@@ -50,25 +50,46 @@ class). A build goes:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from contextvars import ContextVar
 from typing import Any
 
 from mkdocs.exceptions import PluginError
 
+from ..kernel.errors import PublisherError
 from ..kernel.findings import grouped_lines
 from ..parallel import terminal_progress
+from ..parallel.cluster import cluster_executor
 from ..runs import RUN_LAYOUTS
 from ..wiki.check import check_wiki
 from ..wiki.claims.log import ASSESSMENTS_FILE
 from ..wiki.evidence import WikiCheck
 from .build import EvidenceBuild, PublishAt
 from .options import site_dir_apart, wiki_root
+from .policy import policy_of_config
 
-__all__ = ["on_config", "on_serve", "configure", "watch", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
+__all__ = [
+    "on_config",
+    "on_serve",
+    "configure",
+    "watch",
+    "EvidenceBuild",
+    "PLUGIN_KEY",
+    "CHECK_COMMAND",
+    "PRECHECKED",
+    "format_findings",
+]
 
 PLUGIN_KEY = "publisher-evidence-build"
 """Name of the per-build object in ``config.plugins``."""
+
+CHECK_COMMAND = "publisher-check"
+"""The ``on_startup`` command of a check-only build (:mod:`publisher.site.checkpages`)."""
+
+PRECHECKED: ContextVar[WikiCheck | None] = ContextVar("publisher_prechecked", default=None)
+"""The wiki check a check-only build's caller already ran (with the same policy): not run twice."""
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
@@ -88,8 +109,23 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
     build = config.plugins.get(PLUGIN_KEY)
     if isinstance(build, EvidenceBuild):
         build.abandon()
-    with terminal_progress("evidence check") as progress:
-        pre = check_wiki(root, progress=progress)
+    try:  # the configuration MkDocs resolved (INHERIT, -f, !ENV), read once for the whole build
+        policy = policy_of_config(config, root)
+    except PublisherError as exc:
+        raise PluginError(f"evidence options: {exc.one_line()}") from exc
+    known = PRECHECKED.get()
+    if known is not None and known.wiki_root.resolve() == root and known.policy.digest == policy.digest:
+        pre = known
+    else:
+        try:  # on the wiki's Dask cluster when extra.evidence.scheduler names one
+            with contextlib.ExitStack() as stack:
+                executor, workers = (
+                    stack.enter_context(cluster_executor(policy.scheduler)) if policy.scheduler else (None, None)
+                )
+                progress = stack.enter_context(terminal_progress("evidence check"))
+                pre = check_wiki(root, progress=progress, policy=policy, executor=executor, workers=workers)
+        except PublisherError as exc:
+            raise PluginError(f"evidence check: {exc.one_line()}") from exc
     if not pre.ok:
         raise PluginError(format_findings(pre))
     for notice in pre.notices:

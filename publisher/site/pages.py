@@ -31,7 +31,6 @@ from mkdocs.utils import get_relative_url
 
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
-from ..runs import trusted_key_paths
 from ..wiki.evidence import ConceptEvidence, RunEvidence, WikiCheck
 from . import TEMPLATES_DIR
 from .claimpages import MATRIX_URI, concept_claims, matrix_page
@@ -148,7 +147,6 @@ class SiteModel:
         self._md = _environment(folder / "pages", autoescape=False)
         self._html = _environment(folder, autoescape=True)
         self._fragments: Any = None
-        self._trusted: bool | None = None
         self._report_body = report_body
         self._source_body = source_body or render_source_body
         self._token = secrets.token_hex(6)
@@ -204,9 +202,7 @@ class SiteModel:
 
     def signed(self) -> bool:
         """Whether the wiki lists trusted keys (CONTRACT 12): source pages say if provenance is signed."""
-        if self._trusted is None:
-            self._trusted = bool(trusted_key_paths(self.pre.wiki_root))
-        return self._trusted
+        return self.pre.policy.signed
 
     def heading(self, page: GeneratedPage) -> str:
         """A slot holding the page's ``<h1>``, its title escaped by the HTML templates."""

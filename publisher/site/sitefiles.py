@@ -25,7 +25,7 @@ from .trusted import TrustedOutput
 __all__ = ["add_site_files", "add_claims_json", "wire_config"]
 
 
-def wire_config(config: Any, *, offline: bool) -> TrustedOutput:
+def wire_config(config: Any, *, offline: bool, web_fonts: bool = False) -> TrustedOutput:
     """Set what every page of an evidence build needs in MkDocs' config (once per config: a
     rebuild under ``mkdocs serve`` adds nothing twice); returns the prose marker extension."""
     if offline:
@@ -35,7 +35,7 @@ def wire_config(config: Any, *, offline: bool) -> TrustedOutput:
             config.extra_css.append(uri)
     if READER_JS_URI not in [str(c) for c in config.extra_javascript]:
         config.extra_javascript.append(READER_JS_URI)
-    serve_offline(config)
+    serve_offline(config, web_fonts)
     escape_site_strings(config)
     trusted = next((e for e in config.markdown_extensions if isinstance(e, TrustedOutput)), None)
     if trusted is None:

@@ -65,7 +65,7 @@ def source_page(model: SiteModel, page: GeneratedPage, sid: str, info: SourceInf
         return body.html
 
     frag = model.fragments()
-    page.title = meta.title or sid
+    page.title = info.label
     page.markdown = model.markdown("source.md.j2").render(
         heading_slot=model.heading(page),
         meta_slot=model.slot(page, str(frag.source_meta(view, holders))),

@@ -10,7 +10,7 @@ import argparse
 from pathlib import Path
 
 from ..runs import Run
-from ._common import add_json, emit
+from ._common import add_config, add_json, emit, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -54,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         type=Path,
         help="Ed25519 private key (PEM) that signs the entry (default: $PUBLISHER_SIGNING_KEY; else unsigned)",
     )
+    add_config(p)
     add_json(p)
     p.set_defaults(func=_assess)
 
@@ -94,7 +95,13 @@ def _assess(args: argparse.Namespace) -> int:
         args.review,
         args.missingness,
     )
-    done = assess(args.wiki, args.concept, proposal, signer=signer_from(args.key, SIGNED_FOR))
+    done = assess(
+        args.wiki,
+        args.concept,
+        proposal,
+        signer=signer_from(args.key, SIGNED_FOR),
+        policy=wiki_policy(Path(args.wiki), args.config),
+    )
     entry = done.entry
     human = (
         f"admitted {entry.assessment_id}: claim {entry.claim_id} of {done.concept_file} as "

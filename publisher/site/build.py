@@ -20,7 +20,7 @@ from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
-from ..acquire.signing import load_trusted_keys
+from ..acquire.signing import KeyRing
 from ..gate.render import report_prose_html
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding, grouped_lines
@@ -291,6 +291,10 @@ class EvidenceBuild:
             raise PluginError(f"evidence seal: {template_name} shows evidence or what looks like it (EXCERPT_MISMATCH)")
         return self._with_policy(output_content, scan.scripts, scan.styles, template_name)
 
+    def _trusted_keys(self) -> KeyRing:
+        """The keys of the policy this build resolved once (never the raw YAML again)."""
+        return self.pre.policy.trusted_keys if self.pre is not None else KeyRing()
+
     def _with_policy(self, output: str, scripts: list[str], styles: list[str], where: str) -> str:
         """The page with its Content-Security-Policy (the prose check found no script of an author)
         and the accessible names the theme leaves out."""
@@ -319,7 +323,7 @@ class EvidenceBuild:
         try:
             sids = sorted(self.pre.sources) if self.pre else []
             records = publish_records(self.staging, sids, self.helper, offline=self.offline)
-            proofs = publish_proofs(self.staging, self._proof_sources(), load_trusted_keys(self.wiki_root), records)
+            proofs = publish_proofs(self.staging, self._proof_sources(), self._trusted_keys(), records)
         except (PublisherError, OSError) as exc:
             self.abandon()
             one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..acquire.signing import load_trusted_keys
+from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.canonical import SOURCE_ID_RE, sha256_hex
 from ..kernel.errors import PublisherError
@@ -156,7 +156,7 @@ def _check_light_record(path: Path, rel: str, sid: str, sealed: str | None, text
         add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, "published record differs from the seal", source_id=sid))
 
 
-def check_site_proofs(site: Path, manifest: dict[str, Any], texts: WikiTexts, wiki_root: Path) -> list[Finding]:
+def check_site_proofs(site: Path, manifest: dict[str, Any], texts: WikiTexts, keys: KeyRing) -> list[Finding]:
     """:func:`publisher.site.proofs.check_proofs` with the wiki's stored records, signed events
     and trusted keys."""
     stored: dict[str, bytes] = {}
@@ -181,4 +181,4 @@ def check_site_proofs(site: Path, manifest: dict[str, Any], texts: WikiTexts, wi
                 except PublisherError:
                     logs[log] = []
             events.setdefault(sid, []).extend(e for e in logs[log] if e.source_id == sid)
-    return check_proofs(site, manifest, stored, load_trusted_keys(wiki_root), events)
+    return check_proofs(site, manifest, stored, keys, events)

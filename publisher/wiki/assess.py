@@ -22,6 +22,7 @@ from .claims.guards import Problem, Proposal, admit
 from .claims.log import Assessment, append_assessment
 from .claims.model import ClaimRefusal, claim_hash, normalise_statement
 from .concepts import CONCEPTS_DIR, ConceptClaim, ConceptFrontMatter, check_slug, dump_concept, parse_concept
+from .policy import Policy
 
 __all__ = ["Assessed", "assess"]
 
@@ -43,7 +44,9 @@ def _concept_path(wiki_root: Path, slug: str) -> tuple[Path, str]:
     return wiki_root / rel, rel
 
 
-def assess(wiki_root: Path, concept: str, proposal: Proposal, *, signer: Signer | None = None) -> Assessed:
+def assess(
+    wiki_root: Path, concept: str, proposal: Proposal, *, signer: Signer | None = None, policy: Policy | None = None
+) -> Assessed:
     """Assess ``proposal`` for claim ``proposal.claim_id`` of ``concept``.
 
     Raises :class:`ClaimRefusal` (exit 1) after logging a rejected attempt; a usage problem (no
@@ -68,7 +71,7 @@ def assess(wiki_root: Path, concept: str, proposal: Proposal, *, signer: Signer 
         raise UsageError(f"no concept {rel}; promote a run into it first") from exc
     except OSError as exc:
         raise UsageError(f"{rel} cannot be read ({exc.strerror or exc})", reason=Reason.SCHEMA_ERROR) from exc
-    wiki = check_wiki(wiki_root)
+    wiki = check_wiki(wiki_root, policy=policy)
     ce = next((c for c in wiki.concepts if c.rel == rel), None)
     if ce is None or ce.doc is None:
         raise IntegrityError(f"{rel} does not parse; fix it first ('publisher check')", reason=Reason.SCHEMA_ERROR)

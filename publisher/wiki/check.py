@@ -346,7 +346,7 @@ def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
     except PublisherError as exc:  # a link, a folder or a FIFO in the log's place
         wiki.findings.append(Finding(None, ASSESSMENTS_FILE, exc.message, check="C-CLAIM", field="ASSESSMENT_LOG"))
         return
-    keys = load_trusted_keys(wiki.wiki_root)
+    keys = wiki.policy.trusted_keys  # the policy the caller resolved, never the raw YAML
     wiki.findings.extend(log_findings(state, keys))
     entries = {entry.assessment_id: entry for entry in state.events}
     logs: LogCache = {}

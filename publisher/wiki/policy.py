@@ -109,7 +109,8 @@ def _overrides(value: Any, where: str) -> tuple[tuple[str, str], ...]:
         if not isinstance(key, str) or not _OVERRIDE_KEY.fullmatch(key):
             raise _bad(
                 where,
-                f"extra.evidence.source_text_for: {str(key)[:80]!r} is not a source id, origin:<origin> or access:<access>",
+                f"extra.evidence.source_text_for: {str(key)[:80]!r} is not a source id, "
+                "origin:<origin> or access:<access>",
             )
         if mode not in SOURCE_TEXT_MODES:
             raise _bad(where, f"extra.evidence.source_text_for.{key} must be one of {', '.join(SOURCE_TEXT_MODES)}")

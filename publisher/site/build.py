@@ -280,7 +280,8 @@ class EvidenceBuild:
         try:
             sids = sorted(self.pre.sources) if self.pre else []
             records = publish_records(self.staging, sids, self.helper, offline=self.offline)
-            proofs = publish_proofs(self.staging, self._proof_sources(), load_trusted_keys(self.wiki_root), records)
+            ring = load_trusted_keys(self.wiki_root)
+            proofs = publish_proofs(self.staging, self._proof_sources(), ring, records, self.helper)
         except (PublisherError, OSError) as exc:
             self.abandon()
             one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"

@@ -323,7 +323,7 @@ class EvidenceBuild:
         try:
             sids = sorted(self.pre.sources) if self.pre else []
             records = publish_records(self.staging, sids, self.helper, offline=self.offline)
-            proofs = publish_proofs(self.staging, self._proof_sources(), self._trusted_keys(), records)
+            proofs = publish_proofs(self.staging, self._proof_sources(), self._trusted_keys(), records, self.helper)
         except (PublisherError, OSError) as exc:
             self.abandon()
             one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"

@@ -19,7 +19,7 @@ from mkdocs.utils import CountHandler
 import publisher
 
 from ..acquire.signing import KeyRing
-from .helper import check_record_chunk
+from .helper import BuildHelper, check_record_chunk
 from .manifest import MANIFEST_NAME, manifest_bytes, record_uri, seal_files
 from .offline import record_js_uri, write_search_files
 from .proofs import LIGHT, ProofSource, write_proofs
@@ -56,7 +56,11 @@ def publish_records(
 
 
 def publish_proofs(
-    staging: Path, sources: list[ProofSource], ring: KeyRing, records: list[dict[str, Any]]
+    staging: Path,
+    sources: list[ProofSource],
+    ring: KeyRing,
+    records: list[dict[str, Any]],
+    helper: BuildHelper | None = None,
 ) -> list[dict[str, Any]]:
     """Write every cited span's proof (:mod:`.proofs`); a source in ``proofs`` mode gets its record
     without text, its manifest record entry updated in place. Returns the manifest's ``proofs``.
@@ -67,8 +71,12 @@ def publish_proofs(
     chooses; served, it fetches record.json)."""
     by_sid = {entry["source_id"]: entry for entry in records}
     out: list[dict[str, Any]] = []
-    for source in sources:
-        entries, light, signed = write_proofs(staging, source, ring)
+    written = (
+        helper.proofs(staging, sources, ring)
+        if helper is not None
+        else [write_proofs(staging, source, ring) for source in sources]
+    )
+    for source, (entries, light, signed) in zip(sources, written, strict=True):
         out += entries
         if light is not None:
             by_sid[source.source_id].update(sha256=light, form=LIGHT)

@@ -24,8 +24,6 @@ from publisher.kernel.canonical import (
 from publisher.kernel.reasons import Reason
 from publisher.kernel.store import SnapshotStore, build_record
 
-pytest.importorskip("orjson")
-
 _text = st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=30)
 _json_values = st.recursive(
     st.none()
@@ -39,12 +37,12 @@ _json_values = st.recursive(
 
 
 def _stdlib(data: bytes) -> tuple[str, Any]:
-    saved = canonical._orjson
-    canonical._orjson = None
+    saved = canonical._FAST
+    canonical._FAST = False
     try:
         return _outcome(data)
     finally:
-        canonical._orjson = saved
+        canonical._FAST = saved
 
 
 def _outcome(data: bytes) -> tuple[str, Any]:

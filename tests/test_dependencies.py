@@ -78,3 +78,44 @@ def test_installed_metadata_carries_the_license_expression() -> None:
         pytest.skip("installed from an older pyproject; reinstall with `pip install -e .` to refresh its metadata")
     assert meta["License-Expression"] == "MIT"
     assert "LICENSE" in (meta.get_all("License-File") or [])
+
+
+def _third_party_imports() -> dict[str, list[str]]:
+    """Every top-level module the package imports (lazy imports too), with the files importing it."""
+    import ast
+    import sys
+
+    found: dict[str, list[str]] = {}
+    for path in sorted((REPO / "publisher").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top != "publisher" and top not in sys.stdlib_module_names and top != "__future__":
+                    found.setdefault(top, []).append(str(path.relative_to(REPO)))
+    return found
+
+
+def test_every_imported_library_is_declared(project: dict[str, Any]) -> None:
+    declared = {req.name.lower().replace("_", "-") for req in _requirements(project)}
+    for extra in project["project"].get("optional-dependencies", {}).values():
+        declared |= {requirements.Requirement(line).name.lower().replace("_", "-") for line in extra}
+    distributions = metadata.packages_distributions()
+    missing = []
+    for module, files in _third_party_imports().items():
+        names = {d.lower().replace("_", "-") for d in distributions.get(module, [])}
+        if not names & declared:
+            missing.append(f"{module} (imported by {files[0]}, installed as {sorted(names) or 'nothing'})")
+    assert missing == [], "imported but not declared in pyproject.toml: " + "; ".join(missing)
+
+
+def test_every_dependency_has_an_upper_bound_or_a_reason(project: dict[str, Any]) -> None:
+    # selectolax 1.0 changed its API once already; its next major release is excluded.
+    by_name = {req.name: req for req in _requirements(project)}
+    assert any(spec.operator == "<" for spec in by_name["selectolax"].specifier)

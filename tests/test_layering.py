@@ -14,7 +14,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "publisher"
 
-LAYERS = ["resources", "kernel", "parallel", "runs", "acquire", "gate", "wiki", "site", "cli"]
+LAYERS = ["resources", "kernel", "parallel", "runs", "acquire", "gate", "wiki", "site", "mcp", "cli"]
 """The layers, lowest first: each imports only layers before it (``cli`` includes ``__main__``)."""
 
 WITHIN = {
@@ -27,6 +27,7 @@ WITHIN = {
         "canonical",
         "models",
         "spans",
+        "locate",
         "refs",
         "_fs",
         "blobs",
@@ -52,8 +53,20 @@ WITHIN = {
         "reportchecks",
         "pipeline",
         "render",
+        "citations",
     ],
-    "wiki": ["policy", "markdown", "concepts", "discover", "evidence", "conceptcheck", "check", "audit", "promote"],
+    "wiki": [
+        "policy",
+        "markdown",
+        "concepts",
+        "discover",
+        "evidence",
+        "conceptcheck",
+        "check",
+        "audit",
+        "promote",
+        "annotations",
+    ],
 }
 """Inside a layer, the order its modules may import each other in (unlisted modules are unranked)."""
 

@@ -20,36 +20,35 @@ cannot be cited as is, and the note says what to do instead.
 
 from __future__ import annotations
 
-import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any
 
+from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import UsageError
+from ..kernel.locate import MAX_CANDIDATES, Candidate, find_term, locate
 from ..kernel.models import Snapshot
 from ..kernel.spans import MAX_SPAN, locator
 from ..runs import Run
 from .sentences import Sentences
 
-__all__ = ["occurrences", "select_spans", "MAX_MATCHES"]
+__all__ = ["select_spans", "locate_quote", "locate_in", "located_json", "MAX_MATCHES", "MAX_QUOTE"]
 
 MAX_MATCHES = 200
 """Most selections returned at once; ``truncated`` says when there were more."""
 
 
-def _pattern(text: str, option: str, ignore_case: bool) -> re.Pattern[str]:
-    if not text:
+def _checked(text: str, option: str) -> str:
+    if not text.strip():
         raise UsageError(f"{option} must not be empty")
     if len(text) > MAX_SPAN:
         raise UsageError(f"{option} is longer than a span may be ({MAX_SPAN} code points)")
-    return re.compile(re.escape(text), re.IGNORECASE if ignore_case else 0)
+    return text
 
 
-def occurrences(text: str, pattern: re.Pattern[str], start: int = 0) -> Iterator[tuple[int, int]]:
-    """Every occurrence of ``pattern`` in ``text`` from ``start``, overlapping ones included."""
-    pos = start
-    while (found := pattern.search(text, pos)) is not None:
-        yield found.start(), found.end()
-        pos = found.start() + 1
+def _found(text: str, term: str, ignore_case: bool) -> list[tuple[int, int]]:
+    """Every occurrence of ``term``, exact or normalised (:func:`~publisher.kernel.locate.find_term`)."""
+    return [(hit.start, hit.end) for hit in find_term(text, term, fold_case=ignore_case, limit=len(text) + 1)]
 
 
 class _Selector:
@@ -90,13 +89,20 @@ class _Selector:
         return self.sentences.covering(start, end)
 
 
-def _ranges(
-    sel: _Selector, first: re.Pattern[str], second: re.Pattern[str]
-) -> Iterator[tuple[int, int, int, int] | None]:
+def _ranges(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> Iterator[tuple[int, int, int, int] | None]:
     """For each occurrence of ``first``: (start, end, first's end, second's start), or None if too far."""
-    for start, first_end in occurrences(sel.text, first):
-        found = second.search(sel.text, first_end, start + MAX_SPAN)
-        yield (start, found.end(), first_end, found.start()) if found else None
+    second_starts = [s for s, _ in second]
+    for start, first_end in first:
+        limit = start + MAX_SPAN
+        hit = None
+        # The nearest occurrence of the second text that starts after the first ends, within a span.
+        for i in range(bisect_left(second_starts, first_end), len(second)):
+            if second[i][0] >= limit:
+                break
+            if second[i][1] <= limit:
+                hit = second[i]
+                break
+        yield (start, hit[1], first_end, hit[0]) if hit else None
 
 
 def select_spans(
@@ -119,7 +125,7 @@ def select_spans(
     if context < 0:
         raise UsageError(f"--context {context} must not be negative")
     given = ((query, "--query"), (from_text, "--from"), (to_text, "--to"))
-    patterns = [_pattern(text, option, ignore_case) for text, option in given if text is not None]
+    terms = [_checked(text, option) for text, option in given if text is not None]
     sel = _Selector(run.store.read(source_id), context)
     out: dict[str, Any] = {"source_id": source_id, "mode": "range" if query is None else "query", "sentence": sentence}
     matches: list[dict[str, Any]] = []
@@ -128,10 +134,10 @@ def select_spans(
     found: Iterator[tuple[int, int, int, int] | None]
     if query is not None:
         out["query"] = query
-        found = ((s, e, s, e) for s, e in occurrences(sel.text, patterns[0]))
+        found = ((s, e, s, e) for s, e in _found(sel.text, terms[0], ignore_case))
     else:
         out["from"], out["to"] = from_text, to_text
-        found = _ranges(sel, patterns[0], patterns[1])
+        found = _ranges(_found(sel.text, terms[0], ignore_case), _found(sel.text, terms[1], ignore_case))
     truncated = False
     for hit in found:
         if hit is None:
@@ -159,3 +165,37 @@ def select_spans(
         out["skipped"] = skipped
     out["truncated"] = truncated
     return out
+
+
+MAX_QUOTE = 2 * MAX_SPAN
+"""Longest quote the locator is asked about (white space and ellipses may make a quote of a span
+longer than the span)."""
+
+
+def locate_in(run: Run, source_id: str, quote: str, *, limit: int = MAX_CANDIDATES) -> tuple[Snapshot, list[Candidate]]:
+    """The verified snapshot and the candidate offsets of ``quote`` in it (see :func:`locate_quote`)."""
+    if not isinstance(source_id, str) or not SOURCE_ID_RE.fullmatch(source_id):
+        raise UsageError(f"--source-id {str(source_id)[:80]!r} is not a source id (src-<64 hex>)")
+    if not isinstance(quote, str) or not quote.strip():
+        raise UsageError("--quote must not be empty")
+    if len(quote) > MAX_QUOTE:
+        raise UsageError(f"--quote is {len(quote)} code points, over the {MAX_QUOTE} a quote of a span may be")
+    snap = run.store.read(source_id)
+    return snap, locate(snap.text, quote, limit=limit)
+
+
+def locate_quote(run: Run, source_id: str, quote: str, *, limit: int = MAX_CANDIDATES) -> dict[str, Any]:
+    """Candidate offsets of ``quote`` in one verified snapshot: CONTRACT section 15's shape.
+
+    ``{"source_id", "quote", "candidates": [...]}`` with each candidate's ``kind``, ``start``, ``end``
+    (and ``fragments`` for kind ``fragments``), from :func:`publisher.kernel.locate.locate`. A
+    suggestion only: nothing is logged, written or accepted. A malformed source id, an empty or
+    over-long quote is a :class:`UsageError` raised before any file is read.
+    """
+    snap, candidates = locate_in(run, source_id, quote, limit=limit)
+    return located_json(snap.source_id, quote, candidates)
+
+
+def located_json(source_id: str, quote: str, candidates: list[Candidate]) -> dict[str, Any]:
+    """``source locate --json``'s object (CONTRACT section 15)."""
+    return {"source_id": source_id, "quote": quote, "candidates": [c.as_json() for c in candidates]}

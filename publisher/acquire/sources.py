@@ -15,8 +15,6 @@ differs from the stored one is refused with the fix (never silently dropped).
 from __future__ import annotations
 
 import hashlib
-import itertools
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from ..kernel.blobs import put_blob
 from ..kernel.canonical import format_ts, utc_now
 from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import EventSigner, append_event, read_log
+from ..kernel.locate import find_term
 from ..kernel.models import Event, EventType, Origin, Receipt, Snapshot
 from ..kernel.spans import MAX_SPAN
 from ..kernel.store import build_record
@@ -34,7 +33,6 @@ from . import AcquireError, Extracted, extract
 from .http import ROUTE, HttpFailure, ambient_settings, http_get, redact
 from .metadata import Metadata, refuse_amendment, resolve_metadata
 from .receipts import extractor_id, failure_receipt, http_receipt, local_receipt, log_failed
-from .select import occurrences
 
 __all__ = [
     "Metadata",
@@ -331,18 +329,21 @@ def find_spans(
 ) -> dict[str, Any]:
     """Every occurrence of ``query`` with exact offsets and a window of context around it.
 
-    The CONTRACT's shape, exactly; :func:`publisher.acquire.select.select_spans` adds sentences,
-    from-to ranges, excerpts, sections and pages.
+    The CONTRACT's shape, exactly. Occurrences are found by the quote locator's term search
+    (:func:`publisher.kernel.locate.find_term`), verbatim or after its normalisation (typographic
+    marks and white space runs folded), always as raw offsets: ``text[start:end]`` is the raw text.
+    :func:`publisher.acquire.select.select_spans` adds sentences, from-to ranges, excerpts,
+    sections and pages.
     """
-    if not query:
+    if not query.strip():
         raise UsageError("--query must not be empty")
     if len(query) > MAX_SPAN:
         raise UsageError(f"--query is longer than a span may be ({MAX_SPAN} code points)")
     snap = run.store.read(source_id)
     text = snap.text
-    pattern = re.compile(re.escape(query), re.IGNORECASE if ignore_case else 0)
     matches: list[dict[str, Any]] = []
-    for s, e in itertools.islice(occurrences(text, pattern), limit):
+    for hit in find_term(text, query, fold_case=ignore_case, limit=limit):
+        s, e = hit.start, hit.end
         ws, we = max(0, s - context), min(len(text), e + context)
         matches.append({"start": s, "end": e, "window_start": ws, "window_end": we, "window": text[ws:we]})
     return {"source_id": snap.source_id, "query": query, "matches": matches}

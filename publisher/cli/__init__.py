@@ -23,7 +23,7 @@ from ._common import error_line
 
 __all__ = ["main", "build_parser"]
 
-COMMAND_MODULES = ("run", "source", "schema", "gate", "wiki", "site", "provenance")
+COMMAND_MODULES = ("run", "source", "schema", "gate", "wiki", "site", "provenance", "agents")
 """Sub-command groups, each a module of ``publisher._cli`` with ``register(subparsers)``."""
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 
 from ._common import add_json, emit, error_line
 
@@ -28,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _check_site(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from ..kernel.canonical import DIGEST_RE
     from ..kernel.errors import UsageError
     from ..site.checksite import check_site
 
@@ -35,7 +35,7 @@ def _check_site(args: argparse.Namespace) -> int:
         raise UsageError(f"site folder {args.site} does not exist")
     if not Path(args.wiki).is_dir():
         raise UsageError(f"wiki folder {args.wiki} does not exist")
-    if args.expect is not None and not re.fullmatch(r"sha256:[0-9a-f]{64}", args.expect):
+    if args.expect is not None and not DIGEST_RE.fullmatch(args.expect):
         raise UsageError(f"--expect must be sha256: and 64 lowercase hex digits, not {args.expect!r}")
     outcome = check_site(args.site, args.wiki, expect=args.expect)
     digest = f"manifest {outcome.manifest_digest}" if outcome.manifest_digest else "no manifest"

@@ -1,4 +1,4 @@
-"""``publisher source fetch|register|local|read|spans``."""
+"""``publisher source fetch|register|local|read|spans|locate``."""
 
 from __future__ import annotations
 
@@ -116,6 +116,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_json(p)
     p.set_defaults(func=_spans)
 
+    p = ss.add_parser(
+        "locate",
+        help="where a quote really is: candidate offsets (exact, normalized, fragments); suggests, never accepts",
+    )
+    p.add_argument("--run-dir", required=True, type=Path)
+    p.add_argument("--source-id", required=True, type=source_id_arg)
+    p.add_argument("--quote", required=True, help="the passage as the agent believes it reads")
+    add_json(p)
+    p.set_defaults(func=_locate)
+
 
 def _acquired(args: argparse.Namespace, outcome: sources.Acquired, verb: str) -> int:
     info = outcome.summary()
@@ -197,6 +207,22 @@ def _spans(args: argparse.Namespace) -> int:
         lines.append(f"  #{m['start']}-{m['end']}  …{window}…")
     emit(args, found, "\n".join(lines))
     return 0 if found["matches"] else 1
+
+
+def _locate(args: argparse.Namespace) -> int:
+    from ..acquire.select import locate_in, located_json
+    from ..kernel.text import terminal_safe
+
+    run = Run.open(args.run_dir)
+    snap, candidates = locate_in(run, args.source_id, args.quote)
+    found = located_json(snap.source_id, args.quote, candidates)
+    lines = [f"{len(candidates)} candidate(s) in {snap.source_id} (suggestions only: cite one as a span)"]
+    for c in candidates:
+        parts = ", ".join(f"{f.start}-{f.end}" for f in c.fragments)
+        lines.append(f"  #{c.start}-{c.end}  {c.kind}" + (f"  (parts {parts})" if parts else ""))
+        lines.append("    " + terminal_safe(snap.text[c.start : c.end], keep_newlines=False))
+    emit(args, found, "\n".join(lines))
+    return 0 if candidates else 1
 
 
 def _select(args: argparse.Namespace, run: Run) -> int:

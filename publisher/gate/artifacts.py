@@ -21,12 +21,14 @@ from typing import Any
 
 from ..kernel.assets import AssetChecker
 from ..kernel.canonical import SOURCE_ID_RE
-from ..kernel.errors import IntegrityError
+from ..kernel.errors import IntegrityError, PublisherError
 from ..kernel.eventlog import LogState
 from ..kernel.ids import paper_problem, split_evidence_id
+from ..kernel.locate import locate, nearest
 from ..kernel.models import Access, RunConfig
 from ..kernel.reasons import Reason
-from ..kernel.spans import check_range
+from ..kernel.spans import MAX_SPAN, check_range
+from ..kernel.store import read_snapshot
 from ..kernel.text import one_line
 from ..parallel import CheckedSnapshots, SnapshotCheck
 from ..runs import Run
@@ -129,6 +131,25 @@ class ArtifactChecker:
 
     # -- spans -------------------------------------------------------------------------------
 
+    def located(self, source_id: str, quoted: str, start: int, end: int) -> str:
+        """Where a mismatched quote really is, for an EXCERPT_MISMATCH detail: the nearest candidate.
+
+        The quote locator only suggests: the span stays rejected, and the detail names the
+        candidate (its offsets and kind) so that the author can cite it instead.
+        """
+        if not quoted.strip() or len(quoted) > 2 * MAX_SPAN:
+            return "not located"
+        try:
+            text = read_snapshot(self.reader.folder, source_id).text
+        except PublisherError:
+            return "not located"
+        candidates = locate(text, quoted)
+        best = nearest(candidates, start, end)
+        if best is None:
+            return "the quote is found nowhere in the snapshot"
+        more = f" of {len(candidates)}" if len(candidates) > 1 else ""
+        return f"nearest located candidate{more}: {best.start}-{best.end} ({best.kind})"
+
     def check_span(
         self,
         art: Artifact,
@@ -167,7 +188,8 @@ class ArtifactChecker:
                         field_name,
                         Reason.EXCERPT_MISMATCH,
                         f"{name} differs from the re-slice of {where} at code point {at} "
-                        f"(quoted {len(text)}, re-slice {len(excerpt)} code points)",
+                        f"(quoted {len(text)}, re-slice {len(excerpt)} code points); "
+                        + self.located(source_id, text, start, end),
                         source_id,
                     )
         if access is not None and access != snap.access:
@@ -302,7 +324,8 @@ class ArtifactChecker:
                 art.find(
                     quote.field,
                     Reason.EXCERPT_MISMATCH,
-                    f"legacy quote differs from the re-slice of {where}",
+                    f"legacy quote differs from the re-slice of {where}; "
+                    + self.located(quote.source_id, quote.text, quote.start, quote.end),
                     quote.source_id,
                 )
         if record.quotes:

@@ -11,6 +11,7 @@ file under a final name.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import secrets
 import shutil
@@ -28,6 +29,7 @@ __all__ = [
     "lock",
     "folder_lock",
     "read_regular",
+    "hash_regular",
     "NotRegularFileError",
 ]
 
@@ -68,6 +70,29 @@ def read_regular(path: Path, *, follow_symlinks: bool = True) -> bytes:
             what = "a folder" if stat.S_ISDIR(kind) else "a FIFO" if stat.S_ISFIFO(kind) else "a special file"
             raise NotRegularFileError(path, what)
         return read_fd(fd)
+    finally:
+        os.close(fd)
+
+
+def hash_regular(path: Path | str) -> str | None:
+    """Bare lowercase hex SHA-256 of the regular file at ``path``, read in 1 MB pieces.
+
+    None when nothing is there, when the name is a symbolic link, a folder, a FIFO or a device,
+    or when it cannot be read: the one hashing reader of stored files (PDF assets, raw blobs).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError):  # ValueError: a NUL in a recorded path
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        digest = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            digest.update(chunk)
+        return digest.hexdigest()
+    except OSError:
+        return None
     finally:
         os.close(fd)
 

@@ -3,12 +3,10 @@ following links, each once per command."""
 
 from __future__ import annotations
 
-import hashlib
-import os
-import stat
 from pathlib import Path
 from typing import Protocol
 
+from . import _fs
 from .models import Asset
 
 __all__ = ["hash_asset", "AssetChecker", "HasAsset"]
@@ -28,22 +26,7 @@ def hash_asset(wiki_root: Path | str, relative: str) -> str | None:
 
     Links are not followed and special files are not read (they count as missing).
     """
-    path = Path(wiki_root) / relative
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (OSError, ValueError):  # ValueError: a NUL in the recorded path
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        h = hashlib.sha256()
-        while chunk := os.read(fd, 1 << 20):
-            h.update(chunk)
-        return h.hexdigest()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return _fs.hash_regular(Path(wiki_root) / relative)
 
 
 class AssetChecker:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from pathlib import Path
 
 from . import _fs
@@ -22,21 +21,7 @@ __all__ = ["put_blob", "hash_file", "blob_problem", "BlobChecker"]
 
 def hash_file(path: Path | str) -> str | None:
     """Bare hex SHA-256 of the regular file at ``path``; None when missing, a link or not a file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except (OSError, ValueError):
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        digest = hashlib.sha256()
-        while chunk := os.read(fd, 1 << 20):
-            digest.update(chunk)
-        return digest.hexdigest()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    return _fs.hash_regular(path)
 
 
 def put_blob(folder: Path, data: bytes, *, suffix: str = "") -> tuple[str, Path, bool]:

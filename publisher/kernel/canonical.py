@@ -14,11 +14,11 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-_orjson: Any
-try:  # optional accelerator; the stdlib path below is always there and decides every doubtful case
-    import orjson as _orjson
-except ImportError:  # pragma: no cover - exercised where orjson is absent
-    _orjson = None
+import orjson
+
+_FAST = True
+"""Take orjson's fast paths (a required dependency); the stdlib path decides every doubtful case.
+Tests switch it off to compare the two paths on the same bytes."""
 
 __all__ = [
     "canonical_bytes",
@@ -35,6 +35,7 @@ __all__ = [
     "StrictJSONError",
     "SOURCE_ID_RE",
     "HEX64_RE",
+    "DIGEST_RE",
     "utc_now",
     "format_ts",
     "parse_ts",
@@ -42,6 +43,8 @@ __all__ = [
 
 SOURCE_ID_RE = re.compile(r"src-[0-9a-f]{64}")
 HEX64_RE = re.compile(r"[0-9a-f]{64}")
+DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
+"""The one spelling of a prefixed digest (``sha256:`` and 64 lowercase hex digits), for fullmatch."""
 _TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z")
 
 
@@ -63,10 +66,10 @@ def same_json(a: Any, b: Any) -> bool:
     encodes (integers past 64 bits, non-string keys) take :func:`canonical_bytes`. For parsed
     values only: strict parsing refuses NaN and infinities, which orjson would write as ``null``.
     """
-    if _orjson is not None:
+    if _FAST:
         try:
-            option = _orjson.OPT_SORT_KEYS
-            return bool(_orjson.dumps(a, option=option) == _orjson.dumps(b, option=option))
+            option = orjson.OPT_SORT_KEYS
+            return bool(orjson.dumps(a, option=option) == orjson.dumps(b, option=option))
         except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
             pass
     return canonical_bytes(a) == canonical_bytes(b)
@@ -155,10 +158,10 @@ def loads_record(data: bytes) -> tuple[Any, bool]:
     JSON plus one trailing newline: it is parsed with the plain C decoder and confirmed by
     re-encoding, which also proves it had no duplicate keys (a duplicate would make the encoding
     shorter). Anything else (upstream records, hand-edited files) takes the strict slow path.
-    Where orjson is importable it parses and re-encodes first; it only ever answers "canonical",
-    and every other case (floats included) is decided by the stdlib path.
+    orjson parses and re-encodes first; it only ever answers "canonical", and every other case
+    (floats included) is decided by the stdlib path.
     """
-    if _orjson is not None:
+    if _FAST:
         value = _fast_canonical(data)
         if value is not _NOT_CANONICAL:
             return value, True
@@ -187,10 +190,10 @@ def loads_written(data: bytes) -> Any:
     what the strict path refuses (invalid UTF-8, a BOM, NaN, lone surrogates, infinite
     numbers). Anything else (a hand-edited file, another layout) is parsed by :func:`loads_strict`.
     """
-    if _orjson is not None:
+    if _FAST:
         try:
-            value = _orjson.loads(data)
-            written = _orjson.dumps(value, option=_orjson.OPT_INDENT_2)
+            value = orjson.loads(data)
+            written = orjson.dumps(value, option=orjson.OPT_INDENT_2)
         except (ValueError, TypeError, RecursionError):  # JSONDecodeError / JSONEncodeError
             pass
         else:
@@ -231,13 +234,13 @@ def _fast_canonical(data: bytes) -> Any:
     ``1e-7``), and integers past 64 bits parse as floats, so any float defers to the stdlib path.
     """
     try:
-        value = _orjson.loads(data)
+        value = orjson.loads(data)
     except (ValueError, RecursionError):
         return _NOT_CANONICAL
     if _has_float(value):
         return _NOT_CANONICAL
     try:
-        encoded = _orjson.dumps(value, option=_orjson.OPT_SORT_KEYS)
+        encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
     except (TypeError, RecursionError):
         return _NOT_CANONICAL
     body_length = len(data) - 1 if data.endswith(b"\n") else len(data)

@@ -24,7 +24,7 @@ from pydantic import (
     model_validator,
 )
 
-from .canonical import HEX64_RE, SOURCE_ID_RE, canonical_bytes, parse_ts
+from .canonical import DIGEST_RE, HEX64_RE, SOURCE_ID_RE, canonical_bytes, parse_ts
 
 __all__ = [
     "first_error",
@@ -115,7 +115,7 @@ def _check_source_id(value: str) -> str:
 
 
 def _check_prefixed(value: str) -> str:
-    if not (value.startswith("sha256:") and HEX64_RE.fullmatch(value[7:])):
+    if not DIGEST_RE.fullmatch(value):
         raise ValueError("digest must be 'sha256:' followed by 64 lowercase hex digits")
     return value
 

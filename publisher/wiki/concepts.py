@@ -24,6 +24,7 @@ from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
 
+from ..kernel.canonical import DIGEST_RE
 from ..kernel.errors import IntegrityError
 from ..kernel.models import Timestamp
 from ..kernel.reasons import Reason
@@ -62,7 +63,6 @@ GENERATED_END = "<!-- publisher:generated:end -->"
 RESERVED_SLUGS = frozenset({"index"})
 """Slugs that would collide with the generated concept index page."""
 
-_DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 def check_slug(slug: str) -> str:
@@ -82,7 +82,7 @@ def _check_run_path(value: str) -> str:
 
 
 def _check_digest(value: str) -> str:
-    if not _DIGEST_RE.fullmatch(value):
+    if not DIGEST_RE.fullmatch(value):
         raise ValueError("digest must be 'sha256:' followed by 64 lowercase hex digits")
     return value
 

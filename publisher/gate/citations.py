@@ -1,0 +1,389 @@
+"""Import of located citations from an agent API: a Messages API response becomes an extraction record.
+
+A response's text blocks may carry ``citations``: ``char_location`` (``document_index``,
+``start_char_index``, ``end_char_index``, ``cited_text``) and ``page_location`` (``document_index``,
+``start_page_number``, ``end_page_number`` exclusive, ``cited_text``). The caller maps each
+document index to a snapshot of the run (``--document N=SRC``); nothing is fetched and no network
+is used. Each citation is then checked as the gate checks a span:
+
+1. ``char_location``: the offsets are re-sliced from the snapshot (a range outside the text is
+   ``SPAN_OUT_OF_RANGE``, one over 2,000 code points ``SPAN_TOO_LONG``) and the citation is kept
+   only when ``cited_text`` equals the re-slice.
+2. ``page_location``: the pages are resolved through the snapshot's page map (none:
+   ``SCHEMA_ERROR``); the citation is kept only when ``cited_text`` occurs exactly once, verbatim,
+   inside those pages; its span is that occurrence.
+3. A citation not kept is ``EXCERPT_MISMATCH`` (or the code above) and is reported with the quote
+   locator's candidates (:func:`publisher.kernel.locate.locate`); it is never accepted as is, and
+   never re-anchored silently. A citation of an unmapped document is ``UNKNOWN_SOURCE``; other
+   citation types (``content_block_location``, search results) are reported as not importable.
+
+The kept citations become record-level spans of one extraction record (claim label: the text
+block the citation supports; ``text``: the cited text, which the gate compares again), written
+with exclusive creation under ``workspace/extractions/``. The record names one paper: the
+``evidence_id`` is given, or derived from the mapped snapshots' paper ids when they agree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+
+from ..kernel import _fs
+from ..kernel.canonical import SOURCE_ID_RE, StrictJSONError, canonical_bytes, loads_strict, sha256_hex
+from ..kernel.errors import UsageError
+from ..kernel.locate import Candidate, locate
+from ..kernel.models import Snapshot
+from ..kernel.reasons import Reason
+from ..kernel.spans import check_range
+from ..kernel.text import one_line
+from ..runs import Run
+
+__all__ = ["CitationOutcome", "ImportOutcome", "import_anthropic", "parse_documents", "MAX_RESPONSE_BYTES"]
+
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+"""Largest response file read."""
+
+MAX_CLAIM = 2000
+"""Longest claim label taken from a text block (longer is cut, with an ellipsis)."""
+
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,119}")
+_DOCUMENT_RE = re.compile(r"(\d{1,6})=(.*)", re.DOTALL)
+
+_LENIENT = ConfigDict(frozen=True, extra="allow")
+
+
+class _Citation(BaseModel):
+    model_config = _LENIENT
+    type: StrictStr
+    cited_text: StrictStr | None = None
+    document_index: StrictInt | None = Field(default=None, ge=0)
+    start_char_index: StrictInt | None = None
+    end_char_index: StrictInt | None = None
+    start_page_number: StrictInt | None = None
+    end_page_number: StrictInt | None = None
+
+
+class _Block(BaseModel):
+    model_config = _LENIENT
+    type: StrictStr
+    text: StrictStr | None = None
+    citations: tuple[_Citation, ...] | None = None
+
+
+class _Message(BaseModel):
+    model_config = _LENIENT
+    id: StrictStr | None = None
+    type: Literal["message"] | None = None
+    model: StrictStr | None = None
+    content: tuple[_Block, ...]
+
+
+@dataclass(frozen=True)
+class CitationOutcome:
+    """What became of one citation: kept as a span, or rejected with a reason and candidates."""
+
+    block: int
+    index: int
+    type: str
+    document: int | None
+    kept: bool
+    source_id: str | None = None
+    start: int | None = None
+    end: int | None = None
+    reason: Reason | None = None
+    detail: str = ""
+    candidates: tuple[Candidate, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form for the command's output."""
+        return {
+            "block": self.block,
+            "citation": self.index,
+            "type": self.type,
+            "document": self.document,
+            "kept": self.kept,
+            "source_id": self.source_id,
+            "start": self.start,
+            "end": self.end,
+            "reason_code": self.reason.value if self.reason else None,
+            "detail": self.detail,
+            "candidates": [c.as_json() for c in self.candidates],
+        }
+
+
+@dataclass
+class ImportOutcome:
+    """The import's result: every citation's outcome and the record written (if any)."""
+
+    evidence_id: str | None
+    record_path: Path | None
+    written: bool
+    citations: list[CitationOutcome] = field(default_factory=list)
+
+    @property
+    def kept(self) -> int:
+        return sum(1 for c in self.citations if c.kept)
+
+    @property
+    def ok(self) -> bool:
+        """Every citation was kept (and there was at least one)."""
+        return bool(self.citations) and all(c.kept for c in self.citations)
+
+    def summary(self, run: Run) -> dict[str, Any]:
+        """JSON form for the command's output (the record path relative to the run)."""
+        rel = self.record_path.relative_to(run.path).as_posix() if self.record_path else None
+        return {
+            "ok": self.ok,
+            "evidence_id": self.evidence_id,
+            "record": rel,
+            "written": self.written,
+            "kept": self.kept,
+            "rejected": len(self.citations) - self.kept,
+            "citations": [c.to_dict() for c in self.citations],
+        }
+
+
+def parse_documents(values: list[str]) -> dict[int, str]:
+    """``N=SRC`` options as a map from document index to source id, checked before any file access."""
+    out: dict[int, str] = {}
+    for value in values:
+        match = _DOCUMENT_RE.fullmatch(value)
+        if match is None:
+            raise UsageError(f"--document {value[:80]!r} is not N=SRC (a document index, '=', a source id)")
+        index, source_id = int(match.group(1)), match.group(2)
+        if not SOURCE_ID_RE.fullmatch(source_id):
+            raise UsageError(f"--document {index}={source_id[:80]!r}: not a source id (src-<64 hex>)")
+        if index in out:
+            raise UsageError(f"--document {index} is given twice")
+        out[index] = source_id
+    if not out:
+        raise UsageError("give at least one --document N=SRC")
+    return out
+
+
+def _read_response(path: Path) -> tuple[_Message, bytes]:
+    try:
+        data = _fs.read_regular(path)
+    except FileNotFoundError as exc:
+        raise UsageError(f"response file {path} does not exist") from exc
+    except OSError as exc:
+        raise UsageError(f"response file {path} cannot be read: {exc.strerror or exc}") from exc
+    if len(data) > MAX_RESPONSE_BYTES:
+        raise UsageError(f"response file {path} is over {MAX_RESPONSE_BYTES} bytes", reason=Reason.SCHEMA_ERROR)
+    try:
+        raw = loads_strict(data)
+    except (StrictJSONError, ValueError) as exc:
+        raise UsageError(
+            f"response file {path} is not strict JSON: {one_line(exc, 160)}", reason=Reason.SCHEMA_ERROR
+        ) from exc
+    try:
+        return _Message.model_validate(raw), data
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top)"
+        raise UsageError(
+            f"response file {path} is not a Messages API response: {where}: {first['msg']}", reason=Reason.SCHEMA_ERROR
+        ) from exc
+
+
+def _evidence_id(snapshots: dict[int, Snapshot]) -> str:
+    """The one paper the mapped snapshots name (PMID, else PMCID, else DOI)."""
+    ids: dict[str, list[int]] = {}
+    for index, snap in snapshots.items():
+        paper = snap.paper
+        value = None
+        if paper is not None:
+            for kind in ("pmid", "pmcid", "doi"):
+                stated = getattr(paper, kind)
+                if stated:
+                    value = f"{kind}:{stated}"
+                    break
+        if value is None:
+            raise UsageError(
+                f"document {index} ({snap.source_id}) has no paper ids: name the evidence with --evidence-id"
+            )
+        ids.setdefault(value, []).append(index)
+    if len(ids) > 1:
+        named = "; ".join(f"{v} (documents {', '.join(map(str, d))})" for v, d in ids.items())
+        raise UsageError(f"the documents are different papers ({named}): import one paper at a time")
+    return next(iter(ids))
+
+
+def _check_char(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> dict[str, Any]:
+    start, end, quoted = cit.start_char_index, cit.end_char_index, cit.cited_text
+    if start is None or end is None or quoted is None:
+        return {
+            "reason": Reason.SCHEMA_ERROR,
+            "detail": "char_location needs start_char_index, end_char_index, cited_text",
+        }
+    claim.update(start=start, end=end)
+    reason = check_range(start, end, len(snap.text))
+    where = f"{snap.source_id}#{start}-{end}"
+    if reason is not None:
+        return {"reason": reason, "detail": f"{where} on a text of {len(snap.text)} code points"}
+    if snap.text[start:end] != quoted:
+        return {"reason": Reason.EXCERPT_MISMATCH, "detail": f"cited_text differs from the re-slice of {where}"}
+    return {}
+
+
+def _check_page(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> dict[str, Any]:
+    first, last, quoted = cit.start_page_number, cit.end_page_number, cit.cited_text
+    if first is None or last is None or quoted is None:
+        return {
+            "reason": Reason.SCHEMA_ERROR,
+            "detail": "page_location needs start_page_number, end_page_number, cited_text",
+        }
+    if not snap.pages:
+        return {"reason": Reason.SCHEMA_ERROR, "detail": f"snapshot {snap.source_id} has no page map"}
+    pages = [p for p in snap.pages if first <= p.page < last]
+    if not pages or last - first != len(pages):
+        return {
+            "reason": Reason.SPAN_OUT_OF_RANGE,
+            "detail": f"pages {first} to {last} (exclusive) are not all in the page map of {snap.source_id}",
+        }
+    lo, hi = min(p.start for p in pages), max(p.end for p in pages)
+    hits: list[int] = []
+    at = snap.text.find(quoted, lo, hi) if quoted else -1
+    while at != -1 and len(hits) < 2:
+        hits.append(at)
+        at = snap.text.find(quoted, at + 1, hi)
+    if len(hits) == 1:
+        start, end = hits[0], hits[0] + len(quoted)
+        claim.update(start=start, end=end)
+        reason = check_range(start, end, len(snap.text))
+        if reason is not None:
+            return {"reason": reason, "detail": f"cited_text on pages {first}-{last - 1} is {end - start} code points"}
+        return {}
+    what = "occurs more than once" if hits else "does not occur verbatim"
+    return {
+        "reason": Reason.EXCERPT_MISMATCH,
+        "detail": f"cited_text {what} on pages {first}-{last - 1} of {snap.source_id}",
+    }
+
+
+def _outcome(
+    block: int, index: int, cit: _Citation, snapshots: dict[int, Snapshot]
+) -> tuple[CitationOutcome, dict[str, Any]]:
+    doc = cit.document_index
+    claim: dict[str, Any] = {}
+    if cit.type not in ("char_location", "page_location"):
+        bad = CitationOutcome(
+            block,
+            index,
+            cit.type,
+            doc,
+            False,
+            reason=Reason.SCHEMA_ERROR,
+            detail=f"citation type {cit.type[:60]!r} is not importable (char_location, page_location)",
+        )
+        return bad, claim
+    snap = snapshots.get(doc) if doc is not None else None
+    if snap is None:
+        bad = CitationOutcome(
+            block,
+            index,
+            cit.type,
+            doc,
+            False,
+            reason=Reason.UNKNOWN_SOURCE,
+            detail=f"document {doc} is not mapped to a snapshot (--document {doc}=SRC)",
+        )
+        return bad, claim
+    check = _check_char if cit.type == "char_location" else _check_page
+    problem = check(cit, snap, claim)
+    start, end = claim.get("start"), claim.get("end")
+    if not problem:
+        return CitationOutcome(block, index, cit.type, doc, True, snap.source_id, start, end), claim
+    candidates: tuple[Candidate, ...] = ()
+    if cit.cited_text and cit.cited_text.strip():
+        candidates = tuple(locate(snap.text, cit.cited_text))
+    detail = problem["detail"] + (f"; {len(candidates)} located candidate(s)" if candidates else "; not located")
+    return (
+        CitationOutcome(
+            block,
+            index,
+            cit.type,
+            doc,
+            False,
+            snap.source_id,
+            start,
+            end,
+            problem["reason"],
+            one_line(detail),
+            candidates,
+        ),
+        claim,
+    )
+
+
+def import_anthropic(
+    run: Run,
+    response: Path,
+    documents: dict[int, str],
+    *,
+    evidence_id: str | None = None,
+    name: str | None = None,
+) -> ImportOutcome:
+    """Check every citation of a Messages API response and write the kept ones as an extraction record.
+
+    See the module docstring. Raises :class:`UsageError` for a bad argument or response file and
+    :class:`~publisher.kernel.errors.IntegrityError` for a snapshot that does not verify, before
+    anything is written. Writes nothing when no citation is kept; never replaces an existing record
+    (the same record again is left as it is).
+    """
+    if name is not None and not _NAME_RE.fullmatch(name):
+        raise UsageError(f"--name {name[:80]!r} is not letters, digits, '.', '_' or '-' (at most 120)")
+    if evidence_id is not None and (not evidence_id.strip() or len(evidence_id) > 200 or "\n" in evidence_id):
+        raise UsageError("--evidence-id must be one line of at most 200 characters")
+    message, data = _read_response(Path(response))
+    snapshots = {index: run.store.read(sid) for index, sid in sorted(documents.items())}
+    evidence = evidence_id if evidence_id is not None else _evidence_id(snapshots)
+    outcome = ImportOutcome(evidence, None, False)
+    spans: list[dict[str, Any]] = []
+    seen: set[tuple[Any, ...]] = set()
+    for b, block in enumerate(message.content):
+        if block.type != "text" or not block.citations:
+            continue
+        label = one_line(block.text or "", MAX_CLAIM) or None
+        for i, cit in enumerate(block.citations):
+            result, claim = _outcome(b, i, cit, snapshots)
+            outcome.citations.append(result)
+            key = (label, result.source_id, result.start, result.end)
+            if result.kept and key not in seen:
+                seen.add(key)
+                span = {"claim": label, "evidence_id": evidence, "source_id": result.source_id, **claim}
+                spans.append(span | {"text": cit.cited_text})
+    if not spans:
+        return outcome
+    message_id = message.id if message.id and _NAME_RE.fullmatch(message.id) else None
+    stem = name or f"anthropic-{message_id or sha256_hex(data)[:16]}"
+    kept = len(outcome.citations) - sum(1 for c in outcome.citations if not c.kept)
+    record = {
+        "schema_version": 1,
+        "evidence_id": evidence,
+        "pmid": next((s.paper.pmid for s in snapshots.values() if s.paper and s.paper.pmid), None),
+        "extractor_notes": one_line(
+            f"imported from a Messages API response {message_id or ''} ({message.model or 'model not stated'}): "
+            f"{kept} of {len(outcome.citations)} citations kept, each re-sliced from its snapshot "
+            f"(response sha256:{sha256_hex(data)})"
+        ),
+        "spans": spans,
+    }
+    path = run.extractions_dir / f"{stem}.json"
+    body = canonical_bytes(record) + b"\n"
+    outcome.record_path = path
+    run.extractions_dir.mkdir(parents=True, exist_ok=True)
+    if _fs.create_exclusive(path, body, mode=0o644):
+        outcome.written = True
+    else:
+        try:
+            same = _fs.read_regular(path, follow_symlinks=False) == body
+        except OSError:
+            same = False
+        if not same:
+            raise UsageError(f"{path.name} already exists in workspace/extractions with other content: choose --name")
+    return outcome

@@ -1,0 +1,338 @@
+"""The quote locator: where in a snapshot's text a quote (or a search term) really is.
+
+Pure functions, no I/O. An agent often quotes a passage with a doubled space, typographic
+quotation marks, a different dash or an ellipsis where it left words out; an exact search then
+finds nothing and the agent guesses offsets. The locator turns a quote into *candidate* offsets,
+each a half-open code-point range into the raw text, in three tiers tried in order:
+
+1. ``exact``: the quote occurs verbatim.
+2. ``normalized``: the quote occurs once both sides are normalised by :func:`normalize` (NFKC,
+   typographic quotation marks and dashes folded to ASCII, every whitespace run collapsed to one
+   space). Each match is mapped back to raw offsets through a position map, so ``text[start:end]``
+   is always the raw passage, starting and ending on whole raw characters, and normalises to the
+   normalised quote (a match that would cut through a character whose normal form is longer, such
+   as a ligature, is never suggested).
+3. ``fragments``: the quote is split at its ellipses (``...``, ``…``, ``[...]``) and every part is
+   found, normalised, in order, the whole within :data:`~publisher.kernel.spans.MAX_SPAN` code
+   points; the candidate covers the first part's start to the last part's end and lists the parts.
+
+Every candidate of the first tier that finds any is returned (a quote that occurs twice has two).
+The locator only *suggests*: nothing it returns is ever accepted as evidence; offsets count only
+once the gate re-slices them and the re-slice equals what is quoted.
+
+:func:`find_term` is the search behind document reviews and the report-prose quotation check: every
+occurrence of a term, exact and normalised together, each with its kind.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_left
+from dataclasses import dataclass
+from typing import Literal
+
+from .spans import MAX_SPAN
+
+__all__ = [
+    "MAX_CANDIDATES",
+    "Candidate",
+    "Fragment",
+    "Normalized",
+    "Occurrence",
+    "find_term",
+    "locate",
+    "nearest",
+    "normalize",
+    "normalize_map",
+    "split_fragments",
+]
+
+MAX_CANDIDATES = 200
+"""Most candidates (or occurrences) returned for one quote; the first ones in text order."""
+
+Kind = Literal["exact", "normalized", "fragments"]
+
+# Typographic marks folded to their ASCII look-alikes after NFKC (which leaves these alone).
+_FOLDS = str.maketrans(
+    {
+        "\u2018": "'",  # left single quotation mark
+        "\u2019": "'",  # right single quotation mark
+        "\u201a": "'",  # single low-9 quotation mark
+        "\u201b": "'",  # single high-reversed-9 quotation mark
+        "\u2032": "'",  # prime
+        "\u201c": '"',  # left double quotation mark
+        "\u201d": '"',  # right double quotation mark
+        "\u201e": '"',  # double low-9 quotation mark
+        "\u201f": '"',  # double high-reversed-9 quotation mark
+        "\u2033": '"',  # double prime
+        "\u00ab": '"',  # left-pointing double angle quotation mark
+        "\u00bb": '"',  # right-pointing double angle quotation mark
+        "\u2010": "-",  # hyphen
+        "\u2011": "-",  # non-breaking hyphen
+        "\u2012": "-",  # figure dash
+        "\u2013": "-",  # en dash
+        "\u2014": "-",  # em dash
+        "\u2015": "-",  # horizontal bar
+        "\u2212": "-",  # minus sign
+        "\ufe58": "-",  # small em dash
+        "\ufe63": "-",  # small hyphen-minus
+    }
+)
+
+_ELLIPSIS_RE = re.compile(r"\s*[\[(]?\s*\.{3,}\s*[\])]?\s*")
+"""An ellipsis in a normalised quote (NFKC has already turned ``…`` into ``...``), with any
+brackets around it and the white space either side."""
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """One part of a ``fragments`` candidate: a half-open raw code-point range."""
+
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Offsets where a quote may be: ``text[start:end]`` is the raw passage; a suggestion only."""
+
+    kind: Kind
+    start: int
+    end: int
+    fragments: tuple[Fragment, ...] = ()
+    """For kind ``fragments``: each part's raw range, in order (empty for the other kinds)."""
+
+    def as_json(self) -> dict[str, object]:
+        """The shape of CONTRACT section 15: ``fragments`` only for kind ``fragments``."""
+        out: dict[str, object] = {"kind": self.kind, "start": self.start, "end": self.end}
+        if self.kind == "fragments":
+            out["fragments"] = [{"start": f.start, "end": f.end} for f in self.fragments]
+        return out
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    """One occurrence of a search term: raw offsets and how it was found (``exact`` or ``normalized``)."""
+
+    kind: Literal["exact", "normalized"]
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Normalized:
+    """A text's normal form with, for each of its code points, the raw range it came from.
+
+    ``text[i]`` was produced by ``raw[starts[i]:ends[i]]``: a whole raw character, a cluster of a
+    base and its combining marks (normalised together, as NFKC composes them), or a whole white
+    space run (for its one space). The ranges never go backwards.
+    """
+
+    text: str
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+    def raw_range(self, start: int, end: int) -> tuple[int, int] | None:
+        """The raw range behind the normalised range ``[start, end)``, or None when ``start`` or
+        ``end`` falls inside what one raw cluster produced (such a range has no raw slice)."""
+        if start >= end:
+            return None
+        starts, ends = self.starts, self.ends
+        if start > 0 and ends[start - 1] > starts[start]:
+            return None
+        if end < len(starts) and ends[end - 1] > starts[end]:
+            return None
+        return starts[start], ends[end - 1]
+
+
+def _fold(piece: str, fold_case: bool) -> str:
+    out = unicodedata.normalize("NFKC", piece).translate(_FOLDS)
+    return out.casefold() if fold_case else out
+
+
+def _cluster_end(text: str, i: int) -> int:
+    """The end of the cluster starting at ``i``: the raw characters NFKC must see together.
+
+    An ASCII character never combines with what precedes it; any other character joins the cluster
+    while normalising the two together differs from normalising them apart (a combining mark, a
+    conjoining jamo).
+    """
+    n = len(text)
+    j = i + 1
+    if j == n or text[j].isascii():
+        return j
+    piece = unicodedata.normalize("NFKC", text[i:j])
+    while j < n and not text[j].isascii():
+        joined = unicodedata.normalize("NFKC", text[i : j + 1])
+        if joined == piece + unicodedata.normalize("NFKC", text[j]):
+            break
+        piece = joined
+        j += 1
+    return j
+
+
+def normalize_map(text: str, *, fold_case: bool = False) -> Normalized:
+    """``text`` normalised as the locator compares it, with the position map back to raw offsets.
+
+    NFKC, typographic quotation marks and dashes folded to ASCII, every white space run (after
+    NFKC, so a no-break space counts) collapsed to one space; ``fold_case`` also case-folds.
+    Leading and trailing white space is kept (as one space) so that offsets stay aligned.
+    """
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    n = len(text)
+    i = 0
+    while i < n:
+        ch = text[i]
+        if ch.isascii() and (i + 1 == n or text[i + 1].isascii()):
+            j = i + 1
+            piece = ch.lower() if fold_case else ch
+        else:
+            j = _cluster_end(text, i)
+            piece = _fold(text[i:j], fold_case)
+        for c in piece:
+            if c.isspace():
+                if out and out[-1] == " ":  # the run goes on: its one space covers this cluster too
+                    ends[-1] = j
+                    continue
+                c = " "
+            out.append(c)
+            starts.append(i)
+            ends.append(j)
+        i = j
+    return Normalized("".join(out), tuple(starts), tuple(ends))
+
+
+def normalize(text: str, *, fold_case: bool = False) -> str:
+    """``text`` in the locator's normal form (see :func:`normalize_map`), trimmed at both ends."""
+    return normalize_map(text, fold_case=fold_case).text.strip(" ")
+
+
+def split_fragments(quote: str) -> list[str]:
+    """The normalised, non-empty parts of a quote split at its ellipses (``...``, ``…``, ``[…]``)."""
+    return [part.strip(" ") for part in _ELLIPSIS_RE.split(normalize(quote)) if part.strip(" ")]
+
+
+def _find_all(haystack: str, needle: str, start: int = 0) -> list[int]:
+    """Every index of ``needle`` in ``haystack`` from ``start``, overlapping ones included."""
+    found = []
+    i = haystack.find(needle, start)
+    while i != -1:
+        found.append(i)
+        i = haystack.find(needle, i + 1)
+    return found
+
+
+def _exact(text: str, quote: str, limit: int) -> list[tuple[int, int]]:
+    hits: list[tuple[int, int]] = []
+    i = text.find(quote)
+    while i != -1 and len(hits) < limit:
+        hits.append((i, i + len(quote)))
+        i = text.find(quote, i + 1)
+    return hits
+
+
+def _normalized_hits(text: str, norm: Normalized, needle: str, fold_case: bool, limit: int) -> list[tuple[int, int]]:
+    """Raw ranges of every aligned occurrence of the normalised ``needle`` whose raw slice
+    normalises back to it (checked, never assumed)."""
+    hits: list[tuple[int, int]] = []
+    if not needle:
+        return hits
+    i = norm.text.find(needle)
+    while i != -1 and len(hits) < limit:
+        raw = norm.raw_range(i, i + len(needle))
+        if raw is not None and normalize(text[raw[0] : raw[1]], fold_case=fold_case) == needle:
+            hits.append(raw)
+        i = norm.text.find(needle, i + 1)
+    return hits
+
+
+def find_term(text: str, term: str, *, fold_case: bool = False, limit: int = MAX_CANDIDATES) -> list[Occurrence]:
+    """Every occurrence of ``term`` in ``text``, exactly and after the locator's normalisation.
+
+    Returns raw code-point offsets in text order, each with its kind: ``exact`` where the term
+    occurs verbatim (case-insensitively with ``fold_case``), else ``normalized`` where it occurs
+    only once both are normalised (:func:`normalize_map`); a range found both ways is reported
+    once, as ``exact``. At most ``limit`` occurrences, the first ones. This is the one term search
+    of the product: document reviews and the report-prose quotation check call it, so that a term
+    is found the same way everywhere. An empty (or white-space-only) term finds nothing.
+    """
+    if not term.strip():
+        return []
+    if fold_case:
+        pattern = re.compile(re.escape(term), re.IGNORECASE)
+        exact: list[tuple[int, int]] = []
+        pos = 0
+        while len(exact) < limit and (m := pattern.search(text, pos)) is not None:
+            exact.append((m.start(), m.end()))
+            pos = m.start() + 1
+    else:
+        exact = _exact(text, term, limit)
+    found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
+    needle = normalize(term, fold_case=fold_case)
+    for hit in _normalized_hits(text, normalize_map(text, fold_case=fold_case), needle, fold_case, limit):
+        found.setdefault(hit, "normalized")
+    ordered = sorted(found.items())[:limit]
+    return [Occurrence(kind, start, end) for (start, end), kind in ordered]
+
+
+def _fragment_candidates(text: str, norm: Normalized, parts: list[str], limit: int) -> list[Candidate]:
+    """For each occurrence of the first part, the nearest chain of the others in order, within a span."""
+    located: list[list[tuple[int, int, int, int]]] = []  # per part: (norm start, norm end, raw start, raw end)
+    for part in parts:
+        hits = []
+        for i in _find_all(norm.text, part):
+            raw = norm.raw_range(i, i + len(part))
+            if raw is not None and normalize(text[raw[0] : raw[1]]) == part:
+                hits.append((i, i + len(part), *raw))
+        if not hits:
+            return []
+        located.append(hits)
+    firsts = [[hit[0] for hit in hits] for hits in located]
+    by_end: dict[int, Candidate] = {}
+    for first in located[0]:
+        chain = [first]
+        for hits, starts in zip(located[1:], firsts[1:], strict=True):
+            k = bisect_left(starts, chain[-1][1])
+            if k == len(hits):
+                break
+            chain.append(hits[k])
+        if len(chain) < len(parts):
+            break  # a later first part cannot complete a chain that an earlier one could not
+        start, end = chain[0][2], chain[-1][3]
+        if end - start > MAX_SPAN:
+            continue
+        # Of the chains ending at one place, the tightest (latest start) is the candidate.
+        by_end[end] = Candidate("fragments", start, end, tuple(Fragment(h[2], h[3]) for h in chain))
+    return sorted(by_end.values(), key=lambda c: (c.start, c.end))[:limit]
+
+
+def locate(text: str, quote: str, *, limit: int = MAX_CANDIDATES) -> list[Candidate]:
+    """Candidate raw offsets of ``quote`` in ``text``: exact, else normalised, else fragments.
+
+    Returns every candidate of the first tier that finds any, in text order (at most ``limit``),
+    or an empty list. A suggestion only: see the module docstring.
+    """
+    if not quote.strip():
+        return []
+    exact = _exact(text, quote, limit)
+    if exact:
+        return [Candidate("exact", s, e) for s, e in exact]
+    norm = normalize_map(text)
+    needle = normalize(quote)
+    hits = _normalized_hits(text, norm, needle, False, limit)
+    if hits:
+        return [Candidate("normalized", s, e) for s, e in hits]
+    parts = split_fragments(quote)
+    if not parts or parts == [needle]:
+        return []
+    return _fragment_candidates(text, norm, parts, limit)
+
+
+def nearest(candidates: list[Candidate], start: int, end: int) -> Candidate | None:
+    """The candidate closest to the range ``[start, end)`` (smallest start, then end, distance)."""
+    if not candidates:
+        return None
+    return min(candidates, key=lambda c: (abs(c.start - start) + abs(c.end - end), c.start))

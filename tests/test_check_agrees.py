@@ -98,3 +98,17 @@ def test_a_report_changed_after_its_check_is_not_rendered(tmp_path: Path) -> Non
     rb.run.report_md.write_text("# Report\n\nSwapped after the check.\n", encoding="utf-8")
     with pytest.raises(IntegrityError):
         ReportView.of(rc)
+
+
+def test_a_strict_wiki_with_a_broken_link_is_refused_by_check_as_by_the_build(tmp_path: Path, cli: Cli) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    promote(sample_run(wiki).run.path, wiki)
+    config = wiki / "mkdocs.yml"
+    config.write_text(config.read_text(encoding="utf-8") + "strict: true\n", encoding="utf-8")
+    assert cli("check", "--wiki", wiki).status == 0
+    (wiki / "docs" / "index.md").write_text("# Home\n\n[gone](missing.md)\n", encoding="utf-8")
+    with pytest.raises(Abort):
+        build_wiki(wiki)
+    done = cli("check", "--wiki", wiki, "--json")
+    assert done.status == 1
+    assert [f["check"] for f in json.loads(done.out)["findings"]] == ["C-BUILD"]

@@ -31,7 +31,14 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         # One line, like every other error: the usage block would bury it.
         text = " ".join(message.split())
+        if _USAGE_AS_JSON:  # --json: the usage error as JSON on stdout too
+            error = {"reason_code": None, "message": f"{self.prog}: {text}", "exit_status": 2}
+            sys.stdout.write(json.dumps({"ok": False, "error": error}, ensure_ascii=False) + "\n")
         self.exit(2, f"{self.prog}: error: {text} (see '{self.prog} --help')\n")
+
+
+_USAGE_AS_JSON = False
+"""Set by :func:`main` for the parse of a command line that asks for ``--json``."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    global _USAGE_AS_JSON
+    _USAGE_AS_JSON = "--json" in (sys.argv[1:] if argv is None else list(argv))
+    try:
+        args = parser.parse_args(argv)
+    finally:
+        _USAGE_AS_JSON = False
     try:
         with fewer_collections():  # a command is one burst of long-lived objects (records, checks)
             status: int = args.func(args)

@@ -144,7 +144,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="where a quote really is: candidate offsets (exact, normalized, fragments); suggests, never accepts",
     )
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--source-id", required=True)
+    p.add_argument("--source-id", required=True, type=source_id_arg)
     p.add_argument("--quote", required=True, help="the passage as the agent believes it reads")
     add_json(p)
     p.set_defaults(func=_locate)

@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "check",
         help="run the build's checks on a wiki without building (exit 0 clean, 1 findings)",
         description="Every run assembled now and compared with its result.json, every snapshot re-hashed, "
-        "every concept footnote re-sliced: what 'mkdocs build' checks before it writes anything.",
+        "every concept footnote re-sliced, every page's prose and every docs/ file checked: what 'mkdocs build' "
+        "checks, without rendering or writing anything.",
     )
     c.add_argument("--wiki", required=True, metavar="WIKI", help="the wiki root (holds mkdocs.yml)")
     c.add_argument(

@@ -249,7 +249,11 @@ class EvidenceBuild:
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
         """Every page is rendered and its prose checked: refuse the build before anything is written."""
         if self.publish_at == "check":
-            raise CheckDone(list(self.prose))
+            found = list(self.prose)
+            if self._strict_warned():  # what --strict would refuse once the build ended
+                detail = "strict mode: MkDocs logged warnings while converting the pages ('mkdocs build' shows them)"
+                found.append(Finding(None, "mkdocs.yml", detail, check="C-BUILD"))
+            raise CheckDone(found)
         if self.prose:
             lines = [f"evidence prose check failed: {len(self.prose)} finding(s); nothing was published"]
             lines += grouped_lines(self.prose)

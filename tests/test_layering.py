@@ -14,7 +14,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "publisher"
 
-LAYERS = ["resources", "kernel", "parallel", "runs", "acquire", "gate", "wiki", "site", "cli"]
+LAYERS = ["resources", "kernel", "parallel", "runs", "acquire", "gate", "wiki", "site", "mcp", "cli"]
 """The layers, lowest first: each imports only layers before it (``cli`` includes ``__main__``)."""
 
 WITHIN = {

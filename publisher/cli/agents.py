@@ -45,6 +45,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--base", help="absolute URI the annotation ids start with (default: urn:uuid ids)")
     p.set_defaults(func=_export_annotations)
 
+    p = sub.add_parser(
+        "mcp",
+        help="the agents' tool server: the Model Context Protocol on stdio (read and check, never write)",
+        description="Tools: list_sources, read_source, find_spans, locate_quote, check_span. None acquires "
+        "sources, registers text, or writes snapshots, events, results or missingness records.",
+    )
+    p.add_argument("--wiki", required=True, type=Path, metavar="WIKI", help="the wiki root (holds mkdocs.yml)")
+    p.add_argument("--run-dir", type=Path, metavar="RUN", help="only this run's sources (default: every run)")
+    p.set_defaults(func=_mcp)
+
 
 def _import_anthropic(args: argparse.Namespace) -> int:
     from ..gate.citations import import_anthropic, parse_documents
@@ -98,4 +108,17 @@ def _export_annotations(args: argparse.Namespace) -> int:
     else:
         _fs.write_atomic(args.out, body)
         error_line(f"wrote {collection.total} annotation(s) to {args.out}")
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    from ..kernel.errors import UsageError
+    from ..mcp.server import serve
+    from ..runs import Run
+
+    if not (args.wiki / "mkdocs.yml").is_file():
+        raise UsageError(f"{args.wiki} is not a wiki (no mkdocs.yml)")
+    if args.run_dir is not None:
+        Run.open(args.run_dir)
+    serve(args.wiki, args.run_dir)
     return 0

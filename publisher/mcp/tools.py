@@ -1,0 +1,274 @@
+"""The agents' tools, as plain functions over one wiki (and optionally one run): read, find, locate, check.
+
+Each tool validates its arguments before any file is touched (a source id is ``src-`` and 64
+lowercase hex, offsets are whole numbers within bounds, texts are bounded), reads snapshots only
+through the verifying store, and writes nothing: no snapshot, no event (not even a ``read``), no
+record, no result. A problem is raised as :class:`ToolProblem`, one line with its reason code,
+which the server hands to the agent as a tool error.
+
+:data:`TOOLS` is the allow-list the server registers, and the one place a tool is added.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from ..acquire.select import MAX_QUOTE, locate_in, located_json, select_spans
+from ..acquire.sources import MAX_READ_WINDOW
+from ..kernel.canonical import SOURCE_ID_RE
+from ..kernel.errors import PublisherError
+from ..kernel.ids import paper_problem
+from ..kernel.locate import locate, nearest
+from ..kernel.models import Snapshot
+from ..kernel.reasons import Reason
+from ..kernel.spans import MAX_SPAN, check_range, locator
+from ..kernel.text import one_line
+from ..runs import RUN_LAYOUTS, Run
+
+__all__ = ["TOOLS", "ToolSpec", "ToolProblem", "Workspace", "MAX_OFFSET", "MAX_CONTEXT", "MAX_LISTED"]
+
+MAX_OFFSET = 1_000_000_000
+"""Largest offset a tool accepts; anything larger is refused before any file is read."""
+
+MAX_CONTEXT = 1000
+"""Most code points of context a ``find_spans`` window carries each side."""
+
+MAX_LISTED = 1000
+"""Most sources ``list_sources`` returns at once."""
+
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, strict=True)]
+SourceId = Annotated[str, Field(min_length=1, max_length=80, strict=True)]
+Phrase = Annotated[str, Field(min_length=1, max_length=MAX_SPAN, strict=True)]
+Quote = Annotated[str, Field(min_length=1, max_length=MAX_QUOTE, strict=True)]
+
+
+class ToolProblem(Exception):
+    """A tool's refusal: one line for the agent, with the reason code where one applies."""
+
+    def __init__(self, message: str, reason: Reason | None = None) -> None:
+        super().__init__(f"{reason.value}: {message}" if reason else message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """What the tools may read: one wiki's runs, or the one run given."""
+
+    wiki: Path
+    run_dir: Path | None = None
+
+    def runs(self) -> list[Run]:
+        """The runs in scope: the given run, else every run folder of the wiki's layouts."""
+        if self.run_dir is not None:
+            return [Run(self.run_dir)]
+        found: list[Run] = []
+        seen: set[Path] = set()
+        for pattern in RUN_LAYOUTS:
+            for name in sorted(glob.glob(os.path.join(glob.escape(str(self.wiki)), pattern))):
+                path = Path(name)
+                if path.is_dir() and (path / "config.json").is_file() and path.resolve() not in seen:
+                    seen.add(path.resolve())
+                    found.append(Run(path))
+        return found
+
+    def run_of(self, source_id: str) -> Run:
+        """The run holding ``source_id`` (the id is checked before any file system access)."""
+        checked = _source_id(source_id)
+        for run in self.runs():
+            if os.path.lexists(run.sources_dir / f"{checked}.json"):
+                return run
+        raise ToolProblem(f"no snapshot {checked} in this workspace", Reason.UNKNOWN_SOURCE)
+
+    def snapshot(self, source_id: str) -> tuple[Run, Snapshot]:
+        """The verified snapshot and its run."""
+        run = self.run_of(source_id)
+        return run, _guard(lambda: run.store.read(source_id))
+
+
+def _source_id(value: object) -> str:
+    if not isinstance(value, str) or not SOURCE_ID_RE.fullmatch(value):
+        shown = repr(value[:80]) if isinstance(value, str) else type(value).__name__
+        raise ToolProblem(f"{shown} is not a source id (src- and 64 lowercase hex)", Reason.UNKNOWN_SOURCE)
+    return value
+
+
+def _guard(action: Callable[[], Any]) -> Any:
+    """Run a library call; its refusal becomes a :class:`ToolProblem` (one line, reason code)."""
+    try:
+        return action()
+    except PublisherError as exc:
+        raise ToolProblem(one_line(exc.message), exc.reason) from exc
+    except OSError as exc:
+        raise ToolProblem(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
+
+
+def _summary(run: Run, snap: Snapshot) -> dict[str, Any]:
+    return {
+        "source_id": snap.source_id,
+        "url": snap.url,
+        "title": snap.title,
+        "access": snap.access.value,
+        "origin": snap.origin.value,
+        "paper": snap.paper.model_dump() if snap.paper else None,
+        "length": len(snap.text),
+        "sections": len(snap.sections or ()),
+        "pages": len(snap.pages or ()),
+        "run": run.path.name,
+    }
+
+
+def list_sources(ws: Workspace) -> dict[str, Any]:
+    """Every snapshot in the workspace with its metadata and length (verified as it is read); a
+    snapshot that does not verify is listed with its reason code instead."""
+    sources: list[dict[str, Any]] = []
+    problems: list[dict[str, Any]] = []
+    for run in ws.runs():
+        folder = run.sources_dir
+        names = sorted(os.listdir(folder)) if folder.is_dir() else []
+        for name in names:
+            stem = name[:-5] if name.endswith(".json") else None
+            if stem is None or not SOURCE_ID_RE.fullmatch(stem):
+                continue
+            if len(sources) >= MAX_LISTED:
+                return {"sources": sources, "problems": problems, "truncated": True}
+            try:
+                sources.append(_summary(run, run.store.read(stem)))
+            except PublisherError as exc:
+                problems.append(
+                    {
+                        "source_id": stem,
+                        "reason_code": exc.reason.value if exc.reason else None,
+                        "detail": exc.one_line(),
+                    }
+                )
+    return {"sources": sources, "problems": problems, "truncated": False}
+
+
+def read_source(ws: Workspace, source_id: SourceId, start: Offset = 0, end: Offset | None = None) -> dict[str, Any]:
+    """A verified window of a snapshot's text with its true offsets, at most 20,000 code points.
+
+    The window is clamped to the text and to the limit, and ``note`` says when it was; a reversed
+    window is refused. Nothing is logged.
+    """
+    _, snap = ws.snapshot(source_id)
+    n = len(snap.text)
+    if end is not None and end < start:
+        raise ToolProblem(f"window [{start}, {end}) is reversed: end must be >= start", Reason.SPAN_OUT_OF_RANGE)
+    lo = min(start, n)
+    hi = min(n, end if end is not None else lo + MAX_READ_WINDOW, lo + MAX_READ_WINDOW)
+    out: dict[str, Any] = {"source_id": snap.source_id, "start": lo, "end": hi, "length": n, "text": snap.text[lo:hi]}
+    if start > n or (end is not None and (lo, hi) != (start, end)):
+        asked = f"[{start}, {end})" if end is not None else f"from {start}"
+        out["note"] = (
+            f"window {asked} clamped to [{lo}, {hi}): the text has {n} code points, a window at most {MAX_READ_WINDOW}"
+        )
+    return out
+
+
+def find_spans(
+    ws: Workspace,
+    source_id: SourceId,
+    query: Phrase | None = None,
+    sentence: bool = False,
+    from_text: Phrase | None = None,
+    to_text: Phrase | None = None,
+    context: Annotated[int, Field(ge=0, le=MAX_CONTEXT, strict=True)] = 80,
+    ignore_case: bool = False,
+) -> dict[str, Any]:
+    """Spans to cite: every occurrence of ``query`` (exact or after normalisation), or the
+    sentence(s) holding each (``sentence``), or from ``from_text`` to the next ``to_text``; each
+    with exact offsets, excerpt, section, page and a window of context."""
+    run = ws.run_of(source_id)
+    return _guard(
+        lambda: select_spans(
+            run,
+            source_id,
+            query=query,
+            from_text=from_text,
+            to_text=to_text,
+            sentence=sentence,
+            context=context,
+            ignore_case=ignore_case,
+        )
+    )
+
+
+def locate_quote(ws: Workspace, source_id: SourceId, quote: Quote) -> dict[str, Any]:
+    """Candidate offsets of a quote: ``exact``, else ``normalized`` (typographic marks and white
+    space folded), else ``fragments`` (split at ellipses). Suggestions only: cite one as a span."""
+    run = ws.run_of(source_id)
+    snap, candidates = _guard(lambda: locate_in(run, source_id, quote))
+    return located_json(snap.source_id, quote, candidates)
+
+
+def check_span(
+    ws: Workspace,
+    source_id: SourceId,
+    start: Offset,
+    end: Offset,
+    quote: Quote | None = None,
+    evidence_id: Annotated[str, Field(min_length=1, max_length=200, strict=True)] | None = None,
+) -> dict[str, Any]:
+    """Re-slice a span as the gate will: range, length, the excerpt, section and page; with
+    ``quote``, whether it equals the re-slice (and the nearest located candidate when it does
+    not); with ``evidence_id``, whether the snapshot carries that paper id. Writes nothing."""
+    _, snap = ws.snapshot(source_id)
+    n = len(snap.text)
+    findings: list[dict[str, Any]] = []
+    out: dict[str, Any] = {"source_id": snap.source_id, "start": start, "end": end, "length": n}
+    reason = check_range(start, end, n)
+    if reason is not None:
+        findings.append({"reason_code": reason.value, "detail": f"[{start}, {end}) on a text of {n} code points"})
+        out["excerpt"] = None
+    else:
+        excerpt = snap.text[start:end]
+        section, page = locator(snap.sections)(start), locator(snap.pages)(start)
+        out |= {
+            "excerpt": excerpt,
+            "section": section.title if section else None,
+            "page": page.page if page else None,
+        }
+        if quote is not None and quote != excerpt:
+            best = nearest(locate(snap.text, quote), start, end)
+            findings.append(
+                {
+                    "reason_code": Reason.EXCERPT_MISMATCH.value,
+                    "detail": "quote differs from the re-slice",
+                    "nearest_candidate": best.as_json() if best else None,
+                }
+            )
+    if evidence_id is not None:
+        problem = paper_problem(evidence_id, snap.paper)
+        if problem is not None:
+            findings.append({"reason_code": Reason.NO_PAPER_ID.value, "detail": problem})
+    out |= {"access": snap.access.value, "url": snap.url, "ok": not findings, "findings": findings}
+    return out
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One allowed tool: its name, the function (first argument: the workspace) and whether it
+    writes (none of today's tools do)."""
+
+    name: str
+    function: Callable[..., dict[str, Any]]
+    writes: bool = False
+
+
+TOOLS: tuple[ToolSpec, ...] = (
+    ToolSpec("list_sources", list_sources),
+    ToolSpec("read_source", read_source),
+    ToolSpec("find_spans", find_spans),
+    ToolSpec("locate_quote", locate_quote),
+    ToolSpec("check_span", check_span),
+)
+"""The allow-list: the server registers exactly these, nothing else. Deliberately absent: any tool
+that acquires sources, registers text, writes snapshots, events, results or missingness records,
+or declares a review complete."""

@@ -1,0 +1,246 @@
+"""``publisher mcp``: an MCP client from the official SDK drives the tool server over stdio.
+
+The client lists the tools (exactly the allow-list, all read-only: no tool acquires, registers or
+writes), calls each one on real articles, shows the run's ``sources/``, ``events.jsonl`` and
+every other file byte-identical afterwards, and sends hostile arguments (path traversal, huge
+ranges, wrong types), each answered by a tool error, never a traceback.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from _gate_helpers import RunFixture, make_run
+
+mcp = pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+from publisher.kernel.canonical import SOURCE_ID_RE  # noqa: E402
+from publisher.kernel.locate import normalize  # noqa: E402
+from publisher.mcp.tools import TOOLS, ToolProblem, Workspace, check_span, read_source  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+ALLOWED = {"list_sources", "read_source", "find_spans", "locate_quote", "check_span"}
+WRITING_WORDS = ("fetch", "register", "acquire", "write", "append", "missing", "complete", "store", "import", "promote")
+
+Session = Callable[[ClientSession], Awaitable[None]]
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every file under ``root`` (relative path -> sha256), folders included as entries."""
+    out = {}
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        out[rel] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
+    return out
+
+
+def _serve(fx: RunFixture, body: Session, *, run_dir: bool = True) -> None:
+    args = ["-m", "publisher", "mcp", "--wiki", str(fx.wiki)]
+    if run_dir:
+        args += ["--run-dir", str(fx.run.path)]
+    params = StdioServerParameters(command=sys.executable, args=args, cwd=str(REPO))
+
+    async def main() -> None:
+        with anyio.fail_after(120):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                await body(session)
+
+    anyio.run(main)
+
+
+async def _call(session: ClientSession, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    """(is_error, parsed JSON or the error text) of one tool call."""
+    result = await session.call_tool(name, arguments)
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    assert "Traceback" not in text
+    return bool(result.is_error), (text if result.is_error else json.loads(text))
+
+
+@pytest.fixture
+def fx(tmp_path: Path) -> RunFixture:
+    return make_run(tmp_path, articles=2, report=False)
+
+
+def test_the_server_lists_only_reading_tools_and_changes_nothing(fx: RunFixture) -> None:
+    article = fx.articles[0]
+    sid, text = article.source_id, article.text
+    span = article.spans[0]
+    start, end = span["start"], span["end"]
+    before = _tree(fx.run.path)
+    events = fx.run.events_path.read_bytes()
+    sources = _tree(fx.run.sources_dir)
+
+    async def body(session: ClientSession) -> None:
+        listed = (await session.list_tools()).tools
+        names = {tool.name for tool in listed}
+        assert names == ALLOWED == {spec.name for spec in TOOLS}
+        assert not any(word in name for name in names for word in WRITING_WORDS)
+        for tool in listed:
+            assert tool.annotations is not None and tool.annotations.read_only_hint is True
+            assert tool.annotations.destructive_hint is False and tool.description
+
+        error, found = await _call(session, "list_sources", {})
+        assert not error and {s["source_id"] for s in found["sources"]} == {a.source_id for a in fx.articles}
+        assert all(
+            s["length"] == len(a.text) for s in found["sources"] for a in fx.articles if a.source_id == s["source_id"]
+        )
+
+        error, window = await _call(session, "read_source", {"source_id": sid, "start": start, "end": end})
+        assert not error and window["text"] == text[start:end] and "note" not in window
+        error, window = await _call(
+            session, "read_source", {"source_id": sid, "start": len(text) - 5, "end": len(text) + 50}
+        )
+        assert not error and window["end"] == len(text) and "note" in window
+
+        quote = "  ".join(text[start:end].split())  # white space an agent changed
+        error, located = await _call(session, "locate_quote", {"source_id": sid, "quote": quote})
+        assert not error
+        raw = text[start:end]
+        trimmed = (start + len(raw) - len(raw.lstrip()), end - len(raw) + len(raw.rstrip()))
+        assert trimmed in {(c["start"], c["end"]) for c in located["candidates"]}
+
+        error, checked = await _call(
+            session,
+            "check_span",
+            {
+                "source_id": sid,
+                "start": start,
+                "end": end,
+                "quote": text[start:end],
+                "evidence_id": article.evidence_id,
+            },
+        )
+        assert not error and checked["ok"] is True and checked["excerpt"] == text[start:end]
+        error, shifted = await _call(
+            session, "check_span", {"source_id": sid, "start": start + 1, "end": end + 1, "quote": text[start:end]}
+        )
+        assert not error and shifted["ok"] is False
+        (finding,) = shifted["findings"]
+        assert finding["reason_code"] == "EXCERPT_MISMATCH"
+        assert (finding["nearest_candidate"]["start"], finding["nearest_candidate"]["end"]) == (start, end)
+        error, wrong_paper = await _call(
+            session, "check_span", {"source_id": sid, "start": start, "end": end, "evidence_id": "pmid:1"}
+        )
+        assert not error and [f["reason_code"] for f in wrong_paper["findings"]] == ["NO_PAPER_ID"]
+
+        words = text[start:end].split()
+        phrase = " ".join(words[: min(4, len(words))])
+        error, spans = await _call(session, "find_spans", {"source_id": sid, "query": phrase, "sentence": True})
+        assert not error and spans["matches"]
+        for match in spans["matches"]:
+            assert text[match["start"] : match["end"]] == match["excerpt"]
+            assert normalize(phrase) in normalize(match["excerpt"])
+
+    _serve(fx, body)
+    assert fx.run.events_path.read_bytes() == events  # not even a read event
+    assert _tree(fx.run.sources_dir) == sources
+    assert _tree(fx.run.path) == before
+
+
+HOSTILE: list[tuple[str, dict[str, Any]]] = [
+    ("read_source", {"source_id": "../../../etc/passwd"}),
+    ("read_source", {"source_id": "../config"}),  # names a file that exists: refused before any access
+    ("read_source", {"source_id": "src-" + "0" * 64 + "/../x"}),
+    ("read_source", {"source_id": "SRC-" + "A" * 64}),
+    ("read_source", {"source_id": 12345}),
+    ("read_source", {"source_id": ["src-"]}),
+    ("read_source", {}),
+    ("read_source", {"source_id": "src-" + "0" * 64}),  # well-formed, unknown
+    ("read_source", {"source_id": "@SID", "start": 10**15}),
+    ("read_source", {"source_id": "@SID", "start": -1}),
+    ("read_source", {"source_id": "@SID", "start": "10"}),
+    ("read_source", {"source_id": "@SID", "start": 1.5}),
+    ("read_source", {"source_id": "@SID", "start": 50, "end": 10}),
+    ("check_span", {"source_id": "@SID", "start": 0, "end": 10**12}),
+    ("check_span", {"source_id": "@SID", "start": "0", "end": "10"}),
+    ("check_span", {"source_id": "@SID", "start": True, "end": 5}),
+    ("locate_quote", {"source_id": "@SID", "quote": ""}),
+    ("locate_quote", {"source_id": "@SID", "quote": "x" * 100_000}),
+    ("locate_quote", {"source_id": "@SID", "quote": {"a": 1}}),
+    ("find_spans", {"source_id": "@SID"}),
+    ("find_spans", {"source_id": "@SID", "query": "a", "from_text": "b", "to_text": "c"}),
+    ("find_spans", {"source_id": "@SID", "query": "a", "context": 10**9}),
+    ("find_spans", {"source_id": "@SID", "query": "   "}),
+    ("fetch_source", {"url": "https://example.org/"}),
+    ("register_text", {"text": "invented"}),
+    ("record_missingness", {"claim": "x"}),
+]
+
+
+def test_hostile_arguments_are_tool_errors(fx: RunFixture) -> None:
+    sid = fx.articles[0].source_id
+    before = _tree(fx.run.path)
+
+    async def body(session: ClientSession) -> None:
+        for name, arguments in HOSTILE:
+            filled = {k: (sid if v == "@SID" else v) for k, v in arguments.items()}
+            error, text = await _call(session, name, filled)
+            assert error, (name, arguments, text)
+            assert isinstance(text, str) and "\n  File " not in text
+            given = filled.get("source_id")
+            if isinstance(given, str) and not SOURCE_ID_RE.fullmatch(given):
+                assert "UNKNOWN_SOURCE" in text and "is not a source id" in text, text
+        # still serving after all that
+        error, found = await _call(session, "list_sources", {})
+        assert not error and found["sources"]
+
+    _serve(fx, body)
+    assert _tree(fx.run.path) == before
+
+
+def test_without_a_run_the_server_reads_every_run_of_the_wiki(fx: RunFixture) -> None:
+    async def body(session: ClientSession) -> None:
+        error, found = await _call(session, "list_sources", {})
+        assert not error and {s["run"] for s in found["sources"]} == {fx.run.path.name}
+        sid = fx.articles[1].source_id
+        error, window = await _call(session, "read_source", {"source_id": sid, "start": 0, "end": 10})
+        assert not error and window["text"] == fx.articles[1].text[:10]
+
+    _serve(fx, body, run_dir=False)
+
+
+def test_a_tampered_snapshot_is_a_tool_error_with_its_reason(fx: RunFixture) -> None:
+    article = fx.articles[0]
+    path = fx.run.store.path_for(article.source_id)
+    path.chmod(0o644)
+    path.write_bytes(path.read_bytes().replace(b'"access":"full_text"', b'"access":"abstract"', 1))
+    ws = Workspace(fx.wiki, fx.run.path)
+    with pytest.raises(ToolProblem) as caught:
+        read_source(ws, article.source_id)
+    assert str(caught.value).startswith("SNAPSHOT_HASH_MISMATCH")
+    with pytest.raises(ToolProblem) as caught:
+        check_span(ws, "src-" + "f" * 64, 0, 1)
+    assert str(caught.value).startswith("UNKNOWN_SOURCE")
+    assert check_span(ws, fx.articles[1].source_id, 0, 1)["ok"] is True  # the other snapshot still reads
+
+
+def test_only_the_edges_import_the_sdk() -> None:
+    """The MCP SDK is imported by publisher/mcp (and the CLI that starts it), nowhere else."""
+    offenders = []
+    for path in sorted((REPO / "publisher").rglob("*.py")):
+        rel = path.relative_to(REPO / "publisher").parts
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            if any(n == "mcp" or n.startswith("mcp.") or n == "anthropic" for n in names) and rel[0] not in (
+                "mcp",
+                "cli",
+            ):
+                offenders.append("/".join(rel))
+    assert offenders == []

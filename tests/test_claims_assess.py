@@ -266,3 +266,13 @@ def test_claims_are_published_with_status_counts_and_lineage(cli: Cli, cw: Claim
     matrix = (site / "claims" / "index.html").read_text(encoding="utf-8")
     assert "status-S" in matrix and "status-P" in matrix
     assert check_site(site, cw.wiki).ok
+
+
+def test_the_source_page_states_the_declared_surface(cw: ClaimsWiki) -> None:
+    build_wiki(cw.wiki)
+    site = cw.wiki / "site" / "sources"
+    declared = (site / cw.a_full / "index.html").read_text(encoding="utf-8")
+    assert "Declared surface" in declared and "whole text, complete as declared at acquisition" in declared
+    undeclared = (site / cw.b_full / "index.html").read_text(encoding="utf-8")
+    assert "whole text, not declared complete" in undeclared
+    assert "Declared surface" not in (site / cw.a_abstract / "index.html").read_text(encoding="utf-8")

@@ -74,7 +74,6 @@ WITHIN = {
 NESTED = {
     ("wiki", "claims"): [
         "model",
-        "surface",
         "records",
         "log",
         "missingness",

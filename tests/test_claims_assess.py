@@ -186,7 +186,10 @@ def test_edited_log_line_and_tampered_front_matter_fail_the_check(cli: Cli, cw: 
     lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
     lines[0] = lines[0].replace('"admitted":false', '"admitted":true')
     log.write_text("".join(lines), encoding="utf-8")
-    assert ("C-CLAIM", "ASSESSMENT_LOG") in claim_findings(cw.wiki)
+    found = check_wiki(cw.wiki).findings
+    assert ("C-CLAIM", "ASSESSMENT_LOG") in [(f.check, f.field) for f in found]
+    # ... and the claim resting on that log is named too: its entry is no longer a trusted fact.
+    assert ("claim:c1", "ASSESSMENT_LOG") in [(f.artifact_id, f.field) for f in found]
 
 
 def test_hand_written_claims_fail_the_check(cw: ClaimsWiki) -> None:
@@ -263,3 +266,13 @@ def test_claims_are_published_with_status_counts_and_lineage(cli: Cli, cw: Claim
     matrix = (site / "claims" / "index.html").read_text(encoding="utf-8")
     assert "status-S" in matrix and "status-P" in matrix
     assert check_site(site, cw.wiki).ok
+
+
+def test_the_source_page_states_the_declared_surface(cw: ClaimsWiki) -> None:
+    build_wiki(cw.wiki)
+    site = cw.wiki / "site" / "sources"
+    declared = (site / cw.a_full / "index.html").read_text(encoding="utf-8")
+    assert "Declared surface" in declared and "whole text, complete as declared at acquisition" in declared
+    undeclared = (site / cw.b_full / "index.html").read_text(encoding="utf-8")
+    assert "whole text, not declared complete" in undeclared
+    assert "Declared surface" not in (site / cw.a_abstract / "index.html").read_text(encoding="utf-8")

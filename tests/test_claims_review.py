@@ -110,3 +110,10 @@ def test_a_review_not_written_by_the_tool_does_not_resolve(cli: Cli, cw: ClaimsW
     _fs.create_exclusive(cw.rb.run.path / "reviews" / f"{rid}.json", canonical_bytes(forged.model_dump(mode="json")))
     refused(assess(cli, cw, "ns1", CLAIM, "NS", "--review", rid), "REVIEW_UNRESOLVED")
     assert json.loads((cw.rb.run.path / "reviews" / f"{rid}.json").read_text())["protocol_complete"] is True
+    # A forged record the tool would refuse to execute (an empty term) is refused, never a crash.
+    odd = ReviewRecord.model_validate(
+        {**forged.model_dump(mode="json"), "search_terms": ["   "], "hits": [], "protocol_complete": True}
+    )
+    odd_id = record_id(odd)
+    _fs.create_exclusive(cw.rb.run.path / "reviews" / f"{odd_id}.json", canonical_bytes(odd.model_dump(mode="json")))
+    refused(assess(cli, cw, "ns1", CLAIM, "NS", "--review", odd_id), "REVIEW_UNRESOLVED")

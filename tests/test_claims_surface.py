@@ -13,7 +13,7 @@ import pytest
 from conftest import CliResult, minimal_pdf
 
 from publisher.acquire.signing import KeyRing, key_id_of, load_public_key, load_signer, new_key_pair, signature_problem
-from publisher.acquire.sources import Declaration, add_local_pdf, fetch
+from publisher.acquire.sources import Declaration, add_local_pdf, fetch, register
 from publisher.kernel.errors import IntegrityError, UsageError
 from publisher.kernel.eventlog import read_log
 from publisher.kernel.reasons import Reason
@@ -153,3 +153,12 @@ def test_fetched_full_text_is_complete_only_when_declared(jats_server: str, tmp_
     assert out.status == 2 and len(out.err_lines) == 1
     out = cli("source", "fetch", "--run-dir", abstract.path, "--url", jats_server, "--expected-page-count", "3")
     assert out.status == 2 and len(out.err_lines) == 1
+
+
+def test_registered_text_carries_a_surface_that_is_never_complete(tmp_path: Path, corpus_dir: Path) -> None:
+    run = init_run(tmp_path / "r", "r")
+    text_file = corpus_dir / "evidence-inference" / "texts" / f"{ARTICLE}.txt"
+    snap = register(run, f"https://pmc.ncbi.nlm.nih.gov/articles/{ARTICLE}/", text_file).snapshot
+    assert snap.surface is not None
+    assert (snap.surface.type.value, snap.surface.complete, snap.surface.method) == ("WHOLE_TEXT", False, "register")
+    assert read_log(run.events_path).events[-1].surface is None  # a register event is no acquisition

@@ -77,7 +77,6 @@ WITHIN = {
 NESTED = {
     ("wiki", "claims"): [
         "model",
-        "surface",
         "records",
         "log",
         "missingness",

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...acquire.signing import KeyRing
-from ...kernel.errors import IntegrityError, UsageError
+from ...kernel.errors import IntegrityError, PublisherError, UsageError
 from ...kernel.eventlog import LogState
 from ...kernel.findings import Finding
 from ...kernel.models import Access, EventType
@@ -224,14 +224,17 @@ def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = N
     manifest = snap.surface.manifest_hash if snap.surface else None
     if manifest != review.surface_manifest_hash:
         return f"the reviewed snapshot's declared surface is not the one reviewed ({review.source_id[:16]}…)"
-    again = build_review(
-        ev.run,
-        review.source_id,
-        review.claim,
-        review.search_terms,
-        review.semantic_queries_declared_not_executed,
-        logs,
-    )
+    try:
+        again = build_review(
+            ev.run,
+            review.source_id,
+            review.claim,
+            review.search_terms,
+            review.semantic_queries_declared_not_executed,
+            logs,
+        )
+    except PublisherError as exc:
+        return f"re-executing the review over {review.source_id[:16]}… is refused ({exc.one_line()[:120]})"
     if again.model_copy(update={"created_at": review.created_at}) != review:
         return f"re-executing the review over {review.source_id[:16]}… gives another result (not written by the tool)"
     return None

@@ -229,7 +229,12 @@ class EvidenceBuild:
         file, path = self._prose_source(page)
         trusted = self.trusted.take(page.content or "") if self.trusted is not None else []
         author = "concept" if generated is not None and generated.origin is not None else "page"
-        found = check_prose(html, file=file, source=source_text(path), trusted=trusted, author=author)
+        found: list[Finding] = []
+        if generated is None or generated.origin is not None:
+            # A generated page without a concept file (a source, index or report page) holds no
+            # prose: its Markdown is the build's own template, every value in it a slot, and its
+            # final HTML is scanned by the seal like every page.
+            found = check_prose(html, file=file, source=source_text(path), trusted=trusted, author=author)
         if found:
             self.prose += found
             return html  # the build fails in on_env, once every page was checked

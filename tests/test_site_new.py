@@ -47,7 +47,11 @@ def test_new_wiki_with_a_promoted_run_builds_and_passes_check_site(tmp_path: Pat
     assert outcome.excerpts >= 10 and outcome.snapshots == 3 and outcome.records == 3
     page = (wiki / "site" / "concepts" / "alpha.html").read_text(encoding="utf-8")  # offline: links name files
     assert 'class="footnote"' in page and "evidence-excerpt" in page
-    assert len(list((wiki / "site" / "sources").glob("src-*/record.js"))) == 3
+    sources = wiki / "site" / "sources"
+    assert len(list(sources.glob("src-*/record.json"))) == 3
+    # Signed sources verify through their proofs and the signed root: the text ships once.
+    assert list(sources.glob("src-*/record.js")) == []
+    assert len(list(sources.glob("src-*/proofs/*.js"))) >= 3
     assert leftovers(wiki) == []
 
 

@@ -26,7 +26,7 @@ wiki check refuses a run with such a finding, so the build never publishes its r
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from markdown_it.token import Token
@@ -88,12 +88,23 @@ def _callout(token: Token) -> bool:
     return bool(children) and children[0].type == "strong_open"
 
 
+@dataclass
+class _Open:
+    """A top-level blockquote being read: where it starts, its text, the labels it cites, and
+    whether it is a callout (its quotations are still checked, the block itself is not)."""
+
+    line: int
+    parts: list[str] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    callout: bool = False
+
+
 def quotations(text: str) -> list[Quotation]:
     """Every blockquote, long quotation and cite-line look-alike of a report, in order."""
     tokens = markdown_parser(keep_definitions=True).parse(text)
     out: list[Quotation] = []
     depth = 0
-    quote: tuple[int, list[str], list[str]] | None = None
+    quote: _Open | None = None
     for token in tokens:
         if token.type == "footnote_reference_open":
             depth += 1
@@ -102,11 +113,11 @@ def quotations(text: str) -> list[Quotation]:
         if depth:
             continue
         if token.type == "blockquote_open" and quote is None:
-            quote = ((token.map or (0, 0))[0] + 1, [], [])
+            quote = _Open((token.map or (0, 0))[0] + 1)
         elif token.type == "blockquote_close" and quote is not None and token.level == 0:
-            line, words, labels = quote
-            if words and words[0] != "\x00aside" and " ".join(words).strip():
-                out.append(Quotation(line, "blockquote", " ".join(words).strip(), tuple(labels)))
+            body = " ".join(quote.parts).strip()
+            if body and not quote.callout:
+                out.append(Quotation(quote.line, "blockquote", body, tuple(quote.labels)))
             quote = None
         elif token.type in ("inline", "code_block", "fence"):
             line = (token.map or (0, 0))[0] + 1
@@ -120,16 +131,15 @@ def quotations(text: str) -> list[Quotation]:
             if seen is not None:
                 out.append(Quotation(line, "cite-line", seen))
             if quote is not None:
-                if not quote[1] and _callout(token):
-                    quote = (quote[0], ["\x00aside"], [])
-                quote[1].append(plain)
-                quote[2].extend(labels)
-                if quote[1][0] != "\x00aside":
-                    continue
+                quote.callout = quote.callout or (not quote.parts and _callout(token))
+                quote.parts.append(plain)
+                quote.labels.extend(labels)
+                if not quote.callout:
+                    continue  # the blockquote is judged whole
             for match in _QUOTED.finditer(plain):
-                words = next(g for g in match.groups() if g is not None).strip()
-                if len(words.split()) >= QUOTE_WORDS:
-                    out.append(Quotation(line, "quotation", words, tuple(labels)))
+                quoted = next(g for g in match.groups() if g is not None).strip()
+                if len(quoted.split()) >= QUOTE_WORDS:
+                    out.append(Quotation(line, "quotation", quoted, tuple(labels)))
     return out
 
 

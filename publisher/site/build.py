@@ -39,7 +39,7 @@ from .pages import (
     content_date,
 )
 from .proofs import ProofSource
-from .prose import check_prose, prose_file, source_text
+from .prose import Author, check_prose, prose_file, source_text
 from .scan import scan_page
 from .seal import seal_page
 from .sitefiles import add_claims_json, add_site_files, wire_config
@@ -228,7 +228,7 @@ class EvidenceBuild:
             page.update_date = self.build_date  # no build-time clock in the sitemap
         file, path = self._prose_source(page)
         trusted = self.trusted.take(page.content or "") if self.trusted is not None else []
-        author = "concept" if generated is not None and generated.origin is not None else "page"
+        author: Author = "concept" if generated is not None and generated.origin is not None else "page"
         found: list[Finding] = []
         if generated is None or generated.origin is not None:
             # A generated page without a concept file (a source, index or report page) holds no

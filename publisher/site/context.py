@@ -22,7 +22,7 @@ from ..wiki.evidence import WikiCheck
 
 __all__ = ["Context", "SentenceContexts", "MOST"]
 
-MOST = 240
+MOST = 240  # the same bound as publisher.site.highlight.SENTENCE_REACH
 """The most code points of context shown on either side; a longer rest of the sentence is cut at
 a space and marked with an ellipsis outside the citation."""
 

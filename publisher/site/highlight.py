@@ -6,6 +6,7 @@ import itertools
 import os
 from dataclasses import dataclass
 
+from ..acquire.sentences import Sentences
 from ..kernel.canonical import sha256_hex
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
@@ -111,11 +112,12 @@ def render_source_body(job: SourceJob) -> SourceBody:
         raise IntegrityError(f"snapshot {sid} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
     spans = set(job.spans)
     if job.mode in ("windows", "proofs"):
+        sentences = Sentences(snap.text, wrapped=snap.pages is not None)  # each span inside its sentence
         windows = tuple(
             (sid, lo, hi, sha256_hex(snap.text[lo:hi].encode("utf-8")))
-            for lo, hi in window_bounds(len(snap.text), spans, job.context)
+            for lo, hi in window_bounds(len(snap.text), spans, job.context, sentences)
         )
-        return SourceBody(windows_html(sid, snap.text, spans, job.context, job.index_limit), windows)
+        return SourceBody(windows_html(sid, snap.text, spans, job.context, job.index_limit, sentences), windows)
     return SourceBody(snapshot_html(sid, snap.text, spans))
 
 
@@ -164,12 +166,28 @@ def snapshot_html(source_id: str, text: str, spans: set[tuple[int, int]]) -> str
     return "".join(out)
 
 
-def window_bounds(length: int, spans: set[tuple[int, int]], context: int) -> list[tuple[int, int]]:
+SENTENCE_REACH = 240
+"""How far past ``context`` a window reaches, each side, to hold the rest of a cited span's
+sentence (the same bound as :data:`publisher.site.context.MOST`)."""
+
+
+def window_bounds(
+    length: int, spans: set[tuple[int, int]], context: int, sentences: Sentences | None = None
+) -> list[tuple[int, int]]:
     """The context windows over a text of ``length`` code points: ``context`` either side of each
-    span, clipped to the text; windows that touch or overlap merge, so each span lies whole in one."""
+    span, and with ``sentences`` at least the rest of the span's sentence (up to
+    :data:`SENTENCE_REACH` further), clipped to the text; windows that touch or overlap merge, so
+    each span lies whole in one, inside its sentence."""
+    reach: list[tuple[int, int]] = []
+    for s, e in spans:
+        lo, hi = s - context, e + context
+        covered = sentences.covering(s, e) if sentences is not None else None
+        if covered is not None:
+            lo = min(lo, max(covered[0], s - context - SENTENCE_REACH))
+            hi = max(hi, min(covered[1], e + context + SENTENCE_REACH))
+        reach.append((max(0, lo), min(length, hi)))
     windows: list[list[int]] = []
-    for s, e in sorted(spans):
-        lo, hi = max(0, s - context), min(length, e + context)
+    for lo, hi in sorted(reach):
         if windows and lo <= windows[-1][1]:
             windows[-1][1] = max(windows[-1][1], hi)
         else:
@@ -178,7 +196,12 @@ def window_bounds(length: int, spans: set[tuple[int, int]], context: int) -> lis
 
 
 def windows_html(
-    source_id: str, text: str, spans: set[tuple[int, int]], context: int, index_limit: int | None = None
+    source_id: str,
+    text: str,
+    spans: set[tuple[int, int]],
+    context: int,
+    index_limit: int | None = None,
+    sentences: Sentences | None = None,
 ) -> str:
     """Only the cited spans of a long snapshot, each with ``context`` code points either side.
 
@@ -191,7 +214,7 @@ def windows_html(
     places) are kept out of the search index (Material's ``data-search-exclude``), so no source
     page adds more than that much text to it.
     """
-    bounds = window_bounds(len(text), spans, context)
+    bounds = window_bounds(len(text), spans, context, sentences)
     unindexed = index_limit is not None and sum(hi - lo for lo, hi in bounds) > index_limit
     exclude = " data-search-exclude" if unindexed else ""
     out = [f'<div class="evidence-windows" data-window-of="{source_id}"{exclude}>']

@@ -18,9 +18,18 @@ page: the built-in SHA-256 hashes a mebibyte at a time, yielding between chunks;
 task`` is the longest stretch the page's main thread was blocked during that verification (the
 longest gap between the ticks of a 10 ms timer).
 
+The proof mode (``--proofs``) measures one excerpt verified through its Merkle proof (CONTRACT
+section 16) on a wiki whose acquisitions are signed, built twice: ``signed``, the defaults
+(offline); ``proofs``, ``source_text: proofs`` (no text published but the windows). Each site is
+opened at its concept page, served from 127.0.0.1 and from disk (``file://``); *bytes* are the
+bytes of every file the page loaded between the click on the first excerpt's verify button and
+"✓ verified" (the proof script: the record is never loaded), *verified ms* that time, measured
+in the page.
+
     python benchmarks/bench_reader.py                 # 1, 10 and 50 MB sources (several minutes)
     python benchmarks/bench_reader.py --sizes 0.2 0.5 # other sizes, in MB of UTF-8 text
     python benchmarks/bench_reader.py --quick         # tiny sizes, a smoke run
+    python benchmarks/bench_reader.py --proofs        # the proof mode, 1, 10 and 50 MB
 """
 
 from __future__ import annotations
@@ -196,6 +205,133 @@ def measure(sizes: list[float], work: Path, fallback_max: float) -> list[list[An
     return rows
 
 
+PROOF_VARIANTS = {
+    "signed": "extra:\n  evidence:\n    offline: true\n    trusted_keys: [keys/bench.pub]\n",
+    "proofs": "extra:\n  evidence:\n    offline: true\n    source_text: proofs\n    trusted_keys: [keys/bench.pub]\n",
+}
+
+# Click one verify button and wait for its outcome, timed inside the page (the DOM's prototypes
+# only, as a page's prose could shadow document.querySelector).
+_CLICK_AND_TIME = """async (sel) => {
+  const b = Document.prototype.querySelector.call(document, sel);
+  const done = () => ['verified', 'mismatch', 'error'].includes(b.dataset.state);
+  const t0 = performance.now();
+  b.click();
+  await new Promise((resolve) => {
+    if (done()) return resolve();
+    const o = new MutationObserver(() => { if (done()) { o.disconnect(); resolve(); } });
+    o.observe(b, { attributes: true });
+  });
+  return [performance.now() - t0, b.dataset.state, b.dataset.anchor || '', b.dataset.detail];
+}"""
+
+
+def make_signed_wiki(root: Path, size: int) -> Path:
+    """:func:`make_wiki`, every acquisition signed by a key the wiki lists under ``trusted_keys``."""
+    from publisher.acquire.signing import new_key_pair
+
+    private, public, _ = new_key_pair(root.parent / f"{root.name}-keys", "bench")
+    generate_wiki(
+        WikiSpec(
+            root=root,
+            seed=7,
+            total_bytes=1,
+            min_bytes=size,
+            max_bytes=size,
+            sources_per_run=1,
+            spans_per_source=20,
+            sources_per_concept=1,
+            signing_key=private,
+        )
+    )
+    (root / "keys").mkdir(exist_ok=True)
+    (root / "keys" / "bench.pub").write_bytes(public.read_bytes())
+    (root / "hooks").mkdir(exist_ok=True)
+    (root / "hooks" / "evidence.py").write_bytes((REPO / "hooks" / "evidence.py").read_bytes())
+    # The trusted keys are an input of each result: assemble again now that the wiki lists one.
+    from publisher.gate.assemble import assemble_run
+    from publisher.runs import Run
+
+    (root / "mkdocs.yml").write_text(_CONFIG + PROOF_VARIANTS["signed"], encoding="utf-8")
+    for run in sorted((root / "runs").iterdir()):
+        assemble_run(Run(run), wiki_root=root, write=True)
+    return root
+
+
+def one_excerpt(site: Path, browser: Any, how: str) -> tuple[int, float]:
+    """Bytes loaded and milliseconds from the click to "verified" for the first excerpt of the
+    concept page, served (``http``) or from disk (``file``)."""
+    concept = next(p for p in sorted((site / "concepts").glob("*.html")) if p.name != "index.html")
+    rel = concept.relative_to(site).as_posix()
+    button = 'button.evidence-verify[data-kind="excerpt"]'
+    with serve(site) as base:
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.set_default_timeout(600_000)
+        loaded: list[str] = []
+        page.goto(f"{base}{rel}" if how == "http" else concept.as_uri(), wait_until="load")
+        page.wait_for_selector(button, state="attached")
+        page.evaluate(_SETTLED)
+        page.on("request", lambda request: loaded.append(request.url))
+        ms, state, anchor, detail = page.evaluate(_CLICK_AND_TIME, button)
+        context.close()
+    if state != "verified" or anchor != "signed-root":
+        raise SystemExit(f"bench_reader: proof verification ended {state} ({anchor}): {detail}")
+    prefix = base if how == "http" else site.as_uri() + "/"
+    total = 0
+    for url in loaded:
+        path = site / url[len(prefix) :].split("?", 1)[0].split("#", 1)[0] if url.startswith(prefix) else None
+        total += path.stat().st_size if path is not None and path.is_file() else 0
+    return total, ms
+
+
+def measure_proofs(sizes: list[float], work: Path) -> list[list[Any]]:
+    from playwright.sync_api import sync_playwright
+
+    rows: list[list[Any]] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS), headless=True)
+        try:
+            for mb in sizes:
+                wiki = make_signed_wiki(work / f"signed-{mb:g}", int(mb * MB))
+                for variant, extra in PROOF_VARIANTS.items():
+                    (wiki / "mkdocs.yml").write_text(_CONFIG + extra, encoding="utf-8")
+                    site = wiki / f"site-{variant}"
+                    began = time.perf_counter()
+                    done = subprocess.run(
+                        [
+                            sys.executable,
+                            "-m",
+                            "mkdocs",
+                            "build",
+                            "-q",
+                            "-f",
+                            str(wiki / "mkdocs.yml"),
+                            "-d",
+                            str(site),
+                        ],
+                        cwd=wiki,
+                        capture_output=True,
+                        text=True,
+                        check=False,
+                        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+                    )
+                    if done.returncode != 0:
+                        raise SystemExit(f"bench_reader: build failed:\n{done.stderr[-3000:]}")
+                    seconds = time.perf_counter() - began
+                    site_mb = sum(p.stat().st_size for p in site.rglob("*") if p.is_file()) / MB
+                    row: list[Any] = [f"{mb:g} MB {variant}", site_mb, seconds]
+                    for how in ("http", "file"):
+                        size, ms = one_excerpt(site, browser, how)
+                        row += [size / 1000, ms]
+                    rows.append(row)
+                    figures = "  ".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in row)
+                    print(f"bench_reader: {figures}", file=sys.stderr, flush=True)
+        finally:
+            browser.close()
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[1, 10, 50], help="source sizes in MB")
@@ -206,11 +342,18 @@ def main(argv: list[str] | None = None) -> int:
         default=12,
         help="skip the fallback verification on pages larger than this (a 50 MB page takes many minutes)",
     )
+    parser.add_argument("--proofs", action="store_true", help="the proof mode: one excerpt through its proof")
     args = parser.parse_args(argv)
     if not CHROMIUM.is_file():
         print(f"bench_reader: no Chromium at {CHROMIUM}; skipped")
         return 0
     sizes = [0.05, 0.3] if args.quick else args.sizes
+    if args.proofs:
+        with tempfile.TemporaryDirectory(prefix="bench-reader-") as tmp:
+            rows = measure_proofs(sizes, Path(tmp))
+        header = ["source", "site MB", "build s", "http KB", "http ms", "disk KB", "disk ms"]
+        print(table("One excerpt verified through its proof (Chromium; signed roots)", header, rows))
+        return 0
     with tempfile.TemporaryDirectory(prefix="bench-reader-") as tmp:
         rows = measure(sizes, Path(tmp), args.fallback_max_mb)
     header = [

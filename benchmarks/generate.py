@@ -28,6 +28,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from publisher.acquire.signing import load_signer
 from publisher.kernel.canonical import format_ts, utc_now
 from publisher.kernel.eventlog import append_event
 from publisher.kernel.refs import format_ref
@@ -79,6 +80,8 @@ class WikiSpec:
     assemble: bool = True
     pdf_every: int = 0
     """Every n-th source is a user-supplied PDF whose asset file (1.5x its text) the wiki stores."""
+    signing_key: Path | None = None
+    """A private key (PEM): every acquisition event is signed with it, for its run."""
 
 
 @dataclass
@@ -236,6 +239,10 @@ def generate_wiki(spec: WikiSpec, *, log: bool = False) -> WikiSummary:
             fresh=True,
             sha256=asset["sha256"] if asset else snap.content_hash[7:],
             detail=f"synthetic {len(text)} code points",
+            record_hash=snap.record_hash,
+            merkle_root=snap.merkle_root,
+            merkle_size=snap.merkle_size,
+            signer=load_signer(spec.signing_key, run.name()) if spec.signing_key else None,
         )
         spans = _spans(rng, text, spec.spans_per_source)
         extraction = {

@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-BENCHMARKS = ("bench_preflight", "bench_commands", "bench_build")
+BENCHMARKS = ("bench_preflight", "bench_commands", "bench_build", "bench_claims")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,9 @@
 What it does, in order (each step through the ``publisher`` console script of the Python that runs
 this file, and the whole script stops at the first step that is not clean):
 
-1. removes ``runs/example/``, the example's concept files and its PDF in ``assets/papers/``;
+1. removes ``runs/example/``, the example's concept files and its PDF in ``assets/papers/``, and
+   makes sure this user holds the private half of ``keys/example.pub`` (the key ``mkdocs.yml``
+   trusts), making a new pair when not: every acquisition below is signed with it;
 2. ``publisher run init runs/example --slug example --gate --question …`` (the concept's title);
 3. serves ``examples/sources/`` on 127.0.0.1 from a thread and acquires the two trial articles
    with ``publisher source fetch`` (real HTTP round trips, so the sources are fresh), then adds
@@ -741,6 +743,32 @@ def _check_outcome(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     return result, verification
 
 
+EXAMPLE_KEY = "keys/example.pub"
+"""The example wiki's public acquisition key (committed; listed under ``trusted_keys``)."""
+
+
+def _wiki_key(wiki: Path) -> str:
+    """The example wiki's acquisition key id, as ``publisher new`` would make it: the public key at
+    :data:`EXAMPLE_KEY`, the private key in the user's configuration folder (never in the wiki),
+    where ``publisher source fetch`` and ``source local`` find it and sign. A checkout whose user
+    does not hold that private key gets a new pair (the public key file is replaced), so the
+    rebuilt runs are signed by a key the wiki trusts."""
+    from publisher.acquire.signing import key_id_of, load_public_key, new_wiki_key, wiki_key_file
+
+    config = (wiki / "mkdocs.yml").read_text(encoding="utf-8")
+    if f"- {EXAMPLE_KEY}" not in config:
+        raise BuildError(f"mkdocs.yml does not list {EXAMPLE_KEY} under extra: evidence: trusted_keys")
+    public = wiki / EXAMPLE_KEY
+    if public.is_file():
+        key_id = key_id_of(load_public_key(public))
+        if wiki_key_file([key_id]) is not None:
+            return key_id
+        public.unlink()
+    _, key_id = new_wiki_key(public)
+    print(f"made the example's key pair: {EXAMPLE_KEY} (key id {key_id[:16]}…), private key outside the wiki")
+    return key_id
+
+
 def build(wiki: Path, port: int = DEFAULT_PORT) -> dict[str, Any]:
     """Rebuild the example run under ``wiki`` from scratch; returns a summary of what was made."""
     wiki = wiki.resolve()
@@ -753,6 +781,7 @@ def build(wiki: Path, port: int = DEFAULT_PORT) -> dict[str, Any]:
     pub = Publisher(_publisher_command(), wiki, _child_env())
 
     _clean(wiki, run_dir, pdf)
+    key_id = _wiki_key(wiki)
     pub("run", "init", run_rel, "--slug", RUN_SLUG, "--gate", "--question", QUESTION)
 
     acquired: dict[str, dict[str, Any]] = {}
@@ -773,6 +802,8 @@ def build(wiki: Path, port: int = DEFAULT_PORT) -> dict[str, Any]:
     for key, info in acquired.items():
         if not info.get("fresh"):
             raise BuildError(f"{key}: acquisition was not logged as fresh ({info.get('event_id')})")
+        if info.get("signed_by") != key_id:
+            raise BuildError(f"{key}: acquisition was not signed by the example's key ({info.get('event_id')})")
         print(f"  {key}: {info['source_id']} ({info['chars']} chars, {info['access']}, {info['event_id']} fresh)")
 
     agent = Agent(pub, run_rel, acquired)

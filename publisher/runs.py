@@ -28,6 +28,10 @@ __all__ = [
     "slug_problem",
     "read_wiki_extra",
     "trusted_key_paths",
+    "key_paths",
+    "config_file_of",
+    "read_workspace",
+    "write_workspace",
 ]
 
 SLUG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
@@ -217,6 +221,54 @@ def init_run(path: Path | str, slug: str, *, gate: bool = False, question: str |
     return run
 
 
+MAX_COPIED_FILES = 10_000
+"""Most files ``run init --from`` copies (agent records, report, corpus)."""
+
+
+def read_workspace(old: Run) -> list[tuple[str, bytes]]:
+    """What ``run init --from OLD`` copies, read before anything is created: ``workspace/``
+    (records, ``verifier.json``), ``outputs/report.md`` and ``corpus.jsonl`` of ``old``, as
+    (path relative to the run, bytes). Never the snapshots, raw bytes or event log: the new run
+    fetches its sources itself (a source fetched again from the same URL with the same text has
+    the same id, so the records still cite it, now with the ids given to the fetch).
+
+    Only regular files are read (a link is refused, never followed); a usage error names
+    anything that cannot be copied.
+    """
+    wanted: list[Path] = []
+    workspace = old.path / "workspace"
+    if workspace.is_dir() and not workspace.is_symlink():
+        for path in sorted(workspace.rglob("*")):
+            if path.is_symlink() or (not path.is_dir() and not path.is_file()):
+                rel = path.relative_to(old.path).as_posix()
+                raise UsageError(f"--from: {rel} is not a regular file; refusing to copy it")
+            if path.is_file():
+                wanted.append(path)
+    for path in (old.report_md, old.corpus_path):
+        if os.path.lexists(path):
+            wanted.append(path)
+    if len(wanted) > MAX_COPIED_FILES:
+        raise UsageError(f"--from: {len(wanted)} files is more than the {MAX_COPIED_FILES} a run init copies")
+    out = []
+    for path in wanted:
+        rel = path.relative_to(old.path).as_posix()
+        try:
+            out.append((rel, _fs.read_regular(path, follow_symlinks=False)))
+        except OSError as exc:
+            raise UsageError(f"--from: {rel} cannot be read ({exc.strerror or exc})") from exc
+    return out
+
+
+def write_workspace(new: Run, files: list[tuple[str, bytes]]) -> list[str]:
+    """Write :func:`read_workspace`'s files into the fresh run ``new``; returns their paths."""
+    for rel, data in files:
+        target = new.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not _fs.create_exclusive(target, data, mode=0o644):
+            raise UsageError(f"{rel} already exists in the new run")
+    return [rel for rel, _ in files]
+
+
 def find_wiki_root(start: Path) -> Path | None:
     """The wiki root of ``start`` (a run folder or any folder inside a wiki), if one can be told.
 
@@ -235,79 +287,116 @@ def find_wiki_root(start: Path) -> Path | None:
 
 
 class _TolerantLoader(yaml.SafeLoader):
-    """YAML's safe loader that reads MkDocs' own tags (``!ENV``, ``!!python/name:…``) as plain values.
+    """YAML's safe loader that reads MkDocs' own tags (``!ENV``, ``!!python/name:…``) as marked values.
 
-    Nothing is imported or resolved: a tagged node becomes its scalar, list or mapping, so the
-    ``extra`` block can be read without importing MkDocs or any module the config names.
+    Nothing is imported or resolved: a tagged node becomes a :class:`_Tagged` holding its tag, so
+    the ``extra`` block can be read without importing MkDocs, and a tag where a setting of the
+    evidence build sits is refused rather than read as its literal text.
     """
 
 
+@dataclass(frozen=True)
+class _Tagged:
+    tag: str
+
+
 def _untagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    if isinstance(node, yaml.ScalarNode):
-        return loader.construct_scalar(node)
-    if isinstance(node, yaml.SequenceNode):
-        return loader.construct_sequence(node, deep=True)
-    if isinstance(node, yaml.MappingNode):
-        return loader.construct_mapping(node, deep=True)
-    return None  # pragma: no cover - PyYAML has no other node kinds
+    return _Tagged(node.tag)
 
 
 _TolerantLoader.add_multi_constructor("!", _untagged)
 _TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", _untagged)
 
 
-def _config_file(wiki_root: Path) -> Path | None:
+def config_file_of(wiki_root: Path) -> Path | None:
+    """The wiki's ``mkdocs.yml`` (or ``mkdocs.yaml``), or None."""
     for name in ("mkdocs.yml", "mkdocs.yaml"):
         if os.path.lexists(wiki_root / name):
             return wiki_root / name
     return None
 
 
+def _tags_in(value: Any) -> str | None:
+    if isinstance(value, _Tagged):
+        return value.tag
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, list):
+        for item in value:
+            found = _tags_in(item)
+            if found is not None:
+                return found
+    return None
+
+
 def read_wiki_extra(wiki_root: Path) -> dict[str, Any]:
     """The ``extra`` mapping of the wiki's ``mkdocs.yml`` (empty when absent), read without MkDocs.
 
-    A config that cannot be read or parsed, or whose ``extra`` is not a mapping, is a
-    ``SCHEMA_ERROR`` usage error: the wiki's trust settings are never guessed.
+    Fail-closed: a config that cannot be read or parsed, whose ``extra`` is not a mapping, that
+    inherits another (``INHERIT``) or holds a tag (``!ENV``) inside ``extra.evidence`` is a
+    ``SCHEMA_ERROR`` usage error: only MkDocs' loader resolves those
+    (:func:`publisher.site.policy.resolve_policy`), and the trust settings are never guessed.
     """
-    path = _config_file(Path(wiki_root))
+    path = config_file_of(Path(wiki_root))
     if path is None:
         return {}  # an upstream layout without mkdocs.yml: no settings, unsigned provenance
     try:
         data = yaml.load(_fs.read_regular(path), Loader=_TolerantLoader)
     except (OSError, yaml.YAMLError, ValueError) as exc:
         detail = one_line(exc, 200)
-        raise UsageError(f"{path}: cannot be read ({detail})", reason=Reason.SCHEMA_ERROR, path=str(path)) from exc
+        raise UsageError(f"{path.name}: cannot be read ({detail})", reason=Reason.SCHEMA_ERROR, path=path.name) from exc
+    resolve = "resolve the wiki through MkDocs' loader (publisher.site.policy.resolve_policy)"
+    if isinstance(data, dict) and "INHERIT" in data:
+        raise UsageError(f"{path.name} inherits another file; {resolve}", reason=Reason.SCHEMA_ERROR, path=path.name)
     extra = data.get("extra") if isinstance(data, dict) else None
     if extra is None:
         return {}
     if not isinstance(extra, dict):
-        raise UsageError(f"{path}: 'extra' is not a mapping", reason=Reason.SCHEMA_ERROR, path=str(path))
+        raise UsageError(f"{path.name}: 'extra' is not a mapping", reason=Reason.SCHEMA_ERROR, path=path.name)
+    tag = _tags_in(extra.get("evidence"))
+    if tag is not None:
+        raise UsageError(
+            f"{path.name}: extra.evidence holds the tag {tag[:40]}; {resolve}",
+            reason=Reason.SCHEMA_ERROR,
+            path=path.name,
+        )
     return extra
 
 
-def trusted_key_paths(wiki_root: Path) -> list[Path]:
-    """The public key files named by ``extra.evidence.trusted_keys`` (CONTRACT section 12).
+def key_paths(listed: Any, root: Path, where: str = "mkdocs.yml") -> list[Path]:
+    """The key files an ``extra.evidence.trusted_keys`` value names, under ``root``.
 
-    Paths are relative to the wiki root; an absolute path, a non-string entry or a list that is
-    not a list is a ``SCHEMA_ERROR`` usage error. No entry (or no ``evidence`` block) is ``[]``.
+    Paths are relative to the wiki root; an absolute path, a path that leaves the wiki, a
+    non-string entry or a value that is not a list is a one-line ``SCHEMA_ERROR`` usage error.
+    None is ``[]``.
     """
+    if listed is None:
+        return []
+    setting = f"{where}: extra.evidence.trusted_keys"
+    if not isinstance(listed, list) or not all(isinstance(p, str) and p.strip() for p in listed):
+        raise UsageError(f"{setting} must be a list of file paths", reason=Reason.SCHEMA_ERROR, path=where)
+    paths = []
+    for entry in listed:
+        rel = Path(entry)
+        if rel.is_absolute() or ".." in rel.parts:
+            raise UsageError(
+                f"{setting}: {entry[:80]!r} must be a path inside the wiki, relative to its root",
+                reason=Reason.SCHEMA_ERROR,
+                path=where,
+            )
+        paths.append(root / rel)
+    return paths
+
+
+def trusted_key_paths(wiki_root: Path) -> list[Path]:
+    """The public key files ``extra.evidence.trusted_keys`` of the wiki's own ``mkdocs.yml`` names,
+    read fail-closed without MkDocs (see :func:`read_wiki_extra`). No entry is ``[]``."""
     root = Path(wiki_root)
     evidence = read_wiki_extra(root).get("evidence")
     if evidence is None:
         return []
-    where = f"{_config_file(root)}: extra.evidence"
+    config = config_file_of(root)
+    where = config.name if config is not None else "mkdocs.yml"
     if not isinstance(evidence, dict):
-        raise UsageError(f"{where} is not a mapping", reason=Reason.SCHEMA_ERROR)
-    listed = evidence.get("trusted_keys")
-    if listed is None:
-        return []
-    if not isinstance(listed, list) or not all(isinstance(p, str) and p.strip() for p in listed):
-        raise UsageError(f"{where}.trusted_keys must be a list of file paths", reason=Reason.SCHEMA_ERROR)
-    paths = []
-    for entry in listed:
-        if Path(entry).is_absolute():
-            raise UsageError(
-                f"{where}.trusted_keys: {entry!r} must be relative to the wiki root", reason=Reason.SCHEMA_ERROR
-            )
-        paths.append(root / entry)
-    return paths
+        raise UsageError(f"{where}: extra.evidence is not a mapping", reason=Reason.SCHEMA_ERROR, path=where)
+    return key_paths(evidence.get("trusted_keys"), root, where)

@@ -264,14 +264,16 @@ def promote_one_source(
     pmid: str,
     title: str,
     question: str,
+    key: Path | None = None,
 ) -> str:
     """A run of ``wiki`` with one fetched source whose extraction cites ``ranges`` of ``text``,
-    assembled and promoted (its concept is named after the run); returns the source id."""
+    assembled and promoted (its concept is named after the run); returns the source id. With
+    ``key``, its acquisition event is signed with that private key."""
     from _wiki_helpers import RunBuilder
 
     from publisher.wiki.promote import promote
 
-    rb = RunBuilder(wiki, run, question=question)
+    rb = RunBuilder(wiki, run, question=question, key=key)
     sid = rb.source(url, text, paper={"pmid": pmid, "doi": None, "pmcid": None}, title=title)
     rb.record(
         "extraction",

@@ -138,8 +138,12 @@ class RunBuilder:
         title: str | None = "A title",
         asset: dict[str, Any] | None = None,
         fresh_type: str = "fetch",
+        surface: dict[str, Any] | None = None,
     ) -> str:
-        """Store a snapshot and log a fresh event for it; returns its source id."""
+        """Store a snapshot and log a fresh event for it; returns its source id.
+
+        ``surface`` is a declared surface without its manifest hash (sealed in the snapshot and
+        recorded in the event, as acquisition does)."""
         record = build_record(
             url=url,
             text=text,
@@ -149,6 +153,7 @@ class RunBuilder:
             origin=origin,
             paper=paper,
             asset=asset,
+            surface=surface,
         )
         snap, _ = self.run.store.put(record)
         digest = asset["sha256"] if asset and fresh_type == "local_pdf" else sha256_hex(text.encode("utf-8"))
@@ -162,6 +167,9 @@ class RunBuilder:
             detail="test fixture",
             record_hash=snap.record_hash,
             signer=self.signer,
+            merkle_root=snap.merkle_root,
+            merkle_size=snap.merkle_size,
+            surface=snap.surface,
         )
         self.texts[snap.source_id] = text
         self.records[snap.source_id] = record

@@ -39,6 +39,13 @@ def corpus_dir(shared_dir: Path) -> Path:
     return corpus
 
 
+@pytest.fixture(autouse=True)
+def _user_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys that ``publisher new`` keeps in the user's configuration folder go to a temporary one,
+    never to the real ``~/.config`` of whoever runs the tests."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "user-config"))
+
+
 @dataclass
 class CliResult:
     """What one ``publisher`` invocation produced."""

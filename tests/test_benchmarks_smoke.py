@@ -28,6 +28,8 @@ def test_run_all_quick() -> None:
         "Commands vs the in-run floor",
         "MkDocs build (s)",
         "Linearity",
+        "Claim check",
     ):
         assert title in out, f"missing table {title!r}"
     assert "== bench_build: exit 0" in out
+    assert "== bench_claims: exit 0" in out

@@ -3,7 +3,8 @@
 axe-core comes from the ``axe-playwright-python`` package (its bundled ``axe.min.js``, injected
 through Playwright; nothing is downloaded). Every page type the publisher generates or wraps is
 checked: the home page and a hand-written page, the three indexes, a concept, a source page
-showing its whole text and one showing context windows, and a run's report. No violation of
+showing its whole text and one showing context windows, a run's report, a concept showing claims
+and the evidence matrix. No violation of
 impact "serious" or "critical" may remain; the test names each by its rule id.
 """
 
@@ -50,13 +51,40 @@ def sites(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     mkdocs_build(wiki, root / "example-site")
     windows, _, _ = make_astral_wiki(root / "windows", extra="extra:\n  evidence:\n    source_text: windows\n")
     mkdocs_build(windows, root / "windows-site")
-    with serve(root / "example-site") as example, serve(root / "windows-site") as windowed:
+    claimed = _claims_wiki(root / "claims")
+    mkdocs_build(claimed, root / "claims-site")
+    with (
+        serve(root / "example-site") as example,
+        serve(root / "windows-site") as windowed,
+        serve(root / "claims-site") as claims,
+    ):
         yield {
             "example": example,
             "windows": windowed,
+            "claims": claims,
             "example_dir": str(root / "example-site"),
             "windows_dir": str(root / "windows-site"),
         }
+
+
+def _claims_wiki(root: Path) -> Path:
+    """A wiki of two real articles with one claim of each evidence status (the claims' pages)."""
+    from _claims_helpers import CONCEPT, claims_wiki
+    from _wiki_helpers import SHARED
+
+    from publisher.wiki.assess import assess
+    from publisher.wiki.claims.guards import Proposal
+    from publisher.wiki.concepts import EpistemicStatus
+
+    if not (SHARED / "corpus" / "evidence-inference" / "texts").is_dir():
+        pytest.skip(f"../shared/corpus not present: expected {SHARED}/corpus")
+    cw = claims_wiki(root, SHARED / "corpus")
+    label = cw.labels[0]
+    assess(cw.wiki, CONCEPT, Proposal("s1", "It helps.", EpistemicStatus.SUPPORTED, evidence=(label,)))
+    assess(cw.wiki, CONCEPT, Proposal("c1", "It harms.", EpistemicStatus.CONTRADICTED, evidence=(label,)))
+    partial = Proposal("p1", "It helps some.", EpistemicStatus.PARTIALLY_SUPPORTED, ("in adults",), (label,))
+    assess(cw.wiki, CONCEPT, partial)
+    return cw.wiki
 
 
 def _pages(sites: dict[str, str]) -> dict[str, str]:
@@ -79,6 +107,8 @@ def _pages(sites: dict[str, str]) -> dict[str, str]:
         "source (whole text)": sites["example"] + first(example, "sources/src-*.html"),
         "source (windows)": sites["windows"] + window_page.removesuffix("index.html"),
         "report": sites["example"] + first(example, "runs/*/report.html"),
+        "concept with claims": sites["claims"] + "concepts/trials/",
+        "evidence matrix": sites["claims"] + "claims/",
     }
 
 
@@ -92,6 +122,8 @@ KINDS = [
     "source (whole text)",
     "source (windows)",
     "report",
+    "concept with claims",
+    "evidence matrix",
 ]
 
 
@@ -103,7 +135,7 @@ def test_no_serious_accessibility_violation(kind: str, sites: dict[str, str], br
         page = guard.page
         page.goto(url)
         page.wait_for_load_state("load")
-        if kind.startswith("source (") or kind in ("concept", "report"):
+        if kind.startswith("source (") or kind in ("concept", "report", "concept with claims"):
             page.wait_for_selector("button.evidence-verify", state="attached")
         if kind == "source (windows)":
             assert page.locator("pre.evidence-window").count() > 0

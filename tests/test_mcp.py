@@ -1,9 +1,10 @@
 """``publisher mcp``: an MCP client from the official SDK drives the tool server over stdio.
 
-The client lists the tools (exactly the allow-list, all read-only: no tool acquires, registers or
-writes), calls each one on real articles, shows the run's ``sources/``, ``events.jsonl`` and
-every other file byte-identical afterwards, and sends hostile arguments (path traversal, huge
-ranges, wrong types), each answered by a tool error, never a traceback.
+The client lists the tools (exactly the allow-list; no tool acquires or registers, and only the
+claim tools write, tested in test_claims_mcp.py), calls each reading one on real articles, shows
+the run's ``sources/``, ``events.jsonl`` and every other file byte-identical afterwards, and sends
+hostile arguments (path traversal, huge ranges, wrong types), each answered by a tool error,
+never a traceback.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from publisher.kernel.locate import normalize  # noqa: E402
 from publisher.mcp.tools import TOOLS, ToolProblem, Workspace, check_span, read_source  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-ALLOWED = {"list_sources", "read_source", "find_spans", "locate_quote", "check_span"}
+READING = {"list_sources", "read_source", "find_spans", "locate_quote", "check_span", "build_evidence_matrix"}
+ALLOWED = READING | {"run_document_review", "validate_evidence_assessment"}
 WRITING_WORDS = ("fetch", "register", "acquire", "write", "append", "missing", "complete", "store", "import", "promote")
 
 Session = Callable[[ClientSession], Awaitable[None]]
@@ -88,7 +90,7 @@ def test_the_server_lists_only_reading_tools_and_changes_nothing(fx: RunFixture)
         assert names == ALLOWED == {spec.name for spec in TOOLS}
         assert not any(word in name for name in names for word in WRITING_WORDS)
         for tool in listed:
-            assert tool.annotations is not None and tool.annotations.read_only_hint is True
+            assert tool.annotations is not None and tool.annotations.read_only_hint is (tool.name in READING)
             assert tool.annotations.destructive_hint is False and tool.description
 
         error, found = await _call(session, "list_sources", {})

@@ -127,7 +127,9 @@ def test_a_docs_file_in_the_way_of_a_record_is_refused(tmp_path: Path, name: str
     ],
 )
 def test_bad_offline_and_size_options_are_one_line_schema_errors(tmp_path: Path, extra: str, caplog: Any) -> None:
-    wiki = _wiki(tmp_path / "wiki", extra=extra)
+    wiki = _wiki(tmp_path / "wiki")
+    config = wiki / "mkdocs.yml"
+    config.write_text(config.read_text(encoding="utf-8").replace(OFFLINE, extra), encoding="utf-8")
     with pytest.raises((Abort, PluginError)):
         build_wiki(wiki)
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]

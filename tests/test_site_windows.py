@@ -230,3 +230,18 @@ def test_the_search_index_holds_windows_up_to_windows_above(tmp_path: Path, limi
     source_docs = [d["text"] for d in index["docs"] if d["location"].startswith("sources/src-")]
     assert source_docs and any("und." in t for t in source_docs) is indexed
     assert check_site(wiki / "site", wiki).ok
+
+
+def test_a_window_holds_the_whole_sentence_of_a_span_cut_after_a_negation() -> None:
+    from publisher.acquire.sentences import Sentences
+
+    text = "Methods were fixed. No significant differences were found between the groups. Follow-up ended."
+    start, end = text.index("significant"), text.index(" between")
+    sentence = (text.index("No "), text.index("groups.") + len("groups."))
+    (window,) = window_bounds(len(text), {(start, end)}, 2, Sentences(text))
+    assert window[0] <= sentence[0] and sentence[1] <= window[1]
+    (bare,) = window_bounds(len(text), {(start, end)}, 2)
+    assert bare == (start - 2, end + 2)  # without sentences, only the context
+    html = windows_html(SID, text, {(start, end)}, 2, sentences=Sentences(text))
+    (shown,) = scan_page(html).windows
+    assert "No significant differences were found between the groups." in shown.text

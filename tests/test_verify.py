@@ -208,6 +208,7 @@ def test_unresolved_artifacts_surface_in_the_gate_check(tmp_path: Path) -> None:
         "C-CITE-RESOLVE": "warn",
         "C-FULLTEXT": "pass",
         "C-HYPOTHESIS-WALL": "pass",
+        "C-PROSE": "pass",
     }
     # an unresolvable citation is reported once, under the check that owns citations
     assert finding_codes(fx, "C-CITE-RESOLVE") == {"SOURCE_OUTSIDE_ACCEPTED"}

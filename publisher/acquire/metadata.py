@@ -119,7 +119,7 @@ def refuse_amendment(run: Run, record: dict[str, Any], meta: Metadata) -> None:
     if differences:
         raise UsageError(
             f"{source_id} is already stored in this run with other metadata: {'; '.join(differences)}. "
-            "A snapshot's metadata is sealed when first stored and never amended; to record these "
-            "options, acquire the source with them in a new run ('publisher run init'), from its first fetch",
+            "Stored metadata is sealed, never amended: 'publisher run init NEW --slug S --from RUN' copies "
+            "this run's records, then fetch the source there with these options",
             source_id=source_id,
         )

@@ -13,6 +13,7 @@ import base64
 import binascii
 import hashlib
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from ..kernel import _fs
 from ..kernel.errors import UsageError
 from ..kernel.models import Event, signed_payload
+from ..kernel.reasons import Reason
 from ..runs import trusted_key_paths
 
 __all__ = [
@@ -32,10 +34,15 @@ __all__ = [
     "KeyRing",
     "key_id_of",
     "new_key_pair",
+    "new_wiki_key",
+    "user_key_dir",
+    "wiki_key_file",
+    "key_home_problem",
     "load_signer",
     "signer_from",
     "load_public_key",
     "load_trusted_keys",
+    "key_ring",
     "signature_problem",
 ]
 
@@ -77,24 +84,40 @@ def _read_key_file(path: Path, what: str) -> bytes:
     return data
 
 
-def new_key_pair(out_dir: Path, name: str = "publisher") -> tuple[Path, Path, str]:
+def key_home_problem(folder: Path) -> str | None:
+    """Why ``folder`` is no place for a private key, or None: inside a git work tree (``git add
+    -A`` would stage it) or inside a wiki (its agents' tools may read it)."""
+    here = Path(os.path.abspath(folder))
+    for candidate in (here, *here.parents):
+        if os.path.lexists(candidate / ".git"):
+            return f"{folder} is inside the git work tree {candidate.name or candidate}"
+        if any(os.path.lexists(candidate / n) for n in ("mkdocs.yml", "mkdocs.yaml")):
+            return f"{folder} is inside the wiki {candidate.name or candidate}"
+    return None
+
+
+def new_key_pair(out_dir: Path, name: str = "publisher", *, force: bool = True) -> tuple[Path, Path, str]:
     """Write ``NAME.key`` (PKCS#8, mode 0600) and ``NAME.pub`` into ``out_dir``; never overwrites.
 
-    Returns (private path, public path, key id).
+    Without ``force``, a folder inside a git work tree or a wiki is refused
+    (:func:`key_home_problem`). Returns (private path, public path, key id).
     """
     if not name or "/" in name or "\\" in name or name.startswith("."):
         raise UsageError(f"key name {name!r} must be a plain file name")
     out_dir = Path(out_dir)
+    if not force:
+        problem = key_home_problem(out_dir)
+        if problem is not None:
+            raise UsageError(
+                f"{problem}: a private key there can be committed or read by agents; write it elsewhere "
+                f"(default {user_key_dir()}) or pass --force",
+                path=str(out_dir),
+            )
     private_path, public_path = out_dir / f"{name}.key", out_dir / f"{name}.pub"
     for path in (private_path, public_path):
         if os.path.lexists(path):
             raise UsageError(f"{path} already exists; pick another --name or folder", path=str(path))
-    private = Ed25519PrivateKey.generate()
-    public = private.public_key()
-    private_pem = private.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    public_pem = public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    private_pem, public_pem, key_id = _pem_pair()
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         if not _fs.create_exclusive(private_path, private_pem, mode=0o600):
@@ -103,7 +126,63 @@ def new_key_pair(out_dir: Path, name: str = "publisher") -> tuple[Path, Path, st
             raise UsageError(f"{public_path} already exists", path=str(public_path))
     except OSError as exc:
         raise UsageError(f"cannot write keys into {out_dir}: {exc.strerror or exc}", path=str(out_dir)) from exc
-    return private_path, public_path, key_id_of(public)
+    return private_path, public_path, key_id
+
+
+def user_key_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where a user's private acquisition keys live: ``$XDG_CONFIG_HOME/publisher/keys`` (default
+    ``~/.config/publisher/keys``; ``%APPDATA%\\publisher\\keys`` on Windows), outside every wiki."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CONFIG_HOME") or (env.get("APPDATA") if os.name == "nt" else None)
+    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
+    return root / "publisher" / "keys"
+
+
+def _pem_pair() -> tuple[bytes, bytes, str]:
+    private = Ed25519PrivateKey.generate()
+    public = private.public_key()
+    private_pem = private.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    public_pem = public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return private_pem, public_pem, key_id_of(public)
+
+
+def new_wiki_key(public_path: Path, environ: Mapping[str, str] | None = None) -> tuple[Path, str]:
+    """A wiki's acquisition key pair: the public key at ``public_path`` (in the wiki, listed under
+    ``trusted_keys``), the private key as ``<key id>.key`` in :func:`user_key_dir` (folder 0700,
+    file 0600), where acquisition commands find it by the wiki's trusted key ids. Never overwrites.
+
+    Returns (private path, key id).
+    """
+    private_pem, public_pem, key_id = _pem_pair()
+    folder = user_key_dir(environ)
+    private_path = folder / f"{key_id}.key"
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not _fs.create_exclusive(private_path, private_pem, mode=0o600):
+            raise UsageError(f"{private_path} already exists", path=str(private_path))
+        try:
+            public_path.parent.mkdir(parents=True, exist_ok=True)
+            if not _fs.create_exclusive(public_path, public_pem, mode=0o644):
+                raise UsageError(f"{public_path} already exists", path=str(public_path))
+        except BaseException:
+            private_path.unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise UsageError(f"cannot write the wiki's key pair: {exc.strerror or exc}", path=str(folder)) from exc
+    return private_path, key_id
+
+
+def wiki_key_file(key_ids: Iterable[str], environ: Mapping[str, str] | None = None) -> Path | None:
+    """The private key of one of the wiki's trusted keys, if this user holds one (see
+    :func:`new_wiki_key`); None when none is present."""
+    folder = user_key_dir(environ)
+    for key_id in key_ids:
+        candidate = folder / f"{key_id}.key"
+        if len(key_id) == 64 and all(c in "0123456789abcdef" for c in key_id) and candidate.is_file():
+            return candidate
+    return None
 
 
 def load_signer(path: Path, run: str) -> Signer:
@@ -120,10 +199,16 @@ def load_signer(path: Path, run: str) -> Signer:
     return Signer(key, key_id_of(key.public_key()), run)
 
 
-def signer_from(option: Path | None, run: str, environ: dict[str, str] | None = None) -> Signer | None:
-    """The signer named by ``--key`` or else ``PUBLISHER_SIGNING_KEY``; None when neither is set."""
+def signer_from(
+    option: Path | None, run: str, environ: Mapping[str, str] | None = None, trusted: Iterable[str] = ()
+) -> Signer | None:
+    """The signer named by ``--key``, else ``PUBLISHER_SIGNING_KEY``, else the private key this
+    user holds for one of the wiki's ``trusted`` key ids (:func:`wiki_key_file`); None when there
+    is none (unsigned acquisition)."""
     env = os.environ if environ is None else environ
     named = option if option is not None else (Path(env[KEY_ENV]) if env.get(KEY_ENV) else None)
+    if named is None:
+        named = wiki_key_file(trusted, env)
     return load_signer(named, run) if named is not None else None
 
 
@@ -154,19 +239,36 @@ class KeyRing:
         return bool(self.keys)
 
 
-def load_trusted_keys(wiki_root: Path | None) -> KeyRing:
-    """The keys ``extra.evidence.trusted_keys`` lists in the wiki's ``mkdocs.yml`` (none: empty).
+def key_ring(paths: list[Path], where: str = "mkdocs.yml") -> KeyRing:
+    """The public keys in ``paths`` (``extra.evidence.trusted_keys`` resolved). A file that is
+    missing, unreadable or not an Ed25519 public key is a one-line ``SCHEMA_ERROR`` UsageError with
+    the fix: a wiki's trust is never silently narrower or wider than it says."""
+    keys: dict[str, Ed25519PublicKey] = {}
+    for path in paths:
+        shown = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+        try:
+            key = load_public_key(path)
+        except UsageError as exc:
+            why = exc.message.rsplit(": ", 1)[-1]
+            raise UsageError(
+                f"{where}: trusted key {shown}: {why}; fix the path under extra.evidence.trusted_keys "
+                "or make a key pair with 'publisher keys new'",
+                reason=Reason.SCHEMA_ERROR,
+                path=where,
+            ) from exc
+        keys[key_id_of(key)] = key
+    return KeyRing(keys)
 
-    A listed file that is missing, unreadable or not an Ed25519 public key is a one-line
-    UsageError: a wiki's trust is never silently narrower or wider than it says.
+
+def load_trusted_keys(wiki_root: Path | None) -> KeyRing:
+    """The keys the wiki's own ``mkdocs.yml`` lists, read fail-closed without MkDocs (none: empty).
+
+    The library's default when a caller passes no keys; commands and the build resolve the
+    wiki's policy through MkDocs (:func:`publisher.site.policy.resolve_policy`) and pass it down.
     """
     if wiki_root is None:
         return KeyRing()
-    keys: dict[str, Ed25519PublicKey] = {}
-    for path in trusted_key_paths(Path(wiki_root)):
-        key = load_public_key(path)
-        keys[key_id_of(key)] = key
-    return KeyRing(keys)
+    return key_ring(trusted_key_paths(Path(wiki_root)))
 
 
 def signature_problem(event: Event, ring: KeyRing, run: str) -> str | None:

@@ -33,9 +33,11 @@ from . import AcquireError, Extracted, extract
 from .http import ROUTE, HttpFailure, ambient_settings, http_get, redact
 from .metadata import Metadata, refuse_amendment, resolve_metadata
 from .receipts import extractor_id, failure_receipt, http_receipt, local_receipt, log_failed
+from .surface import Declaration, declare_surface, parse_pages
 
 __all__ = [
     "Metadata",
+    "Declaration",
     "Acquired",
     "fetch",
     "register",
@@ -50,6 +52,7 @@ PAPERS_DIR = "assets/papers"
 """The wiki's shared PDF library, relative to the wiki root."""
 
 _NO_METADATA = Metadata()
+_UNDECLARED = Declaration()
 
 MAX_READ_WINDOW = 20_000
 """Longest window ``source read`` returns at once, in code points."""
@@ -81,6 +84,7 @@ class Acquired:
             "fresh": self.event.fresh,
             "signed_by": self.event.sig.key_id if self.event.sig else None,
             "raw_sha256": self.event.receipt.raw_sha256 if self.event.receipt else None,
+            "surface": snap.surface.model_dump(mode="json") if snap.surface else None,
         }
 
 
@@ -108,7 +112,8 @@ def _log(
     """Log the event for an acquisition; only a fetch or a local PDF is ever fresh.
 
     An acquisition carries its receipt and the ``record_hash`` of the snapshot it produced or
-    found, so an edit of the sealed metadata after acquisition is evident.
+    found, so an edit of the sealed metadata after acquisition is evident, and the snapshot's
+    Merkle root and size, so that the signature also vouches for the root excerpt proofs use.
     """
     acquisition = kind in (EventType.FETCH, EventType.LOCAL_PDF)
     return append_event(
@@ -123,6 +128,9 @@ def _log(
         record_hash=snap.record_hash if acquisition else None,
         receipt=receipt,
         signer=signer,
+        merkle_root=snap.merkle_root if acquisition else None,
+        merkle_size=snap.merkle_size if acquisition else None,
+        surface=snap.surface if acquisition else None,
     )
 
 
@@ -151,12 +159,16 @@ def fetch(
     timeout: float = 30.0,
     max_bytes: int = 64 * 1024 * 1024,
     signer: EventSigner | None = None,
+    declaration: Declaration = _UNDECLARED,
 ) -> Acquired:
     """Retrieve ``url`` over HTTP, derive its text by media type, store it and log a fresh fetch.
 
     The raw bytes are kept under ``<run>/raw/<sha256>``; a failure at any step after the attempt
     began is logged as ``fetch_failed`` with what was learnt, then raised as a one-line error.
+    ``declaration`` is the surface the caller declares (``--complete``, or a PDF's pages).
     """
+    if declaration.expected_pages is not None:
+        parse_pages(declaration.expected_pages)  # a malformed declaration is refused before any request
     _ensure_appendable(run)
     ignored = ambient_settings()
     route = ROUTE + (f" (ignored {', '.join(ignored)})" if ignored else "")
@@ -179,9 +191,11 @@ def fetch(
             asset=None,
             sections=_sections(doc),
             pages=_pages(doc),
+            surface=declare_surface(doc, declaration, fields["access"], receipt.extractor or doc.kind),
             **fields,
         )
         refuse_amendment(run, record, meta)
+        _refuse_other_surface(run, record, declaration)
     except (AcquireError, UsageError) as exc:
         why = exc.one_line()
         log_failed(
@@ -216,7 +230,8 @@ def register(
     except AcquireError as exc:
         raise UsageError(f"{text_file}: {exc}; convert it to UTF-8 first") from exc
     fields = resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
-    record = build_record(url=url, text=doc.text, retrieved_at=format_ts(utc_now()), **fields)
+    surface = declare_surface(doc, _UNDECLARED, fields["access"], "register")  # never declared complete
+    record = build_record(url=url, text=doc.text, retrieved_at=format_ts(utc_now()), surface=surface, **fields)
     snap, created = _store(run, record)
     detail = f"registered from {Path(text_file).name}; {len(doc.text)} chars"
     return Acquired(snap, created, _log(run, snap, EventType.REGISTER, snap.content_hash[7:], actor, detail))
@@ -230,6 +245,7 @@ def add_local_pdf(
     *,
     actor: str = "main",
     signer: EventSigner | None = None,
+    declaration: Declaration = _UNDECLARED,
 ) -> Acquired:
     """Register a user-supplied PDF: copy it into the wiki's library and log a ``local_pdf`` event.
 
@@ -258,9 +274,11 @@ def add_local_pdf(
             asset={"path": relative, "sha256": digest, "bytes": len(data)},
             sections=_sections(doc),
             pages=_pages(doc),
+            surface=declare_surface(doc, declaration, fields["access"], extractor_id(doc.kind)),
             **fields,
         )
         refuse_amendment(run, record, meta)
+        _refuse_other_surface(run, record, declaration)
     except (AcquireError, UsageError) as exc:
         why = exc.one_line()
         put_blob(run.raw_dir, data)
@@ -271,6 +289,27 @@ def add_local_pdf(
     snap, created = _store(run, record)
     detail = f"local PDF {relative}; {len(data)} bytes; {len(doc.pages or ())} pages; {len(doc.text)} chars"
     return Acquired(snap, created, _log(run, snap, EventType.LOCAL_PDF, digest, actor, detail, receipt, signer))
+
+
+def _refuse_other_surface(run: Run, record: dict[str, Any], declaration: Declaration) -> None:
+    """Refuse a declaration that the stored snapshot (same URL and text) does not already carry.
+
+    The stored record is never rewritten, so a declaration it lacks would be dropped silently.
+    """
+    if not declaration.given or not run.store.exists(record["source_id"]):
+        return
+    stored = run.store.read(record["source_id"]).surface
+    want = record["surface"]
+    if stored is None or (list(stored.expected_pages or ()), stored.complete) != (
+        list(want["expected_pages"] or ()),
+        want["complete"],
+    ):
+        raise UsageError(
+            f"{record['source_id']} is already stored in this run with another declared surface; "
+            "a surface is sealed when first stored: acquire the source with this declaration in a "
+            "new run ('publisher run init')",
+            source_id=record["source_id"],
+        )
 
 
 def read_window(

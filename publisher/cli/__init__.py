@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
 import traceback
@@ -22,7 +23,7 @@ from ._common import error_line
 
 __all__ = ["main", "build_parser"]
 
-COMMAND_MODULES = ("run", "source", "schema", "gate", "wiki", "site", "provenance", "agents")
+COMMAND_MODULES = ("run", "source", "schema", "gate", "wiki", "site", "provenance", "claims", "agents", "proof")
 """Sub-command groups, each a module of ``publisher._cli`` with ``register(subparsers)``."""
 
 
@@ -30,7 +31,14 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         # One line, like every other error: the usage block would bury it.
         text = " ".join(message.split())
+        if _USAGE_AS_JSON:  # --json: the usage error as JSON on stdout too
+            error = {"reason_code": None, "message": f"{self.prog}: {text}", "exit_status": 2}
+            sys.stdout.write(json.dumps({"ok": False, "error": error}, ensure_ascii=False) + "\n")
         self.exit(2, f"{self.prog}: error: {text} (see '{self.prog} --help')\n")
+
+
+_USAGE_AS_JSON = False
+"""Set by :func:`main` for the parse of a command line that asks for ``--json``."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,13 +61,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    global _USAGE_AS_JSON
+    _USAGE_AS_JSON = "--json" in (sys.argv[1:] if argv is None else list(argv))
+    try:
+        args = parser.parse_args(argv)
+    finally:
+        _USAGE_AS_JSON = False
     try:
         with fewer_collections():  # a command is one burst of long-lived objects (records, checks)
             status: int = args.func(args)
         return status
     except PublisherError as exc:
         error_line(f"publisher: error: {exc.one_line()}")
+        _json_error(args, exc.reason.value if exc.reason else None, exc.message, exc.exit_status)
         return exc.exit_status
     except KeyboardInterrupt:
         print("publisher: interrupted", file=sys.stderr)
@@ -69,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a file system refusal (a folder where a file goes, a full disk): one line
         where = f": {exc.filename}" if exc.filename else ""
         error_line(f"publisher: error: {exc.strerror or exc}{where}")
+        _json_error(args, None, f"{exc.strerror or exc}{where}", 2)
         return 2
     except Exception as exc:  # the edge: anything unexpected becomes one line, exit 2
         if os.environ.get("PUBLISHER_DEBUG"):
@@ -76,6 +91,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         detail = one_line(exc)
         error_line(f"publisher: internal error: {type(exc).__name__}: {detail}")
         return 2
+
+
+def _json_error(args: argparse.Namespace, reason: str | None, message: str, status: int) -> None:
+    """With ``--json``, the error as JSON on stdout too: ``{"ok": false, "error": {...}}``."""
+    if getattr(args, "json", False):
+        error = {"reason_code": reason, "message": one_line(message), "exit_status": status}
+        try:
+            sys.stdout.write(json.dumps({"ok": False, "error": error}, ensure_ascii=False) + "\n")
+        except (BrokenPipeError, ValueError):
+            pass
 
 
 def entry() -> None:

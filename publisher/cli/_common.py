@@ -10,16 +10,48 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ..kernel.text import terminal_safe
 
-__all__ = ["add_json", "emit", "say", "warn", "error_line"]
+if TYPE_CHECKING:
+    from ..wiki.policy import Policy
+
+__all__ = ["add_json", "add_config", "source_id_arg", "wiki_policy", "emit", "say", "warn", "error_line"]
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
     """Add the ``--json`` switch."""
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+
+
+def source_id_arg(value: str) -> str:
+    """``--source-id``: ``src-`` and 64 lowercase hex, else a usage error (exit 2) naming the fix."""
+    from ..kernel.canonical import SOURCE_ID_RE
+
+    if not SOURCE_ID_RE.fullmatch(value):
+        raise argparse.ArgumentTypeError(
+            f"{value[:80]!r} is not a source id ('src-' and 64 lowercase hex, as 'publisher source fetch' prints it)"
+        )
+    return value
+
+
+def add_config(parser: argparse.ArgumentParser) -> None:
+    """Add ``--config FILE``: the wiki's configuration, as ``mkdocs build -f FILE`` would read it."""
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="the wiki's MkDocs configuration (default: WIKI/mkdocs.yml), as 'mkdocs build -f FILE' reads it",
+    )
+
+
+def wiki_policy(wiki_root: Path | None, config: Path | None) -> Policy:
+    """The wiki's policy, resolved once through MkDocs' loader and passed down by the command."""
+    from ..site.policy import resolve_policy
+
+    return resolve_policy(wiki_root, config)
 
 
 def emit(args: argparse.Namespace, data: Any, human: str | None = None) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import add_json, emit, error_line
+from ._common import add_config, add_json, emit, error_line, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -43,6 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--wiki", required=True, type=Path, metavar="WIKI")
     p.add_argument("--out", type=Path, help="write the collection here (default: standard output)")
     p.add_argument("--base", help="absolute URI the annotation ids start with (default: urn:uuid ids)")
+    add_config(p)
     p.set_defaults(func=_export_annotations)
 
     p = sub.add_parser(
@@ -94,7 +95,7 @@ def _export_annotations(args: argparse.Namespace) -> int:
     if not args.wiki.is_dir():
         raise UsageError(f"wiki folder {args.wiki} does not exist")
     try:
-        collection = export_annotations(args.wiki, base=args.base)
+        collection = export_annotations(args.wiki, base=args.base, policy=wiki_policy(args.wiki, args.config))
     except AnnotationsRefused as exc:
         for line in grouped_lines(exc.findings, indent=""):
             error_line(f"publisher: {line}")

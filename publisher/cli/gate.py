@@ -14,7 +14,7 @@ from typing import Any
 
 from ..kernel.findings import grouped_lines
 from ..runs import Run
-from ._common import add_json, emit
+from ._common import add_config, add_json, emit, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -46,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             help="wiki root holding assets/ (default: <wiki> of <wiki>/outputs/deep-research/<slug>, else the "
             "nearest folder with mkdocs.yml)",
         )
+        add_config(p)
         add_json(p)
         p.set_defaults(func=func)
 
@@ -65,13 +66,24 @@ def _grouped(findings: Iterable[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def _keys(args: argparse.Namespace, run: Run) -> Any:
+    """The trusted keys of the run's wiki, resolved through MkDocs (``--config`` or its mkdocs.yml)."""
+    from ..runs import find_wiki_root
+
+    root = args.wiki if args.wiki is not None else find_wiki_root(run.path)
+    return wiki_policy(root, args.config).trusted_keys
+
+
 def _assemble(args: argparse.Namespace) -> int:
     from ..gate.assemble import assemble_run
     from ..parallel import terminal_progress
 
     run = Run.open(args.run_dir)
+    keys = _keys(args, run)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:
-        assembly = assemble_run(run, gate=args.gate or None, wiki_root=args.wiki, progress=progress)
+        assembly = assemble_run(
+            run, gate=args.gate or None, wiki_root=args.wiki, progress=progress, trusted_keys=keys
+        )
     result = assembly.result
     counts = result["counts"]
     gate = result["gate"]
@@ -94,8 +106,11 @@ def _verify(args: argparse.Namespace) -> int:
     from ..parallel import terminal_progress
 
     run = Run.open(args.run_dir)
+    keys = _keys(args, run)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:
-        verification = verify_run(run, gate=args.gate or None, wiki_root=args.wiki, progress=progress)
+        verification = verify_run(
+            run, gate=args.gate or None, wiki_root=args.wiki, progress=progress, trusted_keys=keys
+        )
     report = verification.report
     state = "on" if report["gate"]["enabled"] else "off"
     lines = [f"Verification of {report['run_slug']}: {report['verdict']} (gate {state})"]
@@ -113,6 +128,6 @@ def _render(args: argparse.Namespace) -> int:
     from ..gate.render import write_report
 
     run = Run.open(args.run_dir)
-    path = write_report(run, wiki_root=args.wiki)
+    path = write_report(run, wiki_root=args.wiki, trusted_keys=_keys(args, run))
     emit(args, {"run_dir": str(run.path), "report_html": str(path)}, f"Rendered {path}")
     return 0

@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder to write the pair into")
     p.add_argument("--name", default="publisher", help="file name stem (default: publisher)")
+    p.add_argument(
+        "--force", action="store_true", help="write the private key even inside a git work tree or a wiki"
+    )
     add_json(p)
     p.set_defaults(func=_keys_new)
 
@@ -46,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _keys_new(args: argparse.Namespace) -> int:
     from ..acquire.signing import KEY_ENV, new_key_pair
 
-    private, public, key_id = new_key_pair(args.out, args.name)
+    private, public, key_id = new_key_pair(args.out, args.name, force=args.force)
     human = (
         f"Wrote {private} (private, mode 0600) and {public}\n"
         f"  key id {key_id}\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..runs import init_run
+from ..runs import Run, init_run, read_workspace, write_workspace
 from ._common import add_json, emit
 
 
@@ -18,12 +18,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     init.add_argument("--slug", required=True, help="short name of the run")
     init.add_argument("--gate", action="store_true", help="turn the evidence gate on for this run")
     init.add_argument("--question", help="the review question (one line); the wiki shows it as the concept's title")
+    init.add_argument(
+        "--from",
+        dest="from_run",
+        metavar="OLD",
+        help="copy OLD's agent records, report and corpus (not its sources or log): fetch the sources "
+        "again, with their ids, and assemble",
+    )
     add_json(init)
     init.set_defaults(func=_init)
 
 
 def _init(args: argparse.Namespace) -> int:
+    old = Run.open(args.from_run) if args.from_run is not None else None
+    planned = read_workspace(old) if old is not None else []  # read all before creating anything
     run = init_run(args.run_dir, args.slug, gate=args.gate, question=args.question)
+    copied = write_workspace(run, planned)
     config = run.load_config()
     question = config.extras().get("question")
     emit(
@@ -34,8 +44,15 @@ def _init(args: argparse.Namespace) -> int:
             "created_at": config.created_at,
             "gate": config.gates.evidence_kernel,
             "question": question,
+            "copied": copied,
         },
         f"Initialised run {config.run_slug} in {run.path} (created_at {config.created_at}, "
-        f"gate {'on' if config.gates.evidence_kernel else 'off'})" + (f"\n  question: {question}" if question else ""),
+        f"gate {'on' if config.gates.evidence_kernel else 'off'})" + (f"\n  question: {question}" if question else "")
+        + (
+            f"\n  copied {len(copied)} file(s) from {args.from_run}: fetch its sources again (with --pmid/--doi/"
+            "--pmcid), then 'publisher assemble'"
+            if old is not None
+            else ""
+        ),
     )
     return 0

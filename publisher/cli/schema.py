@@ -20,6 +20,10 @@ _MODELS = {
     "appraisal": ("publisher.gate.recordschema", "Appraisal"),
     "result": ("publisher.gate.result", "Result"),
     "concept": ("publisher.wiki.concepts", "ConceptFrontMatter"),
+    "claim": ("publisher.wiki.concepts", "ConceptClaim"),
+    "assessment": ("publisher.wiki.claims.log", "Assessment"),
+    "review": ("publisher.wiki.claims.records", "ReviewRecord"),
+    "missingness": ("publisher.wiki.claims.records", "MissingnessRecord"),
 }
 
 _SUMMARY = """\
@@ -35,6 +39,10 @@ everything else is written by the commands named.
   report      runs/<run>/outputs/report.md             the agent: Markdown, footnotes src-…#start-end
   result      runs/<run>/outputs/result.json           assemble
   concept     concepts/<slug>.md (YAML front matter)   you, then promote
+  claim       claims[] in a concept's front matter     assess (an admitted proposal; see docs/claims.md)
+  assessment  assessments.jsonl, one a line            assess: every attempt, admitted or rejected; chained
+  review      runs/<run>/reviews/rev-<64 hex>.json     review: the tool's search for a claim's terms
+  missingness runs/<run>/missingness/mis-<64 hex>.json missing: why a claim cannot be evaluated
 
 Evidence ids: pmid:N, doi:X, pmcid:PMCN (checked against the snapshot's paper ids), or
 web:<slug> for sources that are not literature.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_json, emit, error_line
+from ._common import add_config, add_json, emit, error_line, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="sha256:HEX",
         help="the manifest digest the site must have (e.g. that of a site rebuilt from the same inputs)",
     )
+    add_config(p)
     add_json(p)
     p.set_defaults(func=_check_site)
 
@@ -37,7 +38,7 @@ def _check_site(args: argparse.Namespace) -> int:
         raise UsageError(f"wiki folder {args.wiki} does not exist")
     if args.expect is not None and not DIGEST_RE.fullmatch(args.expect):
         raise UsageError(f"--expect must be sha256: and 64 lowercase hex digits, not {args.expect!r}")
-    outcome = check_site(args.site, args.wiki, expect=args.expect)
+    outcome = check_site(args.site, args.wiki, expect=args.expect, policy=wiki_policy(Path(args.wiki), args.config))
     digest = f"manifest {outcome.manifest_digest}" if outcome.manifest_digest else "no manifest"
     if outcome.ok:
         human = (

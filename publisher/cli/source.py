@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..kernel.spans import MAX_SPAN
 from ..runs import Run
-from ._common import add_json, emit
+from ._common import add_config, add_json, emit, source_id_arg, warn, wiki_policy
 
 if TYPE_CHECKING:
     from ..acquire import signing, sources
@@ -28,15 +29,50 @@ def _key_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--key",
         type=Path,
-        help="Ed25519 private key (PEM) that signs the acquisition event "
-        "(default: $PUBLISHER_SIGNING_KEY; unsigned when neither is set)",
+        help="Ed25519 private key (PEM) that signs the acquisition event (default: $PUBLISHER_SIGNING_KEY, "
+        "else your key for the wiki, made by 'publisher new'; unsigned when there is none)",
+    )
+    add_config(parser)  # which keys the run's wiki trusts, as MkDocs resolves its configuration
+
+
+def _surface_options(parser: argparse.ArgumentParser, *, whole_text: bool) -> None:
+    parser.add_argument(
+        "--expected-pages", metavar="PAGES", help="a PDF's declared surface, e.g. 1,3-12 (never inferred)"
+    )
+    parser.add_argument("--expected-page-count", type=int, metavar="N", help="a PDF's declared surface: pages 1..N")
+    if whole_text:
+        parser.add_argument(
+            "--complete", action="store_true", help="declare the fetched full text complete (never for an abstract)"
+        )
+
+
+def _declaration(args: argparse.Namespace) -> sources.Declaration:
+    from ..acquire import sources
+
+    return sources.Declaration(
+        expected_pages=args.expected_pages,
+        expected_page_count=args.expected_page_count,
+        complete=bool(getattr(args, "complete", False)),
     )
 
 
 def _signer(args: argparse.Namespace, run: Run) -> signing.Signer | None:
+    """``--key``, else ``$PUBLISHER_SIGNING_KEY``, else this user's private key for one of the
+    keys the run's wiki trusts (resolved through MkDocs, see :func:`wiki_policy`)."""
     from ..acquire import signing
+    from ..runs import find_wiki_root
 
-    return signing.signer_from(args.key, run.name())
+    trusted: list[str] = []
+    if args.key is None and not os.environ.get(signing.KEY_ENV):
+        root = getattr(args, "wiki", None) or find_wiki_root(run.path)
+        trusted = wiki_policy(root, getattr(args, "config", None)).trusted_keys.ids if root is not None else []
+    signer = signing.signer_from(args.key, run.name(), trusted=trusted)
+    if signer is None and trusted:
+        warn(
+            "the wiki trusts keys you hold no private key for: this acquisition is unsigned and will not "
+            "count as fresh (pass --key, or fetch where the wiki's key is kept)"
+        )
+    return signer
 
 
 def _meta(args: argparse.Namespace) -> sources.Metadata:
@@ -59,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
     p.add_argument("--max-bytes", type=int, default=64 * 1024 * 1024, help="largest body accepted")
     _metadata_options(p)
+    _surface_options(p, whole_text=True)
     _key_option(p)
     add_json(p)
     p.set_defaults(func=_fetch)
@@ -76,13 +113,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--file", required=True, type=Path)
     p.add_argument("--wiki", required=True, type=Path)
     _metadata_options(p)
+    _surface_options(p, whole_text=False)
     _key_option(p)
     add_json(p)
     p.set_defaults(func=_local)
 
     p = ss.add_parser("read", help="print a verified window of a snapshot with its offsets")
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--source-id", required=True)
+    p.add_argument("--source-id", required=True, type=source_id_arg)
     p.add_argument("--start", type=int)
     p.add_argument("--end", type=int)
     p.add_argument("--actor", default="main")
@@ -91,7 +129,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = ss.add_parser("spans", help="find a phrase, its sentence, or a from-to range, with exact offsets")
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--source-id", required=True)
+    p.add_argument("--source-id", required=True, type=source_id_arg)
     p.add_argument("--query", help="the text to find")
     p.add_argument("--sentence", action="store_true", help="select the whole sentence(s) holding each match")
     p.add_argument("--from", dest="from_text", metavar="TEXT", help="select from the start of this text ...")
@@ -106,7 +144,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="where a quote really is: candidate offsets (exact, normalized, fragments); suggests, never accepts",
     )
     p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--source-id", required=True)
+    p.add_argument("--source-id", required=True, type=source_id_arg)
     p.add_argument("--quote", required=True, help="the passage as the agent believes it reads")
     add_json(p)
     p.set_defaults(func=_locate)
@@ -128,11 +166,30 @@ def _acquired(args: argparse.Namespace, outcome: sources.Acquired, verb: str) ->
         + (f", {', '.join(extra)}" if extra else "")
         + (f"\n  {ids}" if ids else "")
         + (f"\n  title: {info['title']}" if info["title"] else "")
+        + _surface_line(info["surface"])
         + f"\n  logged {info['event_id']} (fresh: {'yes' if info['fresh'] else 'no'}; "
         + (f"signed by key {info['signed_by'][:16]}…)" if info["signed_by"] else "unsigned)")
     )
     emit(args, info, human)
     return 0
+
+
+def _surface_line(surface: dict[str, Any] | None) -> str:
+    if surface is None:
+        return ""
+    state = "complete (declared)" if surface["complete"] else "not complete"
+    missing = surface["missing_pages"]
+    return f"\n  surface: {surface['type']}, {state}" + (f", missing pages {_ranges(missing)}" if missing else "")
+
+
+def _ranges(pages: list[int]) -> str:
+    out: list[tuple[int, int]] = []
+    for page in pages:
+        if out and out[-1][1] == page - 1:
+            out[-1] = (out[-1][0], page)
+        else:
+            out.append((page, page))
+    return ",".join(f"{a}-{b}" if a != b else str(a) for a, b in out)
 
 
 def _fetch(args: argparse.Namespace) -> int:
@@ -147,6 +204,7 @@ def _fetch(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         max_bytes=args.max_bytes,
         signer=_signer(args, run),
+        declaration=_declaration(args),
     )
     return _acquired(args, outcome, "Fetched")
 
@@ -163,7 +221,15 @@ def _local(args: argparse.Namespace) -> int:
     from ..acquire import sources
 
     run = Run.open(args.run_dir)
-    outcome = sources.add_local_pdf(run, args.file, args.wiki, _meta(args), actor=args.actor, signer=_signer(args, run))
+    outcome = sources.add_local_pdf(
+        run,
+        args.file,
+        args.wiki,
+        _meta(args),
+        actor=args.actor,
+        signer=_signer(args, run),
+        declaration=_declaration(args),
+    )
     return _acquired(args, outcome, "Added local PDF")
 
 

@@ -4,9 +4,11 @@ wiki scaffolding."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+from pathlib import Path
 
 from ..kernel.findings import grouped_lines
-from ._common import add_json, emit, error_line, say
+from ._common import add_config, add_json, emit, error_line, say, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -21,6 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--wiki", required=True, metavar="WIKI", help="the wiki root (holds mkdocs.yml)")
     p.add_argument("--concept", metavar="SLUG", help="concept file to write (default: the run's slug)")
     p.add_argument("--check", action="store_true", help="verify only; write nothing")
+    add_config(p)
     add_json(p)
     p.set_defaults(func=_promote)
 
@@ -28,15 +31,28 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "check",
         help="run the build's checks on a wiki without building (exit 0 clean, 1 findings)",
         description="Every run assembled now and compared with its result.json, every snapshot re-hashed, "
-        "every concept footnote re-sliced: what 'mkdocs build' checks before it writes anything.",
+        "every concept footnote re-sliced, every page's prose and every docs/ file checked: what 'mkdocs build' "
+        "checks, without rendering or writing anything.",
     )
     c.add_argument("--wiki", required=True, metavar="WIKI", help="the wiki root (holds mkdocs.yml)")
+    c.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the check on the Dask cluster at ADDRESS (tcp://host:8786; default: extra.evidence.scheduler, "
+        "else this machine); its workers must see the wiki at the same path",
+    )
+    add_config(c)
     add_json(c)
     c.set_defaults(func=_check)
 
     n = sub.add_parser("new", help="scaffold an evidence wiki that builds as is")
     n.add_argument("wiki", metavar="WIKI", help="folder to create (must not already be a wiki)")
     n.add_argument("--title", help="site name (default: the folder name)")
+    n.add_argument(
+        "--unsigned",
+        action="store_true",
+        help="make no key pair: any fresh acquisition counts, signed or not (not recommended)",
+    )
     add_json(n)
     n.set_defaults(func=_new)
 
@@ -47,7 +63,14 @@ def _promote(args: argparse.Namespace) -> int:
 
     try:
         with terminal_progress("verifying snapshots", quiet=args.json) as progress:
-            outcome = promote(args.run_dir, args.wiki, concept=args.concept, check=args.check, progress=progress)
+            outcome = promote(
+                args.run_dir,
+                args.wiki,
+                concept=args.concept,
+                check=args.check,
+                progress=progress,
+                policy=wiki_policy(Path(args.wiki), args.config),
+            )
     except PromotionRefused as exc:
         if args.json:
             emit(args, {"ok": False, "error": exc.one_line(), "findings": [f.to_dict() for f in exc.findings]})
@@ -71,17 +94,27 @@ def _promote(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from ..kernel.errors import UsageError
     from ..parallel import terminal_progress
+    from ..parallel.cluster import cluster_executor
+    from ..site.checkpages import check_pages
+    from ..site.policy import config_file_for
     from ..wiki.check import check_wiki
 
     wiki = Path(args.wiki)
     if not wiki.is_dir():
         raise UsageError(f"wiki folder {wiki} does not exist")
-    with terminal_progress("verifying snapshots", quiet=args.json) as progress:
-        outcome = check_wiki(wiki, progress=progress)
+    policy = wiki_policy(wiki, args.config)
+    scheduler = args.scheduler or policy.scheduler
+    with contextlib.ExitStack() as stack:
+        executor, workers = stack.enter_context(cluster_executor(scheduler)) if scheduler else (None, None)
+        progress = stack.enter_context(terminal_progress("verifying snapshots", quiet=args.json))
+        outcome = check_wiki(wiki, progress=progress, policy=policy, executor=executor, workers=workers)
+    config = config_file_for(wiki, args.config)
+    if outcome.ok and config is not None:
+        # The build's other checks (prose, docs/ files, the policy's precondition), through the
+        # build itself stopped before rendering: check and build cannot disagree on a page.
+        outcome.findings.extend(check_pages(config, outcome))
     counts = outcome.counts_by_reason()
     summary = {
         "ok": outcome.ok,
@@ -113,10 +146,11 @@ def _check(args: argparse.Namespace) -> int:
 def _new(args: argparse.Namespace) -> int:
     from ..site.scaffold import new_wiki
 
-    written = new_wiki(args.wiki, title=args.title)
-    emit(
-        args,
-        {"ok": True, "wiki": args.wiki, "files": written},
-        f"created evidence wiki {args.wiki} ({len(written)} files); build it with 'mkdocs build'",
-    )
+    written = new_wiki(args.wiki, title=args.title, signed=not args.unsigned)
+    human = f"created evidence wiki {args.wiki} ({len(written)} files); build it with 'mkdocs build'"
+    if not args.unsigned:
+        from ..acquire.signing import user_key_dir
+
+        human += f"\n  acquisition is signed: the private key is in {user_key_dir()} (keep it there)"
+    emit(args, {"ok": True, "wiki": args.wiki, "files": written, "signed": not args.unsigned}, human)
     return 0

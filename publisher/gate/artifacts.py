@@ -116,7 +116,7 @@ class ArtifactChecker:
             return self.reader.get(source_id)
         except IntegrityError as exc:
             reason = exc.reason or Reason.SNAPSHOT_HASH_MISMATCH
-            art.find(field_name, reason, exc.one_line(), source_id)
+            art.find(field_name, reason, one_line(exc.message), source_id)
             return None
 
     def freshness_of(self, snap: SnapshotCheck) -> Freshness:
@@ -300,7 +300,10 @@ class ArtifactChecker:
         registered = entry_of.source_ids if entry_of is not None else ()
         for entry in record.spans:
             span = entry.span
-            if registered and span.source_id not in registered:
+            # A span on a snapshot that is missing or does not verify has that as its one root
+            # (check_span reports it); whether the corpus registers it is then beside the point.
+            known = isinstance(span.source_id, str) and SOURCE_ID_RE.fullmatch(span.source_id) is not None
+            if registered and span.source_id not in registered and known and self._verifies(span.source_id):
                 art.find(
                     entry.field,
                     Reason.NO_PAPER_ID,

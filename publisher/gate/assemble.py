@@ -233,6 +233,9 @@ def assemble(
         "inputs": inputs_list,
         "inputs_hash": inputs_digest(inputs_list),
     }
+    trust = inputs.provenance.declared()
+    if trust is not None:  # the trust policy: an input of the check, declared, never hashed
+        result["policy"] = trust
     return Assembly(
         result=result,
         verdict=verdict,

@@ -83,9 +83,22 @@ class RunCheck:
         """
         out = [f for f in self.findings if f.severity == "fail"]
         if self.status(ASSEMBLER) == "warn":
-            out += [replace(f, severity="fail") for f in self.findings if f.check == ASSEMBLER and f.severity == "warn"]
+            roots = [f for f in self.findings if f.check == ASSEMBLER and f.severity == "warn"]
+            out += [replace(f, severity="fail") for f in roots]
+            # What the stored result calls fresh and is not now is why it cannot be published:
+            # shown under the stored result's root, never as causes of their own.
+            root_key = roots[0].key if roots else None
+            out += [
+                replace(f, severity="fail", cause=f.cause or root_key)
+                for f in self.findings
+                if f.check == "C-FRESH-FETCH" and f.severity == "warn"
+            ]
         counts = self.result["counts"]
-        if self.assembly.verdict == "fail" and counts["unresolved"] and not any(f.check == "C-GATE" for f in out):
+        if (
+            self.assembly.verdict == "fail"
+            and counts["unresolved"]
+            and not any(f.check in ("C-GATE", "C-FRESH-FETCH") for f in out)
+        ):
             detail = f"gate verdict fail: {counts['unresolved']} of {counts['artifacts_seen']} artifacts unresolved"
             root = self._root("C-GATE", "outputs/result.json", detail)
             out.append(root)
@@ -93,11 +106,28 @@ class RunCheck:
             out += [replace(f, severity="fail", cause=f.cause or root.key) for f in gate]
         if not self.result["accepted"]:  # the empty-set finding of the assembly is only ever a warning
             detail = "no accepted artifact: an empty evidence set is not a pass"
-            out.append(self._root("C-GATE", "outputs/result.json", detail, Reason.NO_SPANS))
+            empty = self._root("C-GATE", "outputs/result.json", detail, Reason.NO_SPANS)
+            # A stored result that is not the assembly now is the root: its fix comes first.
+            assembler = next((f.key for f in out if f.check == ASSEMBLER and f.cause is None), None)
+            out.append(replace(empty, cause=assembler) if assembler is not None else empty)
         return out
 
     def _root(self, check: str, file: str, detail: str, reason: Reason | None = None) -> Finding:
         return Finding(reason, self.file(file), detail, check=check, run=self.label)
+
+    @property
+    def run_shown(self) -> str:
+        """The run as messages name it: its label, else its path inside its wiki, else its folder
+        name (never a path of the machine: messages are stored in result and verification files)."""
+        if self.label:
+            return self.label
+        root = self.inputs.wiki_root
+        if root is not None:
+            try:
+                return self.run.path.resolve().relative_to(Path(root).resolve()).as_posix()
+            except ValueError:
+                pass
+        return self.run.path.resolve().name
 
     def file(self, name: str) -> str:
         """A file of the run as findings name it (under the run's label)."""
@@ -154,8 +184,13 @@ class Collector:
     def add(self, check_id: str, status: str, detail: str) -> None:
         self.rc.checks.append({"check_id": check_id, "status": status, "detail": one_line(detail, 500)})
 
-    def find(self, check: str, reason: Reason | None, file: str, detail: str, **facts: Any) -> Finding:
-        finding = Finding(reason, self.rc.file(file), one_line(detail), check=check, run=self.rc.label, **facts)
+    def find(
+        self, check: str, reason: Reason | None, file: str, detail: str, *, in_wiki: bool = False, **facts: Any
+    ) -> Finding:
+        """Record a finding on ``file`` of the run (``in_wiki``: a path relative to the wiki root,
+        such as a stored PDF under ``assets/papers/``)."""
+        where = file if in_wiki else self.rc.file(file)
+        finding = Finding(reason, where, one_line(detail), check=check, run=self.rc.label, **facts)
         self.rc.findings.append(finding)
         return finding
 
@@ -216,6 +251,26 @@ def _differences(recorded: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
     return [k for k in keys if not same_json(recorded.get(k), fresh.get(k))]
 
 
+def _keys(result: dict[str, Any]) -> set[str]:
+    policy = result.get("policy")
+    return set(policy["trusted_keys"]) if isinstance(policy, dict) else set()
+
+
+def _policy_changed(stored: dict[str, Any], fresh: dict[str, Any], label: str) -> str:
+    """One line: the trusted keys changed since assembly, and what fixes it."""
+    then, now = _keys(stored), _keys(fresh)
+    run = label or "RUN"
+    unsigned = [s["source_id"][:12] for s in fresh["sources"] if s["status"] == "ok" and not s["fresh"]]
+    change = f"{len(now - then)} key(s) trusted, {len(then - now)} no longer" if then else "the wiki now trusts keys"
+    detail = f"result.json predates the wiki's trusted keys ({change})"
+    if unsigned:
+        return (
+            f"{detail}; {len(unsigned)} source(s) lack a fetch signed by them: fetch them again "
+            f"(publisher source fetch signs), then 'publisher assemble --run-dir {run}'"
+        )
+    return f"{detail}; run 'publisher assemble --run-dir {run}'"
+
+
 def check_assembler(
     out: Collector, stored: dict[str, Any] | None, problem: str | None, assembly: Assembly
 ) -> str | None:
@@ -226,7 +281,7 @@ def check_assembler(
     assembly, named one by one. Absent (gated). The stored digest is a hint for the message,
     never a reason to pass.
     """
-    fix = f"run 'publisher assemble --run-dir {out.rc.label or out.rc.run.path}'"
+    fix = f"run 'publisher assemble --run-dir {out.rc.run_shown}'"
     fresh = assembly.result
     file = "outputs/result.json"
     if problem is not None:
@@ -240,6 +295,10 @@ def check_assembler(
     if same_json(_without_time(stored), _without_time(fresh)):
         out.add(ASSEMBLER, "pass", "result.json equals assembling its inputs now")
         return None
+    if not same_json(stored.get("policy"), fresh.get("policy")):
+        root = out.find(ASSEMBLER, None, file, _policy_changed(stored, fresh, out.rc.run_shown), severity=out.gated())
+        out.add(ASSEMBLER, out.gated(), "result.json was assembled under other trusted keys")
+        return root.key
     then = stored.get("inputs")
     differing = ", ".join(_differences(stored, fresh))
     if then is None and differing == "inputs":

@@ -83,12 +83,18 @@ class Provenance:
         )
 
     def inputs(self) -> list[list[Any]]:
-        """Entries 10 and 11 of ``inputs_hash`` (see the module docstring)."""
+        """Entry 11 of ``inputs_hash`` (see :mod:`.inputs`): the raw bytes consulted."""
         checked = self.raw.checked()
-        out: list[list[Any]] = [["raw", digest, checked[digest] or "ok"] for digest in sorted(checked)]
-        if self.trusted_keys:
-            out.append(["trusted_keys", self.trusted_keys.ids])
-        return out
+        return [["raw", digest, checked[digest] or "ok"] for digest in sorted(checked)]
+
+    def declared(self) -> dict[str, Any] | None:
+        """The trust policy the result declares (``policy``), or None for unsigned provenance.
+
+        The wiki's trusted keys are a declared input of the check, not of the run: they are not
+        hashed into ``inputs_hash``, so a run's identity does not depend on the wiki around it,
+        and a result assembled under other keys is named as such (C-ASSEMBLER), never "edited".
+        """
+        return {"trusted_keys": self.trusted_keys.ids} if self.trusted_keys else None
 
 
 def freshness(

@@ -29,10 +29,12 @@ null when absent), and ``inputs_hash`` is ``"sha256:" + sha256(canonical_bytes(i
 Provenance inputs (CONTRACT section 12), appended only where they apply, so a run assembled
 before them hashes as it did:
 
-10. ``["raw", sha256, "ok" or the problem]`` for every receipt's raw file the fresh-fetch rule
+11. ``["raw", sha256, "ok" or the problem]`` for every receipt's raw file the fresh-fetch rule
     consulted, in digest order
-11. ``["trusted_keys", [key id, ...]]`` (sorted) when the wiki lists trusted keys: a change of
-    trusted keys makes a result stale, never silently different
+
+The wiki's trust policy (its trusted keys) is not among them: it is an input of the check,
+declared in the result's ``policy`` (:meth:`.freshness.Provenance.declared`), so the same run
+hashes the same in any wiki, and a change of keys is reported as such, never as an edit.
 
 The same inputs therefore always assemble to the same result apart from ``generated_at``. The
 result stores the list itself beside its digest, so the verifier can name the input that changed
@@ -115,6 +117,8 @@ class RunInputs:
     """Why the log could not be read at all (a link, folder or FIFO in its place), or None."""
     report_blocks: list[ProseBlock] | None = None
     """The report's headings and prose outside footnotes (None when the run has no report)."""
+    report_text: str | None = None
+    """The report as written (None when the run has no report), for the prose check."""
 
 
 def _read_verifier(run: Run) -> tuple[dict[str, list[str]], str | None]:
@@ -166,6 +170,7 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRin
     records = read_records(run.extractions_dir, run.appraisals_dir)
     footnotes: list[Footnote] | None = None
     blocks: list[ProseBlock] | None = None
+    text: str | None = None
     with _about(run.report_md):
         report_digest, report_bytes = file_digest(run.report_md)
         if report_bytes is not None:
@@ -207,6 +212,7 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRin
         provenance=Provenance(keys, run.name(config), BlobChecker(run.raw_dir)),
         log_problem=log_problem,
         report_blocks=blocks,
+        report_text=text,
     )
 
 

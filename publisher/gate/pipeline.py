@@ -15,8 +15,9 @@ The checks and the codes they carry:
 2. ``C-SPAN`` - every span of the run and every claim of ``result.json`` is in range, at most 2000
    code points, and its excerpt equals the re-slice (``SPAN_OUT_OF_RANGE``, ``SPAN_TOO_LONG``,
    ``EXCERPT_MISMATCH``: fail); records without the spans they owe (``NO_SPANS``: gated).
-3. ``C-FRESH-FETCH`` - every source behind an accepted artifact is fresh now (``NO_FRESH_FETCH``,
-   ``ASSET_HASH_MISMATCH``): gated.
+3. ``C-FRESH-FETCH`` - every source behind an accepted artifact is fresh now, and every artifact
+   the assembly leaves unresolved for want of a fresh fetch is reported here, never as "fresh"
+   (``NO_FRESH_FETCH``, ``ASSET_HASH_MISMATCH``): gated.
 4. ``C-ASSEMBLER`` - ``result.json`` exists, is schema-valid and equals the assembly apart from
    ``generated_at``. A difference is *edited* (fail) when the stored inputs list does not hash to
    the stored ``inputs_hash`` or still equals the inputs now, and *stale* (gated) otherwise, naming
@@ -34,7 +35,12 @@ The checks and the codes they carry:
 9. ``C-HYPOTHESIS-WALL`` - no finding wording inside the report's hypothesis section, no hypothesis
    or certainty wording outside it. Fails whatever the gate.
 
-Checks 7-9 live in :mod:`.reportchecks`.
+10. ``C-PROSE`` - the report's prose quotes only through spans: a blockquote or long quotation
+   is located in the run's snapshots and must be cited through the span that covers it (else
+   the offsets to cite, or ``EXCERPT_MISMATCH`` for an unverified quotation); no span reference
+   or verified badge in prose (``EXCERPT_MISMATCH``). Fails whatever the gate.
+
+Checks 7-10 live in :mod:`.reportchecks` and :mod:`.reportprose`.
 
 "Gated" is warn with the gate off and fail with it on. The verdict folds the checks: Failed if any
 fails, else Inconclusive if any warns, else Verified.
@@ -48,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.canonical import format_ts, utc_now
 from ..kernel.errors import IntegrityError
@@ -85,6 +92,7 @@ CHECK_IDS = (
     "C-CITE-RESOLVE",
     "C-FULLTEXT",
     "C-HYPOTHESIS-WALL",
+    "C-PROSE",
 )
 VERDICTS = ("Verified", "Inconclusive", "Failed")
 
@@ -140,15 +148,17 @@ def check_run(
     executor: Executor | None = None,
     workers: int | None = None,
     progress: ProgressFn | None = None,
+    trusted_keys: KeyRing | None = None,
 ) -> RunCheck:
     """Run every check of a run against a fresh in-memory assembly; writes nothing.
 
     ``inputs``, ``reader`` and ``prepared`` may come from a caller that loaded them already (the
     wiki check declares every run's snapshots to one parallel pass first, see :func:`prepare`). Raises
     :class:`~publisher.kernel.errors.UsageError` when the run cannot be read at all (no or a
-    malformed config, an unreadable report).
+    malformed config, an unreadable report). ``trusted_keys``: the wiki's policy (see
+    :func:`.inputs.load_inputs`).
     """
-    inputs = inputs if inputs is not None else load_inputs(run, wiki_root=wiki_root)
+    inputs = inputs if inputs is not None else load_inputs(run, wiki_root=wiki_root, trusted_keys=trusted_keys)
     enabled, flag = gate_setting(gate, inputs.config)
     if reader is None:
         reader = CheckedSnapshots(
@@ -190,15 +200,19 @@ def _check_snapshots(out: Collector, reader: CheckedSnapshots, stored: dict[str,
             snap = reader.get(source_id)
         except IntegrityError as exc:
             reason = exc.reason or Reason.SNAPSHOT_HASH_MISMATCH
-            root = out.find("C-SNAPSHOT", reason, f"sources/{source_id}.json", exc.one_line(), source_id=source_id)
+            root = out.find("C-SNAPSHOT", reason, f"sources/{source_id}.json", exc.message, source_id=source_id)
             roots[source_id] = root.key
             continue
         unsealed += 0 if snap.sealed else 1
         problem = assembly.assets.check(snap)
         if problem is not None:
             # The stored PDF behind a snapshot is one of its digests: tampering, whatever the gate.
+            # The PDF lies in the wiki's library (<wiki>/assets/papers/), not in the run.
+            asset = snap.asset is not None
             where = snap.asset.path if snap.asset is not None else f"sources/{source_id}.json"
-            root = out.find("C-SNAPSHOT", Reason.ASSET_HASH_MISMATCH, where, problem, source_id=source_id)
+            root = out.find(
+                "C-SNAPSHOT", Reason.ASSET_HASH_MISMATCH, where, problem, in_wiki=asset, source_id=source_id
+            )
             roots[source_id] = root.key
     note = f"; {unsealed} with metadata unsealed (no record_hash)" if unsealed else ""
     bad = len(roots)
@@ -276,7 +290,7 @@ def _check_fresh(
     for entry in (stored or assembly.result)["accepted"]:
         for source_id in entry["source_ids"]:
             behind.setdefault(source_id, entry["artifact_id"])
-    stale = 0
+    not_fresh: dict[str, str] = {}  # source id -> key of its root finding
     for source_id, artifact_id in behind.items():
         try:
             snap = reader.get(source_id)
@@ -287,9 +301,9 @@ def _check_fresh(
             created = assembly.result["config"].get("created_at")
             fresh = assembly.provenance.freshness(snap, assembly.log.events, created, assembly.assets)
         if not fresh.fresh:
-            stale += 1
-            cause = log_root if fresh.detail.startswith(LOG_NOT_INTACT) else snapshot_roots.get(source_id)
-            out.find(
+            # A log that is broken or unreadable is the root of every freshness it no longer proves.
+            cause = log_root or snapshot_roots.get(source_id)
+            found = out.find(
                 "C-FRESH-FETCH",
                 fresh.reason or Reason.NO_FRESH_FETCH,
                 "events.jsonl",
@@ -299,8 +313,25 @@ def _check_fresh(
                 severity=out.gated(),
                 cause=cause,
             )
-    if stale:
-        out.add("C-FRESH-FETCH", out.gated(), f"{stale} of {len(behind)} sources behind accepted artifacts not fresh")
+            not_fresh[source_id] = cause or found.key
+    # Artifacts the assembly now leaves unresolved for want of a fresh fetch are reported here,
+    # under the check they fail, not under C-GATE: this check never says "fresh" of them.
+    cited = set(behind)
+    for entry in assembly.findings:
+        if Reason(entry["reason_code"]) is not Reason.NO_FRESH_FETCH:
+            continue
+        source_id = entry.get("source_id") or ""
+        cited.add(source_id)
+        cause = log_root or not_fresh.get(source_id)
+        if cause is None:
+            key = out.rc.file("events.jsonl")
+            out.from_assembly("C-FRESH-FETCH", entry, out.gated())
+            not_fresh[source_id] = out.rc.findings[-1].key if out.rc.findings else key
+        else:
+            out.from_assembly("C-FRESH-FETCH", entry, out.gated(), cause)
+    if not_fresh:
+        named = ", ".join(f"{sid[:16]}…" for sid in list(not_fresh)[:3]) + (" …" if len(not_fresh) > 3 else "")
+        out.add("C-FRESH-FETCH", out.gated(), f"{len(not_fresh)} of {len(cited)} cited sources not fresh: {named}")
     else:
         out.add("C-FRESH-FETCH", "pass", f"{len(behind)} sources behind accepted artifacts fresh")
 
@@ -308,7 +339,7 @@ def _check_fresh(
 def _check_gate(out: Collector, snapshot_roots: dict[str, str], log_root: str | None) -> None:
     """C-GATE: every other reason code of the assembly; an empty evidence set."""
     assembly = out.rc.assembly
-    shown = _SNAPSHOT_CODES | _SPAN_CODES | {Reason.NO_SPANS}
+    shown = _SNAPSHOT_CODES | _SPAN_CODES | {Reason.NO_SPANS, Reason.NO_FRESH_FETCH}
     for entry in assembly.findings:
         if Reason(entry["reason_code"]) in shown or report_check_of(entry) is not None:
             continue

@@ -19,9 +19,11 @@ import jinja2
 from markdown_it.token import Token
 from markupsafe import Markup
 
+from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
+from ..kernel.refs import starts_with_ref
 from ..resources import TEMPLATES_DIR
 from ..runs import Run
 from .inputs import file_digest
@@ -29,7 +31,15 @@ from .pipeline import RunCheck, check_run
 from .reportmd import markdown_parser
 from .urls import followable
 
-__all__ = ["ReportView", "render_report", "render_report_body", "write_report", "TEMPLATES_DIR", "BLOCKING_CHECKS"]
+__all__ = [
+    "ReportView",
+    "render_report",
+    "render_report_body",
+    "report_prose_html",
+    "write_report",
+    "TEMPLATES_DIR",
+    "BLOCKING_CHECKS",
+]
 
 """The repository's top-level ``templates/`` folder."""
 
@@ -67,8 +77,15 @@ class ReportView:
 
     @classmethod
     def of(cls, rc: RunCheck) -> ReportView:
-        """The view of a checked run; reads ``outputs/report.md`` through the fail-closed reader."""
-        _, data = file_digest(rc.run.report_md)
+        """The view of a checked run; reads ``outputs/report.md`` through the fail-closed reader and
+        refuses it unless it is the report the checks read (same digest): what is shown is what
+        was checked, even if the file changed in between."""
+        digest, data = file_digest(rc.run.report_md)
+        if digest != rc.inputs.report_digest:
+            raise IntegrityError(
+                "outputs/report.md changed after it was checked; nothing rendered (run the command again)",
+                path="outputs/report.md",
+            )
         stored_at = rc.stored.get("generated_at") if rc.stored else None
         return cls(
             rc.result,
@@ -98,7 +115,7 @@ def _macros(env: jinja2.Environment) -> Any:
     return env.get_template("report.html.j2").make_module({"page": False})
 
 
-def _body_html(view: ReportView, macros: Any, links: Mapping[str, str]) -> str:
+def _body_html(view: ReportView, macros: Any, links: Mapping[str, str], contexts: Mapping[str, Any]) -> str:
     """report.md as HTML, with claim footnotes replaced by verified excerpts or reason codes.
 
     Headings go one level down: the page that shows the report has its own title.
@@ -119,7 +136,8 @@ def _body_html(view: ReportView, macros: Any, links: Mapping[str, str]) -> str:
             if artifact_id in accepted or artifact_id in unresolved:
                 claim = artifact_id
                 block = Token("html_block", "", 0)
-                block.content = str(macros.claim_footnote(accepted.get(claim), unresolved.get(claim, []), links))
+                found = unresolved.get(claim, [])
+                block.content = str(macros.claim_footnote(accepted.get(claim), found, links, contexts))
                 out.append(block)
             continue
         if token.type in ("heading_open", "heading_close"):
@@ -132,7 +150,34 @@ def _body_html(view: ReportView, macros: Any, links: Mapping[str, str]) -> str:
     return str(md.renderer.render(out, md.options, {}))
 
 
-def _fragment(view: ReportView, env: jinja2.Environment, links: Mapping[str, str] | None = None) -> Markup:
+def report_prose_html(markdown: str) -> str:
+    """The author's prose of a report as the report renderer makes it (raw HTML off, footnotes
+    on): what the site's prose allow-list judges. The body of a footnote that cites through a
+    span reference is left out: the page never shows it (verified excerpts stand in its place)."""
+    md = markdown_parser()
+    out: list[Token] = []
+    group: list[Token] | None = None
+    for token in md.parse(markdown):
+        if token.type == "footnote_open":
+            group = [token]
+            continue
+        if group is not None:
+            group.append(token)
+            if token.type == "footnote_close":
+                first = next((t.content for t in group if t.type == "inline"), "")
+                out += [group[0], group[-1]] if starts_with_ref(first) else group
+                group = None
+            continue
+        out.append(token)
+    return str(md.renderer.render(out, md.options, {}))
+
+
+def _fragment(
+    view: ReportView,
+    env: jinja2.Environment,
+    links: Mapping[str, str] | None = None,
+    contexts: Mapping[str, Any] | None = None,
+) -> Markup:
     _refuse_if_broken(view)
     macros = _macros(env)
     result = view.result
@@ -140,27 +185,34 @@ def _fragment(view: ReportView, env: jinja2.Environment, links: Mapping[str, str
         macros.report_body(
             result,
             view.report,
-            Markup(_body_html(view, macros, links or {})),
+            Markup(_body_html(view, macros, links or {}, contexts or {})),
             result["config"].get("question"),
             view.assembled_at,
             links or {},
+            contexts or {},
         )
     )
 
 
-def render_report_body(view: ReportView, source_links: Mapping[str, str] | None = None) -> str:
+def render_report_body(
+    view: ReportView,
+    source_links: Mapping[str, str] | None = None,
+    contexts: Mapping[str, tuple[str, str, bool, bool]] | None = None,
+) -> str:
     """The report as an HTML fragment (no ``<html>``/``<head>``), for a page or a wiki site.
 
     ``source_links`` maps source ids to the page showing each source (a wiki's source pages):
     an excerpt's "source" link then lands on its highlight there; without, it is the origin URL.
+    ``contexts`` maps ``source_id#start-end`` to the rest of each excerpt's sentence (before,
+    after, and whether each was shortened), shown around the excerpt outside its element.
     Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails.
     """
-    return str(_fragment(view, _environment(), source_links))
+    return str(_fragment(view, _environment(), source_links, contexts))
 
 
-def render_report(run: Run, *, wiki_root: Path | None = None) -> str:
+def render_report(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> str:
     """The full report page (HTML). Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails."""
-    view = ReportView.of(check_run(run, wiki_root=wiki_root))
+    view = ReportView.of(check_run(run, wiki_root=wiki_root, trusted_keys=trusted_keys))
     env = _environment()
     fragment = _fragment(view, env)
     css = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
@@ -173,9 +225,9 @@ def render_report(run: Run, *, wiki_root: Path | None = None) -> str:
     return page.lstrip()
 
 
-def write_report(run: Run, *, wiki_root: Path | None = None) -> Path:
+def write_report(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> Path:
     """Render and write ``outputs/report.html`` atomically; nothing is written on refusal."""
-    html = render_report(run, wiki_root=wiki_root)
+    html = render_report(run, wiki_root=wiki_root, trusted_keys=trusted_keys)
     run.outputs_dir.mkdir(parents=True, exist_ok=True)
     _fs.write_atomic(run.report_html, html.encode("utf-8"))
     return run.report_html

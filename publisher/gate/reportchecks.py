@@ -17,6 +17,7 @@
    synthesis has ("proves", "clearly shows", "beyond doubt" ...) fails. Lexical, on closed
    phrase lists only: a pass means none of those phrases was found on the wrong side of the wall.
    Fails whatever the gate.
+10. ``C-PROSE`` - the report's prose quotes only through spans (:mod:`.reportprose`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any
 from ..kernel.reasons import Reason
 from .checks import Collector
 from .reportmd import Footnote, ProseBlock
+from .reportprose import check_report_prose
 
 __all__ = ["CITE_RESOLVE", "FULLTEXT", "HYPOTHESIS_WALL", "report_check_of", "check_report"]
 
@@ -93,10 +95,11 @@ def report_check_of(entry: dict[str, Any]) -> str | None:
 
 
 def check_report(out: Collector) -> None:
-    """Checks 7-9 over the run's report and the assembly made of it."""
+    """Checks 7-10 over the run's report and the assembly made of it."""
     _cite_resolve(out)
     _fulltext(out)
     _hypothesis_wall(out)
+    check_report_prose(out, out.rc.inputs.report_text)
 
 
 def _routed(out: Collector, check: str) -> int:

@@ -25,6 +25,7 @@ __all__ = [
     "Diagnostics",
     "ResultSource",
     "LogRef",
+    "ResultPolicy",
     "Result",
 ]
 
@@ -163,6 +164,13 @@ class LogRef(BaseModel):
     head: PrefixedDigest | None
 
 
+class ResultPolicy(BaseModel):
+    """The trust policy the result was assembled under (present only when keys are trusted)."""
+
+    model_config = _OURS
+    trusted_keys: tuple[Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")], ...]
+
+
 def _check_slug(value: str) -> str:
     problem = slug_problem(value)
     if problem is not None:
@@ -187,3 +195,5 @@ class Result(BaseModel):
     inputs: list[list[Any]] | None = None
     """Every input the assembly read (see :mod:`publisher.gate.inputs`); absent in older results."""
     inputs_hash: PrefixedDigest
+    policy: ResultPolicy | None = None
+    """The wiki's trusted key ids when the result was assembled (absent: unsigned provenance)."""

@@ -11,7 +11,6 @@ file under a final name.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import secrets
@@ -32,6 +31,7 @@ __all__ = [
     "read_regular",
     "hash_regular",
     "NotRegularFileError",
+    "FileTooLargeError",
 ]
 
 
@@ -43,6 +43,14 @@ class NotRegularFileError(OSError):
         self.what = what
 
 
+class FileTooLargeError(OSError):
+    """A file is larger than the reader accepts (it would stall or exhaust the reader)."""
+
+    def __init__(self, path: Path, limit: int) -> None:
+        super().__init__(f"{path} is larger than {limit} bytes")
+        self.limit = limit
+
+
 def read_fd(fd: int) -> bytes:
     """Everything left to read from an open file descriptor, in 1 MB reads."""
     chunks = []
@@ -51,12 +59,13 @@ def read_fd(fd: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_regular(path: Path, *, follow_symlinks: bool = True) -> bytes:
+def read_regular(path: Path, *, follow_symlinks: bool = True, limit: int | None = None) -> bytes:
     """The bytes of a regular file, without blocking on a FIFO or reading a device.
 
     Raises FileNotFoundError when nothing is there, :class:`NotRegularFileError` for anything
-    that is not a regular file (a symbolic link too, unless ``follow_symlinks``), and OSError for
-    other failures.
+    that is not a regular file (a symbolic link too, unless ``follow_symlinks``),
+    :class:`FileTooLargeError` with ``limit`` for a file larger than ``limit`` bytes (also one that grows past it while
+    read), and OSError for other failures.
     """
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
     try:
@@ -70,7 +79,17 @@ def read_regular(path: Path, *, follow_symlinks: bool = True) -> bytes:
         if not stat.S_ISREG(kind):
             what = "a folder" if stat.S_ISDIR(kind) else "a FIFO" if stat.S_ISFIFO(kind) else "a special file"
             raise NotRegularFileError(path, what)
-        return read_fd(fd)
+        if limit is None:
+            return read_fd(fd)
+        if os.fstat(fd).st_size > limit:
+            raise FileTooLargeError(path, limit)
+        chunks, size = [], 0
+        while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise FileTooLargeError(path, limit)
+        return b"".join(chunks)
     finally:
         os.close(fd)
 
@@ -176,8 +195,16 @@ def lock(fd: int, *, shared: bool = False) -> None:
     """Take an advisory lock on an open file, held until the descriptor is closed.
 
     The one locking primitive: the event log's appends (exclusive) and reads (shared), and
-    promotion's folder lock, all go through it.
+    promotion's folder lock, all go through it. POSIX ``flock``; on Windows (no ``fcntl``) an
+    exclusive ``msvcrt`` lock on the first byte, shared or not (Windows has no shared one).
     """
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
+        return
     fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
 
 

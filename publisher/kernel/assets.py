@@ -59,5 +59,7 @@ class AssetChecker:
         if got is None:
             return f"asset {snap.asset.path} is missing"
         if got != snap.asset.sha256:
-            return f"asset {snap.asset.path} hashes to {got}, expected {snap.asset.sha256}"
+            return (
+                f"asset {snap.asset.path} changed: it hashes to {got[:16]}…, not the {snap.asset.sha256[:16]}… stored"
+            )
         return None

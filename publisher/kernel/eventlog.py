@@ -10,10 +10,11 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from pydantic import ValidationError
 
@@ -21,10 +22,13 @@ from . import _fs
 from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, prefixed, utc_now
 from .errors import EventLogError, UsageError
 from .findings import Finding
-from .models import ACQUISITIONS, Event, EventType, Receipt, Signature, signed_payload
+from .models import ACQUISITIONS, Event, EventType, Receipt, Signature, Surface, signed_payload
 from .text import one_line
 
 __all__ = [
+    "Chained",
+    "append_chained",
+    "read_chain",
     "EventSigner",
     "LogState",
     "append_event",
@@ -33,6 +37,9 @@ __all__ = [
 ]
 
 _TAIL_CHUNK = 1 << 16
+
+T = TypeVar("T")
+C = TypeVar("C", bound="Chained")
 
 
 def line_digest(line: bytes) -> str:
@@ -88,13 +95,17 @@ def append_event(
     record_hash: str | None = None,
     receipt: Receipt | None = None,
     signer: EventSigner | None = None,
+    surface: Surface | None = None,
+    merkle_root: str | None = None,
+    merkle_size: int | None = None,
 ) -> Event:
     """Append one event under an exclusive lock, chained to the last line.
 
     Raises :class:`EventLogError` if the last line is torn or invalid: appends stay refused until
     a person resolves it. A ``fresh`` flag on a ``register`` or ``read`` event is refused.
     With a ``signer``, an acquisition event is signed under the lock, once its ``event_id`` and
-    ``prev`` are known, so the signature covers its place in the chain.
+    ``prev`` are known, so the signature covers its place in the chain (and the declared
+    ``surface`` it records).
     """
     try:
         kind = EventType(type)
@@ -104,6 +115,62 @@ def append_event(
         raise EventLogError(f"a {kind.value} event is never fresh")
     if detail is not None:
         detail = one_line(detail)
+
+    def line(number: int, prev: str | None) -> tuple[Event, bytes]:
+        try:
+            event = Event(
+                schema_version=1,
+                event_id=f"ev-{number:04d}",
+                type=kind,
+                source_id=source_id,
+                url=url,
+                at=format_ts(at or utc_now()),
+                fresh=fresh,
+                sha256=sha256,
+                actor=actor,
+                detail=detail,
+                prev=prev,
+                record_hash=record_hash,
+                receipt=receipt,
+                surface=surface,
+                merkle_root=merkle_root,
+                merkle_size=merkle_size,
+            )
+            if signer is not None and kind in ACQUISITIONS:
+                unsigned = Signature(alg="ed25519", key_id=signer.key_id, run=signer.run, value="")
+                value = signer.sign(signed_payload(event.model_copy(update={"sig": unsigned})))
+                event = Event.model_validate({**event.wire(), "sig": {**unsigned.model_dump(), "value": value}})
+        except ValidationError as exc:
+            raise UsageError(f"refused to log an invalid event: {_short(exc)}", path=str(path)) from exc
+        return event, canonical_bytes(event.wire()) + b"\n"
+
+    return append_chained(path, line, _parse_event, what="event")
+
+
+class Chained(Protocol):
+    """An entry of a hash-chained JSON Lines log: its counter and the previous line's digest."""
+
+    @property
+    def number(self) -> int: ...
+    @property
+    def prev(self) -> str | None: ...
+
+
+def append_chained(
+    path: Path,
+    make: Callable[[int, str | None], tuple[T, bytes]],
+    parse: Callable[[bytes], Chained],
+    *,
+    what: str = "entry",
+) -> T:
+    """Append one line to a hash-chained log under an exclusive lock; the log's one writer.
+
+    ``make(number, prev)`` builds the entry that follows the last line (its counter and the
+    digest of that line's exact bytes) and returns it with its line (newline included);
+    ``parse`` reads the last line back. A torn or invalid last line refuses the append
+    (:class:`EventLogError`) until a person resolves it. ``events.jsonl`` and the wiki's
+    ``assessments.jsonl`` are both written here.
+    """
     created = not os.path.lexists(path)
     fd = _open_log(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
     try:
@@ -121,37 +188,15 @@ def append_event(
         if last:
             body = last[:-1]
             try:
-                previous = _parse_event(body)
+                previous = parse(body)
             except (ValueError, ValidationError, StrictJSONError) as exc:
                 raise EventLogError(
-                    f"{path}: the last line is not a valid event; appends are refused until a person repairs it",
+                    f"{path}: the last line is not a valid {what}; appends are refused until a person repairs it",
                     path=str(path),
                 ) from exc
             prev = line_digest(body)
             number = previous.number + 1
-        try:
-            event = Event(
-                schema_version=1,
-                event_id=f"ev-{number:04d}",
-                type=kind,
-                source_id=source_id,
-                url=url,
-                at=format_ts(at or utc_now()),
-                fresh=fresh,
-                sha256=sha256,
-                actor=actor,
-                detail=detail,
-                prev=prev,
-                record_hash=record_hash,
-                receipt=receipt,
-            )
-            if signer is not None and kind in ACQUISITIONS:
-                unsigned = Signature(alg="ed25519", key_id=signer.key_id, run=signer.run, value="")
-                value = signer.sign(signed_payload(event.model_copy(update={"sig": unsigned})))
-                event = Event.model_validate({**event.wire(), "sig": {**unsigned.model_dump(), "value": value}})
-        except ValidationError as exc:
-            raise UsageError(f"refused to log an invalid event: {_short(exc)}", path=str(path)) from exc
-        data = canonical_bytes(event.wire()) + b"\n"
+        entry, data = make(number, prev)
         written = os.write(fd, data)
         if written != len(data):
             raise EventLogError(f"{path}: short write ({written} of {len(data)} bytes)")
@@ -160,7 +205,7 @@ def append_event(
         os.close(fd)
     if created:
         _fs.fsync_dir(path.parent)
-    return event
+    return entry
 
 
 def _open_log(path: Path, flags: int) -> int:
@@ -191,10 +236,10 @@ def _read_locked(path: Path) -> bytes | None:
 
 
 @dataclass
-class LogState:
-    """Everything read from a log: the events, line digests and chain findings."""
+class LogState(Generic[T]):
+    """Everything read from a log: the events (or entries), line digests and chain findings."""
 
-    events: list[Event] = field(default_factory=list)
+    events: list[T] = field(default_factory=list)
     digests: list[str] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     """Broken links of the chain, each on its 1-based line of ``events.jsonl``."""
@@ -221,14 +266,22 @@ class LogState:
         return self.digests[count - 1]
 
 
-def read_log(path: Path) -> LogState:
+def read_log(path: Path) -> LogState[Event]:
     """Read and check the whole log: line syntax, ids increasing, and the ``prev`` chain.
 
     Upstream logs without ``prev`` are readable; once a line carries ``prev``, every later
     line must carry it too. A missing log reads as empty; a symbolic link, folder or FIFO in its
     place raises :class:`EventLogError`.
     """
-    state = LogState()
+    return read_chain(path, _parse_event, lambda event: event.event_id, "events.jsonl")
+
+
+def read_chain(path: Path, parse: Callable[[bytes], C], ident: Callable[[C], str], name: str) -> LogState[C]:
+    """Read and check a hash-chained log whose lines ``parse`` reads (see :func:`read_log`).
+
+    ``ident`` names an entry in a finding; ``name`` is the log's file name in findings.
+    """
+    state: LogState[C] = LogState()
     data = _read_locked(path)
     if data is None:
         return state
@@ -247,25 +300,25 @@ def read_log(path: Path) -> LogState:
         if line.endswith(b"\r"):
             state.crlf += 1
         try:
-            event = _parse_event(line)
+            event = parse(line)
         except (ValueError, ValidationError, StrictJSONError) as exc:
             if is_last:
                 state.torn = True
             else:
-                state.findings.append(_broken(index, f"not a valid event ({_short(exc)})"))
+                state.findings.append(_broken(index, f"not a valid entry ({_short(exc)})", name))
             previous_digest = line_digest(line)
             continue
         if event.number <= last_number:
-            state.findings.append(_broken(index, f"{event.event_id} does not increase"))
+            state.findings.append(_broken(index, f"{ident(event)} does not increase", name))
         last_number = max(last_number, event.number)
         if event.prev is not None:
             state.chained = True
             if index == 1:
-                state.findings.append(_broken(index, "first line carries a prev digest"))
+                state.findings.append(_broken(index, "first line carries a prev digest", name))
             elif event.prev != previous_digest:
-                state.findings.append(_broken(index, f"{event.event_id}: prev does not match line {index - 1}"))
+                state.findings.append(_broken(index, f"{ident(event)}: prev does not match line {index - 1}", name))
         elif state.chained:
-            state.findings.append(_broken(index, f"{event.event_id}: prev missing after a chained line"))
+            state.findings.append(_broken(index, f"{ident(event)}: prev missing after a chained line", name))
         digest = line_digest(line)
         previous_digest = digest
         if not (is_last and state.torn):
@@ -274,9 +327,9 @@ def read_log(path: Path) -> LogState:
     return state
 
 
-def _broken(line: int, problem: str) -> Finding:
-    """A broken link of the chain at ``line``."""
-    return Finding(None, "events.jsonl", problem, line=line)
+def _broken(line: int, problem: str, name: str = "events.jsonl") -> Finding:
+    """A broken link of the chain at ``line`` of the log ``name``."""
+    return Finding(None, name, problem, line=line)
 
 
 def _short(exc: BaseException) -> str:

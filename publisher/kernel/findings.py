@@ -21,6 +21,33 @@ __all__ = ["Finding", "Severity", "group_findings", "grouped_lines", "counts_by_
 
 Severity = Literal["fail", "warn"]
 
+_FIXES: dict[str, str] = {
+    "UNKNOWN_SOURCE": "cite a source id that 'publisher source fetch' printed for this run",
+    "SNAPSHOT_HASH_MISMATCH": "restore the snapshot file byte for byte, or fetch the source again",
+    "SPAN_OUT_OF_RANGE": "take the offsets from 'publisher source spans'",
+    "SPAN_TOO_LONG": "cite at most 2000 code points; split the span",
+    "EXCERPT_MISMATCH": "quote the text exactly as 'publisher source read' prints it",
+    "NO_SPANS": "cite each claim with a span from 'publisher source spans'",
+    "URL_NOT_RETRIEVED": "fetch the URL in this run with 'publisher source fetch'",
+    "NO_FRESH_FETCH": "fetch the source again in this run with 'publisher source fetch'",
+    "UNSUPPORTED_VERDICT": "revise or drop what the independent checker rejects",
+    "SOURCE_OUTSIDE_ACCEPTED": "cite only accepted evidence",
+    "NO_PAPER_ID": "cite it as url:/web:, or 'publisher run init NEW --from RUN' and fetch with its ids",
+    "ASSET_HASH_MISMATCH": "restore the PDF under assets/papers/ or add it with 'publisher source local'",
+    "ACCESS_MISMATCH": "state the snapshot's own access level, or leave access out",
+    "SCHEMA_ERROR": "fix the file as described ('publisher schema' prints each format)",
+    "C-EVENT-LOG": "restore events.jsonl byte for byte; the log is never edited by hand",
+    "C-GATE": "fix or drop the unresolved artifacts named, then 'publisher assemble'",
+    "C-PROSE": "write plain Markdown: no script, style, handler, frame or evidence look-alike",
+    "C-HYPOTHESIS-WALL": "keep hypotheses under the report's hypothesis heading, findings outside it",
+    "C-FULLTEXT": "label claims resting on abstracts only as such, or cite the full text",
+    "C-CITE-RESOLVE": "cite only evidence the run accepts",
+    "C-SITE-FILE": "rebuild the site with 'mkdocs build'; never edit a built site",
+    "C-SITE-PIN": "rebuild, or pin the digest check-site prints for the site you publish",
+    "C-CSP": "rebuild the site with 'mkdocs build'; never edit a built site",
+}
+"""The one-line fix of each code, shown under a root finding whose detail names none."""
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -57,8 +84,16 @@ class Finding:
         where = self.file + (f":{self.line}" if self.line else "")
         return " ".join(p for p in (self.code, where, self.source_id) if p)
 
-    def one_line(self) -> str:
-        """``CODE file[:line] [footnote ^label|artifact id] [field] [src#s-e]: detail``."""
+    @property
+    def fix(self) -> str | None:
+        """What fixes this finding, in one short line (None when its detail already says)."""
+        if "publisher " in self.detail or "; fix" in self.detail:
+            return None
+        return _FIXES.get(self.code)
+
+    def one_line(self, detail: bool = True) -> str:
+        """``CODE file[:line] [footnote ^label|artifact id] [field] [src#s-e]: detail`` (without
+        ``detail``: the facts only, for a consequence that repeats its root's detail)."""
         where = self.file + (f":{self.line}" if self.line else "")
         parts = [self.code, where]
         if self.check is not None and self.reason is not None:
@@ -69,16 +104,18 @@ class Finding:
             parts.append(f"artifact {self.artifact_id}")
         if self.field is not None:
             parts.append(f"field {self.field}")
-        if self.source_id is not None:
+        if self.source_id is not None and (self.start is not None or self.source_id not in where):
             span = f"#{self.start}-{self.end}" if self.start is not None else ""
             parts.append(self.source_id + span)
-        return " ".join(parts) + ": " + one_line(self.detail)
+        return " ".join(parts) + (": " + one_line(self.detail) if detail else "")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values for ``--json``."""
         out = asdict(self)
         out["reason_code"] = self.reason.value if self.reason is not None else None
         out["code"] = self.code
+        out["key"] = self.key  # what a consequence's ``cause`` names
+        out["fix"] = self.fix
         del out["reason"]
         return out
 
@@ -116,5 +153,7 @@ def grouped_lines(findings: Iterable[Finding], indent: str = "  ") -> list[str]:
     lines: list[str] = []
     for root, consequences in group_findings(findings):
         lines.append(indent + root.one_line())
-        lines += [f"{indent}  ↳ {f.one_line()}" for f in consequences]
+        if root.fix is not None:
+            lines.append(f"{indent}  fix: {root.fix}")
+        lines += [f"{indent}  ↳ {f.one_line(f.detail != root.detail)}" for f in consequences]
     return lines

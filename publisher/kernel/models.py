@@ -7,6 +7,7 @@ appraisals) live in :mod:`publisher.records`, because they are read leniently.
 
 from __future__ import annotations
 
+import hashlib
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -38,6 +39,10 @@ __all__ = [
     "Section",
     "Page",
     "Snapshot",
+    "SurfaceType",
+    "Surface",
+    "DEFAULT_EXCLUDED_MODALITIES",
+    "surface_manifest_hash",
     "Event",
     "Receipt",
     "Signature",
@@ -218,6 +223,67 @@ class Page(BaseModel):
     end: Offset
 
 
+class SurfaceType(StrEnum):
+    """How a declared text surface is indexed: by PDF page, or as one whole text."""
+
+    PAGE_INDEXED_TEXT = "PAGE_INDEXED_TEXT"
+    WHOLE_TEXT = "WHOLE_TEXT"
+
+
+DEFAULT_EXCLUDED_MODALITIES = ("IMAGES", "TABLE_STRUCTURE", "EMBEDDED_FILES")
+"""What a text surface never covers: a complete text is not a semantically exhausted document."""
+
+_PageList = Annotated[tuple[Annotated[StrictInt, Field(ge=1)], ...], BeforeValidator(_list_as_tuple)]
+
+
+class Surface(BaseModel):
+    """The text surface declared at acquisition (CONTRACT section 14), sealed in the snapshot.
+
+    Completeness is declared, never inferred: ``expected_pages`` is what the acquirer declared
+    (null when nothing was declared), ``extracted_pages`` the pages that gave text, and the rest
+    follows from the two. ``manifest_hash`` binds the surface to the snapshot's text
+    (:func:`surface_manifest_hash`); the store recomputes it on every read.
+    """
+
+    model_config = _FROZEN
+    type: Annotated[SurfaceType, _enum_from_str(SurfaceType)]
+    expected_pages: _PageList | None
+    extracted_pages: _PageList
+    missing_pages: _PageList
+    unexpected_pages: _PageList
+    complete: StrictBool
+    excluded_modalities: Annotated[tuple[StrictStr, ...], BeforeValidator(_list_as_tuple)]
+    method: Annotated[StrictStr, Field(min_length=1, max_length=200)]
+    manifest_hash: PrefixedDigest
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Surface:
+        for name in ("expected_pages", "extracted_pages", "missing_pages", "unexpected_pages"):
+            pages = getattr(self, name) or ()
+            if list(pages) != sorted(set(pages)):
+                raise ValueError(f"{name} must be increasing page numbers without repeats")
+        if self.type is SurfaceType.WHOLE_TEXT:
+            if self.expected_pages is not None or self.extracted_pages or self.missing_pages or self.unexpected_pages:
+                raise ValueError("a WHOLE_TEXT surface has no pages")
+            return self
+        expected = set(self.expected_pages or ())
+        extracted = set(self.extracted_pages)
+        declared = self.expected_pages is not None
+        missing = sorted(expected - extracted) if declared else []
+        unexpected = sorted(extracted - expected) if declared else []
+        if list(self.missing_pages) != missing or list(self.unexpected_pages) != unexpected:
+            raise ValueError("missing_pages and unexpected_pages must follow from expected_pages and extracted_pages")
+        if self.complete != (declared and not missing):
+            raise ValueError("a page-indexed surface is complete exactly when pages were declared and none is missing")
+        return self
+
+
+def surface_manifest_hash(surface: dict[str, Any], content_hash: str) -> str:
+    """``sha256:`` over the surface's fields (but ``manifest_hash``) and the text's content hash."""
+    fields = {k: v for k, v in surface.items() if k != "manifest_hash"}
+    return "sha256:" + hashlib.sha256(canonical_bytes({"content_hash": content_hash, "surface": fields})).hexdigest()
+
+
 class Snapshot(BaseModel):
     """A snapshot record (``sources/src-<64hex>.json``), shape only; the store verifies digests."""
 
@@ -236,6 +302,17 @@ class Snapshot(BaseModel):
     sections: Annotated[tuple[Section, ...] | None, BeforeValidator(_list_as_tuple)] = None
     pages: Annotated[tuple[Page, ...] | None, BeforeValidator(_list_as_tuple)] = None
     record_hash: PrefixedDigest | None = None
+    merkle_root: PrefixedDigest | None = None
+    """The Merkle root of ``text`` (CONTRACT section 16); absent on records written before it."""
+    merkle_size: Annotated[StrictInt, Field(ge=0)] | None = None
+    """The number of leaves under ``merkle_root``: a root proves a chunk's position only with it."""
+    surface: Surface | None = None
+
+    @model_validator(mode="after")
+    def _complete_full_text(self) -> Snapshot:
+        if self.surface is not None and self.surface.complete and self.access is Access.ABSTRACT:
+            raise ValueError("an abstract's surface is never complete")
+        return self
 
     @property
     def sealed(self) -> bool:
@@ -297,6 +374,9 @@ class Event(BaseModel):
     record_hash: PrefixedDigest | None = None
     receipt: Receipt | None = None
     sig: Signature | None = None
+    merkle_root: PrefixedDigest | None = None
+    merkle_size: Annotated[StrictInt, Field(ge=0)] | None = None
+    surface: Surface | None = None
 
     @model_validator(mode="after")
     def _failed_has_no_source(self) -> Event:
@@ -321,7 +401,7 @@ class Event(BaseModel):
         return data
 
 
-_OPTIONAL_EXT = ("record_hash", "receipt", "sig")
+_OPTIONAL_EXT = ("record_hash", "receipt", "sig", "surface", "merkle_root", "merkle_size")
 
 
 def signed_payload(event: Event | dict[str, Any]) -> bytes:

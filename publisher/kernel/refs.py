@@ -11,11 +11,45 @@ import json
 import re
 from dataclasses import dataclass
 
-__all__ = ["SpanRef", "ParsedRefs", "parse_refs", "format_ref", "starts_with_ref"]
+from .locate import normalize
+
+__all__ = [
+    "SpanRef",
+    "ParsedRefs",
+    "parse_refs",
+    "format_ref",
+    "starts_with_ref",
+    "READ_AS_REF",
+    "VERIFIED_BADGE",
+    "as_read",
+    "looks_like_evidence",
+]
 
 _REF_RE = re.compile(r"(src-[0-9a-f]{64})#(-?\d+)-(-?\d+)")
 _LOOSE_START_RE = re.compile(r"\s*src-\S*#")
 _DECODER = json.JSONDecoder()
+
+READ_AS_REF = re.compile(r"src-[0-9a-f]{64}\s*#\s*[0-9]+\s*-\s*[0-9]+", re.IGNORECASE)
+"""The span-reference form as a reader recognises it (any case, spaces around ``#`` and ``-``),
+matched in :func:`as_read` form, so fullwidth ``＃`` and Unicode dashes count too."""
+
+VERIFIED_BADGE = re.compile(
+    r"[\u2713\u2714\u2611\u2705\U0001f5f8]\ufe0f?\s*verified|verified\s*[\u2713\u2714\u2705]", re.IGNORECASE
+)
+"""The site's verified badge ("✓ verified", "✔ Verified" ...), matched in :func:`as_read` form."""
+
+
+def as_read(text: str) -> str:
+    """``text`` as a reader takes it in: the quote locator's normal form
+    (:func:`publisher.kernel.locate.normalize`: NFKC, dashes as ``-``, white space collapsed)."""
+    return text if text.isascii() else normalize(text)
+
+
+def looks_like_evidence(text: str) -> str | None:
+    """The first span reference or verified badge a reader would see in ``text``, else None."""
+    read = as_read(text)
+    match = READ_AS_REF.search(read) or VERIFIED_BADGE.search(read)
+    return match.group(0) if match else None
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from .canonical import (
     source_id_for,
 )
 from .errors import ConflictError, IntegrityError, ResourceError
-from .models import Snapshot, first_error
+from .merkle import CHUNK_SIZE, merkle_root
+from .models import Snapshot, first_error, surface_manifest_hash
 from .reasons import Reason
 
 __all__ = [
@@ -94,7 +95,7 @@ def _read_bytes(path: str, source_id: str, max_bytes: int) -> bytes:
         fd = os.open(path, flags)
     except FileNotFoundError as exc:
         raise IntegrityError(
-            f"no snapshot {source_id} in {os.path.dirname(path)}",
+            f"no snapshot {source_id} in the run's {os.path.basename(os.path.dirname(path)) or 'sources'}/",
             reason=Reason.UNKNOWN_SOURCE,
             source_id=source_id,
         ) from exc
@@ -103,7 +104,8 @@ def _read_bytes(path: str, source_id: str, max_bytes: int) -> bytes:
             raise _corrupt(source_id, "is a symbolic link, not a file") from exc
         if exc.errno == errno.ENOTDIR:
             raise IntegrityError(
-                f"no snapshot {source_id} in {os.path.dirname(path)} (not a folder)",
+                f"no snapshot {source_id}: the run's {os.path.basename(os.path.dirname(path)) or 'sources'}/ "
+                "is not a folder",
                 reason=Reason.UNKNOWN_SOURCE,
                 source_id=source_id,
             ) from exc
@@ -172,6 +174,19 @@ def verify_record(raw: Any, expected_id: str | None, *, canonical_body: bytes | 
             got_seal = record_hash_for(raw)
         if got_seal != snap.record_hash:
             raise _corrupt(label, f"record_hash recomputes to {got_seal}", expected=snap.record_hash, got=got_seal)
+    if snap.merkle_root is not None or snap.merkle_size is not None:
+        got_root, got_size = merkle_root(snap.text), -(-len(snap.text) // CHUNK_SIZE)
+        if (snap.merkle_root, snap.merkle_size) != (got_root, got_size):
+            raise _corrupt(
+                label,
+                f"merkle_root/merkle_size recompute to {got_root}/{got_size}",
+                expected=f"{snap.merkle_root}/{snap.merkle_size}",
+                got=f"{got_root}/{got_size}",
+            )
+    if snap.surface is not None:
+        got_manifest = surface_manifest_hash(snap.surface.model_dump(mode="json"), snap.content_hash)
+        if got_manifest != snap.surface.manifest_hash:
+            raise _corrupt(label, f"surface manifest_hash recomputes to {got_manifest}", got=got_manifest)
     n = len(snap.text)
     for kind, entries in (("section", snap.sections or ()), ("page", snap.pages or ())):
         for entry in entries:
@@ -192,8 +207,13 @@ def build_record(
     asset: dict[str, Any] | None = None,
     sections: list[dict[str, Any]] | None = None,
     pages: list[dict[str, Any]] | None = None,
+    surface: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A complete, sealed snapshot record for the given text and metadata."""
+    """A complete, sealed snapshot record for the given text and metadata.
+
+    ``surface`` is the declared surface without its ``manifest_hash``, which is computed here
+    (it binds the surface to this text).
+    """
     record: dict[str, Any] = {
         "schema_version": 1,
         "source_id": source_id_for(url, text),
@@ -211,6 +231,11 @@ def build_record(
         record["sections"] = sections
     if pages is not None:
         record["pages"] = pages
+    record["merkle_root"] = merkle_root(text)
+    record["merkle_size"] = -(-len(text) // CHUNK_SIZE)
+    if surface is not None:
+        fields = {k: v for k, v in surface.items() if k != "manifest_hash"}
+        record["surface"] = {**fields, "manifest_hash": surface_manifest_hash(fields, record["content_hash"])}
     record["record_hash"] = record_hash_for(record)
     return record
 

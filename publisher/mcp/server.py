@@ -25,7 +25,10 @@ __all__ = ["build_server", "serve", "INSTRUCTIONS"]
 INSTRUCTIONS = (
     "Evidence tools over verified snapshots. Find what to cite with find_spans or locate_quote, read "
     "around it with read_source, and check a span with check_span before you cite it: only offsets the "
-    "gate re-slices count, a quote is never evidence. These tools read; none fetches, registers or writes."
+    "gate re-slices count, a quote is never evidence. For claims: run_document_review searches a source "
+    "for a claim's terms, validate_evidence_assessment proposes a status (every attempt is logged; admitted "
+    "means structurally admissible, not adjudicated), build_evidence_matrix shows every claim. No tool "
+    "fetches, registers, writes evidence or missingness records, or declares a surface complete."
 )
 
 

@@ -252,10 +252,95 @@ def check_span(
     return out
 
 
+Statement = Annotated[str, Field(min_length=1, max_length=4000, strict=True)]
+Label = Annotated[str, Field(min_length=1, max_length=200, strict=True)]
+Term = Annotated[str, Field(min_length=1, max_length=MAX_SPAN, strict=True)]
+
+
+def run_document_review(
+    ws: Workspace,
+    source_id: SourceId,
+    claim: Statement,
+    terms: Annotated[list[Term], Field(min_length=1, max_length=100)],
+    semantic_queries: Annotated[list[Term], Field(max_length=100)] | None = None,
+) -> dict[str, Any]:
+    """Review one snapshot for a claim: the server searches every term (exactly and normalised)
+    and records the hits as raw offsets; semantic queries are recorded as declared and NOT
+    executed. Protocol-complete only over a surface declared complete at acquisition. Writes the
+    content-addressed review record (the same review again changes nothing)."""
+    from ..wiki.claims.reviews import run_review
+
+    run = ws.run_of(source_id)
+    done = _guard(lambda: run_review(run, source_id, claim, list(terms), list(semantic_queries or [])))
+    return {"review_id": done.review_id, "created": done.created, "record": done.record.model_dump(mode="json")}
+
+
+def validate_evidence_assessment(
+    ws: Workspace,
+    concept: Label,
+    claim_id: Label,
+    statement: Statement,
+    status: Annotated[str, Field(min_length=1, max_length=40, strict=True)],
+    evidence: Annotated[list[Label], Field(max_length=200)] | None = None,
+    conditions: Annotated[list[Statement], Field(max_length=50)] | None = None,
+    review: Label | None = None,
+    missingness: Label | None = None,
+) -> dict[str, Any]:
+    """Propose a status for a claim (S, P, NS, C, NE): the guards are checked against the current
+    state and the attempt is logged in assessments.jsonl, admitted or rejected with the guard that
+    failed; an admitted claim is written into the concept's front matter. Admitted means a
+    structurally admissible proposal, never an adjudication. Entries from this server are unsigned."""
+    from ..wiki.assess import assess
+    from ..wiki.claims.guards import Proposal
+    from ..wiki.claims.model import ClaimRefusal, parse_status
+
+    proposal = Proposal(
+        claim_id,
+        statement,
+        _guard(lambda: parse_status(status)),
+        tuple(conditions or ()),
+        tuple(evidence or ()),
+        review,
+        missingness,
+    )
+    try:
+        done = assess(ws.wiki, concept, proposal)
+    except ClaimRefusal as exc:
+        return {
+            "admitted": False,
+            "guard": exc.guard.value,
+            "detail": exc.one_line(),
+            "assessment_id": exc.context.get("assessment_id"),
+        }
+    except PublisherError as exc:
+        raise ToolProblem(one_line(exc.message), exc.reason) from exc
+    entry = done.entry
+    return {
+        "admitted": True,
+        "assessment_id": entry.assessment_id,
+        "meaning": f"structurally admissible proposal for {entry.status.value} — not adjudicated",
+        "concept_file": done.concept_file,
+    }
+
+
+def build_evidence_matrix(ws: Workspace) -> dict[str, Any]:
+    """Every claim of the wiki with its status, admissibility, provenance now, counts (citations,
+    excerpts, snapshots, URLs, works) and lineage, as the build would publish them (claims.json).
+    Refused when the wiki check finds anything."""
+    from ..wiki.check import check_wiki
+    from ..wiki.claims.counts import claims_document
+
+    wiki = _guard(lambda: check_wiki(ws.wiki))
+    if not wiki.ok:
+        first = wiki.findings[0]
+        raise ToolProblem(f"the wiki check finds {len(wiki.findings)} problem(s), first: {first.one_line()}")
+    return claims_document(wiki)
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One allowed tool: its name, the function (first argument: the workspace) and whether it
-    writes (none of today's tools do)."""
+    writes (a review record, an assessment)."""
 
     name: str
     function: Callable[..., dict[str, Any]]
@@ -268,7 +353,12 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("find_spans", find_spans),
     ToolSpec("locate_quote", locate_quote),
     ToolSpec("check_span", check_span),
+    ToolSpec("run_document_review", run_document_review, writes=True),
+    ToolSpec("validate_evidence_assessment", validate_evidence_assessment, writes=True),
+    ToolSpec("build_evidence_matrix", build_evidence_matrix),
 )
-"""The allow-list: the server registers exactly these, nothing else. Deliberately absent: any tool
-that acquires sources, registers text, writes snapshots, events, results or missingness records,
-or declares a review complete."""
+"""The allow-list: the server registers exactly these, nothing else. Two write, and only what
+their commands write: a content-addressed review record (``publisher review``) and an assessment
+attempt with, when admitted, the claim in front matter (``publisher assess``). Deliberately
+absent: any tool that acquires sources, registers text, writes snapshots, events, results or
+missingness records, or declares a review complete."""

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..kernel.assets import hash_asset
 from ..kernel.errors import IntegrityError, PublisherError, ResourceError
-from ..kernel.models import Asset, Paper
+from ..kernel.models import Asset, Paper, Surface
 from ..kernel.reasons import Reason
 from ..kernel.spans import locator, slice_span
 from ..kernel.store import read_snapshot
@@ -72,6 +72,8 @@ class SnapshotCheck:
     """The bare sha256 of the asset file as it is now, under ``assets_root`` (None: missing)."""
     assets_root: str | None = None
     """The folder the asset was hashed under; None when it was not hashed."""
+    surface: Surface | None = None
+    """The text surface declared at acquisition (sealed in the record), when it has one."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -174,6 +176,7 @@ def check_snapshot(task: Task, assets_root: str | None = None) -> SnapshotCheck:
         text_length=n,
         asset_digest=hash_asset(assets_root, snap.asset.path) if assets_root and snap.asset else None,
         assets_root=assets_root if assets_root and snap.asset else None,
+        surface=snap.surface,
     )
 
 

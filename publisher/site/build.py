@@ -16,32 +16,37 @@ from typing import Any, Literal
 
 from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
-from mkdocs.structure.files import Files
+from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
+from ..acquire.signing import KeyRing
+from ..gate.render import report_prose_html
 from ..kernel.errors import PublisherError
-from ..kernel.findings import Finding
+from ..kernel.findings import Finding, grouped_lines
 from ..wiki.evidence import WikiCheck
 from . import csp, publish
 from .a11y import name_search_dialog
-from .finish import mkdocs_logger, publish_records, warnings_counted, write_manifest
+from .claimpages import claims_json
+from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
 from .helper import BuildHelper
 from .highlight import source_job
+from .inert import check_static
 from .manifest import MANIFEST_NAME
-from .options import offline, reader_options, web_fonts
+from .options import reader_options
 from .pages import (
     SiteModel,
     content_date,
 )
-from .prose import check_prose, check_static, prose_file, source_text
+from .proofs import ProofSource
+from .prose import Author, check_prose, prose_file, source_text
 from .scan import scan_page
 from .seal import seal_page
-from .sitefiles import add_site_files, wire_config
+from .sitefiles import add_claims_json, add_site_files, wire_config
 from .titles import escape_nav, set_page_title
 from .trusted import TrustedOutput
 
-__all__ = ["EvidenceBuild", "PublishAt", "LAST", "FINAL"]
+__all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
 
 LAST = -1000
 """Event priority that runs after every ordinary plugin."""
@@ -49,7 +54,20 @@ LAST = -1000
 FINAL = float("-inf")
 """Event priority of publication at shutdown: after every other handler."""
 
-PublishAt = Literal["shutdown", "caller", "post_build"]
+PublishAt = Literal["shutdown", "caller", "post_build", "check"]
+"""When a ready build is published; ``"check"`` never publishes: ``publisher check`` runs the build
+up to rendering and stops (:class:`CheckDone`)."""
+
+
+class CheckDone(Exception):
+    """Raised by ``on_env`` of a check-only build (``publisher check``): every page's Markdown was
+    converted and its prose checked, every file of ``docs/`` checked; nothing is rendered or
+    written. Carries the findings (empty: the build would go on)."""
+
+    def __init__(self, findings: list[Finding]) -> None:
+        super().__init__(f"check-only build stopped before rendering ({len(findings)} finding(s))")
+        self.findings = findings
+
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
@@ -79,27 +97,32 @@ class EvidenceBuild:
         self.content_hashes: dict[str, str] = {}
         self.build_date: str | None = None
         self.offline = False
+        self.web_fonts = False
 
     # -- lifecycle -----------------------------------------------------------------------------
 
     def start(self, config: Any, wiki_root: Path, pre: WikiCheck, publish_at: PublishAt = "post_build") -> None:
         """Point the build at a fresh staging folder; called once the wiki check passed."""
-        source_text = reader_options(config)  # refuse bad options before anything is created
+        policy = pre.policy  # resolved once, before the wiki check (see hook.configure)
+        source_text = reader_options(policy)
         self.abandon()
         self.config = config
         self.publish_at = publish_at
         self.ready = self.failed = False
         self.wiki_root = wiki_root
         self.pre = pre
-        site = Path(config.site_dir).resolve()
+        # Absolute, not resolved: where publication goes through a link (publish.py), the site
+        # path is the link, never the version folder it names now.
+        site = Path(os.path.abspath(config.site_dir))
         if os.path.lexists(site) and not site.is_dir():
             raise PluginError(f"C-PUBLISH {site} exists and is not a folder; refusing to replace it")
         self.site = site
-        self.offline = offline(config)
+        self.offline = policy.offline
+        self.web_fonts = policy.web_fonts
         publish.sweep_stale(self.site)
         self.staging = publish.new_staging(self.site)
         config.site_dir = str(self.staging)
-        self.trusted = wire_config(config, offline=self.offline)
+        self.trusted = wire_config(config, offline=self.offline, web_fonts=self.web_fonts)
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
         mkdocs_logger().addHandler(self.counter)
@@ -112,6 +135,7 @@ class EvidenceBuild:
             source_body=self.helper.source,
         )
         self.helper.links = self.model.source_links
+        self.helper.contexts = self.model.report_contexts
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
         self.prose = []
         self.content_hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
@@ -161,18 +185,29 @@ class EvidenceBuild:
             pages = self.model.build()
         except PublisherError as exc:
             raise PluginError(f"evidence pages: {exc.one_line()}") from exc
-        if self.helper is not None and self.pre is not None:
+        if self.helper is not None and self.pre is not None and self.publish_at != "check":
             options = self.model.source_text
             sources = [source_job(sid, info, options) for sid, info in self.pre.sources.items()]
             self.helper.start(sources, list(self.pre.runs))
         docs = Path(config.docs_dir)
         root = self.wiki_root or Path(".")
-        for file in files:  # what docs/ publishes as it is: no page in HTML, no SVG that acts
+        for ev in self.pre.runs if self.pre is not None else ():  # an agent's report prose
+            text = ev.check.inputs.report_text if ev.check is not None else None
+            if text is not None:
+                where = f"{ev.rel}/outputs/report.md"
+                self.prose += check_prose(report_prose_html(text), file=where, source=text, author="report")
+        own_css = frozenset(str(c) for c in config.extra_css)
+        for file in files:  # what docs/ publishes as it is: inert types only
             path = Path(file.abs_src_path) if file.abs_src_path else None
-            if path is not None and not file.is_documentation_page() and path.is_relative_to(docs):
-                self.prose += check_static(os.path.relpath(path, root).replace(os.sep, "/"), path)
+            if file.inclusion == InclusionLevel.EXCLUDED or file.is_documentation_page():
+                continue
+            if path is not None and path.is_relative_to(docs):
+                rel = os.path.relpath(path, root).replace(os.sep, "/")
+                self.prose += check_static(rel, path, own_css=own_css, dest=file.src_uri)
         try:
             add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
+            if self.model.has_claims:
+                add_claims_json(files, config, claims_json(self.model))
         except PublisherError as exc:
             raise PluginError(exc.one_line()) from exc
         return files
@@ -193,10 +228,18 @@ class EvidenceBuild:
             page.update_date = self.build_date  # no build-time clock in the sitemap
         file, path = self._prose_source(page)
         trusted = self.trusted.take(page.content or "") if self.trusted is not None else []
-        found = check_prose(html, file=file, source=source_text(path), trusted=trusted)
+        author: Author = "concept" if generated is not None and generated.origin is not None else "page"
+        found: list[Finding] = []
+        if generated is None or generated.origin is not None:
+            # A generated page without a concept file (a source, index or report page) holds no
+            # prose: its Markdown is the build's own template, every value in it a slot, and its
+            # final HTML is scanned by the seal like every page.
+            found = check_prose(html, file=file, source=source_text(path), trusted=trusted, author=author)
         if found:
             self.prose += found
             return html  # the build fails in on_env, once every page was checked
+        if self.publish_at == "check":
+            return html  # a check-only build renders nothing (it stops in on_env)
         try:
             return self.model.fill(page.file.src_uri, html)
         except PublisherError as exc:
@@ -210,9 +253,15 @@ class EvidenceBuild:
 
     def on_env(self, env: Any, *, config: Any, files: Files) -> Any:
         """Every page is rendered and its prose checked: refuse the build before anything is written."""
+        if self.publish_at == "check":
+            found = list(self.prose)
+            if self._strict_warned():  # what --strict would refuse once the build ended
+                detail = "strict mode: MkDocs logged warnings while converting the pages ('mkdocs build' shows them)"
+                found.append(Finding(None, "mkdocs.yml", detail, check="C-BUILD"))
+            raise CheckDone(found)
         if self.prose:
             lines = [f"evidence prose check failed: {len(self.prose)} finding(s); nothing was published"]
-            lines += [f"  {f.one_line()}" for f in self.prose]
+            lines += grouped_lines(self.prose)
             raise PluginError("\n".join(lines))
         return env
 
@@ -251,10 +300,15 @@ class EvidenceBuild:
             raise PluginError(f"evidence seal: {template_name} shows evidence or what looks like it (EXCERPT_MISMATCH)")
         return self._with_policy(output_content, scan.scripts, scan.styles, template_name)
 
+    def _trusted_keys(self) -> KeyRing:
+        """The keys of the policy this build resolved once (never the raw YAML again)."""
+        return self.pre.policy.trusted_keys if self.pre is not None else KeyRing()
+
     def _with_policy(self, output: str, scripts: list[str], styles: list[str], where: str) -> str:
         """The page with its Content-Security-Policy (the prose check found no script of an author)
         and the accessible names the theme leaves out."""
-        value = csp.policy(scripts, styles, web_fonts=web_fonts(self.config), offline=self.offline)
+        worker = csp.worker_source(self.config.site_url)
+        value = csp.policy(scripts, styles, web_fonts=self.web_fonts, offline=self.offline, worker=worker)
         try:
             return csp.insert(name_search_dialog(output), value)
         except ValueError as exc:
@@ -278,12 +332,13 @@ class EvidenceBuild:
         try:
             sids = sorted(self.pre.sources) if self.pre else []
             records = publish_records(self.staging, sids, self.helper, offline=self.offline)
+            proofs = publish_proofs(self.staging, self._proof_sources(), self._trusted_keys(), records, self.helper)
         except (PublisherError, OSError) as exc:
             self.abandon()
             one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"
             raise PluginError(f"published snapshot record: {one_line}") from exc
         try:
-            write_manifest(self.staging, self, records)
+            write_manifest(self.staging, self, records, proofs)
         except (PublisherError, OSError) as exc:
             self.abandon()
             raise PluginError(f"C-PUBLISH could not write {MANIFEST_NAME}: {exc}") from exc
@@ -292,6 +347,17 @@ class EvidenceBuild:
         self.ready = True
         if self.publish_at == "post_build":
             self.publish_now()
+
+    def _proof_sources(self) -> list[ProofSource]:
+        """Every published source with its cited spans, its mode and its retrieval events."""
+        if self.pre is None or self.model is None:
+            return []
+        out = []
+        for sid, info in sorted(self.pre.sources.items()):
+            job = source_job(sid, info, self.model.source_text)
+            events = [event for slug, event in self.model.events_of(sid) if slug in info.holders]
+            out.append(ProofSource(sid, sorted(info.spans), job.mode == "proofs", events))
+        return out
 
     def on_build_error(self, *, error: Exception) -> None:
         self.failed = True

@@ -10,18 +10,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.canonical import SOURCE_ID_RE, sha256_hex
 from ..kernel.errors import PublisherError
+from ..kernel.eventlog import read_log
 from ..kernel.findings import Finding
+from ..kernel.models import Event
 from ..kernel.reasons import Reason
 from ..kernel.store import SnapshotStore
 from ..runs import Run
 from ..wiki.discover import discover
-from .manifest import check_record_copy, record_uri
+from .manifest import SITE_FILE_LIMIT, check_record_copy, record_uri
 from .offline import record_js, record_js_uri
+from .proofs import LIGHT, check_proofs, light_record
 
-__all__ = ["WikiTexts", "check_records"]
+__all__ = ["WikiTexts", "check_records", "check_site_proofs"]
 
 
 class WikiTexts:
@@ -52,6 +56,10 @@ class WikiTexts:
             raise hit
         return hit
 
+    def known(self) -> list[str]:
+        """Every source id some run of the wiki holds a file for."""
+        return sorted(self._dirs)
+
     def stored_files(self, source_id: str) -> list[Path]:
         """The snapshot file of ``source_id`` in each run that holds it (after :meth:`get`)."""
         return [SnapshotStore(folder).path_for(source_id) for folder in self._dirs.get(source_id, [])]
@@ -76,6 +84,7 @@ def check_records(site: Path, manifest: dict[str, Any], texts: WikiTexts) -> tup
     scripts = {p.parent.name for p in folder.glob("*/record.js")} if folder.is_dir() else set()
     expected |= scripts
     sealed = {e["source_id"]: e.get("sha256") for e in manifest["records"]}
+    light = {e["source_id"] for e in manifest["records"] if e.get("form") == LIGHT}
     for sid in sorted(expected | present):
         rel = record_uri(sid)
 
@@ -87,6 +96,9 @@ def check_records(site: Path, manifest: dict[str, Any], texts: WikiTexts) -> tup
             add(finding("published snapshot record is missing or not a plain file"))
             continue
         count += 1
+        if sid in light:
+            _check_light_record(path, rel, sid, sealed.get(sid), texts, add)
+            continue
         try:
             texts.get(sid)
             data = check_record_copy(path, sid)
@@ -94,11 +106,16 @@ def check_records(site: Path, manifest: dict[str, Any], texts: WikiTexts) -> tup
             add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, rel, exc.one_line(), source_id=sid))
             continue
         except OSError as exc:
-            add(finding(f"cannot read the published record ({exc.strerror})"))
+            add(finding(f"cannot read the published record ({exc.strerror or exc})"))
             continue
         if sid in scripts:
             _check_record_script(site, sid, data, add)
-        stored = [p.read_bytes() for p in texts.stored_files(sid)]
+        try:
+            files = texts.stored_files(sid)
+            stored = [_fs.read_regular(p, follow_symlinks=False, limit=SITE_FILE_LIMIT) for p in files]
+        except OSError as exc:
+            add(finding(f"cannot read the stored snapshot file ({exc.strerror or exc})"))
+            continue
         if data not in stored:
             add(finding("published record differs from the stored snapshot file"))
         elif sid in sealed and sealed[sid] != sha256_hex(data):
@@ -112,9 +129,56 @@ def _check_record_script(site: Path, sid: str, record: bytes, add: Any) -> None:
     """An offline site's ``record.js`` hands the verifier exactly the published record."""
     rel = record_js_uri(sid)
     try:
-        data = _fs.read_regular(site / rel, follow_symlinks=False)
+        data = _fs.read_regular(site / rel, follow_symlinks=False, limit=SITE_FILE_LIMIT)
     except OSError as exc:
         add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, f"cannot read the record script ({exc})", source_id=sid))
         return
     if data != record_js(sid, record):
         add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, "record script differs from the record", source_id=sid))
+
+
+def _check_light_record(path: Path, rel: str, sid: str, sealed: str | None, texts: WikiTexts, add: Any) -> None:
+    """A record published without its text (``proofs`` mode) is the stored record less ``text``."""
+    try:
+        texts.get(sid)
+        data = _fs.read_regular(path, follow_symlinks=False)
+        expected = [light_record(p.read_bytes()) for p in texts.stored_files(sid)]
+    except PublisherError as exc:
+        add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, rel, exc.one_line(), source_id=sid))
+        return
+    except (OSError, ValueError) as exc:
+        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, f"cannot read the published record ({exc})", source_id=sid))
+        return
+    if data not in expected:
+        detail = "published record differs from the stored snapshot less its text"
+        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, detail, source_id=sid))
+    elif sealed != sha256_hex(data):
+        add(Finding(Reason.SNAPSHOT_HASH_MISMATCH, rel, "published record differs from the seal", source_id=sid))
+
+
+def check_site_proofs(site: Path, manifest: dict[str, Any], texts: WikiTexts, keys: KeyRing) -> list[Finding]:
+    """:func:`publisher.site.proofs.check_proofs` with the wiki's stored records, signed events
+    and trusted keys."""
+    stored: dict[str, bytes] = {}
+    events: dict[str, list[Event]] = {}
+    logs: dict[Path, list[Event]] = {}
+    entries = manifest.get("proofs", [])
+    wanted = {str(e.get("source_id")) for e in (entries if isinstance(entries, list) else []) if isinstance(e, dict)}
+    folder = site / "sources"
+    wanted |= {p.parent.parent.name for p in folder.glob("*/proofs/*")} if folder.is_dir() else set()
+    for sid in sorted(wanted & set(texts.known())):
+        try:
+            texts.get(sid)
+        except PublisherError:
+            continue
+        files = texts.stored_files(sid)
+        stored[sid] = files[0].read_bytes()
+        for file in files:
+            log = file.parent.parent / "events.jsonl"
+            if log not in logs:
+                try:
+                    logs[log] = list(read_log(log).events) if log.is_file() else []
+                except PublisherError:
+                    logs[log] = []
+            events.setdefault(sid, []).extend(e for e in logs[log] if e.source_id == sid)
+    return check_proofs(site, manifest, stored, keys, events)

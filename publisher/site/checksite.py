@@ -12,21 +12,21 @@ Content-Security-Policy that its own inline scripts call for (check ``C-CSP``).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..kernel import _fs
-from ..kernel.canonical import sha256_hex
+from ..kernel.canonical import StrictJSONError, loads_strict, sha256_hex
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
 from ..kernel.spans import check_range
+from ..wiki.policy import Policy, fallback_policy
 from . import csp
-from .checkrecords import WikiTexts, check_records
-from .manifest import MANIFEST_NAME, MANIFEST_VERSION, manifest_digest, site_files
+from .checkrecords import WikiTexts, check_records, check_site_proofs
+from .manifest import MANIFEST_NAME, MANIFEST_VERSION, SITE_FILE_LIMIT, manifest_digest, site_tree
 from .scan import Excerpt, PageScan, SnapshotBlock, scan_page
 
 __all__ = ["SiteCheck", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
@@ -71,7 +71,7 @@ def _load_manifest(site: Path, check: SiteCheck) -> dict[str, Any] | None:
     out = check.findings
     path = site / MANIFEST_NAME
     try:
-        data = _fs.read_regular(path, follow_symlinks=False)
+        data = _fs.read_regular(path, follow_symlinks=False, limit=SITE_FILE_LIMIT)
     except FileNotFoundError:
         out.append(
             Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "no evidence manifest: the site was not built by the hook")
@@ -82,8 +82,8 @@ def _load_manifest(site: Path, check: SiteCheck) -> dict[str, Any] | None:
         return None
     check.manifest_digest = manifest_digest(data)
     try:
-        raw = json.loads(data)
-    except ValueError as exc:
+        raw = loads_strict(data)
+    except (StrictJSONError, ValueError) as exc:
         out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, f"unreadable manifest ({exc})"))
         return None
     if isinstance(raw, dict) and raw.get("schema_version") != MANIFEST_VERSION:
@@ -124,7 +124,9 @@ def _by_page(entries: list[dict[str, Any]], key: Any) -> dict[str, Counter[tuple
     return out
 
 
-def check_site(site_dir: Path | str, wiki_root: Path | str, *, expect: str | None = None) -> SiteCheck:
+def check_site(
+    site_dir: Path | str, wiki_root: Path | str, *, expect: str | None = None, policy: Policy | None = None
+) -> SiteCheck:
     """Re-read a built site, every file byte for byte, and compare it with the seal and the snapshots.
 
     Findings: a missing or malformed manifest (SCHEMA_ERROR); a file missing, added, changed, or
@@ -148,19 +150,30 @@ def check_site(site_dir: Path | str, wiki_root: Path | str, *, expect: str | Non
         add(Finding(None, MANIFEST_NAME, detail, check=PIN_CHECK))
     texts = WikiTexts(Path(wiki_root))
     seal = _Seal(manifest)
-    listed = {e["path"]: e for e in manifest["files"]}
-    names, odd = site_files(site)
+    listed: dict[str, dict[str, Any]] = {}
+    for e in manifest["files"]:
+        if e["path"] in listed or e["path"] == MANIFEST_NAME:
+            add(Finding(None, e["path"], "listed more than once in the manifest", check=FILE_CHECK))
+        listed.setdefault(e["path"], e)
+    records = Counter(e["source_id"] for e in manifest["records"])
+    for sid in sorted(sid for sid, n in records.items() if n > 1):
+        add(Finding(None, MANIFEST_NAME, f"the record of {sid} is listed more than once", check=FILE_CHECK))
+    names, odd, folders = site_tree(site)
     for rel in odd:
         add(Finding(None, rel, "not a regular file", check=FILE_CHECK))
+    holding = {parent.as_posix() for rel in names for parent in PurePosixPath(rel).parents}
+    for rel in folders:
+        if rel not in holding:
+            add(Finding(None, rel + "/", "a folder that holds no listed file: added after the build", check=FILE_CHECK))
     for rel in sorted(set(listed) - set(names) - set(odd)):
         add(Finding(None, rel, "listed in the manifest but missing from the site", check=FILE_CHECK))
     for page in sorted(seal.pages() - set(names)):
         add(Finding(Reason.EXCERPT_MISMATCH, page, "sealed page is missing from the site"))
     for rel in names:
         try:
-            data = _fs.read_regular(site / rel, follow_symlinks=False)
+            data = _fs.read_regular(site / rel, follow_symlinks=False, limit=SITE_FILE_LIMIT)
         except OSError as exc:
-            add(Finding(None, rel, f"unreadable ({exc})", check=FILE_CHECK))
+            add(Finding(None, rel, f"unreadable ({exc.strerror or exc})", check=FILE_CHECK))
             continue
         check.files += 1
         entry = listed.get(rel)
@@ -173,6 +186,8 @@ def check_site(site_dir: Path | str, wiki_root: Path | str, *, expect: str | Non
     found, count = check_records(site, manifest, texts)
     check.findings += found
     check.records += count
+    keys = (policy or fallback_policy(Path(wiki_root))).trusted_keys
+    check.findings += check_site_proofs(site, manifest, texts, keys)
     return check
 
 
@@ -228,7 +243,7 @@ def _check_page(page: str, data: bytes, seal: _Seal, texts: WikiTexts, check: Si
 
 def _check_policy(page: str, scan: PageScan, add: Any) -> None:
     """The page carries one Content-Security-Policy: the one its own inline scripts and styles call for."""
-    wanted = csp.policies(scan.scripts, scan.styles)
+    wanted = csp.policies(scan.scripts, scan.styles, scan.policies[0] if scan.policies else None)
     if len(scan.policies) != 1 or scan.policies[0] not in wanted:
         detail = (
             f"{len(scan.policies)} Content-Security-Policy element(s), expected the one the page's scripts call for"

@@ -9,6 +9,16 @@ inline script left is the theme's. Inline event handlers, style attributes, ``ja
 URLs, plugins, frames and ``<base>`` are refused by the browser; a script or style rule injected
 after the build does not run. What a meta policy cannot say (``frame-ancestors``, reporting)
 belongs in the web server's headers.
+
+Workers start only from files the site itself ships. With ``site_url`` set, ``worker-src`` is
+pinned to the theme's worker folder under it (:func:`worker_source`, a path source ending in
+``/``: the search worker Material starts, nothing else); a policy cannot name a path without a
+host, so without ``site_url`` it is ``'self'``, which admits only scripts the build published:
+the theme's and the evidence build's own, since no ``.js`` (or other active file) of ``docs/``
+is ever published (:mod:`publisher.site.inert`) and ``check-site`` refuses any file added after
+the build. The theme's configuration element (``#__config``, which names the worker) cannot be
+shadowed by prose: the allow-list refuses every ``id`` or ``name`` Markdown did not make and any
+beginning with ``_`` (:mod:`publisher.site.prose`).
 """
 
 from __future__ import annotations
@@ -18,11 +28,15 @@ import hashlib
 import re
 from collections.abc import Iterable
 
-__all__ = ["policy", "policies", "meta", "insert", "hash_source", "WEB_FONT_ORIGINS"]
+__all__ = ["policy", "policies", "meta", "insert", "hash_source", "worker_source", "WEB_FONT_ORIGINS", "WORKERS_PATH"]
 
 WEB_FONT_ORIGINS = ("https://fonts.googleapis.com", "https://fonts.gstatic.com")
 """Where Material loads its web fonts from (``extra: evidence: web_fonts: true`` allows them)."""
 
+WORKERS_PATH = "assets/javascripts/workers/"
+"""Where Material ships its search worker, relative to the site's root."""
+
+_PINNED_WORKER = re.compile(r"worker-src (https?://[^\s;'\"*]+/" + re.escape(WORKERS_PATH) + r")(?: blob:)?(?:;|$)")
 _CHARSET = re.compile(r"<meta\s+charset\s*=\s*[\"']?utf-8[\"']?\s*/?>", re.IGNORECASE)
 _HEAD = re.compile(r"<head(?:\s[^<>]*)?>", re.IGNORECASE)
 
@@ -33,13 +47,29 @@ def hash_source(text: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
-def policy(scripts: Iterable[str], styles: Iterable[str], *, web_fonts: bool = False, offline: bool = False) -> str:
+def worker_source(site_url: str | None) -> str | None:
+    """The pinned worker source of a site published at ``site_url`` (None without one, or for a
+    URL that is not plain http(s))."""
+    if not site_url or not re.fullmatch(r"https?://[^\s;'\"*,&<>]+", site_url):
+        return None
+    return site_url.rstrip("/") + "/" + WORKERS_PATH
+
+
+def policy(
+    scripts: Iterable[str],
+    styles: Iterable[str],
+    *,
+    web_fonts: bool = False,
+    offline: bool = False,
+    worker: str | None = None,
+) -> str:
     """The policy of a page whose inline scripts and style elements are ``scripts`` and ``styles``.
 
     ``offline`` (``extra: evidence: offline: true``) also allows workers from ``blob:`` URLs,
     which only a script the policy already admits can create: the site's own ``offline.js``
     starts the theme's search worker that way on a page opened from disk
-    (:mod:`publisher.site.offline`).
+    (:mod:`publisher.site.offline`). ``worker`` (:func:`worker_source`) pins workers to the
+    theme's worker folder instead of the whole site.
     """
     script_hashes = sorted({hash_source(s) for s in scripts})
     style_hashes = sorted({hash_source(s) for s in styles})
@@ -56,7 +86,7 @@ def policy(scripts: Iterable[str], styles: Iterable[str], *, web_fonts: bool = F
         "img-src 'self' data:",
         "font-src " + " ".join(font_from),
         "connect-src 'self'",
-        "worker-src 'self'" + (" blob:" if offline else ""),
+        "worker-src " + (worker or "'self'") + (" blob:" if offline else ""),
         "manifest-src 'self'",
         "media-src 'self'",
         "object-src 'none'",
@@ -67,10 +97,19 @@ def policy(scripts: Iterable[str], styles: Iterable[str], *, web_fonts: bool = F
     return "; ".join(directives)
 
 
-def policies(scripts: Iterable[str], styles: Iterable[str]) -> set[str]:
-    """Every policy a page with these inline scripts and styles may carry (fonts and offline on or off)."""
+def policies(scripts: Iterable[str], styles: Iterable[str], found: str | None = None) -> set[str]:
+    """Every policy a page with these inline scripts and styles may carry (fonts and offline on
+    or off; workers from the site, or pinned to the worker folder that ``found``, the page's own
+    policy, names)."""
     scripts, styles = list(scripts), list(styles)
-    return {policy(scripts, styles, web_fonts=f, offline=o) for f in (False, True) for o in (False, True)}
+    pinned = _PINNED_WORKER.search(found or "")
+    workers = [None, pinned.group(1)] if pinned else [None]
+    return {
+        policy(scripts, styles, web_fonts=f, offline=o, worker=w)
+        for f in (False, True)
+        for o in (False, True)
+        for w in workers
+    }
 
 
 def meta(value: str) -> str:

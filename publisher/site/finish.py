@@ -18,11 +18,13 @@ from mkdocs.utils import CountHandler
 
 import publisher
 
-from .helper import check_record_chunk
+from ..acquire.signing import KeyRing
+from .helper import BuildHelper, check_record_chunk
 from .manifest import MANIFEST_NAME, manifest_bytes, record_uri, seal_files
-from .offline import write_search_files
+from .offline import record_js_uri, write_search_files
+from .proofs import LIGHT, ProofSource, write_proofs
 
-__all__ = ["Sealed", "mkdocs_logger", "publish_records", "warnings_counted", "write_manifest"]
+__all__ = ["Sealed", "mkdocs_logger", "publish_proofs", "publish_records", "warnings_counted", "write_manifest"]
 
 
 class _Digests(Protocol):
@@ -53,7 +55,46 @@ def publish_records(
     return [{"source_id": sid, "sha256": digest} for sid, digest in zip(sids, digests, strict=True)]
 
 
-def write_manifest(staging: Path, build: Sealed, records: list[dict[str, Any]]) -> None:
+def publish_proofs(
+    staging: Path,
+    sources: list[ProofSource],
+    ring: KeyRing,
+    records: list[dict[str, Any]],
+    helper: BuildHelper | None = None,
+) -> list[dict[str, Any]]:
+    """Write every cited span's proof (:mod:`.proofs`); a source in ``proofs`` mode gets its record
+    without text, its manifest record entry updated in place. Returns the manifest's ``proofs``.
+
+    The text is never published twice: an offline site's ``record.js`` (the record again, as a
+    script) is left out where the record has no text, and where a signed root anchors every
+    excerpt's proof (whole-record verification from disk then reads a record.json the reader
+    chooses; served, it fetches record.json)."""
+    by_sid = {entry["source_id"]: entry for entry in records}
+    out: list[dict[str, Any]] = []
+    written = (
+        helper.proofs(staging, sources, ring)
+        if helper is not None
+        else [write_proofs(staging, source, ring) for source in sources]
+    )
+    for source, (entries, light, signed) in zip(sources, written, strict=True):
+        out += entries
+        if light is not None:
+            by_sid[source.source_id].update(sha256=light, form=LIGHT)
+            if not signed and entries:
+                logging.getLogger("mkdocs.plugins.publisher").warning(
+                    f"evidence: {source.source_id} is published without its text, but no acquisition event "
+                    "signed by a trusted key anchors its Merkle root: readers cannot verify its excerpts "
+                    "(sign its acquisition, or publish it whole)"
+                )
+        script = staging / record_js_uri(source.source_id)
+        if (light is not None or signed) and script.is_file():
+            script.unlink()
+    return out
+
+
+def write_manifest(
+    staging: Path, build: Sealed, records: list[dict[str, Any]], proofs: list[dict[str, Any]] | None = None
+) -> None:
     """Write ``evidence-manifest.json``: the sealed elements and every file of the site."""
     data = manifest_bytes(
         build.sealed,
@@ -62,6 +103,7 @@ def write_manifest(staging: Path, build: Sealed, records: list[dict[str, Any]]) 
         windows=build.sealed_windows,
         records=records,
         files=seal_files(staging),
+        proofs=proofs or [],
     )
     (staging / MANIFEST_NAME).write_bytes(data)
 

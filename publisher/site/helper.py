@@ -8,7 +8,12 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+from ..acquire.signing import KeyRing
 from ..gate import render
 from ..gate.render import ReportView
 from ..kernel import _fs
@@ -20,17 +25,22 @@ from ..wiki.evidence import RunEvidence, WikiCheck
 from .highlight import SourceBody, SourceJob, render_source_body
 from .manifest import check_record_copy
 from .offline import record_js
+from .proofs import ProofSource, write_proofs
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
-__all__ = ["render_report_page", "render_source_chunk", "check_record_chunk", "BuildHelper"]
+__all__ = ["render_report_page", "render_source_chunk", "check_record_chunk", "proof_chunk", "BuildHelper"]
 
 
-def render_report_page(view: ReportView, links: dict[str, str] | None = None) -> str:
+def render_report_page(
+    view: ReportView,
+    links: dict[str, str] | None = None,
+    contexts: dict[str, tuple[str, str, bool, bool]] | None = None,
+) -> str:
     """A run's report page body from the wiki check's verification of the run (no snapshot is
-    read again), its "source" links to the wiki's source pages (``links``, by source id). Runs
-    in the build's helper process or in-process."""
-    return render.render_report_body(view, links)
+    read again), its "source" links to the wiki's source pages (``links``, by source id) and
+    each excerpt's sentence context (``contexts``). Runs in the build's helper process or in-process."""
+    return render.render_report_body(view, links, contexts)
 
 
 def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
@@ -50,6 +60,15 @@ def check_record_chunk(items: list[tuple[str, str]], scripts: bool = False) -> l
             _fs.write_atomic(Path(path).with_name("record.js"), record_js(sid, data))
         digests.append(sha256_hex(data))
     return digests
+
+
+def proof_chunk(
+    staging: str, sources: list[ProofSource], keys: dict[str, bytes]
+) -> list[tuple[list[dict[str, Any]], str | None, bool]]:
+    """Write the proofs of several sources into a built site (:func:`.proofs.write_proofs`); the
+    trusted keys travel as raw bytes by key id (a helper's unit of work)."""
+    ring = KeyRing({kid: Ed25519PublicKey.from_public_bytes(raw) for kid, raw in keys.items()})
+    return [write_proofs(Path(staging), source, ring) for source in sources]
 
 
 _CHUNK_CHARS = 4 * 1024 * 1024
@@ -91,11 +110,16 @@ class BuildHelper:
         self._report: Future[str] | None = None
         self.links: Callable[[RunEvidence], dict[str, str]] | None = None
         """Where each source of a run is shown, from its report page (set by the build)."""
+        self.contexts: Callable[[RunEvidence], dict[str, tuple[str, str, bool, bool]]] | None = None
+        """The sentence context of each excerpt a run's report shows (set by the build)."""
 
-    def _report_job(self, ev: RunEvidence) -> tuple[ReportView, dict[str, str] | None]:
+    def _report_job(
+        self, ev: RunEvidence
+    ) -> tuple[ReportView, dict[str, str] | None, dict[str, tuple[str, str, bool, bool]] | None]:
         if ev.check is None:
             raise IntegrityError(f"run {ev.rel} was not checked", reason=Reason.SCHEMA_ERROR)
-        return ReportView.of(ev.check), self.links(ev) if self.links is not None else None
+        links = self.links(ev) if self.links is not None else None
+        return ReportView.of(ev.check), links, self.contexts(ev) if self.contexts is not None else None
 
     def start(self, sources: list[SourceJob], runs: list[RunEvidence]) -> None:
         """Start rendering these source texts and reports in helper processes, when that pays."""
@@ -184,6 +208,23 @@ class BuildHelper:
             except (BrokenProcessPool, RuntimeError):
                 pass  # the helpers are gone: check them here
         return check_record_chunk(items, scripts)
+
+    def proofs(
+        self, staging: Path, sources: list[ProofSource], ring: KeyRing
+    ) -> list[tuple[list[dict[str, Any]], str | None, bool]]:
+        """:func:`proof_chunk` over ``sources`` (in their order), on the helpers when they are
+        still there; each snapshot is read, verified and hashed into its tree once."""
+        keys = {kid: key.public_bytes(Encoding.Raw, PublicFormat.Raw) for kid, key in ring.keys.items()}
+        pool = self._pool
+        if pool is not None and len(sources) > 1:
+            size = -(-len(sources) // 8)
+            chunks = [sources[i : i + size] for i in range(0, len(sources), size)]
+            try:
+                futures = [pool.submit(proof_chunk, str(staging), chunk, keys) for chunk in chunks]
+                return [result for future in futures for result in future.result()]
+            except (BrokenProcessPool, RuntimeError):
+                pass  # the helpers are gone: write them here (a rewrite of the same bytes)
+        return proof_chunk(str(staging), sources, keys)
 
     def close(self) -> None:
         """Stop the helpers (idempotent); whatever was not taken yet is dropped."""

@@ -6,6 +6,7 @@ import itertools
 import os
 from dataclasses import dataclass
 
+from ..acquire.sentences import Sentences
 from ..kernel.canonical import sha256_hex
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
@@ -36,17 +37,33 @@ index (docs/performance.md, "Reading large sources")."""
 class SourceText:
     """How a source page shows its snapshot: the ``full`` text, or ``windows`` of ``context``
     code points around each cited span (``extra: evidence: source_text`` in mkdocs.yml). A text
-    longer than ``windows_above`` code points is always shown in windows."""
+    longer than ``windows_above`` code points is always shown in windows. ``proofs`` shows the
+    windows too, and the site publishes the record without its text (excerpts verify through
+    Merkle proofs, :mod:`publisher.site.proofs`).
+
+    ``overrides`` (``extra: evidence: source_text_for``) choose another mode for some sources:
+    keys are a source id, ``origin:<origin>`` or ``access:<access>``, tried in that order.
+    """
 
     mode: str = "full"
     context: int = 400
     windows_above: int = WINDOWS_ABOVE
+    overrides: tuple[tuple[str, str], ...] = ()
 
-    MODES = ("full", "windows")
+    MODES = ("full", "windows", "proofs")
 
-    def mode_for(self, length: int) -> str:
-        """The display mode of a snapshot of ``length`` code points."""
-        return "windows" if self.mode == "windows" or length > self.windows_above else "full"
+    def mode_for(
+        self, length: int, source_id: str = "", *, origin: str | None = None, access: str | None = None
+    ) -> str:
+        """The display mode of a snapshot of ``length`` code points (``proofs``, ``windows`` or ``full``)."""
+        chosen = dict(self.overrides)
+        mode = next(
+            (chosen[k] for k in (source_id, f"origin:{origin}", f"access:{access}") if k in chosen),
+            self.mode,
+        )
+        if mode == "proofs":
+            return "proofs"
+        return "windows" if mode == "windows" or length > self.windows_above else "full"
 
 
 @dataclass(frozen=True)
@@ -77,7 +94,7 @@ def source_job(source_id: str, info: SourceInfo, options: SourceText) -> SourceJ
         os.fspath(info.sources_dir),
         info.meta.content_hash or "",
         frozenset(info.spans),
-        options.mode_for(info.meta.text_length),
+        options.mode_for(info.meta.text_length, source_id, origin=info.meta.origin, access=info.meta.access),
         options.context,
         options.windows_above,
     )
@@ -94,12 +111,13 @@ def render_source_body(job: SourceJob) -> SourceBody:
     if snap.content_hash != job.content_hash:
         raise IntegrityError(f"snapshot {sid} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
     spans = set(job.spans)
-    if job.mode == "windows":
+    if job.mode in ("windows", "proofs"):
+        sentences = Sentences(snap.text, wrapped=snap.pages is not None)  # each span inside its sentence
         windows = tuple(
             (sid, lo, hi, sha256_hex(snap.text[lo:hi].encode("utf-8")))
-            for lo, hi in window_bounds(len(snap.text), spans, job.context)
+            for lo, hi in window_bounds(len(snap.text), spans, job.context, sentences)
         )
-        return SourceBody(windows_html(sid, snap.text, spans, job.context, job.index_limit), windows)
+        return SourceBody(windows_html(sid, snap.text, spans, job.context, job.index_limit, sentences), windows)
     return SourceBody(snapshot_html(sid, snap.text, spans))
 
 
@@ -148,12 +166,28 @@ def snapshot_html(source_id: str, text: str, spans: set[tuple[int, int]]) -> str
     return "".join(out)
 
 
-def window_bounds(length: int, spans: set[tuple[int, int]], context: int) -> list[tuple[int, int]]:
+SENTENCE_REACH = 240
+"""How far past ``context`` a window reaches, each side, to hold the rest of a cited span's
+sentence (the same bound as :data:`publisher.site.context.MOST`)."""
+
+
+def window_bounds(
+    length: int, spans: set[tuple[int, int]], context: int, sentences: Sentences | None = None
+) -> list[tuple[int, int]]:
     """The context windows over a text of ``length`` code points: ``context`` either side of each
-    span, clipped to the text; windows that touch or overlap merge, so each span lies whole in one."""
+    span, and with ``sentences`` at least the rest of the span's sentence (up to
+    :data:`SENTENCE_REACH` further), clipped to the text; windows that touch or overlap merge, so
+    each span lies whole in one, inside its sentence."""
+    reach: list[tuple[int, int]] = []
+    for s, e in spans:
+        lo, hi = s - context, e + context
+        covered = sentences.covering(s, e) if sentences is not None else None
+        if covered is not None:
+            lo = min(lo, max(covered[0], s - context - SENTENCE_REACH))
+            hi = max(hi, min(covered[1], e + context + SENTENCE_REACH))
+        reach.append((max(0, lo), min(length, hi)))
     windows: list[list[int]] = []
-    for s, e in sorted(spans):
-        lo, hi = max(0, s - context), min(length, e + context)
+    for lo, hi in sorted(reach):
         if windows and lo <= windows[-1][1]:
             windows[-1][1] = max(windows[-1][1], hi)
         else:
@@ -162,7 +196,12 @@ def window_bounds(length: int, spans: set[tuple[int, int]], context: int) -> lis
 
 
 def windows_html(
-    source_id: str, text: str, spans: set[tuple[int, int]], context: int, index_limit: int | None = None
+    source_id: str,
+    text: str,
+    spans: set[tuple[int, int]],
+    context: int,
+    index_limit: int | None = None,
+    sentences: Sentences | None = None,
 ) -> str:
     """Only the cited spans of a long snapshot, each with ``context`` code points either side.
 
@@ -175,7 +214,7 @@ def windows_html(
     places) are kept out of the search index (Material's ``data-search-exclude``), so no source
     page adds more than that much text to it.
     """
-    bounds = window_bounds(len(text), spans, context)
+    bounds = window_bounds(len(text), spans, context, sentences)
     unindexed = index_limit is not None and sum(hi - lo for lo, hi in bounds) > index_limit
     exclude = " data-search-exclude" if unindexed else ""
     out = [f'<div class="evidence-windows" data-window-of="{source_id}"{exclude}>']

@@ -50,24 +50,46 @@ class). A build goes:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from contextvars import ContextVar
 from typing import Any
 
 from mkdocs.exceptions import PluginError
 
+from ..kernel.errors import PublisherError
 from ..kernel.findings import grouped_lines
 from ..parallel import terminal_progress
+from ..parallel.cluster import cluster_executor
 from ..runs import RUN_LAYOUTS
 from ..wiki.check import check_wiki
+from ..wiki.claims.log import ASSESSMENTS_FILE
 from ..wiki.evidence import WikiCheck
 from .build import EvidenceBuild, PublishAt
-from .options import wiki_root
+from .options import site_dir_apart, wiki_root
+from .policy import policy_of_config
 
-__all__ = ["on_config", "on_serve", "configure", "watch", "EvidenceBuild", "PLUGIN_KEY", "format_findings"]
+__all__ = [
+    "on_config",
+    "on_serve",
+    "configure",
+    "watch",
+    "EvidenceBuild",
+    "PLUGIN_KEY",
+    "CHECK_COMMAND",
+    "PRECHECKED",
+    "format_findings",
+]
 
 PLUGIN_KEY = "publisher-evidence-build"
 """Name of the per-build object in ``config.plugins``."""
+
+CHECK_COMMAND = "publisher-check"
+"""The ``on_startup`` command of a check-only build (:mod:`publisher.site.checkpages`)."""
+
+PRECHECKED: ContextVar[WikiCheck | None] = ContextVar("publisher_prechecked", default=None)
+"""The wiki check a check-only build's caller already ran (with the same policy): not run twice."""
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
@@ -83,11 +105,27 @@ def format_findings(pre: WikiCheck) -> str:
 def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuild:
     """Run the wiki check before anything is written; stage the build beside the real site."""
     root = wiki_root(config)
+    site_dir_apart(config, root)  # before anything is read or written
     build = config.plugins.get(PLUGIN_KEY)
     if isinstance(build, EvidenceBuild):
         build.abandon()
-    with terminal_progress("evidence check") as progress:
-        pre = check_wiki(root, progress=progress)
+    try:  # the configuration MkDocs resolved (INHERIT, -f, !ENV), read once for the whole build
+        policy = policy_of_config(config, root)
+    except PublisherError as exc:
+        raise PluginError(f"evidence options: {exc.one_line()}") from exc
+    known = PRECHECKED.get()
+    if known is not None and known.wiki_root.resolve() == root and known.policy.digest == policy.digest:
+        pre = known
+    else:
+        try:  # on the wiki's Dask cluster when extra.evidence.scheduler names one
+            with contextlib.ExitStack() as stack:
+                executor, workers = (
+                    stack.enter_context(cluster_executor(policy.scheduler)) if policy.scheduler else (None, None)
+                )
+                progress = stack.enter_context(terminal_progress("evidence check"))
+                pre = check_wiki(root, progress=progress, policy=policy, executor=executor, workers=workers)
+        except PublisherError as exc:
+            raise PluginError(f"evidence check: {exc.one_line()}") from exc
     if not pre.ok:
         raise PluginError(format_findings(pre))
     for notice in pre.notices:
@@ -100,13 +138,15 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
 
 
 def watch(server: Any, config: Any) -> Any:
-    """Rebuild when runs, concepts or the PDF library change."""
+    """Rebuild when runs, concepts, the PDF library or the claim assessments change."""
     root = wiki_root(config)
     folders = {root / "concepts", root / "assets" / "papers"}
     folders.update(root / layout.split("/*")[0] for layout in RUN_LAYOUTS)
     for folder in sorted(folders):
         if folder.is_dir():
             server.watch(os.fspath(folder))
+    if (root / ASSESSMENTS_FILE).is_file():
+        server.watch(os.fspath(root / ASSESSMENTS_FILE))
     return server
 
 

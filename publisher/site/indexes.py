@@ -43,7 +43,7 @@ def index_pages(model: SiteModel) -> None:
         ids = ", ".join(f"{k} {v}" for k, v in (info.meta.paper.ids().items() if info.meta.paper else ()))
         rows.append(
             [
-                {"text": info.meta.title or sid, "href": model.href(page.src_uri, source_uri(sid)), "sub": ids},
+                {"text": info.label, "href": model.href(page.src_uri, source_uri(sid)), "sub": ids},
                 {"text": sid, "code": True},
                 {"text": info.meta.access},
                 {"text": ", ".join(info.holders)},

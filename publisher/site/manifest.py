@@ -29,6 +29,8 @@ __all__ = [
     "record_uri",
     "check_record_copy",
     "site_files",
+    "site_tree",
+    "SITE_FILE_LIMIT",
     "seal_files",
     "file_entry",
 ]
@@ -44,11 +46,23 @@ def manifest_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+SITE_FILE_LIMIT = 1 << 30
+"""The largest file a site may hold (1 GiB): larger ones are refused unread, never read whole."""
+
+
 def site_files(site: Path) -> tuple[list[str], list[str]]:
     """Every regular file under ``site`` (POSIX paths relative to it, sorted, the manifest left
     out) and everything else there that is neither a file nor a folder (links, FIFOs ...)."""
+    files, odd, _ = site_tree(site)
+    return files, odd
+
+
+def site_tree(site: Path) -> tuple[list[str], list[str], list[str]]:
+    """:func:`site_files`, plus every folder under ``site`` (sorted POSIX paths; links to
+    folders are not followed, and count among the odd entries)."""
     files: list[str] = []
     odd: list[str] = []
+    folders: list[str] = []
     for folder, dirs, names in os.walk(site):
         base = Path(folder)
         for name in [*dirs, *names]:
@@ -56,6 +70,7 @@ def site_files(site: Path) -> tuple[list[str], list[str]]:
             rel = path.relative_to(site).as_posix()
             mode = os.lstat(path).st_mode
             if stat.S_ISDIR(mode):
+                folders.append(rel)
                 continue
             if stat.S_ISREG(mode):
                 if rel != MANIFEST_NAME:
@@ -63,7 +78,7 @@ def site_files(site: Path) -> tuple[list[str], list[str]]:
             else:
                 odd.append(rel)
         dirs[:] = [d for d in dirs if not os.path.islink(base / d)]
-    return sorted(files), sorted(odd)
+    return sorted(files), sorted(odd), sorted(folders)
 
 
 def seal_files(site: Path) -> list[dict[str, Any]]:
@@ -79,7 +94,7 @@ def seal_files(site: Path) -> list[dict[str, Any]]:
 
 def file_entry(site: Path, rel: str) -> dict[str, Any]:
     """``{"path", "sha256", "size"}`` of one published file, read without following a link."""
-    data = _fs.read_regular(site / rel, follow_symlinks=False)
+    data = _fs.read_regular(site / rel, follow_symlinks=False, limit=SITE_FILE_LIMIT)
     return {"path": rel, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
 
 
@@ -91,13 +106,15 @@ def manifest_bytes(
     windows: Iterable[dict[str, Any]] = (),
     records: Iterable[dict[str, Any]] = (),
     files: Iterable[dict[str, Any]] = (),
+    proofs: Iterable[dict[str, Any]] = (),
 ) -> bytes:
     """The manifest file: sorted entries, so an unchanged wiki seals to the same bytes.
 
     ``excerpts``, ``snapshots`` and ``windows`` entries name the page, the source id, the offsets
     (a window's are its start and end in the whole text) and the sha256 of the text shown;
     ``records`` name each published ``sources/<id>/record.json`` and the sha256 of its bytes;
-    ``files`` every file of the site but the manifest (path, sha256, size).
+    ``files`` every file of the site but the manifest (path, sha256, size); ``proofs`` each
+    excerpt proof file (source id, start, end, path, sha256; :mod:`publisher.site.proofs`).
     """
 
     def key(e: dict[str, Any]) -> tuple[Any, ...]:
@@ -111,6 +128,7 @@ def manifest_bytes(
         "windows": sorted(windows, key=key),
         "records": sorted(records, key=lambda e: (e["source_id"], e["sha256"])),
         "files": sorted(files, key=lambda e: e["path"]),
+        "proofs": sorted(proofs, key=lambda e: e["path"]),
     }
     return (json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n").encode("utf-8")
 
@@ -125,7 +143,7 @@ def check_record_copy(path: Path, source_id: str) -> bytes:
 
     Raises IntegrityError (SNAPSHOT_HASH_MISMATCH) when it is not strict JSON or does not verify.
     """
-    data = _fs.read_regular(path, follow_symlinks=False)
+    data = _fs.read_regular(path, follow_symlinks=False, limit=SITE_FILE_LIMIT)
     try:
         raw, canonical = loads_record(data)
     except (StrictJSONError, ValueError) as exc:

@@ -55,6 +55,7 @@ DECORATIVE_CLASSES = frozenset(
         "evidence-gap",
         "evidence-report",
         "evidence-provenance",
+        "evidence-context",
     }
 )
 """Classes of generated pages that style tables, identifiers and links; they show no excerpt."""

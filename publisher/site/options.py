@@ -1,17 +1,18 @@
-"""What the evidence build reads from ``mkdocs.yml``: the wiki root, ``extra.evidence`` reader
-options and the font setting, each refused with a one-line error naming the setting."""
+"""What the evidence build takes from ``mkdocs.yml``: the wiki root, and the reader and font
+options of the wiki's :class:`~publisher.wiki.policy.Policy` (resolved once per build by
+:func:`publisher.site.policy.policy_of_config`; nothing here reads the configuration again)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from mkdocs.exceptions import PluginError
 
+from ..wiki.policy import Policy
 from .highlight import SourceText
 
-__all__ = ["web_fonts", "wiki_root", "reader_options", "serve_offline", "offline"]
+__all__ = ["wiki_root", "reader_options", "serve_offline", "INPUT_FOLDERS", "site_dir_apart"]
 
 
 def wiki_root(config: Any) -> Path:
@@ -22,55 +23,40 @@ def wiki_root(config: Any) -> Path:
     return Path(path).resolve().parent
 
 
-def _evidence_extra(config: Any) -> Any:
-    """``extra.evidence`` of mkdocs.yml (``extra`` is a mapping, though not a dict)."""
-    extra = config.extra
-    return extra.get("evidence") if isinstance(extra, Mapping) else None
+INPUT_FOLDERS = ("concepts", "runs", "outputs/deep-research", "assets", "keys")
+"""Folders of the wiki root a build reads (besides ``docs_dir``): promoted concepts, both run
+layouts (``runs/``, ``outputs/deep-research/``), the PDF library and the signing keys."""
 
 
-def _whole(extra: Mapping[str, Any], key: str, default: int, most: int) -> int:
-    value = extra.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
-        raise PluginError(f"extra.evidence.{key} must be a whole number of code points, 0 to {most} (SCHEMA_ERROR)")
-    return value
+def site_dir_apart(config: Any, root: Path) -> None:
+    """Refuse a ``site_dir`` that contains, equals or lies inside an input of the build.
+
+    Publication replaces the site folder whole, so such a ``site_dir`` would overwrite (or
+    delete) the very files the build had just read. Called before anything is read or
+    written; compared on resolved paths, so a symlink or a ``..`` cannot hide the overlap.
+    """
+    site = Path(config.site_dir).resolve()
+    inputs = [("docs_dir", Path(config.docs_dir).resolve())]
+    inputs += [(name, (root / name).resolve()) for name in INPUT_FOLDERS]
+    inputs.append(("the wiki's mkdocs.yml", Path(config.config_file_path).resolve()))
+    for name, folder in inputs:
+        if site == folder or folder.is_relative_to(site) or site.is_relative_to(folder):
+            raise PluginError(
+                f"C-CONFIG site_dir {config.site_dir} overlaps {name} ({folder.name}/), an input of the build; "
+                "choose a site_dir outside the wiki's inputs (SCHEMA_ERROR)"
+            )
 
 
-def reader_options(config: Any) -> SourceText:
-    """``extra: evidence:`` of mkdocs.yml: ``source_text`` (full | windows), ``context`` and
-    ``windows_above`` (code points), ``offline`` and ``web_fonts`` (true | false)."""
-    extra = _evidence_extra(config)
-    if extra is None:
-        return SourceText()
-    if not isinstance(extra, Mapping):
-        raise PluginError("extra.evidence in mkdocs.yml must be a mapping (SCHEMA_ERROR)")
-    mode = extra.get("source_text", "full")
-    if mode not in SourceText.MODES:
-        raise PluginError(f"extra.evidence.source_text must be one of {', '.join(SourceText.MODES)} (SCHEMA_ERROR)")
-    context = _whole(extra, "context", SourceText.context, 1_000_000)
-    above = _whole(extra, "windows_above", SourceText.windows_above, 2**53)
-    for key in ("offline", "web_fonts"):
-        if not isinstance(extra.get(key, False), bool):
-            raise PluginError(f"extra.evidence.{key} must be true or false (SCHEMA_ERROR)")
-    return SourceText(mode, context, above)
+def reader_options(policy: Policy) -> SourceText:
+    """How source pages show their text: ``source_text``, ``context``, ``windows_above``."""
+    return SourceText(policy.source_text, policy.context, policy.windows_above, policy.source_text_for)
 
 
-def offline(config: Any) -> bool:
-    """``extra: evidence: offline: true``: the site is read from disk as well as served (file://)."""
-    extra = _evidence_extra(config)
-    return isinstance(extra, Mapping) and extra.get("offline") is True
-
-
-def web_fonts(config: Any) -> bool:
-    """``extra: evidence: web_fonts: true``: the theme may load its fonts from Google Fonts."""
-    extra = _evidence_extra(config)
-    return isinstance(extra, Mapping) and extra.get("web_fonts") is True
-
-
-def serve_offline(config: Any) -> None:
+def serve_offline(config: Any, web_fonts: bool) -> None:
     """Material loads Roboto from Google Fonts unless told not to; an evidence site loads nothing
     from elsewhere (readers verify offline), so it uses the system fonts unless the wiki chose a
     font itself with ``extra: evidence: web_fonts: true``."""
-    if web_fonts(config):
+    if web_fonts:
         return
     theme = config.theme
     if getattr(theme, "name", None) == "material" and theme.get("font") is not False:

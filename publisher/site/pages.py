@@ -31,9 +31,10 @@ from mkdocs.utils import get_relative_url
 
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
-from ..runs import trusted_key_paths
 from ..wiki.evidence import ConceptEvidence, RunEvidence, WikiCheck
 from . import TEMPLATES_DIR
+from .claimpages import MATRIX_URI, concept_claims, matrix_page
+from .context import SentenceContexts
 from .highlight import SourceBody, SourceJob, SourceText, render_source_body
 from .indexes import index_pages
 from .markup import excerpt_html
@@ -139,13 +140,13 @@ class SiteModel:
         source_body: Callable[[SourceJob], SourceBody] | None = None,
     ) -> None:
         self.pre = pre
+        self.contexts = SentenceContexts(pre)
         self.source_text = source_text or SourceText()
         self.use_directory_urls = use_directory_urls
         folder = templates_dir or TEMPLATES_DIR
         self._md = _environment(folder / "pages", autoescape=False)
         self._html = _environment(folder, autoescape=True)
         self._fragments: Any = None
-        self._trusted: bool | None = None
         self._report_body = report_body
         self._source_body = source_body or render_source_body
         self._token = secrets.token_hex(6)
@@ -182,6 +183,14 @@ class SiteModel:
             sid: self.href(page, source_uri(sid)) for sid, info in self.pre.sources.items() if ev.slug in info.holders
         }
 
+    def report_contexts(self, ev: RunEvidence) -> dict[str, tuple[str, str, bool, bool]]:
+        """The sentence context of every excerpt ``ev``'s report shows, keyed ``source_id#start-end``."""
+        out = {}
+        for sid, start, end in sorted(ev.accepted):
+            c = self.contexts.around(sid, start, end)
+            out[f"{sid}#{start}-{end}"] = (c.before, c.after, c.cut_before, c.cut_after)
+        return out
+
     # -- helpers for the page modules (sourcepage, indexes) ----------------------------------------
 
     def slot(self, page: GeneratedPage, value: Slot) -> str:
@@ -193,9 +202,7 @@ class SiteModel:
 
     def signed(self) -> bool:
         """Whether the wiki lists trusted keys (CONTRACT 12): source pages say if provenance is signed."""
-        if self._trusted is None:
-            self._trusted = bool(trusted_key_paths(self.pre.wiki_root))
-        return self._trusted
+        return self.pre.policy.signed
 
     def heading(self, page: GeneratedPage) -> str:
         """A slot holding the page's ``<h1>``, its title escaped by the HTML templates."""
@@ -222,6 +229,11 @@ class SiteModel:
     def source_body(self, job: SourceJob) -> SourceBody:
         """A source page's text (from the build's helper processes when there are any)."""
         return self._source_body(job)
+
+    @property
+    def has_claims(self) -> bool:
+        """Whether any concept publishes a claim (then the matrix page and ``claims.json`` exist)."""
+        return any(state.entry is not None for state in self.pre.claims)
 
     # -- pages ---------------------------------------------------------------------------------
 
@@ -267,6 +279,9 @@ class SiteModel:
         for ev in pre.runs:
             self._report(self.pages[report_uri(ev.slug)], ev)
         index_pages(self)
+        if self.has_claims:
+            self.pages[MATRIX_URI] = GeneratedPage(MATRIX_URI, "index", "", in_nav=True)
+            matrix_page(self, self.pages[MATRIX_URI])
         return list(self.pages.values())
 
     def _concept(self, page: GeneratedPage, ce: ConceptEvidence) -> None:
@@ -288,6 +303,7 @@ class SiteModel:
                 items.append(
                     {
                         "excerpt": Markup(excerpt_html(ref.source_id, ref.start, ref.end, excerpt)),
+                        "context": self.contexts.around(ref.source_id, ref.start, ref.end),
                         "href": self.href(page.src_uri, source_uri(ref.source_id), f"span-{ref.start}-{ref.end}"),
                         "source_id": ref.source_id,
                         "start": ref.start,
@@ -312,6 +328,7 @@ class SiteModel:
         page.markdown = self._md.get_template("concept.md.j2").render(
             heading_slot="" if _has_heading(lines) else self.heading(page),
             body="\n".join(lines),
+            claims_slot=concept_claims(self, page, ce.slug),
             provenance_slot=self.slot(page, str(self.fragments().provenance(runs))),
         )
 

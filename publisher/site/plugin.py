@@ -18,7 +18,7 @@ from typing import Any
 from mkdocs.plugins import BasePlugin
 
 from .build import EvidenceBuild, PublishAt
-from .hook import PLUGIN_KEY, configure, watch
+from .hook import CHECK_COMMAND, PLUGIN_KEY, configure, watch
 
 __all__ = ["EvidencePlugin"]
 
@@ -35,6 +35,8 @@ class EvidencePlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
         self.current: EvidenceBuild | None = None
 
     def _publish_at(self) -> PublishAt:
+        if self.command == CHECK_COMMAND:
+            return "check"
         if self.serving:
             return "caller"
         if self.command in ("build", "gh-deploy"):

@@ -1,27 +1,34 @@
-"""Prose that cannot act: the HTML of every page's Markdown, checked before any slot is filled.
+"""Prose passes one allow-list: the HTML of every page's Markdown, judged before any slot is filled.
 
-Hand-written pages (``docs/*.md``) and concept prose are Markdown, and Markdown passes raw HTML
-through. The hook checks what Python-Markdown made of each page, parsed as a browser parses it
-(:func:`publisher.site.scan.parse_page`), so whatever route the markup took (a raw HTML block,
-inline HTML, ``attr_list``, ``md_in_html``, a link) it is judged by what it will be:
+Hand-written pages (``docs/*.md``), concept prose and an agent's report prose are Markdown, and
+Markdown passes raw HTML through (``attr_list`` and ``md_in_html`` add attributes and markup of
+the author's choosing). Whatever route the markup took, it is judged by what it will be, against
+one allow-list (:data:`ALLOWED_TAGS`, :data:`ALLOWED_ATTRIBUTES` and the value rules of
+:func:`allowed_value`): the elements and attributes Python-Markdown and its usual extensions
+produce, plus a fixed set of inert elements. Everything else is refused, never silently removed:
 
-* elements that run or load code or another document, change the page's base or policy, or
-  draw outside HTML: ``script style iframe frame frameset object embed applet base meta link
-  svg math template noscript portal fencedframe``;
-* attributes that run or restyle: every ``on*`` event handler, ``style``, ``srcdoc``;
-* URLs of a scheme that can run script or smuggle a document (``javascript: vbscript: data:
-  blob:`` ...), in any attribute that takes a URL; a raster ``data:image`` in ``src`` is allowed;
-* anything that looks like evidence: an evidence attribute, an ``evidence-*`` class, text of the
-  span-reference form outside code (evidence footnotes are slot tokens at this point, so such
-  text is a footnote no check read);
-* markup that does not end where it started (an unclosed comment, raw-text element, tag or
-  ``<select>``), which would swallow the theme's markup that follows it.
+* an element outside the list (script, style, frames, forms and every form control, ``<mark>``
+  and ``==highlight==``, raw SVG/MathML, ``<template>`` ...); the outermost one stands for all
+  it holds;
+* an attribute outside the list, or with a value outside its rule: ``id`` and ``name`` only as
+  Markdown makes them (heading slugs, footnote and code-line anchors; never one beginning with
+  ``_``, the theme's own ids such as ``#__config``), ``class`` only from the extensions'
+  vocabulary (never ``evidence-*`` or the theme's ``md-*``), ``style`` only as the ``tables``
+  extension aligns a column, URLs only of an inert scheme (a raster ``data:image`` in ``src``);
+* text that imitates evidence: a span reference (``src-<64 hex>#<start>-<end>``) outside code,
+  recognised after NFKC folding and with every Unicode dash read as ``-`` (a footnote no check
+  read), and the verified badge ("✓ verified") in a title, heading or, in concept and report
+  prose, anywhere outside code;
+* markup that does not end where it started (an unclosed comment, raw-text element or tag),
+  which would swallow the theme's markup that follows it.
 
-What trusted Markdown extensions generate themselves stays allowed:
-:class:`publisher.site.trusted.TrustedOutput` records the HTML they put in Python-Markdown's
-stash (Material's emoji SVG through ``pymdownx.emoji``), and a violation is forgiven only when
-it is, serialised, one of those.
-Each finding names the file and the line where its markup appears (check ``C-PROSE``).
+The judging walks the page as a browser builds it (lexbor, :func:`publisher.site.scan.parse_page`),
+so each finding names its element; the same allow-list drives the sanitiser ``nh3`` (the Rust
+``ammonia`` library), and a page whose sanitised form differs from what it is, for a reason the
+walk did not name, is refused too (the two parsers must agree before anything is published).
+What trusted Markdown extensions generate themselves (Material's emoji SVG through
+``pymdownx.emoji``, recorded by :class:`publisher.site.trusted.TrustedOutput`) is set aside first,
+one recorded chunk per occurrence. Each finding names the file and the line (check ``C-PROSE``).
 """
 
 from __future__ import annotations
@@ -30,60 +37,116 @@ import html
 import os
 import re
 import secrets
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+import nh3
 
 from ..kernel import _fs
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
-from .markup import EVIDENCE_ATTRS
+from ..kernel.refs import VERIFIED_BADGE, as_read
 from .scan import ascii_lower, find_span_refs, parse_page
 
 __all__ = [
     "CHECK",
+    "ALLOWED_TAGS",
+    "ALLOWED_ATTRIBUTES",
+    "ALLOWED_CLASSES",
     "Violation",
+    "Author",
+    "allowed_value",
+    "fold",
+    "verified_badge",
     "violations",
+    "sanitised",
     "check_prose",
-    "check_static",
     "source_text",
     "prose_file",
-    "FORBIDDEN_ELEMENTS",
 ]
 
 CHECK = "C-PROSE"
 
-FORBIDDEN_ELEMENTS = (
-    "script style iframe frame frameset object embed applet base meta link svg math template noscript "
-    "portal fencedframe"
-).split()
-_URL_ATTRS = frozenset(
-    "href src action formaction data poster background cite ping longdesc lowsrc dynsrc codebase manifest icon "
-    "profile usemap xlink:href".split()
+Author = Literal["page", "concept", "report"]
+"""Who wrote the prose: the wiki's hand-written pages, a concept file's body, an agent's report."""
+
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+ALLOWED_TAGS = frozenset(
+    # Markdown itself
+    "p br hr h1 h2 h3 h4 h5 h6 blockquote pre code em strong a img ul ol li".split()
+    # footnotes, tables, def_list, abbr, admonition, details, caret, tilde, highlight, md_in_html
+    + "div span sup sub table thead tbody tfoot tr th td caption colgroup col dl dt dd abbr".split()
+    + "details summary ins del".split()
+    # a fixed set of inert elements
+    + "b i u s q small cite dfn kbd samp var time wbr bdi bdo ruby rt rp figure figcaption".split()
+    + "section article aside header footer address".split()
 )
-_LIST_URL_ATTRS = frozenset({"srcset", "imagesrcset"})
-_BAD_SCHEMES = frozenset({"javascript", "vbscript", "livescript", "mocha", "data", "blob", "filesystem"})
+"""Elements prose may carry. Not here, among others: ``mark`` (the highlight is evidence's own),
+every form control (``form button input select textarea option label output``), ``svg math``."""
+
+ALLOWED_ATTRIBUTES: dict[str, frozenset[str]] = {
+    "*": frozenset({"class", "title", "lang", "dir", "id"}),
+    "a": frozenset({"href", "name"}),
+    "img": frozenset({"src", "alt", "width", "height"}),
+    "th": frozenset({"align", "style", "colspan", "rowspan"}),
+    "td": frozenset({"align", "style", "colspan", "rowspan"}),
+    "ol": frozenset({"start", "type"}),
+    "li": frozenset({"value"}),
+    "details": frozenset({"open"}),
+    "time": frozenset({"datetime"}),
+    "q": frozenset({"cite"}),
+    "blockquote": frozenset({"cite"}),
+    "ins": frozenset({"cite", "datetime"}),
+    "del": frozenset({"cite", "datetime"}),
+    "col": frozenset({"span"}),
+    "colgroup": frozenset({"span"}),
+}
+"""Attributes prose may carry, by element (``*``: on any allowed element), each value checked by
+:func:`allowed_value`."""
+
+ALLOWED_CLASSES = frozenset(
+    # admonition (and pymdownx.details) with Material's types
+    "admonition admonition-title note abstract summary tldr info todo tip hint important success check done "
+    "question help faq warning caution attention failure fail missing danger error bug example quote cite".split()
+    # footnotes, toc permalinks, highlight, emoji, tasklist, tabbed, arithmatex, critic
+    + "footnote footnote-ref footnote-backref headerlink highlight highlighttable linenos linenodiv normal "
+    "filename code twemoji emojione gemoji task-list task-list-item task-list-indicator tabbed-set "
+    "tabbed-alternate tabbed-labels tabbed-content tabbed-block arithmatex critic".split()
+    # the footnotes of the report renderer (markdown-it)
+    + "footnotes footnotes-sep footnotes-list footnote-item".split()
+)
+"""Class names the configured extensions write; with code highlighting's short token classes
+(``k``, ``nf``, ``s2`` ...) and ``language-*``. Never the site's own (``evidence-*``, ``md-*``)."""
+
+_TOKEN_CLASS = re.compile(r"[a-z]{1,3}[0-9]?(?:-[A-Z][A-Za-z0-9]*)*|language-[a-z0-9_+-]{1,40}")
+_HEADING_ID = re.compile(r"[^\s_][^\s]*")
+_FOOTNOTE_ID = re.compile(r"fn(?:ref[0-9]*)?:[^\s]+|fn(?:ref)?[0-9]+(?::[0-9]+)?")
+_CODE_ANCHOR = re.compile(r"__(?:codelineno|span)-[0-9]+-[0-9]+")
+_ALIGN = re.compile(r"text-align:\s*(?:left|right|center);?")
+_URL_ATTRS = frozenset({"href", "src", "cite"})
+_SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 _RASTER = re.compile(r"data:image/(?:png|gif|jpeg|jpg|webp|avif|bmp)[;,]", re.IGNORECASE)
 _STRIP = "".join(chr(c) for c in range(0x21))
 _TAB_NL = re.compile(r"[\t\n\r]")
-_ASCII_WS = re.compile(r"[\t\n\f\r ]+")
 _SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*):")
+_ASCII_WS = re.compile(r"[\t\n\f\r ]+")
 _CODE = "pre, code, kbd, samp"
+_TITLES = "h1, h2, h3, h4, h5, h6, summary, caption, th, dt, .admonition-title"
+_TITLE_LINE = re.compile(r"\s*(?:#|!!!|\?\?\?|\||<\s*(?:h[1-6]|summary|caption|th|dt)\b)", re.IGNORECASE)
+_BADGE = VERIFIED_BADGE
 
 
-@dataclass(frozen=True)
-class Violation:
-    """One thing a page's prose may not carry: its kind, what to look for in the source (a tag or
-    attribute name, a class, a URL), a description, and a signature that equal markup from a
-    trusted extension would share."""
+def fold(text: str) -> str:
+    """``text`` as a reader takes it in (:func:`publisher.kernel.refs.as_read`)."""
+    return as_read(text)
 
-    kind: str
-    name: str
-    detail: str
-    signature: tuple[str, ...]
-    value: str = ""
+
+def verified_badge(text: str) -> bool:
+    """Whether ``text`` spells the site's verified badge ("✓ verified", in any form)."""
+    return _BADGE.search(fold(text)) is not None
 
 
 def _scheme(url: str) -> str | None:
@@ -93,106 +156,191 @@ def _scheme(url: str) -> str | None:
     return ascii_lower(match.group(1)) if match else None
 
 
-def _url_problem(tag: str, name: str, value: str) -> str | None:
-    urls = [part.strip().split(" ")[0] for part in value.split(",")] if name in _LIST_URL_ATTRS else [value]
-    for url in urls:
-        scheme = _scheme(url)
-        if scheme not in _BAD_SCHEMES:
-            continue
-        if scheme == "data" and tag in {"img", "source", "image"} and _RASTER.match(url.strip()):
-            continue
-        return f"<{tag} {name}> holds a {scheme}: URL"
-    return None
+def allowed_value(tag: str, name: str, value: str) -> bool:
+    """Whether attribute ``name`` of an allowed ``<tag>`` may hold ``value`` (the value rules of
+    the allow-list; the attribute itself must be in :data:`ALLOWED_ATTRIBUTES`)."""
+    if name == "id":
+        if tag in _HEADINGS:
+            return _HEADING_ID.fullmatch(value) is not None
+        if tag in ("li", "sup") or (tag == "a" and _FOOTNOTE_ID.fullmatch(value)):
+            return _FOOTNOTE_ID.fullmatch(value) is not None
+        return tag in ("a", "span") and _CODE_ANCHOR.fullmatch(value) is not None
+    if name == "name":
+        return _CODE_ANCHOR.fullmatch(value) is not None
+    if name == "class":
+        tokens = [t for t in _ASCII_WS.split(value) if t]
+        return all(t in ALLOWED_CLASSES or _TOKEN_CLASS.fullmatch(t) for t in tokens)
+    if name == "style":
+        return _ALIGN.fullmatch(value.strip()) is not None
+    if name == "align":
+        return ascii_lower(value) in ("left", "right", "center")
+    if name in _URL_ATTRS:
+        scheme = _scheme(value)
+        if scheme is None or scheme in _SAFE_SCHEMES:
+            return True
+        return tag == "img" and name == "src" and _RASTER.match(value.strip()) is not None
+    if name in ("start", "value", "span", "colspan", "rowspan", "width", "height"):
+        return re.fullmatch(r"[0-9]{1,6}", value.strip()) is not None
+    if name == "type":
+        return value in ("1", "a", "A", "i", "I")
+    if name == "open":
+        return value in ("", "open")
+    return True  # text: title, alt, lang, dir, datetime
 
 
-def violations(content_html: str) -> list[Violation]:
-    """Everything in an HTML fragment (a page's body content) that prose may not carry."""
+@dataclass(frozen=True)
+class Violation:
+    """One thing prose may not carry: its kind, what to look for in the source (a tag or
+    attribute name, a URL, a reference), a description, and the attribute value if any."""
+
+    kind: str
+    name: str
+    detail: str
+    value: str = ""
+
+
+def _attribute_problem(tag: str, name: str, value: str) -> Violation | None:
+    allowed = ALLOWED_ATTRIBUTES["*"] | ALLOWED_ATTRIBUTES.get(tag, frozenset())
+    if name not in allowed:
+        what = "an event handler" if name.startswith("on") else "an attribute outside the allow-list"
+        return Violation("attribute", name, f"<{tag} {name}>: {what}", value)
+    if allowed_value(tag, name, value):
+        return None
+    if name in _URL_ATTRS:
+        return Violation("url", name, f"<{tag} {name}> holds a {_scheme(value)}: URL", value)
+    why = {
+        "id": "an id Markdown did not make (it could shadow the site's own elements)",
+        "name": "a name Markdown did not make (it could shadow the document's own properties)",
+        "class": "a class outside the extensions' vocabulary (the site's own look is not prose's)",
+        "style": "a style other than a table column's alignment",
+    }.get(name, "a value outside the allow-list")
+    return Violation("attribute", name, f'<{tag} {name}="{value[:40]}">: {why}', value)
+
+
+def _set_aside(content_html: str, trusted: Iterable[str]) -> str:
+    """``content_html`` with each chunk a trusted extension stashed replaced by an empty span,
+    one occurrence per recorded chunk (a hand copy of the same markup is judged as markup)."""
+    for chunk in trusted:
+        if chunk:
+            content_html = content_html.replace(chunk, "<span></span>", 1)
+    return content_html
+
+
+def violations(content_html: str, *, author: Author = "page", trusted: Iterable[str] = ()) -> list[Violation]:
+    """Everything in an HTML fragment (a page's body content) outside the prose allow-list."""
+    content_html = _set_aside(content_html, trusted)
     sentinel = f"publisher-end-{secrets.token_hex(8)}"
     tree = parse_page(f'<!DOCTYPE html><body>{content_html}<p id="{sentinel}"></p>')
     out: list[Violation] = []
     ends = tree.css(f'[id="{sentinel}"]')
     if len(ends) != 1 or ends[0].tag != "p" or len(ends[0].attributes) != 1:
-        out.append(
-            Violation(
-                "unclosed",
-                "",
-                "the markup does not end where it started (an unclosed comment, raw-text element, tag or "
-                "<select> would swallow what follows it)",
-                ("unclosed",),
-            )
+        detail = (
+            "the markup does not end where it started (an unclosed comment, raw-text element, tag or "
+            "<select> would swallow what follows it)"
         )
-    forbidden = set(FORBIDDEN_ELEMENTS)
+        out.append(Violation("unclosed", "", detail))
     inside: set[int] = set()
-    for node in tree.css("*"):  # document order
-        if node.mem_id in inside:
-            continue
-        if node.tag in forbidden:
-            # the outermost one stands for everything it holds
-            inside.update(n.mem_id for n in node.traverse(include_text=False))
-            out.append(Violation("element", node.tag or "", f"<{node.tag}> element", ("element", node.html or "")))
-            continue
-        attrs = node.attributes
-        if attrs:
-            out.extend(_attribute_violations(node.tag or "", attrs))
-    out.extend(_references(tree))
-    return out
-
-
-def _attribute_violations(tag: str, attrs: dict[str, str | None]) -> list[Violation]:
-    out = []
-    looks: list[str] = []
-    for name, value in attrs.items():
-        value = value or ""
-        if name.startswith("on") or name in {"style", "srcdoc"}:
-            detail = f"<{tag} {name}>: " + ("an event handler" if name.startswith("on") else f"a {name} attribute")
-            out.append(Violation("attribute", name, detail, ("attribute", tag, name, value), value))
-        elif name in _URL_ATTRS or name in _LIST_URL_ATTRS:
-            problem = _url_problem(tag, name, value)
-            if problem:
-                out.append(Violation("url", name, problem, ("url", tag, name, value), value))
-        if name in EVIDENCE_ATTRS:
-            looks.append(name)
-    classes = attrs.get("class")
-    if classes and "evidence-" in ascii_lower(classes):
-        looks += [t for t in _ASCII_WS.split(ascii_lower(classes)) if t.startswith("evidence-")]
-    if looks:
-        detail = f"<{tag} {' '.join(looks)}> looks like evidence"
-        out.append(Violation("evidence", looks[0], detail, ("evidence", tag, *looks), tag))
-    return out
-
-
-def _references(tree: Any) -> list[Violation]:
     body = tree.body
-    if body is None or not find_span_refs(body.text(deep=True)):
-        return []
-    skipped = {n.mem_id for root in tree.css(_CODE) for n in root.traverse(include_text=True)}
-    text = "".join(
+    for node in body.traverse(include_text=False) if body is not None else ():
+        if not node.is_element_node or node.mem_id in inside or node.tag == "body":
+            continue
+        if node.tag == "p" and node.attributes.get("id") == sentinel:
+            continue
+        tag = node.tag or ""
+        if tag not in ALLOWED_TAGS:
+            inside.update(n.mem_id for n in node.traverse(include_text=False))  # the outermost stands for all
+            what = "a highlight only evidence carries" if tag == "mark" else "an element outside the allow-list"
+            out.append(Violation("element", tag, f"<{tag}>: {what}"))
+            continue
+        for name, value in node.attributes.items():
+            problem = _attribute_problem(tag, name, value or "")
+            if problem is not None:
+                out.append(problem)
+    if body is not None:
+        out += _looks_verified(tree, body, author)
+    if not out and sanitised(content_html) != _structure(content_html, tree, sentinel):
+        out.append(Violation("sanitiser", "", "the sanitiser reads this markup otherwise than the browser"))
+    return out
+
+
+def _text_outside(tree: Any, body: Any, skip: str) -> str:
+    skipped = {n.mem_id for root in tree.css(skip) for n in root.traverse(include_text=True)}
+    return "".join(
         n.text_content or "" for n in body.traverse(include_text=True) if n.is_text_node and n.mem_id not in skipped
     )
-    return [
-        Violation(
-            "reference",
-            ref,
-            f"text {ref[:24]}… quotes a source that no evidence check read (evidence footnotes are "
-            "read with CommonMark rules: not after an unclosed fence, nor inside a paragraph)",
-            ("reference", ref),
-        )
-        for ref in find_span_refs(text)
-    ]
 
 
-def _forgiven(found: list[Violation], trusted: Iterable[str]) -> list[Violation]:
-    """``found`` less the violations that markup from trusted extensions accounts for, one each."""
-    allowance: Counter[tuple[str, ...]] = Counter()
-    for chunk in trusted:
-        allowance.update(v.signature for v in violations(chunk) if v.kind != "unclosed")
-    left = []
-    for v in found:
-        if allowance[v.signature] > 0:
-            allowance[v.signature] -= 1
-        else:
-            left.append(v)
-    return left
+def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
+    """Text that imitates evidence: span references outside code, the verified badge."""
+    out: list[Violation] = []
+    folded = fold(body.text(deep=True))
+    if find_span_refs(folded):
+        for ref in find_span_refs(fold(_text_outside(tree, body, _CODE))):
+            detail = (
+                f"text {ref[:24]}… quotes a source that no evidence check read (evidence footnotes are "
+                "read with CommonMark rules: not after an unclosed fence, nor inside a paragraph)"
+            )
+            out.append(Violation("reference", ref, detail))
+    if _BADGE.search(folded):
+        titles = [n.text(deep=True) for n in tree.css(_TITLES)]
+        texts = titles if author == "page" else [_text_outside(tree, body, _CODE)]
+        for text in texts:
+            match = _BADGE.search(fold(text))
+            if match:
+                detail = "text shaped like the verified badge, which only the build shows for a sealed excerpt"
+                out.append(Violation("badge", match.group(0), detail))
+    return out
+
+
+def _nh3_filter(tag: str, name: str, value: str) -> str | None:
+    if name not in ALLOWED_ATTRIBUTES["*"] | ALLOWED_ATTRIBUTES.get(tag, frozenset()):
+        return None
+    return value if allowed_value(tag, name, value) else None
+
+
+def sanitised(content_html: str) -> list[tuple[str, ...]]:
+    """The structure (elements, attributes, text) of ``content_html`` once ``nh3`` has applied the
+    allow-list to it, read back as a browser reads it."""
+    attributes = {tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()}
+    cleaned = nh3.clean(
+        content_html,
+        tags=set(ALLOWED_TAGS),
+        clean_content_tags={"script", "style"},
+        attributes=attributes,
+        attribute_filter=_nh3_filter,
+        link_rel=None,
+        url_schemes=set(_SAFE_SCHEMES) | {"data"},
+        strip_comments=True,
+    )
+    return _structure(cleaned)
+
+
+def _structure(fragment: str, tree: Any = None, sentinel: str = "") -> list[tuple[str, ...]]:
+    """Elements (tag and sorted attributes) and the text between them (white space collapsed) of
+    a fragment, in document order, as a browser builds it (``tree``: the fragment already parsed,
+    followed by the end marker ``<p id=sentinel>``, which is left out)."""
+    if tree is None:
+        tree = parse_page(f"<!DOCTYPE html><body>{fragment}")
+    body = tree.body
+    out: list[tuple[str, ...]] = []
+    text: list[str] = []
+
+    def flush() -> None:
+        joined = " ".join("".join(text).split())
+        if joined:
+            out.append(("#text", joined))
+        text.clear()
+
+    for node in body.traverse(include_text=True) if body is not None else ():
+        if node.is_text_node:
+            text.append(node.text_content or "")
+        elif node.is_element_node and node.tag != "body":
+            if sentinel and node.tag == "p" and node.attributes.get("id") == sentinel:
+                continue
+            flush()
+            out.append((node.tag or "", *sorted(f"{k}={v or ''}" for k, v in node.attributes.items())))
+    flush()
+    return out
 
 
 def _body_start(lines: list[str]) -> int:
@@ -210,9 +358,10 @@ class _Locator:
     """Finds the source line of each violation, in document order: the n-th violation written
     the same way is looked for after the line of the one before it."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, *, titles: bool = False) -> None:
+        self.titles = titles
         self.lines = source.split("\n")
-        self.decoded = [ascii_lower(_TAB_NL.sub("", html.unescape(line))) for line in self.lines]
+        self.decoded = [ascii_lower(fold(_TAB_NL.sub("", html.unescape(line)))) for line in self.lines]
         self.after: dict[tuple[str, ...], int] = {}
         self.body = _body_start(self.lines)
 
@@ -220,91 +369,51 @@ class _Locator:
         """A key for violations written the same way, and a test of one line (its number)."""
         if v.kind == "element":
             pattern = re.compile(rf"<\s*{re.escape(v.name)}(?![\w-])", re.IGNORECASE)
+            if v.name == "mark":  # also the highlight syntax of pymdownx.mark
+                pattern = re.compile(r"<\s*mark(?![\w-])|==\S", re.IGNORECASE)
             return ("element", v.name), lambda n: pattern.search(self.lines[n])
         if v.kind == "attribute":
-            start = re.escape(v.value[:24])
-            pattern = re.compile(rf"(?<![\w-]){re.escape(v.name)}\s*=\s*[\"']?{start}", re.IGNORECASE)
+            start = re.escape(v.value[:24])  # values are compared with their case, names without
+            pattern = re.compile(rf"(?<![\w-])(?i:{re.escape(v.name)})\s*=\s*[\"']?{start}")
+            if v.name in ("id", "class"):  # or attr_list's shorthand
+                sigil = "#" if v.name == "id" else "."
+                pattern = re.compile(rf"{pattern.pattern}|\{{[^}}]*{re.escape(sigil)}{start}")
             return ("attribute", v.name, v.value), lambda n: pattern.search(self.lines[n])
-        text = ascii_lower(_TAB_NL.sub("", v.value if v.kind == "url" else v.name))[:32]
+        text = ascii_lower(fold(_TAB_NL.sub("", v.value if v.kind == "url" else v.name)))[:32]
         if v.kind == "reference":
             text = text[:20]
-        if v.kind == "evidence":  # on the line that opens such an element, if it was written as HTML
-            tag = re.compile(rf"<\s*{re.escape(v.value)}(?![\w-])", re.IGNORECASE)
-            return (v.kind, v.value, text), lambda n: text in self.decoded[n] and tag.search(self.lines[n])
+        if v.kind == "badge" and self.titles:  # a page's badge is refused in a title: look there
+            return (v.kind, text), lambda n: text in self.decoded[n] and _TITLE_LINE.match(self.lines[n])
         return (v.kind, text), lambda n: text and text in self.decoded[n]
 
     def line(self, v: Violation) -> int | None:
-        if v.kind == "unclosed":
+        if v.kind in ("unclosed", "sanitiser"):
             return None
-        tries = [v] if v.kind != "evidence" else [v, Violation("any", v.name, v.detail, v.signature)]
-        for attempt in tries:
-            key, hit = self._needle(attempt)
-            first = self.after.get(key, self.body)
-            for n in [*range(first, len(self.lines)), *range(self.body, first)]:
-                if hit(n):
-                    self.after[key] = n + 1
-                    return n + 1
+        key, hit = self._needle(v)
+        first = self.after.get(key, self.body)
+        for n in [*range(first, len(self.lines)), *range(self.body, first)]:
+            if hit(n):
+                self.after[key] = n + 1
+                return n + 1
         return None
 
 
-def check_prose(content_html: str, *, file: str, source: str | None, trusted: Iterable[str] = ()) -> list[Finding]:
+def check_prose(
+    content_html: str, *, file: str, source: str | None, trusted: Iterable[str] = (), author: Author = "page"
+) -> list[Finding]:
     """Findings for one page's Markdown output: ``file`` names it (relative to the wiki), ``source``
     is its Markdown as written (for line numbers), ``trusted`` the stash chunks of trusted
-    extensions during its conversion."""
-    found = violations(content_html)
+    extensions during its conversion, ``author`` who wrote it."""
+    found = violations(content_html, author=author, trusted=trusted)
     if not found:
         return []
     out = []
-    locate = _Locator(source) if source is not None else None
-    for v in _forgiven(found, trusted):
+    locate = _Locator(source, titles=author == "page") if source is not None else None
+    for v in found:
         line = locate.line(v) if locate is not None else None
-        reason = Reason.EXCERPT_MISMATCH if v.kind in {"evidence", "reference"} else None
+        reason = Reason.EXCERPT_MISMATCH if v.kind in {"reference", "badge"} else None
         out.append(Finding(reason, file, v.detail, line=line, check=CHECK))
     return out
-
-
-# ---------------------------------------------------------------------------------------------
-# Files of docs/ that MkDocs copies as they are
-
-_STATIC_PAGES = (".html", ".htm", ".xhtml", ".xht", ".shtml", ".mht", ".mhtml")
-_SVG_ACTIVE = frozenset({"script", "foreignobject", "iframe", "embed", "object", "handler", "listener"})
-
-
-def check_static(file: str, path: Path) -> list[Finding]:
-    """A file of ``docs/`` published byte for byte: a page in HTML skips the prose check and the
-    policy (refused); an SVG, which runs its own script when opened, may carry none (the checks
-    of :func:`violations`, plus the XML constructs that could bring markup in: entities,
-    style sheets)."""
-    lower = path.name.lower()
-    if lower.endswith(_STATIC_PAGES):
-        detail = "an HTML file is published as it is, without the prose check or the policy; write it in Markdown"
-        return [Finding(None, file, detail, check=CHECK)]
-    if not lower.endswith((".svg", ".svgz")):
-        return []
-    try:
-        data = _fs.read_regular(path)
-    except OSError as exc:
-        return [Finding(None, file, f"unreadable ({exc.strerror})", check=CHECK)]
-    if lower.endswith(".svgz") or data[:2] == b"\x1f\x8b":
-        return [Finding(None, file, "a compressed SVG cannot be checked; publish it uncompressed", check=CHECK)]
-    text = data.decode("utf-8", errors="replace")
-    problems = []
-    if re.search(r"<!ENTITY|<\?xml-stylesheet", text, re.IGNORECASE):
-        problems.append("an XML entity or style sheet declaration")
-    tree = parse_page("<!DOCTYPE html><body>" + text)
-    for node in tree.css("*"):
-        tag = ascii_lower(node.tag or "")
-        attrs = {ascii_lower(k): v or "" for k, v in node.attributes.items()}
-        if tag in _SVG_ACTIVE:
-            problems.append(f"<{tag}>")
-        elif tag in {"set", "animate"} and ascii_lower(attrs.get("attributename", "")).endswith("href"):
-            problems.append(f"<{tag}> of a link")
-        problems += [
-            v.detail
-            for v in _attribute_violations(tag, node.attributes)
-            if v.kind in {"attribute", "url"} and v.name != "style"
-        ]
-    return [Finding(None, file, f"SVG with {p}", check=CHECK) for p in dict.fromkeys(problems)]
 
 
 def source_text(path: Path | None) -> str | None:

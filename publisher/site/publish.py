@@ -3,12 +3,23 @@
 The staging folder sits beside the site folder (same file system, so renames are atomic) and is
 named ``.<site>-staging-<pid>-<random>``. Before the swap every file and folder under it is made
 durable (:func:`sync_tree`: one ``syncfs`` of its file system, else an fsync of each). A first
-site is renamed into place; an existing one is exchanged with the staging folder in one
-``renameat2(RENAME_EXCHANGE)``, so a reader sees the old site or the new one and never a moment
-without either. Where the system or file system cannot exchange two folders, publication is
-refused (:class:`NotAtomicError`) and the old site stays: renaming it aside first would leave a
-moment with no site. A folder left by a process that died mid-build is swept at the next build.
-Nothing here imports MkDocs.
+site is renamed into place; an existing one is replaced in one step, so a reader sees the old
+site or the new one and never a moment without either, by the first of these the system offers:
+
+1. ``renameat2(RENAME_EXCHANGE)`` (Linux): the two folders are exchanged;
+2. ``renamex_np(RENAME_SWAP)`` (macOS): the same, through the C library;
+3. a link: the site path is a symbolic link to a versioned folder ``.<site>-v-<random>``; a new
+   build becomes the next version and a new link replaces the old one with one ``rename`` (atomic
+   on POSIX), then the previous version is removed. A first site is published this way where no
+   exchange exists, so that every later build can be. An existing real folder where no exchange
+   exists cannot become a link without a moment with no site: publication is refused
+   (:class:`NotAtomicError`, naming the one-time fix) and the old site stays.
+
+Windows has neither exchange nor an atomic replacement of a link over a folder: there the first
+site is renamed into place and a rebuild is refused in the same way; build into a fresh
+``site_dir`` (or serve from a link you switch) there. ``PUBLISHER_PUBLISH_METHOD`` (``exchange``,
+``swap`` or ``link``) forces one method, for tests. A folder left by a process that died
+mid-build is swept at the next build. Nothing here imports MkDocs.
 """
 
 from __future__ import annotations
@@ -23,10 +34,15 @@ from pathlib import Path
 
 from ..kernel import _fs
 
-__all__ = ["new_staging", "publish", "discard", "sweep_stale", "sync_tree", "NotAtomicError"]
+__all__ = ["new_staging", "publish", "discard", "sweep_stale", "sync_tree", "NotAtomicError", "METHODS", "METHOD_ENV"]
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
+_RENAME_SWAP = 0x00000002  # macOS <stdio.h>: renamex_np flags
+METHODS = ("exchange", "swap", "link")
+"""The ways to replace a published site in one step, in the order they are tried."""
+METHOD_ENV = "PUBLISHER_PUBLISH_METHOD"
+"""Forces one method of :data:`METHODS` (the others are then not tried)."""
 
 
 class NotAtomicError(OSError):
@@ -60,11 +76,16 @@ def sweep_stale(site: Path) -> list[Path]:
     removed: list[Path] = []
     if not site.parent.is_dir():
         return removed
-    pattern = re.compile(re.escape(f".{site.name}-") + r"(?:staging|old)-(\d+)-[0-9a-f]{12}")
+    pattern = re.compile(re.escape(f".{site.name}-") + r"(?:staging|old|link)-(\d+)-[0-9a-f]{12}")
+    versions = re.compile(re.escape(f".{site.name}-v-") + r"[0-9a-f]{12}")
+    current = os.readlink(site) if os.path.islink(site) else None
     for entry in site.parent.iterdir():
         match = pattern.fullmatch(entry.name)
         if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
             _fs.remove_tree(entry)
+            removed.append(entry)
+        elif versions.fullmatch(entry.name) and entry.name != current and current is not None:
+            _fs.remove_tree(entry)  # a version the site's link no longer names
             removed.append(entry)
     return removed
 
@@ -76,20 +97,70 @@ def _libc() -> ctypes.CDLL | None:
         return None
 
 
+def _failed(a: Path) -> bool:
+    """False for a refusal that means "not supported here"; raises for any other failure."""
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
+        return False
+    raise OSError(code, os.strerror(code), str(a))
+
+
 def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths atomically with renameat2; False where the system cannot."""
-    libc = _libc()
-    renameat2 = getattr(libc, "renameat2", None)
+    """Swap two paths atomically with Linux's renameat2; False where the system cannot."""
+    renameat2 = getattr(_libc(), "renameat2", None)
     if renameat2 is None:
         return False
     renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     renameat2.restype = ctypes.c_int
     if renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
         return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM):
+    return _failed(a)
+
+
+def _swap(a: Path, b: Path) -> bool:
+    """Swap two paths atomically with macOS's renamex_np(RENAME_SWAP); False where it is missing."""
+    renamex_np = getattr(_libc(), "renamex_np", None)
+    if renamex_np is None:
         return False
-    raise OSError(code, os.strerror(code), str(a))
+    renamex_np.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint]
+    renamex_np.restype = ctypes.c_int
+    if renamex_np(os.fsencode(a), os.fsencode(b), _RENAME_SWAP) == 0:
+        return True
+    return _failed(a)
+
+
+def _link_publish(staging: Path, site: Path) -> bool:
+    """Publish ``staging`` as a new version behind the link at ``site``; False where ``site`` is a
+    real folder (it cannot become a link without a moment with no site) or links cannot be made."""
+    if os.path.lexists(site) and not os.path.islink(site):
+        return False
+    version = site.parent / f".{site.name}-v-{secrets.token_hex(6)}"
+    previous = os.readlink(site) if os.path.islink(site) else None
+    link = _scratch_name(site, "link")
+    try:
+        os.rename(staging, version)
+        os.symlink(version.name, link, target_is_directory=True)
+    except (OSError, NotImplementedError):
+        with contextlib.suppress(OSError):
+            if version.exists() and not staging.exists():
+                os.rename(version, staging)
+        with contextlib.suppress(OSError):
+            os.unlink(link)
+        return False
+    os.replace(link, site)  # one rename: the old link or the new one, never none
+    _fs.fsync_dir(site.parent)
+    if previous is not None and "/" not in previous and previous != version.name:
+        _fs.remove_tree(site.parent / previous)
+    return True
+
+
+def _methods() -> tuple[str, ...]:
+    forced = os.environ.get(METHOD_ENV)
+    if forced:
+        if forced not in METHODS:
+            raise ValueError(f"{METHOD_ENV}={forced[:40]!r} is not one of {', '.join(METHODS)}")
+        return (forced,)
+    return METHODS
 
 
 def sync_tree(root: Path) -> None:
@@ -133,20 +204,42 @@ def publish(staging: Path, site: Path) -> None:
         # A file (or a link to one) where the site goes is not ours to replace.
         raise NotADirectoryError(errno.ENOTDIR, "exists and is not a folder; refusing to replace it", str(site))
     sync_tree(staging)
+    methods = _methods()
+    exchanges = [m for m in methods if m != "link"]
     if not os.path.lexists(site):
+        # A first site: renamed into place where a later build can exchange it, else published
+        # behind a link so that the later builds can replace that.
+        if exchanges and any(_can(m) for m in exchanges):
+            os.rename(staging, site)
+            _fs.fsync_dir(site.parent)
+            return
+        if "link" in methods and _link_publish(staging, site):
+            return
         os.rename(staging, site)
         _fs.fsync_dir(site.parent)
         return
-    if not _exchange(staging, site):
-        raise NotAtomicError(
-            errno.ENOTSUP,
-            "this system or file system cannot exchange two folders in one step (renameat2 RENAME_EXCHANGE); "
-            "the previous site is left as it was, since replacing it otherwise leaves a moment with no site",
-            str(site),
-        )
-    _fs.fsync_dir(site.parent)
-    # ``staging`` now holds the previous site (or the link that stood where the site goes).
-    _fs.remove_tree(staging)
+    for method in methods:
+        if method == "link":
+            if _link_publish(staging, site):
+                return
+            continue
+        if (_exchange if method == "exchange" else _swap)(staging, site):
+            _fs.fsync_dir(site.parent)
+            # ``staging`` now holds the previous site (or the link that stood where the site goes).
+            _fs.remove_tree(staging)
+            return
+    raise NotAtomicError(
+        errno.ENOTSUP,
+        "this system cannot replace the site folder in one step (no folder exchange here); the previous "
+        "site is left as it was. Remove it once: later builds then publish behind an atomically replaced link",
+        str(site),
+    )
+
+
+def _can(method: str) -> bool:
+    """Whether the C library offers the exchange ``method`` (``exchange`` or ``swap``)."""
+    name = "renameat2" if method == "exchange" else "renamex_np"
+    return getattr(_libc(), name, None) is not None
 
 
 def discard(staging: Path | None) -> None:

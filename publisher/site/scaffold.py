@@ -4,7 +4,9 @@ Writes ``mkdocs.yml`` (Material theme with the example wiki's reader features su
 tooltips, the evidence hook, footnotes, a navigation of the generated index pages),
 ``docs/index.md``, the hook shim ``hooks/evidence.py``, a ``.gitignore``, a ``.gitattributes``
 that keeps the evidence files byte-exact (``-text``: no line-ending conversion) and the empty
-``concepts/``, ``runs/`` and ``assets/papers/`` folders. Every file is created exclusively; an
+``concepts/``, ``runs/`` and ``assets/papers/`` folders, and (unless unsigned) the wiki's
+acquisition key pair: ``keys/wiki.pub`` listed under ``trusted_keys``, its private half in the
+user's configuration folder. Every file is created exclusively; an
 existing wiki (or any file in the way) is refused before anything is written, and a failure
 part-way removes what was created.
 """
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import jinja2
 
+from ..acquire.signing import new_wiki_key
 from ..kernel import _fs
 from ..kernel.errors import UsageError
 from . import TEMPLATES_DIR
@@ -36,32 +39,49 @@ _FILES = (
 )
 
 
-def _render(template: str | None, title: str) -> bytes:
+WIKI_KEY = "keys/wiki.pub"
+"""Where ``publisher new`` puts the wiki's public acquisition key (listed under ``trusted_keys``)."""
+
+
+def _render(template: str | None, title: str, trusted_key: str | None = None) -> bytes:
     if template is None:
         return b""
     path = SCAFFOLD_DIR / template
     if not template.endswith(".j2"):
         return path.read_bytes()
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
-    text = env.from_string(path.read_text(encoding="utf-8")).render(site_name=json.dumps(title), title=title)
+    text = env.from_string(path.read_text(encoding="utf-8")).render(
+        site_name=json.dumps(title), title=title, trusted_key=trusted_key
+    )
     return text.encode("utf-8")
 
 
-def new_wiki(path: Path | str, *, title: str | None = None) -> list[str]:
-    """Create the wiki at ``path``; returns the files written (relative paths)."""
+def new_wiki(path: Path | str, *, title: str | None = None, signed: bool = True) -> list[str]:
+    """Create the wiki at ``path``; returns the files written (relative paths).
+
+    ``signed`` (the default) also creates the wiki's acquisition key pair (CONTRACT 12): the
+    public key at :data:`WIKI_KEY`, listed under ``trusted_keys``; the private key in the user's
+    configuration folder (:func:`~publisher.acquire.signing.new_wiki_key`), never in the wiki.
+    """
     root = Path(path)
     if root.exists() and not root.is_dir():
         raise UsageError(f"{root} exists and is not a folder")
     for name in ("mkdocs.yml", "mkdocs.yaml"):
         if (root / name).exists():
             raise UsageError(f"{root} is already a wiki ({name} exists); refusing to overwrite it")
-    in_the_way = [rel for rel, _ in _FILES if (root / rel).exists() or (root / rel).is_symlink()]
+    files = [*_FILES, *([(WIKI_KEY, None)] if signed else [])]
+    in_the_way = [rel for rel, _ in files if (root / rel).exists() or (root / rel).is_symlink()]
     if in_the_way:
         raise UsageError(f"{root}: {', '.join(in_the_way)} already exist; refusing to overwrite")
     name = title or root.resolve().name or "Evidence wiki"
-    planned = [(rel, _render(template, name)) for rel, template in _FILES]
+    trusted = WIKI_KEY if signed else None
+    planned = [(rel, _render(template, name, trusted)) for rel, template in _FILES]
     created: list[Path] = []
+    private: Path | None = None
     try:
+        if signed:
+            private, _ = new_wiki_key(root / WIKI_KEY)
+            created.append(root / WIKI_KEY)
         for rel, data in planned:
             target = root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -71,5 +91,7 @@ def new_wiki(path: Path | str, *, title: str | None = None) -> list[str]:
     except BaseException:
         for target in reversed(created):
             target.unlink(missing_ok=True)
+        if private is not None:
+            private.unlink(missing_ok=True)
         raise
-    return [rel for rel, _ in planned]
+    return [rel for rel, _ in planned] + ([WIKI_KEY] if signed else [])

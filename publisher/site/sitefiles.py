@@ -22,10 +22,10 @@ from .pages import CSS_URI, READER_CSS_URI, READER_JS_URI, STATIC_DIR, TEMPLATES
 from .titles import escape_site_strings
 from .trusted import TrustedOutput
 
-__all__ = ["add_site_files", "wire_config"]
+__all__ = ["add_site_files", "add_claims_json", "wire_config"]
 
 
-def wire_config(config: Any, *, offline: bool) -> TrustedOutput:
+def wire_config(config: Any, *, offline: bool, web_fonts: bool = False) -> TrustedOutput:
     """Set what every page of an evidence build needs in MkDocs' config (once per config: a
     rebuild under ``mkdocs serve`` adds nothing twice); returns the prose marker extension."""
     if offline:
@@ -35,7 +35,7 @@ def wire_config(config: Any, *, offline: bool) -> TrustedOutput:
             config.extra_css.append(uri)
     if READER_JS_URI not in [str(c) for c in config.extra_javascript]:
         config.extra_javascript.append(READER_JS_URI)
-    serve_offline(config)
+    serve_offline(config, web_fonts)
     escape_site_strings(config)
     trusted = next((e for e in config.markdown_extensions if isinstance(e, TrustedOutput)), None)
     if trusted is None:
@@ -74,3 +74,12 @@ def add_site_files(
     for sid, info in sorted(sources.items()):
         source = os.fspath(Path(info.sources_dir) / f"{sid}.json")
         files.append(File.generated(config, record_uri(sid), abs_src_path=source))
+
+
+def add_claims_json(files: Files, config: Any, content: str) -> None:
+    """Publish ``claims.json`` (every claim for machines); a ``docs/claims.json`` is refused."""
+    from .claimpages import CLAIMS_JSON_URI
+
+    if files.get_file_from_path(CLAIMS_JSON_URI) is not None:
+        raise UsageError(f"docs/{CLAIMS_JSON_URI} collides with the file the evidence hook publishes; rename it")
+    files.append(File.generated(config, CLAIMS_JSON_URI, content=content))

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..gate.urls import followable
+from ..kernel.models import Surface, SurfaceType
 from ..wiki.evidence import SourceInfo
 from .highlight import source_job
 
@@ -35,7 +36,9 @@ def source_page(model: SiteModel, page: GeneratedPage, sid: str, info: SourceInf
         "asset_path": meta.asset.path if meta.asset else None,
         "asset_sha256": meta.asset.sha256 if meta.asset else None,
         "chars": meta.text_length,
-        "windows": job.mode == "windows",
+        "windows": job.mode in ("windows", "proofs"),
+        "proofs": job.mode == "proofs",
+        "surface": _surface(meta.surface),
     }
     holders = [{"slug": s, "href": model.href(uri, model.report_page(s))} for s in info.holders]
     events = [
@@ -64,14 +67,14 @@ def source_page(model: SiteModel, page: GeneratedPage, sid: str, info: SourceInf
         return body.html
 
     frag = model.fragments()
-    page.title = meta.title or sid
+    page.title = info.label
     page.markdown = model.markdown("source.md.j2").render(
         heading_slot=model.heading(page),
         meta_slot=model.slot(page, str(frag.source_meta(view, holders))),
         events_slot=model.slot(page, str(frag.events(events, model.signed()))),
         spans_slot=model.slot(page, str(frag.spans(spans))),
         text_slot=model.slot(page, text_block),
-        windows=job.mode == "windows",
+        windows=job.mode in ("windows", "proofs"),
     )
 
 
@@ -92,3 +95,30 @@ def _cited_by(model: SiteModel, page: str, sid: str, start: int, end: int) -> li
         seen[citation.target] = entry
         out.append(entry)
     return out
+
+
+def _pages_text(pages: tuple[int, ...]) -> str:
+    runs: list[list[int]] = []
+    for page in pages:
+        if runs and runs[-1][1] == page - 1:
+            runs[-1][1] = page
+        else:
+            runs.append([page, page])
+    return ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in runs)
+
+
+def _surface(surface: Surface | None) -> str | None:
+    """The declared surface in one line: what was declared, what is missing, what is excluded."""
+    if surface is None:
+        return None
+    if surface.type is SurfaceType.WHOLE_TEXT:
+        state = "complete as declared at acquisition" if surface.complete else "not declared complete"
+        head = f"whole text, {state}"
+    elif surface.expected_pages is None:
+        head = f"pages {_pages_text(surface.extracted_pages) or 'none'} extracted; no pages declared, so not complete"
+    else:
+        extracted = _pages_text(surface.extracted_pages) or "none"
+        head = f"pages {_pages_text(surface.expected_pages)} declared, {extracted} extracted"
+        head += f"; missing {_pages_text(surface.missing_pages)}" if surface.missing_pages else "; complete"
+    excluded = ", ".join(m.lower().replace("_", " ") for m in surface.excluded_modalities)
+    return f"{head} (never covers: {excluded}; method {surface.method})"

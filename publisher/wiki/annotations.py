@@ -31,6 +31,7 @@ from ..kernel.reasons import Reason
 from ..kernel.store import read_snapshot
 from .check import check_wiki
 from .evidence import WikiCheck
+from .policy import Policy
 
 __all__ = ["AnnotationsRefused", "Collection", "annotation", "export_annotations", "CONTEXT", "AFFIX"]
 
@@ -113,7 +114,7 @@ def _claims(wiki: WikiCheck) -> dict[tuple[str, int, int], list[str]]:
     return labels
 
 
-def export_annotations(wiki_root: Path, *, base: str | None = None) -> Collection:
+def export_annotations(wiki_root: Path, *, base: str | None = None, policy: Policy | None = None) -> Collection:
     """Every published excerpt of the wiki as an AnnotationCollection (see the module docstring).
 
     Raises :class:`AnnotationsRefused` when the wiki check finds anything, and
@@ -121,7 +122,7 @@ def export_annotations(wiki_root: Path, *, base: str | None = None) -> Collectio
     """
     if base is not None and not _BASE_RE.fullmatch(base):
         raise UsageError(f"--base {base[:80]!r} is not an absolute URI without query or fragment")
-    wiki = check_wiki(Path(wiki_root))
+    wiki = check_wiki(Path(wiki_root), policy=policy)
     if not wiki.ok:
         raise AnnotationsRefused(
             f"the wiki check found {len(wiki.findings)} problem(s): nothing exported", list(wiki.findings)

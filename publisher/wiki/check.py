@@ -24,7 +24,7 @@ from concurrent.futures import Executor, Future
 from functools import partial
 from pathlib import Path
 
-from ..acquire.signing import KeyRing, load_trusted_keys
+from ..acquire.signing import KeyRing
 from ..gate.checks import ASSEMBLER
 from ..gate.inputs import RunInputs, load_inputs
 from ..gate.pipeline import Prepared, check_run, prepare, prepare_stored
@@ -44,11 +44,15 @@ from ..parallel import (
     worker_pool,
 )
 from ..runs import RUN_LAYOUTS, Run
-from .conceptcheck import check_concept, concept_folder, read_concept_file, read_concepts
+from .claims.guards import check_concept_claims, log_findings
+from .claims.log import ASSESSMENTS_FILE, read_assessments
+from .claims.missingness import LogCache
+from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
 from .discover import discover, inside, relative
 from .evidence import ConceptEvidence, RunEvidence, SourceInfo, WikiCheck
+from .policy import Policy, fallback_policy
 
-__all__ = ["check_wiki"]
+__all__ = ["check_wiki", "check_claims", "check_claims_text"]
 
 _CONCEPTS_PER_TASK = 16
 """Concept files parsed per task when the concepts are parsed on the workers."""
@@ -152,7 +156,7 @@ def _check_runs(
     run's snapshots are with the workers (work queued behind them runs while the last runs are
     checked here).
     """
-    keys = load_trusted_keys(wiki.wiki_root)  # once per wiki; a bad key file is an error, not a finding
+    keys = wiki.policy.trusted_keys  # resolved once per wiki, before any run is read
     batches = Batches(executor, assets_root=wiki.wiki_root, progress=progress)
     ahead: deque[tuple[_Begun, RunInputs]] = deque()
 
@@ -195,8 +199,13 @@ def check_wiki(
     executor: Executor | None = None,
     workers: int | None = None,
     progress: ProgressFn | None = None,
+    policy: Policy | None = None,
 ) -> WikiCheck:
     """Check the wiki's runs and concepts; ``runs``/``concepts`` narrow it (default: all of them).
+
+    ``policy`` is the wiki's evidence options as the caller resolved them through MkDocs
+    (:func:`publisher.site.policy.resolve_policy`); without one, the wiki's own ``mkdocs.yml`` is
+    read fail-closed (:func:`~publisher.wiki.policy.fallback_policy`).
 
     Runs a concept names are checked too, even outside the usual layouts. Never raises for bad
     evidence: every problem is a :class:`~publisher.kernel.findings.Finding`. A resource error
@@ -204,11 +213,14 @@ def check_wiki(
     :func:`publisher.parallel.verify_many`.
     """
     with fewer_collections():
-        return _check_wiki(Path(wiki_root), layouts, runs, concepts, executor, workers, progress)
+        root = Path(wiki_root)
+        resolved = policy if policy is not None else fallback_policy(root)
+        return _check_wiki(root, resolved, layouts, runs, concepts, executor, workers, progress)
 
 
 def _check_wiki(
     wiki_root: Path,
+    policy: Policy,
     layouts: Iterable[str],
     runs: Sequence[Path] | None,
     concepts: Sequence[Path] | None,
@@ -216,7 +228,7 @@ def _check_wiki(
     workers: int | None,
     progress: ProgressFn | None,
 ) -> WikiCheck:
-    wiki = WikiCheck(wiki_root)
+    wiki = WikiCheck(wiki_root, policy)
     found_runs, found_concepts = discover(wiki_root, layouts)
     run_paths = list(runs) if runs is not None else found_runs
     concept_paths = list(concepts if concepts is not None else found_concepts)
@@ -272,7 +284,12 @@ def _check_wiki(
         for ce in wiki.concepts:
             for entry in ce.doc.front.runs if ce.doc else ():
                 target = inside(wiki_root, entry.path)
-                if target is not None and target not in known and os.path.lexists(Run(target).result_path):
+                # A run without result.json is checked too: C-ASSEMBLER names it absent, with the
+                # command that writes it, rather than the concept naming a run it cannot find.
+                if target is None or target in known:
+                    continue
+                run = Run(target)
+                if os.path.lexists(run.result_path) or os.path.lexists(run.config_path):
                     known.add(target)
                     named.append(target)
         if named:
@@ -307,6 +324,43 @@ def _check_wiki(
 
     for ce in wiki.concepts:
         check_concept(ce, wiki, run_for)
+    check_claims(wiki, wiki.concepts)
     if not wiki.runs and not wiki.concepts:
         wiki.notices.append("no run results and no concepts: nothing to verify")
     return wiki
+
+
+def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
+    """The ``C-CLAIM`` check of ``concepts`` (section 14): findings to ``wiki.findings``, each
+    claim's state (its assessment entry, its provenance now) to ``wiki.claims``.
+
+    The assessment log is read when it exists or a concept has claims; a torn or edited log is a
+    finding even when no claim names it.
+    """
+    log_path = wiki.wiki_root / ASSESSMENTS_FILE
+    with_claims = [ce for ce in concepts if ce.doc is not None and ce.doc.front.claims]
+    if not with_claims and not os.path.lexists(log_path):
+        return
+    try:
+        state = read_assessments(wiki.wiki_root)
+    except PublisherError as exc:  # a link, a folder or a FIFO in the log's place
+        wiki.findings.append(Finding(None, ASSESSMENTS_FILE, exc.message, check="C-CLAIM", field="ASSESSMENT_LOG"))
+        return
+    keys = wiki.policy.trusted_keys  # the policy the caller resolved, never the raw YAML
+    wiki.findings.extend(log_findings(state, keys))
+    entries = {entry.assessment_id: entry for entry in state.events}
+    logs: LogCache = {}
+    runs = {ev.slug: ev for ev in wiki.runs}
+    for ce in with_claims:
+        wiki.claims.extend(check_concept_claims(wiki, ce, entries, keys, state.intact, logs, runs))
+
+
+def check_claims_text(wiki: WikiCheck, text: str, rel: str, slug: str) -> list[Finding]:
+    """The ``C-CLAIM`` findings of a concept not yet on disk (promotion checks what it writes)."""
+    before, claims = len(wiki.findings), len(wiki.claims)
+    parsed: list[Finding] = []
+    check_claims(wiki, [parse_concept_text(text, rel, slug, wiki.wiki_root, parsed)])
+    found = wiki.findings[before:]
+    del wiki.findings[before:]
+    del wiki.claims[claims:]
+    return found

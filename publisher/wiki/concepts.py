@@ -64,7 +64,6 @@ RESERVED_SLUGS = frozenset({"index"})
 """Slugs that would collide with the generated concept index page."""
 
 
-
 def check_slug(slug: str) -> str:
     """``slug`` if it can name a concept file, else ValueError."""
     if not isinstance(slug, str) or not SLUG_RE.fullmatch(slug) or slug.startswith("."):
@@ -91,7 +90,11 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class EpistemicStatus(StrEnum):
-    """How far the accepted evidence bears out a concept claim (reserved; not enforced yet)."""
+    """The status proposed for a concept claim (CONTRACT section 14).
+
+    A status is a proposal: :mod:`publisher.wiki.claims` checks whether it is structurally
+    admissible, never whether it is true.
+    """
 
     SUPPORTED = "supported"
     PARTIALLY_SUPPORTED = "partially_supported"
@@ -111,22 +114,24 @@ class ConceptRun(BaseModel):
 
 
 class ConceptClaim(BaseModel):
-    """A claim of the concept with its epistemic status (reserved for the next version).
+    """A claim of the concept with the status proposed for it (CONTRACT section 14).
 
-    The shape is fixed now so that concept files written today stay valid; whether a status is
-    admissible (``supported`` needs evidence, ``partially_supported`` conditions,
-    ``not_supported`` a document review, ``non_evaluable`` a missingness record) is not checked
-    yet.
+    Exactly these fields: anything else (a model's confidence, a score) is a ``SCHEMA_ERROR``,
+    so it can have no effect. Whether the status is admissible (``supported`` needs evidence,
+    ``partially_supported`` conditions, ``not_supported`` a document review, ``non_evaluable`` a
+    missingness record) and whether the claim equals the assessment that admitted it is the
+    ``C-CLAIM`` check of :mod:`publisher.wiki.claims`.
     """
 
     model_config = _FROZEN
-    id: Annotated[StrictStr, Field(min_length=1, max_length=128)]
-    statement: Annotated[StrictStr, Field(min_length=1)]
+    id: Annotated[StrictStr, Field(min_length=1, max_length=128, pattern=f"^(?:{SLUG_RE.pattern})$")]
+    statement: Annotated[StrictStr, Field(min_length=1, max_length=4000)]
     status: EpistemicStatus
     conditions: tuple[StrictStr, ...] = ()
     evidence: tuple[StrictStr, ...] = Field(default=(), description="footnote labels of this concept")
     review: StrictStr | None = None
     missingness: StrictStr | None = None
+    assessment: StrictStr | None = Field(default=None, description="the assessments.jsonl entry that admitted it")
 
 
 class ConceptFrontMatter(BaseModel):
@@ -144,6 +149,16 @@ class ConceptFrontMatter(BaseModel):
     @classmethod
     def _slug(cls, value: str) -> str:
         return check_slug(value)
+
+    @field_validator("claims")
+    @classmethod
+    def _unique_claims(cls, value: tuple[ConceptClaim, ...]) -> tuple[ConceptClaim, ...]:
+        seen: set[str] = set()
+        for claim in value:
+            if claim.id in seen:
+                raise ValueError(f"claim id {claim.id!r} is used twice")
+            seen.add(claim.id)
+        return value
 
     @field_validator("runs")
     @classmethod

@@ -7,10 +7,12 @@ the assembly, so the two agree whenever anything is published).
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from ..gate.pipeline import RunCheck
 from ..gate.result import AcceptedArtifact, Result
@@ -19,8 +21,9 @@ from ..kernel.models import Event
 from ..parallel import SnapshotCheck
 from ..runs import Run
 from .concepts import ConceptDoc
+from .policy import Policy
 
-__all__ = ["SpanKey", "VerifiedClaim", "RunEvidence", "ConceptEvidence", "SourceInfo", "WikiCheck"]
+__all__ = ["SpanKey", "VerifiedClaim", "RunEvidence", "ConceptEvidence", "SourceInfo", "WikiCheck", "source_label"]
 
 SpanKey = tuple[str, int, int]
 """``(source_id, start, end)``."""
@@ -112,18 +115,48 @@ class SourceInfo:
     holders: list[str] = field(default_factory=list)
     spans: set[tuple[int, int]] = field(default_factory=set)
 
+    @property
+    def label(self) -> str:
+        """What a reader calls the source: see :func:`source_label`."""
+        return source_label(self.meta.title, self.meta.url, self.meta.source_id)
+
+
+_LABEL_MAX = 90
+
+
+def source_label(title: str | None, url: str | None, source_id: str) -> str:
+    """A readable name for a source: its title; else its site and path (``example.org/a/b``) or,
+    for a local file, the file name; else its short id. Never the bare 64-hex id, which makes an
+    unreadable page title, search entry and table cell."""
+    if title and title.strip():
+        return " ".join(title.split())
+    if url:
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https") and parts.hostname:
+            shown = (parts.hostname + parts.path.rstrip("/")).removeprefix("www.")
+        else:
+            shown = posixpath.basename(parts.path.rstrip("/")) or url
+        shown = " ".join(unquote(shown).split())
+        if shown:
+            return shown if len(shown) <= _LABEL_MAX else shown[: _LABEL_MAX - 1] + "…"
+    return source_id[:16] + "…"
+
 
 @dataclass
 class WikiCheck:
     """Everything the wiki check verified, and every finding that blocks publication."""
 
     wiki_root: Path
+    policy: Policy = field(default_factory=lambda: Policy(None))
+    """The wiki's evidence options, resolved once (:mod:`.policy`)."""
     runs: list[RunEvidence] = field(default_factory=list)
     concepts: list[ConceptEvidence] = field(default_factory=list)
     sources: dict[str, SourceInfo] = field(default_factory=dict)
     excerpts: dict[SpanKey, str] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    claims: list[Any] = field(default_factory=list)
+    """Every concept claim as the claim guards found it (:class:`publisher.wiki.claims.guards.ClaimState`)."""
 
     @property
     def ok(self) -> bool:

@@ -28,7 +28,7 @@ from ..kernel.reasons import Reason
 from ..kernel.refs import format_ref
 from ..parallel import ProgressFn
 from ..runs import Run
-from .check import check_wiki
+from .check import check_claims_text, check_wiki
 from .conceptcheck import check_concept_text
 from .concepts import (
     CONCEPTS_DIR,
@@ -42,6 +42,7 @@ from .concepts import (
 )
 from .evidence import RunEvidence, VerifiedClaim, WikiCheck
 from .markdown import markdown_code, markdown_text
+from .policy import Policy
 
 __all__ = ["PlannedWrite", "Promotion", "PromotionRefused", "plan_promotion", "promote", "commit_writes"]
 
@@ -214,6 +215,7 @@ def plan_promotion(
     concept: str | None = None,
     now: str | None = None,
     progress: ProgressFn | None = None,
+    policy: Policy | None = None,
 ) -> Promotion:
     """Verify everything and prepare the concept file's bytes; writes nothing.
 
@@ -252,7 +254,7 @@ def plan_promotion(
             raise IntegrityError(f"{concept_rel}: is not UTF-8", reason=Reason.SCHEMA_ERROR) from exc
 
     others = [wiki_root / e.path for e in (doc.front.runs if doc else ()) if e.path != run_rel]
-    pre = check_wiki(wiki_root, runs=[run.path, *others], concepts=[], progress=progress)
+    pre = check_wiki(wiki_root, runs=[run.path, *others], concepts=[], progress=progress, policy=policy)
     if not pre.ok:
         fix = f"fix what is named, then run 'publisher assemble --run-dir {run_rel}' and promote again"
         raise _refuse(f"promotion refused: {len(pre.findings)} finding(s); {fix}", pre.findings)
@@ -297,7 +299,7 @@ def plan_promotion(
         front = doc.front.model_copy(update={"runs": tuple(entries)})
         body = with_generated(doc.body, block, where=concept_rel)
     text = dump_concept(ConceptFrontMatter.model_validate(front.model_dump()), body)
-    findings = check_concept_text(pre, text, concept_rel, slug)
+    findings = check_concept_text(pre, text, concept_rel, slug) + check_claims_text(pre, text, concept_rel, slug)
     if findings:
         raise _refuse(f"promotion refused: {concept_rel} would not verify", findings)
     data = text.encode("utf-8")
@@ -357,9 +359,12 @@ def promote(
     check: bool = False,
     now: str | None = None,
     progress: ProgressFn | None = None,
+    policy: Policy | None = None,
 ) -> Promotion:
-    """Verify and promote a run into ``concepts/<slug>.md``; with ``check``, verify only."""
-    promotion = plan_promotion(run_dir, wiki, concept=concept, now=now, progress=progress)
+    """Verify and promote a run into ``concepts/<slug>.md``; with ``check``, verify only.
+
+    ``policy``: the wiki's evidence options as the caller resolved them (see :func:`check_wiki`)."""
+    promotion = plan_promotion(run_dir, wiki, concept=concept, now=now, progress=progress, policy=policy)
     if check or not promotion.writes:
         return promotion
     concepts_dir = Path(wiki) / CONCEPTS_DIR

@@ -18,7 +18,17 @@
   if (location.protocol !== "file:" || typeof globalThis.Worker !== "function") return;
 
   const RealWorker = globalThis.Worker;
-  const SELF = document.currentScript && document.currentScript.src ? document.currentScript.src : "";
+  // Where this script was loaded from: the one <script> of the page whose path ends in
+  // assets/publisher/offline.js, found through the DOM's own prototypes. Never
+  // document.currentScript or another property of `document`, which an element of the page's
+  // prose could shadow (<img name="currentScript">).
+  const scriptSrc = Object.getOwnPropertyDescriptor(HTMLScriptElement.prototype, "src").get;
+  const found = new Set();
+  for (const el of Document.prototype.querySelectorAll.call(document, "script[src]")) {
+    const src = scriptSrc.call(el);
+    if (/^file:\/\/[^?#]*\/assets\/publisher\/offline\.js$/.test(src)) found.add(src);
+  }
+  const SELF = found.size === 1 ? Array.from(found)[0] : "";
   const SEARCH_WORKER = /\/assets\/javascripts\/workers\/search\.[0-9a-f]+\.min\.js$/;
   let source = null; // Promise of the worker's code
 
@@ -26,15 +36,17 @@
   function workerSource() {
     if (!source) {
       source = new Promise((resolve, reject) => {
-        const script = document.createElement("script");
+        const script = Document.prototype.createElement.call(document, "script");
         script.src = new URL("search-worker.js", SELF).href;
         script.onload = () => {
-          const code = globalThis.__evidenceSearchWorker;
+          // An own property, as search-worker.js assigns it: an element with that id is not one.
+          const own = Object.getOwnPropertyDescriptor(globalThis, "__evidenceSearchWorker");
+          const code = own ? own.value : undefined;
           if (typeof code === "string") resolve(code);
           else reject(new Error("search-worker.js did not provide the worker"));
         };
         script.onerror = () => reject(new Error("search-worker.js could not be loaded"));
-        document.head.appendChild(script);
+        Node.prototype.appendChild.call(Object.getOwnPropertyDescriptor(Document.prototype, "head").get.call(document), script);
       });
     }
     return source;

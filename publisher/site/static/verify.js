@@ -14,13 +14,24 @@
  *      never shown as verified;
  *   4. code points [start, end) of text are exactly the excerpt shown.
  *
- * Nothing on the page says where a record is: the address is always
- * <site root>/sources/<source_id>/record.json, the site root being where this script itself was
- * loaded from (<site root>/assets/publisher/verify.js), the source id one that matches
- * src-<64 hex>, and the result on the page's own origin (http, https or file); anything else is
- * refused, and so is a redirect. A page opened from disk (file://) cannot fetch: there the record
- * comes from sources/<source_id>/record.js beside record.json (sites built with
- * extra.evidence.offline), a script that hands over the same JSON text; see register() below.
+ * A verify button first loads the excerpt's Merkle proof, sources/<source_id>/proofs/<start>-<end>.js
+ * (CONTRACT section 16; a few kilobytes whatever the source's size), and checks that the covering
+ * chunks and their RFC 9162 paths lead to the root, and that the root is signed by an acquisition
+ * event (Ed25519, checked with WebCrypto) that also names the record's record_hash: verified
+ * against "a signed root". Without a signed root, it checks the whole record instead (1-4 above):
+ * verified against "the full text"; a source published without its text (source_text: proofs)
+ * has no other anchor. Every source page also offers "verify the whole record" (1-3, and its
+ * merkle_root recomputed from the text) as an explicit action.
+ *
+ * Nothing on the page says where a record or proof is: the address is always under
+ * <site root>/sources/<source_id>/, the site root being where this script itself was loaded from
+ * (<site root>/assets/publisher/verify.js, found among the page's <script> elements, never through
+ * document.currentScript or any other property of `document` that prose could shadow), the
+ * source id one that matches src-<64 hex>, and the result on the page's own origin (http, https
+ * or file); anything else is refused, and so is a redirect. A page opened from disk (file://)
+ * cannot fetch: there the record comes from sources/<source_id>/record.js beside record.json
+ * (sites built with extra.evidence.offline), a script that hands over the same JSON text; see
+ * register() below. Proofs are scripts on every site.
  *
  * SHA-256 comes from WebCrypto in a secure context (https, http://127.0.0.1, http://localhost, and
  * file:// in Chromium); elsewhere (plain http on another host) from the self-contained one below,
@@ -402,10 +413,13 @@
         });
       }
     }
-    // 4. The excerpt is exactly code points [start, end) of the text.
+    // 4. The excerpt is exactly code points [start, end) of the text (whole-record verification
+    // shows no excerpt: it checks the Merkle root instead, 5 below).
     const points = claim.points || new CodePoints(text);
-    const quoted = points.slice(claim.start, claim.end);
-    if (quoted === null) {
+    const quoted = claim.shown === null ? "" : points.slice(claim.start, claim.end);
+    if (claim.shown === null) {
+      // nothing shown
+    } else if (quoted === null) {
       problems.push({
         check: "range",
         message: `range [${claim.start}, ${claim.end}) is outside the text (${points.length} code points)`,
@@ -422,14 +436,245 @@
         got: describeChar(codePointAtIndex(claim.shown, index)),
       });
     }
+    // 5. A stored Merkle root (records written with one) is the root of this text.
+    if (claim.shown === null && record.merkle_root !== undefined) {
+      const got = await merkleRootOf(points, options);
+      if (got.root !== record.merkle_root || got.size !== record.merkle_size) {
+        problems.push({
+          check: "merkle_root",
+          message:
+            `merkle_root mismatch: expected ${record.merkle_root} (${record.merkle_size} chunks), ` +
+            `got ${got.root} (${got.size})`,
+        });
+      }
+    }
     return { ok: problems.length === 0, problems, notes };
   }
 
   // --------------------------------------------------------------------------------------------
-  // Fetching records: once per URL and page view; the parsed record keeps its code-point index.
+  // Merkle trees and excerpt proofs (CONTRACT section 16): 1,024-code-point chunks, leaf
+  // SHA-256(0x00 || UTF-8(chunk)), node SHA-256(0x01 || left || right), RFC 9162 shape.
 
-  // Where this script was loaded from, read once while it runs (never from an attribute later).
-  const SCRIPT_URL = document.currentScript && document.currentScript.src ? document.currentScript.src : "";
+  const LEAF = new Uint8Array([0]);
+  const NODE = new Uint8Array([1]);
+  const CHUNK_POINTS = 1024;
+
+  /** SHA-256 of the concatenated byte arrays, as bytes (WebCrypto when available). */
+  async function digestBytes(parts, options) {
+    const subtle = options && options.fallback ? null : webCrypto();
+    if (!subtle) {
+      const h = new Sha256();
+      for (const part of parts) h.update(part);
+      return h.digest();
+    }
+    let n = 0;
+    for (const p of parts) n += p.length;
+    const data = new Uint8Array(n);
+    let at = 0;
+    for (const p of parts) {
+      data.set(p, at);
+      at += p.length;
+    }
+    return new Uint8Array(await subtle.digest("SHA-256", data));
+  }
+
+  function fromHex(hex) {
+    if (typeof hex !== "string" || !/^[0-9a-f]{64}$/.test(hex)) return null;
+    const out = new Uint8Array(32);
+    for (let i = 0; i < 32; i++) out[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+    return out;
+  }
+
+  /** The root a leaf and its inclusion path give (RFC 9162 section 2.1.3.2), or null. */
+  async function rootFromPath(index, size, leaf, path, options) {
+    if (!(Number.isSafeInteger(index) && Number.isSafeInteger(size) && index >= 0 && index < size)) return null;
+    let fn = index;
+    let sn = size - 1;
+    let r = leaf;
+    for (const hex of path) {
+      const p = fromHex(hex);
+      if (p === null || sn === 0) return null;
+      if (fn % 2 === 1 || fn === sn) {
+        r = await digestBytes([NODE, p, r], options);
+        if (fn % 2 === 0) {
+          while (fn % 2 === 0 && fn !== 0) {
+            fn = Math.floor(fn / 2);
+            sn = Math.floor(sn / 2);
+          }
+        }
+      } else {
+        r = await digestBytes([NODE, r, p], options);
+      }
+      fn = Math.floor(fn / 2);
+      sn = Math.floor(sn / 2);
+    }
+    return sn === 0 ? r : null;
+  }
+
+  /** The Merkle root and chunk count of a whole text (whole-record verification). */
+  async function merkleRootOf(points, options) {
+    const stack = []; // [leaves, hash] of complete subtrees, largest first
+    let size = 0;
+    for (let at = 0; at < points.length; at += CHUNK_POINTS) {
+      const chunk = points.slice(at, Math.min(points.length, at + CHUNK_POINTS));
+      let node = [1, await digestBytes([LEAF, utf8.encode(chunk)], options)];
+      size++;
+      while (stack.length && stack[stack.length - 1][0] === node[0]) {
+        const left = stack.pop();
+        node = [node[0] * 2, await digestBytes([NODE, left[1], node[1]], options)];
+      }
+      stack.push(node);
+    }
+    if (!stack.length) return { root: "sha256:" + toHex(await digestBytes([], options)), size: 0 };
+    let acc = stack[stack.length - 1][1];
+    for (let i = stack.length - 2; i >= 0; i--) acc = await digestBytes([NODE, stack[i][1], acc], options);
+    return { root: "sha256:" + toHex(acc), size };
+  }
+
+  function codePointLength(s) {
+    let n = 0;
+    for (const _ of s) n++;
+    return n;
+  }
+
+  /**
+   * Check one proof bundle (sources/<id>/proofs/<start>-<end>.js) against the claim of the page:
+   * the proof's chunks and paths lead to its root, they cover exactly [start, end), and those
+   * code points are the excerpt shown. Returns {ok, problems}.
+   */
+  async function verifyProof(bundle, claim, options) {
+    const problems = [];
+    const fail = (check, message) => problems.push({ check, message });
+    const proof = bundle && bundle.proof;
+    if (!proof || typeof proof !== "object" || !Array.isArray(proof.chunks) || !Array.isArray(proof.paths)) {
+      fail("proof", "the proof file holds no proof");
+      return { ok: false, problems };
+    }
+    if (proof.source_id !== claim.sourceId || proof.start !== claim.start || proof.end !== claim.end) {
+      fail("proof", `the proof is of ${proof.source_id} [${proof.start}, ${proof.end}), not of this excerpt`);
+      return { ok: false, problems };
+    }
+    const first = Math.floor(claim.start / CHUNK_POINTS);
+    const last = Math.floor((claim.end - 1) / CHUNK_POINTS);
+    const size = proof.tree_size;
+    if (
+      proof.chunk_size !== CHUNK_POINTS ||
+      proof.first_chunk !== first ||
+      proof.chunks.length !== last - first + 1 ||
+      proof.paths.length !== proof.chunks.length ||
+      !Number.isSafeInteger(size) ||
+      last >= size ||
+      typeof proof.merkle_root !== "string"
+    ) {
+      fail("proof", "the proof does not cover exactly this excerpt's chunks");
+      return { ok: false, problems };
+    }
+    const want = proof.merkle_root.startsWith("sha256:") ? fromHex(proof.merkle_root.slice(7)) : null;
+    for (let k = 0; k < proof.chunks.length; k++) {
+      const chunk = proof.chunks[k];
+      const index = first + k;
+      const n = typeof chunk === "string" ? codePointLength(chunk) : -1;
+      if (!(n === CHUNK_POINTS || (index === size - 1 && n > 0 && n < CHUNK_POINTS)) || !Array.isArray(proof.paths[k])) {
+        fail("proof", `chunk ${index} is not a chunk of 1,024 code points`);
+        continue;
+      }
+      const leaf = await digestBytes([LEAF, utf8.encode(chunk)], options);
+      const got = await rootFromPath(index, size, leaf, proof.paths[k], options);
+      if (got === null || want === null || toHex(got) !== toHex(want)) {
+        fail("merkle_root", `chunk ${index} and its path do not lead to ${short(String(proof.merkle_root))}`);
+      }
+    }
+    if (problems.length) return { ok: false, problems };
+    const shown = new CodePoints(proof.chunks.join("")).slice(claim.start - first * CHUNK_POINTS, claim.end - first * CHUNK_POINTS);
+    if (shown === null) {
+      fail("range", `range [${claim.start}, ${claim.end}) lies past the end of the text`);
+    } else if (shown !== claim.shown) {
+      const index = firstDifference(shown, claim.shown);
+      fail(
+        "excerpt",
+        `excerpt differs at code point ${index} (offset ${claim.start + index}): expected ` +
+          `${describeChar(codePointAtIndex(shown, index))}, got ${describeChar(codePointAtIndex(claim.shown, index))}`,
+      );
+    }
+    return { ok: problems.length === 0, problems };
+  }
+
+  function fromBase64(text) {
+    const bin = atob(text);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out;
+  }
+
+  const ACQUISITIONS = ["fetch", "local_pdf"];
+
+  /**
+   * The signed root: an acquisition event of this snapshot that carries the proof's root and size
+   * and the record's record_hash, signed (Ed25519, checked here with WebCrypto) by the key shipped
+   * beside it, whose id is the SHA-256 of that key. Returns {keyId, eventId} or a reason string.
+   */
+  async function signedRoot(bundle, claim) {
+    const subtle = webCrypto();
+    const anchors = Array.isArray(bundle.anchors) ? bundle.anchors : [];
+    const record = bundle.record;
+    const proof = bundle.proof;
+    if (!anchors.length) return "no acquisition event signs this snapshot's root";
+    if (!subtle) return "this page cannot check signatures (no WebCrypto: not a secure context)";
+    if (!record || record.source_id !== claim.sourceId) return "the record beside the proof is of another source";
+    if (record.merkle_root !== undefined && (record.merkle_root !== proof.merkle_root || record.merkle_size !== proof.tree_size)) {
+      return "the record's merkle_root is not the proof's";
+    }
+    let why = "no signature verifies";
+    for (const anchor of anchors) {
+      const event = anchor && anchor.event;
+      if (!event || typeof event !== "object" || !event.sig || typeof anchor.key !== "string") continue;
+      if (event.source_id !== claim.sourceId || !ACQUISITIONS.includes(event.type)) continue;
+      if (event.merkle_root !== proof.merkle_root || event.merkle_size !== proof.tree_size) continue;
+      if (event.record_hash !== record.record_hash) continue;
+      try {
+        const raw = fromBase64(anchor.key);
+        const keyId = toHex(await digestBytes([raw]));
+        if (event.sig.alg !== "ed25519" || keyId !== event.sig.key_id) continue;
+        const payload = { ...event, sig: { alg: event.sig.alg, key_id: event.sig.key_id, run: event.sig.run } };
+        const key = await subtle.importKey("raw", raw, { name: "Ed25519" }, false, ["verify"]);
+        const ok = await subtle.verify({ name: "Ed25519" }, key, fromBase64(event.sig.value), utf8.encode(canonicalJson(payload)));
+        if (ok) return { keyId, eventId: event.event_id };
+      } catch (err) {
+        why = `a signature could not be checked (${err.message})`;
+      }
+    }
+    return why;
+  }
+
+  // --------------------------------------------------------------------------------------------
+  // The document, reached only through the DOM's own prototypes. Prose on a page may hold
+  // elements whose name or id shadows a property of `document` (<img name="currentScript">,
+  // <form name="querySelectorAll">) or an undeclared global (<div id="__config">): nothing here
+  // reads such a property. Methods and getters are taken from Document.prototype and
+  // Element.prototype once, while this script runs, and called on `document`, which (like
+  // `location`) no element can shadow.
+
+  const DOC = Document.prototype;
+  const ELEMENT = Element.prototype;
+  const docQueryAll = DOC.querySelectorAll;
+  const elQueryAll = ELEMENT.querySelectorAll;
+  const docCreate = DOC.createElement;
+  const headGetter = Object.getOwnPropertyDescriptor(DOC, "head").get;
+  const stateGetter = Object.getOwnPropertyDescriptor(DOC, "readyState").get;
+  const scriptSrc = Object.getOwnPropertyDescriptor(HTMLScriptElement.prototype, "src").get;
+  const listen = EventTarget.prototype.addEventListener;
+
+  function queryAll(root, selector) {
+    return Array.from((root === document ? docQueryAll : elQueryAll).call(root, selector));
+  }
+
+  function appendToHead(element) {
+    Node.prototype.appendChild.call(headGetter.call(document), element);
+  }
+
+  // --------------------------------------------------------------------------------------------
+  // Fetching records and proofs: once per URL and page view; a parsed record keeps its index.
+
   const SCRIPT_PATH = "assets/publisher/verify.js";
   const SCHEMES = ["http:", "https:", "file:"];
   const records = new Map();
@@ -438,6 +683,28 @@
     const here = new URL(location.href);
     return url.protocol === here.protocol && url.origin === here.origin && url.host === here.host;
   }
+
+  /**
+   * Where this script was loaded from, found while it runs among the page's <script> elements
+   * (which prose cannot add, and the page's policy would not run): the one same-origin script
+   * whose path ends in assets/publisher/verify.js. Never document.currentScript, which prose
+   * could shadow. Several candidates that disagree, or none, leave it unknown.
+   */
+  function ownScript() {
+    const found = new Set();
+    for (const el of queryAll(document, "script[src]")) {
+      let url;
+      try {
+        url = new URL(scriptSrc.call(el));
+      } catch (err) {
+        continue;
+      }
+      if (url.pathname.endsWith("/" + SCRIPT_PATH)) found.add(url.href);
+    }
+    return found.size === 1 ? Array.from(found)[0] : "";
+  }
+
+  const SCRIPT_URL = ownScript();
 
   /** The site root: two folders above this script, on the page's own origin; else an error. */
   function siteRoot() {
@@ -480,46 +747,75 @@
     return entry;
   }
 
-  // Pages opened from disk cannot fetch. An offline site (extra.evidence.offline) publishes each
-  // record a second time as sources/<source_id>/record.js, which calls register() with the
-  // record's JSON text. It is loaded only from that address, by a <script> element made here; a
-  // registration is accepted only from the script being run at that address, for the id it
-  // was loaded for, once. The text is then parsed and checked exactly as a fetched record.json.
-  const scripts = new Map(); // script URL -> {sourceId, resolve}
+  // Pages opened from disk cannot fetch. Records (sources/<id>/record.js, on sites built with
+  // extra.evidence.offline) and proofs (sources/<id>/proofs/<start>-<end>.js, on every site) are
+  // therefore also published as scripts that hand their JSON text to register() or proof(). A
+  // script is loaded only from its own address, by a <script> element made here; a hand-over is
+  // accepted only for a load this page is waiting for (the source id, or the source id and span
+  // its JSON names), once. The page's policy runs no script the site did not ship, and what is
+  // handed over is checked exactly like a fetched file: a script cannot make anything verify.
+  const waiting = new Map(); // key -> resolve
 
-  function register(sourceId, text) {
-    const script = document.currentScript;
-    const url = script && script.src;
-    const waiting = url ? scripts.get(url) : undefined;
-    if (!waiting || waiting.sourceId !== sourceId || typeof text !== "string") return false;
-    scripts.delete(url);
-    waiting.resolve(text);
+  function handOver(key, value) {
+    const resolve = waiting.get(key);
+    if (!resolve) return false;
+    waiting.delete(key);
+    resolve(value);
     return true;
   }
 
-  function loadRecordScript(sourceId) {
-    const url = recordUrl(sourceId, "record.js");
+  function register(sourceId, text) {
+    if (typeof sourceId !== "string" || typeof text !== "string") return false;
+    return handOver(`record ${sourceId}`, text);
+  }
+
+  function proof(text) {
+    if (typeof text !== "string") return false;
+    let bundle;
+    try {
+      bundle = JSON.parse(text);
+    } catch (err) {
+      return false;
+    }
+    const p = bundle && bundle.proof;
+    if (!p || typeof p !== "object") return false;
+    return handOver(`proof ${p.source_id} ${p.start}-${p.end}`, bundle);
+  }
+
+  function loadScript(url, key, what) {
     let hit = records.get(url);
     if (!hit) {
       hit = new Promise((resolve, reject) => {
-        scripts.set(url, { sourceId, resolve });
-        const script = document.createElement("script");
+        waiting.set(key, resolve);
+        const script = docCreate.call(document, "script");
         script.src = url;
         script.onload = () => {
-          if (scripts.delete(url)) reject(new Error(`${url} did not hand over the record`));
+          if (waiting.delete(key)) reject(new Error(`${url} did not hand over the ${what}`));
           script.remove();
         };
         script.onerror = () => {
-          scripts.delete(url);
+          waiting.delete(key);
           script.remove();
-          reject(new Error(`could not load ${url} (this site was not built with extra.evidence.offline)`));
+          reject(new Error(`could not load ${url}`));
         };
-        document.head.appendChild(script);
-      }).then(parseRecordText);
+        appendToHead(script);
+      });
       records.set(url, hit);
       hit.catch(() => records.delete(url));
     }
     return hit;
+  }
+
+  function loadRecordScript(sourceId) {
+    return loadScript(recordUrl(sourceId, "record.js"), `record ${sourceId}`, "record").then(parseRecordText, (err) => {
+      throw new Error(`${err.message} (this site was not built with extra.evidence.offline)`);
+    });
+  }
+
+  function loadProof(sourceId, start, end) {
+    if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end)) throw new Error("not a span");
+    const url = recordUrl(sourceId, `proofs/${start}-${end}.js`);
+    return loadScript(url, `proof ${sourceId} ${start}-${end}`, "proof");
   }
 
   function loadRecord(url) {
@@ -541,6 +837,10 @@
     return hit;
   }
 
+  function loadWholeRecord(sourceId) {
+    return location.protocol === "file:" ? loadRecordScript(sourceId) : loadRecord(recordUrl(sourceId));
+  }
+
   // --------------------------------------------------------------------------------------------
   // The page: find excerpts and highlights, add a button beside each, verify on click.
 
@@ -550,7 +850,7 @@
   /** Marks of span "s-e" inside a snapshot block, in document order, with their joined text. */
   function highlightOf(block, start, end) {
     const token = `${start}-${end}`;
-    const marks = Array.from(block.querySelectorAll("mark.evidence-span")).filter((m) =>
+    const marks = queryAll(block, "mark.evidence-span").filter((m) =>
       (m.getAttribute("data-spans") || "").split(/\s+/).includes(token),
     );
     let expect = start;
@@ -575,7 +875,9 @@
     let shown;
     let contiguous = true;
     const kind = button.getAttribute("data-kind");
-    if (kind === "highlight") {
+    if (kind === "record") {
+      shown = null;
+    } else if (kind === "highlight") {
       const block = button.closest(SNAPSHOT);
       const found = highlightOf(block, start, end);
       shown = found.shown;
@@ -585,17 +887,30 @@
       shown = excerpt ? excerpt.textContent : "";
       contiguous = !!excerpt;
     }
-    return { sourceId, start, end, shown, contiguous };
+    return { sourceId, start, end, shown, contiguous, kind };
   }
 
-  function setState(button, state, label, detail) {
+  function setState(button, state, label, detail, anchor) {
     button.setAttribute("data-state", state);
     button.setAttribute("data-label", label);
     button.setAttribute("aria-label", label);
     button.title = detail || label;
     button.setAttribute("data-detail", detail || label);
+    if (anchor) button.setAttribute("data-anchor", anchor);
+    else button.removeAttribute("data-anchor");
   }
 
+  function refuse(button, problems) {
+    const first = problems[0];
+    setState(button, "mismatch", `✗ ${first.check}: ${first.message}`, problems.map((p) => p.message).join("\n"));
+  }
+
+  /**
+   * Verify one excerpt. First its proof: the covering chunks and their paths lead to the root,
+   * and the root is anchored by a signed acquisition event — a few kilobytes whatever the size
+   * of the source ("a signed root"). Without a signed root, the whole published record anchors
+   * it ("the full text"); a source published without its text has no other anchor.
+   */
   async function verifyButton(button, supplied) {
     const claim = claimOf(button);
     if (!SOURCE_ID.test(claim.sourceId)) {
@@ -603,12 +918,42 @@
       return;
     }
     setState(button, "working", "verifying…");
+    const how = webCrypto() ? "WebCrypto" : "built-in SHA-256";
+    let unanchored = "";
     try {
-      const entry =
-        supplied ||
-        (await (location.protocol === "file:"
-          ? loadRecordScript(claim.sourceId)
-          : loadRecord(recordUrl(claim.sourceId))));
+      if (!supplied && claim.kind !== "record") {
+        let bundle = null;
+        try {
+          bundle = await loadProof(claim.sourceId, claim.start, claim.end);
+        } catch (err) {
+          unanchored = err.message;
+        }
+        if (bundle) {
+          const result = await verifyProof(bundle, claim);
+          if (!claim.contiguous) result.problems.push({ check: "highlight", message: "the highlight is not one contiguous range" });
+          if (result.problems.length) return refuse(button, result.problems);
+          const signed = await signedRoot(bundle, claim);
+          if (typeof signed === "object") {
+            const detail =
+              `Verified in this browser (${how}) against a signed root: code points [${claim.start}, ${claim.end}) ` +
+              `of ${claim.sourceId} are the excerpt shown; their chunks lead to ${bundle.proof.merkle_root}, ` +
+              `which acquisition event ${signed.eventId} signs (Ed25519, key ${short(signed.keyId)}) with record_hash ` +
+              `${short(String(bundle.record.record_hash))}. Anchor: a signed root.`;
+            return setState(button, "verified", "✓ verified", detail, "signed-root");
+          }
+          unanchored = signed;
+        }
+      }
+      const entry = supplied || (await loadWholeRecord(claim.sourceId));
+      if (entry.record && typeof entry.record === "object" && entry.record.text === undefined) {
+        return refuse(button, [
+          {
+            check: "anchor",
+            message:
+              `this source is published without its text, and nothing anchors its root here (${unanchored || "no proof"})`,
+          },
+        ]);
+      }
       claim.points = entry.points;
       const progress = (f) => setState(button, "working", `verifying… ${Math.floor(f * 100)}%`);
       const result = await verifyRecord(entry.record, claim, { progress });
@@ -616,18 +961,15 @@
         result.ok = false;
         result.problems.push({ check: "highlight", message: "the highlight is not one contiguous range" });
       }
-      if (result.ok) {
-        const how = webCrypto() ? "WebCrypto" : "built-in SHA-256";
-        const detail =
-          `Verified in this browser (${how}): SHA-256(url ‖ 0x00 ‖ text) = ${claim.sourceId}; ` +
-          `content_hash matches; record_hash matches; ` +
-          `code points [${claim.start}, ${claim.end}) are exactly the excerpt shown.`;
-        setState(button, "verified", "✓ verified", detail);
-      } else {
-        const first = result.problems[0];
-        const label = `✗ ${first.check}: ${first.message}`;
-        setState(button, "mismatch", label, result.problems.map((p) => p.message).join("\n"));
-      }
+      if (!result.ok) return refuse(button, result.problems);
+      const what =
+        claim.kind === "record"
+          ? "merkle_root matches (when the record has one); the whole record verifies."
+          : `code points [${claim.start}, ${claim.end}) are exactly the excerpt shown.`;
+      const detail =
+        `Verified in this browser (${how}) against the full text: SHA-256(url ‖ 0x00 ‖ text) = ${claim.sourceId}; ` +
+        `content_hash matches; record_hash matches; ${what} Anchor: the full text.`;
+      setState(button, "verified", "✓ verified", detail, "full-text");
     } catch (err) {
       setState(button, "error", `✗ ${err.message}`);
       if (location.protocol === "file:") offerFile(button);
@@ -637,7 +979,7 @@
   /** A page opened from disk whose site has no record.js: let the reader pick record.json themselves. */
   function offerFile(button) {
     if (button.nextElementSibling && button.nextElementSibling.classList.contains("evidence-verify-file")) return;
-    const input = document.createElement("input");
+    const input = docCreate.call(document, "input");
     input.type = "file";
     input.accept = ".json,application/json";
     input.className = "evidence-verify-file";
@@ -655,7 +997,7 @@
   }
 
   function makeButton(sourceId, start, end, kind) {
-    const button = document.createElement("button");
+    const button = docCreate.call(document, "button");
     button.type = "button";
     button.className = "evidence-verify";
     button.setAttribute("data-source-id", sourceId);
@@ -665,19 +1007,18 @@
     button.setAttribute("data-evidence-control", "");
     // The label is drawn by CSS (attr(data-label)), so the text of a snapshot stays exactly the
     // snapshot: selecting and copying it never picks up a button label.
-    setState(
-      button,
-      "idle",
-      "verify",
-      `Check in this browser that this excerpt is exactly code points [${start}, ${end}) of ${sourceId}`,
-    );
+    const what =
+      kind === "record"
+        ? `Check in this browser the whole published record of ${sourceId} (every digest, over the whole text)`
+        : `Check in this browser that this excerpt is exactly code points [${start}, ${end}) of ${sourceId}`;
+    setState(button, "idle", kind === "record" ? "verify the whole record" : "verify", what);
     return button;
   }
 
   function scan(root) {
     const scope = root || document;
     // Footnote and report excerpts: elements carrying the three data attributes.
-    for (const el of scope.querySelectorAll("[data-source-id][data-start][data-end]")) {
+    for (const el of queryAll(scope, "[data-source-id][data-start][data-end]")) {
       if (el.hasAttribute("data-evidence-control") || el.hasAttribute("data-verify-ready")) continue;
       if (el.closest(SNAPSHOT) || el.closest(".md-tooltip2")) continue;
       el.setAttribute("data-verify-ready", "");
@@ -694,12 +1035,14 @@
       (link || el).after(button);
     }
     // Highlights of a snapshot text: one button after the last segment of each cited span.
-    for (const block of scope.querySelectorAll(SNAPSHOT)) {
+    const wholes = new Map(); // source id -> the first block of its text on this page
+    for (const block of queryAll(scope, SNAPSHOT)) {
       if (block.hasAttribute("data-verify-ready")) continue;
       block.setAttribute("data-verify-ready", "");
       const sourceId = block.getAttribute("data-source-id") || block.getAttribute("data-window-of");
+      if (!wholes.has(sourceId)) wholes.set(sourceId, block.closest(".evidence-windows") || block);
       const last = new Map();
-      for (const mark of block.querySelectorAll("mark.evidence-span")) {
+      for (const mark of queryAll(block, "mark.evidence-span")) {
         for (const token of (mark.getAttribute("data-spans") || "").split(/\s+/)) {
           if (/^\d+-\d+$/.test(token)) last.set(token, mark);
         }
@@ -709,9 +1052,13 @@
         mark.after(makeButton(sourceId, start, end, "highlight"));
       }
     }
+    // Whole-record verification, an explicit action: one button before each source's text.
+    for (const [sourceId, first] of wholes) {
+      if (SOURCE_ID.test(sourceId || "")) first.before(makeButton(sourceId, 0, 0, "record"));
+    }
   }
 
-  document.addEventListener("click", (event) => {
+  listen.call(document, "click", (event) => {
     const button = event.target instanceof Element ? event.target.closest("button.evidence-verify") : null;
     if (!button) return;
     event.preventDefault();
@@ -720,10 +1067,10 @@
 
   /** Outline every segment of the span the address names (#span-<start>-<end>), not only the first. */
   function markCurrent() {
-    for (const el of document.querySelectorAll("mark.evidence-current")) el.classList.remove("evidence-current");
+    for (const el of queryAll(document, "mark.evidence-current")) el.classList.remove("evidence-current");
     const match = /^#span-(\d+)-(\d+)$/.exec(location.hash);
     if (!match) return;
-    for (const block of document.querySelectorAll(SNAPSHOT)) {
+    for (const block of queryAll(document, SNAPSHOT)) {
       for (const mark of highlightOf(block, Number(match[1]), Number(match[2])).marks) {
         mark.classList.add("evidence-current");
       }
@@ -737,12 +1084,13 @@
 
   window.addEventListener("hashchange", markCurrent);
 
-  // Scanning is idempotent; Material's document$ also announces pages loaded by instant navigation.
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  // Scanning is idempotent; Material's document$ also announces pages loaded by instant navigation
+  // (read only when it is the theme's observable, never an element that took its name).
+  if (stateGetter.call(document) === "loading") listen.call(document, "DOMContentLoaded", start);
   else start();
-  if (globalThis.document$ && typeof globalThis.document$.subscribe === "function") {
-    globalThis.document$.subscribe(start);
-  }
+  const announced = Object.getOwnPropertyDescriptor(globalThis, "document$");
+  const pages = announced && "value" in announced ? announced.value : undefined;
+  if (pages && !(pages instanceof Node) && typeof pages.subscribe === "function") pages.subscribe(start);
 
   globalThis.EvidenceVerify = Object.freeze({
     Sha256,
@@ -754,7 +1102,11 @@
     firstDifference,
     canonicalJson,
     verifyRecord,
+    verifyProof,
+    merkleRootOf,
+    rootFromPath,
     register,
+    proof,
     scan,
   });
 })();

@@ -1,0 +1,118 @@
+"""``publisher proof``: an excerpt's Merkle proof, and ``publisher proof verify``: check one offline.
+
+``publisher proof --run-dir RUN --source-id ID --start N --end M [--json]`` reads the verified
+snapshot and prints the proof of code points ``[N, M)`` (CONTRACT section 16).
+``publisher proof verify FILE [--root sha256:… --tree-size K] [--json]`` checks a proof with
+nothing but the file (no snapshot, no network): exit 0 when it holds, 1 when it is refused (each
+finding names the check that failed and its reason code), 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from ..kernel import _fs
+from ..kernel.canonical import loads_strict
+from ..kernel.errors import IntegrityError, UsageError
+from ..kernel.findings import Finding
+from ..kernel.merkle import MerkleTree, build_proof, parse_proof, verify_proof
+from ..kernel.reasons import Reason
+from ..runs import Run
+from ._common import add_json, emit, error_line
+
+__all__ = ["register"]
+
+MAX_PROOF_BYTES = 64 * 1024 * 1024
+"""The largest proof file ``verify`` reads (a proof of a whole 50 MB text fits)."""
+
+_ROOT = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``proof`` and ``proof verify``."""
+    p = sub.add_parser(
+        "proof",
+        help="print the Merkle proof of an excerpt, or check one offline ('proof verify FILE')",
+        description="Print the Merkle proof that code points [start, end) of a snapshot's text lie "
+        "under its root (CONTRACT section 16). 'publisher proof verify FILE' checks one offline.",
+    )
+    p.add_argument("--run-dir", type=Path, help="the run holding the snapshot")
+    p.add_argument("--source-id", help="the snapshot (src-<64 hex>)")
+    p.add_argument("--start", type=int, help="first code point of the excerpt")
+    p.add_argument("--end", type=int, help="code point after the excerpt")
+    add_json(p)
+    p.set_defaults(func=_prove)
+    ps = p.add_subparsers(dest="proof_command", metavar="SUBCOMMAND")
+    v = ps.add_parser("verify", help="check a proof file with nothing but the file")
+    v.add_argument("file", type=Path, help="a proof as 'publisher proof --json' prints it")
+    v.add_argument("--root", help="the root to trust (sha256:<64 hex>), e.g. a snapshot's merkle_root")
+    v.add_argument("--tree-size", type=int, help="the number of chunks to trust (the snapshot's merkle_size)")
+    add_json(v)
+    v.set_defaults(func=_verify)
+
+
+def _prove(args: argparse.Namespace) -> int:
+    missing = [name for name in ("run_dir", "source_id", "start", "end") if getattr(args, name) is None]
+    if missing:
+        flags = ", ".join("--" + name.replace("_", "-") for name in missing)
+        raise UsageError(f"publisher proof needs {flags} (or 'publisher proof verify FILE')")
+    snap = Run.open(args.run_dir).store.read(args.source_id)
+    n = len(snap.text)
+    if not 0 <= args.start < args.end <= n:
+        raise IntegrityError(
+            f"[{args.start}, {args.end}) is not a non-empty range of {snap.source_id} ({n} code points)",
+            reason=Reason.SPAN_OUT_OF_RANGE,
+            source_id=snap.source_id,
+        )
+    proof = build_proof(snap.source_id, snap.text, args.start, args.end, MerkleTree.of_text(snap.text))
+    data = proof.wire()
+    lines = [
+        f"{proof.source_id} [{proof.start}, {proof.end}): {len(proof.chunks)} chunk(s) from chunk "
+        f"{proof.first_chunk} of {proof.tree_size}",
+        f"merkle_root {proof.merkle_root}"
+        + ("" if snap.merkle_root else " (derived from the verified text: the snapshot predates stored roots)"),
+        "excerpt: " + snap.text[args.start : args.end],
+        "(print the proof itself with --json)",
+    ]
+    emit(args, data, "\n".join(lines))
+    return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    if args.root is not None and not _ROOT.fullmatch(args.root):
+        raise UsageError(f"--root must be sha256: and 64 lowercase hex digits, not {args.root[:80]!r}")
+    if args.tree_size is not None and args.tree_size < 0:
+        raise UsageError("--tree-size must be 0 or more")
+    label = str(args.file)
+    try:
+        raw = _fs.read_regular(args.file)
+    except OSError as exc:
+        raise UsageError(f"cannot read {label}: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_PROOF_BYTES:
+        raise UsageError(f"{label} is larger than {MAX_PROOF_BYTES} bytes: not a proof this command reads")
+    findings: list[Finding]
+    excerpt = None
+    try:
+        data = loads_strict(raw)
+    except ValueError as exc:
+        findings = [Finding(Reason.SCHEMA_ERROR, label, f"not valid JSON: {exc}", check="schema")]
+    else:
+        proof, findings = parse_proof(data, label)
+        if proof is not None:
+            excerpt, findings = verify_proof(proof, root=args.root, tree_size=args.tree_size, file=label)
+    if args.root is not None:
+        anchor = "the root given" + (" and tree size given" if args.tree_size is not None else "")
+    else:
+        anchor = "none: consistent with its own root only (pass --root and --tree-size to anchor it)"
+    if findings:
+        for f in findings:
+            error_line(f.one_line())
+        emit(args, {"ok": False, "findings": [f.to_dict() for f in findings]})
+        return 1
+    outcome = {"ok": True, "anchor": anchor, "excerpt": excerpt, "merkle_root": data["merkle_root"]}
+    human = f"ok: [{data['start']}, {data['end']}) of {data['source_id']} under {data['merkle_root']}"
+    human += f" ({data['tree_size']} chunks)\nanchor: {anchor}\nexcerpt: {excerpt}"
+    emit(args, outcome, human)
+    return 0

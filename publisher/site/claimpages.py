@@ -1,0 +1,159 @@
+"""Claims on the site (CONTRACT section 14): each claim on its concept page, the evidence matrix
+page (claims × works, grouped by status) and ``claims.json`` for machines.
+
+Every value here is data: it reaches HTML only through the autoescaped fragments of
+``templates/site/fragments.html.j2``, and the Mermaid source of a lineage is built from ids
+reduced to a safe alphabet (never from a statement), then escaped like any other string.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..wiki.claims.counts import WorkIndex, claim_view, claims_document
+from ..wiki.claims.model import STATUS_CODES
+from .uris import concept_uri
+
+if TYPE_CHECKING:
+    from .pages import GeneratedPage, SiteModel
+
+__all__ = ["MATRIX_URI", "CLAIMS_JSON_URI", "ADMONITIONS", "concept_claims", "matrix_page", "claims_json"]
+
+MATRIX_URI = "claims/index.md"
+"""The evidence matrix page (generated only when the wiki has claims)."""
+CLAIMS_JSON_URI = "claims.json"
+"""Every claim for machines (published only when the wiki has claims)."""
+
+ADMONITIONS = {"S": "success", "P": "warning", "C": "failure", "NS": "note", "NE": "question"}
+"""Material's admonition kind (and so its icon) per status; the status is always written too."""
+
+_SAFE = re.compile(r"[^A-Za-z0-9._:#-]+")
+
+
+def _node(text: str) -> str:
+    return _SAFE.sub("_", text)[:80]
+
+
+def _mermaid(view: dict[str, Any]) -> tuple[str, list[str]]:
+    """The lineage as Mermaid source and as plain sentences (the same facts, no diagram needed)."""
+    lines = ["graph LR", f'  claim["claim {_node(view["id"])} ({view["code"]})"]']
+    steps: list[str] = []
+    lineage = view["lineage"]
+    snap_nodes = {s["source_id"]: f"s{i}" for i, s in enumerate(lineage["snapshots"])}
+    work_nodes = {w: f"w{i}" for i, w in enumerate(lineage["works"])}
+    for i, ex in enumerate(lineage["excerpts"]):
+        sid = ex["source_id"]
+        lines.append(f'  e{i}["[^{_node(ex["label"])}] {sid[:16]}…#{ex["start"]}-{ex["end"]}"]')
+        lines.append(f"  claim --> e{i} --> {snap_nodes[sid]}")
+        steps.append(f"excerpt [^{ex['label']}] {sid[:16]}… code points {ex['start']}-{ex['end']} (run {ex['run']})")
+    for snap in lineage["snapshots"]:
+        node = snap_nodes[snap["source_id"]]
+        lines.append(f'  {node}["snapshot {snap["source_id"][:16]}… ({_node(str(snap["access"]))})"]')
+        lines.append(f"  {node} --> {work_nodes[snap['work']]}")
+        steps.append(f"snapshot {snap['source_id'][:16]}… ({snap['access']}) of work {snap['work']}: {snap['url']}")
+    for work, node in work_nodes.items():
+        lines.append(f'  {node}["work {_node(work)}"]')
+    for i, event in enumerate(lineage["events"]):
+        lines.append(f'  v{i}["{_node(event["event_id"])} {event["type"]} in {_node(event["run"])}"]')
+        lines.append(f"  {snap_nodes[event['source_id']]} --> v{i}")
+        signed = f"signed by {event['signed_by'][:16]}…" if event["signed_by"] else "unsigned"
+        steps.append(f"acquisition {event['event_id']} ({event['type']}, run {event['run']}, {signed})")
+    for kind in ("review", "missingness"):
+        bound = lineage[kind]
+        if bound is not None:
+            lines.append(f'  {kind}["{kind} in {_node(bound["run"])}"]')
+            lines.append(f"  claim --> {kind}")
+            steps.append(f"{kind} {view[kind]} in run {bound['run']}")
+    return "\n".join(lines), steps
+
+
+def _item(view: dict[str, Any]) -> dict[str, Any]:
+    mermaid, steps = _mermaid(view)
+    return {
+        "id": view["id"],
+        "kind": ADMONITIONS[view["code"]],
+        "code": view["code"],
+        "status": view["status"],
+        "statement": view["statement"],
+        "admissibility": view["admissibility"],
+        "assessment": view["assessment"]["id"],
+        "assessed_at": view["assessment"]["at"],
+        "signed_by": view["assessment"]["signed_by"],
+        "conditions": view["conditions"],
+        "valid": view["provenance_now"]["valid"],
+        "reasons": view["provenance_now"]["reasons"],
+        "counts": view["counts"],
+        "evidence": view["evidence"],
+        "review": view["review"],
+        "missingness": view["missingness"],
+        "mermaid": mermaid,
+        "lineage": steps,
+    }
+
+
+def _views(model: SiteModel) -> list[dict[str, Any]]:
+    cached = getattr(model, "_claim_views", None)
+    if cached is None:
+        works = WorkIndex(model.pre)
+        cached = [claim_view(model.pre, state, works) for state in model.pre.claims if state.entry is not None]
+        model._claim_views = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _by_concept(model: SiteModel) -> dict[str, list[dict[str, Any]]]:
+    grouped = getattr(model, "_claims_by_concept", None)
+    if grouped is None:
+        grouped = {}
+        for view in _views(model):
+            grouped.setdefault(view["concept"], []).append(view)
+        model._claims_by_concept = grouped  # type: ignore[attr-defined]
+    return grouped
+
+
+def concept_claims(model: SiteModel, page: GeneratedPage, slug: str) -> str:
+    """A slot token for the claims of concept ``slug`` (empty when it has none)."""
+    items = [_item(v) for v in _by_concept(model).get(slug, ())]
+    if not items:
+        return ""
+    return model.slot(page, str(model.fragments().claims(items)))
+
+
+def matrix_page(model: SiteModel, page: GeneratedPage) -> None:
+    """The evidence matrix: one table per status, a row per claim, a column per work."""
+    views = _views(model)
+    works = sorted({w for v in views for w in v["lineage"]["works"]})
+    groups = []
+    for code, status in STATUS_CODES.items():
+        rows = []
+        for v in views:
+            if v["code"] != code:
+                continue
+            per_work = {w: 0 for w in works}
+            for ex in v["lineage"]["excerpts"]:
+                work = next(s["work"] for s in v["lineage"]["snapshots"] if s["source_id"] == ex["source_id"])
+                per_work[work] += 1
+            rows.append(
+                {
+                    "statement": v["statement"],
+                    "href": model.href(page.src_uri, concept_uri(v["concept"]), f"claim-{v['id']}"),
+                    "valid": v["provenance_now"]["valid"],
+                    "cells": [per_work[w] for w in works],
+                }
+            )
+        groups.append({"code": code, "status": status.value, "rows": rows})
+    page.title = "Evidence matrix"
+    page.markdown = str(
+        model.markdown("index.md.j2").render(
+            heading_slot=model.heading(page),
+            intro="Each claim against the works its verified excerpts come from (excerpts per work). "
+            "A status here is a structurally admissible proposal, not an adjudication.",
+            table_slot=model.slot(page, str(model.fragments().matrix(groups, works))),
+        )
+    )
+
+
+def claims_json(model: SiteModel) -> str:
+    """``claims.json``: canonical, sorted, so the same wiki gives the same bytes."""
+    return json.dumps(claims_document(model.pre), ensure_ascii=False, sort_keys=True, indent=1) + "\n"

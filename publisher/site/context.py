@@ -1,0 +1,87 @@
+"""Each excerpt in its sentence: the words of the same sentence before and after a cited span.
+
+A span that does not start and end on sentence boundaries can mislead while being verbatim: one
+that starts three code points late drops the "No" of "No significant differences were found".
+Wherever a page shows an excerpt outside the snapshot text (a concept's footnote, and the
+footnote's tooltip, which is a copy of it), it also shows the rest of the excerpt's sentence
+before and after it, set visibly apart from the highlighted citation (``evidence-context``), so
+a reader sees what the excerpt was cut from. Sentences come from the one splitter
+(:class:`publisher.acquire.sentences.Sentences`); the snapshot is read and verified again, once
+per source, and must still be the one the wiki check verified.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..acquire.sentences import Sentences
+from ..kernel.errors import IntegrityError
+from ..kernel.reasons import Reason
+from ..kernel.store import read_snapshot
+from ..wiki.evidence import WikiCheck
+
+__all__ = ["Context", "SentenceContexts", "MOST"]
+
+MOST = 240  # the same bound as publisher.site.highlight.SENTENCE_REACH
+"""The most code points of context shown on either side; a longer rest of the sentence is cut at
+a space and marked with an ellipsis outside the citation."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """The rest of an excerpt's sentence: ``before`` and ``after`` it (empty when the excerpt starts
+    or ends on a sentence boundary), and whether either side was shortened to :data:`MOST`."""
+
+    before: str = ""
+    after: str = ""
+    cut_before: bool = False
+    cut_after: bool = False
+
+
+def _context(sentences: Sentences, text: str, start: int, end: int) -> Context:
+    covered = sentences.covering(start, end)
+    if covered is None:
+        return Context()
+    lo, hi = covered
+    before, after = text[min(lo, start) : start], text[end : max(hi, end)]
+    cut_before = cut_after = False
+    if len(before) > MOST:
+        tail = before[-MOST:]
+        space = tail.find(" ")
+        before, cut_before = (tail[space + 1 :] if 0 <= space < MOST // 2 else tail), True
+    if len(after) > MOST:
+        head = after[:MOST]
+        space = head.rfind(" ")
+        after, cut_after = (head[:space] if space > MOST // 2 else head), True
+    return Context(before, after, cut_before, cut_after)
+
+
+class SentenceContexts:
+    """The sentence context of every cited span of a wiki, read on demand, one source at a time."""
+
+    def __init__(self, pre: WikiCheck) -> None:
+        self.pre = pre
+        self._done: dict[str, dict[tuple[int, int], Context]] = {}
+
+    def around(self, source_id: str, start: int, end: int) -> Context:
+        """The context of ``text[start:end]`` of ``source_id`` (raises IntegrityError if the
+        snapshot changed since the wiki check verified it)."""
+        found = self._done.get(source_id)
+        if found is None:
+            found = self._done[source_id] = self._load(source_id)
+        context = found.get((start, end))
+        if context is None:
+            raise IntegrityError(
+                f"span {source_id}#{start}-{end} is not among the verified spans", reason=Reason.SOURCE_OUTSIDE_ACCEPTED
+            )
+        return context
+
+    def _load(self, source_id: str) -> dict[tuple[int, int], Context]:
+        info = self.pre.sources.get(source_id)
+        if info is None:
+            raise IntegrityError(f"source {source_id} is not among the verified sources", reason=Reason.UNKNOWN_SOURCE)
+        snap = read_snapshot(info.sources_dir, source_id)
+        if snap.content_hash != info.meta.content_hash:
+            raise IntegrityError(f"snapshot {source_id} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
+        sentences = Sentences(snap.text, wrapped=snap.pages is not None)
+        return {(s, e): _context(sentences, snap.text, s, e) for s, e in sorted(info.spans)}

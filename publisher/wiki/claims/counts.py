@@ -1,0 +1,152 @@
+"""What each claim rests on, counted without flattery (the ledger's count grammar, section 14).
+
+Per claim: **citations** (every span an evidence label quotes, counted each time), **excerpts**
+(distinct spans), **snapshots** (distinct source ids), **URLs** (distinct snapshot URLs) and
+**works** (distinct paper identities). Two snapshots are one work when they share a PMID, a DOI
+(compared case-insensitively) or a PMCID, transitively; a snapshot with none of them is a work
+of its own URL. Five citations of one study read as one work; the PMC full text and the PubMed
+abstract of one paper are one work.
+
+:func:`claim_view` gathers a claim's status, admissibility, provenance now, counts and lineage
+(claim → excerpts → snapshots → works → acquisition events) as plain values: the site renders
+them and ``claims.json`` carries them for machines.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...kernel.models import ACQUISITIONS
+from ..evidence import WikiCheck
+from .guards import ClaimState
+from .model import status_code
+
+__all__ = ["ADMISSIBLE", "WorkIndex", "claim_view", "claims_document"]
+
+ADMISSIBLE = "structurally admissible proposal for {status} — not adjudicated"
+"""What passing the guards means, and all it means."""
+
+
+def _keys(paper: Any, url: str | None) -> list[str]:
+    ids = paper.ids() if paper is not None else {}
+    keys = [f"{kind}:{value.lower() if kind == 'doi' else value}" for kind, value in sorted(ids.items())]
+    return keys or [f"url:{url}"]
+
+
+class WorkIndex:
+    """Paper identities across the wiki's sources: snapshots sharing any id are one work.
+
+    Also indexes every acquisition event by source id, once, so that each claim's lineage costs
+    what it cites, not the size of the wiki.
+    """
+
+    def __init__(self, wiki: WikiCheck) -> None:
+        self._parent: dict[str, str] = {}
+        self._of: dict[str, str] = {}
+        self._sources = wiki.sources
+        self.events: dict[str, list[dict[str, Any]]] = {}
+        for ev in wiki.runs:
+            for event in ev.events:
+                if event.source_id is not None and event.type in ACQUISITIONS:
+                    self.events.setdefault(event.source_id, []).append(
+                        {
+                            "run": ev.slug,
+                            "event_id": event.event_id,
+                            "type": event.type.value,
+                            "source_id": event.source_id,
+                            "signed_by": event.sig.key_id if event.sig else None,
+                        }
+                    )
+        for sid, info in sorted(wiki.sources.items()):
+            keys = _keys(info.meta.paper, info.meta.url)
+            for key in keys[1:]:
+                self._union(keys[0], key)
+            self._of[sid] = keys[0]
+
+    def _find(self, key: str) -> str:
+        self._parent.setdefault(key, key)
+        while self._parent[key] != key:
+            self._parent[key] = self._parent[self._parent[key]]
+            key = self._parent[key]
+        return key
+
+    def _union(self, a: str, b: str) -> None:
+        ra, rb = self._find(a), self._find(b)
+        if ra != rb:
+            self._parent[max(ra, rb)] = min(ra, rb)
+
+    def work(self, source_id: str) -> str:
+        """The work a source belongs to: its smallest identity key (``pmcid:PMC1``, ``url:…``)."""
+        key = self._of.get(source_id)
+        return self._find(key) if key is not None else f"source:{source_id}"
+
+
+def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str, Any]:
+    """Everything about one claim, as plain JSON values (strings are data, never markup)."""
+    claim, entry = state.claim, state.entry
+    refs = [(item.label, ref) for item in (entry.bound.evidence if entry and entry.bound else ()) for ref in item.refs]
+    excerpts = sorted({(r.source_id, r.start, r.end) for _, r in refs})
+    snapshots = sorted({r.source_id for _, r in refs})
+    infos = {sid: info for sid in snapshots if (info := wiki.sources.get(sid)) is not None}
+    urls = sorted({info.meta.url for info in infos.values() if info.meta.url})
+    work_of = {sid: works.work(sid) for sid in snapshots}
+    events = [event for sid in snapshots for event in works.events.get(sid, ())]
+    bound = entry.bound if entry is not None else None
+    return {
+        "concept": state.concept,
+        "id": claim.id,
+        "statement": claim.statement,
+        "claim_hash": state.claim_hash,
+        "status": claim.status.value,
+        "code": status_code(claim.status),
+        "conditions": list(claim.conditions),
+        "evidence": list(claim.evidence),
+        "review": claim.review,
+        "missingness": claim.missingness,
+        "assessment": {
+            "id": entry.assessment_id,
+            "at": entry.at,
+            "signed_by": entry.sig.key_id if entry.sig else None,
+        }
+        if entry is not None
+        else None,
+        "admissibility": ADMISSIBLE.format(status=claim.status.value) if entry is not None else None,
+        "admissible_when_assessed": entry is not None and entry.admitted,
+        "provenance_now": {"valid": state.provenance_valid, "reasons": list(state.provenance)},
+        "counts": {
+            "citations": len(refs),
+            "excerpts": len(excerpts),
+            "snapshots": len(snapshots),
+            "urls": len(urls),
+            "works": len(set(work_of.values())),
+        },
+        "lineage": {
+            "excerpts": [
+                {"label": label, "run": r.run, "source_id": r.source_id, "start": r.start, "end": r.end}
+                for label, r in refs
+            ],
+            "snapshots": [
+                {
+                    "source_id": sid,
+                    "url": infos[sid].meta.url if sid in infos else None,
+                    "access": infos[sid].meta.access if sid in infos else None,
+                    "work": work_of[sid],
+                }
+                for sid in snapshots
+            ],
+            "works": sorted(set(work_of.values())),
+            "events": events,
+            "review": bound.review.model_dump(mode="json") if bound and bound.review else None,
+            "missingness": bound.missingness.model_dump(mode="json") if bound and bound.missingness else None,
+        },
+    }
+
+
+def claims_document(wiki: WikiCheck) -> dict[str, Any]:
+    """``claims.json``: every claim of the wiki with its status, grounds, counts and lineage."""
+    works = WorkIndex(wiki)
+    return {
+        "schema_version": 1,
+        "meaning": ADMISSIBLE.format(status="<status>"),
+        "claims": [claim_view(wiki, state, works) for state in wiki.claims],
+    }

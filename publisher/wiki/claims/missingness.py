@@ -1,0 +1,139 @@
+"""``publisher missing``: a missingness record derived only from trusted facts (section 14).
+
+The facts are the run's own: a ``fetch_failed`` event of its intact, hash-chained log
+(``SOURCE_UNAVAILABLE``), or a verified snapshot acquired in the run whose access is not full
+text (``ACCESS_RESTRICTED``) or whose declared surface misses pages (``SURFACE_INCOMPLETE``).
+When the facts show nothing missing, the record is refused: a claim cannot be declared
+non-evaluable by saying so. Records are content-addressed and write-once, so asking again
+returns the same id and leaves the stored file (and its ``created_at``) untouched.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...kernel.canonical import format_ts, utc_now
+from ...kernel.errors import IntegrityError, UsageError
+from ...kernel.eventlog import LogState, read_log
+from ...kernel.models import Access, Event, EventType
+from ...kernel.reasons import Reason
+from ...runs import Run
+from .model import ClaimRefusal, Guard, claim_hash, normalise_statement
+from .records import MissingBasis, MissingKind, MissingnessRecord, write_record
+
+__all__ = ["LogCache", "Missing", "log_of", "record_missing", "missing_basis", "missing_kind"]
+
+
+@dataclass(frozen=True)
+class Missing:
+    """What ``publisher missing`` wrote or found: the record, its id, whether it is new."""
+
+    record: MissingnessRecord
+    missingness_id: str
+    created: bool
+
+
+LogCache = dict[Path, LogState[Event]]
+"""Event logs already read in one check, by path (a check reads each run's log once)."""
+
+
+def log_of(run: Run, logs: LogCache | None = None) -> LogState[Event]:
+    """The run's event log, read once per ``logs`` cache."""
+    if logs is None:
+        return read_log(run.events_path)
+    state = logs.get(run.events_path)
+    if state is None:
+        state = logs[run.events_path] = read_log(run.events_path)
+    return state
+
+
+def _intact_log(run: Run, logs: LogCache | None = None) -> LogState[Event]:
+    state = log_of(run, logs)
+    if not state.intact:
+        raise IntegrityError(
+            f"{run.path.name}/events.jsonl is torn or its chain is broken: its events are not trusted facts; "
+            "run 'publisher verify' and repair the log first",
+            reason=Reason.SCHEMA_ERROR,
+        )
+    return state
+
+
+def missing_basis(
+    run: Run, *, event_id: str | None = None, source_id: str | None = None, logs: LogCache | None = None
+) -> MissingBasis:
+    """The facts that show something missing, from an event or a snapshot; refused otherwise."""
+    if (event_id is None) == (source_id is None):
+        raise UsageError("give exactly one of --event or --source-id")
+    state = _intact_log(run, logs)
+    slug = run.slug()
+    if event_id is not None:
+        index = next((i for i, e in enumerate(state.events) if e.event_id == event_id), None)
+        if index is None:
+            raise UsageError(f"no event {event_id[:40]!r} in {run.path.name}/events.jsonl")
+        event, digest = state.events[index], state.digests[index]
+        if event.type is not EventType.FETCH_FAILED:
+            raise ClaimRefusal(
+                Guard.NOTHING_MISSING,
+                f"{event_id} is a {event.type.value} event, not fetch_failed: nothing shows the source unavailable; "
+                "name a fetch_failed event, or the snapshot with --source-id",
+            )
+        return MissingBasis(run=slug, event_id=event.event_id, event_digest=digest, url=event.url)
+    snap = run.store.read(str(source_id))  # verified on read: a tampered snapshot is no fact
+    acquired = [
+        (event, digest)
+        for event, digest in zip(state.events, state.digests, strict=True)
+        if event.source_id == snap.source_id and event.type in (EventType.FETCH, EventType.LOCAL_PDF)
+    ]
+    if not acquired:
+        raise ClaimRefusal(
+            Guard.NOTHING_MISSING,
+            f"{snap.source_id} was never acquired in this run (no fetch or local_pdf event): registered text is "
+            "no fact about what is missing; acquire the source with 'publisher source fetch' or 'source local'",
+        )
+    event, digest = acquired[-1]
+    common = {
+        "run": slug,
+        "event_id": event.event_id,
+        "event_digest": digest,
+        "url": snap.url,
+        "source_id": snap.source_id,
+        "record_hash": snap.record_hash,
+    }
+    surface = snap.surface
+    if surface is not None and surface.missing_pages:  # the more specific fact first
+        return MissingBasis(**common, manifest_hash=surface.manifest_hash, missing_pages=surface.missing_pages)
+    if snap.access is not Access.FULL_TEXT:
+        return MissingBasis(**common, access=snap.access.value)
+    raise ClaimRefusal(
+        Guard.NOTHING_MISSING,
+        f"{snap.source_id} is full text with no declared page missing: the facts show nothing missing, so no "
+        "missingness record is made (review the source with 'publisher review' instead)",
+    )
+
+
+def missing_kind(basis: MissingBasis) -> MissingKind:
+    """The kind of missingness a basis shows."""
+    if basis.source_id is None:
+        return MissingKind.SOURCE_UNAVAILABLE
+    if basis.missing_pages:
+        return MissingKind.SURFACE_INCOMPLETE
+    return MissingKind.ACCESS_RESTRICTED
+
+
+def record_missing(run: Run, claim: str, *, event_id: str | None = None, source_id: str | None = None) -> Missing:
+    """Derive, write (once) and return the missingness record of ``claim`` in ``run``."""
+    statement = normalise_statement(claim)
+    if not statement:
+        raise UsageError("--claim must not be empty")
+    basis = missing_basis(run, event_id=event_id, source_id=source_id)
+    record = MissingnessRecord(
+        schema_version=1,
+        claim=statement,
+        claim_hash=claim_hash(statement),
+        kind=missing_kind(basis),
+        basis=basis,
+        created_at=format_ts(utc_now()),
+    )
+    stored, rid, created = write_record(run, record)
+    return Missing(stored, rid, created)

@@ -1,0 +1,151 @@
+"""``publisher review``: a document review of one claim over one snapshot, run by the tool.
+
+The search runs here, never in the agent: every declared term is searched in the snapshot's
+text exactly and after the quote locator's normalisation (:func:`publisher.kernel.locate.find_term`,
+the product's one term search), and every hit is recorded as raw code-point offsets. Declared
+semantic queries are listed as declared and not executed; no semantic search exists, and the
+record says so (``semantic_search_executed: false``).
+
+Two digests keep contract and execution apart: ``review_contract_hash`` covers what was declared
+(claim, source, surface, terms, semantic queries); ``executed_review_trace_hash`` covers what was
+executed (the terms searched over this exact text and what each found), so an unexecuted query
+can change the contract but never the trace. ``protocol_complete`` holds iff the surface is
+complete and every declared term was executed. The surface counts as complete only when the
+snapshot declares it complete and an acquisition event of the run's intact log recorded that very
+surface (a snapshot written by hand declares nothing).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from ...kernel.canonical import canonical_bytes, format_ts, utc_now
+from ...kernel.errors import UsageError
+from ...kernel.locate import find_term
+from ...kernel.models import EventType, Snapshot
+from ...kernel.spans import MAX_SPAN
+from ...runs import Run
+from .missingness import LogCache, log_of
+from .model import claim_hash, normalise_statement
+from .records import Hit, ReviewRecord, write_record
+
+__all__ = ["MAX_TERMS", "Reviewed", "build_review", "run_review", "surface_declared_complete"]
+
+MAX_TERMS = 100
+"""Most search terms (and, separately, semantic queries) one review declares."""
+
+
+@dataclass(frozen=True)
+class Reviewed:
+    """What ``publisher review`` wrote or found: the record, its id, whether it is new."""
+
+    record: ReviewRecord
+    review_id: str
+    created: bool
+
+
+def _digest(data: Any) -> str:
+    return "sha256:" + hashlib.sha256(canonical_bytes(data)).hexdigest()
+
+
+def surface_declared_complete(run: Run, snap: Snapshot, logs: LogCache | None = None) -> bool:
+    """Whether the snapshot's surface is complete as declared at an acquisition this run logged."""
+    surface = snap.surface
+    if surface is None or not surface.complete:
+        return False
+    state = log_of(run, logs)
+    if not state.intact:
+        return False
+    return any(
+        e.source_id == snap.source_id
+        and e.type in (EventType.FETCH, EventType.LOCAL_PDF)
+        and e.surface is not None
+        and e.surface.manifest_hash == surface.manifest_hash
+        for e in state.events
+    )
+
+
+def _declared(values: list[str], option: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for value in values:
+        if not value.strip():
+            raise UsageError(f"{option} must not be empty")
+        if len(value) > MAX_SPAN:
+            raise UsageError(f"{option} is longer than {MAX_SPAN} code points")
+        if value not in out:
+            out.append(value)
+    if len(out) > MAX_TERMS:
+        raise UsageError(f"at most {MAX_TERMS} distinct {option} values")
+    return tuple(out)
+
+
+def run_review(
+    run: Run, source_id: str, claim: str, terms: list[str], semantic_queries: list[str] | None = None
+) -> Reviewed:
+    """Search ``terms`` in the snapshot for ``claim``; write the review once and return it."""
+    stored, rid, created = write_record(run, build_review(run, source_id, claim, terms, semantic_queries))
+    return Reviewed(stored, rid, created)
+
+
+def build_review(
+    run: Run,
+    source_id: str,
+    claim: str,
+    terms: list[str] | tuple[str, ...],
+    semantic_queries: Any = None,
+    logs: LogCache | None = None,
+) -> ReviewRecord:
+    """The review record of ``claim`` over the snapshot as the run holds it now (nothing written).
+
+    The guards call this again to re-execute a stored review: a record whose hits, hashes or
+    completeness differ from a re-execution was not written by this command.
+    """
+    statement = normalise_statement(claim)
+    if not statement:
+        raise UsageError("--claim must not be empty")
+    declared_terms = _declared(list(terms), "--term")
+    if not declared_terms:
+        raise UsageError("a review declares at least one --term")
+    queries = _declared(list(semantic_queries or []), "--semantic-query")
+    snap = run.store.read(source_id)  # verified on read
+    manifest = snap.surface.manifest_hash if snap.surface is not None else None
+    complete = surface_declared_complete(run, snap, logs)
+    hits: list[Hit] = []
+    trace: list[dict[str, Any]] = []
+    for term in declared_terms:
+        found = find_term(snap.text, term)
+        hits += [Hit(term=term, start=o.start, end=o.end, match=o.kind) for o in found]
+        trace.append({"term": term, "hits": [[o.start, o.end, o.kind] for o in found]})
+    chash = claim_hash(statement)
+    contract = {
+        "claim_hash": chash,
+        "source_id": snap.source_id,
+        "surface_manifest_hash": manifest,
+        "search_terms": list(declared_terms),
+        "semantic_queries": list(queries),
+    }
+    executed = {
+        "source_id": snap.source_id,
+        "content_hash": snap.content_hash,
+        "terms": trace,
+        "semantic_search_executed": False,
+    }
+    record = ReviewRecord(
+        schema_version=1,
+        claim=statement,
+        claim_hash=chash,
+        source_id=snap.source_id,
+        surface_manifest_hash=manifest,
+        surface_complete=complete,
+        search_terms=declared_terms,
+        hits=tuple(hits),
+        semantic_queries_declared_not_executed=queries,
+        semantic_search_executed=False,
+        review_contract_hash=_digest(contract),
+        executed_review_trace_hash=_digest(executed),
+        protocol_complete=complete and len(trace) == len(declared_terms),
+        created_at=format_ts(utc_now()),
+    )
+    return record

@@ -1,0 +1,177 @@
+"""The wiki's policy: ``extra: evidence:`` of its configuration, validated once (CONTRACT 12).
+
+One :class:`Policy` is made per build or command, from the configuration MkDocs itself resolved
+(``INHERIT``, ``-f other.yml`` and ``!ENV`` honoured, :mod:`publisher.site.policy`), and handed
+down to everything that needs a setting: the trusted keys to the fresh-fetch rule, the reader
+options to the pages, the scheduler to the wiki check. Nothing below reads the configuration
+again, so the build and ``publisher check`` cannot disagree about what a wiki trusts.
+
+The options are allow-listed: an unknown key, a value of the wrong type, a trusted key file that
+is missing or not an Ed25519 public key are each a one-line ``SCHEMA_ERROR``
+:class:`~publisher.kernel.errors.UsageError` naming the setting and the fix. A wiki whose
+configuration cannot be resolved has no policy at all (an error), never an empty one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..acquire.signing import KeyRing, key_ring
+from ..kernel.canonical import canonical_bytes
+from ..kernel.errors import UsageError
+from ..kernel.reasons import Reason
+from ..runs import config_file_of, key_paths, read_wiki_extra
+
+__all__ = ["Policy", "OPTIONS", "SOURCE_TEXT_MODES", "WINDOWS_ABOVE", "policy_from_evidence", "fallback_policy"]
+
+SOURCE_TEXT_MODES = ("full", "windows", "proofs")
+WINDOWS_ABOVE = 200_000
+"""Code points above which a source page shows context windows, whatever ``source_text`` says."""
+
+OPTIONS = (
+    "trusted_keys",
+    "source_text",
+    "source_text_for",
+    "context",
+    "windows_above",
+    "offline",
+    "web_fonts",
+    "scheduler",
+)
+"""Every key ``extra: evidence:`` may hold (an allow-list)."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The evidence options of one wiki, resolved once (see the module docstring)."""
+
+    wiki_root: Path | None
+    trusted_keys: KeyRing = field(default_factory=KeyRing)
+    key_files: tuple[str, ...] = ()
+    """The key files as listed, relative to the wiki root."""
+    source_text: str = "full"
+    source_text_for: tuple[tuple[str, str], ...] = ()
+    """Per-source modes: ``(source id | origin:<origin> | access:<access>, mode)`` pairs, sorted."""
+    context: int = 400
+    windows_above: int = WINDOWS_ABOVE
+    offline: bool = False
+    web_fonts: bool = False
+    scheduler: str | None = None
+    """Address of a Dask scheduler that runs the wiki check (None: this machine)."""
+
+    @property
+    def signed(self) -> bool:
+        """Whether fresh acquisition must be signed by a trusted key."""
+        return bool(self.trusted_keys)
+
+    @property
+    def digest(self) -> str:
+        """``sha256:`` of the options and key ids: equal digests, equal policies (no paths in it)."""
+        body = {
+            "trusted_keys": self.trusted_keys.ids,
+            "source_text": self.source_text,
+            "source_text_for": [list(pair) for pair in self.source_text_for],
+            "context": self.context,
+            "windows_above": self.windows_above,
+            "offline": self.offline,
+            "web_fonts": self.web_fonts,
+            "scheduler": self.scheduler,
+        }
+        return "sha256:" + hashlib.sha256(canonical_bytes(body)).hexdigest()
+
+
+def _bad(where: str, message: str) -> UsageError:
+    return UsageError(f"{where}: {message}", reason=Reason.SCHEMA_ERROR, path=where)
+
+
+def _whole(evidence: Mapping[str, Any], key: str, default: int, most: int, where: str) -> int:
+    value = evidence.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+        raise _bad(where, f"extra.evidence.{key} must be a whole number of code points, 0 to {most}")
+    return value
+
+
+_OVERRIDE_KEY = re.compile(r"src-[0-9a-f]{64}|origin:[a-z-]+|access:[a-z_]+")
+
+
+def _overrides(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """``extra.evidence.source_text_for``: a mapping of source id, ``origin:<origin>`` or
+    ``access:<access>`` to a mode (e.g. ``origin:user-supplied-pdf: proofs``)."""
+    if not isinstance(value, Mapping):
+        raise _bad(where, "extra.evidence.source_text_for must map source ids, origin: or access: keys to a mode")
+    out = []
+    for key, mode in value.items():
+        if not isinstance(key, str) or not _OVERRIDE_KEY.fullmatch(key):
+            raise _bad(
+                where,
+                f"extra.evidence.source_text_for: {str(key)[:80]!r} is not a source id, "
+                "origin:<origin> or access:<access>",
+            )
+        if mode not in SOURCE_TEXT_MODES:
+            raise _bad(where, f"extra.evidence.source_text_for.{key} must be one of {', '.join(SOURCE_TEXT_MODES)}")
+        out.append((key, mode))
+    return tuple(sorted(out))
+
+
+def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mkdocs.yml") -> Policy:
+    """Validate ``extra.evidence`` (as MkDocs resolved it) and load the keys it lists.
+
+    ``where`` names the configuration in messages (a file name, never a machine path).
+    """
+    if evidence is None:
+        return Policy(wiki_root)
+    if not isinstance(evidence, Mapping):
+        raise _bad(where, "extra.evidence must be a mapping")
+    unknown = sorted(str(k) for k in evidence if k not in OPTIONS)
+    if unknown:
+        raise _bad(where, f"extra.evidence.{unknown[0][:60]} is not an option (known: {', '.join(OPTIONS)})")
+    mode = evidence.get("source_text", "full")
+    if mode not in SOURCE_TEXT_MODES:
+        raise _bad(where, f"extra.evidence.source_text must be one of {', '.join(SOURCE_TEXT_MODES)}")
+    overrides = _overrides(evidence.get("source_text_for", {}), where)
+    context = _whole(evidence, "context", 400, 1_000_000, where)
+    above = _whole(evidence, "windows_above", WINDOWS_ABOVE, 2**53, where)
+    flags = {}
+    for key in ("offline", "web_fonts"):
+        value = evidence.get(key, False)
+        if not isinstance(value, bool):
+            raise _bad(where, f"extra.evidence.{key} must be true or false")
+        flags[key] = value
+    scheduler = evidence.get("scheduler")
+    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip() or len(scheduler) > 500):
+        raise _bad(where, "extra.evidence.scheduler must be a scheduler address (tcp://host:port)")
+    listed = evidence.get("trusted_keys")
+    if listed is not None and wiki_root is None:
+        raise _bad(where, "extra.evidence.trusted_keys needs a wiki root to resolve its paths")
+    paths = key_paths(listed, Path(wiki_root) if wiki_root is not None else Path("."), where)
+    return Policy(
+        wiki_root,
+        trusted_keys=key_ring(paths, where),
+        key_files=tuple(listed or ()),
+        source_text=mode,
+        source_text_for=overrides,
+        context=context,
+        windows_above=above,
+        offline=flags["offline"],
+        web_fonts=flags["web_fonts"],
+        scheduler=scheduler,
+    )
+
+
+def fallback_policy(wiki_root: Path | None) -> Policy:
+    """The policy of a library call that was handed none: read from the wiki's own ``mkdocs.yml``
+    without MkDocs, refusing (one line) whatever only MkDocs can resolve (``INHERIT``, a tag inside
+    ``extra.evidence``) rather than guessing. Commands and the build never use this: they resolve
+    the policy through MkDocs' loader (:mod:`publisher.site.policy`) and pass it down."""
+    if wiki_root is None:
+        return Policy(None)
+    root = Path(wiki_root)
+    config = config_file_of(root)
+    if config is None:
+        return Policy(root)  # an upstream layout without mkdocs.yml: no settings, unsigned
+    return policy_from_evidence(read_wiki_extra(root).get("evidence"), root, config.name)

@@ -1,0 +1,87 @@
+"""The claim tools of ``publisher mcp`` on real articles: the agent's server runs reviews and
+validates assessments exactly as ``publisher review`` and ``publisher assess`` do (same records,
+same log, rejected attempts too), and cannot create a missingness record or declare a review
+complete."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
+
+mcp = pytest.importorskip("mcp")
+
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+
+from publisher.mcp.tools import (  # noqa: E402
+    TOOLS,
+    ToolProblem,
+    Workspace,
+    build_evidence_matrix,
+    run_document_review,
+    validate_evidence_assessment,
+)
+from publisher.wiki.claims.log import read_assessments  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def cw(tmp_path: Path, corpus_dir: Path) -> ClaimsWiki:
+    return claims_wiki(tmp_path / "wiki", corpus_dir)
+
+
+def test_reviews_and_assessments_through_the_tools(cw: ClaimsWiki) -> None:
+    ws = Workspace(cw.wiki)
+    claim = "The trial reported serious adverse events."
+    review = run_document_review(ws, cw.a_full, claim, ["serious adverse"], ["does it report harms?"])
+    record = review["record"]
+    assert record["protocol_complete"] is True and record["semantic_search_executed"] is False
+    assert record["semantic_queries_declared_not_executed"] == ["does it report harms?"]
+    again = run_document_review(ws, cw.a_full, claim, ["serious adverse"], ["does it report harms?"])
+    assert again["review_id"] == review["review_id"] and again["created"] is False
+    rejected = validate_evidence_assessment(ws, CONCEPT, "c1", "It helps.", "S", evidence=["MADE_UP"])
+    assert rejected["admitted"] is False and rejected["guard"] == "EVIDENCE_UNRESOLVED"
+    confident = validate_evidence_assessment(ws, CONCEPT, "c1", "It helps.", "S")
+    assert confident["guard"] == "EVIDENCE_REQUIRED"
+    ns = validate_evidence_assessment(ws, CONCEPT, "ns1", claim, "NS", review=review["review_id"])
+    assert ns["admitted"] is True and "not adjudicated" in ns["meaning"]
+    entries = read_assessments(cw.wiki).events
+    assert [(e.admitted, e.sig) for e in entries] == [(False, None), (False, None), (True, None)]
+    matrix = build_evidence_matrix(ws)
+    (shown,) = matrix["claims"]
+    assert shown["id"] == "ns1" and shown["code"] == "NS" and shown["provenance_now"]["valid"] is True
+    with pytest.raises(ToolProblem):
+        validate_evidence_assessment(ws, CONCEPT, "c2", "X.", "likely")
+
+
+def test_no_tool_makes_facts_or_declares_completeness() -> None:
+    names = {spec.name for spec in TOOLS}
+    assert not any(word in name for name in names for word in ("missing", "fetch", "register", "complete", "surface"))
+    assert {spec.name for spec in TOOLS if spec.writes} == {"run_document_review", "validate_evidence_assessment"}
+
+
+def test_the_server_answers_an_assessment_over_stdio(cw: ClaimsWiki) -> None:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "publisher", "mcp", "--wiki", str(cw.wiki)], cwd=str(REPO)
+    )
+    outcome: dict[str, Any] = {}
+
+    async def main() -> None:
+        with anyio.fail_after(120):
+            async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+                await session.initialize()
+                arguments = {"concept": CONCEPT, "claim_id": "c1", "statement": "It helps.", "status": "S",
+                             "evidence": [cw.labels[0]]}  # fmt: skip
+                result = await session.call_tool("validate_evidence_assessment", arguments)
+                outcome["error"] = result.is_error
+                outcome["text"] = "".join(getattr(block, "text", "") for block in result.content)
+
+    anyio.run(main)
+    assert outcome["error"] is False and '"admitted": true' in outcome["text"].replace('":true', '": true')
+    assert cw.front().claims[0].assessment == "as-0001"

@@ -1,0 +1,162 @@
+"""One trust policy (CONTRACT 12): ``extra: evidence:`` is resolved once, through MkDocs' loader,
+by the build and by every command, so a key listed through ``INHERIT``, ``-f other.yml`` or
+``!ENV`` binds ``publisher check`` exactly as it binds ``mkdocs build``. Tests assert reason
+codes and finding fields, never wording."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from _provenance_helpers import forge_fetch
+from _wiki_helpers import build_wiki, make_wiki, sample_run
+from conftest import CliResult
+from mkdocs.exceptions import Abort, PluginError
+
+from publisher.acquire.signing import new_key_pair
+from publisher.kernel.errors import UsageError
+from publisher.kernel.reasons import Reason
+from publisher.runs import read_wiki_extra
+from publisher.site.policy import resolve_policy
+from publisher.wiki.policy import fallback_policy
+
+Cli = Callable[..., CliResult]
+
+TRUST = "extra:\n  evidence:\n    trusted_keys:\n      - keys/ci.pub\n"
+
+
+def _wiki(tmp_path: Path) -> tuple[Path, str]:
+    """A wiki with an unsigned run (its fetch events carry no signature) and a key pair whose
+    public half sits in the wiki, listed nowhere yet. Returns the wiki and the key id."""
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    forge_fetch(rb.run, "https://example.org/forged", "A fabricated sentence.")
+    _, public, key_id = new_key_pair(tmp_path / "keys", "ci")
+    (wiki / "keys").mkdir()
+    shutil.copy(public, wiki / "keys" / "ci.pub")
+    return wiki, key_id
+
+
+def _build(config_file: Path) -> None:
+    """``mkdocs build -f FILE``, in process, as the command runs it."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    config = load_config(str(config_file))
+    config.plugins.on_startup(command="build", dirty=False)
+    try:
+        build(config)
+    finally:
+        config.plugins.on_shutdown()
+
+
+def _list_key(wiki: Path, how: str, monkeypatch: pytest.MonkeyPatch) -> Path | None:
+    """List ``keys/ci.pub`` in a way only MkDocs' loader resolves; returns the ``-f`` file, if any."""
+    config = wiki / "mkdocs.yml"
+    text = config.read_text(encoding="utf-8")
+    if how == "inherit":
+        (wiki / "base.yml").write_text(TRUST, encoding="utf-8")
+        config.write_text("INHERIT: base.yml\n" + text, encoding="utf-8")
+        return None
+    if how == "file":
+        other = wiki / "other.yml"
+        other.write_text(text + TRUST, encoding="utf-8")
+        return other
+    monkeypatch.setenv("WIKI_TRUSTED_KEY", "keys/ci.pub")
+    config.write_text(
+        text + "extra:\n  evidence:\n    trusted_keys:\n      - !ENV WIKI_TRUSTED_KEY\n", encoding="utf-8"
+    )
+    return None
+
+
+@pytest.mark.parametrize("how", ["inherit", "file", "env"])
+def test_a_key_listed_only_through_mkdocs_binds_check_and_build(
+    tmp_path: Path, how: str, cli: Cli, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    wiki, key_id = _wiki(tmp_path)
+    assert cli("check", "--wiki", wiki).status == 0  # unsigned provenance: fresh without keys
+    other = _list_key(wiki, how, monkeypatch)
+    config = ["--config", other] if other is not None else []
+
+    assert resolve_policy(wiki, other).trusted_keys.ids == [key_id]
+    done = cli("check", "--wiki", wiki, *config, "--json")
+    assert done.status == 1
+    findings = json.loads(done.out)["findings"]
+    assert Reason.NO_FRESH_FETCH.value in {f["reason_code"] for f in findings}
+
+    with pytest.raises((PluginError, Abort)):
+        _build(other or wiki / "mkdocs.yml")
+    errors = "\n".join(r.getMessage() for r in caplog.records if r.levelname == "ERROR")
+    assert "NO_FRESH_FETCH" in errors
+    assert not (wiki / "site").exists()
+
+    assembled = cli("assemble", "--run-dir", wiki / "runs" / "alpha", *config, "--json")
+    codes = {e["reason_code"] for e in json.loads(assembled.out)["diagnostics"]["unresolved"]}
+    assert codes == {Reason.NO_FRESH_FETCH.value}
+
+
+@pytest.mark.parametrize("how", ["inherit", "env"])
+def test_the_library_fallback_refuses_what_only_mkdocs_resolves(
+    tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wiki, _ = _wiki(tmp_path)
+    _list_key(wiki, how, monkeypatch)
+    with pytest.raises(UsageError) as refused:
+        fallback_policy(wiki)
+    assert refused.value.reason is Reason.SCHEMA_ERROR
+    with pytest.raises(UsageError):
+        read_wiki_extra(wiki)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    ["keys/missing.pub", "keys/not-a-key.pub", "/etc/hostname", "../outside.pub", "[1, 2]"],
+)
+def test_a_bad_key_entry_is_one_line_in_check_and_build(
+    tmp_path: Path, entry: str, cli: Cli, caplog: pytest.LogCaptureFixture
+) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    (wiki / "keys").mkdir()
+    (wiki / "keys" / "not-a-key.pub").write_text("hello\n", encoding="utf-8")
+    listed = entry if entry.startswith("[") else f"\n      - {entry}"
+    with (wiki / "mkdocs.yml").open("a", encoding="utf-8") as out:
+        out.write(f"extra:\n  evidence:\n    trusted_keys: {listed}\n")
+    done = cli("check", "--wiki", wiki)
+    assert done.status == 2
+    assert done.err.count("\n") == 1 and "SCHEMA_ERROR" in done.err
+    assert str(tmp_path) not in done.err
+    with pytest.raises((PluginError, Abort)):
+        build_wiki(wiki)
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1 and "\n" not in errors[0] and "SCHEMA_ERROR" in errors[0]
+    assert not (wiki / "site").exists()
+
+
+def test_an_unknown_option_or_unloadable_configuration_is_an_error_never_no_keys(tmp_path: Path, cli: Cli) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    config = wiki / "mkdocs.yml"
+    base = config.read_text(encoding="utf-8")
+    config.write_text(base + "extra:\n  evidence:\n    trusted_key: [keys/ci.pub]\n", encoding="utf-8")
+    assert cli("check", "--wiki", wiki).status == 2
+    config.write_text("INHERIT: absent.yml\n" + base, encoding="utf-8")
+    done = cli("check", "--wiki", wiki)
+    assert done.status == 2 and "SCHEMA_ERROR" in done.err
+    assert cli("check", "--wiki", wiki, "--config", wiki / "absent.yml").status == 2
+
+
+def test_trusting_keys_in_a_wiki_of_unsigned_runs_is_one_root_finding_with_its_fix(tmp_path: Path, cli: Cli) -> None:
+    wiki, _ = _wiki(tmp_path)
+    with (wiki / "mkdocs.yml").open("a", encoding="utf-8") as out:
+        out.write(TRUST)
+    done = cli("check", "--wiki", wiki, "--json")
+    assert done.status == 1
+    findings = json.loads(done.out)["findings"]
+    roots = [f for f in findings if f["cause"] is None]
+    assert [(f["check"], f["reason_code"]) for f in roots] == [("C-ASSEMBLER", None)]
+    assert "publisher assemble --run-dir runs/alpha" in roots[0]["detail"]
+    consequences = {f["reason_code"] for f in findings if f["cause"] == roots[0]["key"]}
+    assert Reason.NO_FRESH_FETCH.value in consequences
+    assert not any("raw" in f["detail"] for f in findings)

@@ -1,0 +1,180 @@
+"""``publisher proof`` and ``publisher proof verify`` (CONTRACT section 16): exit statuses and the
+reason codes and checks a refusal names; the proof verified with nothing but the file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import CliResult, make_record
+
+from publisher.kernel.merkle import merkle_root
+from publisher.runs import Run, init_run
+
+Cli = Callable[..., CliResult]
+TEXT = "".join(f"Sentence {i} of a long source, with ünïcode and 😀. " for i in range(300))
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> tuple[Run, str]:
+    run = init_run(tmp_path / "run", "run")
+    snap, _ = run.store.put(make_record(text=TEXT))
+    return run, snap.source_id
+
+
+def _proof(cli: Cli, run: Run, sid: str, start: int, end: int, tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    result = cli("proof", "--run-dir", run.path, "--source-id", sid, "--start", start, "--end", end, "--json")
+    assert result.status == 0, result.err
+    data = result.json()
+    path = tmp_path / f"proof-{start}-{end}.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return path, data
+
+
+def _refusal(result: CliResult) -> list[tuple[str, str]]:
+    assert result.status == 1, (result.out, result.err)
+    return [(f["code"], f["check"]) for f in result.json()["findings"]]
+
+
+def test_proof_prints_the_contract_object_and_verifies_offline(cli: Cli, stored: tuple[Run, str], tmp_path: Path):
+    run, sid = stored
+    start, end = 1000, 1100
+    path, data = _proof(cli, run, sid, start, end, tmp_path)
+    assert list(data) == [
+        "source_id",
+        "start",
+        "end",
+        "chunk_size",
+        "tree_size",
+        "first_chunk",
+        "chunks",
+        "paths",
+        "merkle_root",
+    ]
+    snap = run.store.read(sid)
+    assert data["merkle_root"] == snap.merkle_root == merkle_root(TEXT)
+    assert data["tree_size"] == snap.merkle_size
+    # No snapshot needed: the run is gone.
+    import shutil
+
+    shutil.rmtree(run.path)
+    ok = cli("proof", "verify", path, "--root", snap.merkle_root, "--tree-size", snap.merkle_size, "--json")
+    assert ok.status == 0, ok.err
+    assert ok.json()["excerpt"] == TEXT[start:end]
+    assert cli("proof", "verify", path).status == 0
+
+
+def _mutated(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    change(data)
+    out = path.with_name("mutated.json")
+    out.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return out
+
+
+def _flip_char(data: dict[str, Any]) -> None:
+    chunk = data["chunks"][0]
+    i = 700
+    data["chunks"][0] = chunk[:i] + ("Z" if chunk[i] != "Z" else "Y") + chunk[i + 1 :]
+
+
+def _swap_path(data: dict[str, Any]) -> None:
+    path = data["paths"][0]
+    path[0], path[1] = path[1], path[0]
+
+
+def test_proof_verify_refuses_each_forgery(cli: Cli, stored: tuple[Run, str], tmp_path: Path) -> None:
+    run, sid = stored
+    path, data = _proof(cli, run, sid, 5000, 5010, tmp_path)
+    root, size = data["merkle_root"], str(data["tree_size"])
+    anchor = ("--root", root, "--tree-size", size, "--json")
+    assert cli("proof", "verify", path, *anchor).status == 0
+    assert _refusal(cli("proof", "verify", _mutated(path, _flip_char), *anchor)) == [("SNAPSHOT_HASH_MISMATCH", "path")]
+    assert _refusal(cli("proof", "verify", _mutated(path, _swap_path), *anchor)) == [("SNAPSHOT_HASH_MISMATCH", "path")]
+    wrong_size = _mutated(path, lambda d: d.update(tree_size=d["tree_size"] + 1))
+    got = _refusal(cli("proof", "verify", wrong_size, *anchor))
+    assert ("SNAPSHOT_HASH_MISMATCH", "tree_size") in got or ("SNAPSHOT_HASH_MISMATCH", "path") in got
+    other = merkle_root(TEXT + ".")
+    assert _refusal(cli("proof", "verify", path, "--root", other, "--json")) == [("SNAPSHOT_HASH_MISMATCH", "root")]
+    forged_root = _mutated(path, lambda d: d.update(merkle_root=other))
+    assert _refusal(cli("proof", "verify", forged_root, "--json")) == [("SNAPSHOT_HASH_MISMATCH", "path")]
+
+
+def test_proof_verify_refuses_what_is_not_a_proof(cli: Cli, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    for body, code in (("{", "SCHEMA_ERROR"), ('{"a": 1, "a": 2}', "SCHEMA_ERROR"), ("[]", "SCHEMA_ERROR")):
+        bad.write_text(body)
+        result = cli("proof", "verify", bad, "--json")
+        assert _refusal(result)[0][0] == code
+        assert len(result.err_lines) == 1
+
+
+def test_usage_errors_exit_2(cli: Cli, stored: tuple[Run, str], tmp_path: Path) -> None:
+    run, sid = stored
+    assert cli("proof", "verify", tmp_path / "missing.json").status == 2
+    path, _ = _proof(cli, run, sid, 0, 5, tmp_path)
+    assert cli("proof", "verify", path, "--root", "sha256:XYZ").status == 2
+    assert cli("proof", "--run-dir", run.path).status == 2
+    out_of_range = cli("proof", "--run-dir", run.path, "--source-id", sid, "--start", 5, "--end", 10**9)
+    assert out_of_range.status == 1 and out_of_range.err.startswith("publisher: error: SPAN_OUT_OF_RANGE")
+    unknown = cli("proof", "--run-dir", run.path, "--source-id", "src-" + "0" * 64, "--start", 0, "--end", 1)
+    assert unknown.status != 0 and len(unknown.err_lines) == 1
+
+
+# --- the documentation's worked example and standalone verifier --------------------------------
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "proofs.md"
+
+
+def _doc_blocks(lang: str) -> list[str]:
+    import re
+
+    return re.findall(rf"```{lang}\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_the_worked_example_is_what_the_code_prints() -> None:
+    import hashlib
+
+    from publisher.kernel.merkle import build_proof
+
+    text = "a" * 1024 + "b" * 1024 + "c" * 52
+    sid = "src-" + hashlib.sha256(b"https://example.org/abc\x00" + text.encode()).hexdigest()
+    proof = build_proof(sid, text, 1020, 1030).wire()
+    [shown] = [json.loads(b.replace('"aaa…"', '"a"').replace('"bbb…"', '"b"')) for b in _doc_blocks("json")]
+    assert {k: v for k, v in shown.items() if k != "chunks"} == {k: v for k, v in proof.items() if k != "chunks"}
+    assert [c[0] for c in proof["chunks"]] == shown["chunks"]
+
+
+def test_the_documented_standalone_verifier_accepts_and_refuses(tmp_path: Path) -> None:
+    import hashlib
+    import subprocess
+    import sys
+
+    from publisher.kernel.merkle import build_proof
+
+    [snippet] = _doc_blocks("python")
+    script = tmp_path / "verify.py"
+    script.write_text(snippet, encoding="utf-8")
+    text = TEXT[:9000]
+    sid = "src-" + hashlib.sha256(b"u\x00" + text.encode()).hexdigest()
+    proof = build_proof(sid, text, 3000, 3100).wire()
+    root, size = proof["merkle_root"], str(proof["tree_size"])
+
+    def run(data: dict[str, Any], *anchor: str) -> subprocess.CompletedProcess[str]:
+        path = tmp_path / "p.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return subprocess.run([sys.executable, script, path, *anchor], capture_output=True, text=True, timeout=60)
+
+    ok = run(proof, root, size)
+    assert ok.returncode == 0 and ok.stdout == text[3000:3100] + "\n"
+    flipped = json.loads(json.dumps(proof))
+    _flip_char(flipped)
+    swapped = json.loads(json.dumps(proof))
+    _swap_path(swapped)
+    assert run(flipped, root, size).returncode != 0
+    assert run(swapped, root, size).returncode != 0
+    assert run(proof, root, str(int(size) + 1)).returncode != 0
+    assert run(proof, merkle_root(text + "x"), size).returncode != 0

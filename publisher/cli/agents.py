@@ -48,9 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser(
         "mcp",
-        help="the agents' tool server: the Model Context Protocol on stdio (read and check, never write)",
-        description="Tools: list_sources, read_source, find_spans, locate_quote, check_span. None acquires "
-        "sources, registers text, or writes snapshots, events, results or missingness records.",
+        help="the agents' tool server: the Model Context Protocol on stdio (read, check, review, assess)",
+        description="Tools: list_sources, read_source, find_spans, locate_quote, check_span, run_document_review, "
+        "validate_evidence_assessment, build_evidence_matrix. None acquires sources, registers text, or writes "
+        "snapshots, events, results or missingness records.",
     )
     p.add_argument("--wiki", required=True, type=Path, metavar="WIKI", help="the wiki root (holds mkdocs.yml)")
     p.add_argument("--run-dir", type=Path, metavar="RUN", help="only this run's sources (default: every run)")

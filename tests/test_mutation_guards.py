@@ -15,6 +15,7 @@ from _wiki_helpers import WARNING_HOOK, build_wiki, make_wiki, sample_run, tree_
 from mkdocs.exceptions import Abort
 
 from publisher.gate.assemble import assemble_run
+from publisher.gate.checks.publication import refusals as publication_refusals
 from publisher.gate.pipeline import check_run
 from publisher.kernel.canonical import canonical_bytes
 from publisher.wiki.check import check_wiki
@@ -128,7 +129,7 @@ def test_a_result_without_its_inputs_list_is_stale_not_edited(tmp_path: Path) ->
     writable(rb.run.result_path).write_text(json.dumps(data), encoding="utf-8")
     rc = check_run(rb.run, wiki_root=wiki)
     assert rc.status("C-ASSEMBLER") == "warn" and rc.verdict == "Inconclusive"
-    assert "C-ASSEMBLER" in {f.code for f in rc.refusals()}
+    assert "C-ASSEMBLER" in {f.code for f in publication_refusals(rc)}
     data["accepted"][0]["claims"][0]["claim"] = "edited"
     rb.run.result_path.write_text(json.dumps(data), encoding="utf-8")
     assert check_run(rb.run, wiki_root=wiki).status("C-ASSEMBLER") == "fail"
@@ -161,7 +162,7 @@ def test_a_gate_failure_found_without_the_gate_lists_what_failed(tmp_path: Path)
     rb = sample_run(wiki)
     rb.unresolved()
     assert rb.assemble(gate=True)["gate"]["verdict"] == "fail"
-    refusals = check_run(rb.run, wiki_root=wiki).refusals()
+    refusals = publication_refusals(check_run(rb.run, wiki_root=wiki))
     (root,) = [f for f in refusals if f.code == "C-GATE" and f.cause is None]
     assert {f.code for f in refusals if f.cause == root.key} == {"NO_PAPER_ID"}
 
@@ -216,7 +217,7 @@ def test_an_empty_evidence_set_is_refused_once_whatever_the_gate(tmp_path: Path)
         rb = RunBuilder(wiki, f"empty-{gate}")
         rb.source("https://example.org/a", "A text nobody cited.")
         rb.assemble(gate=gate)
-        refusals = check_run(rb.run, wiki_root=wiki).refusals()
+        refusals = publication_refusals(check_run(rb.run, wiki_root=wiki))
         assert [f.code for f in refusals] == ["NO_SPANS"], (gate, [f.one_line() for f in refusals])
 
 

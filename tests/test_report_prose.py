@@ -12,8 +12,8 @@ import pytest
 from _wiki_helpers import RunBuilder, build_wiki, leftovers, make_wiki, sample_run, tree_digest
 from mkdocs.exceptions import Abort
 
+from publisher.gate.checks.prose import QUOTE_WORDS, quotations
 from publisher.gate.pipeline import check_run
-from publisher.gate.reportprose import QUOTE_WORDS, quotations
 from publisher.kernel.findings import Finding
 
 TEXT_B = "Appraisal text. Randomisation was adequate and allocation was concealed. Blinding unclear."

@@ -26,8 +26,9 @@ from ..kernel.reasons import Reason
 from ..kernel.refs import starts_with_ref
 from ..resources import TEMPLATES_DIR
 from ..runs import Run
+from .checks.runcheck import RunCheck
 from .inputs import file_digest
-from .pipeline import RunCheck, check_run
+from .pipeline import check_run
 from .reportmd import markdown_parser
 from .urls import followable
 
@@ -65,7 +66,7 @@ class ReportView:
     """What a rendered report shows, as plain values (it crosses to the build's helper processes).
 
     ``result`` is the result assembling the run now produces, ``report`` the verification of it
-    (:meth:`~publisher.gate.pipeline.RunCheck.report`), ``findings`` the assembly's findings, and
+    (:attr:`~publisher.gate.checks.runcheck.RunCheck.report`), ``findings`` the assembly's findings, and
     ``assembled_at`` when the stored ``result.json`` was assembled (no clock of this render).
     """
 

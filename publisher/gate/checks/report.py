@@ -1,4 +1,5 @@
-"""The verifier's checks on the report itself (checks 7-9 of :mod:`.pipeline`).
+"""``C-CITE-RESOLVE``, ``C-FULLTEXT`` and ``C-HYPOTHESIS-WALL``: the verifier's checks on the report
+itself (checks 7-9 of :mod:`publisher.gate.checks`).
 
 7. ``C-CITE-RESOLVE`` - every citation of the report resolves: each footnote (and each
    ``[^label]`` that no definition answers) names accepted evidence of the run. Carries the
@@ -17,7 +18,7 @@
    synthesis has ("proves", "clearly shows", "beyond doubt" ...) fails. Lexical, on closed
    phrase lists only: a pass means none of those phrases was found on the wrong side of the wall.
    Fails whatever the gate.
-10. ``C-PROSE`` - the report's prose quotes only through spans (:mod:`.reportprose`).
+10. ``C-PROSE`` - the report's prose quotes only through spans (:mod:`.prose`).
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ..kernel.reasons import Reason
-from .checks import Collector
-from .reportmd import Footnote, ProseBlock
-from .reportprose import check_report_prose
+from ...kernel.reasons import Reason
+from ..reportmd import Footnote, ProseBlock
+from .collect import Collector
+from .prose import check_report_prose
 
 __all__ = ["CITE_RESOLVE", "FULLTEXT", "HYPOTHESIS_WALL", "report_check_of", "check_report"]
 

@@ -13,6 +13,7 @@ from _wiki_helpers import RunBuilder, build_wiki, leftovers, make_wiki, sample_r
 from mkdocs.exceptions import Abort
 
 from publisher.gate.checks.prose import QUOTE_WORDS, quotations
+from publisher.gate.inputs import RunOptions
 from publisher.gate.pipeline import check_run
 from publisher.kernel.findings import Finding
 
@@ -31,7 +32,7 @@ def _prose(rb: RunBuilder, wiki: Path, report: str) -> tuple[list[Finding], str]
     rb.run.report_md.parent.mkdir(parents=True, exist_ok=True)
     rb.run.report_md.write_text(report, encoding="utf-8")
     rb.assemble()
-    rc = check_run(rb.run, wiki_root=wiki)
+    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
     status = next(c["status"] for c in rc.checks if c["check_id"] == "C-PROSE")
     return [f for f in rc.findings if f.check == "C-PROSE"], status
 

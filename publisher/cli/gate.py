@@ -76,14 +76,14 @@ def _keys(args: argparse.Namespace, run: Run) -> Any:
 
 def _assemble(args: argparse.Namespace) -> int:
     from ..gate.assemble import assemble_run
+    from ..gate.inputs import RunOptions
     from ..parallel import terminal_progress
 
     run = Run.open(args.run_dir)
     keys = _keys(args, run)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:
-        assembly = assemble_run(
-            run, gate=args.gate or None, wiki_root=args.wiki, progress=progress, trusted_keys=keys
-        )
+        options = RunOptions(wiki_root=args.wiki, trusted_keys=keys, progress=progress)
+        assembly = assemble_run(run, options, gate=args.gate or None)
     result = assembly.result
     counts = result["counts"]
     gate = result["gate"]
@@ -102,15 +102,15 @@ def _assemble(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from ..gate.inputs import RunOptions
     from ..gate.pipeline import verify_run
     from ..parallel import terminal_progress
 
     run = Run.open(args.run_dir)
     keys = _keys(args, run)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:
-        verification = verify_run(
-            run, gate=args.gate or None, wiki_root=args.wiki, progress=progress, trusted_keys=keys
-        )
+        options = RunOptions(wiki_root=args.wiki, trusted_keys=keys, progress=progress)
+        verification = verify_run(run, options, gate=args.gate or None)
     report = verification.report
     state = "on" if report["gate"]["enabled"] else "off"
     lines = [f"Verification of {report['run_slug']}: {report['verdict']} (gate {state})"]

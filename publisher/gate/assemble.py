@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.assets import AssetChecker
 from ..kernel.canonical import SOURCE_ID_RE, format_ts, utc_now
@@ -29,12 +27,12 @@ from ..kernel.eventlog import LogState
 from ..kernel.models import ACCESS_ORDER, Access
 from ..kernel.reasons import Reason
 from ..kernel.text import one_line
-from ..parallel import CheckedSnapshots, ProgressFn, SnapshotCheck
+from ..parallel import CheckedSnapshots, SnapshotCheck
 from ..runs import Run
 from .artifacts import Artifact, ArtifactChecker, flag_duplicates, flag_unsupported
 from .claims import ReportClaims
 from .freshness import Freshness, Provenance
-from .inputs import RunInputs, gate_setting, inputs_digest, load_inputs
+from .inputs import RunInputs, RunOptions, gate_setting, inputs_digest
 from .records import AgentRecord
 from .reportmd import Footnote
 from .urls import fetched_urls, url_key
@@ -253,32 +251,16 @@ def assemble(
 
 
 def assemble_run(
-    run: Run,
-    *,
-    gate: bool | None = None,
-    wiki_root: Path | None = None,
-    write: bool = True,
-    reader: CheckedSnapshots | None = None,
-    log_limit: int | None = None,
-    executor: Executor | None = None,
-    workers: int | None = None,
-    progress: ProgressFn | None = None,
-    trusted_keys: KeyRing | None = None,
+    run: Run, options: RunOptions | None = None, *, gate: bool | None = None, write: bool = True
 ) -> Assembly:
     """Load and assemble a run; writes ``outputs/result.json`` atomically when ``write``.
 
-    ``wiki_root`` locates user-supplied PDFs (default: the nearest folder above the run with
-    ``mkdocs.yml``). ``reader`` lets a caller share one read of each snapshot and declare spans
-    of its own beforehand; ``executor``, ``workers`` and ``progress`` go to
-    :func:`publisher.parallel.verify_many` when no ``reader`` is given. ``trusted_keys``: see
-    :func:`.inputs.load_inputs`.
+    ``gate`` is the ``--gate`` switch (None: the run's config decides); ``options`` say where the
+    run's wiki is, which keys it trusts and how snapshots are read (:class:`.inputs.RunOptions`).
     """
-    inputs = load_inputs(run, wiki_root=wiki_root, trusted_keys=trusted_keys)
-    if reader is None:
-        reader = CheckedSnapshots(
-            run.sources_dir, executor=executor, workers=workers, progress=progress, assets_root=inputs.wiki_root
-        )
-    assembly = assemble(inputs, reader, gate=gate, log_limit=log_limit)
+    options = options if options is not None else RunOptions()
+    inputs = options.load(run)
+    assembly = assemble(inputs, options.reader(run, inputs), gate=gate)
     if write:
         run.outputs_dir.mkdir(parents=True, exist_ok=True)
         _fs.write_atomic(run.result_path, dump_result(assembly.result))

@@ -16,15 +16,13 @@ fails, else Inconclusive if any warns, else Verified.
 from __future__ import annotations
 
 import json
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.canonical import format_ts, utc_now
-from ..parallel import CheckedSnapshots, ProgressFn
+from ..parallel import CheckedSnapshots
 from ..runs import Run
 from .assemble import assemble, declare, limited_log
 from .checks import CHECK_IDS
@@ -37,7 +35,7 @@ from .checks.report import check_report
 from .checks.runcheck import RunCheck
 from .checks.snapshot import check_snapshots
 from .checks.span import check_spans
-from .inputs import RunInputs, gate_setting, load_inputs
+from .inputs import RunInputs, RunOptions, gate_setting
 from .result import Result
 from .urls import fetched_urls
 from .verdicts import verification_target
@@ -45,6 +43,7 @@ from .verdicts import verification_target
 __all__ = [
     "RunCheck",
     "Prepared",
+    "Loaded",
     "prepare_stored",
     "prepare",
     "check_run",
@@ -93,35 +92,42 @@ def prepare(inputs: RunInputs, reader: CheckedSnapshots, stored: Prepared | None
     return prepared
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """A run its caller has read already: its inputs, the reader they were declared to
+    (:func:`prepare`), and its stored result. The wiki check declares every run's snapshots to one
+    parallel pass first, then checks each run with what it loaded."""
+
+    inputs: RunInputs
+    reader: CheckedSnapshots
+    prepared: Prepared
+
+
 def check_run(
     run: Run,
+    options: RunOptions | None = None,
     *,
     gate: bool | None = None,
-    wiki_root: Path | None = None,
     label: str = "",
-    inputs: RunInputs | None = None,
-    reader: CheckedSnapshots | None = None,
-    prepared: Prepared | None = None,
-    executor: Executor | None = None,
-    workers: int | None = None,
-    progress: ProgressFn | None = None,
-    trusted_keys: KeyRing | None = None,
+    loaded: Loaded | None = None,
 ) -> RunCheck:
     """Run every check of a run against a fresh in-memory assembly; writes nothing.
 
-    ``inputs``, ``reader`` and ``prepared`` may come from a caller that loaded them already (the
-    wiki check declares every run's snapshots to one parallel pass first, see :func:`prepare`). Raises
+    ``gate`` is the ``--gate`` switch (None: the run's config decides); ``options`` say where the
+    run's wiki is, which keys it trusts and how snapshots are read (:class:`.inputs.RunOptions`);
+    ``label`` is how findings name the run's folder (``runs/x`` inside a wiki); ``loaded``: what a
+    caller read already (then ``options`` are not used). Raises
     :class:`~publisher.kernel.errors.UsageError` when the run cannot be read at all (no or a
-    malformed config, an unreadable report). ``trusted_keys``: the wiki's policy (see
-    :func:`.inputs.load_inputs`).
+    malformed config, an unreadable report).
     """
-    inputs = inputs if inputs is not None else load_inputs(run, wiki_root=wiki_root, trusted_keys=trusted_keys)
+    if loaded is None:
+        options = options if options is not None else RunOptions()
+        inputs = options.load(run)
+        reader = options.reader(run, inputs)
+        prepared = prepare(inputs, reader)
+    else:
+        inputs, reader, prepared = loaded.inputs, loaded.reader, loaded.prepared
     enabled, flag = gate_setting(gate, inputs.config)
-    if reader is None:
-        reader = CheckedSnapshots(
-            run.sources_dir, executor=executor, workers=workers, progress=progress, assets_root=inputs.wiki_root
-        )
-    prepared = prepared if prepared is not None else prepare(inputs, reader)
     stored, stored_problem = prepared.stored, prepared.problem
     # Re-assemble with the gate the result was assembled with, so that a result assembled with
     # --gate compares equal; the gate here only folds the verdict. Read only the log lines the
@@ -159,9 +165,11 @@ def write_verification(rc: RunCheck) -> Path:
     return path
 
 
-def verify_run(run: Run, *, write: bool = True, **options: Any) -> RunCheck:
-    """:func:`check_run` (same options), then ``outputs/verification.json`` when ``write``."""
-    rc = check_run(run, **options)
+def verify_run(
+    run: Run, options: RunOptions | None = None, *, gate: bool | None = None, write: bool = True
+) -> RunCheck:
+    """:func:`check_run`, then ``outputs/verification.json`` when ``write``."""
+    rc = check_run(run, options, gate=gate)
     if write:
         write_verification(rc)
     return rc

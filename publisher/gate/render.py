@@ -27,7 +27,7 @@ from ..kernel.refs import starts_with_ref
 from ..resources import TEMPLATES_DIR
 from ..runs import Run
 from .checks.runcheck import RunCheck
-from .inputs import file_digest
+from .inputs import RunOptions, file_digest
 from .pipeline import check_run
 from .reportmd import markdown_parser
 from .urls import followable
@@ -213,7 +213,7 @@ def render_report_body(
 
 def render_report(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> str:
     """The full report page (HTML). Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails."""
-    view = ReportView.of(check_run(run, wiki_root=wiki_root, trusted_keys=trusted_keys))
+    view = ReportView.of(check_run(run, RunOptions(wiki_root=wiki_root, trusted_keys=trusted_keys)))
     env = _environment()
     fragment = _fragment(view, env)
     css = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")

@@ -28,7 +28,7 @@ from ..acquire.signing import KeyRing
 from ..gate.checks.assembler import ASSEMBLER
 from ..gate.checks.publication import refusals as publication_refusals
 from ..gate.inputs import RunInputs, load_inputs
-from ..gate.pipeline import Prepared, check_run, prepare, prepare_stored
+from ..gate.pipeline import Loaded, Prepared, check_run, prepare, prepare_stored
 from ..gate.result import Result
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
@@ -109,7 +109,7 @@ def _load(item: _Begun, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> Run
 def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
     """Check one loaded run and index what it accepts now."""
     ev = loaded.ev
-    rc = check_run(ev.run, label=ev.rel, inputs=inputs, reader=loaded.reader, prepared=loaded.prepared)
+    rc = check_run(ev.run, label=ev.rel, loaded=Loaded(inputs, loaded.reader, loaded.prepared))
     ev.check = rc
     ev.events = list(rc.assembly.log.events)
     refusals = publication_refusals(rc)

@@ -127,7 +127,7 @@ def test_assemble_and_verify_take_asset_digests_from_the_workers(
     assert verify_run(rb.run, RunOptions(wiki_root=wiki), write=False).verdict == "Verified"
     monkeypatch.undo()
     tamper("pdf-asset", rb)
-    codes = {f["reason_code"] for f in assemble_run(rb.run, RunOptions(wiki_root=wiki), write=False).findings}
+    codes = {f.code for f in assemble_run(rb.run, RunOptions(wiki_root=wiki), write=False).findings}
     assert codes == {"ASSET_HASH_MISMATCH"}
 
 

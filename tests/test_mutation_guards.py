@@ -47,9 +47,9 @@ def test_a_broken_chain_voids_every_fetch_event(tmp_path: Path) -> None:
     lines[0] = lines[0].replace(b"test fixture", b"test fixturE")  # line 2's prev no longer matches
     writable(rb.run.events_path).write_bytes(b"\n".join(lines))
     assembly = assemble_run(rb.run, RunOptions(wiki_root=wiki), write=False)
-    codes = {f["reason_code"] for f in assembly.findings}
+    codes = {f.code for f in assembly.findings}
     assert codes == {"NO_FRESH_FETCH"} and not assembly.result["accepted"]
-    assert all(f["detail"].startswith("event log is not intact") for f in assembly.findings)
+    assert all(f.detail.startswith("event log is not intact") for f in assembly.findings)
 
 
 def test_a_rechained_log_that_rewrites_history_fails_the_log_check(tmp_path: Path) -> None:
@@ -186,7 +186,7 @@ def test_a_record_may_cite_another_retrieval_of_its_own_paper_only(tmp_path: Pat
     up.extraction([span], limitations=f"Dropouts are listed in {supplement}.")
     assert assemble_run(Run(up.path), write=False).findings == []
     up.extraction([span], limitations=f"Compare {elsewhere}.")
-    codes = {(f["reason_code"], f["field"]) for f in assemble_run(Run(up.path), write=False).findings}
+    codes = {(f.code, f.field) for f in assemble_run(Run(up.path), write=False).findings}
     assert codes == {("URL_NOT_RETRIEVED", "limitations")}
 
 
@@ -205,7 +205,7 @@ def test_a_stated_id_must_agree_with_everything_known_of_the_label(tmp_path: Pat
     stated = corpus_doi["doi"] if which == "corpus" else PAPER["doi"]
     up.report("Light helps.[^pubmed-31415926]", [f"[^pubmed-31415926]: PMID 31415926. DOI {stated}."])
     findings = assemble_run(Run(up.path), write=False).findings
-    assert {(f["reason_code"], f["field"]) for f in findings if f["artifact_id"].startswith("report:")} == {
+    assert {(f.code, f.field) for f in findings if f.artifact_id.startswith("report:")} == {
         ("SOURCE_OUTSIDE_ACCEPTED", "paper_ids")
     }
 
@@ -278,8 +278,8 @@ def test_a_quote_that_differs_names_the_first_code_point_that_differs(tmp_path: 
     span["text"] = quote  # what the record says the span reads
     up.extraction([span])
     (finding,) = assemble_run(Run(up.path), write=False).findings
-    assert finding["reason_code"] == "EXCERPT_MISMATCH"
-    assert f"at code point {at} " in finding["detail"]
+    assert finding.code == "EXCERPT_MISMATCH"
+    assert f"at code point {at} " in finding.detail
 
 
 def test_two_records_of_one_artifact_each_name_the_other(tmp_path: Path) -> None:
@@ -294,12 +294,12 @@ def test_two_records_of_one_artifact_each_name_the_other(tmp_path: Path) -> None
     span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes")
     up.extraction([span], name="first")
     up.extraction([span], name="second")
-    findings = [f for f in assemble_run(Run(up.path), write=False).findings if f["reason_code"] == "SCHEMA_ERROR"]
+    findings = [f for f in assemble_run(Run(up.path), write=False).findings if f.code == "SCHEMA_ERROR"]
     assert len(findings) == 2
     for finding in findings:
-        own = "first" if "first" in finding["record"] else "second"
+        own = "first" if "first" in finding.file else "second"
         other = "second" if own == "first" else "first"
-        assert f"{other}.json" in finding["detail"] and f"{own}.json" not in finding["detail"]
+        assert f"{other}.json" in finding.detail and f"{own}.json" not in finding.detail
 
 
 def test_the_exit_status_of_a_check_follows_its_verdict_and_the_gate(tmp_path: Path) -> None:

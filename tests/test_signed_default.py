@@ -61,7 +61,7 @@ def test_fetches_in_a_new_wiki_are_signed_and_a_forged_event_is_not_fresh(tmp_pa
     forged = forge_fetch(run, "https://example.org/forged", "A fabricated sentence about the effect.")
     write_extraction(run, forged, 2, 20, name="forged")
     assembly = assemble_run(run, RunOptions(trusted_keys=resolve_policy(wiki).trusted_keys), write=False)
-    codes = {(f["source_id"], f["reason_code"]) for f in assembly.findings}
+    codes = {(f.source_id, f.code) for f in assembly.findings}
     assert codes == {(forged, Reason.NO_FRESH_FETCH.value)}
 
 

@@ -31,9 +31,9 @@ def reasons(assembly: Assembly) -> dict[str, int]:
 
 def found(assembly: Assembly, artifact_id: str | None = None) -> set[tuple[str, str]]:
     return {
-        (f["reason_code"], f["field"])
+        (f.code, f.field)
         for f in assembly.findings
-        if artifact_id is None or f["artifact_id"] == artifact_id
+        if artifact_id is None or f.artifact_id == artifact_id
     }
 
 

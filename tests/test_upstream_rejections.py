@@ -25,9 +25,9 @@ CLAIM = "Morning light shortened sleep onset.[^pubmed-31415926]"
 
 def found(assembly: Assembly, artifact_id: str | None = None) -> set[tuple[str, str]]:
     return {
-        (f["reason_code"], f["field"])
+        (f.code, f.field)
         for f in assembly.findings
-        if artifact_id is None or f["artifact_id"] == artifact_id
+        if artifact_id is None or f.artifact_id == artifact_id
     }
 
 
@@ -98,7 +98,7 @@ def test_r1_a_reference_without_definition_cites_nothing(tmp_path: Path) -> None
     up.report(CLAIM + " And more.[^ghost]", [NOTE])
     assembly = assemble_run(Run(up.path))
     assert found(assembly) == {("SOURCE_OUTSIDE_ACCEPTED", "definition")}
-    assert {f["artifact_id"] for f in assembly.findings} == {"report:ghost"}
+    assert {f.artifact_id for f in assembly.findings} == {"report:ghost"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ def test_r2_url_in_an_extraction_record(tmp_path: Path) -> None:
     up.extraction([span], extractor_notes="numbers checked against https://trials.example/record/77.")
     assembly = assemble_run(Run(up.path))
     assert found(assembly) == {("URL_NOT_RETRIEVED", "extractor_notes")}
-    detail = assembly.findings[0]["detail"]
+    detail = assembly.findings[0].detail
     assert "https://trials.example/record/77 " in detail  # the sentence's full stop is not part of it
 
 
@@ -175,7 +175,7 @@ def test_r3_unsupported_claims_by_location(tmp_path: Path) -> None:
     _upstream_verification(up, {"location": "report.md:L3", "claim": "Morning light ...", "reason": "overstated"})
     assembly = assemble_run(Run(up.path))
     assert found(assembly) == {("UNSUPPORTED_VERDICT", "verification")}
-    assert assembly.findings[0]["artifact_id"] == "report:pubmed-31415926"
+    assert assembly.findings[0].artifact_id == "report:pubmed-31415926"
     digests = {e[0]: e[1] for e in assembly.result["inputs"] if len(e) == 2}
     assert (
         digests["verification"]

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..kernel.findings import grouped_lines
+from ..kernel.findings import Finding, grouped_lines
 from ..runs import Run
 from ._common import add_config, add_json, emit, wiki_policy
 
@@ -51,18 +51,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         p.set_defaults(func=func)
 
 
-def _grouped(findings: Iterable[dict[str, Any]]) -> list[str]:
+def _grouped(findings: Iterable[Finding]) -> list[str]:
     """Findings grouped by reason code: artifact, field, source id and the detail's numbers."""
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[Finding]] = {}
     for finding in findings:
-        groups.setdefault(finding["reason_code"], []).append(finding)
+        groups.setdefault(finding.code, []).append(finding)
     lines: list[str] = []
     for code in sorted(groups):
         lines.append(f"  {code} ({len(groups[code])})")
         for f in groups[code]:
-            parts = [f.get("artifact_id"), f.get("field"), f.get("source_id")]
-            where = " ".join(p for p in parts if p)
-            lines.append(f"    {where}: {f['detail']}")
+            where = " ".join(p for p in (f.artifact_id, f.field, f.source_id) if p)
+            lines.append(f"    {where}: {f.detail}")
     return lines
 
 

@@ -24,12 +24,13 @@ from ..kernel.assets import AssetChecker
 from ..kernel.canonical import SOURCE_ID_RE, format_ts, utc_now
 from ..kernel.errors import IntegrityError
 from ..kernel.eventlog import LogState
+from ..kernel.findings import Finding, counts_by_code
 from ..kernel.models import ACCESS_ORDER, Access
 from ..kernel.reasons import Reason
 from ..kernel.text import one_line
 from ..parallel import CheckedSnapshots, SnapshotCheck
 from ..runs import Run
-from .artifacts import Artifact, ArtifactChecker, flag_duplicates, flag_unsupported
+from .artifacts import Artifact, ArtifactChecker, flag_duplicates, flag_unsupported, warning_entry
 from .claims import ReportClaims
 from .freshness import Freshness, Provenance
 from .inputs import RunInputs, RunOptions, gate_setting, inputs_digest
@@ -48,7 +49,9 @@ class Assembly:
     result: dict[str, Any]
     verdict: str
     exit_status: int
-    findings: list[dict[str, Any]]
+    findings: list[Finding]
+    """Every finding against an artifact, in artifact order (``diagnostics.unresolved`` holds them
+    in the contract's shape)."""
     reader: CheckedSnapshots
     log: LogState
     """The log lines this assembly read (all of them unless ``log_limit`` was given)."""
@@ -157,24 +160,12 @@ def assemble(
     known = {a.artifact_id for a in artifacts}
     for artifact_id in inputs.verifier:
         if artifact_id not in known:
-            checker.warnings.append(
-                {
-                    "artifact_id": artifact_id,
-                    "record": "workspace/verifier.json",
-                    "field": "unsupported",
-                    "detail": "listed by the checker but no such artifact in this run",
-                }
-            )
+            detail = "listed by the checker but no such artifact in this run"
+            checker.warn("workspace/verifier.json", "unsupported", detail, artifact_id)
     for item in inputs.verification.unsupported:
         if item.index not in used:
-            checker.warnings.append(
-                {
-                    "artifact_id": item.artifact_id,
-                    "record": "outputs/verification.json",
-                    "field": f"unsupported_claims[{item.index}]",
-                    "detail": "names no artifact of this run",
-                }
-            )
+            field = f"unsupported_claims[{item.index}]"
+            checker.warn("outputs/verification.json", field, "names no artifact of this run", item.artifact_id)
     findings = [f for a in artifacts for f in a.findings]
     accepted = [_accepted_entry(a, reader, checker) for a in artifacts if not a.findings]
     unresolved_count = sum(1 for a in artifacts if a.findings)
@@ -204,9 +195,6 @@ def assemble(
     inputs_list.append(["log", log_ref["events"], log_ref["head"]])
     inputs_list += inputs.provenance.inputs()
 
-    counts_by_reason: dict[str, int] = {}
-    for finding in findings:
-        counts_by_reason[finding["reason_code"]] = counts_by_reason.get(finding["reason_code"], 0) + 1
     result: dict[str, Any] = {
         "schema_version": 1,
         "run_slug": inputs.slug,
@@ -222,9 +210,9 @@ def assemble(
         },
         "accepted": accepted,
         "diagnostics": {
-            "unresolved": findings,
-            "counts_by_reason": dict(sorted(counts_by_reason.items())),
-            "warnings": checker.warnings,
+            "unresolved": [a.entry(f) for a in artifacts for f in a.findings],
+            "counts_by_reason": counts_by_code(findings),
+            "warnings": [warning_entry(w) for w in checker.warnings],
         },
         "sources": sources,
         "log": log_ref,

@@ -91,7 +91,7 @@ class ReportView:
         return cls(
             rc.result,
             rc.report,
-            list(rc.assembly.findings),
+            list(rc.result["diagnostics"]["unresolved"]),
             stored_at,
             data.decode("utf-8") if data is not None else None,
         )

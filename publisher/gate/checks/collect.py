@@ -3,9 +3,10 @@ the run's label, never raised one at a time."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from ...kernel.findings import Finding
+from ...kernel.findings import Finding, Severity
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
 from .runcheck import RunCheck
@@ -19,7 +20,7 @@ class Collector:
     def __init__(self, rc: RunCheck) -> None:
         self.rc = rc
 
-    def gated(self) -> str:
+    def gated(self) -> Severity:
         """``warn`` with the gate off, ``fail`` with it on."""
         return "fail" if self.rc.gate else "warn"
 
@@ -36,16 +37,15 @@ class Collector:
         self.rc.findings.append(finding)
         return finding
 
-    def from_assembly(self, check: str, entry: dict[str, Any], severity: str, cause: str | None = None) -> None:
-        """A finding of the assembly (a ``diagnostics.unresolved[]`` entry) under ``check``."""
-        self.find(
-            check,
-            Reason(entry["reason_code"]),
-            entry.get("record") or "outputs/result.json",
-            entry["detail"],
-            artifact_id=entry["artifact_id"],
-            field=entry["field"],
-            source_id=entry.get("source_id"),
-            severity=severity,
-            cause=cause,
+    def from_assembly(self, check: str, finding: Finding, severity: Severity, cause: str | None = None) -> None:
+        """A finding of the assembly (against one artifact), reported under ``check``."""
+        self.rc.findings.append(
+            replace(
+                finding,
+                file=self.rc.file(finding.file),
+                check=check,
+                run=self.rc.label,
+                severity=severity,
+                cause=cause,
+            )
         )

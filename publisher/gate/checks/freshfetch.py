@@ -60,9 +60,9 @@ def check_fresh(
     # under the check they fail, not under C-GATE: this check never says "fresh" of them.
     cited = set(behind)
     for entry in assembly.findings:
-        if Reason(entry["reason_code"]) is not Reason.NO_FRESH_FETCH:
+        if entry.reason is not Reason.NO_FRESH_FETCH:
             continue
-        source_id = entry.get("source_id") or ""
+        source_id = entry.source_id or ""
         cited.add(source_id)
         cause = log_root or not_fresh.get(source_id)
         if cause is None:

@@ -25,9 +25,9 @@ def check_gate(out: Collector, snapshot_roots: dict[str, str], log_root: str | N
     assembly = out.rc.assembly
     shown = SNAPSHOT_CODES | SPAN_CODES | {Reason.NO_SPANS, Reason.NO_FRESH_FETCH}
     for entry in assembly.findings:
-        if Reason(entry["reason_code"]) in shown or report_check_of(entry) is not None:
+        if entry.reason in shown or report_check_of(entry) is not None:
             continue
-        cause = log_root if entry["detail"].startswith(LOG_NOT_INTACT) else None
+        cause = log_root if entry.detail.startswith(LOG_NOT_INTACT) else None
         out.from_assembly(GATE, entry, out.gated(), cause)
     counts = assembly.result["counts"]
     if counts["unresolved"]:

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
+from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ..reportmd import Footnote, ProseBlock
 from .collect import Collector
@@ -85,12 +85,11 @@ _CERTAINTY_WORDING = [
 _SENTENCE_RE = re.compile(r"[^.!?]+(?:[.!?]+|$)")
 
 
-def report_check_of(entry: dict[str, Any]) -> str | None:
+def report_check_of(finding: Finding) -> str | None:
     """The report check an assembly finding is reported under, or None (another check's)."""
-    reason = entry["reason_code"]
-    if reason == Reason.SOURCE_OUTSIDE_ACCEPTED.value:
+    if finding.reason is Reason.SOURCE_OUTSIDE_ACCEPTED:
         return CITE_RESOLVE
-    if reason == Reason.ACCESS_MISMATCH.value and entry["field"] == "evidence_basis":
+    if finding.reason is Reason.ACCESS_MISMATCH and finding.field == "evidence_basis":
         return FULLTEXT
     return None
 
@@ -116,7 +115,7 @@ def _cite_resolve(out: Collector) -> None:
     """C-CITE-RESOLVE: every citation names accepted evidence; a report cites something."""
     footnotes = out.rc.inputs.footnotes
     labels = {n.label for n in footnotes or []}
-    bad = {e["artifact_id"] for e in out.rc.assembly.findings if report_check_of(e) == CITE_RESOLVE}
+    bad = {e.artifact_id for e in out.rc.assembly.findings if report_check_of(e) == CITE_RESOLVE}
     _routed(out, CITE_RESOLVE)
     if footnotes is None:
         out.add(CITE_RESOLVE, "pass", "no report.md: nothing cited")

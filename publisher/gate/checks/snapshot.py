@@ -55,6 +55,6 @@ def check_snapshots(out: Collector, reader: CheckedSnapshots, stored: dict[str, 
         f"{len(wanted) - bad} of {len(wanted)} referenced snapshots verified{note}",
     )
     for entry in assembly.findings:
-        if Reason(entry["reason_code"]) in SNAPSHOT_CODES:
-            out.from_assembly(SNAPSHOT, entry, "fail", roots.get(entry.get("source_id") or ""))
+        if entry.reason in SNAPSHOT_CODES:
+            out.from_assembly(SNAPSHOT, entry, "fail", roots.get(entry.source_id or ""))
     return roots

@@ -28,7 +28,7 @@ def check_spans(
     assembly = out.rc.assembly
     bad = no_spans = 0
     for entry in assembly.findings:
-        reason = Reason(entry["reason_code"])
+        reason = entry.reason
         if reason in SPAN_CODES:
             bad += 1
             out.from_assembly(SPAN, entry, "fail")

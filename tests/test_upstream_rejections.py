@@ -24,11 +24,7 @@ CLAIM = "Morning light shortened sleep onset.[^pubmed-31415926]"
 
 
 def found(assembly: Assembly, artifact_id: str | None = None) -> set[tuple[str, str]]:
-    return {
-        (f.code, f.field)
-        for f in assembly.findings
-        if artifact_id is None or f.artifact_id == artifact_id
-    }
+    return {(f.code, f.field) for f in assembly.findings if artifact_id is None or f.artifact_id == artifact_id}
 
 
 def accepted(assembly: Assembly) -> set[str]:
@@ -231,8 +227,8 @@ def test_r3_our_own_verification_is_overwritten_and_no_input(tmp_path: Path) -> 
 def test_r3_malformed_upstream_verification_is_fatal(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.write_json("outputs/verification.json", {"unsupported_claims": "all of them"})
-    out = cli("assemble", "--run-dir", up.path)
-    assert out.status == 2 and len(out.err_lines) == 1 and "SCHEMA_ERROR" in out.err
+    out = cli("assemble", "--run-dir", up.path, "--json")
+    assert out.status == 2 and len(out.err_lines) == 1 and out.json()["error"]["reason_code"] == "SCHEMA_ERROR"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,8 +257,9 @@ def test_r4_snapshot_not_registered_for_the_evidence_id(tmp_path: Path) -> None:
 def test_r4_malformed_corpus_is_fatal(tmp_path: Path, cli: Callable[..., CliResult], line: str) -> None:
     up, _ = run_with_extraction(tmp_path)
     (up.path / "corpus.jsonl").write_text(line + "\n", encoding="utf-8")
-    out = cli("assemble", "--run-dir", up.path)
-    assert out.status == 2 and len(out.err_lines) == 1 and "SCHEMA_ERROR" in out.err and "line 1" in out.err
+    out = cli("assemble", "--run-dir", up.path, "--json")
+    assert out.status == 2 and len(out.err_lines) == 1 and out.json()["error"]["reason_code"] == "SCHEMA_ERROR"
+    assert "line 1" in out.err  # the line of corpus.jsonl at fault
 
 
 # ---------------------------------------------------------------------------------------------

@@ -332,14 +332,14 @@ def test_source_locate_refuses_empty_and_huge_quotes(run: Run, cli: Cli) -> None
 
 
 def test_source_locate_of_an_unknown_or_tampered_snapshot_fails_closed(run: Run, cli: Cli) -> None:
-    res = cli("source", "locate", "--run-dir", run.path, "--source-id", "src-" + "0" * 64, "--quote", "x")
-    assert res.status == 1 and "UNKNOWN_SOURCE" in res.err and len(res.err_lines) == 1
+    res = cli("source", "locate", "--run-dir", run.path, "--source-id", "src-" + "0" * 64, "--quote", "x", "--json")
+    assert res.status == 1 and res.json()["error"]["reason_code"] == "UNKNOWN_SOURCE" and len(res.err_lines) == 1
     sid = _source(run)
     path = run.store.path_for(sid)
     path.chmod(0o644)
     path.write_text(path.read_text().replace("randomised", "randomized"))
-    res = _locate(cli, run, sid, "randomised")
-    assert res.status == 1 and "SNAPSHOT_HASH_MISMATCH" in res.err
+    res = _locate(cli, run, sid, "randomised", "--json")
+    assert res.status == 1 and res.json()["error"]["reason_code"] == "SNAPSHOT_HASH_MISMATCH"
 
 
 def test_source_spans_finds_normalized_occurrences(run: Run, cli: Cli) -> None:

@@ -33,7 +33,7 @@ def _prose(rb: RunBuilder, wiki: Path, report: str) -> tuple[list[Finding], str]
     rb.run.report_md.write_text(report, encoding="utf-8")
     rb.assemble()
     rc = check_run(rb.run, RunOptions(wiki_root=wiki))
-    status = next(c["status"] for c in rc.checks if c["check_id"] == "C-PROSE")
+    status = rc.status("C-PROSE")
     return [f for f in rc.findings if f.check == "C-PROSE"], status
 
 

@@ -209,7 +209,7 @@ def test_r3_verify_keeps_upstreams_file_and_writes_beside_it(tmp_path: Path, cli
     assert entry[1] == "sha256:" + hashlib.sha256(before).hexdigest()
     _upstream_verification(up, {"evidence_id": EVIDENCE_ID, "reason": "late verdict"})
     rc = check_run(Run(up.path))
-    assert rc.status("C-ASSEMBLER") == "warn" and "verification changed" in rc.check("C-ASSEMBLER")["detail"]
+    assert rc.status("C-ASSEMBLER") == "warn" and "verification changed" in rc.check("C-ASSEMBLER").detail
 
 
 def test_r3_our_own_verification_is_overwritten_and_no_input(tmp_path: Path) -> None:
@@ -407,4 +407,4 @@ def test_r7_hypothesis_wall_respected_passes(tmp_path: Path) -> None:
     assemble_run(Run(up.path))
     rc = check_run(Run(up.path))
     assert rc.status("C-HYPOTHESIS-WALL") == "pass" and rc.verdict == "Verified", rc.report["checks"]
-    assert "1 sentence(s) behind the hypothesis wall" in rc.check("C-HYPOTHESIS-WALL")["detail"]
+    assert "1 sentence(s) behind the hypothesis wall" in rc.check("C-HYPOTHESIS-WALL").detail

@@ -40,7 +40,7 @@ def test_valid_assembled_run_is_verified(assembled: RunFixture) -> None:
 def test_absent_result_is_inconclusive_then_failed_with_the_gate(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1)
     off = verify_run(fx.run, write=False)
-    assert off.check("C-ASSEMBLER")["status"] == "warn"
+    assert off.check("C-ASSEMBLER").status == "warn"
     assert off.verdict == "Inconclusive" and off.exit_status == 0
     on = verify_run(fx.run, gate=True, write=False)
     assert on.verdict == "Failed" and on.exit_status == 1
@@ -67,7 +67,7 @@ def test_removed_accepted_artifact_is_an_edited_result_whatever_the_gate(assembl
     for gate in (None, True):
         verification = verify_run(assembled.run, gate=gate, write=False)
         assert verification.failed("C-ASSEMBLER")
-        assert "accepted" in verification.check("C-ASSEMBLER")["detail"]
+        assert "accepted" in verification.check("C-ASSEMBLER").detail
         assert verification.verdict == "Failed"
 
 
@@ -131,7 +131,7 @@ def test_torn_last_line_fails_the_event_log_check(assembled: RunFixture) -> None
         fh.write(b'{"schema_version": 1, "event_id": "ev-0003"')
     verification = verify_run(assembled.run, write=False)
     assert verification.failed("C-EVENT-LOG")
-    assert "torn" in verification.check("C-EVENT-LOG")["detail"]
+    assert "torn" in verification.check("C-EVENT-LOG").detail
 
 
 def test_lines_appended_after_assembly_neither_stale_nor_disturb_the_result(assembled: RunFixture) -> None:

@@ -145,8 +145,8 @@ def check_run(
     check_gate(out, snapshot_roots, log_root)
     check_report(out)
     # Checks are reported in their numbered order whatever order they ran in.
-    rc.checks.sort(key=lambda c: CHECK_IDS.index(c["check_id"]) if c["check_id"] in CHECK_IDS else len(CHECK_IDS))
-    statuses = {c["status"] for c in rc.checks}
+    rc.checks.sort(key=lambda c: CHECK_IDS.index(c.check_id) if c.check_id in CHECK_IDS else len(CHECK_IDS))
+    statuses = {c.status for c in rc.checks}
     rc.verdict = "Failed" if "fail" in statuses else "Inconclusive" if "warn" in statuses else "Verified"
     rc.exit_status = 1 if rc.verdict == "Failed" or (rc.verdict == "Inconclusive" and enabled) else 0
     return rc

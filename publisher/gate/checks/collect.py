@@ -9,7 +9,7 @@ from typing import Any
 from ...kernel.findings import Finding, Severity
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
-from .runcheck import RunCheck
+from .runcheck import CheckStatus, RunCheck, Status
 
 __all__ = ["Collector"]
 
@@ -24,8 +24,9 @@ class Collector:
         """``warn`` with the gate off, ``fail`` with it on."""
         return "fail" if self.rc.gate else "warn"
 
-    def add(self, check_id: str, status: str, detail: str) -> None:
-        self.rc.checks.append({"check_id": check_id, "status": status, "detail": one_line(detail, 500)})
+    def add(self, check_id: str, status: Status, detail: str) -> None:
+        """Record the outcome of one check (its detail cut to one line)."""
+        self.rc.checks.append(CheckStatus(check_id, status, one_line(detail, 500)))
 
     def find(
         self, check: str, reason: Reason | None, file: str, detail: str, *, in_wiki: bool = False, **facts: Any

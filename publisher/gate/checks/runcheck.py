@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ...kernel.findings import Finding
 from ...runs import Run
@@ -19,7 +19,23 @@ from ..inputs import RunInputs
 if TYPE_CHECKING:
     from ..assemble import Assembly
 
-__all__ = ["RunCheck", "finding_entry"]
+__all__ = ["RunCheck", "CheckStatus", "Status", "finding_entry"]
+
+
+Status = Literal["pass", "warn", "fail"]
+
+
+@dataclass(frozen=True)
+class CheckStatus:
+    """The outcome of one numbered check: its id, ``pass``, ``warn`` or ``fail``, and one line."""
+
+    check_id: str
+    status: Status
+    detail: str
+
+    def to_dict(self) -> dict[str, str]:
+        """As ``verification.json``'s ``checks[]`` lists it."""
+        return {"check_id": self.check_id, "status": self.status, "detail": self.detail}
 
 
 @dataclass
@@ -35,7 +51,7 @@ class RunCheck:
     assembly: Assembly
     stored: dict[str, Any] | None
     stored_problem: str | None
-    checks: list[dict[str, Any]] = field(default_factory=list)
+    checks: list[CheckStatus] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     verdict: str = "Failed"
     exit_status: int = 1
@@ -43,11 +59,11 @@ class RunCheck:
 
     def status(self, check_id: str) -> str:
         """``pass``, ``warn`` or ``fail`` of one check."""
-        return str(next(c["status"] for c in self.checks if c["check_id"] == check_id))
+        return self.check(check_id).status
 
-    def check(self, check_id: str) -> dict[str, Any]:
-        """One check's entry of the report."""
-        return next(c for c in self.checks if c["check_id"] == check_id)
+    def check(self, check_id: str) -> CheckStatus:
+        """One check's outcome."""
+        return next(c for c in self.checks if c.check_id == check_id)
 
     def failed(self, check_id: str) -> bool:
         """Whether that check failed."""
@@ -86,7 +102,7 @@ class RunCheck:
             "gate": {"enabled": self.gate, "flag": self.flag},
             "verdict": self.verdict,
             "exit_status": self.exit_status,
-            "checks": self.checks,
+            "checks": [c.to_dict() for c in self.checks],
             "findings": [finding_entry(f, self.label) for f in self.findings],
             "result": {
                 "present": self.stored is not None or self.stored_problem is not None,

@@ -73,11 +73,11 @@ def prepare_stored(run: Run, reader: CheckedSnapshots) -> Prepared:
     snapshots to the workers before it reads the run's records.
     """
     stored, model, problem = read_stored(run)
-    for source_id in result_sources(stored) if stored else []:
+    for source_id in result_sources(model) if model else []:
         reader.want(source_id)
-    for entry in stored["accepted"] if stored else []:
-        for claim in entry["claims"]:
-            reader.want(claim["source_id"], [(claim["start"], claim["end"])])
+    for entry in model.accepted if model else ():
+        for claim in entry.claims:
+            reader.want(claim.source_id, [(claim.start, claim.end)])
     return Prepared(stored, problem, model)
 
 
@@ -128,20 +128,20 @@ def check_run(
     else:
         inputs, reader, prepared = loaded.inputs, loaded.reader, loaded.prepared
     enabled, flag = gate_setting(gate, inputs.config)
-    stored, stored_problem = prepared.stored, prepared.problem
+    stored, stored_problem, model = prepared.stored, prepared.problem, prepared.model
     # Re-assemble with the gate the result was assembled with, so that a result assembled with
     # --gate compares equal; the gate here only folds the verdict. Read only the log lines the
     # result read: lines appended since neither stale nor disturb it (C-EVENT-LOG checks them).
-    assemble_gate = (stored["gate"]["flag"] == "--gate") if stored is not None else gate
-    log_limit = stored["log"]["events"] if stored is not None else None
+    assemble_gate = (model.gate.flag == "--gate") if model is not None else gate
+    log_limit = model.log.events if model is not None else None
     assembly = assemble(inputs, reader, gate=assemble_gate, log_limit=log_limit, declared=True)  # by prepare()
     rc = RunCheck(run, label, inputs, enabled, flag, assembly, stored, stored_problem)
     out = Collector(rc)
-    log_root = check_log(out, inputs, stored)
-    snapshot_roots = check_snapshots(out, reader, stored)
+    log_root = check_log(out, inputs, model)
+    snapshot_roots = check_snapshots(out, reader, model)
     assembler_root = check_assembler(out, stored, stored_problem, assembly)
-    check_spans(out, reader, stored, assembler_root)
-    check_fresh(out, reader, stored, log_root, snapshot_roots)
+    check_spans(out, reader, model, assembler_root)
+    check_fresh(out, reader, model, log_root, snapshot_roots)
     check_gate(out, snapshot_roots, log_root)
     check_report(out)
     # Checks are reported in their numbered order whatever order they ran in.

@@ -49,16 +49,16 @@ def read_stored(run: Run) -> tuple[dict[str, Any] | None, Result | None, str | N
     return raw, model, None
 
 
-def result_sources(result: dict[str, Any]) -> list[str]:
+def result_sources(result: Result) -> list[str]:
     """Every source id a stored result names (accepted artifacts, their claims, ``sources[]``)."""
     ids: dict[str, None] = {}
-    for entry in result["accepted"]:
-        for source_id in entry["source_ids"]:
+    for entry in result.accepted:
+        for source_id in entry.source_ids:
             ids[source_id] = None
-        for claim in entry["claims"]:
-            ids[claim["source_id"]] = None
-    for entry in result["sources"]:
-        ids[entry["source_id"]] = None
+        for claim in entry.claims:
+            ids[claim.source_id] = None
+    for source in result.sources:
+        ids[source.source_id] = None
     return list(ids)
 
 

@@ -4,9 +4,8 @@ whatever the gate. Its root finding is the cause of every freshness a broken log
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..inputs import RunInputs
+from ..result import Result
 from .collect import Collector
 
 __all__ = ["EVENT_LOG", "check_log"]
@@ -14,7 +13,7 @@ __all__ = ["EVENT_LOG", "check_log"]
 EVENT_LOG = "C-EVENT-LOG"
 
 
-def check_log(out: Collector, inputs: RunInputs, stored: dict[str, Any] | None) -> str | None:
+def check_log(out: Collector, inputs: RunInputs, stored: Result | None) -> str | None:
     """C-EVENT-LOG: a regular file, chain intact, no torn line, the stored prefix unchanged.
 
     Returns the key of the root finding under which broken-log consequences are grouped. Line
@@ -47,7 +46,7 @@ def check_log(out: Collector, inputs: RunInputs, stored: dict[str, Any] | None) 
         root_key = root_key or finding.key
         problems.append(f"line {line} is torn")
     if stored is not None:
-        count, head = stored["log"]["events"], stored["log"]["head"]
+        count, head = stored.log.events, stored.log.head
         if count > len(log.digests):
             detail = f"result.json read {count} log lines; only {len(log.digests)} remain"
         elif count and log.head_at(count) != head:

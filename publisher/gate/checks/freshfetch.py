@@ -7,11 +7,10 @@ cause of every freshness it no longer proves.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
 from ...parallel import CheckedSnapshots
+from ..result import Result
 from .collect import Collector
 
 __all__ = ["FRESH_FETCH", "check_fresh"]
@@ -22,16 +21,21 @@ FRESH_FETCH = "C-FRESH-FETCH"
 def check_fresh(
     out: Collector,
     reader: CheckedSnapshots,
-    stored: dict[str, Any] | None,
+    stored: Result | None,
     log_root: str | None,
     snapshot_roots: dict[str, str],
 ) -> None:
     """C-FRESH-FETCH: every source behind an accepted artifact (stored or assembled now) is fresh."""
     assembly = out.rc.assembly
     behind: dict[str, str] = {}
-    for entry in (stored or assembly.result)["accepted"]:
-        for source_id in entry["source_ids"]:
-            behind.setdefault(source_id, entry["artifact_id"])
+    accepted = (
+        [(a.artifact_id, a.source_ids) for a in stored.accepted]
+        if stored is not None
+        else [(a["artifact_id"], a["source_ids"]) for a in assembly.result["accepted"]]
+    )
+    for artifact_id, source_ids in accepted:
+        for source_id in source_ids:
+            behind.setdefault(source_id, artifact_id)
     not_fresh: dict[str, str] = {}  # source id -> key of its root finding
     for source_id, artifact_id in behind.items():
         try:

@@ -7,11 +7,10 @@ finding per snapshot; the artifacts citing it are its consequences. Fails whatev
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
 from ...parallel import CheckedSnapshots
+from ..result import Result
 from .assembler import result_sources
 from .collect import Collector
 
@@ -22,7 +21,7 @@ SNAPSHOT_CODES = frozenset({Reason.UNKNOWN_SOURCE, Reason.SNAPSHOT_HASH_MISMATCH
 """The assembly's reason codes this check carries."""
 
 
-def check_snapshots(out: Collector, reader: CheckedSnapshots, stored: dict[str, Any] | None) -> dict[str, str]:
+def check_snapshots(out: Collector, reader: CheckedSnapshots, stored: Result | None) -> dict[str, str]:
     """C-SNAPSHOT: one root finding per snapshot that does not verify; returns source id -> root key."""
     assembly = out.rc.assembly
     wanted = list(dict.fromkeys([*assembly.referenced, *(result_sources(stored) if stored else [])]))

@@ -7,11 +7,10 @@ for records without the spans they owe (gated).
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
 from ...parallel import CheckedSnapshots
+from ..result import Result
 from .collect import Collector
 
 __all__ = ["SPAN", "SPAN_CODES", "check_spans"]
@@ -21,9 +20,7 @@ SPAN_CODES = frozenset({Reason.SPAN_OUT_OF_RANGE, Reason.SPAN_TOO_LONG, Reason.E
 """The assembly's reason codes this check fails on (``NO_SPANS`` it carries gated)."""
 
 
-def check_spans(
-    out: Collector, reader: CheckedSnapshots, stored: dict[str, Any] | None, assembler_root: str | None
-) -> None:
+def check_spans(out: Collector, reader: CheckedSnapshots, stored: Result | None, assembler_root: str | None) -> None:
     """C-SPAN: the run's spans (from the assembly) and the claims ``result.json`` stores."""
     assembly = out.rc.assembly
     bad = no_spans = 0
@@ -36,16 +33,16 @@ def check_spans(
             no_spans += 1
             out.from_assembly(SPAN, entry, out.gated())
     claims_checked = 0
-    for entry in stored["accepted"] if stored else []:
-        for index, claim in enumerate(entry["claims"]):
-            sid, start, end = claim["source_id"], claim["start"], claim["end"]
+    for accepted in stored.accepted if stored else ():
+        for index, claim in enumerate(accepted.claims):
+            sid, start, end = claim.source_id, claim.start, claim.end
             try:
                 reader.get(sid)
             except IntegrityError:
                 continue  # reported by C-SNAPSHOT
             claims_checked += 1
             span = reader.span(sid, start, end)
-            if span.excerpt is None or span.excerpt != claim["excerpt"]:
+            if span.excerpt is None or span.excerpt != claim.excerpt:
                 bad += 1
                 reason = span.reason or Reason.EXCERPT_MISMATCH
                 out.find(
@@ -53,7 +50,7 @@ def check_spans(
                     reason,
                     "outputs/result.json",
                     f"result.json claim {sid}#{start}-{end} is not the re-slice",
-                    artifact_id=entry["artifact_id"],
+                    artifact_id=accepted.artifact_id,
                     field=f"claims[{index}]",
                     source_id=sid,
                     start=start,

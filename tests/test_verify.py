@@ -9,7 +9,8 @@ import pytest
 from _gate_helpers import RunFixture, make_run, read_json, write_json
 
 from publisher.gate.assemble import assemble_run
-from publisher.gate.pipeline import CHECK_IDS, verify_run
+from publisher.gate.checks import CHECK_IDS
+from publisher.gate.pipeline import verify_run
 from publisher.gate.result import Result
 
 

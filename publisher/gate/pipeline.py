@@ -41,7 +41,6 @@ from .urls import fetched_urls
 from .verdicts import verification_target
 
 __all__ = [
-    "RunCheck",
     "Prepared",
     "Loaded",
     "prepare_stored",
@@ -49,7 +48,6 @@ __all__ = [
     "check_run",
     "verify_run",
     "write_verification",
-    "CHECK_IDS",
     "VERDICTS",
 ]
 

@@ -25,11 +25,7 @@ ZERO_ID = "src-" + "0" * 64
 
 def found(assembly: Assembly, artifact_id: str | None = None) -> set[tuple[str, str]]:
     """(reason code, field) of the findings, optionally of one artifact."""
-    return {
-        (f.code, f.field)
-        for f in assembly.findings
-        if artifact_id is None or f.artifact_id == artifact_id
-    }
+    return {(f.code, f.field) for f in assembly.findings if artifact_id is None or f.artifact_id == artifact_id}
 
 
 def codes(assembly: Assembly) -> set[str]:

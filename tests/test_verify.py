@@ -214,3 +214,17 @@ def test_unresolved_artifacts_surface_in_the_gate_check(tmp_path: Path) -> None:
     # an unresolvable citation is reported once, under the check that owns citations
     assert finding_codes(fx, "C-CITE-RESOLVE") == {"SOURCE_OUTSIDE_ACCEPTED"}
     assert finding_codes(fx, "C-GATE") == set()
+
+
+def test_the_checks_package_names_every_check_and_the_module_it_lives_in() -> None:
+    """A newcomer finds each numbered check, its module and its codes in one docstring."""
+    import importlib
+
+    import publisher.gate.checks as checks
+
+    doc = checks.__doc__ or ""
+    for check_id in CHECK_IDS:
+        row = next((line for line in doc.splitlines() if f"``{check_id}``" in line), None)
+        assert row is not None, check_id
+        module = row.split(":mod:`.")[1].split("`")[0]
+        importlib.import_module(f"publisher.gate.checks.{module}")

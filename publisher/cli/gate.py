@@ -124,9 +124,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
+    from ..gate.inputs import RunOptions
     from ..gate.render import write_report
 
     run = Run.open(args.run_dir)
-    path = write_report(run, wiki_root=args.wiki, trusted_keys=_keys(args, run))
+    path = write_report(run, RunOptions(wiki_root=args.wiki, trusted_keys=_keys(args, run)))
     emit(args, {"run_dir": str(run.path), "report_html": str(path)}, f"Rendered {path}")
     return 0

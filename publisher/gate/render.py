@@ -19,7 +19,6 @@ import jinja2
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
@@ -211,9 +210,9 @@ def render_report_body(
     return str(_fragment(view, _environment(), source_links, contexts))
 
 
-def render_report(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> str:
+def render_report(run: Run, options: RunOptions | None = None) -> str:
     """The full report page (HTML). Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails."""
-    view = ReportView.of(check_run(run, RunOptions(wiki_root=wiki_root, trusted_keys=trusted_keys)))
+    view = ReportView.of(check_run(run, options))
     env = _environment()
     fragment = _fragment(view, env)
     css = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
@@ -226,9 +225,9 @@ def render_report(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyR
     return page.lstrip()
 
 
-def write_report(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> Path:
+def write_report(run: Run, options: RunOptions | None = None) -> Path:
     """Render and write ``outputs/report.html`` atomically; nothing is written on refusal."""
-    html = render_report(run, wiki_root=wiki_root, trusted_keys=trusted_keys)
+    html = render_report(run, options)
     run.outputs_dir.mkdir(parents=True, exist_ok=True)
     _fs.write_atomic(run.report_html, html.encode("utf-8"))
     return run.report_html

@@ -59,9 +59,11 @@ class Prepared:
     """The stored result of a run (or why it is unusable), read once when its snapshots were declared."""
 
     stored: dict[str, Any] | None
+    """The stored result as read (for C-ASSEMBLER's exact comparison with the assembly now)."""
     problem: str | None
-    model: Result | None = None
-    """The stored result as a model (validated when read), when it is usable."""
+    model: Result | None
+    """The same result as a model (validated when read): what the other checks read. None
+    exactly when ``stored`` is."""
 
 
 def prepare_stored(run: Run, reader: CheckedSnapshots) -> Prepared:

@@ -250,11 +250,12 @@ def make_signed_wiki(root: Path, size: int) -> Path:
     (root / "hooks" / "evidence.py").write_bytes((REPO / "hooks" / "evidence.py").read_bytes())
     # The trusted keys are an input of each result: assemble again now that the wiki lists one.
     from publisher.gate.assemble import assemble_run
+    from publisher.gate.inputs import RunOptions
     from publisher.runs import Run
 
     (root / "mkdocs.yml").write_text(_CONFIG + PROOF_VARIANTS["signed"], encoding="utf-8")
     for run in sorted((root / "runs").iterdir()):
-        assemble_run(Run(run), wiki_root=root, write=True)
+        assemble_run(Run(run), RunOptions(wiki_root=root), write=True)
     return root
 
 

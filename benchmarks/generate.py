@@ -29,6 +29,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from publisher.acquire.signing import load_signer
+from publisher.gate.inputs import RunOptions
 from publisher.kernel.canonical import format_ts, utc_now
 from publisher.kernel.eventlog import append_event
 from publisher.kernel.refs import format_ref
@@ -301,7 +302,7 @@ def _assemble_all(runs: list[Path], root: Path) -> int:
         return 0
     done = 0
     for path in runs:
-        assemble_run(Run(path), wiki_root=root)
+        assemble_run(Run(path), RunOptions(wiki_root=root))
         done += 1
     return done
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from publisher.acquire.signing import load_signer
+from publisher.gate.inputs import RunOptions
 from publisher.gate.result import Result
 from publisher.kernel.canonical import canonical_bytes, sha256_hex
 from publisher.kernel.eventlog import append_event
@@ -185,7 +186,7 @@ class RunBuilder:
         """Assemble the run's records with the real assembler; returns result.json."""
         from publisher.gate.assemble import assemble_run
 
-        assembly = assemble_run(self.run, gate=gate or None, wiki_root=self.wiki, write=True)
+        assembly = assemble_run(self.run, RunOptions(wiki_root=self.wiki), gate=gate or None, write=True)
         Result.model_validate(assembly.result)
         return assembly.result
 

@@ -192,7 +192,7 @@ def test_malformed_responses_are_refused_whole(run: Run, tmp_path: Path, cli: Cl
     path = tmp_path / "bad.json"
     path.write_bytes(body)
     res = _import(cli, run, path, f"0={snap.source_id}")
-    assert res.status == 2 and "SCHEMA_ERROR" in res.err and len(res.err_lines) == 1
+    assert res.status == 2 and res.json()["error"]["reason_code"] == "SCHEMA_ERROR" and len(res.err_lines) == 1
     assert not any(run.extractions_dir.iterdir())
 
 

@@ -156,7 +156,7 @@ def test_upstream_v1_run_assembles_and_verifies(tmp_path: Path) -> None:
     assert kinds["report:pmc-0"] == "synthesis_claim"
     verification = verify_run(fx.run)
     assert verification.verdict == "Verified", verification.report["checks"]
-    assert "unsealed" in verification.check("C-SNAPSHOT")["detail"]
+    assert "unsealed" in verification.check("C-SNAPSHOT").detail
 
 
 def test_paper_problem_rules() -> None:

@@ -25,15 +25,11 @@ ZERO_ID = "src-" + "0" * 64
 
 def found(assembly: Assembly, artifact_id: str | None = None) -> set[tuple[str, str]]:
     """(reason code, field) of the findings, optionally of one artifact."""
-    return {
-        (f["reason_code"], f["field"])
-        for f in assembly.findings
-        if artifact_id is None or f["artifact_id"] == artifact_id
-    }
+    return {(f.code, f.field) for f in assembly.findings if artifact_id is None or f.artifact_id == artifact_id}
 
 
 def codes(assembly: Assembly) -> set[str]:
-    return {f["reason_code"] for f in assembly.findings}
+    return {f.code for f in assembly.findings}
 
 
 def ext_id(fx: RunFixture, index: int = 0) -> str:
@@ -48,7 +44,7 @@ def edit_extraction(fx: RunFixture, index: int, change: Any) -> None:
 
 def assert_only(assembly: Assembly, artifact_id: str) -> None:
     """Only ``artifact_id`` is unresolved; everything else stays accepted."""
-    assert {f["artifact_id"] for f in assembly.findings} == {artifact_id}
+    assert {f.artifact_id for f in assembly.findings} == {artifact_id}
     counts = assembly.result["counts"]
     assert counts["unresolved"] == 1 and counts["accepted"] == counts["artifacts_seen"] - 1
 
@@ -82,7 +78,7 @@ def test_snapshot_hash_mismatch_for_a_tampered_snapshot(tmp_path: Path) -> None:
     }
     assert found(assembly, "report:url0") == {("SNAPSHOT_HASH_MISMATCH", "links[0]")}
     assert found(assembly, "report:pmc0") == {("SOURCE_OUTSIDE_ACCEPTED", "paper_ids")}
-    hit = {f["artifact_id"] for f in assembly.findings if f["reason_code"] == "SNAPSHOT_HASH_MISMATCH"}
+    hit = {f.artifact_id for f in assembly.findings if f.code == "SNAPSHOT_HASH_MISMATCH"}
     assert hit == {ext_id(fx), f"appraisal:{fx.articles[0].evidence_id}", "report:a0", "report:url0"}
     assert fx.articles[1].evidence_id in {a["evidence_id"] for a in assembly.result["accepted"]}
 
@@ -95,7 +91,7 @@ def test_snapshot_metadata_edit_breaks_the_seal(tmp_path: Path) -> None:
     write_json(path, raw)
     assembly = assemble_run(fx.run)
     assert codes(assembly) == {"SNAPSHOT_HASH_MISMATCH"}
-    assert {f["artifact_id"] for f in assembly.findings} == {ext_id(fx)}
+    assert {f.artifact_id for f in assembly.findings} == {ext_id(fx)}
 
 
 def test_span_out_of_range(tmp_path: Path) -> None:
@@ -451,7 +447,7 @@ def test_one_finding_never_hides_another(tmp_path: Path) -> None:
     }
     assert assembly.result["counts"]["unresolved"] == 1
     assert sum(assembly.result["diagnostics"]["counts_by_reason"].values()) == len(assembly.findings) == 6
-    assert all(len(f["detail"]) <= 300 and "\n" not in f["detail"] for f in assembly.findings)
+    assert all(len(f.detail) <= 300 and "\n" not in f.detail for f in assembly.findings)
 
 
 def test_every_reason_code_is_attacked_here() -> None:

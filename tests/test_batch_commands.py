@@ -10,6 +10,7 @@ from _gate_helpers import make_run
 
 from publisher.gate.assemble import assemble_run
 from publisher.gate.freshness import freshness
+from publisher.gate.inputs import RunOptions
 from publisher.gate.pipeline import verify_run
 from publisher.kernel import store
 from publisher.kernel.assets import AssetChecker
@@ -56,11 +57,11 @@ def test_verify_reads_each_snapshot_once(tmp_path: Path, counted: list[str]) -> 
 
 def test_assemble_and_verify_agree_on_any_executor(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=3)
-    serial = assemble_run(fx.run, write=False, workers=1).result
+    serial = assemble_run(fx.run, RunOptions(workers=1), write=False).result
     with ThreadPoolExecutor(max_workers=3) as pool:
-        threaded = assemble_run(fx.run, write=False, executor=pool).result
-        assemble_run(fx.run, executor=pool)
-        verification = verify_run(fx.run, write=False, executor=pool)
+        threaded = assemble_run(fx.run, RunOptions(executor=pool), write=False).result
+        assemble_run(fx.run, RunOptions(executor=pool))
+        verification = verify_run(fx.run, RunOptions(executor=pool), write=False)
     assert _without_time(serial) == _without_time(threaded)
     assert verification.verdict == "Verified"
 
@@ -68,7 +69,7 @@ def test_assemble_and_verify_agree_on_any_executor(tmp_path: Path) -> None:
 def test_progress_is_reported_per_snapshot(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=2)
     calls: list[tuple[int, int]] = []
-    assembly = assemble_run(fx.run, write=False, progress=lambda done, total: calls.append((done, total)))
+    assembly = assemble_run(fx.run, RunOptions(progress=lambda done, total: calls.append((done, total))), write=False)
     total = len(assembly.referenced)
     assert calls and calls[-1] == (total, total)
 
@@ -121,12 +122,12 @@ def test_assemble_and_verify_take_asset_digests_from_the_workers(
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
     hashed = count_asset_hashes(monkeypatch)
-    assembly = assemble_run(rb.run, wiki_root=wiki, write=False)
+    assembly = assemble_run(rb.run, RunOptions(wiki_root=wiki), write=False)
     assert assembly.findings == [] and len(hashed) == 1
-    assert verify_run(rb.run, wiki_root=wiki, write=False).verdict == "Verified"
+    assert verify_run(rb.run, RunOptions(wiki_root=wiki), write=False).verdict == "Verified"
     monkeypatch.undo()
     tamper("pdf-asset", rb)
-    codes = {f["reason_code"] for f in assemble_run(rb.run, wiki_root=wiki, write=False).findings}
+    codes = {f.code for f in assemble_run(rb.run, RunOptions(wiki_root=wiki), write=False).findings}
     assert codes == {"ASSET_HASH_MISMATCH"}
 
 

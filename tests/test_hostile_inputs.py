@@ -66,8 +66,8 @@ def test_report_claim_after_a_line_separator_is_checked_and_never_rendered(
     )
     _, result = _assemble(cli, fx)
     assert ("report:x", "spans[0]", "EXCERPT_MISMATCH") in _findings(result)
-    rendered = cli("render", "--run-dir", fx.run.path)
-    assert rendered.status == 1 and "EXCERPT_MISMATCH" in rendered.err
+    rendered = cli("render", "--run-dir", fx.run.path, "--json")
+    assert rendered.status == 1 and rendered.json()["error"]["reason_code"] == "EXCERPT_MISMATCH"
     assert not fx.run.report_html.exists()
 
 
@@ -183,7 +183,8 @@ def test_input_file_that_is_a_fifo_or_folder_is_a_usage_error(tmp_path: Path, wh
     outcome = _fifo_safe_assemble(fx.run.path)
     assert outcome.returncode == 2
     lines = [line for line in outcome.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "SCHEMA_ERROR" in lines[0] and "Traceback" not in outcome.stderr
+    assert len(lines) == 1 and "Traceback" not in outcome.stderr
+    assert json.loads(outcome.stdout)["error"]["reason_code"] == "SCHEMA_ERROR"
     assert tree_digest(fx.run.path / "outputs") == before
 
 

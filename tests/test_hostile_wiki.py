@@ -47,8 +47,9 @@ def test_config_run_slug_that_is_not_a_path_segment_is_refused(
     rb = sample_run(wiki)
     edit_json(rb.run.config_path, lambda d: d.__setitem__("run_slug", slug))
     before = tree_digest(rb.run.path / "outputs")
-    outcome = cli("assemble", "--run-dir", rb.run.path)
-    assert outcome.status == 2 and "SCHEMA_ERROR" in outcome.err and len(outcome.err_lines) == 1
+    outcome = cli("assemble", "--run-dir", rb.run.path, "--json")
+    assert outcome.status == 2 and outcome.json()["error"]["reason_code"] == "SCHEMA_ERROR"
+    assert len(outcome.err_lines) == 1
     assert tree_digest(rb.run.path / "outputs") == before
 
 

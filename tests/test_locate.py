@@ -332,14 +332,14 @@ def test_source_locate_refuses_empty_and_huge_quotes(run: Run, cli: Cli) -> None
 
 
 def test_source_locate_of_an_unknown_or_tampered_snapshot_fails_closed(run: Run, cli: Cli) -> None:
-    res = cli("source", "locate", "--run-dir", run.path, "--source-id", "src-" + "0" * 64, "--quote", "x")
-    assert res.status == 1 and "UNKNOWN_SOURCE" in res.err and len(res.err_lines) == 1
+    res = cli("source", "locate", "--run-dir", run.path, "--source-id", "src-" + "0" * 64, "--quote", "x", "--json")
+    assert res.status == 1 and res.json()["error"]["reason_code"] == "UNKNOWN_SOURCE" and len(res.err_lines) == 1
     sid = _source(run)
     path = run.store.path_for(sid)
     path.chmod(0o644)
     path.write_text(path.read_text().replace("randomised", "randomized"))
-    res = _locate(cli, run, sid, "randomised")
-    assert res.status == 1 and "SNAPSHOT_HASH_MISMATCH" in res.err
+    res = _locate(cli, run, sid, "randomised", "--json")
+    assert res.status == 1 and res.json()["error"]["reason_code"] == "SNAPSHOT_HASH_MISMATCH"
 
 
 def test_source_spans_finds_normalized_occurrences(run: Run, cli: Cli) -> None:
@@ -355,7 +355,7 @@ def test_source_spans_finds_normalized_occurrences(run: Run, cli: Cli) -> None:
 
 
 def _mismatches(assembly: Any) -> list[dict[str, Any]]:
-    return [f for f in assembly.findings if f["reason_code"] == "EXCERPT_MISMATCH"]
+    return [f for f in assembly.findings if f.code == "EXCERPT_MISMATCH"]
 
 
 def test_excerpt_mismatch_names_the_nearest_candidate(tmp_path: Path) -> None:
@@ -370,17 +370,17 @@ def test_excerpt_mismatch_names_the_nearest_candidate(tmp_path: Path) -> None:
     quoted.update(start=start + 1, end=end + 1)  # shifted by one, its quote kept
     fx.put_extraction(0, record)
     (finding,) = _mismatches(assemble_run(fx.run))
-    assert finding["field"] == "outcomes[0].spans[0]" and len(finding["detail"]) <= 300
-    assert f"nearest located candidate: {start}-{end} (exact)" in finding["detail"]
+    assert finding.field == "outcomes[0].spans[0]" and len(finding.detail) <= 300
+    assert f"nearest located candidate: {start}-{end} (exact)" in finding.detail
     # the agent's quote with its white space flattened and one line break doubled
     quoted.update(start=start, end=end, text="  ".join(quoted["text"].split()) + " ")
     fx.put_extraction(0, record)
     (finding,) = _mismatches(assemble_run(fx.run))
-    assert f"{start}-{end} (normalized)" in finding["detail"] and len(finding["detail"]) <= 300
+    assert f"{start}-{end} (normalized)" in finding.detail and len(finding.detail) <= 300
     quoted.update(text="Words that appear in no article at all, invented for this test.")
     fx.put_extraction(0, record)
     (finding,) = _mismatches(assemble_run(fx.run))
-    assert "found nowhere" in finding["detail"]
+    assert "found nowhere" in finding.detail
 
 
 def test_a_report_footnote_mismatch_names_the_candidate(tmp_path: Path) -> None:
@@ -398,8 +398,8 @@ def test_a_report_footnote_mismatch_names_the_candidate(tmp_path: Path) -> None:
     bad = format_ref(article.source_id, span["start"], span["end"], elided)
     fx.report.write_text(fx.report.read_text().replace(good, bad))
     (finding,) = _mismatches(assemble_run(fx.run))
-    assert finding["artifact_id"] == "report:a0"
-    assert "(fragments)" in finding["detail"] and len(finding["detail"]) <= 300
+    assert finding.artifact_id == "report:a0"
+    assert "(fragments)" in finding.detail and len(finding.detail) <= 300
 
 
 def test_locating_mismatches_is_bounded_per_assembly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -415,4 +415,4 @@ def test_locating_mismatches_is_bounded_per_assembly(tmp_path: Path, monkeypatch
     fx.put_extraction(0, record)
     monkeypatch.setattr(artifacts, "MAX_LOCATED", 0)
     (finding,) = _mismatches(assemble_run(fx.run))
-    assert "not located (over 0 mismatches)" in finding["detail"]
+    assert "not located (over 0 mismatches)" in finding.detail

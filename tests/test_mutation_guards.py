@@ -15,6 +15,8 @@ from _wiki_helpers import WARNING_HOOK, build_wiki, make_wiki, sample_run, tree_
 from mkdocs.exceptions import Abort
 
 from publisher.gate.assemble import assemble_run
+from publisher.gate.checks.publication import refusals as publication_refusals
+from publisher.gate.inputs import RunOptions
 from publisher.gate.pipeline import check_run
 from publisher.kernel.canonical import canonical_bytes
 from publisher.wiki.check import check_wiki
@@ -44,17 +46,17 @@ def test_a_broken_chain_voids_every_fetch_event(tmp_path: Path) -> None:
     lines = rb.run.events_path.read_bytes().split(b"\n")
     lines[0] = lines[0].replace(b"test fixture", b"test fixturE")  # line 2's prev no longer matches
     writable(rb.run.events_path).write_bytes(b"\n".join(lines))
-    assembly = assemble_run(rb.run, wiki_root=wiki, write=False)
-    codes = {f["reason_code"] for f in assembly.findings}
+    assembly = assemble_run(rb.run, RunOptions(wiki_root=wiki), write=False)
+    codes = {f.code for f in assembly.findings}
     assert codes == {"NO_FRESH_FETCH"} and not assembly.result["accepted"]
-    assert all(f["detail"].startswith("event log is not intact") for f in assembly.findings)
+    assert all(f.detail.startswith("event log is not intact") for f in assembly.findings)
 
 
 def test_a_rechained_log_that_rewrites_history_fails_the_log_check(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
     _rechain(rb.run.events_path, 1)
-    rc = check_run(rb.run, wiki_root=wiki)
+    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
     assert rc.failed("C-EVENT-LOG"), rc.check("C-EVENT-LOG")
     assert "C-EVENT-LOG" in {f.code for f in check_wiki(wiki).findings}
 
@@ -126,22 +128,22 @@ def test_a_result_without_its_inputs_list_is_stale_not_edited(tmp_path: Path) ->
     data = json.loads(rb.run.result_path.read_text(encoding="utf-8"))
     del data["inputs"]
     writable(rb.run.result_path).write_text(json.dumps(data), encoding="utf-8")
-    rc = check_run(rb.run, wiki_root=wiki)
+    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
     assert rc.status("C-ASSEMBLER") == "warn" and rc.verdict == "Inconclusive"
-    assert "C-ASSEMBLER" in {f.code for f in rc.refusals()}
+    assert "C-ASSEMBLER" in {f.code for f in publication_refusals(rc)}
     data["accepted"][0]["claims"][0]["claim"] = "edited"
     rb.run.result_path.write_text(json.dumps(data), encoding="utf-8")
-    assert check_run(rb.run, wiki_root=wiki).status("C-ASSEMBLER") == "fail"
+    assert check_run(rb.run, RunOptions(wiki_root=wiki)).status("C-ASSEMBLER") == "fail"
 
 
 def test_verification_says_whether_a_result_was_there(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    assert check_run(rb.run, wiki_root=wiki).report["result"]["present"] is True
+    assert check_run(rb.run, RunOptions(wiki_root=wiki)).report["result"]["present"] is True
     writable(rb.run.result_path).write_text("{not json", encoding="utf-8")
-    assert check_run(rb.run, wiki_root=wiki).report["result"]["present"] is True
+    assert check_run(rb.run, RunOptions(wiki_root=wiki)).report["result"]["present"] is True
     rb.run.result_path.unlink()
-    assert check_run(rb.run, wiki_root=wiki).report["result"]["present"] is False
+    assert check_run(rb.run, RunOptions(wiki_root=wiki)).report["result"]["present"] is False
 
 
 def test_a_head_recorded_for_an_empty_log_fails_the_log_check(tmp_path: Path) -> None:
@@ -150,7 +152,7 @@ def test_a_head_recorded_for_an_empty_log_fails_the_log_check(tmp_path: Path) ->
     data = json.loads(rb.run.result_path.read_text(encoding="utf-8"))
     data["log"]["events"] = 0
     writable(rb.run.result_path).write_text(json.dumps(data), encoding="utf-8")
-    rc = check_run(rb.run, wiki_root=wiki)
+    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
     assert rc.failed("C-EVENT-LOG"), rc.check("C-EVENT-LOG")
 
 
@@ -161,7 +163,7 @@ def test_a_gate_failure_found_without_the_gate_lists_what_failed(tmp_path: Path)
     rb = sample_run(wiki)
     rb.unresolved()
     assert rb.assemble(gate=True)["gate"]["verdict"] == "fail"
-    refusals = check_run(rb.run, wiki_root=wiki).refusals()
+    refusals = publication_refusals(check_run(rb.run, RunOptions(wiki_root=wiki)))
     (root,) = [f for f in refusals if f.code == "C-GATE" and f.cause is None]
     assert {f.code for f in refusals if f.cause == root.key} == {"NO_PAPER_ID"}
 
@@ -184,7 +186,7 @@ def test_a_record_may_cite_another_retrieval_of_its_own_paper_only(tmp_path: Pat
     up.extraction([span], limitations=f"Dropouts are listed in {supplement}.")
     assert assemble_run(Run(up.path), write=False).findings == []
     up.extraction([span], limitations=f"Compare {elsewhere}.")
-    codes = {(f["reason_code"], f["field"]) for f in assemble_run(Run(up.path), write=False).findings}
+    codes = {(f.code, f.field) for f in assemble_run(Run(up.path), write=False).findings}
     assert codes == {("URL_NOT_RETRIEVED", "limitations")}
 
 
@@ -203,7 +205,7 @@ def test_a_stated_id_must_agree_with_everything_known_of_the_label(tmp_path: Pat
     stated = corpus_doi["doi"] if which == "corpus" else PAPER["doi"]
     up.report("Light helps.[^pubmed-31415926]", [f"[^pubmed-31415926]: PMID 31415926. DOI {stated}."])
     findings = assemble_run(Run(up.path), write=False).findings
-    assert {(f["reason_code"], f["field"]) for f in findings if f["artifact_id"].startswith("report:")} == {
+    assert {(f.code, f.field) for f in findings if f.artifact_id.startswith("report:")} == {
         ("SOURCE_OUTSIDE_ACCEPTED", "paper_ids")
     }
 
@@ -216,7 +218,7 @@ def test_an_empty_evidence_set_is_refused_once_whatever_the_gate(tmp_path: Path)
         rb = RunBuilder(wiki, f"empty-{gate}")
         rb.source("https://example.org/a", "A text nobody cited.")
         rb.assemble(gate=gate)
-        refusals = check_run(rb.run, wiki_root=wiki).refusals()
+        refusals = publication_refusals(check_run(rb.run, RunOptions(wiki_root=wiki)))
         assert [f.code for f in refusals] == ["NO_SPANS"], (gate, [f.one_line() for f in refusals])
 
 
@@ -225,10 +227,10 @@ def test_other_reason_codes_of_the_assembly_are_reported_under_c_gate(tmp_path: 
     rb = sample_run(wiki)
     rb.unresolved()
     rb.assemble()
-    rc = check_run(rb.run, wiki_root=wiki)
+    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
     assert {(f.check, f.code, f.severity) for f in rc.findings} == {("C-GATE", "NO_PAPER_ID", "warn")}
     assert rc.verdict == "Inconclusive" and rc.exit_status == 0
-    assert check_run(rb.run, wiki_root=wiki, gate=True).exit_status == 1
+    assert check_run(rb.run, RunOptions(wiki_root=wiki), gate=True).exit_status == 1
 
 
 def test_a_changed_pdf_is_named_by_its_file(tmp_path: Path) -> None:
@@ -237,7 +239,7 @@ def test_a_changed_pdf_is_named_by_its_file(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
     tamper("pdf-asset", rb)
-    rc = check_run(rb.run, wiki_root=wiki)
+    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
     (root,) = [f for f in rc.findings if f.code == "ASSET_HASH_MISMATCH" and f.cause is None]
     assert root.check == "C-SNAPSHOT" and root.file.startswith("runs/") is False
     assert root.file.startswith("assets/papers/") and root.file.endswith(".pdf")
@@ -276,8 +278,8 @@ def test_a_quote_that_differs_names_the_first_code_point_that_differs(tmp_path: 
     span["text"] = quote  # what the record says the span reads
     up.extraction([span])
     (finding,) = assemble_run(Run(up.path), write=False).findings
-    assert finding["reason_code"] == "EXCERPT_MISMATCH"
-    assert f"at code point {at} " in finding["detail"]
+    assert finding.code == "EXCERPT_MISMATCH"
+    assert f"at code point {at} " in finding.detail
 
 
 def test_two_records_of_one_artifact_each_name_the_other(tmp_path: Path) -> None:
@@ -292,12 +294,12 @@ def test_two_records_of_one_artifact_each_name_the_other(tmp_path: Path) -> None
     span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes")
     up.extraction([span], name="first")
     up.extraction([span], name="second")
-    findings = [f for f in assemble_run(Run(up.path), write=False).findings if f["reason_code"] == "SCHEMA_ERROR"]
+    findings = [f for f in assemble_run(Run(up.path), write=False).findings if f.code == "SCHEMA_ERROR"]
     assert len(findings) == 2
     for finding in findings:
-        own = "first" if "first" in finding["record"] else "second"
+        own = "first" if "first" in finding.file else "second"
         other = "second" if own == "first" else "first"
-        assert f"{other}.json" in finding["detail"] and f"{own}.json" not in finding["detail"]
+        assert f"{other}.json" in finding.detail and f"{own}.json" not in finding.detail
 
 
 def test_the_exit_status_of_a_check_follows_its_verdict_and_the_gate(tmp_path: Path) -> None:
@@ -305,16 +307,16 @@ def test_the_exit_status_of_a_check_follows_its_verdict_and_the_gate(tmp_path: P
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
     for gate in (False, True):
-        verified = check_run(rb.run, wiki_root=wiki, gate=gate)
+        verified = check_run(rb.run, RunOptions(wiki_root=wiki), gate=gate)
         assert (verified.verdict, verified.exit_status) == ("Verified", 0), gate
     rb.record(
         "extraction",
         "later",
         {"schema_version": 1, "evidence_id": "pmid:777", "pmid": "777", "design": "rct", "spans": []},
     )  # an input changed since assembly: the result is stale, a warning with the gate off
-    stale = check_run(rb.run, wiki_root=wiki, gate=False)
+    stale = check_run(rb.run, RunOptions(wiki_root=wiki), gate=False)
     assert (stale.verdict, stale.exit_status) == ("Inconclusive", 0)
-    assert check_run(rb.run, wiki_root=wiki, gate=True).exit_status == 1
+    assert check_run(rb.run, RunOptions(wiki_root=wiki), gate=True).exit_status == 1
 
 
 def test_a_footnote_on_a_snapshot_that_fails_names_the_snapshot_not_the_claim(tmp_path: Path) -> None:

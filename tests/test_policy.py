@@ -124,9 +124,9 @@ def test_a_bad_key_entry_is_one_line_in_check_and_build(
     listed = entry if entry.startswith("[") else f"\n      - {entry}"
     with (wiki / "mkdocs.yml").open("a", encoding="utf-8") as out:
         out.write(f"extra:\n  evidence:\n    trusted_keys: {listed}\n")
-    done = cli("check", "--wiki", wiki)
+    done = cli("check", "--wiki", wiki, "--json")
     assert done.status == 2
-    assert done.err.count("\n") == 1 and "SCHEMA_ERROR" in done.err
+    assert done.err.count("\n") == 1 and done.json()["error"]["reason_code"] == "SCHEMA_ERROR"
     assert str(tmp_path) not in done.err
     with pytest.raises((PluginError, Abort)):
         build_wiki(wiki)
@@ -142,8 +142,8 @@ def test_an_unknown_option_or_unloadable_configuration_is_an_error_never_no_keys
     config.write_text(base + "extra:\n  evidence:\n    trusted_key: [keys/ci.pub]\n", encoding="utf-8")
     assert cli("check", "--wiki", wiki).status == 2
     config.write_text("INHERIT: absent.yml\n" + base, encoding="utf-8")
-    done = cli("check", "--wiki", wiki)
-    assert done.status == 2 and "SCHEMA_ERROR" in done.err
+    done = cli("check", "--wiki", wiki, "--json")
+    assert done.status == 2 and done.json()["error"]["reason_code"] == "SCHEMA_ERROR"
     assert cli("check", "--wiki", wiki, "--config", wiki / "absent.yml").status == 2
 
 

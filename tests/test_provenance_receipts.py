@@ -39,7 +39,7 @@ def _loopback_only(no_proxy: None) -> None:
 
 
 def _codes(run: Run) -> set[tuple[str, str | None]]:
-    return {(f["reason_code"], f.get("source_id")) for f in assemble_run(run, write=False).findings}
+    return {(f.code, f.source_id) for f in assemble_run(run, write=False).findings}
 
 
 def _fetched(tmp_path: Path, pages: Pages) -> tuple[Run, str]:

@@ -58,7 +58,7 @@ def _trusting_wiki(tmp_path: Path, public: Path, slug: str = "r") -> tuple[Path,
 
 
 def _codes(run: Run) -> set[str]:
-    return {f["reason_code"] for f in assemble_run(run, write=False).findings}
+    return {f.code for f in assemble_run(run, write=False).findings}
 
 
 def _rewrite_log(run: Run, lines: list[dict[str, object]]) -> None:
@@ -214,7 +214,7 @@ def test_events_spliced_from_another_run_are_refused(tmp_path: Path, keys: dict)
     _rewrite_log(run, relabelled)
     assert _codes(run) == {"NO_FRESH_FETCH"}
     # The same events in their own run are fine: the rule is about the run, not the bytes.
-    assert {f["reason_code"] for f in assemble_run(other, write=False).findings} == set()
+    assert {f.code for f in assemble_run(other, write=False).findings} == set()
 
 
 def test_a_reordered_signed_log_is_refused(tmp_path: Path, keys: dict) -> None:

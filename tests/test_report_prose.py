@@ -12,8 +12,9 @@ import pytest
 from _wiki_helpers import RunBuilder, build_wiki, leftovers, make_wiki, sample_run, tree_digest
 from mkdocs.exceptions import Abort
 
+from publisher.gate.checks.prose import QUOTE_WORDS, quotations
+from publisher.gate.inputs import RunOptions
 from publisher.gate.pipeline import check_run
-from publisher.gate.reportprose import QUOTE_WORDS, quotations
 from publisher.kernel.findings import Finding
 
 TEXT_B = "Appraisal text. Randomisation was adequate and allocation was concealed. Blinding unclear."
@@ -31,8 +32,8 @@ def _prose(rb: RunBuilder, wiki: Path, report: str) -> tuple[list[Finding], str]
     rb.run.report_md.parent.mkdir(parents=True, exist_ok=True)
     rb.run.report_md.write_text(report, encoding="utf-8")
     rb.assemble()
-    rc = check_run(rb.run, wiki_root=wiki)
-    status = next(c["status"] for c in rc.checks if c["check_id"] == "C-PROSE")
+    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
+    status = rc.status("C-PROSE")
     return [f for f in rc.findings if f.check == "C-PROSE"], status
 
 

@@ -16,6 +16,7 @@ from conftest import CliResult
 
 from publisher.acquire.signing import key_home_problem, user_key_dir
 from publisher.gate.assemble import assemble_run
+from publisher.gate.inputs import RunOptions
 from publisher.kernel.reasons import Reason
 from publisher.runs import Run
 from publisher.site.policy import resolve_policy
@@ -59,8 +60,8 @@ def test_fetches_in_a_new_wiki_are_signed_and_a_forged_event_is_not_fresh(tmp_pa
     write_extraction(run, fetched.json()["source_id"], start, start + 20)
     forged = forge_fetch(run, "https://example.org/forged", "A fabricated sentence about the effect.")
     write_extraction(run, forged, 2, 20, name="forged")
-    assembly = assemble_run(run, write=False, trusted_keys=resolve_policy(wiki).trusted_keys)
-    codes = {(f["source_id"], f["reason_code"]) for f in assembly.findings}
+    assembly = assemble_run(run, RunOptions(trusted_keys=resolve_policy(wiki).trusted_keys), write=False)
+    codes = {(f.source_id, f.code) for f in assembly.findings}
     assert codes == {(forged, Reason.NO_FRESH_FETCH.value)}
 
 

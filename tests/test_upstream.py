@@ -30,11 +30,7 @@ def reasons(assembly: Assembly) -> dict[str, int]:
 
 
 def found(assembly: Assembly, artifact_id: str | None = None) -> set[tuple[str, str]]:
-    return {
-        (f["reason_code"], f["field"])
-        for f in assembly.findings
-        if artifact_id is None or f["artifact_id"] == artifact_id
-    }
+    return {(f.code, f.field) for f in assembly.findings if artifact_id is None or f.artifact_id == artifact_id}
 
 
 def valid(tmp_path: Path, **options: Any) -> tuple[UpstreamRun, str]:
@@ -175,8 +171,9 @@ def test_u11_promote_check_writes_nothing_and_blocks_tampering(tmp_path: Path, c
     record = json.loads((up.path / "sources" / f"{sid}.json").read_text())
     record["text"] += " Tampered."
     up.write_json(f"sources/{sid}.json", record)
-    blocked = cli("promote", "--run-dir", up.path, "--wiki", up.wiki, "--concept", "light", "--check")
-    assert blocked.status == 1 and "SNAPSHOT_HASH_MISMATCH" in blocked.out + blocked.err
+    blocked = cli("promote", "--run-dir", up.path, "--wiki", up.wiki, "--concept", "light", "--check", "--json")
+    assert blocked.status == 1
+    assert "SNAPSHOT_HASH_MISMATCH" in {f["reason_code"] for f in blocked.json()["findings"]}
 
 
 def test_u12_assemble_exits_0_on_warn_with_the_gate_off(tmp_path: Path, cli: Callable[..., CliResult]) -> None:

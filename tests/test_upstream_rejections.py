@@ -24,11 +24,7 @@ CLAIM = "Morning light shortened sleep onset.[^pubmed-31415926]"
 
 
 def found(assembly: Assembly, artifact_id: str | None = None) -> set[tuple[str, str]]:
-    return {
-        (f["reason_code"], f["field"])
-        for f in assembly.findings
-        if artifact_id is None or f["artifact_id"] == artifact_id
-    }
+    return {(f.code, f.field) for f in assembly.findings if artifact_id is None or f.artifact_id == artifact_id}
 
 
 def accepted(assembly: Assembly) -> set[str]:
@@ -98,7 +94,7 @@ def test_r1_a_reference_without_definition_cites_nothing(tmp_path: Path) -> None
     up.report(CLAIM + " And more.[^ghost]", [NOTE])
     assembly = assemble_run(Run(up.path))
     assert found(assembly) == {("SOURCE_OUTSIDE_ACCEPTED", "definition")}
-    assert {f["artifact_id"] for f in assembly.findings} == {"report:ghost"}
+    assert {f.artifact_id for f in assembly.findings} == {"report:ghost"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -111,7 +107,7 @@ def test_r2_url_in_an_extraction_record(tmp_path: Path) -> None:
     up.extraction([span], extractor_notes="numbers checked against https://trials.example/record/77.")
     assembly = assemble_run(Run(up.path))
     assert found(assembly) == {("URL_NOT_RETRIEVED", "extractor_notes")}
-    detail = assembly.findings[0]["detail"]
+    detail = assembly.findings[0].detail
     assert "https://trials.example/record/77 " in detail  # the sentence's full stop is not part of it
 
 
@@ -175,7 +171,7 @@ def test_r3_unsupported_claims_by_location(tmp_path: Path) -> None:
     _upstream_verification(up, {"location": "report.md:L3", "claim": "Morning light ...", "reason": "overstated"})
     assembly = assemble_run(Run(up.path))
     assert found(assembly) == {("UNSUPPORTED_VERDICT", "verification")}
-    assert assembly.findings[0]["artifact_id"] == "report:pubmed-31415926"
+    assert assembly.findings[0].artifact_id == "report:pubmed-31415926"
     digests = {e[0]: e[1] for e in assembly.result["inputs"] if len(e) == 2}
     assert (
         digests["verification"]
@@ -213,7 +209,7 @@ def test_r3_verify_keeps_upstreams_file_and_writes_beside_it(tmp_path: Path, cli
     assert entry[1] == "sha256:" + hashlib.sha256(before).hexdigest()
     _upstream_verification(up, {"evidence_id": EVIDENCE_ID, "reason": "late verdict"})
     rc = check_run(Run(up.path))
-    assert rc.status("C-ASSEMBLER") == "warn" and "verification changed" in rc.check("C-ASSEMBLER")["detail"]
+    assert rc.status("C-ASSEMBLER") == "warn" and "verification changed" in rc.check("C-ASSEMBLER").detail
 
 
 def test_r3_our_own_verification_is_overwritten_and_no_input(tmp_path: Path) -> None:
@@ -231,8 +227,8 @@ def test_r3_our_own_verification_is_overwritten_and_no_input(tmp_path: Path) -> 
 def test_r3_malformed_upstream_verification_is_fatal(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.write_json("outputs/verification.json", {"unsupported_claims": "all of them"})
-    out = cli("assemble", "--run-dir", up.path)
-    assert out.status == 2 and len(out.err_lines) == 1 and "SCHEMA_ERROR" in out.err
+    out = cli("assemble", "--run-dir", up.path, "--json")
+    assert out.status == 2 and len(out.err_lines) == 1 and out.json()["error"]["reason_code"] == "SCHEMA_ERROR"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,8 +257,9 @@ def test_r4_snapshot_not_registered_for_the_evidence_id(tmp_path: Path) -> None:
 def test_r4_malformed_corpus_is_fatal(tmp_path: Path, cli: Callable[..., CliResult], line: str) -> None:
     up, _ = run_with_extraction(tmp_path)
     (up.path / "corpus.jsonl").write_text(line + "\n", encoding="utf-8")
-    out = cli("assemble", "--run-dir", up.path)
-    assert out.status == 2 and len(out.err_lines) == 1 and "SCHEMA_ERROR" in out.err and "line 1" in out.err
+    out = cli("assemble", "--run-dir", up.path, "--json")
+    assert out.status == 2 and len(out.err_lines) == 1 and out.json()["error"]["reason_code"] == "SCHEMA_ERROR"
+    assert "line 1" in out.err  # the line of corpus.jsonl at fault
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,4 +407,4 @@ def test_r7_hypothesis_wall_respected_passes(tmp_path: Path) -> None:
     assemble_run(Run(up.path))
     rc = check_run(Run(up.path))
     assert rc.status("C-HYPOTHESIS-WALL") == "pass" and rc.verdict == "Verified", rc.report["checks"]
-    assert "1 sentence(s) behind the hypothesis wall" in rc.check("C-HYPOTHESIS-WALL")["detail"]
+    assert "1 sentence(s) behind the hypothesis wall" in rc.check("C-HYPOTHESIS-WALL").detail

@@ -9,7 +9,8 @@ import pytest
 from _gate_helpers import RunFixture, make_run, read_json, write_json
 
 from publisher.gate.assemble import assemble_run
-from publisher.gate.pipeline import CHECK_IDS, verify_run
+from publisher.gate.checks import CHECK_IDS
+from publisher.gate.pipeline import verify_run
 from publisher.gate.result import Result
 
 
@@ -40,7 +41,7 @@ def test_valid_assembled_run_is_verified(assembled: RunFixture) -> None:
 def test_absent_result_is_inconclusive_then_failed_with_the_gate(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1)
     off = verify_run(fx.run, write=False)
-    assert off.check("C-ASSEMBLER")["status"] == "warn"
+    assert off.check("C-ASSEMBLER").status == "warn"
     assert off.verdict == "Inconclusive" and off.exit_status == 0
     on = verify_run(fx.run, gate=True, write=False)
     assert on.verdict == "Failed" and on.exit_status == 1
@@ -67,7 +68,7 @@ def test_removed_accepted_artifact_is_an_edited_result_whatever_the_gate(assembl
     for gate in (None, True):
         verification = verify_run(assembled.run, gate=gate, write=False)
         assert verification.failed("C-ASSEMBLER")
-        assert "accepted" in verification.check("C-ASSEMBLER")["detail"]
+        assert "accepted" in verification.check("C-ASSEMBLER").detail
         assert verification.verdict == "Failed"
 
 
@@ -131,7 +132,7 @@ def test_torn_last_line_fails_the_event_log_check(assembled: RunFixture) -> None
         fh.write(b'{"schema_version": 1, "event_id": "ev-0003"')
     verification = verify_run(assembled.run, write=False)
     assert verification.failed("C-EVENT-LOG")
-    assert "torn" in verification.check("C-EVENT-LOG")["detail"]
+    assert "torn" in verification.check("C-EVENT-LOG").detail
 
 
 def test_lines_appended_after_assembly_neither_stale_nor_disturb_the_result(assembled: RunFixture) -> None:
@@ -213,3 +214,17 @@ def test_unresolved_artifacts_surface_in_the_gate_check(tmp_path: Path) -> None:
     # an unresolvable citation is reported once, under the check that owns citations
     assert finding_codes(fx, "C-CITE-RESOLVE") == {"SOURCE_OUTSIDE_ACCEPTED"}
     assert finding_codes(fx, "C-GATE") == set()
+
+
+def test_the_checks_package_names_every_check_and_the_module_it_lives_in() -> None:
+    """A newcomer finds each numbered check, its module and its codes in one docstring."""
+    import importlib
+
+    import publisher.gate.checks as checks
+
+    doc = checks.__doc__ or ""
+    for check_id in CHECK_IDS:
+        row = next((line for line in doc.splitlines() if f"``{check_id}``" in line), None)
+        assert row is not None, check_id
+        module = row.split(":mod:`.")[1].split("`")[0]
+        importlib.import_module(f"publisher.gate.checks.{module}")

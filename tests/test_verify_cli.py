@@ -55,8 +55,10 @@ def test_verify_exit_statuses_follow_the_gate(tmp_path: Path, capsys: pytest.Cap
     break_access(fx)
     run = str(fx.run.path)
     cli(capsys, "assemble", "--run-dir", run)
-    status, out, _ = cli(capsys, "verify", "--run-dir", run)
-    assert status == 0 and "Inconclusive" in out and "C-GATE" in out
+    status, out, _ = cli(capsys, "verify", "--run-dir", run, "--json")
+    report = json.loads(out)
+    assert status == 0 and report["verdict"] == "Inconclusive"
+    assert {c["check_id"]: c["status"] for c in report["checks"]}["C-GATE"] == "warn"
     assert cli(capsys, "verify", "--run-dir", run, "--gate")[0] == 1
 
 
@@ -68,8 +70,10 @@ def test_verify_fails_with_exit_1_on_tampering(tmp_path: Path, capsys: pytest.Ca
     raw = json.loads(path.read_bytes())
     raw["url"] = "https://elsewhere.example/"
     write_json(path, raw)
-    status, out, _ = cli(capsys, "verify", "--run-dir", run)
-    assert status == 1 and "SNAPSHOT_HASH_MISMATCH" in out
+    status, out, _ = cli(capsys, "verify", "--run-dir", run, "--json")
+    findings = json.loads(out)["findings"]
+    assert status == 1
+    assert ("C-SNAPSHOT", "SNAPSHOT_HASH_MISMATCH") in {(f["check_id"], f["reason_code"]) for f in findings}
 
 
 def test_render_refusal_is_one_line_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,7 +83,9 @@ def test_render_refusal_is_one_line_exit_1(tmp_path: Path, capsys: pytest.Captur
     path.unlink()
     status, out, err = cli(capsys, "render", "--run-dir", str(fx.run.path))
     assert status == 1 and out == ""
-    assert err.count("\n") == 1 and "Traceback" not in err and "UNKNOWN_SOURCE" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    status, out, _ = cli(capsys, "render", "--run-dir", str(fx.run.path), "--json")
+    assert status == 1 and json.loads(out)["error"]["reason_code"] == "UNKNOWN_SOURCE"
     assert not fx.run.report_html.exists()
 
 
@@ -96,7 +102,9 @@ def test_malformed_verifier_file_is_fatal(tmp_path: Path, capsys: pytest.Capture
     fx = make_run(tmp_path, articles=1)
     fx.run.verifier_path.write_text('{"unsupported": "everything"}')
     status, _, err = cli(capsys, "assemble", "--run-dir", str(fx.run.path))
-    assert status == 2 and "SCHEMA_ERROR" in err and err.count("\n") == 1
+    assert status == 2 and err.count("\n") == 1
+    status, out, _ = cli(capsys, "assemble", "--run-dir", str(fx.run.path), "--json")
+    assert status == 2 and json.loads(out)["error"]["reason_code"] == "SCHEMA_ERROR"
     assert not fx.run.result_path.exists()
 
 

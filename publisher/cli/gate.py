@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..kernel.findings import grouped_lines
+from ..kernel.findings import Finding, grouped_lines
 from ..runs import Run
 from ._common import add_config, add_json, emit, wiki_policy
 
@@ -51,18 +51,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         p.set_defaults(func=func)
 
 
-def _grouped(findings: Iterable[dict[str, Any]]) -> list[str]:
+def _grouped(findings: Iterable[Finding]) -> list[str]:
     """Findings grouped by reason code: artifact, field, source id and the detail's numbers."""
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[Finding]] = {}
     for finding in findings:
-        groups.setdefault(finding["reason_code"], []).append(finding)
+        groups.setdefault(finding.code, []).append(finding)
     lines: list[str] = []
     for code in sorted(groups):
         lines.append(f"  {code} ({len(groups[code])})")
         for f in groups[code]:
-            parts = [f.get("artifact_id"), f.get("field"), f.get("source_id")]
-            where = " ".join(p for p in parts if p)
-            lines.append(f"    {where}: {f['detail']}")
+            where = " ".join(p for p in (f.artifact_id, f.field, f.source_id) if p)
+            lines.append(f"    {where}: {f.detail}")
     return lines
 
 
@@ -76,14 +75,14 @@ def _keys(args: argparse.Namespace, run: Run) -> Any:
 
 def _assemble(args: argparse.Namespace) -> int:
     from ..gate.assemble import assemble_run
+    from ..gate.inputs import RunOptions
     from ..parallel import terminal_progress
 
     run = Run.open(args.run_dir)
     keys = _keys(args, run)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:
-        assembly = assemble_run(
-            run, gate=args.gate or None, wiki_root=args.wiki, progress=progress, trusted_keys=keys
-        )
+        options = RunOptions(wiki_root=args.wiki, trusted_keys=keys, progress=progress)
+        assembly = assemble_run(run, options, gate=args.gate or None)
     result = assembly.result
     counts = result["counts"]
     gate = result["gate"]
@@ -102,15 +101,15 @@ def _assemble(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from ..gate.inputs import RunOptions
     from ..gate.pipeline import verify_run
     from ..parallel import terminal_progress
 
     run = Run.open(args.run_dir)
     keys = _keys(args, run)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:
-        verification = verify_run(
-            run, gate=args.gate or None, wiki_root=args.wiki, progress=progress, trusted_keys=keys
-        )
+        options = RunOptions(wiki_root=args.wiki, trusted_keys=keys, progress=progress)
+        verification = verify_run(run, options, gate=args.gate or None)
     report = verification.report
     state = "on" if report["gate"]["enabled"] else "off"
     lines = [f"Verification of {report['run_slug']}: {report['verdict']} (gate {state})"]
@@ -125,9 +124,10 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
+    from ..gate.inputs import RunOptions
     from ..gate.render import write_report
 
     run = Run.open(args.run_dir)
-    path = write_report(run, wiki_root=args.wiki, trusted_keys=_keys(args, run))
+    path = write_report(run, RunOptions(wiki_root=args.wiki, trusted_keys=_keys(args, run)))
     emit(args, {"run_dir": str(run.path), "report_html": str(path)}, f"Rendered {path}")
     return 0

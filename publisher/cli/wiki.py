@@ -7,7 +7,7 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from ..kernel.findings import grouped_lines
+from ..kernel.findings import grouped_lines, summary
 from ._common import add_config, add_json, emit, error_line, say, wiki_policy
 
 
@@ -116,7 +116,7 @@ def _check(args: argparse.Namespace) -> int:
         # build itself stopped before rendering: check and build cannot disagree on a page.
         outcome.findings.extend(check_pages(config, outcome))
     counts = outcome.counts_by_reason()
-    summary = {
+    report = {
         "ok": outcome.ok,
         "runs": len(outcome.runs),
         "concepts": len(outcome.concepts),
@@ -127,7 +127,7 @@ def _check(args: argparse.Namespace) -> int:
         "notices": list(outcome.notices),
     }
     if args.json:
-        emit(args, summary)
+        emit(args, report)
     elif outcome.ok:
         say(
             f"wiki verified: {len(outcome.runs)} runs, {len(outcome.concepts)} concepts, "
@@ -138,8 +138,7 @@ def _check(args: argparse.Namespace) -> int:
     else:
         for line in grouped_lines(outcome.findings, indent=""):
             error_line(f"publisher: {line}")
-        named = ", ".join(f"{code} x{n}" for code, n in counts.items())
-        error_line(f"publisher: error: wiki check failed: {len(outcome.findings)} finding(s) ({named})")
+        error_line(f"publisher: error: wiki check failed: {summary(outcome.findings)}")
     return 0 if outcome.ok else 1
 
 

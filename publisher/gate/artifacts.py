@@ -23,6 +23,7 @@ from ..kernel.assets import AssetChecker
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import IntegrityError, PublisherError
 from ..kernel.eventlog import LogState
+from ..kernel.findings import Finding
 from ..kernel.ids import paper_problem, split_evidence_id
 from ..kernel.locate import Normalized, locate, nearest, normalize_map
 from ..kernel.models import Access, RunConfig
@@ -37,10 +38,21 @@ from .freshness import Freshness, Provenance
 from .records import AgentRecord
 from .urls import fetched_urls, identifier_keys, url_key
 
-__all__ = ["Artifact", "ArtifactChecker", "flag_duplicates", "flag_unsupported", "LOG_NOT_INTACT"]
+__all__ = [
+    "Artifact",
+    "ArtifactChecker",
+    "flag_duplicates",
+    "flag_unsupported",
+    "warning_entry",
+    "LOG_NOT_INTACT",
+    "RESULT_FILE",
+]
 
 MAX_LOCATED = 100
 """Most mismatched quotes one assembly locates for its EXCERPT_MISMATCH details."""
+
+RESULT_FILE = "outputs/result.json"
+"""Where a finding with no record of its own is reported."""
 
 LOG_NOT_INTACT = "event log is not intact"
 """Start of the detail of a freshness finding voided by a broken log (grouped under C-EVENT-LOG)."""
@@ -55,24 +67,46 @@ class Artifact:
     evidence_id: str | None
     record: str | None
     data: dict[str, Any] = field(default_factory=dict)
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     claims: list[dict[str, Any]] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
     """Backing source id -> first field that cites it, in citation order."""
 
     def find(self, field_name: str, reason: Reason, detail: str, source_id: str | None = None) -> None:
+        """Record a finding against this artifact (it stays unresolved)."""
         self.findings.append(
-            {
-                "artifact_id": self.artifact_id,
-                "kind": self.kind,
-                "evidence_id": self.evidence_id,
-                "field": field_name,
-                "reason_code": reason.value,
-                "detail": one_line(detail),
-                "source_id": source_id,
-                "record": self.record,
-            }
+            Finding(
+                reason,
+                self.record or RESULT_FILE,
+                one_line(detail),
+                artifact_id=self.artifact_id,
+                field=field_name,
+                source_id=source_id,
+            )
         )
+
+    def entry(self, finding: Finding) -> dict[str, Any]:
+        """One of this artifact's findings as ``result.json``'s ``diagnostics.unresolved[]`` lists it."""
+        return {
+            "artifact_id": self.artifact_id,
+            "kind": self.kind,
+            "evidence_id": self.evidence_id,
+            "field": finding.field,
+            "reason_code": finding.code,
+            "detail": finding.detail,
+            "source_id": finding.source_id,
+            "record": self.record,
+        }
+
+
+def warning_entry(warning: Finding) -> dict[str, Any]:
+    """A warning (something ignored on purpose) as ``diagnostics.warnings[]`` lists it."""
+    return {
+        "artifact_id": warning.artifact_id,
+        "record": warning.file,
+        "field": warning.field,
+        "detail": warning.detail,
+    }
 
 
 class ArtifactChecker:
@@ -100,11 +134,18 @@ class ArtifactChecker:
         self.referenced: dict[str, None] = {}
         self.fresh: dict[str, Freshness] = {}
         self.spans_checked = 0
-        self.warnings: list[dict[str, Any]] = []
+        self.warnings: list[Finding] = []
+        """What was ignored on purpose (severity ``warn``): never blocks."""
         self._located_text: tuple[str, str, Normalized] | None = None
         self._located_count = 0
 
     # -- snapshots ---------------------------------------------------------------------------
+
+    def warn(self, file: str, field_name: str, detail: str, artifact_id: str | None) -> None:
+        """Note something ignored on purpose (an unknown field, a discarded quote)."""
+        self.warnings.append(
+            Finding(None, file, one_line(detail), artifact_id=artifact_id, field=field_name, severity="warn")
+        )
 
     def snapshot(self, art: Artifact, field_name: str, source_id: str) -> SnapshotCheck | None:
         """The verified snapshot, or None after recording UNKNOWN_SOURCE / SNAPSHOT_HASH_MISMATCH."""
@@ -291,9 +332,7 @@ class ArtifactChecker:
         for finding in record.findings:
             art.find(finding.field or "record", finding.reason or Reason.SCHEMA_ERROR, finding.detail)
         for where, detail in record.warnings:
-            self.warnings.append(
-                {"artifact_id": art.artifact_id, "record": record.record, "field": where, "detail": one_line(detail)}
-            )
+            self.warn(record.record, where, detail, art.artifact_id)
         entry_of = self.corpus.record(record.evidence_id)
         if self.corpus and record.evidence_id is not None and entry_of is None:
             art.find("evidence_id", Reason.SCHEMA_ERROR, f"evidence_id {record.evidence_id} is not in corpus.jsonl")
@@ -343,14 +382,8 @@ class ArtifactChecker:
                     quote.source_id,
                 )
         if record.quotes:
-            self.warnings.append(
-                {
-                    "artifact_id": art.artifact_id,
-                    "record": record.record,
-                    "field": "quotes",
-                    "detail": f"{len(record.quotes)} legacy quote(s) compared and discarded; quotes are derived",
-                }
-            )
+            detail = f"{len(record.quotes)} legacy quote(s) compared and discarded; quotes are derived"
+            self.warn(record.record, "quotes", detail, art.artifact_id)
         self.check_freshness(art)
         for where, url in record.urls:
             self.check_url(art, where, url, same_study=True)

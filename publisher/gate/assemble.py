@@ -15,26 +15,25 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.assets import AssetChecker
 from ..kernel.canonical import SOURCE_ID_RE, format_ts, utc_now
 from ..kernel.errors import IntegrityError
 from ..kernel.eventlog import LogState
+from ..kernel.findings import Finding, counts_by_code
 from ..kernel.models import ACCESS_ORDER, Access
 from ..kernel.reasons import Reason
 from ..kernel.text import one_line
-from ..parallel import CheckedSnapshots, ProgressFn, SnapshotCheck
+from ..parallel import CheckedSnapshots, SnapshotCheck
 from ..runs import Run
-from .artifacts import Artifact, ArtifactChecker, flag_duplicates, flag_unsupported
+from .artifacts import Artifact, ArtifactChecker, flag_duplicates, flag_unsupported, warning_entry
 from .claims import ReportClaims
 from .freshness import Freshness, Provenance
-from .inputs import RunInputs, gate_setting, inputs_digest, load_inputs
+from .inputs import RunInputs, RunOptions, gate_setting, inputs_digest
 from .records import AgentRecord
 from .reportmd import Footnote
 from .urls import fetched_urls, url_key
@@ -50,7 +49,9 @@ class Assembly:
     result: dict[str, Any]
     verdict: str
     exit_status: int
-    findings: list[dict[str, Any]]
+    findings: list[Finding]
+    """Every finding against an artifact, in artifact order (``diagnostics.unresolved`` holds them
+    in the contract's shape)."""
     reader: CheckedSnapshots
     log: LogState
     """The log lines this assembly read (all of them unless ``log_limit`` was given)."""
@@ -159,24 +160,12 @@ def assemble(
     known = {a.artifact_id for a in artifacts}
     for artifact_id in inputs.verifier:
         if artifact_id not in known:
-            checker.warnings.append(
-                {
-                    "artifact_id": artifact_id,
-                    "record": "workspace/verifier.json",
-                    "field": "unsupported",
-                    "detail": "listed by the checker but no such artifact in this run",
-                }
-            )
+            detail = "listed by the checker but no such artifact in this run"
+            checker.warn("workspace/verifier.json", "unsupported", detail, artifact_id)
     for item in inputs.verification.unsupported:
         if item.index not in used:
-            checker.warnings.append(
-                {
-                    "artifact_id": item.artifact_id,
-                    "record": "outputs/verification.json",
-                    "field": f"unsupported_claims[{item.index}]",
-                    "detail": "names no artifact of this run",
-                }
-            )
+            field = f"unsupported_claims[{item.index}]"
+            checker.warn("outputs/verification.json", field, "names no artifact of this run", item.artifact_id)
     findings = [f for a in artifacts for f in a.findings]
     accepted = [_accepted_entry(a, reader, checker) for a in artifacts if not a.findings]
     unresolved_count = sum(1 for a in artifacts if a.findings)
@@ -206,9 +195,6 @@ def assemble(
     inputs_list.append(["log", log_ref["events"], log_ref["head"]])
     inputs_list += inputs.provenance.inputs()
 
-    counts_by_reason: dict[str, int] = {}
-    for finding in findings:
-        counts_by_reason[finding["reason_code"]] = counts_by_reason.get(finding["reason_code"], 0) + 1
     result: dict[str, Any] = {
         "schema_version": 1,
         "run_slug": inputs.slug,
@@ -224,9 +210,9 @@ def assemble(
         },
         "accepted": accepted,
         "diagnostics": {
-            "unresolved": findings,
-            "counts_by_reason": dict(sorted(counts_by_reason.items())),
-            "warnings": checker.warnings,
+            "unresolved": [a.entry(f) for a in artifacts for f in a.findings],
+            "counts_by_reason": counts_by_code(findings),
+            "warnings": [warning_entry(w) for w in checker.warnings],
         },
         "sources": sources,
         "log": log_ref,
@@ -253,32 +239,16 @@ def assemble(
 
 
 def assemble_run(
-    run: Run,
-    *,
-    gate: bool | None = None,
-    wiki_root: Path | None = None,
-    write: bool = True,
-    reader: CheckedSnapshots | None = None,
-    log_limit: int | None = None,
-    executor: Executor | None = None,
-    workers: int | None = None,
-    progress: ProgressFn | None = None,
-    trusted_keys: KeyRing | None = None,
+    run: Run, options: RunOptions | None = None, *, gate: bool | None = None, write: bool = True
 ) -> Assembly:
     """Load and assemble a run; writes ``outputs/result.json`` atomically when ``write``.
 
-    ``wiki_root`` locates user-supplied PDFs (default: the nearest folder above the run with
-    ``mkdocs.yml``). ``reader`` lets a caller share one read of each snapshot and declare spans
-    of its own beforehand; ``executor``, ``workers`` and ``progress`` go to
-    :func:`publisher.parallel.verify_many` when no ``reader`` is given. ``trusted_keys``: see
-    :func:`.inputs.load_inputs`.
+    ``gate`` is the ``--gate`` switch (None: the run's config decides); ``options`` say where the
+    run's wiki is, which keys it trusts and how snapshots are read (:class:`.inputs.RunOptions`).
     """
-    inputs = load_inputs(run, wiki_root=wiki_root, trusted_keys=trusted_keys)
-    if reader is None:
-        reader = CheckedSnapshots(
-            run.sources_dir, executor=executor, workers=workers, progress=progress, assets_root=inputs.wiki_root
-        )
-    assembly = assemble(inputs, reader, gate=gate, log_limit=log_limit)
+    options = options if options is not None else RunOptions()
+    inputs = options.load(run)
+    assembly = assemble(inputs, options.reader(run, inputs), gate=gate)
     if write:
         run.outputs_dir.mkdir(parents=True, exist_ok=True)
         _fs.write_atomic(run.result_path, dump_result(assembly.result))

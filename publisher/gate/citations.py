@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from ..kernel import _fs
 from ..kernel.canonical import SOURCE_ID_RE, StrictJSONError, canonical_bytes, loads_strict, sha256_hex
 from ..kernel.errors import UsageError
+from ..kernel.findings import Finding
 from ..kernel.locate import Candidate, locate
 from ..kernel.models import Snapshot
 from ..kernel.reasons import Reason
@@ -213,38 +214,40 @@ def _evidence_id(snapshots: dict[int, Snapshot]) -> str:
     return next(iter(ids))
 
 
-def _check_char(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> dict[str, Any]:
+def _problem(snap: Snapshot, reason: Reason, detail: str) -> Finding:
+    """A citation that does not hold against the snapshot it names."""
+    return Finding(reason, f"sources/{snap.source_id}.json", detail, source_id=snap.source_id)
+
+
+def _check_char(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> Finding | None:
+    """What is wrong with a character-range citation against its snapshot (None: nothing)."""
     start, end, quoted = cit.start_char_index, cit.end_char_index, cit.cited_text
     if start is None or end is None or quoted is None:
-        return {
-            "reason": Reason.SCHEMA_ERROR,
-            "detail": "char_location needs start_char_index, end_char_index, cited_text",
-        }
+        return _problem(snap, Reason.SCHEMA_ERROR, "char_location needs start_char_index, end_char_index, cited_text")
     claim.update(start=start, end=end)
     reason = check_range(start, end, len(snap.text))
     where = f"{snap.source_id}#{start}-{end}"
     if reason is not None:
-        return {"reason": reason, "detail": f"{where} on a text of {len(snap.text)} code points"}
+        return _problem(snap, reason, f"{where} on a text of {len(snap.text)} code points")
     if snap.text[start:end] != quoted:
-        return {"reason": Reason.EXCERPT_MISMATCH, "detail": f"cited_text differs from the re-slice of {where}"}
-    return {}
+        return _problem(snap, Reason.EXCERPT_MISMATCH, f"cited_text differs from the re-slice of {where}")
+    return None
 
 
-def _check_page(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> dict[str, Any]:
+def _check_page(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> Finding | None:
+    """What is wrong with a page-range citation against its snapshot (None: nothing)."""
     first, last, quoted = cit.start_page_number, cit.end_page_number, cit.cited_text
     if first is None or last is None or quoted is None:
-        return {
-            "reason": Reason.SCHEMA_ERROR,
-            "detail": "page_location needs start_page_number, end_page_number, cited_text",
-        }
+        return _problem(snap, Reason.SCHEMA_ERROR, "page_location needs start_page_number, end_page_number, cited_text")
     if not snap.pages:
-        return {"reason": Reason.SCHEMA_ERROR, "detail": f"snapshot {snap.source_id} has no page map"}
+        return _problem(snap, Reason.SCHEMA_ERROR, f"snapshot {snap.source_id} has no page map")
     pages = [p for p in snap.pages if first <= p.page < last]
     if not pages or last - first != len(pages):
-        return {
-            "reason": Reason.SPAN_OUT_OF_RANGE,
-            "detail": f"pages {first} to {last} (exclusive) are not all in the page map of {snap.source_id}",
-        }
+        return _problem(
+            snap,
+            Reason.SPAN_OUT_OF_RANGE,
+            f"pages {first} to {last} (exclusive) are not all in the page map of {snap.source_id}",
+        )
     lo, hi = min(p.start for p in pages), max(p.end for p in pages)
     hits: list[int] = []
     at = snap.text.find(quoted, lo, hi) if quoted else -1
@@ -256,13 +259,10 @@ def _check_page(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> dict[s
         claim.update(start=start, end=end)
         reason = check_range(start, end, len(snap.text))
         if reason is not None:
-            return {"reason": reason, "detail": f"cited_text on pages {first}-{last - 1} is {end - start} code points"}
-        return {}
+            return _problem(snap, reason, f"cited_text on pages {first}-{last - 1} is {end - start} code points")
+        return None
     what = "occurs more than once" if hits else "does not occur verbatim"
-    return {
-        "reason": Reason.EXCERPT_MISMATCH,
-        "detail": f"cited_text {what} on pages {first}-{last - 1} of {snap.source_id}",
-    }
+    return _problem(snap, Reason.EXCERPT_MISMATCH, f"cited_text {what} on pages {first}-{last - 1} of {snap.source_id}")
 
 
 def _outcome(
@@ -296,12 +296,12 @@ def _outcome(
     check = _check_char if cit.type == "char_location" else _check_page
     problem = check(cit, snap, claim)
     start, end = claim.get("start"), claim.get("end")
-    if not problem:
+    if problem is None:
         return CitationOutcome(block, index, cit.type, doc, True, snap.source_id, start, end), claim
     candidates: tuple[Candidate, ...] = ()
     if cit.cited_text and cit.cited_text.strip():
         candidates = tuple(locate(snap.text, cit.cited_text))
-    detail = problem["detail"] + (f"; {len(candidates)} located candidate(s)" if candidates else "; not located")
+    detail = problem.detail + (f"; {len(candidates)} located candidate(s)" if candidates else "; not located")
     return (
         CitationOutcome(
             block,
@@ -312,7 +312,7 @@ def _outcome(
             snap.source_id,
             start,
             end,
-            problem["reason"],
+            problem.reason,
             one_line(detail),
             candidates,
         ),

@@ -44,6 +44,7 @@ since assembly ("stale") and tell it from a result edited by hand.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,7 @@ from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import LogState, read_log
 from ..kernel.models import RunConfig
 from ..kernel.reasons import Reason
+from ..parallel import CheckedSnapshots, ProgressFn
 from ..runs import Run, find_wiki_root
 from .corpus import Corpus, parse_corpus
 from .freshness import Provenance
@@ -64,7 +66,7 @@ from .records import AgentRecord, read_records
 from .reportmd import Footnote, ProseBlock, read_report
 from .verdicts import UpstreamVerification, read_upstream_verification
 
-__all__ = ["RunInputs", "load_inputs", "file_digest", "gate_setting", "inputs_digest", "changed_inputs"]
+__all__ = ["RunOptions", "RunInputs", "load_inputs", "file_digest", "gate_setting", "inputs_digest", "changed_inputs"]
 
 
 def file_digest(path: Path) -> tuple[str | None, bytes | None]:
@@ -87,6 +89,37 @@ def gate_setting(cli_gate: bool | None, config: RunConfig) -> tuple[bool, str | 
     if config.gates.evidence_kernel:
         return True, "gates.evidence_kernel"
     return False, None
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a command reads a run: where its wiki is, which keys it trusts, and how the snapshots
+    are read (the one options object of :func:`~publisher.gate.assemble.assemble_run`,
+    :func:`~publisher.gate.pipeline.check_run` and :func:`~publisher.gate.pipeline.verify_run`)."""
+
+    wiki_root: Path | None = None
+    """The wiki whose ``assets/papers/`` holds user-supplied PDFs (default: found from the run)."""
+    trusted_keys: KeyRing | None = None
+    """The wiki's trust policy (default: its ``mkdocs.yml``; see :func:`load_inputs`)."""
+    executor: Executor | None = None
+    """Where snapshots are verified (default: a pool of ``workers`` processes)."""
+    workers: int | None = None
+    progress: ProgressFn | None = None
+    """Told ``(done, total)`` as snapshots are verified."""
+
+    def load(self, run: Run) -> RunInputs:
+        """The run's inputs, read with these options (:func:`load_inputs`)."""
+        return load_inputs(run, wiki_root=self.wiki_root, trusted_keys=self.trusted_keys)
+
+    def reader(self, run: Run, inputs: RunInputs) -> CheckedSnapshots:
+        """A fresh snapshot reader over the run's sources, reading on this executor."""
+        return CheckedSnapshots(
+            run.sources_dir,
+            executor=self.executor,
+            workers=self.workers,
+            progress=self.progress,
+            assets_root=inputs.wiki_root,
+        )
 
 
 @dataclass

@@ -6,41 +6,8 @@ differ in what they do with them. The run is re-assembled in memory (nothing wri
 inputs now, sharing one snapshot reader with the checks, and the stored ``result.json`` is
 compared with that assembly: nothing stored is taken on trust.
 
-The checks and the codes they carry:
-
-1. ``C-SNAPSHOT`` - every snapshot referenced by the run's records and report or by
-   ``result.json`` exists, parses and recomputes all its digests (``UNKNOWN_SOURCE``,
-   ``SNAPSHOT_HASH_MISMATCH``). One root finding per snapshot; the artifacts citing it are its
-   consequences. Fails whatever the gate: tampering is never a warning.
-2. ``C-SPAN`` - every span of the run and every claim of ``result.json`` is in range, at most 2000
-   code points, and its excerpt equals the re-slice (``SPAN_OUT_OF_RANGE``, ``SPAN_TOO_LONG``,
-   ``EXCERPT_MISMATCH``: fail); records without the spans they owe (``NO_SPANS``: gated).
-3. ``C-FRESH-FETCH`` - every source behind an accepted artifact is fresh now, and every artifact
-   the assembly leaves unresolved for want of a fresh fetch is reported here, never as "fresh"
-   (``NO_FRESH_FETCH``, ``ASSET_HASH_MISMATCH``): gated.
-4. ``C-ASSEMBLER`` - ``result.json`` exists, is schema-valid and equals the assembly apart from
-   ``generated_at``. A difference is *edited* (fail) when the stored inputs list does not hash to
-   the stored ``inputs_hash`` or still equals the inputs now, and *stale* (gated) otherwise, naming
-   the inputs that changed. Absent: gated.
-5. ``C-EVENT-LOG`` - the log is a regular file, its chain is intact, no line is torn, and its first
-   ``log.events`` lines end in ``log.head``. Fails whatever the gate. Freshness voided by a broken
-   log is grouped under it.
-6. ``C-GATE`` - the assembler gate over the inputs now: every artifact accepted and the evidence
-   set not empty; carries every reason code of the assembly no other check carries. Gated.
-7. ``C-CITE-RESOLVE`` - every citation of the report names accepted evidence
-   (``SOURCE_OUTSIDE_ACCEPTED``); a report cites something. Gated.
-8. ``C-FULLTEXT`` - a record stating a full-text basis is not backed by abstracts alone
-   (``ACCESS_MISMATCH`` on ``evidence_basis``: gated); a report claim backed only by abstracts is
-   labelled as such (fails whatever the gate).
-9. ``C-HYPOTHESIS-WALL`` - no finding wording inside the report's hypothesis section, no hypothesis
-   or certainty wording outside it. Fails whatever the gate.
-
-10. ``C-PROSE`` - the report's prose quotes only through spans: a blockquote or long quotation
-   is located in the run's snapshots and must be cited through the span that covers it (else
-   the offsets to cite, or ``EXCERPT_MISMATCH`` for an unverified quotation); no span reference
-   or verified badge in prose (``EXCERPT_MISMATCH``). Fails whatever the gate.
-
-Checks 7-10 live in :mod:`.reportchecks` and :mod:`.reportprose`.
+The checks, one module each, and the reason codes each can emit are listed in
+:mod:`publisher.gate.checks`; the publication policy is :mod:`publisher.gate.checks.publication`.
 
 "Gated" is warn with the gate off and fail with it on. The verdict folds the checks: Failed if any
 fails, else Inconclusive if any warns, else Verified.
@@ -49,55 +16,42 @@ fails, else Inconclusive if any warns, else Verified.
 from __future__ import annotations
 
 import json
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.canonical import format_ts, utc_now
-from ..kernel.errors import IntegrityError
-from ..kernel.reasons import Reason
-from ..parallel import CheckedSnapshots, ProgressFn
+from ..parallel import CheckedSnapshots
 from ..runs import Run
-from .artifacts import LOG_NOT_INTACT
 from .assemble import assemble, declare, limited_log
-from .checks import Collector, RunCheck, check_assembler, check_log, read_stored, result_sources
-from .inputs import RunInputs, gate_setting, load_inputs
-from .reportchecks import check_report, report_check_of
+from .checks import CHECK_IDS
+from .checks.assembler import check_assembler, read_stored, result_sources
+from .checks.collect import Collector
+from .checks.eventlog import check_log
+from .checks.freshfetch import check_fresh
+from .checks.gate import check_gate
+from .checks.report import check_report
+from .checks.runcheck import RunCheck
+from .checks.snapshot import check_snapshots
+from .checks.span import check_spans
+from .inputs import RunInputs, RunOptions, gate_setting
 from .result import Result
 from .urls import fetched_urls
 from .verdicts import verification_target
 
 __all__ = [
-    "RunCheck",
     "Prepared",
+    "Loaded",
     "prepare_stored",
     "prepare",
     "check_run",
     "verify_run",
     "write_verification",
-    "CHECK_IDS",
     "VERDICTS",
 ]
 
-CHECK_IDS = (
-    "C-SNAPSHOT",
-    "C-SPAN",
-    "C-FRESH-FETCH",
-    "C-ASSEMBLER",
-    "C-EVENT-LOG",
-    "C-GATE",
-    "C-CITE-RESOLVE",
-    "C-FULLTEXT",
-    "C-HYPOTHESIS-WALL",
-    "C-PROSE",
-)
 VERDICTS = ("Verified", "Inconclusive", "Failed")
-
-_SNAPSHOT_CODES = {Reason.UNKNOWN_SOURCE, Reason.SNAPSHOT_HASH_MISMATCH, Reason.ASSET_HASH_MISMATCH}
-_SPAN_CODES = {Reason.SPAN_OUT_OF_RANGE, Reason.SPAN_TOO_LONG, Reason.EXCERPT_MISMATCH}
 
 
 @dataclass(frozen=True)
@@ -105,9 +59,11 @@ class Prepared:
     """The stored result of a run (or why it is unusable), read once when its snapshots were declared."""
 
     stored: dict[str, Any] | None
+    """The stored result as read (for C-ASSEMBLER's exact comparison with the assembly now)."""
     problem: str | None
-    model: Result | None = None
-    """The stored result as a model (validated when read), when it is usable."""
+    model: Result | None
+    """The same result as a model (validated when read): what the other checks read. None
+    exactly when ``stored`` is."""
 
 
 def prepare_stored(run: Run, reader: CheckedSnapshots) -> Prepared:
@@ -117,11 +73,11 @@ def prepare_stored(run: Run, reader: CheckedSnapshots) -> Prepared:
     snapshots to the workers before it reads the run's records.
     """
     stored, model, problem = read_stored(run)
-    for source_id in result_sources(stored) if stored else []:
+    for source_id in result_sources(model) if model else []:
         reader.want(source_id)
-    for entry in stored["accepted"] if stored else []:
-        for claim in entry["claims"]:
-            reader.want(claim["source_id"], [(claim["start"], claim["end"])])
+    for entry in model.accepted if model else ():
+        for claim in entry.claims:
+            reader.want(claim.source_id, [(claim.start, claim.end)])
     return Prepared(stored, problem, model)
 
 
@@ -136,229 +92,64 @@ def prepare(inputs: RunInputs, reader: CheckedSnapshots, stored: Prepared | None
     return prepared
 
 
+@dataclass(frozen=True)
+class Loaded:
+    """A run its caller has read already: its inputs, the reader they were declared to
+    (:func:`prepare`), and its stored result. The wiki check declares every run's snapshots to one
+    parallel pass first, then checks each run with what it loaded."""
+
+    inputs: RunInputs
+    reader: CheckedSnapshots
+    prepared: Prepared
+
+
 def check_run(
     run: Run,
+    options: RunOptions | None = None,
     *,
     gate: bool | None = None,
-    wiki_root: Path | None = None,
     label: str = "",
-    inputs: RunInputs | None = None,
-    reader: CheckedSnapshots | None = None,
-    prepared: Prepared | None = None,
-    executor: Executor | None = None,
-    workers: int | None = None,
-    progress: ProgressFn | None = None,
-    trusted_keys: KeyRing | None = None,
+    loaded: Loaded | None = None,
 ) -> RunCheck:
     """Run every check of a run against a fresh in-memory assembly; writes nothing.
 
-    ``inputs``, ``reader`` and ``prepared`` may come from a caller that loaded them already (the
-    wiki check declares every run's snapshots to one parallel pass first, see :func:`prepare`). Raises
+    ``gate`` is the ``--gate`` switch (None: the run's config decides); ``options`` say where the
+    run's wiki is, which keys it trusts and how snapshots are read (:class:`.inputs.RunOptions`);
+    ``label`` is how findings name the run's folder (``runs/x`` inside a wiki); ``loaded``: what a
+    caller read already (then ``options`` are not used). Raises
     :class:`~publisher.kernel.errors.UsageError` when the run cannot be read at all (no or a
-    malformed config, an unreadable report). ``trusted_keys``: the wiki's policy (see
-    :func:`.inputs.load_inputs`).
+    malformed config, an unreadable report).
     """
-    inputs = inputs if inputs is not None else load_inputs(run, wiki_root=wiki_root, trusted_keys=trusted_keys)
+    if loaded is None:
+        options = options if options is not None else RunOptions()
+        inputs = options.load(run)
+        reader = options.reader(run, inputs)
+        prepared = prepare(inputs, reader)
+    else:
+        inputs, reader, prepared = loaded.inputs, loaded.reader, loaded.prepared
     enabled, flag = gate_setting(gate, inputs.config)
-    if reader is None:
-        reader = CheckedSnapshots(
-            run.sources_dir, executor=executor, workers=workers, progress=progress, assets_root=inputs.wiki_root
-        )
-    prepared = prepared if prepared is not None else prepare(inputs, reader)
-    stored, stored_problem = prepared.stored, prepared.problem
+    stored, stored_problem, model = prepared.stored, prepared.problem, prepared.model
     # Re-assemble with the gate the result was assembled with, so that a result assembled with
     # --gate compares equal; the gate here only folds the verdict. Read only the log lines the
     # result read: lines appended since neither stale nor disturb it (C-EVENT-LOG checks them).
-    assemble_gate = (stored["gate"]["flag"] == "--gate") if stored is not None else gate
-    log_limit = stored["log"]["events"] if stored is not None else None
+    assemble_gate = (model.gate.flag == "--gate") if model is not None else gate
+    log_limit = model.log.events if model is not None else None
     assembly = assemble(inputs, reader, gate=assemble_gate, log_limit=log_limit, declared=True)  # by prepare()
     rc = RunCheck(run, label, inputs, enabled, flag, assembly, stored, stored_problem)
     out = Collector(rc)
-    log_root = check_log(out, inputs, stored)
-    snapshot_roots = _check_snapshots(out, reader, stored)
+    log_root = check_log(out, inputs, model)
+    snapshot_roots = check_snapshots(out, reader, model)
     assembler_root = check_assembler(out, stored, stored_problem, assembly)
-    _check_spans(out, reader, stored, assembler_root)
-    _check_fresh(out, reader, stored, log_root, snapshot_roots)
-    _check_gate(out, snapshot_roots, log_root)
+    check_spans(out, reader, model, assembler_root)
+    check_fresh(out, reader, model, log_root, snapshot_roots)
+    check_gate(out, snapshot_roots, log_root)
     check_report(out)
     # Checks are reported in their numbered order whatever order they ran in.
-    rc.checks.sort(key=lambda c: CHECK_IDS.index(c["check_id"]) if c["check_id"] in CHECK_IDS else len(CHECK_IDS))
-    statuses = {c["status"] for c in rc.checks}
+    rc.checks.sort(key=lambda c: CHECK_IDS.index(c.check_id) if c.check_id in CHECK_IDS else len(CHECK_IDS))
+    statuses = {c.status for c in rc.checks}
     rc.verdict = "Failed" if "fail" in statuses else "Inconclusive" if "warn" in statuses else "Verified"
     rc.exit_status = 1 if rc.verdict == "Failed" or (rc.verdict == "Inconclusive" and enabled) else 0
     return rc
-
-
-def _check_snapshots(out: Collector, reader: CheckedSnapshots, stored: dict[str, Any] | None) -> dict[str, str]:
-    """C-SNAPSHOT: one root finding per snapshot that does not verify; returns source id -> root key."""
-    assembly = out.rc.assembly
-    wanted = list(dict.fromkeys([*assembly.referenced, *(result_sources(stored) if stored else [])]))
-    roots: dict[str, str] = {}
-    unsealed = 0
-    for source_id in wanted:
-        try:
-            snap = reader.get(source_id)
-        except IntegrityError as exc:
-            reason = exc.reason or Reason.SNAPSHOT_HASH_MISMATCH
-            root = out.find("C-SNAPSHOT", reason, f"sources/{source_id}.json", exc.message, source_id=source_id)
-            roots[source_id] = root.key
-            continue
-        unsealed += 0 if snap.sealed else 1
-        problem = assembly.assets.check(snap)
-        if problem is not None:
-            # The stored PDF behind a snapshot is one of its digests: tampering, whatever the gate.
-            # The PDF lies in the wiki's library (<wiki>/assets/papers/), not in the run.
-            asset = snap.asset is not None
-            where = snap.asset.path if snap.asset is not None else f"sources/{source_id}.json"
-            root = out.find(
-                "C-SNAPSHOT", Reason.ASSET_HASH_MISMATCH, where, problem, in_wiki=asset, source_id=source_id
-            )
-            roots[source_id] = root.key
-    note = f"; {unsealed} with metadata unsealed (no record_hash)" if unsealed else ""
-    bad = len(roots)
-    if assembly.wiki_root is None and any(f.reason is Reason.ASSET_HASH_MISMATCH for f in out.rc.findings):
-        note += "; no wiki root found for the stored PDFs (pass --wiki)"
-    out.add(
-        "C-SNAPSHOT",
-        "fail" if bad else "pass",
-        f"{len(wanted) - bad} of {len(wanted)} referenced snapshots verified{note}",
-    )
-    for entry in assembly.findings:
-        if Reason(entry["reason_code"]) in _SNAPSHOT_CODES:
-            out.from_assembly("C-SNAPSHOT", entry, "fail", roots.get(entry.get("source_id") or ""))
-    return roots
-
-
-def _check_spans(
-    out: Collector, reader: CheckedSnapshots, stored: dict[str, Any] | None, assembler_root: str | None
-) -> None:
-    """C-SPAN: the run's spans (from the assembly) and the claims ``result.json`` stores."""
-    assembly = out.rc.assembly
-    bad = no_spans = 0
-    for entry in assembly.findings:
-        reason = Reason(entry["reason_code"])
-        if reason in _SPAN_CODES:
-            bad += 1
-            out.from_assembly("C-SPAN", entry, "fail")
-        elif reason is Reason.NO_SPANS:
-            no_spans += 1
-            out.from_assembly("C-SPAN", entry, out.gated())
-    claims_checked = 0
-    for entry in stored["accepted"] if stored else []:
-        for index, claim in enumerate(entry["claims"]):
-            sid, start, end = claim["source_id"], claim["start"], claim["end"]
-            try:
-                reader.get(sid)
-            except IntegrityError:
-                continue  # reported by C-SNAPSHOT
-            claims_checked += 1
-            span = reader.span(sid, start, end)
-            if span.excerpt is None or span.excerpt != claim["excerpt"]:
-                bad += 1
-                reason = span.reason or Reason.EXCERPT_MISMATCH
-                out.find(
-                    "C-SPAN",
-                    reason,
-                    "outputs/result.json",
-                    f"result.json claim {sid}#{start}-{end} is not the re-slice",
-                    artifact_id=entry["artifact_id"],
-                    field=f"claims[{index}]",
-                    source_id=sid,
-                    start=start,
-                    end=end,
-                    cause=assembler_root,
-                )
-    note = f"{assembly.result['counts']['spans_checked']} spans and {claims_checked} result claims re-sliced"
-    if bad:
-        out.add("C-SPAN", "fail", f"{bad} bad span(s); {note}")
-    elif no_spans:
-        out.add("C-SPAN", out.gated(), f"{no_spans} record(s) without the spans they owe; {note}")
-    else:
-        out.add("C-SPAN", "pass", note)
-
-
-def _check_fresh(
-    out: Collector,
-    reader: CheckedSnapshots,
-    stored: dict[str, Any] | None,
-    log_root: str | None,
-    snapshot_roots: dict[str, str],
-) -> None:
-    """C-FRESH-FETCH: every source behind an accepted artifact (stored or assembled now) is fresh."""
-    assembly = out.rc.assembly
-    behind: dict[str, str] = {}
-    for entry in (stored or assembly.result)["accepted"]:
-        for source_id in entry["source_ids"]:
-            behind.setdefault(source_id, entry["artifact_id"])
-    not_fresh: dict[str, str] = {}  # source id -> key of its root finding
-    for source_id, artifact_id in behind.items():
-        try:
-            snap = reader.get(source_id)
-        except IntegrityError:
-            continue  # reported by C-SNAPSHOT
-        fresh = assembly.freshness.get(source_id)
-        if fresh is None:
-            created = assembly.result["config"].get("created_at")
-            fresh = assembly.provenance.freshness(snap, assembly.log.events, created, assembly.assets)
-        if not fresh.fresh:
-            # A log that is broken or unreadable is the root of every freshness it no longer proves.
-            cause = log_root or snapshot_roots.get(source_id)
-            found = out.find(
-                "C-FRESH-FETCH",
-                fresh.reason or Reason.NO_FRESH_FETCH,
-                "events.jsonl",
-                fresh.detail,
-                artifact_id=artifact_id,
-                source_id=source_id,
-                severity=out.gated(),
-                cause=cause,
-            )
-            not_fresh[source_id] = cause or found.key
-    # Artifacts the assembly now leaves unresolved for want of a fresh fetch are reported here,
-    # under the check they fail, not under C-GATE: this check never says "fresh" of them.
-    cited = set(behind)
-    for entry in assembly.findings:
-        if Reason(entry["reason_code"]) is not Reason.NO_FRESH_FETCH:
-            continue
-        source_id = entry.get("source_id") or ""
-        cited.add(source_id)
-        cause = log_root or not_fresh.get(source_id)
-        if cause is None:
-            key = out.rc.file("events.jsonl")
-            out.from_assembly("C-FRESH-FETCH", entry, out.gated())
-            not_fresh[source_id] = out.rc.findings[-1].key if out.rc.findings else key
-        else:
-            out.from_assembly("C-FRESH-FETCH", entry, out.gated(), cause)
-    if not_fresh:
-        named = ", ".join(f"{sid[:16]}…" for sid in list(not_fresh)[:3]) + (" …" if len(not_fresh) > 3 else "")
-        out.add("C-FRESH-FETCH", out.gated(), f"{len(not_fresh)} of {len(cited)} cited sources not fresh: {named}")
-    else:
-        out.add("C-FRESH-FETCH", "pass", f"{len(behind)} sources behind accepted artifacts fresh")
-
-
-def _check_gate(out: Collector, snapshot_roots: dict[str, str], log_root: str | None) -> None:
-    """C-GATE: every other reason code of the assembly; an empty evidence set."""
-    assembly = out.rc.assembly
-    shown = _SNAPSHOT_CODES | _SPAN_CODES | {Reason.NO_SPANS, Reason.NO_FRESH_FETCH}
-    for entry in assembly.findings:
-        if Reason(entry["reason_code"]) in shown or report_check_of(entry) is not None:
-            continue
-        cause = log_root if entry["detail"].startswith(LOG_NOT_INTACT) else None
-        out.from_assembly("C-GATE", entry, out.gated(), cause)
-    counts = assembly.result["counts"]
-    if counts["unresolved"]:
-        out.add("C-GATE", out.gated(), f"{counts['unresolved']} of {counts['artifacts_seen']} artifacts unresolved")
-    elif not counts["accepted"]:
-        out.find(
-            "C-GATE",
-            Reason.NO_SPANS,
-            "outputs/result.json",
-            "no accepted artifact: an empty evidence set is not a pass",
-            severity=out.gated(),
-        )
-        out.add("C-GATE", out.gated(), "no accepted artifact: an empty evidence set is not a pass")
-    else:
-        out.add("C-GATE", "pass", f"all {counts['accepted']} artifacts accepted")
 
 
 def write_verification(rc: RunCheck) -> Path:
@@ -374,9 +165,11 @@ def write_verification(rc: RunCheck) -> Path:
     return path
 
 
-def verify_run(run: Run, *, write: bool = True, **options: Any) -> RunCheck:
-    """:func:`check_run` (same options), then ``outputs/verification.json`` when ``write``."""
-    rc = check_run(run, **options)
+def verify_run(
+    run: Run, options: RunOptions | None = None, *, gate: bool | None = None, write: bool = True
+) -> RunCheck:
+    """:func:`check_run`, then ``outputs/verification.json`` when ``write``."""
+    rc = check_run(run, options, gate=gate)
     if write:
         write_verification(rc)
     return rc

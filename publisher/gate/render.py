@@ -19,15 +19,15 @@ import jinja2
 from markdown_it.token import Token
 from markupsafe import Markup
 
-from ..acquire.signing import KeyRing
 from ..kernel import _fs
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
 from ..kernel.refs import starts_with_ref
 from ..resources import TEMPLATES_DIR
 from ..runs import Run
-from .inputs import file_digest
-from .pipeline import RunCheck, check_run
+from .checks.runcheck import RunCheck
+from .inputs import RunOptions, file_digest
+from .pipeline import check_run
 from .reportmd import markdown_parser
 from .urls import followable
 
@@ -65,7 +65,7 @@ class ReportView:
     """What a rendered report shows, as plain values (it crosses to the build's helper processes).
 
     ``result`` is the result assembling the run now produces, ``report`` the verification of it
-    (:meth:`~publisher.gate.pipeline.RunCheck.report`), ``findings`` the assembly's findings, and
+    (:attr:`~publisher.gate.checks.runcheck.RunCheck.report`), ``findings`` the assembly's findings, and
     ``assembled_at`` when the stored ``result.json`` was assembled (no clock of this render).
     """
 
@@ -90,7 +90,7 @@ class ReportView:
         return cls(
             rc.result,
             rc.report,
-            list(rc.assembly.findings),
+            list(rc.result["diagnostics"]["unresolved"]),
             stored_at,
             data.decode("utf-8") if data is not None else None,
         )
@@ -210,9 +210,9 @@ def render_report_body(
     return str(_fragment(view, _environment(), source_links, contexts))
 
 
-def render_report(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> str:
+def render_report(run: Run, options: RunOptions | None = None) -> str:
     """The full report page (HTML). Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails."""
-    view = ReportView.of(check_run(run, wiki_root=wiki_root, trusted_keys=trusted_keys))
+    view = ReportView.of(check_run(run, options))
     env = _environment()
     fragment = _fragment(view, env)
     css = (TEMPLATES_DIR / "report.css").read_text(encoding="utf-8")
@@ -225,9 +225,9 @@ def render_report(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyR
     return page.lstrip()
 
 
-def write_report(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> Path:
+def write_report(run: Run, options: RunOptions | None = None) -> Path:
     """Render and write ``outputs/report.html`` atomically; nothing is written on refusal."""
-    html = render_report(run, wiki_root=wiki_root, trusted_keys=trusted_keys)
+    html = render_report(run, options)
     run.outputs_dir.mkdir(parents=True, exist_ok=True)
     _fs.write_atomic(run.report_html, html.encode("utf-8"))
     return run.report_html

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from .reasons import Reason
 from .text import one_line
 
-__all__ = ["Finding", "Severity", "group_findings", "grouped_lines", "counts_by_code"]
+__all__ = ["Finding", "Severity", "group_findings", "grouped_lines", "counts_by_code", "summary"]
 
 Severity = Literal["fail", "warn"]
 
@@ -146,6 +146,13 @@ def counts_by_code(findings: Iterable[Finding]) -> dict[str, int]:
     for f in findings:
         out[f.code] = out.get(f.code, 0) + 1
     return dict(sorted(out.items()))
+
+
+def summary(findings: Iterable[Finding]) -> str:
+    """``N finding(s) (CODE xN, ...)``: how many findings, and how many of each code."""
+    items = list(findings)
+    counts = ", ".join(f"{code} x{n}" for code, n in counts_by_code(items).items())
+    return f"{len(items)} finding(s) ({counts})"
 
 
 def grouped_lines(findings: Iterable[Finding], indent: str = "  ") -> list[str]:

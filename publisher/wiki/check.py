@@ -6,7 +6,7 @@ workers (:class:`~publisher.parallel.Batches`, one pool for the whole wiki, ever
 once); while they verify them it loads the next run, then runs
 :func:`~publisher.gate.pipeline.check_run` on the run whose snapshots came back: the run is
 assembled now, and its stored ``result.json`` must be exactly that assembly with a gate verdict
-other than ``fail`` (:meth:`~publisher.gate.pipeline.RunCheck.refusals`). Concepts are parsed while the workers check
+other than ``fail`` (:func:`~publisher.gate.checks.publication.refusals`). Concepts are parsed while the workers check
 snapshots (on the workers themselves when there are many), then checked against what each named
 run accepts now (:mod:`.conceptcheck`).
 
@@ -25,9 +25,10 @@ from functools import partial
 from pathlib import Path
 
 from ..acquire.signing import KeyRing
-from ..gate.checks import ASSEMBLER
+from ..gate.checks.assembler import ASSEMBLER
+from ..gate.checks.publication import refusals as publication_refusals
 from ..gate.inputs import RunInputs, load_inputs
-from ..gate.pipeline import Prepared, check_run, prepare, prepare_stored
+from ..gate.pipeline import Loaded, Prepared, check_run, prepare, prepare_stored
 from ..gate.result import Result
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
@@ -108,10 +109,10 @@ def _load(item: _Begun, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> Run
 def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
     """Check one loaded run and index what it accepts now."""
     ev = loaded.ev
-    rc = check_run(ev.run, label=ev.rel, inputs=inputs, reader=loaded.reader, prepared=loaded.prepared)
+    rc = check_run(ev.run, label=ev.rel, loaded=Loaded(inputs, loaded.reader, loaded.prepared))
     ev.check = rc
     ev.events = list(rc.assembly.log.events)
-    refusals = rc.refusals()
+    refusals = publication_refusals(rc)
     wiki.findings.extend(refusals)
     stored = loaded.prepared.model
     if stored is not None and rc.status(ASSEMBLER) == "pass":

@@ -91,11 +91,11 @@ def _failure(named: list[RunEvidence], ref: SpanRef) -> tuple[Reason, str | None
             if (claim["source_id"], claim["start"], claim["end"]) == key
         }
         for finding in rc.assembly.findings:
-            if finding["artifact_id"] in artifacts:
-                cause = roots.get(finding.get("source_id")) or next(
+            if finding.artifact_id in artifacts and finding.reason is not None:
+                cause = roots.get(finding.source_id or "") or next(
                     (f.key for f in rc.findings if f.cause is None and f.check == "C-EVENT-LOG"), None
                 )
-                return Reason(finding["reason_code"]), cause
+                return finding.reason, cause
         check = rc.assembly.reader.checks().get(ref.source_id)
         if check is not None and not check.ok and check.reason is not None:
             return check.reason, roots.get(ref.source_id)

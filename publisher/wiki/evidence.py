@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..gate.pipeline import RunCheck
+from ..gate.checks.runcheck import RunCheck
 from ..gate.result import AcceptedArtifact, Result
 from ..kernel.findings import Finding, counts_by_code
 from ..kernel.models import Event

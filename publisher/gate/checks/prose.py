@@ -31,13 +31,13 @@ from typing import Literal
 
 from markdown_it.token import Token
 
-from ..kernel.errors import PublisherError
-from ..kernel.locate import locate
-from ..kernel.reasons import Reason
-from ..kernel.refs import looks_like_evidence
-from ..kernel.store import read_snapshot
-from .checks import Collector
-from .reportmd import Footnote, markdown_parser
+from ...kernel.errors import PublisherError
+from ...kernel.locate import locate
+from ...kernel.reasons import Reason
+from ...kernel.refs import looks_like_evidence
+from ...kernel.store import read_snapshot
+from ..reportmd import Footnote, markdown_parser
+from .collect import Collector
 
 __all__ = ["PROSE", "QUOTE_WORDS", "Quotation", "quotations", "check_report_prose"]
 

@@ -1,4 +1,5 @@
-"""The verifier's checks on the report itself (checks 7-9 of :mod:`.pipeline`).
+"""``C-CITE-RESOLVE``, ``C-FULLTEXT`` and ``C-HYPOTHESIS-WALL``: the verifier's checks on the report
+itself (checks 7-9 of :mod:`publisher.gate.checks`).
 
 7. ``C-CITE-RESOLVE`` - every citation of the report resolves: each footnote (and each
    ``[^label]`` that no definition answers) names accepted evidence of the run. Carries the
@@ -17,19 +18,19 @@
    synthesis has ("proves", "clearly shows", "beyond doubt" ...) fails. Lexical, on closed
    phrase lists only: a pass means none of those phrases was found on the wrong side of the wall.
    Fails whatever the gate.
-10. ``C-PROSE`` - the report's prose quotes only through spans (:mod:`.reportprose`).
+10. ``C-PROSE`` - the report's prose quotes only through spans (:mod:`.prose`).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
-from ..kernel.reasons import Reason
-from .checks import Collector
-from .reportmd import Footnote, ProseBlock
-from .reportprose import check_report_prose
+from ...kernel.findings import Finding
+from ...kernel.reasons import Reason
+from ..reportmd import Footnote, ProseBlock
+from .collect import Collector
+from .prose import check_report_prose
 
 __all__ = ["CITE_RESOLVE", "FULLTEXT", "HYPOTHESIS_WALL", "report_check_of", "check_report"]
 
@@ -84,12 +85,11 @@ _CERTAINTY_WORDING = [
 _SENTENCE_RE = re.compile(r"[^.!?]+(?:[.!?]+|$)")
 
 
-def report_check_of(entry: dict[str, Any]) -> str | None:
+def report_check_of(finding: Finding) -> str | None:
     """The report check an assembly finding is reported under, or None (another check's)."""
-    reason = entry["reason_code"]
-    if reason == Reason.SOURCE_OUTSIDE_ACCEPTED.value:
+    if finding.reason is Reason.SOURCE_OUTSIDE_ACCEPTED:
         return CITE_RESOLVE
-    if reason == Reason.ACCESS_MISMATCH.value and entry["field"] == "evidence_basis":
+    if finding.reason is Reason.ACCESS_MISMATCH and finding.field == "evidence_basis":
         return FULLTEXT
     return None
 
@@ -115,7 +115,7 @@ def _cite_resolve(out: Collector) -> None:
     """C-CITE-RESOLVE: every citation names accepted evidence; a report cites something."""
     footnotes = out.rc.inputs.footnotes
     labels = {n.label for n in footnotes or []}
-    bad = {e["artifact_id"] for e in out.rc.assembly.findings if report_check_of(e) == CITE_RESOLVE}
+    bad = {e.artifact_id for e in out.rc.assembly.findings if report_check_of(e) == CITE_RESOLVE}
     _routed(out, CITE_RESOLVE)
     if footnotes is None:
         out.add(CITE_RESOLVE, "pass", "no report.md: nothing cited")

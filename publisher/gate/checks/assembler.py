@@ -1,0 +1,144 @@
+"""``C-ASSEMBLER``: the stored ``result.json`` is what assembling the run now produces.
+
+Reason codes: ``SCHEMA_ERROR`` (unreadable or invalid ``result.json``: fail); otherwise findings
+carry the check id only: edited (fail), stale, absent or assembled under other trusted keys (gated).
+Also reads the stored result for the other checks (:func:`read_stored`, :func:`result_sources`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from ...kernel import _fs
+from ...kernel.canonical import StrictJSONError, loads_written, same_json
+from ...kernel.models import first_error
+from ...kernel.reasons import Reason
+from ...kernel.text import one_line
+from ...runs import Run
+from ..inputs import changed_inputs, inputs_digest
+from ..result import Result
+from .collect import Collector
+
+if TYPE_CHECKING:
+    from ..assemble import Assembly
+
+__all__ = ["ASSEMBLER", "read_stored", "result_sources", "check_assembler"]
+
+ASSEMBLER = "C-ASSEMBLER"
+
+
+def read_stored(run: Run) -> tuple[dict[str, Any] | None, Result | None, str | None]:
+    """The stored, schema-valid ``result.json`` (as JSON and as a model), or None and why (None,
+    None, None when absent)."""
+    try:
+        data = _fs.read_regular(run.result_path, follow_symlinks=False)
+    except FileNotFoundError:
+        return None, None, None
+    except OSError as exc:
+        return None, None, f"cannot be read ({exc.strerror or exc})"
+    try:
+        raw = loads_written(data)
+    except (StrictJSONError, ValueError) as exc:
+        return None, None, f"is not strict JSON ({one_line(exc, 120)})"
+    try:
+        model = Result.model_validate(raw)
+    except ValidationError as exc:
+        return None, None, f"is not a valid result ({exc.error_count()} problem(s); first {first_error(exc, 'result')})"
+    return raw, model, None
+
+
+def result_sources(result: Result) -> list[str]:
+    """Every source id a stored result names (accepted artifacts, their claims, ``sources[]``)."""
+    ids: dict[str, None] = {}
+    for entry in result.accepted:
+        for source_id in entry.source_ids:
+            ids[source_id] = None
+        for claim in entry.claims:
+            ids[claim.source_id] = None
+    for source in result.sources:
+        ids[source.source_id] = None
+    return list(ids)
+
+
+def _without_time(result: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in result.items() if k != "generated_at"}
+
+
+def _differences(recorded: dict[str, Any], fresh: dict[str, Any]) -> list[str]:
+    keys = sorted((set(recorded) | set(fresh)) - {"generated_at"})
+    return [k for k in keys if not same_json(recorded.get(k), fresh.get(k))]
+
+
+def _keys(result: dict[str, Any]) -> set[str]:
+    policy = result.get("policy")
+    return set(policy["trusted_keys"]) if isinstance(policy, dict) else set()
+
+
+def _policy_changed(stored: dict[str, Any], fresh: dict[str, Any], label: str) -> str:
+    """One line: the trusted keys changed since assembly, and what fixes it."""
+    then, now = _keys(stored), _keys(fresh)
+    run = label or "RUN"
+    unsigned = [s["source_id"][:12] for s in fresh["sources"] if s["status"] == "ok" and not s["fresh"]]
+    change = f"{len(now - then)} key(s) trusted, {len(then - now)} no longer" if then else "the wiki now trusts keys"
+    detail = f"result.json predates the wiki's trusted keys ({change})"
+    if unsigned:
+        return (
+            f"{detail}; {len(unsigned)} source(s) lack a fetch signed by them: fetch them again "
+            f"(publisher source fetch signs), then 'publisher assemble --run-dir {run}'"
+        )
+    return f"{detail}; run 'publisher assemble --run-dir {run}'"
+
+
+def check_assembler(
+    out: Collector, stored: dict[str, Any] | None, problem: str | None, assembly: Assembly
+) -> str | None:
+    """C-ASSEMBLER: the stored result is what assembling the run now produces. Returns the root key.
+
+    Edited (fail): the stored inputs list does not hash to the stored ``inputs_hash``, or the
+    inputs now are the stored ones yet the result differs. Stale (gated): inputs changed since
+    assembly, named one by one. Absent (gated). The stored digest is a hint for the message,
+    never a reason to pass.
+    """
+    fix = f"run 'publisher assemble --run-dir {out.rc.run_shown}'"
+    fresh = assembly.result
+    file = "outputs/result.json"
+    if problem is not None:
+        root = out.find(ASSEMBLER, Reason.SCHEMA_ERROR, file, f"result.json {problem}; {fix}")
+        out.add(ASSEMBLER, "fail", f"result.json {problem}")
+        return root.key
+    if stored is None:
+        root = out.find(ASSEMBLER, None, file, f"result.json is absent; {fix}", severity=out.gated())
+        out.add(ASSEMBLER, out.gated(), f"result.json is absent ({fix})")
+        return root.key
+    if same_json(_without_time(stored), _without_time(fresh)):
+        out.add(ASSEMBLER, "pass", "result.json equals assembling its inputs now")
+        return None
+    if not same_json(stored.get("policy"), fresh.get("policy")):
+        root = out.find(ASSEMBLER, None, file, _policy_changed(stored, fresh, out.rc.run_shown), severity=out.gated())
+        out.add(ASSEMBLER, out.gated(), "result.json was assembled under other trusted keys")
+        return root.key
+    then = stored.get("inputs")
+    differing = ", ".join(_differences(stored, fresh))
+    if then is None and differing == "inputs":
+        detail = f"result.json has no inputs list (written by an older version); {fix}"
+        root = out.find(ASSEMBLER, None, file, detail, severity=out.gated())
+        out.add(ASSEMBLER, out.gated(), detail)
+        return root.key
+    if isinstance(then, list) and inputs_digest(then) != stored["inputs_hash"]:
+        why = "its inputs list does not hash to its inputs_hash"
+    elif stored["inputs_hash"] == fresh["inputs_hash"] or then == fresh["inputs"]:
+        why = f"{differing} differ(s) from assembling the same inputs now"
+    else:
+        changed = changed_inputs(then, fresh["inputs"]) if isinstance(then, list) else []
+        named = "; ".join(changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
+        because = f"inputs changed since assembly ({named})" if named else "the run's inputs changed since assembly"
+        detail = f"result.json is stale: {because}; {fix}"
+        root = out.find(ASSEMBLER, None, file, detail, severity=out.gated())
+        out.add(ASSEMBLER, out.gated(), detail)
+        return root.key
+    detail = f"result.json was edited: {why}; {fix}"
+    root = out.find(ASSEMBLER, None, file, detail)
+    out.add(ASSEMBLER, "fail", detail)
+    return root.key

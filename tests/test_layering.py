@@ -51,8 +51,6 @@ WITHIN = {
         "claims",
         "assemble",
         "checks",
-        "reportprose",
-        "reportchecks",
         "pipeline",
         "render",
         "citations",
@@ -83,6 +81,19 @@ NESTED = {
         "reviews",
         "guards",
         "counts",
+    ],
+    ("gate", "checks"): [
+        "runcheck",
+        "collect",
+        "assembler",
+        "eventlog",
+        "snapshot",
+        "span",
+        "freshfetch",
+        "prose",
+        "report",
+        "gate",
+        "publication",
     ],
 }
 """Inside a sub-package of a layer, the order its modules may import each other in."""

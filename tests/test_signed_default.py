@@ -18,7 +18,7 @@ from publisher.acquire.signing import key_home_problem, user_key_dir
 from publisher.gate.assemble import assemble_run
 from publisher.kernel.reasons import Reason
 from publisher.runs import Run
-from publisher.site.policy import resolve_policy
+from publisher.site.build.policy import resolve_policy
 
 Cli = Callable[..., CliResult]
 

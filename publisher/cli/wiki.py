@@ -97,8 +97,8 @@ def _check(args: argparse.Namespace) -> int:
     from ..kernel.errors import UsageError
     from ..parallel import terminal_progress
     from ..parallel.cluster import cluster_executor
-    from ..site.checkpages import check_pages
-    from ..site.policy import config_file_for
+    from ..site.build.checkpages import check_pages
+    from ..site.build.policy import config_file_for
     from ..wiki.check import check_wiki
 
     wiki = Path(args.wiki)

@@ -1,6 +1,6 @@
 """The build's seal of one page: every evidence element it shows, checked against what was verified.
 
-The hook scans each page's final HTML (:mod:`publisher.site.scan`) and calls :func:`seal_page`:
+The hook scans each page's final HTML (:mod:`publisher.site.checks.scan`) and calls :func:`seal_page`:
 an excerpt must be a verified span whose text is exactly the re-slice, a snapshot text the
 verified snapshot, a window one the page's generator rendered, with every highlight at its
 offsets; anything that only looks like evidence is a problem. What passes becomes the page's
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kernel.canonical import content_hash_for, sha256_hex
+from ...kernel.canonical import content_hash_for, sha256_hex
 from .scan import PageScan
 
 __all__ = ["PageSeal", "seal_page"]

@@ -5,7 +5,7 @@ none added (check ``C-SITE-FILE``): that alone catches any edit after the build,
 stylesheets, ``verify.js`` or a snapshot record. The manifest's own digest names the whole site;
 ``--expect sha256:…`` compares it with a pinned one (check ``C-SITE-PIN``), e.g. the digest of
 a site rebuilt from the same inputs. Independently of the manifest, every page is read as a
-browser reads it (:mod:`publisher.site.scan`) and every excerpt, snapshot text and window is
+browser reads it (:mod:`publisher.site.checks.scan`) and every excerpt, snapshot text and window is
 compared with a fresh re-slice of the wiki's snapshots, and every page must carry the
 Content-Security-Policy that its own inline scripts call for (check ``C-CSP``).
 """
@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..kernel import _fs
-from ..kernel.canonical import StrictJSONError, loads_strict, sha256_hex
-from ..kernel.errors import PublisherError
-from ..kernel.findings import Finding
-from ..kernel.reasons import Reason
-from ..kernel.spans import check_range
-from ..wiki.policy import Policy, fallback_policy
+from ...kernel import _fs
+from ...kernel.canonical import StrictJSONError, loads_strict, sha256_hex
+from ...kernel.errors import PublisherError
+from ...kernel.findings import Finding
+from ...kernel.reasons import Reason
+from ...kernel.spans import check_range
+from ...wiki.policy import Policy, fallback_policy
 from . import csp
 from .checkrecords import WikiTexts, check_records, check_site_proofs
 from .manifest import MANIFEST_NAME, MANIFEST_VERSION, SITE_FILE_LIMIT, manifest_digest, site_tree

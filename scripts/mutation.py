@@ -131,7 +131,7 @@ NAMED = (
     Mutant(
         "misplaced-highlight-undetected",
         "publisher/site/checks/seal.py",
-        """        problems += block.misplaced_marks()
+        """        out.findings += _misplaced(block, page)
         out.snapshots.append(""",
         """        out.snapshots.append(""",
         ("tests/test_hook_build.py", "tests/test_mutation_guards.py"),

@@ -7,7 +7,7 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from ..kernel.findings import grouped_lines
+from ..kernel.findings import findings_summary, grouped_lines
 from ._common import add_config, add_json, emit, error_line, say, wiki_policy
 
 
@@ -138,8 +138,7 @@ def _check(args: argparse.Namespace) -> int:
     else:
         for line in grouped_lines(outcome.findings, indent=""):
             error_line(f"publisher: {line}")
-        named = ", ".join(f"{code} x{n}" for code, n in counts.items())
-        error_line(f"publisher: error: wiki check failed: {len(outcome.findings)} finding(s) ({named})")
+        error_line(f"publisher: error: wiki check failed: {findings_summary(outcome.findings)}")
     return 0 if outcome.ok else 1
 
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from .reasons import Reason
 from .text import one_line
 
-__all__ = ["Finding", "Severity", "group_findings", "grouped_lines", "counts_by_code"]
+__all__ = ["Finding", "Severity", "group_findings", "grouped_lines", "counts_by_code", "findings_summary"]
 
 Severity = Literal["fail", "warn"]
 
@@ -157,3 +157,13 @@ def grouped_lines(findings: Iterable[Finding], indent: str = "  ") -> list[str]:
             lines.append(f"{indent}  fix: {root.fix}")
         lines += [f"{indent}  ↳ {f.one_line(f.detail != root.detail)}" for f in consequences]
     return lines
+
+
+def findings_summary(findings: Iterable[Finding]) -> str:
+    """``N finding(s) (CODE xN, …)``: how many findings, and how many carry each code.
+
+    The summary line of a refusal, worded once for the command line and the MkDocs build.
+    """
+    items = list(findings)
+    named = ", ".join(f"{code} x{n}" for code, n in counts_by_code(items).items())
+    return f"{len(items)} finding(s) ({named})"

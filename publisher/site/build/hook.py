@@ -59,7 +59,7 @@ from typing import Any
 from mkdocs.exceptions import PluginError
 
 from ...kernel.errors import PublisherError
-from ...kernel.findings import grouped_lines
+from ...kernel.findings import findings_summary, grouped_lines
 from ...parallel import terminal_progress
 from ...parallel.cluster import cluster_executor
 from ...runs import RUN_LAYOUTS
@@ -96,8 +96,7 @@ log = logging.getLogger("mkdocs.plugins.publisher")
 
 def format_findings(pre: WikiCheck) -> str:
     """Every finding, one per line (consequences under their cause), under a summary line."""
-    counts = ", ".join(f"{code} x{n}" for code, n in pre.counts_by_reason().items())
-    lines = [f"evidence check failed: {len(pre.findings)} finding(s) ({counts}); nothing was published"]
+    lines = [f"evidence check failed: {findings_summary(pre.findings)}; nothing was published"]
     lines += grouped_lines(pre.findings)
     return "\n".join(lines)
 

@@ -60,12 +60,12 @@ from mkdocs.exceptions import PluginError
 
 from ...kernel.errors import PublisherError
 from ...kernel.findings import findings_summary, grouped_lines
-from ...parallel import terminal_progress
 from ...parallel.cluster import cluster_executor
 from ...runs import RUN_LAYOUTS
 from ...wiki.check import check_wiki
 from ...wiki.claims.log import ASSESSMENTS_FILE
 from ...wiki.evidence import WikiCheck
+from ..terminal import terminal_progress
 from .events import EvidenceBuild, PublishAt
 from .options import site_dir_apart, wiki_root
 from .policy import policy_of_config

@@ -169,9 +169,10 @@ def generated_twin(wiki: Path, root: Path, *, slots: bool = False) -> int:
     hook's stylesheets, script and per-source ``record.json`` files are copied beside the pages
     and the theme uses the system fonts, as under the hook. Returns the number of pages written.
     """
-    from publisher.site.helper import BuildHelper
-    from publisher.site.manifest import record_uri
-    from publisher.site.pages import STATIC_DIR, TEMPLATES_DIR, SiteModel
+    from publisher.site import STATIC_DIR, TEMPLATES_DIR
+    from publisher.site.build.workers import BuildHelper
+    from publisher.site.checks.manifest import record_uri
+    from publisher.site.pages.generate import SiteModel
     from publisher.wiki.check import check_wiki as run_preflight
 
     pre = run_preflight(wiki)
@@ -285,7 +286,7 @@ def measure(base: Path, pages: int, with_hook: bool, repeat: int = 1) -> dict[st
 
 def _hook_available() -> bool:
     try:
-        import publisher.site.hook  # noqa: F401
+        import publisher.site.build.hook  # noqa: F401
     except ImportError:
         return False
     return (REPO / "hooks" / "evidence.py").is_file()

@@ -4,9 +4,9 @@ A wiki of about N pages is generated as for ``bench_build.py`` and built once wi
 hook, in-process, while every call of the prose check is timed and its input kept. The kept page
 HTML is then checked again offline three ways, so the figures compare like with like:
 
-- *allow-list*: :func:`publisher.site.prose.violations`, the walk of the page as a browser builds
+- *allow-list*: :func:`publisher.site.checks.prose.violations`, the walk of the page as a browser builds
   it plus the ``nh3`` cross-check (the check every build runs now);
-- *nh3 alone*: :func:`publisher.site.prose.sanitised` (Ammonia's parse and clean, read back);
+- *nh3 alone*: :func:`publisher.site.checks.prose.sanitised` (Ammonia's parse and clean, read back);
 - *deny-list*: the check the allow-list replaced (``publisher/site/prose.py`` at ``--before``),
   loaded from git.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 import subprocess
 import sys
 import tempfile
@@ -33,17 +34,24 @@ from benchmarks.bench_build import _hooked, make_wiki
 REPO = Path(__file__).resolve().parents[1]
 
 
+_MOVED = {"markup": "pages.markup", "scan": "checks.scan"}
+"""Where the site modules the old prose check imports live now."""
+
+
 def _before(commit: str) -> Any:
     """The deny-list prose module as it was at ``commit``, loaded beside the current one."""
     where = f"{commit}:publisher/site/prose.py"
     source = subprocess.run(["git", "-C", str(REPO), "show", where], capture_output=True, text=True, check=True).stdout
+    # Its imports, relative to the flat ``publisher/site/`` of the time, named as they are now.
+    source = re.sub(r"^from \.\.(\w)", r"from publisher.\1", source, flags=re.M)
+    moved = lambda m: f"from publisher.site.{_MOVED[m.group(1)]} import"  # noqa: E731
+    source = re.sub(r"^from \.(\w+) import", moved, source, flags=re.M)
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False, encoding="utf-8") as handle:
         handle.write(source)
     spec = importlib.util.spec_from_file_location("publisher.site._prose_before", handle.name)
     if spec is None or spec.loader is None:
         raise SystemExit(f"cannot load {where}")
     module = importlib.util.module_from_spec(spec)
-    module.__package__ = "publisher.site"
     sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
     spec.loader.exec_module(module)
     return module
@@ -54,7 +62,7 @@ def _build(wiki: Path) -> tuple[float, float, list[str]]:
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
-    import publisher.site.build as site_build
+    import publisher.site.build.events as site_build
 
     kept: list[str] = []
     spent = [0.0]
@@ -94,7 +102,7 @@ def main() -> None:
     parser.add_argument("--before", default="3c4243a", help="commit whose prose.py is the deny-list")
     parser.add_argument("--work", type=Path, default=None, help="folder for the wiki (default: a temporary one)")
     args = parser.parse_args()
-    from publisher.site import prose
+    from publisher.site.checks import prose
 
     work = args.work or Path(tempfile.mkdtemp(prefix="bench-prose-"))
     wiki = work / "wiki"

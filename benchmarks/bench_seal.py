@@ -43,7 +43,7 @@ if parser == "html5lib":
     import html5lib
     scan = html5lib.parse
 else:
-    from publisher.site.scan import scan_page as scan
+    from publisher.site.checks.scan import scan_page as scan
 began = time.perf_counter()
 for page in pages:
     scan(page)

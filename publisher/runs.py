@@ -335,7 +335,7 @@ def read_wiki_extra(wiki_root: Path) -> dict[str, Any]:
     Fail-closed: a config that cannot be read or parsed, whose ``extra`` is not a mapping, that
     inherits another (``INHERIT``) or holds a tag (``!ENV``) inside ``extra.evidence`` is a
     ``SCHEMA_ERROR`` usage error: only MkDocs' loader resolves those
-    (:func:`publisher.site.policy.resolve_policy`), and the trust settings are never guessed.
+    (:func:`publisher.site.build.policy.resolve_policy`), and the trust settings are never guessed.
     """
     path = config_file_of(Path(wiki_root))
     if path is None:
@@ -345,7 +345,7 @@ def read_wiki_extra(wiki_root: Path) -> dict[str, Any]:
     except (OSError, yaml.YAMLError, ValueError) as exc:
         detail = one_line(exc, 200)
         raise UsageError(f"{path.name}: cannot be read ({detail})", reason=Reason.SCHEMA_ERROR, path=path.name) from exc
-    resolve = "resolve the wiki through MkDocs' loader (publisher.site.policy.resolve_policy)"
+    resolve = "resolve the wiki through MkDocs' loader (publisher.site.build.policy.resolve_policy)"
     if isinstance(data, dict) and "INHERIT" in data:
         raise UsageError(f"{path.name} inherits another file; {resolve}", reason=Reason.SCHEMA_ERROR, path=path.name)
     extra = data.get("extra") if isinstance(data, dict) else None

@@ -130,29 +130,29 @@ NAMED = (
     ),
     Mutant(
         "dropped-excerpt-undetected",
-        "publisher/site/seal.py",
+        "publisher/site/checks/seal.py",
         "missing = expected_excerpts - found",
         "missing = found - found",
         ("tests/test_hook_build.py", "tests/test_mutation_guards.py"),
     ),
     Mutant(
         "misplaced-highlight-undetected",
-        "publisher/site/seal.py",
-        """        problems += block.misplaced_marks()
+        "publisher/site/checks/seal.py",
+        """        out.findings += _misplaced(block, page)
         out.snapshots.append(""",
         """        out.snapshots.append(""",
         ("tests/test_hook_build.py", "tests/test_mutation_guards.py"),
     ),
     Mutant(
         "removed-windows-undetected",
-        "publisher/site/seal.py",
+        "publisher/site/checks/seal.py",
         "if windows != expected_windows:",
         "if False:",
         ("tests/test_site_windows.py", "tests/test_mutation_guards.py"),
     ),
     Mutant(
         "strict-warning-ignored",
-        "publisher/site/hook.py",
+        "publisher/site/build/events.py",
         "return bool(self.config is not None and self.config.strict and warnings_counted())",
         "return False",
         ("tests/test_hook_build.py", "tests/test_publish_last.py", "tests/test_mutation_guards.py"),

@@ -33,7 +33,7 @@ from _wiki_helpers import tree_digest
 from test_site_files import CR_TEXT, make_cr_wiki
 
 from publisher.kernel.store import build_record
-from publisher.site.checksite import check_site
+from publisher.site.checks.checksite import check_site
 
 pytestmark = pytest.mark.browser
 

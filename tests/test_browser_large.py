@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from _browser_helpers import guarded_page, launched_browser, mkdocs_build, promote_one_source, serve, wait_for_state
 
-from publisher.site.checksite import check_site
-from publisher.site.highlight import WINDOWS_ABOVE
+from publisher.site.checks.checksite import check_site
+from publisher.site.pages.highlight import WINDOWS_ABOVE
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

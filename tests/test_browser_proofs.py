@@ -16,7 +16,7 @@ import pytest
 from _browser_helpers import guarded_page, launched_browser, mkdocs_build, promote_one_source, serve, wait_for_state
 
 from publisher.acquire.signing import new_key_pair
-from publisher.site.checksite import check_site
+from publisher.site.checks.checksite import check_site
 
 pytestmark = [pytest.mark.browser]
 
@@ -221,7 +221,7 @@ def test_the_proof_benchmark_runs() -> None:
 
 
 def _tampered_bundle(site: Path, sid: str, span: tuple[int, int], change: Any, tmp_path: Path) -> Path:
-    from publisher.site.proofs import _bundle_of, proof_script
+    from publisher.site.pages.proofs import _bundle_of, proof_script
 
     copy = tmp_path / "site"
     shutil.copytree(site, copy)

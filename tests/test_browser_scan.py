@@ -20,10 +20,10 @@ import pytest
 from _browser_helpers import launched_browser
 from test_seal_scan import _NOISE, EX, HOSTILE, OTHER, SID, _page
 
-from publisher.site.highlight import snapshot_html, windows_html
-from publisher.site.markup import EVIDENCE_ATTRS, excerpt_html
-from publisher.site.scan import ascii_lower, class_tokens, parse_page, scan_page
-from publisher.site.seal import seal_page
+from publisher.site.checks.scan import ascii_lower, class_tokens, parse_page, scan_page
+from publisher.site.checks.seal import seal_page
+from publisher.site.pages.highlight import snapshot_html, windows_html
+from publisher.site.pages.markup import EVIDENCE_ATTRS, excerpt_html
 
 pytestmark = pytest.mark.browser
 

@@ -19,7 +19,7 @@ from mkdocs.exceptions import Abort
 
 from publisher.kernel.eventlog import append_event
 from publisher.kernel.models import Receipt
-from publisher.site.checksite import check_site
+from publisher.site.checks.checksite import check_site
 from publisher.wiki.check import check_wiki
 from publisher.wiki.claims.log import read_assessments
 from publisher.wiki.promote import promote

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from _wiki_helpers import build_wiki, make_wiki, sample_run
 
-from publisher.site import csp
-from publisher.site.checksite import check_site
+from publisher.site.checks import csp
+from publisher.site.checks.checksite import check_site
 from publisher.wiki.promote import promote
 
 _WORKER = re.compile(r"worker-src ([^;\"]+)")

@@ -119,3 +119,13 @@ def test_every_dependency_has_an_upper_bound_or_a_reason(project: dict[str, Any]
     # selectolax 1.0 changed its API once already; its next major release is excluded.
     by_name = {req.name: req for req in _requirements(project)}
     assert any(spec.operator == "<" for spec in by_name["selectolax"].specifier)
+
+
+def test_every_package_ships_in_the_wheel(project: dict[str, Any]) -> None:
+    # setuptools is given the packages by name: a sub-package left off the list is left out of
+    # the wheel, and an installed publisher fails on its first import of it.
+    listed = set(project["tool"]["setuptools"]["packages"])
+    found = {".".join(init.parent.relative_to(REPO).parts) for init in (REPO / "publisher").rglob("__init__.py")}
+    assert found - listed == set()
+    data = project["tool"]["setuptools"]["package-data"]
+    assert (REPO / "publisher" / "site" / "static").is_dir() and data["publisher.site"] == ["static/*"]

@@ -34,11 +34,11 @@ from mkdocs.exceptions import Abort, PluginError
 
 from publisher.kernel.errors import IntegrityError
 from publisher.kernel.reasons import Reason
-from publisher.site import pages as pages_module
-from publisher.site import publish as publish_module
-from publisher.site.highlight import SourceBody, SourceJob, SourceText, render_source_body, source_job
-from publisher.site.manifest import MANIFEST_NAME
-from publisher.site.scan import scan_page
+from publisher.site.build import publish as publish_module
+from publisher.site.checks.manifest import MANIFEST_NAME
+from publisher.site.checks.scan import scan_page
+from publisher.site.pages import generate as pages_module
+from publisher.site.pages.highlight import SourceBody, SourceJob, SourceText, render_source_body, source_job
 from publisher.wiki.check import check_wiki as run_preflight
 from publisher.wiki.promote import promote
 
@@ -297,7 +297,7 @@ def test_plugin_altering_a_published_record_fails_before_publication(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mkdocs_log: list[str], helper: bool
 ) -> None:
     """The record copies are re-verified once the pages are built, in-process or on the helpers."""
-    from publisher.site import helper as hook
+    from publisher.site.build import workers as hook
 
     if helper:
         monkeypatch.setattr(hook, "default_workers", lambda: 2)
@@ -348,7 +348,7 @@ def test_template_error_keeps_old_site(tmp_path: Path, monkeypatch: pytest.Monke
 @pytest.mark.parametrize("helper", [False, True], ids=["in-process", "helper"])
 def test_report_render_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: bool) -> None:
     """A report that fails to render fails the build, whether a helper or this process renders it."""
-    from publisher.site import helper as hook
+    from publisher.site.build import workers as hook
 
     wiki, before = _published(tmp_path)
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
@@ -532,7 +532,7 @@ def test_cli_build_renders_in_a_helper_process(tmp_path: Path, monkeypatch: pyte
     """``mkdocs build`` (one thread) forks a helper that renders the source texts and reports
     while MkDocs builds the pages; the pages are the same as rendered in-process."""
     from publisher.parallel import default_workers
-    from publisher.site import helper as hook
+    from publisher.site.build import workers as hook
 
     wiki = _wiki(tmp_path)
     done = _mkdocs("build", "--strict", "-v", cwd=wiki)
@@ -571,7 +571,7 @@ class _CountingHelper(ThreadPoolExecutor):
 def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str
 ) -> None:
-    from publisher.site import helper as hook
+    from publisher.site.build import workers as hook
 
     wiki, _ = _published(tmp_path, extra=extra)
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
@@ -594,7 +594,7 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
 def test_a_source_text_failing_on_the_helper_fails_the_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from publisher.site import helper as hook
+    from publisher.site.build import workers as hook
 
     wiki, before = _published(tmp_path)
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
@@ -615,7 +615,7 @@ def test_helper_runs_a_few_chunks_ahead_and_pages_out_of_order_render_here(
 ) -> None:
     """The helper holds at most a few chunks of texts at once (memory stays bounded whatever
     the wiki's size), and a page asked for out of its turn is rendered in-process."""
-    from publisher.site import helper as hook
+    from publisher.site.build import workers as hook
 
     rb = _sample(tmp_path)
     pre = run_preflight(rb.wiki)
@@ -644,7 +644,7 @@ def test_helper_takes_one_report_at_a_time_and_a_report_not_started_renders_here
 ) -> None:
     """One report in the helpers' hands at a time leaves a helper free for the source texts; a
     report page reached before its report was handed over is rendered in-process."""
-    from publisher.site import helper as hook
+    from publisher.site.build import workers as hook
 
     wiki = make_wiki(tmp_path / "wiki")
     for slug in ("alpha", "beta", "gamma"):

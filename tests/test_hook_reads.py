@@ -11,10 +11,10 @@ from _wiki_helpers import build_wiki, make_wiki, sample_run
 
 from publisher.kernel import store
 from publisher.parallel import SnapshotCheck, checks
-from publisher.site import helper as helper_module
-from publisher.site import highlight
-from publisher.site.manifest import MANIFEST_NAME
-from publisher.site.scan import scan_page
+from publisher.site.build import workers as helper_module
+from publisher.site.checks.manifest import MANIFEST_NAME
+from publisher.site.checks.scan import scan_page
+from publisher.site.pages import highlight
 from publisher.wiki.promote import promote
 
 

@@ -1,13 +1,23 @@
-"""The import layering: each module imports only modules above it (STYLE, "Shape of the package").
+"""The import layering: each module imports only modules ranked below it (STYLE, "Shape of the package").
 
-Every import counts, including lazy ones inside functions and those under ``TYPE_CHECKING``.
-Modules that do not exist yet are simply not checked; modules outside the listed order are not
-ranked (their own imports are not judged, and importing them is not judged either).
+Every module of ``publisher/`` has a rank: its layer (:data:`LAYERS`), then its place inside the
+layer and inside its sub-package (:data:`ORDER`); a module outside the ranking fails. Every import
+counts: lazy ones inside functions, those under ``TYPE_CHECKING``, a name taken from a package
+whose ``__init__`` re-exports it (that imports the submodule defining it), and
+``importlib.import_module`` / ``__import__`` with a literal name. A non-literal one fails unless
+:data:`DYNAMIC` names the module with its reason and the modules it can load.
+
+Third-party libraries have their places too (:data:`PLACES`): only the MkDocs side imports MkDocs,
+its theme and Python-Markdown; only the edges draw on a terminal; only the agents' server and the
+CLI import the MCP SDK.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -17,7 +27,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "publisher"
 LAYERS = ["resources", "kernel", "parallel", "runs", "acquire", "gate", "wiki", "site", "mcp", "cli"]
 """The layers, lowest first: each imports only layers before it (``cli`` includes ``__main__``)."""
 
-WITHIN = {
+Entry = str | tuple[str, "list[Entry]"]
+
+ORDER: dict[str, list[Entry]] = {
     "kernel": [
         "reasons",
         "text",
@@ -26,18 +38,36 @@ WITHIN = {
         "ids",
         "canonical",
         "models",
-        "merkle",
         "spans",
         "locate",
         "refs",
         "_fs",
         "blobs",
+        "merkle",
         "store",
         "eventlog",
         "assets",
+        "__init__",
     ],
-    "parallel": ["gcpause", "progress", "checks", "pool", "reader", "cluster"],
+    "parallel": ["gcpause", "progress", "checks", "pool", "reader", "cluster", "__init__"],
+    "acquire": [
+        "__init__",
+        "sentences",
+        "signing",
+        "select",
+        "plain",
+        "_jats_flow",
+        "jats",
+        "html",
+        "pdf",
+        "surface",
+        "metadata",
+        "http",
+        "receipts",
+        "sources",
+    ],
     "gate": [
+        "__init__",
         "urls",
         "recordschema",
         "records",
@@ -50,78 +80,192 @@ WITHIN = {
         "artifacts",
         "claims",
         "assemble",
-        "checks",
+        (
+            "checks",
+            [
+                "__init__",
+                "runcheck",
+                "collect",
+                "assembler",
+                "eventlog",
+                "snapshot",
+                "span",
+                "freshfetch",
+                "prose",
+                "report",
+                "gate",
+                "publication",
+            ],
+        ),
         "pipeline",
         "render",
         "citations",
     ],
     "wiki": [
-        "policy",
+        "__init__",
         "markdown",
+        "policy",
         "concepts",
         "discover",
         "evidence",
+        (
+            "claims",
+            ["__init__", "model", "records", "log", "missingness", "reviews", "guards", "counts"],
+        ),
         "conceptcheck",
-        "claims",
         "check",
-        "assess",
         "audit",
         "promote",
         "annotations",
+        "assess",
     ],
-}
-"""Inside a layer, the order its modules may import each other in (unlisted modules are unranked)."""
-
-NESTED = {
-    ("wiki", "claims"): [
-        "model",
-        "records",
-        "log",
-        "missingness",
-        "reviews",
-        "guards",
-        "counts",
+    "site": [
+        "__init__",
+        "terminal",
+        (
+            "pages",
+            [
+                "__init__",
+                "uris",
+                "markup",
+                "titles",
+                "a11y",
+                "offline",
+                "proofs",
+                "context",
+                "highlight",
+                "model",
+                "source",
+                "indexes",
+                "claims",
+                "generate",
+            ],
+        ),
+        (
+            "checks",
+            [
+                "__init__",
+                "manifest",
+                "csp",
+                "scan",
+                "seal",
+                "trusted",
+                "prose",
+                "inert",
+                "checkrecords",
+                "checksite",
+            ],
+        ),
+        (
+            "build",
+            [
+                "__init__",
+                "options",
+                "policy",
+                "publish",
+                "workers",
+                "finish",
+                "sitefiles",
+                "events",
+                "hook",
+                "plugin",
+                "checkpages",
+            ],
+        ),
+        "scaffold",
+        "hook",
+        "plugin",
     ],
-    ("gate", "checks"): [
-        "runcheck",
-        "collect",
-        "assembler",
-        "eventlog",
-        "snapshot",
-        "span",
-        "freshfetch",
-        "prose",
-        "report",
+    "mcp": ["__init__", "tools", "server"],
+    "cli": [
+        "_common",
+        "run",
+        "source",
+        "examples",
+        "schema",
         "gate",
-        "publication",
+        "wiki",
+        "site",
+        "provenance",
+        "claims",
+        "agents",
+        "proof",
+        "__init__",
+        "__main__",
     ],
 }
-"""Inside a sub-package of a layer, the order its modules may import each other in."""
+"""Inside each layer (and each sub-package), the order its modules may import each other in.
 
-TOP = {"cli", "__main__"}
+A package's ``__init__`` has a place like any module: first where it defines what its modules
+import (``acquire``, ``site``), last where it re-exports them (``kernel``, ``parallel``, ``cli``).
+"""
+
+LAZY_CYCLES = {
+    ("publisher.acquire", "publisher.acquire.plain"): "extract() loads the extractor of a media type on first use",
+    ("publisher.acquire", "publisher.acquire.html"): "extract() loads the extractor of a media type on first use",
+    ("publisher.acquire", "publisher.acquire.jats"): "extract() loads the extractor of a media type on first use",
+    ("publisher.acquire", "publisher.acquire.pdf"): "extract() loads the extractor of a media type on first use",
+}
+"""Upward imports inside a function, each with its reason (the importer runs before the import)."""
 
 
-def _group(module: str) -> tuple[int, ...] | None:
-    """The rank of a dotted ``publisher.…`` module: (layer, position inside the layer).
+def _command_modules() -> list[str]:
+    return [f"publisher.cli.{name}" for name in importlib.import_module("publisher.cli").COMMAND_MODULES]
 
-    None for modules outside the ranking (the package itself, unlisted modules).
-    """
-    parts = module.split(".")
-    if parts[0] != "publisher" or len(parts) == 1:
-        return None
-    head = "cli" if parts[1] in TOP else parts[1]
+
+def _schema_models() -> list[str]:
+    return sorted({module for module, _ in importlib.import_module("publisher.cli.schema")._MODELS.values()})
+
+
+DYNAMIC: dict[str, tuple[str, Callable[[], list[str]]]] = {
+    "publisher.cli": ("registers the command modules named in COMMAND_MODULES", _command_modules),
+    "publisher.cli.schema": ("loads the model a schema name stands for (_MODELS)", _schema_models),
+}
+"""Modules that import a computed name: why, and every module they can load (judged like imports)."""
+
+EDGES = ("publisher.cli", "publisher.__main__", "publisher.site", "publisher.mcp")
+
+PLACES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "MkDocs, its theme and Python-Markdown": (
+        ("mkdocs", "material", "markdown", "pymdownx"),
+        ("publisher.site",),
+    ),
+    "the terminal progress library": (("rich",), EDGES),
+    "the MCP SDK": (("mcp",), ("publisher.mcp", "publisher.cli")),
+}
+"""Third-party libraries (top-level names) and the only packages that may import them."""
+
+
+def _rank_of(parts: list[str]) -> tuple[int, ...] | None:
+    """The rank of ``publisher.<parts>`` (a module, or a package as its ``__init__``), or None."""
+    if not parts:
+        return (-1,)  # ``publisher`` itself: only ``__version__``
+    head = "cli" if parts[0] == "__main__" else parts[0]
     if head not in LAYERS:
         return None
-    layer = LAYERS.index(head)
-    inner = WITHIN.get(head)
-    if inner is None or len(parts) == 2:
-        return (layer, -1 if inner is not None else 0, -1)
-    if parts[2] not in inner:
+    rank = [LAYERS.index(head)]
+    names = ["__main__"] if parts[0] == "__main__" else parts[1:]
+    entries = ORDER.get(head)
+    if entries is None:  # a one-module layer
+        return tuple(rank) if not names else None
+    while True:
+        name = names[0] if names else "__init__"
+        keys = [e if isinstance(e, str) else e[0] for e in entries]
+        if name not in keys:
+            return None
+        index = keys.index(name)
+        rank.append(index)
+        entry = entries[index]
+        if isinstance(entry, str):
+            return tuple(rank) if len(names) <= 1 else None
+        entries, names = entry[1], names[1:]
+
+
+def _rank(module: str) -> tuple[int, ...] | None:
+    parts = module.split(".")
+    if parts[0] != "publisher":
         return None
-    nested = NESTED.get((head, parts[2]))
-    if nested is None or len(parts) == 3:
-        return (layer, inner.index(parts[2]), -1)
-    return (layer, inner.index(parts[2]), nested.index(parts[3])) if parts[3] in nested else None
+    return _rank_of(parts[1:])
 
 
 def _module_name(path: Path) -> str:
@@ -132,35 +276,85 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _is_module(dotted: str) -> bool:
-    rel = Path(*dotted.split("."))
-    base = PACKAGE.parent / rel
-    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+def _path_of(dotted: str) -> Path | None:
+    base = PACKAGE.parent / Path(*dotted.split("."))
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py")
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py"
+    return None
+
+
+def _absolute(path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module a ``from … import`` in ``path`` names."""
+    if not node.level:
+        return node.module or ""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    base_parts = package.split(".")
+    if node.level > 1:
+        base_parts = base_parts[: -(node.level - 1)]
+    base = ".".join(base_parts)
+    return f"{base}.{node.module}" if node.module else base
+
+
+@cache
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+@cache
+def _exported(package: str, name: str) -> str | None:
+    """The submodule whose ``name`` the package's ``__init__`` re-exports, or None."""
+    init = _path_of(package)
+    if init is None or init.name != "__init__.py":
+        return None
+    for node in _tree(init).body:
+        if isinstance(node, ast.ImportFrom):
+            target = _absolute(init, node)
+            for alias in node.names:
+                if (alias.asname or alias.name) == name and target.startswith("publisher"):
+                    return _exported(target, alias.name) or target
+    return None
+
+
+def _literal_name(call: ast.Call) -> str | None:
+    """The module a literal ``importlib.import_module(…)`` / ``__import__(…)`` names, or None."""
+    if call.args and isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str):
+        return call.args[0].value
+    return None
+
+
+def _is_dynamic_import(call: ast.Call) -> bool:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id in ("__import__", "import_module")
+    return isinstance(func, ast.Attribute) and func.attr == "import_module"
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
-    """Every module ``path`` imports, absolute, with the line it is imported on."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    name = _module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    """Every module ``path`` imports, absolute, with the line it is imported on.
+
+    A computed ``import_module`` / ``__import__`` name comes back as ``"?"``.
+    """
     found: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
+    for node in ast.walk(_tree(path)):
         if isinstance(node, ast.Import):
             found.extend((node.lineno, alias.name) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base_parts = package.split(".")
-                if node.level > 1:
-                    base_parts = base_parts[: -(node.level - 1)]
-                base = ".".join(base_parts)
-                target = f"{base}.{node.module}" if node.module else base
-            else:
-                target = node.module or ""
-            found.append((node.lineno, target))
-            for alias in node.names:  # ``from publisher import sources`` imports a module
+            target = _absolute(path, node)
+            if not target.startswith("publisher"):
+                found.append((node.lineno, target))
+                continue
+            for alias in node.names:
                 candidate = f"{target}.{alias.name}"
-                if candidate.startswith("publisher") and _is_module(candidate):
-                    found.append((node.lineno, candidate))
+                if _path_of(candidate) is not None:
+                    found.append((node.lineno, candidate))  # ``from publisher import sources`` imports a module
+                else:  # a re-export imports the module defining the name; anything else, the module itself
+                    found.append((node.lineno, _exported(target, alias.name) or target))
+        elif isinstance(node, ast.Call) and _is_dynamic_import(node):
+            literal = _literal_name(node)
+            found.append((node.lineno, literal if literal is not None else "?"))
     return found
 
 
@@ -170,32 +364,82 @@ def _modules() -> list[Path]:
     return sorted(PACKAGE.rglob("*.py"))
 
 
-def test_each_module_imports_only_layers_above_it() -> None:
+def _all_imports(path: Path) -> list[tuple[int, str]]:
+    """:func:`_imports`, with the modules an allow-listed computed import can load."""
+    name = _module_name(path)
+    out = []
+    for line, target in _imports(path):
+        if target == "?" and name in DYNAMIC:
+            out.extend((line, loaded) for loaded in DYNAMIC[name][1]())
+        else:
+            out.append((line, target))
+    return out
+
+
+def test_each_module_imports_only_modules_ranked_below_it() -> None:
     problems = []
     for path in _modules():
         name = _module_name(path)
-        me = _group(name)
+        me = _rank(name)
         if me is None:
-            continue
-        for line, target in _imports(path):
-            other = _group(target)
-            if other is None or target == name:
+            continue  # reported by test_every_module_is_ranked
+        for line, target in _all_imports(path):
+            if target == "?":
+                continue  # reported by test_computed_imports_are_allow_listed
+            other = _rank(target)
+            if other is None or target == name or (name, target) in LAZY_CYCLES:
                 continue
-            if other[0] == me[0] and (LAYERS[me[0]] not in WITHIN or -1 in (other[1], me[1])):
-                continue  # inside an unordered layer, or its package module
-            if other[0] > me[0] or (other[0] == me[0] and other[1:] >= me[1:]):
+            if other >= me:
                 problems.append(f"{path.relative_to(PACKAGE.parent)}:{line} ({name}) imports {target}")
     assert problems == [], "\n".join(problems)
 
 
-def test_only_site_imports_mkdocs() -> None:
+def test_every_module_is_ranked() -> None:
+    # A module outside the ranking escapes every rule above: each must have a place.
+    unranked = [_module_name(path) for path in _modules() if _rank(_module_name(path)) is None]
+    assert unranked == []
+
+
+def test_the_ranking_names_only_modules_that_exist() -> None:
+    def walk(prefix: list[str], entries: list[Entry]) -> list[str]:
+        out = []
+        for entry in entries:
+            parts = [*prefix, entry if isinstance(entry, str) else entry[0]]
+            if isinstance(entry, tuple):
+                out += walk(parts, entry[1])
+            elif entry == "__main__":
+                out += [] if _path_of("publisher.__main__") else ["publisher.__main__"]
+            elif _path_of(".".join(parts[:-1] if entry == "__init__" else parts)) is None:
+                out.append(".".join(parts))
+        return out
+
+    missing = [m for layer, entries in ORDER.items() for m in walk(["publisher", layer], entries)]
+    assert missing == []
+
+
+def test_computed_imports_are_allow_listed() -> None:
     problems = []
     for path in _modules():
-        if _module_name(path).startswith("publisher.site"):
-            continue
+        name = _module_name(path)
         for line, target in _imports(path):
-            if target == "mkdocs" or target.startswith(("mkdocs.", "material")):
-                problems.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
+            if target == "?" and name not in DYNAMIC:
+                problems.append(f"{path.relative_to(PACKAGE.parent)}:{line} ({name}) imports a computed name")
+    assert problems == [], "\n".join(problems)
+    for name, (_, loads) in DYNAMIC.items():
+        assert loads(), name
+        assert all(_path_of(m) is not None for m in loads()), name
+
+
+def test_third_party_libraries_stay_in_their_places() -> None:
+    problems = []
+    for path in _modules():
+        name = _module_name(path)
+        for line, target in _imports(path):
+            top = target.split(".")[0]
+            for what, (libraries, places) in PLACES.items():
+                inside = any(name == p or name.startswith(p + ".") for p in places)
+                if top in libraries and not inside:
+                    problems.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target} ({what})")
     assert problems == [], "\n".join(problems)
 
 
@@ -205,26 +449,31 @@ def test_nothing_below_the_edges_imports_the_cli() -> None:
         name = _module_name(path)
         if name.startswith(("publisher.cli", "publisher.__main__")) or name == "publisher":
             continue
-        for line, target in _imports(path):
+        for line, target in _all_imports(path):
             if target.startswith("publisher.cli"):
                 problems.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
     assert problems == [], "\n".join(problems)
 
 
-def test_the_checker_resolves_relative_imports() -> None:
+def test_the_checker_resolves_relative_imports_re_exports_and_literal_importlib(tmp_path: Path) -> None:
     # Guard against a checker that silently sees nothing.
-    store = _imports(PACKAGE / "kernel" / "store.py")
-    targets = {t for _, t in store}
+    targets = {t for _, t in _imports(PACKAGE / "kernel" / "store.py")}
     assert {"publisher.kernel._fs", "publisher.kernel.canonical", "publisher.kernel.errors"} <= targets
-    cli_source = _imports(PACKAGE / "cli" / "source.py")
-    assert "publisher.runs" in {t for _, t in cli_source}
+    assert "publisher.runs" in {t for _, t in _imports(PACKAGE / "cli" / "source.py")}
+    # ``from ..parallel import CheckedSnapshots`` imports the module that defines it.
+    assert "publisher.parallel.reader" in {t for _, t in _imports(PACKAGE / "gate" / "assemble.py")}
+    assert "publisher.cli.run" in {t for _, t in _all_imports(PACKAGE / "cli" / "__init__.py")}
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import importlib\nimportlib.import_module('publisher.wiki.check')\n__import__('rich')\n"
+        "importlib.import_module(name)\n",
+        encoding="utf-8",
+    )
+    assert [t for _, t in _imports(probe)] == ["importlib", "publisher.wiki.check", "rich", "?"]
 
 
-def test_every_module_is_ranked() -> None:
-    # A module outside the ranking escapes every rule above: each must belong to a layer.
-    unranked = [
-        _module_name(path)
-        for path in _modules()
-        if _group(_module_name(path)) is None and _module_name(path) not in ("publisher", "publisher.__main__")
-    ]
-    assert unranked == []
+def test_the_ranking_orders_sub_packages() -> None:
+    assert _rank("publisher.site.pages.markup") < _rank("publisher.site.checks.scan") < _rank("publisher.site.build")
+    assert _rank("publisher.wiki.evidence") < _rank("publisher.wiki.claims.model") < _rank("publisher.wiki.check")
+    assert _rank("publisher.site.pages.nothing") is None and _rank("publisher.gate.nothing") is None
+    assert _rank("publisher.runs.anything") is None

@@ -219,7 +219,7 @@ def test_bad_reader_options_fail_the_build_before_anything_is_written(tmp_path: 
 def test_a_published_record_that_no_longer_verifies_is_refused(example_site: Path, tmp_path: Path) -> None:
     from publisher.kernel.errors import IntegrityError
     from publisher.kernel.reasons import Reason
-    from publisher.site.manifest import check_record_copy
+    from publisher.site.checks.manifest import check_record_copy
 
     record = sorted(example_site.glob("sources/src-*/record.json"))[0]
     sid = record.parent.name

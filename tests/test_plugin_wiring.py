@@ -13,7 +13,7 @@ import pytest
 from _wiki_helpers import leftovers, tree_digest
 from test_example_wiki import _copy_wiki
 
-from publisher.site.manifest import MANIFEST_NAME
+from publisher.site.checks.manifest import MANIFEST_NAME
 
 BIN = Path(sys.executable).parent
 
@@ -108,7 +108,7 @@ def test_properdocs_builds_the_example(tmp_path: Path, wiring: str) -> None:
 def test_entry_point_names_the_plugin() -> None:
     from importlib.metadata import entry_points
 
-    from publisher.site.plugin import EvidencePlugin
+    from publisher.site.build.plugin import EvidencePlugin
 
     (point,) = [p for p in entry_points(group="mkdocs.plugins") if p.name == "evidence"]
     assert point.load() is EvidencePlugin

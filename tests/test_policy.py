@@ -20,7 +20,7 @@ from publisher.acquire.signing import new_key_pair
 from publisher.kernel.errors import UsageError
 from publisher.kernel.reasons import Reason
 from publisher.runs import read_wiki_extra
-from publisher.site.policy import resolve_policy
+from publisher.site.build.policy import resolve_policy
 from publisher.wiki.policy import fallback_policy
 
 Cli = Callable[..., CliResult]

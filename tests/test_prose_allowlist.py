@@ -13,8 +13,8 @@ import pytest
 from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, sample_run, tree_digest
 from mkdocs.exceptions import Abort
 
-from publisher.site.inert import check_static
-from publisher.site.prose import check_prose, violations
+from publisher.site.checks.inert import check_static
+from publisher.site.checks.prose import check_prose, violations
 from publisher.wiki.promote import promote
 
 SID = "c" * 64
@@ -225,7 +225,7 @@ def test_the_sites_own_css_named_in_extra_css_is_published(tmp_path: Path) -> No
 def test_markup_the_sanitiser_reads_otherwise_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     """The two parsers must agree: where nh3's reading differs and the walk named nothing, the
     page is refused all the same."""
-    import publisher.site.prose as prose
+    import publisher.site.checks.prose as prose
 
     html = _render("Plain prose.\n")
     assert violations(html) == []

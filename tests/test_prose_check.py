@@ -18,9 +18,9 @@ import pytest
 from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, sample_run, tree_digest
 from mkdocs.exceptions import Abort
 
-from publisher.site.inert import check_static
-from publisher.site.prose import violations
-from publisher.site.scan import SPAN_REF, scan_page
+from publisher.site.checks.inert import check_static
+from publisher.site.checks.prose import violations
+from publisher.site.checks.scan import SPAN_REF, scan_page
 from publisher.wiki.promote import promote
 
 SID = "src-" + "a" * 64
@@ -226,7 +226,7 @@ def test_static_html_is_refused_and_a_plain_svg_is_published(tmp_path: Path, mkd
 def test_a_title_in_front_matter_is_not_where_a_finding_of_the_body_points(tmp_path: Path) -> None:
     """Front matter is data (escaped at the boundary): a script in the body is found at its own
     line even when the title spells the same markup."""
-    from publisher.site.prose import check_prose
+    from publisher.site.checks.prose import check_prose
 
     source = '---\ntitle: "Does <script>x</script> work?"\n---\n\nProse.\n\n<script>alert(2)</script>\n'
     html = "<p>Prose.</p>\n<script>alert(2)</script>"

@@ -18,7 +18,7 @@ import pytest
 from _wiki_helpers import build_wiki, leftovers, make_wiki, sample_run, tree_digest
 from mkdocs.exceptions import Abort
 
-from publisher.site.manifest import MANIFEST_NAME
+from publisher.site.checks.manifest import MANIFEST_NAME
 from publisher.wiki.promote import promote
 
 _AFTER_OURS_RAISES = """

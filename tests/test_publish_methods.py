@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from publisher.site import publish
+from publisher.site.build import publish
 
 
 def _site(folder: Path, text: str) -> Path:
@@ -120,7 +120,8 @@ def test_no_method_leaves_the_old_site_and_says_how(tmp_path: Path, monkeypatch:
 def test_the_package_imports_without_fcntl() -> None:
     code = (
         "import sys; sys.modules['fcntl'] = None\n"
-        "import publisher, publisher.kernel._fs, publisher.kernel.eventlog, publisher.site.publish, publisher.cli\n"
+        "import publisher, publisher.kernel._fs, publisher.kernel.eventlog, publisher.cli\n"
+        "import publisher.site.build.publish\n"
         "print('ok')\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
@@ -130,7 +131,7 @@ def test_the_package_imports_without_fcntl() -> None:
 def test_mkdocs_build_through_the_link_method_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from _wiki_helpers import build_wiki, make_wiki, sample_run
 
-    from publisher.site.checksite import check_site
+    from publisher.site.checks.checksite import check_site
     from publisher.wiki.promote import promote
 
     monkeypatch.setenv(publish.METHOD_ENV, "link")

@@ -130,7 +130,7 @@ def test_the_build_refuses_a_run_whose_prose_forges_a_quotation(
 
 def test_report_prose_passes_the_sites_allow_list_and_its_badge_does_not() -> None:
     from publisher.gate.render import report_prose_html
-    from publisher.site.prose import violations
+    from publisher.site.checks.prose import violations
 
     sid = "src-" + "e" * 64
     honest = "# R\n\n## Findings\n\nIt helped.[^a] See [x](https://example.org/).[^b]\n\n"

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from publisher.site.highlight import snapshot_html, windows_html
-from publisher.site.markup import excerpt_html
-from publisher.site.scan import SPAN_REF, find_span_refs, scan_page
-from publisher.site.seal import seal_page
+from publisher.site.checks.scan import SPAN_REF, find_span_refs, scan_page
+from publisher.site.checks.seal import seal_page
+from publisher.site.pages.highlight import snapshot_html, windows_html
+from publisher.site.pages.markup import excerpt_html
 
 SID = "src-" + "a" * 64
 OTHER = "src-" + "b" * 64

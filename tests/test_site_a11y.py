@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from publisher.site.a11y import name_search_dialog
+from publisher.site.pages.a11y import name_search_dialog
 
 DIALOG = '<div class="md-search" data-md-component="search" role="dialog">'
 FIELD = '<input type="text" class="md-search__input" name="query" aria-label="Rechercher" placeholder="x">'

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from _wiki_helpers import build_wiki, make_wiki, sample_run, tamper
 
-from publisher.site.checksite import check_site
-from publisher.site.manifest import MANIFEST_NAME
+from publisher.site.checks.checksite import check_site
+from publisher.site.checks.manifest import MANIFEST_NAME
 from publisher.wiki.promote import promote
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from _wiki_helpers import RunBuilder, build_wiki, leftovers, make_wiki
 
-from publisher.site.checksite import check_site
-from publisher.site.scan import scan_page
+from publisher.site.checks.checksite import check_site
+from publisher.site.checks.scan import scan_page
 from publisher.wiki.check import check_wiki as run_preflight
 from publisher.wiki.promote import promote
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from _wiki_helpers import RunBuilder, build_wiki, make_wiki, sample_run
 
-from publisher.site.checksite import check_site
-from publisher.site.manifest import MANIFEST_NAME, file_entry, manifest_bytes, manifest_digest, site_files
+from publisher.site.checks.checksite import check_site
+from publisher.site.checks.manifest import MANIFEST_NAME, file_entry, manifest_bytes, manifest_digest, site_files
 from publisher.wiki.promote import promote
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from _wiki_helpers import build_wiki, make_wiki, sample_run
 
-import publisher.site.checksite as checksite
+import publisher.site.checks.checksite as checksite
 from publisher.kernel import _fs
-from publisher.site.checksite import check_site
-from publisher.site.manifest import MANIFEST_NAME
+from publisher.site.checks.checksite import check_site
+from publisher.site.checks.manifest import MANIFEST_NAME
 from publisher.wiki.promote import promote
 
 

@@ -9,8 +9,8 @@ import yaml
 from _wiki_helpers import REPO, build_wiki, leftovers, sample_run
 
 from publisher.acquire.signing import wiki_key_file
-from publisher.site.checksite import check_site
-from publisher.site.highlight import SourceText
+from publisher.site.checks.checksite import check_site
+from publisher.site.pages.highlight import SourceText
 from publisher.site.scaffold import new_wiki
 from publisher.wiki.policy import fallback_policy
 from publisher.wiki.promote import promote

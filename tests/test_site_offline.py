@@ -14,8 +14,8 @@ import pytest
 from _wiki_helpers import build_wiki, leftovers, make_wiki, sample_run, tree_digest
 from mkdocs.exceptions import Abort, PluginError
 
-from publisher.site.checksite import check_site
-from publisher.site.offline import record_js
+from publisher.site.checks.checksite import check_site
+from publisher.site.pages.offline import record_js
 from publisher.wiki.promote import promote
 
 OFFLINE = "extra:\n  evidence:\n    offline: true\n"

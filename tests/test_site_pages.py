@@ -13,13 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from publisher.kernel.errors import UsageError
-from publisher.site import publish
-from publisher.site.checksite import check_site
-from publisher.site.highlight import snapshot_html
-from publisher.site.manifest import MANIFEST_NAME
-from publisher.site.markup import excerpt_html
+from publisher.site.build import publish
+from publisher.site.checks.checksite import check_site
+from publisher.site.checks.manifest import MANIFEST_NAME
+from publisher.site.checks.scan import scan_page
+from publisher.site.pages.highlight import snapshot_html
+from publisher.site.pages.markup import excerpt_html
 from publisher.site.scaffold import new_wiki
-from publisher.site.scan import scan_page
 
 SID = "src-" + "c" * 64
 

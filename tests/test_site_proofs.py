@@ -15,8 +15,8 @@ from mkdocs.exceptions import Abort
 
 from publisher.kernel.merkle import ExcerptProof, verify_proof
 from publisher.kernel.reasons import Reason
-from publisher.site.checksite import check_site
-from publisher.site.proofs import _bundle_of
+from publisher.site.checks.checksite import check_site
+from publisher.site.pages.proofs import _bundle_of
 
 
 def _wiki(tmp_path: Path, evidence: str = "") -> tuple[Path, Any]:
@@ -119,7 +119,7 @@ def test_check_site_covers_proof_files(tmp_path: Path) -> None:
     bundle = _bundle_of(original)
     chunk = bundle["proof"]["chunks"][0]
     bundle["proof"]["chunks"][0] = ("Z" if chunk[0] != "Z" else "Y") + chunk[1:]
-    from publisher.site.proofs import proof_script
+    from publisher.site.pages.proofs import proof_script
 
     _writable(first).write_bytes(proof_script(bundle))
     assert {("C-SITE-FILE", rel), (Reason.SNAPSHOT_HASH_MISMATCH.value, rel)} <= _codes(site, wiki)
@@ -208,7 +208,7 @@ def test_a_proof_stays_under_64_kb_in_the_worst_case() -> None:
 
     from publisher.acquire.signing import KeyRing
     from publisher.kernel.canonical import canonical_bytes
-    from publisher.site.proofs import ProofSource, _bundles, proof_script
+    from publisher.site.pages.proofs import ProofSource, _bundles, proof_script
 
     sizes = []
     for n in (10_000, 400_000):

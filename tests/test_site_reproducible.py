@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from _wiki_helpers import make_wiki, sample_run, tree_digest
 
-from publisher.site.checksite import check_site
+from publisher.site.checks.checksite import check_site
 from publisher.wiki.promote import promote
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markupsafe import Markup
 
-from publisher.site.titles import escape_nav, escape_site_strings, html_text, plain_title, set_page_title
+from publisher.site.pages.titles import escape_nav, escape_site_strings, html_text, plain_title, set_page_title
 
 _TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80)
 PAYLOADS = [

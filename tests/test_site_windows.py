@@ -13,10 +13,10 @@ from _wiki_helpers import build_wiki, leftovers, make_wiki, sample_run, tree_dig
 from mkdocs.exceptions import Abort
 
 from publisher.kernel.canonical import sha256_hex
-from publisher.site.checksite import check_site
-from publisher.site.highlight import snapshot_html, window_bounds, windows_html
-from publisher.site.manifest import MANIFEST_NAME
-from publisher.site.scan import scan_page
+from publisher.site.checks.checksite import check_site
+from publisher.site.checks.manifest import MANIFEST_NAME
+from publisher.site.checks.scan import scan_page
+from publisher.site.pages.highlight import snapshot_html, window_bounds, windows_html
 from publisher.wiki.promote import promote
 
 WINDOWS = "extra:\n  evidence:\n    source_text: windows\n    context: 5\n"

@@ -264,7 +264,7 @@ def load_trusted_keys(wiki_root: Path | None) -> KeyRing:
     """The keys the wiki's own ``mkdocs.yml`` lists, read fail-closed without MkDocs (none: empty).
 
     The library's default when a caller passes no keys; commands and the build resolve the
-    wiki's policy through MkDocs (:func:`publisher.site.policy.resolve_policy`) and pass it down.
+    wiki's policy through MkDocs (:func:`publisher.site.build.policy.resolve_policy`) and pass it down.
     """
     if wiki_root is None:
         return KeyRing()

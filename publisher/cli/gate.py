@@ -76,7 +76,7 @@ def _keys(args: argparse.Namespace, run: Run) -> Any:
 def _assemble(args: argparse.Namespace) -> int:
     from ..gate.assemble import assemble_run
     from ..gate.inputs import RunOptions
-    from ..parallel import terminal_progress
+    from ..site.terminal import terminal_progress
 
     run = Run.open(args.run_dir)
     keys = _keys(args, run)
@@ -103,7 +103,7 @@ def _assemble(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from ..gate.inputs import RunOptions
     from ..gate.pipeline import verify_run
-    from ..parallel import terminal_progress
+    from ..site.terminal import terminal_progress
 
     run = Run.open(args.run_dir)
     keys = _keys(args, run)

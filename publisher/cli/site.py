@@ -30,7 +30,7 @@ def _check_site(args: argparse.Namespace) -> int:
 
     from ..kernel.canonical import DIGEST_RE
     from ..kernel.errors import UsageError
-    from ..site.checksite import check_site
+    from ..site.checks.checksite import check_site
 
     if not Path(args.site).is_dir():
         raise UsageError(f"site folder {args.site} does not exist")

@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _promote(args: argparse.Namespace) -> int:
-    from ..parallel import terminal_progress
+    from ..site.terminal import terminal_progress
     from ..wiki.promote import PromotionRefused, promote
 
     try:
@@ -95,10 +95,10 @@ def _promote(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from ..kernel.errors import UsageError
-    from ..parallel import terminal_progress
     from ..parallel.cluster import cluster_executor
-    from ..site.checkpages import check_pages
-    from ..site.policy import config_file_for
+    from ..site.build.checkpages import check_pages
+    from ..site.build.policy import config_file_for
+    from ..site.terminal import terminal_progress
     from ..wiki.check import check_wiki
 
     wiki = Path(args.wiki)

@@ -149,7 +149,10 @@ def counts_by_code(findings: Iterable[Finding]) -> dict[str, int]:
 
 
 def summary(findings: Iterable[Finding]) -> str:
-    """``N finding(s) (CODE xN, ...)``: how many findings, and how many of each code."""
+    """``N finding(s) (CODE xN, ...)``: how many findings, and how many of each code.
+
+    The summary line of a refusal, worded once for the command line and the MkDocs build.
+    """
     items = list(findings)
     counts = ", ".join(f"{code} x{n}" for code, n in counts_by_code(items).items())
     return f"{len(items)} finding(s) ({counts})"

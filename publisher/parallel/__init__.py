@@ -15,7 +15,7 @@ from .pool import (
     verify_many,
     worker_pool,
 )
-from .progress import ProgressFn, terminal_progress
+from .progress import ProgressFn
 from .reader import CheckedSnapshots
 
 __all__ = [
@@ -33,6 +33,5 @@ __all__ = [
     "pool_pays",
     "worker_pool",
     "ProgressFn",
-    "terminal_progress",
     "CheckedSnapshots",
 ]

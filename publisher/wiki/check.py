@@ -205,7 +205,7 @@ def check_wiki(
     """Check the wiki's runs and concepts; ``runs``/``concepts`` narrow it (default: all of them).
 
     ``policy`` is the wiki's evidence options as the caller resolved them through MkDocs
-    (:func:`publisher.site.policy.resolve_policy`); without one, the wiki's own ``mkdocs.yml`` is
+    (:func:`publisher.site.build.policy.resolve_policy`); without one, the wiki's own ``mkdocs.yml`` is
     read fail-closed (:func:`~publisher.wiki.policy.fallback_policy`).
 
     Runs a concept names are checked too, even outside the usual layouts. Never raises for bad

@@ -1,7 +1,7 @@
 """The wiki's policy: ``extra: evidence:`` of its configuration, validated once (CONTRACT 12).
 
 One :class:`Policy` is made per build or command, from the configuration MkDocs itself resolved
-(``INHERIT``, ``-f other.yml`` and ``!ENV`` honoured, :mod:`publisher.site.policy`), and handed
+(``INHERIT``, ``-f other.yml`` and ``!ENV`` honoured, :mod:`publisher.site.build.policy`), and handed
 down to everything that needs a setting: the trusted keys to the fresh-fetch rule, the reader
 options to the pages, the scheduler to the wiki check. Nothing below reads the configuration
 again, so the build and ``publisher check`` cannot disagree about what a wiki trusts.
@@ -167,7 +167,7 @@ def fallback_policy(wiki_root: Path | None) -> Policy:
     """The policy of a library call that was handed none: read from the wiki's own ``mkdocs.yml``
     without MkDocs, refusing (one line) whatever only MkDocs can resolve (``INHERIT``, a tag inside
     ``extra.evidence``) rather than guessing. Commands and the build never use this: they resolve
-    the policy through MkDocs' loader (:mod:`publisher.site.policy`) and pass it down."""
+    the policy through MkDocs' loader (:mod:`publisher.site.build.policy`) and pass it down."""
     if wiki_root is None:
         return Policy(None)
     root = Path(wiki_root)

@@ -34,15 +34,15 @@ from typing import Any
 
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from ..acquire.signing import KeyRing, signature_problem
-from ..kernel import _fs
-from ..kernel.canonical import canonical_bytes, loads_record, sha256_hex
-from ..kernel.errors import IntegrityError
-from ..kernel.findings import Finding
-from ..kernel.merkle import MerkleTree, build_proof
-from ..kernel.models import ACQUISITIONS, Event
-from ..kernel.reasons import Reason
-from ..kernel.store import verify_record
+from ...acquire.signing import KeyRing, signature_problem
+from ...kernel import _fs
+from ...kernel.canonical import canonical_bytes, loads_record, sha256_hex
+from ...kernel.errors import IntegrityError
+from ...kernel.findings import Finding
+from ...kernel.merkle import MerkleTree, build_proof
+from ...kernel.models import ACQUISITIONS, Event
+from ...kernel.reasons import Reason
+from ...kernel.store import verify_record
 from .offline import _js_string
 
 __all__ = [

@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..kernel import _fs
+from ...kernel import _fs
 
 __all__ = [
     "OFFLINE_JS_URI",

@@ -26,8 +26,8 @@ from pathlib import Path, PurePosixPath
 
 from lxml import etree
 
-from ..kernel import _fs
-from ..kernel.findings import Finding
+from ...kernel import _fs
+from ...kernel.findings import Finding
 
 __all__ = ["CHECK", "RASTER", "INERT_TYPES", "SVG_ELEMENTS", "SVG_ATTRIBUTES", "check_static", "svg_problems"]
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..acquire.sentences import Sentences
-from ..kernel.errors import IntegrityError
-from ..kernel.reasons import Reason
-from ..kernel.store import read_snapshot
-from ..wiki.evidence import WikiCheck
+from ...acquire.sentences import Sentences
+from ...kernel.errors import IntegrityError
+from ...kernel.reasons import Reason
+from ...kernel.store import read_snapshot
+from ...wiki.evidence import WikiCheck
 
 __all__ = ["Context", "SentenceContexts", "MOST"]
 

@@ -15,11 +15,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..kernel import _fs
-from ..kernel.canonical import StrictJSONError, loads_record
-from ..kernel.errors import IntegrityError
-from ..kernel.reasons import Reason
-from ..kernel.store import verify_record
+from ...kernel import _fs
+from ...kernel.canonical import StrictJSONError, loads_record
+from ...kernel.errors import IntegrityError
+from ...kernel.reasons import Reason
+from ...kernel.store import verify_record
 
 __all__ = [
     "MANIFEST_NAME",
@@ -114,7 +114,7 @@ def manifest_bytes(
     (a window's are its start and end in the whole text) and the sha256 of the text shown;
     ``records`` name each published ``sources/<id>/record.json`` and the sha256 of its bytes;
     ``files`` every file of the site but the manifest (path, sha256, size); ``proofs`` each
-    excerpt proof file (source id, start, end, path, sha256; :mod:`publisher.site.proofs`).
+    excerpt proof file (source id, start, end, path, sha256; :mod:`publisher.site.pages.proofs`).
     """
 
     def key(e: dict[str, Any]) -> tuple[Any, ...]:

@@ -5,8 +5,9 @@ none added (check ``C-SITE-FILE``): that alone catches any edit after the build,
 stylesheets, ``verify.js`` or a snapshot record. The manifest's own digest names the whole site;
 ``--expect sha256:…`` compares it with a pinned one (check ``C-SITE-PIN``), e.g. the digest of
 a site rebuilt from the same inputs. Independently of the manifest, every page is read as a
-browser reads it (:mod:`publisher.site.scan`) and every excerpt, snapshot text and window is
-compared with a fresh re-slice of the wiki's snapshots, and every page must carry the
+browser reads it (:mod:`publisher.site.checks.scan`) and every excerpt, snapshot text and window is
+held by the build's own seal (:func:`publisher.site.checks.seal.check_evidence`) to a fresh
+re-slice of the wiki's snapshots (:class:`Reslice`), and every page must carry the
 Content-Security-Policy that its own inline scripts call for (check ``C-CSP``).
 """
 
@@ -17,19 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..kernel import _fs
-from ..kernel.canonical import StrictJSONError, loads_strict, sha256_hex
-from ..kernel.errors import PublisherError
-from ..kernel.findings import Finding
-from ..kernel.reasons import Reason
-from ..kernel.spans import check_range
-from ..wiki.policy import Policy, fallback_policy
+from ...kernel import _fs
+from ...kernel.canonical import StrictJSONError, loads_strict, sha256_hex
+from ...kernel.errors import PublisherError
+from ...kernel.findings import Finding
+from ...kernel.reasons import Reason
+from ...kernel.spans import check_range
+from ...wiki.policy import Policy, fallback_policy
 from . import csp
 from .checkrecords import WikiTexts, check_records, check_site_proofs
 from .manifest import MANIFEST_NAME, MANIFEST_VERSION, SITE_FILE_LIMIT, manifest_digest, site_tree
-from .scan import Excerpt, PageScan, SnapshotBlock, scan_page
+from .scan import PageScan, scan_page
+from .seal import Refusal, check_evidence
 
-__all__ = ["SiteCheck", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
+__all__ = ["SiteCheck", "Reslice", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
 
 FILE_CHECK = "C-SITE-FILE"
 PIN_CHECK = "C-SITE-PIN"
@@ -217,19 +219,16 @@ def _check_page(page: str, data: bytes, seal: _Seal, texts: WikiTexts, check: Si
     if not (scan.excerpts or scan.snapshots or scan.windows or scan.malformed or sealed):
         return
     check.pages += 1
-    for problem in scan.malformed:
-        add(Finding(Reason.EXCERPT_MISMATCH, page, problem))
+    check.findings += check_evidence(scan, page, Reslice(texts)).findings
     found: Counter[tuple[Any, ...]] = Counter()
     for ex in scan.excerpts:
         check.excerpts += 1
         found[(ex.source_id, ex.start, ex.end, ex.sha256)] += 1
-        _check_excerpt(ex, page, texts, add)
     _compare_seal(found, seal.excerpts.get(page, Counter()), page, "excerpt", add)
     snaps: Counter[tuple[Any, ...]] = Counter()
     for block in scan.snapshots:
         check.snapshots += 1
         snaps[(block.source_id, sha256_hex(block.text.encode("utf-8")))] += 1
-        _check_snapshot(block, block.text, page, texts, add)
     if snaps != seal.snapshots.get(page, Counter()):
         add(Finding(Reason.EXCERPT_MISMATCH, page, "snapshot text on the page differs from the seal"))
     windows: Counter[tuple[Any, ...]] = Counter()
@@ -237,7 +236,6 @@ def _check_page(page: str, data: bytes, seal: _Seal, texts: WikiTexts, check: Si
         check.windows += 1
         digest = sha256_hex(block.text.encode("utf-8"))
         windows[(block.source_id, block.window_start, block.window_end, digest)] += 1
-        _check_window(block, block.text, page, texts, add)
     _compare_seal(windows, seal.windows.get(page, Counter()), page, "window", add)
 
 
@@ -261,63 +259,43 @@ def _compare_seal(
             add(Finding(Reason.EXCERPT_MISMATCH, page, detail, source_id=sid, start=start, end=end))
 
 
-def _check_excerpt(ex: Excerpt, page: str, texts: WikiTexts, add: Any) -> None:
+class Reslice:
+    """The seal's :class:`~publisher.site.checks.seal.Verified` of ``check-site``: a fresh re-slice
+    of the wiki's verified snapshots, whatever the manifest says."""
 
-    def found(reason: Reason, detail: str) -> Finding:
-        return Finding(reason, page, detail, source_id=ex.source_id or None, start=ex.start, end=ex.end)
+    def __init__(self, texts: WikiTexts) -> None:
+        self.texts = texts
 
-    if ex.nested:
-        add(found(Reason.EXCERPT_MISMATCH, "markup inside an excerpt element"))
-    if ex.start is None or ex.end is None:
-        add(found(Reason.SPAN_OUT_OF_RANGE, "excerpt offsets are not numbers"))
-        return
-    try:
-        text = texts.get(ex.source_id)
-    except PublisherError as exc:
-        add(found(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, exc.one_line()))
-        return
-    problem = check_range(ex.start, ex.end, len(text))
-    if problem is not None:
-        add(found(problem, f"[{ex.start}, {ex.end}) on a text of {len(text)}"))
-    elif text[ex.start : ex.end] != ex.text:
-        add(found(Reason.EXCERPT_MISMATCH, "shown excerpt differs from the re-slice"))
+    def _text(self, source_id: str) -> str | Refusal:
+        try:
+            return self.texts.get(source_id)
+        except PublisherError as exc:
+            return Refusal(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, exc.one_line())
 
+    def excerpt(self, source_id: str, start: int, end: int) -> str | Refusal:
+        text = self._text(source_id)
+        if isinstance(text, Refusal):
+            return text
+        problem = check_range(start, end, len(text))
+        if problem is not None:
+            return Refusal(problem, f"[{start}, {end}) on a text of {len(text)}")
+        return text[start:end]
 
-def _check_marks(block: SnapshotBlock, page: str, add: Any) -> None:
-    if block.nested_excerpt:
-        add(Finding(Reason.EXCERPT_MISMATCH, page, "an excerpt element inside a snapshot", source_id=block.source_id))
-    for problem in block.misplaced_marks():
-        add(Finding(Reason.EXCERPT_MISMATCH, page, problem, source_id=block.source_id))
+    def snapshot(self, source_id: str, text: str) -> str | Refusal:
+        expected = self._text(source_id)
+        if isinstance(expected, Refusal):
+            return expected
+        if text != expected:
+            return Refusal(Reason.EXCERPT_MISMATCH, "snapshot text differs from the snapshot")
+        return sha256_hex(text.encode("utf-8"))
 
-
-def _check_snapshot(block: SnapshotBlock, text: str, page: str, texts: WikiTexts, add: Any) -> None:
-    try:
-        expected = texts.get(block.source_id)
-    except PublisherError as exc:
-        add(Finding(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, page, exc.one_line(), source_id=block.source_id))
-        return
-    if text != expected:
-        add(
-            Finding(Reason.EXCERPT_MISMATCH, page, "snapshot text differs from the snapshot", source_id=block.source_id)
-        )
-    _check_marks(block, page, add)
-
-
-def _check_window(block: SnapshotBlock, text: str, page: str, texts: WikiTexts, add: Any) -> None:
-    """A window's text is ``text[start:end]`` of the verified snapshot and its marks sit right."""
-    start, end = block.window_start, block.window_end
-
-    def found(reason: Reason, detail: str) -> Finding:
-        return Finding(reason, page, detail, source_id=block.source_id or None, start=start, end=end)
-
-    try:
-        expected = texts.get(block.source_id)
-    except PublisherError as exc:
-        add(found(exc.reason or Reason.SNAPSHOT_HASH_MISMATCH, exc.one_line()))
-        return
-    if start is None or end is None or not 0 <= start <= end <= len(expected):
-        add(found(Reason.SPAN_OUT_OF_RANGE, f"window [{start}, {end}) on a text of {len(expected)}"))
-        return
-    if expected[start:end] != text:
-        add(found(Reason.EXCERPT_MISMATCH, "window text differs from the re-slice"))
-    _check_marks(block, page, add)
+    def window(self, source_id: str, start: int, end: int, text: str, digest: str) -> Refusal | None:
+        """A window's text is ``text[start:end]`` of the verified snapshot."""
+        expected = self._text(source_id)
+        if isinstance(expected, Refusal):
+            return expected
+        if not 0 <= start <= end <= len(expected):
+            return Refusal(Reason.SPAN_OUT_OF_RANGE, f"window [{start}, {end}) on a text of {len(expected)}")
+        if expected[start:end] != text:
+            return Refusal(Reason.EXCERPT_MISMATCH, "window text differs from the re-slice")
+        return None

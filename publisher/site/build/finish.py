@@ -18,11 +18,11 @@ from mkdocs.utils import CountHandler
 
 import publisher
 
-from ..acquire.signing import KeyRing
-from .helper import BuildHelper, check_record_chunk
-from .manifest import MANIFEST_NAME, manifest_bytes, record_uri, seal_files
-from .offline import record_js_uri, write_search_files
-from .proofs import LIGHT, ProofSource, write_proofs
+from ...acquire.signing import KeyRing
+from ..checks.manifest import MANIFEST_NAME, manifest_bytes, record_uri, seal_files
+from ..pages.offline import record_js_uri, write_search_files
+from ..pages.proofs import LIGHT, ProofSource, write_proofs
+from .workers import BuildHelper, check_record_chunk
 
 __all__ = ["Sealed", "mkdocs_logger", "publish_proofs", "publish_records", "warnings_counted", "write_manifest"]
 
@@ -32,7 +32,7 @@ class _Digests(Protocol):
 
 
 class Sealed(Protocol):
-    """What the pages of a build sealed (see :class:`publisher.site.build.EvidenceBuild`)."""
+    """What the pages of a build sealed (see :class:`publisher.site.build.events.EvidenceBuild`)."""
 
     sealed: list[dict[str, Any]]
     sealed_snapshots: list[dict[str, Any]]

@@ -10,20 +10,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..acquire.signing import KeyRing
-from ..kernel import _fs
-from ..kernel.canonical import SOURCE_ID_RE, sha256_hex
-from ..kernel.errors import PublisherError
-from ..kernel.eventlog import read_log
-from ..kernel.findings import Finding
-from ..kernel.models import Event
-from ..kernel.reasons import Reason
-from ..kernel.store import SnapshotStore
-from ..runs import Run
-from ..wiki.discover import discover
+from ...acquire.signing import KeyRing
+from ...kernel import _fs
+from ...kernel.canonical import SOURCE_ID_RE, sha256_hex
+from ...kernel.errors import PublisherError
+from ...kernel.eventlog import read_log
+from ...kernel.findings import Finding
+from ...kernel.models import Event
+from ...kernel.reasons import Reason
+from ...kernel.store import SnapshotStore
+from ...runs import Run
+from ...wiki.discover import discover
+from ..pages.offline import record_js, record_js_uri
+from ..pages.proofs import LIGHT, check_proofs, light_record
 from .manifest import SITE_FILE_LIMIT, check_record_copy, record_uri
-from .offline import record_js, record_js_uri
-from .proofs import LIGHT, check_proofs, light_record
 
 __all__ = ["WikiTexts", "check_records", "check_site_proofs"]
 
@@ -157,7 +157,7 @@ def _check_light_record(path: Path, rel: str, sid: str, sealed: str | None, text
 
 
 def check_site_proofs(site: Path, manifest: dict[str, Any], texts: WikiTexts, keys: KeyRing) -> list[Finding]:
-    """:func:`publisher.site.proofs.check_proofs` with the wiki's stored records, signed events
+    """:func:`publisher.site.pages.proofs.check_proofs` with the wiki's stored records, signed events
     and trusted keys."""
     stored: dict[str, bytes] = {}
     events: dict[str, list[Event]] = {}

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..wiki.markdown import markdown_text
+from ...wiki.markdown import markdown_text
+from .model import GeneratedPage, PageModel
 from .uris import concept_uri, report_uri, source_uri
-
-if TYPE_CHECKING:
-    from .pages import GeneratedPage, SiteModel
 
 __all__ = ["index_pages"]
 
@@ -17,7 +15,7 @@ def _head(*names: str, numbers: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     return [{"text": name, "num": name in numbers} for name in names]
 
 
-def index_pages(model: SiteModel) -> None:
+def index_pages(model: PageModel) -> None:
     """Fill ``concepts/index.md``, ``sources/index.md`` and ``runs/index.md``."""
     pre = model.pre
     frag = model.fragments()
@@ -69,7 +67,7 @@ def index_pages(model: SiteModel) -> None:
     _index(model, page, "Runs", "Research runs whose results this wiki publishes.", frag.table(head, rows))
 
 
-def _index(model: SiteModel, page: GeneratedPage, title: str, intro: str, table: Any) -> None:
+def _index(model: PageModel, page: GeneratedPage, title: str, intro: str, table: Any) -> None:
     page.title = title
     page.markdown = str(
         model.markdown("index.md.j2").render(

@@ -21,11 +21,11 @@ import yaml
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import MkDocsException
 
-from ..kernel.errors import UsageError
-from ..kernel.reasons import Reason
-from ..kernel.text import one_line
-from ..runs import config_file_of
-from ..wiki.policy import Policy, policy_from_evidence
+from ...kernel.errors import UsageError
+from ...kernel.reasons import Reason
+from ...kernel.text import one_line
+from ...runs import config_file_of
+from ...wiki.policy import Policy, policy_from_evidence
 
 __all__ = ["policy_of_config", "resolve_policy", "config_file_for"]
 

@@ -2,7 +2,7 @@
 
 Python-Markdown keeps raw HTML in a stash and puts it back after rendering; extensions use the
 same stash for the HTML they generate (Material's emoji SVG through ``pymdownx.emoji``). The
-prose check (:mod:`publisher.site.prose`) refuses raw SVG, so it must know which SVG the
+prose check (:mod:`publisher.site.checks.prose`) refuses raw SVG, so it must know which SVG the
 extension made: :class:`TrustedOutput` records what the trusted inline patterns stash during each
 conversion, keyed by the converted text.
 """

@@ -22,12 +22,12 @@ produce, plus a fixed set of inert elements. Everything else is refused, never s
 * markup that does not end where it started (an unclosed comment, raw-text element or tag),
   which would swallow the theme's markup that follows it.
 
-The judging walks the page as a browser builds it (lexbor, :func:`publisher.site.scan.parse_page`),
+The judging walks the page as a browser builds it (lexbor, :func:`publisher.site.checks.scan.parse_page`),
 so each finding names its element; the same allow-list drives the sanitiser ``nh3`` (the Rust
 ``ammonia`` library), and a page whose sanitised form differs from what it is, for a reason the
 walk did not name, is refused too (the two parsers must agree before anything is published).
 What trusted Markdown extensions generate themselves (Material's emoji SVG through
-``pymdownx.emoji``, recorded by :class:`publisher.site.trusted.TrustedOutput`) is set aside first,
+``pymdownx.emoji``, recorded by :class:`publisher.site.checks.trusted.TrustedOutput`) is set aside first,
 one recorded chunk per occurrence. Each finding names the file and the line (check ``C-PROSE``).
 """
 
@@ -44,10 +44,10 @@ from typing import Any, Literal
 
 import nh3
 
-from ..kernel import _fs
-from ..kernel.findings import Finding
-from ..kernel.reasons import Reason
-from ..kernel.refs import VERIFIED_BADGE, as_read
+from ...kernel import _fs
+from ...kernel.findings import Finding
+from ...kernel.reasons import Reason
+from ...kernel.refs import VERIFIED_BADGE, as_read
 from .scan import ascii_lower, find_span_refs, parse_page
 
 __all__ = [

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..wiki.claims.counts import WorkIndex, claim_view, claims_document
-from ..wiki.claims.model import STATUS_CODES
+from ...wiki.claims.counts import WorkIndex, claim_view, claims_document
+from ...wiki.claims.model import STATUS_CODES
+from .model import GeneratedPage, PageModel
 from .uris import concept_uri
-
-if TYPE_CHECKING:
-    from .pages import GeneratedPage, SiteModel
 
 __all__ = ["MATRIX_URI", "CLAIMS_JSON_URI", "ADMONITIONS", "concept_claims", "matrix_page", "claims_json"]
 
@@ -93,7 +91,7 @@ def _item(view: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _views(model: SiteModel) -> list[dict[str, Any]]:
+def _views(model: PageModel) -> list[dict[str, Any]]:
     cached = getattr(model, "_claim_views", None)
     if cached is None:
         works = WorkIndex(model.pre)
@@ -102,7 +100,7 @@ def _views(model: SiteModel) -> list[dict[str, Any]]:
     return cached
 
 
-def _by_concept(model: SiteModel) -> dict[str, list[dict[str, Any]]]:
+def _by_concept(model: PageModel) -> dict[str, list[dict[str, Any]]]:
     grouped = getattr(model, "_claims_by_concept", None)
     if grouped is None:
         grouped = {}
@@ -112,7 +110,7 @@ def _by_concept(model: SiteModel) -> dict[str, list[dict[str, Any]]]:
     return grouped
 
 
-def concept_claims(model: SiteModel, page: GeneratedPage, slug: str) -> str:
+def concept_claims(model: PageModel, page: GeneratedPage, slug: str) -> str:
     """A slot token for the claims of concept ``slug`` (empty when it has none)."""
     items = [_item(v) for v in _by_concept(model).get(slug, ())]
     if not items:
@@ -120,7 +118,7 @@ def concept_claims(model: SiteModel, page: GeneratedPage, slug: str) -> str:
     return model.slot(page, str(model.fragments().claims(items)))
 
 
-def matrix_page(model: SiteModel, page: GeneratedPage) -> None:
+def matrix_page(model: PageModel, page: GeneratedPage) -> None:
     """The evidence matrix: one table per status, a row per claim, a column per work."""
     views = _views(model)
     works = sorted({w for v in views for w in v["lineage"]["works"]})
@@ -154,6 +152,6 @@ def matrix_page(model: SiteModel, page: GeneratedPage) -> None:
     )
 
 
-def claims_json(model: SiteModel) -> str:
+def claims_json(model: PageModel) -> str:
     """``claims.json``: canonical, sorted, so the same wiki gives the same bytes."""
     return json.dumps(claims_document(model.pre), ensure_ascii=False, sort_keys=True, indent=1) + "\n"

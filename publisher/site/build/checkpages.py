@@ -6,7 +6,7 @@ Content-Security-Policy (no script or style an author wrote) run on the Markdown
 So that ``publisher check`` and ``mkdocs build`` can never disagree about a page, the check runs
 MkDocs' own build with the same configuration, extensions and plugins, as a *check-only* build:
 it converts every page and runs the same handlers, then stops in ``on_env`` before anything is
-rendered to a file (:class:`~publisher.site.build.CheckDone`). Its site folder is a temporary
+rendered to a file (:class:`~publisher.site.build.events.CheckDone`). Its site folder is a temporary
 one outside the wiki, removed afterwards; nothing of the wiki is written.
 """
 
@@ -21,12 +21,12 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from mkdocs.exceptions import MkDocsException
 
-from ..kernel.errors import UsageError
-from ..kernel.findings import Finding
-from ..kernel.reasons import Reason
-from ..kernel.text import one_line
-from ..wiki.evidence import WikiCheck
-from .build import CheckDone
+from ...kernel.errors import UsageError
+from ...kernel.findings import Finding
+from ...kernel.reasons import Reason
+from ...kernel.text import one_line
+from ...wiki.evidence import WikiCheck
+from .events import CheckDone
 from .hook import CHECK_COMMAND, PRECHECKED
 
 __all__ = ["check_pages"]

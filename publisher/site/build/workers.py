@@ -13,19 +13,19 @@ from typing import Any
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from ..acquire.signing import KeyRing
-from ..gate import render
-from ..gate.render import ReportView
-from ..kernel import _fs
-from ..kernel.canonical import sha256_hex
-from ..kernel.errors import IntegrityError
-from ..kernel.reasons import Reason
-from ..parallel import default_workers, helper_pool
-from ..wiki.evidence import RunEvidence, WikiCheck
-from .highlight import SourceBody, SourceJob, render_source_body
-from .manifest import check_record_copy
-from .offline import record_js
-from .proofs import ProofSource, write_proofs
+from ...acquire.signing import KeyRing
+from ...gate import render
+from ...gate.render import ReportView
+from ...kernel import _fs
+from ...kernel.canonical import sha256_hex
+from ...kernel.errors import IntegrityError
+from ...kernel.reasons import Reason
+from ...parallel import default_workers, helper_pool
+from ...wiki.evidence import RunEvidence, WikiCheck
+from ..checks.manifest import check_record_copy
+from ..pages.highlight import SourceBody, SourceJob, render_source_body
+from ..pages.offline import record_js
+from ..pages.proofs import ProofSource, write_proofs
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 

@@ -1,6 +1,6 @@
 """What the evidence build takes from ``mkdocs.yml``: the wiki root, and the reader and font
 options of the wiki's :class:`~publisher.wiki.policy.Policy` (resolved once per build by
-:func:`publisher.site.policy.policy_of_config`; nothing here reads the configuration again)."""
+:func:`publisher.site.build.policy.policy_of_config`; nothing here reads the configuration again)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 from mkdocs.exceptions import PluginError
 
-from ..wiki.policy import Policy
-from .highlight import SourceText
+from ...wiki.policy import Policy
+from ..pages.highlight import SourceText
 
 __all__ = ["wiki_root", "reader_options", "serve_offline", "INPUT_FOLDERS", "site_dir_apart"]
 

@@ -3,8 +3,8 @@
 The policy is a ``<meta http-equiv>`` the hook inserts at the top of ``<head>`` once a page is
 final. Scripts and styles load only from the site itself (``'self'``); the inline scripts and
 style elements the theme writes are allowed by their SHA-256, computed from the page as a
-browser parses it (:mod:`publisher.site.scan`). That is sound only because the prose check
-(:mod:`publisher.site.prose`) has already refused any script or style an author wrote, so every
+browser parses it (:mod:`publisher.site.checks.scan`). That is sound only because the prose check
+(:mod:`publisher.site.checks.prose`) has already refused any script or style an author wrote, so every
 inline script left is the theme's. Inline event handlers, style attributes, ``javascript:``
 URLs, plugins, frames and ``<base>`` are refused by the browser; a script or style rule injected
 after the build does not run. What a meta policy cannot say (``frame-ancestors``, reporting)
@@ -15,10 +15,10 @@ pinned to the theme's worker folder under it (:func:`worker_source`, a path sour
 ``/``: the search worker Material starts, nothing else); a policy cannot name a path without a
 host, so without ``site_url`` it is ``'self'``, which admits only scripts the build published:
 the theme's and the evidence build's own, since no ``.js`` (or other active file) of ``docs/``
-is ever published (:mod:`publisher.site.inert`) and ``check-site`` refuses any file added after
+is ever published (:mod:`publisher.site.checks.inert`) and ``check-site`` refuses any file added after
 the build. The theme's configuration element (``#__config``, which names the worker) cannot be
 shadowed by prose: the allow-list refuses every ``id`` or ``name`` Markdown did not make and any
-beginning with ``_`` (:mod:`publisher.site.prose`).
+beginning with ``_`` (:mod:`publisher.site.checks.prose`).
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def policy(
     ``offline`` (``extra: evidence: offline: true``) also allows workers from ``blob:`` URLs,
     which only a script the policy already admits can create: the site's own ``offline.js``
     starts the theme's search worker that way on a page opened from disk
-    (:mod:`publisher.site.offline`). ``worker`` (:func:`worker_source`) pins workers to the
+    (:mod:`publisher.site.pages.offline`). ``worker`` (:func:`worker_source`) pins workers to the
     theme's worker folder instead of the whole site.
     """
     script_hashes = sorted({hash_source(s) for s in scripts})

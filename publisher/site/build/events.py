@@ -1,7 +1,7 @@
 """One MkDocs build of an evidence wiki, event by event: generated pages, prose check, seal,
-policy and atomic publication (the lifecycle is told in :mod:`publisher.site.hook`).
+policy and atomic publication (the lifecycle is told in :mod:`publisher.site.build.hook`).
 
-:func:`publisher.site.hook.configure` creates or restarts the :class:`EvidenceBuild` once the
+:func:`publisher.site.build.hook.configure` creates or restarts the :class:`EvidenceBuild` once the
 wiki check has passed; the plugin and the hook file hand it the rest of the build's events.
 """
 
@@ -20,31 +20,32 @@ from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
-from ..acquire.signing import KeyRing
-from ..gate.render import report_prose_html
-from ..kernel.errors import PublisherError
-from ..kernel.findings import Finding, grouped_lines
-from ..wiki.evidence import WikiCheck
-from . import csp, publish
-from .a11y import name_search_dialog
-from .claimpages import claims_json
-from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
-from .helper import BuildHelper
-from .highlight import source_job
-from .inert import check_static
-from .manifest import MANIFEST_NAME
-from .options import reader_options
-from .pages import (
+from ...acquire.signing import KeyRing
+from ...gate.render import report_prose_html
+from ...kernel.errors import PublisherError
+from ...kernel.findings import Finding, grouped_lines
+from ...wiki.evidence import WikiCheck
+from ..checks import csp
+from ..checks.inert import check_static
+from ..checks.manifest import MANIFEST_NAME
+from ..checks.prose import Author, check_prose, prose_file, source_text
+from ..checks.scan import scan_page
+from ..checks.seal import seal_page
+from ..checks.trusted import TrustedOutput
+from ..pages.a11y import name_search_dialog
+from ..pages.claims import claims_json
+from ..pages.generate import (
     SiteModel,
     content_date,
 )
-from .proofs import ProofSource
-from .prose import Author, check_prose, prose_file, source_text
-from .scan import scan_page
-from .seal import seal_page
+from ..pages.highlight import source_job
+from ..pages.proofs import ProofSource
+from ..pages.titles import escape_nav, set_page_title
+from . import publish
+from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
+from .options import reader_options
 from .sitefiles import add_claims_json, add_site_files, wire_config
-from .titles import escape_nav, set_page_title
-from .trusted import TrustedOutput
+from .workers import BuildHelper
 
 __all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
 

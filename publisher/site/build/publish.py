@@ -32,7 +32,7 @@ import re
 import secrets
 from pathlib import Path
 
-from ..kernel import _fs
+from ...kernel import _fs
 
 __all__ = ["new_staging", "publish", "discard", "sweep_stale", "sync_tree", "NotAtomicError", "METHODS", "METHOD_ENV"]
 

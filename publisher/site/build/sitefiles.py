@@ -12,15 +12,17 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files, InclusionLevel
 
-from ..kernel.errors import UsageError
-from ..wiki.evidence import SourceInfo
-from . import offline as offline_site
-from .manifest import record_uri
-from .offline import OFFLINE_JS_URI, SEARCH_INDEX_JS, SEARCH_WORKER_URI, record_js_uri
+from ...kernel.errors import UsageError
+from ...wiki.evidence import SourceInfo
+from .. import STATIC_DIR, TEMPLATES_DIR
+from ..checks.manifest import record_uri
+from ..checks.trusted import TrustedOutput
+from ..pages import offline as offline_site
+from ..pages.generate import CSS_URI, READER_CSS_URI, READER_JS_URI
+from ..pages.model import GeneratedPage
+from ..pages.offline import OFFLINE_JS_URI, SEARCH_INDEX_JS, SEARCH_WORKER_URI, record_js_uri
+from ..pages.titles import escape_site_strings
 from .options import serve_offline
-from .pages import CSS_URI, READER_CSS_URI, READER_JS_URI, STATIC_DIR, TEMPLATES_DIR, GeneratedPage
-from .titles import escape_site_strings
-from .trusted import TrustedOutput
 
 __all__ = ["add_site_files", "add_claims_json", "wire_config"]
 
@@ -78,7 +80,7 @@ def add_site_files(
 
 def add_claims_json(files: Files, config: Any, content: str) -> None:
     """Publish ``claims.json`` (every claim for machines); a ``docs/claims.json`` is refused."""
-    from .claimpages import CLAIMS_JSON_URI
+    from ..pages.claims import CLAIMS_JSON_URI
 
     if files.get_file_from_path(CLAIMS_JSON_URI) is not None:
         raise UsageError(f"docs/{CLAIMS_JSON_URI} collides with the file the evidence hook publishes; rename it")

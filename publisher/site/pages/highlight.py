@@ -6,12 +6,12 @@ import itertools
 import os
 from dataclasses import dataclass
 
-from ..acquire.sentences import Sentences
-from ..kernel.canonical import sha256_hex
-from ..kernel.errors import IntegrityError
-from ..kernel.reasons import Reason
-from ..kernel.store import read_snapshot
-from ..wiki.evidence import SourceInfo
+from ...acquire.sentences import Sentences
+from ...kernel.canonical import sha256_hex
+from ...kernel.errors import IntegrityError
+from ...kernel.reasons import Reason
+from ...kernel.store import read_snapshot
+from ...wiki.evidence import SourceInfo
 from .markup import SNAPSHOT_CLASS, WINDOW_CLASS, escape_text
 
 __all__ = [
@@ -39,7 +39,7 @@ class SourceText:
     code points around each cited span (``extra: evidence: source_text`` in mkdocs.yml). A text
     longer than ``windows_above`` code points is always shown in windows. ``proofs`` shows the
     windows too, and the site publishes the record without its text (excerpts verify through
-    Merkle proofs, :mod:`publisher.site.proofs`).
+    Merkle proofs, :mod:`publisher.site.pages.proofs`).
 
     ``overrides`` (``extra: evidence: source_text_for``) choose another mode for some sources:
     keys are a source id, ``origin:<origin>`` or ``access:<access>``, tried in that order.

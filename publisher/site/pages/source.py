@@ -1,23 +1,21 @@
 """A source page: the snapshot's metadata, its retrieval events, its cited spans (each with the
 pages that cite it) and the snapshot text with every cited span highlighted, whole or in context
-windows (:mod:`publisher.site.highlight`)."""
+windows (:mod:`publisher.site.pages.highlight`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..gate.urls import followable
-from ..kernel.models import Surface, SurfaceType
-from ..wiki.evidence import SourceInfo
+from ...gate.urls import followable
+from ...kernel.models import Surface, SurfaceType
+from ...wiki.evidence import SourceInfo
 from .highlight import source_job
-
-if TYPE_CHECKING:
-    from .pages import GeneratedPage, SiteModel
+from .model import GeneratedPage, PageModel
 
 __all__ = ["source_page"]
 
 
-def source_page(model: SiteModel, page: GeneratedPage, sid: str, info: SourceInfo) -> None:
+def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInfo) -> None:
     """Fill ``page`` (a source page) from the verified snapshot ``sid``."""
     meta = info.meta
     uri = page.src_uri
@@ -78,7 +76,7 @@ def source_page(model: SiteModel, page: GeneratedPage, sid: str, info: SourceInf
     )
 
 
-def _cited_by(model: SiteModel, page: str, sid: str, start: int, end: int) -> list[dict[str, Any]]:
+def _cited_by(model: PageModel, page: str, sid: str, start: int, end: int) -> list[dict[str, Any]]:
     """One link per citing page (a concept's first footnote, a report's artifact) citing this span."""
     out: list[dict[str, Any]] = []
     seen: dict[str, dict[str, Any]] = {}

@@ -7,7 +7,7 @@ them with the manifest and with a fresh re-slice of the snapshots. Both read a p
 comments (``<!-->``, ``--!>``), foreign content (``<svg><style>``), duplicate attributes (the
 first wins), character references, carriage returns and NULs come out as they do in a browser.
 
-Evidence elements are those of :mod:`publisher.site.markup` (the one markup contract between
+Evidence elements are those of :mod:`publisher.site.pages.markup` (the one markup contract between
 page generation, the report renderer and this module).
 
 Anything else that looks like evidence is *malformed*, and a malformed element fails the build
@@ -21,7 +21,7 @@ content a browser shows while a parser with scripting off does not see it the sa
 Decorative classes of generated pages (``evidence-link``, ``evidence-id`` ...) are allowed.
 
 A page also yields its inline scripts and style elements as the browser reads them, for the
-Content-Security-Policy (:mod:`publisher.site.csp`). This module does not import MkDocs.
+Content-Security-Policy (:mod:`publisher.site.checks.csp`). This module does not import MkDocs.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from ..kernel.canonical import sha256_hex
-from .markup import (
+from ...kernel.canonical import sha256_hex
+from ..pages.markup import (
     ANCHOR_CLASS,
     CONTROL_ATTRS,
     DECORATIVE_CLASSES,

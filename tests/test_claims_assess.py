@@ -265,6 +265,16 @@ def test_claims_are_published_with_status_counts_and_lineage(cli: Cli, cw: Claim
     assert 'class="language-mermaid"' in page and 'class="mermaid"' not in page
     matrix = (site / "claims" / "index.html").read_text(encoding="utf-8")
     assert "status-S" in matrix and "status-P" in matrix
+    # Sparse: each row lists only the works its own excerpts come from (a dense claims x works
+    # grid grows with the square of the wiki), with the excerpts per work.
+    works = {c["id"]: c["lineage"]["works"] for c in data["claims"]}
+    rows = {row.split("</a>")[0].rsplit(">", 1)[-1]: row for row in matrix.split("<tr>")[2:]}
+    p1_row = rows["The first trial reports an effect."]
+    (p1_work,) = works["p1"]
+    other = next(w for w in works["s1"] if w != p1_work)
+    assert f'title="{p1_work}"' in p1_row and "×3" in p1_row and f'title="{other}"' not in p1_row
+    s1_row = rows["Both trials report an effect."]
+    assert all(f'title="{w}"' in s1_row for w in works["s1"])
     assert check_site(site, cw.wiki).ok
 
 

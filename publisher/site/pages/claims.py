@@ -119,25 +119,30 @@ def concept_claims(model: PageModel, page: GeneratedPage, slug: str) -> str:
 
 
 def matrix_page(model: PageModel, page: GeneratedPage) -> None:
-    """The evidence matrix: one table per status, a row per claim, a column per work."""
-    views = _views(model)
-    works = sorted({w for v in views for w in v["lineage"]["works"]})
+    """The evidence matrix: one table per status, a row per claim, and in each row the works its
+    verified excerpts come from with the number of excerpts per work.
+
+    The claims × works relation is written sparsely (each row lists only its own works): a dense
+    grid would have a column for every work of the wiki on every row, and grow with the square
+    of the wiki.
+    """
     groups = []
     for code, status in STATUS_CODES.items():
         rows = []
-        for v in views:
+        for v in _views(model):
             if v["code"] != code:
                 continue
-            per_work = {w: 0 for w in works}
+            work_of = {s["source_id"]: s["work"] for s in v["lineage"]["snapshots"]}
+            per_work: dict[str, int] = {}
             for ex in v["lineage"]["excerpts"]:
-                work = next(s["work"] for s in v["lineage"]["snapshots"] if s["source_id"] == ex["source_id"])
-                per_work[work] += 1
+                work = work_of[ex["source_id"]]
+                per_work[work] = per_work.get(work, 0) + 1
             rows.append(
                 {
                     "statement": v["statement"],
                     "href": model.href(page.src_uri, concept_uri(v["concept"]), f"claim-{v['id']}"),
                     "valid": v["provenance_now"]["valid"],
-                    "cells": [per_work[w] for w in works],
+                    "works": sorted(per_work.items()),
                 }
             )
         groups.append({"code": code, "status": status.value, "rows": rows})
@@ -147,7 +152,7 @@ def matrix_page(model: PageModel, page: GeneratedPage) -> None:
             heading_slot=model.heading(page),
             intro="Each claim against the works its verified excerpts come from (excerpts per work). "
             "A status here is a structurally admissible proposal, not an adjudication.",
-            table_slot=model.slot(page, str(model.fragments().matrix(groups, works))),
+            table_slot=model.slot(page, str(model.fragments().matrix(groups))),
         )
     )
 

@@ -24,11 +24,11 @@ With ``--claims-per-concept K`` every concept of each wiki gets K claims admitte
 library (:func:`benchmarks.bench_claims.add_claims`: S on two labels and P on three labels with
 a condition, alternately, each appended to ``assessments.jsonl``) after it is generated and
 before it is built, so the hook publishes claim sections, the evidence matrix and
-``claims.json``; with one concept per ten sources, K = 1 puts about 900 claims on 10,000 pages
-and 1,800 on 20,000. A fifth variant, *no claims*, is then the hooked build of the same wiki as
-generated, before its claims (a copy): the hooked build over it is the claims' share of the
-build (the hook keeps no timing breakdown of its own). ``--variants`` limits the builds (the
-full set at 20,000 pages takes over ten minutes a round).
+``claims.json``; with one concept per ten sources, K = 1 puts 838 claims on the 9,238 pages of
+``--pages 10000`` and 1,670 on 18,408. A fifth variant, *no claims*, is then the hooked build of
+the same wiki as generated, before its claims (a copy): the hooked build over it is the claims'
+share of the build (the hook keeps no timing breakdown of its own). ``--variants`` limits the
+builds (the full set at 20,000 pages takes over ten minutes a round).
 
     python benchmarks/bench_build.py                 # 10,000 and 20,000 pages
     python benchmarks/bench_build.py --pages 200     # 200 and 400

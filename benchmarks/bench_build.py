@@ -20,9 +20,20 @@ per round, so load changes weigh on all four alike. Each ratio is given twice: f
 build of each variant, then as the median over the rounds of the hooked build over the variant
 built just before it in the same round (the paired figure, which load changes move least).
 
+With ``--claims-per-concept K`` every concept of each wiki gets K claims admitted through the
+library (:func:`benchmarks.bench_claims.add_claims`: S on two labels and P on three labels with
+a condition, alternately, each appended to ``assessments.jsonl``) after it is generated and
+before it is built, so the hook publishes claim sections, the evidence matrix and
+``claims.json``; with one concept per ten sources, K = 1 puts 838 claims on the 9,238 pages of
+``--pages 10000`` and 1,670 on 18,408. A fifth variant, *no claims*, is then the hooked build of
+the same wiki as generated, before its claims (a copy): the hooked build over it is the claims'
+share of the build (the hook keeps no timing breakdown of its own). ``--variants`` limits the
+builds (the full set at 20,000 pages takes over ten minutes a round).
+
     python benchmarks/bench_build.py                 # 10,000 and 20,000 pages
     python benchmarks/bench_build.py --pages 200     # 200 and 400
     python benchmarks/bench_build.py --pages 1000 --repeat 3   # fastest of three rounds
+    python benchmarks/bench_build.py --claims-per-concept 1 --variants hook,bare --repeat 2
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._common import run_dirs, table
+from benchmarks.bench_claims import add_claims
 from benchmarks.generate import WikiSpec, generate_wiki
 from publisher.kernel.store import SnapshotStore
 
@@ -252,33 +264,69 @@ def _rounds(roots: dict[str, Path], repeat: int) -> dict[str, list[tuple[float, 
                 continue
             shutil.rmtree(root / "site", ignore_errors=True)
             got[key].append(timed_build(root))
+            print(f"bench_build: {root.name} {key} {got[key][-1][0]:.1f} s", file=sys.stderr, flush=True)
     return got
 
 
-def measure(base: Path, pages: int, with_hook: bool, repeat: int = 1) -> dict[str, Any]:
+VARIANTS = ("plain", "same", "slot", "hook", "bare")
+"""Every build the benchmark knows: ``bare`` is the hooked build of the wiki before its claims."""
+
+
+def measure(
+    base: Path,
+    pages: int,
+    with_hook: bool,
+    repeat: int = 1,
+    *,
+    claims_per_concept: int = 0,
+    variants: tuple[str, ...] = VARIANTS,
+) -> dict[str, Any]:
+    """Generate a wiki of about ``pages`` pages (with its claims) and time the chosen builds."""
     wiki = make_wiki(base / f"wiki-{pages}", pages, seed=pages)
-    roots = {"plain": base / f"plain-{pages}"}
-    written = plain_twin(wiki, roots["plain"])
+    row: dict[str, Any] = {"claims": 0}
+    roots: dict[str, Path] = {}
+    if claims_per_concept:
+        if with_hook and "bare" in variants:
+            roots["bare"] = base / f"bare-{pages}"
+            shutil.copytree(wiki, roots["bare"])
+            _hooked(roots["bare"])
+        began = time.perf_counter()
+        row["claims"] = add_claims(wiki, claims_per_concept)
+        row["admit_s"] = time.perf_counter() - began
+        print(f"bench_build: {row['claims']} claims admitted in {row['admit_s']:.1f} s", file=sys.stderr, flush=True)
+    written = 0
+    if "plain" in variants:
+        roots["plain"] = base / f"plain-{pages}"
+        written = plain_twin(wiki, roots["plain"])
     if with_hook:
-        roots["same"] = base / f"generated-{pages}"
-        generated_twin(wiki, roots["same"])
-        roots["slot"] = base / f"slots-{pages}"
-        generated_twin(wiki, roots["slot"], slots=True)
-        _hooked(wiki)
-        roots["hook"] = wiki
-    row: dict[str, Any] = {"pages": written}
+        if "same" in variants:
+            roots["same"] = base / f"generated-{pages}"
+            generated_twin(wiki, roots["same"])
+        if "slot" in variants:
+            roots["slot"] = base / f"slots-{pages}"
+            generated_twin(wiki, roots["slot"], slots=True)
+        if "hook" in variants:
+            _hooked(wiki)
+            roots["hook"] = wiki
+    # Built in VARIANTS order each round: the claim-free build follows the hooked one.
+    roots = {key: roots[key] for key in VARIANTS if key in roots}
+    row["pages"] = written
     runs = _rounds(roots, repeat)
     for key, builds in runs.items():
         failed = next((b for b in builds if b[1]), None)
         seconds, rc, err = failed or min(builds)
         row.update({f"{key}_s": seconds, f"{key}_rc": rc, f"{key}_err": err, f"{key}_bytes": _site_bytes(roots[key])})
         row[f"{key}_all"] = [b[0] for b in builds]
-    if with_hook:
+        row[f"{key}_pages"] = _site_pages(roots[key])
+    if "hook" in runs:
         row["hook_pages"] = _site_pages(wiki)
-        # The hooked build over the baseline built just before it, round by round.
-        for key in ("same", "slot", "plain"):
-            pairs = zip(row["hook_all"], row[f"{key}_all"], strict=False)
-            row[f"{key}_paired"] = median(h / b - 1 for h, b in pairs)
+        row["pages"] = row["pages"] or row["hook_pages"]
+        # The hooked build over the baseline built just before it, round by round (the
+        # claim-free build is built just after it).
+        for key in ("same", "slot", "plain", "bare"):
+            if key in runs:
+                pairs = zip(row["hook_all"], row[f"{key}_all"], strict=False)
+                row[f"{key}_paired"] = median(h / b - 1 for h, b in pairs)
     for root in roots.values():
         shutil.rmtree(root, ignore_errors=True)
     return row
@@ -297,6 +345,25 @@ def _pct(best: float, paired: float) -> str:
     return f"{best * 100:+.1f} % / {paired * 100:+.1f} %"
 
 
+def _secs(got: dict[str, Any], key: str) -> Any:
+    return got[f"{key}_s"] if f"{key}_s" in got else "-"
+
+
+def _over(got: dict[str, Any], key: str) -> str:
+    """The hooked build over variant ``key``, best / paired, or ``-`` where either is missing."""
+    if f"{key}_s" not in got or "hook_s" not in got:
+        return "-"
+    return _pct(got["hook_s"] / got[f"{key}_s"] - 1, got[f"{key}_paired"])
+
+
+def _variants(text: str) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [v for v in chosen if v not in VARIANTS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"variants are a comma-separated subset of {','.join(VARIANTS)}")
+    return chosen
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pages", type=int, default=10_000, help="N (the second size is 2N)")
@@ -304,30 +371,62 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat", type=int, default=1, help="rounds (one build of each variant per round); the fastest is kept"
     )
+    parser.add_argument(
+        "--claims-per-concept",
+        type=int,
+        default=0,
+        metavar="K",
+        help="admit K claims in every concept before building (one concept per ten sources)",
+    )
+    parser.add_argument(
+        "--variants",
+        type=_variants,
+        default=VARIANTS,
+        help=f"comma-separated builds to time, of {','.join(VARIANTS)} (default: all; bare needs claims)",
+    )
     args = parser.parse_args(argv)
+    if args.claims_per_concept < 0:
+        parser.error("--claims-per-concept must be 0 or more")
     n = 20 if args.quick else args.pages
     hook = _hook_available()
+    variants = args.variants if args.claims_per_concept else tuple(v for v in args.variants if v != "bare")
+    if not variants:
+        parser.error("the bare build needs --claims-per-concept")
+    if not hook and "plain" not in variants:
+        parser.error("the evidence hook is not importable here: only the plain build can be timed")
     rows = []
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-build-") as tmp:
         for pages in (n, 2 * n):
-            got = measure(Path(tmp), pages, hook, max(1, args.repeat))
+            got = measure(
+                Path(tmp),
+                pages,
+                hook,
+                max(1, args.repeat),
+                claims_per_concept=args.claims_per_concept,
+                variants=variants,
+            )
             results.append(got)
+            built = [key for key in VARIANTS if f"{key}_rc" in got]
             if hook:
                 rows.append(
                     [
                         got["pages"],
-                        got["plain_s"],
-                        got["same_s"],
-                        got["slot_s"],
-                        got["hook_s"],
-                        _pct(got["hook_s"] / got["same_s"] - 1, got["same_paired"]),
-                        _pct(got["hook_s"] / got["slot_s"] - 1, got["slot_paired"]),
-                        _pct(got["hook_s"] / got["plain_s"] - 1, got["plain_paired"]),
-                        got["hook_pages"],
-                        f"{got['same_bytes'] / max(1, got['hook_bytes']):.3f}",
-                        f"{got['slot_bytes'] / max(1, got['hook_bytes']):.3f}",
-                        f"{got['plain_rc']}/{got['same_rc']}/{got['slot_rc']}/{got['hook_rc']}",
+                        _secs(got, "plain"),
+                        _secs(got, "same"),
+                        _secs(got, "slot"),
+                        _secs(got, "hook"),
+                        _over(got, "same"),
+                        _over(got, "slot"),
+                        _over(got, "plain"),
+                        got.get("hook_pages", "-"),
+                        f"{got['same_bytes'] / max(1, got['hook_bytes']):.3f}"
+                        if "same_s" in got and "hook_s" in got
+                        else "-",
+                        f"{got['slot_bytes'] / max(1, got['hook_bytes']):.3f}"
+                        if "slot_s" in got and "hook_s" in got
+                        else "-",
+                        "/".join(str(got[f"{key}_rc"]) for key in built),
                     ]
                 )
             else:
@@ -347,19 +446,71 @@ def main(argv: list[str] | None = None) -> int:
         "rc",
     ]
     print(table("MkDocs build (s)", header, rows))
-    lin = [["plain", results[1]["plain_s"] / results[0]["plain_s"]]]
-    if hook:
-        lin.append(["same pages", results[1]["same_s"] / results[0]["same_s"]])
-        lin.append(["same, slots", results[1]["slot_s"] / results[0]["slot_s"]])
-        lin.append(["with hook", results[1]["hook_s"] / results[0]["hook_s"]])
+    if args.claims_per_concept and "hook_s" in results[0]:
+        claim_rows = []
+        for got in results:
+            share = "-"
+            if "bare_s" in got:
+                share = _pct(1 - got["bare_s"] / got["hook_s"], 1 - 1 / (1 + got["bare_paired"]))
+            claim_rows.append(
+                [
+                    got["hook_pages"],
+                    got["claims"],
+                    f"{got['admit_s']:.1f}",
+                    got["hook_s"],
+                    f"{got['hook_s'] / max(1, got['hook_pages']) * 1000:.2f}",
+                    _secs(got, "bare"),
+                    got.get("bare_pages", "-"),
+                    share,
+                ]
+            )
+        print(
+            table(
+                "Build with claims (s)",
+                [
+                    "hook site pages",
+                    "claims",
+                    "admitting",
+                    "with hook",
+                    "ms / page",
+                    "no claims",
+                    "its pages",
+                    "claims' share best / paired",
+                ],
+                claim_rows,
+            )
+        )
+    lin = []
+    for key, name in (
+        ("plain", "plain"),
+        ("same", "same pages"),
+        ("slot", "same, slots"),
+        ("hook", "with hook"),
+        ("bare", "with hook, no claims"),
+    ):
+        if f"{key}_s" in results[0] and f"{key}_s" in results[1]:
+            lin.append([name, results[1][f"{key}_s"] / results[0][f"{key}_s"]])
+    if "hook_s" in results[0]:
+        lin.append(
+            [
+                "with hook, per page",
+                (results[1]["hook_s"] / results[1]["hook_pages"]) / (results[0]["hook_s"] / results[0]["hook_pages"]),
+            ]
+        )
+        lin.append(["(hook site pages)", results[1]["hook_pages"] / max(1, results[0]["hook_pages"])])
+        if args.claims_per_concept:
+            lin.append(["(claims)", results[1]["claims"] / max(1, results[0]["claims"])])
     print(table("Linearity: time at 2N / time at N (target <= 2.2)", ["build", "ratio"], lin))
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    if load is not None:
+        print(f"load average at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     for got in results:
-        for key in ("plain", "same", "slot", "hook"):
+        for key in VARIANTS:
             if got.get(f"{key}_rc"):
                 print(f"{key} build of {got['pages']} pages failed: {got[f'{key}_err']}")
     if not hook:
         print("the evidence hook is not importable here: only plain builds were timed")
-    return 0
+    return 1 if any(got.get(f"{key}_rc") for got in results for key in VARIANTS) else 0
 
 
 if __name__ == "__main__":

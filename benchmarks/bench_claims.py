@@ -39,8 +39,14 @@ from publisher.wiki.concepts import ConceptClaim, EpistemicStatus, dump_concept
 PER_CONCEPT = 10
 
 
-def add_claims(root: Path) -> int:
-    """Admit ``PER_CONCEPT`` claims in every concept of the wiki; returns how many."""
+def add_claims(root: Path, per_concept: int = PER_CONCEPT) -> int:
+    """Admit ``per_concept`` claims in every concept of the wiki; returns how many.
+
+    Claims alternate S on two labels and P on three labels with a condition, counted over the
+    whole wiki, so one claim per concept still gives both statuses in equal numbers.
+    """
+    if per_concept < 1:
+        raise SystemExit(f"bench_claims: claims per concept must be at least 1, not {per_concept}")
     wiki = check_wiki(root)
     if not wiki.ok:
         raise SystemExit(f"bench_claims: the generated wiki does not check ({wiki.findings[0].one_line()})")
@@ -51,8 +57,8 @@ def add_claims(root: Path) -> int:
             raise SystemExit(f"bench_claims: {ce.rel} did not parse")
         labels = [note.label for note in doc.footnotes]
         claims = []
-        for k in range(PER_CONCEPT):
-            partial = k % 2 == 1
+        for k in range(per_concept):
+            partial = (total + k) % 2 == 1
             cited = tuple(labels[(k + i) % len(labels)] for i in range(3 if partial else 2))
             proposal = Proposal(
                 f"c{k}",

@@ -33,3 +33,29 @@ def test_run_all_quick() -> None:
         assert title in out, f"missing table {title!r}"
     assert "== bench_build: exit 0" in out
     assert "== bench_claims: exit 0" in out
+
+
+def test_build_with_claims_quick() -> None:
+    """The build benchmark admits claims before building and times the claim-free build beside it."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_build.py"),
+            "--quick",
+            "--claims-per-concept",
+            "1",
+            "--variants",
+            "hook,bare",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    out = proc.stdout
+    assert "Build with claims (s)" in out
+    assert "with hook, no claims" in out
+    rows = out.split("Build with claims (s)", 1)[1].split("Linearity", 1)[0].splitlines()[4:6]
+    claims = [int(row.split()[1]) for row in rows]
+    assert 0 < claims[0] < claims[1], rows

@@ -68,6 +68,9 @@ def test_linked_or_special_records_do_not_resolve(cli: Cli, cw: ClaimsWiki, tmp_
     fifo = run / "missingness" / ("mis-" + "a" * 64 + ".json")
     os.mkfifo(fifo)
     refused(assess(cli, cw, "n2", "Y.", "NE", "--missingness", fifo.stem), "MISSINGNESS_UNRESOLVED")
+    # Both attempts are logged as rejected, and neither claim reached the front matter.
+    assert [e.admitted for e in read_assessments(cw.wiki).events] == [False, False]
+    assert cw.front().claims == ()
 
 
 def test_a_new_assessment_replaces_the_claim_and_keeps_the_history(cli: Cli, cw: ClaimsWiki) -> None:

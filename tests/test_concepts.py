@@ -68,6 +68,9 @@ def test_front_matter_parses_and_timestamps_stay_strings() -> None:
         lambda t: t.replace("---\n", "", 1),
         lambda t: t[: t.rindex("---")],
         lambda t: t.replace("runs:\n", "runs: [\n"),
+        lambda t: t.replace("title: Sleep and light", "title: Sleep \ud800 light"),  # not Unicode text
+        lambda t: t.replace("title: Sleep and light", "title: Sleep \x01 light"),  # a control character
+        lambda t: t.replace("runs:\n", "runs: " + "[" * 50_000 + "\n"),  # nested past any sane depth
     ],
 )
 def test_bad_front_matter_is_a_schema_error(edit) -> None:  # type: ignore[no-untyped-def]

@@ -36,6 +36,7 @@ __all__ = [
     "build_proof",
     "chunks_of",
     "leaf_hash",
+    "leaf_hashes",
     "merkle_root",
     "node_hash",
     "parse_proof",
@@ -53,9 +54,34 @@ _ROOT_PATTERN = r"^sha256:[0-9a-f]{64}$"
 _HEX_PATTERN = r"^[0-9a-f]{64}$"
 
 
+_LEAF_PREFIX = hashlib.sha256(b"\x00")
+"""A hash that has consumed the leaf prefix: each leaf copies it (no concatenated copy of the chunk)."""
+
+
 def leaf_hash(chunk: str) -> bytes:
     """``SHA-256(0x00 || UTF-8(chunk))``."""
-    return hashlib.sha256(b"\x00" + chunk.encode("utf-8")).digest()
+    h = _LEAF_PREFIX.copy()
+    h.update(chunk.encode("utf-8"))
+    return h.digest()
+
+
+def leaf_hashes(text: str) -> list[bytes]:
+    """Every leaf hash of ``text``, in order (:func:`leaf_hash` of each chunk, in one tight loop:
+    the Merkle root is recomputed for every snapshot the wiki check reads)."""
+    out: list[bytes] = []
+    append, fresh = out.append, _LEAF_PREFIX.copy
+    if text.isascii():  # one encoding, and every chunk a byte slice of it
+        data = memoryview(text.encode("ascii"))
+        for i in range(0, len(data), CHUNK_SIZE):
+            h = fresh()
+            h.update(data[i : i + CHUNK_SIZE])
+            append(h.digest())
+        return out
+    for i in range(0, len(text), CHUNK_SIZE):
+        h = fresh()
+        h.update(text[i : i + CHUNK_SIZE].encode("utf-8"))
+        append(h.digest())
+    return out
 
 
 def node_hash(left: bytes, right: bytes) -> bytes:
@@ -78,7 +104,7 @@ class MerkleTree:
     @classmethod
     def of_text(cls, text: str) -> MerkleTree:
         """The tree over ``text`` (a chunk at a time; nothing is copied but the chunk hashed)."""
-        return cls.of_leaves([leaf_hash(chunk) for chunk in chunks_of(text)])
+        return cls.of_leaves(leaf_hashes(text))
 
     @classmethod
     def of_leaves(cls, leaves: Sequence[bytes]) -> MerkleTree:
@@ -119,20 +145,17 @@ class MerkleTree:
 
 
 def merkle_root(text: str) -> str:
-    """The Merkle root of ``text``, ``"sha256:" + hex`` (streams the chunks; linear time)."""
-    stack: list[tuple[int, bytes]] = []  # (leaves under it, hash): complete subtrees, largest first
-    for chunk in chunks_of(text):
-        size, digest = 1, leaf_hash(chunk)
-        while stack and stack[-1][0] == size:
-            left = stack.pop()[1]
-            size, digest = size * 2, node_hash(left, digest)
-        stack.append((size, digest))
-    if not stack:
+    """The Merkle root of ``text``, ``"sha256:" + hex`` (linear time; 32 bytes per leaf)."""
+    level = leaf_hashes(text)
+    if not level:
         return EMPTY_ROOT
-    acc = stack[-1][1]
-    for _, digest in reversed(stack[:-1]):
-        acc = node_hash(digest, acc)
-    return "sha256:" + acc.hex()
+    sha256 = hashlib.sha256
+    while len(level) > 1:
+        pairs = [sha256(b"\x01" + level[i] + level[i + 1]).digest() for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            pairs.append(level[-1])
+        level = pairs
+    return "sha256:" + level[0].hex()
 
 
 def root_from_path(index: int, size: int, leaf: bytes, path: Sequence[bytes]) -> bytes | None:

@@ -201,7 +201,11 @@ class ConceptDoc:
         return self.body_line + body_line
 
 
-class _StrictLoader(yaml.SafeLoader):
+_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+"""libyaml's parser where PyYAML was built with it (the same safe constructors, a C scanner)."""
+
+
+class _StrictLoader(_SAFE_LOADER):  # type: ignore[valid-type,misc]
     """Safe YAML without implicit timestamps (they stay strings) and without duplicate keys."""
 
 
@@ -333,6 +337,9 @@ def parse_concept(text: str, *, where: str = "concept") -> ConceptDoc:
         raise _schema_error(where, f"front matter is not valid YAML ({' '.join(str(exc).split())[:160]})") from exc
     except RecursionError as exc:  # PyYAML composes nested collections recursively
         raise _schema_error(where, "front matter nests collections too deeply") from exc
+    except UnicodeEncodeError as exc:  # libyaml reads UTF-8: a lone surrogate cannot be handed to it
+        why = f"front matter is not valid YAML (character {exc.start} is not Unicode text)"
+        raise _schema_error(where, why) from exc
     if not isinstance(raw, dict):
         raise _schema_error(where, "front matter is not a mapping")
     try:

@@ -1,14 +1,26 @@
-"""Preflight throughput against the in-run floor, scaling with cores, and peak memory on a big corpus.
+"""The whole wiki check against the in-run floor, on a grid of sizes and shapes; peak memory at 1 GB.
 
 The **in-run floor** is what any verifier must at least do with the same files, measured in the
 same run with the same process pool: read each snapshot file, parse it, re-encode it canonically,
-and compute two SHA-256 digests (the text's and the canonical record's). The preflight does that
-plus the schema check, the third digest (the source id), span slicing and section/page lookup.
-Files are read once beforehand so both passes read from the page cache.
+compute two SHA-256 digests (the text's and the canonical record's) and the text's Merkle root
+(CONTRACT section 16: every leaf hashed, then the tree); stored PDFs are hashed. The wiki check
+(``check_wiki``, what ``publisher check`` and the build run first) does that plus the schema
+check, the third digest (the source id), the span slices, reading and validating every agent
+record, assembling each run again and comparing it with its stored result, the event logs and
+the concepts. Files are read once beforehand so both passes read from the page cache.
 
-    python benchmarks/bench_preflight.py                      # 200 MB wiki, 1 GB memory run
-    python benchmarks/bench_preflight.py --quick              # seconds, tiny sizes
-    python benchmarks/bench_preflight.py --wiki /tmp/wiki     # an existing wiki
+The grid (default) crosses three sizes with three shapes of wiki, generated once into
+``--cache`` and reused by later invocations:
+
+* ``large``: few large sources (1-8 MB texts, 50 to a run);
+* ``runs``: many runs of few sources (8-256 KB texts, 3 to a run);
+* ``records``: many small records per source (16 KB-1 MB texts, 40 spans over 20 extraction
+  records per source).
+
+    python benchmarks/bench_preflight.py --cache /tmp/bench-grid      # 10 MB, 100 MB and 1 GB
+    python benchmarks/bench_preflight.py --sizes 10,100 --repeat 5    # a smaller grid
+    python benchmarks/bench_preflight.py --quick                      # seconds, tiny sizes
+    python benchmarks/bench_preflight.py --wiki /tmp/wiki             # one existing wiki, 1 and all workers
 """
 
 from __future__ import annotations
@@ -17,7 +29,7 @@ import argparse
 import hashlib
 import json
 import os
-import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,7 +41,7 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import MB, asset_files, rounds, snapshot_files, table, tree_rss, wiki_requests
+from benchmarks._common import MB, asset_files, rounds, run_dirs, snapshot_files, table, tree_rss, wiki_requests
 from benchmarks.generate import WikiSpec, generate_wiki
 from publisher.kernel.store import SnapshotStore, build_record
 from publisher.parallel import default_workers, verify_many
@@ -73,8 +85,37 @@ def _floor_chunk(paths: list[str]) -> int:
         encoded = _dumps(value)
         hashlib.sha256(value["text"].encode("utf-8")).digest()
         hashlib.sha256(encoded).digest()
+        _merkle_root(value["text"])
         total += len(data)
     return total
+
+
+_LEAF = hashlib.sha256(b"\x00")
+
+
+def _merkle_root(text: str) -> bytes:
+    """The Merkle root of section 16, written here from the contract: leaves of 1024 code points
+    (``SHA-256(0x00 || UTF-8(chunk))``, the prefix hashed once and copied; an ASCII text sliced as
+    bytes), then each level paired (``SHA-256(0x01 || left || right)``), an odd last node promoted."""
+    leaves = []
+    if text.isascii():
+        data = memoryview(text.encode("ascii"))
+        for i in range(0, len(data), 1024):
+            h = _LEAF.copy()
+            h.update(data[i : i + 1024])
+            leaves.append(h.digest())
+    else:
+        for i in range(0, len(text), 1024):
+            h = _LEAF.copy()
+            h.update(text[i : i + 1024].encode("utf-8"))
+            leaves.append(h.digest())
+    level = leaves or [hashlib.sha256(b"").digest()]
+    while len(level) > 1:
+        paired = [hashlib.sha256(b"\x01" + level[i] + level[i + 1]).digest() for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            paired.append(level[-1])
+        level = paired
+    return level[0]
 
 
 def floor_pass(files: list[Path], workers: int, assets: list[Path] = ()) -> int:  # type: ignore[assignment]
@@ -148,6 +189,127 @@ _THROUGHPUT = ["workers", "floor MB/s", "verify_many MB/s", "ratio best / median
 _LIBRARY = ["run_preflight MB/s", "ratio best / median", "findings"]
 
 
+SHAPES: dict[str, dict[str, int]] = {
+    "large": {"min_bytes": 1_000_000, "max_bytes": 8_000_000, "sources_per_run": 50},
+    "runs": {"min_bytes": 8 * 1024, "max_bytes": 256 * 1024, "sources_per_run": 3},
+    "records": {
+        "min_bytes": 16 * 1024,
+        "max_bytes": 1_000_000,
+        "sources_per_run": 100,
+        "spans_per_source": 40,
+        "records_per_source": 20,
+    },
+}
+"""The grid's shapes of wiki (:class:`~benchmarks.generate.WikiSpec` fields), by name."""
+
+
+def cell_wiki(cache: Path, size_mb: float, shape: str) -> Path:
+    """The generated wiki of one cell under ``cache`` (made on first use, reused after)."""
+    root = cache / f"{shape}-{size_mb:g}mb"
+    done = root / ".generated"
+    if done.is_file():
+        return root
+    if root.exists():
+        shutil.rmtree(root)  # a generation cut short: start it again
+    spec = WikiSpec(root=root, seed=5, total_bytes=int(size_mb * MB), **SHAPES[shape])  # type: ignore[arg-type]
+    began = time.perf_counter()
+    got = generate_wiki(spec)
+    print(
+        f"generated {root.name}: {len(got.runs)} runs, {got.sources} sources, {got.file_bytes / MB:.0f} MB "
+        f"in {time.perf_counter() - began:.0f} s",
+        file=sys.stderr,
+    )
+    done.write_text("ok\n", encoding="utf-8")
+    return root
+
+
+def _count_records(wiki: Path) -> int:
+    return sum(1 for _ in wiki.glob("runs/*/workspace/extractions/*.json"))
+
+
+def grid(cache: Path, sizes: list[float], shapes: list[str], workers: int, repeat: int) -> list[list[Any]]:
+    """One row per cell: what it holds, the floor's and the whole check's best times and their
+    ratio (best / median of the interleaved rounds), and the check's findings (0 expected)."""
+    from publisher.wiki.check import check_wiki
+
+    rows = []
+    for size in sizes:
+        for shape in shapes:
+            wiki = cell_wiki(cache, size, shape)
+            files, assets = snapshot_files(wiki), asset_files(wiki)
+            total = _warm(files) + _warm(assets)
+            _warm(list(wiki.glob("runs/*/*.json*")) + list(wiki.glob("runs/*/*/*.json")))
+            times = rounds(
+                repeat,
+                {
+                    "floor": lambda f=files, a=assets: floor_pass(f, workers, a),
+                    "check": lambda w=wiki: check_wiki(w, workers=workers),
+                },
+            )
+            findings = len(check_wiki(wiki, workers=workers).findings)
+            floor, check = times["floor"], times["check"]
+            rows.append(
+                [
+                    f"{size:g} MB",
+                    shape,
+                    len(run_dirs(wiki)),
+                    len(files),
+                    _count_records(wiki),
+                    total / MB,
+                    min(floor),
+                    min(check),
+                    f"{min(floor) / min(check):.2f} / {median(floor) / median(check):.2f}",
+                    findings,
+                ]
+            )
+            print(table("cell", _GRID, rows[-1:]), file=sys.stderr)
+    return rows
+
+
+_GRID = [
+    "size",
+    "shape",
+    "runs",
+    "snapshots",
+    "records",
+    "MB read",
+    "floor s",
+    "check s",
+    "ratio best / median",
+    "findings",
+]
+
+
+def check_memory_rows(wikis: list[Path], workers: int) -> list[list[Any]]:
+    """Peak memory of the whole check of each wiki, in a fresh interpreter sampled from outside."""
+    rows = []
+    for wiki in wikis:
+        with tempfile.TemporaryFile() as out:
+            proc = subprocess.Popen(
+                [sys.executable, __file__, "--check-probe", os.fspath(wiki), "--workers", str(workers)],
+                stdout=out,
+            )
+            peak = 0
+            while proc.poll() is None:
+                peak = max(peak, tree_rss(proc.pid))
+                time.sleep(0.02)
+            if proc.returncode != 0:
+                raise SystemExit(f"memory probe failed with status {proc.returncode}")
+            out.seek(0)
+            got = json.loads(out.read().decode().strip().splitlines()[-1])
+        rows.append([wiki.name, got["files"], got["bytes"] / MB, got["largest"] / MB, peak / MB, got["findings"]])
+    return rows
+
+
+def check_probe(wiki: Path, workers: int) -> dict[str, Any]:
+    """The whole check of ``wiki`` in this process (the probe :func:`check_memory_rows` samples)."""
+    from publisher.wiki.check import check_wiki
+
+    sizes = [f.stat().st_size for f in snapshot_files(wiki)]
+    found = check_wiki(wiki, workers=workers)
+    return {"files": len(sizes), "bytes": sum(sizes), "largest": max(sizes, default=0), "findings": len(found.findings)}
+
+
 def corpus_wiki(corpus: Path, root: Path) -> Path:
     """A one-run wiki holding the real corpus texts as snapshots, with spans.jsonl as its spans."""
     from publisher.runs import init_run
@@ -182,130 +344,55 @@ def corpus_wiki(corpus: Path, root: Path) -> Path:
     return root
 
 
-def memory_probe(wiki: Path, workers: int) -> dict[str, Any]:
-    """Verify the whole wiki in this process (single-threaded, as a command would) and report."""
-    requests = wiki_requests(wiki)
-    files = snapshot_files(wiki)
-    sizes = [f.stat().st_size for f in files]
-    failures = preflight_pass(requests, workers)
-    return {
-        "files": len(files),
-        "bytes": sum(sizes),
-        "largest": max(sizes, default=0),
-        "failures": failures,
-        "child_max": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024,
-    }
-
-
-def memory_rows(wiki: Path, workers: int) -> list[list[Any]]:
-    """Run :func:`memory_probe` in a fresh interpreter, sampling its process tree from outside."""
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(
-            [sys.executable, __file__, "--memory-probe", os.fspath(wiki), "--workers", str(workers)],
-            stdout=out,
-        )
-        peak = 0
-        while proc.poll() is None:
-            peak = max(peak, tree_rss(proc.pid))
-            time.sleep(0.02)
-        if proc.returncode != 0:
-            raise SystemExit(f"memory probe failed with status {proc.returncode}")
-        out.seek(0)
-        got = json.loads(out.read().decode().strip().splitlines()[-1])
-    return [
-        [
-            workers,
-            got["files"],
-            got["bytes"] / MB,
-            got["largest"] / MB,
-            peak / MB,
-            got["child_max"] / MB,
-            got["failures"],
-        ]
-    ]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--wiki", type=Path, help="an existing wiki (default: generate one)")
-    parser.add_argument("--total-mb", type=float, default=200.0, help="size of the generated wiki")
-    parser.add_argument("--memory-mb", type=float, default=1024.0, help="size of the memory run (0: skip)")
-    parser.add_argument("--memory-wiki", type=Path, help="an existing wiki for the memory run")
+    parser.add_argument("--wiki", type=Path, help="one existing wiki, with 1 and all workers (instead of the grid)")
+    parser.add_argument("--sizes", default="10,100,1000", help="grid sizes in MB, comma-separated")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help="grid shapes, comma-separated")
+    parser.add_argument("--cache", type=Path, help="where the grid's wikis are kept between runs (default: a temp dir)")
     parser.add_argument("--corpus", type=Path, default=SHARED_CORPUS, help="real corpus (../shared/corpus)")
-    parser.add_argument("--repeat", type=int, default=5, help="rounds, each running every pass once")
-    parser.add_argument(
-        "--pdf-every", type=int, default=4, help="every n-th generated source is a stored PDF (0: none)"
-    )
-    parser.add_argument("--workers", default=None, help="comma-separated worker counts (default: 1 and all)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds, each running every pass once")
+    parser.add_argument("--workers", default=None, help="comma-separated worker counts (default: all cores)")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory run of the 1 GB cells")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat")
-    parser.add_argument("--memory-probe", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--check-probe", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     cores = default_workers()
-    if args.memory_probe:
-        print(json.dumps(memory_probe(args.memory_probe, int(args.workers or cores))))
+    if args.check_probe:
+        print(json.dumps(check_probe(args.check_probe, int(args.workers or cores))))
         return 0
     if args.quick:
-        args.total_mb, args.memory_mb, args.repeat = 3.0, 3.0, 1
-    workers_list = [int(w) for w in args.workers.split(",")] if args.workers else sorted({1, cores})
+        args.sizes, args.repeat, args.no_memory = "3", 1, True
+    workers_list = [int(w) for w in args.workers.split(",")] if args.workers else None
     with tempfile.TemporaryDirectory(prefix="bench-preflight-") as tmp:
-        wiki = args.wiki
-        if wiki is None:
-            wiki = Path(tmp) / "wiki"
-            generate_wiki(
-                WikiSpec(
-                    root=wiki,
-                    seed=7,
-                    total_bytes=int(args.total_mb * MB),
-                    max_bytes=4 * 1024 * 1024,
-                    pdf_every=args.pdf_every,
-                )
-            )
-        rows = throughput(wiki, workers_list, args.repeat)
-        print(table(f"Preflight vs in-run floor ({wiki}, {cores} cores)", _THROUGHPUT + _LIBRARY, rows))
-        if len(rows) > 1:
-            base = rows[0]
-            scaling = [[r[0], r[1] / base[1], r[2] / base[2], r[5] / base[5]] for r in rows]
-            print(
-                table(
-                    "Scaling with workers (speed-up over the first row)",
-                    ["workers", "floor", "verify_many", "run_preflight"],
-                    scaling,
-                )
-            )
-        if args.corpus and (args.corpus / "evidence-inference" / "texts").is_dir():
-            real = corpus_wiki(args.corpus, Path(tmp) / "corpus-wiki")
-            rows = throughput(real, workers_list, args.repeat, library=False)
-            print(table(f"Real corpus ({args.corpus})", _THROUGHPUT, rows))
-        if args.memory_mb > 0:
-            mem_wiki = args.memory_wiki
-            if mem_wiki is None:
-                mem_wiki = Path(tmp) / "memory-wiki"
-                generate_wiki(
-                    WikiSpec(
-                        root=mem_wiki,
-                        seed=11,
-                        total_bytes=int(args.memory_mb * MB),
-                        min_bytes=16 * 1024,
-                        max_bytes=8 * 1024 * 1024,
-                        sources_per_run=500,
-                        assemble=False,
+        if args.wiki is not None:
+            rows = throughput(args.wiki, workers_list or sorted({1, cores}), args.repeat)
+            print(table(f"Preflight vs in-run floor ({args.wiki}, {cores} cores)", _THROUGHPUT + _LIBRARY, rows))
+        else:
+            cache = args.cache or Path(tmp) / "grid"
+            cache.mkdir(parents=True, exist_ok=True)
+            sizes = [float(x) for x in args.sizes.split(",")]
+            shapes = [x for x in args.shapes.split(",") if x]
+            unknown = sorted(set(shapes) - set(SHAPES))
+            if unknown:
+                raise SystemExit(f"bench_preflight: unknown shape {unknown[0]!r} (known: {', '.join(SHAPES)})")
+            workers = (workers_list or [cores])[-1]
+            rows = grid(cache, sizes, shapes, workers, args.repeat)
+            title = f"The whole wiki check vs the in-run floor ({workers} workers, {cores} cores, {args.repeat} rounds)"
+            print(table(title, _GRID, rows))
+            big = [cache / f"{shape}-{size:g}mb" for size in sizes if size >= 1000 for shape in shapes]
+            if big and not args.no_memory:
+                print(
+                    table(
+                        "Peak memory of the whole check (MB; RSS of the process tree, sampled every 20 ms)",
+                        ["wiki", "snapshots", "MB", "largest MB", "peak RSS sum", "findings"],
+                        check_memory_rows(big, workers),
                     )
                 )
-            print(
-                table(
-                    "Peak memory while verifying the memory corpus (MB)",
-                    [
-                        "workers",
-                        "files",
-                        "corpus MB",
-                        "largest MB",
-                        "peak RSS sum",
-                        "worker max",
-                        "failed",
-                    ],
-                    memory_rows(mem_wiki, cores),
-                )
-            )
+        if args.corpus and (args.corpus / "evidence-inference" / "texts").is_dir():
+            real = corpus_wiki(args.corpus, Path(tmp) / "corpus-wiki")
+            rows = throughput(real, workers_list or sorted({1, cores}), args.repeat, library=False)
+            print(table(f"Real corpus ({args.corpus})", _THROUGHPUT, rows))
     return 0
 
 

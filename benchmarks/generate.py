@@ -77,6 +77,8 @@ class WikiSpec:
     max_bytes: int = 2 * 1024 * 1024
     sources_per_run: int = 200
     spans_per_source: int = 3
+    records_per_source: int = 1
+    """Extraction records each source's spans are spread over (many small records per source)."""
     sources_per_concept: int = 10
     assemble: bool = True
     pdf_every: int = 0
@@ -159,16 +161,17 @@ def _write_bytes(path: Path, data: bytes) -> None:
     path.write_bytes(data)
 
 
-def _concept(slug: str, run_slug: str, quotes: list[tuple[str, int, int, str]]) -> str:
+def _concept(slug: str, run_slugs: list[str], quotes: list[tuple[str, int, int, str]]) -> str:
     lines = [
         "---",
         "schema_version: 1",
         f"title: Synthetic concept {slug}",
         f"concept: {slug}",
         "runs:",
-        f"- run: {run_slug}",
-        f"  path: runs/{run_slug}",
-        f"  promoted_at: '{format_ts(utc_now())}'",
+    ]
+    for run_slug in run_slugs:  # every run a quote comes from (a concept may span small runs)
+        lines += [f"- run: {run_slug}", f"  path: runs/{run_slug}", f"  promoted_at: '{format_ts(utc_now())}'"]
+    lines += [
         "claims: []",
         "---",
         f"# Synthetic concept {slug}",
@@ -200,6 +203,7 @@ def generate_wiki(spec: WikiSpec, *, log: bool = False) -> WikiSummary:
     _write(root / "docs" / "index.md", "# Synthetic evidence wiki\n")
     run = None
     concept_quotes: list[tuple[str, int, int, str]] = []
+    concept_runs: list[str] = []
     for index, size in enumerate(sizes):
         if index % spec.sources_per_run == 0:
             run = init_run(root / "runs" / f"run-{len(summary.runs) + 1:04d}", f"run-{len(summary.runs) + 1:04d}")
@@ -246,41 +250,47 @@ def generate_wiki(spec: WikiSpec, *, log: bool = False) -> WikiSummary:
             signer=load_signer(spec.signing_key, run.name()) if spec.signing_key else None,
         )
         spans = _spans(rng, text, spec.spans_per_source)
-        extraction = {
-            "schema_version": 1,
-            "pmid": pmid,
-            "evidence_id": f"pmid:{pmid}",
-            "design": "RCT",
-            "n_total": 100 + index,
-            "n_arms": [2],
-            "population": "synthetic participants",
-            "intervention": "synthetic intervention",
-            "comparator": "placebo",
-            "outcomes": [],
-            "funding": None,
-            "coi": None,
-            "limitations": None,
-            "evidence_basis": "fulltext",
-            "spans": [
-                {
-                    "claim": f"claim {k} of source {index}",
-                    "evidence_id": f"pmid:{pmid}",
-                    "source_id": snap.source_id,
-                    "start": start,
-                    "end": end,
-                    "access": "full_text",
-                }
-                for k, (start, end) in enumerate(spans)
-            ],
-        }
-        _write(run.extractions_dir / f"pmid-{pmid}.json", json.dumps(extraction, ensure_ascii=False, indent=1))
+        per = -(-len(spans) // max(1, spec.records_per_source))
+        for part, at in enumerate(range(0, len(spans), per)):
+            evidence_id = f"pmid:{pmid}" if part == 0 else f"pmid:{pmid}:part-{part}"
+            extraction = {
+                "schema_version": 1,
+                "pmid": pmid,
+                "evidence_id": evidence_id,
+                "design": "RCT",
+                "n_total": 100 + index,
+                "n_arms": [2],
+                "population": "synthetic participants",
+                "intervention": "synthetic intervention",
+                "comparator": "placebo",
+                "outcomes": [],
+                "funding": None,
+                "coi": None,
+                "limitations": None,
+                "evidence_basis": "fulltext",
+                "spans": [
+                    {
+                        "claim": f"claim {k} of source {index}",
+                        "evidence_id": evidence_id,
+                        "source_id": snap.source_id,
+                        "start": start,
+                        "end": end,
+                        "access": "full_text",
+                    }
+                    for k, (start, end) in enumerate(spans[at : at + per], at)
+                ],
+            }
+            name = f"pmid-{pmid}.json" if part == 0 else f"pmid-{pmid}-{part}.json"
+            _write(run.extractions_dir / name, json.dumps(extraction, ensure_ascii=False, indent=1))
         start, end = spans[0]
         concept_quotes.append((snap.source_id, start, end, text[start:end]))
+        if run.path.name not in concept_runs:
+            concept_runs.append(run.path.name)
         if len(concept_quotes) >= spec.sources_per_concept or index == len(sizes) - 1:
             slug = f"concept-{summary.concepts + 1:05d}"
-            _write(root / "concepts" / f"{slug}.md", _concept(slug, run.path.name, concept_quotes))
+            _write(root / "concepts" / f"{slug}.md", _concept(slug, concept_runs, concept_quotes))
             summary.concepts += 1
-            concept_quotes = []
+            concept_quotes, concept_runs = [], []
         summary.sources += 1
         summary.text_bytes += len(text.encode("utf-8"))
         summary.file_bytes += run.store.path_for(snap.source_id).stat().st_size
@@ -315,6 +325,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-kb", type=float, default=2048.0, help="largest snapshot text in KB")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sources-per-run", type=int, default=200)
+    parser.add_argument("--spans-per-source", type=int, default=3)
+    parser.add_argument("--records-per-source", type=int, default=1, help="extraction records per source")
     parser.add_argument("--no-assemble", action="store_true", help="skip writing result.json")
     parser.add_argument("--pdf-every", type=int, default=0, help="every n-th source a stored PDF (0: none)")
     args = parser.parse_args(argv)
@@ -325,6 +337,8 @@ def main(argv: list[str] | None = None) -> int:
         min_bytes=int(args.min_kb * 1024),
         max_bytes=int(args.max_kb * 1024),
         sources_per_run=args.sources_per_run,
+        spans_per_source=args.spans_per_source,
+        records_per_source=args.records_per_source,
         assemble=not args.no_assemble,
         pdf_every=args.pdf_every,
     )

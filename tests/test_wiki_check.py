@@ -228,8 +228,8 @@ def test_concepts_on_the_workers_are_parsed_in_tasks(wiki: Path) -> None:
     with Counting(max_workers=2) as pool:
         pre = run_preflight(wiki, executor=pool)
     tasks = -(-41 // check._CONCEPTS_PER_TASK)
-    assert submitted[-tasks:] == ["read_concepts"] * tasks, "the concepts are queued behind the snapshots"
-    assert "check_chunk" in submitted and "read_concepts" not in submitted[:-tasks]
+    assert submitted[-tasks:] == ["read_concepts"] * tasks, "the concepts are queued behind the runs"
+    assert submitted[:-tasks] == ["check_whole_run"], "the small run is checked whole on a worker"
     assert len(pre.concepts) == 41
 
 
@@ -257,6 +257,7 @@ def test_runs_are_pipelined_one_ahead_and_findings_keep_their_order(
     assert not any(f.run == "runs/alpha" for f in serial.findings)
 
     steps: list[str] = []
+    monkeypatch.setattr(check, "_WHOLE_RUN_BYTES", -1)  # every run pipelined here, however small
     load, finish = check._load, check._finish
     monkeypatch.setattr(check, "_load", lambda item, *a: steps.append(f"load {item.ev.slug}") or load(item, *a))
     monkeypatch.setattr(check, "_finish", lambda item, *a: steps.append(f"check {item.ev.slug}") or finish(item, *a))
@@ -268,12 +269,52 @@ def test_runs_are_pipelined_one_ahead_and_findings_keep_their_order(
     assert _summary(pooled) == _summary(serial) == _summary(threaded)
 
 
+@pytest.mark.parametrize("whole_below", [-1, 1 << 40], ids=["pipelined", "whole"])
+def test_runs_checked_whole_on_the_workers_find_what_the_pipelined_check_finds(
+    wiki: Path, monkeypatch: pytest.MonkeyPatch, whole_below: int
+) -> None:
+    """A run whose snapshots fit one task is checked whole on a worker process (records, snapshots,
+    re-assembly, comparison); the findings, field by field and in order, the runs' results and the
+    excerpts are those of the check in this process, for a clean run, an edited result, a
+    tampered snapshot and a run whose config cannot be read."""
+    from publisher.parallel import pool as pool_module
+    from publisher.wiki import check
+
+    paths = _three_runs(wiki)
+    broken = sample_run(wiki, "delta", base_url="https://delta.example.org/")
+    (broken.run.path / "config.json").write_text("{not json", encoding="utf-8")
+    serial = run_preflight(wiki, workers=1)
+    monkeypatch.setattr(pool_module, "IN_PROCESS_BYTES", 0)  # a pool even for these small runs
+    monkeypatch.setattr(check, "_WHOLE_RUN_BYTES", whole_below)
+    pooled = run_preflight(wiki, workers=2)  # worker processes: the outcome travels back pickled
+    sent: list[str] = []
+    whole = check.check_whole_run
+    monkeypatch.setattr(check, "check_whole_run", lambda path, *a: sent.append(Path(path).name) or whole(path, *a))
+    with ThreadPoolExecutor(max_workers=2) as executor:  # the patched task is seen on threads
+        threaded = run_preflight(wiki, executor=executor)
+    fields = [(f.code, f.check, f.file, f.run, f.field, f.line) for f in serial.findings]
+    assert [f.code for f in serial.findings if f.file == "runs/delta/config.json"] == ["SCHEMA_ERROR"]
+
+    def results(pre: object) -> list[object]:
+        return [
+            (r.slug, r.result.model_copy(update={"generated_at": ""}) if r.result else None)
+            for r in pre.runs  # type: ignore[attr-defined]
+        ]
+
+    for other in (threaded, pooled):
+        assert [(f.code, f.check, f.file, f.run, f.field, f.line) for f in other.findings] == fields
+        assert _summary(other) == _summary(serial)
+        assert results(other) == results(serial)
+    assert sorted(sent) == (sorted(p.name for p in [*paths, broken.run.path]) if whole_below > 0 else [])
+
+
 def test_a_run_that_cannot_be_loaded_drops_its_snapshot_work(wiki: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The stored result's snapshots go to the workers before the run's config is read; a run
     whose config is broken is a finding and its queued checks are given up, not waited for."""
     import threading
 
     from publisher.parallel import pool as pool_module
+    from publisher.wiki import check
 
     paths = _three_runs(wiki)
     (paths[0] / "config.json").write_text("{not json", encoding="utf-8")
@@ -287,6 +328,7 @@ def test_a_run_that_cannot_be_loaded_drops_its_snapshot_work(wiki: Path, monkeyp
         gate.set()
 
     monkeypatch.setattr(pool_module.Batches, "drop", drop_then_go)
+    monkeypatch.setattr(check, "_WHOLE_RUN_BYTES", -1)  # the pipelined path, however small the runs
     with ThreadPoolExecutor(max_workers=1) as executor:
         executor.submit(gate.wait, 10)  # nothing runs until the broken run's work is given up
         pre = run_preflight(wiki, executor=executor)

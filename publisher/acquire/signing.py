@@ -238,6 +238,16 @@ class KeyRing:
     def __bool__(self) -> bool:
         return bool(self.keys)
 
+    def __reduce__(self) -> tuple[object, tuple[dict[str, bytes]]]:
+        """Pickled as raw public keys (the wiki check hands the ring to its worker processes)."""
+        raw = serialization.Encoding.Raw, serialization.PublicFormat.Raw
+        return _ring_of_raw, ({kid: key.public_bytes(*raw) for kid, key in self.keys.items()},)
+
+
+def _ring_of_raw(raw: dict[str, bytes]) -> KeyRing:
+    """The ring :meth:`KeyRing.__reduce__` pickled."""
+    return KeyRing({kid: Ed25519PublicKey.from_public_bytes(data) for kid, data in raw.items()})
+
 
 def key_ring(paths: list[Path], where: str = "mkdocs.yml") -> KeyRing:
     """The public keys in ``paths`` (``extra.evidence.trusted_keys`` resolved). A file that is

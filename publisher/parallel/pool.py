@@ -24,10 +24,11 @@ import select
 import signal
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any, TypeVar
 
 from ..kernel.errors import PublisherError
 from . import checks as _checks
@@ -41,11 +42,14 @@ __all__ = [
     "Batch",
     "default_workers",
     "folder_bytes",
+    "folder_size",
     "pool_pays",
     "helper_pool",
     "worker_pool",
     "IN_PROCESS_BYTES",
 ]
+
+T = TypeVar("T")
 
 IN_PROCESS_BYTES = 16 * 1024 * 1024
 """Below this many bytes of snapshot files, checking in-process beats starting a pool.
@@ -125,7 +129,12 @@ def folder_bytes(folder: Path | str) -> int:
     An estimate made before anyone says which snapshots they need (links and odd entries count
     nothing; a folder that cannot be listed counts nothing).
     """
-    total = 0
+    return folder_size(folder)[0]
+
+
+def folder_size(folder: Path | str) -> tuple[int, int]:
+    """:func:`folder_bytes` and the number of snapshot files it counted."""
+    total = files = 0
     try:
         with os.scandir(folder) as entries:
             for entry in entries:
@@ -133,11 +142,12 @@ def folder_bytes(folder: Path | str) -> int:
                     try:
                         if entry.is_file(follow_symlinks=False):
                             total += entry.stat(follow_symlinks=False).st_size
+                            files += 1
                     except OSError:
                         continue
     except OSError:
-        return 0
-    return total
+        return 0, 0
+    return total, files
 
 
 _PR_SET_PDEATHSIG = 1
@@ -304,7 +314,7 @@ class Batches:
         self._progress = progress
         self._done = 0
         self._total = 0
-        self._open: set[Future[list[SnapshotCheck]]] = set()
+        self._open: set[Future[Any]] = set()
 
     def submit(self, requests: Iterable[Request]) -> Batch:
         """Hand over the snapshots (and spans) of ``requests``; returns the handle to collect them by."""
@@ -332,6 +342,30 @@ class Batches:
             raise _worker_died(exc) from exc
         finally:
             self._open.difference_update(set(batch.futures) - pending)
+
+    def call(self, fn: Callable[..., T], /, *args: object, count: int) -> Future[T]:
+        """Hand one whole task (a run checked whole, say) to the executor, which must exist; it
+        counts as ``count`` snapshots in the progress. Take its value with :meth:`outcome`."""
+        if self._executor is None:
+            raise ValueError("Batches.call needs an executor")
+        self._total += count
+        future = self._executor.submit(fn, *args)
+        self._open.add(future)
+        return future
+
+    def outcome(self, future: Future[T], count: int) -> T:
+        """The value of a :meth:`call` (blocks until it is done); a dead worker raises
+        :class:`PublisherError`, and what the task raised is raised here."""
+        try:
+            value = future.result()
+        except BrokenProcessPool as exc:
+            raise _worker_died(exc) from exc
+        finally:
+            self._open.discard(future)
+        self._done += count
+        if self._progress is not None:
+            self._progress(self._done, self._total)
+        return value
 
     def drop(self, batch: Batch) -> None:
         """Give up one submitted batch: its queued chunks do not run and it leaves the total."""

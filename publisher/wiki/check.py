@@ -21,12 +21,15 @@ import os
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from ..acquire.signing import KeyRing
 from ..gate.checks.assembler import ASSEMBLER
 from ..gate.checks.publication import refusals as publication_refusals
+from ..gate.checks.runcheck import RunCheck
 from ..gate.inputs import RunInputs, load_inputs
 from ..gate.pipeline import Loaded, Prepared, check_run, prepare, prepare_stored
 from ..gate.result import Result
@@ -41,6 +44,7 @@ from ..parallel import (
     default_workers,
     fewer_collections,
     folder_bytes,
+    folder_size,
     pool_pays,
     worker_pool,
 )
@@ -53,7 +57,7 @@ from .discover import discover, inside, relative
 from .evidence import ConceptEvidence, RunEvidence, SourceInfo, WikiCheck
 from .policy import Policy, fallback_policy
 
-__all__ = ["check_wiki", "check_claims", "check_claims_text"]
+__all__ = ["check_wiki", "check_claims", "check_claims_text", "check_whole_run", "WholeRun"]
 
 _CONCEPTS_PER_TASK = 16
 """Concept files parsed per task when the concepts are parsed on the workers."""
@@ -82,23 +86,25 @@ def _begin(path: Path, wiki: WikiCheck, batches: Batches) -> _Begun:
     return _Begun(ev, reader, prepared, batches.submit(reader.pending()))
 
 
-def _load(item: _Begun, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> RunInputs | None:
+def _unreadable(exc: PublisherError, rel: str, wiki_root: Path) -> Finding:
+    """The finding of a run whose inputs cannot be read (a malformed config, an unreadable report)."""
+    where = exc.context.get("path")
+    file = relative(Path(where), wiki_root) if where else f"{rel}/config.json"
+    return Finding(exc.reason or Reason.SCHEMA_ERROR, file, f"{exc.message}; the run cannot be assembled", run=rel)
+
+
+def _load(item: _Begun, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> RunInputs | Finding:
     """Read a begun run's inputs and hand over the snapshots and spans they add; a run that cannot
-    be read is a finding (and None)."""
+    be read is a finding (recorded in its turn, after the runs before it)."""
     ev = item.ev
     try:
         inputs = load_inputs(ev.run, wiki_root=wiki.wiki_root, trusted_keys=keys)
     except PublisherError as exc:
         if exc.reason is None:
             raise  # the machine failed (a file that cannot be read): an error, not a finding
-        rel = ev.rel
-        file = relative(Path(exc.context["path"]), wiki.wiki_root) if "path" in exc.context else f"{rel}/config.json"
-        wiki.findings.append(
-            Finding(exc.reason or Reason.SCHEMA_ERROR, file, f"{exc.message}; the run cannot be assembled", run=rel)
-        )
         for batch in item.batches:
             batches.drop(batch)
-        return None
+        return _unreadable(exc, ev.rel, wiki.wiki_root)
     ev.slug = inputs.slug
     ev.config = inputs.config.model_dump(mode="json")
     prepare(inputs, item.reader, item.prepared)
@@ -110,11 +116,16 @@ def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
     """Check one loaded run and index what it accepts now."""
     ev = loaded.ev
     rc = check_run(ev.run, label=ev.rel, loaded=Loaded(inputs, loaded.reader, loaded.prepared))
+    _index(ev, rc, loaded.reader, loaded.prepared, wiki)
+
+
+def _index(ev: RunEvidence, rc: RunCheck, reader: CheckedSnapshots, prepared: Prepared, wiki: WikiCheck) -> None:
+    """Record one checked run in ``wiki``: its refusals, its result now, and what it accepts."""
     ev.check = rc
     ev.events = list(rc.assembly.log.events)
     refusals = publication_refusals(rc)
     wiki.findings.extend(refusals)
-    stored = loaded.prepared.model
+    stored = prepared.model
     if stored is not None and rc.status(ASSEMBLER) == "pass":
         # The stored result is the assembly now (apart from the time): its model, validated when
         # it was read, is the assembly's.
@@ -124,7 +135,6 @@ def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
     unresolved = rc.result["counts"]["unresolved"]
     if unresolved and not refusals:
         wiki.notices.append(f"{ev.rel}: {unresolved} unresolved artifact(s) not published (gate off)")
-    reader = loaded.reader
     for artifact in ev.result.accepted:
         for sid in artifact.source_ids:
             info = wiki.sources.get(sid)
@@ -139,6 +149,57 @@ def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
             wiki.sources[claim.source_id].spans.add((claim.start, claim.end))
 
 
+@dataclass(frozen=True)
+class WholeRun:
+    """A run checked whole in a worker process (:func:`check_whole_run`): what the wiki check
+    records of it, or the finding of a run whose inputs cannot be read."""
+
+    slug: str | None
+    config: dict[str, Any] | None
+    check: RunCheck | None
+    reader: CheckedSnapshots | None
+    prepared: Prepared | None
+    unreadable: Finding | None = None
+
+
+def check_whole_run(path: str, wiki_root: str, keys: KeyRing, rel: str) -> WholeRun:
+    """Read, verify (in this process) and check one run: a task of the wiki check's pool for a run
+    whose snapshots fit one task, so that its records, its re-assembly and the comparison with its
+    stored result run on a worker beside the other runs' hashing, not in the parent after it.
+
+    The steps are those of the pipelined path (:func:`_begin`, :func:`_load`, :func:`_finish`), in
+    the same order, so the findings are the same. A machine failure raises (it travels back).
+    """
+    run, root = Run(Path(path)), Path(wiki_root)
+    reader = CheckedSnapshots(run.sources_dir, assets_root=root)
+    prepared = prepare_stored(run, reader)
+    try:
+        inputs = load_inputs(run, wiki_root=root, trusted_keys=keys)
+    except PublisherError as exc:
+        if exc.reason is None:
+            raise
+        return WholeRun(None, None, None, None, None, _unreadable(exc, rel, root))
+    prepare(inputs, reader, prepared)
+    reader.load()
+    rc = check_run(run, label=rel, loaded=Loaded(inputs, reader, prepared))
+    return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), rc, reader, prepared)
+
+
+_WHOLE_RUN_BYTES = 8 * 1024 * 1024
+"""A run whose snapshot files hold at most this many bytes (one chunk of the pool's work) is
+checked whole on a worker; a larger run's snapshots are spread over the workers and the run is
+checked here (:func:`_check_runs`)."""
+
+
+@dataclass(frozen=True)
+class _Sent:
+    """A run handed whole to a worker (:func:`check_whole_run`), and how many snapshots it holds."""
+
+    ev: RunEvidence
+    future: Future[WholeRun]
+    count: int
+
+
 def _check_runs(
     paths: Sequence[Path],
     wiki: WikiCheck,
@@ -149,35 +210,61 @@ def _check_runs(
 ) -> None:
     """Load, verify and check the runs in turn, one run loaded ahead of the one being checked.
 
-    Each run's stored result is read first and the snapshots it names go to the workers at once;
-    then its records are read and what they add follows. Run ``i + 1`` is read (and its snapshots
-    handed over) before run ``i`` is checked, so the workers always have snapshots to check while
-    this process reads records and re-assembles runs. The order of the work, and so of the
-    findings, is the same on a pool and in this process. ``handed_over`` is called once every
-    run's snapshots are with the workers (work queued behind them runs while the last runs are
-    checked here).
+    On a pool, a run whose snapshots fit one task goes whole to a worker (:func:`check_whole_run`):
+    its records, re-assembly and comparison run there, beside the other runs' hashing. A larger
+    run is pipelined here: its stored result is read first and the snapshots it names go to the
+    workers at once; then its records are read and what they add follows; run ``i + 1`` is read
+    (and its snapshots handed over) before run ``i`` is checked, so the workers always have
+    snapshots to check while this process reads records and re-assembles runs. Runs are recorded
+    in the order given whatever path they took, so the findings come in the same order on a pool
+    and in this process. ``handed_over`` is called once every run is with the workers (work queued
+    behind them runs while the last runs are checked here).
     """
     keys = wiki.policy.trusted_keys  # resolved once per wiki, before any run is read
     batches = Batches(executor, assets_root=wiki.wiki_root, progress=progress)
-    ahead: deque[tuple[_Begun, RunInputs]] = deque()
+    ahead: deque[_Sent | tuple[_Begun, RunInputs] | Finding] = deque()
+    loaded = 0  # pipelined runs in ``ahead``: at most one is kept loaded ahead of the one checked
+    root = os.fspath(wiki.wiki_root)
 
     def check_next() -> None:
-        item, inputs = ahead.popleft()
-        for batch in item.batches:
+        nonlocal loaded
+        item = ahead.popleft()
+        if isinstance(item, Finding):  # a run whose inputs could not be read
+            wiki.findings.append(item)
+            return
+        if isinstance(item, _Sent):
+            _adopt(item.ev, batches.outcome(item.future, item.count), wiki)
+            if meanwhile is not None:
+                meanwhile()
+            return
+        loaded -= 1
+        begun, inputs = item
+        for batch in begun.batches:
             for check in batches.collect(batch):
-                item.reader.keep(check)
+                begun.reader.keep(check)
                 if meanwhile is not None:
                     meanwhile()
-        _finish(item, inputs, wiki)
+        _finish(begun, inputs, wiki)
 
     try:
         for path in paths:
+            if executor is not None:
+                size, count = folder_size(Run(path).sources_dir)
+                if size <= _WHOLE_RUN_BYTES:
+                    ev = RunEvidence(Run(path), relative(path, wiki.wiki_root), path.name, {})
+                    wiki.runs.append(ev)
+                    future = batches.call(check_whole_run, os.fspath(path), root, keys, ev.rel, count=count)
+                    ahead.append(_Sent(ev, future, count))
+                    continue
             item = _begin(path, wiki, batches)
             wiki.runs.append(item.ev)
             inputs = _load(item, wiki, keys, batches)
-            if inputs is not None:
+            if isinstance(inputs, Finding):
+                ahead.append(inputs)
+            else:
                 ahead.append((item, inputs))
-            if len(ahead) > 1:
+                loaded += 1
+            while loaded > 1:
                 check_next()
         if handed_over is not None:
             handed_over()
@@ -185,6 +272,18 @@ def _check_runs(
             check_next()
     finally:
         batches.cancel()
+
+
+def _adopt(ev: RunEvidence, done: WholeRun, wiki: WikiCheck) -> None:
+    """Record a run a worker checked whole, as :func:`_load` and :func:`_finish` would have."""
+    if done.unreadable is not None:
+        wiki.findings.append(done.unreadable)
+        return
+    if done.check is None or done.reader is None or done.prepared is None or done.slug is None:
+        raise RuntimeError(f"{ev.rel}: a worker returned an incomplete check")  # unreachable by construction
+    ev.slug = done.slug
+    ev.config = done.config or {}
+    _index(ev, done.check, done.reader, done.prepared, wiki)
 
 
 def _run_bytes(paths: Iterable[Path]) -> int:

@@ -52,6 +52,11 @@ __all__ = [
     "RunConfig",
     "Timestamp",
     "SourceId",
+    "PrefixedDigest",
+    "HexDigest",
+    "Offset",
+    "list_as_tuple",
+    "enum_from_str",
 ]
 
 
@@ -138,12 +143,12 @@ def _exact_one(value: Any) -> Any:
     return value
 
 
-def _list_as_tuple(value: Any) -> Any:
-    # JSON has lists; frozen records hold tuples. Strict mode would refuse the list outright.
+def list_as_tuple(value: Any) -> Any:
+    """A JSON list as the tuple a frozen record holds (strict mode would refuse the list outright)."""
     return tuple(value) if isinstance(value, list) else value
 
 
-def _enum_from_str(enum: type[StrEnum]) -> BeforeValidator:
+def enum_from_str(enum: type[StrEnum]) -> BeforeValidator:
     """Accept an enum's string value (what JSON holds) and nothing else but the member itself.
 
     Strict mode refuses a plain ``str`` for an enum field, and lax mode would accept bytes too;
@@ -168,9 +173,9 @@ PrefixedDigest = Annotated[StrictStr, AfterValidator(_check_prefixed)]
 HexDigest = Annotated[StrictStr, AfterValidator(_check_hex)]
 Offset = Annotated[StrictInt, Field(ge=0)]
 SchemaVersion = Annotated[Literal[1], BeforeValidator(_exact_one)]
-AccessField = Annotated[Access, _enum_from_str(Access)]
-OriginField = Annotated[Origin, _enum_from_str(Origin)]
-EventTypeField = Annotated[EventType, _enum_from_str(EventType)]
+AccessField = Annotated[Access, enum_from_str(Access)]
+OriginField = Annotated[Origin, enum_from_str(Origin)]
+EventTypeField = Annotated[EventType, enum_from_str(EventType)]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
 
@@ -233,7 +238,7 @@ class SurfaceType(StrEnum):
 DEFAULT_EXCLUDED_MODALITIES = ("IMAGES", "TABLE_STRUCTURE", "EMBEDDED_FILES")
 """What a text surface never covers: a complete text is not a semantically exhausted document."""
 
-_PageList = Annotated[tuple[Annotated[StrictInt, Field(ge=1)], ...], BeforeValidator(_list_as_tuple)]
+_PageList = Annotated[tuple[Annotated[StrictInt, Field(ge=1)], ...], BeforeValidator(list_as_tuple)]
 
 
 class Surface(BaseModel):
@@ -246,13 +251,13 @@ class Surface(BaseModel):
     """
 
     model_config = _FROZEN
-    type: Annotated[SurfaceType, _enum_from_str(SurfaceType)]
+    type: Annotated[SurfaceType, enum_from_str(SurfaceType)]
     expected_pages: _PageList | None
     extracted_pages: _PageList
     missing_pages: _PageList
     unexpected_pages: _PageList
     complete: StrictBool
-    excluded_modalities: Annotated[tuple[StrictStr, ...], BeforeValidator(_list_as_tuple)]
+    excluded_modalities: Annotated[tuple[StrictStr, ...], BeforeValidator(list_as_tuple)]
     method: Annotated[StrictStr, Field(min_length=1, max_length=200)]
     manifest_hash: PrefixedDigest
 
@@ -299,8 +304,8 @@ class Snapshot(BaseModel):
     paper: Paper | None
     asset: Asset | None
     text: StrictStr
-    sections: Annotated[tuple[Section, ...] | None, BeforeValidator(_list_as_tuple)] = None
-    pages: Annotated[tuple[Page, ...] | None, BeforeValidator(_list_as_tuple)] = None
+    sections: Annotated[tuple[Section, ...] | None, BeforeValidator(list_as_tuple)] = None
+    pages: Annotated[tuple[Page, ...] | None, BeforeValidator(list_as_tuple)] = None
     record_hash: PrefixedDigest | None = None
     merkle_root: PrefixedDigest | None = None
     """The Merkle root of ``text`` (CONTRACT section 16); absent on records written before it."""
@@ -333,7 +338,7 @@ class Receipt(BaseModel):
     model_config = _FROZEN
     requested_url: StrictStr
     final_url: StrictStr | None
-    redirects: Annotated[tuple[StrictStr, ...] | None, BeforeValidator(_list_as_tuple)]
+    redirects: Annotated[tuple[StrictStr, ...] | None, BeforeValidator(list_as_tuple)]
     status: StrictInt | None
     media_type: StrictStr | None
     raw_sha256: HexDigest | None

@@ -8,6 +8,7 @@ appraisals) live in :mod:`publisher.records`, because they are read leniently.
 from __future__ import annotations
 
 import hashlib
+import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -118,22 +119,15 @@ def _check_ts(value: str) -> str:
     return value
 
 
-def _check_source_id(value: str) -> str:
-    if not SOURCE_ID_RE.fullmatch(value):
-        raise ValueError("source_id must be 'src-' followed by 64 lowercase hex digits")
-    return value
+def _matching(pattern: re.Pattern[str], problem: str) -> AfterValidator:
+    """A string that ``pattern`` matches whole, else ``problem`` (the one way ids and digests are checked)."""
 
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(problem)
+        return value
 
-def _check_prefixed(value: str) -> str:
-    if not DIGEST_RE.fullmatch(value):
-        raise ValueError("digest must be 'sha256:' followed by 64 lowercase hex digits")
-    return value
-
-
-def _check_hex(value: str) -> str:
-    if not HEX64_RE.fullmatch(value):
-        raise ValueError("digest must be 64 lowercase hex digits")
-    return value
+    return AfterValidator(check)
 
 
 def _exact_one(value: Any) -> Any:
@@ -168,9 +162,11 @@ def enum_from_str(enum: type[StrEnum]) -> BeforeValidator:
 
 
 Timestamp = Annotated[StrictStr, AfterValidator(_check_ts)]
-SourceId = Annotated[StrictStr, AfterValidator(_check_source_id)]
-PrefixedDigest = Annotated[StrictStr, AfterValidator(_check_prefixed)]
-HexDigest = Annotated[StrictStr, AfterValidator(_check_hex)]
+SourceId = Annotated[StrictStr, _matching(SOURCE_ID_RE, "source_id must be 'src-' followed by 64 lowercase hex digits")]
+PrefixedDigest = Annotated[
+    StrictStr, _matching(DIGEST_RE, "digest must be 'sha256:' followed by 64 lowercase hex digits")
+]
+HexDigest = Annotated[StrictStr, _matching(HEX64_RE, "digest must be 64 lowercase hex digits")]
 Offset = Annotated[StrictInt, Field(ge=0)]
 SchemaVersion = Annotated[Literal[1], BeforeValidator(_exact_one)]
 AccessField = Annotated[Access, enum_from_str(Access)]

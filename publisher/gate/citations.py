@@ -271,17 +271,17 @@ def _outcome(
     doc = cit.document_index
     claim: dict[str, Any] = {}
 
-    def refused(reason: Reason, detail: str) -> tuple[CitationOutcome, dict[str, Any]]:
+    def refused(reason: Reason, detail: str) -> CitationOutcome:
         """A citation rejected before any snapshot is read: no offsets, no candidates."""
-        return CitationOutcome(block, index, cit.type, doc, False, reason=reason, detail=detail), claim
+        return CitationOutcome(block, index, cit.type, doc, False, reason=reason, detail=detail)
 
     if cit.type not in ("char_location", "page_location"):
-        return refused(
-            Reason.SCHEMA_ERROR, f"citation type {cit.type[:60]!r} is not importable (char_location, page_location)"
-        )
+        detail = f"citation type {cit.type[:60]!r} is not importable (char_location, page_location)"
+        return refused(Reason.SCHEMA_ERROR, detail), claim
     snap = snapshots.get(doc) if doc is not None else None
     if snap is None:
-        return refused(Reason.UNKNOWN_SOURCE, f"document {doc} is not mapped to a snapshot (--document {doc}=SRC)")
+        detail = f"document {doc} is not mapped to a snapshot (--document {doc}=SRC)"
+        return refused(Reason.UNKNOWN_SOURCE, detail), claim
     check = _check_char if cit.type == "char_location" else _check_page
     problem = check(cit, snap, claim)
     start, end = claim.get("start"), claim.get("end")

@@ -42,3 +42,22 @@ def test_titles_urls_and_errors_are_terminal_safe(run: Run, tmp_path: Path, cli:
     ):
         outcome = cli(*argv)
         assert not _CONTROL.search(outcome.out + outcome.err.replace("\n", "")), (argv, outcome.out, outcome.err)
+
+
+def test_a_refusal_shows_every_finding_then_one_error_line(capsys: Any) -> None:
+    """Promote, check and export print a refusal the same way: each finding on its own line (its
+    code first), then one ``error:`` line, control characters shown as escapes."""
+    from publisher.cli._common import refusal_lines
+    from publisher.kernel.findings import Finding
+    from publisher.kernel.reasons import Reason
+
+    findings = [
+        Finding(Reason.EXCERPT_MISMATCH, "concepts/a.md", "re-slice differs \x1b[2J"),
+        Finding(Reason.UNKNOWN_SOURCE, "concepts/b.md", "no such snapshot"),
+    ]
+    refusal_lines(findings, "refused \x1b]0;pwned\x07")
+    lines = capsys.readouterr().err.splitlines()
+    assert lines and not any(_CONTROL.search(line) for line in lines)
+    heads = [line.split()[1] for line in lines if not line.startswith("publisher:  ")]
+    assert heads == [f.code for f in findings] + ["error:"]
+    assert lines[-1].startswith("publisher: error: ") and "\\x1b]0;pwned" in lines[-1]

@@ -17,6 +17,7 @@ from publisher.kernel.merkle import (
     MerkleTree,
     build_proof,
     merkle_root,
+    parse_proof,
     root_from_path,
     verify_proof,
 )
@@ -285,3 +286,24 @@ def test_fifty_megabytes_in_linear_time() -> None:
     assert tree.root == root == proof.merkle_root
     assert verify_proof(proof, root=root) == ("end", [])
     assert elapsed < 20, elapsed
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("merkle_root", "sha256:" + "AB" * 32),
+        ("merkle_root", "sha256:" + "ab" * 32 + "\n"),
+        ("merkle_root", "ab" * 32),
+        ("source_id", "src-" + "ab" * 31),
+        ("start", -1),
+        ("tree_size", True),
+        ("paths", [["sha256:" + "ab" * 32]]),
+    ],
+)
+def test_a_proof_with_a_malformed_digest_id_or_offset_is_a_schema_finding(field: str, value: object) -> None:
+    """Digests, the source id and offsets of a proof are checked by the records' own field types."""
+    wire = build_proof(SID, "x" * 3000, 5, 2100).wire()
+    assert parse_proof(wire) == (ExcerptProof.model_validate(wire), [])
+    proof, findings = parse_proof({**wire, field: value}, file="p.json")
+    assert proof is None
+    assert [(f.reason, f.file, f.check) for f in findings] == [(Reason.SCHEMA_ERROR, "p.json", "schema")]

@@ -221,10 +221,7 @@ def register(
 ) -> Acquired:
     """Fold text obtained elsewhere into the store; logs a ``register`` event, never fresh."""
     _ensure_appendable(run)
-    try:
-        data = _fs.read_regular(Path(text_file))
-    except OSError as exc:
-        raise UsageError(f"cannot read text file {text_file}: {exc.strerror or exc}") from exc
+    data = _read_input(text_file, "text file")
     try:
         doc = extract(data, "text/plain", "utf-8")
     except AcquireError as exc:
@@ -254,10 +251,7 @@ def add_local_pdf(
     ``<run>/raw/`` and logged as ``fetch_failed``.
     """
     _ensure_appendable(run)
-    try:
-        data = _fs.read_regular(Path(pdf))
-    except OSError as exc:
-        raise UsageError(f"cannot read PDF {pdf}: {exc.strerror or exc}") from exc
+    data = _read_input(pdf, "PDF")
     if not Path(wiki).is_dir():
         raise UsageError(f"wiki folder {wiki} does not exist")
     digest = hashlib.sha256(data).hexdigest()
@@ -289,6 +283,14 @@ def add_local_pdf(
     snap, created = _store(run, record)
     detail = f"local PDF {relative}; {len(data)} bytes; {len(doc.pages or ())} pages; {len(doc.text)} chars"
     return Acquired(snap, created, _log(run, snap, EventType.LOCAL_PDF, digest, actor, detail, receipt, signer))
+
+
+def _read_input(path: Path, what: str) -> bytes:
+    """The bytes of a file the user names (a regular file, read once), else a usage error naming it."""
+    try:
+        return _fs.read_regular(Path(path))
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
 
 
 def _refuse_other_surface(run: Run, record: dict[str, Any], declaration: Declaration) -> None:

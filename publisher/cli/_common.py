@@ -10,15 +10,27 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..kernel.findings import Finding, grouped_lines
 from ..kernel.text import terminal_safe
 
 if TYPE_CHECKING:
     from ..wiki.policy import Policy
 
-__all__ = ["add_json", "add_config", "source_id_arg", "wiki_policy", "emit", "say", "warn", "error_line"]
+__all__ = [
+    "add_json",
+    "add_config",
+    "source_id_arg",
+    "wiki_policy",
+    "emit",
+    "say",
+    "warn",
+    "error_line",
+    "refusal_lines",
+]
 
 
 def add_json(parser: argparse.ArgumentParser) -> None:
@@ -76,3 +88,10 @@ def warn(message: str) -> None:
 def error_line(message: str) -> None:
     """One line on stderr (a finding or an error), control characters shown, never acted on."""
     sys.stderr.write(terminal_safe(message, keep_newlines=False) + "\n")
+
+
+def refusal_lines(findings: Iterable[Finding], error: str) -> None:
+    """Every finding on stderr (consequences under their cause), then the one ``error:`` line."""
+    for line in grouped_lines(findings, indent=""):
+        error_line(f"publisher: {line}")
+    error_line(f"publisher: error: {error}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import add_config, add_json, emit, error_line, wiki_policy
+from ._common import add_config, add_json, emit, error_line, refusal_lines, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -90,7 +90,6 @@ def _import_anthropic(args: argparse.Namespace) -> int:
 def _export_annotations(args: argparse.Namespace) -> int:
     from ..kernel import _fs
     from ..kernel.errors import UsageError
-    from ..kernel.findings import grouped_lines
     from ..wiki.annotations import AnnotationsRefused, export_annotations
 
     if not args.wiki.is_dir():
@@ -98,9 +97,7 @@ def _export_annotations(args: argparse.Namespace) -> int:
     try:
         collection = export_annotations(args.wiki, base=args.base, policy=wiki_policy(args.wiki, args.config))
     except AnnotationsRefused as exc:
-        for line in grouped_lines(exc.findings, indent=""):
-            error_line(f"publisher: {line}")
-        error_line(f"publisher: error: {exc.one_line()}")
+        refusal_lines(exc.findings, exc.one_line())
         return exc.exit_status
     body = collection.to_bytes()
     if args.out is None:

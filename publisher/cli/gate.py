@@ -8,13 +8,18 @@ for Inconclusive 0 with the gate off, 1 with it on; render 0 when written, 1 whe
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..kernel.findings import Finding, grouped_lines
 from ..runs import Run
 from ._common import add_config, add_json, emit, wiki_policy
+
+if TYPE_CHECKING:
+    from ..gate.inputs import RunOptions
+
+_T = TypeVar("_T")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -73,16 +78,21 @@ def _keys(args: argparse.Namespace, run: Run) -> Any:
     return wiki_policy(root, args.config).trusted_keys
 
 
-def _assemble(args: argparse.Namespace) -> int:
-    from ..gate.assemble import assemble_run
+def _over_run(args: argparse.Namespace, step: Callable[[Run, RunOptions], _T]) -> tuple[Run, _T]:
+    """Open ``--run-dir`` and run ``step`` over it with the wiki's keys, drawing its progress."""
     from ..gate.inputs import RunOptions
     from ..site.terminal import terminal_progress
 
     run = Run.open(args.run_dir)
     keys = _keys(args, run)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:
-        options = RunOptions(wiki_root=args.wiki, trusted_keys=keys, progress=progress)
-        assembly = assemble_run(run, options, gate=args.gate or None)
+        return run, step(run, RunOptions(wiki_root=args.wiki, trusted_keys=keys, progress=progress))
+
+
+def _assemble(args: argparse.Namespace) -> int:
+    from ..gate.assemble import assemble_run
+
+    run, assembly = _over_run(args, lambda run, options: assemble_run(run, options, gate=args.gate or None))
     result = assembly.result
     counts = result["counts"]
     gate = result["gate"]
@@ -101,15 +111,9 @@ def _assemble(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from ..gate.inputs import RunOptions
     from ..gate.pipeline import verify_run
-    from ..site.terminal import terminal_progress
 
-    run = Run.open(args.run_dir)
-    keys = _keys(args, run)
-    with terminal_progress("verifying snapshots", quiet=args.json) as progress:
-        options = RunOptions(wiki_root=args.wiki, trusted_keys=keys, progress=progress)
-        verification = verify_run(run, options, gate=args.gate or None)
+    run, verification = _over_run(args, lambda run, options: verify_run(run, options, gate=args.gate or None))
     report = verification.report
     state = "on" if report["gate"]["enabled"] else "off"
     lines = [f"Verification of {report['run_slug']}: {report['verdict']} (gate {state})"]

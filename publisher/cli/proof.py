@@ -10,11 +10,10 @@ finding names the check that failed and its reason code), 2 on a usage error.
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 
 from ..kernel import _fs
-from ..kernel.canonical import loads_strict
+from ..kernel.canonical import DIGEST_RE, loads_strict
 from ..kernel.errors import IntegrityError, UsageError
 from ..kernel.findings import Finding
 from ..kernel.merkle import MerkleTree, build_proof, parse_proof, verify_proof
@@ -26,8 +25,6 @@ __all__ = ["register"]
 
 MAX_PROOF_BYTES = 64 * 1024 * 1024
 """The largest proof file ``verify`` reads (a proof of a whole 50 MB text fits)."""
-
-_ROOT = re.compile(r"sha256:[0-9a-f]{64}")
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -81,7 +78,7 @@ def _prove(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    if args.root is not None and not _ROOT.fullmatch(args.root):
+    if args.root is not None and not DIGEST_RE.fullmatch(args.root):
         raise UsageError(f"--root must be sha256: and 64 lowercase hex digits, not {args.root[:80]!r}")
     if args.tree_size is not None and args.tree_size < 0:
         raise UsageError("--tree-size must be 0 or more")

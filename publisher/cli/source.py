@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..kernel.spans import MAX_SPAN
 from ..runs import Run
@@ -13,6 +14,7 @@ from ._common import add_config, add_json, emit, source_id_arg, warn, wiki_polic
 
 if TYPE_CHECKING:
     from ..acquire import signing, sources
+    from ..kernel.models import Surface
 
 
 def _metadata_options(parser: argparse.ArgumentParser) -> None:
@@ -166,7 +168,7 @@ def _acquired(args: argparse.Namespace, outcome: sources.Acquired, verb: str) ->
         + (f", {', '.join(extra)}" if extra else "")
         + (f"\n  {ids}" if ids else "")
         + (f"\n  title: {info['title']}" if info["title"] else "")
-        + _surface_line(info["surface"])
+        + _surface_line(outcome.snapshot.surface)
         + f"\n  logged {info['event_id']} (fresh: {'yes' if info['fresh'] else 'no'}; "
         + (f"signed by key {info['signed_by'][:16]}…)" if info["signed_by"] else "unsigned)")
     )
@@ -174,15 +176,15 @@ def _acquired(args: argparse.Namespace, outcome: sources.Acquired, verb: str) ->
     return 0
 
 
-def _surface_line(surface: dict[str, Any] | None) -> str:
+def _surface_line(surface: Surface | None) -> str:
     if surface is None:
         return ""
-    state = "complete (declared)" if surface["complete"] else "not complete"
-    missing = surface["missing_pages"]
-    return f"\n  surface: {surface['type']}, {state}" + (f", missing pages {_ranges(missing)}" if missing else "")
+    state = "complete (declared)" if surface.complete else "not complete"
+    missing = surface.missing_pages
+    return f"\n  surface: {surface.type.value}, {state}" + (f", missing pages {_ranges(missing)}" if missing else "")
 
 
-def _ranges(pages: list[int]) -> str:
+def _ranges(pages: Sequence[int]) -> str:
     out: list[tuple[int, int]] = []
     for page in pages:
         if out and out[-1][1] == page - 1:

@@ -7,8 +7,8 @@ import argparse
 import contextlib
 from pathlib import Path
 
-from ..kernel.findings import grouped_lines, summary
-from ._common import add_config, add_json, emit, error_line, say, wiki_policy
+from ..kernel.findings import summary
+from ._common import add_config, add_json, emit, refusal_lines, say, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -75,9 +75,7 @@ def _promote(args: argparse.Namespace) -> int:
         if args.json:
             emit(args, {"ok": False, "error": exc.one_line(), "findings": [f.to_dict() for f in exc.findings]})
         else:
-            for line in grouped_lines(exc.findings, indent=""):
-                error_line(f"publisher: {line}")
-            error_line(f"publisher: error: {exc.one_line()}")
+            refusal_lines(exc.findings, exc.one_line())
         return exc.exit_status
     if args.check:
         verb = "would create" if outcome.created else ("would update" if outcome.changed else "leaves unchanged")
@@ -136,9 +134,7 @@ def _check(args: argparse.Namespace) -> int:
         for notice in outcome.notices:
             say(f"note: {notice}")
     else:
-        for line in grouped_lines(outcome.findings, indent=""):
-            error_line(f"publisher: {line}")
-        error_line(f"publisher: error: wiki check failed: {summary(outcome.findings)}")
+        refusal_lines(outcome.findings, f"wiki check failed: {summary(outcome.findings)}")
     return 0 if outcome.ok else 1
 
 

@@ -270,29 +270,18 @@ def _outcome(
 ) -> tuple[CitationOutcome, dict[str, Any]]:
     doc = cit.document_index
     claim: dict[str, Any] = {}
+
+    def refused(reason: Reason, detail: str) -> CitationOutcome:
+        """A citation rejected before any snapshot is read: no offsets, no candidates."""
+        return CitationOutcome(block, index, cit.type, doc, False, reason=reason, detail=detail)
+
     if cit.type not in ("char_location", "page_location"):
-        bad = CitationOutcome(
-            block,
-            index,
-            cit.type,
-            doc,
-            False,
-            reason=Reason.SCHEMA_ERROR,
-            detail=f"citation type {cit.type[:60]!r} is not importable (char_location, page_location)",
-        )
-        return bad, claim
+        detail = f"citation type {cit.type[:60]!r} is not importable (char_location, page_location)"
+        return refused(Reason.SCHEMA_ERROR, detail), claim
     snap = snapshots.get(doc) if doc is not None else None
     if snap is None:
-        bad = CitationOutcome(
-            block,
-            index,
-            cit.type,
-            doc,
-            False,
-            reason=Reason.UNKNOWN_SOURCE,
-            detail=f"document {doc} is not mapped to a snapshot (--document {doc}=SRC)",
-        )
-        return bad, claim
+        detail = f"document {doc} is not mapped to a snapshot (--document {doc}=SRC)"
+        return refused(Reason.UNKNOWN_SOURCE, detail), claim
     check = _check_char if cit.type == "char_location" else _check_page
     problem = check(cit, snap, claim)
     start, end = claim.get("start"), claim.get("end")

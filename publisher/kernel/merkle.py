@@ -20,12 +20,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
 from .findings import Finding
-from .models import first_error
+from .models import HexDigest, Offset, PrefixedDigest, SourceId, first_error
 from .reasons import Reason
 
 __all__ = [
@@ -49,9 +49,6 @@ CHUNK_SIZE = 1024
 
 EMPTY_ROOT = "sha256:" + hashlib.sha256(b"").hexdigest()
 """The root of the empty text."""
-
-_ROOT_PATTERN = r"^sha256:[0-9a-f]{64}$"
-_HEX_PATTERN = r"^[0-9a-f]{64}$"
 
 
 _LEAF_PREFIX = hashlib.sha256(b"\x00")
@@ -183,24 +180,19 @@ def root_from_path(index: int, size: int, leaf: bytes, path: Sequence[bytes]) ->
     return r if sn == 0 else None
 
 
-Root = Annotated[StrictStr, Field(pattern=_ROOT_PATTERN)]
-Hex = Annotated[StrictStr, Field(pattern=_HEX_PATTERN)]
-Count = Annotated[StrictInt, Field(ge=0)]
-
-
 class ExcerptProof(BaseModel):
     """The proof of one span (CONTRACT section 16), as ``publisher proof`` prints it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    source_id: Annotated[StrictStr, Field(pattern=r"^src-[0-9a-f]{64}$")]
-    start: Count
-    end: Count
+    source_id: SourceId
+    start: Offset
+    end: Offset
     chunk_size: StrictInt
-    tree_size: Count
-    first_chunk: Count
+    tree_size: Offset
+    first_chunk: Offset
     chunks: tuple[StrictStr, ...]
-    paths: tuple[tuple[Hex, ...], ...]
-    merkle_root: Root
+    paths: tuple[tuple[HexDigest, ...], ...]
+    merkle_root: PrefixedDigest
 
     def wire(self) -> dict[str, Any]:
         """Plain JSON values, in the contract's field order."""

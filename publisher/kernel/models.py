@@ -8,6 +8,7 @@ appraisals) live in :mod:`publisher.records`, because they are read leniently.
 from __future__ import annotations
 
 import hashlib
+import re
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -52,6 +53,11 @@ __all__ = [
     "RunConfig",
     "Timestamp",
     "SourceId",
+    "PrefixedDigest",
+    "HexDigest",
+    "Offset",
+    "list_as_tuple",
+    "enum_from_str",
 ]
 
 
@@ -113,22 +119,15 @@ def _check_ts(value: str) -> str:
     return value
 
 
-def _check_source_id(value: str) -> str:
-    if not SOURCE_ID_RE.fullmatch(value):
-        raise ValueError("source_id must be 'src-' followed by 64 lowercase hex digits")
-    return value
+def _matching(pattern: re.Pattern[str], problem: str) -> AfterValidator:
+    """A string that ``pattern`` matches whole, else ``problem`` (the one way ids and digests are checked)."""
 
+    def check(value: str) -> str:
+        if not pattern.fullmatch(value):
+            raise ValueError(problem)
+        return value
 
-def _check_prefixed(value: str) -> str:
-    if not DIGEST_RE.fullmatch(value):
-        raise ValueError("digest must be 'sha256:' followed by 64 lowercase hex digits")
-    return value
-
-
-def _check_hex(value: str) -> str:
-    if not HEX64_RE.fullmatch(value):
-        raise ValueError("digest must be 64 lowercase hex digits")
-    return value
+    return AfterValidator(check)
 
 
 def _exact_one(value: Any) -> Any:
@@ -138,12 +137,12 @@ def _exact_one(value: Any) -> Any:
     return value
 
 
-def _list_as_tuple(value: Any) -> Any:
-    # JSON has lists; frozen records hold tuples. Strict mode would refuse the list outright.
+def list_as_tuple(value: Any) -> Any:
+    """A JSON list as the tuple a frozen record holds (strict mode would refuse the list outright)."""
     return tuple(value) if isinstance(value, list) else value
 
 
-def _enum_from_str(enum: type[StrEnum]) -> BeforeValidator:
+def enum_from_str(enum: type[StrEnum]) -> BeforeValidator:
     """Accept an enum's string value (what JSON holds) and nothing else but the member itself.
 
     Strict mode refuses a plain ``str`` for an enum field, and lax mode would accept bytes too;
@@ -163,14 +162,16 @@ def _enum_from_str(enum: type[StrEnum]) -> BeforeValidator:
 
 
 Timestamp = Annotated[StrictStr, AfterValidator(_check_ts)]
-SourceId = Annotated[StrictStr, AfterValidator(_check_source_id)]
-PrefixedDigest = Annotated[StrictStr, AfterValidator(_check_prefixed)]
-HexDigest = Annotated[StrictStr, AfterValidator(_check_hex)]
+SourceId = Annotated[StrictStr, _matching(SOURCE_ID_RE, "source_id must be 'src-' followed by 64 lowercase hex digits")]
+PrefixedDigest = Annotated[
+    StrictStr, _matching(DIGEST_RE, "digest must be 'sha256:' followed by 64 lowercase hex digits")
+]
+HexDigest = Annotated[StrictStr, _matching(HEX64_RE, "digest must be 64 lowercase hex digits")]
 Offset = Annotated[StrictInt, Field(ge=0)]
 SchemaVersion = Annotated[Literal[1], BeforeValidator(_exact_one)]
-AccessField = Annotated[Access, _enum_from_str(Access)]
-OriginField = Annotated[Origin, _enum_from_str(Origin)]
-EventTypeField = Annotated[EventType, _enum_from_str(EventType)]
+AccessField = Annotated[Access, enum_from_str(Access)]
+OriginField = Annotated[Origin, enum_from_str(Origin)]
+EventTypeField = Annotated[EventType, enum_from_str(EventType)]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
 
@@ -233,7 +234,7 @@ class SurfaceType(StrEnum):
 DEFAULT_EXCLUDED_MODALITIES = ("IMAGES", "TABLE_STRUCTURE", "EMBEDDED_FILES")
 """What a text surface never covers: a complete text is not a semantically exhausted document."""
 
-_PageList = Annotated[tuple[Annotated[StrictInt, Field(ge=1)], ...], BeforeValidator(_list_as_tuple)]
+_PageList = Annotated[tuple[Annotated[StrictInt, Field(ge=1)], ...], BeforeValidator(list_as_tuple)]
 
 
 class Surface(BaseModel):
@@ -246,13 +247,13 @@ class Surface(BaseModel):
     """
 
     model_config = _FROZEN
-    type: Annotated[SurfaceType, _enum_from_str(SurfaceType)]
+    type: Annotated[SurfaceType, enum_from_str(SurfaceType)]
     expected_pages: _PageList | None
     extracted_pages: _PageList
     missing_pages: _PageList
     unexpected_pages: _PageList
     complete: StrictBool
-    excluded_modalities: Annotated[tuple[StrictStr, ...], BeforeValidator(_list_as_tuple)]
+    excluded_modalities: Annotated[tuple[StrictStr, ...], BeforeValidator(list_as_tuple)]
     method: Annotated[StrictStr, Field(min_length=1, max_length=200)]
     manifest_hash: PrefixedDigest
 
@@ -299,8 +300,8 @@ class Snapshot(BaseModel):
     paper: Paper | None
     asset: Asset | None
     text: StrictStr
-    sections: Annotated[tuple[Section, ...] | None, BeforeValidator(_list_as_tuple)] = None
-    pages: Annotated[tuple[Page, ...] | None, BeforeValidator(_list_as_tuple)] = None
+    sections: Annotated[tuple[Section, ...] | None, BeforeValidator(list_as_tuple)] = None
+    pages: Annotated[tuple[Page, ...] | None, BeforeValidator(list_as_tuple)] = None
     record_hash: PrefixedDigest | None = None
     merkle_root: PrefixedDigest | None = None
     """The Merkle root of ``text`` (CONTRACT section 16); absent on records written before it."""
@@ -333,7 +334,7 @@ class Receipt(BaseModel):
     model_config = _FROZEN
     requested_url: StrictStr
     final_url: StrictStr | None
-    redirects: Annotated[tuple[StrictStr, ...] | None, BeforeValidator(_list_as_tuple)]
+    redirects: Annotated[tuple[StrictStr, ...] | None, BeforeValidator(list_as_tuple)]
     status: StrictInt | None
     media_type: StrictStr | None
     raw_sha256: HexDigest | None

@@ -1,29 +1,10 @@
 """The hook's former import path, kept for hook files that predate the plugin.
 
 Such a ``hooks/evidence.py`` imports ``on_config`` and ``on_serve`` from here; they are the
-functions of :mod:`publisher.site.build.hook`, where the build's way in lives now.
+functions of :mod:`publisher.site.build.hook`, where the build's way in lives now (with the rest
+of its public names, imported from there).
 """
 
-from .build.hook import (
-    CHECK_COMMAND,
-    PLUGIN_KEY,
-    PRECHECKED,
-    EvidenceBuild,
-    configure,
-    format_findings,
-    on_config,
-    on_serve,
-    watch,
-)
+from .build.hook import on_config, on_serve
 
-__all__ = [
-    "on_config",
-    "on_serve",
-    "configure",
-    "watch",
-    "EvidenceBuild",
-    "PLUGIN_KEY",
-    "CHECK_COMMAND",
-    "PRECHECKED",
-    "format_findings",
-]
+__all__ = ["on_config", "on_serve"]

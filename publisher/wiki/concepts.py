@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -134,6 +135,16 @@ class ConceptClaim(BaseModel):
     assessment: StrictStr | None = Field(default=None, description="the assessments.jsonl entry that admitted it")
 
 
+def _first_repeat(keys: Iterable[str]) -> str | None:
+    """The first key that occurs a second time, or None when every key is distinct."""
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            return key
+        seen.add(key)
+    return None
+
+
 class ConceptFrontMatter(BaseModel):
     """The YAML front matter of ``concepts/<slug>.md``."""
 
@@ -153,21 +164,17 @@ class ConceptFrontMatter(BaseModel):
     @field_validator("claims")
     @classmethod
     def _unique_claims(cls, value: tuple[ConceptClaim, ...]) -> tuple[ConceptClaim, ...]:
-        seen: set[str] = set()
-        for claim in value:
-            if claim.id in seen:
-                raise ValueError(f"claim id {claim.id!r} is used twice")
-            seen.add(claim.id)
+        repeated = _first_repeat(claim.id for claim in value)
+        if repeated is not None:
+            raise ValueError(f"claim id {repeated!r} is used twice")
         return value
 
     @field_validator("runs")
     @classmethod
     def _unique_runs(cls, value: tuple[ConceptRun, ...]) -> tuple[ConceptRun, ...]:
-        seen: set[str] = set()
-        for entry in value:
-            if entry.run in seen:
-                raise ValueError(f"run {entry.run!r} is listed twice")
-            seen.add(entry.run)
+        repeated = _first_repeat(entry.run for entry in value)
+        if repeated is not None:
+            raise ValueError(f"run {repeated!r} is listed twice")
         return value
 
 

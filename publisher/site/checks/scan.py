@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-from ...kernel.canonical import sha256_hex
+from ...kernel.canonical import SOURCE_ID_RE, sha256_hex
+from ...kernel.refs import READ_AS_REF
 from ..pages.markup import (
     ANCHOR_CLASS,
     CONTROL_ATTRS,
@@ -67,7 +68,7 @@ _ELSEWHERE_TAGS = frozenset("template noscript iframe frame frameset object embe
 _ONE_PASS = ", ".join(["script", "style", "meta[http-equiv]", *sorted(_ELSEWHERE_TAGS), _LOOKS])
 _CODE = "pre, code, kbd, samp, script, style"
 
-SPAN_REF = re.compile(r"src-[0-9a-f]{64}\s*#\s*[0-9]+\s*-\s*[0-9]+", re.IGNORECASE)
+SPAN_REF = READ_AS_REF
 """The span-reference form, as a reader would recognise it (any case, spaces around # and -)."""
 _REF_TAIL = re.compile(r"#\s*[0-9]+\s*-\s*[0-9]+")
 _REF_HEAD = re.compile(r"src-[0-9a-f]{64}", re.IGNORECASE)
@@ -77,7 +78,6 @@ _SPACE = frozenset(
 )
 """What ``\\s`` matches in a str pattern."""
 
-_SOURCE_ID = re.compile(r"src-[0-9a-f]{64}")
 _ASCII_UPPER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _ASCII_WS = re.compile(r"[\t\n\f\r ]+")
 _JS_TYPES = frozenset(
@@ -295,7 +295,7 @@ def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], s
             and evidence == [WINDOWS_CLASS]
             and set(attrs) - {"data-search-exclude"} == {"class", "data-window-of"}
             and not attrs.get("data-search-exclude")  # the search index may skip long windows
-            and _SOURCE_ID.fullmatch(sid) is not None
+            and SOURCE_ID_RE.fullmatch(sid) is not None
             and all(w.attributes.get("data-window-of") == sid for w in node.css("[data-window-of]"))
         )
         return None if ok else f"{_describe(node)} is not a container of verified windows"

@@ -15,13 +15,23 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from cryptography.exceptions import InvalidSignature
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
 from ...acquire.signing import ALG, KeyRing, Signer
 from ...kernel.canonical import canonical_bytes, format_ts, loads_strict, utc_now
 from ...kernel.errors import UsageError
 from ...kernel.eventlog import LogState, append_chained, read_chain
-from ...kernel.models import PrefixedDigest, SchemaVersion, Signature, SourceId, Timestamp, first_error
+from ...kernel.models import (
+    Offset,
+    PrefixedDigest,
+    SchemaVersion,
+    Signature,
+    SourceId,
+    Timestamp,
+    enum_from_str,
+    first_error,
+    list_as_tuple,
+)
 from ..concepts import EpistemicStatus
 from .model import Guard
 
@@ -48,26 +58,14 @@ SIGNED_FOR = "assessments"
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
-def _tuple(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
-
-
-def _status(value: Any) -> Any:
-    return EpistemicStatus(value) if isinstance(value, str) and not isinstance(value, EpistemicStatus) else value
-
-
-def _guard(value: Any) -> Any:
-    return Guard(value) if isinstance(value, str) and not isinstance(value, Guard) else value
-
-
 class BoundRef(BaseModel):
     """One span an evidence label quoted when assessed, with the snapshot seal it had then."""
 
     model_config = _FROZEN
     run: StrictStr
     source_id: SourceId
-    start: Annotated[StrictInt, Field(ge=0)]
-    end: Annotated[StrictInt, Field(ge=0)]
+    start: Offset
+    end: Offset
     record_hash: PrefixedDigest | None
 
 
@@ -76,7 +74,7 @@ class BoundEvidence(BaseModel):
 
     model_config = _FROZEN
     label: StrictStr
-    refs: Annotated[tuple[BoundRef, ...], BeforeValidator(_tuple)]
+    refs: Annotated[tuple[BoundRef, ...], BeforeValidator(list_as_tuple)]
 
 
 class BoundReview(BaseModel):
@@ -100,7 +98,7 @@ class Bound(BaseModel):
     """Exactly the ids an admitted assessment rests on; provenance now is recomputed from these."""
 
     model_config = _FROZEN
-    evidence: Annotated[tuple[BoundEvidence, ...], BeforeValidator(_tuple)] = ()
+    evidence: Annotated[tuple[BoundEvidence, ...], BeforeValidator(list_as_tuple)] = ()
     review: BoundReview | None = None
     missingness: BoundMissingness | None = None
 
@@ -117,13 +115,13 @@ class Assessment(BaseModel):
     claim_id: StrictStr
     statement: StrictStr
     claim_hash: PrefixedDigest
-    status: Annotated[EpistemicStatus, BeforeValidator(_status)]
-    conditions: Annotated[tuple[StrictStr, ...], BeforeValidator(_tuple)]
-    evidence: Annotated[tuple[StrictStr, ...], BeforeValidator(_tuple)]
+    status: Annotated[EpistemicStatus, enum_from_str(EpistemicStatus)]
+    conditions: Annotated[tuple[StrictStr, ...], BeforeValidator(list_as_tuple)]
+    evidence: Annotated[tuple[StrictStr, ...], BeforeValidator(list_as_tuple)]
     review: StrictStr | None
     missingness: StrictStr | None
     admitted: StrictBool
-    guard: Annotated[Guard, BeforeValidator(_guard)] | None
+    guard: Annotated[Guard, enum_from_str(Guard)] | None
     detail: Annotated[StrictStr, Field(max_length=300)] | None
     bound: Bound | None
     sig: Signature | None = None

@@ -12,14 +12,23 @@ import hashlib
 import os
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from ...kernel import _fs
 from ...kernel.canonical import StrictJSONError, canonical_bytes, loads_strict
 from ...kernel.errors import ConflictError, IntegrityError, ResourceError
-from ...kernel.models import PrefixedDigest, SchemaVersion, SourceId, Timestamp, first_error
+from ...kernel.models import (
+    Offset,
+    PrefixedDigest,
+    SchemaVersion,
+    SourceId,
+    Timestamp,
+    enum_from_str,
+    first_error,
+    list_as_tuple,
+)
 from ...kernel.reasons import Reason
 from ...runs import Run
 from .model import ID_RE
@@ -49,10 +58,6 @@ MAX_RECORD_BYTES = 16 * 1024 * 1024
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
-def _tuple(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
-
-
 class MissingKind(StrEnum):
     """What is missing, as the trusted facts show it."""
 
@@ -77,7 +82,7 @@ class MissingBasis(BaseModel):
     record_hash: PrefixedDigest | None = None
     access: StrictStr | None = None
     manifest_hash: PrefixedDigest | None = None
-    missing_pages: Annotated[tuple[Annotated[StrictInt, Field(ge=1)], ...], BeforeValidator(_tuple)] = ()
+    missing_pages: Annotated[tuple[Annotated[StrictInt, Field(ge=1)], ...], BeforeValidator(list_as_tuple)] = ()
 
 
 class MissingnessRecord(BaseModel):
@@ -87,7 +92,7 @@ class MissingnessRecord(BaseModel):
     schema_version: SchemaVersion
     claim: Annotated[StrictStr, Field(min_length=1)]
     claim_hash: PrefixedDigest
-    kind: Annotated[MissingKind, BeforeValidator(lambda v: MissingKind(v) if isinstance(v, str) else v)]
+    kind: Annotated[MissingKind, enum_from_str(MissingKind)]
     basis: MissingBasis
     created_at: Timestamp
 
@@ -97,8 +102,8 @@ class Hit(BaseModel):
 
     model_config = _FROZEN
     term: StrictStr
-    start: Annotated[StrictInt, Field(ge=0)]
-    end: Annotated[StrictInt, Field(ge=0)]
+    start: Offset
+    end: Offset
     match: Literal["exact", "normalized"]
 
 
@@ -116,9 +121,9 @@ class ReviewRecord(BaseModel):
     source_id: SourceId
     surface_manifest_hash: PrefixedDigest | None
     surface_complete: StrictBool
-    search_terms: Annotated[tuple[StrictStr, ...], BeforeValidator(_tuple)]
-    hits: Annotated[tuple[Hit, ...], BeforeValidator(_tuple)]
-    semantic_queries_declared_not_executed: Annotated[tuple[StrictStr, ...], BeforeValidator(_tuple)]
+    search_terms: Annotated[tuple[StrictStr, ...], BeforeValidator(list_as_tuple)]
+    hits: Annotated[tuple[Hit, ...], BeforeValidator(list_as_tuple)]
+    semantic_queries_declared_not_executed: Annotated[tuple[StrictStr, ...], BeforeValidator(list_as_tuple)]
     semantic_search_executed: Literal[False]
     review_contract_hash: PrefixedDigest
     executed_review_trace_hash: PrefixedDigest

@@ -324,6 +324,24 @@ def test_fifo_in_place_of_the_log_does_not_block(tmp_path: Path) -> None:
     assert outcome == ["refused", "refused"]
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX flock")
+def test_a_read_waits_for_an_append_in_progress(tmp_path: Path) -> None:
+    import fcntl
+
+    path = tmp_path / "events.jsonl"
+    _append(path, 1)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # an append holds the exclusive lock
+    states: list[int] = []
+    reader = threading.Thread(target=lambda: states.append(len(read_log(path).events)), daemon=True)
+    reader.start()
+    reader.join(timeout=0.5)
+    assert reader.is_alive() and not states
+    os.close(fd)
+    reader.join(timeout=5)
+    assert states == [1]
+
+
 # --- the line codec, as properties -----------------------------------------------------------
 
 _text = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)

@@ -37,7 +37,7 @@ def _page(body: str) -> str:
 @settings(max_examples=200, deadline=None)
 @given(_TEXT)
 def test_excerpts_round_trip_exactly(text: str) -> None:
-    scan = scan_page(_page("<p>" + excerpt_html(SID, 3, 3 + len(text), text) + "</p>"))
+    scan = scan_page(_page(f"<p>{excerpt_html(SID, 3, 3 + len(text), text)}</p>"))
     assert scan.malformed == []
     assert [(e.source_id, e.start, e.end, e.text, e.nested) for e in scan.excerpts] == [
         (SID, 3, 3 + len(text), text, False)
@@ -145,10 +145,10 @@ def test_mutated_pages_never_crash_the_scanner() -> None:
     rng = random.Random(11)
     base = _page(
         "<p>"
-        + excerpt_html(SID, 1, 4, "abc")
+        + str(excerpt_html(SID, 1, 4, "abc"))
         + "</p>"
-        + snapshot_html(SID, "x\r\nyz" * 3, {(1, 4)})
-        + windows_html(OTHER, "0123456789", {(2, 5)}, 1)
+        + str(snapshot_html(SID, "x\r\nyz" * 3, {(1, 4)}))
+        + str(windows_html(OTHER, "0123456789", {(2, 5)}, 1))
         + "".join(m for m, _ in HOSTILE)
     )
     refused = 0

@@ -221,7 +221,7 @@ def assemble(
     }
     trust = inputs.provenance.declared()
     if trust is not None:  # the trust policy: an input of the check, declared, never hashed
-        result["policy"] = trust
+        result["policy"] = trust.model_dump(mode="json")
     return Assembly(
         result=result,
         verdict=verdict,

@@ -26,6 +26,7 @@ from ..kernel.blobs import BlobChecker
 from ..kernel.canonical import parse_ts
 from ..kernel.models import Asset, Event, EventType, Snapshot
 from ..kernel.reasons import Reason
+from .result import ResultPolicy
 
 __all__ = ["Freshness", "Provenance", "SnapshotFacts", "freshness"]
 
@@ -87,14 +88,14 @@ class Provenance:
         checked = self.raw.checked()
         return [["raw", digest, checked[digest] or "ok"] for digest in sorted(checked)]
 
-    def declared(self) -> dict[str, Any] | None:
+    def declared(self) -> ResultPolicy | None:
         """The trust policy the result declares (``policy``), or None for unsigned provenance.
 
         The wiki's trusted keys are a declared input of the check, not of the run: they are not
         hashed into ``inputs_hash``, so a run's identity does not depend on the wiki around it,
         and a result assembled under other keys is named as such (C-ASSEMBLER), never "edited".
         """
-        return {"trusted_keys": self.trusted_keys.ids} if self.trusted_keys else None
+        return ResultPolicy(trusted_keys=tuple(self.trusted_keys.ids)) if self.trusted_keys else None
 
 
 def freshness(

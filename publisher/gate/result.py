@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 
-from ..kernel.models import Access, Paper, PrefixedDigest, SourceId, Timestamp
+from ..kernel.models import Access, Asset, Paper, PrefixedDigest, SourceId, Timestamp
 from ..kernel.reasons import Reason
 from ..runs import slug_problem
 
@@ -146,7 +146,7 @@ class ResultSource(BaseModel):
     access: Access | None
     origin: StrictStr | None
     paper: Paper | None
-    asset: dict[str, Any] | None
+    asset: Asset | None
     content_hash: PrefixedDigest | None
     record_hash: PrefixedDigest | None
     sealed: StrictBool

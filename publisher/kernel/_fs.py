@@ -1,11 +1,16 @@
-"""The only code that writes files: exclusive creation, atomic replacement, folder fsync.
+"""Careful files: the one reader of input files and the one writer of output files.
 
-It also holds the one careful reader of input files (:func:`read_regular`), which never blocks on
-a FIFO and never reads a folder or device in place of a file.
+:func:`read_regular` (over :func:`open_regular`) is how every module reads a file that comes from
+a wiki, a run or a site: it never blocks on a FIFO, never reads a folder or device in place of a
+file, refuses links where asked and stops at a size limit. :func:`hash_regular` is its streaming
+twin for stored files too large to hold (PDF assets, raw blobs).
 
-Every writer in the product goes through these helpers so that a crash at any instant leaves
-either the old bytes or the new bytes under a name, never a mixture, and never a half-written
-file under a final name.
+:func:`write_atomic` and :func:`create_exclusive` are the product's only temporary-file, fsync
+and rename (or link) sequence, so that a crash at any instant leaves either the old bytes or the
+new bytes under a name, never a mixture, and never a half-written file under a final name. Two
+writers stand apart on purpose: the hash-chained logs append one line under an exclusive lock
+(``kernel/eventlog.py``: a log is never rewritten), and a built site is published by swapping
+whole folders (``site/build/publish.py``).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
-    "read_fd",
+    "open_regular",
     "create_exclusive",
     "write_atomic",
     "fsync_dir",
@@ -44,51 +49,80 @@ class NotRegularFileError(OSError):
 
 
 class FileTooLargeError(OSError):
-    """A file is larger than the reader accepts (it would stall or exhaust the reader)."""
+    """A file is larger than the reader accepts (it would stall or exhaust the reader).
 
-    def __init__(self, path: Path, limit: int) -> None:
+    ``size`` is the size the file stated when opened, or None when it grew past ``limit`` while
+    read.
+    """
+
+    def __init__(self, path: Path, limit: int, size: int | None = None) -> None:
         super().__init__(f"{path} is larger than {limit} bytes")
         self.limit = limit
+        self.size = size
 
 
-def read_fd(fd: int) -> bytes:
-    """Everything left to read from an open file descriptor, in 1 MB reads."""
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    return b"".join(chunks)
+def open_regular(
+    path: Path | str, flags: int = os.O_RDONLY, *, follow_symlinks: bool = True, mode: int = 0o644
+) -> tuple[int, os.stat_result]:
+    """Open a regular file fail-closed; returns the descriptor and its ``fstat``.
+
+    The one careful ``open`` of a file that comes from a wiki, a run or a site: it never blocks
+    on a FIFO (``O_NONBLOCK``), refuses a folder, FIFO or device (and a symbolic link, unless
+    ``follow_symlinks``) with :class:`NotRegularFileError`, and leaves other failures as the
+    OSError they are (FileNotFoundError when nothing is there). ``flags`` add to ``O_RDONLY``
+    for the event log's appends (``O_RDWR | O_APPEND | O_CREAT``, created with ``mode``).
+    """
+    flags |= os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags, mode)
+    except OSError as exc:
+        if not follow_symlinks and os.path.islink(path):
+            raise NotRegularFileError(Path(path), "a symbolic link") from exc
+        raise
+    try:
+        info = os.fstat(fd)
+        kind = info.st_mode
+        if not stat.S_ISREG(kind):
+            what = "a folder" if stat.S_ISDIR(kind) else "a FIFO" if stat.S_ISFIFO(kind) else "a special file"
+            raise NotRegularFileError(Path(path), what)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, info
 
 
-def read_regular(path: Path, *, follow_symlinks: bool = True, limit: int | None = None) -> bytes:
+def read_regular(
+    path: Path | str, *, follow_symlinks: bool = True, limit: int | None = None, shared_lock: bool = False
+) -> bytes:
     """The bytes of a regular file, without blocking on a FIFO or reading a device.
 
     Raises FileNotFoundError when nothing is there, :class:`NotRegularFileError` for anything
     that is not a regular file (a symbolic link too, unless ``follow_symlinks``),
-    :class:`FileTooLargeError` with ``limit`` for a file larger than ``limit`` bytes (also one that grows past it while
-    read), and OSError for other failures.
+    :class:`FileTooLargeError` with ``limit`` for a file larger than ``limit`` bytes (also one
+    that grows past it while read), and OSError for other failures. ``shared_lock`` holds a
+    shared :func:`lock` while reading, so that an append under the exclusive one (the event log)
+    is never seen half-written. One ``fstat`` per file, and no copy of the bytes: the first read
+    asks for the stated size plus one byte (to notice growth), which usually returns the whole
+    file, and joining a single chunk returns it as it is.
     """
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    fd, info = open_regular(path, follow_symlinks=follow_symlinks)
     try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if not follow_symlinks and os.path.islink(path):
-            raise NotRegularFileError(path, "a symbolic link") from exc
-        raise
-    try:
-        kind = os.fstat(fd).st_mode
-        if not stat.S_ISREG(kind):
-            what = "a folder" if stat.S_ISDIR(kind) else "a FIFO" if stat.S_ISFIFO(kind) else "a special file"
-            raise NotRegularFileError(path, what)
-        if limit is None:
-            return read_fd(fd)
-        if os.fstat(fd).st_size > limit:
-            raise FileTooLargeError(path, limit)
-        chunks, size = [], 0
-        while chunk := os.read(fd, min(1 << 20, limit + 1 - size)):
+        size = info.st_size
+        if limit is not None and size > limit:
+            raise FileTooLargeError(Path(path), limit, size)
+        if shared_lock:
+            lock(fd, shared=True)
+        cap = limit + 1 if limit is not None else None  # one byte past the limit proves it exceeded
+        step = max(size + 1, 1 << 16)
+        chunks, total = [], 0
+        while cap is None or total < cap:
+            chunk = os.read(fd, step if cap is None else min(step, cap - total))
+            if not chunk:
+                break
             chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise FileTooLargeError(path, limit)
+            total += len(chunk)
+        if limit is not None and total > limit:
+            raise FileTooLargeError(Path(path), limit)
         return b"".join(chunks)
     finally:
         os.close(fd)
@@ -99,14 +133,13 @@ def hash_regular(path: Path | str) -> str | None:
 
     None when nothing is there, when the name is a symbolic link, a folder, a FIFO or a device,
     or when it cannot be read: the one hashing reader of stored files (PDF assets, raw blobs).
+    It streams rather than calling :func:`read_regular`, so a large PDF is never held in memory.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd, _info = open_regular(path, follow_symlinks=False)
     except (OSError, ValueError):  # ValueError: a NUL in a recorded path
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
         digest = hashlib.sha256()
         while chunk := os.read(fd, 1 << 20):
             digest.update(chunk)

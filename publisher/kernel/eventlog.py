@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -169,7 +168,8 @@ def append_chained(
     digest of that line's exact bytes) and returns it with its line (newline included);
     ``parse`` reads the last line back. A torn or invalid last line refuses the append
     (:class:`EventLogError`) until a person resolves it. ``events.jsonl`` and the wiki's
-    ``assessments.jsonl`` are both written here.
+    ``assessments.jsonl`` are both written here. It writes the line itself rather than through
+    :func:`~publisher.kernel._fs.write_atomic`: a log only ever grows by a line, never replaced.
     """
     created = not os.path.lexists(path)
     fd = _open_log(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
@@ -208,31 +208,32 @@ def append_chained(
     return entry
 
 
+def _refused(path: Path, exc: OSError, doing: str) -> EventLogError:
+    """The log's own refusal of a name the careful reader turned down (link, folder, FIFO, I/O)."""
+    if isinstance(exc, _fs.NotRegularFileError):
+        return EventLogError(f"{path}: the event log is {exc.what}, not a regular file", path=str(path))
+    return EventLogError(f"{path}: the event log cannot be {doing} ({exc.strerror or exc})", path=str(path))
+
+
 def _open_log(path: Path, flags: int) -> int:
-    """Open the log itself: never through a symbolic link, never a FIFO or a folder."""
+    """Open the log itself through the careful open: never through a link, a FIFO or a folder."""
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+        fd, _info = _fs.open_regular(path, flags, follow_symlinks=False, mode=0o644)
     except FileNotFoundError:
         raise
     except OSError as exc:
-        raise EventLogError(f"{path}: the event log cannot be opened ({exc.strerror})", path=str(path)) from exc
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise EventLogError(f"{path}: the event log is not a regular file", path=str(path))
+        raise _refused(path, exc, "opened") from exc
     return fd
 
 
 def _read_locked(path: Path) -> bytes | None:
     """The whole log under a shared lock, so an append in progress is never seen half-written."""
     try:
-        fd = _open_log(path, os.O_RDONLY)
+        return _fs.read_regular(path, follow_symlinks=False, shared_lock=True)
     except FileNotFoundError:
         return None
-    try:
-        _fs.lock(fd, shared=True)
-        return _fs.read_fd(fd)
-    finally:
-        os.close(fd)
+    except OSError as exc:
+        raise _refused(path, exc, "read") from exc
 
 
 @dataclass

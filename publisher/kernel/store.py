@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,19 +88,25 @@ def _corrupt(source_id: str, why: str, **facts: Any) -> IntegrityError:
 
 
 def _read_bytes(path: str, source_id: str, max_bytes: int) -> bytes:
-    """Read a snapshot file without following links or blocking on special files."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    """Read a snapshot file through the careful reader (no links, no special files, at most
+    ``max_bytes``) and name each refusal with the snapshot's reason code."""
     try:
-        fd = os.open(path, flags)
+        return _fs.read_regular(path, follow_symlinks=False, limit=max_bytes)
     except FileNotFoundError as exc:
         raise IntegrityError(
             f"no snapshot {source_id} in the run's {os.path.basename(os.path.dirname(path)) or 'sources'}/",
             reason=Reason.UNKNOWN_SOURCE,
             source_id=source_id,
         ) from exc
+    except _fs.NotRegularFileError as exc:
+        raise _corrupt(source_id, f"is {exc.what}, not a regular file") from exc
+    except _fs.FileTooLargeError as exc:
+        if exc.size is None:
+            raise _corrupt(source_id, f"grew past the {max_bytes} byte limit while read") from exc
+        raise _corrupt(source_id, f"is {exc.size} bytes, over the {max_bytes} limit") from exc
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise _corrupt(source_id, "is a symbolic link, not a file") from exc
+            raise _corrupt(source_id, "is a symbolic link, not a regular file") from exc
         if exc.errno == errno.ENOTDIR:
             raise IntegrityError(
                 f"no snapshot {source_id}: the run's {os.path.basename(os.path.dirname(path)) or 'sources'}/ "
@@ -109,30 +114,7 @@ def _read_bytes(path: str, source_id: str, max_bytes: int) -> bytes:
                 reason=Reason.UNKNOWN_SOURCE,
                 source_id=source_id,
             ) from exc
-        raise ResourceError(f"snapshot {source_id} cannot be opened: {exc.strerror}", source_id=source_id) from exc
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise _corrupt(source_id, "is not a regular file")
-        if info.st_size > max_bytes:
-            raise _corrupt(source_id, f"is {info.st_size} bytes, over the {max_bytes} limit")
-        chunks = []
-        remaining = max_bytes + 1
-        # One read of the stated size (plus one byte, to notice growth) usually returns the whole
-        # file, and joining a single chunk does not copy it.
-        step = max(info.st_size + 1, 1 << 16)
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, step))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
-        if len(data) > max_bytes:
-            raise _corrupt(source_id, f"grew past the {max_bytes} byte limit while read")
-        return data
-    finally:
-        os.close(fd)
+        raise ResourceError(f"snapshot {source_id} cannot be read: {exc.strerror or exc}", source_id=source_id) from exc
 
 
 def verify_record(raw: Any, expected_id: str | None, *, canonical_body: bytes | None = None) -> Snapshot:

@@ -21,8 +21,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from markupsafe import Markup
-
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
 from ...wiki.evidence import ConceptEvidence, RunEvidence, WikiCheck
@@ -146,7 +144,7 @@ class SiteModel(PageModel):
                 page.excerpts[key] += 1
                 items.append(
                     {
-                        "excerpt": Markup(excerpt_html(ref.source_id, ref.start, ref.end, excerpt)),
+                        "excerpt": excerpt_html(ref.source_id, ref.start, ref.end, excerpt),
                         "context": self.contexts.around(ref.source_id, ref.start, ref.end),
                         "href": self.href(page.src_uri, source_uri(ref.source_id), f"span-{ref.start}-{ref.end}"),
                         "source_id": ref.source_id,
@@ -220,7 +218,8 @@ class SiteModel(PageModel):
             content = value() if callable(value) else value
             if match.group(1) and match.group(3):
                 return content
-            return (match.group(1) or "") + content + (match.group(3) or "")
+            # join, not +: a Markup value would escape the paragraph tags it is added to
+            return "".join((match.group(1) or "", content, match.group(3) or ""))
 
         filled = pattern.sub(replace, html)
         wrong = [t for t in page.slots if seen[t] != 1] + [t for t in seen if t not in page.slots]

@@ -218,8 +218,9 @@ class EvidenceBuild:
             add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
             if self.model.has_claims:
                 add_claims_json(files, config, claims_json(self.model))
-        except PublisherError as exc:
-            raise refuse("evidence pages", [error_finding(exc, ".", "C-BUILD")]) from exc
+        except PublisherError as exc:  # a file of docs/ in the way of one the build publishes
+            where = str(exc.context.get("path", "docs"))
+            raise refuse("evidence pages", [error_finding(exc, where, "C-BUILD")]) from exc
         return files
 
     @event_priority(LAST)

@@ -1,7 +1,7 @@
 """What an evidence build adds to MkDocs' own: in the config, the reader's stylesheets and script,
 the offline and escaping settings and the prose marker extension (:func:`wire_config`); in the
 files, the generated pages, the static files and the published snapshot records
-(:func:`add_site_files`). A file of ``docs/`` in the way of any of them is refused (UsageError),
+(:func:`add_site_files`). A file of ``docs/`` in the way of any of them is refused (UsageError, its ``path`` the file),
 never silently replaced or shadowed by a generated one."""
 
 from __future__ import annotations
@@ -56,9 +56,10 @@ def add_site_files(
         generated = File.generated(config, page.src_uri, content=page.markdown, inclusion=inclusion)
         clash = taken.get(generated.dest_uri) or files.get_file_from_path(page.src_uri)
         if clash is not None:
+            where = f"docs/{clash if isinstance(clash, str) else page.src_uri}"
             raise UsageError(
-                f"docs/{clash if isinstance(clash, str) else page.src_uri} would produce "
-                f"{generated.dest_uri}, a page the evidence hook generates; rename or remove it"
+                f"{where} would produce {generated.dest_uri}, a page the evidence hook generates; rename or remove it",
+                path=where,
             )
         files.append(generated)
     if files.get_file_from_path(CSS_URI) is None:
@@ -72,7 +73,9 @@ def add_site_files(
         written_later += [record_js_uri(sid)] if offline else []
     for uri in [*written_later, *(record_uri(sid) for sid in sorted(sources))]:
         if files.get_file_from_path(uri) is not None:
-            raise UsageError(f"docs/{uri} collides with a file the evidence hook publishes; rename or remove it")
+            raise UsageError(
+                f"docs/{uri} collides with a file the evidence hook publishes; rename or remove it", path=f"docs/{uri}"
+            )
     for sid, info in sorted(sources.items()):
         source = os.fspath(Path(info.sources_dir) / f"{sid}.json")
         files.append(File.generated(config, record_uri(sid), abs_src_path=source))
@@ -83,5 +86,6 @@ def add_claims_json(files: Files, config: Any, content: str) -> None:
     from ..pages.claims import CLAIMS_JSON_URI
 
     if files.get_file_from_path(CLAIMS_JSON_URI) is not None:
-        raise UsageError(f"docs/{CLAIMS_JSON_URI} collides with the file the evidence hook publishes; rename it")
+        where = f"docs/{CLAIMS_JSON_URI}"
+        raise UsageError(f"{where} collides with the file the evidence hook publishes; rename it", path=where)
     files.append(File.generated(config, CLAIMS_JSON_URI, content=content))

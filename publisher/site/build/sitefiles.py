@@ -1,8 +1,8 @@
 """What an evidence build adds to MkDocs' own: in the config, the reader's stylesheets and script,
 the offline and escaping settings and the prose marker extension (:func:`wire_config`); in the
 files, the generated pages, the static files and the published snapshot records
-(:func:`add_site_files`). A file of ``docs/`` in the way of any of them is refused (UsageError, its ``path`` the file),
-never silently replaced or shadowed by a generated one."""
+(:func:`add_site_files`). A file of ``docs/`` in the way of any of them is refused (UsageError,
+its ``path`` the file), never silently replaced or shadowed by a generated one."""
 
 from __future__ import annotations
 

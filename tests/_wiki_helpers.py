@@ -454,16 +454,12 @@ def refused_build(wiki: Path, **overrides: Any) -> tuple[Finding, ...]:
 def build_findings(error: BaseException) -> tuple[Finding, ...]:
     """The findings of the evidence refusal behind ``error`` (MkDocs turns the plugin's error
     into an ``Abort`` raised while handling it, so the refusal is its context)."""
-    from publisher.site.build.refusal import EvidenceBuildError
+    from publisher.site.build.refusal import refusal_of
 
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        if isinstance(current, EvidenceBuildError):
-            return current.findings
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    raise AssertionError(f"the build failed without an evidence refusal: {error!r}")
+    refusal = refusal_of(error)
+    if refusal is None:
+        raise AssertionError(f"the build failed without an evidence refusal: {error!r}")
+    return refusal.findings
 
 
 def finding_of(data: dict[str, Any]) -> Finding:

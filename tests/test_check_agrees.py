@@ -106,3 +106,14 @@ def test_a_strict_wiki_with_a_broken_link_is_refused_by_check_as_by_the_build(tm
     done = cli("check", "--wiki", wiki, "--json")
     assert done.status == 1
     assert [f["check"] for f in json.loads(done.out)["findings"]] == ["C-BUILD"]
+
+
+def test_a_refusal_past_the_wiki_check_is_the_same_finding_in_check_and_build(tmp_path: Path, cli: Cli) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    promote(sample_run(wiki).run.path, wiki)
+    (wiki / "docs" / "concepts.md").write_text("# Mine\n", encoding="utf-8")  # where a generated page goes
+    done = cli("check", "--wiki", wiki, "--json")
+    assert done.status == 1
+    refused = [f.to_dict() for f in refused_build(wiki)]
+    assert json.loads(done.out)["findings"] == refused
+    assert [(f["check"], f["file"]) for f in refused] == [("C-BUILD", "docs/concepts.md")]

@@ -32,7 +32,15 @@ from ...kernel.errors import PublisherError
 from ...kernel.findings import Finding, grouped_lines, summary
 from ...kernel.text import one_line
 
-__all__ = ["EvidenceBuildError", "FINDING_LINE", "refuse", "refusal_text", "finding_json", "error_finding"]
+__all__ = [
+    "EvidenceBuildError",
+    "FINDING_LINE",
+    "refuse",
+    "refusal_of",
+    "refusal_text",
+    "finding_json",
+    "error_finding",
+]
 
 FINDING_LINE = "evidence finding: "
 """What starts each machine-readable finding line of a refused build (followed by its JSON)."""
@@ -64,6 +72,19 @@ class EvidenceBuildError(PluginError):
         if not self.findings:
             raise ValueError(f"{phase}: a refusal names at least one finding")
         super().__init__(refusal_text(phase, self.findings))
+
+
+def refusal_of(error: BaseException) -> EvidenceBuildError | None:
+    """The refusal behind ``error``: itself, or the one MkDocs was handling when it raised ``error``
+    (its ``Abort`` after a ``PluginError``); None for any other failure."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, EvidenceBuildError):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def finding_json(finding: Finding) -> str:

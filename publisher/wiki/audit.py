@@ -165,8 +165,8 @@ def refetch_audit(
             try:
                 snap = run.store.read(sid)
             except PublisherError as exc:
-                file = _relative(run.sources_dir / f"{sid}.json", root)
-                audit.problems.append(_problem(exc, file, rel, "C-SNAPSHOT", source_id=sid))
+                where = _relative(run.sources_dir / f"{sid}.json", root)
+                audit.problems.append(_problem(exc, where, rel, "C-SNAPSHOT", source_id=sid))
                 continue
             if not snap.url.startswith(_PUBLIC):
                 audit.skipped.append({"run": slug, "source_id": sid, "url": snap.url, "why": "not a public URL"})

@@ -77,5 +77,6 @@ def _audit_refetch(args: argparse.Namespace) -> int:
         if entry.status != "identical":
             lines.append(f"              {show(entry.detail)}")
     lines += [f"  problem: {show(p.one_line())}" for p in audit.problems]
-    emit(args, audit.to_json(), "\n".join(lines))
+    report = audit.to_json() | {"problems": [p.one_line() for p in audit.problems]}
+    emit(args, report, "\n".join(lines))
     return 0 if audit.clean else 1

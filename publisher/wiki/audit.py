@@ -78,13 +78,11 @@ class Audit:
         return not self.problems and all(e.status == "identical" for e in self.entries)
 
     def to_json(self) -> dict[str, Any]:
-        """Machine-readable report for ``--json``: ``problems`` one line per finding (as the human
-        report prints it), ``findings`` the same findings with their fields."""
+        """Machine-readable report for ``--json`` (the command adds each problem as a line of text)."""
         return {
             "counts": self.counts,
             "sources": [asdict(e) for e in self.entries],
             "skipped": self.skipped,
-            "problems": [f.one_line() for f in self.problems],
             "findings": [f.to_dict() for f in self.problems],
         }
 

@@ -690,3 +690,12 @@ def test_helper_takes_one_report_at_a_time_and_a_report_not_started_renders_here
     assert pool.jobs.count("render_report_page") == 2, "the third report was rendered in-process"
     helper.close()
     pool.shutdown()
+
+
+def test_a_site_dir_that_cannot_be_staged_is_one_publication_finding(tmp_path: Path) -> None:
+    wiki = _wiki(tmp_path)
+    (wiki / "out").write_text("a file where the site's folder goes", encoding="utf-8")
+    with (wiki / "mkdocs.yml").open("a", encoding="utf-8") as config:
+        config.write("site_dir: out/site\n")
+    assert [(f.check, f.file) for f in refused_build(wiki)] == [("C-PUBLISH", "out/site")]
+    assert (wiki / "out").read_text(encoding="utf-8") == "a file where the site's folder goes"

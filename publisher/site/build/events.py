@@ -127,8 +127,13 @@ class EvidenceBuild:
         self.site = site
         self.offline = policy.offline
         self.web_fonts = policy.web_fonts
-        publish.sweep_stale(self.site)
-        self.staging = publish.new_staging(self.site)
+        try:
+            publish.sweep_stale(self.site)
+            self.staging = publish.new_staging(self.site)
+        except OSError as exc:
+            detail = f"could not make a staging folder beside the site: {exc.strerror or exc}"
+            where = _relative(site, wiki_root)
+            raise refuse("evidence publication", [Finding(None, where, detail, check="C-PUBLISH")]) from exc
         config.site_dir = str(self.staging)
         self.trusted = wire_config(config, offline=self.offline, web_fonts=self.web_fonts)
         self.counter = CountHandler()

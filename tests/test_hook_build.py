@@ -517,6 +517,12 @@ def test_docs_page_colliding_with_generated_page_fails(tmp_path: Path) -> None:
     (wiki / "docs" / "concepts.md").write_text("# Mine\n", encoding="utf-8")
     assert [(f.check, f.file) for f in refused_build(wiki)] == [("C-BUILD", "docs/concepts.md")]
     _assert_untouched(wiki, before)
+    sid = next((wiki / "site" / "sources").glob("src-*/record.json")).parent.name
+    (wiki / "docs" / "sources" / sid).mkdir(parents=True)
+    (wiki / "docs" / "sources" / sid / "record.json").write_text("{}", encoding="utf-8")
+    found = {(f.check, f.file) for f in refused_build(wiki)}  # every file in the way, not the first
+    assert found == {("C-BUILD", "docs/concepts.md"), ("C-BUILD", f"docs/sources/{sid}/record.json")}
+    _assert_untouched(wiki, before)
 
 
 _MOVE_SITE_DIR = """

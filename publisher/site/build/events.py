@@ -219,13 +219,11 @@ class EvidenceBuild:
             if path is not None and path.is_relative_to(docs):
                 rel = os.path.relpath(path, root).replace(os.sep, "/")
                 self.prose += check_static(rel, path, own_css=own_css, dest=file.src_uri)
-        try:
-            add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
-            if self.model.has_claims:
-                add_claims_json(files, config, claims_json(self.model))
-        except PublisherError as exc:  # a file of docs/ in the way of one the build publishes
-            where = str(exc.context.get("path", "docs"))
-            raise refuse("evidence pages", [error_finding(exc, where, "C-BUILD")]) from exc
+        in_the_way = add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
+        if self.model.has_claims:
+            in_the_way += add_claims_json(files, config, claims_json(self.model))
+        if in_the_way:  # files of docs/ where the build publishes its own
+            raise refuse("evidence pages", in_the_way)
         return files
 
     @event_priority(LAST)

@@ -287,3 +287,12 @@ def test_the_source_page_states_the_declared_surface(cw: ClaimsWiki) -> None:
     undeclared = (site / cw.b_full / "index.html").read_text(encoding="utf-8")
     assert "whole text, not declared complete" in undeclared
     assert "Declared surface" not in (site / cw.a_abstract / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_docs_claims_json_is_a_finding_and_the_site_stays(cli: Cli, cw: ClaimsWiki) -> None:
+    assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0]).status == 0
+    build_wiki(cw.wiki)
+    before = tree_digest(cw.wiki / "site")
+    (cw.wiki / "docs" / "claims.json").write_text("[]", encoding="utf-8")
+    assert [(f.check, f.file) for f in refused_build(cw.wiki)] == [("C-BUILD", "docs/claims.json")]
+    assert tree_digest(cw.wiki / "site") == before and leftovers(cw.wiki) == []

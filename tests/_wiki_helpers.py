@@ -6,6 +6,7 @@ promotion and the build refuse it (C-ASSEMBLER); tests that attack results edit 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -19,6 +20,8 @@ from publisher.gate.inputs import RunOptions
 from publisher.gate.result import Result
 from publisher.kernel.canonical import canonical_bytes, sha256_hex
 from publisher.kernel.eventlog import append_event
+from publisher.kernel.findings import Finding
+from publisher.kernel.reasons import Reason
 from publisher.kernel.store import build_record
 from publisher.runs import Run, init_run
 
@@ -435,6 +438,54 @@ def build_wiki(wiki: Path, **overrides: Any) -> Any:
     finally:
         config.plugins.on_shutdown()
     return config
+
+
+def refused_build(wiki: Path, **overrides: Any) -> tuple[Finding, ...]:
+    """Build ``wiki`` in-process (:func:`build_wiki`), which must be refused; the findings of the
+    refusal (fails the test when the build passes or fails without an evidence refusal)."""
+    import pytest
+    from mkdocs.exceptions import Abort, PluginError
+
+    with pytest.raises((Abort, PluginError)) as info:
+        build_wiki(wiki, **overrides)
+    return build_findings(info.value)
+
+
+def build_findings(error: BaseException) -> tuple[Finding, ...]:
+    """The findings of the evidence refusal behind ``error`` (MkDocs turns the plugin's error
+    into an ``Abort`` raised while handling it, so the refusal is its context)."""
+    from publisher.site.build.refusal import refusal_of
+
+    refusal = refusal_of(error)
+    if refusal is None:
+        raise AssertionError(f"the build failed without an evidence refusal: {error!r}")
+    return refusal.findings
+
+
+def finding_of(data: dict[str, Any]) -> Finding:
+    """A finding read back from its JSON (``Finding.to_dict``: ``publisher check --json`` and the
+    build's ``evidence finding:`` lines)."""
+    names = {f.name for f in dataclasses.fields(Finding)} - {"reason"}
+    code = data["reason_code"]
+    return Finding(Reason(code) if code is not None else None, **{name: data[name] for name in names})
+
+
+def logged_findings(output: str) -> list[Finding]:
+    """The findings a refused ``mkdocs build -v`` logged, one ``evidence finding:`` line of JSON
+    each (:mod:`publisher.site.build.refusal`), read back in order."""
+    from publisher.site.build.refusal import FINDING_LINE
+
+    found = []
+    for line in output.splitlines():
+        at = line.find(FINDING_LINE)
+        if at >= 0:
+            found.append(finding_of(json.loads(line[at + len(FINDING_LINE) :])))
+    return found
+
+
+def codes(findings: Any) -> set[str]:
+    """The codes (reason code, else check id) of ``findings``."""
+    return {f.code for f in findings}
 
 
 def count_asset_hashes(monkeypatch: Any) -> list[str]:

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 from _provenance_helpers import OTHER_PAGE, PAGE, make_wiki, serve, write_extraction
-from _wiki_helpers import tree_digest
+from _wiki_helpers import finding_of, tree_digest, writable
 from conftest import CliResult, minimal_pdf
 
+from publisher.acquire.http import HttpResult
 from publisher.acquire.sources import add_local_pdf, fetch
 from publisher.gate.assemble import assemble_run
 from publisher.wiki.audit import refetch_audit
@@ -69,3 +70,31 @@ def test_a_wiki_whose_pages_still_agree_is_clean(tmp_path: Path, cli: Cli) -> No
 def test_audit_of_a_missing_wiki_is_a_usage_error(tmp_path: Path, cli: Cli) -> None:
     result = cli("audit", "refetch", "--wiki", tmp_path / "nowhere")
     assert result.status == 2 and len(result.err_lines) == 1
+
+
+def test_what_cannot_be_audited_is_a_finding_naming_its_file_and_run(tmp_path: Path, cli: Cli) -> None:
+    wiki, run = make_wiki(tmp_path / "wiki")
+    with serve() as pages:
+        pages.pages["/p"] = ("text/plain; charset=utf-8", PAGE.encode())
+        sid = fetch(run, pages.url("/p")).snapshot.source_id
+        write_extraction(run, sid, 0, 5)
+        assemble_run(run)
+    rel = run.path.relative_to(wiki).as_posix()
+    (run.sources_dir / f"{sid}.json").unlink()
+
+    def offline(url: str) -> HttpResult:
+        raise AssertionError(f"{url} was fetched although its snapshot is gone")
+
+    audit = refetch_audit(wiki, fetcher=offline)
+    assert not audit.clean and audit.entries == []
+    (gone,) = audit.problems
+    assert (gone.check, gone.file, gone.run, gone.source_id) == ("C-SNAPSHOT", f"{rel}/sources/{sid}.json", rel, sid)
+    assert gone.reason is not None
+
+    writable(run.result_path).write_text("{", encoding="utf-8")
+    result = cli("audit", "refetch", "--wiki", wiki, "--json")
+    assert result.status == 1
+    (unreadable,) = [finding_of(data) for data in result.json()["findings"]]
+    assert (unreadable.file, unreadable.run, unreadable.source_id) == (f"{rel}/outputs/result.json", rel, None)
+    assert result.json()["problems"] == [unreadable.one_line()]
+    assert str(tmp_path) not in result.out

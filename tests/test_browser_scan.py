@@ -67,7 +67,7 @@ def _lexbor_view(page: str) -> dict[str, Any]:
 
 
 def _refused(page: str) -> bool:
-    return bool(seal_page(scan_page(page), "p/index.html", {}, {}, None, Counter()).problems)
+    return bool(seal_page(scan_page(page), "p/index.html", {}, {}, None, Counter()).findings)
 
 
 class _Chromium:

@@ -13,9 +13,8 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
-from _wiki_helpers import build_wiki, leftovers, tree_digest
+from _wiki_helpers import build_wiki, leftovers, refused_build, tree_digest
 from conftest import CliResult
-from mkdocs.exceptions import Abort
 
 from publisher.kernel.eventlog import append_event
 from publisher.kernel.models import Receipt
@@ -210,8 +209,10 @@ def test_tampered_front_matter_fails_the_build_with_the_site_untouched(cli: Cli,
     before = tree_digest(cw.wiki / "site")
     text = cw.concept.read_text(encoding="utf-8")
     cw.concept.write_text(text.replace(f"- {cw.labels[0]}\n", f"- {cw.labels[1]}\n", 1), encoding="utf-8")
-    with pytest.raises(Abort):
-        build_wiki(cw.wiki)
+    found = [(f.check, f.file) for f in refused_build(cw.wiki)]
+    assert found and all(
+        check == "C-CLAIM" and file == cw.concept.relative_to(cw.wiki).as_posix() for check, file in found
+    )
     assert tree_digest(cw.wiki / "site") == before
     assert leftovers(cw.wiki) == []
 
@@ -286,3 +287,12 @@ def test_the_source_page_states_the_declared_surface(cw: ClaimsWiki) -> None:
     undeclared = (site / cw.b_full / "index.html").read_text(encoding="utf-8")
     assert "whole text, not declared complete" in undeclared
     assert "Declared surface" not in (site / cw.a_abstract / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_docs_claims_json_is_a_finding_and_the_site_stays(cli: Cli, cw: ClaimsWiki) -> None:
+    assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0]).status == 0
+    build_wiki(cw.wiki)
+    before = tree_digest(cw.wiki / "site")
+    (cw.wiki / "docs" / "claims.json").write_text("[]", encoding="utf-8")
+    assert [(f.check, f.file) for f in refused_build(cw.wiki)] == [("C-BUILD", "docs/claims.json")]
+    assert tree_digest(cw.wiki / "site") == before and leftovers(cw.wiki) == []

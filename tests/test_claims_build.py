@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import CONCEPT, claims_wiki
-from _wiki_helpers import leftovers, tree_digest
+from _wiki_helpers import leftovers, logged_findings, tree_digest
 from conftest import CliResult
 from test_claims_assess import assess
 
@@ -32,7 +32,7 @@ def _as_plugin(wiki: Path) -> None:
 
 def _build(tool: str, wiki: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(BIN / tool), "build", "--strict", "-f", "mkdocs.yml"],
+        [str(BIN / tool), "build", "--strict", "-v", "-f", "mkdocs.yml"],
         cwd=wiki, capture_output=True, text=True, check=False, timeout=600,
     )  # fmt: skip
 
@@ -57,7 +57,7 @@ def test_tampered_front_matter_fails_every_build_with_the_site_untouched(
     cw.concept.write_text(text.replace("status: supported", "status: contradicted"), encoding="utf-8")
     done = _build(tool, cw.wiki)
     assert done.returncode != 0
-    assert "C-CLAIM" in done.stderr and "ASSESSMENT_MISMATCH" in done.stderr
+    assert [(f.check, f.field) for f in logged_findings(done.stderr)] == [("C-CLAIM", "ASSESSMENT_MISMATCH")]
     assert tree_digest(site) == before and leftovers(cw.wiki) == []
 
 

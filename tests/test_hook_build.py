@@ -23,9 +23,13 @@ from _wiki_helpers import (
     TRICKY,
     WARNING_HOOK,
     RunBuilder,
+    build_findings,
     build_wiki,
+    codes,
     leftovers,
+    logged_findings,
     make_wiki,
+    refused_build,
     sample_run,
     tamper,
     tree_digest,
@@ -186,31 +190,29 @@ def test_new_wiki_without_runs_builds(tmp_path: Path, mkdocs_log: list[str]) -> 
         "pdf-asset",
     ],
 )
-def test_tampering_fails_build_and_keeps_old_site(tmp_path: Path, kind: str, mkdocs_log: list[str]) -> None:
+def test_tampering_fails_build_and_keeps_old_site(tmp_path: Path, kind: str) -> None:
     rb = _sample(tmp_path)
     wiki = rb.wiki
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
     reason = tamper(kind, rb)
-    with pytest.raises(Abort):
-        build_wiki(wiki)
+    findings = refused_build(wiki)
     _assert_untouched(wiki, before)
-    failure = "\n".join(m for m in mkdocs_log if "evidence check failed" in m)
-    assert reason in failure
-    assert "concepts/alpha.md" in failure or "runs/alpha" in failure
+    assert reason in codes(findings)
+    assert {f.file for f in findings if f.code == reason} & {"concepts/alpha.md"} or any(
+        f.run == "runs/alpha" for f in findings if f.code == reason
+    ), findings
 
 
-def test_failure_lists_every_finding(tmp_path: Path, mkdocs_log: list[str]) -> None:
+def test_failure_lists_every_finding(tmp_path: Path) -> None:
     wiki, before = _published(tmp_path)
     (pdf,) = (wiki / "assets" / "papers").glob("*.pdf")
     pdf.write_bytes(b"changed")
     path = wiki / "concepts" / "alpha.md"
     path.write_text(path.read_text(encoding="utf-8").replace("#12-166", "#12-167"), encoding="utf-8")
-    with pytest.raises(Abort):
-        build_wiki(wiki)
-    failure = "\n".join(m for m in mkdocs_log if "evidence check failed" in m)
-    assert "ASSET_HASH_MISMATCH" in failure and "SOURCE_OUTSIDE_ACCEPTED" in failure
-    assert "footnote [^alpha-extraction-pmid-111-1]" in failure
+    findings = refused_build(wiki)
+    assert {"ASSET_HASH_MISMATCH", "SOURCE_OUTSIDE_ACCEPTED"} <= codes(findings)
+    assert "alpha-extraction-pmid-111-1" in {f.label for f in findings if f.code == "SOURCE_OUTSIDE_ACCEPTED"}
     _assert_untouched(wiki, before)
 
 
@@ -270,13 +272,33 @@ def test_strict_warning_keeps_old_site_and_plain_build_publishes(tmp_path: Path)
     assert leftovers(wiki) == []
 
 
-def test_plugin_altering_an_excerpt_fails_the_seal(tmp_path: Path, mkdocs_log: list[str]) -> None:
+def test_plugin_altering_an_excerpt_fails_the_seal(tmp_path: Path) -> None:
     wiki = _with_hook(tmp_path, _SMARTEN_HTML)
     before = tree_digest(wiki / "site")
-    with pytest.raises(Abort):
-        build_wiki(wiki)
+    findings = refused_build(wiki)
     _assert_untouched(wiki, before)
-    assert any("evidence seal" in m and "EXCERPT_MISMATCH" in m for m in mkdocs_log)
+    assert findings and {f.reason for f in findings} == {Reason.EXCERPT_MISMATCH}
+
+
+_FAKE_ON_EVERY_PAGE = """
+def on_post_page(output, page, config):
+    fake = '<span class="evidence-excerpt" data-source-id="src-' + '0' * 64 + '" data-start="0" data-end="3">abc</span>'
+    return output.replace("</body>", fake + "</body>")
+"""
+
+
+def test_the_seal_refuses_every_bad_page_at_once(tmp_path: Path) -> None:
+    """The seal is not stopped by its first bad page: one refusal names every page it found."""
+    wiki = _with_hook(tmp_path, _FAKE_ON_EVERY_PAGE)
+    before = tree_digest(wiki / "site")
+    pages = {name for name in before if name.endswith(".html") and name != "404.html"}
+    assert len(pages) > 3
+    findings = refused_build(wiki)
+    _assert_untouched(wiki, before)
+    assert {f.file for f in findings} == pages
+    assert {(f.reason, f.source_id, f.start, f.end) for f in findings} == {
+        (Reason.EXCERPT_MISMATCH, "src-" + "0" * 64, 0, 3)
+    }
 
 
 _FORGE_RECORD = """
@@ -294,7 +316,7 @@ def on_post_build(config):
 
 @pytest.mark.parametrize("helper", [False, True])
 def test_plugin_altering_a_published_record_fails_before_publication(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mkdocs_log: list[str], helper: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: bool
 ) -> None:
     """The record copies are re-verified once the pages are built, in-process or on the helpers."""
     from publisher.site.build import workers as hook
@@ -307,19 +329,18 @@ def test_plugin_altering_a_published_record_fails_before_publication(
         monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
     wiki = _with_hook(tmp_path, _FORGE_RECORD)
     before = tree_digest(wiki / "site")
-    with pytest.raises(Abort):
-        build_wiki(wiki)
+    findings = refused_build(wiki)
     _assert_untouched(wiki, before)
-    assert any("published snapshot record: SNAPSHOT_HASH_MISMATCH" in m for m in mkdocs_log), mkdocs_log
+    assert [(f.reason, f.check) for f in findings] == [(Reason.SNAPSHOT_HASH_MISMATCH, "C-PUBLISH")]
 
 
 def test_fake_excerpt_on_a_maintainer_page_fails(tmp_path: Path) -> None:
     wiki, before = _published(tmp_path)
     fake = '<span class="evidence-excerpt" data-source-id="src-' + "0" * 64 + '" data-start="0" data-end="3">abc</span>'
     (wiki / "docs" / "index.md").write_text(f"# Home\n\n{fake}\n", encoding="utf-8")
-    with pytest.raises(Abort):
-        build_wiki(wiki)
+    findings = refused_build(wiki)
     _assert_untouched(wiki, before)
+    assert {(f.check, f.file, f.line) for f in findings} == {("C-PROSE", "docs/index.md", 3)}
 
 
 def test_page_generation_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -371,9 +392,10 @@ def test_publication_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytest.
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(publish_module, "publish", broken)
-    with pytest.raises(PluginError, match="C-PUBLISH"):
+    with pytest.raises(PluginError) as refused:
         build_wiki(wiki)
     _assert_untouched(wiki, before)
+    assert [(f.check, f.file) for f in build_findings(refused.value)] == [("C-PUBLISH", "site")]
 
 
 def test_swap_without_exchange_keeps_the_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -381,9 +403,10 @@ def test_swap_without_exchange_keeps_the_old_site(tmp_path: Path, monkeypatch: p
     wiki, before = _published(tmp_path)
     monkeypatch.setattr(publish_module, "_exchange", lambda a, b: False)
     (wiki / "docs" / "index.md").write_text("# Home\n\nSecond.\n", encoding="utf-8")
-    with pytest.raises(PluginError, match="C-PUBLISH"):
+    with pytest.raises(PluginError) as refused:
         build_wiki(wiki)
     _assert_untouched(wiki, before)
+    assert [(f.check, f.file) for f in build_findings(refused.value)] == [("C-PUBLISH", "site")]
 
 
 def test_stale_staging_of_a_dead_build_is_swept(tmp_path: Path) -> None:
@@ -425,9 +448,9 @@ def test_mkdocs_cli_build_strict_and_failure(tmp_path: Path) -> None:
     before = tree_digest(wiki / "site")
     path = wiki / "concepts" / "alpha.md"
     path.write_text(path.read_text(encoding="utf-8").replace('"Intro.', '"Intr0.', 1), encoding="utf-8")
-    done = _mkdocs("build", cwd=wiki)
-    assert done.returncode == 1
-    assert "EXCERPT_MISMATCH" in done.stderr and "Traceback" not in done.stderr
+    done = _mkdocs("build", "-v", cwd=wiki)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert Reason.EXCERPT_MISMATCH in {f.reason for f in logged_findings(done.stderr)}
     _assert_untouched(wiki, before)
 
 
@@ -492,8 +515,13 @@ def test_mkdocs_serve_serves_the_site(tmp_path: Path) -> None:
 def test_docs_page_colliding_with_generated_page_fails(tmp_path: Path) -> None:
     wiki, before = _published(tmp_path)
     (wiki / "docs" / "concepts.md").write_text("# Mine\n", encoding="utf-8")
-    with pytest.raises(Abort):
-        build_wiki(wiki)
+    assert [(f.check, f.file) for f in refused_build(wiki)] == [("C-BUILD", "docs/concepts.md")]
+    _assert_untouched(wiki, before)
+    sid = next((wiki / "site" / "sources").glob("src-*/record.json")).parent.name
+    (wiki / "docs" / "sources" / sid).mkdir(parents=True)
+    (wiki / "docs" / "sources" / sid / "record.json").write_text("{}", encoding="utf-8")
+    found = {(f.check, f.file) for f in refused_build(wiki)}  # every file in the way, not the first
+    assert found == {("C-BUILD", "docs/concepts.md"), ("C-BUILD", f"docs/sources/{sid}/record.json")}
     _assert_untouched(wiki, before)
 
 
@@ -507,8 +535,7 @@ def on_config(config):
 def test_plugin_moving_site_dir_is_refused(tmp_path: Path) -> None:
     wiki = _with_hook(tmp_path, _MOVE_SITE_DIR)
     before = tree_digest(wiki / "site")
-    with pytest.raises(Abort):
-        build_wiki(wiki)
+    assert [(f.check, f.field) for f in refused_build(wiki)] == [("C-PUBLISH", "site_dir")]
     assert tree_digest(wiki / "site") == before
     assert [name for name in leftovers(wiki) if not name.endswith("-elsewhere")] == []
 
@@ -591,9 +618,7 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     assert _built_pages(wiki) == expected
 
 
-def test_a_source_text_failing_on_the_helper_fails_the_build(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_source_text_failing_on_the_helper_fails_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from publisher.site.build import workers as hook
 
     wiki, before = _published(tmp_path)
@@ -604,10 +629,11 @@ def test_a_source_text_failing_on_the_helper_fails_the_build(
         raise IntegrityError(f"snapshot {job.source_id} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH)
 
     monkeypatch.setattr(hook, "render_source_body", changed)
-    with pytest.raises(Abort):
-        build_wiki(wiki)
-    assert re.search(r"SNAPSHOT_HASH_MISMATCH: snapshot src-[0-9a-f]{64} changed during the build", caplog.text)
+    findings = refused_build(wiki)
     _assert_untouched(wiki, before)
+    sources = {name.split("/")[1] for name in before if name.startswith("sources/src-")}
+    assert {(f.reason, f.check) for f in findings} == {(Reason.SNAPSHOT_HASH_MISMATCH, "C-BUILD")}
+    assert {f.file for f in findings} == {f"sources/{sid}.md" for sid in sources}  # every page, not the first
 
 
 def test_helper_runs_a_few_chunks_ahead_and_pages_out_of_order_render_here(
@@ -670,3 +696,12 @@ def test_helper_takes_one_report_at_a_time_and_a_report_not_started_renders_here
     assert pool.jobs.count("render_report_page") == 2, "the third report was rendered in-process"
     helper.close()
     pool.shutdown()
+
+
+def test_a_site_dir_that_cannot_be_staged_is_one_publication_finding(tmp_path: Path) -> None:
+    wiki = _wiki(tmp_path)
+    (wiki / "out").write_text("a file where the site's folder goes", encoding="utf-8")
+    with (wiki / "mkdocs.yml").open("a", encoding="utf-8") as config:
+        config.write("site_dir: out/site\n")
+    assert [(f.check, f.file) for f in refused_build(wiki)] == [("C-PUBLISH", "out/site")]
+    assert (wiki / "out").read_text(encoding="utf-8") == "a file where the site's folder goes"

@@ -13,9 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _wiki_helpers import Claim, RunBuilder, build_wiki, edit_json, make_wiki, sample_run, tree_digest
+from _wiki_helpers import Claim, RunBuilder, build_wiki, edit_json, make_wiki, refused_build, sample_run, tree_digest
 from conftest import CliResult
-from mkdocs.exceptions import Abort
 
 from publisher.gate.result import Result
 from publisher.kernel.errors import IntegrityError
@@ -57,8 +56,8 @@ def test_config_run_slug_that_is_not_a_path_segment_is_refused(
 def test_result_run_slug_that_is_not_a_path_segment_fails_the_build(tmp_path: Path, slug: str) -> None:
     wiki, rb, before = _published(tmp_path)
     edit_json(rb.run.result_path, lambda d: d.__setitem__("run_slug", slug))
-    with pytest.raises(Abort):
-        build_wiki(wiki)
+    findings = refused_build(wiki)
+    assert findings and {(f.run, f.file) for f in findings} == {("runs/alpha", "runs/alpha/outputs/result.json")}
     after = tree_digest(tmp_path)
     after.pop("wiki/runs/alpha/outputs/result.json")
     before.pop("wiki/runs/alpha/outputs/result.json")
@@ -106,8 +105,7 @@ def test_concept_that_is_not_a_regular_file_fails_the_build(tmp_path: Path, kind
     pre = run_preflight(wiki)
     assert pre.counts_by_reason() == {"SCHEMA_ERROR": 1}
     site = tree_digest(wiki / "site")
-    with pytest.raises(Abort):
-        build_wiki(wiki)
+    assert refused_build(wiki) == tuple(pre.findings)
     assert tree_digest(wiki / "site") == site
 
 
@@ -120,8 +118,7 @@ def test_site_dir_that_is_a_file_is_not_replaced(tmp_path: Path) -> None:
     rb = sample_run(wiki)
     promote(rb.run.path, wiki)
     (wiki / "site").write_text("precious", encoding="utf-8")
-    with pytest.raises(Abort):
-        build_wiki(wiki)
+    assert [(f.check, f.field, f.file) for f in refused_build(wiki)] == [("C-PUBLISH", "site_dir", "site")]
     assert (wiki / "site").read_text(encoding="utf-8") == "precious"
     assert not [p.name for p in wiki.iterdir() if p.name.startswith(".site-")]
 

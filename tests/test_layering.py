@@ -160,6 +160,7 @@ ORDER: dict[str, list[Entry]] = {
             "build",
             [
                 "__init__",
+                "refusal",
                 "options",
                 "policy",
                 "publish",

@@ -18,6 +18,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from _browser_helpers import copy_example_wiki, mkdocs_build
 
+from publisher.kernel.reasons import Reason
+
 _LINK_ATTRS = {"a": "href", "link": "href", "script": "src", "img": "src", "iframe": "src", "source": "src"}
 _ASSETS = frozenset({"link", "script", "img", "iframe", "source"})
 
@@ -200,18 +202,19 @@ def test_bad_reader_options_fail_the_build_before_anything_is_written(tmp_path: 
     import subprocess
     import sys
 
-    from _wiki_helpers import leftovers, make_wiki
+    from _wiki_helpers import leftovers, logged_findings, make_wiki
 
     wiki = make_wiki(tmp_path / "wiki", extra=extra)
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "-f", str(wiki / "mkdocs.yml")],
+        [sys.executable, "-m", "mkdocs", "build", "-v", "-f", str(wiki / "mkdocs.yml")],
         cwd=wiki,
         capture_output=True,
         text=True,
         check=False,
     )
     assert done.returncode != 0
-    assert "SCHEMA_ERROR" in done.stderr
+    found = [(f.reason, f.check, f.file) for f in logged_findings(done.stderr)]
+    assert found == [(Reason.SCHEMA_ERROR, "C-CONFIG", "mkdocs.yml")], done.stderr
     assert not (wiki / "site").exists()
     assert leftovers(wiki) == []
 

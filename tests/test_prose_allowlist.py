@@ -4,15 +4,14 @@ site stays byte-identical. Payloads here are not those of test_prose_check.py.""
 
 from __future__ import annotations
 
-import re
 import zlib
 from pathlib import Path
 
 import markdown
 import pytest
-from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, sample_run, tree_digest
-from mkdocs.exceptions import Abort
+from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
+from publisher.kernel.findings import Finding
 from publisher.site.checks.inert import check_static
 from publisher.site.checks.prose import check_prose, violations
 from publisher.wiki.promote import promote
@@ -113,34 +112,34 @@ def _wiki(tmp_path: Path) -> Path:
     return wiki
 
 
-def _refused(wiki: Path, log: list[str]) -> list[str]:
+def _refused(wiki: Path) -> list[Finding]:
+    """Build, which must fail and leave the site as it was; the prose findings of the refusal."""
     before = tree_digest(wiki / "site")
-    with pytest.raises(Abort):
-        build_wiki(wiki)
+    findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
-    return [line.strip() for line in "\n".join(log).splitlines() if "C-PROSE" in line]
+    return [f for f in findings if f.check == "C-PROSE"]
 
 
-def test_a_page_of_every_payload_is_refused_line_by_line(tmp_path: Path, mkdocs_log: list[str]) -> None:
+def test_a_page_of_every_payload_is_refused_line_by_line(tmp_path: Path) -> None:
     wiki = _wiki(tmp_path)
     text, expected = "# Hostile\n\n", []
     for payload in CLOBBER + LOOKS:
         expected.append(text.count("\n") + 1 + payload.count("\n"))
         text += payload + ("\n\n    invented text" if payload.startswith("!!!") else "") + "\n\n"
     (wiki / "docs" / "hostile.md").write_text(text, encoding="utf-8")
-    findings = _refused(wiki, mkdocs_log)
-    lines = {int(m.group(1)) for f in findings if (m := re.search(r"docs/hostile\.md:(\d+)", f))}
+    findings = _refused(wiki)
+    lines = {f.line for f in findings if f.file == "docs/hostile.md"}
     missing = [n for n in expected if n not in lines and n - 1 not in lines]
     assert missing == [], findings
 
 
-def test_concept_prose_that_imitates_evidence_is_refused(tmp_path: Path, mkdocs_log: list[str]) -> None:
+def test_concept_prose_that_imitates_evidence_is_refused(tmp_path: Path) -> None:
     wiki = _wiki(tmp_path)
     concept = wiki / "concepts" / "alpha.md"
     sid = next(p.stem for p in wiki.rglob("sources/src-*.json"))
     added = f"\n==No significant differences were found.== [source](../../sources/{sid}/#span-1-20)\n"
     concept.write_text(concept.read_text(encoding="utf-8") + added, encoding="utf-8")
-    assert any("concepts/alpha.md:" in f for f in _refused(wiki, mkdocs_log))
+    assert any(f.file == "concepts/alpha.md" and f.line for f in _refused(wiki))
 
 
 # -- files of docs/ ---------------------------------------------------------------------------
@@ -201,7 +200,7 @@ def test_inert_files_are_published(tmp_path: Path) -> None:
     assert check_static("docs/z.svgz", tmp_path / "z.svgz")
 
 
-def test_the_build_refuses_active_files_and_keeps_the_site(tmp_path: Path, mkdocs_log: list[str]) -> None:
+def test_the_build_refuses_active_files_and_keeps_the_site(tmp_path: Path) -> None:
     wiki = _wiki(tmp_path)
     (wiki / "docs" / "images").mkdir()
     (wiki / "docs" / "images" / "a.png").write_bytes(PNG)
@@ -209,9 +208,9 @@ def test_the_build_refuses_active_files_and_keeps_the_site(tmp_path: Path, mkdoc
     assert (wiki / "site" / "images" / "a.png").read_bytes() == PNG
     for name in ("record.js", "feed.xml", "prefixed.svg"):
         (wiki / "docs" / name).write_text(REFUSED_FILES[name], encoding="utf-8")
-    findings = _refused(wiki, mkdocs_log)
+    findings = _refused(wiki)
     for name in ("record.js", "feed.xml", "prefixed.svg"):
-        assert any(f"docs/{name}" in f for f in findings), findings
+        assert f"docs/{name}" in {f.file for f in findings}, findings
 
 
 def test_the_sites_own_css_named_in_extra_css_is_published(tmp_path: Path) -> None:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import markdown
 import pytest
-from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, sample_run, tree_digest
-from mkdocs.exceptions import Abort
+from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
+from publisher.kernel.findings import Finding
 from publisher.site.checks.inert import check_static
 from publisher.site.checks.prose import violations
 from publisher.site.checks.scan import SPAN_REF, scan_page
@@ -62,22 +62,20 @@ def _published(tmp_path: Path, extensions: tuple[str, ...] = EXTENSIONS, extra: 
     return wiki, next(iter(rb.texts))
 
 
-def _refused(wiki: Path, log: list[str]) -> list[str]:
-    """Build, which must fail and leave the site as it was; the prose findings, one line each."""
+def _refused(wiki: Path) -> tuple[Finding, ...]:
+    """Build, which must fail and leave the site as it was; the findings of the refusal."""
     before = tree_digest(wiki / "site")
-    with pytest.raises(Abort):
-        build_wiki(wiki)
+    findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before
     assert leftovers(wiki) == []
-    failure = "\n".join(log)
-    return [line.strip() for line in failure.splitlines() if line.strip().startswith(("C-PROSE", "EXCERPT_MISMATCH"))]
+    return findings
 
 
-def _lines(findings: list[str], file: str) -> set[int]:
-    return {int(m.group(1)) for f in findings if (m := re.search(rf"{re.escape(file)}:(\d+)", f))}
+def _lines(findings: tuple[Finding, ...], file: str) -> set[int]:
+    return {f.line for f in findings if f.file == file and f.line is not None}
 
 
-def test_each_active_payload_in_a_page_is_refused_with_its_line(tmp_path: Path, mkdocs_log: list[str]) -> None:
+def test_each_active_payload_in_a_page_is_refused_with_its_line(tmp_path: Path) -> None:
     wiki, _ = _published(tmp_path)
     text = "# Hostile page\n\n"
     expected = []
@@ -85,28 +83,28 @@ def test_each_active_payload_in_a_page_is_refused_with_its_line(tmp_path: Path, 
         expected.append(text.count("\n") + 1 + payload.count("\n"))
         text += payload + "\n\n"
     (wiki / "docs" / "hostile.md").write_text(text, encoding="utf-8")
-    findings = _refused(wiki, mkdocs_log)
+    findings = _refused(wiki)
     lines = _lines(findings, "docs/hostile.md")
     missing = [(n, p) for n, p in zip(expected, DOC_PAYLOADS, strict=True) if n not in lines]
     assert missing == [], findings
-    assert all("[C-PROSE]" in f or f.startswith("C-PROSE") for f in findings)
+    assert {f.check for f in findings} == {"C-PROSE"}
 
 
-def test_unclosed_markup_at_the_end_of_a_page_is_refused(tmp_path: Path, mkdocs_log: list[str]) -> None:
+def test_unclosed_markup_at_the_end_of_a_page_is_refused(tmp_path: Path) -> None:
     wiki, _ = _published(tmp_path)
     (wiki / "docs" / "hostile.md").write_text('# Page\n\n<div>\n\n<img src="x.png" alt="', encoding="utf-8")
-    findings = _refused(wiki, mkdocs_log)
-    assert any("does not end where it started" in f for f in findings), findings
+    findings = _refused(wiki)
+    assert {(f.check, f.file) for f in findings} == {("C-PROSE", "docs/hostile.md")}, findings
 
 
-def test_concept_prose_is_refused_with_the_concept_file_and_line(tmp_path: Path, mkdocs_log: list[str]) -> None:
+def test_concept_prose_is_refused_with_the_concept_file_and_line(tmp_path: Path) -> None:
     wiki, _ = _published(tmp_path)
     concept = wiki / "concepts" / "alpha.md"
     text = concept.read_text(encoding="utf-8")
     added = '\nSome prose.\n\n<script>alert("concept")</script>\n\n<img src=x onerror=alert(2)>\n'
     concept.write_text(text + added, encoding="utf-8")
     first = text.count("\n") + 4
-    findings = _refused(wiki, mkdocs_log)
+    findings = _refused(wiki)
     assert _lines(findings, "concepts/alpha.md") == {first, first + 2}, findings
 
 
@@ -144,15 +142,13 @@ def test_the_prose_check_alone_refuses_what_python_markdown_renders_as_a_quoting
         "tilde-fence-unclosed",
     ],
 )
-def test_evidence_footnotes_the_concept_parser_does_not_read_are_refused(
-    tmp_path: Path, mkdocs_log: list[str], shape: str
-) -> None:
+def test_evidence_footnotes_the_concept_parser_does_not_read_are_refused(tmp_path: Path, shape: str) -> None:
     wiki, sid = _published(tmp_path)
     note = f'[^forged]: {sid}#12-30 "A forged quotation that no check read."'
     body = SHAPES[shape].format(note=note)
     concept = wiki / "concepts" / "alpha.md"
     concept.write_text(concept.read_text(encoding="utf-8") + "\n" + body, encoding="utf-8")
-    _refused(wiki, mkdocs_log)  # by the preflight (markdown-it read it) or by the prose check (it did not)
+    _refused(wiki)  # by the preflight (markdown-it read it) or by the prose check (it did not)
     assert "A forged quotation" not in "".join(p.read_text(errors="replace") for p in (wiki / "site").rglob("*.html"))
 
 
@@ -167,7 +163,7 @@ def test_span_references_in_code_are_shown_as_code(tmp_path: Path) -> None:
     assert SPAN_REF.search(page)  # shown, as code
 
 
-def test_emoji_svg_from_the_extension_stays_and_a_hand_copy_does_not(tmp_path: Path, mkdocs_log: list[str]) -> None:
+def test_emoji_svg_from_the_extension_stays_and_a_hand_copy_does_not(tmp_path: Path) -> None:
     extra = (
         "  - pymdownx.emoji:\n"
         "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
@@ -185,7 +181,7 @@ def test_emoji_svg_from_the_extension_stays_and_a_hand_copy_does_not(tmp_path: P
     svg = re.search(r'<span class="twemoji"><svg.*?</svg></span>', home)
     assert svg is not None
     (wiki / "docs" / "copy.md").write_text(f"# Copy\n\n{svg.group(0)}\n", encoding="utf-8")
-    findings = _refused(wiki, mkdocs_log)
+    findings = _refused(wiki)
     assert _lines(findings, "docs/copy.md") == {3}, findings
 
 
@@ -209,7 +205,7 @@ def test_static_svg_that_can_act_is_refused(tmp_path: Path, kind: str) -> None:
     assert checks and set(checks) == {"C-PROSE"}
 
 
-def test_static_html_is_refused_and_a_plain_svg_is_published(tmp_path: Path, mkdocs_log: list[str]) -> None:
+def test_static_html_is_refused_and_a_plain_svg_is_published(tmp_path: Path) -> None:
     wiki, _ = _published(tmp_path)
     images = wiki / "docs" / "images"
     images.mkdir()
@@ -219,8 +215,8 @@ def test_static_html_is_refused_and_a_plain_svg_is_published(tmp_path: Path, mkd
     assert (wiki / "site" / "images" / "plain.svg").read_text(encoding="utf-8") == plain
     (wiki / "docs" / "page.html").write_text("<p>hand-written</p><script>alert(1)</script>", encoding="utf-8")
     (images / "active.svg").write_text(SVG_PAYLOADS["handler"], encoding="utf-8")
-    findings = _refused(wiki, mkdocs_log)
-    assert any("docs/page.html" in f for f in findings) and any("docs/images/active.svg" in f for f in findings)
+    findings = _refused(wiki)
+    assert {"docs/page.html", "docs/images/active.svg"} <= {f.file for f in findings if f.check == "C-PROSE"}
 
 
 def test_a_title_in_front_matter_is_not_where_a_finding_of_the_body_points(tmp_path: Path) -> None:

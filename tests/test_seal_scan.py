@@ -121,7 +121,8 @@ def test_hostile_markup_is_read_as_a_browser_reads_it_or_refused(markup: str, sh
     scan = scan_page(_page(markup))
     if shown is None:
         # refused: by the scanner, or by the seal, which knows no verified excerpt here
-        assert seal_page(scan, "p/index.html", {}, {}, None, Counter()).problems, markup
+        found = seal_page(scan, "p/index.html", {}, {}, None, Counter()).findings
+        assert found and {f.file for f in found} == {"p/index.html"}, markup
     else:
         assert scan.malformed == [], markup
         assert [e.text for e in scan.excerpts] == shown
@@ -164,7 +165,7 @@ def test_mutated_pages_never_crash_the_scanner() -> None:
         # Whatever the damage, the seal never passes a page whose excerpts are not exactly the
         # verified one (the page carries look-alikes too, so a pass would be a scanner blind spot).
         sealed = seal_page(scan, "p/index.html", {(SID, 1, 4): "abc"}, {}, None, Counter())
-        assert sealed.problems, "a mutated page passed the seal"
+        assert sealed.findings, "a mutated page passed the seal"
         refused += bool(scan.malformed)
     assert refused > 0  # the look-alikes are seen in the mutated pages
 

@@ -11,14 +11,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from _wiki_helpers import build_wiki, leftovers, make_wiki, sample_run, tree_digest
+from _wiki_helpers import build_findings, build_wiki, leftovers, logged_findings, make_wiki, sample_run, tree_digest
 from mkdocs.exceptions import Abort, PluginError
 
+from publisher.kernel.reasons import Reason
 from publisher.wiki.promote import promote
 
 BIN = Path(sys.executable).parent
 
 OVERLAPS = ["concepts", "runs", "docs", "docs/site", "concepts/site", ".", "assets", "assets/papers/site", "keys"]
+MKDOCS_REFUSES = {"docs", "docs/site", "."}
+"""Overlaps with ``docs_dir`` that MkDocs' own configuration check refuses before any plugin runs."""
+REFUSED = (Reason.SCHEMA_ERROR, "C-CONFIG", "site_dir", "mkdocs.yml")
+"""Our refusal: reason code, check, field and file of each finding."""
 
 
 def _wiki(tmp_path: Path) -> Path:
@@ -48,11 +53,12 @@ def test_a_site_dir_over_an_input_is_refused_before_anything_is_read(
         raise AssertionError("the wiki was read before site_dir was judged")
 
     monkeypatch.setattr(hook, "check_wiki", no_check)
-    with pytest.raises((PluginError, Abort)):
+    with pytest.raises((PluginError, Abort)) as refused:
         build_wiki(wiki)
-    # ours (C-CONFIG), or MkDocs' own config validation where it already refuses (docs_dir)
-    refusals = [line for line in mkdocs_log if line.startswith(("C-CONFIG site_dir", "Config value 'site_dir'"))]
-    assert refusals, mkdocs_log
+    if site_dir in MKDOCS_REFUSES:  # MkDocs' own configuration check, before any plugin
+        assert any(line.startswith("Config value 'site_dir'") for line in mkdocs_log), mkdocs_log
+    else:
+        assert [(f.reason, f.check, f.field, f.file) for f in build_findings(refused.value)] == [REFUSED]
     assert tree_digest(wiki) == before and leftovers(wiki) == []
 
 
@@ -61,8 +67,9 @@ def test_a_symlinked_site_dir_into_concepts_is_refused(tmp_path: Path) -> None:
     (wiki / "out").symlink_to(wiki / "concepts")
     _set_site_dir(wiki, "out/site")
     before = tree_digest(wiki / "concepts")
-    with pytest.raises((PluginError, Abort)):
+    with pytest.raises((PluginError, Abort)) as refused:
         build_wiki(wiki)
+    assert [(f.reason, f.check, f.field, f.file) for f in build_findings(refused.value)] == [REFUSED]
     assert tree_digest(wiki / "concepts") == before
 
 
@@ -87,6 +94,9 @@ def test_every_wiring_refuses_the_site_dir_over_concepts(tmp_path: Path, tool: s
     before = tree_digest(wiki)
     exe = shutil.which(tool, path=str(BIN))
     assert exe is not None, f"{tool} is not installed beside this Python"
-    done = subprocess.run([exe, "build", "-f", "mkdocs.yml"], cwd=wiki, capture_output=True, text=True, timeout=600)
-    assert done.returncode != 0 and "C-CONFIG" in done.stderr, done.stderr
+    done = subprocess.run(
+        [exe, "build", "-v", "-f", "mkdocs.yml"], cwd=wiki, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode != 0, done.stderr
+    assert [(f.reason, f.check, f.field, f.file) for f in logged_findings(done.stderr)] == [REFUSED], done.stderr
     assert tree_digest(wiki) == before and leftovers(wiki) == []

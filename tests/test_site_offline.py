@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _wiki_helpers import build_wiki, leftovers, make_wiki, sample_run, tree_digest
-from mkdocs.exceptions import Abort, PluginError
+from _wiki_helpers import build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
+from publisher.kernel.reasons import Reason
 from publisher.site.checks.checksite import check_site
 from publisher.site.pages.offline import record_js
 from publisher.wiki.promote import promote
@@ -103,16 +103,15 @@ def test_check_site_refuses_an_edited_record_script(built: Path, tmp_path: Path)
 
 
 @pytest.mark.parametrize("name", ["record.js", "record.json"])
-def test_a_docs_file_in_the_way_of_a_record_is_refused(tmp_path: Path, name: str, caplog: Any) -> None:
+def test_a_docs_file_in_the_way_of_a_record_is_refused(tmp_path: Path, name: str) -> None:
     wiki = _wiki(tmp_path / "wiki")
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
     sid = next((wiki / "site" / "sources").glob("src-*/record.json")).parent.name
     (wiki / "docs" / "sources" / sid).mkdir(parents=True)
     (wiki / "docs" / "sources" / sid / name).write_text("forged", encoding="utf-8")
-    with pytest.raises(Abort):
-        build_wiki(wiki)
-    assert "collides" in caplog.text
+    findings = refused_build(wiki)
+    assert [(f.check, f.file) for f in findings] == [("C-BUILD", f"docs/sources/{sid}/{name}")]
     assert tree_digest(wiki / "site") == before
     assert leftovers(wiki) == []
 
@@ -126,13 +125,12 @@ def test_a_docs_file_in_the_way_of_a_record_is_refused(tmp_path: Path, name: str
         "extra:\n  evidence:\n    web_fonts: 1\n",
     ],
 )
-def test_bad_offline_and_size_options_are_one_line_schema_errors(tmp_path: Path, extra: str, caplog: Any) -> None:
+def test_bad_offline_and_size_options_are_one_schema_error(tmp_path: Path, extra: str, caplog: Any) -> None:
     wiki = _wiki(tmp_path / "wiki")
     config = wiki / "mkdocs.yml"
     config.write_text(config.read_text(encoding="utf-8").replace(OFFLINE, extra), encoding="utf-8")
-    with pytest.raises((Abort, PluginError)):
-        build_wiki(wiki)
-    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
-    assert len(errors) == 1 and "SCHEMA_ERROR" in errors[0] and "\n" not in errors[0]
+    (finding,) = refused_build(wiki)
+    assert (finding.reason, finding.check, finding.file) == (Reason.SCHEMA_ERROR, "C-CONFIG", "mkdocs.yml")
+    assert len([r for r in caplog.records if r.levelname == "ERROR"]) == 1  # one refusal, no cascade
     assert not (wiki / "site").exists()
     assert leftovers(wiki) == []

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
 import re
 from pathlib import Path
 
 import pytest
-from _wiki_helpers import build_wiki, leftovers, make_wiki, sample_run, tree_digest
-from mkdocs.exceptions import Abort
+from _wiki_helpers import build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
 from publisher.kernel.canonical import sha256_hex
+from publisher.kernel.reasons import Reason
 from publisher.site.checks.checksite import check_site
 from publisher.site.checks.manifest import MANIFEST_NAME
 from publisher.site.checks.scan import scan_page
@@ -140,16 +139,9 @@ def test_rendering_that_alters_a_window_fails_the_build(tmp_path: Path) -> None:
     (wiki / "mkdocs.yml").write_text(
         config.replace("  - hooks/evidence.py\n", "  - hooks/evidence.py\n  - hooks/alter.py\n"), encoding="utf-8"
     )
-    messages: list[str] = []
-    handler = logging.Handler(level=logging.ERROR)
-    handler.emit = lambda record: messages.append(record.getMessage())  # type: ignore[method-assign]
-    logging.getLogger("mkdocs").addHandler(handler)
-    try:
-        with pytest.raises(Abort):
-            build_wiki(wiki)
-    finally:
-        logging.getLogger("mkdocs").removeHandler(handler)
-    assert any("evidence seal" in m and "window" in m and "EXCERPT_MISMATCH" in m for m in messages), messages
+    findings = refused_build(wiki)
+    windows = [f for f in findings if f.start is not None and f.file.startswith("sources/src-")]
+    assert windows and {f.reason for f in findings} == {Reason.EXCERPT_MISMATCH}, findings
     assert tree_digest(wiki / "site") == before
     assert leftovers(wiki) == []
 

@@ -26,9 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder to write the pair into")
     p.add_argument("--name", default="publisher", help="file name stem (default: publisher)")
-    p.add_argument(
-        "--force", action="store_true", help="write the private key even inside a git work tree or a wiki"
-    )
+    p.add_argument("--force", action="store_true", help="write the private key even inside a git work tree or a wiki")
     add_json(p)
     p.set_defaults(func=_keys_new)
 
@@ -78,6 +76,7 @@ def _audit_refetch(args: argparse.Namespace) -> int:
         lines.append(f"  {entry.status:<11} {show(entry.run)} {entry.source_id}  {show(entry.url)}")
         if entry.status != "identical":
             lines.append(f"              {show(entry.detail)}")
-    lines += [f"  problem: {show(p)}" for p in audit.problems]
-    emit(args, audit.to_json(), "\n".join(lines))
+    lines += [f"  problem: {show(p.one_line())}" for p in audit.problems]
+    report = audit.to_json() | {"problems": [p.one_line() for p in audit.problems]}
+    emit(args, report, "\n".join(lines))
     return 0 if audit.clean else 1

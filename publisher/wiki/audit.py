@@ -9,7 +9,10 @@ URL is ``http`` or ``https`` is retrieved again (the same no-ambient-authority c
 * ``unreachable`` - no usable answer (transport error, timeout, non-2xx status, too large).
 
 Nothing is written: no snapshot, no event, no raw file. Sources that are not public URLs (a
-user-supplied PDF's ``urn:sha256:``, an upstream ``file://``) are listed as skipped. This is the
+user-supplied PDF's ``urn:sha256:``, an upstream ``file://``) are listed as skipped. What cannot be
+audited at all (a run whose config, result or event log cannot be read, a cited snapshot that does
+not verify) is a :class:`~publisher.kernel.findings.Finding` in :attr:`Audit.problems`: the file
+relative to the wiki root, the run, the source, and the reason code the library gave. This is the
 check a CI job with network access can run nightly: provenance says what was retrieved then; the
 audit says whether the world still agrees.
 """
@@ -28,7 +31,9 @@ from ..kernel import _fs
 from ..kernel.canonical import StrictJSONError, loads_strict
 from ..kernel.errors import PublisherError, UsageError
 from ..kernel.eventlog import read_log
+from ..kernel.findings import Finding
 from ..kernel.models import EventType
+from ..kernel.text import one_line
 from ..runs import Run
 from .discover import discover
 
@@ -56,11 +61,11 @@ class AuditEntry:
 
 @dataclass
 class Audit:
-    """Every audited source, the ones skipped (not a public URL) and runs that could not be read."""
+    """Every audited source, the ones skipped (not a public URL) and what could not be audited."""
 
     entries: list[AuditEntry]
     skipped: list[dict[str, str]]
-    problems: list[str]
+    problems: list[Finding]
 
     @property
     def counts(self) -> dict[str, int]:
@@ -73,12 +78,12 @@ class Audit:
         return not self.problems and all(e.status == "identical" for e in self.entries)
 
     def to_json(self) -> dict[str, Any]:
-        """Machine-readable report for ``--json``."""
+        """Machine-readable report for ``--json`` (the command adds each problem as a line of text)."""
         return {
             "counts": self.counts,
             "sources": [asdict(e) for e in self.entries],
             "skipped": self.skipped,
-            "problems": self.problems,
+            "findings": [f.to_dict() for f in self.problems],
         }
 
 
@@ -90,7 +95,7 @@ def _cited(run: Run) -> list[str]:
     try:
         result = loads_strict(_fs.read_regular(run.result_path))
     except (OSError, ValueError, StrictJSONError) as exc:
-        raise UsageError(f"{run.result_path}: cannot be read ({' '.join(str(exc).split())[:160]})") from exc
+        raise UsageError(f"cannot be read ({' '.join(str(exc).split())[:160]})") from exc
     ids: dict[str, None] = {}
     accepted = result.get("accepted") if isinstance(result, dict) else None
     for artifact in accepted if isinstance(accepted, list) else []:
@@ -107,6 +112,20 @@ def _receipts(run: Run) -> dict[str, str]:
         if event.type is EventType.FETCH and event.source_id and event.receipt and event.receipt.raw_sha256:
             out[event.source_id] = event.receipt.raw_sha256
     return out
+
+
+def _relative(path: Path, root: Path) -> str:
+    """``path`` relative to the wiki root (a finding names no path of the machine)."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _problem(exc: PublisherError, file: str, run: str, check: str | None, source_id: str | None = None) -> Finding:
+    """What kept ``file`` of ``run`` from being audited: the library's reason code, else ``check``."""
+    detail = one_line(exc.message).removeprefix(f"{file}: ")
+    return Finding(exc.reason, file, detail, check=check, run=run, source_id=source_id)
 
 
 def _first_difference(a: str, b: str) -> int:
@@ -128,18 +147,24 @@ def refetch_audit(
     audit = Audit([], [], [])
     for path in discover(root)[0]:
         run = Run(path)
+        rel = _relative(path, root)
+        reading: tuple[Path, str | None] = (run.config_path, None)
         try:
             slug = run.slug()
+            reading = (run.result_path, None)
             cited = _cited(run)
+            reading = (run.events_path, "C-EVENT-LOG")
             receipts = _receipts(run)
         except PublisherError as exc:
-            audit.problems.append(f"{path.name}: {exc.one_line()}")
+            file, check = reading
+            audit.problems.append(_problem(exc, _relative(file, root), rel, check))
             continue
         for sid in cited:
             try:
                 snap = run.store.read(sid)
             except PublisherError as exc:
-                audit.problems.append(f"{slug}: {exc.one_line()}")
+                where = _relative(run.sources_dir / f"{sid}.json", root)
+                audit.problems.append(_problem(exc, where, rel, "C-SNAPSHOT", source_id=sid))
                 continue
             if not snap.url.startswith(_PUBLIC):
                 audit.skipped.append({"run": slug, "source_id": sid, "url": snap.url, "why": "not a public URL"})

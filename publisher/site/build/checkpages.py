@@ -7,7 +7,9 @@ So that ``publisher check`` and ``mkdocs build`` can never disagree about a page
 MkDocs' own build with the same configuration, extensions and plugins, as a *check-only* build:
 it converts every page and runs the same handlers, then stops in ``on_env`` before anything is
 rendered to a file (:class:`~publisher.site.build.events.CheckDone`). Its site folder is a temporary
-one outside the wiki, removed afterwards; nothing of the wiki is written.
+one outside the wiki, removed afterwards; nothing of the wiki is written. A phase of the build that
+refuses on the way (a ``docs/`` file in the way of a generated one ...) gives its own findings
+(:class:`~publisher.site.build.refusal.EvidenceBuildError`), as the build does.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ...kernel.text import one_line
 from ...wiki.evidence import WikiCheck
 from .events import CheckDone
 from .hook import CHECK_COMMAND, PRECHECKED
+from .refusal import refusal_of
 
 __all__ = ["check_pages"]
 
@@ -68,6 +71,9 @@ def check_pages(config_file: Path, pre: WikiCheck) -> list[Finding]:
             except CheckDone as done:
                 return done.findings
             except MkDocsException as exc:
+                refusal = refusal_of(exc)  # a phase of the evidence build refused: its findings
+                if refusal is not None:
+                    return list(refusal.findings)
                 said = errors.messages[-1] if errors.messages else str(exc)
                 return [Finding(None, config_file.name, one_line(said, 300), check="C-BUILD")]
             finally:

@@ -14,7 +14,6 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
-from mkdocs.exceptions import PluginError
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
@@ -23,7 +22,9 @@ from mkdocs.utils import CountHandler, get_build_date
 from ...acquire.signing import KeyRing
 from ...gate.render import report_prose_html
 from ...kernel.errors import PublisherError
-from ...kernel.findings import Finding, grouped_lines
+from ...kernel.findings import Finding
+from ...kernel.reasons import Reason
+from ...kernel.text import one_line
 from ...wiki.evidence import WikiCheck
 from ..checks import csp
 from ..checks.inert import check_static
@@ -44,6 +45,7 @@ from ..pages.titles import escape_nav, set_page_title
 from . import publish
 from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
 from .options import reader_options
+from .refusal import error_finding, refuse
 from .sitefiles import add_claims_json, add_site_files, wire_config
 from .workers import BuildHelper
 
@@ -95,6 +97,9 @@ class EvidenceBuild:
         self.failed = False
         self.trusted: TrustedOutput | None = None
         self.prose: list[Finding] = []
+        """Findings of the pages before rendering (prose, files of ``docs/``, slots): refused in ``on_env``."""
+        self.seal_findings: list[Finding] = []
+        """Findings of the rendered pages (seal, policy): refused in ``on_post_build``."""
         self.content_hashes: dict[str, str] = {}
         self.build_date: str | None = None
         self.offline = False
@@ -116,12 +121,19 @@ class EvidenceBuild:
         # path is the link, never the version folder it names now.
         site = Path(os.path.abspath(config.site_dir))
         if os.path.lexists(site) and not site.is_dir():
-            raise PluginError(f"C-PUBLISH {site} exists and is not a folder; refusing to replace it")
+            detail = "site_dir exists and is not a folder; refusing to replace it"
+            finding = Finding(None, _relative(site, wiki_root), detail, check="C-PUBLISH", field="site_dir")
+            raise refuse("evidence publication", [finding])
         self.site = site
         self.offline = policy.offline
         self.web_fonts = policy.web_fonts
-        publish.sweep_stale(self.site)
-        self.staging = publish.new_staging(self.site)
+        try:
+            publish.sweep_stale(self.site)
+            self.staging = publish.new_staging(self.site)
+        except OSError as exc:
+            detail = f"could not make a staging folder beside the site: {exc.strerror or exc}"
+            where = _relative(site, wiki_root)
+            raise refuse("evidence publication", [Finding(None, where, detail, check="C-PUBLISH")]) from exc
         config.site_dir = str(self.staging)
         self.trusted = wire_config(config, offline=self.offline, web_fonts=self.web_fonts)
         self.counter = CountHandler()
@@ -138,7 +150,7 @@ class EvidenceBuild:
         self.helper.links = self.model.source_links
         self.helper.contexts = self.model.report_contexts
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
-        self.prose = []
+        self.prose, self.seal_findings = [], []
         self.content_hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
         self.build_date = None if os.environ.get("SOURCE_DATE_EPOCH") else content_date(pre)
 
@@ -166,8 +178,10 @@ class EvidenceBuild:
         try:
             publish.publish(self.staging, self.site)
         except OSError as exc:
+            where = _relative(self.site, self.wiki_root)
             self.abandon()
-            raise PluginError(f"C-PUBLISH could not publish the site to {self.site}: {exc}") from exc
+            finding = Finding(None, where, f"could not publish the site: {exc}", check="C-PUBLISH")
+            raise refuse("evidence publication", [finding]) from exc
         self.staging = None
         self.ready = False
         self.finish()
@@ -185,7 +199,7 @@ class EvidenceBuild:
         try:
             pages = self.model.build()
         except PublisherError as exc:
-            raise PluginError(f"evidence pages: {exc.one_line()}") from exc
+            raise refuse("evidence pages", [error_finding(exc, ".", "C-BUILD")]) from exc
         if self.helper is not None and self.pre is not None and self.publish_at != "check":
             options = self.model.source_text
             sources = [source_job(sid, info, options) for sid, info in self.pre.sources.items()]
@@ -205,12 +219,11 @@ class EvidenceBuild:
             if path is not None and path.is_relative_to(docs):
                 rel = os.path.relpath(path, root).replace(os.sep, "/")
                 self.prose += check_static(rel, path, own_css=own_css, dest=file.src_uri)
-        try:
-            add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
-            if self.model.has_claims:
-                add_claims_json(files, config, claims_json(self.model))
-        except PublisherError as exc:
-            raise PluginError(exc.one_line()) from exc
+        in_the_way = add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
+        if self.model.has_claims:
+            in_the_way += add_claims_json(files, config, claims_json(self.model))
+        if in_the_way:  # files of docs/ where the build publishes its own
+            raise refuse("evidence pages", in_the_way)
         return files
 
     @event_priority(LAST)
@@ -244,7 +257,8 @@ class EvidenceBuild:
         try:
             return self.model.fill(page.file.src_uri, html)
         except PublisherError as exc:
-            raise PluginError(f"evidence page {page.file.src_uri}: {exc.one_line()}") from exc
+            self.prose.append(error_finding(exc, page.file.src_uri, "C-BUILD"))
+            return html  # refused in on_env with the other pages' findings
 
     def _prose_source(self, page: Page) -> tuple[str, Path | None]:
         generated = self.model.pages.get(page.file.src_uri) if self.model is not None else None
@@ -261,9 +275,7 @@ class EvidenceBuild:
                 found.append(Finding(None, "mkdocs.yml", detail, check="C-BUILD"))
             raise CheckDone(found)
         if self.prose:
-            lines = [f"evidence prose check failed: {len(self.prose)} finding(s); nothing was published"]
-            lines += grouped_lines(self.prose)
-            raise PluginError("\n".join(lines))
+            raise refuse("evidence page check", self.prose)
         return env
 
     @event_priority(LAST)
@@ -283,9 +295,9 @@ class EvidenceBuild:
         )
         if generated is not None:
             self.seen.add(uri)
-        if sealed.problems:
-            problems = "; ".join(sealed.problems)
-            raise PluginError(f"evidence seal: page {uri}: {problems} (EXCERPT_MISMATCH)")
+        if sealed.findings:  # every page is sealed; the build is refused in on_post_build
+            self.seal_findings += sealed.findings
+            return output
         self.sealed += sealed.excerpts
         self.sealed_snapshots += sealed.snapshots
         self.sealed_windows += sealed.windows
@@ -298,7 +310,9 @@ class EvidenceBuild:
             return output_content
         scan = scan_page(output_content)
         if scan.malformed or scan.excerpts or scan.snapshots or scan.windows:
-            raise PluginError(f"evidence seal: {template_name} shows evidence or what looks like it (EXCERPT_MISMATCH)")
+            detail = "a theme page shows evidence or what looks like it"
+            self.seal_findings.append(Finding(Reason.EXCERPT_MISMATCH, template_name, detail))
+            return output_content
         return self._with_policy(output_content, scan.scripts, scan.styles, template_name)
 
     def _trusted_keys(self) -> KeyRing:
@@ -313,36 +327,45 @@ class EvidenceBuild:
         try:
             return csp.insert(name_search_dialog(output), value)
         except ValueError as exc:
-            raise PluginError(f"evidence page {where}: {exc}") from exc
+            self.seal_findings.append(error_finding(exc, where, "C-CSP"))
+            return output
 
     @event_priority(LAST)
     def on_post_build(self, *, config: Any) -> None:
         if self.staging is None or self.site is None or self.model is None:
             return
+        unbuilt = sorted(set(self.model.pages) - self.seen)
+        sealing = self.seal_findings + [
+            Finding(None, uri, "a generated page was not built, so it was not sealed", check="C-BUILD")
+            for uri in unbuilt
+        ]
+        if sealing:
+            self.abandon()
+            raise refuse("evidence seal", sealing)
         if self._strict_warned():
             log.info("evidence: warnings in strict mode; the published site is left as it was")
             self.abandon()
             return
         if Path(config.site_dir) != self.staging:
             self.abandon()
-            raise PluginError("another plugin moved site_dir during the build; the published site is left as it was")
-        unbuilt = sorted(set(self.model.pages) - self.seen)
-        if unbuilt:
-            self.abandon()
-            raise PluginError(f"evidence pages were not built: {', '.join(unbuilt[:5])}")
+            detail = "another plugin moved site_dir during the build"
+            moved = Finding(None, "mkdocs.yml", detail, check="C-PUBLISH", field="site_dir")
+            raise refuse("evidence publication", [moved])
         try:
             sids = sorted(self.pre.sources) if self.pre else []
             records = publish_records(self.staging, sids, self.helper, offline=self.offline)
             proofs = publish_proofs(self.staging, self._proof_sources(), self._trusted_keys(), records, self.helper)
         except (PublisherError, OSError) as exc:
             self.abandon()
-            one_line = exc.one_line() if isinstance(exc, PublisherError) else f"{exc} (SNAPSHOT_HASH_MISMATCH)"
-            raise PluginError(f"published snapshot record: {one_line}") from exc
+            reason = exc.reason if isinstance(exc, PublisherError) else None
+            detail = exc.message if isinstance(exc, PublisherError) else str(exc)
+            finding = Finding(reason or Reason.SNAPSHOT_HASH_MISMATCH, "sources", one_line(detail), check="C-PUBLISH")
+            raise refuse("published snapshot record", [finding]) from exc
         try:
             write_manifest(self.staging, self, records, proofs)
         except (PublisherError, OSError) as exc:
             self.abandon()
-            raise PluginError(f"C-PUBLISH could not write {MANIFEST_NAME}: {exc}") from exc
+            raise refuse("evidence publication", [error_finding(exc, MANIFEST_NAME, "C-PUBLISH")]) from exc
         if self.helper is not None:
             self.helper.close()
         self.ready = True
@@ -376,3 +399,10 @@ class EvidenceBuild:
             if not self._strict_warned() and self.publish_now():
                 return
         self.abandon()
+
+
+def _relative(path: Path, root: Path | None) -> str:
+    """``path`` relative to the wiki root where it lies inside it (a finding names no machine path)."""
+    if root is not None and path.is_relative_to(root):
+        return path.relative_to(root).as_posix() or "."
+    return path.name

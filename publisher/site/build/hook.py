@@ -9,11 +9,13 @@ One implementation serves both wirings: the installable plugin (``plugins: - evi
 class). A build goes:
 
 1. ``on_config`` (:func:`configure`) runs the wiki check (:mod:`publisher.wiki.check`) before
-   anything is written; any finding
-   raises ``PluginError`` listing every failure. It then points ``site_dir`` at a fresh staging
-   folder beside the real one and registers a per-build :class:`~publisher.site.build.events.EvidenceBuild` in
-   ``config.plugins``, which receives the rest of this build's events. Site-wide strings
-   (``site_name`` ...) become HTML-safe for the theme (:mod:`publisher.site.pages.titles`).
+   anything is written; any finding raises one
+   :class:`~publisher.site.build.refusal.EvidenceBuildError` carrying every finding (each phase
+   below refuses the same way: every problem of the phase collected, raised once). It then
+   points ``site_dir`` at a fresh staging folder beside the real one and registers a per-build
+   :class:`~publisher.site.build.events.EvidenceBuild` in ``config.plugins``, which receives the
+   rest of this build's events. Site-wide strings (``site_name`` ...) become HTML-safe for the
+   theme (:mod:`publisher.site.pages.titles`).
 2. ``on_files`` adds the generated pages (:mod:`publisher.site.pages.generate`), the stylesheets, the
    reader's in-browser verifier (``verify.js``) and, for each source, its snapshot record as
    ``sources/<source_id>/record.json`` (the stored bytes, re-verified before publication).
@@ -24,10 +26,12 @@ class). A build goes:
    boundary. ``on_env`` refuses the build, before anything is written, if any page's prose had
    findings. ``on_post_page`` (last) scans the final HTML of every page as a browser parses it
    (:mod:`publisher.site.checks.scan`), checks each evidence element against the verified excerpts
-   (:mod:`publisher.site.checks.seal`; what it finds becomes the site seal) and inserts the page's
-   Content-Security-Policy (:mod:`publisher.site.checks.csp`); ``on_post_template`` does the same for
-   ``404.html``.
-4. ``on_post_build`` (last) refuses a build that logged a warning under ``--strict``, writes
+   (:mod:`publisher.site.checks.seal`; what passes becomes the site seal, what does not a finding)
+   and inserts the page's Content-Security-Policy (:mod:`publisher.site.checks.csp`);
+   ``on_post_template`` does the same for ``404.html``.
+4. ``on_post_build`` (last) refuses a build whose seal found anything (every finding of every
+   page at once; the staging folder, never published, goes), then one that logged a warning
+   under ``--strict``; it writes
    ``evidence-manifest.json`` (every file of the site with its SHA-256) and marks the staging
    folder ready. It does not publish yet:
    MkDocs has no event for "the build has succeeded" (other plugins' ``on_post_build`` and the
@@ -56,10 +60,7 @@ import os
 from contextvars import ContextVar
 from typing import Any
 
-from mkdocs.exceptions import PluginError
-
 from ...kernel.errors import PublisherError
-from ...kernel.findings import grouped_lines, summary
 from ...parallel.cluster import cluster_executor
 from ...runs import RUN_LAYOUTS
 from ...wiki.check import check_wiki
@@ -69,6 +70,7 @@ from ..terminal import terminal_progress
 from .events import EvidenceBuild, PublishAt
 from .options import site_dir_apart, wiki_root
 from .policy import policy_of_config
+from .refusal import EvidenceBuildError, error_finding, refusal_text, refuse
 
 __all__ = [
     "on_config",
@@ -80,6 +82,7 @@ __all__ = [
     "CHECK_COMMAND",
     "PRECHECKED",
     "format_findings",
+    "EvidenceBuildError",
 ]
 
 PLUGIN_KEY = "publisher-evidence-build"
@@ -95,10 +98,8 @@ log = logging.getLogger("mkdocs.plugins.publisher")
 
 
 def format_findings(pre: WikiCheck) -> str:
-    """Every finding, one per line (consequences under their cause), under a summary line."""
-    lines = [f"evidence check failed: {summary(pre.findings)}; nothing was published"]
-    lines += grouped_lines(pre.findings)
-    return "\n".join(lines)
+    """The text of a build refused by the wiki check ``pre`` (:func:`.refusal.refusal_text`)."""
+    return refusal_text("evidence check", pre.findings)
 
 
 def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuild:
@@ -111,7 +112,8 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
     try:  # the configuration MkDocs resolved (INHERIT, -f, !ENV), read once for the whole build
         policy = policy_of_config(config, root)
     except PublisherError as exc:
-        raise PluginError(f"evidence options: {exc.one_line()}") from exc
+        config_name = os.path.basename(config.config_file_path)
+        raise refuse("evidence options", [error_finding(exc, config_name, "C-CONFIG")]) from exc
     known = PRECHECKED.get()
     if known is not None and known.wiki_root.resolve() == root and known.policy.digest == policy.digest:
         pre = known
@@ -124,9 +126,9 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
                 progress = stack.enter_context(terminal_progress("evidence check"))
                 pre = check_wiki(root, progress=progress, policy=policy, executor=executor, workers=workers)
         except PublisherError as exc:
-            raise PluginError(f"evidence check: {exc.one_line()}") from exc
+            raise refuse("evidence check", [error_finding(exc, ".", "C-BUILD")]) from exc
     if not pre.ok:
-        raise PluginError(format_findings(pre))
+        raise refuse("evidence check", pre.findings)
     for notice in pre.notices:
         log.info(f"evidence check: {notice}")
     if not isinstance(build, EvidenceBuild):

@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mkdocs.exceptions import PluginError
-
+from ...kernel.findings import Finding
+from ...kernel.reasons import Reason
 from ...wiki.policy import Policy
 from ..pages.highlight import SourceText
+from .refusal import refuse
 
 __all__ = ["wiki_root", "reader_options", "serve_offline", "INPUT_FOLDERS", "site_dir_apart"]
 
@@ -19,7 +20,8 @@ def wiki_root(config: Any) -> Path:
     """The folder of the wiki's ``mkdocs.yml``."""
     path = config.config_file_path
     if not path:
-        raise PluginError("the evidence build needs a wiki with an mkdocs.yml file")
+        detail = "the evidence build needs a wiki with an mkdocs.yml file; fix: build from the wiki's mkdocs.yml"
+        raise refuse("evidence options", [Finding(Reason.SCHEMA_ERROR, "mkdocs.yml", detail, check="C-CONFIG")])
     return Path(path).resolve().parent
 
 
@@ -34,17 +36,27 @@ def site_dir_apart(config: Any, root: Path) -> None:
     Publication replaces the site folder whole, so such a ``site_dir`` would overwrite (or
     delete) the very files the build had just read. Called before anything is read or
     written; compared on resolved paths, so a symlink or a ``..`` cannot hide the overlap.
+    Every overlap is one ``C-CONFIG`` finding (``SCHEMA_ERROR``, field ``site_dir``), all raised
+    together.
     """
     site = Path(config.site_dir).resolve()
     inputs = [("docs_dir", Path(config.docs_dir).resolve())]
     inputs += [(name, (root / name).resolve()) for name in INPUT_FOLDERS]
     inputs.append(("the wiki's mkdocs.yml", Path(config.config_file_path).resolve()))
-    for name, folder in inputs:
-        if site == folder or folder.is_relative_to(site) or site.is_relative_to(folder):
-            raise PluginError(
-                f"C-CONFIG site_dir {config.site_dir} overlaps {name} ({folder.name}/), an input of the build; "
-                "choose a site_dir outside the wiki's inputs (SCHEMA_ERROR)"
-            )
+    found = [
+        Finding(
+            Reason.SCHEMA_ERROR,
+            Path(config.config_file_path).name,
+            f"site_dir {config.site_dir} overlaps {name} ({folder.name}/), an input of the build; "
+            "fix: choose a site_dir outside the wiki's inputs",
+            check="C-CONFIG",
+            field="site_dir",
+        )
+        for name, folder in inputs
+        if site == folder or folder.is_relative_to(site) or site.is_relative_to(folder)
+    ]
+    if found:
+        raise refuse("evidence options", found)
 
 
 def reader_options(policy: Policy) -> SourceText:

@@ -1,8 +1,9 @@
 """What an evidence build adds to MkDocs' own: in the config, the reader's stylesheets and script,
 the offline and escaping settings and the prose marker extension (:func:`wire_config`); in the
 files, the generated pages, the static files and the published snapshot records
-(:func:`add_site_files`). A file of ``docs/`` in the way of any of them is refused (UsageError),
-never silently replaced or shadowed by a generated one."""
+(:func:`add_site_files`). A file of ``docs/`` in the way of any of them is never silently replaced
+or shadowed by a generated one: each is a ``C-BUILD`` finding naming it, all of them returned for
+the build to refuse at once."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files, InclusionLevel
 
-from ...kernel.errors import UsageError
+from ...kernel.findings import Finding
 from ...wiki.evidence import SourceInfo
 from .. import STATIC_DIR, TEMPLATES_DIR
 from ..checks.manifest import record_uri
@@ -24,7 +25,14 @@ from ..pages.offline import OFFLINE_JS_URI, SEARCH_INDEX_JS, SEARCH_WORKER_URI, 
 from ..pages.titles import escape_site_strings
 from .options import serve_offline
 
-__all__ = ["add_site_files", "add_claims_json", "wire_config"]
+__all__ = ["add_site_files", "add_claims_json", "wire_config", "CHECK"]
+
+CHECK = "C-BUILD"
+"""The check of a ``docs/`` file in the way of one the build publishes."""
+
+
+def _in_the_way(where: str, detail: str) -> Finding:
+    return Finding(None, where, f"{detail}; fix: rename or remove it", check=CHECK)
 
 
 def wire_config(config: Any, *, offline: bool, web_fonts: bool = False) -> TrustedOutput:
@@ -48,18 +56,19 @@ def wire_config(config: Any, *, offline: bool, web_fonts: bool = False) -> Trust
 
 def add_site_files(
     files: Files, config: Any, pages: list[GeneratedPage], sources: dict[str, SourceInfo], *, offline: bool
-) -> None:
-    """Append the generated pages, static files and records of a build to ``files``."""
+) -> list[Finding]:
+    """Append the generated pages, static files and records of a build to ``files``; a finding
+    for each file of ``docs/`` in the way of one of them (none: everything was added)."""
+    found: list[Finding] = []
     taken = {f.dest_uri: f.src_uri for f in files}
     for page in pages:
         inclusion = InclusionLevel.INCLUDED if page.in_nav else InclusionLevel.NOT_IN_NAV
         generated = File.generated(config, page.src_uri, content=page.markdown, inclusion=inclusion)
         clash = taken.get(generated.dest_uri) or files.get_file_from_path(page.src_uri)
         if clash is not None:
-            raise UsageError(
-                f"docs/{clash if isinstance(clash, str) else page.src_uri} would produce "
-                f"{generated.dest_uri}, a page the evidence hook generates; rename or remove it"
-            )
+            where = f"docs/{clash if isinstance(clash, str) else page.src_uri}"
+            found.append(_in_the_way(where, f"would produce {generated.dest_uri}, a page the evidence hook generates"))
+            continue
         files.append(generated)
     if files.get_file_from_path(CSS_URI) is None:
         css = (TEMPLATES_DIR / "evidence.css").read_text(encoding="utf-8")
@@ -72,16 +81,20 @@ def add_site_files(
         written_later += [record_js_uri(sid)] if offline else []
     for uri in [*written_later, *(record_uri(sid) for sid in sorted(sources))]:
         if files.get_file_from_path(uri) is not None:
-            raise UsageError(f"docs/{uri} collides with a file the evidence hook publishes; rename or remove it")
+            found.append(_in_the_way(f"docs/{uri}", "collides with a file the evidence hook publishes"))
+    if found:
+        return found
     for sid, info in sorted(sources.items()):
         source = os.fspath(Path(info.sources_dir) / f"{sid}.json")
         files.append(File.generated(config, record_uri(sid), abs_src_path=source))
+    return found
 
 
-def add_claims_json(files: Files, config: Any, content: str) -> None:
-    """Publish ``claims.json`` (every claim for machines); a ``docs/claims.json`` is refused."""
+def add_claims_json(files: Files, config: Any, content: str) -> list[Finding]:
+    """Publish ``claims.json`` (every claim for machines); a ``docs/claims.json`` is a finding."""
     from ..pages.claims import CLAIMS_JSON_URI
 
     if files.get_file_from_path(CLAIMS_JSON_URI) is not None:
-        raise UsageError(f"docs/{CLAIMS_JSON_URI} collides with the file the evidence hook publishes; rename it")
+        return [_in_the_way(f"docs/{CLAIMS_JSON_URI}", "collides with the file the evidence hook publishes")]
     files.append(File.generated(config, CLAIMS_JSON_URI, content=content))
+    return []

@@ -58,11 +58,6 @@ class PageSeal:
     windows: list[dict[str, Any]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
 
-    @property
-    def problems(self) -> list[str]:
-        """Each finding's detail, in order (what a failed build lists)."""
-        return [f.detail for f in self.findings]
-
 
 def check_evidence(scan: PageScan, page: str, verified: Verified) -> PageSeal:
     """Hold every evidence element of ``scan`` (page ``page``) to ``verified``; the entries of what passes."""

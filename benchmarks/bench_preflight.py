@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(check_probe(args.check_probe, int(args.workers or cores))))
         return 0
     if args.quick:
-        args.sizes, args.repeat, args.no_memory = "3", 1, True
+        args.sizes, args.repeat = "3", 1
     workers_list = [int(w) for w in args.workers.split(",")] if args.workers else None
     with tempfile.TemporaryDirectory(prefix="bench-preflight-") as tmp:
         if args.wiki is not None:
@@ -380,7 +380,8 @@ def main(argv: list[str] | None = None) -> int:
             rows = grid(cache, sizes, shapes, workers, args.repeat)
             title = f"The whole wiki check vs the in-run floor ({workers} workers, {cores} cores, {args.repeat} rounds)"
             print(table(title, _GRID, rows))
-            big = [cache / f"{shape}-{size:g}mb" for size in sizes if size >= 1000 for shape in shapes]
+            at = [size for size in sizes if size >= 1000] or (sizes[-1:] if args.quick else [])
+            big = [cache / f"{shape}-{size:g}mb" for size in at for shape in shapes]
             if big and not args.no_memory:
                 print(
                     table(

@@ -252,7 +252,8 @@ def generate_wiki(spec: WikiSpec, *, log: bool = False) -> WikiSummary:
         spans = _spans(rng, text, spec.spans_per_source)
         per = -(-len(spans) // max(1, spec.records_per_source))
         for part, at in enumerate(range(0, len(spans), per)):
-            evidence_id = f"pmid:{pmid}" if part == 0 else f"pmid:{pmid}:part-{part}"
+            # One record per paper id; the further records of a source are web evidence on it.
+            evidence_id = f"pmid:{pmid}" if part == 0 else f"web:synthetic-{index}-part-{part}"
             extraction = {
                 "schema_version": 1,
                 "pmid": pmid,

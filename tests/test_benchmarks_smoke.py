@@ -23,8 +23,8 @@ def test_run_all_quick() -> None:
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     out = proc.stdout
     for title in (
-        "Preflight vs in-run floor",
-        "Peak memory while verifying",
+        "The whole wiki check vs the in-run floor",
+        "Peak memory of the whole check",
         "Commands vs the in-run floor",
         "MkDocs build (s)",
         "Linearity",

@@ -101,3 +101,24 @@ def test_a_number_too_large_for_a_double_is_a_schema_error() -> None:
     record = read_record("extraction", "workspace/extractions/r.json", data)
     assert [(f.reason, f.field) for f in record.findings] == [(Reason.SCHEMA_ERROR, "record")]
     assert record.spans == [] and not record.data
+
+
+@pytest.mark.parametrize(
+    "spelled",
+    ["https://evil.example/x", "https:\\/\\/evil.example/x", "https\\u003a//evil.example/x"],
+    ids=["plain", "escaped-slashes", "escaped-colon"],
+)
+def test_a_url_is_found_however_the_json_spells_it(spelled: str) -> None:
+    """A record's URLs are collected from its parsed strings; the walk is skipped only for bytes
+    that cannot hold one, so an escaped spelling is still found, with its field."""
+    data = ('{"evidence_id": "pmid:1", "population": "see ' + spelled + '", "spans": []}').encode()
+    record = read_record("extraction", "workspace/extractions/r.json", data)
+    assert record.urls == [("population", "https://evil.example/x")]
+
+
+def test_a_record_without_urls_has_none_and_a_duplicate_key_is_still_refused() -> None:
+    record = read_record("extraction", "workspace/extractions/r.json", b'{"evidence_id": "pmid:1", "n_total": 3}')
+    assert record.urls == []
+    data = b'{"evidence_id": "pmid:1", "n_arms": [1], "n_arms": [2]}'
+    twice = read_record("extraction", "workspace/extractions/r.json", data)
+    assert [(f.reason, f.field) for f in twice.findings] == [(Reason.SCHEMA_ERROR, "record")]

@@ -174,8 +174,11 @@ def _urls(node: Any, path: list[str | int], out: list[tuple[str, str]]) -> None:
     else:
         return
     for step, value in items:
-        if isinstance(value, str) and "://" not in value:
-            continue
+        if isinstance(value, str):
+            if "://" not in value:
+                continue
+        elif not isinstance(value, (dict, list)):
+            continue  # a number, a boolean or null holds no URL
         path.append(step)
         _urls(value, path, out)
         path.pop()
@@ -256,7 +259,8 @@ def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes
         model, invalid = model_type.model_validate(raw), []
     except ValidationError as exc:
         model, invalid = None, _schema_findings(exc, record.record)
-    _urls(raw, [], record.urls)
+    if b"://" in data or b"\\" in data:  # no string can hold a URL otherwise (an escape could spell one)
+        _urls(raw, [], record.urls)
     _extras(raw, model_type, "", record)
     if kind == "extraction":
         valid = model.spans if isinstance(model, Extraction) else None

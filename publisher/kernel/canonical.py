@@ -117,11 +117,13 @@ def _finite_float(literal: str) -> float:
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise StrictJSONError(f"duplicate key {key!r}")
-        out[key] = value
+    out = dict(pairs)  # built in C; a duplicate key shows as a shorter dict
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise StrictJSONError(f"duplicate key {key!r}")
+            seen.add(key)
     return out
 
 

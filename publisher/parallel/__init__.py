@@ -14,6 +14,7 @@ from .pool import (
     helper_pool,
     pool_pays,
     verify_many,
+    warm_pool,
     worker_pool,
 )
 from .progress import ProgressFn
@@ -34,6 +35,7 @@ __all__ = [
     "folder_size",
     "pool_pays",
     "worker_pool",
+    "warm_pool",
     "ProgressFn",
     "CheckedSnapshots",
 ]

@@ -17,6 +17,7 @@ in-process, with no pool to start.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import multiprocessing
 import os
@@ -46,6 +47,7 @@ __all__ = [
     "pool_pays",
     "helper_pool",
     "worker_pool",
+    "warm_pool",
     "IN_PROCESS_BYTES",
 ]
 
@@ -210,6 +212,30 @@ def helper_pool(workers: int = 1) -> ProcessPoolExecutor | None:
 def worker_pool(workers: int) -> ProcessPoolExecutor:
     """A process pool for :func:`verify_many` and its caller's own parallel work (forked when safe)."""
     return _process_pool(workers)
+
+
+_WARM: dict[int, ProcessPoolExecutor] = {}
+
+
+def warm_pool(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` processes kept for the life of this process: a server that checks the
+    wiki on every change (``mkdocs serve``) pays the pool's start-up once, not per rebuild.
+
+    The caller must not shut it down; it is shut down when the interpreter exits. A pool a dead
+    worker broke is replaced by a fresh one.
+    """
+    pool = _WARM.get(workers)
+    if pool is None or getattr(pool, "_broken", False):
+        if not _WARM:
+            atexit.register(_close_warm)
+        pool = _WARM[workers] = _process_pool(workers)
+    return pool
+
+
+def _close_warm() -> None:
+    while _WARM:
+        _, pool = _WARM.popitem()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _process_pool(workers: int) -> ProcessPoolExecutor:

@@ -44,7 +44,7 @@ if __package__ in (None, ""):
 from benchmarks._common import MB, asset_files, rounds, run_dirs, snapshot_files, table, tree_rss, wiki_requests
 from benchmarks.generate import WikiSpec, generate_wiki
 from publisher.kernel.store import SnapshotStore, build_record
-from publisher.parallel import default_workers, verify_many
+from publisher.parallel import Workers, default_workers, verify_many
 from publisher.parallel import pool as batch
 
 try:
@@ -145,7 +145,7 @@ def library_preflight_pass(wiki: Path, workers: int) -> int:
     """The whole library preflight (``run_preflight``: results, spans, assets, logs); its findings."""
     from publisher.wiki.check import check_wiki as run_preflight
 
-    return len(run_preflight(wiki, workers=workers).findings)
+    return len(run_preflight(wiki, workers=Workers(count=workers)).findings)
 
 
 def _warm(files: list[Path]) -> int:
@@ -243,10 +243,10 @@ def grid(cache: Path, sizes: list[float], shapes: list[str], workers: int, repea
                 repeat,
                 {
                     "floor": lambda f=files, a=assets: floor_pass(f, workers, a),
-                    "check": lambda w=wiki: check_wiki(w, workers=workers),
+                    "check": lambda w=wiki: check_wiki(w, workers=Workers(count=workers)),
                 },
             )
-            findings = len(check_wiki(wiki, workers=workers).findings)
+            findings = len(check_wiki(wiki, workers=Workers(count=workers)).findings)
             floor, check = times["floor"], times["check"]
             rows.append(
                 [
@@ -306,7 +306,7 @@ def check_probe(wiki: Path, workers: int) -> dict[str, Any]:
     from publisher.wiki.check import check_wiki
 
     sizes = [f.stat().st_size for f in snapshot_files(wiki)]
-    found = check_wiki(wiki, workers=workers)
+    found = check_wiki(wiki, workers=Workers(count=workers))
     return {"files": len(sizes), "bytes": sum(sizes), "largest": max(sizes, default=0), "findings": len(found.findings)}
 
 

@@ -705,3 +705,44 @@ def test_a_site_dir_that_cannot_be_staged_is_one_publication_finding(tmp_path: P
         config.write("site_dir: out/site\n")
     assert [(f.check, f.file) for f in refused_build(wiki)] == [("C-PUBLISH", "out/site")]
     assert (wiki / "out").read_text(encoding="utf-8") == "a file where the site's folder goes"
+
+
+def test_a_served_wiki_is_checked_on_one_warm_pool_across_rebuilds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the wiki is served, every rebuild's check runs on the process's one warm pool (its
+    start-up paid once); before that, and for ``mkdocs build``, the check makes its own."""
+    from publisher.parallel import pool as pool_module
+    from publisher.site.build import hook as hook_module
+
+    wiki = _wiki(tmp_path)
+    seen: list[object] = []
+    check = hook_module.check_wiki
+
+    def spy(root: Path, **kwargs: object) -> object:
+        seen.append(kwargs["workers"].executor)  # type: ignore[attr-defined]
+        return check(root, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(hook_module, "check_wiki", spy)
+    monkeypatch.setattr(hook_module, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook_module, "_SERVING", [])
+    monkeypatch.setattr(pool_module, "_WARM", {})
+    build_wiki(wiki)
+    assert seen == [None]
+
+    class _Server:
+        def watch(self, path: str) -> None:
+            pass
+
+    hook_module.watch(_Server(), _load_config(wiki))
+    build_wiki(wiki)
+    build_wiki(wiki)
+    assert seen[1] is not None and seen[1] is seen[2] is pool_module._WARM[2]
+    pool_module._close_warm()
+    assert pool_module._WARM == {}
+
+
+def _load_config(wiki: Path) -> object:
+    from mkdocs.config import load_config
+
+    return load_config(str(wiki / "mkdocs.yml"))

@@ -12,6 +12,7 @@ from _wiki_helpers import TAMPERINGS, count_asset_hashes, make_wiki, sample_run,
 
 from publisher.kernel.reasons import Reason
 from publisher.kernel.refs import format_ref
+from publisher.parallel import Workers
 from publisher.runs import Run
 from publisher.wiki.check import check_wiki as run_preflight
 from publisher.wiki.promote import promote
@@ -162,13 +163,13 @@ def test_assets_are_hashed_once_by_the_snapshot_workers(wiki: Path, monkeypatch:
     promote(rb.run.path, wiki)
     hashed = count_asset_hashes(monkeypatch)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        pre = run_preflight(wiki, executor=pool)
+        pre = run_preflight(wiki, workers=Workers(executor=pool))
     assert pre.ok, [f.one_line() for f in pre.findings]
     assert len(hashed) == 1 and hashed[0].startswith("assets/papers/")
     monkeypatch.undo()
     tamper("pdf-asset", rb)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        findings = run_preflight(wiki, executor=pool).findings
+        findings = run_preflight(wiki, workers=Workers(executor=pool)).findings
     assert Reason.ASSET_HASH_MISMATCH in {f.reason for f in findings}
 
 
@@ -203,12 +204,12 @@ def test_many_concepts_are_parsed_on_the_workers_with_the_same_outcome(wiki: Pat
     shutil.move(rb.run.path, target)
     promote(target, wiki)
     _many_concepts(wiki, 40)
-    serial = run_preflight(wiki, workers=1)
+    serial = run_preflight(wiki, workers=Workers(count=1))
     assert len(serial.concepts) == 41 and [r.rel for r in serial.runs] == ["archive/alpha"]
     assert [f.code for f in serial.findings] == ["SCHEMA_ERROR"], [f.one_line() for f in serial.findings]
-    pooled = run_preflight(wiki, workers=2)
+    pooled = run_preflight(wiki, workers=Workers(count=2))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        threaded = run_preflight(wiki, executor=pool)
+        threaded = run_preflight(wiki, workers=Workers(executor=pool))
     assert _summary(pooled) == _summary(serial) == _summary(threaded)
 
 
@@ -226,7 +227,7 @@ def test_concepts_on_the_workers_are_parsed_in_tasks(wiki: Path) -> None:
             return super().submit(fn, *args, **kwargs)
 
     with Counting(max_workers=2) as pool:
-        pre = run_preflight(wiki, executor=pool)
+        pre = run_preflight(wiki, workers=Workers(executor=pool))
     tasks = -(-41 // check._CONCEPTS_PER_TASK)
     assert submitted[-tasks:] == ["read_concepts"] * tasks, "the concepts are queued behind the runs"
     assert submitted[:-tasks] == ["check_whole_run"], "the small run is checked whole on a worker"
@@ -250,7 +251,7 @@ def test_runs_are_pipelined_one_ahead_and_findings_keep_their_order(
     from publisher.wiki import check
 
     _three_runs(wiki)
-    serial = run_preflight(wiki, workers=1)
+    serial = run_preflight(wiki, workers=Workers(count=1))
     assert [r.slug for r in serial.runs] == ["alpha", "beta", "gamma"]
     codes = [f.code for f in serial.findings]
     assert "C-ASSEMBLER" in codes and "SNAPSHOT_HASH_MISMATCH" in codes
@@ -262,10 +263,10 @@ def test_runs_are_pipelined_one_ahead_and_findings_keep_their_order(
     monkeypatch.setattr(check, "_load", lambda item, *a: steps.append(f"load {item.ev.slug}") or load(item, *a))
     monkeypatch.setattr(check, "_finish", lambda item, *a: steps.append(f"check {item.ev.slug}") or finish(item, *a))
     monkeypatch.setattr(pool_module, "IN_PROCESS_BYTES", 0)  # a pool even for these small runs
-    pooled = run_preflight(wiki, workers=2)
+    pooled = run_preflight(wiki, workers=Workers(count=2))
     assert steps == ["load alpha", "load beta", "check alpha", "load gamma", "check beta", "check gamma"]
     with ThreadPoolExecutor(max_workers=2) as executor:
-        threaded = run_preflight(wiki, executor=executor)
+        threaded = run_preflight(wiki, workers=Workers(executor=executor))
     assert _summary(pooled) == _summary(serial) == _summary(threaded)
 
 
@@ -283,15 +284,15 @@ def test_runs_checked_whole_on_the_workers_find_what_the_pipelined_check_finds(
     paths = _three_runs(wiki)
     broken = sample_run(wiki, "delta", base_url="https://delta.example.org/")
     (broken.run.path / "config.json").write_text("{not json", encoding="utf-8")
-    serial = run_preflight(wiki, workers=1)
+    serial = run_preflight(wiki, workers=Workers(count=1))
     monkeypatch.setattr(pool_module, "IN_PROCESS_BYTES", 0)  # a pool even for these small runs
     monkeypatch.setattr(check, "_WHOLE_RUN_BYTES", whole_below)
-    pooled = run_preflight(wiki, workers=2)  # worker processes: the outcome travels back pickled
+    pooled = run_preflight(wiki, workers=Workers(count=2))  # worker processes: the outcome travels back pickled
     sent: list[str] = []
     whole = check.check_whole_run
     monkeypatch.setattr(check, "check_whole_run", lambda path, *a: sent.append(Path(path).name) or whole(path, *a))
     with ThreadPoolExecutor(max_workers=2) as executor:  # the patched task is seen on threads
-        threaded = run_preflight(wiki, executor=executor)
+        threaded = run_preflight(wiki, workers=Workers(executor=executor))
     fields = [(f.code, f.check, f.file, f.run, f.field, f.line) for f in serial.findings]
     assert [f.code for f in serial.findings if f.file == "runs/delta/config.json"] == ["SCHEMA_ERROR"]
 
@@ -331,12 +332,12 @@ def test_a_run_that_cannot_be_loaded_drops_its_snapshot_work(wiki: Path, monkeyp
     monkeypatch.setattr(check, "_WHOLE_RUN_BYTES", -1)  # the pipelined path, however small the runs
     with ThreadPoolExecutor(max_workers=1) as executor:
         executor.submit(gate.wait, 10)  # nothing runs until the broken run's work is given up
-        pre = run_preflight(wiki, executor=executor)
+        pre = run_preflight(wiki, workers=Workers(executor=executor))
     assert dropped and all(f.cancelled() for f in dropped)  # type: ignore[attr-defined]
     broken = [f for f in pre.findings if f.run == "runs/alpha"]
     assert broken and broken[0].file == "runs/alpha/config.json", [f.one_line() for f in broken]
     assert [f.code for f in pre.findings if f.run == "runs/beta"] == [
-        f.code for f in run_preflight(wiki, workers=1).findings if f.run == "runs/beta"
+        f.code for f in run_preflight(wiki, workers=Workers(count=1)).findings if f.run == "runs/beta"
     ]
 
 
@@ -346,7 +347,7 @@ def test_the_published_result_is_the_assembly_now(wiki: Path) -> None:
     from publisher.gate.result import Result
 
     _three_runs(wiki)
-    pre = run_preflight(wiki, workers=1)
+    pre = run_preflight(wiki, workers=Workers(count=1))
     by_slug = {r.slug: r for r in pre.runs}
     for slug in ("alpha", "beta"):
         ev = by_slug[slug]

@@ -47,7 +47,8 @@ def _init(args: argparse.Namespace) -> int:
             "copied": copied,
         },
         f"Initialised run {config.run_slug} in {run.path} (created_at {config.created_at}, "
-        f"gate {'on' if config.gates.evidence_kernel else 'off'})" + (f"\n  question: {question}" if question else "")
+        f"gate {'on' if config.gates.evidence_kernel else 'off'})"
+        + (f"\n  question: {question}" if question else "")
         + (
             f"\n  copied {len(copied)} file(s) from {args.from_run}: fetch its sources again (with --pmid/--doi/"
             "--pmcid), then 'publisher assemble'"

@@ -93,6 +93,7 @@ def _promote(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from ..kernel.errors import UsageError
+    from ..parallel import Workers
     from ..parallel.cluster import cluster_executor
     from ..site.build.checkpages import check_pages
     from ..site.build.policy import config_file_for
@@ -107,7 +108,7 @@ def _check(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         executor, workers = stack.enter_context(cluster_executor(scheduler)) if scheduler else (None, None)
         progress = stack.enter_context(terminal_progress("verifying snapshots", quiet=args.json))
-        outcome = check_wiki(wiki, progress=progress, policy=policy, executor=executor, workers=workers)
+        outcome = check_wiki(wiki, policy=policy, workers=Workers(executor, workers, progress))
     config = config_file_for(wiki, args.config)
     if outcome.ok and config is not None:
         # The build's other checks (prose, docs/ files, the policy's precondition), through the

@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -39,6 +40,7 @@ from .progress import ProgressFn
 
 __all__ = [
     "verify_many",
+    "Workers",
     "Batches",
     "Batch",
     "default_workers",
@@ -66,6 +68,20 @@ SLOW_START_FACTOR = 8
 _CHUNK_BYTES = 8 * 1024 * 1024
 _CHUNK_MAX = 64
 _IN_FLIGHT_PER_WORKER = 3
+
+
+@dataclass(frozen=True)
+class Workers:
+    """Where a command's checks run and who hears how far they are: the one options object of
+    :func:`publisher.wiki.check.check_wiki`. A caller says what it means: an executor it owns (a
+    Dask cluster's, a server's warm pool), or how many processes the command's own pool may use."""
+
+    executor: Executor | None = None
+    """Runs the work when given; the callee never shuts it down."""
+    count: int | None = None
+    """Processes of the command's own pool (default: every core); 1 works in this process."""
+    progress: ProgressFn | None = None
+    """Told ``(done, total)`` as snapshots are checked."""
 
 
 def default_workers() -> int:

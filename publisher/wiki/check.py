@@ -41,6 +41,7 @@ from ..parallel import (
     Batches,
     CheckedSnapshots,
     ProgressFn,
+    Workers,
     default_workers,
     fewer_collections,
     folder_bytes,
@@ -293,29 +294,28 @@ def _run_bytes(paths: Iterable[Path]) -> int:
 def check_wiki(
     wiki_root: Path,
     *,
-    layouts: Iterable[str] = RUN_LAYOUTS,
+    policy: Policy | None = None,
     runs: Sequence[Path] | None = None,
     concepts: Sequence[Path] | None = None,
-    executor: Executor | None = None,
-    workers: int | None = None,
-    progress: ProgressFn | None = None,
-    policy: Policy | None = None,
+    layouts: Iterable[str] = RUN_LAYOUTS,
+    workers: Workers | None = None,
 ) -> WikiCheck:
     """Check the wiki's runs and concepts; ``runs``/``concepts`` narrow it (default: all of them).
 
     ``policy`` is the wiki's evidence options as the caller resolved them through MkDocs
     (:func:`publisher.site.build.policy.resolve_policy`); without one, the wiki's own ``mkdocs.yml`` is
-    read fail-closed (:func:`~publisher.wiki.policy.fallback_policy`).
+    read fail-closed (:func:`~publisher.wiki.policy.fallback_policy`). ``workers`` says where the
+    work runs (:class:`~publisher.parallel.Workers`; default: a pool of every core when the wiki is
+    large enough to pay for one).
 
     Runs a concept names are checked too, even outside the usual layouts. Never raises for bad
     evidence: every problem is a :class:`~publisher.kernel.findings.Finding`. A resource error
-    (a disk that cannot be read) raises. ``executor``, ``workers`` and ``progress`` go to
-    :func:`publisher.parallel.verify_many`.
+    (a disk that cannot be read) raises.
     """
     with fewer_collections():
         root = Path(wiki_root)
         resolved = policy if policy is not None else fallback_policy(root)
-        return _check_wiki(root, resolved, layouts, runs, concepts, executor, workers, progress)
+        return _check_wiki(root, resolved, layouts, runs, concepts, workers or Workers())
 
 
 def _check_wiki(
@@ -324,10 +324,9 @@ def _check_wiki(
     layouts: Iterable[str],
     runs: Sequence[Path] | None,
     concepts: Sequence[Path] | None,
-    executor: Executor | None,
-    workers: int | None,
-    progress: ProgressFn | None,
+    on: Workers,
 ) -> WikiCheck:
+    executor, workers, progress = on.executor, on.count, on.progress
     wiki = WikiCheck(wiki_root, policy)
     found_runs, found_concepts = discover(wiki_root, layouts)
     run_paths = list(runs) if runs is not None else found_runs

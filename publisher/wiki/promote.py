@@ -26,7 +26,7 @@ from ..kernel.errors import ConflictError, IntegrityError, PublisherError, Usage
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
 from ..kernel.refs import format_ref
-from ..parallel import ProgressFn
+from ..parallel import ProgressFn, Workers
 from ..runs import Run
 from .check import check_claims_text, check_wiki
 from .conceptcheck import check_concept_text
@@ -254,7 +254,9 @@ def plan_promotion(
             raise IntegrityError(f"{concept_rel}: is not UTF-8", reason=Reason.SCHEMA_ERROR) from exc
 
     others = [wiki_root / e.path for e in (doc.front.runs if doc else ()) if e.path != run_rel]
-    pre = check_wiki(wiki_root, runs=[run.path, *others], concepts=[], progress=progress, policy=policy)
+    pre = check_wiki(
+        wiki_root, runs=[run.path, *others], concepts=[], policy=policy, workers=Workers(progress=progress)
+    )
     if not pre.ok:
         fix = f"fix what is named, then run 'publisher assemble --run-dir {run_rel}' and promote again"
         raise _refuse(f"promotion refused: {len(pre.findings)} finding(s); {fix}", pre.findings)

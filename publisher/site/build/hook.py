@@ -57,10 +57,12 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+from concurrent.futures import Executor
 from contextvars import ContextVar
 from typing import Any
 
 from ...kernel.errors import PublisherError
+from ...parallel import Workers, default_workers, warm_pool
 from ...parallel.cluster import cluster_executor
 from ...runs import RUN_LAYOUTS
 from ...wiki.check import check_wiki
@@ -121,10 +123,10 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
         try:  # on the wiki's Dask cluster when extra.evidence.scheduler names one
             with contextlib.ExitStack() as stack:
                 executor, workers = (
-                    stack.enter_context(cluster_executor(policy.scheduler)) if policy.scheduler else (None, None)
+                    stack.enter_context(cluster_executor(policy.scheduler)) if policy.scheduler else _server_pool()
                 )
                 progress = stack.enter_context(terminal_progress("evidence check"))
-                pre = check_wiki(root, progress=progress, policy=policy, executor=executor, workers=workers)
+                pre = check_wiki(root, policy=policy, workers=Workers(executor, workers, progress))
         except PublisherError as exc:
             raise refuse("evidence check", [error_finding(exc, ".", "C-BUILD")]) from exc
     if not pre.ok:
@@ -138,8 +140,24 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
     return build
 
 
+_SERVING: list[bool] = []
+"""Non-empty once this process serves the wiki (``mkdocs serve``): it checks it on every change."""
+
+
+def _server_pool() -> tuple[Executor | None, int | None]:
+    """Under ``mkdocs serve``, the process's warm pool (its start-up paid once, not per rebuild);
+    else none (the check makes its own pool when the wiki pays for one)."""
+    count = default_workers()
+    if _SERVING and count > 1:
+        return warm_pool(count), count
+    return None, None
+
+
 def watch(server: Any, config: Any) -> Any:
-    """Rebuild when runs, concepts, the PDF library or the claim assessments change."""
+    """Rebuild when runs, concepts, the PDF library or the claim assessments change (and keep the
+    pool the wiki check runs on between rebuilds)."""
+    if not _SERVING:
+        _SERVING.append(True)
     root = wiki_root(config)
     folders = {root / "concepts", root / "assets" / "papers"}
     folders.update(root / layout.split("/*")[0] for layout in RUN_LAYOUTS)

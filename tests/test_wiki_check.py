@@ -3,6 +3,7 @@ reason code or check id, never raised."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -245,39 +246,38 @@ def _three_runs(wiki: Path) -> list[Path]:
 def test_runs_are_pipelined_one_ahead_and_findings_keep_their_order(
     wiki: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Run i + 1 is read (and its snapshots handed over) before run i is checked; the findings
-    are the same, in the same order, in this process, on a process pool and on threads."""
+    """In this process, run i + 1 is read (and its snapshots declared) before run i is checked; the
+    findings are the same, in the same order, there, on a process pool and on threads."""
     from publisher.parallel import pool as pool_module
     from publisher.wiki import check
 
     _three_runs(wiki)
+    steps: list[str] = []
+    load, finish = check._load, check._finish
+    monkeypatch.setattr(check, "_load", lambda item, *a: steps.append(f"load {item.ev.slug}") or load(item, *a))
+    monkeypatch.setattr(check, "_finish", lambda item, *a: steps.append(f"check {item.ev.slug}") or finish(item, *a))
     serial = run_preflight(wiki, workers=Workers(count=1))
+    assert steps == ["load alpha", "load beta", "check alpha", "load gamma", "check beta", "check gamma"]
     assert [r.slug for r in serial.runs] == ["alpha", "beta", "gamma"]
     codes = [f.code for f in serial.findings]
     assert "C-ASSEMBLER" in codes and "SNAPSHOT_HASH_MISMATCH" in codes
     assert not any(f.run == "runs/alpha" for f in serial.findings)
-
-    steps: list[str] = []
-    monkeypatch.setattr(check, "_WHOLE_RUN_BYTES", -1)  # every run pipelined here, however small
-    load, finish = check._load, check._finish
-    monkeypatch.setattr(check, "_load", lambda item, *a: steps.append(f"load {item.ev.slug}") or load(item, *a))
-    monkeypatch.setattr(check, "_finish", lambda item, *a: steps.append(f"check {item.ev.slug}") or finish(item, *a))
     monkeypatch.setattr(pool_module, "IN_PROCESS_BYTES", 0)  # a pool even for these small runs
     pooled = run_preflight(wiki, workers=Workers(count=2))
-    assert steps == ["load alpha", "load beta", "check alpha", "load gamma", "check beta", "check gamma"]
     with ThreadPoolExecutor(max_workers=2) as executor:
         threaded = run_preflight(wiki, workers=Workers(executor=executor))
     assert _summary(pooled) == _summary(serial) == _summary(threaded)
 
 
-@pytest.mark.parametrize("whole_below", [-1, 1 << 40], ids=["pipelined", "whole"])
-def test_runs_checked_whole_on_the_workers_find_what_the_pipelined_check_finds(
+@pytest.mark.parametrize("whole_below", [-1, 1 << 40], ids=["large", "small"])
+def test_runs_checked_on_the_workers_find_what_the_check_here_finds(
     wiki: Path, monkeypatch: pytest.MonkeyPatch, whole_below: int
 ) -> None:
-    """A run whose snapshots fit one task is checked whole on a worker process (records, snapshots,
-    re-assembly, comparison); the findings, field by field and in order, the runs' results and the
-    excerpts are those of the check in this process, for a clean run, an edited result, a
-    tampered snapshot and a run whose config cannot be read."""
+    """On a pool every run is checked on a worker (records, re-assembly, comparison): a small one
+    whole, a large one with the outcomes of its snapshots, which the workers checked first. The
+    findings, field by field and in order, the runs' results and the excerpts are those of the
+    check in this process, for a clean run, an edited result, a tampered snapshot and a run whose
+    config cannot be read."""
     from publisher.parallel import pool as pool_module
     from publisher.wiki import check
 
@@ -290,7 +290,9 @@ def test_runs_checked_whole_on_the_workers_find_what_the_pipelined_check_finds(
     pooled = run_preflight(wiki, workers=Workers(count=2))  # worker processes: the outcome travels back pickled
     sent: list[str] = []
     whole = check.check_whole_run
-    monkeypatch.setattr(check, "check_whole_run", lambda path, *a: sent.append(Path(path).name) or whole(path, *a))
+    monkeypatch.setattr(
+        check, "check_whole_run", lambda path, *a: sent.append((Path(path).name, bool(a[3]))) or whole(path, *a)
+    )
     with ThreadPoolExecutor(max_workers=2) as executor:  # the patched task is seen on threads
         threaded = run_preflight(wiki, workers=Workers(executor=executor))
     fields = [(f.code, f.check, f.file, f.run, f.field, f.line) for f in serial.findings]
@@ -306,39 +308,27 @@ def test_runs_checked_whole_on_the_workers_find_what_the_pipelined_check_finds(
         assert [(f.code, f.check, f.file, f.run, f.field, f.line) for f in other.findings] == fields
         assert _summary(other) == _summary(serial)
         assert results(other) == results(serial)
-    assert sorted(sent) == (sorted(p.name for p in [*paths, broken.run.path]) if whole_below > 0 else [])
+    large = whole_below < 0  # a large run's check comes with its snapshots' outcomes
+    assert sorted(sent) == sorted((p.name, large) for p in [*paths, broken.run.path])
 
 
 def test_a_run_that_cannot_be_loaded_drops_its_snapshot_work(wiki: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The stored result's snapshots go to the workers before the run's config is read; a run
-    whose config is broken is a finding and its queued checks are given up, not waited for."""
-    import threading
-
-    from publisher.parallel import pool as pool_module
-    from publisher.wiki import check
+    """In this process the stored result's snapshots are declared before the run's config is
+    read; a run whose config is broken is a finding, in its turn, and its snapshots are never read."""
+    from publisher.parallel import checks as checks_module
 
     paths = _three_runs(wiki)
     (paths[0] / "config.json").write_text("{not json", encoding="utf-8")
-    gate = threading.Event()
-    dropped: list[object] = []
-    drop = pool_module.Batches.drop
-
-    def drop_then_go(self: object, batch: pool_module.Batch) -> None:
-        dropped.extend(batch.futures)
-        drop(self, batch)  # type: ignore[arg-type]
-        gate.set()
-
-    monkeypatch.setattr(pool_module.Batches, "drop", drop_then_go)
-    monkeypatch.setattr(check, "_WHOLE_RUN_BYTES", -1)  # the pipelined path, however small the runs
-    with ThreadPoolExecutor(max_workers=1) as executor:
-        executor.submit(gate.wait, 10)  # nothing runs until the broken run's work is given up
-        pre = run_preflight(wiki, workers=Workers(executor=executor))
-    assert dropped and all(f.cancelled() for f in dropped)  # type: ignore[attr-defined]
+    read: list[str] = []
+    check_snapshot = checks_module.check_snapshot
+    monkeypatch.setattr(
+        checks_module, "check_snapshot", lambda task, *a: read.append(str(task[0])) or check_snapshot(task, *a)
+    )
+    pre = run_preflight(wiki, workers=Workers(count=1))
+    assert read and not any("alpha" in folder for folder in read)
     broken = [f for f in pre.findings if f.run == "runs/alpha"]
-    assert broken and broken[0].file == "runs/alpha/config.json", [f.one_line() for f in broken]
-    assert [f.code for f in pre.findings if f.run == "runs/beta"] == [
-        f.code for f in run_preflight(wiki, workers=Workers(count=1)).findings if f.run == "runs/beta"
-    ]
+    assert [(f.code, f.file) for f in broken] == [("SCHEMA_ERROR", "runs/alpha/config.json")]
+    assert pre.findings.index(broken[0]) == 0  # alpha's turn comes first
 
 
 def test_the_published_result_is_the_assembly_now(wiki: Path) -> None:
@@ -354,3 +344,31 @@ def test_the_published_result_is_the_assembly_now(wiki: Path) -> None:
         assert ev.check is not None and ev.result is not None
         assert ev.result == Result.model_validate(ev.check.result)
     assert by_slug["beta"].result.accepted[0].url != "https://evil.example/"  # type: ignore[union-attr]
+
+
+def test_what_a_stored_result_names_is_read_without_trusting_it(wiki: Path) -> None:
+    """The hint that hands a large run's snapshots out early names, for a valid result, exactly
+    what the validated result declares; for a broken or hostile file it names nothing or only
+    well-formed ids and integer spans, and never raises."""
+    from publisher.gate.checks.assembler import stored_requests
+    from publisher.gate.pipeline import prepare_stored
+    from publisher.parallel import CheckedSnapshots
+
+    run = sample_run(wiki).run
+    reader = CheckedSnapshots(run.sources_dir)
+    prepare_stored(run, reader)
+    declared = sorted((sid, sorted(spans)) for _, sid, spans in reader.pending())
+    assert declared and sorted(stored_requests(run)) == declared
+
+    sid = "src-" + "a" * 64
+    for body in (
+        b"{not json",
+        b"[1, 2]",
+        b'{"accepted": "x", "sources": 3}',
+        b'{"accepted": [1, {"source_ids": "x", "claims": [{"source_id": "../etc", "start": 0, "end": 1}]}]}',
+    ):
+        run.result_path.write_bytes(body)
+        assert stored_requests(run) == []
+    claims = [{"source_id": sid, "start": True, "end": 2}, {"source_id": sid, "start": 1, "end": 2}]
+    run.result_path.write_text(json.dumps({"accepted": [{"claims": claims}]}), encoding="utf-8")
+    assert stored_requests(run) == [(sid, [(1, 2)])]

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..acquire.signing import KeyRing
-from ..gate.checks.assembler import ASSEMBLER
+from ..gate.checks.assembler import ASSEMBLER, stored_requests
 from ..gate.checks.publication import refusals as publication_refusals
 from ..gate.checks.runcheck import RunCheck
 from ..gate.inputs import RunInputs, load_inputs
@@ -41,6 +41,7 @@ from ..parallel import (
     Batches,
     CheckedSnapshots,
     ProgressFn,
+    SnapshotCheck,
     Workers,
     default_workers,
     fewer_collections,
@@ -163,17 +164,25 @@ class WholeRun:
     unreadable: Finding | None = None
 
 
-def check_whole_run(path: str, wiki_root: str, keys: KeyRing, rel: str) -> WholeRun:
-    """Read, verify (in this process) and check one run: a task of the wiki check's pool for a run
-    whose snapshots fit one task, so that its records, its re-assembly and the comparison with its
-    stored result run on a worker beside the other runs' hashing, not in the parent after it.
+def check_whole_run(
+    path: str, wiki_root: str, keys: KeyRing, rel: str, checks: Sequence[SnapshotCheck] = ()
+) -> WholeRun:
+    """Read, verify and check one run: a task of the wiki check's pool, so that the run's records,
+    its re-assembly and the comparison with its stored result run on a worker beside the other
+    runs' hashing, not in the parent after it.
 
-    The steps are those of the pipelined path (:func:`_begin`, :func:`_load`, :func:`_finish`), in
-    the same order, so the findings are the same. A machine failure raises (it travels back).
+    A small run's snapshots are verified here too. A large run's were spread over the pool first
+    (those its stored result names, :func:`stored_requests`): ``checks`` are their outcomes, taken
+    when the stored result is valid (then they are exactly what it names); anything more the
+    records ask for is verified here. The steps are those of the pipelined path (:func:`_begin`,
+    :func:`_load`, :func:`_finish`), in the same order, so the findings are the same. A machine
+    failure raises (it travels back).
     """
     run, root = Run(Path(path)), Path(wiki_root)
     reader = CheckedSnapshots(run.sources_dir, assets_root=root)
     prepared = prepare_stored(run, reader)
+    if checks and prepared.model is not None:
+        reader.seed(checks)
     try:
         inputs = load_inputs(run, wiki_root=root, trusted_keys=keys)
     except PublisherError as exc:
@@ -192,13 +201,17 @@ checked whole on a worker; a larger run's snapshots are spread over the workers 
 checked here (:func:`_check_runs`)."""
 
 
-@dataclass(frozen=True)
-class _Sent:
-    """A run handed whole to a worker (:func:`check_whole_run`), and how many snapshots it holds."""
+@dataclass
+class _OnPool:
+    """A run handed to the pool: its snapshots (a large run's, while they are checked), then its
+    check on a worker (:func:`check_whole_run`)."""
 
     ev: RunEvidence
-    future: Future[WholeRun]
     count: int
+    """Snapshots the progress counts when the check comes back (0 when they were counted as checked)."""
+    batches: list[Batch] | None = None
+    """A large run's snapshots, with the workers until its check is sent."""
+    future: Future[WholeRun] | None = None
 
 
 def _check_runs(
@@ -209,34 +222,107 @@ def _check_runs(
     meanwhile: Callable[[], object] | None,
     handed_over: Callable[[], object] | None = None,
 ) -> None:
-    """Load, verify and check the runs in turn, one run loaded ahead of the one being checked.
+    """Verify and check the runs: on ``executor``'s workers when there is one, else here.
 
-    On a pool, a run whose snapshots fit one task goes whole to a worker (:func:`check_whole_run`):
-    its records, re-assembly and comparison run there, beside the other runs' hashing. A larger
-    run is pipelined here: its stored result is read first and the snapshots it names go to the
-    workers at once; then its records are read and what they add follows; run ``i + 1`` is read
-    (and its snapshots handed over) before run ``i`` is checked, so the workers always have
-    snapshots to check while this process reads records and re-assembles runs. Runs are recorded
-    in the order given whatever path they took, so the findings come in the same order on a pool
-    and in this process. ``handed_over`` is called once every run is with the workers (work queued
-    behind them runs while the last runs are checked here).
+    Either way the runs are recorded in the order given, so the findings come in the same order.
+    ``meanwhile`` is called as snapshot checks come back (this process parses concepts then);
+    ``handed_over`` once every run is with the workers (work queued behind them runs while the last
+    runs are checked).
+    """
+    if executor is None:
+        _check_runs_here(paths, wiki, progress, meanwhile)
+    else:
+        _check_runs_on_pool(paths, wiki, executor, progress, meanwhile, handed_over)
+
+
+def _check_runs_on_pool(
+    paths: Sequence[Path],
+    wiki: WikiCheck,
+    executor: Executor,
+    progress: ProgressFn | None,
+    meanwhile: Callable[[], object] | None,
+    handed_over: Callable[[], object] | None,
+) -> None:
+    """Every run's check on a worker (:func:`check_whole_run`), this process only handing work over.
+
+    A run whose snapshot files fit one task goes whole to a worker. A larger run's snapshots are
+    spread over the workers first: the stored result is read here (:func:`_begin`) and what it
+    names goes out at once; when they are checked, the run's check goes to a worker with their
+    outcomes, while the next run's snapshots are checked. So the records, the re-assembly and the
+    comparison of every run run beside the hashing, and nothing waits on this process.
     """
     keys = wiki.policy.trusted_keys  # resolved once per wiki, before any run is read
     batches = Batches(executor, assets_root=wiki.wiki_root, progress=progress)
-    ahead: deque[_Sent | tuple[_Begun, RunInputs] | Finding] = deque()
-    loaded = 0  # pipelined runs in ``ahead``: at most one is kept loaded ahead of the one checked
     root = os.fspath(wiki.wiki_root)
+    queue: deque[_OnPool] = deque()
+    large: deque[_OnPool] = deque()  # large runs whose snapshots are with the workers
+
+    def send(entry: _OnPool, checks: Sequence[SnapshotCheck] = ()) -> None:
+        path = os.fspath(entry.ev.run.path)
+        entry.future = batches.call(check_whole_run, path, root, keys, entry.ev.rel, checks, count=entry.count)
+
+    def send_oldest_large() -> None:
+        entry = large.popleft()
+        checks: list[SnapshotCheck] = []
+        for batch in entry.batches or ():
+            for check in batches.collect(batch):
+                checks.append(check)
+                if meanwhile is not None:
+                    meanwhile()
+        entry.batches = None
+        send(entry, checks)
+
+    try:
+        for path in paths:
+            run = Run(path)
+            size, count = folder_size(run.sources_dir)
+            ev = RunEvidence(run, relative(path, wiki.wiki_root), path.name, {})
+            wiki.runs.append(ev)
+            if size <= _WHOLE_RUN_BYTES:
+                entry = _OnPool(ev, count)
+                send(entry)
+            else:
+                # What the stored result names goes out now, read without validating it (the
+                # run's check validates it on its worker).
+                handed = [(run.sources_dir, sid, spans) for sid, spans in stored_requests(run)]
+                entry = _OnPool(ev, 0, batches=[batches.submit(handed)])
+                large.append(entry)
+                while len(large) > 1:  # one large run's snapshots ahead of the one sent
+                    send_oldest_large()
+            queue.append(entry)
+        while large:
+            send_oldest_large()
+        if handed_over is not None:
+            handed_over()
+        for entry in queue:
+            if entry.future is None:  # unreachable: every entry was sent above
+                raise RuntimeError(f"{entry.ev.rel}: never sent")
+            _adopt(entry.ev, batches.outcome(entry.future, entry.count), wiki)
+            if meanwhile is not None:
+                meanwhile()
+    finally:
+        batches.cancel()
+
+
+def _check_runs_here(
+    paths: Sequence[Path],
+    wiki: WikiCheck,
+    progress: ProgressFn | None,
+    meanwhile: Callable[[], object] | None,
+) -> None:
+    """Load, verify and check the runs in this process, one run loaded ahead of the one checked:
+    each run's stored result is read first, then its records, then it is assembled again and
+    compared (:func:`_begin`, :func:`_load`, :func:`_finish`)."""
+    keys = wiki.policy.trusted_keys  # resolved once per wiki, before any run is read
+    batches = Batches(None, assets_root=wiki.wiki_root, progress=progress)
+    ahead: deque[tuple[_Begun, RunInputs] | Finding] = deque()
+    loaded = 0  # runs in ``ahead`` with their inputs read: one is kept ahead of the one checked
 
     def check_next() -> None:
         nonlocal loaded
         item = ahead.popleft()
-        if isinstance(item, Finding):  # a run whose inputs could not be read
+        if isinstance(item, Finding):  # a run whose inputs could not be read, in its turn
             wiki.findings.append(item)
-            return
-        if isinstance(item, _Sent):
-            _adopt(item.ev, batches.outcome(item.future, item.count), wiki)
-            if meanwhile is not None:
-                meanwhile()
             return
         loaded -= 1
         begun, inputs = item
@@ -247,32 +333,19 @@ def _check_runs(
                     meanwhile()
         _finish(begun, inputs, wiki)
 
-    try:
-        for path in paths:
-            if executor is not None:
-                size, count = folder_size(Run(path).sources_dir)
-                if size <= _WHOLE_RUN_BYTES:
-                    ev = RunEvidence(Run(path), relative(path, wiki.wiki_root), path.name, {})
-                    wiki.runs.append(ev)
-                    future = batches.call(check_whole_run, os.fspath(path), root, keys, ev.rel, count=count)
-                    ahead.append(_Sent(ev, future, count))
-                    continue
-            item = _begin(path, wiki, batches)
-            wiki.runs.append(item.ev)
-            inputs = _load(item, wiki, keys, batches)
-            if isinstance(inputs, Finding):
-                ahead.append(inputs)
-            else:
-                ahead.append((item, inputs))
-                loaded += 1
-            while loaded > 1:
-                check_next()
-        if handed_over is not None:
-            handed_over()
-        while ahead:
+    for path in paths:
+        item = _begin(path, wiki, batches)
+        wiki.runs.append(item.ev)
+        inputs = _load(item, wiki, keys, batches)
+        if isinstance(inputs, Finding):
+            ahead.append(inputs)
+        else:
+            ahead.append((item, inputs))
+            loaded += 1
+        while loaded > 1:
             check_next()
-    finally:
-        batches.cancel()
+    while ahead:
+        check_next()
 
 
 def _adopt(ev: RunEvidence, done: WholeRun, wiki: WikiCheck) -> None:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import orjson
 from pydantic import ValidationError
 
 from ...kernel import _fs
-from ...kernel.canonical import StrictJSONError, loads_written, same_json
+from ...kernel.canonical import SOURCE_ID_RE, StrictJSONError, loads_written, same_json
 from ...kernel.models import first_error
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
@@ -24,7 +25,7 @@ from .collect import Collector
 if TYPE_CHECKING:
     from ..assemble import Assembly
 
-__all__ = ["ASSEMBLER", "read_stored", "result_sources", "check_assembler"]
+__all__ = ["ASSEMBLER", "read_stored", "result_sources", "stored_requests", "check_assembler"]
 
 ASSEMBLER = "C-ASSEMBLER"
 
@@ -60,6 +61,46 @@ def result_sources(result: Result) -> list[str]:
     for source in result.sources:
         ids[source.source_id] = None
     return list(ids)
+
+
+def stored_requests(run: Run) -> list[tuple[str, list[tuple[int, int]]]]:
+    """The snapshots (and claim spans) a run's stored result names, read without validating it.
+
+    A hint, not a check: it lets the wiki check hand a large run's snapshots to the workers before
+    the run's check (on another worker) reads and validates the result for itself. For a valid
+    result it is exactly what :func:`result_sources` and the claims name; whatever is unreadable
+    or malformed is left out (the check finds it).
+    """
+    try:
+        raw = orjson.loads(_fs.read_regular(run.result_path, follow_symlinks=False))
+    except (OSError, ValueError):
+        return []
+    wanted: dict[str, set[tuple[int, int]]] = {}
+
+    def want(source_id: object) -> set[tuple[int, int]] | None:
+        if isinstance(source_id, str) and SOURCE_ID_RE.fullmatch(source_id):
+            return wanted.setdefault(source_id, set())
+        return None
+
+    accepted = raw.get("accepted") if isinstance(raw, dict) else None
+    for entry in accepted if isinstance(accepted, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        ids, claims = entry.get("source_ids"), entry.get("claims")
+        for source_id in ids if isinstance(ids, list) else ():
+            want(source_id)
+        for claim in claims if isinstance(claims, list) else ():
+            if not isinstance(claim, dict):
+                continue
+            spans = want(claim.get("source_id"))
+            start, end = claim.get("start"), claim.get("end")
+            if spans is not None and type(start) is int and type(end) is int:
+                spans.add((start, end))
+    sources = raw.get("sources") if isinstance(raw, dict) else None
+    for source in sources if isinstance(sources, list) else ():
+        if isinstance(source, dict):
+            want(source.get("source_id"))
+    return [(source_id, sorted(spans)) for source_id, spans in wanted.items()]
 
 
 def _without_time(result: dict[str, Any]) -> dict[str, Any]:

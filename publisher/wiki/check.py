@@ -114,41 +114,52 @@ def _load(item: _Begun, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> Run
     return inputs
 
 
+def release_records(rc: RunCheck) -> None:
+    """Drop a checked run's agent records: the assembly read them, and nothing after it does (a
+    wiki check holds every run's check until the site is built, or ships it from a worker)."""
+    rc.inputs.records = []
+
+
 def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
     """Check one loaded run and index what it accepts now."""
     ev = loaded.ev
     rc = check_run(ev.run, label=ev.rel, loaded=Loaded(inputs, loaded.reader, loaded.prepared))
-    _index(ev, rc, loaded.reader, loaded.prepared, wiki)
+    release_records(rc)
+    _index(ev, rc, loaded.reader, loaded.prepared.model, wiki)
 
 
-def _index(ev: RunEvidence, rc: RunCheck, reader: CheckedSnapshots, prepared: Prepared, wiki: WikiCheck) -> None:
-    """Record one checked run in ``wiki``: its refusals, its result now, and what it accepts."""
+def _index(ev: RunEvidence, rc: RunCheck, reader: CheckedSnapshots, stored: Result | None, wiki: WikiCheck) -> None:
+    """Record one checked run in ``wiki``: its refusals, its result now, and what it accepts.
+
+    ``stored`` is the stored result's model when the check has it (validated when it was read);
+    it becomes the run's result when it is the assembly now. Otherwise the result's model is made
+    when first asked for (:attr:`RunEvidence.result`); what is indexed here reads the assembly's
+    JSON, which is that model's source.
+    """
     ev.check = rc
     ev.events = list(rc.assembly.log.events)
     refusals = publication_refusals(rc)
     wiki.findings.extend(refusals)
-    stored = prepared.model
+    result = rc.result
     if stored is not None and rc.status(ASSEMBLER) == "pass":
         # The stored result is the assembly now (apart from the time): its model, validated when
         # it was read, is the assembly's.
-        ev.result = stored.model_copy(update={"generated_at": rc.result["generated_at"]})
-    else:
-        ev.result = Result.model_validate(rc.result)
-    unresolved = rc.result["counts"]["unresolved"]
+        ev.result = stored.model_copy(update={"generated_at": result["generated_at"]})
+    unresolved = result["counts"]["unresolved"]
     if unresolved and not refusals:
         wiki.notices.append(f"{ev.rel}: {unresolved} unresolved artifact(s) not published (gate off)")
-    for artifact in ev.result.accepted:
-        for sid in artifact.source_ids:
+    for artifact in result["accepted"]:
+        for sid in artifact["source_ids"]:
             info = wiki.sources.get(sid)
             if info is None:
                 info = wiki.sources[sid] = SourceInfo(reader.get(sid), ev.run.sources_dir)
             if ev.slug not in info.holders:
                 info.holders.append(ev.slug)
-        for index, claim in enumerate(artifact.claims):
-            key = (claim.source_id, claim.start, claim.end)
-            ev.accepted.setdefault(key, []).append((artifact.artifact_id, index))
-            wiki.excerpts[key] = claim.excerpt
-            wiki.sources[claim.source_id].spans.add((claim.start, claim.end))
+        for index, claim in enumerate(artifact["claims"]):
+            key = (claim["source_id"], claim["start"], claim["end"])
+            ev.accepted.setdefault(key, []).append((artifact["artifact_id"], index))
+            wiki.excerpts[key] = claim["excerpt"]
+            wiki.sources[claim["source_id"]].spans.add((claim["start"], claim["end"]))
 
 
 @dataclass(frozen=True)
@@ -159,8 +170,8 @@ class WholeRun:
     slug: str | None
     config: dict[str, Any] | None
     check: RunCheck | None
+    """The run's check, its records released (:func:`release_records`)."""
     reader: CheckedSnapshots | None
-    prepared: Prepared | None
     unreadable: Finding | None = None
 
 
@@ -188,11 +199,14 @@ def check_whole_run(
     except PublisherError as exc:
         if exc.reason is None:
             raise
-        return WholeRun(None, None, None, None, None, _unreadable(exc, rel, root))
+        return WholeRun(None, None, None, None, _unreadable(exc, rel, root))
     prepare(inputs, reader, prepared)
     reader.load()
     rc = check_run(run, label=rel, loaded=Loaded(inputs, reader, prepared))
-    return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), rc, reader, prepared)
+    # The check travels back pickled: what the parent does not read stays here (the result's
+    # model is made again from the assembly's JSON if it is asked for).
+    release_records(rc)
+    return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), rc, reader)
 
 
 _WHOLE_RUN_BYTES = 8 * 1024 * 1024
@@ -353,11 +367,11 @@ def _adopt(ev: RunEvidence, done: WholeRun, wiki: WikiCheck) -> None:
     if done.unreadable is not None:
         wiki.findings.append(done.unreadable)
         return
-    if done.check is None or done.reader is None or done.prepared is None or done.slug is None:
+    if done.check is None or done.reader is None or done.slug is None:
         raise RuntimeError(f"{ev.rel}: a worker returned an incomplete check")  # unreachable by construction
     ev.slug = done.slug
     ev.config = done.config or {}
-    _index(ev, done.check, done.reader, done.prepared, wiki)
+    _index(ev, done.check, done.reader, None, wiki)
 
 
 def _run_bytes(paths: Iterable[Path]) -> int:

@@ -56,11 +56,24 @@ class RunEvidence:
     config: dict[str, Any]
     check: RunCheck | None = None
     """The pipeline's check of the run; None when the run could not be read at all."""
-    result: Result | None = None
-    """The result assembling the run now produces (None when it could not be assembled)."""
     events: list[Event] = field(default_factory=list)
     accepted: dict[SpanKey, list[tuple[str, int]]] = field(default_factory=dict)
     """Every accepted claim's span -> (artifact id, claim index) of the claims citing it."""
+    _result: Result | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def result(self) -> Result | None:
+        """The result assembling the run now produces, as a model (None when the run could not be
+        assembled). Validated from the check's assembly when first read, unless the check kept the
+        model it validated when it read the stored result: a run checked on a worker travels back
+        as JSON, and ``publisher check`` never needs the model of most runs."""
+        if self._result is None and self.check is not None:
+            self._result = Result.model_validate(self.check.result)
+        return self._result
+
+    @result.setter
+    def result(self, value: Result | None) -> None:
+        self._result = value
 
     @property
     def title(self) -> str:

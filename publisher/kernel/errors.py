@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .findings import Finding
 from .reasons import Reason
 
 __all__ = [
@@ -39,6 +40,19 @@ class PublisherError(Exception):
         """The message as a single line, prefixed by the reason code when there is one."""
         text = " ".join(self.message.split())
         return f"{self.reason.value}: {text}" if self.reason else text
+
+    def finding(self) -> Finding:
+        """The error as one :class:`~publisher.kernel.findings.Finding`: its reason code, message
+        and the facts of ``context`` a finding has (``path`` or ``file`` as ``file``, ``line``,
+        ``check``, ``field``, ``source_id``, ``start``, ``end``, ``run``, ``artifact_id``,
+        ``label``); a fact the error does not know stays None (``file``: empty)."""
+        facts = {k: self.context.get(k) for k in _FACTS if self.context.get(k) is not None}
+        file = self.context.get("file", self.context.get("path"))
+        return Finding(self.reason, str(file) if file is not None else "", self.message, **facts)
+
+
+_FACTS = ("artifact_id", "label", "source_id", "start", "end", "line", "check", "field", "run")
+"""The keys of ``context`` that :meth:`PublisherError.finding` carries over by name."""
 
 
 class IntegrityError(PublisherError):

@@ -155,6 +155,7 @@ def test_text_file_fifo_is_refused_by_source_register(tmp_path: Path, cli: objec
     _, rb, _ = _published(tmp_path)
     fifo = tmp_path / "text.txt"
     os.mkfifo(fifo)
+    before = sorted(os.listdir(rb.run.sources_dir))
     outcome = cli(  # type: ignore[operator]
         "source",
         "register",
@@ -164,5 +165,9 @@ def test_text_file_fifo_is_refused_by_source_register(tmp_path: Path, cli: objec
         "https://example.org/t",
         "--text-file",
         fifo,  # type: ignore[attr-defined]
+        "--json",
     )
-    assert outcome.status == 2 and "FIFO" in outcome.err and len(outcome.err.strip().splitlines()) == 1
+    assert outcome.status == 2 and len(outcome.err.strip().splitlines()) == 1
+    error = outcome.json()["error"]  # type: ignore[attr-defined]
+    assert (error["file"], error["reason_code"], error["exit_status"]) == (str(fifo), None, 2), error
+    assert sorted(os.listdir(rb.run.sources_dir)) == before

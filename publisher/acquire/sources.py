@@ -290,7 +290,7 @@ def _read_input(path: Path, what: str) -> bytes:
     try:
         return _fs.read_regular(Path(path))
     except OSError as exc:
-        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}", path=str(path)) from exc
 
 
 def _refuse_other_surface(run: Run, record: dict[str, Any], declaration: Declaration) -> None:

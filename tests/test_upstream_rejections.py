@@ -258,8 +258,9 @@ def test_r4_malformed_corpus_is_fatal(tmp_path: Path, cli: Callable[..., CliResu
     up, _ = run_with_extraction(tmp_path)
     (up.path / "corpus.jsonl").write_text(line + "\n", encoding="utf-8")
     out = cli("assemble", "--run-dir", up.path, "--json")
-    assert out.status == 2 and len(out.err_lines) == 1 and out.json()["error"]["reason_code"] == "SCHEMA_ERROR"
-    assert "line 1" in out.err  # the line of corpus.jsonl at fault
+    assert out.status == 2 and len(out.err_lines) == 1
+    error = out.json()["error"]  # the line of corpus.jsonl at fault
+    assert (error["reason_code"], error["file"], error["line"]) == ("SCHEMA_ERROR", str(up.path / "corpus.jsonl"), 1)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -223,8 +223,12 @@ def test_an_existing_record_of_another_content_is_never_replaced(run: Run, tmp_p
 def test_documents_of_two_papers_need_one_import_each(run: Run, tmp_path: Path, cli: Cli) -> None:
     a, _ = run.store.put(make_record(url="https://x.org/a", paper={"pmid": "1", "doi": None, "pmcid": None}))
     b, _ = run.store.put(make_record(url="https://x.org/b", paper={"pmid": "2", "doi": None, "pmcid": None}))
-    res = _import(cli, run, _write(tmp_path / "r.json", _response([])), f"0={a.source_id}", f"1={b.source_id}")
-    assert res.status == 2 and "pmid:1" in res.err and "pmid:2" in res.err
+    res = _import(
+        cli, run, _write(tmp_path / "r.json", _response([])), f"0={a.source_id}", f"1={b.source_id}", more=("--json",)
+    )
+    error = res.json()["error"]  # the option at fault and the first document of another paper
+    assert res.status == 2 and (error["field"], error["source_id"]) == ("--document", b.source_id), error
+    assert not run.extractions_dir.exists() or os.listdir(run.extractions_dir) == []
 
 
 # -- export ---------------------------------------------------------------------------------------

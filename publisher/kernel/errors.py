@@ -46,13 +46,22 @@ class PublisherError(Exception):
         and the facts of ``context`` a finding has (``path`` or ``file`` as ``file``, ``line``,
         ``check``, ``field``, ``source_id``, ``start``, ``end``, ``run``, ``artifact_id``,
         ``label``); a fact the error does not know stays None (``file``: empty)."""
-        facts = {k: self.context.get(k) for k in _FACTS if self.context.get(k) is not None}
-        file = self.context.get("file", self.context.get("path"))
-        return Finding(self.reason, str(file) if file is not None else "", self.message, **facts)
-
-
-_FACTS = ("artifact_id", "label", "source_id", "start", "end", "line", "check", "field", "run")
-"""The keys of ``context`` that :meth:`PublisherError.finding` carries over by name."""
+        fact = self.context.get
+        file = fact("file", fact("path"))
+        return Finding(
+            self.reason,
+            str(file) if file is not None else "",
+            self.message,
+            artifact_id=fact("artifact_id"),
+            label=fact("label"),
+            source_id=fact("source_id"),
+            start=fact("start"),
+            end=fact("end"),
+            line=fact("line"),
+            check=fact("check"),
+            field=fact("field"),
+            run=fact("run"),
+        )
 
 
 class IntegrityError(PublisherError):

@@ -23,7 +23,7 @@ from ..kernel.text import one_line
 from ..parallel import fewer_collections
 from ._common import error_line
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "ERROR_FACTS"]
 
 COMMAND_MODULES = ("run", "source", "schema", "gate", "wiki", "site", "provenance", "claims", "agents", "proof")
 """Sub-command groups, each a module of ``publisher._cli`` with ``register(subparsers)``."""

@@ -57,7 +57,10 @@ def test_fabricated_or_unknown_evidence_is_rejected_and_logged(cli: Cli, cw: Cla
     before = cw.concept.read_bytes()
     statement = "The intervention helps."
     refused(assess_json(cli, cw, "c1", statement, "S", "--evidence", "REV_FABRICATED"), "EVIDENCE_UNRESOLVED")
-    refused(assess_json(cli, cw, "c1", statement, "S"), "EVIDENCE_REQUIRED")
+    no_evidence = assess_json(cli, cw, "c1", statement, "S")
+    refused(no_evidence, "EVIDENCE_REQUIRED")
+    error = no_evidence.json()["error"]  # the claim, named as the wiki check names it
+    assert (error["file"], error["artifact_id"]) == (cw.concept.relative_to(cw.wiki).as_posix(), "claim:c1")
     refused(assess_json(cli, cw, "c1", statement, "C", "--evidence", "^" + cw.labels[0]), "EVIDENCE_UNRESOLVED")
     refused(assess_json(cli, cw, "c1", statement, "NS", "--review", "rev-" + "0" * 64), "REVIEW_UNRESOLVED")
     refused(assess_json(cli, cw, "c1", statement, "NS", "--review", "REV_FABRICATED"), "REVIEW_UNRESOLVED")

@@ -22,7 +22,7 @@ from conftest import CliResult, make_record
 from publisher.gate.assemble import assemble_run
 from publisher.kernel.store import read_snapshot
 from publisher.runs import Run
-from publisher.wiki.annotations import AFFIX, CONTEXT
+from publisher.wiki.annotations import AFFIX, CONTEXT, AnnotationsRefused, export_annotations
 
 Cli = Callable[..., CliResult]
 
@@ -301,5 +301,9 @@ def test_export_refuses_a_wiki_that_does_not_check(tmp_path: Path, cli: Cli) -> 
     out = tmp_path / "a.jsonld"
     res = cli("export", "annotations", "--wiki", wiki, "--out", out)
     assert res.status == 1 and not out.exists()
+    with pytest.raises(AnnotationsRefused) as refused:  # the refusal carries the wiki check's findings
+        export_annotations(wiki)
+    found = {(f.code, f.file, f.field) for f in refused.value.findings}
+    assert ("EXCERPT_MISMATCH", "runs/alpha/outputs/result.json", "claims[0]") in found, found
     assert cli("export", "annotations", "--wiki", tmp_path / "nowhere").status == 2
     assert cli("export", "annotations", "--wiki", wiki, "--base", "not a uri").status == 2

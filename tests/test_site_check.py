@@ -103,9 +103,10 @@ def test_cli_check_site(cli, built: tuple[Path, object]) -> None:  # type: ignor
     assert result.status == 0 and result.json()["ok"]
     page = _concept_page(wiki)
     page.write_text(page.read_text(encoding="utf-8").replace("Adherence was", "Adherance was", 1), encoding="utf-8")
-    result = cli("check-site", str(wiki / "site"), "--wiki", str(wiki))
-    assert result.status == 1
-    assert any("EXCERPT_MISMATCH" in line for line in result.err_lines)
+    result = cli("check-site", str(wiki / "site"), "--wiki", str(wiki), "--json")
+    assert result.status == 1 and result.json()["ok"] is False
+    found = {(f["reason_code"], f["file"]) for f in result.json()["findings"]}
+    assert ("EXCERPT_MISMATCH", page.relative_to(wiki / "site").as_posix()) in found, found
     result = cli("check-site", str(wiki / "nope"), "--wiki", str(wiki))
     assert result.status == 2
 

@@ -142,9 +142,14 @@ class Run:
         """An existing run directory; a clear usage error when it is not one."""
         run = cls(Path(path))
         if not run.path.is_dir():
-            raise UsageError(f"run directory {run.path} does not exist (create it with 'publisher run init')")
+            raise UsageError(
+                f"run directory {run.path} does not exist (create it with 'publisher run init')", path=str(run.path)
+            )
         if not run.config_path.is_file():
-            raise UsageError(f"{run.path} is not a run: no config.json (create it with 'publisher run init')")
+            raise UsageError(
+                f"{run.path} is not a run: no config.json (create it with 'publisher run init')",
+                path=str(run.config_path),
+            )
         return run
 
     def load_config(self) -> RunConfig:

@@ -168,7 +168,6 @@ def test_missing_content_type_is_octet_stream(server: str) -> None:
 def test_non_2xx_is_an_error_naming_the_status(server: str, path: str, status: int) -> None:
     with pytest.raises(AcquireError) as info:
         http_get(server + path)
-    assert str(status) in str(info.value)
     assert info.value.context["status"] == status
     assert "\n" not in str(info.value)
 
@@ -177,7 +176,7 @@ def test_non_2xx_is_an_error_naming_the_status(server: str, path: str, status: i
 def test_size_limit(server: str, path: str) -> None:
     with pytest.raises(AcquireError) as info:
         http_get(server + path, max_bytes=100_000)
-    assert "100000" in str(info.value)
+    assert info.value.context["max_bytes"] == 100_000
 
 
 def test_size_limit_is_inclusive(server: str) -> None:
@@ -193,7 +192,7 @@ def test_content_encoding_is_undone(server: str) -> None:
 def test_timeout(server: str) -> None:
     with pytest.raises(AcquireError) as info:
         http_get(server + "/slow", timeout=0.5)
-    assert "timed out" in str(info.value)
+    assert info.value.context["timeout"] == 0.5 and "status" not in info.value.context
 
 
 def test_user_agent(server: str) -> None:

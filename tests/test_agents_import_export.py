@@ -22,7 +22,7 @@ from conftest import CliResult, make_record
 from publisher.gate.assemble import assemble_run
 from publisher.kernel.store import read_snapshot
 from publisher.runs import Run
-from publisher.wiki.annotations import AFFIX, CONTEXT
+from publisher.wiki.annotations import AFFIX, CONTEXT, AnnotationsRefused, export_annotations
 
 Cli = Callable[..., CliResult]
 
@@ -223,8 +223,12 @@ def test_an_existing_record_of_another_content_is_never_replaced(run: Run, tmp_p
 def test_documents_of_two_papers_need_one_import_each(run: Run, tmp_path: Path, cli: Cli) -> None:
     a, _ = run.store.put(make_record(url="https://x.org/a", paper={"pmid": "1", "doi": None, "pmcid": None}))
     b, _ = run.store.put(make_record(url="https://x.org/b", paper={"pmid": "2", "doi": None, "pmcid": None}))
-    res = _import(cli, run, _write(tmp_path / "r.json", _response([])), f"0={a.source_id}", f"1={b.source_id}")
-    assert res.status == 2 and "pmid:1" in res.err and "pmid:2" in res.err
+    res = _import(
+        cli, run, _write(tmp_path / "r.json", _response([])), f"0={a.source_id}", f"1={b.source_id}", more=("--json",)
+    )
+    error = res.json()["error"]  # the option at fault and the first document of another paper
+    assert res.status == 2 and (error["field"], error["source_id"]) == ("--document", b.source_id), error
+    assert not run.extractions_dir.exists() or os.listdir(run.extractions_dir) == []
 
 
 # -- export ---------------------------------------------------------------------------------------
@@ -297,5 +301,9 @@ def test_export_refuses_a_wiki_that_does_not_check(tmp_path: Path, cli: Cli) -> 
     out = tmp_path / "a.jsonld"
     res = cli("export", "annotations", "--wiki", wiki, "--out", out)
     assert res.status == 1 and not out.exists()
+    with pytest.raises(AnnotationsRefused) as refused:  # the refusal carries the wiki check's findings
+        export_annotations(wiki)
+    found = {(f.code, f.file, f.field) for f in refused.value.findings}
+    assert ("EXCERPT_MISMATCH", "runs/alpha/outputs/result.json", "claims[0]") in found, found
     assert cli("export", "annotations", "--wiki", tmp_path / "nowhere").status == 2
     assert cli("export", "annotations", "--wiki", wiki, "--base", "not a uri").status == 2

@@ -65,3 +65,28 @@ def test_the_text_is_the_one_formatter_of_findings() -> None:
 def test_a_refusal_names_at_least_one_finding() -> None:
     with pytest.raises(ValueError):
         EvidenceBuildError("evidence seal", [])
+
+
+def test_the_command_line_and_the_build_word_the_same_findings_byte_for_byte(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """One formatter: ``publisher check`` and a refused ``mkdocs build`` differ only in framing
+    (the CLI's ``publisher: `` prefix and ``error:`` line, the build's phase line and indent)."""
+    from dataclasses import replace
+
+    from publisher.cli._common import refusal_lines
+
+    root = Finding(
+        Reason.SNAPSHOT_HASH_MISMATCH, "runs/alpha/sources/s.json", "bytes changed", source_id="src-" + "b" * 64
+    )
+    after = Finding(Reason.EXCERPT_MISMATCH, "concepts/a.md", "re-slice differs", label="1", cause=root.key)
+    same = Finding(Reason.EXCERPT_MISMATCH, "concepts/c.md", "bytes changed", label="2", cause=root.key)
+    findings = [root, after, same, replace(HOSTILE, detail="two  spaces,\na tab\t and “quotes”"), PLAIN]
+    build = refusal_text("evidence check", findings).splitlines()
+    refusal_lines(findings, f"wiki check failed: {summary(findings)}")
+    cli = capsys.readouterr().err.splitlines()
+    assert build[0] == f"evidence check failed: {summary(findings)}; nothing was published"
+    assert cli[-1] == f"publisher: error: wiki check failed: {summary(findings)}"
+    assert all(line.startswith("  ") for line in build[1:]) and all(line.startswith("publisher: ") for line in cli)
+    assert [line[2:] for line in build[1:]] == [line.removeprefix("publisher: ") for line in cli[:-1]]
+    assert len(build) == 1 + 2 + 2 + 1 + 1 + 1  # root, its fix and two consequences; HOSTILE (fix); PLAIN

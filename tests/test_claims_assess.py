@@ -1,7 +1,7 @@
 """Assessments and the C-CLAIM guards on a wiki of real articles (CONTRACT section 14).
 
-Every refusal is asserted by the guard it names (stderr's ``C-CLAIM GUARD`` or a finding's
-``check``/``field``), never by wording; every rejected attempt stays in ``assessments.jsonl``.
+Every refusal is asserted by the guard it names (the ``check``/``field`` of a finding, or of the
+``--json`` error object), never by wording; every rejected attempt stays in ``assessments.jsonl``.
 """
 
 from __future__ import annotations
@@ -38,10 +38,15 @@ def assess(cli: Cli, cw: ClaimsWiki, claim_id: str, statement: str, status: str,
     )  # fmt: skip
 
 
+def assess_json(cli: Cli, cw: ClaimsWiki, claim_id: str, statement: str, status: str, *extra: str) -> CliResult:
+    return assess(cli, cw, claim_id, statement, status, *extra, "--json")
+
+
 def refused(out: CliResult, guard: str) -> None:
     assert out.status == 1, out.err
     assert len(out.err_lines) == 1, out.err
-    assert f"C-CLAIM {guard}:" in out.err_lines[0]
+    error = out.json()["error"]
+    assert (error["check"], error["field"], error["exit_status"]) == ("C-CLAIM", guard, 1), error
 
 
 def claim_findings(wiki: Path) -> list[tuple[str | None, str | None]]:
@@ -51,12 +56,15 @@ def claim_findings(wiki: Path) -> list[tuple[str | None, str | None]]:
 def test_fabricated_or_unknown_evidence_is_rejected_and_logged(cli: Cli, cw: ClaimsWiki) -> None:
     before = cw.concept.read_bytes()
     statement = "The intervention helps."
-    refused(assess(cli, cw, "c1", statement, "S", "--evidence", "REV_FABRICATED"), "EVIDENCE_UNRESOLVED")
-    refused(assess(cli, cw, "c1", statement, "S"), "EVIDENCE_REQUIRED")
-    refused(assess(cli, cw, "c1", statement, "C", "--evidence", "^" + cw.labels[0]), "EVIDENCE_UNRESOLVED")
-    refused(assess(cli, cw, "c1", statement, "NS", "--review", "rev-" + "0" * 64), "REVIEW_UNRESOLVED")
-    refused(assess(cli, cw, "c1", statement, "NS", "--review", "REV_FABRICATED"), "REVIEW_UNRESOLVED")
-    refused(assess(cli, cw, "c1", statement, "NE", "--missingness", "MIS_FAKE"), "MISSINGNESS_UNRESOLVED")
+    refused(assess_json(cli, cw, "c1", statement, "S", "--evidence", "REV_FABRICATED"), "EVIDENCE_UNRESOLVED")
+    no_evidence = assess_json(cli, cw, "c1", statement, "S")
+    refused(no_evidence, "EVIDENCE_REQUIRED")
+    error = no_evidence.json()["error"]  # the claim, named as the wiki check names it
+    assert (error["file"], error["artifact_id"]) == (cw.concept.relative_to(cw.wiki).as_posix(), "claim:c1")
+    refused(assess_json(cli, cw, "c1", statement, "C", "--evidence", "^" + cw.labels[0]), "EVIDENCE_UNRESOLVED")
+    refused(assess_json(cli, cw, "c1", statement, "NS", "--review", "rev-" + "0" * 64), "REVIEW_UNRESOLVED")
+    refused(assess_json(cli, cw, "c1", statement, "NS", "--review", "REV_FABRICATED"), "REVIEW_UNRESOLVED")
+    refused(assess_json(cli, cw, "c1", statement, "NE", "--missingness", "MIS_FAKE"), "MISSINGNESS_UNRESOLVED")
     assert cw.concept.read_bytes() == before  # a rejected attempt writes nothing but its log line
     state = read_assessments(cw.wiki)
     assert state.intact and [e.admitted for e in state.events] == [False] * 6
@@ -90,12 +98,14 @@ def test_supported_is_admitted_written_and_checked(cli: Cli, cw: ClaimsWiki) -> 
 
 def test_partially_supported_needs_and_keeps_conditions(cli: Cli, cw: ClaimsWiki) -> None:
     label = cw.labels[0]
-    refused(assess(cli, cw, "p1", "It helps some.", "P", "--evidence", label), "CONDITIONS_REQUIRED")
+    refused(assess_json(cli, cw, "p1", "It helps some.", "P", "--evidence", label), "CONDITIONS_REQUIRED")
     refused(
-        assess(cli, cw, "p1", "It helps some.", "P", "--evidence", label, "--condition", "  "), "CONDITIONS_REQUIRED"
+        assess_json(cli, cw, "p1", "It helps some.", "P", "--evidence", label, "--condition", "  "),
+        "CONDITIONS_REQUIRED",
     )
     refused(
-        assess(cli, cw, "s1", "It helps.", "S", "--evidence", label, "--condition", "adults"), "CONDITIONS_NOT_ALLOWED"
+        assess_json(cli, cw, "s1", "It helps.", "S", "--evidence", label, "--condition", "adults"),
+        "CONDITIONS_NOT_ALLOWED",
     )
     out = assess(
         cli, cw, "p1", "It helps some.", "P", "--evidence", label, "--condition", "at six months",
@@ -109,7 +119,9 @@ def test_partially_supported_needs_and_keeps_conditions(cli: Cli, cw: ClaimsWiki
 
 def test_same_statement_under_two_ids_is_one_claim(cli: Cli, cw: ClaimsWiki) -> None:
     assert assess(cli, cw, "c1", "Caf\u00e9 users improved.", "S", "--evidence", cw.labels[0]).status == 0
-    refused(assess(cli, cw, "c2", "Cafe\u0301  users improved.", "S", "--evidence", cw.labels[1]), "CLAIM_CONFLICT")
+    refused(
+        assess_json(cli, cw, "c2", "Cafe\u0301  users improved.", "S", "--evidence", cw.labels[1]), "CLAIM_CONFLICT"
+    )
 
 
 def _fetch_failed(cw: ClaimsWiki, url: str) -> str:
@@ -129,7 +141,7 @@ def test_ne_is_bound_to_its_exact_missingness_record(cli: Cli, cw: ClaimsWiki) -
     mis_id = mis.json()["missingness_id"]
     assert mis.json()["record"]["kind"] == "ACCESS_RESTRICTED"
     # A record of another claim does not make this claim non-evaluable.
-    refused(assess(cli, cw, "n1", "Another claim.", "NE", "--missingness", mis_id), "MISSINGNESS_OTHER_CLAIM")
+    refused(assess_json(cli, cw, "n1", "Another claim.", "NE", "--missingness", mis_id), "MISSINGNESS_OTHER_CLAIM")
     assert assess(cli, cw, "n1", "The abstract suffices.", "NE", "--missingness", mis_id).status == 0
     assert check_wiki(cw.wiki).ok
     # A later record of the same claim cannot be swapped in by hand: front matter must equal the entry.
@@ -157,9 +169,9 @@ def test_missingness_is_idempotent_and_refused_without_facts(cli: Cli, cw: Claim
     assert path.read_bytes() == bytes_before and path.stat().st_mtime_ns == stat_before.st_mtime_ns
     assert os.listdir(run / "missingness") == [path.name]
     # Full text with a complete declared surface: nothing is missing, so no record.
-    refused(cli("missing", "--run-dir", run, "--claim", "x", "--source-id", cw.a_full), "NOTHING_MISSING")
+    refused(cli("missing", "--run-dir", run, "--claim", "x", "--source-id", cw.a_full, "--json"), "NOTHING_MISSING")
     # A fetch event is no failure.
-    refused(cli("missing", "--run-dir", run, "--claim", "x", "--event", "ev-0001"), "NOTHING_MISSING")
+    refused(cli("missing", "--run-dir", run, "--claim", "x", "--event", "ev-0001", "--json"), "NOTHING_MISSING")
     assert len(os.listdir(run / "missingness")) == 1
     # A tampered record no longer resolves.
     os.chmod(path, 0o644)
@@ -167,12 +179,13 @@ def test_missingness_is_idempotent_and_refused_without_facts(cli: Cli, cw: Claim
         path.read_text(encoding="utf-8").replace("ACCESS_RESTRICTED", "SURFACE_INCOMPLETE"), encoding="utf-8"
     )
     refused(
-        assess(cli, cw, "n1", "Caf\u00e9 data lacking.", "NE", "--missingness", path.stem), "MISSINGNESS_UNRESOLVED"
+        assess_json(cli, cw, "n1", "Caf\u00e9 data lacking.", "NE", "--missingness", path.stem),
+        "MISSINGNESS_UNRESOLVED",
     )
 
 
 def test_edited_log_line_and_tampered_front_matter_fail_the_check(cli: Cli, cw: ClaimsWiki) -> None:
-    refused(assess(cli, cw, "c1", "It helps.", "S"), "EVIDENCE_REQUIRED")
+    refused(assess_json(cli, cw, "c1", "It helps.", "S"), "EVIDENCE_REQUIRED")
     assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0]).status == 0
     assert check_wiki(cw.wiki).ok
     # A status changed by hand.

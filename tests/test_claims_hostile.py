@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from _claims_helpers import ClaimsWiki, claims_wiki
 from conftest import CliResult
-from test_claims_assess import assess, claim_findings, refused
+from test_claims_assess import assess, assess_json, claim_findings, refused
 
 from publisher.wiki.claims.log import read_assessments
 
@@ -38,7 +38,7 @@ def test_a_linked_log_is_refused(cli: Cli, cw: ClaimsWiki, tmp_path: Path) -> No
 
 
 def test_a_torn_or_shortened_log_is_evident(cli: Cli, cw: ClaimsWiki) -> None:
-    refused(assess(cli, cw, "c1", "It helps.", "S"), "EVIDENCE_REQUIRED")
+    refused(assess_json(cli, cw, "c1", "It helps.", "S"), "EVIDENCE_REQUIRED")
     _admitted(cli, cw)
     log = cw.wiki / "assessments.jsonl"
     data = log.read_bytes()
@@ -63,11 +63,11 @@ def test_linked_or_special_records_do_not_resolve(cli: Cli, cw: ClaimsWiki, tmp_
     moved = tmp_path / "review.json"
     os.replace(path, moved)
     path.symlink_to(moved)
-    refused(assess(cli, cw, "n1", "X.", "NS", "--review", rid), "REVIEW_UNRESOLVED")
+    refused(assess_json(cli, cw, "n1", "X.", "NS", "--review", rid), "REVIEW_UNRESOLVED")
     (run / "missingness").mkdir()
     fifo = run / "missingness" / ("mis-" + "a" * 64 + ".json")
     os.mkfifo(fifo)
-    refused(assess(cli, cw, "n2", "Y.", "NE", "--missingness", fifo.stem), "MISSINGNESS_UNRESOLVED")
+    refused(assess_json(cli, cw, "n2", "Y.", "NE", "--missingness", fifo.stem), "MISSINGNESS_UNRESOLVED")
     # Both attempts are logged as rejected, and neither claim reached the front matter.
     assert [e.admitted for e in read_assessments(cw.wiki).events] == [False, False]
     assert cw.front().claims == ()

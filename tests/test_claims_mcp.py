@@ -60,6 +60,17 @@ def test_reviews_and_assessments_through_the_tools(cw: ClaimsWiki) -> None:
         validate_evidence_assessment(ws, CONCEPT, "c2", "X.", "likely")
 
 
+def test_the_matrix_of_a_wiki_that_fails_its_check_is_its_findings_as_data(cw: ClaimsWiki) -> None:
+    ws = Workspace(cw.wiki)
+    assert validate_evidence_assessment(ws, CONCEPT, "c1", "It helps.", "S", evidence=[cw.labels[0]])["admitted"]
+    original = cw.concept.read_text(encoding="utf-8")
+    cw.concept.write_text(original.replace("status: supported", "status: contradicted"), encoding="utf-8")
+    refused = build_evidence_matrix(ws)
+    assert refused["ok"] is False and "claims" not in refused
+    found = [(f["check"], f["field"], f["artifact_id"]) for f in refused["findings"]]
+    assert found == [("C-CLAIM", "ASSESSMENT_MISMATCH", "claim:c1")]
+
+
 def test_no_tool_makes_facts_or_declares_completeness() -> None:
     names = {spec.name for spec in TOOLS}
     assert not any(word in name for name in names for word in ("missing", "fetch", "register", "complete", "surface"))

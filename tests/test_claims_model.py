@@ -36,8 +36,8 @@ def test_unicode_and_whitespace_variants_are_one_claim() -> None:
 def test_a_confidence_field_has_no_place() -> None:
     with pytest.raises(IntegrityError) as info:
         parse_concept(FRONT.format(claims=_claim("    confidence: 0.97\n")), where="concepts/t.md")
-    assert info.value.reason is Reason.SCHEMA_ERROR
-    assert "confidence" in info.value.message
+    found = info.value.finding()
+    assert (found.reason, found.file, found.field) == (Reason.SCHEMA_ERROR, "concepts/t.md", "claims.0.confidence")
 
 
 def test_claim_ids_are_unique_slugs() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from _claims_helpers import ClaimsWiki, claims_wiki
 from conftest import CliResult, minimal_pdf
-from test_claims_assess import assess, claim_findings, refused
+from test_claims_assess import assess, assess_json, claim_findings, refused
 
 from publisher.acquire.sources import Declaration, add_local_pdf
 from publisher.kernel import _fs
@@ -46,7 +46,7 @@ def test_ns_needs_a_complete_review_of_the_same_claim_and_is_bound_to_it(cli: Cl
     for hit in record["hits"]:
         assert cw.a_text[hit["start"] : hit["end"]].split() == hit["term"].split() or hit["match"] == "normalized"
     other = review(cli, cw, cw.a_full, "A different claim.", "--term", "adverse").json()
-    refused(assess(cli, cw, "ns1", CLAIM, "NS", "--review", other["review_id"]), "REVIEW_OTHER_CLAIM")
+    refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", other["review_id"]), "REVIEW_OTHER_CLAIM")
     assert assess(cli, cw, "ns1", CLAIM, "NS", "--review", first["review_id"]).status == 0
     assert check_wiki(cw.wiki).ok
     # A later review of the same claim cannot revalidate or replace the bound one by hand.
@@ -67,11 +67,11 @@ def test_partial_extraction_cannot_give_a_complete_review(cli: Cli, cw: ClaimsWi
     assert snap.surface is not None and snap.surface.missing_pages == tuple(range(3, 13))
     partial = review(cli, cw, snap.source_id, CLAIM, "--term", "adverse").json()
     assert partial["record"]["protocol_complete"] is False
-    refused(assess(cli, cw, "ns1", CLAIM, "NS", "--review", partial["review_id"]), "REVIEW_INCOMPLETE")
+    refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", partial["review_id"]), "REVIEW_INCOMPLETE")
     # Undeclared full text: never complete, whatever was extracted.
     undeclared = review(cli, cw, cw.b_full, CLAIM, "--term", "adverse").json()
     assert undeclared["record"]["surface_complete"] is False
-    refused(assess(cli, cw, "ns1", CLAIM, "NS", "--review", undeclared["review_id"]), "REVIEW_INCOMPLETE")
+    refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", undeclared["review_id"]), "REVIEW_INCOMPLETE")
     # The same PDF's missing pages are a missingness fact instead.
     mis = cli("missing", "--run-dir", cw.rb.run.path, "--claim", CLAIM, "--source-id", snap.source_id, "--json")
     assert mis.status == 0 and mis.json()["record"]["kind"] == "SURFACE_INCOMPLETE"
@@ -108,7 +108,7 @@ def test_a_review_not_written_by_the_tool_does_not_resolve(cli: Cli, cw: ClaimsW
     forged = ReviewRecord.model_validate({**honest["record"], "surface_complete": True, "protocol_complete": True})
     rid = record_id(forged)
     _fs.create_exclusive(cw.rb.run.path / "reviews" / f"{rid}.json", canonical_bytes(forged.model_dump(mode="json")))
-    refused(assess(cli, cw, "ns1", CLAIM, "NS", "--review", rid), "REVIEW_UNRESOLVED")
+    refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", rid), "REVIEW_UNRESOLVED")
     assert json.loads((cw.rb.run.path / "reviews" / f"{rid}.json").read_text())["protocol_complete"] is True
     # A forged record the tool would refuse to execute (an empty term) is refused, never a crash.
     odd = ReviewRecord.model_validate(
@@ -116,4 +116,4 @@ def test_a_review_not_written_by_the_tool_does_not_resolve(cli: Cli, cw: ClaimsW
     )
     odd_id = record_id(odd)
     _fs.create_exclusive(cw.rb.run.path / "reviews" / f"{odd_id}.json", canonical_bytes(odd.model_dump(mode="json")))
-    refused(assess(cli, cw, "ns1", CLAIM, "NS", "--review", odd_id), "REVIEW_UNRESOLVED")
+    refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", odd_id), "REVIEW_UNRESOLVED")

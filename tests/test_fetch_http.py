@@ -182,9 +182,11 @@ def test_failed_fetch_leaves_no_snapshot_and_no_event(cli: Cli, server: str, tmp
     run_dir = tmp_path / "r"
     run = init_run(run_dir, "r")
     url = f"{server}/texts/nothing-here.txt" if where == "404" else _refused_url()
-    result = cli("source", "fetch", "--run-dir", run_dir, "--url", url, "--timeout", "5")
+    result = cli("source", "fetch", "--run-dir", run_dir, "--url", url, "--timeout", "5", "--json")
     assert result.status == 2, result.err
     assert len(result.err_lines) == 1 and "Traceback" not in result.err
-    if where == "404":
-        assert "404" in result.err
+    error = result.json()["error"]
+    assert (error["reason_code"], error["exit_status"], error["source_id"]) == (None, 2, None), error
     _nothing_written(run)
+    receipt = read_log(run.events_path).events[0].receipt
+    assert receipt is not None and receipt.status == (404 if where == "404" else None)  # what was learnt

@@ -153,16 +153,14 @@ def test_concept_swapped_for_a_fifo_is_refused_by_promote(tmp_path: Path) -> Non
 
 def test_text_file_fifo_is_refused_by_source_register(tmp_path: Path, cli: object) -> None:
     _, rb, _ = _published(tmp_path)
+    run = rb.run  # type: ignore[attr-defined]
     fifo = tmp_path / "text.txt"
     os.mkfifo(fifo)
+    before = sorted(os.listdir(run.sources_dir))
     outcome = cli(  # type: ignore[operator]
-        "source",
-        "register",
-        "--run-dir",
-        rb.run.path,
-        "--url",
-        "https://example.org/t",
-        "--text-file",
-        fifo,  # type: ignore[attr-defined]
+        "source", "register", "--run-dir", run.path, "--url", "https://example.org/t", "--text-file", fifo, "--json"
     )
-    assert outcome.status == 2 and "FIFO" in outcome.err and len(outcome.err.strip().splitlines()) == 1
+    assert outcome.status == 2 and len(outcome.err.strip().splitlines()) == 1
+    error = outcome.json()["error"]  # type: ignore[attr-defined]
+    assert (error["file"], error["reason_code"], error["exit_status"]) == (str(fifo), None, 2), error
+    assert sorted(os.listdir(run.sources_dir)) == before

@@ -28,6 +28,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 
 from publisher.kernel.canonical import SOURCE_ID_RE  # noqa: E402
 from publisher.kernel.locate import normalize  # noqa: E402
+from publisher.kernel.reasons import Reason  # noqa: E402
 from publisher.mcp.tools import TOOLS, ToolProblem, Workspace, check_span, read_source  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -193,7 +194,10 @@ def test_hostile_arguments_are_tool_errors(fx: RunFixture) -> None:
             assert isinstance(text, str) and "\n  File " not in text
             given = filled.get("source_id")
             if isinstance(given, str) and not SOURCE_ID_RE.fullmatch(given):
-                assert "UNKNOWN_SOURCE" in text and "is not a source id" in text, text
+                assert Reason.UNKNOWN_SOURCE.value in text.split(": "), text  # the code, as "CODE: line"
+                with pytest.raises(ToolProblem) as refused:  # refused as an argument, before any file
+                    read_source(Workspace(fx.wiki, fx.run.path), given)
+                assert (refused.value.reason, refused.value.field) == (Reason.UNKNOWN_SOURCE, "source_id")
         # still serving after all that
         error, found = await _call(session, "list_sources", {})
         assert not error and found["sources"]

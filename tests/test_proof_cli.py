@@ -118,8 +118,15 @@ def test_usage_errors_exit_2(cli: Cli, stored: tuple[Run, str], tmp_path: Path) 
     path, _ = _proof(cli, run, sid, 0, 5, tmp_path)
     assert cli("proof", "verify", path, "--root", "sha256:XYZ").status == 2
     assert cli("proof", "--run-dir", run.path).status == 2
-    out_of_range = cli("proof", "--run-dir", run.path, "--source-id", sid, "--start", 5, "--end", 10**9)
-    assert out_of_range.status == 1 and out_of_range.err.startswith("publisher: error: SPAN_OUT_OF_RANGE")
+    out_of_range = cli("proof", "--run-dir", run.path, "--source-id", sid, "--start", 5, "--end", 10**9, "--json")
+    error = out_of_range.json()["error"]
+    assert out_of_range.status == 1 and len(out_of_range.err_lines) == 1
+    assert (error["reason_code"], error["source_id"], error["start"], error["end"]) == (
+        "SPAN_OUT_OF_RANGE",
+        sid,
+        5,
+        10**9,
+    ), error
     unknown = cli("proof", "--run-dir", run.path, "--source-id", "src-" + "0" * 64, "--start", 0, "--end", 1)
     assert unknown.status != 0 and len(unknown.err_lines) == 1
 

@@ -239,8 +239,10 @@ def test_reacquiring_with_other_paper_ids_is_refused_not_dropped(tmp_path: Path,
     pdf.write_bytes(minimal_pdf(["Results of the trial"]))
     first = add_local_pdf(run, pdf, wiki)
     source_before = run.store.path_for(first.snapshot.source_id).read_bytes()
-    result = cli("source", "local", "--run-dir", run.path, "--file", pdf, "--wiki", wiki, "--pmcid", "PMC123")
-    assert result.status == 2 and len(result.err_lines) == 1 and "run init" in result.err
+    result = cli("source", "local", "--run-dir", run.path, "--file", pdf, "--wiki", wiki, "--pmcid", "PMC123", "--json")
+    assert result.status == 2 and len(result.err_lines) == 1
+    error = result.json()["error"]
+    assert (error["file"], error["source_id"], error["field"]) == (str(pdf), first.snapshot.source_id, "paper.pmcid")
     assert run.store.path_for(first.snapshot.source_id).read_bytes() == source_before
     events = read_log(run.events_path).events
     assert [e.type for e in events] == [EventType.LOCAL_PDF, EventType.FETCH_FAILED]
@@ -254,7 +256,8 @@ def test_a_fetch_with_a_new_pmcid_for_a_stored_page_is_refused(tmp_path: Path) -
         run, sid = _fetched(tmp_path, pages)
         with pytest.raises(UsageError) as info:
             fetch(run, pages.url("/page"), Metadata(pmcid="PMC42"))
-    assert "--pmcid" in str(info.value)
+    found = info.value.finding()  # the stored snapshot and the record field the option would change
+    assert (found.source_id, found.field) == (sid, "paper.pmcid")
     assert run.store.ids() == [sid]
     assert read_log(run.events_path).events[-1].type is EventType.FETCH_FAILED
 

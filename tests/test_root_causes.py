@@ -110,6 +110,7 @@ def test_json_reports_errors_as_json(tmp_path: Path, cli: Cli) -> None:
         out.write("extra:\n  evidence:\n    trusted_keys: [keys/none.pub]\n")
     done = cli("check", "--wiki", wiki, "--json")
     assert done.status == 2 and done.json()["error"]["reason_code"] == Reason.SCHEMA_ERROR.value
+    assert done.json()["error"]["file"] == "mkdocs.yml", done.out  # the finding fields it knows
 
 
 def test_json_reports_usage_errors_as_json(tmp_path: Path, cli: Cli) -> None:
@@ -118,5 +119,8 @@ def test_json_reports_usage_errors_as_json(tmp_path: Path, cli: Cli) -> None:
     done = cli("source", "read", "--run-dir", rb.run.path, "--source-id", "src-abc", "--json")
     assert done.status == 2 and len(done.err_lines) == 1
     assert done.json()["ok"] is False and done.json()["error"]["exit_status"] == 2
+    from publisher.cli import ERROR_FACTS
+
+    assert {key: done.json()["error"][key] for key in ERROR_FACTS} == dict.fromkeys(ERROR_FACTS)  # same keys
     plain = cli("source", "read", "--run-dir", rb.run.path, "--source-id", "src-abc")
     assert plain.status == 2 and plain.out == ""

@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
-from _wiki_helpers import build_wiki, make_wiki, sample_run, tamper
+from _wiki_helpers import build_wiki, finding_of, make_wiki, sample_run, tamper
 
+from publisher.kernel.findings import grouped_lines
 from publisher.site.checks.checksite import check_site
 from publisher.site.checks.manifest import MANIFEST_NAME
 from publisher.wiki.promote import promote
@@ -103,9 +104,15 @@ def test_cli_check_site(cli, built: tuple[Path, object]) -> None:  # type: ignor
     assert result.status == 0 and result.json()["ok"]
     page = _concept_page(wiki)
     page.write_text(page.read_text(encoding="utf-8").replace("Adherence was", "Adherance was", 1), encoding="utf-8")
-    result = cli("check-site", str(wiki / "site"), "--wiki", str(wiki))
-    assert result.status == 1
-    assert any("EXCERPT_MISMATCH" in line for line in result.err_lines)
+    result = cli("check-site", str(wiki / "site"), "--wiki", str(wiki), "--json")
+    assert result.status == 1 and result.json()["ok"] is False
+    found = {(f["reason_code"], f["file"]) for f in result.json()["findings"]}
+    assert ("EXCERPT_MISMATCH", page.relative_to(wiki / "site").as_posix()) in found, found
+    # The human refusal is the one wording of those same findings (grouped_lines), then one error line.
+    findings = [finding_of(f) for f in result.json()["findings"]]
+    human = cli("check-site", str(wiki / "site"), "--wiki", str(wiki))
+    assert human.status == 1 and human.err_lines[:-1] == [f"publisher: {line}" for line in grouped_lines(findings, "")]
+    assert human.err_lines[-1].startswith("publisher: error: ")
     result = cli("check-site", str(wiki / "nope"), "--wiki", str(wiki))
     assert result.status == 2
 

@@ -258,8 +258,9 @@ def test_r4_malformed_corpus_is_fatal(tmp_path: Path, cli: Callable[..., CliResu
     up, _ = run_with_extraction(tmp_path)
     (up.path / "corpus.jsonl").write_text(line + "\n", encoding="utf-8")
     out = cli("assemble", "--run-dir", up.path, "--json")
-    assert out.status == 2 and len(out.err_lines) == 1 and out.json()["error"]["reason_code"] == "SCHEMA_ERROR"
-    assert "line 1" in out.err  # the line of corpus.jsonl at fault
+    assert out.status == 2 and len(out.err_lines) == 1
+    error = out.json()["error"]  # the line of corpus.jsonl at fault
+    assert (error["reason_code"], error["file"], error["line"]) == ("SCHEMA_ERROR", str(up.path / "corpus.jsonl"), 1)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,8 +271,9 @@ def test_r4_malformed_corpus_is_fatal(tmp_path: Path, cli: Callable[..., CliResu
 def test_r5_no_config_is_refused(tmp_path: Path, cli: Callable[..., CliResult], command: str) -> None:
     up, _ = run_with_extraction(tmp_path)
     (up.path / "config.json").unlink()
-    out = cli(command, "--run-dir", up.path)
-    assert out.status == 2 and len(out.err_lines) == 1 and "config.json" in out.err
+    out = cli(command, "--run-dir", up.path, "--json")
+    assert out.status == 2 and len(out.err_lines) == 1
+    assert out.json()["error"]["file"] == str(up.path / "config.json")
     assert not (up.outputs / "result.json").exists()
 
 
@@ -279,8 +281,8 @@ def test_r5_no_config_promote_and_wiki_check(tmp_path: Path, cli: Callable[..., 
     up, _ = run_with_extraction(tmp_path, mkdocs=True)
     assert cli("assemble", "--run-dir", up.path).status == 0
     (up.path / "config.json").unlink()
-    out = cli("promote", "--run-dir", up.path, "--wiki", up.wiki, "--concept", "light")
-    assert out.status == 2 and "config.json" in out.err
+    out = cli("promote", "--run-dir", up.path, "--wiki", up.wiki, "--concept", "light", "--json")
+    assert out.status == 2 and out.json()["error"]["file"] == str(up.path / "config.json")
     findings = check_wiki(up.wiki).findings
     assert [(f.code, f.file) for f in findings] == [("SCHEMA_ERROR", "outputs/deep-research/light-review/config.json")]
 

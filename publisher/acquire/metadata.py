@@ -105,7 +105,7 @@ def refuse_amendment(run: Run, record: dict[str, Any], meta: Metadata) -> None:
     if not run.store.exists(source_id):
         return
     stored = run.store.read(source_id).model_dump(mode="json")
-    differences = []
+    differences, fields = [], []
     for option, parent in _GIVEN:
         if getattr(meta, option) is None:
             continue
@@ -116,10 +116,12 @@ def refuse_amendment(run: Run, record: dict[str, Any], meta: Metadata) -> None:
         )
         if not same:
             differences.append(f"--{option} {want!r} (stored: {have!r})")
+            fields.append(f"{parent}.{option}" if parent else option)
     if differences:
         raise UsageError(
             f"{source_id} is already stored in this run with other metadata: {'; '.join(differences)}. "
             "Stored metadata is sealed, never amended: 'publisher run init NEW --slug S --from RUN' copies "
             "this run's records, then fetch the source there with these options",
             source_id=source_id,
+            field=fields[0],  # the record field the first differing option sets
         )

@@ -58,7 +58,7 @@ def extract_pdf(body: bytes) -> Extracted:
         document = pdfium.PdfDocument(body, password="")
     except pdfium.PdfiumError as exc:
         if getattr(exc, "err_code", None) == _ERR_PASSWORD:
-            raise AcquireError("pdf: encrypted; a password is needed to read it") from exc
+            raise AcquireError("pdf: encrypted; a password is needed to read it", password_needed=True) from exc
         raise AcquireError(f"pdf: cannot read document: {first_line(exc)}") from exc
     try:
         texts = []

@@ -201,7 +201,7 @@ def fetch(
         log_failed(
             run, response.requested_url, receipt, f"HTTP {response.status}; {route}; {why}", actor=actor, signer=signer
         )
-        raise UsageError(f"fetch {response.requested_url} failed: {why}") from exc
+        raise UsageError(f"fetch {response.requested_url} failed: {why}", **exc.context) from exc
     snap, created = _store(run, record)
     detail = (
         f"HTTP {response.status} {response.media_type}; {len(response.body)} bytes; "
@@ -278,7 +278,7 @@ def add_local_pdf(
         put_blob(run.raw_dir, data)
         failed = local_receipt(url, digest, len(data), None)
         log_failed(run, url, failed, f"local PDF {Path(pdf).name[:80]}; {why}", actor=actor, signer=signer)
-        raise UsageError(f"{pdf}: {why}") from exc
+        raise UsageError(f"{pdf}: {why}", **{**exc.context, "path": str(pdf)}) from exc
     put_blob(Path(wiki) / PAPERS_DIR, data, suffix=".pdf")
     snap, created = _store(run, record)
     detail = f"local PDF {relative}; {len(data)} bytes; {len(doc.pages or ())} pages; {len(doc.text)} chars"
@@ -290,7 +290,7 @@ def _read_input(path: Path, what: str) -> bytes:
     try:
         return _fs.read_regular(Path(path))
     except OSError as exc:
-        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}", path=str(path)) from exc
 
 
 def _refuse_other_surface(run: Run, record: dict[str, Any], declaration: Declaration) -> None:

@@ -15,13 +15,15 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
 from ..kernel.errors import PublisherError
+from ..kernel.findings import Finding
 from ..kernel.text import one_line
 from ..parallel import fewer_collections
 from ._common import error_line
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "ERROR_FACTS"]
 
 COMMAND_MODULES = ("run", "source", "schema", "gate", "wiki", "site", "provenance", "claims", "agents", "proof")
 """Sub-command groups, each a module of ``publisher._cli`` with ``register(subparsers)``."""
@@ -33,6 +35,7 @@ class _Parser(argparse.ArgumentParser):
         text = " ".join(message.split())
         if _USAGE_AS_JSON:  # --json: the usage error as JSON on stdout too
             error = {"reason_code": None, "message": f"{self.prog}: {text}", "exit_status": 2}
+            error.update(dict.fromkeys(ERROR_FACTS))  # the same keys as every other error object
             sys.stdout.write(json.dumps({"ok": False, "error": error}, ensure_ascii=False) + "\n")
         self.exit(2, f"{self.prog}: error: {text} (see '{self.prog} --help')\n")
 
@@ -73,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     except PublisherError as exc:
         error_line(f"publisher: error: {exc.one_line()}")
-        _json_error(args, exc.reason.value if exc.reason else None, exc.message, exc.exit_status)
+        _json_error(args, exc.reason.value if exc.reason else None, exc.message, exc.exit_status, exc.finding())
         return exc.exit_status
     except KeyboardInterrupt:
         print("publisher: interrupted", file=sys.stderr)
@@ -83,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # a file system refusal (a folder where a file goes, a full disk): one line
         where = f": {exc.filename}" if exc.filename else ""
         error_line(f"publisher: error: {exc.strerror or exc}{where}")
-        _json_error(args, None, f"{exc.strerror or exc}{where}", 2)
+        _json_error(args, None, f"{exc.strerror or exc}{where}", 2, Finding(None, str(exc.filename or ""), ""))
         return 2
     except Exception as exc:  # the edge: anything unexpected becomes one line, exit 2
         if os.environ.get("PUBLISHER_DEBUG"):
@@ -93,10 +96,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
 
-def _json_error(args: argparse.Namespace, reason: str | None, message: str, status: int) -> None:
-    """With ``--json``, the error as JSON on stdout too: ``{"ok": false, "error": {...}}``."""
+ERROR_FACTS = ("file", "line", "check", "field", "source_id", "start", "end", "run", "artifact_id", "label")
+"""The finding fields of a ``--json`` error object, beside ``reason_code``, ``message`` and
+``exit_status``: each present, None where the error does not know it."""
+
+
+def _json_error(args: argparse.Namespace, reason: str | None, message: str, status: int, finding: Finding) -> None:
+    """With ``--json``, the error as JSON on stdout too: ``{"ok": false, "error": {...}}``, the
+    error with the finding fields of :data:`ERROR_FACTS` (from ``finding``)."""
     if getattr(args, "json", False):
-        error = {"reason_code": reason, "message": one_line(message), "exit_status": status}
+        error: dict[str, Any] = {"reason_code": reason, "message": one_line(message), "exit_status": status}
+        facts = finding.to_dict()
+        error.update({key: facts[key] for key in ERROR_FACTS})
+        error["file"] = error["file"] or None
         try:
             sys.stdout.write(json.dumps({"ok": False, "error": error}, ensure_ascii=False) + "\n")
         except (BrokenPipeError, ValueError):

@@ -62,6 +62,8 @@ def _prove(args: argparse.Namespace) -> int:
             f"[{args.start}, {args.end}) is not a non-empty range of {snap.source_id} ({n} code points)",
             reason=Reason.SPAN_OUT_OF_RANGE,
             source_id=snap.source_id,
+            start=args.start,
+            end=args.end,
         )
     proof = build_proof(snap.source_id, snap.text, args.start, args.end, MerkleTree.of_text(snap.text))
     data = proof.wire()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_config, add_json, emit, error_line, wiki_policy
+from ..kernel.findings import summary
+from ._common import add_config, add_json, emit, refusal_lines, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -51,7 +52,5 @@ def _check_site(args: argparse.Namespace) -> int:
     if args.json:
         emit(args, outcome.summary())
     else:
-        for finding in outcome.findings:
-            error_line(f"publisher: {finding.one_line()}")
-        error_line(f"publisher: error: site check failed: {len(outcome.findings)} finding(s); {digest}")
+        refusal_lines(outcome.findings, f"site check failed: {summary(outcome.findings)}; {digest}")
     return 1

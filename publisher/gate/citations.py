@@ -210,7 +210,12 @@ def _evidence_id(snapshots: dict[int, Snapshot]) -> str:
         ids.setdefault(value, []).append(index)
     if len(ids) > 1:
         named = "; ".join(f"{v} (documents {', '.join(map(str, d))})" for v, d in ids.items())
-        raise UsageError(f"the documents are different papers ({named}): import one paper at a time")
+        other = snapshots[next(d for v, d in ids.items() if v != next(iter(ids)))[0]]  # first of another paper
+        raise UsageError(
+            f"the documents are different papers ({named}): import one paper at a time",
+            field="--document",
+            source_id=other.source_id,
+        )
     return next(iter(ids))
 
 

@@ -135,7 +135,8 @@ def _record(raw: Any, line: int, name: str) -> CorpusRecord:
 def parse_corpus(data: bytes | None, name: str = "corpus.jsonl") -> Corpus:
     """The corpus of a run from the bytes of its ``corpus.jsonl`` (None: the run has none).
 
-    Raises :class:`~publisher.kernel.errors.UsageError` (``SCHEMA_ERROR``) naming the first bad line.
+    Raises :class:`~publisher.kernel.errors.UsageError` (``SCHEMA_ERROR``) naming the first bad line
+    (also as ``context["line"]``).
     """
     if data is None:
         return Corpus()
@@ -151,14 +152,21 @@ def parse_corpus(data: bytes | None, name: str = "corpus.jsonl") -> Corpus:
         try:
             raw = loads_strict(line)
         except (StrictJSONError, ValueError) as exc:
-            raise UsageError(f"{name} line {number}: not strict JSON ({exc})", reason=Reason.SCHEMA_ERROR) from exc
-        record = _record(raw, number, name)
+            raise UsageError(
+                f"{name} line {number}: not strict JSON ({exc})", reason=Reason.SCHEMA_ERROR, line=number
+            ) from exc
+        try:
+            record = _record(raw, number, name)
+        except UsageError as exc:
+            exc.context.setdefault("line", number)  # the line at fault, as a fact beside the message
+            raise
         first = records.get(record.evidence_id)
         if first is not None:
             if raw_of[record.evidence_id] != raw:
                 raise UsageError(
                     f"{name} lines {first.line} and {number} describe {record.evidence_id} differently",
                     reason=Reason.SCHEMA_ERROR,
+                    line=number,
                 )
             continue
         records[record.evidence_id] = record

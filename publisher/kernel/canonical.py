@@ -49,7 +49,15 @@ _TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z")
 
 
 class StrictJSONError(ValueError):
-    """JSON that is syntactically valid but not acceptable: duplicate keys, NaN, Infinity."""
+    """JSON that is syntactically valid but not acceptable: duplicate keys, NaN, Infinity.
+
+    ``kind`` says which rule refused it, for callers and tests that must not read the wording:
+    ``duplicate_key``, ``non_finite``, ``too_large``, ``not_utf8`` or ``too_deep``.
+    """
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 def canonical_bytes(obj: Any) -> bytes:
@@ -105,14 +113,14 @@ def record_hash_for(record: dict[str, Any]) -> str:
 
 
 def _reject_constant(name: str) -> Any:
-    raise StrictJSONError(f"non-finite number {name} is not allowed")
+    raise StrictJSONError(f"non-finite number {name} is not allowed", "non_finite")
 
 
 def _finite_float(literal: str) -> float:
     """A JSON number as a float, refusing one too large for a double (``1e999`` would be infinity)."""
     value = float(literal)
     if not math.isfinite(value):
-        raise StrictJSONError(f"number {literal[:40]} is too large to represent")
+        raise StrictJSONError(f"number {literal[:40]} is too large to represent", "too_large")
     return value
 
 
@@ -122,7 +130,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise StrictJSONError(f"duplicate key {key!r}")
+                raise StrictJSONError(f"duplicate key {key!r}", "duplicate_key")
             seen.add(key)
     return out
 
@@ -138,14 +146,14 @@ def _text(data: bytes | str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise StrictJSONError(f"not UTF-8 (byte {exc.start})") from exc
+        raise StrictJSONError(f"not UTF-8 (byte {exc.start})", "not_utf8") from exc
 
 
 def _decode(text: str, **hooks: Any) -> Any:
     try:
         return json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float, **hooks)
     except RecursionError as exc:
-        raise StrictJSONError("nested too deeply") from exc
+        raise StrictJSONError("nested too deeply", "too_deep") from exc
 
 
 def loads_strict(data: bytes | str) -> Any:

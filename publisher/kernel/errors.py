@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .findings import Finding
 from .reasons import Reason
 
 __all__ = [
@@ -39,6 +40,28 @@ class PublisherError(Exception):
         """The message as a single line, prefixed by the reason code when there is one."""
         text = " ".join(self.message.split())
         return f"{self.reason.value}: {text}" if self.reason else text
+
+    def finding(self) -> Finding:
+        """The error as one :class:`~publisher.kernel.findings.Finding`: its reason code, message
+        and the facts of ``context`` a finding has (``path`` or ``file`` as ``file``, ``line``,
+        ``check``, ``field``, ``source_id``, ``start``, ``end``, ``run``, ``artifact_id``,
+        ``label``); a fact the error does not know stays None (``file``: empty)."""
+        fact = self.context.get
+        file = fact("file", fact("path"))
+        return Finding(
+            self.reason,
+            str(file) if file is not None else "",
+            self.message,
+            artifact_id=fact("artifact_id"),
+            label=fact("label"),
+            source_id=fact("source_id"),
+            start=fact("start"),
+            end=fact("end"),
+            line=fact("line"),
+            check=fact("check"),
+            field=fact("field"),
+            run=fact("run"),
+        )
 
 
 class IntegrityError(PublisherError):

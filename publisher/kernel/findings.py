@@ -159,7 +159,11 @@ def summary(findings: Iterable[Finding]) -> str:
 
 
 def grouped_lines(findings: Iterable[Finding], indent: str = "  ") -> list[str]:
-    """One line per root finding, each consequence indented under its cause with ``↳``."""
+    """One line per root finding, each consequence indented under its cause with ``↳``.
+
+    The one wording of a list of findings: the CLI (``publisher: `` before each line, no indent)
+    and the MkDocs build (under its phase line, indented) add only their framing.
+    """
     lines: list[str] = []
     for root, consequences in group_findings(findings):
         lines.append(indent + root.one_line())

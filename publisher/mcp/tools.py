@@ -52,9 +52,11 @@ Quote = Annotated[str, Field(min_length=1, max_length=MAX_QUOTE, strict=True)]
 class ToolProblem(Exception):
     """A tool's refusal: one line for the agent, with the reason code where one applies."""
 
-    def __init__(self, message: str, reason: Reason | None = None) -> None:
+    def __init__(self, message: str, reason: Reason | None = None, *, field: str | None = None) -> None:
         super().__init__(f"{reason.value}: {message}" if reason else message)
         self.reason = reason
+        self.field = field
+        """The argument at fault, where the refusal is about one (``source_id`` ...)."""
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,9 @@ class Workspace:
 def _source_id(value: object) -> str:
     if not isinstance(value, str) or not SOURCE_ID_RE.fullmatch(value):
         shown = repr(value[:80]) if isinstance(value, str) else type(value).__name__
-        raise ToolProblem(f"{shown} is not a source id (src- and 64 lowercase hex)", Reason.UNKNOWN_SOURCE)
+        raise ToolProblem(
+            f"{shown} is not a source id (src- and 64 lowercase hex)", Reason.UNKNOWN_SOURCE, field="source_id"
+        )
     return value
 
 
@@ -326,14 +330,14 @@ def validate_evidence_assessment(
 def build_evidence_matrix(ws: Workspace) -> dict[str, Any]:
     """Every claim of the wiki with its status, admissibility, provenance now, counts (citations,
     excerpts, snapshots, URLs, works) and lineage, as the build would publish them (claims.json).
-    Refused when the wiki check finds anything."""
+    Refused when the wiki check finds anything: then ``{"ok": false, "findings": [...]}``, every
+    finding as data (the fields of ``publisher check --json``), never as text."""
     from ..wiki.check import check_wiki
     from ..wiki.claims.counts import claims_document
 
     wiki = _guard(lambda: check_wiki(ws.wiki))
     if not wiki.ok:
-        first = wiki.findings[0]
-        raise ToolProblem(f"the wiki check finds {len(wiki.findings)} problem(s), first: {first.one_line()}")
+        return {"ok": False, "findings": [f.to_dict() for f in wiki.findings]}
     return claims_document(wiki)
 
 

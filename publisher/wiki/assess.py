@@ -112,6 +112,8 @@ def assess(
             f"{rel} claim {proposal.claim_id}: {first.detail}{more}; logged as rejected {entry.assessment_id}",
             assessment_id=entry.assessment_id,
             problems=[(p.guard.value, p.detail) for p in problems],
+            file=rel,
+            artifact_id=f"claim:{proposal.claim_id}",  # as the wiki check names a claim
         )
     _write_claim(path, rel, before, ce.doc.front, ce.doc.body, proposal, entry)
     return Assessed(entry, rel)

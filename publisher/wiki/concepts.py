@@ -236,8 +236,8 @@ def _mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
 
-def _schema_error(where: str, why: str) -> IntegrityError:
-    return IntegrityError(f"{where}: {why}", reason=Reason.SCHEMA_ERROR, path=where)
+def _schema_error(where: str, why: str, field: str | None = None) -> IntegrityError:
+    return IntegrityError(f"{where}: {why}", reason=Reason.SCHEMA_ERROR, path=where, field=field)
 
 
 def _split_front(text: str, where: str) -> tuple[str, str, int]:
@@ -356,7 +356,7 @@ def parse_concept(text: str, *, where: str = "concept") -> ConceptDoc:
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"]) or "front matter"
-        raise _schema_error(where, f"invalid field {loc}: {first['msg']}") from exc
+        raise _schema_error(where, f"invalid field {loc}: {first['msg']}", loc if first["loc"] else None) from exc
     split_generated(body, where=where)
     return ConceptDoc(front, body, body_line, evidence_footnotes(body))
 

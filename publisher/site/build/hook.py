@@ -72,7 +72,7 @@ from ..terminal import terminal_progress
 from .events import EvidenceBuild, PublishAt
 from .options import site_dir_apart, wiki_root
 from .policy import policy_of_config
-from .refusal import EvidenceBuildError, error_finding, refusal_text, refuse
+from .refusal import EvidenceBuildError, error_finding, refuse
 
 __all__ = [
     "on_config",
@@ -83,7 +83,6 @@ __all__ = [
     "PLUGIN_KEY",
     "CHECK_COMMAND",
     "PRECHECKED",
-    "format_findings",
     "EvidenceBuildError",
 ]
 
@@ -97,11 +96,6 @@ PRECHECKED: ContextVar[WikiCheck | None] = ContextVar("publisher_prechecked", de
 """The wiki check a check-only build's caller already ran (with the same policy): not run twice."""
 
 log = logging.getLogger("mkdocs.plugins.publisher")
-
-
-def format_findings(pre: WikiCheck) -> str:
-    """The text of a build refused by the wiki check ``pre`` (:func:`.refusal.refusal_text`)."""
-    return refusal_text("evidence check", pre.findings)
 
 
 def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuild:

@@ -81,6 +81,8 @@ class ClaimRefusal(PublisherError):
     exit_status = 1
 
     def __init__(self, guard: Guard, message: str, **context: Any) -> None:
+        context.setdefault("check", CHECK)
+        context.setdefault("field", guard.value)  # as the wiki check's claim findings name the guard
         super().__init__(message, guard=guard.value, **context)
         self.guard = guard
 

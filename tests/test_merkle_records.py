@@ -87,3 +87,18 @@ def test_acquisition_events_carry_the_root_under_the_signature(tmp_path: Path, n
     assert signature_problem(event, ring, run.name()) is None
     for change in ({"merkle_root": "sha256:" + "1" * 64}, {"merkle_size": 2}):
         assert signature_problem(event.model_copy(update=change), ring, run.name()) is not None
+
+
+@pytest.mark.parametrize("change", [{"merkle_root": "sha256:" + "0" * 64}, {"merkle_size": 4}])
+def test_the_proof_builder_refuses_a_resealed_wrong_root_with_the_tree_it_builds(change: dict[str, Any]) -> None:
+    """The build's proofs verify the record with the tree they build (one Merkle pass, not two):
+    a resealed wrong root or size is still refused there, and a good record gives that tree's root."""
+    from publisher.site.pages.proofs import ProofSource, _bundles
+
+    record = make_record(text="y" * 2500)
+    source = ProofSource(record["source_id"], [(10, 20)], False)
+    bundles, _ = _bundles(canonical_bytes(record) + b"\n", source, KeyRing())
+    assert [b["record"]["merkle_root"] for b in bundles.values()] == [record["merkle_root"]]
+    with pytest.raises(IntegrityError) as info:
+        _bundles(canonical_bytes(_resealed(record, **change)) + b"\n", source, KeyRing())
+    assert info.value.reason is Reason.SNAPSHOT_HASH_MISMATCH

@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -117,15 +118,22 @@ def _read_bytes(path: str, source_id: str, max_bytes: int) -> bytes:
         raise ResourceError(f"snapshot {source_id} cannot be read: {exc.strerror or exc}", source_id=source_id) from exc
 
 
-def verify_record(raw: Any, expected_id: str | None, *, canonical_body: bytes | None = None) -> Snapshot:
+def verify_record(
+    raw: Any,
+    expected_id: str | None,
+    *,
+    canonical_body: bytes | None = None,
+    merkle_of: Callable[[str], tuple[str, int]] | None = None,
+) -> Snapshot:
     """Check a parsed snapshot record: schema, identity, body hash, seal and maps.
 
     Every digest is recomputed from the record's own fields; ``expected_id`` is the name the
     record was stored under. ``canonical_body``, when given, must be the record's canonical bytes,
     optionally with the file's trailing newline (as :func:`~publisher.canonical.loads_record`
     confirmed them); the seal is then hashed from
-    those bytes instead of re-encoding the record. Raises :class:`IntegrityError`
-    (``SNAPSHOT_HASH_MISMATCH``).
+    those bytes instead of re-encoding the record. ``merkle_of``, when given, computes the text's
+    Merkle root and size (a caller that builds the whole tree anyway keeps it, and the root is not
+    computed twice). Raises :class:`IntegrityError` (``SNAPSHOT_HASH_MISMATCH``).
     """
     label = expected_id or "record"
     if not isinstance(raw, dict):
@@ -157,7 +165,10 @@ def verify_record(raw: Any, expected_id: str | None, *, canonical_body: bytes | 
         if got_seal != snap.record_hash:
             raise _corrupt(label, f"record_hash recomputes to {got_seal}", expected=snap.record_hash, got=got_seal)
     if snap.merkle_root is not None or snap.merkle_size is not None:
-        got_root, got_size = merkle_root(snap.text), -(-len(snap.text) // CHUNK_SIZE)
+        if merkle_of is not None:
+            got_root, got_size = merkle_of(snap.text)
+        else:
+            got_root, got_size = merkle_root(snap.text), -(-len(snap.text) // CHUNK_SIZE)
         if (snap.merkle_root, snap.merkle_size) != (got_root, got_size):
             raise _corrupt(
                 label,

@@ -129,9 +129,15 @@ def _bundles(stored: bytes, source: ProofSource, ring: KeyRing) -> tuple[dict[st
     """Every proof bundle of ``source`` by site path, and the record without text, from the
     verified stored record."""
     raw, canonical = loads_record(stored)
-    snap = verify_record(raw, source.source_id, canonical_body=stored if canonical else None)
-    tree = MerkleTree.of_text(snap.text)
-    # verify_record recomputed a stored merkle_root; an older record's is derived here.
+    trees: list[MerkleTree] = []
+
+    def tree_of(text: str) -> tuple[str, int]:  # the tree verify_record recomputes the root from
+        trees.append(MerkleTree.of_text(text))
+        return trees[-1].root, trees[-1].size
+
+    snap = verify_record(raw, source.source_id, canonical_body=stored if canonical else None, merkle_of=tree_of)
+    # verify_record checked a stored merkle_root against this tree; an older record's is derived here.
+    tree = trees[-1] if trees else MerkleTree.of_text(snap.text)
     record = {k: v for k, v in raw.items() if k != "text"}
     summary = {k: record[k] for k in _SUMMARY if k in record}
     summary.setdefault("merkle_root", tree.root)

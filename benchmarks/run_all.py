@@ -1,6 +1,6 @@
 """Run every benchmark at one scale and print their tables.
 
-    python benchmarks/run_all.py            # the real figures (tens of minutes; ~2 GB under /tmp)
+    python benchmarks/run_all.py            # the real figures (about an hour; ~6 GB under /tmp)
     python benchmarks/run_all.py --quick    # smoke run at tiny sizes (well under 30 s)
 
 Each benchmark runs in its own interpreter so that one's memory and imports do not colour the

@@ -711,7 +711,8 @@ def test_a_served_wiki_is_checked_on_one_warm_pool_across_rebuilds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Once the wiki is served, every rebuild's check runs on the process's one warm pool (its
-    start-up paid once); before that, and for ``mkdocs build``, the check makes its own."""
+    start-up paid once); before that, for ``mkdocs build`` and for another wiki, the check makes
+    its own."""
     from publisher.parallel import pool as pool_module
     from publisher.site.build import hook as hook_module
 
@@ -725,7 +726,7 @@ def test_a_served_wiki_is_checked_on_one_warm_pool_across_rebuilds(
 
     monkeypatch.setattr(hook_module, "check_wiki", spy)
     monkeypatch.setattr(hook_module, "default_workers", lambda: 2)
-    monkeypatch.setattr(hook_module, "_SERVING", [])
+    monkeypatch.setattr(hook_module, "_SERVED", set())
     monkeypatch.setattr(pool_module, "_WARM", {})
     build_wiki(wiki)
     assert seen == [None]
@@ -738,6 +739,9 @@ def test_a_served_wiki_is_checked_on_one_warm_pool_across_rebuilds(
     build_wiki(wiki)
     build_wiki(wiki)
     assert seen[1] is not None and seen[1] is seen[2] is pool_module._WARM[2]
+    other = _wiki(tmp_path / "other")
+    build_wiki(other)
+    assert seen[3] is None  # a wiki this process does not serve
     pool_module._close_warm()
     assert pool_module._WARM == {}
 

@@ -14,7 +14,7 @@ from publisher.parallel import SnapshotCheck, checks
 from publisher.site.build import workers as helper_module
 from publisher.site.checks.manifest import MANIFEST_NAME
 from publisher.site.checks.scan import scan_page
-from publisher.site.pages import highlight
+from publisher.site.pages import context, highlight
 from publisher.wiki.promote import promote
 
 
@@ -39,6 +39,7 @@ def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(store, "read_snapshot", counting_read)
     monkeypatch.setattr(checks, "read_snapshot", counting_read)
     monkeypatch.setattr(highlight, "read_snapshot", counting_read)
+    monkeypatch.setattr(context, "read_snapshot", counting_read)
     # Counted in this process: no helper process renders source texts or reports here.
     monkeypatch.setattr(helper_module, "helper_pool", lambda workers=1: None)
     build_wiki(wiki)
@@ -47,6 +48,7 @@ def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.M
     report = (site / "runs" / rb.run.slug() / "report" / "index.html").read_text(encoding="utf-8")
     assert scan_page(report).excerpts, "the report page shows its excerpts"
     assert checked and set(checked.values()) == {1}, checked
-    # Beyond the verification pass (whose checks read through the store), only the source page
-    # reads a snapshot again: its text is what the page shows.
-    assert texts == checked + Counter(set(checked)), texts
+    # Beyond the verification pass (whose checks read through the store), the source page reads
+    # a snapshot again (its text is what the page shows), and so does the sentence context of the
+    # excerpts a concept quotes (once per source, re-verified against the check's digest).
+    assert texts == checked + Counter(set(checked)) + Counter(set(checked)), texts

@@ -59,6 +59,7 @@ import logging
 import os
 from concurrent.futures import Executor
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 from ...kernel.errors import PublisherError
@@ -117,7 +118,7 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
         try:  # on the wiki's Dask cluster when extra.evidence.scheduler names one
             with contextlib.ExitStack() as stack:
                 executor, workers = (
-                    stack.enter_context(cluster_executor(policy.scheduler)) if policy.scheduler else _server_pool()
+                    stack.enter_context(cluster_executor(policy.scheduler)) if policy.scheduler else _server_pool(root)
                 )
                 progress = stack.enter_context(terminal_progress("evidence check"))
                 pre = check_wiki(root, policy=policy, workers=Workers(executor, workers, progress))
@@ -134,15 +135,15 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
     return build
 
 
-_SERVING: list[bool] = []
-"""Non-empty once this process serves the wiki (``mkdocs serve``): it checks it on every change."""
+_SERVED: set[Path] = set()
+"""The wikis this process serves (``mkdocs serve``): it checks them on every change."""
 
 
-def _server_pool() -> tuple[Executor | None, int | None]:
-    """Under ``mkdocs serve``, the process's warm pool (its start-up paid once, not per rebuild);
-    else none (the check makes its own pool when the wiki pays for one)."""
+def _server_pool(root: Path) -> tuple[Executor | None, int | None]:
+    """For a wiki this process serves, the process's warm pool (its start-up paid once, not per
+    rebuild); else none (the check makes its own pool when the wiki pays for one)."""
     count = default_workers()
-    if _SERVING and count > 1:
+    if root in _SERVED and count > 1:
         return warm_pool(count), count
     return None, None
 
@@ -150,8 +151,7 @@ def _server_pool() -> tuple[Executor | None, int | None]:
 def watch(server: Any, config: Any) -> Any:
     """Rebuild when runs, concepts, the PDF library or the claim assessments change (and keep the
     pool the wiki check runs on between rebuilds)."""
-    if not _SERVING:
-        _SERVING.append(True)
+    _SERVED.add(wiki_root(config))
     root = wiki_root(config)
     folders = {root / "concepts", root / "assets" / "papers"}
     folders.update(root / layout.split("/*")[0] for layout in RUN_LAYOUTS)

@@ -51,6 +51,7 @@ CORE = (
     "publisher/gate/pipeline.py",
     "publisher/wiki/conceptcheck.py",
     "publisher/wiki/check.py",
+    "publisher/wiki/runchecks.py",
 )
 """The modules whose comparisons decide what is evidence."""
 

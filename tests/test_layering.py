@@ -113,6 +113,7 @@ ORDER: dict[str, list[Entry]] = {
             ["__init__", "model", "records", "log", "missingness", "reviews", "guards", "counts"],
         ),
         "conceptcheck",
+        "runchecks",
         "check",
         "audit",
         "promote",

@@ -249,13 +249,15 @@ def test_runs_are_pipelined_one_ahead_and_findings_keep_their_order(
     """In this process, run i + 1 is read (and its snapshots declared) before run i is checked; the
     findings are the same, in the same order, there, on a process pool and on threads."""
     from publisher.parallel import pool as pool_module
-    from publisher.wiki import check
+    from publisher.wiki import runchecks
 
     _three_runs(wiki)
     steps: list[str] = []
-    load, finish = check._load, check._finish
-    monkeypatch.setattr(check, "_load", lambda item, *a: steps.append(f"load {item.ev.slug}") or load(item, *a))
-    monkeypatch.setattr(check, "_finish", lambda item, *a: steps.append(f"check {item.ev.slug}") or finish(item, *a))
+    load, finish = runchecks._load, runchecks._finish
+    monkeypatch.setattr(runchecks, "_load", lambda item, *a: steps.append(f"load {item.ev.slug}") or load(item, *a))
+    monkeypatch.setattr(
+        runchecks, "_finish", lambda item, *a: steps.append(f"check {item.ev.slug}") or finish(item, *a)
+    )
     serial = run_preflight(wiki, workers=Workers(count=1))
     assert steps == ["load alpha", "load beta", "check alpha", "load gamma", "check beta", "check gamma"]
     assert [r.slug for r in serial.runs] == ["alpha", "beta", "gamma"]
@@ -279,19 +281,19 @@ def test_runs_checked_on_the_workers_find_what_the_check_here_finds(
     check in this process, for a clean run, an edited result, a tampered snapshot and a run whose
     config cannot be read."""
     from publisher.parallel import pool as pool_module
-    from publisher.wiki import check
+    from publisher.wiki import runchecks
 
     paths = _three_runs(wiki)
     broken = sample_run(wiki, "delta", base_url="https://delta.example.org/")
     (broken.run.path / "config.json").write_text("{not json", encoding="utf-8")
     serial = run_preflight(wiki, workers=Workers(count=1))
     monkeypatch.setattr(pool_module, "IN_PROCESS_BYTES", 0)  # a pool even for these small runs
-    monkeypatch.setattr(check, "_WHOLE_RUN_BYTES", whole_below)
+    monkeypatch.setattr(runchecks, "_WHOLE_RUN_BYTES", whole_below)
     pooled = run_preflight(wiki, workers=Workers(count=2))  # worker processes: the outcome travels back pickled
     sent: list[str] = []
-    whole = check.check_whole_run
+    whole = runchecks.check_whole_run
     monkeypatch.setattr(
-        check, "check_whole_run", lambda path, *a: sent.append((Path(path).name, bool(a[3]))) or whole(path, *a)
+        runchecks, "check_whole_run", lambda path, *a: sent.append((Path(path).name, bool(a[3]))) or whole(path, *a)
     )
     with ThreadPoolExecutor(max_workers=2) as executor:  # the patched task is seen on threads
         threaded = run_preflight(wiki, workers=Workers(executor=executor))

@@ -140,7 +140,7 @@ def _link_publish(staging: Path, site: Path) -> bool:
     try:
         os.rename(staging, version)
         os.symlink(version.name, link, target_is_directory=True)
-    except (OSError, NotImplementedError):
+    except (OSError, NotImplementedError):  # os.symlink raises the latter where a platform has no links
         with contextlib.suppress(OSError):
             if version.exists() and not staging.exists():
                 os.rename(version, staging)

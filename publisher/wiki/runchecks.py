@@ -1,0 +1,351 @@
+"""The runs of a wiki check: each run read, verified and checked, on the workers or here.
+
+:func:`check_runs` is the run half of :func:`publisher.wiki.check.check_wiki`. On a process pool
+every run's own work (its stored result, records, re-assembly and the comparison with the stored
+result) runs on a worker (:func:`check_whole_run`); a large run's snapshots are spread over the
+workers first. Without a pool the runs are pipelined in this process, one run loaded ahead of the
+one checked. Either way the runs are recorded in the order given, so the findings come in the same
+order, and each checked run is indexed in the :class:`~publisher.wiki.evidence.WikiCheck`: its
+refusals, its result now, the sources and excerpts it accepts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..acquire.signing import KeyRing
+from ..gate.checks.assembler import ASSEMBLER, stored_requests
+from ..gate.checks.publication import refusals as publication_refusals
+from ..gate.checks.runcheck import RunCheck
+from ..gate.inputs import RunInputs, load_inputs
+from ..gate.pipeline import Loaded, Prepared, check_run, prepare, prepare_stored
+from ..gate.result import Result
+from ..kernel.errors import PublisherError
+from ..kernel.findings import Finding
+from ..kernel.reasons import Reason
+from ..parallel import Batch, Batches, CheckedSnapshots, ProgressFn, SnapshotCheck, folder_bytes, folder_size
+from ..runs import Run
+from .discover import relative
+from .evidence import RunEvidence, SourceInfo, WikiCheck
+
+__all__ = ["check_runs", "check_whole_run", "release_records", "run_bytes", "WholeRun"]
+
+
+class _Begun:
+    """A run between its stored result's reading and its check: reader, stored result, batches."""
+
+    def __init__(self, ev: RunEvidence, reader: CheckedSnapshots, prepared: Prepared, batch: Batch) -> None:
+        self.ev = ev
+        self.reader = reader
+        self.prepared = prepared
+        self.batches = [batch]
+
+
+def _begin(path: Path, wiki: WikiCheck, batches: Batches) -> _Begun:
+    """Read one run's stored result and hand the snapshots and claims it names to the workers.
+
+    Nothing but the result is read, so the workers start on the run's snapshots at once; the
+    records (:func:`_load`) add what the result does not name.
+    """
+    run = Run(path)
+    ev = RunEvidence(run, relative(path, wiki.wiki_root), path.name, {})
+    reader = CheckedSnapshots(run.sources_dir, assets_root=wiki.wiki_root)
+    prepared = prepare_stored(run, reader)
+    return _Begun(ev, reader, prepared, batches.submit(reader.pending()))
+
+
+def _unreadable(exc: PublisherError, rel: str, wiki_root: Path) -> Finding:
+    """The finding of a run whose inputs cannot be read (a malformed config, an unreadable report)."""
+    where = exc.context.get("path")
+    file = relative(Path(where), wiki_root) if where else f"{rel}/config.json"
+    return Finding(exc.reason or Reason.SCHEMA_ERROR, file, f"{exc.message}; the run cannot be assembled", run=rel)
+
+
+def _load(item: _Begun, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> RunInputs | Finding:
+    """Read a begun run's inputs and hand over the snapshots and spans they add; a run that cannot
+    be read is a finding (recorded in its turn, after the runs before it)."""
+    ev = item.ev
+    try:
+        inputs = load_inputs(ev.run, wiki_root=wiki.wiki_root, trusted_keys=keys)
+    except PublisherError as exc:
+        if exc.reason is None:
+            raise  # the machine failed (a file that cannot be read): an error, not a finding
+        for batch in item.batches:
+            batches.drop(batch)
+        return _unreadable(exc, ev.rel, wiki.wiki_root)
+    ev.slug = inputs.slug
+    ev.config = inputs.config.model_dump(mode="json")
+    prepare(inputs, item.reader, item.prepared)
+    item.batches.append(batches.submit(item.reader.pending()))
+    return inputs
+
+
+def release_records(rc: RunCheck) -> None:
+    """Drop a checked run's agent records: the assembly read them, and nothing after it does (a
+    wiki check holds every run's check until the site is built, or ships it from a worker)."""
+    rc.inputs.records = []
+
+
+def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
+    """Check one loaded run and index what it accepts now."""
+    ev = loaded.ev
+    rc = check_run(ev.run, label=ev.rel, loaded=Loaded(inputs, loaded.reader, loaded.prepared))
+    release_records(rc)
+    _index(ev, rc, loaded.reader, loaded.prepared.model, wiki)
+
+
+def _index(ev: RunEvidence, rc: RunCheck, reader: CheckedSnapshots, stored: Result | None, wiki: WikiCheck) -> None:
+    """Record one checked run in ``wiki``: its refusals, its result now, and what it accepts.
+
+    ``stored`` is the stored result's model when the check has it (validated when it was read);
+    it becomes the run's result when it is the assembly now. Otherwise the result's model is made
+    when first asked for (:attr:`RunEvidence.result`); what is indexed here reads the assembly's
+    JSON, which is that model's source.
+    """
+    ev.check = rc
+    ev.events = list(rc.assembly.log.events)
+    refusals = publication_refusals(rc)
+    wiki.findings.extend(refusals)
+    result = rc.result
+    if stored is not None and rc.status(ASSEMBLER) == "pass":
+        # The stored result is the assembly now (apart from the time): its model, validated when
+        # it was read, is the assembly's.
+        ev.result = stored.model_copy(update={"generated_at": result["generated_at"]})
+    unresolved = result["counts"]["unresolved"]
+    if unresolved and not refusals:
+        wiki.notices.append(f"{ev.rel}: {unresolved} unresolved artifact(s) not published (gate off)")
+    for artifact in result["accepted"]:
+        for sid in artifact["source_ids"]:
+            info = wiki.sources.get(sid)
+            if info is None:
+                info = wiki.sources[sid] = SourceInfo(reader.get(sid), ev.run.sources_dir)
+            if ev.slug not in info.holders:
+                info.holders.append(ev.slug)
+        for index, claim in enumerate(artifact["claims"]):
+            key = (claim["source_id"], claim["start"], claim["end"])
+            ev.accepted.setdefault(key, []).append((artifact["artifact_id"], index))
+            wiki.excerpts[key] = claim["excerpt"]
+            wiki.sources[claim["source_id"]].spans.add((claim["start"], claim["end"]))
+
+
+@dataclass(frozen=True)
+class WholeRun:
+    """A run checked whole in a worker process (:func:`check_whole_run`): what the wiki check
+    records of it, or the finding of a run whose inputs cannot be read."""
+
+    slug: str | None
+    config: dict[str, Any] | None
+    check: RunCheck | None
+    """The run's check, its records released (:func:`release_records`)."""
+    reader: CheckedSnapshots | None
+    unreadable: Finding | None = None
+
+
+def check_whole_run(
+    path: str, wiki_root: str, keys: KeyRing, rel: str, checks: Sequence[SnapshotCheck] = ()
+) -> WholeRun:
+    """Read, verify and check one run: a task of the wiki check's pool, so that the run's records,
+    its re-assembly and the comparison with its stored result run on a worker beside the other
+    runs' hashing, not in the parent after it.
+
+    A small run's snapshots are verified here too. A large run's were spread over the pool first
+    (those its stored result names, :func:`stored_requests`): ``checks`` are their outcomes, taken
+    when the stored result is valid (then they are exactly what it names); anything more the
+    records ask for is verified here. The steps are those of the pipelined path (:func:`_begin`,
+    :func:`_load`, :func:`_finish`), in the same order, so the findings are the same. A machine
+    failure raises (it travels back).
+    """
+    run, root = Run(Path(path)), Path(wiki_root)
+    reader = CheckedSnapshots(run.sources_dir, assets_root=root)
+    prepared = prepare_stored(run, reader)
+    if checks and prepared.model is not None:
+        reader.seed(checks)
+    try:
+        inputs = load_inputs(run, wiki_root=root, trusted_keys=keys)
+    except PublisherError as exc:
+        if exc.reason is None:
+            raise
+        return WholeRun(None, None, None, None, _unreadable(exc, rel, root))
+    prepare(inputs, reader, prepared)
+    reader.load()
+    rc = check_run(run, label=rel, loaded=Loaded(inputs, reader, prepared))
+    # The check travels back pickled: what the parent does not read stays here (the result's
+    # model is made again from the assembly's JSON if it is asked for).
+    release_records(rc)
+    return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), rc, reader)
+
+
+_WHOLE_RUN_BYTES = 8 * 1024 * 1024
+"""A run whose snapshot files hold at most this many bytes (one chunk of the pool's work) is
+checked whole on a worker; a larger run's snapshots are spread over the workers and the run is
+checked here (:func:`_check_runs`)."""
+
+
+@dataclass
+class _OnPool:
+    """A run handed to the pool: its snapshots (a large run's, while they are checked), then its
+    check on a worker (:func:`check_whole_run`)."""
+
+    ev: RunEvidence
+    count: int
+    """Snapshots the progress counts when the check comes back (0 when they were counted as checked)."""
+    batches: list[Batch] | None = None
+    """A large run's snapshots, with the workers until its check is sent."""
+    future: Future[WholeRun] | None = None
+
+
+def check_runs(
+    paths: Sequence[Path],
+    wiki: WikiCheck,
+    executor: Executor | None,
+    progress: ProgressFn | None,
+    meanwhile: Callable[[], object] | None,
+    handed_over: Callable[[], object] | None = None,
+) -> None:
+    """Verify and check the runs: on ``executor``'s workers when there is one, else here.
+
+    Either way the runs are recorded in the order given, so the findings come in the same order.
+    ``meanwhile`` is called as snapshot checks come back (this process parses concepts then);
+    ``handed_over`` once every run is with the workers (work queued behind them runs while the last
+    runs are checked).
+    """
+    if executor is None:
+        _check_runs_here(paths, wiki, progress, meanwhile)
+    else:
+        _check_runs_on_pool(paths, wiki, executor, progress, meanwhile, handed_over)
+
+
+def _check_runs_on_pool(
+    paths: Sequence[Path],
+    wiki: WikiCheck,
+    executor: Executor,
+    progress: ProgressFn | None,
+    meanwhile: Callable[[], object] | None,
+    handed_over: Callable[[], object] | None,
+) -> None:
+    """Every run's check on a worker (:func:`check_whole_run`), this process only handing work over.
+
+    A run whose snapshot files fit one task goes whole to a worker. A larger run's snapshots are
+    spread over the workers first: the stored result is read here (:func:`_begin`) and what it
+    names goes out at once; when they are checked, the run's check goes to a worker with their
+    outcomes, while the next run's snapshots are checked. So the records, the re-assembly and the
+    comparison of every run run beside the hashing, and nothing waits on this process.
+    """
+    keys = wiki.policy.trusted_keys  # resolved once per wiki, before any run is read
+    batches = Batches(executor, assets_root=wiki.wiki_root, progress=progress)
+    root = os.fspath(wiki.wiki_root)
+    queue: deque[_OnPool] = deque()
+    large: deque[_OnPool] = deque()  # large runs whose snapshots are with the workers
+
+    def send(entry: _OnPool, checks: Sequence[SnapshotCheck] = ()) -> None:
+        path = os.fspath(entry.ev.run.path)
+        entry.future = batches.call(check_whole_run, path, root, keys, entry.ev.rel, checks, count=entry.count)
+
+    def send_oldest_large() -> None:
+        entry = large.popleft()
+        checks: list[SnapshotCheck] = []
+        for batch in entry.batches or ():
+            for check in batches.collect(batch):
+                checks.append(check)
+                if meanwhile is not None:
+                    meanwhile()
+        entry.batches = None
+        send(entry, checks)
+
+    try:
+        for path in paths:
+            run = Run(path)
+            size, count = folder_size(run.sources_dir)
+            ev = RunEvidence(run, relative(path, wiki.wiki_root), path.name, {})
+            wiki.runs.append(ev)
+            if size <= _WHOLE_RUN_BYTES:
+                entry = _OnPool(ev, count)
+                send(entry)
+            else:
+                # What the stored result names goes out now, read without validating it (the
+                # run's check validates it on its worker).
+                handed = [(run.sources_dir, sid, spans) for sid, spans in stored_requests(run)]
+                entry = _OnPool(ev, 0, batches=[batches.submit(handed)])
+                large.append(entry)
+                while len(large) > 1:  # one large run's snapshots ahead of the one sent
+                    send_oldest_large()
+            queue.append(entry)
+        while large:
+            send_oldest_large()
+        if handed_over is not None:
+            handed_over()
+        for entry in queue:
+            if entry.future is None:  # unreachable: every entry was sent above
+                raise RuntimeError(f"{entry.ev.rel}: never sent")
+            _adopt(entry.ev, batches.outcome(entry.future, entry.count), wiki)
+            if meanwhile is not None:
+                meanwhile()
+    finally:
+        batches.cancel()
+
+
+def _check_runs_here(
+    paths: Sequence[Path],
+    wiki: WikiCheck,
+    progress: ProgressFn | None,
+    meanwhile: Callable[[], object] | None,
+) -> None:
+    """Load, verify and check the runs in this process, one run loaded ahead of the one checked:
+    each run's stored result is read first, then its records, then it is assembled again and
+    compared (:func:`_begin`, :func:`_load`, :func:`_finish`)."""
+    keys = wiki.policy.trusted_keys  # resolved once per wiki, before any run is read
+    batches = Batches(None, assets_root=wiki.wiki_root, progress=progress)
+    ahead: deque[tuple[_Begun, RunInputs] | Finding] = deque()
+    loaded = 0  # runs in ``ahead`` with their inputs read: one is kept ahead of the one checked
+
+    def check_next() -> None:
+        nonlocal loaded
+        item = ahead.popleft()
+        if isinstance(item, Finding):  # a run whose inputs could not be read, in its turn
+            wiki.findings.append(item)
+            return
+        loaded -= 1
+        begun, inputs = item
+        for batch in begun.batches:
+            for check in batches.collect(batch):
+                begun.reader.keep(check)
+                if meanwhile is not None:
+                    meanwhile()
+        _finish(begun, inputs, wiki)
+
+    for path in paths:
+        item = _begin(path, wiki, batches)
+        wiki.runs.append(item.ev)
+        inputs = _load(item, wiki, keys, batches)
+        if isinstance(inputs, Finding):
+            ahead.append(inputs)
+        else:
+            ahead.append((item, inputs))
+            loaded += 1
+        while loaded > 1:
+            check_next()
+    while ahead:
+        check_next()
+
+
+def _adopt(ev: RunEvidence, done: WholeRun, wiki: WikiCheck) -> None:
+    """Record a run a worker checked whole, as :func:`_load` and :func:`_finish` would have."""
+    if done.unreadable is not None:
+        wiki.findings.append(done.unreadable)
+        return
+    if done.check is None or done.reader is None or done.slug is None:
+        raise RuntimeError(f"{ev.rel}: a worker returned an incomplete check")  # unreachable by construction
+    ev.slug = done.slug
+    ev.config = done.config or {}
+    _index(ev, done.check, done.reader, None, wiki)
+
+
+def run_bytes(paths: Iterable[Path]) -> int:
+    """The bytes of the snapshot files of ``paths``' runs (whether a pool pays for them)."""
+    return sum(folder_bytes(Run(path).sources_dir) for path in paths)

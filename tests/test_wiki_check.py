@@ -371,6 +371,31 @@ def test_what_a_stored_result_names_is_read_without_trusting_it(wiki: Path) -> N
     ):
         run.result_path.write_bytes(body)
         assert stored_requests(run) == []
+    run.result_path.write_text(json.dumps({"sources": [{"source_id": sid}]}), encoding="utf-8")
+    assert stored_requests(run) == [(sid, [])]  # a source the result lists without citing it
     claims = [{"source_id": sid, "start": True, "end": 2}, {"source_id": sid, "start": 1, "end": 2}]
     run.result_path.write_text(json.dumps({"accepted": [{"claims": claims}]}), encoding="utf-8")
     assert stored_requests(run) == [(sid, [(1, 2)])]
+
+
+def test_a_large_runs_handed_out_checks_are_taken_only_when_its_stored_result_is_valid(wiki: Path) -> None:
+    """The outcomes a large run's check receives were asked for by an unvalidated reading of its
+    stored result; they are adopted only when the result validates (then they are exactly what it
+    names). With a broken result they are left aside and whatever the run needs is read again."""
+    from publisher.parallel.checks import check_snapshot
+    from publisher.wiki.runchecks import check_whole_run
+
+    run = sample_run(wiki).run
+    from publisher.gate.checks.assembler import stored_requests
+
+    handed = [check_snapshot((str(run.sources_dir), sid, tuple(spans))) for sid, spans in stored_requests(run)]
+    keys = run_preflight(wiki, workers=Workers(count=1)).policy.trusted_keys
+
+    def adopted() -> list[object]:
+        done = check_whole_run(str(run.path), str(wiki), keys, "runs/alpha", handed)
+        assert done.reader is not None
+        return [c for c in done.reader.checks().values() if any(c is h for h in handed)]
+
+    assert adopted()
+    run.result_path.write_text('{"accepted": []}', encoding="utf-8")  # not a valid result
+    assert adopted() == []

@@ -144,6 +144,7 @@ def check_run(
         # The stored result is the assembly now apart from its time: keep one copy of it, not two
         # (a wiki check holds every run's check until the site is built).
         rc.stored = {**assembly.result, "generated_at": stored.get("generated_at")}
+        rc.stored_is_assembly = True
     check_spans(out, reader, model, assembler_root)
     check_fresh(out, reader, model, log_root, snapshot_roots)
     check_gate(out, snapshot_roots, log_root)

@@ -86,11 +86,12 @@ class ReportView:
                 "outputs/report.md changed after it was checked; nothing rendered (run the command again)",
                 path="outputs/report.md",
             )
-        stored_at = rc.stored.get("generated_at") if rc.stored else None
+        result, stored = rc.result, rc.stored  # read once: a packed check decodes on each reading
+        stored_at = stored.get("generated_at") if stored else None
         return cls(
-            rc.result,
-            rc.report,
-            list(rc.result["diagnostics"]["unresolved"]),
+            result,
+            rc.report_of(result, stored),
+            list(result["diagnostics"]["unresolved"]),
             stored_at,
             data.decode("utf-8") if data is not None else None,
         )

@@ -145,6 +145,11 @@ class CheckedSnapshots:
             item = self._spans[source_id][(start, end)]
         return item
 
+    def held_span(self, source_id: str, start: int, end: int) -> SpanCheck | None:
+        """The span's check when this reader holds it already (never reads a snapshot)."""
+        spans = self._spans.get(source_id)
+        return spans.get((start, end)) if spans is not None else None
+
     def checks(self) -> dict[str, SnapshotCheck]:
         """Every check held so far, by source id."""
         return dict(self._checks)

@@ -117,10 +117,10 @@ def _check_wiki(
                 )
 
         if executor is not None and many:
-            check_runs(run_paths, wiki, executor, progress, None, partial(parse_on_workers, executor))
+            check_runs(run_paths, wiki, executor, progress, None, partial(parse_on_workers, executor), count)
         else:
             todo.extend(partial(parse_at, path) for path in concept_paths)
-            check_runs(run_paths, wiki, executor, progress, next_piece)
+            check_runs(run_paths, wiki, executor, progress, next_piece, workers=count)
         while todo:
             next_piece()
         for future in parsing:
@@ -145,7 +145,7 @@ def _check_wiki(
         if named:
             if executor is None and pool_pays(run_bytes(named), count):
                 executor = own_pool = worker_pool(count)
-            check_runs(named, wiki, executor, progress, None)
+            check_runs(named, wiki, executor, progress, None, workers=count)
     finally:
         if own_pool is not None:
             own_pool.shutdown(wait=True, cancel_futures=True)

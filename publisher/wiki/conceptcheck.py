@@ -47,7 +47,7 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
     named: list[RunEvidence] = []
     for entry in doc.front.runs:
         ev = run_for(entry.path)
-        if ev is None or ev.result is None:
+        if ev is None or not ev.assembled:
             why = (
                 "which is not a run with an outputs/result.json inside the wiki"
                 if ev is None
@@ -57,7 +57,7 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
             continue
         if ev.slug != entry.run:
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, f"run at {entry.path} is {ev.slug!r}, not {entry.run!r}"))
-        if entry.inputs_hash is not None and entry.inputs_hash != ev.result.inputs_hash:
+        if entry.inputs_hash is not None and entry.inputs_hash != ev.inputs_hash:
             wiki.notices.append(f"{ce.rel}: run {entry.run} was re-assembled since promotion; re-promote to refresh")
         named.append(ev)
     if not doc.footnotes:

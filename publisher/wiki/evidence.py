@@ -59,14 +59,22 @@ class RunEvidence:
     events: list[Event] = field(default_factory=list)
     accepted: dict[SpanKey, list[tuple[str, int]]] = field(default_factory=dict)
     """Every accepted claim's span -> (artifact id, claim index) of the claims citing it."""
+    inputs_hash: str | None = None
+    """The assembly's ``inputs_hash`` now (None when the run could not be assembled)."""
     _result: Result | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def assembled(self) -> bool:
+        """Whether the run was assembled now (its inputs could be read)."""
+        return self.check is not None
 
     @property
     def result(self) -> Result | None:
         """The result assembling the run now produces, as a model (None when the run could not be
-        assembled). Validated from the check's assembly when first read, unless the check kept the
-        model it validated when it read the stored result: a run checked on a worker travels back
-        as JSON, and ``publisher check`` never needs the model of most runs."""
+        assembled). Validated from the check's assembly when first read: a checked run is kept as
+        JSON (compact: :meth:`~publisher.gate.checks.runcheck.RunCheck.pack`), and the wiki check
+        itself never reads the model (:attr:`assembled` and :attr:`inputs_hash` say what it
+        needs)."""
         if self._result is None and self.check is not None:
             self._result = Result.model_validate(self.check.result)
         return self._result

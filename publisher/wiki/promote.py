@@ -261,7 +261,7 @@ def plan_promotion(
         fix = f"fix what is named, then run 'publisher assemble --run-dir {run_rel}' and promote again"
         raise _refuse(f"promotion refused: {len(pre.findings)} finding(s); {fix}", pre.findings)
     this = pre.run_by_rel(run_rel)
-    if this is None or this.result is None:
+    if this is None or this.inputs_hash is None:
         raise UsageError(f"{run_rel}: the run could not be assembled")
 
     stamp = now or format_ts(utc_now())
@@ -269,12 +269,12 @@ def plan_promotion(
     replaced = False
     for entry in doc.front.runs if doc else ():
         if entry.path == run_rel or entry.run == this.slug:
-            same = entry.inputs_hash == this.result.inputs_hash and entry.path == run_rel
+            same = entry.inputs_hash == this.inputs_hash and entry.path == run_rel
             entries.append(
                 ConceptRun(
                     run=this.slug,
                     path=run_rel,
-                    inputs_hash=this.result.inputs_hash,
+                    inputs_hash=this.inputs_hash,
                     promoted_at=entry.promoted_at if same else stamp,
                 )
             )
@@ -282,7 +282,7 @@ def plan_promotion(
         else:
             entries.append(entry)
     if not replaced:
-        entries.append(ConceptRun(run=this.slug, path=run_rel, inputs_hash=this.result.inputs_hash, promoted_at=stamp))
+        entries.append(ConceptRun(run=this.slug, path=run_rel, inputs_hash=this.inputs_hash, promoted_at=stamp))
 
     ordered: list[RunEvidence] = []
     for entry in entries:

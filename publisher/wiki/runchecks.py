@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from ..acquire.signing import KeyRing
-from ..gate.checks.assembler import ASSEMBLER, stored_requests
+from ..gate.checks.assembler import stored_requests
 from ..gate.checks.publication import refusals as publication_refusals
 from ..gate.checks.runcheck import RunCheck
 from ..gate.inputs import RunInputs, load_inputs
 from ..gate.pipeline import Loaded, Prepared, check_run, prepare, prepare_stored
-from ..gate.result import Result
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
@@ -34,7 +33,7 @@ from ..runs import Run
 from .discover import relative
 from .evidence import RunEvidence, SourceInfo, WikiCheck
 
-__all__ = ["check_runs", "check_whole_run", "release_records", "run_bytes", "WholeRun"]
+__all__ = ["check_runs", "check_whole_run", "index_run", "release_records", "run_bytes", "RunIndex", "WholeRun"]
 
 
 class _Begun:
@@ -87,51 +86,83 @@ def _load(item: _Begun, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> Run
 
 
 def release_records(rc: RunCheck) -> None:
-    """Drop a checked run's agent records: the assembly read them, and nothing after it does (a
-    wiki check holds every run's check until the site is built, or ships it from a worker)."""
+    """Make a checked run's check light to keep: drop its agent records (the assembly read them,
+    and nothing after it does) and hold its results as compact JSON, or as the digest of the
+    stored file when that file is the assembly (:meth:`RunCheck.pack`, :meth:`RunCheck.settle`).
+    A wiki check holds every run's check until the site is built, or ships it from a worker."""
     rc.inputs.records = []
+    rc.pack()
+    rc.settle()
 
 
 def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
     """Check one loaded run and index what it accepts now."""
     ev = loaded.ev
     rc = check_run(ev.run, label=ev.rel, loaded=Loaded(inputs, loaded.reader, loaded.prepared))
+    index = index_run(rc, loaded.reader)
     release_records(rc)
-    _index(ev, rc, loaded.reader, loaded.prepared.model, wiki)
+    _record(ev, rc, index, loaded.reader, wiki)
 
 
-def _index(ev: RunEvidence, rc: RunCheck, reader: CheckedSnapshots, stored: Result | None, wiki: WikiCheck) -> None:
+ClaimAt = tuple[str, int, int, str]
+"""An accepted claim's ``(source_id, start, end, excerpt)``."""
+
+
+@dataclass(frozen=True)
+class RunIndex:
+    """What a wiki check records of one checked run, taken where the run was checked (on a worker,
+    from the result in hand, so that the result itself never has to travel or be read again)."""
+
+    refusals: list[Finding]
+    """Why the run's evidence may not be published now (empty if it may)."""
+    inputs_hash: str
+    unresolved: int
+    accepted: list[tuple[str, tuple[str, ...], list[ClaimAt]]]
+    """Each accepted artifact: its id, its source ids, its claims in order."""
+
+
+def index_run(rc: RunCheck, reader: CheckedSnapshots) -> RunIndex:
+    """Index a checked run before it is packed (:func:`release_records`): its refusals, and what
+    its result now accepts."""
+    refusals = publication_refusals(rc)
+    result = rc.result
+    accepted = []
+    for artifact in result["accepted"]:
+        claims: list[ClaimAt] = []
+        for claim in artifact["claims"]:
+            sid, start, end, excerpt = claim["source_id"], claim["start"], claim["end"], claim["excerpt"]
+            held = reader.held_span(sid, start, end)
+            kept = held.excerpt if held is not None else None
+            # The reader's slice is the same text: keep (and ship) one copy of it, not two.
+            claims.append((sid, start, end, kept if kept is not None and kept == excerpt else excerpt))
+        accepted.append((artifact["artifact_id"], tuple(artifact["source_ids"]), claims))
+    return RunIndex(refusals, str(result["inputs_hash"]), result["counts"]["unresolved"], accepted)
+
+
+def _record(ev: RunEvidence, rc: RunCheck, index: RunIndex, reader: CheckedSnapshots, wiki: WikiCheck) -> None:
     """Record one checked run in ``wiki``: its refusals, its result now, and what it accepts.
 
-    ``stored`` is the stored result's model when the check has it (validated when it was read);
-    it becomes the run's result when it is the assembly now. Otherwise the result's model is made
-    when first asked for (:attr:`RunEvidence.result`); what is indexed here reads the assembly's
-    JSON, which is that model's source.
+    The result's model is made only when first asked for (:attr:`RunEvidence.result`); the wiki
+    check itself reads only the run's index.
     """
     ev.check = rc
     ev.events = list(rc.assembly.log.events)
-    refusals = publication_refusals(rc)
-    wiki.findings.extend(refusals)
-    result = rc.result
-    if stored is not None and rc.status(ASSEMBLER) == "pass":
-        # The stored result is the assembly now (apart from the time): its model, validated when
-        # it was read, is the assembly's.
-        ev.result = stored.model_copy(update={"generated_at": result["generated_at"]})
-    unresolved = result["counts"]["unresolved"]
-    if unresolved and not refusals:
-        wiki.notices.append(f"{ev.rel}: {unresolved} unresolved artifact(s) not published (gate off)")
-    for artifact in result["accepted"]:
-        for sid in artifact["source_ids"]:
+    ev.inputs_hash = index.inputs_hash
+    wiki.findings.extend(index.refusals)
+    if index.unresolved and not index.refusals:
+        wiki.notices.append(f"{ev.rel}: {index.unresolved} unresolved artifact(s) not published (gate off)")
+    for artifact_id, source_ids, claims in index.accepted:
+        for sid in source_ids:
             info = wiki.sources.get(sid)
             if info is None:
                 info = wiki.sources[sid] = SourceInfo(reader.get(sid), ev.run.sources_dir)
             if ev.slug not in info.holders:
                 info.holders.append(ev.slug)
-        for index, claim in enumerate(artifact["claims"]):
-            key = (claim["source_id"], claim["start"], claim["end"])
-            ev.accepted.setdefault(key, []).append((artifact["artifact_id"], index))
-            wiki.excerpts[key] = claim["excerpt"]
-            wiki.sources[claim["source_id"]].spans.add((claim["start"], claim["end"]))
+        for position, (sid, start, end, excerpt) in enumerate(claims):
+            key = (sid, start, end)
+            ev.accepted.setdefault(key, []).append((artifact_id, position))
+            wiki.excerpts[key] = excerpt
+            wiki.sources[sid].spans.add((start, end))
 
 
 @dataclass(frozen=True)
@@ -144,6 +175,7 @@ class WholeRun:
     check: RunCheck | None
     """The run's check, its records released (:func:`release_records`)."""
     reader: CheckedSnapshots | None
+    index: RunIndex | None
     unreadable: Finding | None = None
 
 
@@ -171,14 +203,15 @@ def check_whole_run(
     except PublisherError as exc:
         if exc.reason is None:
             raise
-        return WholeRun(None, None, None, None, _unreadable(exc, rel, root))
+        return WholeRun(None, None, None, None, None, _unreadable(exc, rel, root))
     prepare(inputs, reader, prepared)
     reader.load()
     rc = check_run(run, label=rel, loaded=Loaded(inputs, reader, prepared))
-    # The check travels back pickled: what the parent does not read stays here (the result's
-    # model is made again from the assembly's JSON if it is asked for).
+    # The check travels back pickled: what the parent does not read stays here (it reads the
+    # index, and the result again from the stored file if a page asks for it).
+    index = index_run(rc, reader)
     release_records(rc)
-    return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), rc, reader)
+    return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), rc, reader, index)
 
 
 _WHOLE_RUN_BYTES = 8 * 1024 * 1024
@@ -207,18 +240,25 @@ def check_runs(
     progress: ProgressFn | None,
     meanwhile: Callable[[], object] | None,
     handed_over: Callable[[], object] | None = None,
+    workers: int = 2,
 ) -> None:
     """Verify and check the runs: on ``executor``'s workers when there is one, else here.
 
     Either way the runs are recorded in the order given, so the findings come in the same order.
     ``meanwhile`` is called as snapshot checks come back (this process parses concepts then);
     ``handed_over`` once every run is with the workers (work queued behind them runs while the last
-    runs are checked).
+    runs are checked); ``workers``: how many the executor runs (how far ahead runs are handed out).
     """
     if executor is None:
         _check_runs_here(paths, wiki, progress, meanwhile)
     else:
-        _check_runs_on_pool(paths, wiki, executor, progress, meanwhile, handed_over)
+        ahead = max(_RUNS_AHEAD, 2 * workers)
+        _check_runs_on_pool(paths, wiki, executor, progress, meanwhile, handed_over, ahead)
+
+
+_RUNS_AHEAD = 8
+"""Runs with the workers, at least, ahead of the oldest one not yet recorded: enough to keep every
+worker busy, few enough that checks done early do not pile up in memory waiting for their turn."""
 
 
 def _check_runs_on_pool(
@@ -228,6 +268,7 @@ def _check_runs_on_pool(
     progress: ProgressFn | None,
     meanwhile: Callable[[], object] | None,
     handed_over: Callable[[], object] | None,
+    ahead: int,
 ) -> None:
     """Every run's check on a worker (:func:`check_whole_run`), this process only handing work over.
 
@@ -258,6 +299,16 @@ def _check_runs_on_pool(
         entry.batches = None
         send(entry, checks)
 
+    def record_oldest() -> None:
+        entry = queue.popleft()
+        if entry.future is None:  # a large run whose snapshots are still out: it is large[0]
+            send_oldest_large()
+        if entry.future is None:  # unreachable: every entry is sent before it is recorded
+            raise RuntimeError(f"{entry.ev.rel}: never sent")
+        _adopt(entry.ev, batches.outcome(entry.future, entry.count), wiki)
+        if meanwhile is not None:
+            meanwhile()
+
     try:
         for path in paths:
             run = Run(path)
@@ -276,16 +327,14 @@ def _check_runs_on_pool(
                 while len(large) > 1:  # one large run's snapshots ahead of the one sent
                     send_oldest_large()
             queue.append(entry)
+            while len(queue) > ahead:  # checks done early wait in memory: record the oldest
+                record_oldest()
         while large:
             send_oldest_large()
         if handed_over is not None:
             handed_over()
-        for entry in queue:
-            if entry.future is None:  # unreachable: every entry was sent above
-                raise RuntimeError(f"{entry.ev.rel}: never sent")
-            _adopt(entry.ev, batches.outcome(entry.future, entry.count), wiki)
-            if meanwhile is not None:
-                meanwhile()
+        while queue:
+            record_oldest()
     finally:
         batches.cancel()
 
@@ -339,11 +388,11 @@ def _adopt(ev: RunEvidence, done: WholeRun, wiki: WikiCheck) -> None:
     if done.unreadable is not None:
         wiki.findings.append(done.unreadable)
         return
-    if done.check is None or done.reader is None or done.slug is None:
+    if done.check is None or done.reader is None or done.slug is None or done.index is None:
         raise RuntimeError(f"{ev.rel}: a worker returned an incomplete check")  # unreachable by construction
     ev.slug = done.slug
     ev.config = done.config or {}
-    _index(ev, done.check, done.reader, None, wiki)
+    _record(ev, done.check, done.index, done.reader, wiki)
 
 
 def run_bytes(paths: Iterable[Path]) -> int:

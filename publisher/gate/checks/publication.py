@@ -36,7 +36,8 @@ def refusals(rc: RunCheck) -> list[Finding]:
             for f in rc.findings
             if f.check == "C-FRESH-FETCH" and f.severity == "warn"
         ]
-    counts = rc.result["counts"]
+    result = rc.result  # read once: a packed check decodes on each reading
+    counts = result["counts"]
     if (
         rc.assembly.verdict == "fail"
         and counts["unresolved"]
@@ -47,7 +48,7 @@ def refusals(rc: RunCheck) -> list[Finding]:
         out.append(root)
         gate = [f for f in rc.findings if f.check == "C-GATE" and f.severity == "warn"]
         out += [replace(f, severity="fail", cause=f.cause or root.key) for f in gate]
-    if not rc.result["accepted"]:  # the empty-set finding of the assembly is only ever a warning
+    if not result["accepted"]:  # the empty-set finding of the assembly is only ever a warning
         detail = "no accepted artifact: an empty evidence set is not a pass"
         empty = _root(rc, "C-GATE", "outputs/result.json", detail, Reason.NO_SPANS)
         # A stored result that is not the assembly now is the root: its fix comes first.

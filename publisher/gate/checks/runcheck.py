@@ -8,10 +8,17 @@ values until :attr:`RunCheck.report` writes them in the contract's shape.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, cast
 
+import orjson
+
+from ...kernel import _fs
+from ...kernel.canonical import StrictJSONError, loads_written
+from ...kernel.errors import IntegrityError
 from ...kernel.findings import Finding
 from ...runs import Run
 from ..inputs import RunInputs
@@ -38,6 +45,82 @@ class CheckStatus:
         return {"check_id": self.check_id, "status": self.status, "detail": self.detail}
 
 
+class _Packed:
+    """A checked run's results held as compact JSON (:meth:`RunCheck.pack`), or, once settled
+    (:meth:`RunCheck.settle`), as the digest of a stored ``result.json`` that is the assembly now.
+
+    A wiki check keeps every run's check until the site is built: a result as nested dicts takes
+    about ten times the memory of its JSON (and crosses from a worker far slower), and a result
+    the stored file holds already need not be held twice.
+    """
+
+    __slots__ = ("digest", "result", "stored", "stored_present", "stored_time", "time")
+
+    def __init__(self, result: dict[str, Any], stored: dict[str, Any] | None, stored_is_assembly: bool) -> None:
+        self.result: bytes | None = orjson.dumps(result)
+        self.time = result.get("generated_at")
+        self.stored_present = stored is not None
+        same = stored is not None and stored_is_assembly
+        self.stored = None if stored is None or same else orjson.dumps(stored)
+        self.stored_time = stored.get("generated_at") if stored is not None and same else None
+        # What a settled check compares the stored file with when it reads it again.
+        self.digest = _digest(result) if same else None
+
+    def settle(self) -> None:
+        if self.digest is not None:
+            self.result = None
+
+    def load_result(self, run: Run) -> dict[str, Any]:
+        if self.result is not None:
+            return dict(orjson.loads(self.result))
+        return {**self._read_again(run), "generated_at": self.time}
+
+    def load_stored(self, run: Run) -> dict[str, Any] | None:
+        if not self.stored_present:
+            return None
+        if self.stored is not None:
+            return dict(orjson.loads(self.stored))
+        if self.result is None:
+            return self._read_again(run)
+        return {**orjson.loads(self.result), "generated_at": self.stored_time}
+
+    def _read_again(self, run: Run) -> dict[str, Any]:
+        """The stored result, read again and verified to be the one checked (apart from its time)."""
+        again: Any = None
+        try:
+            again = loads_written(_fs.read_regular(run.result_path, follow_symlinks=False))
+        except (OSError, StrictJSONError, ValueError):
+            pass
+        if not isinstance(again, dict) or _digest(again) != self.digest:
+            raise IntegrityError(
+                "outputs/result.json changed after it was checked; nothing rendered (run the command again)",
+                path="outputs/result.json",
+            )
+        return again
+
+
+def _digest(result: dict[str, Any]) -> str:
+    body = {k: v for k, v in result.items() if k != "generated_at"}
+    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+class _PackedAway(Mapping[str, Any]):
+    """What ``assembly.result`` holds once its run's check is packed: any reading of it is a
+    programming error (read :attr:`RunCheck.result`), so it fails loudly instead of reading empty."""
+
+    def _refuse(self) -> NoReturn:
+        raise RuntimeError("this run's check is packed: read RunCheck.result, not assembly.result")
+
+    def __getitem__(self, key: str) -> Any:
+        self._refuse()
+
+    def __iter__(self) -> Iterator[str]:
+        self._refuse()
+
+    def __len__(self) -> int:
+        self._refuse()
+
+
 @dataclass
 class RunCheck:
     """Every check of one run: statuses, findings, the assembly they were made against, the verdict."""
@@ -49,13 +132,55 @@ class RunCheck:
     gate: bool
     flag: str | None
     assembly: Assembly
-    stored: dict[str, Any] | None
+    _stored: dict[str, Any] | None
+    """The stored result as read (see :attr:`stored`)."""
     stored_problem: str | None
     checks: list[CheckStatus] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     verdict: str = "Failed"
     exit_status: int = 1
     written: Path | None = None
+    stored_is_assembly: bool = False
+    """Whether the stored result is the assembly now apart from its time (C-ASSEMBLER passed):
+    then one copy of it is kept."""
+    _packed: _Packed | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def stored(self) -> dict[str, Any] | None:
+        """The stored ``result.json`` as read (None when absent or unusable): C-ASSEMBLER compares
+        it with the assembly. A packed check decodes it again on each reading."""
+        if self._packed is None:
+            return self._stored
+        return self._packed.load_stored(self.run)
+
+    @stored.setter
+    def stored(self, value: dict[str, Any] | None) -> None:
+        if self._packed is not None:
+            raise RuntimeError("this run's check is packed: its stored result is no longer set")
+        self._stored = value
+
+    def pack(self) -> None:
+        """Hold the result and the stored result as compact JSON from now on (a wiki check keeps
+        every run's check until its site is built; a worker ships it to the parent). The checks
+        are done: :attr:`result` and :attr:`stored` decode a fresh copy on each reading, so read
+        each once. A result JSON cannot hold as it is (an integer beyond 64 bits, a lone surrogate in
+        a quoted value) stays unpacked. Idempotent."""
+        if self._packed is not None:
+            return
+        try:
+            self._packed = _Packed(self.assembly.result, self._stored, self.stored_is_assembly)
+        except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+            return
+        self._stored = None
+        self.assembly = replace(self.assembly, result=cast(dict[str, Any], _PackedAway()))
+
+    def settle(self) -> None:
+        """Once packed, hold a result that the stored ``result.json`` holds already (C-ASSEMBLER
+        passed) as that file's digest only: :attr:`result` and :attr:`stored` read the file again
+        and raise :class:`~publisher.kernel.errors.IntegrityError` if it is no longer the file
+        checked (nothing is rendered from a file changed since). Other checks stay packed."""
+        if self._packed is not None:
+            self._packed.settle()
 
     def status(self, check_id: str) -> str:
         """``pass``, ``warn`` or ``fail`` of one check."""
@@ -71,7 +196,10 @@ class RunCheck:
 
     @property
     def result(self) -> dict[str, Any]:
-        """The result assembling the run now produces (what ``result.json`` must hold)."""
+        """The result assembling the run now produces (what ``result.json`` must hold); a fresh
+        copy on each reading once the check is packed (:meth:`pack`)."""
+        if self._packed is not None:
+            return self._packed.load_result(self.run)
         return self.assembly.result
 
     @property
@@ -95,7 +223,11 @@ class RunCheck:
     @property
     def report(self) -> dict[str, Any]:
         """What ``verification.json`` holds (apart from ``generated_at``, added when written)."""
-        result = self.result
+        return self.report_of(self.result, self.stored)
+
+    def report_of(self, result: dict[str, Any], stored: dict[str, Any] | None) -> dict[str, Any]:
+        """:attr:`report` from the result and stored result its caller read already (a packed
+        check decodes them on each reading)."""
         return {
             "schema_version": 1,
             "run_slug": result["run_slug"],
@@ -105,10 +237,10 @@ class RunCheck:
             "checks": [c.to_dict() for c in self.checks],
             "findings": [finding_entry(f, self.label) for f in self.findings],
             "result": {
-                "present": self.stored is not None or self.stored_problem is not None,
-                "inputs_hash": self.stored["inputs_hash"] if self.stored else None,
+                "present": stored is not None or self.stored_problem is not None,
+                "inputs_hash": stored["inputs_hash"] if stored else None,
                 "inputs_hash_now": result["inputs_hash"],
-                "gate_verdict": self.stored["gate"]["verdict"] if self.stored else None,
+                "gate_verdict": stored["gate"]["verdict"] if stored else None,
             },
         }
 

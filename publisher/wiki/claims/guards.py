@@ -148,7 +148,7 @@ def _named_runs(wiki: WikiCheck, doc: ConceptDoc) -> list[RunEvidence]:
     out = []
     for entry in doc.front.runs:
         ev = wiki.run_by_rel(entry.path)
-        if ev is not None and ev.result is not None:
+        if ev is not None and ev.assembled:
             out.append(ev)
     return out
 

@@ -1,0 +1,123 @@
+"""What a wiki check keeps of each run until the site is built: the check packed as compact JSON
+(:meth:`RunCheck.pack`), a result the stored file holds kept as that file's digest
+(:meth:`RunCheck.settle`), and what is published read again from the file and verified, never
+from a file changed since the check."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+from _wiki_helpers import edit_json, make_wiki, sample_run, writable
+
+from publisher.gate.pipeline import check_run
+from publisher.gate.render import ReportView
+from publisher.kernel.errors import IntegrityError
+from publisher.parallel import Workers, worker_pool
+from publisher.wiki.check import check_wiki
+
+
+def _unpacked(rc):  # type: ignore[no-untyped-def]
+    return copy.deepcopy(rc.result), copy.deepcopy(rc.stored), copy.deepcopy(rc.report)
+
+
+def test_a_packed_check_reads_as_the_check_it_was(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    rc = check_run(rb.run)
+    assert rc.stored_is_assembly
+    before = _unpacked(rc)
+    rc.pack()
+    assert _unpacked(rc) == before
+    # What was the assembly's result is no longer read from the assembly: reading it is an error,
+    # never an empty result.
+    with pytest.raises(RuntimeError):
+        rc.assembly.result["accepted"]
+    with pytest.raises(RuntimeError):
+        rc.assembly.result.get("accepted")
+    with pytest.raises(RuntimeError):
+        rc.stored = {}
+    rc.settle()  # the stored file is the assembly: from now on it is read again
+    assert _unpacked(rc) == before
+    rc.pack()  # idempotent
+    assert _unpacked(rc) == before
+
+
+def test_a_stale_stored_result_is_kept_whole_not_read_again(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    edit_json(rb.run.result_path, lambda d: d["accepted"][0].__setitem__("url", "https://evil.example/"))
+    rc = check_run(rb.run)
+    assert not rc.stored_is_assembly and rc.failed("C-ASSEMBLER")
+    before = _unpacked(rc)
+    rc.pack()
+    rc.settle()
+    # The file is not the assembly, so nothing is re-read from it: both stay as checked even if
+    # the file goes away.
+    rb.run.result_path.unlink()
+    assert _unpacked(rc) == before
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_result_changed_after_the_wiki_check_is_never_rendered(tmp_path: Path, workers: int) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    executor = worker_pool(workers) if workers > 1 else None
+    try:
+        checked = check_wiki(wiki, workers=Workers(executor, workers, None))
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    assert checked.ok, checked.findings
+    (ev,) = checked.runs
+    assert ev.check is not None and ev.inputs_hash == ev.check.result["inputs_hash"]
+    view = ReportView.of(ev.check)
+    assert view.result["accepted"] and view.result == ev.check.result
+    # Another time, another layout: the same value, so still the result checked.
+    edit_json(rb.run.result_path, lambda d: d.__setitem__("generated_at", "2020-01-01T00:00:00Z"))
+    assert ReportView.of(ev.check).result["accepted"] == view.result["accepted"]
+    # A changed value is refused wherever it would be read from.
+    edit_json(rb.run.result_path, lambda d: d["counts"].__setitem__("unresolved", 7))
+    with pytest.raises(IntegrityError, match="result.json changed after it was checked"):
+        ev.check.result
+    with pytest.raises(IntegrityError):
+        ev.check.stored
+    with pytest.raises(IntegrityError):
+        ReportView.of(ev.check)
+    with pytest.raises(IntegrityError):
+        ev.result
+    writable(rb.run.result_path).write_text("not json", encoding="utf-8")
+    with pytest.raises(IntegrityError):
+        ev.check.result
+    rb.run.result_path.unlink()
+    with pytest.raises(IntegrityError):
+        ev.check.result
+
+
+def test_the_wiki_check_indexes_the_same_evidence_on_a_pool_and_here(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    for n in range(11):  # more runs than are handed to the pool ahead of the one recorded
+        sample_run(wiki, f"run-{n:02d}")
+    (tmp_path / "wiki" / "runs" / "run-03" / "config.json").write_text("{", encoding="utf-8")
+    here = check_wiki(wiki, workers=Workers(None, 1, None))
+    executor = worker_pool(2)
+    try:
+        pooled = check_wiki(wiki, workers=Workers(executor, 2, None))
+    finally:
+        executor.shutdown()
+    assert [f.key for f in here.findings] == [f.key for f in pooled.findings]
+    assert [f.file for f in here.findings] == ["runs/run-03/config.json"]
+    here.findings.clear()
+    pooled.findings.clear()
+    assert here.ok and pooled.ok
+    assert here.excerpts == pooled.excerpts and here.excerpts
+    assert [ev.accepted for ev in here.runs] == [ev.accepted for ev in pooled.runs]
+    assert [ev.inputs_hash for ev in here.runs] == [ev.inputs_hash for ev in pooled.runs]
+    assert {sid: (i.holders, i.spans) for sid, i in here.sources.items()} == {
+        sid: (i.holders, i.spans) for sid, i in pooled.sources.items()
+    }
+    assert json.dumps([ev.check.report for ev in here.runs if ev.check]) == json.dumps(
+        [ev.check.report for ev in pooled.runs if ev.check]
+    )

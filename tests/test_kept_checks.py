@@ -34,7 +34,7 @@ def test_a_packed_check_reads_as_the_check_it_was(tmp_path: Path) -> None:
     # What was the assembly's result is no longer read from the assembly: reading it is an error,
     # never an empty result.
     with pytest.raises(RuntimeError):
-        rc.assembly.result["accepted"]
+        _ = rc.assembly.result["accepted"]
     with pytest.raises(RuntimeError):
         rc.assembly.result.get("accepted")
     with pytest.raises(RuntimeError):
@@ -80,20 +80,20 @@ def test_a_result_changed_after_the_wiki_check_is_never_rendered(tmp_path: Path,
     assert ReportView.of(ev.check).result["accepted"] == view.result["accepted"]
     # A changed value is refused wherever it would be read from.
     edit_json(rb.run.result_path, lambda d: d["counts"].__setitem__("unresolved", 7))
-    with pytest.raises(IntegrityError, match="result.json changed after it was checked"):
-        ev.check.result
+    with pytest.raises(IntegrityError, match=r"result\.json changed after it was checked"):
+        _ = ev.check.result
     with pytest.raises(IntegrityError):
-        ev.check.stored
+        _ = ev.check.stored
     with pytest.raises(IntegrityError):
         ReportView.of(ev.check)
     with pytest.raises(IntegrityError):
-        ev.result
+        _ = ev.result
     writable(rb.run.result_path).write_text("not json", encoding="utf-8")
     with pytest.raises(IntegrityError):
-        ev.check.result
+        _ = ev.check.result
     rb.run.result_path.unlink()
     with pytest.raises(IntegrityError):
-        ev.check.result
+        _ = ev.check.result
 
 
 def test_the_wiki_check_indexes_the_same_evidence_on_a_pool_and_here(tmp_path: Path) -> None:

@@ -9,6 +9,11 @@ check, the third digest (the source id), the span slices, reading and validating
 record, assembling each run again and comparing it with its stored result, the event logs and
 the concepts. Files are read once beforehand so both passes read from the page cache.
 
+The **inputs floor** adds what any verifier must at least do with the rest of what the check
+reads: each run's config, event log, stored result and agent records, and the concept files,
+read and parsed (nothing validated, nothing assembled). Where a wiki holds many runs or records
+per megabyte of snapshots, the gap between the two floors is the cost of merely reading them.
+
 The grid (default) crosses three sizes with three shapes of wiki, generated once into
 ``--cache`` and reused by later invocations:
 
@@ -73,6 +78,19 @@ def _floor_chunk(paths: list[str]) -> int:
     of each asset file, a path starting with ``+``); the bytes processed."""
     total = 0
     for path in paths:
+        if path.startswith("~"):  # another input of the check: read and parsed, nothing more
+            with open(path[1:], "rb") as fh:
+                data = fh.read()
+            if path.endswith(".jsonl"):
+                for line in data.splitlines():
+                    if line.strip():
+                        _loads(line)
+            elif path.endswith(".json"):
+                _loads(data)
+            else:
+                data.decode("utf-8")
+            total += len(data)
+            continue
         if path.startswith("+"):
             with open(path[1:], "rb") as fh:
                 data = fh.read()
@@ -118,12 +136,27 @@ def _merkle_root(text: str) -> bytes:
     return level[0]
 
 
-def floor_pass(files: list[Path], workers: int, assets: list[Path] = ()) -> int:  # type: ignore[assignment]
-    """The floor over ``files`` (and ``assets``) with ``workers`` processes (in-process for one)."""
-    items = [os.fspath(f) for f in files] + ["+" + os.fspath(a) for a in assets]
+def other_inputs(wiki: Path) -> list[Path]:
+    """Every file the check reads besides snapshots and assets: each run's config, event log,
+    stored result and agent records, and the concept files."""
+    files: list[Path] = []
+    for run in run_dirs(wiki):
+        files += [p for p in sorted(run.rglob("*")) if p.is_file() and "sources" not in p.relative_to(run).parts]
+    return files + sorted(p for p in (wiki / "concepts").rglob("*.md") if p.is_file())
+
+
+def floor_pass(
+    files: list[Path],
+    workers: int,
+    assets: list[Path] = (),  # type: ignore[assignment]
+    others: list[Path] = (),  # type: ignore[assignment]
+) -> int:
+    """The floor over ``files`` (and ``assets``; and ``others``, read and parsed: the inputs
+    floor) with ``workers`` processes (in-process for one)."""
+    items = [os.fspath(f) for f in files] + ["+" + os.fspath(a) for a in assets] + ["~" + os.fspath(o) for o in others]
     if workers == 1:
         return _floor_chunk(items)
-    sizes = [os.stat(item.lstrip("+")).st_size for item in items]
+    sizes = [os.stat(item.lstrip("+~")).st_size for item in items]
     pairs = sorted(zip(sizes, items, strict=True), key=lambda p: -p[0])
     tasks = [(item, "", ()) for _, item in pairs]
     chunks = batch._chunks(tasks, [s for s, _ in pairs])  # type: ignore[arg-type]
@@ -236,18 +269,19 @@ def grid(cache: Path, sizes: list[float], shapes: list[str], workers: int, repea
     for size in sizes:
         for shape in shapes:
             wiki = cell_wiki(cache, size, shape)
-            files, assets = snapshot_files(wiki), asset_files(wiki)
+            files, assets, others = snapshot_files(wiki), asset_files(wiki), other_inputs(wiki)
             total = _warm(files) + _warm(assets)
-            _warm(list(wiki.glob("runs/*/*.json*")) + list(wiki.glob("runs/*/*/*.json")))
+            _warm(others)
             times = rounds(
                 repeat,
                 {
                     "floor": lambda f=files, a=assets: floor_pass(f, workers, a),
+                    "inputs": lambda f=files, a=assets, o=others: floor_pass(f, workers, a, o),
                     "check": lambda w=wiki: check_wiki(w, workers=Workers(count=workers)),
                 },
             )
             findings = len(check_wiki(wiki, workers=Workers(count=workers)).findings)
-            floor, check = times["floor"], times["check"]
+            floor, inputs, check = times["floor"], times["inputs"], times["check"]
             rows.append(
                 [
                     f"{size:g} MB",
@@ -259,6 +293,8 @@ def grid(cache: Path, sizes: list[float], shapes: list[str], workers: int, repea
                     min(floor),
                     min(check),
                     f"{min(floor) / min(check):.2f} / {median(floor) / median(check):.2f}",
+                    min(inputs),
+                    f"{min(inputs) / min(check):.2f} / {median(inputs) / median(check):.2f}",
                     findings,
                 ]
             )
@@ -276,6 +312,8 @@ _GRID = [
     "floor s",
     "check s",
     "ratio best / median",
+    "inputs floor s",
+    "ratio to it",
     "findings",
 ]
 

@@ -38,9 +38,11 @@ def discover(wiki_root: Path, layouts: Iterable[str] = RUN_LAYOUTS) -> tuple[lis
     for pattern in layouts:
         for name in sorted(glob.glob(os.path.join(glob.escape(str(wiki_root)), pattern))):
             path = Path(name)
-            if path.is_dir() and os.path.lexists(Run(path).result_path) and path.resolve() not in seen:
-                seen.add(path.resolve())
-                runs.append(path)
+            if path.is_dir() and os.path.lexists(Run(path).result_path):
+                real = path.resolve()
+                if real not in seen:
+                    seen.add(real)
+                    runs.append(path)
     folder = wiki_root / CONCEPTS_DIR
     # Everything but a real folder: a link, FIFO or device named *.md is refused by the reader,
     # never skipped in silence (nor followed out of the wiki).

@@ -228,6 +228,8 @@ class _OnPool:
     ev: RunEvidence
     count: int
     """Snapshots the progress counts when the check comes back (0 when they were counted as checked)."""
+    hint: Future[list[tuple[str, list[tuple[int, int]]]]] | None = None
+    """A large run's stored result being read on a worker for what it names (:func:`stored_requests`)."""
     batches: list[Batch] | None = None
     """A large run's snapshots, with the workers until its check is sent."""
     future: Future[WholeRun] | None = None
@@ -273,15 +275,18 @@ def _check_runs_on_pool(
     """Every run's check on a worker (:func:`check_whole_run`), this process only handing work over.
 
     A run whose snapshot files fit one task goes whole to a worker. A larger run's snapshots are
-    spread over the workers first: the stored result is read here (:func:`_begin`) and what it
-    names goes out at once; when they are checked, the run's check goes to a worker with their
-    outcomes, while the next run's snapshots are checked. So the records, the re-assembly and the
-    comparison of every run run beside the hashing, and nothing waits on this process.
+    spread over the workers first: a worker reads its stored result for what it names
+    (:func:`stored_requests`; this process never holds a large result whole), and those snapshots
+    go out; when they are checked, the run's check goes to a worker with their outcomes, while the
+    next run's snapshots are checked. So the records, the re-assembly and the comparison of every
+    run run beside the hashing, and nothing waits on this process. Runs are handed out at most
+    ``ahead`` before the oldest one not yet recorded.
     """
     keys = wiki.policy.trusted_keys  # resolved once per wiki, before any run is read
     batches = Batches(executor, assets_root=wiki.wiki_root, progress=progress)
     root = os.fspath(wiki.wiki_root)
     queue: deque[_OnPool] = deque()
+    hints: deque[_OnPool] = deque()  # large runs whose stored result a worker is reading
     large: deque[_OnPool] = deque()  # large runs whose snapshots are with the workers
 
     def send(entry: _OnPool, checks: Sequence[SnapshotCheck] = ()) -> None:
@@ -299,10 +304,24 @@ def _check_runs_on_pool(
         entry.batches = None
         send(entry, checks)
 
+    def hand_out_oldest_hint() -> None:
+        entry = hints.popleft()
+        if entry.hint is None:  # unreachable: every entry of ``hints`` has one
+            raise RuntimeError(f"{entry.ev.rel}: no reading of its stored result")
+        named, entry.hint = entry.hint.result(), None
+        folder = entry.ev.run.sources_dir
+        entry.batches = [batches.submit([(folder, sid, spans) for sid, spans in named])]
+        large.append(entry)
+        while len(large) > 1:  # one large run's snapshots ahead of the one sent
+            send_oldest_large()
+
     def record_oldest() -> None:
         entry = queue.popleft()
-        if entry.future is None:  # a large run whose snapshots are still out: it is large[0]
-            send_oldest_large()
+        if entry.future is None:  # a large run not sent yet: the oldest of its stage
+            if hints and hints[0] is entry:
+                hand_out_oldest_hint()
+            if large and large[0] is entry:
+                send_oldest_large()
         if entry.future is None:  # unreachable: every entry is sent before it is recorded
             raise RuntimeError(f"{entry.ev.rel}: never sent")
         _adopt(entry.ev, batches.outcome(entry.future, entry.count), wiki)
@@ -319,16 +338,17 @@ def _check_runs_on_pool(
                 entry = _OnPool(ev, count)
                 send(entry)
             else:
-                # What the stored result names goes out now, read without validating it (the
-                # run's check validates it on its worker).
-                handed = [(run.sources_dir, sid, spans) for sid, spans in stored_requests(run)]
-                entry = _OnPool(ev, 0, batches=[batches.submit(handed)])
-                large.append(entry)
-                while len(large) > 1:  # one large run's snapshots ahead of the one sent
-                    send_oldest_large()
+                # What the stored result names, read on a worker without validating it (the run's
+                # check validates it), goes out as soon as it comes back.
+                entry = _OnPool(ev, 0, hint=executor.submit(stored_requests, run))
+                hints.append(entry)
+                while len(hints) > 1:
+                    hand_out_oldest_hint()
             queue.append(entry)
             while len(queue) > ahead:  # checks done early wait in memory: record the oldest
                 record_oldest()
+        while hints:
+            hand_out_oldest_hint()
         while large:
             send_oldest_large()
         if handed_over is not None:
@@ -337,6 +357,9 @@ def _check_runs_on_pool(
             record_oldest()
     finally:
         batches.cancel()
+        for entry in hints:
+            if entry.hint is not None:
+                entry.hint.cancel()
 
 
 def _check_runs_here(

@@ -179,3 +179,25 @@ def test_a_records_data_is_its_schema_fields_in_order(kind: str, value: dict[str
     expected = _data_by_dumping_each(model)
     assert list(record.data) == list(expected) and record.data == expected
     assert json.dumps(record.data) == json.dumps(expected)
+
+
+def test_the_records_read_are_the_json_names_in_name_order(tmp_path: Any) -> None:
+    """``x.json`` names are read in name order; hidden names and other suffixes are passed over;
+    a folder or a link under a record's name is a SCHEMA_ERROR finding, never followed."""
+    from publisher.gate.records import read_records
+
+    ext, app = tmp_path / "extractions", tmp_path / "appraisals"
+    ext.mkdir()
+    body = json.dumps({"evidence_id": "pmid:1"}).encode()
+    for name in ("b.json", "a.json", "a..json", ".hidden.json", ".json", "c.JSON", "d.json.bak", "e.json.", "f"):
+        (ext / name).write_bytes(body)
+    (ext / "g.json").mkdir()
+    (ext / "h.json").symlink_to(ext / "a.json")
+    read = read_records(ext, app)
+    assert [r.record for r in read] == [
+        f"workspace/extractions/{n}" for n in ("a..json", "a.json", "b.json", "g.json", "h.json")
+    ]
+    assert [(r.record.rsplit("/", 1)[1], [f.reason for f in r.findings]) for r in read if r.evidence_id is None] == [
+        ("g.json", [Reason.SCHEMA_ERROR]),
+        ("h.json", [Reason.SCHEMA_ERROR]),
+    ]

@@ -15,6 +15,7 @@ a URL cited in a record must have been retrieved in the run.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -322,12 +323,15 @@ def read_records(extractions_dir: Path, appraisals_dir: Path) -> list[AgentRecor
     for kind, folder in (("extraction", extractions_dir), ("appraisal", appraisals_dir)):
         if not folder.is_dir():
             continue
-        for path in sorted(folder.iterdir(), key=lambda p: p.name):
-            if path.suffix != ".json" or path.name.startswith("."):
+        where, prefix = os.fspath(folder), f"workspace/{folder.name}/"
+        # Names, not paths: a record is named ``x.json`` (what ``Path.suffix`` calls ``.json``
+        # for any name that does not start with a dot), and hidden names are passed over.
+        for name in sorted(os.listdir(where)):
+            if not name.endswith(".json") or name.startswith("."):
                 continue
-            relative = f"workspace/{folder.name}/{path.name}"
+            relative = prefix + name
             try:
-                data = _fs.read_regular(path, follow_symlinks=False)
+                data = _fs.read_regular(os.path.join(where, name), follow_symlinks=False)
             except OSError as exc:
                 out.append(_unreadable(kind, relative, exc))  # type: ignore[arg-type]
                 continue

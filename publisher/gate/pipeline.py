@@ -134,7 +134,9 @@ class Prepared:
         The time is taken from where the written layout puts it, and the whole file is then
         compared byte for byte (:func:`same_as_written`): only a match is adopted, with its model
         validated from the equal value, so whatever the file holds, adopting it reads exactly what
-        :func:`parse_stored` would. A result that is not valid is left to be read, which says why.
+        :func:`parse_stored` would (an assembly holds JSON values only, no tuple or enum member, so
+        validating it is validating the parsed file). A result that is not valid is left to be
+        read, which says why. What the result names need not be declared: it is the assembly's.
         """
         data = self._data
         if self._settled or data is None:

@@ -245,11 +245,12 @@ def _legacy_quotes(raw: Any, record: AgentRecord) -> None:
 def _owed_spans(model: Extraction | Appraisal, record: AgentRecord) -> None:
     """``NO_SPANS`` wherever the record owes spans and carries none (sections 5a and 6)."""
     if isinstance(model, Extraction):
-        stated = [name for name in NARRATIVE_FIELDS if getattr(model, name) is not None and getattr(model, name) != ()]
+        values = model.__dict__  # a validated model's fields, read once each
+        stated = [name for name in NARRATIVE_FIELDS if values[name] is not None and values[name] != ()]
         if stated and not model.spans:
             record.find("spans", Reason.NO_SPANS, f"spans: empty while {', '.join(stated)} stated")
         for index, outcome in enumerate(model.outcomes or ()):
-            numbers = [name for name in NUMERIC_OUTCOME_FIELDS if getattr(outcome, name) is not None]
+            numbers = [name for name in NUMERIC_OUTCOME_FIELDS if outcome.__dict__[name] is not None]
             if numbers and not outcome.spans:
                 record.find(
                     f"outcomes[{index}].spans",

@@ -263,3 +263,145 @@ def test_timestamp_round_trip(moment: datetime) -> None:
     text = format_ts(moment)
     assert parse_ts(text) == moment.replace(microsecond=0)
     assert format_ts(parse_ts(text)) == text
+
+
+# --- the fast path of strict parsing -----------------------------------------------------------
+
+
+def _strict_outcome(data: bytes, fast: bool) -> tuple[str, Any]:
+    """What :func:`loads_strict` gives for ``data`` on one path: the value with its exact types
+    (``1`` and ``1.0`` differ), or the refusal's type, kind and wording."""
+    from publisher.kernel import canonical
+
+    saved = canonical._FAST
+    canonical._FAST = fast
+    try:
+        value = loads_strict(data)
+    except StrictJSONError as exc:
+        return "refused", (type(exc).__name__, exc.kind, str(exc))
+    except ValueError as exc:
+        return "refused", (type(exc).__name__, None, str(exc))
+    finally:
+        canonical._FAST = saved
+    return "value", (repr(value), _typed(value))
+
+
+def _typed(value: Any) -> Any:
+    if isinstance(value, dict):
+        return [(k, _typed(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return (type(value).__name__, value)
+
+
+_HOSTILE_STRICT = [
+    b'{"a": 1, "a": 1}',
+    b'{"a": 1, "b": {"c": [1, {"d": 2, "d": 3}]}}',
+    b'[{"k": "x:y"}, {"k": "z", "k": "w:v"}]',
+    b'{"a:b": 1, "a:b": 2}',
+    b'{"a": "x", "a": "y:z:w"}',
+    b'{"a\\u003a": 1, "a:": 2}',  # one key written two ways
+    b'{"a": "\\u003a", "b": 1}',
+    b'{"k": 1, "k": "\\u003a"}',  # an escaped colon where the dropped key's was
+    b'{"k": {"x": 1}, "k": {"\\u003a": 1}}',
+    b'{"\\u0061": 1, "a": 2}',
+    b'{"a": "\\ud800"}',
+    b'{"a": "\\udc00\\ud800"}',
+    b'{"a": 1.5}',
+    b'{"a": 1e2}',
+    b'{"a": -0.0}',
+    b'{"a": 123456789012345678901234567890}',
+    b'{"a": -9223372036854775809}',
+    b"[18446744073709551615, -9223372036854775808]",
+    b'{"a": 1e999}',
+    b'{"a": NaN}',
+    b'{"a": -Infinity}',
+    b"\xef\xbb\xbf{}",
+    b'{"a": "\xff"}',
+    b'{"a": "\xed\xa0\x80"}',
+    b'{"a": "x\x01"}',
+    b'{"a": 1,}',
+    b'{"a": 1} x',
+    b"\x0c{}",
+    b"",
+    b"   ",
+    b"-0",
+    b"01",
+    b'"\\/"',
+    b'{"a" :1 , "b":[ ] }\n',
+    b'{"a": {}, "b": {}, "c": {"": ""}, "": 0}',
+    b'{"": 1, "": 2}',
+    b"[" * 2000 + b"]" * 2000,
+    b'{"a":' * 200 + b"1" + b"}" * 200,
+    b'{"a":' * 200 + b'{"b": 1, "b": 1}' + b"}" * 200,
+    '{"ключ": "значение: ✓", "ключ": 1}'.encode(),
+    '{"𝄞": "𝄞:𝄞"}'.encode(),
+]
+
+
+@pytest.mark.parametrize("data", _HOSTILE_STRICT)
+def test_strict_parsing_is_the_same_on_the_fast_and_the_stdlib_path(data: bytes) -> None:
+    assert _strict_outcome(data, True) == _strict_outcome(data, False)
+
+
+def test_every_duplicate_key_is_refused_on_the_fast_path_at_any_depth() -> None:
+    for data in (
+        b'{"a": 1, "a": 1}',
+        b'[[{"x": {"y": 1, "y": 1}}]]',
+        b'{"k": "x:y", "k": "z"}',
+        b'{"k": 1, "k": "\\u003a"}',
+    ):
+        assert _strict_outcome(data, True)[1][1] == "duplicate_key"
+
+
+_layout_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.sampled_from(list('ab:"\\\n é𝄞')), max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(st.sampled_from(list("ab:\\é")), max_size=3), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _written(value: Any, ascii_only: bool, repeat: int, seen: list[int]) -> str:
+    """``value`` as JSON text, the ``repeat``-th object met writing its first member twice."""
+    if isinstance(value, dict):
+        members = [
+            f"{json.dumps(k, ensure_ascii=ascii_only)}: {_written(v, ascii_only, repeat, seen)}"
+            for k, v in value.items()
+        ]
+        seen[0] += 1
+        if members and seen[0] == repeat:
+            members.append(members[0])
+        return "{" + ", ".join(members) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_written(v, ascii_only, repeat, seen) for v in value) + "]"
+    return json.dumps(value, ensure_ascii=ascii_only)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_layout_values, st.integers(min_value=0, max_value=3), st.booleans(), st.integers(min_value=1, max_value=6))
+def test_strict_parsing_agrees_on_written_values_and_injected_duplicates(
+    value: Any, layout: int, ascii_only: bool, repeat: int
+) -> None:
+    """Any value, written in any layout (escaped or not), and the same value with one member of
+    one object repeated: both paths give the same value or the same refusal."""
+    text = (
+        json.dumps(value, ensure_ascii=False),
+        json.dumps(value, ensure_ascii=True, indent=2),
+        json.dumps(value, ensure_ascii=False, indent=1, separators=(",", " : ")),
+        canonical_bytes(value).decode("utf-8"),
+    )[layout]
+    data = text.encode("utf-8")
+    assert _strict_outcome(data, True) == _strict_outcome(data, False)
+    seen = [0]
+    doubled = _written(value, ascii_only, repeat, seen).encode("utf-8")
+    fast, slow = _strict_outcome(doubled, True), _strict_outcome(doubled, False)
+    assert fast == slow
+    if seen[0] >= repeat and doubled != _written(value, ascii_only, 0, [0]).encode("utf-8"):
+        assert fast[0] == "refused" and fast[1][1] == "duplicate_key"

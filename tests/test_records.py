@@ -122,3 +122,82 @@ def test_a_record_without_urls_has_none_and_a_duplicate_key_is_still_refused() -
     data = b'{"evidence_id": "pmid:1", "n_arms": [1], "n_arms": [2]}'
     twice = read_record("extraction", "workspace/extractions/r.json", data)
     assert [(f.reason, f.field) for f in twice.findings] == [(Reason.SCHEMA_ERROR, "record")]
+
+
+def _data_by_dumping_each(model: Any) -> dict[str, Any]:
+    """A record's ``data`` as each validated object dumped whole and filtered (the plain way)."""
+
+    def known(item: Any, drop: tuple[str, ...]) -> dict[str, Any]:
+        dumped = item.model_dump(mode="json")
+        return {k: dumped[k] for k in type(item).model_fields if k not in drop}
+
+    from publisher.gate.recordschema import Extraction
+
+    if isinstance(model, Extraction):
+        out = known(model, ("spans", "quotes", "outcomes"))
+        out["outcomes"] = [known(o, ("spans",)) for o in model.outcomes or ()]
+    else:
+        out = known(model, ("domains",))
+        out["domains"] = [known(d, ("spans",)) for d in model.domains or ()]
+    return out
+
+
+_RECORDS: list[tuple[str, dict[str, Any]]] = [
+    ("extraction", {"evidence_id": "pmid:1"}),
+    ("extraction", _extraction(spans=[_span(0, "note")], pmid=123, extra_top={"a": [1, 2.5]})),
+    ("extraction", _extraction(spans=[_span(0)], outcomes=None, quotes=[{"text": "x"}], n_arms=[2, 3])),
+    ("extraction", _extraction(spans=[_span(0)], outcomes=[], extractor_notes="n", evidence_basis="fulltext")),
+    (
+        "extraction",
+        _extraction(
+            spans=[_span(0)],
+            outcomes=[{"name": "o", "effect": -0.0, "ci_low": 1e-7, "direction": "unclear", "zzz": 1, "spans": []}],
+        ),
+    ),
+    ("appraisal", {"evidence_id": "pmid:2", "tool": "RoB2", "grade": {"k": [1, {"x": None}]}, "aaa": 1}),
+    (
+        "appraisal",
+        {
+            "evidence_id": "pmid:2",
+            "domains": [{"domain": "d", "judgement": "low", "rationale": "r", "more": 2, "spans": [_span(3)]}, {}],
+            "overall_judgement": "low",
+        },
+    ),
+    ("appraisal", {"evidence_id": "pmid:2", "domains": None, "pmid": "9"}),
+]
+
+
+@pytest.mark.parametrize("kind,value", _RECORDS)
+def test_a_records_data_is_its_schema_fields_in_order(kind: str, value: dict[str, Any]) -> None:
+    """One restricted serialization gives exactly what dumping each object and filtering gives:
+    the same keys in the same order (the result's bytes depend on it), extras and spans left out."""
+    from publisher.gate.recordschema import Appraisal, Extraction
+
+    record = _read(kind, value)
+    assert not [f for f in record.findings if f.reason is Reason.SCHEMA_ERROR]
+    model = (Extraction if kind == "extraction" else Appraisal).model_validate(value)
+    expected = _data_by_dumping_each(model)
+    assert list(record.data) == list(expected) and record.data == expected
+    assert json.dumps(record.data) == json.dumps(expected)
+
+
+def test_the_records_read_are_the_json_names_in_name_order(tmp_path: Any) -> None:
+    """``x.json`` names are read in name order; hidden names and other suffixes are passed over;
+    a folder or a link under a record's name is a SCHEMA_ERROR finding, never followed."""
+    from publisher.gate.records import read_records
+
+    ext, app = tmp_path / "extractions", tmp_path / "appraisals"
+    ext.mkdir()
+    body = json.dumps({"evidence_id": "pmid:1"}).encode()
+    for name in ("b.json", "a.json", "a..json", ".hidden.json", ".json", "c.JSON", "d.json.bak", "e.json.", "f"):
+        (ext / name).write_bytes(body)
+    (ext / "g.json").mkdir()
+    (ext / "h.json").symlink_to(ext / "a.json")
+    read = read_records(ext, app)
+    assert [r.record for r in read] == [
+        f"workspace/extractions/{n}" for n in ("a..json", "a.json", "b.json", "g.json", "h.json")
+    ]
+    assert [(r.record.rsplit("/", 1)[1], [f.reason for f in r.findings]) for r in read if r.evidence_id is None] == [
+        ("g.json", [Reason.SCHEMA_ERROR]),
+        ("h.json", [Reason.SCHEMA_ERROR]),
+    ]

@@ -358,7 +358,7 @@ def test_what_a_stored_result_names_is_read_without_trusting_it(wiki: Path) -> N
 
     run = sample_run(wiki).run
     reader = CheckedSnapshots(run.sources_dir)
-    prepare_stored(run, reader)
+    prepare_stored(run, reader).settle()  # what reading the stored result declares
     declared = sorted((sid, sorted(spans)) for _, sid, spans in reader.pending())
     assert declared and sorted(stored_requests(run)) == declared
 

@@ -138,6 +138,7 @@ class ArtifactChecker:
         """What was ignored on purpose (severity ``warn``): never blocks."""
         self._located_text: tuple[str, str, Normalized] | None = None
         self._located_count = 0
+        self._paper_problems: dict[tuple[str, str], str | None] = {}
 
     # -- snapshots ---------------------------------------------------------------------------
 
@@ -256,7 +257,7 @@ class ArtifactChecker:
                 source_id,
             )
         for evidence_id in evidence_ids:
-            problem = paper_problem(evidence_id, snap.paper)
+            problem = self._paper_problem(evidence_id, snap)
             if problem is not None:
                 ok = False
                 art.find(field_name, Reason.NO_PAPER_ID, f"{problem} ({source_id})", source_id)
@@ -274,6 +275,16 @@ class ArtifactChecker:
                     "page": sliced.page,
                 }
             )
+
+    def _paper_problem(self, evidence_id: str, snap: SnapshotCheck) -> str | None:
+        """:func:`~publisher.kernel.ids.paper_problem` of a verified snapshot, once per evidence id
+        and snapshot (a record's spans mostly cite one snapshot under one id)."""
+        key = (evidence_id, snap.source_id)
+        try:
+            return self._paper_problems[key]
+        except KeyError:
+            problem = self._paper_problems[key] = paper_problem(evidence_id, snap.paper)
+            return problem
 
     def check_freshness(self, art: Artifact) -> None:
         """ASSET_HASH_MISMATCH for a backing source whose stored PDF changed; NO_FRESH_FETCH for one not fresh."""
@@ -341,8 +352,12 @@ class ArtifactChecker:
             span = entry.span
             # A span on a snapshot that is missing or does not verify has that as its one root
             # (check_span reports it); whether the corpus registers it is then beside the point.
-            known = isinstance(span.source_id, str) and SOURCE_ID_RE.fullmatch(span.source_id) is not None
-            if registered and span.source_id not in registered and known and self._verifies(span.source_id):
+            if (
+                registered
+                and span.source_id not in registered
+                and SOURCE_ID_RE.fullmatch(span.source_id) is not None
+                and self._verifies(span.source_id)
+            ):
                 art.find(
                     entry.field,
                     Reason.NO_PAPER_ID,
@@ -352,7 +367,11 @@ class ArtifactChecker:
             ids = [record.evidence_id] if record.evidence_id else []
             if span.evidence_id is not None and span.evidence_id not in ids:
                 ids.append(span.evidence_id)
-            quoted = [(n, v) for n, v in (("text", span.text), ("excerpt", span.excerpt)) if v is not None]
+            quoted = (
+                [(n, v) for n, v in (("text", span.text), ("excerpt", span.excerpt)) if v is not None]
+                if span.text is not None or span.excerpt is not None
+                else ()
+            )
             self.check_span(
                 art,
                 entry.field,

@@ -145,10 +145,10 @@ def assemble(
     flag_duplicates(record_arts)
     flag_unsupported(record_arts, inputs.verifier)
     used = flag_upstream(record_arts, inputs.verification)
+    papers = _Papers()
     for art in record_arts:
         if not art.findings and art.sources:
-            first = reader.get(next(iter(art.sources)))
-            art.data["_paper"] = first.paper.model_dump() if first.paper else None
+            art.data["_paper"] = papers.of(reader.get(next(iter(art.sources))))
     accepted_records = [a for a in record_arts if not a.findings]
     report_arts: list[Artifact] = []
     if footnotes is not None:
@@ -167,7 +167,7 @@ def assemble(
             field = f"unsupported_claims[{item.index}]"
             checker.warn("outputs/verification.json", field, "names no artifact of this run", item.artifact_id)
     findings = [f for a in artifacts for f in a.findings]
-    accepted = [_accepted_entry(a, reader, checker) for a in artifacts if not a.findings]
+    accepted = [_accepted_entry(a, reader, checker, papers) for a in artifacts if not a.findings]
     unresolved_count = sum(1 for a in artifacts if a.findings)
     verdict = "pass" if not unresolved_count and accepted else "fail" if enabled else "warn"
 
@@ -304,10 +304,38 @@ def _source_entry(
     }
 
 
-def _accepted_entry(art: Artifact, reader: CheckedSnapshots, checker: ArtifactChecker) -> dict[str, Any]:
+class _Papers:
+    """Each snapshot's paper as JSON, dumped once per assembly and handed out as a fresh copy
+    (an artifact's ``_paper`` and its accepted entry's ``paper`` are never the same object)."""
+
+    def __init__(self) -> None:
+        self._dumped: dict[str, dict[str, Any] | None] = {}
+
+    def of(self, snap: SnapshotCheck) -> dict[str, Any] | None:
+        """``snap.paper.model_dump()``, or None for a snapshot without a paper."""
+        try:
+            dumped = self._dumped[snap.source_id]
+        except KeyError:
+            dumped = self._dumped[snap.source_id] = snap.paper.model_dump() if snap.paper else None
+        return dict(dumped) if dumped is not None else None
+
+
+_ACCESS_RANK = {access.value: rank for access, rank in ACCESS_ORDER.items()}
+""":data:`ACCESS_ORDER` by the access's string, as a snapshot check holds it."""
+
+
+def _rank(snap: SnapshotCheck) -> int:
+    """Where a snapshot's access stands, weakest first (an unknown one raises, as Access() does)."""
+    rank = _ACCESS_RANK.get(snap.access) if isinstance(snap.access, str) else None
+    return rank if rank is not None else ACCESS_ORDER[Access(str(snap.access))]
+
+
+def _accepted_entry(
+    art: Artifact, reader: CheckedSnapshots, checker: ArtifactChecker, papers: _Papers
+) -> dict[str, Any]:
     """An accepted artifact as ``result.json`` lists it; ``quotes[]`` is upstream's view of ``claims[]``."""
     snaps = [reader.get(sid) for sid in art.sources]
-    weakest = min(snaps, key=lambda s: ACCESS_ORDER[Access(str(s.access))]) if snaps else None
+    weakest = min(snaps, key=_rank) if snaps else None
     data = {k: v for k, v in art.data.items() if not k.startswith("_")}
     return {
         "artifact_id": art.artifact_id,
@@ -315,7 +343,7 @@ def _accepted_entry(art: Artifact, reader: CheckedSnapshots, checker: ArtifactCh
         "evidence_id": art.evidence_id,
         "record": art.record,
         "source_ids": list(art.sources),
-        "paper": weakest.paper.model_dump() if weakest and weakest.paper else None,
+        "paper": papers.of(weakest) if weakest else None,
         "url": weakest.url if weakest else None,
         "access": weakest.access if weakest else None,
         "fresh": True,

@@ -20,13 +20,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..kernel import _fs
 from ..kernel.canonical import format_ts, utc_now
 from ..parallel import CheckedSnapshots
 from ..runs import Run
-from .assemble import assemble, declare, limited_log
+from .assemble import Assembly, assemble, declare, limited_log
 from .checks import CHECK_IDS
-from .checks.assembler import ASSEMBLER, check_assembler, read_stored, result_sources
+from .checks.assembler import (
+    ASSEMBLER,
+    check_assembler,
+    parse_stored,
+    read_stored_bytes,
+    result_sources,
+    same_as_written,
+)
 from .checks.collect import Collector
 from .checks.eventlog import check_log
 from .checks.freshfetch import check_fresh
@@ -54,39 +63,128 @@ __all__ = [
 VERDICTS = ("Verified", "Inconclusive", "Failed")
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """The stored result of a run (or why it is unusable), read once when its snapshots were declared."""
+_SPECULATE = True
+"""Assemble first and compare the stored result's bytes with the assembly, reading it only when
+they differ; tests switch it off to compare with reading it first on the same runs."""
 
-    stored: dict[str, Any] | None
-    """The stored result as read (for C-ASSEMBLER's exact comparison with the assembly now)."""
-    problem: str | None
-    model: Result | None
-    """The same result as a model (validated when read): what the other checks read. None
-    exactly when ``stored`` is."""
+
+class Prepared:
+    """The stored result of a run (or why it is unusable): its bytes, read when the run is prepared,
+    and what they hold, parsed and validated when first asked for.
+
+    A stored result is almost always exactly its run's assembly (apart from the time), and parsing
+    and validating a large one costs more than assembling it. So :func:`check_run` assembles first
+    and compares the bytes with the assembly written in the stored layout; only when they differ
+    (or something asks earlier) is the file parsed strictly and validated (:func:`parse_stored`),
+    the snapshots and claims it names declared to the reader, exactly as if it had been read first.
+    """
+
+    def __init__(self, run: Run, reader: CheckedSnapshots) -> None:
+        self._reader = reader
+        self._data, self._problem = read_stored_bytes(run)
+        self._stored: dict[str, Any] | None = None
+        self._model: Result | None = None
+        self._settled = self._data is None  # absent or unreadable: nothing to parse
+
+    @property
+    def settled(self) -> bool:
+        """Whether what the file holds is known (read, or proved equal to an assembly)."""
+        return self._settled
+
+    @property
+    def stored(self) -> dict[str, Any] | None:
+        """The stored result as read (for C-ASSEMBLER's exact comparison with the assembly now)."""
+        self.settle()
+        return self._stored
+
+    @property
+    def problem(self) -> str | None:
+        """Why the stored result is unusable (unreadable, not strict JSON, not a valid result)."""
+        self.settle()
+        return self._problem
+
+    @property
+    def model(self) -> Result | None:
+        """The same result as a model (validated when read): what the other checks read. None
+        exactly when ``stored`` is."""
+        self.settle()
+        return self._model
+
+    def settle(self) -> None:
+        """Parse and validate the stored bytes now (once), and declare to the reader the snapshots
+        and claims the result names."""
+        if self._settled:
+            return
+        self._settled = True
+        data, self._data = self._data, None
+        if data is None:  # unreachable: unsettled means bytes are held
+            return
+        self._stored, self._model, self._problem = parse_stored(data)
+        model = self._model
+        for source_id in result_sources(model) if model else []:
+            self._reader.want(source_id)
+        for entry in model.accepted if model else ():
+            for claim in entry.claims:
+                self._reader.want(claim.source_id, [(claim.start, claim.end)])
+
+    def written_as(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        """The stored result, adopted as read, when the file not read yet is exactly ``result``
+        written with the stored time; else None (the file is read as usual when asked for).
+
+        The time is taken from where the written layout puts it, and the whole file is then
+        compared byte for byte (:func:`same_as_written`): only a match is adopted, with its model
+        validated from the equal value, so whatever the file holds, adopting it reads exactly what
+        :func:`parse_stored` would (an assembly holds JSON values only, no tuple or enum member, so
+        validating it is validating the parsed file). A result that is not valid is left to be
+        read, which says why. What the result names need not be declared: it is the assembly's.
+        """
+        data = self._data
+        if self._settled or data is None:
+            return None
+        at = data.find(_TIME_KEY)
+        if at < 0:
+            return None
+        start = at + len(_TIME_KEY)
+        end = data.find(b'"', start)
+        stamp = data[start:end]
+        if end < 0 or not stamp.isascii() or b"\\" in stamp:
+            return None
+        candidate = {**result, "generated_at": stamp.decode("ascii")}
+        if not same_as_written(data, candidate):
+            return None
+        try:
+            model = Result.model_validate(candidate)
+        except ValidationError:
+            return None
+        self._settled, self._data = True, None
+        self._stored, self._model, self._problem = candidate, model, None
+        return candidate
+
+
+_TIME_KEY = b'\n  "generated_at": "'
+"""Where :func:`~.assemble.dump_result` writes the result's time (its third key, indented once)."""
 
 
 def prepare_stored(run: Run, reader: CheckedSnapshots) -> Prepared:
-    """Read the stored result and declare to ``reader`` the snapshots and claims it names.
-
-    The first half of :func:`prepare`, which needs nothing but the run: the wiki check hands these
-    snapshots to the workers before it reads the run's records.
-    """
-    stored, model, problem = read_stored(run)
-    for source_id in result_sources(model) if model else []:
-        reader.want(source_id)
-    for entry in model.accepted if model else ():
-        for claim in entry.claims:
-            reader.want(claim.source_id, [(claim.start, claim.end)])
-    return Prepared(stored, problem, model)
+    """Read the stored result's bytes; what they hold is parsed, validated and declared to
+    ``reader`` when first asked for (:class:`Prepared`), or never, when :func:`check_run` finds them
+    equal to its assembly. The first half of :func:`prepare`, which needs nothing but the run.
+    Without :data:`_SPECULATE`, the result is read and declared at once."""
+    prepared = Prepared(run, reader)
+    if not _SPECULATE:
+        prepared.settle()
+    return prepared
 
 
 def prepare(inputs: RunInputs, reader: CheckedSnapshots, stored: Prepared | None = None) -> Prepared:
     """Read the stored result (unless ``stored`` is :func:`prepare_stored`'s answer) and declare to
     ``reader`` every snapshot and span the checks of :func:`check_run` will ask for, so that one
-    parallel pass (of this run or of a whole wiki) verifies them all."""
+    parallel pass (of this run or of a whole wiki) verifies them all.
+
+    The event log's fetches name snapshots too: those of the lines the stored result read when it
+    has been read, else of the whole log (what the assembly reads when the stored result is it)."""
     prepared = stored if stored is not None else prepare_stored(inputs.run, reader)
-    result = prepared.stored
+    result = prepared.stored if prepared.settled else None
     log = limited_log(inputs.log, result["log"]["events"] if result else None)
     declare(reader, inputs.records, inputs.footnotes or [], fetched_urls(log))
     return prepared
@@ -128,18 +226,28 @@ def check_run(
     else:
         inputs, reader, prepared = loaded.inputs, loaded.reader, loaded.prepared
     enabled, flag = gate_setting(gate, inputs.config)
-    stored, stored_problem, model = prepared.stored, prepared.problem, prepared.model
     # Re-assemble with the gate the result was assembled with, so that a result assembled with
     # --gate compares equal; the gate here only folds the verdict. Read only the log lines the
     # result read: lines appended since neither stale nor disturb it (C-EVENT-LOG checks them).
-    assemble_gate = (model.gate.flag == "--gate") if model is not None else gate
-    log_limit = model.log.events if model is not None else None
-    assembly = assemble(inputs, reader, gate=assemble_gate, log_limit=log_limit, declared=True)  # by prepare()
+    # A stored result not read yet is taken to be the assembly now (the config's gate, the whole
+    # log); unless its bytes prove it, it is read and the run assembled again if it asks otherwise.
+    written = False
+    if prepared.settled:
+        assembly = _assemble_as(inputs, reader, prepared.model, gate)
+    else:
+        assembly = assemble(inputs, reader, gate=False, log_limit=None, declared=True)  # by prepare()
+        written = prepared.written_as(assembly.result) is not None
+        if not written:
+            prepared.settle()
+            reader.load()  # what the stored result names, in one pass
+            if _assembly_args(inputs, prepared.model, gate) != _assembly_args(inputs, None, False):
+                assembly = _assemble_as(inputs, reader, prepared.model, gate)
+    stored, stored_problem, model = prepared.stored, prepared.problem, prepared.model
     rc = RunCheck(run, label, inputs, enabled, flag, assembly, stored, stored_problem)
     out = Collector(rc)
     log_root = check_log(out, inputs, model)
     snapshot_roots = check_snapshots(out, reader, model)
-    assembler_root = check_assembler(out, stored, stored_problem, assembly)
+    assembler_root = check_assembler(out, stored, stored_problem, assembly, written=written)
     if stored is not None and rc.status(ASSEMBLER) == "pass":
         # The stored result is the assembly now apart from its time: keep one copy of it, not two
         # (a wiki check holds every run's check until the site is built).
@@ -155,6 +263,22 @@ def check_run(
     rc.verdict = "Failed" if "fail" in statuses else "Inconclusive" if "warn" in statuses else "Verified"
     rc.exit_status = 1 if rc.verdict == "Failed" or (rc.verdict == "Inconclusive" and enabled) else 0
     return rc
+
+
+def _assembly_args(inputs: RunInputs, model: Result | None, gate: bool | None) -> tuple[bool, int | None]:
+    """The gate and log limit a run is assembled with for its check, as they act: the stored
+    result's (when valid), else the switch and the whole log (None)."""
+    assemble_gate = (model.gate.flag == "--gate") if model is not None else bool(gate)
+    limit = model.log.events if model is not None else None
+    if limit is not None and limit >= len(inputs.log.digests):
+        limit = None  # the whole log either way (limited_log)
+    return assemble_gate, limit
+
+
+def _assemble_as(inputs: RunInputs, reader: CheckedSnapshots, model: Result | None, gate: bool | None) -> Assembly:
+    """The assembly a check compares with the stored result (see :func:`_assembly_args`)."""
+    assemble_gate, log_limit = _assembly_args(inputs, model, gate)
+    return assemble(inputs, reader, gate=assemble_gate, log_limit=log_limit, declared=True)  # by prepare()
 
 
 def write_verification(rc: RunCheck) -> Path:

@@ -15,6 +15,7 @@ a URL cited in a record must have been retrieved in the run.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,7 +125,6 @@ def _spans_at(raw: Any, prefix: str, record: AgentRecord, valid: Sequence[Span] 
     if valid is not None and len(valid) != len(raw):
         valid = None
     out: list[SpanEntry] = []
-    known = set(Span.model_fields)
     for index, item in enumerate(raw):
         where = f"{prefix}[{index}]"
         if valid is not None:
@@ -134,24 +134,55 @@ def _spans_at(raw: Any, prefix: str, record: AgentRecord, valid: Sequence[Span] 
                 span = Span.model_validate(item)
             except ValidationError:
                 continue
-        for extra in sorted(set(item) - known):
+        extras = item.keys() - _FIELDS[Span]
+        for extra in sorted(extras) if extras else ():
             record.warnings.append((f"{where}.{extra}", f"unknown span field {extra!r} ignored"))
         out.append(SpanEntry(where, span))
     return out
 
 
+_FIELDS: dict[type[BaseModel], frozenset[str]] = {
+    model: frozenset(model.model_fields) for model in (Span, Extraction, Appraisal, Outcome, Domain)
+}
+"""The schema fields of each record model, taken once (an extra is a key outside them)."""
+
+
 def _extras(raw: Any, model: type[BaseModel], prefix: str, record: AgentRecord) -> None:
     if not isinstance(raw, dict):
         return
-    for extra in sorted(set(raw) - set(model.model_fields)):
+    extras = raw.keys() - _FIELDS[model]
+    for extra in sorted(extras) if extras else ():
         where = f"{prefix}.{extra}" if prefix else extra
         record.warnings.append((where, f"unknown field {extra!r} ignored"))
 
 
-def _known(model: BaseModel, drop: tuple[str, ...] = ()) -> dict[str, Any]:
-    """The schema fields of a validated model as JSON values, without extras."""
-    dumped = model.model_dump(mode="json")
-    return {k: dumped[k] for k in type(model).model_fields if k not in drop}
+def _kept(model: type[BaseModel], drop: tuple[str, ...]) -> list[str]:
+    """The schema fields of ``model`` in their order, less ``drop``."""
+    return [name for name in model.model_fields if name not in drop]
+
+
+_EXTRACTION_DATA = _kept(Extraction, ("spans", "quotes", "outcomes"))
+_APPRAISAL_DATA = _kept(Appraisal, ("domains",))
+_DATA_INCLUDE: dict[type[BaseModel], dict[str, Any]] = {
+    Extraction: {**dict.fromkeys(_EXTRACTION_DATA, True), "outcomes": {"__all__": set(_kept(Outcome, ("spans",)))}},
+    Appraisal: {**dict.fromkeys(_APPRAISAL_DATA, True), "domains": {"__all__": set(_kept(Domain, ("spans",)))}},
+}
+"""What a record's ``data`` keeps of its validated model: the schema fields (no extras), without
+the spans, the agent's quotes and, at the top, the nested list, which comes last."""
+
+
+def _data(model: Extraction | Appraisal) -> dict[str, Any]:
+    """The schema fields of a validated record as JSON values, without extras or spans: the top
+    fields in schema order, then ``outcomes`` (``domains``) with each entry's fields likewise.
+
+    One serialization of the model, restricted to those fields, rather than a whole dump per
+    object filtered afterwards."""
+    kind = type(model)
+    nested = "outcomes" if kind is Extraction else "domains"
+    dumped = model.model_dump(mode="json", include=_DATA_INCLUDE[kind])
+    items = dumped.pop(nested, None)
+    dumped[nested] = items if items is not None else []
+    return dumped
 
 
 def _urls(node: Any, path: list[str | int], out: list[tuple[str, str]]) -> None:
@@ -214,11 +245,12 @@ def _legacy_quotes(raw: Any, record: AgentRecord) -> None:
 def _owed_spans(model: Extraction | Appraisal, record: AgentRecord) -> None:
     """``NO_SPANS`` wherever the record owes spans and carries none (sections 5a and 6)."""
     if isinstance(model, Extraction):
-        stated = [name for name in NARRATIVE_FIELDS if getattr(model, name) is not None and getattr(model, name) != ()]
+        values = model.__dict__  # a validated model's fields, read once each
+        stated = [name for name in NARRATIVE_FIELDS if values[name] is not None and values[name] != ()]
         if stated and not model.spans:
             record.find("spans", Reason.NO_SPANS, f"spans: empty while {', '.join(stated)} stated")
         for index, outcome in enumerate(model.outcomes or ()):
-            numbers = [name for name in NUMERIC_OUTCOME_FIELDS if getattr(outcome, name) is not None]
+            numbers = [name for name in NUMERIC_OUTCOME_FIELDS if outcome.__dict__[name] is not None]
             if numbers and not outcome.spans:
                 record.find(
                     f"outcomes[{index}].spans",
@@ -282,13 +314,7 @@ def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes
         record.findings.extend(invalid)
         return record
     _owed_spans(model, record)
-    if isinstance(model, Extraction):
-        data_out = _known(model, ("spans", "quotes", "outcomes"))
-        data_out["outcomes"] = [_known(o, ("spans",)) for o in model.outcomes or ()]
-    else:
-        data_out = _known(model, ("domains",))
-        data_out["domains"] = [_known(d, ("spans",)) for d in model.domains or ()]
-    record.data = data_out
+    record.data = _data(model)
     return record
 
 
@@ -298,12 +324,15 @@ def read_records(extractions_dir: Path, appraisals_dir: Path) -> list[AgentRecor
     for kind, folder in (("extraction", extractions_dir), ("appraisal", appraisals_dir)):
         if not folder.is_dir():
             continue
-        for path in sorted(folder.iterdir(), key=lambda p: p.name):
-            if path.suffix != ".json" or path.name.startswith("."):
+        where, prefix = os.fspath(folder), f"workspace/{folder.name}/"
+        # Names, not paths: a record is named ``x.json`` (what ``Path.suffix`` calls ``.json``
+        # for any name that does not start with a dot), and hidden names are passed over.
+        for name in sorted(os.listdir(where)):
+            if not name.endswith(".json") or name.startswith("."):
                 continue
-            relative = f"workspace/{folder.name}/{path.name}"
+            relative = prefix + name
             try:
-                data = _fs.read_regular(path, follow_symlinks=False)
+                data = _fs.read_regular(os.path.join(where, name), follow_symlinks=False)
             except OSError as exc:
                 out.append(_unreadable(kind, relative, exc))  # type: ignore[arg-type]
                 continue

@@ -157,8 +157,48 @@ def _decode(text: str, **hooks: Any) -> Any:
 
 
 def loads_strict(data: bytes | str) -> Any:
-    """Parse JSON refusing duplicate keys, NaN and Infinity (slow path, any layout)."""
+    """Parse JSON refusing duplicate keys, NaN and Infinity (any layout).
+
+    Bytes are parsed at orjson speed when that provably gives the strict value (:func:`_fast_strict`);
+    everything else, every refusal included, is decided by the stdlib path, which says why.
+    """
+    if _FAST and isinstance(data, bytes):
+        value = _fast_strict(data)
+        if value is not _NOT_STRICT:
+            return value
     return _decode(_text(data), object_pairs_hook=_no_duplicates)
+
+
+_NOT_STRICT = object()
+
+
+def _fast_strict(data: bytes) -> Any:
+    """The value of JSON ``data`` if orjson proves it is what the strict path gives, else ``_NOT_STRICT``.
+
+    orjson refuses what the strict path refuses (invalid UTF-8, a BOM, NaN, infinities, control
+    characters in strings, trailing data) but keeps the last of duplicate keys, turns integers
+    past 64 bits into floats and refuses lone surrogates the strict path lets through. So any
+    ``\\u`` escape and any float defer to the stdlib path (and every refusal, which it words),
+    and duplicates are counted: without ``\\u`` escapes every colon of the file is either a key's
+    (one per key written) or a character of a string, which orjson writes back as it is, never
+    escaped; writing the value again therefore gives as many colons as the file has exactly when
+    no key was dropped, and fewer when a duplicate was (its colon and any in its value are gone).
+    """
+    if b"\\u" in data:
+        return _NOT_STRICT
+    try:
+        value = orjson.loads(data)
+    except (ValueError, RecursionError):
+        return _NOT_STRICT
+    if _has_float(value):
+        return _NOT_STRICT
+    try:
+        written = orjson.dumps(value)
+    except (TypeError, RecursionError):
+        return _NOT_STRICT
+    if written.count(b":") != data.count(b":"):
+        return _NOT_STRICT
+    return value
 
 
 def loads_record(data: bytes) -> tuple[Any, bool]:

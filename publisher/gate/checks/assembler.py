@@ -25,7 +25,17 @@ from .collect import Collector
 if TYPE_CHECKING:
     from ..assemble import Assembly
 
-__all__ = ["ASSEMBLER", "read_stored", "result_sources", "stored_requests", "check_assembler"]
+__all__ = [
+    "ASSEMBLER",
+    "read_stored",
+    "read_stored_bytes",
+    "parse_stored",
+    "invalid_result",
+    "same_as_written",
+    "result_sources",
+    "stored_requests",
+    "check_assembler",
+]
 
 ASSEMBLER = "C-ASSEMBLER"
 
@@ -33,12 +43,26 @@ ASSEMBLER = "C-ASSEMBLER"
 def read_stored(run: Run) -> tuple[dict[str, Any] | None, Result | None, str | None]:
     """The stored, schema-valid ``result.json`` (as JSON and as a model), or None and why (None,
     None, None when absent)."""
+    data, problem = read_stored_bytes(run)
+    if data is None:
+        return None, None, problem
+    return parse_stored(data)
+
+
+def read_stored_bytes(run: Run) -> tuple[bytes | None, str | None]:
+    """The bytes of the stored ``result.json``, or None and why it cannot be read (None, None when
+    absent). The first half of :func:`read_stored`."""
     try:
-        data = _fs.read_regular(run.result_path, follow_symlinks=False)
+        return _fs.read_regular(run.result_path, follow_symlinks=False), None
     except FileNotFoundError:
-        return None, None, None
+        return None, None
     except OSError as exc:
-        return None, None, f"cannot be read ({exc.strerror or exc})"
+        return None, f"cannot be read ({exc.strerror or exc})"
+
+
+def parse_stored(data: bytes) -> tuple[dict[str, Any] | None, Result | None, str | None]:
+    """The stored result's bytes as strict JSON and as a schema-valid model, or None and why.
+    The second half of :func:`read_stored`."""
     try:
         raw = loads_written(data)
     except (StrictJSONError, ValueError) as exc:
@@ -46,8 +70,31 @@ def read_stored(run: Run) -> tuple[dict[str, Any] | None, Result | None, str | N
     try:
         model = Result.model_validate(raw)
     except ValidationError as exc:
-        return None, None, f"is not a valid result ({exc.error_count()} problem(s); first {first_error(exc, 'result')})"
+        return None, None, invalid_result(exc)
     return raw, model, None
+
+
+def invalid_result(exc: ValidationError) -> str:
+    """Why a stored result is not a valid one (the problem :func:`read_stored` reports)."""
+    return f"is not a valid result ({exc.error_count()} problem(s); first {first_error(exc, 'result')})"
+
+
+def same_as_written(data: bytes, result: dict[str, Any]) -> bool:
+    """Whether ``data`` is exactly the file that writing ``result`` produces (what
+    :func:`~publisher.gate.assemble.dump_result` writes, with or without the final newline).
+
+    A proof, not a guess: orjson writes ``result`` in the stored layout and only a byte-for-byte
+    match is taken. Equal bytes mean the file parses (strictly: orjson writes no duplicate key, no
+    NaN, valid UTF-8) to exactly ``result``, so :func:`parse_stored` would read ``result`` and
+    :func:`~publisher.kernel.canonical.same_json` would find the two equal; ``False`` proves
+    nothing (another layout, a float orjson spells its own way) and the caller takes the slow path.
+    """
+    try:
+        written = orjson.dumps(result, option=orjson.OPT_INDENT_2)
+    except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+        return False
+    body = len(data) - 1 if data.endswith(b"\n") else len(data)
+    return len(written) == body and data.startswith(written)
 
 
 def result_sources(result: Result) -> list[str]:
@@ -133,14 +180,15 @@ def _policy_changed(stored: dict[str, Any], fresh: dict[str, Any], label: str) -
 
 
 def check_assembler(
-    out: Collector, stored: dict[str, Any] | None, problem: str | None, assembly: Assembly
+    out: Collector, stored: dict[str, Any] | None, problem: str | None, assembly: Assembly, *, written: bool = False
 ) -> str | None:
     """C-ASSEMBLER: the stored result is what assembling the run now produces. Returns the root key.
 
     Edited (fail): the stored inputs list does not hash to the stored ``inputs_hash``, or the
     inputs now are the stored ones yet the result differs. Stale (gated): inputs changed since
     assembly, named one by one. Absent (gated). The stored digest is a hint for the message,
-    never a reason to pass.
+    never a reason to pass. ``written``: the stored file was proved to be exactly the assembly
+    written with the stored time (:func:`same_as_written`), so the two are not compared again.
     """
     fix = f"run 'publisher assemble --run-dir {out.rc.run_shown}'"
     fresh = assembly.result
@@ -153,7 +201,7 @@ def check_assembler(
         root = out.find(ASSEMBLER, None, file, f"result.json is absent; {fix}", severity=out.gated())
         out.add(ASSEMBLER, out.gated(), f"result.json is absent ({fix})")
         return root.key
-    if same_json(_without_time(stored), _without_time(fresh)):
+    if written or same_json(_without_time(stored), _without_time(fresh)):
         out.add(ASSEMBLER, "pass", "result.json equals assembling its inputs now")
         return None
     if not same_json(stored.get("policy"), fresh.get("policy")):

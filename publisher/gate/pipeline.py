@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from ..kernel import _fs
 from ..kernel.canonical import format_ts, utc_now
-from ..parallel import CheckedSnapshots
+from ..parallel import CheckedSnapshots, fewer_collections
 from ..runs import Run
 from .assemble import Assembly, assemble, declare, limited_log
 from .checks import CHECK_IDS
@@ -218,6 +218,19 @@ def check_run(
     :class:`~publisher.kernel.errors.UsageError` when the run cannot be read at all (no or a
     malformed config, an unreadable report).
     """
+    with fewer_collections():  # a burst of long-lived objects, in a worker process too
+        return _check_run(run, options, gate=gate, label=label, loaded=loaded)
+
+
+def _check_run(
+    run: Run,
+    options: RunOptions | None,
+    *,
+    gate: bool | None,
+    label: str,
+    loaded: Loaded | None,
+) -> RunCheck:
+    """:func:`check_run`, under the caller's collection policy."""
     if loaded is None:
         options = options if options is not None else RunOptions()
         inputs = options.load(run)

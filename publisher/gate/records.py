@@ -32,6 +32,7 @@ from ..kernel.findings import Finding
 from ..kernel.models import Span
 from ..kernel.reasons import Reason
 from ..kernel.text import one_line
+from ..parallel import fewer_collections
 from .recordschema import NARRATIVE_FIELDS, NUMERIC_OUTCOME_FIELDS, Appraisal, Domain, Extraction, Outcome
 from .urls import urls_in
 
@@ -320,6 +321,11 @@ def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes
 
 def read_records(extractions_dir: Path, appraisals_dir: Path) -> list[AgentRecord]:
     """Every ``*.json`` record of both folders: extractions first, each folder in name order."""
+    with fewer_collections():  # a burst of long-lived objects, in a worker process too
+        return _read_records(extractions_dir, appraisals_dir)
+
+
+def _read_records(extractions_dir: Path, appraisals_dir: Path) -> list[AgentRecord]:
     out: list[AgentRecord] = []
     for kind, folder in (("extraction", extractions_dir), ("appraisal", appraisals_dir)):
         if not folder.is_dir():

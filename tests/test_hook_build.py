@@ -618,6 +618,37 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     assert _built_pages(wiki) == expected
 
 
+def test_every_source_text_of_a_build_comes_from_the_helper_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper is handed the source texts in the order MkDocs builds their pages, so none is
+    rendered a second time in-process for being asked out of turn (one page per chunk makes
+    any other order show)."""
+    import threading
+
+    from publisher.site.build import workers as hook
+
+    wiki, _ = _published(tmp_path)
+    pre = run_preflight(wiki)
+    assert len(pre.sources) > 1
+    here: list[str] = []
+    render = hook.render_source_body
+
+    def counted(job: SourceJob) -> SourceBody:
+        if threading.current_thread() is threading.main_thread():
+            here.append(job.source_id)
+        return render(job)
+
+    monkeypatch.setattr(hook, "render_source_body", counted)
+    monkeypatch.setattr(hook, "_CHUNK_PAGES", 1)
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    pools: list[_CountingHelper] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: pools.append(_CountingHelper()) or pools[-1])
+    build_wiki(wiki)
+    assert pools[-1].jobs.count("render_source_chunk") == len(pre.sources)
+    assert here == [], "a source text was rendered in-process: the helper had it in another order"
+
+
 def test_a_source_text_failing_on_the_helper_fails_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from publisher.site.build import workers as hook
 

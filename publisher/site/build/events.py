@@ -42,6 +42,7 @@ from ..pages.generate import (
 from ..pages.highlight import source_job
 from ..pages.proofs import ProofSource
 from ..pages.titles import escape_nav, set_page_title
+from ..pages.uris import source_uri
 from . import publish
 from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
 from .options import reader_options
@@ -202,7 +203,11 @@ class EvidenceBuild:
             raise refuse("evidence pages", [error_finding(exc, ".", "C-BUILD")]) from exc
         if self.helper is not None and self.pre is not None and self.publish_at != "check":
             options = self.model.source_text
-            sources = [source_job(sid, info, options) for sid, info in self.pre.sources.items()]
+            # In the order of their pages, which is the order MkDocs asks for them: the helper
+            # hands out its chunks in turn, and a text asked for out of turn is rendered here.
+            at = {source_uri(sid): sid for sid in self.pre.sources}
+            order = [at[page.src_uri] for page in pages if page.src_uri in at]
+            sources = [source_job(sid, self.pre.sources[sid], options) for sid in order]
             self.helper.start(sources, list(self.pre.runs))
         docs = Path(config.docs_dir)
         root = self.wiki_root or Path(".")

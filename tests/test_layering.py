@@ -128,6 +128,7 @@ ORDER: dict[str, list[Entry]] = {
             [
                 "__init__",
                 "uris",
+                "staged",
                 "markup",
                 "titles",
                 "a11y",

@@ -92,6 +92,8 @@ class EvidenceBuild:
         self.counter: CountHandler | None = None
         self.config: Any = None
         self.helper: BuildHelper | None = None
+        self.proof_sources: list[ProofSource] | None = None
+        """The sources whose excerpt proofs the helpers write while the pages are rendered."""
         self.publish_at: PublishAt = "post_build"
         self.ready = False
         """The staging folder holds a complete, sealed site waiting for publication."""
@@ -152,6 +154,7 @@ class EvidenceBuild:
         self.helper.contexts = self.model.report_contexts
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
         self.prose, self.seal_findings = [], []
+        self.proof_sources = None
         self.content_hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
         self.build_date = None if os.environ.get("SOURCE_DATE_EPOCH") else content_date(pre)
 
@@ -167,6 +170,8 @@ class EvidenceBuild:
 
     def abandon(self) -> None:
         """Remove the staging folder and restore the config; the published site is untouched."""
+        if self.helper is not None:
+            self.helper.close(wait=True)  # no helper writes into the staging folder once it is gone
         publish.discard(self.staging)
         self.staging = None
         self.ready = False
@@ -281,6 +286,10 @@ class EvidenceBuild:
             raise CheckDone(found)
         if self.prose:
             raise refuse("evidence page check", self.prose)
+        if self.helper is not None and self.staging is not None:
+            # Every slot is filled: the helpers write the excerpt proofs while MkDocs renders the pages.
+            self.proof_sources = self._proof_sources()
+            self.helper.start_proofs(self.staging, self.proof_sources, self._trusted_keys())
         return env
 
     @event_priority(LAST)
@@ -300,6 +309,8 @@ class EvidenceBuild:
         )
         if generated is not None:
             self.seen.add(uri)
+        if self.helper is not None:
+            self.helper.pump_proofs()
         if sealed.findings:  # every page is sealed; the build is refused in on_post_build
             self.seal_findings += sealed.findings
             return output
@@ -359,7 +370,8 @@ class EvidenceBuild:
         try:
             sids = sorted(self.pre.sources) if self.pre else []
             records = publish_records(self.staging, sids, self.helper, offline=self.offline)
-            proofs = publish_proofs(self.staging, self._proof_sources(), self._trusted_keys(), records, self.helper)
+            sources = self.proof_sources if self.proof_sources is not None else self._proof_sources()
+            proofs = publish_proofs(self.staging, sources, self._trusted_keys(), records, self.helper)
         except (PublisherError, OSError) as exc:
             self.abandon()
             reason = exc.reason if isinstance(exc, PublisherError) else None
@@ -378,14 +390,16 @@ class EvidenceBuild:
             self.publish_now()
 
     def _proof_sources(self) -> list[ProofSource]:
-        """Every published source with its cited spans, its mode and its retrieval events."""
+        """Every published source with its cited spans, its mode, its retrieval events and its
+        stored snapshot (the file its published ``record.json`` is copied from)."""
         if self.pre is None or self.model is None:
             return []
         out = []
         for sid, info in sorted(self.pre.sources.items()):
             job = source_job(sid, info, self.model.source_text)
             events = [event for slug, event in self.model.events_of(sid) if slug in info.holders]
-            out.append(ProofSource(sid, sorted(info.spans), job.mode == "proofs", events))
+            stored = Path(info.sources_dir) / f"{sid}.json"
+            out.append(ProofSource(sid, sorted(info.spans), job.mode == "proofs", events, stored))
         return out
 
     def on_build_error(self, *, error: Exception) -> None:

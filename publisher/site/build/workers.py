@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Executor, Future
+from concurrent.futures import CancelledError, Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -16,7 +15,6 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from ...acquire.signing import KeyRing
 from ...gate import render
 from ...gate.render import ReportView
-from ...kernel import _fs
 from ...kernel.canonical import sha256_hex
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
@@ -25,7 +23,8 @@ from ...wiki.evidence import RunEvidence, WikiCheck
 from ..checks.manifest import check_record_copy
 from ..pages.highlight import SourceBody, SourceJob, render_source_body
 from ..pages.offline import record_js
-from ..pages.proofs import ProofSource, write_proofs
+from ..pages.proofs import ProofSource, WrittenProofs, write_proofs
+from ..pages.staged import write_staged
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
@@ -57,16 +56,14 @@ def check_record_chunk(items: list[tuple[str, str]], scripts: bool = False) -> l
     for path, sid in items:
         data = check_record_copy(Path(path), sid)
         if scripts:
-            _fs.write_atomic(Path(path).with_name("record.js"), record_js(sid, data))
+            write_staged(Path(path).with_name("record.js"), record_js(sid, data))
         digests.append(sha256_hex(data))
     return digests
 
 
-def proof_chunk(
-    staging: str, sources: list[ProofSource], keys: dict[str, bytes]
-) -> list[tuple[list[dict[str, Any]], str | None, bool]]:
-    """Write the proofs of several sources into a built site (:func:`.proofs.write_proofs`); the
-    trusted keys travel as raw bytes by key id (a helper's unit of work)."""
+def proof_chunk(staging: str, sources: list[ProofSource], keys: dict[str, bytes]) -> list[WrittenProofs]:
+    """Write the proofs of several sources into a site being built (:func:`.proofs.write_proofs`);
+    the trusted keys travel as raw bytes by key id (a helper's unit of work)."""
     ring = KeyRing({kid: Ed25519PublicKey.from_public_bytes(raw) for kid, raw in keys.items()})
     return [write_proofs(Path(staging), source, ring) for source in sources]
 
@@ -78,6 +75,10 @@ _CHUNK_PAGES = 64
 
 
 _CHUNKS_AHEAD = 4
+
+
+_PROOF_CHUNK = 32
+"""Sources a chunk of excerpt proofs holds at most (with at most :data:`_CHUNK_CHARS` of text)."""
 
 
 class BuildHelper:
@@ -112,6 +113,11 @@ class BuildHelper:
         """Where each source of a run is shown, from its report page (set by the build)."""
         self.contexts: Callable[[RunEvidence], dict[str, tuple[str, str, bool, bool]]] | None = None
         """The sentence context of each excerpt a run's report shows (set by the build)."""
+        self._proofs: list[tuple[list[ProofSource], Future[list[WrittenProofs]]]] = []
+        self._proof_queue: deque[list[ProofSource]] = deque()
+        self._proofs_for: list[ProofSource] | None = None
+        self._proof_args: tuple[str, dict[str, bytes]] | None = None
+        self._proof_lanes = 1
 
     def _report_job(
         self, ev: RunEvidence
@@ -209,31 +215,97 @@ class BuildHelper:
                 pass  # the helpers are gone: check them here
         return check_record_chunk(items, scripts)
 
-    def proofs(
-        self, staging: Path, sources: list[ProofSource], ring: KeyRing
-    ) -> list[tuple[list[dict[str, Any]], str | None, bool]]:
-        """:func:`proof_chunk` over ``sources`` (in their order), on the helpers when they are
-        still there; each snapshot is read, verified and hashed into its tree once."""
-        keys = {kid: key.public_bytes(Encoding.Raw, PublicFormat.Raw) for kid, key in ring.keys.items()}
-        pool = self._pool
-        if pool is not None and len(sources) > 1:
-            size = -(-len(sources) // 8)
-            chunks = [sources[i : i + size] for i in range(0, len(sources), size)]
-            try:
-                futures = [pool.submit(proof_chunk, str(staging), chunk, keys) for chunk in chunks]
-                return [result for future in futures for result in future.result()]
-            except (BrokenProcessPool, RuntimeError):
-                pass  # the helpers are gone: write them here (a rewrite of the same bytes)
-        return proof_chunk(str(staging), sources, keys)
+    def start_proofs(self, staging: Path, sources: list[ProofSource], ring: KeyRing) -> None:
+        """Hand the excerpt proofs of ``sources`` to the helpers while MkDocs renders the pages
+        (they write them into the staging folder); :meth:`proofs` collects them.
 
-    def close(self) -> None:
-        """Stop the helpers (idempotent); whatever was not taken yet is dropped."""
+        Called once every page's slots are filled (the source texts and reports are all taken).
+        The proofs go out in small chunks, one at a time per core beside the one MkDocs renders
+        on (at most the two helpers), each next one when MkDocs has rendered a page
+        (:meth:`pump_proofs`): the pages' core stays theirs, and a failed build waits for at
+        most one small chunk per helper before its staging folder goes.
+        """
+        self.close_proofs()
+        if self._pool is None or not sources:
+            return
+        chunk: list[ProofSource] = []
+        weight = 0
+        for source in sources:
+            info = self.pre.sources.get(source.source_id)
+            size = info.meta.text_length if info is not None else 0
+            if chunk and (weight + size > _CHUNK_CHARS or len(chunk) >= _PROOF_CHUNK):
+                self._proof_queue.append(chunk)
+                chunk, weight = [], 0
+            chunk.append(source)
+            weight += size
+        self._proof_queue.append(chunk)
+        self._proof_args = (str(staging), _raw_keys(ring))
+        self._proof_lanes = max(1, min(2, default_workers() - 1))
+        self._proofs_for = sources
+        self.pump_proofs()
+
+    def pump_proofs(self, lanes: int | None = None) -> None:
+        """Keep ``lanes`` (by default those :meth:`start_proofs` chose) chunks of proofs in the
+        helpers' hands while any is left to hand over."""
+        pool, args = self._pool, self._proof_args
+        if pool is None or args is None or not self._proof_queue:
+            return
+        running = sum(1 for _, future in self._proofs[-2:] if not future.done())
+        try:
+            while self._proof_queue and running < (lanes or self._proof_lanes):
+                chunk = self._proof_queue.popleft()
+                self._proofs.append((chunk, pool.submit(proof_chunk, args[0], chunk, args[1])))
+                running += 1
+        except (BrokenProcessPool, RuntimeError, OSError):
+            self._proof_queue.clear()  # the helpers are gone: proofs() writes the rest here
+
+    def proofs(self, staging: Path, sources: list[ProofSource], ring: KeyRing) -> list[WrittenProofs]:
+        """:func:`proof_chunk` over ``sources`` (in their order): on the helpers where they are
+        still there (those :meth:`start_proofs` handed over, the rest now, all at once), else
+        here; each snapshot is read, verified and hashed into its tree once.
+
+        A helper's error (a snapshot that does not verify) is raised here, as in-process. Where
+        a helper died, the helpers are stopped and waited for before what it left is written
+        here (the same bytes; no dead helper's write can follow them).
+        """
+        if self._proofs_for is not sources:  # not handed over before: all of them now
+            self.start_proofs(staging, sources, ring)
+        self.pump_proofs(lanes=len(self._proof_queue) + 2)
+        started, self._proofs = self._proofs, []
+        self.close_proofs()
+        out: list[WrittenProofs] = []
+        for _, future in started:
+            try:
+                out += future.result()
+            except (BrokenProcessPool, CancelledError):
+                self.close(wait=True)  # no dead helper's write may come after ours
+                break
+        if len(out) < len(sources):
+            out += proof_chunk(str(staging), sources[len(out) :], _raw_keys(ring))
+        return out
+
+    def close_proofs(self) -> None:
+        """Forget the proofs handed over or queued (their jobs are cancelled where not begun)."""
+        for _, future in self._proofs:
+            future.cancel()
+        self._proofs, self._proof_queue, self._proofs_for, self._proof_args = [], deque(), None, None
+
+    def close(self, *, wait: bool = False) -> None:
+        """Stop the helpers (idempotent); whatever was not taken yet is dropped. With ``wait``,
+        return once every job a helper had begun has ended (none writes into the staging folder
+        after this)."""
         pool, self._pool = self._pool, None
         for report in self._reports.values():
             report.cancel()
         for _, chunk in self._chunks:
             chunk.cancel()
+        self.close_proofs()
         self._chunks, self._waiting, self._ready = deque(), deque(), {}
         self._queued, self._reports, self._report = deque(), {}, None
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown(wait=wait, cancel_futures=True)
+
+
+def _raw_keys(ring: KeyRing) -> dict[str, bytes]:
+    """The trusted keys as raw bytes by key id (what travels to a helper)."""
+    return {kid: key.public_bytes(Encoding.Raw, PublicFormat.Raw) for kid, key in ring.keys.items()}

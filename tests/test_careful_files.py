@@ -179,7 +179,6 @@ def test_create_exclusive_never_replaces_a_name(tmp_path: Path) -> None:
     assert _leftovers(tmp_path) == []
 
 
-
 def test_a_staged_file_replaces_a_file_and_never_follows_a_link(tmp_path: Path) -> None:
     """The build's own files of a staging folder (published whole, fsynced then): written in
     place, their folders made; a link in place of one is refused, its target untouched."""
@@ -199,6 +198,7 @@ def test_a_staged_file_replaces_a_file_and_never_follows_a_link(tmp_path: Path) 
     with pytest.raises(OSError):
         write_staged(tmp_path / "dangling", b"x")
     assert not (tmp_path / "nowhere").exists()
+
 
 # --- every other module goes through them ----------------------------------------------------
 

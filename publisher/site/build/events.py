@@ -152,6 +152,7 @@ class EvidenceBuild:
         )
         self.helper.links = self.model.source_links
         self.helper.contexts = self.model.report_contexts
+        self.helper.context_sources = self.model.report_context_sources
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
         self.prose, self.seal_findings = [], []
         self.proof_sources = None

@@ -21,6 +21,7 @@ from ...kernel.reasons import Reason
 from ...parallel import default_workers, helper_pool
 from ...wiki.evidence import RunEvidence, WikiCheck
 from ..checks.manifest import check_record_copy
+from ..pages.context import ContextSource, keyed_contexts
 from ..pages.highlight import SourceBody, SourceJob, render_source_body
 from ..pages.offline import record_js
 from ..pages.proofs import ProofSource, WrittenProofs, write_proofs
@@ -28,7 +29,14 @@ from ..pages.staged import write_staged
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
-__all__ = ["render_report_page", "render_source_chunk", "check_record_chunk", "proof_chunk", "BuildHelper"]
+__all__ = [
+    "render_report_page",
+    "render_report_job",
+    "render_source_chunk",
+    "check_record_chunk",
+    "proof_chunk",
+    "BuildHelper",
+]
 
 
 def render_report_page(
@@ -40,6 +48,12 @@ def render_report_page(
     read again), its "source" links to the wiki's source pages (``links``, by source id) and
     each excerpt's sentence context (``contexts``). Runs in the build's helper process or in-process."""
     return render.render_report_body(view, links, contexts)
+
+
+def render_report_job(view: ReportView, links: dict[str, str] | None, contexts: list[ContextSource]) -> str:
+    """:func:`render_report_page` on a helper, which reads the excerpts' sentence contexts itself
+    (each snapshot verified against the wiki check's content hash, as in-process)."""
+    return render_report_page(view, links, keyed_contexts(contexts))
 
 
 def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
@@ -113,6 +127,9 @@ class BuildHelper:
         """Where each source of a run is shown, from its report page (set by the build)."""
         self.contexts: Callable[[RunEvidence], dict[str, tuple[str, str, bool, bool]]] | None = None
         """The sentence context of each excerpt a run's report shows (set by the build)."""
+        self.context_sources: Callable[[RunEvidence], list[ContextSource]] | None = None
+        """Where a helper reads those contexts from (set by the build): the report's helper reads
+        them, rather than this process before handing the report over."""
         self._proofs: list[tuple[list[ProofSource], Future[list[WrittenProofs]]]] = []
         self._proof_queue: deque[list[ProofSource]] = deque()
         self._proofs_for: list[ProofSource] | None = None
@@ -120,12 +137,13 @@ class BuildHelper:
         self._proof_lanes = 1
 
     def _report_job(
-        self, ev: RunEvidence
+        self, ev: RunEvidence, *, contexts: bool = True
     ) -> tuple[ReportView, dict[str, str] | None, dict[str, tuple[str, str, bool, bool]] | None]:
         if ev.check is None:
             raise IntegrityError(f"run {ev.rel} was not checked", reason=Reason.SCHEMA_ERROR)
         links = self.links(ev) if self.links is not None else None
-        return ReportView.of(ev.check), links, self.contexts(ev) if self.contexts is not None else None
+        keyed = self.contexts(ev) if contexts and self.contexts is not None else None
+        return ReportView.of(ev.check), links, keyed
 
     def start(self, sources: list[SourceJob], runs: list[RunEvidence]) -> None:
         """Start rendering these source texts and reports in helper processes, when that pays."""
@@ -162,7 +180,12 @@ class BuildHelper:
                 self._chunks.append((jobs, pool.submit(render_source_chunk, jobs)))
             if self._queued and (self._report is None or self._report.done()):
                 ev = self._queued.popleft()
-                self._report = self._reports[ev.rel] = pool.submit(render_report_page, *self._report_job(ev))
+                if self.context_sources is not None:
+                    view, links, _ = self._report_job(ev, contexts=False)
+                    job = pool.submit(render_report_job, view, links, self.context_sources(ev))
+                else:
+                    job = pool.submit(render_report_page, *self._report_job(ev))
+                self._report = self._reports[ev.rel] = job
         except (BrokenProcessPool, RuntimeError, OSError):
             self._waiting.clear()  # the helpers are gone: what is left is rendered in-process
             self._queued.clear()

@@ -610,8 +610,10 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     build_wiki(wiki)
     assert _built_pages(wiki) == expected
     jobs = helpers[-1].jobs
-    assert [job for job in jobs if job != "proof_chunk"] == ["render_source_chunk", "render_report_job"]
-    assert jobs[2:] and set(jobs[2:]) == {"proof_chunk"}  # the excerpt proofs, once the pages are built
+    # the concepts' sentence contexts first, then the texts and the report; the excerpt proofs
+    # once every page's slots are filled
+    assert jobs[:3] == ["context_chunk", "render_source_chunk", "render_report_job"]
+    assert jobs[3:] and set(jobs[3:]) == {"proof_chunk"}
     # A helper that died leaves every slot to be rendered in-process: same pages.
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: _BrokenHelper())
     build_wiki(wiki)

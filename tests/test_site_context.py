@@ -71,11 +71,12 @@ class _Helpers(ThreadPoolExecutor):
         return super().submit(fn, *args, **kwargs)
 
 
-def test_a_snapshot_changed_after_the_check_refuses_the_report_its_helper_reads_it_for(
+def test_a_snapshot_changed_after_the_check_refuses_every_page_its_helpers_read_it_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The report's helper reads its excerpts' contexts from the snapshots: one changed after the
-    wiki check refuses the report page (and every other page reading it), nothing published."""
+    """The helpers read the excerpts' contexts from the snapshots (the concept pages' while the
+    pages are made, each report's beside it): one changed after the wiki check refuses the
+    concept and report pages quoting it (and the source page showing it), nothing published."""
     from publisher.site.build import workers
 
     wiki, pre = _checked(tmp_path)
@@ -85,18 +86,22 @@ def test_a_snapshot_changed_after_the_check_refuses_the_report_its_helper_reads_
     monkeypatch.setattr(workers, "default_workers", lambda: 2)
     monkeypatch.setattr(workers, "helper_pool", lambda workers=1: pools.append(_Helpers()) or pools[-1])
     start = workers.BuildHelper.start
-    sid = sorted(pre.sources)[0]
+    sid = pre.concepts[0].doc.footnotes[0].refs[0].source_id  # a source a concept quotes
     stored = Path(pre.sources[sid].sources_dir) / f"{sid}.json"
 
-    def then_change(self: workers.BuildHelper, sources: list[Any], runs: list[Any]) -> None:
-        data = stored.read_bytes()  # the concepts' contexts were read in-process: change it now
+    def then_change(self: workers.BuildHelper, *args: Any) -> None:
+        data = stored.read_bytes()  # once the pages are generated, before any is filled
         writable(stored).write_bytes(data.replace(b"a", b"b", 1))
-        start(self, sources, runs)
+        start(self, *args)
 
     monkeypatch.setattr(workers.BuildHelper, "start", then_change)
     findings = refused_build(wiki)
-    assert "render_report_job" in pools[-1].jobs
+    assert {"context_chunk", "render_report_job"} <= set(pools[-1].jobs)
     assert {f.reason for f in findings} == {Reason.SNAPSHOT_HASH_MISMATCH}
-    assert any(f.file.startswith("runs/") and f.file.endswith("/report.md") for f in findings), findings
+    files = {f.file for f in findings}
+    assert any(f.startswith("runs/") and f.endswith("/report.md") for f in files), files
+    assert f"sources/{sid}.md" in files
+    quoting = [ce for ce in pre.concepts if ce.doc and sid in {r.source_id for n in ce.doc.footnotes for r in n.refs}]
+    assert quoting and {ce.rel for ce in quoting} <= files, files
     assert tree_digest(wiki / "site") == before
     assert leftovers(wiki) == []

@@ -35,6 +35,7 @@ from ..checks.seal import seal_page
 from ..checks.trusted import TrustedOutput
 from ..pages.a11y import name_search_dialog
 from ..pages.claims import claims_json
+from ..pages.context import context_source
 from ..pages.generate import (
     SiteModel,
     content_date,
@@ -153,6 +154,7 @@ class EvidenceBuild:
         self.helper.links = self.model.source_links
         self.helper.contexts = self.model.report_contexts
         self.helper.context_sources = self.model.report_context_sources
+        self.model.contexts.reader = self.helper.context_of
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
         self.prose, self.seal_findings = [], []
         self.proof_sources = None
@@ -214,7 +216,8 @@ class EvidenceBuild:
             at = {source_uri(sid): sid for sid in self.pre.sources}
             order = [at[page.src_uri] for page in pages if page.src_uri in at]
             sources = [source_job(sid, self.pre.sources[sid], options) for sid in order]
-            self.helper.start(sources, list(self.pre.runs))
+            contexts = [context_source(self.pre, sid) for sid in self.model.cited_sources()]
+            self.helper.start(sources, list(self.pre.runs), contexts)
         docs = Path(config.docs_dir)
         root = self.wiki_root or Path(".")
         for ev in self.pre.runs if self.pre is not None else ():  # an agent's report prose

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -21,7 +21,7 @@ from ...kernel.reasons import Reason
 from ...parallel import default_workers, helper_pool
 from ...wiki.evidence import RunEvidence, WikiCheck
 from ..checks.manifest import check_record_copy
-from ..pages.context import ContextSource, keyed_contexts
+from ..pages.context import Context, ContextSource, keyed_contexts, source_contexts
 from ..pages.highlight import SourceBody, SourceJob, render_source_body
 from ..pages.offline import record_js
 from ..pages.proofs import ProofSource, WrittenProofs, write_proofs
@@ -34,6 +34,7 @@ __all__ = [
     "render_report_job",
     "render_source_chunk",
     "check_record_chunk",
+    "context_chunk",
     "proof_chunk",
     "BuildHelper",
 ]
@@ -54,6 +55,11 @@ def render_report_job(view: ReportView, links: dict[str, str] | None, contexts: 
     """:func:`render_report_page` on a helper, which reads the excerpts' sentence contexts itself
     (each snapshot verified against the wiki check's content hash, as in-process)."""
     return render_report_page(view, links, keyed_contexts(contexts))
+
+
+def context_chunk(sources: list[ContextSource]) -> list[dict[tuple[int, int], Context]]:
+    """The sentence contexts of several sources (a helper's unit of work)."""
+    return [source_contexts(source) for source in sources]
 
 
 def render_source_chunk(jobs: list[SourceJob]) -> list[SourceBody]:
@@ -93,6 +99,10 @@ _CHUNKS_AHEAD = 4
 
 _PROOF_CHUNK = 32
 """Sources a chunk of excerpt proofs holds at most (with at most :data:`_CHUNK_CHARS` of text)."""
+
+
+_CONTEXT_CHUNK = 32
+"""Sources whose sentence contexts one helper job reads."""
 
 
 class BuildHelper:
@@ -135,6 +145,7 @@ class BuildHelper:
         self._proofs_for: list[ProofSource] | None = None
         self._proof_args: tuple[str, dict[str, bytes]] | None = None
         self._proof_lanes = 1
+        self._contexts: dict[str, tuple[ContextSource, Future[list[dict[tuple[int, int], Context]]], int]] = {}
 
     def _report_job(
         self, ev: RunEvidence, *, contexts: bool = True
@@ -145,14 +156,26 @@ class BuildHelper:
         keyed = self.contexts(ev) if contexts and self.contexts is not None else None
         return ReportView.of(ev.check), links, keyed
 
-    def start(self, sources: list[SourceJob], runs: list[RunEvidence]) -> None:
-        """Start rendering these source texts and reports in helper processes, when that pays."""
+    def start(self, sources: list[SourceJob], runs: list[RunEvidence], contexts: Sequence[ContextSource] = ()) -> None:
+        """Start rendering these source texts and reports in helper processes, when that pays.
+
+        ``contexts`` are the sources whose sentence contexts the concept pages show, in the order
+        those pages ask for them: they go out first, all of them (small results; the concept
+        pages come before the source pages), and :meth:`context_of` takes them.
+        """
         self.close()
         if not (sources or runs) or default_workers() < 2:
             return
         self._pool = helper_pool(2 if sources and runs else 1)
         if self._pool is None:
             return
+        try:
+            for i in range(0, len(contexts), _CONTEXT_CHUNK):
+                part = list(contexts[i : i + _CONTEXT_CHUNK])
+                future = self._pool.submit(context_chunk, part)
+                self._contexts.update((c.source_id, (c, future, n)) for n, c in enumerate(part))
+        except (BrokenProcessPool, RuntimeError, OSError):
+            pass  # the helpers are gone: what was not handed over is read here
         chunk: list[SourceJob] = []
         weight = 0
         for job in sources:
@@ -168,6 +191,18 @@ class BuildHelper:
         if not self._pump():
             return
         log.debug(f"evidence hook: rendering {len(sources)} source text(s), {len(runs)} report(s) in helper processes")
+
+    def context_of(self, source: ContextSource) -> dict[tuple[int, int], Context]:
+        """A source's sentence contexts (the reader of the model's
+        :class:`~publisher.site.pages.context.SentenceContexts`): from the helper it was handed
+        to, exactly as asked, else read here. An error in the helper is raised here."""
+        handed = self._contexts.pop(source.source_id, None)
+        if handed is not None and handed[0] == source:
+            try:
+                return handed[1].result()[handed[2]]
+            except (BrokenProcessPool, CancelledError):
+                pass  # the helper died: read it here
+        return source_contexts(source)
 
     def _pump(self) -> bool:
         """Keep a few chunks of texts and one report in the helpers' hands; False if they are gone."""
@@ -323,6 +358,9 @@ class BuildHelper:
         for _, chunk in self._chunks:
             chunk.cancel()
         self.close_proofs()
+        for _, future, _ in self._contexts.values():
+            future.cancel()
+        self._contexts = {}
         self._chunks, self._waiting, self._ready = deque(), deque(), {}
         self._queued, self._reports, self._report = deque(), {}, None
         if pool is not None:

@@ -14,7 +14,7 @@ read there, beside the report they go into, not on the core MkDocs renders pages
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ...acquire.sentences import Sentences
@@ -116,10 +116,15 @@ def keyed_contexts(sources: Iterable[ContextSource]) -> dict[str, tuple[str, str
 
 
 class SentenceContexts:
-    """The sentence context of every cited span of a wiki, read on demand, one source at a time."""
+    """The sentence context of every cited span of a wiki, read on demand, one source at a time.
+
+    ``reader`` reads one source's contexts (default :func:`source_contexts`, here): a build sets
+    one that takes them from its helpers where they were handed out.
+    """
 
     def __init__(self, pre: WikiCheck) -> None:
         self.pre = pre
+        self.reader: Callable[[ContextSource], dict[tuple[int, int], Context]] = source_contexts
         self._done: dict[str, dict[tuple[int, int], Context]] = {}
 
     def around(self, source_id: str, start: int, end: int) -> Context:
@@ -127,7 +132,7 @@ class SentenceContexts:
         snapshot changed since the wiki check verified it)."""
         found = self._done.get(source_id)
         if found is None:
-            found = self._done[source_id] = source_contexts(context_source(self.pre, source_id))
+            found = self._done[source_id] = self.reader(context_source(self.pre, source_id))
         context = found.get((start, end))
         if context is None:
             raise IntegrityError(

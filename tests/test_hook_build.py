@@ -611,13 +611,51 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     assert _built_pages(wiki) == expected
     jobs = helpers[-1].jobs
     # the concepts' sentence contexts first, then the texts and the report; the excerpt proofs
-    # once every page's slots are filled
+    # and the pages' seals once every page's slots are filled
     assert jobs[:3] == ["context_chunk", "render_source_chunk", "render_report_job"]
-    assert jobs[3:] and set(jobs[3:]) == {"proof_chunk"}
+    assert set(jobs[3:]) == {"proof_chunk", "seal_chunk"}
     # A helper that died leaves every slot to be rendered in-process: same pages.
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: _BrokenHelper())
     build_wiki(wiki)
     assert _built_pages(wiki) == expected
+
+
+def _every_page(wiki: Path) -> dict[str, str]:
+    """Every HTML file of the built site, time stamps masked."""
+    site = wiki / "site"
+    pages = sorted(site.rglob("*.html"))
+    assert pages
+    return {p.relative_to(site).as_posix(): _STAMP.sub("<time>", p.read_text(encoding="utf-8")) for p in pages}
+
+
+@pytest.mark.parametrize("chunk", [1, 32])
+def test_pages_sealed_by_the_helpers_are_the_pages_sealed_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """Each page's seal and policy are made on the helpers while MkDocs renders the next ones,
+    and the page is written again with its policy: the same site as sealed in-process, also
+    when every page goes out at once (one a chunk) and when a helper cannot seal."""
+    from publisher.site.build import workers as hook
+
+    wiki, _ = _published(tmp_path)
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
+    build_wiki(wiki)
+    expected = _every_page(wiki)
+    assert all('http-equiv="Content-Security-Policy"' in html for html in expected.values())
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "_SEAL_CHUNK", chunk)
+    helpers: list[_CountingHelper] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(_CountingHelper()) or helpers[-1])
+    build_wiki(wiki)
+    assert helpers[-1].jobs.count("seal_chunk") >= (len(expected) - 1) // chunk
+    assert _every_page(wiki) == expected
+
+    def not_held(*args: object) -> object:
+        raise LookupError("this process does not hold the build's verified evidence")
+
+    monkeypatch.setattr(hook, "seal_chunk", not_held)
+    build_wiki(wiki)
+    assert _every_page(wiki) == expected
 
 
 def test_every_source_text_of_a_build_comes_from_the_helper_in_turn(

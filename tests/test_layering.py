@@ -166,6 +166,7 @@ ORDER: dict[str, list[Entry]] = {
                 "options",
                 "policy",
                 "publish",
+                "pageseal",
                 "workers",
                 "finish",
                 "sitefiles",

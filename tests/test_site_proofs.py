@@ -403,7 +403,7 @@ def test_a_failed_build_waits_for_the_proofs_it_handed_out(tmp_path: Path, monke
     from _wiki_helpers import leftovers, tree_digest
 
     from publisher.kernel.findings import Finding
-    from publisher.site.build import events, workers
+    from publisher.site.build import pageseal, workers
 
     wiki, _ = _wiki(tmp_path)
     build_wiki(wiki)
@@ -416,14 +416,14 @@ def test_a_failed_build_waits_for_the_proofs_it_handed_out(tmp_path: Path, monke
         return chunk(*args)
 
     monkeypatch.setattr(workers, "proof_chunk", slow)
-    seal = events.seal_page
+    seal = pageseal.seal_page
 
     def refused(*args: Any) -> Any:
         sealed = seal(*args)
         sealed.findings.append(Finding(Reason.EXCERPT_MISMATCH, "index.html", "refused by the test"))
         return sealed
 
-    monkeypatch.setattr(events, "seal_page", refused)
+    monkeypatch.setattr(pageseal, "seal_page", refused)
     findings = refused_build(wiki)
     assert {f.reason for f in findings} == {Reason.EXCERPT_MISMATCH}
     assert "slow" in pools[-1].jobs  # proofs were handed out before the seal refused

@@ -31,7 +31,7 @@ from ..checks.inert import check_static
 from ..checks.manifest import MANIFEST_NAME
 from ..checks.prose import Author, check_prose, prose_file, source_text
 from ..checks.scan import scan_page
-from ..checks.seal import seal_page
+from ..checks.seal import PageSeal
 from ..checks.trusted import TrustedOutput
 from ..pages.a11y import name_search_dialog
 from ..pages.claims import claims_json
@@ -42,11 +42,13 @@ from ..pages.generate import (
 )
 from ..pages.highlight import source_job
 from ..pages.proofs import ProofSource
+from ..pages.staged import write_staged
 from ..pages.titles import escape_nav, set_page_title
 from ..pages.uris import source_uri
 from . import publish
 from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
 from .options import reader_options
+from .pageseal import BuiltPage, PagePolicy, seal_output, with_policy
 from .refusal import error_finding, refuse
 from .sitefiles import add_claims_json, add_site_files, wire_config
 from .workers import BuildHelper
@@ -298,30 +300,51 @@ class EvidenceBuild:
 
     @event_priority(LAST)
     def on_post_page(self, output: str, *, page: Page, config: Any) -> str:
+        """Seal the page's final HTML and give it its policy: on the helpers where there are
+        some (the page is written again with its policy once sealed), else here."""
         if self.model is None or self.pre is None:
             return output
         uri = page.file.src_uri
-        scan = scan_page(output)
         generated = self.model.pages.get(uri)
-        sealed = seal_page(
-            scan,
-            page.file.dest_uri,
-            self.pre.excerpts,
-            self.content_hashes,
-            generated.excerpts if generated is not None else None,
-            generated.windows if generated is not None else Counter(),
-        )
         if generated is not None:
             self.seen.add(uri)
+        built = BuiltPage(
+            output,
+            page.file.dest_uri,
+            uri,
+            generated.excerpts if generated is not None else None,
+            generated.windows if generated is not None else Counter(),
+            page.file.abs_dest_path,
+        )
         if self.helper is not None:
             self.helper.pump_proofs()
-        if sealed.findings:  # every page is sealed; the build is refused in on_post_build
+            # the pages sealed so far (all written by MkDocs by now), before this one goes out
+            self._take_seals(self.helper.sealed(wait=False))
+            if self.helper.seal_later(built, self._page_policy()):
+                return output
+        sealed, final = seal_output(built, self.pre.excerpts, self.content_hashes, self._page_policy())
+        self._take_seal(sealed)
+        return final
+
+    def _page_policy(self) -> PagePolicy:
+        return PagePolicy(csp.worker_source(self.config.site_url), self.web_fonts, self.offline)
+
+    def _take_seal(self, sealed: PageSeal) -> None:
+        """Every page is sealed; a page with findings refuses the build in on_post_build."""
+        if sealed.findings:
             self.seal_findings += sealed.findings
-            return output
+            return
         self.sealed += sealed.excerpts
         self.sealed_snapshots += sealed.snapshots
         self.sealed_windows += sealed.windows
-        return self._with_policy(output, scan.scripts, scan.styles, uri)
+
+    def _take_seals(self, done: list[tuple[BuiltPage, PageSeal, str | None]]) -> None:
+        """Pages sealed by the helpers, in page order: each written again with its policy."""
+        for built, sealed, value in done:
+            final = with_policy(built, sealed, value)
+            self._take_seal(sealed)
+            if final is not built.output and not sealed.findings:
+                write_staged(Path(built.path), final.encode("utf-8", errors="xmlcharrefreplace"))
 
     @event_priority(LAST)
     def on_post_template(self, output_content: str, *, template_name: str, config: Any) -> str:
@@ -354,6 +377,11 @@ class EvidenceBuild:
     def on_post_build(self, *, config: Any) -> None:
         if self.staging is None or self.site is None or self.model is None:
             return
+        if self.helper is not None:
+            try:
+                self._take_seals(self.helper.sealed(wait=True))
+            except (PublisherError, OSError, ValueError) as exc:
+                self.seal_findings.append(error_finding(exc, ".", "C-BUILD"))
         unbuilt = sorted(set(self.model.pages) - self.seen)
         sealing = self.seal_findings + [
             Finding(None, uri, "a generated page was not built, so it was not sealed", check="C-BUILD")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import CancelledError, Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -21,11 +22,13 @@ from ...kernel.reasons import Reason
 from ...parallel import default_workers, helper_pool
 from ...wiki.evidence import RunEvidence, WikiCheck
 from ..checks.manifest import check_record_copy
+from ..checks.seal import PageSeal
 from ..pages.context import Context, ContextSource, keyed_contexts, source_contexts
 from ..pages.highlight import SourceBody, SourceJob, render_source_body
 from ..pages.offline import record_js
 from ..pages.proofs import ProofSource, WrittenProofs, write_proofs
 from ..pages.staged import write_staged
+from .pageseal import BuiltPage, PagePolicy, seal_html
 
 log = logging.getLogger("mkdocs.plugins.publisher")
 
@@ -34,6 +37,7 @@ __all__ = [
     "render_report_job",
     "render_source_chunk",
     "check_record_chunk",
+    "seal_chunk",
     "context_chunk",
     "proof_chunk",
     "BuildHelper",
@@ -49,6 +53,22 @@ def render_report_page(
     read again), its "source" links to the wiki's source pages (``links``, by source id) and
     each excerpt's sentence context (``contexts``). Runs in the build's helper process or in-process."""
     return render.render_report_body(view, links, contexts)
+
+
+_SEAL_STATE: dict[int, tuple[Mapping[tuple[str, int, int], str], Mapping[str, str]]] = {}
+"""What the helpers seal pages against (the verified excerpts and content hashes), by build: set
+before the helpers are forked, so that they hold it as this process did, never sent to them."""
+
+_TOKENS = itertools.count(1)
+
+
+def seal_chunk(token: int, pages: list[BuiltPage], policy: PagePolicy) -> list[tuple[PageSeal, str | None]]:
+    """The seals of several pages (:func:`.pageseal.seal_html`) against the verified evidence of
+    build ``token`` (a helper's unit of work; LookupError in a process that does not hold it)."""
+    state = _SEAL_STATE.get(token)
+    if state is None:
+        raise LookupError("this process does not hold the build's verified evidence")
+    return [seal_html(page, state[0], state[1], policy) for page in pages]
 
 
 def render_report_job(view: ReportView, links: dict[str, str] | None, contexts: list[ContextSource]) -> str:
@@ -101,6 +121,10 @@ _PROOF_CHUNK = 32
 """Sources a chunk of excerpt proofs holds at most (with at most :data:`_CHUNK_CHARS` of text)."""
 
 
+_SEAL_CHUNK = 32
+"""Pages one helper job seals."""
+
+
 _CONTEXT_CHUNK = 32
 """Sources whose sentence contexts one helper job reads."""
 
@@ -146,6 +170,12 @@ class BuildHelper:
         self._proof_args: tuple[str, dict[str, bytes]] | None = None
         self._proof_lanes = 1
         self._contexts: dict[str, tuple[ContextSource, Future[list[dict[tuple[int, int], Context]]], int]] = {}
+        self._seal_token = next(_TOKENS)
+        hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
+        self._seal_state: tuple[Mapping[tuple[str, int, int], str], Mapping[str, str]] = (pre.excerpts, hashes)
+        self._seal_waiting: list[BuiltPage] = []
+        self._seals: deque[tuple[list[BuiltPage], Future[list[tuple[PageSeal, str | None]]] | None]] = deque()
+        self._seal_policy = PagePolicy(None, False, False)
 
     def _report_job(
         self, ev: RunEvidence, *, contexts: bool = True
@@ -166,6 +196,7 @@ class BuildHelper:
         self.close()
         if not (sources or runs) or default_workers() < 2:
             return
+        _SEAL_STATE[self._seal_token] = self._seal_state  # before the helpers are forked
         self._pool = helper_pool(2 if sources and runs else 1)
         if self._pool is None:
             return
@@ -191,6 +222,57 @@ class BuildHelper:
         if not self._pump():
             return
         log.debug(f"evidence hook: rendering {len(sources)} source text(s), {len(runs)} report(s) in helper processes")
+
+    @property
+    def content_hashes(self) -> Mapping[str, str]:
+        """The verified content hash of every source (what a page's snapshot text is held to)."""
+        return self._seal_state[1]
+
+    def seal_later(self, page: BuiltPage, policy: PagePolicy) -> bool:
+        """Hand a rendered page's seal to the helpers (in chunks); False where there are none
+        (the caller seals it here). :meth:`sealed` gives the seals back, in page order."""
+        if self._pool is None:
+            return False
+        self._seal_policy = policy
+        self._seal_waiting.append(page)
+        if len(self._seal_waiting) >= _SEAL_CHUNK:
+            self._hand_seals()
+        return True
+
+    def _hand_seals(self) -> None:
+        pages, self._seal_waiting = self._seal_waiting, []
+        future = None
+        if self._pool is not None and pages:
+            try:
+                future = self._pool.submit(seal_chunk, self._seal_token, pages, self._seal_policy)
+            except (BrokenProcessPool, RuntimeError, OSError):
+                future = None  # the helpers are gone: sealed here
+        if pages:
+            self._seals.append((pages, future))
+
+    def sealed(self, *, wait: bool) -> list[tuple[BuiltPage, PageSeal, str | None]]:
+        """The pages handed to :meth:`seal_later` whose seals are done, in page order, each with
+        its seal and its policy's value (:func:`.pageseal.seal_html`): with ``wait``, every one
+        (what is left is handed over first), else those ready now. A chunk whose helper died,
+        or that a helper could not seal, is sealed here; any other error is raised here."""
+        if wait:
+            self._hand_seals()
+        out: list[tuple[BuiltPage, PageSeal, str | None]] = []
+        while self._seals:
+            pages, future = self._seals[0]
+            if not wait and future is not None and not future.done():
+                break
+            self._seals.popleft()
+            results = None
+            if future is not None:
+                try:
+                    results = future.result()
+                except (BrokenProcessPool, CancelledError, LookupError):
+                    results = None  # sealed here instead
+            if results is None:
+                results = [seal_html(page, *self._seal_state, self._seal_policy) for page in pages]
+            out += [(page, seal, value) for page, (seal, value) in zip(pages, results, strict=True)]
+        return out
 
     def context_of(self, source: ContextSource) -> dict[tuple[int, int], Context]:
         """A source's sentence contexts (the reader of the model's
@@ -353,6 +435,7 @@ class BuildHelper:
         return once every job a helper had begun has ended (none writes into the staging folder
         after this)."""
         pool, self._pool = self._pool, None
+        _SEAL_STATE.pop(self._seal_token, None)
         for report in self._reports.values():
             report.cancel()
         for _, chunk in self._chunks:

@@ -610,10 +610,12 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     build_wiki(wiki)
     assert _built_pages(wiki) == expected
     jobs = helpers[-1].jobs
-    # the concepts' sentence contexts first, then the texts and the report; the excerpt proofs
-    # and the pages' seals once every page's slots are filled
+    # the concepts' sentence contexts first, then the texts and the report, the pages' prose as
+    # they are converted; the excerpt proofs and the pages' seals once every slot is filled
     assert jobs[:3] == ["context_chunk", "render_source_chunk", "render_report_job"]
-    assert set(jobs[3:]) == {"proof_chunk", "seal_chunk"}
+    assert "prose_chunk" in jobs
+    last_prose = max(i for i, job in enumerate(jobs) if job == "prose_chunk")
+    assert set(jobs[last_prose + 1 :]) == {"proof_chunk", "seal_chunk"}
     # A helper that died leaves every slot to be rendered in-process: same pages.
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: _BrokenHelper())
     build_wiki(wiki)
@@ -656,6 +658,40 @@ def test_pages_sealed_by_the_helpers_are_the_pages_sealed_here(
     monkeypatch.setattr(hook, "seal_chunk", not_held)
     build_wiki(wiki)
     assert _every_page(wiki) == expected
+
+
+def test_prose_checked_by_the_helpers_refuses_as_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helpers check each page's prose while MkDocs converts the next ones: the same findings
+    in the same order (with their lines) as checked in-process, and none of a page's fill."""
+    from publisher.site.build import events
+    from publisher.site.build import workers as hook
+
+    wiki = _wiki(tmp_path)
+    docs = wiki / "docs"
+    (docs / "a.md").write_text("# A\n\nfine\n\n<script>alert(1)</script>\n", encoding="utf-8")
+    (docs / "b.md").write_text("# B\n\n<iframe src='x'></iframe>\n\nand <b onclick='x()'>bold</b>\n", encoding="utf-8")
+    (docs / "c.md").write_text("# C\n\nplain prose\n", encoding="utf-8")
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
+    alone = refused_build(wiki)
+    assert {f.check for f in alone} == {"C-PROSE"} and {f.file for f in alone} == {"docs/a.md", "docs/b.md"}
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "_PROSE_CHUNK", 2)
+    helpers: list[_CountingHelper] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(_CountingHelper()) or helpers[-1])
+    fill = events.SiteModel.fill
+
+    def failing(self: object, uri: str, html: str) -> str:  # every page fails to fill
+        raise IntegrityError(f"page {uri}: refused by the test", reason=Reason.EXCERPT_MISMATCH)
+
+    monkeypatch.setattr(events.SiteModel, "fill", failing)
+    helped = refused_build(wiki)
+    assert "prose_chunk" in helpers[-1].jobs
+    prose = [f for f in helped if f.check == "C-PROSE"]
+    assert prose == list(alone)
+    filled = {f.file for f in helped if f.check != "C-PROSE"}
+    assert "c.md" in filled and not filled & {"a.md", "b.md"}  # no fill error where the prose failed
+    monkeypatch.setattr(events.SiteModel, "fill", fill)
+    assert refused_build(wiki) == alone
 
 
 def test_every_source_text_of_a_build_comes_from_the_helper_in_turn(

@@ -51,7 +51,7 @@ from .options import reader_options
 from .pageseal import BuiltPage, PagePolicy, seal_output, with_policy
 from .refusal import error_finding, refuse
 from .sitefiles import add_claims_json, add_site_files, wire_config
-from .workers import BuildHelper
+from .workers import BuildHelper, ProsePage
 
 __all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
 
@@ -96,6 +96,9 @@ class EvidenceBuild:
         self.config: Any = None
         self.helper: BuildHelper | None = None
         self.proof_sources: list[ProofSource] | None = None
+        self._prose_later: list[tuple[int, int, list[Finding]]] = []
+        """Pages whose prose the helpers check: where their findings go, their ticket, and the
+        page's fill error (counted only where the prose passed)."""
         """The sources whose excerpt proofs the helpers write while the pages are rendered."""
         self.publish_at: PublishAt = "post_build"
         self.ready = False
@@ -160,6 +163,7 @@ class EvidenceBuild:
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
         self.prose, self.seal_findings = [], []
         self.proof_sources = None
+        self._prose_later = []
         self.content_hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
         self.build_date = None if os.environ.get("SOURCE_DATE_EPOCH") else content_date(pre)
 
@@ -264,6 +268,10 @@ class EvidenceBuild:
             # A generated page without a concept file (a source, index or report page) holds no
             # prose: its Markdown is the build's own template, every value in it a slot, and its
             # final HTML is scanned by the seal like every page.
+            page_prose = ProsePage(html, file, str(path) if path else None, tuple(trusted), author)
+            ticket = self.helper.check_later(page_prose) if self.helper is not None else None
+            if ticket is not None:  # checked on the helpers; its findings are taken in on_env
+                return self._fill_later(page, html, ticket)
             found = check_prose(html, file=file, source=source_text(path), trusted=trusted, author=author)
         if found:
             self.prose += found
@@ -275,6 +283,26 @@ class EvidenceBuild:
         except PublisherError as exc:
             self.prose.append(error_finding(exc, page.file.src_uri, "C-BUILD"))
             return html  # refused in on_env with the other pages' findings
+
+    def _fill_later(self, page: Page, html: str, ticket: int) -> str:
+        """Fill a page whose prose the helpers check: a fill error counts only where the prose
+        passed (a page refused for its prose is never filled in-process either)."""
+        failed: list[Finding] = []
+        try:
+            filled = self.model.fill(page.file.src_uri, html) if self.model is not None else html
+        except PublisherError as exc:
+            failed, filled = [error_finding(exc, page.file.src_uri, "C-BUILD")], html
+        self._prose_later.append((len(self.prose), ticket, failed))
+        return filled
+
+    def _take_prose(self) -> None:
+        """The helpers' prose findings, each page's where its in-process check would have put them."""
+        if not self._prose_later or self.helper is None:
+            return
+        checked = self.helper.prose_findings()
+        for at, ticket, failed in reversed(self._prose_later):
+            self.prose[at:at] = checked[ticket] or failed
+        self._prose_later = []
 
     def _prose_source(self, page: Page) -> tuple[str, Path | None]:
         generated = self.model.pages.get(page.file.src_uri) if self.model is not None else None
@@ -290,6 +318,7 @@ class EvidenceBuild:
                 detail = "strict mode: MkDocs logged warnings while converting the pages ('mkdocs build' shows them)"
                 found.append(Finding(None, "mkdocs.yml", detail, check="C-BUILD"))
             raise CheckDone(found)
+        self._take_prose()
         if self.prose:
             raise refuse("evidence page check", self.prose)
         if self.helper is not None and self.staging is not None:

@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import CancelledError, Executor, Future
 from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -18,10 +19,12 @@ from ...gate import render
 from ...gate.render import ReportView
 from ...kernel.canonical import sha256_hex
 from ...kernel.errors import IntegrityError
+from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...parallel import default_workers, helper_pool
 from ...wiki.evidence import RunEvidence, WikiCheck
 from ..checks.manifest import check_record_copy
+from ..checks.prose import Author, check_prose, source_text
 from ..checks.seal import PageSeal
 from ..pages.context import Context, ContextSource, keyed_contexts, source_contexts
 from ..pages.highlight import SourceBody, SourceJob, render_source_body
@@ -38,6 +41,8 @@ __all__ = [
     "render_source_chunk",
     "check_record_chunk",
     "seal_chunk",
+    "prose_chunk",
+    "ProsePage",
     "context_chunk",
     "proof_chunk",
     "BuildHelper",
@@ -69,6 +74,32 @@ def seal_chunk(token: int, pages: list[BuiltPage], policy: PagePolicy) -> list[t
     if state is None:
         raise LookupError("this process does not hold the build's verified evidence")
     return [seal_html(page, state[0], state[1], policy) for page in pages]
+
+
+@dataclass(frozen=True)
+class ProsePage:
+    """One page's Markdown output and what its prose check needs (:func:`.prose.check_prose`)."""
+
+    html: str
+    file: str
+    path: str | None
+    """Its Markdown source, read for line numbers where a finding needs one."""
+    trusted: tuple[str, ...]
+    author: Author
+
+
+def prose_chunk(pages: list[ProsePage]) -> list[list[Finding]]:
+    """The prose findings of several pages (a helper's unit of work)."""
+    return [
+        check_prose(
+            page.html,
+            file=page.file,
+            source=source_text(Path(page.path) if page.path else None),
+            trusted=page.trusted,
+            author=page.author,
+        )
+        for page in pages
+    ]
 
 
 def render_report_job(view: ReportView, links: dict[str, str] | None, contexts: list[ContextSource]) -> str:
@@ -119,6 +150,10 @@ _CHUNKS_AHEAD = 4
 
 _PROOF_CHUNK = 32
 """Sources a chunk of excerpt proofs holds at most (with at most :data:`_CHUNK_CHARS` of text)."""
+
+
+_PROSE_CHUNK = 8
+"""Pages one helper job checks the prose of."""
 
 
 _SEAL_CHUNK = 32
@@ -176,6 +211,9 @@ class BuildHelper:
         self._seal_waiting: list[BuiltPage] = []
         self._seals: deque[tuple[list[BuiltPage], Future[list[tuple[PageSeal, str | None]]] | None]] = deque()
         self._seal_policy = PagePolicy(None, False, False)
+        self._prose_waiting: list[ProsePage] = []
+        self._prose: list[tuple[list[ProsePage], Future[list[list[Finding]]] | None]] = []
+        self._prose_count = 0
 
     def _report_job(
         self, ev: RunEvidence, *, contexts: bool = True
@@ -222,6 +260,46 @@ class BuildHelper:
         if not self._pump():
             return
         log.debug(f"evidence hook: rendering {len(sources)} source text(s), {len(runs)} report(s) in helper processes")
+
+    def check_later(self, page: ProsePage) -> int | None:
+        """Hand a page's prose check to the helpers (in chunks); its ticket in
+        :meth:`prose_findings`, or None where there are no helpers (the caller checks it here)."""
+        if self._pool is None:
+            return None
+        ticket = self._prose_count
+        self._prose_count += 1
+        self._prose_waiting.append(page)
+        if len(self._prose_waiting) >= _PROSE_CHUNK:
+            self._hand_prose()
+        return ticket
+
+    def _hand_prose(self) -> None:
+        pages, self._prose_waiting = self._prose_waiting, []
+        if not pages:
+            return
+        future = None
+        if self._pool is not None:
+            try:
+                future = self._pool.submit(prose_chunk, pages)
+            except (BrokenProcessPool, RuntimeError, OSError):
+                future = None  # the helpers are gone: checked here
+        self._prose.append((pages, future))
+
+    def prose_findings(self) -> list[list[Finding]]:
+        """The findings of every page handed to :meth:`check_later`, by ticket (those a dead
+        helper left are checked here; any other error is raised here)."""
+        self._hand_prose()
+        out: list[list[Finding]] = []
+        for pages, future in self._prose:
+            results = None
+            if future is not None:
+                try:
+                    results = future.result()
+                except (BrokenProcessPool, CancelledError):
+                    results = None
+            out += results if results is not None else prose_chunk(pages)
+        self._prose, self._prose_count = [], 0
+        return out
 
     @property
     def content_hashes(self) -> Mapping[str, str]:

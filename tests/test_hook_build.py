@@ -694,6 +694,67 @@ def test_prose_checked_by_the_helpers_refuses_as_in_process(tmp_path: Path, monk
     assert refused_build(wiki) == alone
 
 
+class _HeldHelper(Executor):
+    """A helper whose jobs wait until the test lets them run (what it was given, in order)."""
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[str, Future[object], object, tuple[object, ...]]] = []
+        self.released = False
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        future: Future[object] = Future()
+        self.jobs.append((fn.__name__, future, fn, args))
+        if self.released:
+            self.finish()
+        return future
+
+    def finish(self) -> None:
+        for _, future, fn, args in self.jobs:
+            if not future.done():
+                future.set_result(fn(*args))  # type: ignore[operator]
+
+
+def test_seals_share_one_lane_beside_mkdocs_and_never_pile_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On two cores one helper job at a time runs beside MkDocs' page rendering: the pages' core
+    stays theirs; pages waiting beyond a few chunks go out anyway (memory stays bounded), and
+    whatever waits is handed over at the end, every seal taken in page order."""
+    from collections import Counter as Count
+
+    from publisher.site.build import workers as hook
+    from publisher.site.build.pageseal import BuiltPage, PagePolicy
+
+    rb = _sample(tmp_path)
+    pre = run_preflight(rb.wiki)
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "_SEAL_CHUNK", 1)
+    pool = _HeldHelper()
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: pool)
+    helper = hook.BuildHelper(rb.wiki, pre)
+    helper.start([], list(pre.runs))
+    pool.finish()  # the report
+    before = len(pool.jobs)
+    html = "<!doctype html><html><head><meta charset='utf-8'></head><body><p>x</p></body></html>"
+    policy = PagePolicy(None, False, False)
+
+    def page(n: int) -> BuiltPage:
+        return BuiltPage(html, f"p{n}/index.html", f"p{n}.md", None, Count())
+
+    for n in range(3):
+        assert helper.seal_later(page(n), policy)
+    assert [job[0] for job in pool.jobs[before:]] == ["seal_chunk"], "one job at a time beside MkDocs"
+    assert helper.sealed(wait=False) == []
+    for n in range(3, 9):
+        helper.seal_later(page(n), policy)
+    assert len(pool.jobs) - before == 9 - 4, "beyond four waiting chunks, they go out at once"
+    pool.finish()
+    assert [p.dest for p, _, _ in helper.sealed(wait=False)] == [f"p{n}/index.html" for n in range(5)]
+    pool.released = True
+    done = helper.sealed(wait=True)
+    assert [p.dest for p, _, _ in done] == [f"p{n}/index.html" for n in range(5, 9)]
+    assert all(not seal.findings and value for _, seal, value in done)
+    helper.close()
+
+
 def test_every_source_text_of_a_build_comes_from_the_helper_in_turn(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -369,7 +369,7 @@ def test_proofs_of_other_bytes_than_the_published_record_refuse_the_build(
 
         def then_change(self: workers.BuildHelper, staging: Path, sources: list[Any], ring: Any) -> None:
             start(self, staging, sources, ring)
-            self.pump_proofs(lanes=len(sources))
+            self.pump(lanes=len(sources))
             for _, future in self._proofs:
                 future.result()  # every proof derived from the snapshot as it was
             changed.append(sources[0].stored)

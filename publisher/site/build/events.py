@@ -346,7 +346,7 @@ class EvidenceBuild:
             page.file.abs_dest_path,
         )
         if self.helper is not None:
-            self.helper.pump_proofs()
+            self.helper.pump()
             # the pages sealed so far (all written by MkDocs by now), before this one goes out
             self._take_seals(self.helper.sealed(wait=False))
             if self.helper.seal_later(built, self._page_policy()):

@@ -10,6 +10,7 @@ from concurrent.futures import CancelledError, Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -160,6 +161,19 @@ _SEAL_CHUNK = 32
 """Pages one helper job seals."""
 
 
+_SEALS_WAITING = 4
+"""Chunks of pages waiting for a helper at most: beyond, they go out at once."""
+
+
+@dataclass
+class _SealChunk:
+    """Pages whose seal a helper makes: ``handed`` once submitted (or left to this process)."""
+
+    pages: list[BuiltPage]
+    future: Future[list[tuple[PageSeal, str | None]]] | None = None
+    handed: bool = False
+
+
 _CONTEXT_CHUNK = 32
 """Sources whose sentence contexts one helper job reads."""
 
@@ -203,13 +217,17 @@ class BuildHelper:
         self._proof_queue: deque[list[ProofSource]] = deque()
         self._proofs_for: list[ProofSource] | None = None
         self._proof_args: tuple[str, dict[str, bytes]] | None = None
-        self._proof_lanes = 1
         self._contexts: dict[str, tuple[ContextSource, Future[list[dict[tuple[int, int], Context]]], int]] = {}
         self._seal_token = next(_TOKENS)
         hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
         self._seal_state: tuple[Mapping[tuple[str, int, int], str], Mapping[str, str]] = (pre.excerpts, hashes)
         self._seal_waiting: list[BuiltPage] = []
-        self._seals: deque[tuple[list[BuiltPage], Future[list[tuple[PageSeal, str | None]]] | None]] = deque()
+        self._seals: deque[_SealChunk] = deque()
+        """Every chunk of pages handed to :meth:`seal_later`, in page order, until it is taken."""
+        self._seal_queue: deque[_SealChunk] = deque()
+        """Those not handed to the helpers yet."""
+        self._inflight: list[Future[Any]] = []
+        self._lanes = 1
         self._seal_policy = PagePolicy(None, False, False)
         self._prose_waiting: list[ProsePage] = []
         self._prose: list[tuple[list[ProsePage], Future[list[list[Finding]]] | None]] = []
@@ -238,6 +256,7 @@ class BuildHelper:
         self._pool = helper_pool(2 if sources and runs else 1)
         if self._pool is None:
             return
+        self._lanes = max(1, min(2, default_workers() - 1))
         try:
             for i in range(0, len(contexts), _CONTEXT_CHUNK):
                 part = list(contexts[i : i + _CONTEXT_CHUNK])
@@ -319,14 +338,11 @@ class BuildHelper:
 
     def _hand_seals(self) -> None:
         pages, self._seal_waiting = self._seal_waiting, []
-        future = None
-        if self._pool is not None and pages:
-            try:
-                future = self._pool.submit(seal_chunk, self._seal_token, pages, self._seal_policy)
-            except (BrokenProcessPool, RuntimeError, OSError):
-                future = None  # the helpers are gone: sealed here
         if pages:
-            self._seals.append((pages, future))
+            chunk = _SealChunk(pages)
+            self._seals.append(chunk)
+            self._seal_queue.append(chunk)
+        self.pump()
 
     def sealed(self, *, wait: bool) -> list[tuple[BuiltPage, PageSeal, str | None]]:
         """The pages handed to :meth:`seal_later` whose seals are done, in page order, each with
@@ -335,10 +351,12 @@ class BuildHelper:
         or that a helper could not seal, is sealed here; any other error is raised here."""
         if wait:
             self._hand_seals()
+            self.pump(lanes=len(self._seal_queue) + len(self._proof_queue) + 2)
         out: list[tuple[BuiltPage, PageSeal, str | None]] = []
         while self._seals:
-            pages, future = self._seals[0]
-            if not wait and future is not None and not future.done():
+            chunk = self._seals[0]
+            future = chunk.future
+            if not wait and (not chunk.handed or (future is not None and not future.done())):
                 break
             self._seals.popleft()
             results = None
@@ -348,9 +366,39 @@ class BuildHelper:
                 except (BrokenProcessPool, CancelledError, LookupError):
                     results = None  # sealed here instead
             if results is None:
-                results = [seal_html(page, *self._seal_state, self._seal_policy) for page in pages]
-            out += [(page, seal, value) for page, (seal, value) in zip(pages, results, strict=True)]
+                results = [seal_html(page, *self._seal_state, self._seal_policy) for page in chunk.pages]
+            out += [(page, seal, value) for page, (seal, value) in zip(chunk.pages, results, strict=True)]
         return out
+
+    def pump(self, lanes: int | None = None) -> None:
+        """Hand the helpers what waits for them while MkDocs renders the pages (the pages' seals
+        first, then the excerpt proofs), keeping ``lanes`` jobs in their hands (by default one
+        per core beside the one MkDocs renders on: the pages' core stays theirs). Seals waiting
+        beyond a few chunks go out at once (their pages are held in memory until then)."""
+        pool = self._pool
+        if pool is None:
+            return
+        self._inflight = [future for future in self._inflight if not future.done()]
+        limit = lanes or self._lanes
+        try:
+            while len(self._inflight) < limit or len(self._seal_queue) > _SEALS_WAITING:
+                if self._seal_queue:
+                    chunk = self._seal_queue.popleft()
+                    chunk.handed = True
+                    chunk.future = pool.submit(seal_chunk, self._seal_token, chunk.pages, self._seal_policy)
+                    self._inflight.append(chunk.future)
+                elif self._proof_queue and self._proof_args is not None:
+                    part = self._proof_queue.popleft()
+                    future = pool.submit(proof_chunk, self._proof_args[0], part, self._proof_args[1])
+                    self._proofs.append((part, future))
+                    self._inflight.append(future)
+                else:
+                    break
+        except (BrokenProcessPool, RuntimeError, OSError):
+            for chunk in self._seal_queue:  # the helpers are gone: sealed and written here
+                chunk.handed = True
+            self._seal_queue.clear()
+            self._proof_queue.clear()
 
     def context_of(self, source: ContextSource) -> dict[tuple[int, int], Context]:
         """A source's sentence contexts (the reader of the model's
@@ -438,10 +486,10 @@ class BuildHelper:
         (they write them into the staging folder); :meth:`proofs` collects them.
 
         Called once every page's slots are filled (the source texts and reports are all taken).
-        The proofs go out in small chunks, one at a time per core beside the one MkDocs renders
-        on (at most the two helpers), each next one when MkDocs has rendered a page
-        (:meth:`pump_proofs`): the pages' core stays theirs, and a failed build waits for at
-        most one small chunk per helper before its staging folder goes.
+        The proofs go out in small chunks, after the pages' seals, as many at a time as there
+        are cores beside the one MkDocs renders on (at most the two helpers), each next one when
+        MkDocs has rendered a page (:meth:`pump`): the pages' core stays theirs, and a failed
+        build waits for at most one small chunk per helper before its staging folder goes.
         """
         self.close_proofs()
         if self._pool is None or not sources:
@@ -458,24 +506,8 @@ class BuildHelper:
             weight += size
         self._proof_queue.append(chunk)
         self._proof_args = (str(staging), _raw_keys(ring))
-        self._proof_lanes = max(1, min(2, default_workers() - 1))
         self._proofs_for = sources
-        self.pump_proofs()
-
-    def pump_proofs(self, lanes: int | None = None) -> None:
-        """Keep ``lanes`` (by default those :meth:`start_proofs` chose) chunks of proofs in the
-        helpers' hands while any is left to hand over."""
-        pool, args = self._pool, self._proof_args
-        if pool is None or args is None or not self._proof_queue:
-            return
-        running = sum(1 for _, future in self._proofs[-2:] if not future.done())
-        try:
-            while self._proof_queue and running < (lanes or self._proof_lanes):
-                chunk = self._proof_queue.popleft()
-                self._proofs.append((chunk, pool.submit(proof_chunk, args[0], chunk, args[1])))
-                running += 1
-        except (BrokenProcessPool, RuntimeError, OSError):
-            self._proof_queue.clear()  # the helpers are gone: proofs() writes the rest here
+        self.pump()
 
     def proofs(self, staging: Path, sources: list[ProofSource], ring: KeyRing) -> list[WrittenProofs]:
         """:func:`proof_chunk` over ``sources`` (in their order): on the helpers where they are
@@ -488,7 +520,7 @@ class BuildHelper:
         """
         if self._proofs_for is not sources:  # not handed over before: all of them now
             self.start_proofs(staging, sources, ring)
-        self.pump_proofs(lanes=len(self._proof_queue) + 2)
+        self.pump(lanes=len(self._seal_queue) + len(self._proof_queue) + 2)
         started, self._proofs = self._proofs, []
         self.close_proofs()
         out: list[WrittenProofs] = []

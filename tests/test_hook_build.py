@@ -39,6 +39,7 @@ from mkdocs.exceptions import Abort, PluginError
 from publisher.kernel.errors import IntegrityError
 from publisher.kernel.reasons import Reason
 from publisher.site.build import publish as publish_module
+from publisher.site.checks.checksite import check_site
 from publisher.site.checks.manifest import MANIFEST_NAME
 from publisher.site.checks.scan import scan_page
 from publisher.site.pages import generate as pages_module
@@ -332,6 +333,64 @@ def test_plugin_altering_a_published_record_fails_before_publication(
     findings = refused_build(wiki)
     _assert_untouched(wiki, before)
     assert [(f.reason, f.check) for f in findings] == [(Reason.SNAPSHOT_HASH_MISMATCH, "C-PUBLISH")]
+
+
+_FORGE_PROOF = """
+from pathlib import Path
+
+def on_post_build(config):
+    for proof in sorted(Path(config.site_dir).glob("sources/src-*/proofs/*.js"))[:1]:
+        proof.write_text(proof.read_text(encoding="utf-8").replace("Evidence", "Evidence "), encoding="utf-8")
+"""
+
+_READ_PAGES = """
+from pathlib import Path
+
+def on_post_build(config):
+    site = Path(config.site_dir)
+    bare = [p.relative_to(site).as_posix() for p in sorted(site.rglob("*.html"))
+            if 'http-equiv="Content-Security-Policy"' not in p.read_text(encoding="utf-8")]
+    (Path(config.config_file_path).parent / "bare-pages.txt").write_text("\\n".join(bare), encoding="utf-8")
+"""
+
+
+@pytest.mark.parametrize("helper", [False, True])
+def test_plugin_altering_a_proof_file_fails_before_publication(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: bool
+) -> None:
+    """The proofs are written while the pages are rendered (with helpers): a proof another
+    plugin changes in its on_post_build is refused, never sealed as it is now. Without helpers
+    they are written after every other plugin's on_post_build, which finds none to change."""
+    from publisher.site.build import workers as hook
+
+    if helper:
+        monkeypatch.setattr(hook, "default_workers", lambda: 2)
+        monkeypatch.setattr(hook, "helper_pool", lambda workers=1: ThreadPoolExecutor(max_workers=workers))
+    else:
+        monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
+    wiki = _with_hook(tmp_path, _FORGE_PROOF)
+    before = tree_digest(wiki / "site")
+    if not helper:
+        build_wiki(wiki)
+        assert check_site(wiki / "site", wiki).ok
+        return
+    findings = refused_build(wiki)
+    _assert_untouched(wiki, before)
+    assert [(f.reason, f.check) for f in findings] == [(Reason.SNAPSHOT_HASH_MISMATCH, "C-PUBLISH")]
+
+
+def test_other_plugins_read_every_page_with_its_policy_after_the_helpers_sealed_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages sealed on the helpers are written with their policy before any other plugin's
+    on_post_build, as when sealed in-process."""
+    from publisher.site.build import workers as hook
+
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: ThreadPoolExecutor(max_workers=workers))
+    wiki = _with_hook(tmp_path, _READ_PAGES)
+    build_wiki(wiki)
+    assert (wiki / "bare-pages.txt").read_text(encoding="utf-8") == ""
 
 
 def test_fake_excerpt_on_a_maintainer_page_fails(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from _wiki_helpers import build_wiki, make_wiki, refused_build, sample_run
 from mkdocs.exceptions import Abort
+from mkdocs.plugins import CombinedEvent
 
 from publisher.kernel.merkle import ExcerptProof, verify_proof
 from publisher.kernel.reasons import Reason
@@ -333,13 +334,14 @@ def test_the_helpers_write_the_proofs_while_the_pages_are_rendered(
     alone = {p.relative_to(wiki / "site").as_posix(): p.read_bytes() for p in _proof_files(wiki / "site")}
     pools = _with_helpers(monkeypatch)
     at_post_build: list[list[str]] = []
-    post_build = EvidenceBuild.on_post_build
+    seal_pages = EvidenceBuild._seal_pages
 
     def spy(self: EvidenceBuild, *, config: Any) -> None:
         at_post_build.append(list(pools[-1].jobs))
-        post_build(self, config=config)
+        seal_pages(self, config=config)
 
-    monkeypatch.setattr(EvidenceBuild, "on_post_build", spy)
+    monkeypatch.setattr(EvidenceBuild, "_seal_pages", spy)
+    monkeypatch.setattr(EvidenceBuild, "on_post_build", CombinedEvent(spy, EvidenceBuild._finish_build))
     build_wiki(wiki)
     assert "proof_chunk" in at_post_build[-1], "the proofs were not handed over before the pages were done"
     helped = {p.relative_to(wiki / "site").as_posix(): p.read_bytes() for p in _proof_files(wiki / "site")}

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
-from mkdocs.plugins import event_priority
+from mkdocs.plugins import CombinedEvent, event_priority
 from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
@@ -57,6 +57,9 @@ __all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
 
 LAST = -1000
 """Event priority that runs after every ordinary plugin."""
+
+FIRST = 1000
+"""Event priority that runs before every ordinary plugin."""
 
 FINAL = float("-inf")
 """Event priority of publication at shutdown: after every other handler."""
@@ -402,15 +405,22 @@ class EvidenceBuild:
             self.seal_findings.append(error_finding(exc, where, "C-CSP"))
             return output
 
-    @event_priority(LAST)
-    def on_post_build(self, *, config: Any) -> None:
-        if self.staging is None or self.site is None or self.model is None:
-            return
-        if self.helper is not None:
+    @event_priority(FIRST)
+    def _seal_pages(self, *, config: Any) -> None:
+        """Every page sealed on the helpers is taken and written with its policy before any other
+        plugin's ``on_post_build`` reads the site: they see the pages as MkDocs' process would
+        have written them."""
+        if self.helper is not None and self.model is not None:
             try:
                 self._take_seals(self.helper.sealed(wait=True))
             except (PublisherError, OSError, ValueError) as exc:
                 self.seal_findings.append(error_finding(exc, ".", "C-BUILD"))
+
+    @event_priority(LAST)
+    def _finish_build(self, *, config: Any) -> None:
+        if self.staging is None or self.site is None or self.model is None:
+            return
+        self._seal_pages(config=config)  # none left where the first handler ran
         unbuilt = sorted(set(self.model.pages) - self.seen)
         sealing = self.seal_findings + [
             Finding(None, uri, "a generated page was not built, so it was not sealed", check="C-BUILD")
@@ -449,6 +459,10 @@ class EvidenceBuild:
         self.ready = True
         if self.publish_at == "post_build":
             self.publish_now()
+
+    on_post_build = CombinedEvent(_seal_pages, _finish_build)
+    """First the pages sealed on the helpers, then (last) the seal's verdict, the published
+    records, the proofs and the manifest."""
 
     def _proof_sources(self) -> list[ProofSource]:
         """Every published source with its cited spans, its mode, its retrieval events and its

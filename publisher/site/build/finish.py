@@ -112,14 +112,28 @@ def publish_proofs(
 def write_manifest(
     staging: Path, build: Sealed, records: list[dict[str, Any]], proofs: list[dict[str, Any]] | None = None
 ) -> None:
-    """Write ``evidence-manifest.json``: the sealed elements and every file of the site."""
+    """Write ``evidence-manifest.json``: the sealed elements and every file of the site.
+
+    Each record and proof file must still be the bytes the build verified or wrote (the proofs
+    are written while the pages are rendered, before other plugins' ``on_post_build``): one
+    changed since is refused (SNAPSHOT_HASH_MISMATCH), never sealed as it is now."""
+    files = seal_files(staging)
+    found = {entry["path"]: entry["sha256"] for entry in files}
+    written = [(record_uri(e["source_id"]), e["sha256"]) for e in records]
+    written += [(e["path"], e["sha256"]) for e in proofs or []]
+    changed = [path for path, digest in written if found.get(path) != digest]
+    if changed:
+        raise IntegrityError(
+            f"{changed[0]} changed after the build verified or wrote it ({len(changed)} file(s))",
+            reason=Reason.SNAPSHOT_HASH_MISMATCH,
+        )
     data = manifest_bytes(
         build.sealed,
         build.sealed_snapshots,
         f"publisher {publisher.__version__}",
         windows=build.sealed_windows,
         records=records,
-        files=seal_files(staging),
+        files=files,
         proofs=proofs or [],
     )
     (staging / MANIFEST_NAME).write_bytes(data)

@@ -1,4 +1,8 @@
-"""The build's helper processes: source texts, reports and record copies rendered ahead of MkDocs."""
+"""The build's helper processes: what the build does beside MkDocs' page rendering.
+
+Source texts, reports and the concept pages' sentence contexts ahead of MkDocs; each page's prose
+check and seal while MkDocs goes on; the excerpt proofs while the pages are rendered; the record
+copies once they are built (:class:`BuildHelper`)."""
 
 from __future__ import annotations
 
@@ -194,6 +198,12 @@ class BuildHelper:
     a helper dies, the slot is rendered in-process when its page is filled. Either way the same
     functions render it, and an error in them fails the build as before; the seal then checks
     every page's output against the preflight, wherever it was rendered.
+
+    The same helpers read the concept pages' sentence contexts (:meth:`context_of`), check each
+    page's prose (:meth:`check_later`), seal each rendered page (:meth:`seal_later`) and write
+    the excerpt proofs (:meth:`start_proofs`) while MkDocs goes on; during the rendering, one job
+    at a time per core beside MkDocs' (:meth:`pump`). Each result is taken back in page order,
+    and where a helper is gone the same function runs here.
     """
 
     def __init__(self, wiki_root: Path, pre: WikiCheck) -> None:

@@ -179,6 +179,27 @@ def test_create_exclusive_never_replaces_a_name(tmp_path: Path) -> None:
     assert _leftovers(tmp_path) == []
 
 
+def test_a_staged_file_replaces_a_file_and_never_follows_a_link(tmp_path: Path) -> None:
+    """The build's own files of a staging folder (published whole, fsynced then): written in
+    place, their folders made; a link in place of one is refused, its target untouched."""
+    from publisher.site.pages.staged import write_staged
+
+    path = tmp_path / "sources" / "src-x" / "proofs" / "0-4.js"
+    write_staged(path, b"first")
+    write_staged(path, b"second, longer")
+    assert path.read_bytes() == b"second, longer"
+    target = tmp_path / "target"
+    target.write_bytes(b"kept")
+    (tmp_path / "link").symlink_to(target)
+    with pytest.raises(OSError):
+        write_staged(tmp_path / "link", b"x")
+    assert target.read_bytes() == b"kept"
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(OSError):
+        write_staged(tmp_path / "dangling", b"x")
+    assert not (tmp_path / "nowhere").exists()
+
+
 # --- every other module goes through them ----------------------------------------------------
 
 _OPENERS = {"open", "read_bytes", "read_text", "write_bytes", "write_text", "replace", "rename", "link", "write"}
@@ -196,6 +217,8 @@ _ALLOWED = {
     ("site/build/publish.py", "os.replace"): "the site's link replaced in one step",
     ("site/build/policy.py", "open"): "MkDocs' own loader reads mkdocs.yml from a file object (is_file() first)",
     ("site/build/finish.py", ".write_bytes"): "the manifest is written into the staging folder, published whole",
+    ("site/pages/staged.py", "os.open"): "a file of the staging folder, which is published whole (fsynced then)",
+    ("site/pages/staged.py", "os.write"): "a file of the staging folder, which is published whole (fsynced then)",
     ("gate/render.py", ".read_text"): "the package's own stylesheet, not input",
     ("site/build/sitefiles.py", ".read_text"): "the package's own stylesheet, not input",
     ("site/scaffold.py", ".read_bytes"): "the package's own scaffold files, not input",

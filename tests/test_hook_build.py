@@ -39,6 +39,7 @@ from mkdocs.exceptions import Abort, PluginError
 from publisher.kernel.errors import IntegrityError
 from publisher.kernel.reasons import Reason
 from publisher.site.build import publish as publish_module
+from publisher.site.checks.checksite import check_site
 from publisher.site.checks.manifest import MANIFEST_NAME
 from publisher.site.checks.scan import scan_page
 from publisher.site.pages import generate as pages_module
@@ -334,6 +335,64 @@ def test_plugin_altering_a_published_record_fails_before_publication(
     assert [(f.reason, f.check) for f in findings] == [(Reason.SNAPSHOT_HASH_MISMATCH, "C-PUBLISH")]
 
 
+_FORGE_PROOF = """
+from pathlib import Path
+
+def on_post_build(config):
+    for proof in sorted(Path(config.site_dir).glob("sources/src-*/proofs/*.js"))[:1]:
+        proof.write_text(proof.read_text(encoding="utf-8").replace("Evidence", "Evidence "), encoding="utf-8")
+"""
+
+_READ_PAGES = """
+from pathlib import Path
+
+def on_post_build(config):
+    site = Path(config.site_dir)
+    bare = [p.relative_to(site).as_posix() for p in sorted(site.rglob("*.html"))
+            if 'http-equiv="Content-Security-Policy"' not in p.read_text(encoding="utf-8")]
+    (Path(config.config_file_path).parent / "bare-pages.txt").write_text("\\n".join(bare), encoding="utf-8")
+"""
+
+
+@pytest.mark.parametrize("helper", [False, True])
+def test_plugin_altering_a_proof_file_fails_before_publication(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: bool
+) -> None:
+    """The proofs are written while the pages are rendered (with helpers): a proof another
+    plugin changes in its on_post_build is refused, never sealed as it is now. Without helpers
+    they are written after every other plugin's on_post_build, which finds none to change."""
+    from publisher.site.build import workers as hook
+
+    if helper:
+        monkeypatch.setattr(hook, "default_workers", lambda: 2)
+        monkeypatch.setattr(hook, "helper_pool", lambda workers=1: ThreadPoolExecutor(max_workers=workers))
+    else:
+        monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
+    wiki = _with_hook(tmp_path, _FORGE_PROOF)
+    before = tree_digest(wiki / "site")
+    if not helper:
+        build_wiki(wiki)
+        assert check_site(wiki / "site", wiki).ok
+        return
+    findings = refused_build(wiki)
+    _assert_untouched(wiki, before)
+    assert [(f.reason, f.check) for f in findings] == [(Reason.SNAPSHOT_HASH_MISMATCH, "C-PUBLISH")]
+
+
+def test_other_plugins_read_every_page_with_its_policy_after_the_helpers_sealed_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages sealed on the helpers are written with their policy before any other plugin's
+    on_post_build, as when sealed in-process."""
+    from publisher.site.build import workers as hook
+
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: ThreadPoolExecutor(max_workers=workers))
+    wiki = _with_hook(tmp_path, _READ_PAGES)
+    build_wiki(wiki)
+    assert (wiki / "bare-pages.txt").read_text(encoding="utf-8") == ""
+
+
 def test_fake_excerpt_on_a_maintainer_page_fails(tmp_path: Path) -> None:
     wiki, before = _published(tmp_path)
     fake = '<span class="evidence-excerpt" data-source-id="src-' + "0" * 64 + '" data-start="0" data-end="3">abc</span>'
@@ -610,12 +669,180 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     build_wiki(wiki)
     assert _built_pages(wiki) == expected
     jobs = helpers[-1].jobs
-    assert [job for job in jobs if job != "proof_chunk"] == ["render_source_chunk", "render_report_page"]
-    assert jobs[2:] and set(jobs[2:]) == {"proof_chunk"}  # the excerpt proofs, once the pages are built
+    # the concepts' sentence contexts first, then the texts and the report, the pages' prose as
+    # they are converted; the excerpt proofs and the pages' seals once every slot is filled
+    assert jobs[:3] == ["context_chunk", "render_source_chunk", "render_report_job"]
+    assert "prose_chunk" in jobs
+    last_prose = max(i for i, job in enumerate(jobs) if job == "prose_chunk")
+    assert set(jobs[last_prose + 1 :]) == {"proof_chunk", "seal_chunk"}
     # A helper that died leaves every slot to be rendered in-process: same pages.
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: _BrokenHelper())
     build_wiki(wiki)
     assert _built_pages(wiki) == expected
+
+
+def _every_page(wiki: Path) -> dict[str, str]:
+    """Every HTML file of the built site, time stamps masked."""
+    site = wiki / "site"
+    pages = sorted(site.rglob("*.html"))
+    assert pages
+    return {p.relative_to(site).as_posix(): _STAMP.sub("<time>", p.read_text(encoding="utf-8")) for p in pages}
+
+
+@pytest.mark.parametrize("chunk", [1, 32])
+def test_pages_sealed_by_the_helpers_are_the_pages_sealed_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """Each page's seal and policy are made on the helpers while MkDocs renders the next ones,
+    and the page is written again with its policy: the same site as sealed in-process, also
+    when every page goes out at once (one a chunk) and when a helper cannot seal."""
+    from publisher.site.build import workers as hook
+
+    wiki, _ = _published(tmp_path)
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
+    build_wiki(wiki)
+    expected = _every_page(wiki)
+    assert all('http-equiv="Content-Security-Policy"' in html for html in expected.values())
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "_SEAL_CHUNK", chunk)
+    helpers: list[_CountingHelper] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(_CountingHelper()) or helpers[-1])
+    build_wiki(wiki)
+    assert helpers[-1].jobs.count("seal_chunk") >= (len(expected) - 1) // chunk
+    assert _every_page(wiki) == expected
+
+    def not_held(*args: object) -> object:
+        raise LookupError("this process does not hold the build's verified evidence")
+
+    monkeypatch.setattr(hook, "seal_chunk", not_held)
+    build_wiki(wiki)
+    assert _every_page(wiki) == expected
+
+
+def test_prose_checked_by_the_helpers_refuses_as_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The helpers check each page's prose while MkDocs converts the next ones: the same findings
+    in the same order (with their lines) as checked in-process, and none of a page's fill."""
+    from publisher.site.build import events
+    from publisher.site.build import workers as hook
+
+    wiki = _wiki(tmp_path)
+    docs = wiki / "docs"
+    (docs / "a.md").write_text("# A\n\nfine\n\n<script>alert(1)</script>\n", encoding="utf-8")
+    (docs / "b.md").write_text("# B\n\n<iframe src='x'></iframe>\n\nand <b onclick='x()'>bold</b>\n", encoding="utf-8")
+    (docs / "c.md").write_text("# C\n\nplain prose\n", encoding="utf-8")
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
+    alone = refused_build(wiki)
+    assert {f.check for f in alone} == {"C-PROSE"} and {f.file for f in alone} == {"docs/a.md", "docs/b.md"}
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "_PROSE_CHUNK", 2)
+    helpers: list[_CountingHelper] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(_CountingHelper()) or helpers[-1])
+    fill = events.SiteModel.fill
+
+    def failing(self: object, uri: str, html: str) -> str:  # every page fails to fill
+        raise IntegrityError(f"page {uri}: refused by the test", reason=Reason.EXCERPT_MISMATCH)
+
+    monkeypatch.setattr(events.SiteModel, "fill", failing)
+    helped = refused_build(wiki)
+    assert "prose_chunk" in helpers[-1].jobs
+    prose = [f for f in helped if f.check == "C-PROSE"]
+    assert prose == list(alone)
+    filled = {f.file for f in helped if f.check != "C-PROSE"}
+    assert "c.md" in filled and not filled & {"a.md", "b.md"}  # no fill error where the prose failed
+    monkeypatch.setattr(events.SiteModel, "fill", fill)
+    assert refused_build(wiki) == alone
+
+
+class _HeldHelper(Executor):
+    """A helper whose jobs wait until the test lets them run (what it was given, in order)."""
+
+    def __init__(self) -> None:
+        self.jobs: list[tuple[str, Future[object], object, tuple[object, ...]]] = []
+        self.released = False
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        future: Future[object] = Future()
+        self.jobs.append((fn.__name__, future, fn, args))
+        if self.released:
+            self.finish()
+        return future
+
+    def finish(self) -> None:
+        for _, future, fn, args in self.jobs:
+            if not future.done():
+                future.set_result(fn(*args))  # type: ignore[operator]
+
+
+def test_seals_share_one_lane_beside_mkdocs_and_never_pile_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On two cores one helper job at a time runs beside MkDocs' page rendering: the pages' core
+    stays theirs; pages waiting beyond a few chunks go out anyway (memory stays bounded), and
+    whatever waits is handed over at the end, every seal taken in page order."""
+    from collections import Counter as Count
+
+    from publisher.site.build import workers as hook
+    from publisher.site.build.pageseal import BuiltPage, PagePolicy
+
+    rb = _sample(tmp_path)
+    pre = run_preflight(rb.wiki)
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    monkeypatch.setattr(hook, "_SEAL_CHUNK", 1)
+    pool = _HeldHelper()
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: pool)
+    helper = hook.BuildHelper(rb.wiki, pre)
+    helper.start([], list(pre.runs))
+    pool.finish()  # the report
+    before = len(pool.jobs)
+    html = "<!doctype html><html><head><meta charset='utf-8'></head><body><p>x</p></body></html>"
+    policy = PagePolicy(None, False, False)
+
+    def page(n: int) -> BuiltPage:
+        return BuiltPage(html, f"p{n}/index.html", f"p{n}.md", None, Count())
+
+    for n in range(3):
+        assert helper.seal_later(page(n), policy)
+    assert [job[0] for job in pool.jobs[before:]] == ["seal_chunk"], "one job at a time beside MkDocs"
+    assert helper.sealed(wait=False) == []
+    for n in range(3, 9):
+        helper.seal_later(page(n), policy)
+    assert len(pool.jobs) - before == 9 - 4, "beyond four waiting chunks, they go out at once"
+    pool.finish()
+    assert [p.dest for p, _, _ in helper.sealed(wait=False)] == [f"p{n}/index.html" for n in range(5)]
+    pool.released = True
+    done = helper.sealed(wait=True)
+    assert [p.dest for p, _, _ in done] == [f"p{n}/index.html" for n in range(5, 9)]
+    assert all(not seal.findings and value for _, seal, value in done)
+    helper.close()
+
+
+def test_every_source_text_of_a_build_comes_from_the_helper_in_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper is handed the source texts in the order MkDocs builds their pages, so none is
+    rendered a second time in-process for being asked out of turn (one page per chunk makes
+    any other order show)."""
+    import threading
+
+    from publisher.site.build import workers as hook
+
+    wiki, _ = _published(tmp_path)
+    pre = run_preflight(wiki)
+    assert len(pre.sources) > 1
+    here: list[str] = []
+    render = hook.render_source_body
+
+    def counted(job: SourceJob) -> SourceBody:
+        if threading.current_thread() is threading.main_thread():
+            here.append(job.source_id)
+        return render(job)
+
+    monkeypatch.setattr(hook, "render_source_body", counted)
+    monkeypatch.setattr(hook, "_CHUNK_PAGES", 1)
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    pools: list[_CountingHelper] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: pools.append(_CountingHelper()) or pools[-1])
+    build_wiki(wiki)
+    assert pools[-1].jobs.count("render_source_chunk") == len(pre.sources)
+    assert here == [], "a source text was rendered in-process: the helper had it in another order"
 
 
 def test_a_source_text_failing_on_the_helper_fails_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -128,6 +128,7 @@ ORDER: dict[str, list[Entry]] = {
             [
                 "__init__",
                 "uris",
+                "staged",
                 "markup",
                 "titles",
                 "a11y",
@@ -165,6 +166,7 @@ ORDER: dict[str, list[Entry]] = {
                 "options",
                 "policy",
                 "publish",
+                "pageseal",
                 "workers",
                 "finish",
                 "sitefiles",

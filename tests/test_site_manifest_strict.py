@@ -135,3 +135,23 @@ def test_the_reader_refuses_a_file_past_its_limit(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "fifo")
     with pytest.raises(_fs.NotRegularFileError):
         _fs.read_regular(tmp_path / "fifo", limit=9)
+
+
+def test_the_site_tree_lists_files_folders_and_everything_else_without_following_links(tmp_path: Path) -> None:
+    from publisher.site.checks.manifest import site_tree
+
+    site = tmp_path / "site"
+    (site / "a" / "b").mkdir(parents=True)
+    (site / "a" / "b" / "page.html").write_text("x", encoding="utf-8")
+    (site / "top.css").write_text("x", encoding="utf-8")
+    (site / MANIFEST_NAME).write_text("{}", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("x", encoding="utf-8")
+    (site / "a" / "linked").symlink_to(outside, target_is_directory=True)
+    (site / "file-link").symlink_to(site / "top.css")
+    os.mkfifo(site / "a" / "pipe")
+    files, odd, folders = site_tree(site)
+    assert files == ["a/b/page.html", "top.css"]  # the manifest itself left out
+    assert odd == ["a/linked", "a/pipe", "file-link"]
+    assert folders == ["a", "a/b"]

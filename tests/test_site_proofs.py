@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _wiki_helpers import build_wiki, make_wiki, refused_build, sample_run
 from mkdocs.exceptions import Abort
+from mkdocs.plugins import CombinedEvent
 
 from publisher.kernel.merkle import ExcerptProof, verify_proof
 from publisher.kernel.reasons import Reason
@@ -281,3 +283,152 @@ def test_a_snapshot_stored_before_roots_gets_its_root_from_the_verified_text(tmp
     assert verify_proof(proof, root=merkle_root(text))[0] == "The effect was large."
     assert "merkle_root" not in json.loads((site / "sources" / snap.source_id / "record.json").read_bytes())
     assert check_site(site, wiki).ok
+
+
+# --- proofs written while the pages are rendered ---------------------------------------------
+
+
+class _ThreadHelpers(ThreadPoolExecutor):
+    """Helpers on threads (what they were handed, in order): the build's helper pool in-process."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=2)
+        self.jobs: list[str] = []
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        self.jobs.append(fn.__name__)
+        return super().submit(fn, *args, **kwargs)
+
+
+def _with_helpers(monkeypatch: pytest.MonkeyPatch) -> list[_ThreadHelpers]:
+    from publisher.site.build import workers
+
+    pools: list[_ThreadHelpers] = []
+    monkeypatch.setattr(workers, "default_workers", lambda: 2)
+    monkeypatch.setattr(workers, "helper_pool", lambda workers=1: pools.append(_ThreadHelpers()) or pools[-1])
+    return pools
+
+
+def _reseal_title(stored: Path) -> None:
+    """Give a stored snapshot another title, sealed again: a valid record of the same source id
+    (which covers the URL and the text, not the metadata), with other bytes."""
+    from publisher.kernel.canonical import canonical_bytes, record_hash_for
+
+    record = json.loads(stored.read_bytes())
+    record["title"] = f"{record.get('title') or ''} (retitled)"
+    record["record_hash"] = record_hash_for({k: v for k, v in record.items() if k != "record_hash"})
+    _writable(stored).write_bytes(canonical_bytes(record) + b"\n")
+
+
+def test_the_helpers_write_the_proofs_while_the_pages_are_rendered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Handed over once every page's slots are filled, before the last page is rendered; the
+    site is the one the build writes without helpers."""
+    from publisher.site.build import workers
+    from publisher.site.build.events import EvidenceBuild
+
+    wiki, _ = _wiki(tmp_path)
+    monkeypatch.setattr(workers, "helper_pool", lambda workers=1: None)
+    build_wiki(wiki)
+    alone = {p.relative_to(wiki / "site").as_posix(): p.read_bytes() for p in _proof_files(wiki / "site")}
+    pools = _with_helpers(monkeypatch)
+    at_post_build: list[list[str]] = []
+    seal_pages = EvidenceBuild._seal_pages
+
+    def spy(self: EvidenceBuild, *, config: Any) -> None:
+        at_post_build.append(list(pools[-1].jobs))
+        seal_pages(self, config=config)
+
+    monkeypatch.setattr(EvidenceBuild, "_seal_pages", spy)
+    monkeypatch.setattr(EvidenceBuild, "on_post_build", CombinedEvent(spy, EvidenceBuild._finish_build))
+    build_wiki(wiki)
+    assert "proof_chunk" in at_post_build[-1], "the proofs were not handed over before the pages were done"
+    helped = {p.relative_to(wiki / "site").as_posix(): p.read_bytes() for p in _proof_files(wiki / "site")}
+    assert helped == alone and alone
+    assert check_site(wiki / "site", wiki).ok
+
+
+@pytest.mark.parametrize("helpers", [True, False])
+def test_proofs_of_other_bytes_than_the_published_record_refuse_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helpers: bool
+) -> None:
+    """A snapshot re-sealed with other metadata during the build (still a valid record of the
+    same source id) after its proofs were derived (with helpers), or after its copy in the
+    site was verified (without): the proofs would vouch for another record than the published
+    one, so the build is refused (SNAPSHOT_HASH_MISMATCH) and the published site untouched."""
+    from _wiki_helpers import leftovers, tree_digest
+
+    from publisher.site.build import events, workers
+
+    wiki, _ = _wiki(tmp_path)
+    build_wiki(wiki)
+    before = tree_digest(wiki / "site")
+    changed: list[Path] = []
+    if helpers:
+        _with_helpers(monkeypatch)
+        start = workers.BuildHelper.start_proofs
+
+        def then_change(self: workers.BuildHelper, staging: Path, sources: list[Any], ring: Any) -> None:
+            start(self, staging, sources, ring)
+            self.pump(lanes=len(sources))
+            for _, future in self._proofs:
+                future.result()  # every proof derived from the snapshot as it was
+            changed.append(sources[0].stored)
+            _reseal_title(sources[0].stored)  # before MkDocs copies it into the site
+
+        monkeypatch.setattr(workers.BuildHelper, "start_proofs", then_change)
+    else:
+        monkeypatch.setattr(workers, "helper_pool", lambda workers=1: None)
+        records = events.publish_records
+
+        def then_change_stored(staging: Path, sids: list[str], helper: Any, *, offline: bool) -> Any:
+            out = records(staging, sids, helper, offline=offline)
+            stored = next(iter(sorted(wiki.glob(f"runs/*/sources/{sids[0]}.json"))))
+            changed.append(stored)
+            _reseal_title(stored)  # after the site's copy was verified
+            return out
+
+        monkeypatch.setattr(events, "publish_records", then_change_stored)
+    findings = refused_build(wiki)
+    assert changed
+    assert [(f.reason, f.check) for f in findings] == [(Reason.SNAPSHOT_HASH_MISMATCH, "C-PUBLISH")]
+    assert tree_digest(wiki / "site") == before
+    assert leftovers(wiki) == []
+
+
+def test_a_failed_build_waits_for_the_proofs_it_handed_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seal refuses a page while a helper is still writing proofs: the staging folder is
+    removed only once that helper has stopped, so nothing of the build is left behind."""
+    import time
+
+    from _wiki_helpers import leftovers, tree_digest
+
+    from publisher.kernel.findings import Finding
+    from publisher.site.build import pageseal, workers
+
+    wiki, _ = _wiki(tmp_path)
+    build_wiki(wiki)
+    before = tree_digest(wiki / "site")
+    pools = _with_helpers(monkeypatch)
+    chunk = workers.proof_chunk
+
+    def slow(*args: Any) -> Any:
+        time.sleep(0.5)  # still writing when the build fails
+        return chunk(*args)
+
+    monkeypatch.setattr(workers, "proof_chunk", slow)
+    seal = pageseal.seal_page
+
+    def refused(*args: Any) -> Any:
+        sealed = seal(*args)
+        sealed.findings.append(Finding(Reason.EXCERPT_MISMATCH, "index.html", "refused by the test"))
+        return sealed
+
+    monkeypatch.setattr(pageseal, "seal_page", refused)
+    findings = refused_build(wiki)
+    assert {f.reason for f in findings} == {Reason.EXCERPT_MISMATCH}
+    assert "slow" in pools[-1].jobs  # proofs were handed out before the seal refused
+    time.sleep(0.7)  # had a helper outlived the build, its writes would land by now
+    assert leftovers(wiki) == []
+    assert tree_digest(wiki / "site") == before

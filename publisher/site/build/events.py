@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Literal
 
-from mkdocs.plugins import event_priority
+from mkdocs.plugins import CombinedEvent, event_priority
 from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
@@ -31,28 +31,35 @@ from ..checks.inert import check_static
 from ..checks.manifest import MANIFEST_NAME
 from ..checks.prose import Author, check_prose, prose_file, source_text
 from ..checks.scan import scan_page
-from ..checks.seal import seal_page
+from ..checks.seal import PageSeal
 from ..checks.trusted import TrustedOutput
 from ..pages.a11y import name_search_dialog
 from ..pages.claims import claims_json
+from ..pages.context import context_source
 from ..pages.generate import (
     SiteModel,
     content_date,
 )
 from ..pages.highlight import source_job
 from ..pages.proofs import ProofSource
+from ..pages.staged import write_staged
 from ..pages.titles import escape_nav, set_page_title
+from ..pages.uris import source_uri
 from . import publish
 from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
 from .options import reader_options
+from .pageseal import BuiltPage, PagePolicy, seal_output, with_policy
 from .refusal import error_finding, refuse
 from .sitefiles import add_claims_json, add_site_files, wire_config
-from .workers import BuildHelper
+from .workers import BuildHelper, ProsePage
 
 __all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
 
 LAST = -1000
 """Event priority that runs after every ordinary plugin."""
+
+FIRST = 1000
+"""Event priority that runs before every ordinary plugin."""
 
 FINAL = float("-inf")
 """Event priority of publication at shutdown: after every other handler."""
@@ -91,6 +98,11 @@ class EvidenceBuild:
         self.counter: CountHandler | None = None
         self.config: Any = None
         self.helper: BuildHelper | None = None
+        self.proof_sources: list[ProofSource] | None = None
+        self._prose_later: list[tuple[int, int, list[Finding]]] = []
+        """Pages whose prose the helpers check: where their findings go, their ticket, and the
+        page's fill error (counted only where the prose passed)."""
+        """The sources whose excerpt proofs the helpers write while the pages are rendered."""
         self.publish_at: PublishAt = "post_build"
         self.ready = False
         """The staging folder holds a complete, sealed site waiting for publication."""
@@ -149,8 +161,12 @@ class EvidenceBuild:
         )
         self.helper.links = self.model.source_links
         self.helper.contexts = self.model.report_contexts
+        self.helper.context_sources = self.model.report_context_sources
+        self.model.contexts.reader = self.helper.context_of
         self.sealed, self.sealed_snapshots, self.sealed_windows, self.seen = [], [], [], set()
         self.prose, self.seal_findings = [], []
+        self.proof_sources = None
+        self._prose_later = []
         self.content_hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
         self.build_date = None if os.environ.get("SOURCE_DATE_EPOCH") else content_date(pre)
 
@@ -166,6 +182,8 @@ class EvidenceBuild:
 
     def abandon(self) -> None:
         """Remove the staging folder and restore the config; the published site is untouched."""
+        if self.helper is not None:
+            self.helper.close(wait=True)  # no helper writes into the staging folder once it is gone
         publish.discard(self.staging)
         self.staging = None
         self.ready = False
@@ -202,8 +220,13 @@ class EvidenceBuild:
             raise refuse("evidence pages", [error_finding(exc, ".", "C-BUILD")]) from exc
         if self.helper is not None and self.pre is not None and self.publish_at != "check":
             options = self.model.source_text
-            sources = [source_job(sid, info, options) for sid, info in self.pre.sources.items()]
-            self.helper.start(sources, list(self.pre.runs))
+            # In the order of their pages, which is the order MkDocs asks for them: the helper
+            # hands out its chunks in turn, and a text asked for out of turn is rendered here.
+            at = {source_uri(sid): sid for sid in self.pre.sources}
+            order = [at[page.src_uri] for page in pages if page.src_uri in at]
+            sources = [source_job(sid, self.pre.sources[sid], options) for sid in order]
+            contexts = [context_source(self.pre, sid) for sid in self.model.cited_sources()]
+            self.helper.start(sources, list(self.pre.runs), contexts)
         docs = Path(config.docs_dir)
         root = self.wiki_root or Path(".")
         for ev in self.pre.runs if self.pre is not None else ():  # an agent's report prose
@@ -248,6 +271,10 @@ class EvidenceBuild:
             # A generated page without a concept file (a source, index or report page) holds no
             # prose: its Markdown is the build's own template, every value in it a slot, and its
             # final HTML is scanned by the seal like every page.
+            page_prose = ProsePage(html, file, str(path) if path else None, tuple(trusted), author)
+            ticket = self.helper.check_later(page_prose) if self.helper is not None else None
+            if ticket is not None:  # checked on the helpers; its findings are taken in on_env
+                return self._fill_later(page, html, ticket)
             found = check_prose(html, file=file, source=source_text(path), trusted=trusted, author=author)
         if found:
             self.prose += found
@@ -259,6 +286,26 @@ class EvidenceBuild:
         except PublisherError as exc:
             self.prose.append(error_finding(exc, page.file.src_uri, "C-BUILD"))
             return html  # refused in on_env with the other pages' findings
+
+    def _fill_later(self, page: Page, html: str, ticket: int) -> str:
+        """Fill a page whose prose the helpers check: a fill error counts only where the prose
+        passed (a page refused for its prose is never filled in-process either)."""
+        failed: list[Finding] = []
+        try:
+            filled = self.model.fill(page.file.src_uri, html) if self.model is not None else html
+        except PublisherError as exc:
+            failed, filled = [error_finding(exc, page.file.src_uri, "C-BUILD")], html
+        self._prose_later.append((len(self.prose), ticket, failed))
+        return filled
+
+    def _take_prose(self) -> None:
+        """The helpers' prose findings, each page's where its in-process check would have put them."""
+        if not self._prose_later or self.helper is None:
+            return
+        checked = self.helper.prose_findings()
+        for at, ticket, failed in reversed(self._prose_later):
+            self.prose[at:at] = checked[ticket] or failed
+        self._prose_later = []
 
     def _prose_source(self, page: Page) -> tuple[str, Path | None]:
         generated = self.model.pages.get(page.file.src_uri) if self.model is not None else None
@@ -274,34 +321,62 @@ class EvidenceBuild:
                 detail = "strict mode: MkDocs logged warnings while converting the pages ('mkdocs build' shows them)"
                 found.append(Finding(None, "mkdocs.yml", detail, check="C-BUILD"))
             raise CheckDone(found)
+        self._take_prose()
         if self.prose:
             raise refuse("evidence page check", self.prose)
+        if self.helper is not None and self.staging is not None:
+            # Every slot is filled: the helpers write the excerpt proofs while MkDocs renders the pages.
+            self.proof_sources = self._proof_sources()
+            self.helper.start_proofs(self.staging, self.proof_sources, self._trusted_keys())
         return env
 
     @event_priority(LAST)
     def on_post_page(self, output: str, *, page: Page, config: Any) -> str:
+        """Seal the page's final HTML and give it its policy: on the helpers where there are
+        some (the page is written again with its policy once sealed), else here."""
         if self.model is None or self.pre is None:
             return output
         uri = page.file.src_uri
-        scan = scan_page(output)
         generated = self.model.pages.get(uri)
-        sealed = seal_page(
-            scan,
-            page.file.dest_uri,
-            self.pre.excerpts,
-            self.content_hashes,
-            generated.excerpts if generated is not None else None,
-            generated.windows if generated is not None else Counter(),
-        )
         if generated is not None:
             self.seen.add(uri)
-        if sealed.findings:  # every page is sealed; the build is refused in on_post_build
+        built = BuiltPage(
+            output,
+            page.file.dest_uri,
+            uri,
+            generated.excerpts if generated is not None else None,
+            generated.windows if generated is not None else Counter(),
+            page.file.abs_dest_path,
+        )
+        if self.helper is not None:
+            self.helper.pump()
+            # the pages sealed so far (all written by MkDocs by now), before this one goes out
+            self._take_seals(self.helper.sealed(wait=False))
+            if self.helper.seal_later(built, self._page_policy()):
+                return output
+        sealed, final = seal_output(built, self.pre.excerpts, self.content_hashes, self._page_policy())
+        self._take_seal(sealed)
+        return final
+
+    def _page_policy(self) -> PagePolicy:
+        return PagePolicy(csp.worker_source(self.config.site_url), self.web_fonts, self.offline)
+
+    def _take_seal(self, sealed: PageSeal) -> None:
+        """Every page is sealed; a page with findings refuses the build in on_post_build."""
+        if sealed.findings:
             self.seal_findings += sealed.findings
-            return output
+            return
         self.sealed += sealed.excerpts
         self.sealed_snapshots += sealed.snapshots
         self.sealed_windows += sealed.windows
-        return self._with_policy(output, scan.scripts, scan.styles, uri)
+
+    def _take_seals(self, done: list[tuple[BuiltPage, PageSeal, str | None]]) -> None:
+        """Pages sealed by the helpers, in page order: each written again with its policy."""
+        for built, sealed, value in done:
+            final = with_policy(built, sealed, value)
+            self._take_seal(sealed)
+            if final is not built.output and not sealed.findings:
+                write_staged(Path(built.path), final.encode("utf-8", errors="xmlcharrefreplace"))
 
     @event_priority(LAST)
     def on_post_template(self, output_content: str, *, template_name: str, config: Any) -> str:
@@ -330,10 +405,22 @@ class EvidenceBuild:
             self.seal_findings.append(error_finding(exc, where, "C-CSP"))
             return output
 
+    @event_priority(FIRST)
+    def _seal_pages(self, *, config: Any) -> None:
+        """Every page sealed on the helpers is taken and written with its policy before any other
+        plugin's ``on_post_build`` reads the site: they see the pages as MkDocs' process would
+        have written them."""
+        if self.helper is not None and self.model is not None:
+            try:
+                self._take_seals(self.helper.sealed(wait=True))
+            except (PublisherError, OSError, ValueError) as exc:
+                self.seal_findings.append(error_finding(exc, ".", "C-BUILD"))
+
     @event_priority(LAST)
-    def on_post_build(self, *, config: Any) -> None:
+    def _finish_build(self, *, config: Any) -> None:
         if self.staging is None or self.site is None or self.model is None:
             return
+        self._seal_pages(config=config)  # none left where the first handler ran
         unbuilt = sorted(set(self.model.pages) - self.seen)
         sealing = self.seal_findings + [
             Finding(None, uri, "a generated page was not built, so it was not sealed", check="C-BUILD")
@@ -354,7 +441,8 @@ class EvidenceBuild:
         try:
             sids = sorted(self.pre.sources) if self.pre else []
             records = publish_records(self.staging, sids, self.helper, offline=self.offline)
-            proofs = publish_proofs(self.staging, self._proof_sources(), self._trusted_keys(), records, self.helper)
+            sources = self.proof_sources if self.proof_sources is not None else self._proof_sources()
+            proofs = publish_proofs(self.staging, sources, self._trusted_keys(), records, self.helper)
         except (PublisherError, OSError) as exc:
             self.abandon()
             reason = exc.reason if isinstance(exc, PublisherError) else None
@@ -372,15 +460,21 @@ class EvidenceBuild:
         if self.publish_at == "post_build":
             self.publish_now()
 
+    on_post_build = CombinedEvent(_seal_pages, _finish_build)
+    """First the pages sealed on the helpers, then (last) the seal's verdict, the published
+    records, the proofs and the manifest."""
+
     def _proof_sources(self) -> list[ProofSource]:
-        """Every published source with its cited spans, its mode and its retrieval events."""
+        """Every published source with its cited spans, its mode, its retrieval events and its
+        stored snapshot (the file its published ``record.json`` is copied from)."""
         if self.pre is None or self.model is None:
             return []
         out = []
         for sid, info in sorted(self.pre.sources.items()):
             job = source_job(sid, info, self.model.source_text)
             events = [event for slug, event in self.model.events_of(sid) if slug in info.holders]
-            out.append(ProofSource(sid, sorted(info.spans), job.mode == "proofs", events))
+            stored = Path(info.sources_dir) / f"{sid}.json"
+            out.append(ProofSource(sid, sorted(info.spans), job.mode == "proofs", events, stored))
         return out
 
     def on_build_error(self, *, error: Exception) -> None:

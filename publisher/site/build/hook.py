@@ -28,7 +28,10 @@ class). A build goes:
    (:mod:`publisher.site.checks.scan`), checks each evidence element against the verified excerpts
    (:mod:`publisher.site.checks.seal`; what passes becomes the site seal, what does not a finding)
    and inserts the page's Content-Security-Policy (:mod:`publisher.site.checks.csp`);
-   ``on_post_template`` does the same for ``404.html``.
+   ``on_post_template`` does the same for ``404.html``. With helper processes the prose checks
+   and the seals run on them while MkDocs goes on (:mod:`publisher.site.build.workers`): the
+   prose findings are taken in ``on_env``, and each sealed page is written again with its policy
+   by the first ``on_post_build`` handler, before any other plugin's.
 4. ``on_post_build`` (last) refuses a build whose seal found anything (every finding of every
    page at once; the staging folder, never published, goes), then one that logged a warning
    under ``--strict``; it writes

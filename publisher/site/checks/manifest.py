@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -59,25 +58,35 @@ def site_files(site: Path) -> tuple[list[str], list[str]]:
 
 def site_tree(site: Path) -> tuple[list[str], list[str], list[str]]:
     """:func:`site_files`, plus every folder under ``site`` (sorted POSIX paths; links to
-    folders are not followed, and count among the odd entries)."""
+    folders are not followed, and count among the odd entries).
+
+    One ``scandir`` a folder: each entry's type comes from the folder listing, read without
+    following a link (an ``lstat`` only where the listing does not say). A folder that cannot
+    be read counts among the odd entries."""
     files: list[str] = []
     odd: list[str] = []
     folders: list[str] = []
-    for folder, dirs, names in os.walk(site):
-        base = Path(folder)
-        for name in [*dirs, *names]:
-            path = base / name
-            rel = path.relative_to(site).as_posix()
-            mode = os.lstat(path).st_mode
-            if stat.S_ISDIR(mode):
-                folders.append(rel)
-                continue
-            if stat.S_ISREG(mode):
-                if rel != MANIFEST_NAME:
-                    files.append(rel)
-            else:
-                odd.append(rel)
-        dirs[:] = [d for d in dirs if not os.path.islink(base / d)]
+    todo = [(os.fspath(site), "")]
+    while todo:
+        folder, prefix = todo.pop()
+        try:
+            listing = os.scandir(folder)
+        except OSError:
+            if not prefix:
+                raise  # the site itself
+            odd.append(prefix.rstrip("/"))  # a folder that cannot be read cannot be sealed
+            continue
+        with listing as entries:
+            for entry in entries:
+                rel = prefix + entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(rel)
+                    todo.append((entry.path, rel + "/"))
+                elif entry.is_file(follow_symlinks=False):
+                    if rel != MANIFEST_NAME:
+                        files.append(rel)
+                else:
+                    odd.append(rel)  # a link, a FIFO, a socket, a device
     return sorted(files), sorted(odd), sorted(folders)
 
 

@@ -145,14 +145,13 @@ class SiteModel(PageModel):
                 items.append(
                     {
                         "excerpt": excerpt_html(ref.source_id, ref.start, ref.end, excerpt),
-                        "context": self.contexts.around(ref.source_id, ref.start, ref.end),
                         "href": self.href(page.src_uri, source_uri(ref.source_id), f"span-{ref.start}-{ref.end}"),
                         "source_id": ref.source_id,
                         "start": ref.start,
                         "end": ref.end,
                     }
                 )
-            token = self.slot(page, str(self.fragments().evidence_note(items)))
+            token = self.slot(page, self._note(items))
             rest = f" {note.rest}" if note.rest else ""
             lines[note.first : note.last] = [f"[^{note.label}]: {token}{rest}"]
         runs = []
@@ -173,6 +172,27 @@ class SiteModel(PageModel):
             claims_slot=concept_claims(self, page, ce.slug),
             provenance_slot=self.slot(page, str(self.fragments().provenance(runs))),
         )
+
+    def _note(self, items: list[dict[str, Any]]) -> Callable[[], str]:
+        """A footnote's excerpts in their sentences, made when its page is filled: the contexts
+        are read then (from the build's helpers, which read them while the pages are made)."""
+
+        def note() -> str:
+            for item in items:
+                item["context"] = self.contexts.around(item["source_id"], item["start"], item["end"])
+            return str(self.fragments().evidence_note(items))
+
+        return note
+
+    def cited_sources(self) -> list[str]:
+        """Every source a concept quotes, in the order the concept pages first quote them (the
+        order MkDocs fills them in)."""
+        seen: dict[str, None] = {}
+        for ce in self.pre.concepts:
+            for note in ce.doc.footnotes if ce.doc else ():
+                for ref in note.refs:
+                    seen.setdefault(ref.source_id)
+        return [sid for sid in seen if sid in self.pre.sources]
 
     def _report(self, page: GeneratedPage, ev: RunEvidence) -> None:
         uri = page.src_uri

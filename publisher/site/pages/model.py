@@ -21,7 +21,7 @@ from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
 from ...wiki.evidence import RunEvidence, WikiCheck
-from .context import SentenceContexts
+from .context import ContextSource, SentenceContexts, context_source
 from .highlight import SourceBody, SourceJob, SourceText, render_source_body
 from .uris import report_uri, source_uri
 
@@ -146,6 +146,14 @@ class PageModel:
             c = self.contexts.around(sid, start, end)
             out[f"{sid}#{start}-{end}"] = (c.before, c.after, c.cut_before, c.cut_after)
         return out
+
+    def report_context_sources(self, ev: RunEvidence) -> list[ContextSource]:
+        """Where the contexts of :meth:`report_contexts` are read from: for a build's helper, which
+        reads them beside the report (:func:`publisher.site.pages.context.keyed_contexts`)."""
+        spans: dict[str, set[tuple[int, int]]] = {}
+        for sid, start, end in ev.accepted:
+            spans.setdefault(sid, set()).add((start, end))
+        return [context_source(self.pre, sid, chosen) for sid, chosen in sorted(spans.items())]
 
     # -- helpers for the page modules (sourcepage, indexes) ----------------------------------------
 

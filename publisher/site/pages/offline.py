@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ...kernel import _fs
+from .staged import write_staged
 
 __all__ = [
     "OFFLINE_JS_URI",
@@ -83,12 +84,12 @@ def write_search_files(site: Path) -> list[str]:
     index = site / _SEARCH_INDEX
     if index.is_file():
         data = _fs.read_regular(index, follow_symlinks=False)
-        _fs.write_atomic(site / SEARCH_INDEX_JS, b"var __index = " + data + b";\n")
+        write_staged(site / SEARCH_INDEX_JS, b"var __index = " + data + b";\n")
         written.append(SEARCH_INDEX_JS)
     workers = sorted((site / _THEME_WORKERS).glob("search.*.min.js")) if written else []
     if workers:
         code = _fs.read_regular(workers[-1], follow_symlinks=False).decode("utf-8")
         script = f"globalThis.__evidenceSearchWorker = {_js_string(code)};\n"
-        _fs.write_atomic(site / SEARCH_WORKER_URI, script.encode("utf-8"))
+        write_staged(site / SEARCH_WORKER_URI, script.encode("utf-8"))
         written.append(SEARCH_WORKER_URI)
     return written

@@ -44,10 +44,12 @@ from ...kernel.models import ACQUISITIONS, Event
 from ...kernel.reasons import Reason
 from ...kernel.store import verify_record
 from .offline import _js_string
+from .staged import write_staged
 
 __all__ = [
     "LIGHT",
     "ProofSource",
+    "WrittenProofs",
     "anchors_for",
     "check_proofs",
     "light_record",
@@ -123,6 +125,9 @@ class ProofSource:
     spans: list[tuple[int, int]]
     light: bool
     events: list[Event] = field(default_factory=list)
+    stored: Path | None = None
+    """The wiki's snapshot file to derive the proofs from while the site is being built (its
+    copy is not in the site yet); None: the site's ``record.json``."""
 
 
 def _bundles(stored: bytes, source: ProofSource, ring: KeyRing) -> tuple[dict[str, dict[str, Any]], bytes]:
@@ -150,22 +155,37 @@ def _bundles(stored: bytes, source: ProofSource, ring: KeyRing) -> tuple[dict[st
     return out, canonical_bytes(record) + b"\n"
 
 
-def write_proofs(staging: Path, source: ProofSource, ring: KeyRing) -> tuple[list[dict[str, Any]], str | None, bool]:
-    """Write the proofs of one source into a built site (and, in proofs mode, replace its
-    ``record.json`` with the record without text). Returns the manifest's ``proofs`` entries,
-    for a light record the sha256 of its bytes, and whether a signed event anchors its root.
+@dataclass(frozen=True)
+class WrittenProofs:
+    """What :func:`write_proofs` wrote for one source, and what its caller still has to do."""
 
-    The published ``record.json`` (already re-verified) is what the proofs are derived from.
+    entries: list[dict[str, Any]]
+    """The manifest's ``proofs`` entries (each file's path and sha256)."""
+    record: str
+    """The sha256 of the record bytes the proofs were derived from: the published
+    ``record.json`` must be exactly these bytes (:func:`publisher.site.build.finish.publish_proofs`)."""
+    light: bytes | None
+    """In proofs mode, the record without text that replaces the published ``record.json``."""
+    signed: bool
+    """Whether a signed event by a trusted key anchors the source's root."""
+
+
+def write_proofs(staging: Path, source: ProofSource, ring: KeyRing) -> WrittenProofs:
+    """Write the proofs of one source into a site being built; the caller publishes the record
+    without text (:attr:`WrittenProofs.light`) in proofs mode.
+
+    The proofs are derived from the record file :attr:`ProofSource.stored` (the wiki's snapshot,
+    read and verified here), by default the site's published ``record.json``. Derived from the
+    wiki's snapshot while the pages are built, they hold for the published record only where its
+    bytes are the same (:attr:`WrittenProofs.record`), which the caller checks.
     """
-    record_path = staging / "sources" / source.source_id / "record.json"
-    stored = _fs.read_regular(record_path, follow_symlinks=False)
-    bundles, light = _bundles(stored, source, ring)
+    path = source.stored or staging / "sources" / source.source_id / "record.json"
+    data = _fs.read_regular(path, follow_symlinks=False)
+    bundles, light = _bundles(data, source, ring)
     entries = []
     for uri, bundle in bundles.items():
-        data = proof_script(bundle)
-        path = staging / uri
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _fs.write_atomic(path, data)
+        script = proof_script(bundle)
+        write_staged(staging / uri, script)
         proof = bundle["proof"]
         entries.append(
             {
@@ -173,14 +193,11 @@ def write_proofs(staging: Path, source: ProofSource, ring: KeyRing) -> tuple[lis
                 "start": proof["start"],
                 "end": proof["end"],
                 "path": uri,
-                "sha256": sha256_hex(data),
+                "sha256": sha256_hex(script),
             }
         )
     signed = any(bundle["anchors"] for bundle in bundles.values())
-    if not source.light:
-        return entries, None, signed
-    _fs.write_atomic(record_path, light)
-    return entries, sha256_hex(light), signed
+    return WrittenProofs(entries, sha256_hex(data), light if source.light else None, signed)
 
 
 def check_proofs(

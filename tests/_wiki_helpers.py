@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -505,3 +506,16 @@ def count_asset_hashes(monkeypatch: Any) -> list[str]:
     monkeypatch.setattr(checks, "hash_asset", counting)
     monkeypatch.setattr(assets.AssetChecker, "_hash", lambda self, rel: pytest.fail(f"{rel} hashed again"))
     return hashed
+
+
+class RecordingHelpers(ThreadPoolExecutor):
+    """The build's helper pool on threads, in-process, recording the name of every job it was
+    handed, in order (tests patch ``helper_pool`` with it)."""
+
+    def __init__(self, max_workers: int = 2) -> None:
+        super().__init__(max_workers=max_workers)
+        self.jobs: list[str] = []
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        self.jobs.append(fn.__name__)
+        return super().submit(fn, *args, **kwargs)

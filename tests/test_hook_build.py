@@ -22,6 +22,7 @@ from _wiki_helpers import (
     HEAVY_EXTENSIONS,
     TRICKY,
     WARNING_HOOK,
+    RecordingHelpers,
     RunBuilder,
     build_findings,
     build_wiki,
@@ -641,18 +642,6 @@ class _BrokenHelper(Executor):
         return future
 
 
-class _CountingHelper(ThreadPoolExecutor):
-    """A helper on a thread that records what it was given, in order."""
-
-    def __init__(self) -> None:
-        super().__init__(max_workers=1)
-        self.jobs: list[str] = []
-
-    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
-        self.jobs.append(fn.__name__)
-        return super().submit(fn, *args, **kwargs)
-
-
 @pytest.mark.parametrize("extra", ["", "extra:\n  evidence:\n    source_text: windows\n    context: 5\n"])
 def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, extra: str
@@ -664,8 +653,8 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     build_wiki(wiki)
     expected = _built_pages(wiki)
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
-    helpers: list[_CountingHelper] = []
-    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(_CountingHelper()) or helpers[-1])
+    helpers: list[RecordingHelpers] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(RecordingHelpers(1)) or helpers[-1])
     build_wiki(wiki)
     assert _built_pages(wiki) == expected
     jobs = helpers[-1].jobs
@@ -705,8 +694,8 @@ def test_pages_sealed_by_the_helpers_are_the_pages_sealed_here(
     assert all('http-equiv="Content-Security-Policy"' in html for html in expected.values())
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
     monkeypatch.setattr(hook, "_SEAL_CHUNK", chunk)
-    helpers: list[_CountingHelper] = []
-    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(_CountingHelper()) or helpers[-1])
+    helpers: list[RecordingHelpers] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(RecordingHelpers(1)) or helpers[-1])
     build_wiki(wiki)
     assert helpers[-1].jobs.count("seal_chunk") >= (len(expected) - 1) // chunk
     assert _every_page(wiki) == expected
@@ -735,8 +724,8 @@ def test_prose_checked_by_the_helpers_refuses_as_in_process(tmp_path: Path, monk
     assert {f.check for f in alone} == {"C-PROSE"} and {f.file for f in alone} == {"docs/a.md", "docs/b.md"}
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
     monkeypatch.setattr(hook, "_PROSE_CHUNK", 2)
-    helpers: list[_CountingHelper] = []
-    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(_CountingHelper()) or helpers[-1])
+    helpers: list[RecordingHelpers] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(RecordingHelpers(1)) or helpers[-1])
     fill = events.SiteModel.fill
 
     def failing(self: object, uri: str, html: str) -> str:  # every page fails to fill
@@ -838,8 +827,8 @@ def test_every_source_text_of_a_build_comes_from_the_helper_in_turn(
     monkeypatch.setattr(hook, "render_source_body", counted)
     monkeypatch.setattr(hook, "_CHUNK_PAGES", 1)
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
-    pools: list[_CountingHelper] = []
-    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: pools.append(_CountingHelper()) or pools[-1])
+    pools: list[RecordingHelpers] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: pools.append(RecordingHelpers(1)) or pools[-1])
     build_wiki(wiki)
     assert pools[-1].jobs.count("render_source_chunk") == len(pre.sources)
     assert here == [], "a source text was rendered in-process: the helper had it in another order"
@@ -877,7 +866,7 @@ def test_helper_runs_a_few_chunks_ahead_and_pages_out_of_order_render_here(
     monkeypatch.setattr(hook, "_CHUNK_PAGES", 1)
     monkeypatch.setattr(hook, "_CHUNKS_AHEAD", 2)
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
-    pool = _CountingHelper()
+    pool = RecordingHelpers(1)
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: pool)
     helper = hook.BuildHelper(rb.wiki, pre)
     helper.start(jobs, [])
@@ -909,7 +898,7 @@ def test_helper_takes_one_report_at_a_time_and_a_report_not_started_renders_here
         for ev in pre.runs
     }
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
-    pool = _CountingHelper()
+    pool = RecordingHelpers(1)
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: pool)
     helper = hook.BuildHelper(wiki, pre)
     jobs = [source_job(sid, info, SourceText()) for sid, info in pre.sources.items()]

@@ -5,12 +5,20 @@ snapshot as the wiki check verified it."""
 from __future__ import annotations
 
 import dataclasses
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _wiki_helpers import build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest, writable
+from _wiki_helpers import (
+    RecordingHelpers,
+    build_wiki,
+    leftovers,
+    make_wiki,
+    refused_build,
+    sample_run,
+    tree_digest,
+    writable,
+)
 
 from publisher.kernel.errors import IntegrityError
 from publisher.kernel.reasons import Reason
@@ -61,16 +69,6 @@ def test_a_context_is_refused_unless_the_snapshot_is_the_one_the_check_verified(
     assert unknown.value.reason == Reason.UNKNOWN_SOURCE
 
 
-class _Helpers(ThreadPoolExecutor):
-    def __init__(self) -> None:
-        super().__init__(max_workers=2)
-        self.jobs: list[str] = []
-
-    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
-        self.jobs.append(fn.__name__)
-        return super().submit(fn, *args, **kwargs)
-
-
 def test_a_snapshot_changed_after_the_check_refuses_every_page_its_helpers_read_it_for(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -82,9 +80,9 @@ def test_a_snapshot_changed_after_the_check_refuses_every_page_its_helpers_read_
     wiki, pre = _checked(tmp_path)
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
-    pools: list[_Helpers] = []
+    pools: list[RecordingHelpers] = []
     monkeypatch.setattr(workers, "default_workers", lambda: 2)
-    monkeypatch.setattr(workers, "helper_pool", lambda workers=1: pools.append(_Helpers()) or pools[-1])
+    monkeypatch.setattr(workers, "helper_pool", lambda workers=1: pools.append(RecordingHelpers()) or pools[-1])
     start = workers.BuildHelper.start
     sid = pre.concepts[0].doc.footnotes[0].refs[0].source_id  # a source a concept quotes
     stored = Path(pre.sources[sid].sources_dir) / f"{sid}.json"

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _wiki_helpers import build_wiki, make_wiki, refused_build, sample_run
+from _wiki_helpers import RecordingHelpers, build_wiki, make_wiki, refused_build, sample_run
 from mkdocs.exceptions import Abort
 from mkdocs.plugins import CombinedEvent
 
@@ -288,24 +287,12 @@ def test_a_snapshot_stored_before_roots_gets_its_root_from_the_verified_text(tmp
 # --- proofs written while the pages are rendered ---------------------------------------------
 
 
-class _ThreadHelpers(ThreadPoolExecutor):
-    """Helpers on threads (what they were handed, in order): the build's helper pool in-process."""
-
-    def __init__(self) -> None:
-        super().__init__(max_workers=2)
-        self.jobs: list[str] = []
-
-    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
-        self.jobs.append(fn.__name__)
-        return super().submit(fn, *args, **kwargs)
-
-
-def _with_helpers(monkeypatch: pytest.MonkeyPatch) -> list[_ThreadHelpers]:
+def _with_helpers(monkeypatch: pytest.MonkeyPatch) -> list[RecordingHelpers]:
     from publisher.site.build import workers
 
-    pools: list[_ThreadHelpers] = []
+    pools: list[RecordingHelpers] = []
     monkeypatch.setattr(workers, "default_workers", lambda: 2)
-    monkeypatch.setattr(workers, "helper_pool", lambda workers=1: pools.append(_ThreadHelpers()) or pools[-1])
+    monkeypatch.setattr(workers, "helper_pool", lambda workers=1: pools.append(RecordingHelpers()) or pools[-1])
     return pools
 
 

@@ -399,3 +399,18 @@ def test_a_large_runs_handed_out_checks_are_taken_only_when_its_stored_result_is
     assert adopted()
     run.result_path.write_text('{"accepted": []}', encoding="utf-8")  # not a valid result
     assert adopted() == []
+
+
+def test_run_by_rel_follows_the_runs_as_they_are_appended(tmp_path: Path) -> None:
+    from publisher.runs import Run
+    from publisher.wiki.evidence import RunEvidence, WikiCheck
+
+    wiki = WikiCheck(tmp_path)
+    first = RunEvidence(Run(tmp_path / "runs" / "a"), "runs/a", "a", {})
+    wiki.runs.append(first)
+    assert wiki.run_by_rel("runs/a") is first and wiki.run_by_rel("runs/b") is None
+    second = RunEvidence(Run(tmp_path / "runs" / "b"), "runs/b", "b", {})
+    again = RunEvidence(Run(tmp_path / "runs" / "a"), "runs/a", "a2", {})
+    wiki.runs += [second, again]
+    assert wiki.run_by_rel("runs/b") is second
+    assert wiki.run_by_rel("runs/a") is first  # the first listed, as a scan would find it

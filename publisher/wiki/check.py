@@ -79,6 +79,7 @@ def _check_wiki(
 ) -> WikiCheck:
     executor, workers, progress = on.executor, on.count, on.progress
     wiki = WikiCheck(wiki_root, policy)
+    real_root = wiki_root.resolve()  # once: every run a concept names is resolved against it
     found_runs, found_concepts = discover(wiki_root, layouts)
     run_paths = list(runs) if runs is not None else found_runs
     concept_paths = list(concepts if concepts is not None else found_concepts)
@@ -133,7 +134,7 @@ def _check_wiki(
         named: list[Path] = []
         for ce in wiki.concepts:
             for entry in ce.doc.front.runs if ce.doc else ():
-                target = inside(wiki_root, entry.path)
+                target = inside(wiki_root, entry.path, real_root)
                 # A run without result.json is checked too: C-ASSEMBLER names it absent, with the
                 # command that writes it, rather than the concept naming a run it cannot find.
                 if target is None or target in known:
@@ -168,7 +169,7 @@ def _check_wiki(
 
     def run_for(rel: str) -> RunEvidence | None:
         if rel not in resolved:
-            resolved[rel] = inside(wiki_root, rel)
+            resolved[rel] = inside(wiki_root, rel, real_root)
         target = resolved[rel]
         return by_path.get(target) if target is not None else None
 

@@ -13,19 +13,21 @@ from .concepts import CONCEPTS_DIR
 __all__ = ["discover", "relative", "inside"]
 
 
-def relative(path: Path, root: Path) -> str:
-    """``path`` relative to ``root`` in POSIX form, or the path itself when it lies outside."""
+def relative(path: Path, root: Path, real_root: Path | None = None) -> str:
+    """``path`` relative to ``root`` in POSIX form, or the path itself when it lies outside.
+    ``real_root``: ``root`` resolved already (a caller naming many paths resolves it once)."""
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return path.resolve().relative_to(real_root or root.resolve()).as_posix()
     except ValueError:
         return str(path)
 
 
-def inside(root: Path, rel: str) -> Path | None:
-    """``root / rel`` resolved, or None when it leaves ``root`` (``..``, a link out)."""
+def inside(root: Path, rel: str, real_root: Path | None = None) -> Path | None:
+    """``root / rel`` resolved, or None when it leaves ``root`` (``..``, a link out).
+    ``real_root``: ``root`` resolved already."""
     candidate = (root / rel).resolve()
     try:
-        candidate.relative_to(root.resolve())
+        candidate.relative_to(real_root or root.resolve())
     except ValueError:
         return None
     return candidate

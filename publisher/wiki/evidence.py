@@ -178,6 +178,7 @@ class WikiCheck:
     notices: list[str] = field(default_factory=list)
     claims: list[Any] = field(default_factory=list)
     """Every concept claim as the claim guards found it (:class:`publisher.wiki.claims.guards.ClaimState`)."""
+    _by_rel: tuple[int, dict[str, RunEvidence]] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -189,8 +190,14 @@ class WikiCheck:
         return next((r for r in self.runs if r.slug == slug), None)
 
     def run_by_rel(self, rel: str) -> RunEvidence | None:
-        """The run at that wiki-relative path, if any."""
-        return next((r for r in self.runs if r.rel == rel), None)
+        """The run at that wiki-relative path, if any (the first, as listed)."""
+        index = self._by_rel
+        if index is None or index[0] != len(self.runs):  # runs are only ever appended
+            by_rel: dict[str, RunEvidence] = {}
+            for run in self.runs:
+                by_rel.setdefault(run.rel, run)
+            index = self._by_rel = (len(self.runs), by_rel)
+        return index[1].get(rel)
 
     def counts_by_reason(self) -> dict[str, int]:
         """How many findings carry each reason code or check id."""

@@ -46,14 +46,14 @@ class _Begun:
         self.batches = [batch]
 
 
-def _begin(path: Path, wiki: WikiCheck, batches: Batches) -> _Begun:
+def _begin(path: Path, wiki: WikiCheck, batches: Batches, real_root: Path) -> _Begun:
     """Read one run's stored result and hand the snapshots and claims it names to the workers.
 
     Nothing but the result is read, so the workers start on the run's snapshots at once; the
     records (:func:`_load`) add what the result does not name.
     """
     run = Run(path)
-    ev = RunEvidence(run, relative(path, wiki.wiki_root), path.name, {})
+    ev = RunEvidence(run, relative(path, wiki.wiki_root, real_root), path.name, {})
     reader = CheckedSnapshots(run.sources_dir, assets_root=wiki.wiki_root)
     prepared = prepare_stored(run, reader)
     return _Begun(ev, reader, prepared, batches.submit(reader.pending()))
@@ -285,6 +285,7 @@ def _check_runs_on_pool(
     keys = wiki.policy.trusted_keys  # resolved once per wiki, before any run is read
     batches = Batches(executor, assets_root=wiki.wiki_root, progress=progress)
     root = os.fspath(wiki.wiki_root)
+    real_root = wiki.wiki_root.resolve()
     queue: deque[_OnPool] = deque()
     hints: deque[_OnPool] = deque()  # large runs whose stored result a worker is reading
     large: deque[_OnPool] = deque()  # large runs whose snapshots are with the workers
@@ -332,7 +333,7 @@ def _check_runs_on_pool(
         for path in paths:
             run = Run(path)
             size, count = folder_size(run.sources_dir)
-            ev = RunEvidence(run, relative(path, wiki.wiki_root), path.name, {})
+            ev = RunEvidence(run, relative(path, wiki.wiki_root, real_root), path.name, {})
             wiki.runs.append(ev)
             if size <= _WHOLE_RUN_BYTES:
                 entry = _OnPool(ev, count)
@@ -373,6 +374,7 @@ def _check_runs_here(
     compared (:func:`_begin`, :func:`_load`, :func:`_finish`)."""
     keys = wiki.policy.trusted_keys  # resolved once per wiki, before any run is read
     batches = Batches(None, assets_root=wiki.wiki_root, progress=progress)
+    real_root = wiki.wiki_root.resolve()
     ahead: deque[tuple[_Begun, RunInputs] | Finding] = deque()
     loaded = 0  # runs in ``ahead`` with their inputs read: one is kept ahead of the one checked
 
@@ -392,7 +394,7 @@ def _check_runs_here(
         _finish(begun, inputs, wiki)
 
     for path in paths:
-        item = _begin(path, wiki, batches)
+        item = _begin(path, wiki, batches, real_root)
         wiki.runs.append(item.ev)
         inputs = _load(item, wiki, keys, batches)
         if isinstance(inputs, Finding):

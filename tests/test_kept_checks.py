@@ -121,3 +121,30 @@ def test_the_wiki_check_indexes_the_same_evidence_on_a_pool_and_here(tmp_path: P
     assert json.dumps([ev.check.report for ev in here.runs if ev.check]) == json.dumps(
         [ev.check.report for ev in pooled.runs if ev.check]
     )
+
+
+def test_a_result_changed_between_the_check_and_the_pages_refuses_the_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from _wiki_helpers import build_wiki, leftovers, refused_build, tree_digest
+
+    from publisher.site.build import hook
+    from publisher.wiki.promote import promote
+
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    build_wiki(wiki)
+    before = tree_digest(wiki / "site")
+    real = hook.check_wiki
+
+    def check_then_edit(*args, **kwargs):  # type: ignore[no-untyped-def]
+        checked = real(*args, **kwargs)
+        edit_json(rb.run.result_path, lambda d: d["counts"].__setitem__("unresolved", 7))
+        return checked
+
+    monkeypatch.setattr(hook, "check_wiki", check_then_edit)
+    findings = refused_build(wiki)
+    assert [f.check for f in findings] == ["C-BUILD"]
+    assert tree_digest(wiki / "site") == before
+    assert leftovers(wiki) == []

@@ -121,6 +121,15 @@ def test_the_wiki_check_indexes_the_same_evidence_on_a_pool_and_here(tmp_path: P
     assert json.dumps([ev.check.report for ev in here.runs if ev.check]) == json.dumps(
         [ev.check.report for ev in pooled.runs if ev.check]
     )
+    assert [ev.events for ev in here.runs] == [ev.events for ev in pooled.runs]
+    assert {sid: i.meta.content_hash for sid, i in here.sources.items()} == {
+        sid: i.meta.content_hash for sid, i in pooled.sources.items()
+    }
+    # What the pool sent back is held packed (bytes), never as the objects, and read as a copy.
+    pooled_run = pooled.runs[0]
+    assert isinstance(pooled_run._check, bytes) and isinstance(pooled_run._events, bytes)
+    assert pooled_run.check is not pooled_run.check and pooled_run.assembled
+    assert all(not i.meta.spans for i in pooled.sources.values()), "the excerpts travel once, in the index"
 
 
 def test_a_result_changed_between_the_check_and_the_pages_refuses_the_build(

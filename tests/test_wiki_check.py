@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -388,13 +389,18 @@ def test_a_large_runs_handed_out_checks_are_taken_only_when_its_stored_result_is
     run = sample_run(wiki).run
     from publisher.gate.checks.assembler import stored_requests
 
-    handed = [check_snapshot((str(run.sources_dir), sid, tuple(spans))) for sid, spans in stored_requests(run)]
+    # Marked so that an adopted outcome is told from one read again, even after pickling.
+    handed = [
+        replace(check_snapshot((str(run.sources_dir), sid, tuple(spans))), detail="handed over")
+        for sid, spans in stored_requests(run)
+    ]
     keys = run_preflight(wiki, workers=Workers(count=1)).policy.trusted_keys
 
     def adopted() -> list[object]:
         done = check_whole_run(str(run.path), str(wiki), keys, "runs/alpha", handed)
-        assert done.reader is not None
-        return [c for c in done.reader.checks().values() if any(c is h for h in handed)]
+        check = done.check()
+        assert check is not None
+        return [c for c in check.assembly.reader.checks().values() if c.detail == "handed over"]
 
     assert adopted()
     run.result_path.write_text('{"accepted": []}', encoding="utf-8")  # not a valid result

@@ -12,10 +12,11 @@ refusals, its result now, the sources and excerpts it accepts.
 from __future__ import annotations
 
 import os
+import pickle
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from ..kernel.reasons import Reason
 from ..parallel import Batch, Batches, CheckedSnapshots, ProgressFn, SnapshotCheck, folder_bytes, folder_size
 from ..runs import Run
 from .discover import relative
-from .evidence import RunEvidence, SourceInfo, WikiCheck
+from .evidence import RunEvidence, SourceInfo, WikiCheck, pack_check, unpack_check
 
 __all__ = ["check_runs", "check_whole_run", "index_run", "release_records", "run_bytes", "RunIndex", "WholeRun"]
 
@@ -101,7 +102,9 @@ def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
     rc = check_run(ev.run, label=ev.rel, loaded=Loaded(inputs, loaded.reader, loaded.prepared))
     index = index_run(rc, loaded.reader)
     release_records(rc)
-    _record(ev, rc, index, loaded.reader, wiki)
+    ev.check = rc
+    ev.events = list(rc.assembly.log.events)
+    _record(ev, index, loaded.reader.get, wiki)
 
 
 ClaimAt = tuple[str, int, int, str]
@@ -139,14 +142,13 @@ def index_run(rc: RunCheck, reader: CheckedSnapshots) -> RunIndex:
     return RunIndex(refusals, str(result["inputs_hash"]), result["counts"]["unresolved"], accepted)
 
 
-def _record(ev: RunEvidence, rc: RunCheck, index: RunIndex, reader: CheckedSnapshots, wiki: WikiCheck) -> None:
-    """Record one checked run in ``wiki``: its refusals, its result now, and what it accepts.
+def _record(ev: RunEvidence, index: RunIndex, source: Callable[[str], SnapshotCheck], wiki: WikiCheck) -> None:
+    """Record one checked run in ``wiki`` (its check and events held already): its refusals, its
+    result now, and what it accepts; ``source`` gives the verified check of a source it accepts.
 
     The result's model is made only when first asked for (:attr:`RunEvidence.result`); the wiki
     check itself reads only the run's index.
     """
-    ev.check = rc
-    ev.events = list(rc.assembly.log.events)
     ev.inputs_hash = index.inputs_hash
     wiki.findings.extend(index.refusals)
     if index.unresolved and not index.refusals:
@@ -155,7 +157,7 @@ def _record(ev: RunEvidence, rc: RunCheck, index: RunIndex, reader: CheckedSnaps
         for sid in source_ids:
             info = wiki.sources.get(sid)
             if info is None:
-                info = wiki.sources[sid] = SourceInfo(reader.get(sid), ev.run.sources_dir)
+                info = wiki.sources[sid] = SourceInfo(source(sid), ev.run.sources_dir)
             if ev.slug not in info.holders:
                 info.holders.append(ev.slug)
         for position, (sid, start, end, excerpt) in enumerate(claims):
@@ -172,11 +174,23 @@ class WholeRun:
 
     slug: str | None
     config: dict[str, Any] | None
-    check: RunCheck | None
-    """The run's check, its records released (:func:`release_records`)."""
-    reader: CheckedSnapshots | None
+    packed: bytes | None
+    """The run's check, its records released (:func:`release_records`), packed here
+    (:func:`~publisher.wiki.evidence.pack_check`): the parent holds these bytes
+    (:meth:`RunEvidence.hold_packed`) and unpacks a copy only when a page or a refusal's cause
+    asks for it, so it never rebuilds thousands of checks' objects it does not read."""
+    events: bytes | None
+    """The run's event log as assembled, pickled here too (read once per wiki, by the pages and
+    the claims' counts)."""
+    sources: dict[str, SnapshotCheck] | None
+    """The verified check of each source the run's accepted artifacts name, without its spans
+    (the index carries the excerpts the wiki records)."""
     index: RunIndex | None
     unreadable: Finding | None = None
+
+    def check(self) -> RunCheck | None:
+        """The run's check, unpacked (a fresh copy on each call)."""
+        return None if self.packed is None else unpack_check(self.packed)
 
 
 def check_whole_run(
@@ -203,7 +217,7 @@ def check_whole_run(
     except PublisherError as exc:
         if exc.reason is None:
             raise
-        return WholeRun(None, None, None, None, None, _unreadable(exc, rel, root))
+        return WholeRun(None, None, None, None, None, None, _unreadable(exc, rel, root))
     prepare(inputs, reader, prepared)
     reader.load()
     rc = check_run(run, label=rel, loaded=Loaded(inputs, reader, prepared))
@@ -211,7 +225,10 @@ def check_whole_run(
     # index, and the result again from the stored file if a page asks for it).
     index = index_run(rc, reader)
     release_records(rc)
-    return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), rc, reader, index)
+    sources = {sid: replace(reader.get(sid), spans=()) for _, source_ids, _ in index.accepted for sid in source_ids}
+    packed = pack_check(rc)
+    events = pickle.dumps(list(rc.assembly.log.events), protocol=pickle.HIGHEST_PROTOCOL)
+    return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, events, sources, index)
 
 
 _WHOLE_RUN_BYTES = 8 * 1024 * 1024
@@ -413,11 +430,13 @@ def _adopt(ev: RunEvidence, done: WholeRun, wiki: WikiCheck) -> None:
     if done.unreadable is not None:
         wiki.findings.append(done.unreadable)
         return
-    if done.check is None or done.reader is None or done.slug is None or done.index is None:
+    packed, events, sources, index = done.packed, done.events, done.sources, done.index
+    if packed is None or events is None or sources is None or done.slug is None or index is None:
         raise RuntimeError(f"{ev.rel}: a worker returned an incomplete check")  # unreachable by construction
     ev.slug = done.slug
     ev.config = done.config or {}
-    _record(ev, done.check, done.index, done.reader, wiki)
+    ev.hold_packed(packed, events)
+    _record(ev, index, sources.__getitem__, wiki)
 
 
 def run_bytes(paths: Iterable[Path]) -> int:

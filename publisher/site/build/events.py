@@ -230,7 +230,8 @@ class EvidenceBuild:
         docs = Path(config.docs_dir)
         root = self.wiki_root or Path(".")
         for ev in self.pre.runs if self.pre is not None else ():  # an agent's report prose
-            text = ev.check.inputs.report_text if ev.check is not None else None
+            check = ev.check
+            text = check.inputs.report_text if check is not None else None
             if text is not None:
                 where = f"{ev.rel}/outputs/report.md"
                 self.prose += check_prose(report_prose_html(text), file=where, source=text, author="report")

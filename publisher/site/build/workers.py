@@ -246,11 +246,12 @@ class BuildHelper:
     def _report_job(
         self, ev: RunEvidence, *, contexts: bool = True
     ) -> tuple[ReportView, dict[str, str] | None, dict[str, tuple[str, str, bool, bool]] | None]:
-        if ev.check is None:
+        check = ev.check
+        if check is None:
             raise IntegrityError(f"run {ev.rel} was not checked", reason=Reason.SCHEMA_ERROR)
         links = self.links(ev) if self.links is not None else None
         keyed = self.contexts(ev) if contexts and self.contexts is not None else None
-        return ReportView.of(ev.check), links, keyed
+        return ReportView.of(check), links, keyed
 
     def start(self, sources: list[SourceJob], runs: list[RunEvidence], contexts: Sequence[ContextSource] = ()) -> None:
         """Start rendering these source texts and reports in helper processes, when that pays.

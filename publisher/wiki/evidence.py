@@ -10,7 +10,7 @@ from __future__ import annotations
 import pickle
 import posixpath
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,45 @@ SpanKey = tuple[str, int, int]
 """``(source_id, start, end)``."""
 
 
+class ExcerptTable(MutableMapping[SpanKey, str]):
+    """Every verified excerpt of a wiki check by span: a mapping of str, held as UTF-8.
+
+    A wiki check holds every excerpt its runs accept until the site is built (the pages are made
+    of them), so they are its largest holding where a wiki cites much. Python keeps a str with one
+    character past U+00FF at two bytes a character (past U+FFFF, four), which scientific text
+    nearly always has (an en dash, a Greek letter, a math sign); UTF-8 keeps it at about one.
+    Each reading decodes a fresh str; lone surrogates round-trip (``surrogatepass``).
+    """
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        self._held: dict[SpanKey, bytes] = {}
+
+    def __getitem__(self, key: SpanKey) -> str:
+        return self._held[key].decode("utf-8", "surrogatepass")
+
+    def __setitem__(self, key: SpanKey, value: str) -> None:
+        if not isinstance(value, str):
+            raise TypeError(f"an excerpt is a str, not {type(value).__name__}")
+        self._held[key] = value.encode("utf-8", "surrogatepass")
+
+    def __delitem__(self, key: SpanKey) -> None:
+        del self._held[key]
+
+    def __iter__(self) -> Iterator[SpanKey]:
+        return iter(self._held)
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._held
+
+    def __repr__(self) -> str:
+        return f"ExcerptTable({len(self._held)} excerpts)"
+
+
 def pack_check(check: RunCheck) -> bytes:
     """A run's check as a worker ships it and a wiki check holds it: pickled, then deflated at
     zlib's fastest level (about half the bytes, for some 0.1 ms a run on the worker)."""
@@ -52,6 +91,17 @@ def unpack_check(packed: bytes) -> RunCheck:
     workers made (never a file's)."""
     check: RunCheck = pickle.loads(zlib.decompress(packed))
     return check
+
+
+def pack_events(events: list[Event]) -> bytes:
+    """A run's event log as :func:`pack_check` packs a check."""
+    return zlib.compress(pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def unpack_events(packed: bytes) -> list[Event]:
+    """The events :func:`pack_events` packed, as a fresh list."""
+    events: list[Event] = pickle.loads(zlib.decompress(packed))
+    return events
 
 
 @dataclass(frozen=True)
@@ -92,10 +142,7 @@ class RunEvidence:
         """The run's event log as assembled now (empty when the run could not be read); held as a
         worker's pickle like :attr:`check`, a fresh copy on each reading."""
         held = self._events
-        if isinstance(held, bytes):
-            events: list[Event] = pickle.loads(held)  # made by this wiki check's own worker
-            return events
-        return held
+        return unpack_events(held) if isinstance(held, bytes) else held
 
     @events.setter
     def events(self, value: list[Event]) -> None:
@@ -118,8 +165,8 @@ class RunEvidence:
         self._check = value
 
     def hold_packed(self, check: bytes, events: bytes) -> None:
-        """Hold the check (:func:`pack_check`) and the event log (pickled) as a worker of this wiki
-        check made them."""
+        """Hold the check (:func:`pack_check`) and the event log (:func:`pack_events`) as a worker
+        of this wiki check made them."""
         self._check = check
         self._events = events
 
@@ -235,7 +282,7 @@ class WikiCheck:
     runs: list[RunEvidence] = field(default_factory=list)
     concepts: list[ConceptEvidence] = field(default_factory=list)
     sources: dict[str, SourceInfo] = field(default_factory=dict)
-    excerpts: dict[SpanKey, str] = field(default_factory=dict)
+    excerpts: ExcerptTable = field(default_factory=lambda: ExcerptTable())
     findings: list[Finding] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     claims: list[Any] = field(default_factory=list)

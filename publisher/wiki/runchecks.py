@@ -12,7 +12,6 @@ refusals, its result now, the sources and excerpts it accepts.
 from __future__ import annotations
 
 import os
-import pickle
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future
@@ -32,7 +31,7 @@ from ..kernel.reasons import Reason
 from ..parallel import Batch, Batches, CheckedSnapshots, ProgressFn, SnapshotCheck, folder_bytes, folder_size
 from ..runs import Run
 from .discover import relative
-from .evidence import RunEvidence, SourceInfo, WikiCheck, pack_check, unpack_check
+from .evidence import RunEvidence, SourceInfo, WikiCheck, pack_check, pack_events, unpack_check
 
 __all__ = ["check_runs", "check_whole_run", "index_run", "release_records", "run_bytes", "RunIndex", "WholeRun"]
 
@@ -180,8 +179,8 @@ class WholeRun:
     (:meth:`RunEvidence.hold_packed`) and unpacks a copy only when a page or a refusal's cause
     asks for it, so it never rebuilds thousands of checks' objects it does not read."""
     events: bytes | None
-    """The run's event log as assembled, pickled here too (read once per wiki, by the pages and
-    the claims' counts)."""
+    """The run's event log as assembled, packed here too (:func:`~publisher.wiki.evidence.pack_events`;
+    read once per wiki, by the pages and the claims' counts)."""
     sources: dict[str, SnapshotCheck] | None
     """The verified check of each source the run's accepted artifacts name, without its spans
     (the index carries the excerpts the wiki records)."""
@@ -227,7 +226,7 @@ def check_whole_run(
     release_records(rc)
     sources = {sid: replace(reader.get(sid), spans=()) for _, source_ids, _ in index.accepted for sid in source_ids}
     packed = pack_check(rc)
-    events = pickle.dumps(list(rc.assembly.log.events), protocol=pickle.HIGHEST_PROTOCOL)
+    events = pack_events(list(rc.assembly.log.events))
     return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, events, sources, index)
 
 

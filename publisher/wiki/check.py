@@ -80,7 +80,8 @@ def _check_wiki(
     executor, workers, progress = on.executor, on.count, on.progress
     wiki = WikiCheck(wiki_root, policy)
     real_root = wiki_root.resolve()  # once: every run a concept names is resolved against it
-    found_runs, found_concepts = discover(wiki_root, layouts)
+    real = wiki.real_path
+    found_runs, found_concepts = discover(wiki_root, layouts, real)
     run_paths = list(runs) if runs is not None else found_runs
     concept_paths = list(concepts if concepts is not None else found_concepts)
     concept_findings: list[Finding] = []
@@ -130,11 +131,18 @@ def _check_wiki(
                 concept_findings.extend(found)
         # A run that only a concept names (outside the usual layouts) is checked once the
         # concepts are known.
-        known = {p.resolve() for p in run_paths}
+        known = {real(p) for p in run_paths}
         named: list[Path] = []
+        resolved: dict[str, Path | None] = {}  # a run a concept names, by the path it is named by
+
+        def target_of(rel: str) -> Path | None:
+            if rel not in resolved:
+                resolved[rel] = inside(wiki_root, rel, real_root)
+            return resolved[rel]
+
         for ce in wiki.concepts:
             for entry in ce.doc.front.runs if ce.doc else ():
-                target = inside(wiki_root, entry.path, real_root)
+                target = target_of(entry.path)
                 # A run without result.json is checked too: C-ASSEMBLER names it absent, with the
                 # command that writes it, rather than the concept naming a run it cannot find.
                 if target is None or target in known:
@@ -162,15 +170,13 @@ def _check_wiki(
             )
         slugs.setdefault(ev.slug, ev.rel)
 
-    resolved: dict[str, Path | None] = {}
     by_path: dict[Path, RunEvidence] = {}
     for ev in wiki.runs:
-        by_path.setdefault(ev.run.path.resolve(), ev)
+        by_path.setdefault(real(ev.run.path), ev)
+    wiki.forget_real_paths()  # resolved for this check only
 
     def run_for(rel: str) -> RunEvidence | None:
-        if rel not in resolved:
-            resolved[rel] = inside(wiki_root, rel, real_root)
-        target = resolved[rel]
+        target = target_of(rel)
         return by_path.get(target) if target is not None else None
 
     for ce in wiki.concepts:

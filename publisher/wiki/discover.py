@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..runs import RUN_LAYOUTS, Run
@@ -13,11 +13,14 @@ from .concepts import CONCEPTS_DIR
 __all__ = ["discover", "relative", "inside"]
 
 
-def relative(path: Path, root: Path, real_root: Path | None = None) -> str:
+def relative(
+    path: Path, root: Path, real_root: Path | None = None, resolve: Callable[[Path], Path] = Path.resolve
+) -> str:
     """``path`` relative to ``root`` in POSIX form, or the path itself when it lies outside.
-    ``real_root``: ``root`` resolved already (a caller naming many paths resolves it once)."""
+    ``real_root``: ``root`` resolved already (a caller naming many paths resolves it once);
+    ``resolve``: how ``path`` is resolved (a check resolving each path once passes its cache)."""
     try:
-        return path.resolve().relative_to(real_root or root.resolve()).as_posix()
+        return resolve(path).relative_to(real_root or root.resolve()).as_posix()
     except ValueError:
         return str(path)
 
@@ -33,15 +36,18 @@ def inside(root: Path, rel: str, real_root: Path | None = None) -> Path | None:
     return candidate
 
 
-def discover(wiki_root: Path, layouts: Iterable[str] = RUN_LAYOUTS) -> tuple[list[Path], list[Path]]:
-    """Run folders holding ``outputs/result.json``, and concept files; each sorted."""
+def discover(
+    wiki_root: Path, layouts: Iterable[str] = RUN_LAYOUTS, resolve: Callable[[Path], Path] = Path.resolve
+) -> tuple[list[Path], list[Path]]:
+    """Run folders holding ``outputs/result.json``, and concept files; each sorted. ``resolve``:
+    how a run's folder is resolved (to list it once however it is reached)."""
     runs: list[Path] = []
     seen: set[Path] = set()
     for pattern in layouts:
         for name in sorted(glob.glob(os.path.join(glob.escape(str(wiki_root)), pattern))):
             path = Path(name)
             if path.is_dir() and os.path.lexists(Run(path).result_path):
-                real = path.resolve()
+                real = resolve(path)
                 if real not in seen:
                     seen.add(real)
                     runs.append(path)

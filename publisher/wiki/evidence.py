@@ -288,6 +288,21 @@ class WikiCheck:
     claims: list[Any] = field(default_factory=list)
     """Every concept claim as the claim guards found it (:class:`publisher.wiki.claims.guards.ClaimState`)."""
     _by_rel: tuple[int, dict[str, RunEvidence]] | None = field(default=None, init=False, repr=False, compare=False)
+    _reals: dict[Path, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def real_path(self, path: Path) -> Path:
+        """``path`` resolved, once per path while the wiki is checked (a run's folder is named by
+        discovery, by its record, by the concepts: resolving it each time walked every folder of
+        its path again, thousands of times in a large wiki). Dropped when the check ends
+        (:meth:`forget_real_paths`): a later reading resolves again."""
+        hit = self._reals.get(path)
+        if hit is None:
+            hit = self._reals[path] = path.resolve()
+        return hit
+
+    def forget_real_paths(self) -> None:
+        """Drop the paths :meth:`real_path` resolved."""
+        self._reals.clear()
 
     @property
     def ok(self) -> bool:

@@ -53,7 +53,7 @@ def _begin(path: Path, wiki: WikiCheck, batches: Batches, real_root: Path) -> _B
     records (:func:`_load`) add what the result does not name.
     """
     run = Run(path)
-    ev = RunEvidence(run, relative(path, wiki.wiki_root, real_root), path.name, {})
+    ev = RunEvidence(run, relative(path, wiki.wiki_root, real_root, wiki.real_path), path.name, {})
     reader = CheckedSnapshots(run.sources_dir, assets_root=wiki.wiki_root)
     prepared = prepare_stored(run, reader)
     return _Begun(ev, reader, prepared, batches.submit(reader.pending()))
@@ -349,7 +349,7 @@ def _check_runs_on_pool(
         for path in paths:
             run = Run(path)
             size, count = folder_size(run.sources_dir)
-            ev = RunEvidence(run, relative(path, wiki.wiki_root, real_root), path.name, {})
+            ev = RunEvidence(run, relative(path, wiki.wiki_root, real_root, wiki.real_path), path.name, {})
             wiki.runs.append(ev)
             if size <= _WHOLE_RUN_BYTES:
                 entry = _OnPool(ev, count)

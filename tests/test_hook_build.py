@@ -98,6 +98,13 @@ def test_clean_build_shows_every_excerpt_and_links_resolve(tmp_path: Path) -> No
     assert leftovers(wiki) == []
     for index in ("concepts", "sources", "runs"):
         assert (site / index / "index.html").is_file()
+    # The runs index shows each result's verdict and accepted count as the check assembled them.
+    runs_html = (site / "runs" / "index.html").read_text(encoding="utf-8")
+    (ev,) = pre.runs
+    result = ev.result
+    assert result is not None and (ev.verdict, ev.accepted_count) == (result.gate.verdict, result.counts.accepted)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", runs_html, flags=re.S)
+    assert result.gate.verdict in cells and str(result.counts.accepted) in cells
     report = (site / "runs" / "alpha" / "report" / "index.html").read_text(encoding="utf-8")
     assert len(scan_page(report).excerpts) == len(pre.excerpts)
 

@@ -132,13 +132,22 @@ def test_the_wiki_check_indexes_the_same_evidence_on_a_pool_and_here(tmp_path: P
     assert all(not i.meta.spans for i in pooled.sources.values()), "the excerpts travel once, in the index"
 
 
+@pytest.mark.parametrize("helper", [False, True], ids=["in-process", "helper"])
 def test_a_result_changed_between_the_check_and_the_pages_refuses_the_build(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: bool
 ) -> None:
+    """Whether the report is rendered by a helper or by MkDocs' process, the result it reads again
+    must be the one checked: else the build is refused (C-BUILD), never a traceback."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from _wiki_helpers import build_wiki, leftovers, refused_build, tree_digest
 
     from publisher.site.build import hook
+    from publisher.site.build import workers as build_workers
     from publisher.wiki.promote import promote
+
+    monkeypatch.setattr(build_workers, "default_workers", lambda: 2)
+    monkeypatch.setattr(build_workers, "helper_pool", lambda workers=1: ThreadPoolExecutor(workers) if helper else None)
 
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)

@@ -133,6 +133,10 @@ class RunEvidence:
     """Every accepted claim's span -> (artifact id, claim index) of the claims citing it."""
     inputs_hash: str | None = None
     """The assembly's ``inputs_hash`` now (None when the run could not be assembled)."""
+    verdict: str | None = None
+    """The gate's verdict now (None when the run could not be assembled)."""
+    accepted_count: int | None = None
+    """How many artifacts the result now accepts (None when the run could not be assembled)."""
     _result: Result | None = field(default=None, init=False, repr=False, compare=False)
     _check: RunCheck | bytes | None = field(default=None, init=False, repr=False, compare=False)
     _events: list[Event] | bytes = field(default_factory=list, init=False, repr=False, compare=False)

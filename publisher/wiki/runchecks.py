@@ -119,6 +119,10 @@ class RunIndex:
     """Why the run's evidence may not be published now (empty if it may)."""
     inputs_hash: str
     unresolved: int
+    verdict: str
+    """The gate's verdict now (``pass``, ``warn`` or ``fail``)."""
+    accepted_count: int
+    """How many artifacts the result now accepts."""
     accepted: list[tuple[str, tuple[str, ...], list[ClaimAt]]]
     """Each accepted artifact: its id, its source ids, its claims in order."""
 
@@ -138,7 +142,9 @@ def index_run(rc: RunCheck, reader: CheckedSnapshots) -> RunIndex:
             # The reader's slice is the same text: keep (and ship) one copy of it, not two.
             claims.append((sid, start, end, kept if kept is not None and kept == excerpt else excerpt))
         accepted.append((artifact["artifact_id"], tuple(artifact["source_ids"]), claims))
-    return RunIndex(refusals, str(result["inputs_hash"]), result["counts"]["unresolved"], accepted)
+    counts = result["counts"]
+    verdict, accepted_count = str(result["gate"]["verdict"]), int(counts["accepted"])
+    return RunIndex(refusals, str(result["inputs_hash"]), counts["unresolved"], verdict, accepted_count, accepted)
 
 
 def _record(ev: RunEvidence, index: RunIndex, source: Callable[[str], SnapshotCheck], wiki: WikiCheck) -> None:
@@ -149,6 +155,7 @@ def _record(ev: RunEvidence, index: RunIndex, source: Callable[[str], SnapshotCh
     check itself reads only the run's index.
     """
     ev.inputs_hash = index.inputs_hash
+    ev.verdict, ev.accepted_count = index.verdict, index.accepted_count
     wiki.findings.extend(index.refusals)
     if index.unresolved and not index.refusals:
         wiki.notices.append(f"{ev.rel}: {index.unresolved} unresolved artifact(s) not published (gate off)")

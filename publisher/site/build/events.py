@@ -216,17 +216,19 @@ class EvidenceBuild:
             return files
         try:
             pages = self.model.build()
+            if self.helper is not None and self.pre is not None and self.publish_at != "check":
+                options = self.model.source_text
+                # In the order of their pages, which is the order MkDocs asks for them: the helper
+                # hands out its chunks in turn, and a text asked for out of turn is rendered here.
+                at = {source_uri(sid): sid for sid in self.pre.sources}
+                order = [at[page.src_uri] for page in pages if page.src_uri in at]
+                sources = [source_job(sid, self.pre.sources[sid], options) for sid in order]
+                contexts = [context_source(self.pre, sid) for sid in self.model.cited_sources()]
+                # A report handed out reads its result again here (a result changed since the
+                # check is refused like any page's evidence).
+                self.helper.start(sources, list(self.pre.runs), contexts)
         except PublisherError as exc:
             raise refuse("evidence pages", [error_finding(exc, ".", "C-BUILD")]) from exc
-        if self.helper is not None and self.pre is not None and self.publish_at != "check":
-            options = self.model.source_text
-            # In the order of their pages, which is the order MkDocs asks for them: the helper
-            # hands out its chunks in turn, and a text asked for out of turn is rendered here.
-            at = {source_uri(sid): sid for sid in self.pre.sources}
-            order = [at[page.src_uri] for page in pages if page.src_uri in at]
-            sources = [source_job(sid, self.pre.sources[sid], options) for sid in order]
-            contexts = [context_source(self.pre, sid) for sid in self.model.cited_sources()]
-            self.helper.start(sources, list(self.pre.runs), contexts)
         docs = Path(config.docs_dir)
         root = self.wiki_root or Path(".")
         for ev in self.pre.runs if self.pre is not None else ():  # an agent's report prose

@@ -50,6 +50,7 @@ __all__ = [
     "ClaimState",
     "shape_problems",
     "admit",
+    "bound_problem",
     "provenance_now",
     "check_concept_claims",
     "log_findings",
@@ -289,34 +290,51 @@ def _missing_now(ev: RunEvidence, record: MissingnessRecord, logs: LogCache | No
     return None
 
 
-def _resolve_review(wiki: WikiCheck, rid: str, chash: str) -> tuple[BoundReview | None, list[Problem]]:
-    found = _find_record(wiki, rid, ReviewRecord)
-    if isinstance(found, str):
-        return None, [Problem(Guard.REVIEW_UNRESOLVED, f"{found}; run 'publisher review' for this claim")]
-    ev, review = found
+def _review_grounds(
+    ev: RunEvidence, rid: str, review: ReviewRecord, chash: str, logs: LogCache | None = None
+) -> Problem | None:
+    """Why review ``rid`` does not ground a not_supported of claim ``chash`` now, or None."""
     if review.claim_hash != chash:
-        return None, [
-            Problem(
-                Guard.REVIEW_OTHER_CLAIM,
-                f"{rid[:16]}… reviews another claim ({review.claim_hash[:20]}…); review this statement",
-            )
-        ]
+        return Problem(
+            Guard.REVIEW_OTHER_CLAIM,
+            f"{rid[:16]}… reviews another claim ({review.claim_hash[:20]}…); review this statement",
+        )
     if not (review.protocol_complete and review.surface_complete):
         why = (
             "its surface is not declared complete"
             if not review.surface_complete
             else "not every declared term was executed"
         )
-        return None, [
-            Problem(
-                Guard.REVIEW_INCOMPLETE,
-                f"{rid[:16]}… is not protocol-complete ({why}); declare a complete surface at acquisition "
-                "and review again",
-            )
-        ]
-    now = _review_now(ev, review)
+        return Problem(
+            Guard.REVIEW_INCOMPLETE,
+            f"{rid[:16]}… is not protocol-complete ({why}); declare a complete surface at acquisition and review again",
+        )
+    now = _review_now(ev, review, logs)
     if now is not None:
-        return None, [Problem(Guard.REVIEW_UNRESOLVED, f"{now}; review again")]
+        return Problem(Guard.REVIEW_UNRESOLVED, f"{now}; review again")
+    return None
+
+
+def _missing_grounds(
+    ev: RunEvidence, mid: str, record: MissingnessRecord, chash: str, logs: LogCache | None = None
+) -> Problem | None:
+    """Why record ``mid`` does not ground a non_evaluable of claim ``chash`` now, or None."""
+    if record.claim_hash != chash:
+        return Problem(Guard.MISSINGNESS_OTHER_CLAIM, f"{mid[:16]}… records another claim ({record.claim_hash[:20]}…)")
+    now = _missing_now(ev, record, logs)
+    if now is not None:
+        return Problem(Guard.MISSINGNESS_UNRESOLVED, f"{now}; the claim may be evaluable: assess it on the evidence")
+    return None
+
+
+def _resolve_review(wiki: WikiCheck, rid: str, chash: str) -> tuple[BoundReview | None, list[Problem]]:
+    found = _find_record(wiki, rid, ReviewRecord)
+    if isinstance(found, str):
+        return None, [Problem(Guard.REVIEW_UNRESOLVED, f"{found}; run 'publisher review' for this claim")]
+    ev, review = found
+    problem = _review_grounds(ev, rid, review, chash)
+    if problem is not None:
+        return None, [problem]
     return BoundReview(run=ev.slug, source_id=review.source_id, surface_manifest_hash=review.surface_manifest_hash), []
 
 
@@ -325,15 +343,9 @@ def _resolve_missingness(wiki: WikiCheck, mid: str, chash: str) -> tuple[BoundMi
     if isinstance(found, str):
         return None, [Problem(Guard.MISSINGNESS_UNRESOLVED, f"{found}; run 'publisher missing' for this claim")]
     ev, record = found
-    if record.claim_hash != chash:
-        return None, [
-            Problem(Guard.MISSINGNESS_OTHER_CLAIM, f"{mid[:16]}… records another claim ({record.claim_hash[:20]}…)")
-        ]
-    now = _missing_now(ev, record)
-    if now is not None:
-        return None, [
-            Problem(Guard.MISSINGNESS_UNRESOLVED, f"{now}; the claim may be evaluable: assess it on the evidence")
-        ]
+    problem = _missing_grounds(ev, mid, record, chash)
+    if problem is not None:
+        return None, [problem]
     return BoundMissingness(run=ev.slug, kind=record.kind.value), []
 
 
@@ -365,6 +377,25 @@ def admit(wiki: WikiCheck, ce: ConceptEvidence, p: Proposal) -> tuple[Bound | No
     return Bound(evidence=tuple(evidence), review=review, missingness=missing), []
 
 
+def bound_problem(entry: Assessment) -> str | None:
+    """Why an admitted entry's ``bound`` is not what ``publisher assess`` binds for it, or None.
+
+    The command binds every evidence label it names, in order, each to at least one span, and
+    the review and the missingness record exactly when it names them. A line that does not is
+    no assessment of the tool (an edited or forged log), so its claim is never shown as grounded.
+    """
+    bound = entry.bound
+    if bound is None:
+        return f"{entry.assessment_id} is admitted but binds no grounds"
+    if [item.label for item in bound.evidence] != list(entry.evidence) or any(not i.refs for i in bound.evidence):
+        return f"{entry.assessment_id} does not bind exactly the evidence labels it names"
+    if (entry.review is None) != (bound.review is None):
+        return f"{entry.assessment_id} does not bind exactly the review it names"
+    if (entry.missingness is None) != (bound.missingness is None):
+        return f"{entry.assessment_id} does not bind exactly the missingness record it names"
+    return None
+
+
 def provenance_now(
     wiki: WikiCheck,
     ce: ConceptEvidence,
@@ -379,7 +410,10 @@ def provenance_now(
     the check stays linear in claims and footnotes.
     """
     out: list[str] = []
-    bound = entry.bound or Bound()
+    bound = entry.bound
+    unbound = bound_problem(entry)
+    if bound is None or unbound is not None:  # a line the tool did not write: it grounds nothing
+        return [unbound or f"{entry.assessment_id} binds no grounds"]
     doc = ce.doc
     if runs is None:
         runs = {ev.slug: ev for ev in wiki.runs}
@@ -399,16 +433,33 @@ def provenance_now(
                 out.append(f"{where} is no longer accepted evidence of run {ref.run}")
             elif info is None or info.meta.record_hash != ref.record_hash:
                 out.append(f"{where}: the snapshot's sealed metadata changed since assessment")
+    # The record an id names is found and judged again as admission judged it (same claim,
+    # complete, facts holding) and must be the one bound: a bound that omits or misplaces it is
+    # no ground.
     if entry.review is not None and bound.review is not None:
         reviewed = _find_record(wiki, entry.review, ReviewRecord)
-        why = reviewed if isinstance(reviewed, str) else _review_now(*reviewed, logs)
-        if why is not None:
-            out.append(why)
+        if isinstance(reviewed, str):
+            out.append(reviewed)
+        else:
+            ev, review = reviewed
+            if (ev.slug, review.source_id, review.surface_manifest_hash) != (
+                bound.review.run,
+                bound.review.source_id,
+                bound.review.surface_manifest_hash,
+            ):
+                out.append(f"{entry.review[:16]}… is not the review {entry.assessment_id} bound")
+            elif (problem := _review_grounds(ev, entry.review, review, entry.claim_hash, logs)) is not None:
+                out.append(problem.detail)
     if entry.missingness is not None and bound.missingness is not None:
         recorded = _find_record(wiki, entry.missingness, MissingnessRecord)
-        why = recorded if isinstance(recorded, str) else _missing_now(*recorded, logs)
-        if why is not None:
-            out.append(why)
+        if isinstance(recorded, str):
+            out.append(recorded)
+        else:
+            ev, record = recorded
+            if (ev.slug, record.kind.value) != (bound.missingness.run, bound.missingness.kind):
+                out.append(f"{entry.missingness[:16]}… is not the record {entry.assessment_id} bound")
+            elif (problem := _missing_grounds(ev, entry.missingness, record, entry.claim_hash, logs)) is not None:
+                out.append(problem.detail)
     return out
 
 
@@ -499,6 +550,10 @@ def check_concept_claims(
             if unsigned is not None:
                 add(Guard.ASSESSMENT_LOG, f"{unsigned}; assess again with a trusted key (--key)")
                 continue
+        unbound = bound_problem(entry)
+        if unbound is not None:
+            add(Guard.ASSESSMENT_LOG, f"{unbound}: not a line 'publisher assess' writes; assess the claim again")
+            continue
         differences = _differences(claim, entry, ce.slug)
         if differences:
             add(

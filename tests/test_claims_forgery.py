@@ -1,0 +1,125 @@
+"""An attacker who can write the wiki's files forges the facts behind a claim (CONTRACT section 14).
+
+Each test plays one forgery: a well-chained ``assessments.jsonl`` line written by hand, an
+older admitted entry restored in front matter, a hand-written acquisition fact. None of them
+may make the build show a claim as admissible with provenance valid now; assertions name the
+guard (``field``) and the claim, never wording.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
+from conftest import CliResult
+
+from publisher.kernel.canonical import canonical_bytes
+from publisher.kernel.eventlog import line_digest
+from publisher.wiki.check import check_wiki
+from publisher.wiki.claims.guards import ClaimState
+from publisher.wiki.claims.model import claim_hash
+
+Cli = Callable[..., CliResult]
+
+
+@pytest.fixture
+def cw(tmp_path: Path, corpus_dir: Path) -> ClaimsWiki:
+    return claims_wiki(tmp_path / "wiki", corpus_dir)
+
+
+def forge_entry(cw: ClaimsWiki, claim_id: str, statement: str, status: str, **fields: Any) -> str:
+    """Append an admitted entry by hand, chained exactly as the tool chains it; returns its id."""
+    log = cw.wiki / "assessments.jsonl"
+    lines = log.read_bytes().splitlines() if log.exists() else []
+    entry = {
+        "schema_version": 1,
+        "assessment_id": f"as-{len(lines) + 1:04d}",
+        "prev": line_digest(lines[-1]) if lines else None,
+        "at": "2026-12-01T00:00:00Z",
+        "concept": CONCEPT,
+        "claim_id": claim_id,
+        "statement": statement,
+        "claim_hash": claim_hash(statement),
+        "status": status,
+        "conditions": [],
+        "evidence": [],
+        "review": None,
+        "missingness": None,
+        "admitted": True,
+        "guard": None,
+        "detail": None,
+        "bound": {"evidence": [], "review": None, "missingness": None},
+        **fields,
+    }
+    with log.open("ab") as fh:
+        fh.write(canonical_bytes(entry) + b"\n")
+    return str(entry["assessment_id"])
+
+
+def write_claim(cw: ClaimsWiki, claim: dict[str, Any]) -> None:
+    """Put ``claim`` into the concept's front matter by hand (as an agent's file write would)."""
+    text = cw.concept.read_text(encoding="utf-8")
+    assert "claims: []\n" in text
+    cw.concept.write_text(text.replace("claims: []\n", "claims:\n- " + json.dumps(claim) + "\n"), encoding="utf-8")
+
+
+def claim_state(wiki: Path, claim_id: str) -> ClaimState:
+    """The wiki check's state of one claim."""
+    (state,) = [s for s in check_wiki(wiki).claims if s.claim.id == claim_id]
+    return state
+
+
+def findings_of(wiki: Path) -> list[tuple[str | None, str | None, str | None]]:
+    """(check, field, artifact) of every finding of the wiki check."""
+    return [(f.check, f.field, f.artifact_id) for f in check_wiki(wiki).findings]
+
+
+@pytest.mark.parametrize(
+    ("status", "claim_fields", "bound"),
+    [
+        # S citing a label that quotes nothing, with a bound that lists no evidence at all.
+        ("supported", {"evidence": ["NOT_A_FOOTNOTE"]}, {"evidence": [], "review": None, "missingness": None}),
+        # S whose entry binds nothing (bound: null on an admitted line).
+        ("supported", {"evidence": ["NOT_A_FOOTNOTE"]}, None),
+        # NS naming a review that exists nowhere, with no bound review.
+        ("not_supported", {"review": "rev-" + "0" * 64}, {"evidence": [], "review": None, "missingness": None}),
+        # NE naming a missingness record that exists nowhere, with no bound record.
+        ("non_evaluable", {"missingness": "mis-" + "0" * 64}, {"evidence": [], "review": None, "missingness": None}),
+    ],
+)
+def test_a_forged_entry_whose_bound_misses_its_ids_is_never_valid_now(
+    cw: ClaimsWiki, status: str, claim_fields: dict[str, Any], bound: dict[str, Any] | None
+) -> None:
+    statement = "The intervention cures everyone."
+    aid = forge_entry(cw, "c1", statement, status, bound=bound, **claim_fields)
+    write_claim(cw, {"id": "c1", "statement": statement, "status": status, **claim_fields, "assessment": aid})
+    # Such a line is no assessment the command writes: the build fails naming the claim.
+    assert ("C-CLAIM", "ASSESSMENT_LOG", "claim:c1") in findings_of(cw.wiki)
+    assert not claim_state(cw.wiki, "c1").provenance_valid
+
+
+def test_a_forged_entry_naming_another_claims_review_is_not_valid_now(cli: Cli, cw: ClaimsWiki) -> None:
+    run = cw.rb.run.path
+    out = cli(
+        "review", "--run-dir", run, "--source-id", cw.a_full, "--claim", "Another.", "--term", "adverse", "--json"
+    )
+    assert out.status == 0, out.err
+    rid = out.json()["review_id"]
+    statement = "The intervention cures everyone."
+    bound = {
+        "evidence": [],
+        "review": {
+            "run": cw.rb.run.slug(),
+            "source_id": cw.a_full,
+            "surface_manifest_hash": out.json()["record"]["surface_manifest_hash"],
+        },
+        "missingness": None,
+    }
+    aid = forge_entry(cw, "c1", statement, "not_supported", review=rid, bound=bound)
+    write_claim(cw, {"id": "c1", "statement": statement, "status": "not_supported", "review": rid, "assessment": aid})
+    state = claim_state(cw.wiki, "c1")
+    assert state.entry is not None and not state.provenance_valid

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
+from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki, whole_text
 from conftest import CliResult
+from test_claims_assess import _fetch_failed, assess, assess_json, refused
 
+from publisher.acquire.signing import new_key_pair
 from publisher.kernel.canonical import canonical_bytes
 from publisher.kernel.eventlog import line_digest
 from publisher.wiki.check import check_wiki
@@ -123,3 +125,52 @@ def test_a_forged_entry_naming_another_claims_review_is_not_valid_now(cli: Cli, 
     write_claim(cw, {"id": "c1", "statement": statement, "status": "not_supported", "review": rid, "assessment": aid})
     state = claim_state(cw.wiki, "c1")
     assert state.entry is not None and not state.provenance_valid
+
+
+@pytest.fixture
+def signed_cw(tmp_path: Path, corpus_dir: Path) -> tuple[ClaimsWiki, Path]:
+    """The claims wiki with a trusted key: its acquisitions are signed, its assessments too."""
+    private, public, _ = new_key_pair(tmp_path / "keys")
+    (tmp_path / "wiki" / "keys").mkdir(parents=True)
+    (tmp_path / "wiki" / "keys" / "wiki.pub").write_bytes(public.read_bytes())
+    trusted = "extra:\n  evidence:\n    trusted_keys: [keys/wiki.pub]\n"
+    return claims_wiki(tmp_path / "wiki", corpus_dir, key=private, extra=trusted), private
+
+
+def test_with_trusted_keys_an_unsigned_fetch_failed_is_no_missingness_fact(
+    cli: Cli, signed_cw: tuple[ClaimsWiki, Path]
+) -> None:
+    cw, private = signed_cw
+    forged = _fetch_failed(cw, "https://example.org/gone")  # a line appended by hand, unsigned
+    mis = cli("missing", "--run-dir", cw.rb.run.path, "--claim", "Gone.", "--event", forged, "--json")
+    if mis.status == 0:  # the command may write it; admission must not rest on it
+        mid = mis.json()["missingness_id"]
+        refused(assess_json(cli, cw, "n1", "Gone.", "NE", "--missingness", mid, "--key", str(private)),
+                "MISSINGNESS_UNRESOLVED")  # fmt: skip
+    else:
+        refused(mis, "NOTHING_MISSING")
+    assert cw.front().claims == ()
+
+
+def test_with_trusted_keys_a_hand_written_complete_surface_grounds_no_review(
+    cli: Cli, signed_cw: tuple[ClaimsWiki, Path]
+) -> None:
+    cw, private = signed_cw
+    # The signed full text of A, declared complete: a review over it grounds NS.
+    rev = cli("review", "--run-dir", cw.rb.run.path, "--source-id", cw.a_full, "--claim", "It cures.",
+              "--term", "zzzunfoundzzz", "--json")  # fmt: skip
+    assert rev.status == 0 and rev.json()["record"]["protocol_complete"] is True, rev.err
+    ok = assess(cli, cw, "n0", "It cures.", "NS", "--review", rev.json()["review_id"], "--key", str(private))
+    assert ok.status == 0, ok.err
+    # A snapshot written by hand with a "complete" surface and an unsigned fetch line of its own.
+    signer, cw.rb.signer = cw.rb.signer, None
+    fake = cw.rb.source("https://example.org/fake", "Nothing to see here.\n" * 20, surface=whole_text(True))
+    cw.rb.signer = signer
+    rev = cli("review", "--run-dir", cw.rb.run.path, "--source-id", fake, "--claim", "It harms.",
+              "--term", "harm", "--json")  # fmt: skip
+    assert rev.status == 0, rev.err
+    refused(
+        assess_json(cli, cw, "n1", "It harms.", "NS", "--review", rev.json()["review_id"], "--key", str(private)),
+        "REVIEW_INCOMPLETE",
+    )
+    assert [c.id for c in cw.front().claims] == ["n0"]

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ...acquire.signing import KeyRing
+from ...acquire.signing import signature_problem as signature_problem_of_event
 from ...kernel.errors import IntegrityError, PublisherError, UsageError
 from ...kernel.eventlog import LogState
 from ...kernel.findings import Finding
@@ -42,7 +43,7 @@ from .log import (
 from .missingness import LogCache, log_of, missing_basis, missing_kind
 from .model import CHECK, EVIDENCE_STATUSES, ID_RE, ClaimRefusal, Guard, claim_hash
 from .records import MissingKind, MissingnessRecord, R, ReviewRecord, read_record
-from .reviews import build_review
+from .reviews import build_review, surface_declared_complete
 
 __all__ = [
     "Problem",
@@ -241,8 +242,14 @@ def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = N
     return None
 
 
-def _missing_now(ev: RunEvidence, record: MissingnessRecord, logs: LogCache | None = None) -> str | None:
-    """Why a missingness record's facts no longer hold: the line, the snapshot or a closed gap."""
+def _missing_now(
+    ev: RunEvidence, record: MissingnessRecord, logs: LogCache | None = None, keys: KeyRing | None = None
+) -> str | None:
+    """Why a missingness record's facts no longer hold: the line, the snapshot or a closed gap.
+
+    With ``keys`` (the wiki's trusted keys), the logged fact must be signed by one of them for
+    this run and, for a snapshot, seal its metadata: a hand-written line is no fact.
+    """
     basis = record.basis
     try:
         derived = missing_basis(
@@ -258,6 +265,13 @@ def _missing_now(ev: RunEvidence, record: MissingnessRecord, logs: LogCache | No
     index = next((i for i, e in enumerate(state.events) if e.event_id == basis.event_id), None)
     if index is None or state.digests[index] != basis.event_digest:
         return f"{basis.event_id} of {ev.rel} is not the logged fact the record rests on"
+    if keys:
+        fact = state.events[index]
+        unsigned = signature_problem_of_event(fact, keys, ev.run.name())
+        if unsigned is not None:
+            return f"{unsigned}: with trusted keys only a signed acquisition fact counts"
+        if record.kind is not MissingKind.SOURCE_UNAVAILABLE and fact.record_hash != basis.record_hash:
+            return f"{basis.event_id} of {ev.rel} does not seal the snapshot metadata the record rests on"
     later = state.events[index + 1 :]
     if record.kind is MissingKind.SOURCE_UNAVAILABLE:
         if any(
@@ -291,7 +305,12 @@ def _missing_now(ev: RunEvidence, record: MissingnessRecord, logs: LogCache | No
 
 
 def _review_grounds(
-    ev: RunEvidence, rid: str, review: ReviewRecord, chash: str, logs: LogCache | None = None
+    ev: RunEvidence,
+    rid: str,
+    review: ReviewRecord,
+    chash: str,
+    logs: LogCache | None = None,
+    keys: KeyRing | None = None,
 ) -> Problem | None:
     """Why review ``rid`` does not ground a not_supported of claim ``chash`` now, or None."""
     if review.claim_hash != chash:
@@ -312,16 +331,27 @@ def _review_grounds(
     now = _review_now(ev, review, logs)
     if now is not None:
         return Problem(Guard.REVIEW_UNRESOLVED, f"{now}; review again")
+    if keys and not surface_declared_complete(ev.run, ev.run.store.read(review.source_id), logs, keys):
+        return Problem(
+            Guard.REVIEW_INCOMPLETE,
+            f"{rid[:16]}… covers a surface no acquisition signed by a trusted key declared complete; "
+            "acquire the source with the wiki's key and review again",
+        )
     return None
 
 
 def _missing_grounds(
-    ev: RunEvidence, mid: str, record: MissingnessRecord, chash: str, logs: LogCache | None = None
+    ev: RunEvidence,
+    mid: str,
+    record: MissingnessRecord,
+    chash: str,
+    logs: LogCache | None = None,
+    keys: KeyRing | None = None,
 ) -> Problem | None:
     """Why record ``mid`` does not ground a non_evaluable of claim ``chash`` now, or None."""
     if record.claim_hash != chash:
         return Problem(Guard.MISSINGNESS_OTHER_CLAIM, f"{mid[:16]}… records another claim ({record.claim_hash[:20]}…)")
-    now = _missing_now(ev, record, logs)
+    now = _missing_now(ev, record, logs, keys)
     if now is not None:
         return Problem(Guard.MISSINGNESS_UNRESOLVED, f"{now}; the claim may be evaluable: assess it on the evidence")
     return None
@@ -332,7 +362,7 @@ def _resolve_review(wiki: WikiCheck, rid: str, chash: str) -> tuple[BoundReview 
     if isinstance(found, str):
         return None, [Problem(Guard.REVIEW_UNRESOLVED, f"{found}; run 'publisher review' for this claim")]
     ev, review = found
-    problem = _review_grounds(ev, rid, review, chash)
+    problem = _review_grounds(ev, rid, review, chash, keys=wiki.policy.trusted_keys)
     if problem is not None:
         return None, [problem]
     return BoundReview(run=ev.slug, source_id=review.source_id, surface_manifest_hash=review.surface_manifest_hash), []
@@ -343,7 +373,7 @@ def _resolve_missingness(wiki: WikiCheck, mid: str, chash: str) -> tuple[BoundMi
     if isinstance(found, str):
         return None, [Problem(Guard.MISSINGNESS_UNRESOLVED, f"{found}; run 'publisher missing' for this claim")]
     ev, record = found
-    problem = _missing_grounds(ev, mid, record, chash)
+    problem = _missing_grounds(ev, mid, record, chash, keys=wiki.policy.trusted_keys)
     if problem is not None:
         return None, [problem]
     return BoundMissingness(run=ev.slug, kind=record.kind.value), []
@@ -448,7 +478,9 @@ def provenance_now(
                 bound.review.surface_manifest_hash,
             ):
                 out.append(f"{entry.review[:16]}… is not the review {entry.assessment_id} bound")
-            elif (problem := _review_grounds(ev, entry.review, review, entry.claim_hash, logs)) is not None:
+            elif (
+                problem := _review_grounds(ev, entry.review, review, entry.claim_hash, logs, wiki.policy.trusted_keys)
+            ) is not None:
                 out.append(problem.detail)
     if entry.missingness is not None and bound.missingness is not None:
         recorded = _find_record(wiki, entry.missingness, MissingnessRecord)
@@ -458,7 +490,11 @@ def provenance_now(
             ev, record = recorded
             if (ev.slug, record.kind.value) != (bound.missingness.run, bound.missingness.kind):
                 out.append(f"{entry.missingness[:16]}… is not the record {entry.assessment_id} bound")
-            elif (problem := _missing_grounds(ev, entry.missingness, record, entry.claim_hash, logs)) is not None:
+            elif (
+                problem := _missing_grounds(
+                    ev, entry.missingness, record, entry.claim_hash, logs, wiki.policy.trusted_keys
+                )
+            ) is not None:
                 out.append(problem.detail)
     return out
 

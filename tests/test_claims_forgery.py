@@ -174,3 +174,19 @@ def test_with_trusted_keys_a_hand_written_complete_surface_grounds_no_review(
         "REVIEW_INCOMPLETE",
     )
     assert [c.id for c in cw.front().claims] == ["n0"]
+
+
+def test_an_older_admitted_assessment_restored_in_front_matter_is_superseded(cli: Cli, cw: ClaimsWiki) -> None:
+    assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0]).status == 0
+    older = cw.concept.read_bytes()
+    # The claim is assessed again: the latest admitted judgement is C.
+    assert assess(cli, cw, "c1", "It helps.", "C", "--evidence", cw.labels[0]).status == 0
+    latest = cw.concept.read_bytes()
+    # A later rejected attempt supersedes nothing: the claim stays as last admitted.
+    assert assess(cli, cw, "c1", "It helps.", "S").status == 1
+    assert findings_of(cw.wiki) == []
+    # Rolling the front matter back to the first admitted entry is no way back to S.
+    cw.concept.write_bytes(older)
+    assert findings_of(cw.wiki) == [("C-CLAIM", "ASSESSMENT_MISMATCH", "claim:c1")]
+    cw.concept.write_bytes(latest)
+    assert findings_of(cw.wiki) == []

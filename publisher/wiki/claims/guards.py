@@ -19,7 +19,7 @@ Three kinds of rule, kept apart on purpose:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ...acquire.signing import KeyRing
@@ -53,6 +53,8 @@ __all__ = [
     "admit",
     "bound_problem",
     "provenance_now",
+    "AdmittedIndex",
+    "admitted_index",
     "check_concept_claims",
     "log_findings",
 ]
@@ -526,6 +528,34 @@ def log_findings(state: LogState, ring: KeyRing) -> list[Finding]:
     return out
 
 
+AdmittedIndex = dict[tuple[str, str], list[Assessment]]
+"""The admitted entries of each (concept, claim id), in log order."""
+
+
+def admitted_index(entries: Iterable[Assessment]) -> AdmittedIndex:
+    """Every admitted entry by (concept, claim id), in log order (built once per wiki check)."""
+    out: AdmittedIndex = {}
+    for entry in entries:
+        if entry.admitted:
+            out.setdefault((entry.concept, entry.claim_id), []).append(entry)
+    return out
+
+
+def _superseded_by(entry: Assessment, index: AdmittedIndex, ring: KeyRing) -> Assessment | None:
+    """The latest trusted admitted entry of the same claim logged after ``entry``, or None.
+
+    The front matter must carry the claim's latest admission: restoring an older admitted entry
+    (a rollback to a status since re-assessed) is no agreement with the log. With trusted keys
+    only a signed later entry supersedes (an unsigned one is no assessment of this wiki).
+    """
+    for later in reversed(index.get((entry.concept, entry.claim_id), ())):
+        if later.number <= entry.number:
+            return None
+        if not ring or signature_problem(later, ring) is None:
+            return later
+    return None
+
+
 def _differences(claim: ConceptClaim, entry: Assessment, slug: str) -> list[str]:
     out = []
     if entry.concept != slug or entry.claim_id != claim.id:
@@ -546,6 +576,7 @@ def check_concept_claims(
     log_ok: bool,
     logs: LogCache | None = None,
     runs: dict[str, RunEvidence] | None = None,
+    admitted: AdmittedIndex | None = None,
 ) -> list[ClaimState]:
     """Every claim of one concept: shape, agreement with its entry, provenance now.
 
@@ -559,6 +590,8 @@ def check_concept_claims(
     notes = {note.label: note for note in doc.footnotes}
     if runs is None:
         runs = {ev.slug: ev for ev in wiki.runs}
+    if admitted is None:
+        admitted = admitted_index(entries.values())
     for index, claim in enumerate(doc.front.claims):
 
         def add(guard: Guard, detail: str, claim: ConceptClaim = claim, index: int = index) -> None:
@@ -591,6 +624,14 @@ def check_concept_claims(
             add(Guard.ASSESSMENT_LOG, f"{unbound}: not a line 'publisher assess' writes; assess the claim again")
             continue
         differences = _differences(claim, entry, ce.slug)
+        later = None if differences else _superseded_by(entry, admitted, ring)
+        if later is not None:
+            add(
+                Guard.ASSESSMENT_MISMATCH,
+                f"{entry.assessment_id} was superseded by {later.assessment_id} of the same claim; "
+                "restore the front matter it wrote, or propose the change with 'publisher assess'",
+            )
+            continue
         if differences:
             add(
                 Guard.ASSESSMENT_MISMATCH,

@@ -190,3 +190,17 @@ def test_an_older_admitted_assessment_restored_in_front_matter_is_superseded(cli
     assert findings_of(cw.wiki) == [("C-CLAIM", "ASSESSMENT_MISMATCH", "claim:c1")]
     cw.concept.write_bytes(latest)
     assert findings_of(cw.wiki) == []
+
+
+def test_an_abstract_is_no_missingness_when_the_run_holds_the_works_full_text(cli: Cli, cw: ClaimsWiki) -> None:
+    # The run acquired A's full text (complete) before its abstract: nothing of A is missing,
+    # whichever snapshot a record names and in whatever order they were acquired.
+    run = cw.rb.run.path
+    refused(
+        cli("missing", "--run-dir", run, "--claim", "Unknowable.", "--source-id", cw.a_abstract, "--json"),
+        "NOTHING_MISSING",
+    )
+    assert not (run / "missingness").exists()
+    # An abstract whose work has no other snapshot in the run is a fact of restricted access.
+    out = cli("missing", "--run-dir", run, "--claim", "Unknowable.", "--source-id", cw.c_abstract, "--json")
+    assert out.status == 0 and out.json()["record"]["kind"] == "ACCESS_RESTRICTED", out.err

@@ -27,7 +27,6 @@ from ...acquire.signing import signature_problem as signature_problem_of_event
 from ...kernel.errors import IntegrityError, PublisherError, UsageError
 from ...kernel.eventlog import LogState
 from ...kernel.findings import Finding
-from ...kernel.models import Access, EventType
 from ...kernel.reasons import Reason
 from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus, EvidenceFootnote
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
@@ -274,15 +273,7 @@ def _missing_now(
             return f"{unsigned}: with trusted keys only a signed acquisition fact counts"
         if record.kind is not MissingKind.SOURCE_UNAVAILABLE and fact.record_hash != basis.record_hash:
             return f"{basis.event_id} of {ev.rel} does not seal the snapshot metadata the record rests on"
-    later = state.events[index + 1 :]
     if record.kind is MissingKind.SOURCE_UNAVAILABLE:
-        if any(
-            e.type is EventType.FETCH
-            and e.fresh
-            and (e.url == basis.url or (e.receipt is not None and e.receipt.requested_url == basis.url))
-            for e in later
-        ):
-            return f"{basis.url[:80]} was fetched later in {ev.rel}: the source is available now"
         return None
     try:
         snap = ev.run.store.read(str(basis.source_id))
@@ -290,20 +281,7 @@ def _missing_now(
         return f"the snapshot {str(basis.source_id)[:16]}… does not verify now ({exc.reason})"
     if snap.record_hash != basis.record_hash:
         return "the snapshot's sealed metadata is not the one the record rests on"
-    ids = set(snap.paper.ids().items()) if snap.paper else set()
-    for other_id in {e.source_id for e in later if e.type in (EventType.FETCH, EventType.LOCAL_PDF) and e.source_id}:
-        try:
-            other = ev.run.store.read(str(other_id))
-        except IntegrityError:
-            continue
-        same_work = other.url == snap.url or bool(ids & set(other.paper.ids().items() if other.paper else ()))
-        if not same_work or other.source_id == snap.source_id:
-            continue
-        if record.kind is MissingKind.ACCESS_RESTRICTED and other.access is Access.FULL_TEXT:
-            return f"the full text of the same work was acquired later ({other.source_id[:16]}…)"
-        if record.kind is MissingKind.SURFACE_INCOMPLETE and other.surface is not None and other.surface.complete:
-            return f"a complete surface of the same work was acquired later ({other.source_id[:16]}…)"
-    return None
+    return None  # a snapshot of the same work acquired since, in any order: missing_basis refuses
 
 
 def _review_grounds(

@@ -204,3 +204,46 @@ def test_an_abstract_is_no_missingness_when_the_run_holds_the_works_full_text(cl
     # An abstract whose work has no other snapshot in the run is a fact of restricted access.
     out = cli("missing", "--run-dir", run, "--claim", "Unknowable.", "--source-id", cw.c_abstract, "--json")
     assert out.status == 0 and out.json()["record"]["kind"] == "ACCESS_RESTRICTED", out.err
+
+
+def _works(sources: dict[str, tuple[dict[str, str] | None, str, str]]) -> dict[str, str]:
+    """The work each source belongs to, for snapshots given as (paper ids, url, content hash)."""
+    from types import SimpleNamespace
+
+    from publisher.kernel.models import Paper
+    from publisher.wiki.claims.counts import WorkIndex
+
+    infos = {
+        sid: SimpleNamespace(meta=SimpleNamespace(paper=Paper(**paper) if paper else None, url=url, content_hash=ch))
+        for sid, (paper, url, ch) in sources.items()
+    }
+    index = WorkIndex(SimpleNamespace(sources=infos, runs=[]))  # type: ignore[arg-type]
+    return {sid: index.work(sid) for sid in sources}
+
+
+def test_one_paper_cited_through_other_spellings_of_its_ids_or_url_is_one_work() -> None:
+    h = "sha256:" + "1" * 64
+    works = _works(
+        {
+            "pmc-a": ({"pmcid": "PMC123"}, "https://pmc.example/a", "sha256:" + "a" * 64),
+            "pmc-b": ({"pmcid": "pmc0123"}, "https://mirror.example/b", "sha256:" + "b" * 64),
+            "doi-a": ({"doi": "https://doi.org/10.1000/ABC"}, "https://journal.example/x", "sha256:" + "c" * 64),
+            "doi-b": ({"doi": "10.1000/abc"}, "https://journal.example/y", "sha256:" + "d" * 64),
+            "pmid-a": ({"pmid": "00042"}, "https://pubmed.example/42", "sha256:" + "e" * 64),
+            "pmid-b": ({"pmid": "PMID: 42"}, "https://pubmed.example/0042", "sha256:" + "f" * 64),
+            "url-a": (None, "https://Example.org/paper#results", "sha256:" + "2" * 64),
+            "url-b": (None, "HTTPS://example.org:443/paper", "sha256:" + "3" * 64),
+            "text-a": (None, "https://one.example/p", h),  # the same text at two addresses
+            "text-b": (None, "https://two.example/q", h),
+            "other": (None, "https://example.org/other-paper", "sha256:" + "4" * 64),
+        }
+    )
+    for a, b in (
+        ("pmc-a", "pmc-b"),
+        ("doi-a", "doi-b"),
+        ("pmid-a", "pmid-b"),
+        ("url-a", "url-b"),
+        ("text-a", "text-b"),
+    ):
+        assert works[a] == works[b], (a, b, works)
+    assert len(set(works.values())) == 6

@@ -19,7 +19,7 @@ from ...kernel.eventlog import LogState, read_log
 from ...kernel.models import Access, Event, EventType, Snapshot
 from ...kernel.reasons import Reason
 from ...runs import Run
-from .model import ClaimRefusal, Guard, claim_hash, normalise_statement
+from .model import ClaimRefusal, Guard, claim_hash, normalise_statement, url_identity, work_keys
 from .records import MissingBasis, MissingKind, MissingnessRecord, write_record
 
 __all__ = ["LogCache", "Missing", "log_of", "record_missing", "missing_basis", "missing_kind", "available_now"]
@@ -119,9 +119,8 @@ def missing_basis(
 
 
 def _work_keys(snap: Snapshot) -> set[str]:
-    """A snapshot's paper identities (DOI compared case-insensitively) and its URL."""
-    ids = snap.paper.ids() if snap.paper is not None else {}
-    return {f"{kind}:{value.lower() if kind == 'doi' else value}" for kind, value in ids.items()} | {f"url:{snap.url}"}
+    """A snapshot's work identities (:func:`~.model.work_keys`) and its URL."""
+    return set(work_keys(snap.paper, snap.url, snap.content_hash)) | {f"url:{url_identity(snap.url)}"}
 
 
 def available_now(run: Run, state: LogState[Event], basis: MissingBasis, snap: Snapshot | None) -> str | None:

@@ -247,3 +247,35 @@ def test_one_paper_cited_through_other_spellings_of_its_ids_or_url_is_one_work()
     ):
         assert works[a] == works[b], (a, b, works)
     assert len(set(works.values())) == 6
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        "It\u200b helps.",  # a zero-width space
+        "It\u2060helps.".replace("\u2060", " \u2060"),  # a word joiner
+        "It helps.\ufeff",  # a byte-order mark
+        "\u202dIt helps.\u202c",  # a bidi override, invisible
+        "It ｈelps.",  # a full-width letter (NFKC)
+        "IT HELPS.",  # only the case differs
+    ],
+)
+def test_an_invisibly_different_statement_is_the_same_claim_for_conflicts(
+    cli: Cli, cw: ClaimsWiki, variant: str
+) -> None:
+    assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0]).status == 0
+    refused(assess_json(cli, cw, "c2", variant, "C", "--evidence", cw.labels[1]), "CLAIM_CONFLICT")
+
+
+def test_two_front_matter_claims_of_one_statement_fail_the_build(cli: Cli, cw: ClaimsWiki) -> None:
+    assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0]).status == 0
+    with_c1 = cw.concept.read_text(encoding="utf-8")
+    # c1 taken out of the front matter while c2 of the same statement is assessed, then put back.
+    cw.concept.write_text(with_c1.split("claims:\n")[0] + "claims: []\n---\n" + with_c1.split("\n---\n", 1)[1],
+                          encoding="utf-8")  # fmt: skip
+    assert assess(cli, cw, "c2", "It helps.", "C", "--evidence", cw.labels[1]).status == 0
+    c2 = cw.concept.read_text(encoding="utf-8").split("claims:\n", 1)[1].split("\n---\n", 1)[0]
+    c1 = with_c1.split("claims:\n", 1)[1].split("\n---\n", 1)[0]
+    cw.concept.write_text(with_c1.replace("claims:\n" + c1, "claims:\n" + c1 + "\n" + c2), encoding="utf-8")
+    assert [c.id for c in cw.front().claims] == ["c1", "c2"]
+    assert ("C-CLAIM", "CLAIM_CONFLICT", "claim:c2") in findings_of(cw.wiki)

@@ -40,7 +40,7 @@ from .log import (
     signature_problem,
 )
 from .missingness import LogCache, log_of, missing_basis, missing_kind
-from .model import CHECK, EVIDENCE_STATUSES, ID_RE, ClaimRefusal, Guard, claim_hash
+from .model import CHECK, EVIDENCE_STATUSES, ID_RE, ClaimRefusal, Guard, claim_hash, conflict_key
 from .records import MissingKind, MissingnessRecord, R, ReviewRecord, read_record
 from .reviews import build_review, surface_declared_complete
 
@@ -365,8 +365,9 @@ def admit(wiki: WikiCheck, ce: ConceptEvidence, p: Proposal) -> tuple[Bound | No
     chash = claim_hash(p.statement)
     doc = ce.doc
     if doc is not None:
+        key = conflict_key(p.statement)
         for other in doc.front.claims:
-            if other.id != p.claim_id and claim_hash(other.statement) == chash:
+            if other.id != p.claim_id and conflict_key(other.statement) == key:
                 problems.append(
                     Problem(
                         Guard.CLAIM_CONFLICT,
@@ -570,6 +571,7 @@ def check_concept_claims(
         runs = {ev.slug: ev for ev in wiki.runs}
     if admitted is None:
         admitted = admitted_index(entries.values())
+    statements: dict[str, str] = {}
     for index, claim in enumerate(doc.front.claims):
 
         def add(guard: Guard, detail: str, claim: ConceptClaim = claim, index: int = index) -> None:
@@ -581,6 +583,9 @@ def check_concept_claims(
         states.append(state)
         for problem in shape_problems(Proposal.of(claim)):
             add(problem.guard, problem.detail)
+        first = statements.setdefault(conflict_key(claim.statement), claim.id)
+        if first != claim.id:  # one statement, one status, however it was put back by hand
+            add(Guard.CLAIM_CONFLICT, f"claim {first!r} of {ce.rel} has this statement; keep one of them")
         if claim.assessment is None:
             add(Guard.ASSESSMENT_MISSING, "no assessment admitted this claim; propose it with 'publisher assess'")
             continue

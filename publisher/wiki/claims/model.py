@@ -28,6 +28,7 @@ __all__ = [
     "ID_RE",
     "normalise_statement",
     "claim_hash",
+    "conflict_key",
     "parse_status",
     "status_code",
     "url_identity",
@@ -121,6 +122,25 @@ def normalise_statement(statement: str) -> str:
 def claim_hash(statement: str) -> str:
     """``"sha256:"`` + the digest of the normalised statement's UTF-8: the claim's identity."""
     return "sha256:" + hashlib.sha256(normalise_statement(statement).encode("utf-8")).hexdigest()
+
+
+_IGNORABLE = frozenset({0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)})
+"""Default-ignorable code points outside the format (Cf) category: the combining grapheme joiner,
+Hangul fillers, variation selectors."""
+
+
+def conflict_key(statement: str) -> str:
+    """What two statements of one concept must differ in to be two claims (``CLAIM_CONFLICT``).
+
+    Looser than :func:`claim_hash` on purpose, and never an identity: invisible characters
+    (format and control characters, default ignorables) are dropped, compatibility forms folded
+    (NFKC) and case folded, so that a zero-width space, a bidi control, a full-width letter or
+    capitals cannot make a second status for what reads as the same statement.
+    """
+    visible = "".join(ch for ch in statement if unicodedata.category(ch) not in ("Cf", "Cc") or ch.isspace())
+    visible = "".join(ch for ch in visible if ord(ch) not in _IGNORABLE)
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
+    return " ".join(folded.split())
 
 
 def parse_status(value: str) -> EpistemicStatus:

@@ -20,10 +20,13 @@ from test_claims_assess import _fetch_failed, assess, assess_json, refused
 
 from publisher.acquire.signing import new_key_pair
 from publisher.kernel.canonical import canonical_bytes
+from publisher.kernel.errors import IntegrityError
 from publisher.kernel.eventlog import line_digest
+from publisher.kernel.reasons import Reason
 from publisher.wiki.check import check_wiki
 from publisher.wiki.claims.guards import ClaimState
 from publisher.wiki.claims.model import claim_hash
+from publisher.wiki.concepts import parse_concept
 
 Cli = Callable[..., CliResult]
 
@@ -279,3 +282,15 @@ def test_two_front_matter_claims_of_one_statement_fail_the_build(cli: Cli, cw: C
     cw.concept.write_text(with_c1.replace("claims:\n" + c1, "claims:\n" + c1 + "\n" + c2), encoding="utf-8")
     assert [c.id for c in cw.front().claims] == ["c1", "c2"]
     assert ("C-CLAIM", "CLAIM_CONFLICT", "claim:c2") in findings_of(cw.wiki)
+
+
+@pytest.mark.parametrize("field", ["conditions", "evidence"])
+def test_a_yaml_set_is_no_list_of_conditions_or_labels(field: str) -> None:
+    # A !!set has no order: its tuple would differ from the entry's from one run to the next.
+    text = (
+        "---\nschema_version: 1\ntitle: T\nconcept: trials\nclaims:\n"
+        f"- {{id: c1, statement: X, status: partially_supported, {field}: !!set {{a: null, b: null}}}}\n---\nbody\n"
+    )
+    with pytest.raises(IntegrityError) as caught:
+        parse_concept(text)
+    assert caught.value.reason is Reason.SCHEMA_ERROR and caught.value.context.get("field") == f"claims.0.{field}"

@@ -8,6 +8,7 @@ guard (``field``) and the claim, never wording.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -294,3 +295,16 @@ def test_a_yaml_set_is_no_list_of_conditions_or_labels(field: str) -> None:
     with pytest.raises(IntegrityError) as caught:
         parse_concept(text)
     assert caught.value.reason is Reason.SCHEMA_ERROR and caught.value.context.get("field") == f"claims.0.{field}"
+
+
+def test_a_missingness_record_not_written_by_the_command_does_not_resolve(cli: Cli, cw: ClaimsWiki) -> None:
+    run = cw.rb.run.path
+    out = cli("missing", "--run-dir", run, "--claim", "Other claim.", "--source-id", cw.c_abstract, "--json")
+    assert out.status == 0, out.err
+    # The same facts, re-addressed by hand to another claim's hash (and its id recomputed so the file verifies).
+    record = out.json()["record"]
+    record["claim_hash"] = claim_hash("The target claim.")
+    body = {k: v for k, v in record.items() if k != "created_at"}
+    mid = "mis-" + hashlib.sha256(canonical_bytes(body)).hexdigest()
+    (run / "missingness" / f"{mid}.json").write_bytes(canonical_bytes(record) + b"\n")
+    refused(assess_json(cli, cw, "n1", "The target claim.", "NE", "--missingness", mid), "MISSINGNESS_UNRESOLVED")

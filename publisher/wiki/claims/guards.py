@@ -40,7 +40,7 @@ from .log import (
     signature_problem,
 )
 from .missingness import LogCache, log_of, missing_basis, missing_kind
-from .model import CHECK, EVIDENCE_STATUSES, ID_RE, ClaimRefusal, Guard, claim_hash, conflict_key
+from .model import CHECK, EVIDENCE_STATUSES, ID_RE, ClaimRefusal, Guard, claim_hash, conflict_key, normalise_statement
 from .records import MissingKind, MissingnessRecord, R, ReviewRecord, read_record
 from .reviews import build_review, surface_declared_complete
 
@@ -260,6 +260,9 @@ def _missing_now(
         return f"the facts no longer show it missing ({exc.one_line()[:160]})"
     if derived != basis or missing_kind(derived) is not record.kind:
         return "the record's basis is not what the run's facts give now"
+    statement = normalise_statement(record.claim)
+    if record.claim != statement or record.claim_hash != claim_hash(statement):
+        return "the record's claim and claim_hash disagree (not written by 'publisher missing')"
     state = log_of(ev.run, logs)
     if not state.intact:
         return f"the event log of {ev.rel} is torn or broken: its facts are not trusted now"

@@ -308,3 +308,22 @@ def test_a_missingness_record_not_written_by_the_command_does_not_resolve(cli: C
     mid = "mis-" + hashlib.sha256(canonical_bytes(body)).hexdigest()
     (run / "missingness" / f"{mid}.json").write_bytes(canonical_bytes(record) + b"\n")
     refused(assess_json(cli, cw, "n1", "The target claim.", "NE", "--missingness", mid), "MISSINGNESS_UNRESOLVED")
+
+
+def test_each_status_rests_on_its_own_kind_of_ground_only(cli: Cli, cw: ClaimsWiki) -> None:
+    run = cw.rb.run.path
+    rev = cli("review", "--run-dir", run, "--source-id", cw.a_full, "--claim", "It cures.", "--term", "zzqx", "--json")
+    rid = rev.json()["review_id"]
+    mis = cli("missing", "--run-dir", run, "--claim", "It cures.", "--source-id", cw.c_abstract, "--json")
+    mid = mis.json()["missingness_id"]
+    label = cw.labels[0]
+    # NS and NE citing evidence would be counted as resting on works they do not rest on.
+    refused(assess_json(cli, cw, "x", "It cures.", "NS", "--review", rid, "--evidence", label), "EVIDENCE_NOT_ALLOWED")
+    refused(
+        assess_json(cli, cw, "x", "It cures.", "NE", "--missingness", mid, "--evidence", label), "EVIDENCE_NOT_ALLOWED"
+    )
+    # A review grounds only NS; a missingness record only NE.
+    refused(assess_json(cli, cw, "x", "It cures.", "S", "--evidence", label, "--review", rid), "REVIEW_REQUIRED")
+    refused(assess_json(cli, cw, "x", "It cures.", "NS", "--review", rid, "--missingness", mid), "MISSINGNESS_REQUIRED")
+    assert cw.front().claims == ()
+    assert assess(cli, cw, "x", "It cures.", "NS", "--review", rid).status == 0

@@ -106,7 +106,12 @@ class ClaimState:
 
 
 def shape_problems(p: Proposal) -> list[Problem]:
-    """The rules that hold or fail whatever the state: evidence, conditions, review, missingness."""
+    """The rules that hold or fail whatever the state: evidence, conditions, review, missingness.
+
+    Each status rests on its own kind of ground only: S, P and C on evidence labels, NS on a
+    review, NE on a missingness record, so that no claim is counted or shown as resting on
+    grounds its status does not use.
+    """
     out: list[Problem] = []
     status = p.status
     if status in EVIDENCE_STATUSES and not p.evidence:
@@ -122,6 +127,19 @@ def shape_problems(p: Proposal) -> list[Problem]:
                 Guard.CONDITIONS_NOT_ALLOWED,
                 f"only partially_supported carries conditions, not {status.value}; drop them or propose P",
             )
+        )
+    if status not in EVIDENCE_STATUSES and p.evidence:
+        out.append(
+            Problem(
+                Guard.EVIDENCE_NOT_ALLOWED,
+                f"{status.value} rests on a review or a missingness record, not on evidence labels; drop --evidence",
+            )
+        )
+    if status is not EpistemicStatus.NOT_SUPPORTED and p.review is not None:
+        out.append(Problem(Guard.REVIEW_REQUIRED, f"a document review grounds only not_supported, not {status.value}"))
+    if status is not EpistemicStatus.NON_EVALUABLE and p.missingness is not None:
+        out.append(
+            Problem(Guard.MISSINGNESS_REQUIRED, f"a missingness record grounds only non_evaluable, not {status.value}")
         )
     if status is EpistemicStatus.NOT_SUPPORTED and p.review is None:
         out.append(

@@ -327,3 +327,14 @@ def test_each_status_rests_on_its_own_kind_of_ground_only(cli: Cli, cw: ClaimsWi
     refused(assess_json(cli, cw, "x", "It cures.", "NS", "--review", rid, "--missingness", mid), "MISSINGNESS_REQUIRED")
     assert cw.front().claims == ()
     assert assess(cli, cw, "x", "It cures.", "NS", "--review", rid).status == 0
+
+
+def test_a_label_cited_twice_is_refused_rather_than_counted_twice(cli: Cli, cw: ClaimsWiki) -> None:
+    label = cw.labels[0]
+    out = assess_json(cli, cw, "c1", "It helps.", "S", "--evidence", label, "--evidence", label)
+    refused(out, "EVIDENCE_UNRESOLVED")
+    # By hand in front matter (with a forged line to match) it fails the check too.
+    aid = forge_entry(cw, "c1", "It helps.", "supported", evidence=[label, label])
+    write_claim(cw, {"id": "c1", "statement": "It helps.", "status": "supported", "evidence": [label, label],
+                     "assessment": aid})  # fmt: skip
+    assert ("C-CLAIM", "EVIDENCE_UNRESOLVED", "claim:c1") in findings_of(cw.wiki)

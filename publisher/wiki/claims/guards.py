@@ -128,6 +128,15 @@ def shape_problems(p: Proposal) -> list[Problem]:
                 f"only partially_supported carries conditions, not {status.value}; drop them or propose P",
             )
         )
+    seen: set[str] = set()
+    repeated: str | None = None
+    for label in p.evidence:
+        if label in seen:
+            repeated = label
+            break
+        seen.add(label)
+    if repeated is not None:  # counted twice, it would flatter the claim's citations
+        out.append(Problem(Guard.EVIDENCE_UNRESOLVED, f"[^{repeated[:60]}] is cited twice; cite each label once"))
     if status not in EVIDENCE_STATUSES and p.evidence:
         out.append(
             Problem(

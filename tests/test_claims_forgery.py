@@ -25,9 +25,12 @@ from publisher.kernel.errors import IntegrityError
 from publisher.kernel.eventlog import line_digest
 from publisher.kernel.reasons import Reason
 from publisher.wiki.check import check_wiki
+from publisher.wiki.claims.counts import claims_document
 from publisher.wiki.claims.guards import ClaimState
+from publisher.wiki.claims.log import read_assessments
 from publisher.wiki.claims.model import claim_hash
 from publisher.wiki.concepts import parse_concept
+from publisher.wiki.promote import promote
 
 Cli = Callable[..., CliResult]
 
@@ -221,7 +224,8 @@ def _works(sources: dict[str, tuple[dict[str, str] | None, str, str]]) -> dict[s
         sid: SimpleNamespace(meta=SimpleNamespace(paper=Paper(**paper) if paper else None, url=url, content_hash=ch))
         for sid, (paper, url, ch) in sources.items()
     }
-    index = WorkIndex(SimpleNamespace(sources=infos, runs=[]))  # type: ignore[arg-type]
+    wiki = SimpleNamespace(sources=infos, runs=[], policy=SimpleNamespace(trusted_keys=None))
+    index = WorkIndex(wiki)  # type: ignore[arg-type]
     return {sid: index.work(sid) for sid in sources}
 
 
@@ -338,3 +342,47 @@ def test_a_label_cited_twice_is_refused_rather_than_counted_twice(cli: Cli, cw: 
     write_claim(cw, {"id": "c1", "statement": "It helps.", "status": "supported", "evidence": [label, label],
                      "assessment": aid})  # fmt: skip
     assert ("C-CLAIM", "EVIDENCE_UNRESOLVED", "claim:c1") in findings_of(cw.wiki)
+
+
+def _with_fake_sig(path: Path, key_id: str, run: str) -> None:
+    """Give the last line of a log a signature field that verifies against nothing."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    last = json.loads(lines[-1])
+    last["sig"] = {"alg": "ed25519", "key_id": key_id, "run": run, "value": "AAAA"}
+    lines[-1] = canonical_bytes(last) + b"\n"
+    path.write_bytes(b"".join(lines))
+
+
+def test_an_unverified_signature_is_never_shown_as_signed(cli: Cli, cw: ClaimsWiki) -> None:
+    # No trusted keys: nothing verifies an assessment's signature, so none may be claimed.
+    assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0]).status == 0
+    _with_fake_sig(cw.wiki / "assessments.jsonl", "ab" * 32, "assessments")
+    checked = check_wiki(cw.wiki)
+    assert checked.ok, checked.findings
+    (view,) = claims_document(checked)["claims"]
+    assert view["assessment"]["signed_by"] is None
+    assert all(event["signed_by"] is None for event in view["lineage"]["events"])
+
+
+def test_a_forged_signature_on_an_acquisition_is_not_shown_as_signed(
+    cli: Cli, signed_cw: tuple[ClaimsWiki, Path]
+) -> None:
+    cw, private = signed_cw
+    assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0], "--key", str(private)).status == 0
+    trusted = read_assessments(cw.wiki).events[-1].sig
+    assert trusted is not None
+    # A second fetch line of the cited snapshot, claiming the wiki's key with a signature that does not verify.
+    signer, cw.rb.signer = cw.rb.signer, None
+    cw.rb.source(cw.rb.records[cw.a_full]["url"], cw.rb.texts[cw.a_full], paper=cw.rb.records[cw.a_full]["paper"],
+                 surface=whole_text(True))  # fmt: skip
+    cw.rb.signer = signer
+    _with_fake_sig(cw.rb.run.events_path, trusted.key_id, cw.rb.run.name())
+    cw.rb.assemble()
+    promote(cw.rb.run.path, cw.wiki, concept=CONCEPT)
+    checked = check_wiki(cw.wiki)
+    assert checked.ok, checked.findings
+    (view,) = [v for v in claims_document(checked)["claims"] if v["id"] == "c1"]
+    assert view["assessment"]["signed_by"] == trusted.key_id
+    events = view["lineage"]["events"]
+    assert len(events) >= 2 and events[0]["signed_by"] == trusted.key_id
+    assert events[-1]["signed_by"] is None, events

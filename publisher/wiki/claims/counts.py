@@ -17,9 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...acquire.signing import signature_problem as event_signature_problem
 from ...kernel.models import ACQUISITIONS
 from ..evidence import WikiCheck
 from .guards import ClaimState
+from .log import Assessment, signature_problem
 from .model import status_code, url_identity, work_keys
 
 __all__ = ["ADMISSIBLE", "WorkIndex", "claim_view", "claims_document"]
@@ -40,16 +42,22 @@ class WorkIndex:
         self._of: dict[str, str] = {}
         self._sources = wiki.sources
         self.events: dict[str, list[dict[str, Any]]] = {}
+        ring = wiki.policy.trusted_keys
         for ev in wiki.runs:
+            name: str | None = None
             for event in ev.events:
                 if event.source_id is not None and event.type in ACQUISITIONS:
+                    signed_by = None
+                    if ring and event.sig is not None:  # a key id is shown only once it verifies
+                        name = name if name is not None else ev.run.name()
+                        signed_by = event.sig.key_id if event_signature_problem(event, ring, name) is None else None
                     self.events.setdefault(event.source_id, []).append(
                         {
                             "run": ev.slug,
                             "event_id": event.event_id,
                             "type": event.type.value,
                             "source_id": event.source_id,
-                            "signed_by": event.sig.key_id if event.sig else None,
+                            "signed_by": signed_by,
                         }
                     )
         for sid, info in sorted(wiki.sources.items()):
@@ -77,6 +85,17 @@ class WorkIndex:
         return self._find(key) if key is not None else f"source:{source_id}"
 
 
+def _verified_signer(wiki: WikiCheck, entry: Assessment) -> str | None:
+    """The key id of ``entry``'s signature when a key the wiki trusts verifies it, else None.
+
+    Without trusted keys nothing verifies a signature, so no page may say "signed by".
+    """
+    keys = wiki.policy.trusted_keys
+    if entry.sig is None or not keys or signature_problem(entry, keys) is not None:
+        return None
+    return entry.sig.key_id
+
+
 def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str, Any]:
     """Everything about one claim, as plain JSON values (strings are data, never markup)."""
     claim, entry = state.claim, state.entry
@@ -102,7 +121,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
         "assessment": {
             "id": entry.assessment_id,
             "at": entry.at,
-            "signed_by": entry.sig.key_id if entry.sig else None,
+            "signed_by": _verified_signer(wiki, entry),
         }
         if entry is not None
         else None,

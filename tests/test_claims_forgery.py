@@ -22,7 +22,8 @@ from test_claims_assess import _fetch_failed, assess, assess_json, refused
 from publisher.acquire.signing import new_key_pair
 from publisher.kernel.canonical import canonical_bytes
 from publisher.kernel.errors import IntegrityError
-from publisher.kernel.eventlog import line_digest
+from publisher.kernel.eventlog import append_event, line_digest
+from publisher.kernel.models import Receipt
 from publisher.kernel.reasons import Reason
 from publisher.wiki.check import check_wiki
 from publisher.wiki.claims.counts import claims_document
@@ -386,3 +387,22 @@ def test_a_forged_signature_on_an_acquisition_is_not_shown_as_signed(
     events = view["lineage"]["events"]
     assert len(events) >= 2 and events[0]["signed_by"] == trusted.key_id
     assert events[-1]["signed_by"] is None, events
+
+
+def test_with_trusted_keys_a_signed_fetch_failed_grounds_ne(cli: Cli, signed_cw: tuple[ClaimsWiki, Path]) -> None:
+    cw, private = signed_cw
+    url = "https://example.org/gone"
+    append_event(
+        cw.rb.run.events_path, type="fetch_failed", source_id=None, url=url, fresh=False, sha256=None,
+        detail="test: connection refused", signer=cw.rb.signer,
+        receipt=Receipt(requested_url=url, final_url=None, redirects=None, status=None, media_type=None,
+                        raw_sha256=None, raw_bytes=None, extractor=None),
+    )  # fmt: skip
+    event_id = json.loads(cw.rb.run.events_path.read_text(encoding="utf-8").splitlines()[-1])["event_id"]
+    mis = cli("missing", "--run-dir", cw.rb.run.path, "--claim", "Gone.", "--event", event_id, "--json")
+    assert mis.status == 0, mis.err
+    mid = mis.json()["missingness_id"]
+    out = assess(cli, cw, "n1", "Gone.", "NE", "--missingness", mid, "--key", str(private))
+    assert out.status == 0, out.err
+    (state,) = check_wiki(cw.wiki).claims
+    assert state.provenance_valid, state.provenance

@@ -150,13 +150,20 @@ def test_with_trusted_keys_an_unsigned_fetch_failed_is_no_missingness_fact(
 ) -> None:
     cw, private = signed_cw
     forged = _fetch_failed(cw, "https://example.org/gone")  # a line appended by hand, unsigned
+    # The command reads the wiki's keys: an unsigned line is no fact, so no record is made ...
     mis = cli("missing", "--run-dir", cw.rb.run.path, "--claim", "Gone.", "--event", forged, "--json")
-    if mis.status == 0:  # the command may write it; admission must not rest on it
-        mid = mis.json()["missingness_id"]
-        refused(assess_json(cli, cw, "n1", "Gone.", "NE", "--missingness", mid, "--key", str(private)),
-                "MISSINGNESS_UNRESOLVED")  # fmt: skip
-    else:
-        refused(mis, "NOTHING_MISSING")
+    refused(mis, "NOTHING_MISSING")
+    assert not (cw.rb.run.path / "missingness").exists()
+    # ... and a record derived while the wiki trusted no key grounds nothing once it does.
+    yml = cw.wiki / "mkdocs.yml"
+    trusting = yml.read_text(encoding="utf-8")
+    yml.write_text(trusting.replace("trusted_keys: [keys/wiki.pub]", "trusted_keys: []"), encoding="utf-8")
+    mis = cli("missing", "--run-dir", cw.rb.run.path, "--claim", "Gone.", "--event", forged, "--json")
+    assert mis.status == 0, mis.err
+    yml.write_text(trusting, encoding="utf-8")
+    mid = mis.json()["missingness_id"]
+    refused(assess_json(cli, cw, "n1", "Gone.", "NE", "--missingness", mid, "--key", str(private)),
+            "MISSINGNESS_UNRESOLVED")  # fmt: skip
     assert cw.front().claims == ()
 
 

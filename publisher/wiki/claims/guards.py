@@ -23,7 +23,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ...acquire.signing import KeyRing
-from ...acquire.signing import signature_problem as signature_problem_of_event
 from ...kernel.errors import IntegrityError, PublisherError, UsageError
 from ...kernel.eventlog import LogState
 from ...kernel.findings import Finding
@@ -39,7 +38,7 @@ from .log import (
     BoundReview,
     signature_problem,
 )
-from .missingness import LogCache, log_of, missing_basis, missing_kind
+from .missingness import LogCache, log_of, missing_basis, missing_kind, unsigned_fact
 from .model import CHECK, EVIDENCE_STATUSES, ID_RE, ClaimRefusal, Guard, claim_hash, conflict_key, normalise_statement
 from .records import MissingKind, MissingnessRecord, R, ReviewRecord, read_record
 from .reviews import build_review, surface_declared_complete
@@ -297,12 +296,9 @@ def _missing_now(
     if index is None or state.digests[index] != basis.event_digest:
         return f"{basis.event_id} of {ev.rel} is not the logged fact the record rests on"
     if keys:
-        fact = state.events[index]
-        unsigned = signature_problem_of_event(fact, keys, ev.run.name())
+        unsigned = unsigned_fact(ev.run, basis, keys, logs)
         if unsigned is not None:
-            return f"{unsigned}: with trusted keys only a signed acquisition fact counts"
-        if record.kind is not MissingKind.SOURCE_UNAVAILABLE and fact.record_hash != basis.record_hash:
-            return f"{basis.event_id} of {ev.rel} does not seal the snapshot metadata the record rests on"
+            return unsigned
     if record.kind is MissingKind.SOURCE_UNAVAILABLE:
         return None
     try:

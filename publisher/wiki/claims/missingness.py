@@ -13,16 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...acquire.signing import KeyRing, load_trusted_keys, signature_problem
 from ...kernel.canonical import format_ts, utc_now
 from ...kernel.errors import IntegrityError, UsageError
 from ...kernel.eventlog import LogState, read_log
 from ...kernel.models import Access, Event, EventType, Snapshot
 from ...kernel.reasons import Reason
-from ...runs import Run
+from ...runs import Run, find_wiki_root
 from .model import ClaimRefusal, Guard, claim_hash, normalise_statement, url_identity, work_keys
 from .records import MissingBasis, MissingKind, MissingnessRecord, write_record
 
-__all__ = ["LogCache", "Missing", "log_of", "record_missing", "missing_basis", "missing_kind", "available_now"]
+__all__ = [
+    "LogCache",
+    "Missing",
+    "log_of",
+    "record_missing",
+    "missing_basis",
+    "missing_kind",
+    "available_now",
+    "unsigned_fact",
+]
 
 
 @dataclass(frozen=True)
@@ -176,12 +186,39 @@ def missing_kind(basis: MissingBasis) -> MissingKind:
     return MissingKind.ACCESS_RESTRICTED
 
 
+def unsigned_fact(run: Run, basis: MissingBasis, keys: KeyRing, logs: LogCache | None = None) -> str | None:
+    """Why the logged fact ``basis`` names is not signed for ``run`` by a key of ``keys``, or None.
+
+    With trusted keys a line appended by hand to the log is no fact: the event must verify against
+    one of them for this run and, for a snapshot's kind, seal the snapshot's metadata as the basis
+    names it (``record_hash``).
+    """
+    state = log_of(run, logs)
+    fact = next((e for e in state.events if e.event_id == basis.event_id), None)
+    if fact is None:
+        return f"{basis.event_id} is not in {run.path.name}/events.jsonl"
+    unsigned = signature_problem(fact, keys, run.name())
+    if unsigned is not None:
+        return f"{unsigned}: with trusted keys only a signed acquisition fact counts"
+    if basis.source_id is not None and fact.record_hash != basis.record_hash:
+        return f"{basis.event_id} of {run.path.name} does not seal the snapshot metadata the record rests on"
+    return None
+
+
 def record_missing(run: Run, claim: str, *, event_id: str | None = None, source_id: str | None = None) -> Missing:
-    """Derive, write (once) and return the missingness record of ``claim`` in ``run``."""
+    """Derive, write (once) and return the missingness record of ``claim`` in ``run``.
+
+    The trusted keys are those of the run's wiki (its ``mkdocs.yml``): with any, the fact must be
+    signed by one of them (:func:`unsigned_fact`), else nothing is written.
+    """
     statement = normalise_statement(claim)
     if not statement:
         raise UsageError("--claim must not be empty")
     basis = missing_basis(run, event_id=event_id, source_id=source_id)
+    keys = load_trusted_keys(find_wiki_root(run.path))
+    unsigned = unsigned_fact(run, basis, keys) if keys else None
+    if unsigned is not None:
+        raise ClaimRefusal(Guard.NOTHING_MISSING, f"{unsigned}; acquire with the wiki's key and ask again")
     record = MissingnessRecord(
         schema_version=1,
         claim=statement,

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki, whole_text
+from _wiki_helpers import Claim, RunBuilder
 from conftest import CliResult
 from test_claims_assess import _fetch_failed, assess, assess_json, refused
 
@@ -413,3 +414,22 @@ def test_with_trusted_keys_a_signed_fetch_failed_grounds_ne(cli: Cli, signed_cw:
     assert out.status == 0, out.err
     (state,) = check_wiki(cw.wiki).claims
     assert state.provenance_valid, state.provenance
+
+
+def test_no_missingness_while_another_run_of_the_wiki_quotes_the_works_full_text(
+    cli: Cli, cw: ClaimsWiki, corpus_dir: Path
+) -> None:
+    run = cw.rb.run.path
+    mis = cli("missing", "--run-dir", run, "--claim", "Unknowable.", "--source-id", cw.c_abstract, "--json")
+    assert mis.status == 0, mis.err
+    mid = mis.json()["missingness_id"]
+    # A second run acquires C's full text and the wiki publishes an excerpt of it.
+    paper = cw.rb.records[cw.c_abstract]["paper"]
+    pmcid = paper["pmcid"]
+    text = (corpus_dir / "evidence-inference" / "texts" / f"{pmcid}.txt").read_text(encoding="utf-8")
+    other = RunBuilder(cw.wiki, "second", question="And the third trial?")
+    full = other.source(f"https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/", text, paper=paper)
+    other.extraction(f"pmcid:{pmcid}", [Claim("spans[0]", None, full, 0, 60)])
+    other.assemble()
+    promote(other.run.path, cw.wiki, concept="third")
+    refused(assess_json(cli, cw, "n1", "Unknowable.", "NE", "--missingness", mid), "MISSINGNESS_UNRESOLVED")

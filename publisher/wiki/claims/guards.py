@@ -26,6 +26,7 @@ from ...acquire.signing import KeyRing
 from ...kernel.errors import IntegrityError, PublisherError, UsageError
 from ...kernel.eventlog import LogState
 from ...kernel.findings import Finding
+from ...kernel.models import Access
 from ...kernel.reasons import Reason
 from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus, EvidenceFootnote
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
@@ -39,7 +40,18 @@ from .log import (
     signature_problem,
 )
 from .missingness import LogCache, log_of, missing_basis, missing_kind, unsigned_fact
-from .model import CHECK, EVIDENCE_STATUSES, ID_RE, ClaimRefusal, Guard, claim_hash, conflict_key, normalise_statement
+from .model import (
+    CHECK,
+    EVIDENCE_STATUSES,
+    ID_RE,
+    ClaimRefusal,
+    Guard,
+    claim_hash,
+    conflict_key,
+    normalise_statement,
+    url_identity,
+    work_keys,
+)
 from .records import MissingKind, MissingnessRecord, R, ReviewRecord, read_record
 from .reviews import build_review, surface_declared_complete
 
@@ -346,18 +358,49 @@ def _review_grounds(
     return None
 
 
+def _published_elsewhere(wiki: WikiCheck, record: MissingnessRecord, ev: RunEvidence) -> str | None:
+    """Why the wiki's own published evidence shows available what ``record`` calls missing.
+
+    A source behind accepted evidence anywhere in the wiki, of the same work (a shared paper id,
+    URL or text), in full text (``ACCESS_RESTRICTED``) or with a complete surface
+    (``SURFACE_INCOMPLETE``): the claim may be evaluated on it.
+    """
+    basis = record.basis
+    if record.kind is MissingKind.SOURCE_UNAVAILABLE or basis.source_id is None:
+        return None
+    try:
+        snap = ev.run.store.read(basis.source_id)
+    except IntegrityError:
+        return None  # _missing_now names it
+    keys = set(work_keys(snap.paper, snap.url, snap.content_hash)) | {f"url:{url_identity(snap.url)}"}
+    for sid, info in wiki.sources.items():
+        meta = info.meta
+        if sid == snap.source_id or not meta.ok:
+            continue
+        theirs = set(work_keys(meta.paper, meta.url, meta.content_hash))
+        if meta.url:
+            theirs.add(f"url:{url_identity(meta.url)}")
+        if not keys & theirs:
+            continue
+        if record.kind is MissingKind.ACCESS_RESTRICTED and meta.access == Access.FULL_TEXT.value:
+            return f"the wiki publishes evidence from the full text of the same work ({sid[:16]}…)"
+        if record.kind is MissingKind.SURFACE_INCOMPLETE and meta.surface is not None and meta.surface.complete:
+            return f"the wiki publishes evidence from a complete surface of the same work ({sid[:16]}…)"
+    return None
+
+
 def _missing_grounds(
+    wiki: WikiCheck,
     ev: RunEvidence,
     mid: str,
     record: MissingnessRecord,
     chash: str,
     logs: LogCache | None = None,
-    keys: KeyRing | None = None,
 ) -> Problem | None:
     """Why record ``mid`` does not ground a non_evaluable of claim ``chash`` now, or None."""
     if record.claim_hash != chash:
         return Problem(Guard.MISSINGNESS_OTHER_CLAIM, f"{mid[:16]}… records another claim ({record.claim_hash[:20]}…)")
-    now = _missing_now(ev, record, logs, keys)
+    now = _missing_now(ev, record, logs, wiki.policy.trusted_keys) or _published_elsewhere(wiki, record, ev)
     if now is not None:
         return Problem(Guard.MISSINGNESS_UNRESOLVED, f"{now}; the claim may be evaluable: assess it on the evidence")
     return None
@@ -379,7 +422,7 @@ def _resolve_missingness(wiki: WikiCheck, mid: str, chash: str) -> tuple[BoundMi
     if isinstance(found, str):
         return None, [Problem(Guard.MISSINGNESS_UNRESOLVED, f"{found}; run 'publisher missing' for this claim")]
     ev, record = found
-    problem = _missing_grounds(ev, mid, record, chash, keys=wiki.policy.trusted_keys)
+    problem = _missing_grounds(wiki, ev, mid, record, chash)
     if problem is not None:
         return None, [problem]
     return BoundMissingness(run=ev.slug, kind=record.kind.value), []
@@ -497,11 +540,7 @@ def provenance_now(
             ev, record = recorded
             if (ev.slug, record.kind.value) != (bound.missingness.run, bound.missingness.kind):
                 out.append(f"{entry.missingness[:16]}… is not the record {entry.assessment_id} bound")
-            elif (
-                problem := _missing_grounds(
-                    ev, entry.missingness, record, entry.claim_hash, logs, wiki.policy.trusted_keys
-                )
-            ) is not None:
+            elif (problem := _missing_grounds(wiki, ev, entry.missingness, record, entry.claim_hash, logs)) is not None:
                 out.append(problem.detail)
     return out
 

@@ -433,3 +433,32 @@ def test_no_missingness_while_another_run_of_the_wiki_quotes_the_works_full_text
     other.assemble()
     promote(other.run.path, cw.wiki, concept="third")
     refused(assess_json(cli, cw, "n1", "Unknowable.", "NE", "--missingness", mid), "MISSINGNESS_UNRESOLVED")
+
+
+def test_a_failed_fetch_of_an_address_the_wiki_holds_is_no_missingness(cli: Cli, cw: ClaimsWiki) -> None:
+    url = cw.rb.records[cw.a_full]["url"]
+    # The same address, spelt with an upper-case host and a fragment, failed once.
+    variant = url.replace("https://pmc.", "https://PMC.") + "#abstract"
+    assert variant != url
+    failed = _fetch_failed(cw, variant)
+    out = cli("missing", "--run-dir", cw.rb.run.path, "--claim", "Gone.", "--event", failed, "--json")
+    refused(out, "NOTHING_MISSING")
+
+
+def test_a_failed_fetch_in_one_run_of_an_address_another_run_published_is_no_ground(cli: Cli, cw: ClaimsWiki) -> None:
+    other = RunBuilder(cw.wiki, "second", question="Retry?")
+    url = cw.rb.records[cw.a_full]["url"]
+    append_event(
+        other.run.events_path, type="fetch_failed", source_id=None, url=url, fresh=False, sha256=None,
+        detail="test: connection refused",
+        receipt=Receipt(requested_url=url, final_url=None, redirects=None, status=None, media_type=None,
+                        raw_sha256=None, raw_bytes=None, extractor=None),
+    )  # fmt: skip
+    event_id = json.loads(other.run.events_path.read_text(encoding="utf-8").splitlines()[-1])["event_id"]
+    other.assemble()  # a run of the wiki, with nothing accepted
+    assert [ev.slug for ev in check_wiki(cw.wiki).runs] == ["second", "trials"]
+    mis = cli("missing", "--run-dir", other.run.path, "--claim", "Gone.", "--event", event_id, "--json")
+    assert mis.status == 0, mis.err  # nothing in that run shows the address available ...
+    mid = mis.json()["missingness_id"]
+    # ... but the wiki publishes evidence fetched from it.
+    refused(assess_json(cli, cw, "n1", "Gone.", "NE", "--missingness", mid), "MISSINGNESS_UNRESOLVED")

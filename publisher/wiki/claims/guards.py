@@ -361,13 +361,18 @@ def _review_grounds(
 def _published_elsewhere(wiki: WikiCheck, record: MissingnessRecord, ev: RunEvidence) -> str | None:
     """Why the wiki's own published evidence shows available what ``record`` calls missing.
 
-    A source behind accepted evidence anywhere in the wiki, of the same work (a shared paper id,
-    URL or text), in full text (``ACCESS_RESTRICTED``) or with a complete surface
-    (``SURFACE_INCOMPLETE``): the claim may be evaluated on it.
+    A source behind accepted evidence anywhere in the wiki fetched from the failed address
+    (``SOURCE_UNAVAILABLE``), or of the same work (a shared paper id, URL or text) in full text
+    (``ACCESS_RESTRICTED``) or with a complete surface (``SURFACE_INCOMPLETE``): the claim may be
+    evaluated on it.
     """
     basis = record.basis
     if record.kind is MissingKind.SOURCE_UNAVAILABLE or basis.source_id is None:
-        return None
+        failed = url_identity(basis.url)
+        held = next(
+            (sid for sid, info in wiki.sources.items() if info.meta.url and url_identity(info.meta.url) == failed), None
+        )
+        return f"the wiki publishes evidence from {basis.url[:80]} ({held[:16]}…)" if held else None
     try:
         snap = ev.run.store.read(basis.source_id)
     except IntegrityError:

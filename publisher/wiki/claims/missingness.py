@@ -136,7 +136,8 @@ def _work_keys(snap: Snapshot) -> set[str]:
 def available_now(run: Run, state: LogState[Event], basis: MissingBasis, snap: Snapshot | None) -> str | None:
     """Why the run's own facts show available what ``basis`` shows missing, or None.
 
-    Whatever the order of acquisition: a fresh fetch of the failed URL anywhere in the log; for
+    Whatever the order of acquisition: a fresh fetch of the failed URL (as :func:`~.model.url_identity`
+    compares addresses) anywhere in the log; for
     a snapshot (``snap``), another snapshot of the same work (a shared URL or paper id) acquired
     in the run with full text (``ACCESS_RESTRICTED``) or a complete declared surface
     (``SURFACE_INCOMPLETE``). A record cannot make a claim non-evaluable while the run holds
@@ -144,9 +145,11 @@ def available_now(run: Run, state: LogState[Event], basis: MissingBasis, snap: S
     """
     kind = missing_kind(basis)
     if kind is MissingKind.SOURCE_UNAVAILABLE:
+        failed = url_identity(basis.url)
         for e in state.events:
             requested = e.receipt.requested_url if e.receipt is not None else None
-            if e.type is EventType.FETCH and e.fresh and basis.url in (e.url, requested):
+            fetched = {url_identity(u) for u in (e.url, requested) if u}
+            if e.type is EventType.FETCH and e.fresh and failed in fetched:
                 return f"{basis.url[:80]} was fetched in {e.event_id} of {run.path.name}: the source is available"
         return None
     if snap is None:

@@ -2,8 +2,9 @@
 
 Article A is stored twice, as its PMC full text (a complete declared surface) and as a PubMed
 abstract (the first paragraph, same PMCID): one work, two snapshots. Article B is one full text
-without a declaration. The extraction of A quotes two spans, B one; promotion writes the concept
-``trials`` whose footnote labels the tests cite.
+without a declaration. Article C is only an abstract, quoted by nothing. The extraction of A
+quotes two spans, B one; promotion writes the concept ``trials`` whose footnote labels the tests
+cite.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class ClaimsWiki:
     b_full: str
     a_text: str
     labels: list[str]
+    c_abstract: str
 
     def labels_of(self, source_id: str) -> list[str]:
         """The footnote labels of the concept quoting ``source_id``."""
@@ -91,6 +93,16 @@ def claims_wiki(root: Path, corpus_dir: Path, *, key: Path | None = None, extra:
         paper={"pmid": None, "doi": None, "pmcid": f"PMC{b_id}"},
         surface=whole_text(False),
     )
+    # A third work known only by its abstract (quoted by nothing): restricted access, a fact.
+    c_id = next(pmcid for pmcid in sorted(rows) if pmcid not in picked)
+    c_text = (corpus_dir / "evidence-inference" / "texts" / f"PMC{c_id}.txt").read_text(encoding="utf-8")[:600]
+    c_abstract = rb.source(
+        f"https://pubmed.ncbi.nlm.nih.gov/?pmc=PMC{c_id}",
+        c_text,
+        paper={"pmid": None, "doi": None, "pmcid": f"PMC{c_id}"},
+        access="abstract",
+        origin="pubmed",
+    )
     ra, rb_rows = rows[a_id][:2], rows[b_id][:1]
     rb.extraction(
         f"pmcid:PMC{a_id}", [Claim(f"spans[{i}]", r["label"], a_full, r["start"], r["end"]) for i, r in enumerate(ra)]
@@ -121,4 +133,4 @@ def claims_wiki(root: Path, corpus_dir: Path, *, key: Path | None = None, extra:
     promote(rb.run.path, wiki, concept=CONCEPT)
     doc = parse_concept((wiki / "concepts" / f"{CONCEPT}.md").read_text(encoding="utf-8"))
     labels = [note.label for note in doc.footnotes]
-    return ClaimsWiki(wiki, rb, a_full, a_abstract, b_full, texts[a_id], labels)
+    return ClaimsWiki(wiki, rb, a_full, a_abstract, b_full, texts[a_id], labels, c_abstract)

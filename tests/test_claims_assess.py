@@ -136,7 +136,7 @@ def _fetch_failed(cw: ClaimsWiki, url: str) -> str:
 
 def test_ne_is_bound_to_its_exact_missingness_record(cli: Cli, cw: ClaimsWiki) -> None:
     run = cw.rb.run.path
-    mis = cli("missing", "--run-dir", run, "--claim", "The abstract suffices.", "--source-id", cw.a_abstract, "--json")
+    mis = cli("missing", "--run-dir", run, "--claim", "The abstract suffices.", "--source-id", cw.c_abstract, "--json")
     assert mis.status == 0, mis.err
     mis_id = mis.json()["missingness_id"]
     assert mis.json()["record"]["kind"] == "ACCESS_RESTRICTED"
@@ -156,12 +156,12 @@ def test_ne_is_bound_to_its_exact_missingness_record(cli: Cli, cw: ClaimsWiki) -
 def test_missingness_is_idempotent_and_refused_without_facts(cli: Cli, cw: ClaimsWiki) -> None:
     run = cw.rb.run.path
     first = cli(
-        "missing", "--run-dir", run, "--claim", "Caf\u00e9  data  lacking.", "--source-id", cw.a_abstract, "--json"
+        "missing", "--run-dir", run, "--claim", "Caf\u00e9  data  lacking.", "--source-id", cw.c_abstract, "--json"
     )
     path = run / "missingness" / f"{first.json()['missingness_id']}.json"
     stat_before, bytes_before = path.stat(), path.read_bytes()
     again = cli(
-        "missing", "--run-dir", run, "--claim", "Cafe\u0301 data\nlacking.", "--source-id", cw.a_abstract, "--json"
+        "missing", "--run-dir", run, "--claim", "Cafe\u0301 data\nlacking.", "--source-id", cw.c_abstract, "--json"
     )
     assert again.json()["missingness_id"] == first.json()["missingness_id"]
     assert again.json()["created"] is False

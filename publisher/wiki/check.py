@@ -27,7 +27,7 @@ from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
 from ..parallel import Workers, default_workers, fewer_collections, pool_pays, worker_pool
 from ..runs import RUN_LAYOUTS, Run
-from .claims.guards import check_concept_claims, log_findings
+from .claims.guards import admitted_index, check_concept_claims, log_findings
 from .claims.log import ASSESSMENTS_FILE, read_assessments
 from .claims.missingness import LogCache
 from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
@@ -206,10 +206,11 @@ def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
     keys = wiki.policy.trusted_keys  # the policy the caller resolved, never the raw YAML
     wiki.findings.extend(log_findings(state, keys))
     entries = {entry.assessment_id: entry for entry in state.events}
+    admitted = admitted_index(state.events)
     logs: LogCache = {}
     runs = {ev.slug: ev for ev in wiki.runs}
     for ce in with_claims:
-        wiki.claims.extend(check_concept_claims(wiki, ce, entries, keys, state.intact, logs, runs))
+        wiki.claims.extend(check_concept_claims(wiki, ce, entries, keys, state.intact, logs, runs, admitted))
 
 
 def check_claims_text(wiki: WikiCheck, text: str, rel: str, slug: str) -> list[Finding]:

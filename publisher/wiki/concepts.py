@@ -23,11 +23,20 @@ from typing import Annotated, Any, Literal
 import yaml
 from markdown_it import MarkdownIt
 from mdit_py_plugins.footnote import footnote_plugin
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictStr, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictStr,
+    ValidationError,
+    field_validator,
+)
 
 from ..kernel.canonical import DIGEST_RE
 from ..kernel.errors import IntegrityError
-from ..kernel.models import Timestamp
+from ..kernel.models import Timestamp, list_as_tuple
 from ..kernel.reasons import Reason
 from ..kernel.refs import SpanRef, parse_refs, starts_with_ref
 from ..runs import SLUG_RE
@@ -114,6 +123,10 @@ class ConceptRun(BaseModel):
     promoted_at: Timestamp
 
 
+_OrderedStrs = Annotated[tuple[StrictStr, ...], Field(strict=True), BeforeValidator(list_as_tuple)]
+"""A YAML sequence of strings, in its order: a set (``!!set``) has none, so it is refused."""
+
+
 class ConceptClaim(BaseModel):
     """A claim of the concept with the status proposed for it (CONTRACT section 14).
 
@@ -128,8 +141,8 @@ class ConceptClaim(BaseModel):
     id: Annotated[StrictStr, Field(min_length=1, max_length=128, pattern=f"^(?:{SLUG_RE.pattern})$")]
     statement: Annotated[StrictStr, Field(min_length=1, max_length=4000)]
     status: EpistemicStatus
-    conditions: tuple[StrictStr, ...] = ()
-    evidence: tuple[StrictStr, ...] = Field(default=(), description="footnote labels of this concept")
+    conditions: _OrderedStrs = ()
+    evidence: Annotated[_OrderedStrs, Field(description="footnote labels of this concept")] = ()
     review: StrictStr | None = None
     missingness: StrictStr | None = None
     assessment: StrictStr | None = Field(default=None, description="the assessments.jsonl entry that admitted it")

@@ -1,11 +1,12 @@
 """What each claim rests on, counted without flattery (the ledger's count grammar, section 14).
 
 Per claim: **citations** (every span an evidence label quotes, counted each time), **excerpts**
-(distinct spans), **snapshots** (distinct source ids), **URLs** (distinct snapshot URLs) and
-**works** (distinct paper identities). Two snapshots are one work when they share a PMID, a DOI
-(compared case-insensitively) or a PMCID, transitively; a snapshot with none of them is a work
-of its own URL. Five citations of one study read as one work; the PMC full text and the PubMed
-abstract of one paper are one work.
+(distinct spans), **snapshots** (distinct source ids), **URLs** (distinct snapshot URLs, as
+:func:`~.model.url_identity` compares them) and **works** (distinct paper identities). Two
+snapshots are one work when they share a PMID, a DOI or a PMCID (each in its canonical form, a
+DOI case-insensitively) or the same text, transitively; a snapshot with no paper id is a work of
+its own URL. Five citations of one study read as one work, whatever spelling of its ids or
+address each snapshot carries; the PMC full text and the PubMed abstract of one paper are one work.
 
 :func:`claim_view` gathers a claim's status, admissibility, provenance now, counts and lineage
 (claim → excerpts → snapshots → works → acquisition events) as plain values: the site renders
@@ -16,21 +17,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...acquire.signing import signature_problem as event_signature_problem
 from ...kernel.models import ACQUISITIONS
 from ..evidence import WikiCheck
 from .guards import ClaimState
-from .model import status_code
+from .log import Assessment, signature_problem
+from .model import status_code, url_identity, work_keys
 
 __all__ = ["ADMISSIBLE", "WorkIndex", "claim_view", "claims_document"]
 
 ADMISSIBLE = "structurally admissible proposal for {status} — not adjudicated"
 """What passing the guards means, and all it means."""
-
-
-def _keys(paper: Any, url: str | None) -> list[str]:
-    ids = paper.ids() if paper is not None else {}
-    keys = [f"{kind}:{value.lower() if kind == 'doi' else value}" for kind, value in sorted(ids.items())]
-    return keys or [f"url:{url}"]
 
 
 class WorkIndex:
@@ -45,20 +42,26 @@ class WorkIndex:
         self._of: dict[str, str] = {}
         self._sources = wiki.sources
         self.events: dict[str, list[dict[str, Any]]] = {}
+        ring = wiki.policy.trusted_keys
         for ev in wiki.runs:
+            name: str | None = None
             for event in ev.events:
                 if event.source_id is not None and event.type in ACQUISITIONS:
+                    signed_by = None
+                    if ring and event.sig is not None:  # a key id is shown only once it verifies
+                        name = name if name is not None else ev.run.name()
+                        signed_by = event.sig.key_id if event_signature_problem(event, ring, name) is None else None
                     self.events.setdefault(event.source_id, []).append(
                         {
                             "run": ev.slug,
                             "event_id": event.event_id,
                             "type": event.type.value,
                             "source_id": event.source_id,
-                            "signed_by": event.sig.key_id if event.sig else None,
+                            "signed_by": signed_by,
                         }
                     )
         for sid, info in sorted(wiki.sources.items()):
-            keys = _keys(info.meta.paper, info.meta.url)
+            keys = work_keys(info.meta.paper, info.meta.url, info.meta.content_hash)
             for key in keys[1:]:
                 self._union(keys[0], key)
             self._of[sid] = keys[0]
@@ -72,13 +75,25 @@ class WorkIndex:
 
     def _union(self, a: str, b: str) -> None:
         ra, rb = self._find(a), self._find(b)
-        if ra != rb:
-            self._parent[max(ra, rb)] = min(ra, rb)
+        if ra != rb:  # the root names the work: a paper id or URL before a text digest
+            first, second = sorted((ra, rb), key=lambda k: (k.startswith("text:"), k))
+            self._parent[second] = first
 
     def work(self, source_id: str) -> str:
         """The work a source belongs to: its smallest identity key (``pmcid:PMC1``, ``url:…``)."""
         key = self._of.get(source_id)
         return self._find(key) if key is not None else f"source:{source_id}"
+
+
+def _verified_signer(wiki: WikiCheck, entry: Assessment) -> str | None:
+    """The key id of ``entry``'s signature when a key the wiki trusts verifies it, else None.
+
+    Without trusted keys nothing verifies a signature, so no page may say "signed by".
+    """
+    keys = wiki.policy.trusted_keys
+    if entry.sig is None or not keys or signature_problem(entry, keys) is not None:
+        return None
+    return entry.sig.key_id
 
 
 def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str, Any]:
@@ -88,7 +103,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
     excerpts = sorted({(r.source_id, r.start, r.end) for _, r in refs})
     snapshots = sorted({r.source_id for _, r in refs})
     infos = {sid: info for sid in snapshots if (info := wiki.sources.get(sid)) is not None}
-    urls = sorted({info.meta.url for info in infos.values() if info.meta.url})
+    urls = sorted({url_identity(info.meta.url) for info in infos.values() if info.meta.url})
     work_of = {sid: works.work(sid) for sid in snapshots}
     events = [event for sid in snapshots for event in works.events.get(sid, ())]
     bound = entry.bound if entry is not None else None
@@ -106,7 +121,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
         "assessment": {
             "id": entry.assessment_id,
             "at": entry.at,
-            "signed_by": entry.sig.key_id if entry.sig else None,
+            "signed_by": _verified_signer(wiki, entry),
         }
         if entry is not None
         else None,

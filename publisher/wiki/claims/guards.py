@@ -19,14 +19,14 @@ Three kinds of rule, kept apart on purpose:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ...acquire.signing import KeyRing
 from ...kernel.errors import IntegrityError, PublisherError, UsageError
 from ...kernel.eventlog import LogState
 from ...kernel.findings import Finding
-from ...kernel.models import Access, EventType
+from ...kernel.models import Access
 from ...kernel.reasons import Reason
 from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus, EvidenceFootnote
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
@@ -39,10 +39,21 @@ from .log import (
     BoundReview,
     signature_problem,
 )
-from .missingness import LogCache, log_of, missing_basis, missing_kind
-from .model import CHECK, EVIDENCE_STATUSES, ID_RE, ClaimRefusal, Guard, claim_hash
+from .missingness import LogCache, log_of, missing_basis, missing_kind, unsigned_fact
+from .model import (
+    CHECK,
+    EVIDENCE_STATUSES,
+    ID_RE,
+    ClaimRefusal,
+    Guard,
+    claim_hash,
+    conflict_key,
+    normalise_statement,
+    url_identity,
+    work_keys,
+)
 from .records import MissingKind, MissingnessRecord, R, ReviewRecord, read_record
-from .reviews import build_review
+from .reviews import build_review, surface_declared_complete
 
 __all__ = [
     "Problem",
@@ -50,7 +61,10 @@ __all__ = [
     "ClaimState",
     "shape_problems",
     "admit",
+    "bound_problem",
     "provenance_now",
+    "AdmittedIndex",
+    "admitted_index",
     "check_concept_claims",
     "log_findings",
 ]
@@ -103,7 +117,12 @@ class ClaimState:
 
 
 def shape_problems(p: Proposal) -> list[Problem]:
-    """The rules that hold or fail whatever the state: evidence, conditions, review, missingness."""
+    """The rules that hold or fail whatever the state: evidence, conditions, review, missingness.
+
+    Each status rests on its own kind of ground only: S, P and C on evidence labels, NS on a
+    review, NE on a missingness record, so that no claim is counted or shown as resting on
+    grounds its status does not use.
+    """
     out: list[Problem] = []
     status = p.status
     if status in EVIDENCE_STATUSES and not p.evidence:
@@ -119,6 +138,28 @@ def shape_problems(p: Proposal) -> list[Problem]:
                 Guard.CONDITIONS_NOT_ALLOWED,
                 f"only partially_supported carries conditions, not {status.value}; drop them or propose P",
             )
+        )
+    seen: set[str] = set()
+    repeated: str | None = None
+    for label in p.evidence:
+        if label in seen:
+            repeated = label
+            break
+        seen.add(label)
+    if repeated is not None:  # counted twice, it would flatter the claim's citations
+        out.append(Problem(Guard.EVIDENCE_UNRESOLVED, f"[^{repeated[:60]}] is cited twice; cite each label once"))
+    if status not in EVIDENCE_STATUSES and p.evidence:
+        out.append(
+            Problem(
+                Guard.EVIDENCE_NOT_ALLOWED,
+                f"{status.value} rests on a review or a missingness record, not on evidence labels; drop --evidence",
+            )
+        )
+    if status is not EpistemicStatus.NOT_SUPPORTED and p.review is not None:
+        out.append(Problem(Guard.REVIEW_REQUIRED, f"a document review grounds only not_supported, not {status.value}"))
+    if status is not EpistemicStatus.NON_EVALUABLE and p.missingness is not None:
+        out.append(
+            Problem(Guard.MISSINGNESS_REQUIRED, f"a missingness record grounds only non_evaluable, not {status.value}")
         )
     if status is EpistemicStatus.NOT_SUPPORTED and p.review is None:
         out.append(
@@ -240,8 +281,14 @@ def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = N
     return None
 
 
-def _missing_now(ev: RunEvidence, record: MissingnessRecord, logs: LogCache | None = None) -> str | None:
-    """Why a missingness record's facts no longer hold: the line, the snapshot or a closed gap."""
+def _missing_now(
+    ev: RunEvidence, record: MissingnessRecord, logs: LogCache | None = None, keys: KeyRing | None = None
+) -> str | None:
+    """Why a missingness record's facts no longer hold: the line, the snapshot or a closed gap.
+
+    With ``keys`` (the wiki's trusted keys), the logged fact must be signed by one of them for
+    this run and, for a snapshot, seal its metadata: a hand-written line is no fact.
+    """
     basis = record.basis
     try:
         derived = missing_basis(
@@ -251,21 +298,20 @@ def _missing_now(ev: RunEvidence, record: MissingnessRecord, logs: LogCache | No
         return f"the facts no longer show it missing ({exc.one_line()[:160]})"
     if derived != basis or missing_kind(derived) is not record.kind:
         return "the record's basis is not what the run's facts give now"
+    statement = normalise_statement(record.claim)
+    if record.claim != statement or record.claim_hash != claim_hash(statement):
+        return "the record's claim and claim_hash disagree (not written by 'publisher missing')"
     state = log_of(ev.run, logs)
     if not state.intact:
         return f"the event log of {ev.rel} is torn or broken: its facts are not trusted now"
     index = next((i for i, e in enumerate(state.events) if e.event_id == basis.event_id), None)
     if index is None or state.digests[index] != basis.event_digest:
         return f"{basis.event_id} of {ev.rel} is not the logged fact the record rests on"
-    later = state.events[index + 1 :]
+    if keys:
+        unsigned = unsigned_fact(ev.run, basis, keys, logs)
+        if unsigned is not None:
+            return unsigned
     if record.kind is MissingKind.SOURCE_UNAVAILABLE:
-        if any(
-            e.type is EventType.FETCH
-            and e.fresh
-            and (e.url == basis.url or (e.receipt is not None and e.receipt.requested_url == basis.url))
-            for e in later
-        ):
-            return f"{basis.url[:80]} was fetched later in {ev.rel}: the source is available now"
         return None
     try:
         snap = ev.run.store.read(str(basis.source_id))
@@ -273,19 +319,95 @@ def _missing_now(ev: RunEvidence, record: MissingnessRecord, logs: LogCache | No
         return f"the snapshot {str(basis.source_id)[:16]}… does not verify now ({exc.reason})"
     if snap.record_hash != basis.record_hash:
         return "the snapshot's sealed metadata is not the one the record rests on"
-    ids = set(snap.paper.ids().items()) if snap.paper else set()
-    for other_id in {e.source_id for e in later if e.type in (EventType.FETCH, EventType.LOCAL_PDF) and e.source_id}:
-        try:
-            other = ev.run.store.read(str(other_id))
-        except IntegrityError:
+    return None  # a snapshot of the same work acquired since, in any order: missing_basis refuses
+
+
+def _review_grounds(
+    ev: RunEvidence,
+    rid: str,
+    review: ReviewRecord,
+    chash: str,
+    logs: LogCache | None = None,
+    keys: KeyRing | None = None,
+) -> Problem | None:
+    """Why review ``rid`` does not ground a not_supported of claim ``chash`` now, or None."""
+    if review.claim_hash != chash:
+        return Problem(
+            Guard.REVIEW_OTHER_CLAIM,
+            f"{rid[:16]}… reviews another claim ({review.claim_hash[:20]}…); review this statement",
+        )
+    if not (review.protocol_complete and review.surface_complete):
+        why = (
+            "its surface is not declared complete"
+            if not review.surface_complete
+            else "not every declared term was executed"
+        )
+        return Problem(
+            Guard.REVIEW_INCOMPLETE,
+            f"{rid[:16]}… is not protocol-complete ({why}); declare a complete surface at acquisition and review again",
+        )
+    now = _review_now(ev, review, logs)
+    if now is not None:
+        return Problem(Guard.REVIEW_UNRESOLVED, f"{now}; review again")
+    if keys and not surface_declared_complete(ev.run, ev.run.store.read(review.source_id), logs, keys):
+        return Problem(
+            Guard.REVIEW_INCOMPLETE,
+            f"{rid[:16]}… covers a surface no acquisition signed by a trusted key declared complete; "
+            "acquire the source with the wiki's key and review again",
+        )
+    return None
+
+
+def _published_elsewhere(wiki: WikiCheck, record: MissingnessRecord, ev: RunEvidence) -> str | None:
+    """Why the wiki's own published evidence shows available what ``record`` calls missing.
+
+    A source behind accepted evidence anywhere in the wiki fetched from the failed address
+    (``SOURCE_UNAVAILABLE``), or of the same work (a shared paper id, URL or text) in full text
+    (``ACCESS_RESTRICTED``) or with a complete surface (``SURFACE_INCOMPLETE``): the claim may be
+    evaluated on it.
+    """
+    basis = record.basis
+    if record.kind is MissingKind.SOURCE_UNAVAILABLE or basis.source_id is None:
+        failed = url_identity(basis.url)
+        held = next(
+            (sid for sid, info in wiki.sources.items() if info.meta.url and url_identity(info.meta.url) == failed), None
+        )
+        return f"the wiki publishes evidence from {basis.url[:80]} ({held[:16]}…)" if held else None
+    try:
+        snap = ev.run.store.read(basis.source_id)
+    except IntegrityError:
+        return None  # _missing_now names it
+    keys = set(work_keys(snap.paper, snap.url, snap.content_hash)) | {f"url:{url_identity(snap.url)}"}
+    for sid, info in wiki.sources.items():
+        meta = info.meta
+        if sid == snap.source_id or not meta.ok:
             continue
-        same_work = other.url == snap.url or bool(ids & set(other.paper.ids().items() if other.paper else ()))
-        if not same_work or other.source_id == snap.source_id:
+        theirs = set(work_keys(meta.paper, meta.url, meta.content_hash))
+        if meta.url:
+            theirs.add(f"url:{url_identity(meta.url)}")
+        if not keys & theirs:
             continue
-        if record.kind is MissingKind.ACCESS_RESTRICTED and other.access is Access.FULL_TEXT:
-            return f"the full text of the same work was acquired later ({other.source_id[:16]}…)"
-        if record.kind is MissingKind.SURFACE_INCOMPLETE and other.surface is not None and other.surface.complete:
-            return f"a complete surface of the same work was acquired later ({other.source_id[:16]}…)"
+        if record.kind is MissingKind.ACCESS_RESTRICTED and meta.access == Access.FULL_TEXT.value:
+            return f"the wiki publishes evidence from the full text of the same work ({sid[:16]}…)"
+        if record.kind is MissingKind.SURFACE_INCOMPLETE and meta.surface is not None and meta.surface.complete:
+            return f"the wiki publishes evidence from a complete surface of the same work ({sid[:16]}…)"
+    return None
+
+
+def _missing_grounds(
+    wiki: WikiCheck,
+    ev: RunEvidence,
+    mid: str,
+    record: MissingnessRecord,
+    chash: str,
+    logs: LogCache | None = None,
+) -> Problem | None:
+    """Why record ``mid`` does not ground a non_evaluable of claim ``chash`` now, or None."""
+    if record.claim_hash != chash:
+        return Problem(Guard.MISSINGNESS_OTHER_CLAIM, f"{mid[:16]}… records another claim ({record.claim_hash[:20]}…)")
+    now = _missing_now(ev, record, logs, wiki.policy.trusted_keys) or _published_elsewhere(wiki, record, ev)
+    if now is not None:
+        return Problem(Guard.MISSINGNESS_UNRESOLVED, f"{now}; the claim may be evaluable: assess it on the evidence")
     return None
 
 
@@ -294,29 +416,9 @@ def _resolve_review(wiki: WikiCheck, rid: str, chash: str) -> tuple[BoundReview 
     if isinstance(found, str):
         return None, [Problem(Guard.REVIEW_UNRESOLVED, f"{found}; run 'publisher review' for this claim")]
     ev, review = found
-    if review.claim_hash != chash:
-        return None, [
-            Problem(
-                Guard.REVIEW_OTHER_CLAIM,
-                f"{rid[:16]}… reviews another claim ({review.claim_hash[:20]}…); review this statement",
-            )
-        ]
-    if not (review.protocol_complete and review.surface_complete):
-        why = (
-            "its surface is not declared complete"
-            if not review.surface_complete
-            else "not every declared term was executed"
-        )
-        return None, [
-            Problem(
-                Guard.REVIEW_INCOMPLETE,
-                f"{rid[:16]}… is not protocol-complete ({why}); declare a complete surface at acquisition "
-                "and review again",
-            )
-        ]
-    now = _review_now(ev, review)
-    if now is not None:
-        return None, [Problem(Guard.REVIEW_UNRESOLVED, f"{now}; review again")]
+    problem = _review_grounds(ev, rid, review, chash, keys=wiki.policy.trusted_keys)
+    if problem is not None:
+        return None, [problem]
     return BoundReview(run=ev.slug, source_id=review.source_id, surface_manifest_hash=review.surface_manifest_hash), []
 
 
@@ -325,15 +427,9 @@ def _resolve_missingness(wiki: WikiCheck, mid: str, chash: str) -> tuple[BoundMi
     if isinstance(found, str):
         return None, [Problem(Guard.MISSINGNESS_UNRESOLVED, f"{found}; run 'publisher missing' for this claim")]
     ev, record = found
-    if record.claim_hash != chash:
-        return None, [
-            Problem(Guard.MISSINGNESS_OTHER_CLAIM, f"{mid[:16]}… records another claim ({record.claim_hash[:20]}…)")
-        ]
-    now = _missing_now(ev, record)
-    if now is not None:
-        return None, [
-            Problem(Guard.MISSINGNESS_UNRESOLVED, f"{now}; the claim may be evaluable: assess it on the evidence")
-        ]
+    problem = _missing_grounds(wiki, ev, mid, record, chash)
+    if problem is not None:
+        return None, [problem]
     return BoundMissingness(run=ev.slug, kind=record.kind.value), []
 
 
@@ -343,8 +439,9 @@ def admit(wiki: WikiCheck, ce: ConceptEvidence, p: Proposal) -> tuple[Bound | No
     chash = claim_hash(p.statement)
     doc = ce.doc
     if doc is not None:
+        key = conflict_key(p.statement)
         for other in doc.front.claims:
-            if other.id != p.claim_id and claim_hash(other.statement) == chash:
+            if other.id != p.claim_id and conflict_key(other.statement) == key:
                 problems.append(
                     Problem(
                         Guard.CLAIM_CONFLICT,
@@ -365,6 +462,25 @@ def admit(wiki: WikiCheck, ce: ConceptEvidence, p: Proposal) -> tuple[Bound | No
     return Bound(evidence=tuple(evidence), review=review, missingness=missing), []
 
 
+def bound_problem(entry: Assessment) -> str | None:
+    """Why an admitted entry's ``bound`` is not what ``publisher assess`` binds for it, or None.
+
+    The command binds every evidence label it names, in order, each to at least one span, and
+    the review and the missingness record exactly when it names them. A line that does not is
+    no assessment of the tool (an edited or forged log), so its claim is never shown as grounded.
+    """
+    bound = entry.bound
+    if bound is None:
+        return f"{entry.assessment_id} is admitted but binds no grounds"
+    if [item.label for item in bound.evidence] != list(entry.evidence) or any(not i.refs for i in bound.evidence):
+        return f"{entry.assessment_id} does not bind exactly the evidence labels it names"
+    if (entry.review is None) != (bound.review is None):
+        return f"{entry.assessment_id} does not bind exactly the review it names"
+    if (entry.missingness is None) != (bound.missingness is None):
+        return f"{entry.assessment_id} does not bind exactly the missingness record it names"
+    return None
+
+
 def provenance_now(
     wiki: WikiCheck,
     ce: ConceptEvidence,
@@ -379,7 +495,10 @@ def provenance_now(
     the check stays linear in claims and footnotes.
     """
     out: list[str] = []
-    bound = entry.bound or Bound()
+    bound = entry.bound
+    unbound = bound_problem(entry)
+    if bound is None or unbound is not None:  # a line the tool did not write: it grounds nothing
+        return [unbound or f"{entry.assessment_id} binds no grounds"]
     doc = ce.doc
     if runs is None:
         runs = {ev.slug: ev for ev in wiki.runs}
@@ -399,16 +518,35 @@ def provenance_now(
                 out.append(f"{where} is no longer accepted evidence of run {ref.run}")
             elif info is None or info.meta.record_hash != ref.record_hash:
                 out.append(f"{where}: the snapshot's sealed metadata changed since assessment")
+    # The record an id names is found and judged again as admission judged it (same claim,
+    # complete, facts holding) and must be the one bound: a bound that omits or misplaces it is
+    # no ground.
     if entry.review is not None and bound.review is not None:
         reviewed = _find_record(wiki, entry.review, ReviewRecord)
-        why = reviewed if isinstance(reviewed, str) else _review_now(*reviewed, logs)
-        if why is not None:
-            out.append(why)
+        if isinstance(reviewed, str):
+            out.append(reviewed)
+        else:
+            ev, review = reviewed
+            if (ev.slug, review.source_id, review.surface_manifest_hash) != (
+                bound.review.run,
+                bound.review.source_id,
+                bound.review.surface_manifest_hash,
+            ):
+                out.append(f"{entry.review[:16]}… is not the review {entry.assessment_id} bound")
+            elif (
+                problem := _review_grounds(ev, entry.review, review, entry.claim_hash, logs, wiki.policy.trusted_keys)
+            ) is not None:
+                out.append(problem.detail)
     if entry.missingness is not None and bound.missingness is not None:
         recorded = _find_record(wiki, entry.missingness, MissingnessRecord)
-        why = recorded if isinstance(recorded, str) else _missing_now(*recorded, logs)
-        if why is not None:
-            out.append(why)
+        if isinstance(recorded, str):
+            out.append(recorded)
+        else:
+            ev, record = recorded
+            if (ev.slug, record.kind.value) != (bound.missingness.run, bound.missingness.kind):
+                out.append(f"{entry.missingness[:16]}… is not the record {entry.assessment_id} bound")
+            elif (problem := _missing_grounds(wiki, ev, entry.missingness, record, entry.claim_hash, logs)) is not None:
+                out.append(problem.detail)
     return out
 
 
@@ -439,6 +577,34 @@ def log_findings(state: LogState, ring: KeyRing) -> list[Finding]:
     return out
 
 
+AdmittedIndex = dict[tuple[str, str], list[Assessment]]
+"""The admitted entries of each (concept, claim id), in log order."""
+
+
+def admitted_index(entries: Iterable[Assessment]) -> AdmittedIndex:
+    """Every admitted entry by (concept, claim id), in log order (built once per wiki check)."""
+    out: AdmittedIndex = {}
+    for entry in entries:
+        if entry.admitted:
+            out.setdefault((entry.concept, entry.claim_id), []).append(entry)
+    return out
+
+
+def _superseded_by(entry: Assessment, index: AdmittedIndex, ring: KeyRing) -> Assessment | None:
+    """The latest trusted admitted entry of the same claim logged after ``entry``, or None.
+
+    The front matter must carry the claim's latest admission: restoring an older admitted entry
+    (a rollback to a status since re-assessed) is no agreement with the log. With trusted keys
+    only a signed later entry supersedes (an unsigned one is no assessment of this wiki).
+    """
+    for later in reversed(index.get((entry.concept, entry.claim_id), ())):
+        if later.number <= entry.number:
+            return None
+        if not ring or signature_problem(later, ring) is None:
+            return later
+    return None
+
+
 def _differences(claim: ConceptClaim, entry: Assessment, slug: str) -> list[str]:
     out = []
     if entry.concept != slug or entry.claim_id != claim.id:
@@ -459,6 +625,7 @@ def check_concept_claims(
     log_ok: bool,
     logs: LogCache | None = None,
     runs: dict[str, RunEvidence] | None = None,
+    admitted: AdmittedIndex | None = None,
 ) -> list[ClaimState]:
     """Every claim of one concept: shape, agreement with its entry, provenance now.
 
@@ -472,6 +639,9 @@ def check_concept_claims(
     notes = {note.label: note for note in doc.footnotes}
     if runs is None:
         runs = {ev.slug: ev for ev in wiki.runs}
+    if admitted is None:
+        admitted = admitted_index(entries.values())
+    statements: dict[str, str] = {}
     for index, claim in enumerate(doc.front.claims):
 
         def add(guard: Guard, detail: str, claim: ConceptClaim = claim, index: int = index) -> None:
@@ -483,6 +653,9 @@ def check_concept_claims(
         states.append(state)
         for problem in shape_problems(Proposal.of(claim)):
             add(problem.guard, problem.detail)
+        first = statements.setdefault(conflict_key(claim.statement), claim.id)
+        if first != claim.id:  # one statement, one status, however it was put back by hand
+            add(Guard.CLAIM_CONFLICT, f"claim {first!r} of {ce.rel} has this statement; keep one of them")
         if claim.assessment is None:
             add(Guard.ASSESSMENT_MISSING, "no assessment admitted this claim; propose it with 'publisher assess'")
             continue
@@ -499,7 +672,19 @@ def check_concept_claims(
             if unsigned is not None:
                 add(Guard.ASSESSMENT_LOG, f"{unsigned}; assess again with a trusted key (--key)")
                 continue
+        unbound = bound_problem(entry)
+        if unbound is not None:
+            add(Guard.ASSESSMENT_LOG, f"{unbound}: not a line 'publisher assess' writes; assess the claim again")
+            continue
         differences = _differences(claim, entry, ce.slug)
+        later = None if differences else _superseded_by(entry, admitted, ring)
+        if later is not None:
+            add(
+                Guard.ASSESSMENT_MISMATCH,
+                f"{entry.assessment_id} was superseded by {later.assessment_id} of the same claim; "
+                "restore the front matter it wrote, or propose the change with 'publisher assess'",
+            )
+            continue
         if differences:
             add(
                 Guard.ASSESSMENT_MISMATCH,

@@ -13,16 +13,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...acquire.signing import KeyRing, load_trusted_keys, signature_problem
 from ...kernel.canonical import format_ts, utc_now
 from ...kernel.errors import IntegrityError, UsageError
 from ...kernel.eventlog import LogState, read_log
-from ...kernel.models import Access, Event, EventType
+from ...kernel.models import Access, Event, EventType, Snapshot
 from ...kernel.reasons import Reason
-from ...runs import Run
-from .model import ClaimRefusal, Guard, claim_hash, normalise_statement
+from ...runs import Run, find_wiki_root
+from .model import ClaimRefusal, Guard, claim_hash, normalise_statement, url_identity, work_keys
 from .records import MissingBasis, MissingKind, MissingnessRecord, write_record
 
-__all__ = ["LogCache", "Missing", "log_of", "record_missing", "missing_basis", "missing_kind"]
+__all__ = [
+    "LogCache",
+    "Missing",
+    "log_of",
+    "record_missing",
+    "missing_basis",
+    "missing_kind",
+    "available_now",
+    "unsigned_fact",
+]
 
 
 @dataclass(frozen=True)
@@ -78,7 +88,9 @@ def missing_basis(
                 f"{event_id} is a {event.type.value} event, not fetch_failed: nothing shows the source unavailable; "
                 "name a fetch_failed event, or the snapshot with --source-id",
             )
-        return MissingBasis(run=slug, event_id=event.event_id, event_digest=digest, url=event.url)
+        basis = MissingBasis(run=slug, event_id=event.event_id, event_digest=digest, url=event.url)
+        _refuse_if_available(run, state, basis, None)
+        return basis
     snap = run.store.read(str(source_id))  # verified on read: a tampered snapshot is no fact
     acquired = [
         (event, digest)
@@ -101,15 +113,71 @@ def missing_basis(
         "record_hash": snap.record_hash,
     }
     surface = snap.surface
+    found: MissingBasis | None = None
     if surface is not None and surface.missing_pages:  # the more specific fact first
-        return MissingBasis(**common, manifest_hash=surface.manifest_hash, missing_pages=surface.missing_pages)
-    if snap.access is not Access.FULL_TEXT:
-        return MissingBasis(**common, access=snap.access.value)
+        found = MissingBasis(**common, manifest_hash=surface.manifest_hash, missing_pages=surface.missing_pages)
+    elif snap.access is not Access.FULL_TEXT:
+        found = MissingBasis(**common, access=snap.access.value)
+    if found is not None:
+        _refuse_if_available(run, state, found, snap)
+        return found
     raise ClaimRefusal(
         Guard.NOTHING_MISSING,
         f"{snap.source_id} is full text with no declared page missing: the facts show nothing missing, so no "
         "missingness record is made (review the source with 'publisher review' instead)",
     )
+
+
+def _work_keys(snap: Snapshot) -> set[str]:
+    """A snapshot's work identities (:func:`~.model.work_keys`) and its URL."""
+    return set(work_keys(snap.paper, snap.url, snap.content_hash)) | {f"url:{url_identity(snap.url)}"}
+
+
+def available_now(run: Run, state: LogState[Event], basis: MissingBasis, snap: Snapshot | None) -> str | None:
+    """Why the run's own facts show available what ``basis`` shows missing, or None.
+
+    Whatever the order of acquisition: a fresh fetch of the failed URL (as :func:`~.model.url_identity`
+    compares addresses) anywhere in the log; for
+    a snapshot (``snap``), another snapshot of the same work (a shared URL or paper id) acquired
+    in the run with full text (``ACCESS_RESTRICTED``) or a complete declared surface
+    (``SURFACE_INCOMPLETE``). A record cannot make a claim non-evaluable while the run holds
+    what it says is missing.
+    """
+    kind = missing_kind(basis)
+    if kind is MissingKind.SOURCE_UNAVAILABLE:
+        failed = url_identity(basis.url)
+        for e in state.events:
+            requested = e.receipt.requested_url if e.receipt is not None else None
+            fetched = {url_identity(u) for u in (e.url, requested) if u}
+            if e.type is EventType.FETCH and e.fresh and failed in fetched:
+                return f"{basis.url[:80]} was fetched in {e.event_id} of {run.path.name}: the source is available"
+        return None
+    if snap is None:
+        return None
+    keys = _work_keys(snap)
+    acquired = {e.source_id for e in state.events if e.type in (EventType.FETCH, EventType.LOCAL_PDF) and e.source_id}
+    for other_id in sorted(acquired - {snap.source_id}):
+        try:
+            other = run.store.read(str(other_id))
+        except IntegrityError:
+            continue
+        if not keys & _work_keys(other):
+            continue
+        if kind is MissingKind.ACCESS_RESTRICTED and other.access is Access.FULL_TEXT:
+            return f"the run holds the full text of the same work ({other.source_id[:16]}…)"
+        if kind is MissingKind.SURFACE_INCOMPLETE and other.surface is not None and other.surface.complete:
+            return f"the run holds a complete surface of the same work ({other.source_id[:16]}…)"
+    return None
+
+
+def _refuse_if_available(run: Run, state: LogState[Event], basis: MissingBasis, snap: Snapshot | None) -> None:
+    why = available_now(run, state, basis, snap)
+    if why is not None:
+        raise ClaimRefusal(
+            Guard.NOTHING_MISSING,
+            f"{why}, so nothing is missing and no missingness record is made (assess the claim on that evidence, "
+            "or review it with 'publisher review')",
+        )
 
 
 def missing_kind(basis: MissingBasis) -> MissingKind:
@@ -121,12 +189,39 @@ def missing_kind(basis: MissingBasis) -> MissingKind:
     return MissingKind.ACCESS_RESTRICTED
 
 
+def unsigned_fact(run: Run, basis: MissingBasis, keys: KeyRing, logs: LogCache | None = None) -> str | None:
+    """Why the logged fact ``basis`` names is not signed for ``run`` by a key of ``keys``, or None.
+
+    With trusted keys a line appended by hand to the log is no fact: the event must verify against
+    one of them for this run and, for a snapshot's kind, seal the snapshot's metadata as the basis
+    names it (``record_hash``).
+    """
+    state = log_of(run, logs)
+    fact = next((e for e in state.events if e.event_id == basis.event_id), None)
+    if fact is None:
+        return f"{basis.event_id} is not in {run.path.name}/events.jsonl"
+    unsigned = signature_problem(fact, keys, run.name())
+    if unsigned is not None:
+        return f"{unsigned}: with trusted keys only a signed acquisition fact counts"
+    if basis.source_id is not None and fact.record_hash != basis.record_hash:
+        return f"{basis.event_id} of {run.path.name} does not seal the snapshot metadata the record rests on"
+    return None
+
+
 def record_missing(run: Run, claim: str, *, event_id: str | None = None, source_id: str | None = None) -> Missing:
-    """Derive, write (once) and return the missingness record of ``claim`` in ``run``."""
+    """Derive, write (once) and return the missingness record of ``claim`` in ``run``.
+
+    The trusted keys are those of the run's wiki (its ``mkdocs.yml``): with any, the fact must be
+    signed by one of them (:func:`unsigned_fact`), else nothing is written.
+    """
     statement = normalise_statement(claim)
     if not statement:
         raise UsageError("--claim must not be empty")
     basis = missing_basis(run, event_id=event_id, source_id=source_id)
+    keys = load_trusted_keys(find_wiki_root(run.path))
+    unsigned = unsigned_fact(run, basis, keys) if keys else None
+    if unsigned is not None:
+        raise ClaimRefusal(Guard.NOTHING_MISSING, f"{unsigned}; acquire with the wiki's key and ask again")
     record = MissingnessRecord(
         schema_version=1,
         claim=statement,

@@ -13,8 +13,10 @@ import re
 import unicodedata
 from enum import StrEnum
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from ...kernel.errors import PublisherError, UsageError
+from ...kernel.ids import IdError, canonical_id
 from ..concepts import ConceptClaim, EpistemicStatus
 
 __all__ = [
@@ -26,8 +28,11 @@ __all__ = [
     "ID_RE",
     "normalise_statement",
     "claim_hash",
+    "conflict_key",
     "parse_status",
     "status_code",
+    "url_identity",
+    "work_keys",
     "ConceptClaim",
     "EpistemicStatus",
 ]
@@ -119,6 +124,25 @@ def claim_hash(statement: str) -> str:
     return "sha256:" + hashlib.sha256(normalise_statement(statement).encode("utf-8")).hexdigest()
 
 
+_IGNORABLE = frozenset({0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)})
+"""Default-ignorable code points outside the format (Cf) category: the combining grapheme joiner,
+Hangul fillers, variation selectors."""
+
+
+def conflict_key(statement: str) -> str:
+    """What two statements of one concept must differ in to be two claims (``CLAIM_CONFLICT``).
+
+    Looser than :func:`claim_hash` on purpose, and never an identity: invisible characters
+    (format and control characters, default ignorables) are dropped, compatibility forms folded
+    (NFKC) and case folded, so that a zero-width space, a bidi control, a full-width letter or
+    capitals cannot make a second status for what reads as the same statement.
+    """
+    visible = "".join(ch for ch in statement if unicodedata.category(ch) not in ("Cf", "Cc") or ch.isspace())
+    visible = "".join(ch for ch in visible if ord(ch) not in _IGNORABLE)
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
+    return " ".join(folded.split())
+
+
 def parse_status(value: str) -> EpistemicStatus:
     """A status from its name (``supported``) or short code (``S``); else a usage error."""
     if value in STATUS_CODES:
@@ -133,3 +157,48 @@ def parse_status(value: str) -> EpistemicStatus:
 def status_code(status: EpistemicStatus) -> str:
     """The short code (S, P, NS, C, NE) of a status."""
     return next(code for code, known in STATUS_CODES.items() if known is status)
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def url_identity(url: str) -> str:
+    """``url`` as the address it names: scheme and host lowercased, a default port and the
+    fragment (never sent to the server) dropped; path and query kept as they are."""
+    try:
+        parts = urlsplit(url.strip())
+        scheme = parts.scheme.lower()
+        host = (parts.hostname or "").rstrip(".")
+        port = parts.port
+    except ValueError:
+        return url
+    if not scheme or not host:
+        return url
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
+    if parts.username is not None or parts.password is not None:
+        netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+def work_keys(paper: Any, url: str | None, content_hash: str | None = None) -> list[str]:
+    """The identity keys of one snapshot's work (the ledger's count grammar, section 14).
+
+    Its paper ids in their canonical form (a DOI lowercased, without a resolver prefix; PMIDs and
+    PMCIDs as numbers), else its URL as :func:`url_identity` gives it; and its text's digest, so
+    that the same text at two addresses is one work. Snapshots sharing any key are one work.
+    """
+    ids = paper.ids() if paper is not None else {}
+    keys: list[str] = []
+    for kind, value in sorted(ids.items()):
+        try:
+            value = canonical_id(kind, value)
+        except IdError:
+            value = value.strip()
+        keys.append(f"{kind}:{value.lower() if kind == 'doi' else value}")
+    if not keys:
+        keys.append(f"url:{url_identity(url)}" if url else "url:")
+    if content_hash:
+        keys.append(f"text:{content_hash}")
+    return keys

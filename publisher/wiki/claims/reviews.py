@@ -21,6 +21,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from ...acquire.signing import KeyRing, signature_problem
 from ...kernel.canonical import canonical_bytes, format_ts, utc_now
 from ...kernel.errors import UsageError
 from ...kernel.locate import find_term
@@ -50,19 +51,28 @@ def _digest(data: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical_bytes(data)).hexdigest()
 
 
-def surface_declared_complete(run: Run, snap: Snapshot, logs: LogCache | None = None) -> bool:
-    """Whether the snapshot's surface is complete as declared at an acquisition this run logged."""
+def surface_declared_complete(
+    run: Run, snap: Snapshot, logs: LogCache | None = None, keys: KeyRing | None = None
+) -> bool:
+    """Whether the snapshot's surface is complete as declared at an acquisition this run logged.
+
+    With ``keys`` (a wiki's non-empty trusted keys), only an acquisition event signed by one of
+    them for this run, sealing this very snapshot metadata (``record_hash``), declares anything:
+    a line appended by hand to the log, or a snapshot rewritten with a "complete" surface, does not.
+    """
     surface = snap.surface
     if surface is None or not surface.complete:
         return False
     state = log_of(run, logs)
     if not state.intact:
         return False
+    name = run.name() if keys else ""
     return any(
         e.source_id == snap.source_id
         and e.type in (EventType.FETCH, EventType.LOCAL_PDF)
         and e.surface is not None
         and e.surface.manifest_hash == surface.manifest_hash
+        and (not keys or (e.record_hash == snap.record_hash and signature_problem(e, keys, name) is None))
         for e in state.events
     )
 

@@ -255,7 +255,14 @@ def _normalized_hits(text: str, norm: Normalized, needle: str, fold_case: bool, 
     return hits
 
 
-def find_term(text: str, term: str, *, fold_case: bool = False, limit: int = MAX_CANDIDATES) -> list[Occurrence]:
+def find_term(
+    text: str,
+    term: str,
+    *,
+    fold_case: bool = False,
+    limit: int = MAX_CANDIDATES,
+    mapped: Normalized | None = None,
+) -> list[Occurrence]:
     """Every occurrence of ``term`` in ``text``, exactly and after the locator's normalisation.
 
     Returns raw code-point offsets in text order, each with its kind: ``exact`` where the term
@@ -264,6 +271,8 @@ def find_term(text: str, term: str, *, fold_case: bool = False, limit: int = MAX
     once, as ``exact``. At most ``limit`` occurrences, the first ones. This is the one term search
     of the product: document reviews and the report-prose quotation check call it, so that a term
     is found the same way everywhere. An empty (or white-space-only) term finds nothing.
+    ``mapped`` is ``normalize_map(text, fold_case=fold_case)`` when the caller already has it
+    (searching many terms in one text).
     """
     if not term.strip():
         return []
@@ -278,7 +287,8 @@ def find_term(text: str, term: str, *, fold_case: bool = False, limit: int = MAX
         exact = _exact(text, term, limit)
     found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
     needle = normalize(term, fold_case=fold_case)
-    for hit in _normalized_hits(text, normalize_map(text, fold_case=fold_case), needle, fold_case, limit):
+    norm = mapped if mapped is not None else normalize_map(text, fold_case=fold_case)
+    for hit in _normalized_hits(text, norm, needle, fold_case, limit):
         found.setdefault(hit, "normalized")
     ordered = sorted(found.items())[:limit]
     return [Occurrence(kind, start, end) for (start, end), kind in ordered]

@@ -296,6 +296,8 @@ def test_a_request_the_transport_cannot_parse_is_answered_not_dropped(fx: RunFix
         assert (huge["id"], huge["error"]["code"]) == (2, -32700), huge
         garbage = ask('{"jsonrpc": "2.0", "id": 3, "method": ')
         assert (garbage["id"], garbage["error"]["code"]) == (None, -32700), garbage
+        not_rpc = ask('{"jsonrpc": "2.0", "id": 5, "method": 7}')
+        assert (not_rpc["id"], not_rpc["error"]["code"]) == (5, -32600), not_rpc
         fine = ask(call(4, "read_source", f'{{"source_id": "{sid}", "start": 0, "end": 5}}'))
         assert fine["id"] == 4 and json.loads(fine["result"]["content"][0]["text"])["end"] == 5
     finally:

@@ -7,8 +7,9 @@ its one line, and any other exception the SDK's generic tool error, never a trac
 
 The SDK's stdio transport drops a line its JSON parser refuses (a lone surrogate escape, a number
 of thousands of digits, a cut-off line) without an answer, so a client waits for ever; here each
-such line is answered with a JSON-RPC parse error (``-32700``) carrying the request's id where
-Python's JSON parser can still read one, ``null`` where not.
+such line is answered with a JSON-RPC parse error (``-32700``; ``-32600`` for JSON that is not a
+JSON-RPC message) carrying the request's id where Python's JSON parser can still read one,
+``null`` where not.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
-from mcp.types import PARSE_ERROR, ErrorData, JSONRPCError, ToolAnnotations
+from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, ToolAnnotations
 from pydantic import ValidationError
 
 from .. import __version__
@@ -81,13 +82,14 @@ def build_server(wiki: Path, run_dir: Path | None = None) -> MCPServer:
 
 
 def _request_id(line: object) -> int | str | None:
-    """The id of the request on a line the SDK could not parse, if Python's parser finds one."""
-    if not isinstance(line, str):
-        return None
-    try:  # a number too long for an int is no id (and must not fail the parse)
-        data = json.loads(line, parse_int=lambda digits: int(digits) if len(digits) <= 18 else None)
-    except (ValueError, RecursionError):
-        return None
+    """The id of the request the SDK could not read (its line, or the JSON value it parsed), if
+    Python's parser finds one."""
+    data = line
+    if isinstance(line, str):
+        try:  # a number too long for an int is no id (and must not fail the parse)
+            data = json.loads(line, parse_int=lambda digits: int(digits) if len(digits) <= 18 else None)
+        except (ValueError, RecursionError):
+            return None
     found = data.get("id") if isinstance(data, dict) else None
     if type(found) is int:
         return found
@@ -104,7 +106,8 @@ class _Answered:
     """The transport's read stream, with each line it could not parse answered by a parse error.
 
     The SDK's stdio reader hands such a line on as an exception, which the server only logs; the
-    request is then never answered. Every other item passes through unchanged.
+    request is then never answered. (What ``server.run("stdio")`` does, with this wrapper: the
+    SDK's ``_lowlevel_server`` is the one it runs.) Every other item passes through unchanged.
     """
 
     def __init__(self, inner: Any, write: Any) -> None:
@@ -121,10 +124,17 @@ class _Answered:
             item = await self._inner.receive()
             if not isinstance(item, Exception):
                 return item
-            line = None
+            line, code = None, PARSE_ERROR
             if isinstance(item, ValidationError) and item.errors():
-                line = item.errors()[0].get("input")
-            error = ErrorData(code=PARSE_ERROR, message="the request is not JSON this server can read")
+                errors = item.errors()
+                if errors[0].get("type") == "json_invalid":
+                    line = errors[0].get("input")
+                else:  # JSON, but not a JSON-RPC message: the message is the outermost object reported
+                    code = INVALID_REQUEST
+                    objects = [e for e in errors if isinstance(e.get("input"), dict)]
+                    line = min(objects, key=lambda e: len(e["loc"]))["input"] if objects else None
+            what = "JSON" if code == PARSE_ERROR else "a JSON-RPC message"
+            error = ErrorData(code=code, message=f"the request is not {what} this server can read")
             await self._write.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=_request_id(line), error=error)))
 
     def __aiter__(self) -> _Answered:

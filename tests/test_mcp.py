@@ -176,6 +176,8 @@ HOSTILE: list[tuple[str, dict[str, Any]]] = [
     ("find_spans", {"source_id": "@SID", "query": "a", "from_text": "b", "to_text": "c"}),
     ("find_spans", {"source_id": "@SID", "query": "a", "context": 10**9}),
     ("find_spans", {"source_id": "@SID", "query": "   "}),
+    ("find_spans", {"source_id": "@SID", "query": "a", "sentence": 1}),  # a number is not a flag
+    ("find_spans", {"source_id": "@SID", "query": "a", "ignore_case": "yes"}),
     ("fetch_source", {"url": "https://example.org/"}),
     ("register_text", {"text": "invented"}),
     ("record_missingness", {"claim": "x"}),

@@ -163,6 +163,38 @@ def test_a_page_location_on_a_snapshot_without_pages_is_refused(run: Run, tmp_pa
     assert res.json()["written"] is False and not any(run.extractions_dir.iterdir())
 
 
+def test_locating_rejected_citations_is_bounded(run: Run, tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch):
+    # A hostile response of thousands of mismatched citations must not cost a normalisation of the
+    # whole snapshot (and a search of it) for each one.
+    from publisher.gate import citations
+    from publisher.kernel import locate as locator
+
+    snap, _ = run.store.put(make_record())
+    text = snap.text
+    normalised = [0]
+    real_map = locator.normalize_map
+
+    def counted_map(value: str, **kwargs: Any) -> Any:
+        normalised[0] += len(value) >= len(text)
+        return real_map(value, **kwargs)
+
+    monkeypatch.setattr(locator, "normalize_map", counted_map)
+    monkeypatch.setattr(citations, "normalize_map", counted_map, raising=False)
+    many = citations.MAX_LOCATED + 20
+    cites = [_char(0, text, 0, 10, cited="randomised  120 children") for _ in range(many)]
+    cites.append(_char(0, text, 0, 10, cited="x" * (4 * len(text))))
+    blocks = [{"type": "text", "text": "Claim.", "citations": cites}]
+    res = _import(cli, run, _write(tmp_path / "many.json", _response(blocks)), f"0={snap.source_id}")
+    assert res.status == 1
+    outcomes = res.json()["citations"]
+    assert [c["reason_code"] for c in outcomes] == ["EXCERPT_MISMATCH"] * (many + 1)
+    located = [c for c in outcomes if c["candidates"]]
+    assert len(located) == citations.MAX_LOCATED
+    assert located[0]["candidates"][0]["kind"] == "normalized"
+    assert all(not c["candidates"] for c in outcomes[citations.MAX_LOCATED :])
+    assert normalised[0] <= 1
+
+
 @pytest.mark.parametrize(
     "document",
     ["0=../../etc/passwd", "x=src-" + "0" * 64, "0=src-" + "A" * 64, "0=" + "src-" + "0" * 63],

@@ -117,3 +117,31 @@ def test_a_review_not_written_by_the_tool_does_not_resolve(cli: Cli, cw: ClaimsW
     odd_id = record_id(odd)
     _fs.create_exclusive(cw.rb.run.path / "reviews" / f"{odd_id}.json", canonical_bytes(odd.model_dump(mode="json")))
     refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", odd_id), "REVIEW_UNRESOLVED")
+
+
+def test_a_review_normalises_its_snapshot_once_for_all_its_terms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Every term is also searched normalised; normalising the whole text again for each of up to
+    # 100 terms made one review (and each re-execution by the wiki check) cost 100 passes over it.
+    from conftest import make_record
+
+    from publisher.kernel import locate as locator
+    from publisher.runs import init_run
+    from publisher.wiki.claims import reviews
+    from publisher.wiki.claims.reviews import build_review
+
+    run = init_run(tmp_path / "run", "run")
+    snap, _ = run.store.put(make_record(text="The trial \u201crandomised\u201d 120 children \u2013 SMD \u22120.41."))
+    calls = [0]
+    real_map = locator.normalize_map
+
+    def counted(value: str, **kwargs: object) -> locator.Normalized:
+        calls[0] += value == snap.text
+        return real_map(value, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(locator, "normalize_map", counted)
+    monkeypatch.setattr(reviews, "normalize_map", counted, raising=False)
+    terms = ['"randomised"', "children - SMD", "-0.41", *(f"absent term {i}" for i in range(20))]
+    record = build_review(run, snap.source_id, CLAIM, terms)
+    found = {(h.term, h.match) for h in record.hits}
+    assert found == {('"randomised"', "normalized"), ("children - SMD", "normalized"), ("-0.41", "normalized")}
+    assert calls[0] == 1

@@ -205,6 +205,47 @@ def test_of_chains_ending_together_the_tightest_is_kept() -> None:
     assert hit.start == text.rindex("A1") and hit.end == len(text) - 1
 
 
+def _counting_bisect(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the chain steps of the fragments tier (each one bisect)."""
+    import bisect
+
+    from publisher.kernel import locate as module
+
+    calls = [0]
+
+    def counted(*args: Any) -> int:
+        calls[0] += 1
+        return bisect.bisect_left(*args)
+
+    monkeypatch.setattr(module, "bisect_left", counted)
+    return calls
+
+
+def test_fragment_chains_stop_once_the_first_candidates_are_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A quote of many short parts over a long text: a chain from every occurrence of the first
+    # part would cost (occurrences x parts) steps, minutes for a hostile quote over a long snapshot.
+    from publisher.kernel.locate import MAX_CANDIDATES
+
+    text = "e " * 20_000
+    parts = 20
+    calls = _counting_bisect(monkeypatch)
+    found = locate(text, " ... ".join(["e"] * parts))
+    assert len(found) == MAX_CANDIDATES and all(c.kind == "fragments" for c in found)
+    assert [c.start for c in found] == [2 * i for i in range(MAX_CANDIDATES)]
+    assert calls[0] <= (MAX_CANDIDATES + 1) * (parts - 1)
+
+
+def test_a_quote_of_too_many_fragments_is_not_chained(monkeypatch: pytest.MonkeyPatch) -> None:
+    from publisher.kernel.locate import MAX_FRAGMENTS
+
+    calls = _counting_bisect(monkeypatch)
+    text = "e " * 5_000
+    assert locate(text, " ... ".join(["e"] * (MAX_FRAGMENTS + 1))) == []
+    assert calls[0] == 0
+    assert _only(locate("a b c d", "a ... d")).kind == "fragments"
+    assert len(locate(text, " ... ".join(["e"] * MAX_FRAGMENTS))) > 0
+
+
 def test_nothing_is_located_for_an_empty_quote() -> None:
     assert locate("some text", "") == [] and locate("some text", " \n ") == []
     assert nearest([], 0, 1) is None

@@ -176,6 +176,8 @@ HOSTILE: list[tuple[str, dict[str, Any]]] = [
     ("find_spans", {"source_id": "@SID", "query": "a", "from_text": "b", "to_text": "c"}),
     ("find_spans", {"source_id": "@SID", "query": "a", "context": 10**9}),
     ("find_spans", {"source_id": "@SID", "query": "   "}),
+    ("find_spans", {"source_id": "@SID", "query": "a", "sentence": 1}),  # a number is not a flag
+    ("find_spans", {"source_id": "@SID", "query": "a", "ignore_case": "yes"}),
     ("fetch_source", {"url": "https://example.org/"}),
     ("register_text", {"text": "invented"}),
     ("record_missingness", {"claim": "x"}),
@@ -259,3 +261,48 @@ def test_the_command_refuses_a_folder_that_is_not_a_wiki(tmp_path: Path, cli: An
     (tmp_path / "wiki" / "mkdocs.yml").write_text("site_name: x\n", encoding="utf-8")
     res = cli("mcp", "--wiki", tmp_path / "wiki", "--run-dir", tmp_path / "no-run")
     assert res.status == 2 and len(res.err_lines) == 1
+
+
+def test_a_request_the_transport_cannot_parse_is_answered_not_dropped(fx: RunFixture) -> None:
+    """A lone surrogate or a 4,400-digit number is valid to Python's JSON but not to the SDK's
+    parser, which dropped the request unanswered (the agent waited for ever); each gets a JSON-RPC
+    parse error with its id, and the server goes on serving."""
+    import select
+    import subprocess
+
+    sid = fx.articles[0].source_id
+    args = ["-m", "publisher", "mcp", "--wiki", str(fx.wiki), "--run-dir", str(fx.run.path)]
+    proc = subprocess.Popen([sys.executable, *args], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+
+    def ask(line: str) -> dict[str, Any]:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(line.encode("ascii") + b"\n")
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], 20)
+        assert ready, f"no answer to {line[:120]}"
+        answer: dict[str, Any] = json.loads(proc.stdout.readline())
+        return answer
+
+    def call(id_: int, name: str, arguments: str) -> str:
+        params = f'{{"name": "{name}", "arguments": {arguments}}}'
+        return f'{{"jsonrpc": "2.0", "id": {id_}, "method": "tools/call", "params": {params}}}'
+
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        assert "result" in ask(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}))
+        proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+        surrogate = ask(call(1, "locate_quote", f'{{"source_id": "{sid}", "quote": "\\ud800 a"}}'))
+        assert (surrogate["id"], surrogate["error"]["code"]) == (1, -32700), surrogate
+        huge = ask(call(2, "read_source", f'{{"source_id": "{sid}", "start": {"9" * 4400}}}'))
+        assert (huge["id"], huge["error"]["code"]) == (2, -32700), huge
+        garbage = ask('{"jsonrpc": "2.0", "id": 3, "method": ')
+        assert (garbage["id"], garbage["error"]["code"]) == (None, -32700), garbage
+        not_rpc = ask('{"jsonrpc": "2.0", "id": 5, "method": 7}')
+        assert (not_rpc["id"], not_rpc["error"]["code"]) == (5, -32600), not_rpc
+        fine = ask(call(4, "read_source", f'{{"source_id": "{sid}", "start": 0, "end": 5}}'))
+        assert fine["id"] == 4 and json.loads(fine["result"]["content"][0]["text"])["end"] == 5
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        proc.stdout.close()

@@ -98,9 +98,36 @@ def test_proof_verify_refuses_each_forgery(cli: Cli, stored: tuple[Run, str], tm
     got = _refusal(cli("proof", "verify", wrong_size, *anchor))
     assert ("SNAPSHOT_HASH_MISMATCH", "tree_size") in got or ("SNAPSHOT_HASH_MISMATCH", "path") in got
     other = merkle_root(TEXT + ".")
-    assert _refusal(cli("proof", "verify", path, "--root", other, "--json")) == [("SNAPSHOT_HASH_MISMATCH", "root")]
+    other_anchor = ("--root", other, "--tree-size", size, "--json")
+    assert _refusal(cli("proof", "verify", path, *other_anchor)) == [("SNAPSHOT_HASH_MISMATCH", "root")]
     forged_root = _mutated(path, lambda d: d.update(merkle_root=other))
     assert _refusal(cli("proof", "verify", forged_root, "--json")) == [("SNAPSHOT_HASH_MISMATCH", "path")]
+
+
+def test_a_root_alone_does_not_anchor_where_an_excerpt_lies(cli: Cli, tmp_path: Path) -> None:
+    # Chunk 2 of a tree of 3 is also leaf 1 of a tree of 2 under the same root: with only the root
+    # trusted, a proof could move the excerpt 1,024 code points earlier and still verify.
+    from publisher.kernel.merkle import MerkleTree
+
+    text = "a" * 1024 + "b" * 1024 + "c" * 52
+    tree = MerkleTree.of_text(text)
+    forged = {
+        "source_id": "src-" + "0" * 64,
+        "start": 1024,
+        "end": 1076,
+        "chunk_size": 1024,
+        "tree_size": 2,
+        "first_chunk": 1,
+        "chunks": ["c" * 52],
+        "paths": [[tree.levels[1][0].hex()]],
+        "merkle_root": tree.root,
+    }
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(forged), encoding="utf-8")
+    alone = cli("proof", "verify", path, "--root", tree.root, "--json")
+    assert alone.status == 2 and len(alone.err_lines) == 1 and "tree-size" in alone.err
+    anchored = cli("proof", "verify", path, "--root", tree.root, "--tree-size", tree.size, "--json")
+    assert _refusal(anchored) == [("SNAPSHOT_HASH_MISMATCH", "tree_size")]
 
 
 def test_proof_verify_refuses_what_is_not_a_proof(cli: Cli, tmp_path: Path) -> None:

@@ -4,7 +4,8 @@
 snapshot and prints the proof of code points ``[N, M)`` (CONTRACT section 16).
 ``publisher proof verify FILE [--root sha256:… --tree-size K] [--json]`` checks a proof with
 nothing but the file (no snapshot, no network): exit 0 when it holds, 1 when it is refused (each
-finding names the check that failed and its reason code), 2 on a usage error.
+finding names the check that failed and its reason code), 2 on a usage error (``--root`` without
+``--tree-size`` is one: a root alone does not fix where an excerpt lies).
 """
 
 from __future__ import annotations
@@ -84,6 +85,10 @@ def _verify(args: argparse.Namespace) -> int:
         raise UsageError(f"--root must be sha256: and 64 lowercase hex digits, not {args.root[:80]!r}")
     if args.tree_size is not None and args.tree_size < 0:
         raise UsageError("--tree-size must be 0 or more")
+    if args.root is not None and args.tree_size is None:
+        # A root alone does not fix the tree's size: chunk 2 of a tree of 3 is also leaf 1 of a
+        # tree of 2 under the same root, so the excerpt's offsets would not be proven.
+        raise UsageError("--root needs --tree-size (a root alone does not fix where the excerpt lies)")
     label = str(args.file)
     try:
         raw = _fs.read_regular(args.file)
@@ -102,7 +107,7 @@ def _verify(args: argparse.Namespace) -> int:
         if proof is not None:
             excerpt, findings = verify_proof(proof, root=args.root, tree_size=args.tree_size, file=label)
     if args.root is not None:
-        anchor = "the root given" + (" and tree size given" if args.tree_size is not None else "")
+        anchor = "the root and tree size given"
     else:
         anchor = "none: consistent with its own root only (pass --root and --tree-size to anchor it)"
     if findings:

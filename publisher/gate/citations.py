@@ -13,7 +13,8 @@ is used. Each citation is then checked as the gate checks a span:
    ``SCHEMA_ERROR``); the citation is kept only when ``cited_text`` occurs exactly once, verbatim,
    inside those pages; its span is that occurrence.
 3. A citation not kept is ``EXCERPT_MISMATCH`` (or the code above) and is reported with the quote
-   locator's candidates (:func:`publisher.kernel.locate.locate`); it is never accepted as is, and
+   locator's candidates (:func:`publisher.kernel.locate.locate`; for at most :data:`MAX_LOCATED`
+   citations of one import, each snapshot normalised once); it is never accepted as is, and
    never re-anchored silently. A citation of an unmapped document is ``UNKNOWN_SOURCE``; other
    citation types (``content_block_location``, search results) are reported as not importable.
 
@@ -36,17 +37,28 @@ from ..kernel import _fs
 from ..kernel.canonical import SOURCE_ID_RE, StrictJSONError, canonical_bytes, loads_strict, sha256_hex
 from ..kernel.errors import UsageError
 from ..kernel.findings import Finding
-from ..kernel.locate import Candidate, locate
+from ..kernel.locate import Candidate, Normalized, locate, normalize_map
 from ..kernel.models import Snapshot
 from ..kernel.reasons import Reason
-from ..kernel.spans import check_range
+from ..kernel.spans import MAX_SPAN, check_range
 from ..kernel.text import one_line
 from ..runs import Run
 
-__all__ = ["CitationOutcome", "ImportOutcome", "import_anthropic", "parse_documents", "MAX_RESPONSE_BYTES"]
+__all__ = [
+    "CitationOutcome",
+    "ImportOutcome",
+    "import_anthropic",
+    "parse_documents",
+    "MAX_LOCATED",
+    "MAX_RESPONSE_BYTES",
+]
 
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """Largest response file read."""
+
+MAX_LOCATED = 100
+"""Most rejected citations one import locates candidates for (as the assembler bounds its own): a
+response of thousands of bad citations costs no more than a few."""
 
 MAX_CLAIM = 2000
 """Longest claim label taken from a text block (longer is cut, with an ellipsis)."""
@@ -270,8 +282,29 @@ def _check_page(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> Findin
     return _problem(snap, Reason.EXCERPT_MISMATCH, f"cited_text {what} on pages {first}-{last - 1} of {snap.source_id}")
 
 
+@dataclass
+class _Locator:
+    """The quote locator for rejected citations: each snapshot normalised once, at most
+    :data:`MAX_LOCATED` quotes located, none longer than a span's quote may be."""
+
+    maps: dict[str, Normalized] = field(default_factory=dict)
+    count: int = 0
+
+    def __call__(self, snap: Snapshot, quoted: str | None) -> tuple[tuple[Candidate, ...], str]:
+        if not quoted or not quoted.strip() or len(quoted) > 2 * MAX_SPAN:
+            return (), "not located"
+        if self.count >= MAX_LOCATED:
+            return (), f"not located (over {MAX_LOCATED} rejected citations)"
+        self.count += 1
+        mapped = self.maps.get(snap.source_id)
+        if mapped is None:
+            mapped = self.maps[snap.source_id] = normalize_map(snap.text)
+        candidates = tuple(locate(snap.text, quoted, mapped=mapped))
+        return candidates, (f"{len(candidates)} located candidate(s)" if candidates else "not located")
+
+
 def _outcome(
-    block: int, index: int, cit: _Citation, snapshots: dict[int, Snapshot]
+    block: int, index: int, cit: _Citation, snapshots: dict[int, Snapshot], locator: _Locator
 ) -> tuple[CitationOutcome, dict[str, Any]]:
     doc = cit.document_index
     claim: dict[str, Any] = {}
@@ -292,10 +325,8 @@ def _outcome(
     start, end = claim.get("start"), claim.get("end")
     if problem is None:
         return CitationOutcome(block, index, cit.type, doc, True, snap.source_id, start, end), claim
-    candidates: tuple[Candidate, ...] = ()
-    if cit.cited_text and cit.cited_text.strip():
-        candidates = tuple(locate(snap.text, cit.cited_text))
-    detail = problem.detail + (f"; {len(candidates)} located candidate(s)" if candidates else "; not located")
+    candidates, located = locator(snap, cit.cited_text)
+    detail = f"{problem.detail}; {located}"
     return (
         CitationOutcome(
             block,
@@ -339,12 +370,13 @@ def import_anthropic(
     outcome = ImportOutcome(evidence, None, False)
     spans: list[dict[str, Any]] = []
     seen: set[tuple[Any, ...]] = set()
+    locator = _Locator()
     for b, block in enumerate(message.content):
         if block.type != "text" or not block.citations:
             continue
         label = one_line(block.text or "", MAX_CLAIM) or None
         for i, cit in enumerate(block.citations):
-            result, claim = _outcome(b, i, cit, snapshots)
+            result, claim = _outcome(b, i, cit, snapshots, locator)
             outcome.citations.append(result)
             key = (label, result.source_id, result.start, result.end)
             if result.kept and key not in seen:

@@ -15,6 +15,8 @@ each a half-open code-point range into the raw text, in three tiers tried in ord
 3. ``fragments``: the quote is split at its ellipses (``...``, ``…``, ``[...]``) and every part is
    found, normalised, in order, the whole within :data:`~publisher.kernel.spans.MAX_SPAN` code
    points; the candidate covers the first part's start to the last part's end and lists the parts.
+   A quote of more than :data:`MAX_FRAGMENTS` parts gets no fragments candidate (chaining that many
+   parts through a long text is work an agent's quote must not be able to demand).
 
 Every candidate of the first tier that finds any is returned (a quote that occurs twice has two).
 The locator only *suggests*: nothing it returns is ever accepted as evidence; offsets count only
@@ -36,6 +38,7 @@ from .spans import MAX_SPAN
 
 __all__ = [
     "MAX_CANDIDATES",
+    "MAX_FRAGMENTS",
     "Candidate",
     "Fragment",
     "Normalized",
@@ -50,6 +53,9 @@ __all__ = [
 
 MAX_CANDIDATES = 200
 """Most candidates (or occurrences) returned for one quote; the first ones in text order."""
+
+MAX_FRAGMENTS = 32
+"""Most parts a quote may be split into at its ellipses and still be located in fragments."""
 
 Kind = Literal["exact", "normalized", "fragments"]
 
@@ -249,7 +255,14 @@ def _normalized_hits(text: str, norm: Normalized, needle: str, fold_case: bool, 
     return hits
 
 
-def find_term(text: str, term: str, *, fold_case: bool = False, limit: int = MAX_CANDIDATES) -> list[Occurrence]:
+def find_term(
+    text: str,
+    term: str,
+    *,
+    fold_case: bool = False,
+    limit: int = MAX_CANDIDATES,
+    mapped: Normalized | None = None,
+) -> list[Occurrence]:
     """Every occurrence of ``term`` in ``text``, exactly and after the locator's normalisation.
 
     Returns raw code-point offsets in text order, each with its kind: ``exact`` where the term
@@ -258,6 +271,8 @@ def find_term(text: str, term: str, *, fold_case: bool = False, limit: int = MAX
     once, as ``exact``. At most ``limit`` occurrences, the first ones. This is the one term search
     of the product: document reviews and the report-prose quotation check call it, so that a term
     is found the same way everywhere. An empty (or white-space-only) term finds nothing.
+    ``mapped`` is ``normalize_map(text, fold_case=fold_case)`` when the caller already has it
+    (searching many terms in one text).
     """
     if not term.strip():
         return []
@@ -272,16 +287,26 @@ def find_term(text: str, term: str, *, fold_case: bool = False, limit: int = MAX
         exact = _exact(text, term, limit)
     found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
     needle = normalize(term, fold_case=fold_case)
-    for hit in _normalized_hits(text, normalize_map(text, fold_case=fold_case), needle, fold_case, limit):
+    norm = mapped if mapped is not None else normalize_map(text, fold_case=fold_case)
+    for hit in _normalized_hits(text, norm, needle, fold_case, limit):
         found.setdefault(hit, "normalized")
     ordered = sorted(found.items())[:limit]
     return [Occurrence(kind, start, end) for (start, end), kind in ordered]
 
 
 def _fragment_candidates(text: str, norm: Normalized, parts: list[str], limit: int) -> list[Candidate]:
-    """For each occurrence of the first part, the nearest chain of the others in order, within a span."""
-    located: list[list[tuple[int, int, int, int]]] = []  # per part: (norm start, norm end, raw start, raw end)
+    """For each occurrence of the first part, the nearest chain of the others in order, within a span.
+
+    Chains are greedy, so a later first occurrence never ends earlier: candidates come in text
+    order, and the chaining stops once ``limit`` of them are known and the next ends later (the work
+    is at most ``limit + 1`` chains plus those over a span, each of at most :data:`MAX_FRAGMENTS`
+    steps, not one chain for every occurrence of the first part).
+    """
+    # Per distinct part, every hit: (norm start, norm end, raw start, raw end).
+    found: dict[str, list[tuple[int, int, int, int]]] = {}
     for part in parts:
+        if part in found:
+            continue
         hits = []
         for i in _find_all(norm.text, part):
             raw = norm.raw_range(i, i + len(part))
@@ -289,7 +314,8 @@ def _fragment_candidates(text: str, norm: Normalized, parts: list[str], limit: i
                 hits.append((i, i + len(part), *raw))
         if not hits:
             return []
-        located.append(hits)
+        found[part] = hits
+    located = [found[part] for part in parts]
     firsts = [[hit[0] for hit in hits] for hits in located]
     by_end: dict[int, Candidate] = {}
     for first in located[0]:
@@ -304,6 +330,8 @@ def _fragment_candidates(text: str, norm: Normalized, parts: list[str], limit: i
         start, end = chain[0][2], chain[-1][3]
         if end - start > MAX_SPAN:
             continue
+        if len(by_end) >= limit and end not in by_end:
+            break  # every later chain ends here or later: the first ``limit`` candidates are known
         # Of the chains ending at one place, the tightest (latest start) is the candidate.
         by_end[end] = Candidate("fragments", start, end, tuple(Fragment(h[2], h[3]) for h in chain))
     return sorted(by_end.values(), key=lambda c: (c.start, c.end))[:limit]
@@ -327,7 +355,7 @@ def locate(text: str, quote: str, *, limit: int = MAX_CANDIDATES, mapped: Normal
     if hits:
         return [Candidate("normalized", s, e) for s, e in hits]
     parts = split_fragments(quote)
-    if not parts or parts == [needle]:
+    if not parts or parts == [needle] or len(parts) > MAX_FRAGMENTS:
         return []
     return _fragment_candidates(text, norm, parts, limit)
 

@@ -47,6 +47,8 @@ Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, strict=True)]
 SourceId = Annotated[str, Field(min_length=1, max_length=80, strict=True)]
 Phrase = Annotated[str, Field(min_length=1, max_length=MAX_SPAN, strict=True)]
 Quote = Annotated[str, Field(min_length=1, max_length=MAX_QUOTE, strict=True)]
+Flag = Annotated[bool, Field(strict=True)]
+"""A yes/no argument: JSON true or false only (not 1, "yes" or "true")."""
 
 
 class ToolProblem(Exception):
@@ -180,11 +182,11 @@ def find_spans(
     ws: Workspace,
     source_id: SourceId,
     query: Phrase | None = None,
-    sentence: bool = False,
+    sentence: Flag = False,
     from_text: Phrase | None = None,
     to_text: Phrase | None = None,
     context: Annotated[int, Field(ge=0, le=MAX_CONTEXT, strict=True)] = 80,
-    ignore_case: bool = False,
+    ignore_case: Flag = False,
 ) -> dict[str, Any]:
     """Spans to cite: every occurrence of ``query`` (exact or after normalisation), or the
     sentence(s) holding each (``sentence``), or from ``from_text`` to the next ``to_text``; each

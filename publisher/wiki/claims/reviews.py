@@ -24,7 +24,7 @@ from typing import Any
 from ...acquire.signing import KeyRing, signature_problem
 from ...kernel.canonical import canonical_bytes, format_ts, utc_now
 from ...kernel.errors import UsageError
-from ...kernel.locate import find_term
+from ...kernel.locate import find_term, normalize_map
 from ...kernel.models import EventType, Snapshot
 from ...kernel.spans import MAX_SPAN
 from ...runs import Run
@@ -124,8 +124,9 @@ def build_review(
     complete = surface_declared_complete(run, snap, logs)
     hits: list[Hit] = []
     trace: list[dict[str, Any]] = []
+    mapped = normalize_map(snap.text)  # once for every term, not once per term
     for term in declared_terms:
-        found = find_term(snap.text, term)
+        found = find_term(snap.text, term, mapped=mapped)
         hits += [Hit(term=term, start=o.start, end=o.end, match=o.kind) for o in found]
         trace.append({"term": term, "hits": [[o.start, o.end, o.kind] for o in found]})
     chash = claim_hash(statement)

@@ -254,3 +254,43 @@ def test_cli_bad_selections_are_one_line_usage_errors(
     run_dir, sid = cli_source
     result = cli("source", "spans", "--run-dir", run_dir, "--source-id", sid, *extra)
     assert result.status == 2 and len(result.err_lines) == 1 and "Traceback" not in result.err
+
+
+@pytest.mark.parametrize(
+    ("text", "term"),
+    [
+        ("a  b  " * 20000, ("a b " * 500).strip()),  # a long term, found only after normalisation
+        (("a" + " " * 1000) * 4000, "a a"),  # a short term whose raw slices are long
+    ],
+    ids=["long-term", "long-slices"],
+)
+def test_a_search_over_a_repetitive_text_stops_at_its_budget(
+    run: Run, monkeypatch: pytest.MonkeyPatch, text: str, term: str
+) -> None:
+    """Every normalised occurrence is normalised again from its raw slice (never assumed), which
+    costs the slice's length: a search stops once SEARCH_BUDGET raw code points were checked and
+    says ``truncated``, instead of holding the caller (an agent's tool call) for minutes."""
+    import publisher.kernel.locate as locate_module
+    from publisher.acquire.select import SEARCH_BUDGET
+
+    sid = _store(run, text)
+    checked: list[int] = []
+    real = locate_module.normalize
+
+    def counted(piece: str, *, fold_case: bool = False) -> str:
+        checked.append(len(piece))
+        return real(piece, fold_case=fold_case)
+
+    monkeypatch.setattr(locate_module, "normalize", counted)
+    out = select_spans(run, sid, query=term)
+    assert out["truncated"] is True and out["matches"]
+    assert sum(checked) <= SEARCH_BUDGET + max(checked) + len(term), "the re-checks stay within the budget"
+    snap = run.store.read(sid)
+    assert all(snap.text[m["start"] : m["end"]] == m["excerpt"] for m in out["matches"])
+    assert all(real(m["excerpt"]) == real(term) for m in out["matches"])
+
+
+def test_a_search_within_its_budget_is_not_truncated(run: Run) -> None:
+    sid = _store(run, "a  b  " * 50)
+    out = select_spans(run, sid, query="a b a")
+    assert out["truncated"] is False and len(out["matches"]) == 49

@@ -26,13 +26,13 @@ from typing import Any
 
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import UsageError
-from ..kernel.locate import MAX_CANDIDATES, Candidate, find_term, locate
+from ..kernel.locate import MAX_CANDIDATES, Candidate, locate, search_term
 from ..kernel.models import Snapshot
 from ..kernel.spans import MAX_SPAN, locator
 from ..runs import Run
 from .sentences import Sentences
 
-__all__ = ["select_spans", "locate_quote", "locate_in", "located_json", "MAX_MATCHES", "MAX_QUOTE"]
+__all__ = ["select_spans", "locate_quote", "locate_in", "located_json", "MAX_MATCHES", "MAX_QUOTE", "SEARCH_BUDGET"]
 
 MAX_MATCHES = 200
 """Most selections returned at once; ``truncated`` says when there were more."""
@@ -46,9 +46,18 @@ def _checked(text: str, option: str) -> str:
     return text
 
 
-def _found(text: str, term: str, ignore_case: bool) -> list[tuple[int, int]]:
-    """Every occurrence of ``term``, exact or normalised (:func:`~publisher.kernel.locate.find_term`)."""
-    return [(hit.start, hit.end) for hit in find_term(text, term, fold_case=ignore_case, limit=len(text) + 1)]
+SEARCH_BUDGET = 2_000_000
+"""Raw code points one search of a selection may normalise again: each occurrence found after
+normalisation is checked against its raw slice (never assumed), which costs the slice's length, so
+a long term repeated all over a repetitive text would otherwise take minutes. ``truncated`` says
+when a search stopped at it."""
+
+
+def _found(text: str, term: str, ignore_case: bool) -> tuple[list[tuple[int, int]], bool]:
+    """The occurrences of ``term``, exact or normalised (:func:`~publisher.kernel.locate.search_term`),
+    the first ones within :data:`SEARCH_BUDGET`; and whether the search stopped there."""
+    hits, stopped = search_term(text, term, fold_case=ignore_case, limit=len(text) + 1, budget=SEARCH_BUDGET)
+    return [(hit.start, hit.end) for hit in hits], stopped
 
 
 class _Selector:
@@ -134,11 +143,14 @@ def select_spans(
     found: Iterator[tuple[int, int, int, int] | None]
     if query is not None:
         out["query"] = query
-        found = ((s, e, s, e) for s, e in _found(sel.text, terms[0], ignore_case))
+        hits, truncated = _found(sel.text, terms[0], ignore_case)
+        found = ((s, e, s, e) for s, e in hits)
     else:
         out["from"], out["to"] = from_text, to_text
-        found = _ranges(_found(sel.text, terms[0], ignore_case), _found(sel.text, terms[1], ignore_case))
-    truncated = False
+        firsts, more_firsts = _found(sel.text, terms[0], ignore_case)
+        seconds, more_seconds = _found(sel.text, terms[1], ignore_case)
+        truncated = more_firsts or more_seconds  # the searches stopped at their budget
+        found = _ranges(firsts, seconds)
     for hit in found:
         if hit is None:
             skipped += 1

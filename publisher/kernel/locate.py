@@ -44,6 +44,7 @@ __all__ = [
     "Normalized",
     "Occurrence",
     "find_term",
+    "search_term",
     "locate",
     "nearest",
     "normalize",
@@ -240,19 +241,27 @@ def _exact(text: str, quote: str, limit: int) -> list[tuple[int, int]]:
     return hits
 
 
-def _normalized_hits(text: str, norm: Normalized, needle: str, fold_case: bool, limit: int) -> list[tuple[int, int]]:
+def _normalized_hits(
+    text: str, norm: Normalized, needle: str, fold_case: bool, limit: int, budget: int | None = None
+) -> tuple[list[tuple[int, int]], bool]:
     """Raw ranges of every aligned occurrence of the normalised ``needle`` whose raw slice
-    normalises back to it (checked, never assumed)."""
+    normalises back to it (checked, never assumed); and whether the search stopped because the raw
+    code points checked so far reached ``budget`` (None: no budget)."""
     hits: list[tuple[int, int]] = []
     if not needle:
-        return hits
+        return hits, False
+    spent = 0
     i = norm.text.find(needle)
     while i != -1 and len(hits) < limit:
         raw = norm.raw_range(i, i + len(needle))
-        if raw is not None and normalize(text[raw[0] : raw[1]], fold_case=fold_case) == needle:
-            hits.append(raw)
+        if raw is not None:
+            if budget is not None and spent >= budget:
+                return hits, True
+            spent += raw[1] - raw[0]
+            if normalize(text[raw[0] : raw[1]], fold_case=fold_case) == needle:
+                hits.append(raw)
         i = norm.text.find(needle, i + 1)
-    return hits
+    return hits, False
 
 
 def find_term(
@@ -263,6 +272,19 @@ def find_term(
     limit: int = MAX_CANDIDATES,
     mapped: Normalized | None = None,
 ) -> list[Occurrence]:
+    """Every occurrence of ``term`` in ``text`` (see :func:`search_term`, without a budget)."""
+    return search_term(text, term, fold_case=fold_case, limit=limit, mapped=mapped)[0]
+
+
+def search_term(
+    text: str,
+    term: str,
+    *,
+    fold_case: bool = False,
+    limit: int = MAX_CANDIDATES,
+    mapped: Normalized | None = None,
+    budget: int | None = None,
+) -> tuple[list[Occurrence], bool]:
     """Every occurrence of ``term`` in ``text``, exactly and after the locator's normalisation.
 
     Returns raw code-point offsets in text order, each with its kind: ``exact`` where the term
@@ -272,10 +294,12 @@ def find_term(
     of the product: document reviews and the report-prose quotation check call it, so that a term
     is found the same way everywhere. An empty (or white-space-only) term finds nothing.
     ``mapped`` is ``normalize_map(text, fold_case=fold_case)`` when the caller already has it
-    (searching many terms in one text).
+    (searching many terms in one text). ``budget``: most raw code points normalised again to check
+    normalised occurrences (each costs its raw length); the second value says whether the search
+    stopped there, its occurrences then being the first ones found exactly and those checked.
     """
     if not term.strip():
-        return []
+        return [], False
     if fold_case:
         pattern = re.compile(re.escape(term), re.IGNORECASE)
         exact: list[tuple[int, int]] = []
@@ -288,10 +312,11 @@ def find_term(
     found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
     needle = normalize(term, fold_case=fold_case)
     norm = mapped if mapped is not None else normalize_map(text, fold_case=fold_case)
-    for hit in _normalized_hits(text, norm, needle, fold_case, limit):
+    normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, budget)
+    for hit in normalized:
         found.setdefault(hit, "normalized")
     ordered = sorted(found.items())[:limit]
-    return [Occurrence(kind, start, end) for (start, end), kind in ordered]
+    return [Occurrence(kind, start, end) for (start, end), kind in ordered], stopped
 
 
 def _fragment_candidates(text: str, norm: Normalized, parts: list[str], limit: int) -> list[Candidate]:
@@ -351,7 +376,7 @@ def locate(text: str, quote: str, *, limit: int = MAX_CANDIDATES, mapped: Normal
         return [Candidate("exact", s, e) for s, e in exact]
     norm = mapped if mapped is not None else normalize_map(text)
     needle = normalize(quote)
-    hits = _normalized_hits(text, norm, needle, False, limit)
+    hits, _ = _normalized_hits(text, norm, needle, False, limit)
     if hits:
         return [Candidate("normalized", s, e) for s, e in hits]
     parts = split_fragments(quote)

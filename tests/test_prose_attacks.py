@@ -6,10 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import markdown
 import pytest
 from _wiki_helpers import build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
+from publisher.kernel.reasons import Reason
 from publisher.site.checks.inert import check_static
+from publisher.site.checks.prose import check_prose, violations
 from publisher.wiki.promote import promote
 
 _FORGED_CSS = 'button.evidence-verify[data-state="mismatch"]::after { content: "\\2713  verified"; color: green }'
@@ -63,3 +66,62 @@ def test_an_svg_that_only_draws_keeps_its_functions(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     assert check_static("docs/ok.svg", path, dest="ok.svg") == []
+
+
+# -- text that spells evidence in a form the checks did not read -----------------------------------
+
+SID = "d" * 64
+HIDDEN_FORMS = {
+    # displayed "✓ verified" / a span reference, written reversed under a bidi override
+    "bdo-badge": '<bdo dir="rtl">deifirev \u2713</bdo>',
+    "bdo-reference": f'Cited as <bdo dir="rtl">03-21#{SID}-crs</bdo> here.',
+    "rlo-badge": "Checked \u202edeifirev \u2713\u202c today.",
+    "rli-reference": f"Cited as \u2067{'03-21#' + SID + '-crs'}\u2069 here.",
+    # invisible format characters inside the word
+    "soft-hyphen": "Checked: \u2713 veri\u00adfied.",
+    "zero-width": "Checked: \u2713 ver\u200bi\u200dfied.",
+    "reference-zwsp": f"Cited as src-{SID}#12\u200b-30 here.",
+    # text a reader sees where an image does not load, or on hovering
+    "alt-badge": "![\u2713 verified](missing.png)",
+    "alt-reference": f"![src-{SID}#12-30](missing.png)",
+    "title-reference": f'[a link](https://example.org/ "src-{SID}#12-30")',
+}
+
+
+def _render(text: str) -> str:
+    return markdown.Markdown(extensions=["footnotes", "attr_list", "md_in_html", "tables"]).convert(text)
+
+
+@pytest.mark.parametrize("name", sorted(HIDDEN_FORMS))
+def test_evidence_spelled_out_of_sight_of_the_checks_is_refused(name: str) -> None:
+    found = violations(_render(HIDDEN_FORMS[name] + "\n"), author="report")
+    assert found, name
+    assert {v.kind for v in found} <= {"element", "bidi", "badge", "reference"}
+
+
+def test_text_in_another_order_names_its_line(tmp_path: Path) -> None:
+    source = "# Page\n\nPlain prose.\n\nChecked \u202edeifirev \u2713\u202c today.\n"
+    found = check_prose(_render(source), file="concepts/a.md", source=source, author="concept")
+    assert found and {(f.check, f.line) for f in found} == {("C-PROSE", 5)}
+
+
+def test_a_report_with_a_hidden_badge_is_refused_by_the_build(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    build_wiki(wiki)
+    before = tree_digest(wiki / "site")
+    rb.run.report_md.write_text("# R\n\nPlain prose.\n\nChecked: \u2713 veri\u00adfied.\n", encoding="utf-8")
+    rb.assemble()
+    findings = refused_build(wiki)
+    assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
+    hits = {(f.check, f.reason, f.file, f.line) for f in findings if f.file.endswith("report.md")}
+    assert ("C-PROSE", Reason.EXCERPT_MISMATCH, "runs/alpha/outputs/report.md", 5) in hits, findings
+
+
+@pytest.mark.parametrize("name", ["soft-hyphen", "zero-width", "reference-zwsp"])
+def test_the_run_check_reads_a_report_through_invisible_characters(name: str) -> None:
+    from publisher.gate.checks.prose import quotations
+
+    found = quotations(f"# R\n\nPlain prose.\n\n{HIDDEN_FORMS[name]}\n")
+    assert [(q.kind, q.line) for q in found] == [("cite-line", 5)]

@@ -16,9 +16,12 @@ produce, plus a fixed set of inert elements. Everything else is refused, never s
   vocabulary (never ``evidence-*`` or the theme's ``md-*``), ``style`` only as the ``tables``
   extension aligns a column, URLs only of an inert scheme (a raster ``data:image`` in ``src``);
 * text that imitates evidence: a span reference (``src-<64 hex>#<start>-<end>``) outside code,
-  recognised after NFKC folding and with every Unicode dash read as ``-`` (a footnote no check
-  read), and the verified badge ("✓ verified") in a title, heading or, in concept and report
-  prose, anywhere outside code;
+  recognised after NFKC folding, without the invisible format characters (a soft hyphen, a
+  zero-width space) and with every Unicode dash read as ``-`` (a footnote no check read), and the
+  verified badge ("✓ verified") in a title, heading or, in concept and report prose, anywhere
+  outside code; text includes what an image or link shows of itself (``alt``, ``title``);
+* text shown in another order than it is written: a bidi embedding, override or isolate
+  character anywhere (``<bdo>`` is outside the list), which would show "deifirev ✓" as the badge;
 * markup that does not end where it started (an unclosed comment, raw-text element or tag),
   which would swallow the theme's markup that follows it.
 
@@ -81,11 +84,12 @@ ALLOWED_TAGS = frozenset(
     + "div span sup sub table thead tbody tfoot tr th td caption colgroup col dl dt dd abbr".split()
     + "details summary ins del".split()
     # a fixed set of inert elements
-    + "b i u s q small cite dfn kbd samp var time wbr bdi bdo ruby rt rp figure figcaption".split()
+    + "b i u s q small cite dfn kbd samp var time wbr bdi ruby rt rp figure figcaption".split()
     + "section article aside header footer address".split()
 )
 """Elements prose may carry. Not here, among others: ``mark`` (the highlight is evidence's own),
-every form control (``form button input select textarea option label output``), ``svg math``."""
+every form control (``form button input select textarea option label output``), ``svg math``,
+``bdo`` (which shows its text in another order than written: "deifirev ✓" as "✓ verified")."""
 
 ALLOWED_ATTRIBUTES: dict[str, frozenset[str]] = {
     "*": frozenset({"class", "title", "lang", "dir", "id"}),
@@ -137,10 +141,15 @@ _CODE = "pre, code, kbd, samp"
 _TITLES = "h1, h2, h3, h4, h5, h6, summary, caption, th, dt, .admonition-title"
 _TITLE_LINE = re.compile(r"\s*(?:#|!!!|\?\?\?|\||<\s*(?:h[1-6]|summary|caption|th|dt)\b)", re.IGNORECASE)
 _BADGE = VERIFIED_BADGE
+_REORDER = re.compile("[\u202a-\u202e\u2066-\u2069]")
+"""The bidi controls that show text in another order than written (embeddings, overrides,
+isolates); the implicit marks (LRM, RLM, ALM) are read through like every format character."""
+_SEEN = ("alt", "title")  # attribute values a reader sees: where an image fails to load, on hover
 
 
 def fold(text: str) -> str:
-    """``text`` as a reader takes it in (:func:`publisher.kernel.refs.as_read`)."""
+    """``text`` as a reader takes it in (:func:`publisher.kernel.refs.as_read`: without the
+    invisible format characters, NFKC, dashes as ``-``)."""
     return as_read(text)
 
 
@@ -270,12 +279,30 @@ def _text_outside(tree: Any, body: Any, skip: str) -> str:
     )
 
 
+def _seen_values(tree: Any) -> str:
+    """The values of the attributes a reader sees (``alt``, ``title``) outside code, one a line."""
+    skipped = {n.mem_id for root in tree.css(_CODE) for n in root.traverse(include_text=False)}
+    values = [
+        node.attributes.get(name) or ""
+        for node in tree.css(", ".join(f"[{name}]" for name in _SEEN))
+        if node.mem_id not in skipped
+        for name in _SEEN
+    ]
+    return "\n".join(v for v in values if v)
+
+
 def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
-    """Text that imitates evidence: span references outside code, the verified badge."""
+    """Text that imitates evidence: text shown in another order than written, span references
+    outside code, the verified badge (in text, or in what an image or a link shows of itself)."""
     out: list[Violation] = []
-    folded = fold(body.text(deep=True))
+    raw = body.text(deep=True)
+    seen = _seen_values(tree)
+    for control in sorted(set(_REORDER.findall(raw + seen))):
+        detail = f"text with the bidi control U+{ord(control):04X}, shown in another order than it is written"
+        out.append(Violation("bidi", control, detail))
+    folded = fold(raw + "\n" + seen)
     if find_span_refs(folded):
-        for ref in find_span_refs(fold(_text_outside(tree, body, _CODE))):
+        for ref in find_span_refs(fold(_text_outside(tree, body, _CODE) + "\n" + seen)):
             detail = (
                 f"text {ref[:24]}… quotes a source that no evidence check read (evidence footnotes are "
                 "read with CommonMark rules: not after an unclosed fence, nor inside a paragraph)"
@@ -283,7 +310,7 @@ def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
             out.append(Violation("reference", ref, detail))
     if _BADGE.search(folded):
         titles = [n.text(deep=True) for n in tree.css(_TITLES)]
-        texts = titles if author == "page" else [_text_outside(tree, body, _CODE)]
+        texts = titles if author == "page" else [_text_outside(tree, body, _CODE), seen]
         for text in texts:
             match = _BADGE.search(fold(text))
             if match:
@@ -389,7 +416,11 @@ class _Locator:
     def line(self, v: Violation) -> int | None:
         if v.kind in ("unclosed", "sanitiser"):
             return None
-        key, hit = self._needle(v)
+        key: tuple[str, ...]
+        if v.kind == "bidi":  # invisible once folded: looked for as written
+            key, hit = ("bidi", v.name), lambda n: v.name in self.lines[n]
+        else:
+            key, hit = self._needle(v)
         first = self.after.get(key, self.body)
         for n in [*range(first, len(self.lines)), *range(self.body, first)]:
             if hit(n):

@@ -4,6 +4,7 @@ an order or form the checks do not read. Payloads here are not those of the othe
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import markdown
@@ -125,3 +126,35 @@ def test_the_run_check_reads_a_report_through_invisible_characters(name: str) ->
 
     found = quotations(f"# R\n\nPlain prose.\n\n{HIDDEN_FORMS[name]}\n")
     assert [(q.kind, q.line) for q in found] == [("cite-line", 5)]
+
+
+# -- ids: one element each ----------------------------------------------------------------------
+
+
+def test_an_id_given_twice_is_refused() -> None:
+    """The second element with an id shadows or is shadowed: a footnote link, its tooltip and
+    the table of contents land on whichever comes first."""
+    text = "## Checked {#fn:a}\n\nA claim.[^a]\n\n[^a]: A note.\n"
+    found = violations(_render(text + "\n"))
+    assert [(v.kind, v.name, v.value) for v in found] == [("attribute", "id", "fn:a")]
+    assert violations(_render("## Checked {#checked-here}\n\nA claim.[^a]\n\n[^a]: A note.\n")) == []
+
+
+def test_a_concept_heading_cannot_take_an_evidence_footnotes_id(tmp_path: Path) -> None:
+    """A heading in concept prose named like an evidence footnote's item takes the footnote's
+    link and tooltip: the reader lands on the author's text instead of the sealed excerpt."""
+    wiki = make_wiki(tmp_path / "wiki", extensions=("footnotes", "attr_list", "md_in_html", "toc"))
+    promote(sample_run(wiki).run.path, wiki)
+    build_wiki(wiki)
+    before = tree_digest(wiki / "site")
+    concept = wiki / "concepts" / "alpha.md"
+    text = concept.read_text(encoding="utf-8")
+    label = re.search(r"^\[\^([^\]]+)\]: src-", text, re.MULTILINE)
+    assert label is not None
+    head, tail = text.split("<!-- publisher:generated:begin -->", 1)
+    head += f"## Checked: all excerpts hold {{#fn:{label.group(1)}}}\n\nTrust this section.\n\n"
+    concept.write_text(head + "<!-- publisher:generated:begin -->" + tail, encoding="utf-8")
+    line = head.count("\n") - 3
+    findings = refused_build(wiki)
+    assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
+    assert ("C-PROSE", "concepts/alpha.md", line) in {(f.check, f.file, f.line) for f in findings}, findings

@@ -12,7 +12,8 @@ produce, plus a fixed set of inert elements. Everything else is refused, never s
   it holds;
 * an attribute outside the list, or with a value outside its rule: ``id`` and ``name`` only as
   Markdown makes them (heading slugs, footnote and code-line anchors; never one beginning with
-  ``_``, the theme's own ids such as ``#__config``), ``class`` only from the extensions'
+  ``_``, the theme's own ids such as ``#__config``) and each on one element only (a heading named
+  like an evidence footnote would take its link and tooltip), ``class`` only from the extensions'
   vocabulary (never ``evidence-*`` or the theme's ``md-*``), ``style`` only as the ``tables``
   extension aligns a column, URLs only of an inert scheme (a raster ``data:image`` in ``src``);
 * text that imitates evidence: a span reference (``src-<64 hex>#<start>-<end>``) outside code,
@@ -144,6 +145,7 @@ _BADGE = VERIFIED_BADGE
 _REORDER = re.compile("[\u202a-\u202e\u2066-\u2069]")
 """The bidi controls that show text in another order than written (embeddings, overrides,
 isolates); the implicit marks (LRM, RLM, ALM) are read through like every format character."""
+_TWICE = "a second element of that name (a link, its tooltip or a script finds the first)"
 _SEEN = ("alt", "title")  # attribute values a reader sees: where an image fails to load, on hover
 
 
@@ -249,6 +251,7 @@ def violations(content_html: str, *, author: Author = "page", trusted: Iterable[
         )
         out.append(Violation("unclosed", "", detail))
     inside: set[int] = set()
+    named: set[str] = set()  # ids and names so far: each names one element
     body = tree.body
     for node in body.traverse(include_text=False) if body is not None else ():
         if not node.is_element_node or node.mem_id in inside or node.tag == "body":
@@ -263,8 +266,13 @@ def violations(content_html: str, *, author: Author = "page", trusted: Iterable[
             continue
         for name, value in node.attributes.items():
             problem = _attribute_problem(tag, name, value or "")
+            if problem is None and name in ("id", "name") and value in named:
+                detail = f'<{tag} {name}="{(value or "")[:40]}">: {_TWICE}'
+                problem = Violation("attribute", name, detail, value or "")
             if problem is not None:
                 out.append(problem)
+            elif name in ("id", "name"):
+                named.add(value or "")
     if body is not None:
         out += _looks_verified(tree, body, author)
     if not out and sanitised(content_html) != _structure(content_html, tree, sentinel):

@@ -158,3 +158,32 @@ def test_a_concept_heading_cannot_take_an_evidence_footnotes_id(tmp_path: Path) 
     findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
     assert ("C-PROSE", "concepts/alpha.md", line) in {(f.check, f.file, f.line) for f in findings}, findings
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '!!! success "Verified"\n    No harm was found in any trial.\n',
+        '??? done "verified excerpt"\n    No harm was found.\n',
+        '<div class="admonition check" markdown>\n<p class="admonition-title">Verified</p>\n</div>\n',
+    ],
+)
+@pytest.mark.parametrize("author", ["page", "concept"])
+def test_a_title_the_theme_draws_after_a_check_mark_cannot_read_verified(text: str, author: str) -> None:
+    found = violations(
+        markdown.Markdown(extensions=["admonition", "pymdownx.details", "attr_list", "md_in_html"]).convert(text),
+        author=author,  # type: ignore[arg-type]
+    )
+    assert [v.kind for v in found] == ["badge"]
+    source = "# Page\n\nProse.\n\n" + text
+    lines = {f.line for f in check_prose(_render_all(source), file="docs/p.md", source=source, author=author)}  # type: ignore[arg-type]
+    assert lines == {5 + text[: text.index("erified")].count("\n")}
+
+
+def test_a_success_admonition_with_other_words_stays_prose() -> None:
+    html = markdown.Markdown(extensions=["admonition"]).convert('!!! success "All checks passed"\n    Done.\n')
+    assert violations(html, author="concept") == []
+
+
+def _render_all(text: str) -> str:
+    return markdown.Markdown(extensions=["admonition", "pymdownx.details", "attr_list", "md_in_html"]).convert(text)

@@ -59,6 +59,7 @@ __all__ = [
     "ALLOWED_TAGS",
     "ALLOWED_ATTRIBUTES",
     "ALLOWED_CLASSES",
+    "CHECKED_TYPES",
     "Violation",
     "Author",
     "allowed_value",
@@ -126,6 +127,10 @@ ALLOWED_CLASSES = frozenset(
 """Class names the configured extensions write; with code highlighting's short token classes
 (``k``, ``nf``, ``s2`` ...) and ``language-*``. Never the site's own (``evidence-*``, ``md-*``)."""
 
+CHECKED_TYPES = frozenset({"success", "check", "done"})
+"""Admonition types whose title Material draws after a check mark: a title "Verified" there
+reads as the verified badge."""
+
 _TOKEN_CLASS = re.compile(r"[a-z]{1,3}[0-9]?(?:-[A-Z][A-Za-z0-9]*)*|language-[a-z0-9_+-]{1,40}")
 _HEADING_ID = re.compile(r"[^\s_][^\s]*")
 _FOOTNOTE_ID = re.compile(r"fn(?:ref[0-9]*)?:[^\s]+|fn(?:ref)?[0-9]+(?::[0-9]+)?")
@@ -140,7 +145,9 @@ _SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*):")
 _ASCII_WS = re.compile(r"[\t\n\f\r ]+")
 _CODE = "pre, code, kbd, samp"
 _TITLES = "h1, h2, h3, h4, h5, h6, summary, caption, th, dt, .admonition-title"
-_TITLE_LINE = re.compile(r"\s*(?:#|!!!|\?\?\?|\||<\s*(?:h[1-6]|summary|caption|th|dt)\b)", re.IGNORECASE)
+_TITLE_LINE = re.compile(
+    r"\s*(?:#|!!!|\?\?\?|\||<\s*(?:h[1-6]|summary|caption|th|dt)\b|<[^>]*\badmonition-title\b)", re.IGNORECASE
+)
 _BADGE = VERIFIED_BADGE
 _REORDER = re.compile("[\u202a-\u202e\u2066-\u2069]")
 """The bidi controls that show text in another order than written (embeddings, overrides,
@@ -316,14 +323,29 @@ def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
                 "read with CommonMark rules: not after an unclosed fence, nor inside a paragraph)"
             )
             out.append(Violation("reference", ref, detail))
+    detail = "text shaped like the verified badge, which only the build shows for a sealed excerpt"
     if _BADGE.search(folded):
         titles = [n.text(deep=True) for n in tree.css(_TITLES)]
         texts = titles if author == "page" else [_text_outside(tree, body, _CODE), seen]
         for text in texts:
             match = _BADGE.search(fold(text))
             if match:
-                detail = "text shaped like the verified badge, which only the build shows for a sealed excerpt"
                 out.append(Violation("badge", match.group(0), detail))
+    for title in _checked_titles(tree):  # the theme draws a check mark before these
+        if _BADGE.search(fold(f"\u2713 {title}")) and not _BADGE.search(fold(title)):
+            out.append(Violation("badge", title.strip(), f"{detail} (the theme draws its check mark)"))
+    return out
+
+
+def _checked_titles(tree: Any) -> list[str]:
+    """The titles of admonitions and details the theme marks with a check icon
+    (:data:`CHECKED_TYPES`), whatever the prose's own words."""
+    out = []
+    for node in tree.css(".admonition-title, summary"):
+        parent = node.parent
+        classes = set(_ASCII_WS.split((parent.attributes.get("class") or "") if parent is not None else ""))
+        if classes & CHECKED_TYPES:
+            out.append(node.text(deep=True))
     return out
 
 

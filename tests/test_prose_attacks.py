@@ -187,3 +187,35 @@ def test_a_success_admonition_with_other_words_stays_prose() -> None:
 
 def _render_all(text: str) -> str:
     return markdown.Markdown(extensions=["admonition", "pymdownx.details", "attr_list", "md_in_html"]).convert(text)
+
+
+# -- markup that closes the page around it ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Intro.\n\n</article></div></div></div>\n\nText outside the article.\n",
+        "Intro </div> inline.\n",
+        "</main>\n\nAfter the main element.\n",
+        "</article></div><div><article>\n\nA new article of the author's.\n",
+    ],
+)
+def test_a_stray_end_tag_that_closes_the_themes_elements_is_refused(text: str) -> None:
+    assert [v.kind for v in violations(_render(text))] == ["unclosed"]
+
+
+def test_stray_end_tags_the_page_would_ignore_stay_prose() -> None:
+    assert violations(_render("A paragraph.</p></p>\n\n</span> and </em> text.\n")) == []
+
+
+def test_the_build_refuses_a_page_that_closes_the_article(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    promote(sample_run(wiki).run.path, wiki)
+    build_wiki(wiki)
+    before = tree_digest(wiki / "site")
+    page = "# Escape\n\nIntro.\n\n</article></div></div></div>\n\nText outside the article.\n"
+    (wiki / "docs" / "escape.md").write_text(page, encoding="utf-8")
+    findings = refused_build(wiki)
+    assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
+    assert ("C-PROSE", "docs/escape.md") in {(f.check, f.file) for f in findings}, findings

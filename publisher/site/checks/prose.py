@@ -24,7 +24,8 @@ produce, plus a fixed set of inert elements. Everything else is refused, never s
 * text shown in another order than it is written: a bidi embedding, override or isolate
   character anywhere (``<bdo>`` is outside the list), which would show "deifirev ✓" as the badge;
 * markup that does not end where it started (an unclosed comment, raw-text element or tag),
-  which would swallow the theme's markup that follows it.
+  which would swallow the theme's markup that follows it, or a stray end tag (``</article>``,
+  ``</div>``) that would close the theme's elements around the page's content.
 
 The judging walks the page as a browser builds it (lexbor, :func:`publisher.site.checks.scan.parse_page`),
 so each finding names its element; the same allow-list drives the sanitiser ``nh3`` (the Rust
@@ -251,10 +252,10 @@ def violations(content_html: str, *, author: Author = "page", trusted: Iterable[
     tree = parse_page(f'<!DOCTYPE html><body>{content_html}<p id="{sentinel}"></p>')
     out: list[Violation] = []
     ends = tree.css(f'[id="{sentinel}"]')
-    if len(ends) != 1 or ends[0].tag != "p" or len(ends[0].attributes) != 1:
+    if len(ends) != 1 or ends[0].tag != "p" or len(ends[0].attributes) != 1 or _escapes(content_html, sentinel):
         detail = (
             "the markup does not end where it started (an unclosed comment, raw-text element, tag or "
-            "<select> would swallow what follows it)"
+            "<select> would swallow what follows it; a stray end tag would close the page around it)"
         )
         out.append(Violation("unclosed", "", detail))
     inside: set[int] = set()
@@ -285,6 +286,28 @@ def violations(content_html: str, *, author: Author = "page", trusted: Iterable[
     if not out and sanitised(content_html) != _structure(content_html, tree, sentinel):
         out.append(Violation("sanitiser", "", "the sanitiser reads this markup otherwise than the browser"))
     return out
+
+
+_THEME = ("div", "main", "div", "div", "article")
+"""The elements a page's content sits in (Material: ``div.md-container > main.md-main >
+div.md-main__inner > div.md-content > article.md-typeset``)."""
+
+
+def _escapes(content_html: str, sentinel: str) -> bool:
+    """Whether the fragment, placed where the theme puts a page's content, closes one of the
+    theme's elements around it (a stray ``</article>`` or ``</div>``, which a fragment parsed on
+    its own ignores) so that what follows it lands outside the article."""
+    opening = "".join(f'<{tag} id="{sentinel}-{n}">' for n, tag in enumerate(_THEME))
+    tree = parse_page(f'<!DOCTYPE html><body>{opening}{content_html}<p id="{sentinel}"></p>')
+    ends = tree.css(f'[id="{sentinel}"]')
+    if len(ends) != 1:
+        return True
+    node = ends[0].parent
+    for n in reversed(range(len(_THEME))):
+        if node is None or node.attributes.get("id") != f"{sentinel}-{n}":
+            return True
+        node = node.parent
+    return node is None or node.tag != "body"
 
 
 def _text_outside(tree: Any, body: Any, skip: str) -> str:

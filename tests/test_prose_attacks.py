@@ -219,3 +219,11 @@ def test_the_build_refuses_a_page_that_closes_the_article(tmp_path: Path) -> Non
     findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
     assert ("C-PROSE", "docs/escape.md") in {(f.check, f.file) for f in findings}, findings
+
+
+@pytest.mark.parametrize(
+    "text", ['Click <a href="https://evil.example/">here\n', "Some <b>bold\n", "A list\n\n- item <s>struck\n"]
+)
+def test_a_formatting_element_left_open_at_the_end_is_refused(text: str) -> None:
+    """The parser reopens it around every text after it: the theme's footer and navigation."""
+    assert [v.kind for v in violations(_render(text))] == ["unclosed"]

@@ -25,7 +25,8 @@ produce, plus a fixed set of inert elements. Everything else is refused, never s
   character anywhere (``<bdo>`` is outside the list), which would show "deifirev ✓" as the badge;
 * markup that does not end where it started (an unclosed comment, raw-text element or tag),
   which would swallow the theme's markup that follows it, or a stray end tag (``</article>``,
-  ``</div>``) that would close the theme's elements around the page's content.
+  ``</div>``) that would close the theme's elements around the page's content, or a formatting
+  element left open (``<a href>`` at its end), which the parser reopens around all that follows.
 
 The judging walks the page as a browser builds it (lexbor, :func:`publisher.site.checks.scan.parse_page`),
 so each finding names its element; the same allow-list drives the sanitiser ``nh3`` (the Rust
@@ -296,12 +297,14 @@ div.md-main__inner > div.md-content > article.md-typeset``)."""
 def _escapes(content_html: str, sentinel: str) -> bool:
     """Whether the fragment, placed where the theme puts a page's content, closes one of the
     theme's elements around it (a stray ``</article>`` or ``</div>``, which a fragment parsed on
-    its own ignores) so that what follows it lands outside the article."""
+    its own ignores) so that what follows it lands outside the article, or leaves a formatting
+    element open (``<a href>`` or ``<b>`` at its end), which the parser reopens around every text
+    that follows it: the theme's footer turned into the author's link."""
     opening = "".join(f'<{tag} id="{sentinel}-{n}">' for n, tag in enumerate(_THEME))
-    tree = parse_page(f'<!DOCTYPE html><body>{opening}{content_html}<p id="{sentinel}"></p>')
+    tree = parse_page(f'<!DOCTYPE html><body>{opening}{content_html}<p id="{sentinel}">.</p>')
     ends = tree.css(f'[id="{sentinel}"]')
-    if len(ends) != 1:
-        return True
+    if len(ends) != 1 or any(n.is_element_node for n in ends[0].iter(include_text=False)):
+        return True  # or a formatting element left open, which the text after it would reopen
     node = ends[0].parent
     for n in reversed(range(len(_THEME))):
         if node is None or node.attributes.get("id") != f"{sentinel}-{n}":

@@ -227,3 +227,24 @@ def test_the_build_refuses_a_page_that_closes_the_article(tmp_path: Path) -> Non
 def test_a_formatting_element_left_open_at_the_end_is_refused(text: str) -> None:
     """The parser reopens it around every text after it: the theme's footer and navigation."""
     assert [v.kind for v in violations(_render(text))] == ["unclosed"]
+
+
+_FULL = "7e4fd0d27c979a87a7395b63a7fa0d5b9d782e2fca87fae0531b83c7ebb5c894"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'"No harm was found." [source src-7e4fd0d2\u2026#176-188](../../sources/src-{_FULL}/#span-176-188)',
+        "No harm was found (source src-7e4fd0d2...#176-188).",
+        "No harm was found, src-7E4F \u2026 \uff03 176 \u2013 188.",
+    ],
+)
+@pytest.mark.parametrize("author", ["page", "concept", "report"])
+def test_the_builds_shortened_source_link_is_a_reference(text: str, author: str) -> None:
+    found = violations(_render(text + "\n"), author=author)  # type: ignore[arg-type]
+    assert [v.kind for v in found] == ["reference"]
+
+
+def test_a_shortened_reference_in_code_stays_prose() -> None:
+    assert violations(_render("The link reads `source src-7e4fd0d2\u2026#176-188`.\n"), author="concept") == []

@@ -16,7 +16,8 @@ produce, plus a fixed set of inert elements. Everything else is refused, never s
   like an evidence footnote would take its link and tooltip), ``class`` only from the extensions'
   vocabulary (never ``evidence-*`` or the theme's ``md-*``), ``style`` only as the ``tables``
   extension aligns a column, URLs only of an inert scheme (a raster ``data:image`` in ``src``);
-* text that imitates evidence: a span reference (``src-<64 hex>#<start>-<end>``) outside code,
+* text that imitates evidence: a span reference (``src-<64 hex>#<start>-<end>``, or shortened as
+  the build's source link writes it, ``src-7e4fd0d2…#176-188``) outside code,
   recognised after NFKC folding, without the invisible format characters (a soft hyphen, a
   zero-width space) and with every Unicode dash read as ``-`` (a footnote no check read), and the
   verified badge ("✓ verified") in a title, heading or, in concept and report prose, anywhere
@@ -154,6 +155,9 @@ _BADGE = VERIFIED_BADGE
 _REORDER = re.compile("[\u202a-\u202e\u2066-\u2069]")
 """The bidi controls that show text in another order than written (embeddings, overrides,
 isolates); the implicit marks (LRM, RLM, ALM) are read through like every format character."""
+_SHORT_REF = re.compile(r"src-[0-9a-f]{1,63}\s*(?:\.\.\.)?\s*#\s*[0-9]+\s*-\s*[0-9]+", re.IGNORECASE)
+"""A span reference shortened as the build writes it in an excerpt's source link
+("source src-7e4fd0d2…#176-188"; the ellipsis reads as ``...`` once folded)."""
 _TWICE = "a second element of that name (a link, its tooltip or a script finds the first)"
 _SEEN = ("alt", "title")  # attribute values a reader sees: where an image fails to load, on hover
 
@@ -342,13 +346,17 @@ def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
         detail = f"text with the bidi control U+{ord(control):04X}, shown in another order than it is written"
         out.append(Violation("bidi", control, detail))
     folded = fold(raw + "\n" + seen)
-    if find_span_refs(folded):
-        for ref in find_span_refs(fold(_text_outside(tree, body, _CODE) + "\n" + seen)):
+    if find_span_refs(folded) or _SHORT_REF.search(folded):
+        outside = fold(_text_outside(tree, body, _CODE) + "\n" + seen)
+        for ref in find_span_refs(outside):
             detail = (
                 f"text {ref[:24]}… quotes a source that no evidence check read (evidence footnotes are "
                 "read with CommonMark rules: not after an unclosed fence, nor inside a paragraph)"
             )
             out.append(Violation("reference", ref, detail))
+        for match in _SHORT_REF.finditer(outside):
+            detail = f"text {match.group(0)[:32]} reads as the build's source link of a sealed excerpt"
+            out.append(Violation("reference", match.group(0), detail))
     detail = "text shaped like the verified badge, which only the build shows for a sealed excerpt"
     if _BADGE.search(folded):
         titles = [n.text(deep=True) for n in tree.css(_TITLES)]

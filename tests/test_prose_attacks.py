@@ -248,3 +248,28 @@ def test_the_builds_shortened_source_link_is_a_reference(text: str, author: str)
 
 def test_a_shortened_reference_in_code_stays_prose() -> None:
     assert violations(_render("The link reads `source src-7e4fd0d2\u2026#176-188`.\n"), author="concept") == []
+
+
+# -- site_dir over what the build runs or reads beside its folders -----------------------------
+
+
+@pytest.mark.parametrize("site_dir", ["hooks", "overrides", "overrides/site", "trust"])
+def test_a_site_dir_over_the_hook_theme_or_a_key_is_refused(tmp_path: Path, site_dir: str) -> None:
+    """Publication replaces the site folder whole: over the hook file it deletes the code the
+    next build runs, over the theme's custom_dir it hands the next build the site's pages as
+    templates, over a trusted key it deletes what signed acquisition is checked against."""
+    wiki = make_wiki(tmp_path / "wiki")
+    promote(sample_run(wiki).run.path, wiki)
+    (wiki / "overrides").mkdir()
+    (wiki / "trust").mkdir()
+    (wiki / "trust" / "k.pub").write_bytes((Path(__file__).resolve().parents[1] / "keys" / "example.pub").read_bytes())
+    yml = wiki / "mkdocs.yml"
+    text = yml.read_text(encoding="utf-8").replace(
+        "theme:\n  name: material\n", "theme:\n  name: material\n  custom_dir: overrides\n"
+    )
+    text += f"site_dir: {site_dir}\nextra:\n  evidence:\n    trusted_keys:\n      - trust/k.pub\n"
+    yml.write_text(text, encoding="utf-8")
+    before = tree_digest(wiki)
+    findings = refused_build(wiki)
+    assert [(f.check, f.field) for f in findings] == [("C-CONFIG", "site_dir")], findings
+    assert tree_digest(wiki) == before and leftovers(wiki) == []

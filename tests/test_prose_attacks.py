@@ -4,6 +4,7 @@ an order or form the checks do not read. Payloads here are not those of the othe
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -273,3 +274,39 @@ def test_a_site_dir_over_the_hook_theme_or_a_key_is_refused(tmp_path: Path, site
     findings = refused_build(wiki)
     assert [(f.check, f.field) for f in findings] == [("C-CONFIG", "site_dir")], findings
     assert tree_digest(wiki) == before and leftovers(wiki) == []
+
+
+# -- what a trusted extension generates: trusted only when it is inert -------------------------
+
+
+def test_an_icon_the_emoji_extension_reads_from_docs_is_judged(tmp_path: Path) -> None:
+    """pymdownx.emoji inlines an icon file as it is: an icon set in a folder of docs/ that MkDocs
+    does not publish (``.icons``) went onto the page whole, script included, and the page's
+    policy then allowed that script by its hash like the theme's own."""
+    wiki = make_wiki(tmp_path / "wiki")
+    icons = wiki / "docs" / ".icons"
+    extra = (
+        "  - pymdownx.emoji:\n"
+        "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
+        "      emoji_generator: !!python/name:material.extensions.emoji.to_svg\n"
+        f"      options:\n        custom_icons: [{json.dumps(str(icons))}]\n"
+    )
+    yml = wiki / "mkdocs.yml"
+    yml.write_text(yml.read_text(encoding="utf-8").replace("plugins: []\n", extra + "plugins: []\n"), encoding="utf-8")
+    promote(sample_run(wiki).run.path, wiki)
+    (icons / "own").mkdir(parents=True)
+    (icons / "own" / "dot.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4"><circle cx="2" cy="2" r="2"/></svg>',
+        encoding="utf-8",
+    )
+    (icons / "own" / "run.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(document.domain)</script></svg>', encoding="utf-8"
+    )
+    (wiki / "docs" / "index.md").write_text("# Home\n\nA dot :own-dot: and :material-lightbulb:.\n", encoding="utf-8")
+    build_wiki(wiki)  # an inert icon of the wiki's own, and the theme's, stay trusted
+    assert '<span class="twemoji"><svg' in (wiki / "site" / "index.html").read_text(encoding="utf-8")
+    before = tree_digest(wiki / "site")
+    (wiki / "docs" / "page.md").write_text("# Page\n\nPlain.\n\nAn icon :own-run: here.\n", encoding="utf-8")
+    findings = refused_build(wiki)
+    assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
+    assert ("C-PROSE", "docs/page.md") in {(f.check, f.file) for f in findings}, findings

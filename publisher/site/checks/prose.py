@@ -34,8 +34,9 @@ so each finding names its element; the same allow-list drives the sanitiser ``nh
 ``ammonia`` library), and a page whose sanitised form differs from what it is, for a reason the
 walk did not name, is refused too (the two parsers must agree before anything is published).
 What trusted Markdown extensions generate themselves (Material's emoji SVG through
-``pymdownx.emoji``, recorded by :class:`publisher.site.checks.trusted.TrustedOutput`) is set aside first,
-one recorded chunk per occurrence. Each finding names the file and the line (check ``C-PROSE``).
+``pymdownx.emoji``, recorded by :class:`publisher.site.checks.trusted.TrustedOutput`) is set
+aside first, one recorded chunk per occurrence, when it passes the SVG allow-list of ``docs/``
+files. Each finding names the file and the line (check ``C-PROSE``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from ...kernel import _fs
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...kernel.refs import VERIFIED_BADGE, as_read
+from .inert import svg_problems
 from .scan import ascii_lower, find_span_refs, parse_page
 
 __all__ = [
@@ -243,9 +245,13 @@ def _attribute_problem(tag: str, name: str, value: str) -> Violation | None:
 
 def _set_aside(content_html: str, trusted: Iterable[str]) -> str:
     """``content_html`` with each chunk a trusted extension stashed replaced by an empty span,
-    one occurrence per recorded chunk (a hand copy of the same markup is judged as markup)."""
+    one occurrence per recorded chunk (a hand copy of the same markup is judged as markup).
+
+    Only a chunk that is an inert SVG (:func:`publisher.site.checks.inert.svg_problems`, the
+    allow-list of SVG files) is set aside: the emoji extension inlines an icon file as it is,
+    and an icon set can lie where an author writes (a ``docs/.icons`` MkDocs does not publish)."""
     for chunk in trusted:
-        if chunk:
+        if chunk and not svg_problems(chunk.encode("utf-8")):
             content_html = content_html.replace(chunk, "<span></span>", 1)
     return content_html
 
@@ -354,9 +360,9 @@ def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
                 "read with CommonMark rules: not after an unclosed fence, nor inside a paragraph)"
             )
             out.append(Violation("reference", ref, detail))
-        for match in _SHORT_REF.finditer(outside):
-            detail = f"text {match.group(0)[:32]} reads as the build's source link of a sealed excerpt"
-            out.append(Violation("reference", match.group(0), detail))
+        for short in _SHORT_REF.finditer(outside):
+            detail = f"text {short.group(0)[:32]} reads as the build's source link of a sealed excerpt"
+            out.append(Violation("reference", short.group(0), detail))
     detail = "text shaped like the verified badge, which only the build shows for a sealed excerpt"
     if _BADGE.search(folded):
         titles = [n.text(deep=True) for n in tree.css(_TITLES)]

@@ -15,6 +15,7 @@ from _wiki_helpers import build_wiki, leftovers, make_wiki, refused_build, sampl
 from publisher.kernel.reasons import Reason
 from publisher.site.checks.inert import check_static
 from publisher.site.checks.prose import check_prose, violations
+from publisher.site.checks.scan import scan_page
 from publisher.wiki.promote import promote
 
 _FORGED_CSS = 'button.evidence-verify[data-state="mismatch"]::after { content: "\\2713  verified"; color: green }'
@@ -310,3 +311,34 @@ def test_an_icon_the_emoji_extension_reads_from_docs_is_judged(tmp_path: Path) -
     findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
     assert ("C-PROSE", "docs/page.md") in {(f.check, f.file) for f in findings}, findings
+
+
+# -- the page's policy hashes only the theme's inline code ---------------------------------------
+
+_PAGE = (
+    "<!DOCTYPE html><html><head><meta charset=utf-8><script>var theme = 1</script></head><body>"
+    '<div class="md-container"><main class="md-main"><div class="md-main__inner"><div class="md-content">'
+    '<article class="md-content__inner md-typeset">{content}</article></div></div></main></div>'
+    "<script>var bundle = 2</script></body></html>"
+)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "<p>Prose</p><script>alert(1)</script>",
+        '<p>An icon <span class="twemoji"><svg><script>alert(1)</script></svg></span></p>',
+        "<div><style>.md-header { display: none }</style></div>",
+        '<script src="../assets/publisher/verify.js"></script>',
+    ],
+)
+def test_inline_code_in_the_pages_content_is_never_given_a_hash(content: str) -> None:
+    """Every script or style in the content can only be the author's (the prose check refuses
+    them; this is the seal's own line should one slip through): it is malformed, not hashed."""
+    scan = scan_page(_PAGE.format(content=content))
+    assert scan.malformed and scan.scripts == ["var theme = 1", "var bundle = 2"] and scan.styles == []
+
+
+def test_the_themes_inline_code_outside_the_content_is_hashed() -> None:
+    scan = scan_page(_PAGE.format(content="<p>Prose</p>"))
+    assert scan.malformed == [] and scan.scripts == ["var theme = 1", "var bundle = 2"]

@@ -342,3 +342,38 @@ def test_inline_code_in_the_pages_content_is_never_given_a_hash(content: str) ->
 def test_the_themes_inline_code_outside_the_content_is_hashed() -> None:
     scan = scan_page(_PAGE.format(content="<p>Prose</p>"))
     assert scan.malformed == [] and scan.scripts == ["var theme = 1", "var bundle = 2"]
+
+
+# -- links out of docs/ -------------------------------------------------------------------------
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\rIHDR" + b"\x00" * 17
+
+
+@pytest.mark.parametrize("name", ["leak.md", "leak.png", "linked/leak.png"])
+def test_a_link_from_docs_to_a_file_outside_it_is_refused(tmp_path: Path, name: str) -> None:
+    """MkDocs publishes what a link points to: a page or an image linked to a file outside
+    docs/ (the PDF library, the keys, the machine's own files) would publish that file."""
+    wiki = make_wiki(tmp_path / "wiki")
+    promote(sample_run(wiki).run.path, wiki)
+    build_wiki(wiki)
+    before = tree_digest(wiki / "site")
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / "leak.md").write_text("# Private\n\nNot for publication.\n", encoding="utf-8")
+    (outside / "leak.png").write_bytes(PNG)
+    if name.startswith("linked/"):
+        (wiki / "docs" / "linked").symlink_to(outside, target_is_directory=True)
+    else:
+        (wiki / "docs" / name).symlink_to(outside / name)
+    findings = refused_build(wiki)
+    assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
+    assert ("C-PROSE", f"docs/{name}") in {(f.check, f.file) for f in findings}, findings
+
+
+def test_a_link_inside_docs_is_published(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    promote(sample_run(wiki).run.path, wiki)
+    (wiki / "docs" / "a.png").write_bytes(PNG)
+    (wiki / "docs" / "b.png").symlink_to(wiki / "docs" / "a.png")
+    build_wiki(wiki)
+    assert (wiki / "site" / "b.png").read_bytes() == PNG

@@ -18,7 +18,8 @@ copied (check ``C-PROSE``):
   (``image-set('https://...')`` takes its URL as a plain string), no CSS escape or comment; no
   processing instruction, no style element, no animation.
 
-Anything else (``.js``, ``.html``, ``.xml``, a file without a suffix ...) is refused with its path.
+Anything else (``.js``, ``.html``, ``.xml``, a file without a suffix ...) is refused with its path,
+and so is any file of ``docs/``, a page too, that links to a file outside it (:func:`check_inside`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "SVG_ATTRIBUTES",
     "SVG_FUNCTIONS",
     "check_static",
+    "check_inside",
     "svg_problems",
 ]
 
@@ -169,6 +171,19 @@ def _svg_attribute(tag: str, name: etree.QName, value: str) -> list[str]:
     if called:
         return [f"<{tag} {local}> calls {called[0][:40]}(): only colour, arithmetic and transform functions"]
     return []
+
+
+def check_inside(file: str, path: Path, docs: Path) -> list[Finding]:
+    """A finding when ``path``, a file of ``docs`` (a page too), is a link (or lies in a linked
+    folder) to a file outside ``docs``: MkDocs publishes what it points to, so the PDF library,
+    the keys or any file of the machine would be published under a name of docs/."""
+    try:
+        inside = path.resolve(strict=True).is_relative_to(docs.resolve(strict=True))
+    except (OSError, RuntimeError):  # a dangling or looping link
+        inside = False
+    if inside:
+        return []
+    return [Finding(None, file, "a link to a file outside docs/; not published", check=CHECK)]
 
 
 def check_static(file: str, path: Path, *, own_css: frozenset[str] = frozenset(), dest: str = "") -> list[Finding]:

@@ -377,3 +377,33 @@ def test_a_link_inside_docs_is_published(tmp_path: Path) -> None:
     (wiki / "docs" / "b.png").symlink_to(wiki / "docs" / "a.png")
     build_wiki(wiki)
     assert (wiki / "site" / "b.png").read_bytes() == PNG
+
+
+_ICON = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path d="M21 7 9 19l-5.5-5.5"/></svg>'
+
+
+@pytest.mark.parametrize(
+    ("html", "author"),
+    [
+        (f'<p>Checked <span class="twemoji">{_ICON}</span> verified.</p>', "concept"),
+        (f'<h2 id="x"><span class="twemoji">{_ICON}</span> Verified</h2>', "page"),
+    ],
+)
+def test_an_icon_before_verified_reads_as_the_badge(html: str, author: str) -> None:
+    """The emoji extension's icon is set aside as trusted, but a reader sees it: a check mark
+    icon (``:white_check_mark:``, ``:material-check:``) and the word make the badge."""
+    found = violations(html, author=author, trusted=[_ICON])  # type: ignore[arg-type]
+    assert [v.kind for v in found] == ["badge"]
+
+
+def test_an_icon_in_other_words_stays_prose() -> None:
+    html = f'<p>A light <span class="twemoji">{_ICON}</span> and some text.</p>'
+    assert violations(html, author="concept", trusted=[_ICON]) == []
+
+
+def test_an_icon_badge_names_the_line_of_its_shortcode() -> None:
+    source = "# Page\n\nA light :material-lightbulb: here.\n\n## :white_check_mark: Verified\n"
+    html = f'<h1 id="page">Page</h1><p>A light <span class="twemoji">{_ICON}</span> here.</p>'
+    html += f'<h2 id="verified"><span class="twemoji">{_ICON}</span> Verified</h2>'
+    found = check_prose(html, file="docs/p.md", source=source, trusted=[_ICON, _ICON])
+    assert [(f.check, f.line) for f in found] == [("C-PROSE", 5)]

@@ -160,6 +160,8 @@ isolates); the implicit marks (LRM, RLM, ALM) are read through like every format
 _SHORT_REF = re.compile(r"src-[0-9a-f]{1,63}\s*(?:\.\.\.)?\s*#\s*[0-9]+\s*-\s*[0-9]+", re.IGNORECASE)
 """A span reference shortened as the build writes it in an excerpt's source link
 ("source src-7e4fd0d2…#176-188"; the ellipsis reads as ``...`` once folded)."""
+_ICON_READ = "<span>\u2713</span>"
+"""What an icon a trusted extension inlined is read as: a check mark, which it may show."""
 _TWICE = "a second element of that name (a link, its tooltip or a script finds the first)"
 _SEEN = ("alt", "title")  # attribute values a reader sees: where an image fails to load, on hover
 
@@ -244,15 +246,17 @@ def _attribute_problem(tag: str, name: str, value: str) -> Violation | None:
 
 
 def _set_aside(content_html: str, trusted: Iterable[str]) -> str:
-    """``content_html`` with each chunk a trusted extension stashed replaced by an empty span,
-    one occurrence per recorded chunk (a hand copy of the same markup is judged as markup).
+    """``content_html`` with each chunk a trusted extension stashed replaced by a span that reads
+    as a check mark (an icon can show one: ``:white_check_mark:`` or ``:material-check:`` before
+    "verified" is the badge), one occurrence per recorded chunk (a hand copy of the same markup
+    is judged as markup).
 
     Only a chunk that is an inert SVG (:func:`publisher.site.checks.inert.svg_problems`, the
     allow-list of SVG files) is set aside: the emoji extension inlines an icon file as it is,
     and an icon set can lie where an author writes (a ``docs/.icons`` MkDocs does not publish)."""
     for chunk in trusted:
         if chunk and not svg_problems(chunk.encode("utf-8")):
-            content_html = content_html.replace(chunk, "<span></span>", 1)
+            content_html = content_html.replace(chunk, _ICON_READ, 1)
     return content_html
 
 
@@ -479,8 +483,15 @@ class _Locator:
         text = ascii_lower(fold(_TAB_NL.sub("", v.value if v.kind == "url" else v.name)))[:32]
         if v.kind == "reference":
             text = text[:20]
-        if v.kind == "badge" and self.titles:  # a page's badge is refused in a title: look there
-            return (v.kind, text), lambda n: text in self.decoded[n] and _TITLE_LINE.match(self.lines[n])
+        if v.kind == "badge":  # the check mark may be an icon's: its shortcode, then the word
+            word = re.sub(r"^[^a-z]*", "", text)
+            icon = re.compile(rf":[a-z0-9_+-]+:\s*{re.escape(word)}") if word != text else None
+
+            def badge(n: int) -> bool:
+                hit = text in self.decoded[n] or (icon is not None and icon.search(self.decoded[n]) is not None)
+                return hit and (not self.titles or _TITLE_LINE.match(self.lines[n]) is not None)
+
+            return (v.kind, text), badge  # a page's badge is refused in a title: look there
         return (v.kind, text), lambda n: text and text in self.decoded[n]
 
     def line(self, v: Violation) -> int | None:

@@ -407,3 +407,14 @@ def test_an_icon_badge_names_the_line_of_its_shortcode() -> None:
     html += f'<h2 id="verified"><span class="twemoji">{_ICON}</span> Verified</h2>'
     found = check_prose(html, file="docs/p.md", source=source, trusted=[_ICON, _ICON])
     assert [(f.check, f.line) for f in found] == [("C-PROSE", 5)]
+
+
+@pytest.mark.parametrize(
+    "text", ["Checked: \u2713 v\u0435rified.", "Checked \u2714\ufe0f against the source.", "Status: \u2705"]
+)
+def test_a_check_mark_in_concept_or_report_prose_is_refused(text: str) -> None:
+    """A homoglyph spells "verified" past any reading of the word: the mark itself is the badge's."""
+    for author in ("concept", "report"):
+        assert [v.kind for v in violations(_render(text + "\n"), author=author)] == ["badge"]  # type: ignore[arg-type]
+    assert violations(_render(text + "\n"), author="page") == []
+    assert violations(_render(f"`{text}`\n"), author="concept") == []

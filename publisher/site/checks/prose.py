@@ -21,7 +21,8 @@ produce, plus a fixed set of inert elements. Everything else is refused, never s
   recognised after NFKC folding, without the invisible format characters (a soft hyphen, a
   zero-width space) and with every Unicode dash read as ``-`` (a footnote no check read), and the
   verified badge ("✓ verified") in a title, heading or, in concept and report prose, anywhere
-  outside code; text includes what an image or link shows of itself (``alt``, ``title``);
+  outside code, where any of the badge's check marks is refused too (a Cyrillic letter in
+  "verified" is still the badge); text includes what an image or link shows of itself (``alt``, ``title``);
 * text shown in another order than it is written: a bidi embedding, override or isolate
   character anywhere (``<bdo>`` is outside the list), which would show "deifirev ✓" as the badge;
 * markup that does not end where it started (an unclosed comment, raw-text element or tag),
@@ -160,8 +161,12 @@ isolates); the implicit marks (LRM, RLM, ALM) are read through like every format
 _SHORT_REF = re.compile(r"src-[0-9a-f]{1,63}\s*(?:\.\.\.)?\s*#\s*[0-9]+\s*-\s*[0-9]+", re.IGNORECASE)
 """A span reference shortened as the build writes it in an excerpt's source link
 ("source src-7e4fd0d2…#176-188"; the ellipsis reads as ``...`` once folded)."""
-_ICON_READ = "<span>\u2713</span>"
-"""What an icon a trusted extension inlined is read as: a check mark, which it may show."""
+_ICON = "\ue000"
+_ICON_READ = f"<span>{_ICON}</span>"
+"""What an icon a trusted extension inlined is read as: a mark that the badge test reads as the
+check mark it may show (and the check-mark rule of concept and report prose does not)."""
+_CHECK_MARK = re.compile("[\u2713\u2714\u2611\u2705\U0001f5f8]")
+"""The badge's check marks: in concept and report prose, outside code, the build's alone."""
 _TWICE = "a second element of that name (a link, its tooltip or a script finds the first)"
 _SEEN = ("alt", "title")  # attribute values a reader sees: where an image fails to load, on hover
 
@@ -368,17 +373,28 @@ def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
             detail = f"text {short.group(0)[:32]} reads as the build's source link of a sealed excerpt"
             out.append(Violation("reference", short.group(0), detail))
     detail = "text shaped like the verified badge, which only the build shows for a sealed excerpt"
-    if _BADGE.search(folded):
+    badges = len(out)
+    if _BADGE.search(_read_icons(folded)):
         titles = [n.text(deep=True) for n in tree.css(_TITLES)]
         texts = titles if author == "page" else [_text_outside(tree, body, _CODE), seen]
         for text in texts:
-            match = _BADGE.search(fold(text))
+            match = _BADGE.search(_read_icons(fold(text)))
             if match:
                 out.append(Violation("badge", match.group(0), detail))
     for title in _checked_titles(tree):  # the theme draws a check mark before these
-        if _BADGE.search(fold(f"\u2713 {title}")) and not _BADGE.search(fold(title)):
+        if _BADGE.search(_read_icons(fold(f"\u2713 {title}"))) and not _BADGE.search(_read_icons(fold(title))):
             out.append(Violation("badge", title.strip(), f"{detail} (the theme draws its check mark)"))
+    if author != "page" and len(out) == badges:  # a look-alike letter in "verified", "✔ checked" ...
+        mark = _CHECK_MARK.search(fold(_text_outside(tree, body, _CODE) + "\n" + seen))
+        if mark:
+            why = "a check mark, which in concept and report prose only the build's verified badge shows"
+            out.append(Violation("badge", mark.group(0), why))
     return out
+
+
+def _read_icons(text: str) -> str:
+    """``text`` with each icon a trusted extension inlined read as a check mark."""
+    return text.replace(_ICON, "\u2713")
 
 
 def _checked_titles(tree: Any) -> list[str]:
@@ -485,7 +501,7 @@ class _Locator:
             text = text[:20]
         if v.kind == "badge":  # the check mark may be an icon's: its shortcode, then the word
             word = re.sub(r"^[^a-z]*", "", text)
-            icon = re.compile(rf":[a-z0-9_+-]+:\s*{re.escape(word)}") if word != text else None
+            icon = re.compile(rf":[a-z0-9_+-]+:\s*{re.escape(word)}") if word and word != text else None
 
             def badge(n: int) -> bool:
                 hit = text in self.decoded[n] or (icon is not None and icon.search(self.decoded[n]) is not None)

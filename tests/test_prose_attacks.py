@@ -418,3 +418,15 @@ def test_a_check_mark_in_concept_or_report_prose_is_refused(text: str) -> None:
         assert [v.kind for v in violations(_render(text + "\n"), author=author)] == ["badge"]  # type: ignore[arg-type]
     assert violations(_render(text + "\n"), author="page") == []
     assert violations(_render(f"`{text}`\n"), author="concept") == []
+
+
+def test_a_code_lines_anchor_names_its_element_once() -> None:
+    """pymdownx.highlight's line anchors carry the same id and name: one element, one name."""
+    md = markdown.Markdown(
+        extensions=["pymdownx.superfences", "pymdownx.highlight"],
+        extension_configs={"pymdownx.highlight": {"anchor_linenums": True}},
+    )
+    fence = '``` py linenums="1"\nx = 1\ny = 2\n```\n\n'
+    assert violations(md.convert(fence + fence)) == []
+    html = md.reset().convert(fence)
+    assert [v.value for v in violations(html + '<a id="__codelineno-0-1"></a>')] == ["__codelineno-0-1"]

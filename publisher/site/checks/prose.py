@@ -292,6 +292,7 @@ def violations(content_html: str, *, author: Author = "page", trusted: Iterable[
             what = "a highlight only evidence carries" if tag == "mark" else "an element outside the allow-list"
             out.append(Violation("element", tag, f"<{tag}>: {what}"))
             continue
+        own: set[str] = set()  # an element's id and name may be the same (a code line's anchor)
         for name, value in node.attributes.items():
             problem = _attribute_problem(tag, name, value or "")
             if problem is None and name in ("id", "name") and value in named:
@@ -300,7 +301,8 @@ def violations(content_html: str, *, author: Author = "page", trusted: Iterable[
             if problem is not None:
                 out.append(problem)
             elif name in ("id", "name"):
-                named.add(value or "")
+                own.add(value or "")
+        named |= own
     if body is not None:
         out += _looks_verified(tree, body, author)
     if not out and sanitised(content_html) != _structure(content_html, tree, sentinel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from .locate import normalize
@@ -40,9 +41,13 @@ VERIFIED_BADGE = re.compile(
 
 
 def as_read(text: str) -> str:
-    """``text`` as a reader takes it in: the quote locator's normal form
+    """``text`` as a reader takes it in: without the format characters a reader does not see
+    (Unicode category ``Cf``: a soft hyphen, zero-width space or joiner, a bidi control, inside
+    "veri\u00adfied" or a span reference), in the quote locator's normal form
     (:func:`publisher.kernel.locate.normalize`: NFKC, dashes as ``-``, white space collapsed)."""
-    return text if text.isascii() else normalize(text)
+    if text.isascii():
+        return text
+    return normalize("".join(c for c in text if c.isascii() or unicodedata.category(c) != "Cf"))
 
 
 def looks_like_evidence(text: str) -> str | None:

@@ -27,7 +27,7 @@ from ...kernel.reasons import Reason
 from ...kernel.text import one_line
 from ...wiki.evidence import WikiCheck
 from ..checks import csp
-from ..checks.inert import check_static
+from ..checks.inert import check_inside, check_static
 from ..checks.manifest import MANIFEST_NAME
 from ..checks.prose import Author, check_prose, prose_file, source_text
 from ..checks.scan import scan_page
@@ -238,12 +238,14 @@ class EvidenceBuild:
                 where = f"{ev.rel}/outputs/report.md"
                 self.prose += check_prose(report_prose_html(text), file=where, source=text, author="report")
         own_css = frozenset(str(c) for c in config.extra_css)
-        for file in files:  # what docs/ publishes as it is: inert types only
+        for file in files:  # what docs/ publishes: its own files; as they are, inert types only
             path = Path(file.abs_src_path) if file.abs_src_path else None
-            if file.inclusion == InclusionLevel.EXCLUDED or file.is_documentation_page():
+            if file.inclusion == InclusionLevel.EXCLUDED or path is None or not path.is_relative_to(docs):
                 continue
-            if path is not None and path.is_relative_to(docs):
-                rel = os.path.relpath(path, root).replace(os.sep, "/")
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            outside = check_inside(rel, path, docs)
+            self.prose += outside
+            if not outside and not file.is_documentation_page():
                 self.prose += check_static(rel, path, own_css=own_css, dest=file.src_uri)
         in_the_way = add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
         if self.model.has_claims:

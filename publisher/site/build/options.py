@@ -4,6 +4,7 @@ options of the wiki's :class:`~publisher.wiki.policy.Policy` (resolved once per 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,8 @@ layouts (``runs/``, ``outputs/deep-research/``), the PDF library and the signing
 
 
 def site_dir_apart(config: Any, root: Path) -> None:
-    """Refuse a ``site_dir`` that contains, equals or lies inside an input of the build.
+    """Refuse a ``site_dir`` that contains, equals or lies inside an input of the build (the
+    wiki's folders, ``mkdocs.yml``, the theme's ``custom_dir``, the hook files, the trusted keys).
 
     Publication replaces the site folder whole, so such a ``site_dir`` would overwrite (or
     delete) the very files the build had just read. Called before anything is read or
@@ -43,6 +45,7 @@ def site_dir_apart(config: Any, root: Path) -> None:
     inputs = [("docs_dir", Path(config.docs_dir).resolve())]
     inputs += [(name, (root / name).resolve()) for name in INPUT_FOLDERS]
     inputs.append(("the wiki's mkdocs.yml", Path(config.config_file_path).resolve()))
+    inputs += _other_inputs(config, root)
     found = [
         Finding(
             Reason.SCHEMA_ERROR,
@@ -57,6 +60,26 @@ def site_dir_apart(config: Any, root: Path) -> None:
     ]
     if found:
         raise refuse("evidence options", found)
+
+
+def _other_inputs(config: Any, root: Path) -> list[tuple[str, Path]]:
+    """What else a build runs or reads from the wiki's configuration: the theme's ``custom_dir``
+    (its templates), each hook file, each trusted key (``extra: evidence: trusted_keys``)."""
+    out: list[tuple[str, Path]] = []
+    custom = getattr(config.theme, "custom_dir", None)
+    if custom:
+        out.append(("the theme's custom_dir", Path(custom).resolve()))
+    for name, module in (config.get("hooks") or {}).items():
+        path = getattr(module, "__file__", None)
+        if path:
+            out.append((f"the hook {name}", Path(path).resolve()))
+    extra = config.get("extra")
+    evidence = extra.get("evidence") if isinstance(extra, Mapping) else None
+    keys = evidence.get("trusted_keys") if isinstance(evidence, Mapping) else None
+    for key in keys if isinstance(keys, list) else ():
+        if isinstance(key, str) and key:
+            out.append((f"the trusted key {key}", (root / key).resolve()))
+    return out
 
 
 def reader_options(policy: Policy) -> SourceText:

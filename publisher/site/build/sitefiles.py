@@ -70,11 +70,15 @@ def add_site_files(
             found.append(_in_the_way(where, f"would produce {generated.dest_uri}, a page the evidence hook generates"))
             continue
         files.append(generated)
-    if files.get_file_from_path(CSS_URI) is None:
+    # The build's own stylesheets and scripts decide what "verified" looks like and does: one of
+    # docs/ at their path would be published in their place (and pass as CSS the site names).
+    for uri in (CSS_URI, READER_CSS_URI, READER_JS_URI, OFFLINE_JS_URI):
+        if files.get_file_from_path(uri) is not None:
+            found.append(_in_the_way(f"docs/{uri}", "would replace a stylesheet or script the evidence build ships"))
+    if not found:
         css = (TEMPLATES_DIR / "evidence.css").read_text(encoding="utf-8")
         files.append(File.generated(config, CSS_URI, content=css))
-    for uri in (READER_CSS_URI, READER_JS_URI, *([OFFLINE_JS_URI] if offline else [])):
-        if files.get_file_from_path(uri) is None:
+        for uri in (READER_CSS_URI, READER_JS_URI, *([OFFLINE_JS_URI] if offline else [])):
             files.append(File.generated(config, uri, abs_src_path=str(STATIC_DIR / Path(uri).name)))
     written_later = [SEARCH_WORKER_URI, SEARCH_INDEX_JS] if offline else []
     for sid in sorted(sources):

@@ -13,10 +13,13 @@ copied (check ``C-PROSE``):
   as XML (lxml: no DTD, no entities, no network), every element must be an SVG element of
   :data:`SVG_ELEMENTS` in the SVG namespace (a namespace-prefixed ``<s:script>`` or an XHTML
   element is refused), every attribute one of :data:`SVG_ATTRIBUTES` (or ``xml:space``/``xml:lang``,
-  ``xlink:href``/``href`` to a fragment of the same file), and no value loads anything (a
-  ``url()`` only to ``#fragment``); no processing instruction, no style element, no animation.
+  ``xlink:href``/``href`` to a fragment of the same file), and no value loads anything: a
+  ``url()`` only to ``#fragment``, no other function than those of :data:`SVG_FUNCTIONS`
+  (``image-set('https://...')`` takes its URL as a plain string), no CSS escape or comment; no
+  processing instruction, no style element, no animation.
 
-Anything else (``.js``, ``.html``, ``.xml``, a file without a suffix ...) is refused with its path.
+Anything else (``.js``, ``.html``, ``.xml``, a file without a suffix ...) is refused with its path,
+and so is any file of ``docs/``, a page too, that links to a file outside it (:func:`check_inside`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,17 @@ from lxml import etree
 from ...kernel import _fs
 from ...kernel.findings import Finding
 
-__all__ = ["CHECK", "RASTER", "INERT_TYPES", "SVG_ELEMENTS", "SVG_ATTRIBUTES", "check_static", "svg_problems"]
+__all__ = [
+    "CHECK",
+    "RASTER",
+    "INERT_TYPES",
+    "SVG_ELEMENTS",
+    "SVG_ATTRIBUTES",
+    "SVG_FUNCTIONS",
+    "check_static",
+    "check_inside",
+    "svg_problems",
+]
 
 CHECK = "C-PROSE"
 
@@ -89,6 +102,15 @@ SVG_ATTRIBUTES = frozenset(
 
 _URL = re.compile(r"url\s*\(", re.IGNORECASE)
 _LOCAL_URL = re.compile(r"url\s*\(\s*['\"]?#", re.IGNORECASE)
+_FUNCTION = re.compile(r"([A-Za-z0-9_-]*)\s*\(")
+
+SVG_FUNCTIONS = frozenset(
+    "url rgb rgba hsl hsla hwb calc min max clamp var matrix translate translatex translatey scale scalex "
+    "scaley rotate skewx skewy".split()
+)
+"""CSS and SVG functions a value may call (case-insensitive; ``url()`` only to a ``#fragment``):
+colours, arithmetic and transforms. Not here: ``image-set()``, ``cross-fade()``, ``image()``,
+``element()``, ``src()`` and every other function that takes a URL, even as a plain string."""
 
 
 def svg_problems(data: bytes) -> list[str]:
@@ -141,9 +163,27 @@ def _svg_attribute(tag: str, name: etree.QName, value: str) -> list[str]:
         return []
     if space is not None or local not in SVG_ATTRIBUTES:
         return [f"attribute {local}{' of namespace ' + space if space else ''} on <{tag}> outside the allow-list"]
-    if "\\" in value or "@import" in value.lower() or len(_URL.findall(value)) != len(_LOCAL_URL.findall(value)):
-        return [f"<{tag} {local}> loads or escapes something: only url(#fragment) is allowed"]
+    if "\\" in value or "/*" in value or "@import" in value.lower():
+        return [f"<{tag} {local}> holds a CSS escape, comment or @import"]
+    if len(_URL.findall(value)) != len(_LOCAL_URL.findall(value)):
+        return [f"<{tag} {local}> loads something: only url(#fragment) is allowed"]
+    called = sorted({name for name in _FUNCTION.findall(value) if name and name.lower() not in SVG_FUNCTIONS})
+    if called:
+        return [f"<{tag} {local}> calls {called[0][:40]}(): only colour, arithmetic and transform functions"]
     return []
+
+
+def check_inside(file: str, path: Path, docs: Path) -> list[Finding]:
+    """A finding when ``path``, a file of ``docs`` (a page too), is a link (or lies in a linked
+    folder) to a file outside ``docs``: MkDocs publishes what it points to, so the PDF library,
+    the keys or any file of the machine would be published under a name of docs/."""
+    try:
+        inside = path.resolve(strict=True).is_relative_to(docs.resolve(strict=True))
+    except (OSError, RuntimeError):  # a dangling or looping link
+        inside = False
+    if inside:
+        return []
+    return [Finding(None, file, "a link to a file outside docs/; not published", check=CHECK)]
 
 
 def check_static(file: str, path: Path, *, own_css: frozenset[str] = frozenset(), dest: str = "") -> list[Finding]:

@@ -12,23 +12,32 @@ produce, plus a fixed set of inert elements. Everything else is refused, never s
   it holds;
 * an attribute outside the list, or with a value outside its rule: ``id`` and ``name`` only as
   Markdown makes them (heading slugs, footnote and code-line anchors; never one beginning with
-  ``_``, the theme's own ids such as ``#__config``), ``class`` only from the extensions'
+  ``_``, the theme's own ids such as ``#__config``) and each on one element only (a heading named
+  like an evidence footnote would take its link and tooltip), ``class`` only from the extensions'
   vocabulary (never ``evidence-*`` or the theme's ``md-*``), ``style`` only as the ``tables``
   extension aligns a column, URLs only of an inert scheme (a raster ``data:image`` in ``src``);
-* text that imitates evidence: a span reference (``src-<64 hex>#<start>-<end>``) outside code,
-  recognised after NFKC folding and with every Unicode dash read as ``-`` (a footnote no check
-  read), and the verified badge ("✓ verified") in a title, heading or, in concept and report
-  prose, anywhere outside code;
+* text that imitates evidence: a span reference (``src-<64 hex>#<start>-<end>``, or shortened as
+  the build's source link writes it, ``src-7e4fd0d2…#176-188``) outside code,
+  recognised after NFKC folding, without the invisible format characters (a soft hyphen, a
+  zero-width space) and with every Unicode dash read as ``-`` (a footnote no check read), and the
+  verified badge ("✓ verified") in a title, heading or, in concept and report prose, anywhere
+  outside code, where any of the badge's check marks is refused too (a Cyrillic letter in
+  "verified" is still the badge); text includes what an image or link shows of itself (``alt``, ``title``);
+* text shown in another order than it is written: a bidi embedding, override or isolate
+  character anywhere (``<bdo>`` is outside the list), which would show "deifirev ✓" as the badge;
 * markup that does not end where it started (an unclosed comment, raw-text element or tag),
-  which would swallow the theme's markup that follows it.
+  which would swallow the theme's markup that follows it, or a stray end tag (``</article>``,
+  ``</div>``) that would close the theme's elements around the page's content, or a formatting
+  element left open (``<a href>`` at its end), which the parser reopens around all that follows.
 
 The judging walks the page as a browser builds it (lexbor, :func:`publisher.site.checks.scan.parse_page`),
 so each finding names its element; the same allow-list drives the sanitiser ``nh3`` (the Rust
 ``ammonia`` library), and a page whose sanitised form differs from what it is, for a reason the
 walk did not name, is refused too (the two parsers must agree before anything is published).
 What trusted Markdown extensions generate themselves (Material's emoji SVG through
-``pymdownx.emoji``, recorded by :class:`publisher.site.checks.trusted.TrustedOutput`) is set aside first,
-one recorded chunk per occurrence. Each finding names the file and the line (check ``C-PROSE``).
+``pymdownx.emoji``, recorded by :class:`publisher.site.checks.trusted.TrustedOutput`) is set
+aside first, one recorded chunk per occurrence, when it passes the SVG allow-list of ``docs/``
+files. Each finding names the file and the line (check ``C-PROSE``).
 """
 
 from __future__ import annotations
@@ -48,6 +57,7 @@ from ...kernel import _fs
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...kernel.refs import VERIFIED_BADGE, as_read
+from .inert import svg_problems
 from .scan import ascii_lower, find_span_refs, parse_page
 
 __all__ = [
@@ -55,6 +65,7 @@ __all__ = [
     "ALLOWED_TAGS",
     "ALLOWED_ATTRIBUTES",
     "ALLOWED_CLASSES",
+    "CHECKED_TYPES",
     "Violation",
     "Author",
     "allowed_value",
@@ -81,11 +92,12 @@ ALLOWED_TAGS = frozenset(
     + "div span sup sub table thead tbody tfoot tr th td caption colgroup col dl dt dd abbr".split()
     + "details summary ins del".split()
     # a fixed set of inert elements
-    + "b i u s q small cite dfn kbd samp var time wbr bdi bdo ruby rt rp figure figcaption".split()
+    + "b i u s q small cite dfn kbd samp var time wbr bdi ruby rt rp figure figcaption".split()
     + "section article aside header footer address".split()
 )
 """Elements prose may carry. Not here, among others: ``mark`` (the highlight is evidence's own),
-every form control (``form button input select textarea option label output``), ``svg math``."""
+every form control (``form button input select textarea option label output``), ``svg math``,
+``bdo`` (which shows its text in another order than written: "deifirev ✓" as "✓ verified")."""
 
 ALLOWED_ATTRIBUTES: dict[str, frozenset[str]] = {
     "*": frozenset({"class", "title", "lang", "dir", "id"}),
@@ -121,6 +133,10 @@ ALLOWED_CLASSES = frozenset(
 """Class names the configured extensions write; with code highlighting's short token classes
 (``k``, ``nf``, ``s2`` ...) and ``language-*``. Never the site's own (``evidence-*``, ``md-*``)."""
 
+CHECKED_TYPES = frozenset({"success", "check", "done"})
+"""Admonition types whose title Material draws after a check mark: a title "Verified" there
+reads as the verified badge."""
+
 _TOKEN_CLASS = re.compile(r"[a-z]{1,3}[0-9]?(?:-[A-Z][A-Za-z0-9]*)*|language-[a-z0-9_+-]{1,40}")
 _HEADING_ID = re.compile(r"[^\s_][^\s]*")
 _FOOTNOTE_ID = re.compile(r"fn(?:ref[0-9]*)?:[^\s]+|fn(?:ref)?[0-9]+(?::[0-9]+)?")
@@ -135,12 +151,29 @@ _SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*):")
 _ASCII_WS = re.compile(r"[\t\n\f\r ]+")
 _CODE = "pre, code, kbd, samp"
 _TITLES = "h1, h2, h3, h4, h5, h6, summary, caption, th, dt, .admonition-title"
-_TITLE_LINE = re.compile(r"\s*(?:#|!!!|\?\?\?|\||<\s*(?:h[1-6]|summary|caption|th|dt)\b)", re.IGNORECASE)
+_TITLE_LINE = re.compile(
+    r"\s*(?:#|!!!|\?\?\?|\||<\s*(?:h[1-6]|summary|caption|th|dt)\b|<[^>]*\badmonition-title\b)", re.IGNORECASE
+)
 _BADGE = VERIFIED_BADGE
+_REORDER = re.compile("[\u202a-\u202e\u2066-\u2069]")
+"""The bidi controls that show text in another order than written (embeddings, overrides,
+isolates); the implicit marks (LRM, RLM, ALM) are read through like every format character."""
+_SHORT_REF = re.compile(r"src-[0-9a-f]{1,63}\s*(?:\.\.\.)?\s*#\s*[0-9]+\s*-\s*[0-9]+", re.IGNORECASE)
+"""A span reference shortened as the build writes it in an excerpt's source link
+("source src-7e4fd0d2…#176-188"; the ellipsis reads as ``...`` once folded)."""
+_ICON = "\ue000"
+_ICON_READ = f"<span>{_ICON}</span>"
+"""What an icon a trusted extension inlined is read as: a mark that the badge test reads as the
+check mark it may show (and the check-mark rule of concept and report prose does not)."""
+_CHECK_MARK = re.compile("[\u2713\u2714\u2611\u2705\U0001f5f8]")
+"""The badge's check marks: in concept and report prose, outside code, the build's alone."""
+_TWICE = "a second element of that name (a link, its tooltip or a script finds the first)"
+_SEEN = ("alt", "title")  # attribute values a reader sees: where an image fails to load, on hover
 
 
 def fold(text: str) -> str:
-    """``text`` as a reader takes it in (:func:`publisher.kernel.refs.as_read`)."""
+    """``text`` as a reader takes it in (:func:`publisher.kernel.refs.as_read`: without the
+    invisible format characters, NFKC, dashes as ``-``)."""
     return as_read(text)
 
 
@@ -218,11 +251,17 @@ def _attribute_problem(tag: str, name: str, value: str) -> Violation | None:
 
 
 def _set_aside(content_html: str, trusted: Iterable[str]) -> str:
-    """``content_html`` with each chunk a trusted extension stashed replaced by an empty span,
-    one occurrence per recorded chunk (a hand copy of the same markup is judged as markup)."""
+    """``content_html`` with each chunk a trusted extension stashed replaced by a span that reads
+    as a check mark (an icon can show one: ``:white_check_mark:`` or ``:material-check:`` before
+    "verified" is the badge), one occurrence per recorded chunk (a hand copy of the same markup
+    is judged as markup).
+
+    Only a chunk that is an inert SVG (:func:`publisher.site.checks.inert.svg_problems`, the
+    allow-list of SVG files) is set aside: the emoji extension inlines an icon file as it is,
+    and an icon set can lie where an author writes (a ``docs/.icons`` MkDocs does not publish)."""
     for chunk in trusted:
-        if chunk:
-            content_html = content_html.replace(chunk, "<span></span>", 1)
+        if chunk and not svg_problems(chunk.encode("utf-8")):
+            content_html = content_html.replace(chunk, _ICON_READ, 1)
     return content_html
 
 
@@ -233,13 +272,14 @@ def violations(content_html: str, *, author: Author = "page", trusted: Iterable[
     tree = parse_page(f'<!DOCTYPE html><body>{content_html}<p id="{sentinel}"></p>')
     out: list[Violation] = []
     ends = tree.css(f'[id="{sentinel}"]')
-    if len(ends) != 1 or ends[0].tag != "p" or len(ends[0].attributes) != 1:
+    if len(ends) != 1 or ends[0].tag != "p" or len(ends[0].attributes) != 1 or _escapes(content_html, sentinel):
         detail = (
             "the markup does not end where it started (an unclosed comment, raw-text element, tag or "
-            "<select> would swallow what follows it)"
+            "<select> would swallow what follows it; a stray end tag would close the page around it)"
         )
         out.append(Violation("unclosed", "", detail))
     inside: set[int] = set()
+    named: set[str] = set()  # ids and names so far: each names one element
     body = tree.body
     for node in body.traverse(include_text=False) if body is not None else ():
         if not node.is_element_node or node.mem_id in inside or node.tag == "body":
@@ -252,15 +292,46 @@ def violations(content_html: str, *, author: Author = "page", trusted: Iterable[
             what = "a highlight only evidence carries" if tag == "mark" else "an element outside the allow-list"
             out.append(Violation("element", tag, f"<{tag}>: {what}"))
             continue
+        own: set[str] = set()  # an element's id and name may be the same (a code line's anchor)
         for name, value in node.attributes.items():
             problem = _attribute_problem(tag, name, value or "")
+            if problem is None and name in ("id", "name") and value in named:
+                detail = f'<{tag} {name}="{(value or "")[:40]}">: {_TWICE}'
+                problem = Violation("attribute", name, detail, value or "")
             if problem is not None:
                 out.append(problem)
+            elif name in ("id", "name"):
+                own.add(value or "")
+        named |= own
     if body is not None:
         out += _looks_verified(tree, body, author)
     if not out and sanitised(content_html) != _structure(content_html, tree, sentinel):
         out.append(Violation("sanitiser", "", "the sanitiser reads this markup otherwise than the browser"))
     return out
+
+
+_THEME = ("div", "main", "div", "div", "article")
+"""The elements a page's content sits in (Material: ``div.md-container > main.md-main >
+div.md-main__inner > div.md-content > article.md-typeset``)."""
+
+
+def _escapes(content_html: str, sentinel: str) -> bool:
+    """Whether the fragment, placed where the theme puts a page's content, closes one of the
+    theme's elements around it (a stray ``</article>`` or ``</div>``, which a fragment parsed on
+    its own ignores) so that what follows it lands outside the article, or leaves a formatting
+    element open (``<a href>`` or ``<b>`` at its end), which the parser reopens around every text
+    that follows it: the theme's footer turned into the author's link."""
+    opening = "".join(f'<{tag} id="{sentinel}-{n}">' for n, tag in enumerate(_THEME))
+    tree = parse_page(f'<!DOCTYPE html><body>{opening}{content_html}<p id="{sentinel}">.</p>')
+    ends = tree.css(f'[id="{sentinel}"]')
+    if len(ends) != 1 or any(n.is_element_node for n in ends[0].iter(include_text=False)):
+        return True  # or a formatting element left open, which the text after it would reopen
+    node = ends[0].parent
+    for n in reversed(range(len(_THEME))):
+        if node is None or node.attributes.get("id") != f"{sentinel}-{n}":
+            return True
+        node = node.parent
+    return node is None or node.tag != "body"
 
 
 def _text_outside(tree: Any, body: Any, skip: str) -> str:
@@ -270,25 +341,73 @@ def _text_outside(tree: Any, body: Any, skip: str) -> str:
     )
 
 
+def _seen_values(tree: Any) -> str:
+    """The values of the attributes a reader sees (``alt``, ``title``) outside code, one a line."""
+    skipped = {n.mem_id for root in tree.css(_CODE) for n in root.traverse(include_text=False)}
+    values = [
+        node.attributes.get(name) or ""
+        for node in tree.css(", ".join(f"[{name}]" for name in _SEEN))
+        if node.mem_id not in skipped
+        for name in _SEEN
+    ]
+    return "\n".join(v for v in values if v)
+
+
 def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
-    """Text that imitates evidence: span references outside code, the verified badge."""
+    """Text that imitates evidence: text shown in another order than written, span references
+    outside code, the verified badge (in text, or in what an image or a link shows of itself)."""
     out: list[Violation] = []
-    folded = fold(body.text(deep=True))
-    if find_span_refs(folded):
-        for ref in find_span_refs(fold(_text_outside(tree, body, _CODE))):
+    raw = body.text(deep=True)
+    seen = _seen_values(tree)
+    for control in sorted(set(_REORDER.findall(raw + seen))):
+        detail = f"text with the bidi control U+{ord(control):04X}, shown in another order than it is written"
+        out.append(Violation("bidi", control, detail))
+    folded = fold(raw + "\n" + seen)
+    if find_span_refs(folded) or _SHORT_REF.search(folded):
+        outside = fold(_text_outside(tree, body, _CODE) + "\n" + seen)
+        for ref in find_span_refs(outside):
             detail = (
                 f"text {ref[:24]}… quotes a source that no evidence check read (evidence footnotes are "
                 "read with CommonMark rules: not after an unclosed fence, nor inside a paragraph)"
             )
             out.append(Violation("reference", ref, detail))
-    if _BADGE.search(folded):
+        for short in _SHORT_REF.finditer(outside):
+            detail = f"text {short.group(0)[:32]} reads as the build's source link of a sealed excerpt"
+            out.append(Violation("reference", short.group(0), detail))
+    detail = "text shaped like the verified badge, which only the build shows for a sealed excerpt"
+    badges = len(out)
+    if _BADGE.search(_read_icons(folded)):
         titles = [n.text(deep=True) for n in tree.css(_TITLES)]
-        texts = titles if author == "page" else [_text_outside(tree, body, _CODE)]
+        texts = titles if author == "page" else [_text_outside(tree, body, _CODE), seen]
         for text in texts:
-            match = _BADGE.search(fold(text))
+            match = _BADGE.search(_read_icons(fold(text)))
             if match:
-                detail = "text shaped like the verified badge, which only the build shows for a sealed excerpt"
                 out.append(Violation("badge", match.group(0), detail))
+    for title in _checked_titles(tree):  # the theme draws a check mark before these
+        if _BADGE.search(_read_icons(fold(f"\u2713 {title}"))) and not _BADGE.search(_read_icons(fold(title))):
+            out.append(Violation("badge", title.strip(), f"{detail} (the theme draws its check mark)"))
+    if author != "page" and len(out) == badges:  # a look-alike letter in "verified", "✔ checked" ...
+        mark = _CHECK_MARK.search(fold(_text_outside(tree, body, _CODE) + "\n" + seen))
+        if mark:
+            why = "a check mark, which in concept and report prose only the build's verified badge shows"
+            out.append(Violation("badge", mark.group(0), why))
+    return out
+
+
+def _read_icons(text: str) -> str:
+    """``text`` with each icon a trusted extension inlined read as a check mark."""
+    return text.replace(_ICON, "\u2713")
+
+
+def _checked_titles(tree: Any) -> list[str]:
+    """The titles of admonitions and details the theme marks with a check icon
+    (:data:`CHECKED_TYPES`), whatever the prose's own words."""
+    out = []
+    for node in tree.css(".admonition-title, summary"):
+        parent = node.parent
+        classes = set(_ASCII_WS.split((parent.attributes.get("class") or "") if parent is not None else ""))
+        if classes & CHECKED_TYPES:
+            out.append(node.text(deep=True))
     return out
 
 
@@ -382,14 +501,25 @@ class _Locator:
         text = ascii_lower(fold(_TAB_NL.sub("", v.value if v.kind == "url" else v.name)))[:32]
         if v.kind == "reference":
             text = text[:20]
-        if v.kind == "badge" and self.titles:  # a page's badge is refused in a title: look there
-            return (v.kind, text), lambda n: text in self.decoded[n] and _TITLE_LINE.match(self.lines[n])
+        if v.kind == "badge":  # the check mark may be an icon's: its shortcode, then the word
+            word = re.sub(r"^[^a-z]*", "", text)
+            icon = re.compile(rf":[a-z0-9_+-]+:\s*{re.escape(word)}") if word and word != text else None
+
+            def badge(n: int) -> bool:
+                hit = text in self.decoded[n] or (icon is not None and icon.search(self.decoded[n]) is not None)
+                return hit and (not self.titles or _TITLE_LINE.match(self.lines[n]) is not None)
+
+            return (v.kind, text), badge  # a page's badge is refused in a title: look there
         return (v.kind, text), lambda n: text and text in self.decoded[n]
 
     def line(self, v: Violation) -> int | None:
         if v.kind in ("unclosed", "sanitiser"):
             return None
-        key, hit = self._needle(v)
+        key: tuple[str, ...]
+        if v.kind == "bidi":  # invisible once folded: looked for as written
+            key, hit = ("bidi", v.name), lambda n: v.name in self.lines[n]
+        else:
+            key, hit = self._needle(v)
         first = self.after.get(key, self.body)
         for n in [*range(first, len(self.lines)), *range(self.body, first)]:
             if hit(n):

@@ -21,7 +21,8 @@ content a browser shows while a parser with scripting off does not see it the sa
 Decorative classes of generated pages (``evidence-link``, ``evidence-id`` ...) are allowed.
 
 A page also yields its inline scripts and style elements as the browser reads them, for the
-Content-Security-Policy (:mod:`publisher.site.checks.csp`). This module does not import MkDocs.
+Content-Security-Policy (:mod:`publisher.site.checks.csp`): only those outside the page's content
+(:data:`CONTENT_CLASS`), where the theme writes them; one inside it is malformed. This module does not import MkDocs.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from ..pages.markup import (
 
 __all__ = [
     "SPAN_REF",
+    "CONTENT_CLASS",
     "find_span_refs",
     "ascii_lower",
     "class_tokens",
@@ -67,6 +69,10 @@ _LOOKS = ", ".join([*(f"[{a}]" for a in EVIDENCE_ATTRS), '[class*="evidence-" i]
 _ELSEWHERE_TAGS = frozenset("template noscript iframe frame frameset object embed portal fencedframe".split())
 _ONE_PASS = ", ".join(["script", "style", "meta[http-equiv]", *sorted(_ELSEWHERE_TAGS), _LOOKS])
 _CODE = "pre, code, kbd, samp, script, style"
+
+CONTENT_CLASS = "md-content__inner"
+"""The class of the element Material puts a page's content in; a script or style element inside
+it is malformed, never given a hash by the page's policy."""
 
 SPAN_REF = READ_AS_REF
 """The span-reference form, as a reader would recognise it (any case, spaces around # and -)."""
@@ -233,6 +239,17 @@ def _block(node: LexborNode, *, window: bool) -> SnapshotBlock:
     return block
 
 
+def _in_content(node: LexborNode) -> bool:
+    """Whether ``node`` lies in the element that holds the page's content (Material's
+    ``article.md-content__inner``): the theme writes its own scripts and styles elsewhere."""
+    parent = node.parent
+    while parent is not None:
+        if parent.tag == "article" and CONTENT_CLASS in _tokens(parent.attributes.get("class")):
+            return True
+        parent = parent.parent
+    return False
+
+
 def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
     """Every evidence element of a page, each thing that only looks like one, and its inline code."""
     tree = tree if tree is not None else parse_page(page_html)
@@ -243,7 +260,9 @@ def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
     for node in {n.mem_id: n for n in tree.css(_ONE_PASS)}.values():
         tag = node.tag
         attrs = node.attributes
-        if tag == "script":
+        if tag in ("script", "style") and _in_content(node):
+            scan.malformed.append(f"<{tag}> in the page's content, where only an author could have put it")
+        elif tag == "script":
             if "src" not in attrs and is_script(node):
                 scan.scripts.append(node.text(deep=True))
         elif tag == "style":

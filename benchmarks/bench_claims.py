@@ -59,7 +59,9 @@ def add_claims(root: Path, per_concept: int = PER_CONCEPT) -> int:
         claims = []
         for k in range(per_concept):
             partial = (total + k) % 2 == 1
-            cited = tuple(labels[(k + i) % len(labels)] for i in range(3 if partial else 2))
+            # Distinct labels (a concept with fewer footnotes cites each once: a label cited
+            # twice in one claim is refused).
+            cited = tuple(dict.fromkeys(labels[(k + i) % len(labels)] for i in range(3 if partial else 2)))
             proposal = Proposal(
                 f"c{k}",
                 f"Synthetic claim {k} of {ce.slug}.",

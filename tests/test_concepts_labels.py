@@ -7,6 +7,7 @@ each like to rewrite some character, and the rendered text is compared with the 
 
 from __future__ import annotations
 
+import html
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -213,3 +214,16 @@ def test_any_label_renders_as_itself_under_hostile_extensions(label: str) -> Non
     assert text == want
     text, _ = _render(f"Question: {markdown_text(label)}\n", EXTENSION_SETS["hostile"])
     assert text == f"Question: {want}".strip()
+
+
+def test_presentational_text_drops_the_bidi_controls_prose_may_not_hold() -> None:
+    """A title or label with an override or isolate would show in another order than written, and
+    the prose check refuses such text (C-PROSE): written into Markdown, those controls are dropped,
+    the implicit marks and every visible character kept."""
+    from publisher.kernel.text import REORDERING
+    from publisher.wiki.markdown import markdown_text
+
+    text = "\u202e<b>bidi</b>\u2066 isolated\u2069 \u200fmarked ünïcödé"
+    written = markdown_text(text)
+    assert not REORDERING.search(written) and "\u200f" in written
+    assert html.unescape(written) == "<b>bidi</b> isolated \u200fmarked ünïcödé"

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_DETAIL", "one_line", "first_line", "terminal_safe"]
+__all__ = ["MAX_DETAIL", "REORDERING", "one_line", "first_line", "terminal_safe"]
 
 MAX_DETAIL = 300
 """Longest ``detail`` line of a finding or an event."""
 
 _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+REORDERING = re.compile("[\u202a-\u202e\u2066-\u2069]")
+"""The bidi controls that show text in another order than it is written (embeddings, overrides,
+isolates). Prose holding one is refused (C-PROSE); presentational text the product writes into
+Markdown drops them (the implicit marks LRM, RLM and ALM only steer neutral characters)."""
 
 
 def one_line(text: object, limit: int = MAX_DETAIL) -> str:

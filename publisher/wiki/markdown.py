@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from ..kernel.text import REORDERING
+
 __all__ = ["markdown_text", "markdown_code"]
 
 _ALWAYS_ENCODED = frozenset("!\"#$&'*+/<=>@[\\]^_`{|}~")
@@ -56,17 +58,19 @@ def markdown_text(text: str) -> str:
     """``text`` as one line of Markdown that renders as exactly that text, whatever the extensions.
 
     For presentational text (claim labels, titles); evidence excerpts never go through Markdown
-    at all. Whitespace runs become one space and control characters are dropped (HTML cannot
-    show them); every character that plain Markdown or a common extension (smarty, emoji,
-    arithmatex, critic, keys, magiclink, smartsymbols, caret, mark, tilde, tables, footnotes,
-    attribute lists ...) could read as markup is written as an HTML character reference
-    (``&#61;`` for ``=``, ``&amp;`` for ``&``), which Markdown passes through untouched and every
-    HTML reader decodes. Backslash escapes are not used: Python-Markdown honours them only for
-    its own markup characters and leaves the backslash visible before others. Letters, digits,
-    non-ASCII text, spaces and ordinary sentence punctuation stay as they are, so the file
-    stays readable (``docs/concept-files.md`` lists the rules).
+    at all. Whitespace runs become one space; control characters are dropped (HTML cannot show
+    them), and so are the bidi controls that would show the text in another order than it is
+    written (:data:`~publisher.kernel.text.REORDERING`, refused in prose); every character that
+    plain Markdown or a common extension (smarty, emoji, arithmatex, critic, keys, magiclink,
+    smartsymbols, caret, mark, tilde, tables, footnotes, attribute lists ...) could read as markup
+    is written as an HTML character reference (``&#61;`` for ``=``, ``&amp;`` for ``&``), which
+    Markdown passes through untouched and every HTML reader decodes. Backslash escapes are not
+    used: Python-Markdown honours them only for its own markup characters and leaves the
+    backslash visible before others. Letters, digits, non-ASCII text, spaces and ordinary
+    sentence punctuation stay as they are, so the file stays readable (``docs/concept-files.md``
+    lists the rules).
     """
-    shown = "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) != "Cc")
+    shown = "".join(ch for ch in REORDERING.sub("", text) if ch.isspace() or unicodedata.category(ch) != "Cc")
     flat = " ".join(shown.split())
     lead_match = _LEADING_NUMBER_RE.match(flat)
     lead = lead_match.end() if lead_match else -1

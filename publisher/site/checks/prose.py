@@ -57,6 +57,7 @@ from ...kernel import _fs
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...kernel.refs import VERIFIED_BADGE, as_read
+from ...kernel.text import REORDERING
 from .inert import svg_problems
 from .scan import ascii_lower, find_span_refs, parse_page
 
@@ -155,7 +156,7 @@ _TITLE_LINE = re.compile(
     r"\s*(?:#|!!!|\?\?\?|\||<\s*(?:h[1-6]|summary|caption|th|dt)\b|<[^>]*\badmonition-title\b)", re.IGNORECASE
 )
 _BADGE = VERIFIED_BADGE
-_REORDER = re.compile("[\u202a-\u202e\u2066-\u2069]")
+_REORDER = REORDERING
 """The bidi controls that show text in another order than written (embeddings, overrides,
 isolates); the implicit marks (LRM, RLM, ALM) are read through like every format character."""
 _SHORT_REF = re.compile(r"src-[0-9a-f]{1,63}\s*(?:\.\.\.)?\s*#\s*[0-9]+\s*-\s*[0-9]+", re.IGNORECASE)

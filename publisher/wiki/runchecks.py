@@ -12,6 +12,7 @@ refusals, its result now, the sources and excerpts it accepts.
 from __future__ import annotations
 
 import os
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future
@@ -159,15 +160,20 @@ def _record(ev: RunEvidence, index: RunIndex, source: Callable[[str], SnapshotCh
     wiki.findings.extend(index.refusals)
     if index.unresolved and not index.refusals:
         wiki.notices.append(f"{ev.rel}: {index.unresolved} unresolved artifact(s) not published (gate off)")
+    # Held until the site is built, for every source and span of a large wiki: one sources
+    # folder per run, and each source id once (a worker's result spells it once per claim).
+    folder: Path | None = None
     for artifact_id, source_ids, claims in index.accepted:
         for sid in source_ids:
+            sid = sys.intern(sid)
             info = wiki.sources.get(sid)
             if info is None:
-                info = wiki.sources[sid] = SourceInfo(source(sid), ev.run.sources_dir)
+                folder = folder if folder is not None else ev.run.sources_dir
+                info = wiki.sources[sid] = SourceInfo(source(sid), folder)
             if ev.slug not in info.holders:
                 info.holders.append(ev.slug)
         for position, (sid, start, end, excerpt) in enumerate(claims):
-            key = (sid, start, end)
+            key = (sys.intern(sid), start, end)
             ev.accepted.setdefault(key, []).append((artifact_id, position))
             wiki.excerpts[key] = excerpt
             wiki.sources[sid].spans.add((start, end))

@@ -172,6 +172,14 @@ def test_missingness_is_idempotent_and_refused_without_facts(cli: Cli, cw: Claim
     refused(cli("missing", "--run-dir", run, "--claim", "x", "--source-id", cw.a_full, "--json"), "NOTHING_MISSING")
     # A fetch event is no failure.
     refused(cli("missing", "--run-dir", run, "--claim", "x", "--event", "ev-0001", "--json"), "NOTHING_MISSING")
+    # Nor is any other event that is not fetch_failed, even naming an address never fetched.
+    fetched = json.loads(cw.rb.run.events_path.read_text(encoding="utf-8").splitlines()[0])
+    append_event(
+        cw.rb.run.events_path, type="read", source_id=fetched["source_id"], sha256=fetched["sha256"],
+        url="https://example.org/never-fetched", fresh=False, detail="test: an agent read this",
+    )  # fmt: skip
+    other = str(json.loads(cw.rb.run.events_path.read_text(encoding="utf-8").splitlines()[-1])["event_id"])
+    refused(cli("missing", "--run-dir", run, "--claim", "x", "--event", other, "--json"), "NOTHING_MISSING")
     assert len(os.listdir(run / "missingness")) == 1
     # A tampered record no longer resolves.
     os.chmod(path, 0o644)

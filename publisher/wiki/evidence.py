@@ -13,7 +13,7 @@ import zlib
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
 from ..gate.checks.runcheck import RunCheck
@@ -26,8 +26,9 @@ from .concepts import ConceptDoc
 from .policy import Policy
 
 __all__ = [
-    "pack_check",
-    "unpack_check",
+    "pack",
+    "unpack",
+    "ExcerptTable",
     "SpanKey",
     "VerifiedClaim",
     "RunEvidence",
@@ -80,28 +81,16 @@ class ExcerptTable(MutableMapping[SpanKey, str]):
         return f"ExcerptTable({len(self._held)} excerpts)"
 
 
-def pack_check(check: RunCheck) -> bytes:
-    """A run's check as a worker ships it and a wiki check holds it: pickled, then deflated at
-    zlib's fastest level (about half the bytes, for some 0.1 ms a run on the worker)."""
-    return zlib.compress(pickle.dumps(check, protocol=pickle.HIGHEST_PROTOCOL), 1)
+def pack(value: object) -> bytes:
+    """What a worker ships and a wiki check holds of a checked run (its check, its event log):
+    pickled, then deflated at zlib's fastest level (about half the bytes, for some 0.1 ms a run
+    on the worker). A wiki check only ever unpacks bytes its own workers packed, never a file's."""
+    return zlib.compress(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), 1)
 
 
-def unpack_check(packed: bytes) -> RunCheck:
-    """The check :func:`pack_check` packed, as a fresh copy; only ever bytes this wiki check's own
-    workers made (never a file's)."""
-    check: RunCheck = pickle.loads(zlib.decompress(packed))
-    return check
-
-
-def pack_events(events: list[Event]) -> bytes:
-    """A run's event log as :func:`pack_check` packs a check."""
-    return zlib.compress(pickle.dumps(events, protocol=pickle.HIGHEST_PROTOCOL), 1)
-
-
-def unpack_events(packed: bytes) -> list[Event]:
-    """The events :func:`pack_events` packed, as a fresh list."""
-    events: list[Event] = pickle.loads(zlib.decompress(packed))
-    return events
+def unpack(packed: bytes) -> Any:
+    """What :func:`pack` packed, as a fresh copy."""
+    return pickle.loads(zlib.decompress(packed))
 
 
 @dataclass(frozen=True)
@@ -146,7 +135,7 @@ class RunEvidence:
         """The run's event log as assembled now (empty when the run could not be read); held as a
         worker's pickle like :attr:`check`, a fresh copy on each reading."""
         held = self._events
-        return unpack_events(held) if isinstance(held, bytes) else held
+        return cast(list[Event], unpack(held)) if isinstance(held, bytes) else held
 
     @events.setter
     def events(self, value: list[Event]) -> None:
@@ -157,20 +146,19 @@ class RunEvidence:
         """The pipeline's check of the run; None when the run could not be read at all.
 
         A run checked on a worker is held as the bytes the worker packed its check into
-        (:func:`pack_check`: a few KB where the objects take several times that, and a wiki check
+        (:func:`pack`: a few KB where the objects take several times that, and a wiki check
         holds every run until its site is built); each reading unpacks a fresh copy, so bind it
         once where it is read twice.
         """
         held = self._check
-        return unpack_check(held) if isinstance(held, bytes) else held
+        return cast(RunCheck, unpack(held)) if isinstance(held, bytes) else held
 
     @check.setter
     def check(self, value: RunCheck | None) -> None:
         self._check = value
 
     def hold_packed(self, check: bytes, events: bytes) -> None:
-        """Hold the check (:func:`pack_check`) and the event log (:func:`pack_events`) as a worker
-        of this wiki check made them."""
+        """Hold the check and the event log as a worker of this wiki check packed them (:func:`pack`)."""
         self._check = check
         self._events = events
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..acquire.signing import KeyRing
 from ..gate.checks.assembler import stored_requests
@@ -32,7 +32,7 @@ from ..kernel.reasons import Reason
 from ..parallel import Batch, Batches, CheckedSnapshots, ProgressFn, SnapshotCheck, folder_bytes, folder_size
 from ..runs import Run
 from .discover import relative
-from .evidence import RunEvidence, SourceInfo, WikiCheck, pack_check, pack_events, unpack_check
+from .evidence import RunEvidence, SourceInfo, WikiCheck, pack, unpack
 
 __all__ = ["check_runs", "check_whole_run", "index_run", "release_records", "run_bytes", "RunIndex", "WholeRun"]
 
@@ -188,11 +188,11 @@ class WholeRun:
     config: dict[str, Any] | None
     packed: bytes | None
     """The run's check, its records released (:func:`release_records`), packed here
-    (:func:`~publisher.wiki.evidence.pack_check`): the parent holds these bytes
+    (:func:`~publisher.wiki.evidence.pack`): the parent holds these bytes
     (:meth:`RunEvidence.hold_packed`) and unpacks a copy only when a page or a refusal's cause
     asks for it, so it never rebuilds thousands of checks' objects it does not read."""
     events: bytes | None
-    """The run's event log as assembled, packed here too (:func:`~publisher.wiki.evidence.pack_events`;
+    """The run's event log as assembled, packed here too (:func:`~publisher.wiki.evidence.pack`;
     read once per wiki, by the pages and the claims' counts)."""
     sources: dict[str, SnapshotCheck] | None
     """The verified check of each source the run's accepted artifacts name, without its spans
@@ -202,7 +202,7 @@ class WholeRun:
 
     def check(self) -> RunCheck | None:
         """The run's check, unpacked (a fresh copy on each call)."""
-        return None if self.packed is None else unpack_check(self.packed)
+        return None if self.packed is None else cast(RunCheck, unpack(self.packed))
 
 
 def check_whole_run(
@@ -238,8 +238,8 @@ def check_whole_run(
     index = index_run(rc, reader)
     release_records(rc)
     sources = {sid: replace(reader.get(sid), spans=()) for _, source_ids, _ in index.accepted for sid in source_ids}
-    packed = pack_check(rc)
-    events = pack_events(list(rc.assembly.log.events))
+    packed = pack(rc)
+    events = pack(list(rc.assembly.log.events))
     return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, events, sources, index)
 
 

@@ -156,9 +156,6 @@ _TITLE_LINE = re.compile(
     r"\s*(?:#|!!!|\?\?\?|\||<\s*(?:h[1-6]|summary|caption|th|dt)\b|<[^>]*\badmonition-title\b)", re.IGNORECASE
 )
 _BADGE = VERIFIED_BADGE
-_REORDER = REORDERING
-"""The bidi controls that show text in another order than written (embeddings, overrides,
-isolates); the implicit marks (LRM, RLM, ALM) are read through like every format character."""
 _SHORT_REF = re.compile(r"src-[0-9a-f]{1,63}\s*(?:\.\.\.)?\s*#\s*[0-9]+\s*-\s*[0-9]+", re.IGNORECASE)
 """A span reference shortened as the build writes it in an excerpt's source link
 ("source src-7e4fd0d2…#176-188"; the ellipsis reads as ``...`` once folded)."""
@@ -360,7 +357,7 @@ def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
     out: list[Violation] = []
     raw = body.text(deep=True)
     seen = _seen_values(tree)
-    for control in sorted(set(_REORDER.findall(raw + seen))):
+    for control in sorted(set(REORDERING.findall(raw + seen))):
         detail = f"text with the bidi control U+{ord(control):04X}, shown in another order than it is written"
         out.append(Violation("bidi", control, detail))
     folded = fold(raw + "\n" + seen)

@@ -80,4 +80,4 @@ def test_span_codes_order_like_their_pairs() -> None:
     pairs = [(0, 0), (0, 1), (1, 1), (2**31, 2**32 - 1), (5, 2**32 - 1), (6, 6)]
     codes = [span_code(s, e) for s, e in pairs]
     assert [c for c in codes if c is not None] == codes
-    assert sorted(pairs) == [p for _, p in sorted(zip(codes, pairs))]
+    assert sorted(pairs) == [p for _, p in sorted(zip(codes, pairs, strict=True))]

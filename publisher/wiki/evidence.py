@@ -38,7 +38,6 @@ __all__ = [
 ]
 
 
-
 def pack(value: object) -> bytes:
     """What a worker ships and a wiki check holds of a checked run (its check, its event log):
     pickled, then deflated at zlib's fastest level (about half the bytes, for some 0.1 ms a run

@@ -14,6 +14,7 @@ iteration over ``(sid, start, end)`` keys). A key that is not a ``(str, int, int
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping, MutableMapping, Set
 from typing import Any
 
@@ -137,6 +138,21 @@ class ExcerptTable(MutableMapping[SpanKey, str]):
             return False
         return True
 
+    def absorb(self, other: ExcerptTable) -> None:
+        """Hold every excerpt of ``other`` too (a run's, as its check made them): a source this
+        table holds nothing of yet takes ``other``'s entries as they are, so ``other`` must not be
+        changed afterwards. An excerpt of a span held already replaces it (a span of one source id
+        has one text: the id is the text's address)."""
+        for sid, incoming in other._by_source.items():
+            held = self._by_source.get(sid)
+            if held is None:
+                self._by_source[sys.intern(sid)] = incoming
+                self._count += len(incoming)
+            else:
+                before = len(held)
+                held.update(incoming)
+                self._count += len(held) - before
+
     def spans_of(self, source_id: str) -> SpanSet:
         """The spans of ``source_id`` that have an excerpt here, as a live view."""
         return SpanSet(self._by_source.setdefault(source_id, {}))
@@ -154,7 +170,7 @@ class AcceptedSpans(Mapping[SpanKey, list[tuple[str, int]]]):
     """What one run accepts now: every accepted claim's span -> ``[(artifact_id, claim index),
     ...]`` of the claims citing it, in the order they were added. Each reading is a fresh list."""
 
-    __slots__ = ("_by_source", "_artifacts", "_count")
+    __slots__ = ("_artifacts", "_by_source", "_count")
 
     def __init__(self) -> None:
         self._by_source: dict[str, dict[int, _Use | tuple[_Use, ...]]] = {}

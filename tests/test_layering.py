@@ -110,7 +110,7 @@ ORDER: dict[str, list[Entry]] = {
         "evidence",
         (
             "claims",
-            ["__init__", "model", "records", "log", "missingness", "reviews", "guards", "counts"],
+            ["__init__", "model", "records", "log", "missingness", "reviews", "admission", "provenance", "counts"],
         ),
         "conceptcheck",
         "runchecks",

@@ -297,7 +297,7 @@ def validate_evidence_assessment(
     failed; an admitted claim is written into the concept's front matter. Admitted means a
     structurally admissible proposal, never an adjudication. Entries from this server are unsigned."""
     from ..wiki.assess import assess
-    from ..wiki.claims.guards import Proposal
+    from ..wiki.claims.admission import Proposal
     from ..wiki.claims.model import ClaimRefusal, parse_status
 
     proposal = Proposal(

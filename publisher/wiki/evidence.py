@@ -236,7 +236,7 @@ class WikiCheck:
     findings: list[Finding] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     claims: list[Any] = field(default_factory=list)
-    """Every concept claim as the claim guards found it (:class:`publisher.wiki.claims.guards.ClaimState`)."""
+    """Every concept claim as the claim guards found it (:class:`publisher.wiki.claims.provenance.ClaimState`)."""
     _by_rel: tuple[int, dict[str, RunEvidence]] | None = field(default=None, init=False, repr=False, compare=False)
     _reals: dict[Path, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
 

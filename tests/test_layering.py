@@ -107,6 +107,7 @@ ORDER: dict[str, list[Entry]] = {
         "policy",
         "concepts",
         "discover",
+        "spantables",
         "evidence",
         (
             "claims",

@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,6 +40,8 @@ from .spans import MAX_SPAN
 __all__ = [
     "MAX_CANDIDATES",
     "MAX_FRAGMENTS",
+    "OCCURRENCE_COST",
+    "Budget",
     "Candidate",
     "Fragment",
     "Normalized",
@@ -57,6 +60,11 @@ MAX_CANDIDATES = 200
 
 MAX_FRAGMENTS = 32
 """Most parts a quote may be split into at its ellipses and still be located in fragments."""
+
+OCCURRENCE_COST = 3
+"""What examining one occurrence of a normalised term costs a :class:`Budget`, in raw code points:
+about the time normalising three code points again takes, so that occurrences that are never
+checked (inside what one raw character produced) are bounded too."""
 
 Kind = Literal["exact", "normalized", "fragments"]
 
@@ -125,6 +133,21 @@ class Occurrence:
     kind: Literal["exact", "normalized"]
     start: int
     end: int
+
+
+@dataclass
+class Budget:
+    """The work searches may still do, in raw code points, shared by every search it is passed to.
+
+    Each occurrence of a normalised term costs :data:`OCCURRENCE_COST`, and its raw length when its
+    raw slice is normalised again to check it (a verbatim occurrence needs no check): a long term
+    over a repetitive text, a short one over long white-space runs, or one that keeps landing
+    inside what a ligature produced would otherwise cost seconds to minutes. A search that finds
+    ``left`` spent stops before its next occurrence and says so; one budget passed to many searches
+    bounds them all together (a document review's terms).
+    """
+
+    left: int
 
 
 @dataclass(frozen=True)
@@ -242,22 +265,33 @@ def _exact(text: str, quote: str, limit: int) -> list[tuple[int, int]]:
 
 
 def _normalized_hits(
-    text: str, norm: Normalized, needle: str, fold_case: bool, limit: int, budget: int | None = None
+    text: str,
+    norm: Normalized,
+    needle: str,
+    fold_case: bool,
+    limit: int,
+    budget: Budget | None = None,
+    exact: Collection[tuple[int, int]] = (),
 ) -> tuple[list[tuple[int, int]], bool]:
     """Raw ranges of every aligned occurrence of the normalised ``needle`` whose raw slice
-    normalises back to it (checked, never assumed); and whether the search stopped because the raw
-    code points checked so far reached ``budget`` (None: no budget)."""
+    normalises back to it (checked, never assumed, except for a range in ``exact``: a verbatim
+    occurrence of the term normalises to the needle by definition); and whether the search stopped
+    because ``budget`` (None: no budget) could not pay for the next occurrence (see :class:`Budget`)."""
     hits: list[tuple[int, int]] = []
     if not needle:
         return hits, False
-    spent = 0
     i = norm.text.find(needle)
     while i != -1 and len(hits) < limit:
-        raw = norm.raw_range(i, i + len(needle))
-        if raw is not None:
-            if budget is not None and spent >= budget:
+        if budget is not None:
+            if budget.left <= 0:
                 return hits, True
-            spent += raw[1] - raw[0]
+            budget.left -= OCCURRENCE_COST
+        raw = norm.raw_range(i, i + len(needle))
+        if raw is not None and raw in exact:
+            hits.append(raw)
+        elif raw is not None:
+            if budget is not None:
+                budget.left -= raw[1] - raw[0]
             if normalize(text[raw[0] : raw[1]], fold_case=fold_case) == needle:
                 hits.append(raw)
         i = norm.text.find(needle, i + 1)
@@ -283,7 +317,7 @@ def search_term(
     fold_case: bool = False,
     limit: int = MAX_CANDIDATES,
     mapped: Normalized | None = None,
-    budget: int | None = None,
+    budget: int | Budget | None = None,
 ) -> tuple[list[Occurrence], bool]:
     """Every occurrence of ``term`` in ``text``, exactly and after the locator's normalisation.
 
@@ -294,9 +328,10 @@ def search_term(
     of the product: document reviews and the report-prose quotation check call it, so that a term
     is found the same way everywhere. An empty (or white-space-only) term finds nothing.
     ``mapped`` is ``normalize_map(text, fold_case=fold_case)`` when the caller already has it
-    (searching many terms in one text). ``budget``: most raw code points normalised again to check
-    normalised occurrences (each costs its raw length); the second value says whether the search
-    stopped there, its occurrences then being the first ones found exactly and those checked.
+    (searching many terms in one text). ``budget``: the work the normalised search may do, as a
+    number or as a :class:`Budget` shared by several searches (see there); the second value says
+    whether the search stopped there, its occurrences then being the first ones found exactly and
+    those checked.
     """
     if not term.strip():
         return [], False
@@ -312,7 +347,9 @@ def search_term(
     found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
     needle = normalize(term, fold_case=fold_case)
     norm = mapped if mapped is not None else normalize_map(text, fold_case=fold_case)
-    normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, budget)
+    spend = Budget(budget) if isinstance(budget, int) else budget
+    verbatim = frozenset(exact) if not fold_case else frozenset()  # a case-insensitive match is checked
+    normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)
     for hit in normalized:
         found.setdefault(hit, "normalized")
     ordered = sorted(found.items())[:limit]

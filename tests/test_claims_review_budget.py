@@ -1,0 +1,155 @@
+"""A document review's work budget (CONTRACT section 14): a hostile snapshot or term list is refused.
+
+Every stored review is executed again at every build. A repetitive snapshot with a hundred terms
+that match (or nearly match) everywhere would make ``publisher review`` and each build spend tens
+of seconds to minutes; the terms of one review share :data:`REVIEW_BUDGET` instead, and a review
+whose search would exceed it did not finish searching, so it cannot show that something is absent:
+the command refuses it and the build does not count it (``REVIEW_INCOMPLETE``). The inputs below
+are big enough that, without the budget, each refusal would take tens of seconds.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from _claims_helpers import ClaimsWiki, claims_wiki, whole_text
+from conftest import CliResult, make_record
+from test_claims_assess import assess_json, refused
+
+from publisher.kernel import locate as locate_module
+from publisher.kernel.locate import OCCURRENCE_COST, Budget, normalize, normalize_map, search_term
+from publisher.runs import Run
+from publisher.wiki.check import check_wiki
+from publisher.wiki.claims import guards, reviews
+from publisher.wiki.claims.model import Guard
+from publisher.wiki.claims.records import ReviewRecord, read_record
+
+Cli = Callable[..., CliResult]
+CLAIM = "The trial reports serious adverse events."
+
+RUN_LENGTH = 4000
+BLOCKS = 200
+HOSTILE_TEXT = ("a" + " " * RUN_LENGTH + "b\n") * BLOCKS
+"""200 white-space runs of 4,000 spaces between 'a' and 'b' (800,000 code points)."""
+HOSTILE_TERMS = ["a" + " " * k + "b" for k in range(1, 101)]
+"""100 distinct terms that all normalise to 'a b': each finds every block only after
+normalisation, and each of those 200 occurrences is checked against its 4,002-code-point raw
+slice; 100 x 200 x 4,002 = 80 million code points normalised again without the budget."""
+
+
+def _review_args(run: Path, source_id: str, terms: list[str]) -> list[str | Path]:
+    args: list[str | Path] = ["review", "--run-dir", run, "--source-id", source_id, "--claim", CLAIM]
+    args += [f"--term={term}" for term in terms]
+    return [*args, "--json"]
+
+
+def _ascii_normalize(piece: str, *, fold_case: bool = False) -> str:
+    """The locator's normal form of ASCII text, computed in C (only to write the hostile review
+    quickly, as the tool without a budget would write it); anything else goes to the real one."""
+    if not piece.isascii():
+        return REAL_NORMALIZE(piece, fold_case=fold_case)
+    out = " ".join(piece.split())
+    return out.lower() if fold_case else out
+
+
+REAL_NORMALIZE = normalize
+
+
+def test_the_fast_normal_form_used_to_write_the_hostile_review_is_the_locators() -> None:
+    for piece in ("a" + " " * 40 + "b", "  a \t\n\x1c b  ", "The  Trial\r\nran", HOSTILE_TEXT[:6000]):
+        assert _ascii_normalize(piece) == normalize(piece)
+        assert _ascii_normalize(piece, fold_case=True) == normalize(piece, fold_case=True)
+
+
+def test_publisher_review_refuses_a_review_over_the_budget_and_writes_nothing(cli: Cli, run: Run) -> None:
+    snap, _ = run.store.put(make_record(text=HOSTILE_TEXT))
+    out = cli(*_review_args(run.path, snap.source_id, HOSTILE_TERMS))
+    refused(out, Guard.REVIEW_INCOMPLETE.value)
+    assert out.json()["error"]["source_id"] == snap.source_id
+    assert not any((run.path / "reviews").glob("*.json"))
+    # The same snapshot with a few specific terms is reviewed as usual.
+    fine = cli(*_review_args(run.path, snap.source_id, ["b\na", "absent"]))
+    assert fine.status == 0, fine.err
+    hits = fine.json()["record"]["hits"]
+    assert len(hits) == BLOCKS - 1 and {h["match"] for h in hits} == {"exact"}
+
+
+def test_ordinary_reviews_stay_far_within_the_budget(cli: Cli, run: Run, corpus_dir: Path) -> None:
+    # A real article with the hundred words it uses most (each found up to 200 times), and the
+    # same words spelt with a doubled space where the text has one.
+    text = sorted((corpus_dir / "evidence-inference" / "texts").glob("PMC*.txt"))[0].read_text(encoding="utf-8")
+    snap, _ = run.store.put(make_record(text=text))
+    words = [w for w, _ in Counter(text.split()).most_common(100)]
+    budget = Budget(reviews.REVIEW_BUDGET)
+    mapped = normalize_map(text)
+    pairs = [" ".join(text.split()[i : i + 2]) for i in range(0, 400, 4)]
+    for term in [*words, *("  ".join(p.split()) for p in pairs)]:
+        _, stopped = search_term(text, term, mapped=mapped, budget=budget)
+        assert not stopped
+    assert reviews.REVIEW_BUDGET - budget.left < reviews.REVIEW_BUDGET // 10
+    out = cli(*_review_args(run.path, snap.source_id, words))
+    assert out.status == 0, out.err
+    assert len(out.json()["record"]["hits"]) > 1000
+
+
+def test_a_shared_budget_bounds_occurrences_that_are_never_checked() -> None:
+    # Every normalised occurrence of 'ifi' starts inside what one ligature produced: it is never
+    # checked against a raw slice, and such occurrences cost nothing before, however many.
+    text = "\ufb01" * 50_000
+    mapped = normalize_map(text)
+    unbounded, stopped = search_term(text, "ifi", mapped=mapped)
+    assert unbounded == [] and not stopped
+    budget = Budget(30_000)
+    found, stopped = search_term(text, "ifi", mapped=mapped, budget=budget)
+    assert found == [] and stopped and budget.left <= 0
+    assert budget.left > -OCCURRENCE_COST
+    # One budget for several searches: what the first spent, the second cannot. Each occurrence
+    # costs OCCURRENCE_COST and the four raw code points of its check.
+    both = [locate_module.Occurrence("normalized", 0, 4), locate_module.Occurrence("normalized", 5, 9)]
+    shared = Budget(3 * (OCCURRENCE_COST + 4))
+    assert search_term("a  b a  b", "a b", budget=shared) == (both, False)
+    assert search_term("a  b a  b", "a b", budget=shared) == (both[:1], True)
+    # A verbatim occurrence is not normalised again (it normalises to the term by definition).
+    verbatim = Budget(2 * OCCURRENCE_COST)
+    assert search_term("a b a b", "a b", budget=verbatim) == (
+        [locate_module.Occurrence("exact", 0, 3), locate_module.Occurrence("exact", 4, 7)],
+        False,
+    )
+    assert verbatim.left == 0
+
+
+@pytest.fixture
+def cw(tmp_path: Path, corpus_dir: Path) -> ClaimsWiki:
+    return claims_wiki(tmp_path / "wiki", corpus_dir)
+
+
+def test_a_stored_review_over_the_budget_is_not_counted_by_the_build(
+    cli: Cli, cw: ClaimsWiki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A review written and admitted as the tool without a budget would have done (a faster but
+    # equal normal form keeps this setup short), then checked by the build with the budget.
+    sid = cw.rb.source("https://example.org/repetitive", HOSTILE_TEXT, surface=whole_text(True))
+    monkeypatch.setattr(reviews, "REVIEW_BUDGET", 10**12)
+    monkeypatch.setattr(locate_module, "normalize", _ascii_normalize)
+    written = cli(*_review_args(cw.rb.run.path, sid, HOSTILE_TERMS))
+    assert written.status == 0, written.err
+    rid = written.json()["review_id"]
+    record = written.json()["record"]
+    assert record["protocol_complete"] is True and len(record["hits"]) == 100 * BLOCKS
+    admitted = assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", rid)
+    assert admitted.status == 0, admitted.err
+    monkeypatch.undo()
+
+    wiki = check_wiki(cw.wiki)
+    assert wiki.ok, [(f.code(), f.detail) for f in wiki.findings]  # front matter and entry agree: not a build failure
+    (state,) = [s for s in wiki.claims if s.claim.id == "ns1"]
+    assert state.entry is not None and not state.provenance_valid
+    review = read_record(cw.rb.run, rid, ReviewRecord)
+    ev = next(ev for ev in wiki.runs if ev.run.path == cw.rb.run.path)
+    problem = guards._review_grounds(ev, rid, review, review.claim_hash)
+    assert problem is not None and problem.guard is Guard.REVIEW_INCOMPLETE
+    # Admission refuses it too: the same guard.
+    refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", rid), Guard.REVIEW_INCOMPLETE.value)

@@ -77,6 +77,18 @@ def test_publisher_review_refuses_a_review_over_the_budget_and_writes_nothing(cl
     assert len(hits) == BLOCKS - 1 and {h["match"] for h in hits} == {"exact"}
 
 
+def test_the_agents_review_tool_refuses_it_naming_the_guard_and_the_terms(run: Run) -> None:
+    from publisher.mcp.tools import ToolProblem, Workspace, run_document_review
+
+    snap, _ = run.store.put(make_record(text=HOSTILE_TEXT))
+    with pytest.raises(ToolProblem) as refusal:
+        run_document_review(Workspace(run.path, run_dir=run.path), snap.source_id, CLAIM, HOSTILE_TERMS)
+    assert refusal.value.field == "terms"
+    assert str(refusal.value).split(":")[0] == f"C-CLAIM {Guard.REVIEW_INCOMPLETE.value}"
+    assert "\n" not in str(refusal.value)
+    assert not any((run.path / "reviews").glob("*.json"))
+
+
 def test_ordinary_reviews_stay_far_within_the_budget(cli: Cli, run: Run, corpus_dir: Path) -> None:
     # A real article with the hundred words it uses most (each found up to 200 times), and the
     # same words spelt with a doubled space where the text has one.

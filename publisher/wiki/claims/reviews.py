@@ -41,13 +41,14 @@ MAX_TERMS = 100
 REVIEW_BUDGET = 1_000_000
 """The work all the terms of one review may do together, in raw code points (see
 :class:`~publisher.kernel.locate.Budget`: each occurrence found after normalisation costs three,
-and its raw length when its raw slice is normalised again to check it; a million is about a
-third of a second). Every stored review is
-executed again at every build, so a repetitive snapshot with many terms that (nearly) match
-everywhere must not cost seconds there. Fail-closed: a review whose search would exceed it did not
-finish searching, so it cannot show that something is absent; :func:`build_review` refuses it
-(``REVIEW_INCOMPLETE``), the command writes nothing and the build does not count it. Ordinary
-reviews spend a few thousand (a hundred of a paper's most frequent words: under 25,000)."""
+and its raw length when its raw slice is normalised again to check it; a million is about a third
+of a second). Every stored review is executed again at every build, so a repetitive snapshot with
+many terms that (nearly) match everywhere must not cost seconds there. Counted in work, never in
+seconds, so that a review passes or fails it alike on every machine and at every build.
+Fail-closed: a review whose search would exceed it did not finish searching, so it cannot show that
+something is absent; :func:`build_review` refuses it (``REVIEW_INCOMPLETE``), the command writes
+nothing and the build does not count it. Ordinary reviews spend a few thousand (a hundred of a
+paper's most frequent words: under 25,000)."""
 
 
 @dataclass(frozen=True)

@@ -209,22 +209,25 @@ def normalize_map(text: str, *, fold_case: bool = False) -> Normalized:
     NFKC, so a no-break space counts) collapsed to one space; ``fold_case`` also case-folds.
     Leading and trailing white space is kept (as one space) so that offsets stay aligned.
     """
-    out: list[str] = []
+    out: list[str] = []  # pieces of the normal form (a space in them stands for white space)
     starts: list[int] = []
     ends: list[int] = []
     n = len(text)
     i = 0
     while i < n:
         ch = text[i]
-        if ch.isascii() and (i + 1 == n or text[i + 1].isascii()):
-            j = i + 1
-            piece = ch.lower() if fold_case else ch
-        else:
-            j = _cluster_end(text, i)
-            piece = _fold(text[i:j], fold_case)
-        for c in piece:
+        if ch.isascii():
+            other = _NON_ASCII.search(text, i)
+            # The last ASCII character before another one is a cluster's start (a mark may follow).
+            end = n if other is None else other.start() - 1
+            if end > i:
+                _ascii_run(text, i, end, fold_case, out, starts, ends)
+                i = end
+                continue
+        j = _cluster_end(text, i)
+        for c in _fold(text[i:j], fold_case):
             if c.isspace():
-                if out and out[-1] == " ":  # the run goes on: its one space covers this cluster too
+                if out and out[-1][-1] == " ":  # the run goes on: its one space covers this cluster too
                     ends[-1] = j
                     continue
                 c = " "
@@ -233,6 +236,45 @@ def normalize_map(text: str, *, fold_case: bool = False) -> Normalized:
             ends.append(j)
         i = j
     return Normalized("".join(out), tuple(starts), tuple(ends))
+
+
+_ASCII_SPACE = "".join(c for c in map(chr, range(128)) if c.isspace())
+_AS_SPACE = str.maketrans(dict.fromkeys(_ASCII_SPACE, " "))
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_ASCII_RUN = re.compile(f"[{re.escape(_ASCII_SPACE)}]{{2,}}")
+"""Two or more ASCII white-space characters (what ``str.isspace`` calls white space) in a row."""
+
+
+def _ascii_run(
+    text: str, start: int, end: int, fold_case: bool, out: list[str], starts: list[int], ends: list[int]
+) -> None:
+    """Append the normal form of ``text[start:end]``, all ASCII and none of it combining with what
+    follows, to ``out`` with its position map: each character stands for itself (lower-cased with
+    ``fold_case``, a white-space character as a space), each run of white space for one space
+    (which lengthens the run just before it, if any). Between two runs the map is one to one, so
+    it is built a stretch at a time: plain text is mostly this."""
+    segment = text[start:end]
+    if fold_case:
+        segment = segment.lower()
+    pos = 0
+    for run in [*_ASCII_RUN.finditer(segment), None]:
+        stop = len(segment) if run is None else run.start()
+        if pos < stop and segment[pos] in _ASCII_SPACE and out and out[-1][-1] == " ":
+            ends[-1] = start + pos + 1  # a white-space character that goes on the run before
+            pos += 1
+        if pos < stop:
+            out.append(segment[pos:stop].translate(_AS_SPACE))
+            starts.extend(range(start + pos, start + stop))
+            ends.extend(range(start + pos + 1, start + stop + 1))
+        if run is None:
+            return
+        if out and out[-1][-1] == " ":
+            ends[-1] = start + run.end()
+        else:
+            out.append(" ")
+            starts.append(start + run.start())
+            ends.append(start + run.end())
+        pos = run.end()
 
 
 def normalize(text: str, *, fold_case: bool = False) -> str:

@@ -162,21 +162,22 @@ def _record(ev: RunEvidence, index: RunIndex, source: Callable[[str], SnapshotCh
         wiki.notices.append(f"{ev.rel}: {index.unresolved} unresolved artifact(s) not published (gate off)")
     # Held until the site is built, for every source and span of a large wiki: one sources
     # folder per run, and each source id once (a worker's result spells it once per claim).
+    # The spans are held compactly (:mod:`.spantables`): a source's spans are its excerpts' keys.
     folder: Path | None = None
+    excerpts, accepted = wiki.excerpts, ev.accepted
     for artifact_id, source_ids, claims in index.accepted:
         for sid in source_ids:
             sid = sys.intern(sid)
             info = wiki.sources.get(sid)
             if info is None:
                 folder = folder if folder is not None else ev.run.sources_dir
-                info = wiki.sources[sid] = SourceInfo(source(sid), folder)
+                info = wiki.sources[sid] = SourceInfo(source(sid), folder, spans=excerpts.spans_of(sid))
             if ev.slug not in info.holders:
                 info.holders.append(ev.slug)
         for position, (sid, start, end, excerpt) in enumerate(claims):
-            key = (sys.intern(sid), start, end)
-            ev.accepted.setdefault(key, []).append((artifact_id, position))
-            wiki.excerpts[key] = excerpt
-            wiki.sources[sid].spans.add((start, end))
+            key = (sid, start, end)
+            accepted.add(key, artifact_id, position)
+            excerpts[key] = excerpt
 
 
 @dataclass(frozen=True)

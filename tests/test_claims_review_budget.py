@@ -20,7 +20,16 @@ from conftest import CliResult, make_record
 from test_claims_assess import assess_json, refused
 
 from publisher.kernel import locate as locate_module
-from publisher.kernel.locate import OCCURRENCE_COST, Budget, normalize, normalize_map, search_term
+from publisher.kernel.locate import (
+    MAX_CANDIDATES,
+    NON_ASCII_COST,
+    OCCURRENCE_COST,
+    Budget,
+    check_cost,
+    normalize,
+    normalize_map,
+    search_term,
+)
 from publisher.runs import Run
 from publisher.wiki.check import check_wiki
 from publisher.wiki.claims import guards, reviews
@@ -30,14 +39,14 @@ from publisher.wiki.claims.records import ReviewRecord, read_record
 Cli = Callable[..., CliResult]
 CLAIM = "The trial reports serious adverse events."
 
-RUN_LENGTH = 4000
-BLOCKS = 200
-HOSTILE_TEXT = ("a" + " " * RUN_LENGTH + "b\n") * BLOCKS
-"""200 white-space runs of 4,000 spaces between 'a' and 'b' (800,000 code points)."""
-HOSTILE_TERMS = ["a" + " " * k + "b" for k in range(1, 101)]
-"""100 distinct terms that all normalise to 'a b': each finds every block only after
-normalisation, and each of those 200 occurrences is checked against its 4,002-code-point raw
-slice; 100 x 200 x 4,002 = 80 million code points normalised again without the budget."""
+WORDS = 3000
+HOSTILE_TEXT = "ab\u00a0" * WORDS
+"""One short word repeated 3,000 times, each followed by a no-break space (9,000 code points)."""
+HOSTILE_TERMS = [" ".join(["ab"] * k) for k in range(150, 250)]
+"""100 distinct terms of 150 to 249 words (up to 746 code points), with plain spaces: each occurs
+at every word only after normalisation, and each of its first 200 occurrences is checked by
+normalising its raw slice again, no-break spaces and all (about a millisecond each): over twenty
+seconds for the review without the budget."""
 
 
 def _review_args(run: Path, source_id: str, terms: list[str]) -> list[str | Path]:
@@ -46,22 +55,19 @@ def _review_args(run: Path, source_id: str, terms: list[str]) -> list[str | Path
     return [*args, "--json"]
 
 
-def _ascii_normalize(piece: str, *, fold_case: bool = False) -> str:
-    """The locator's normal form of ASCII text, computed in C (only to write the hostile review
-    quickly, as the tool without a budget would write it); anything else goes to the real one."""
-    if not piece.isascii():
-        return REAL_NORMALIZE(piece, fold_case=fold_case)
-    out = " ".join(piece.split())
-    return out.lower() if fold_case else out
+def _remembering(real: Callable[..., str]) -> Callable[..., str]:
+    """``normalize`` that computes each distinct piece once (it is a pure function): the hostile
+    review's raw slices are the same 100 strings over and over, so the review can be written as
+    the tool without a budget would write it, quickly."""
+    seen: dict[tuple[str, bool], str] = {}
 
+    def normalize(piece: str, *, fold_case: bool = False) -> str:
+        key = (piece, fold_case)
+        if key not in seen:
+            seen[key] = real(piece, fold_case=fold_case)
+        return seen[key]
 
-REAL_NORMALIZE = normalize
-
-
-def test_the_fast_normal_form_used_to_write_the_hostile_review_is_the_locators() -> None:
-    for piece in ("a" + " " * 40 + "b", "  a \t\n\x1c b  ", "The  Trial\r\nran", HOSTILE_TEXT[:6000]):
-        assert _ascii_normalize(piece) == normalize(piece)
-        assert _ascii_normalize(piece, fold_case=True) == normalize(piece, fold_case=True)
+    return normalize
 
 
 def test_publisher_review_refuses_a_review_over_the_budget_and_writes_nothing(cli: Cli, run: Run) -> None:
@@ -71,10 +77,10 @@ def test_publisher_review_refuses_a_review_over_the_budget_and_writes_nothing(cl
     assert out.json()["error"]["source_id"] == snap.source_id
     assert not any((run.path / "reviews").glob("*.json"))
     # The same snapshot with a few specific terms is reviewed as usual.
-    fine = cli(*_review_args(run.path, snap.source_id, ["b\na", "absent"]))
+    fine = cli(*_review_args(run.path, snap.source_id, ["b\u00a0a", "absent"]))
     assert fine.status == 0, fine.err
     hits = fine.json()["record"]["hits"]
-    assert len(hits) == BLOCKS - 1 and {h["match"] for h in hits} == {"exact"}
+    assert len(hits) == MAX_CANDIDATES and {h["match"] for h in hits} == {"exact"}
 
 
 def test_the_agents_review_tool_refuses_it_naming_the_guard_and_the_terms(run: Run) -> None:
@@ -131,6 +137,8 @@ def test_a_shared_budget_bounds_occurrences_that_are_never_checked() -> None:
         False,
     )
     assert verbatim.left == 0
+    # Normalising a code point outside ASCII again is dearer, and costs more.
+    assert check_cost("a b") == 3 and check_cost("a\u00a0b") == 2 + NON_ASCII_COST
 
 
 @pytest.fixture
@@ -141,16 +149,18 @@ def cw(tmp_path: Path, corpus_dir: Path) -> ClaimsWiki:
 def test_a_stored_review_over_the_budget_is_not_counted_by_the_build(
     cli: Cli, cw: ClaimsWiki, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A review written and admitted as the tool without a budget would have done (a faster but
-    # equal normal form keeps this setup short), then checked by the build with the budget.
+    # A review written and admitted as the tool without a budget would have done (remembering
+    # the normal form of each distinct slice keeps this setup short), then checked by the build
+    # with the budget.
     sid = cw.rb.source("https://example.org/repetitive", HOSTILE_TEXT, surface=whole_text(True))
     monkeypatch.setattr(reviews, "REVIEW_BUDGET", 10**12)
-    monkeypatch.setattr(locate_module, "normalize", _ascii_normalize)
+    monkeypatch.setattr(locate_module, "normalize", _remembering(normalize))
     written = cli(*_review_args(cw.rb.run.path, sid, HOSTILE_TERMS))
     assert written.status == 0, written.err
     rid = written.json()["review_id"]
     record = written.json()["record"]
-    assert record["protocol_complete"] is True and len(record["hits"]) == 100 * BLOCKS
+    assert record["protocol_complete"] is True and len(record["hits"]) == 100 * MAX_CANDIDATES
+    assert {h["match"] for h in record["hits"]} == {"normalized"}
     admitted = assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", rid)
     assert admitted.status == 0, admitted.err
     monkeypatch.undo()

@@ -40,12 +40,14 @@ from .spans import MAX_SPAN
 __all__ = [
     "MAX_CANDIDATES",
     "MAX_FRAGMENTS",
+    "NON_ASCII_COST",
     "OCCURRENCE_COST",
     "Budget",
     "Candidate",
     "Fragment",
     "Normalized",
     "Occurrence",
+    "check_cost",
     "find_term",
     "search_term",
     "locate",
@@ -62,9 +64,14 @@ MAX_FRAGMENTS = 32
 """Most parts a quote may be split into at its ellipses and still be located in fragments."""
 
 OCCURRENCE_COST = 3
-"""What examining one occurrence of a normalised term costs a :class:`Budget`, in raw code points:
-about the time normalising three code points again takes, so that occurrences that are never
-checked (inside what one raw character produced) are bounded too."""
+"""What examining one occurrence of a normalised term costs a :class:`Budget`: about the time
+normalising three ASCII code points again takes, so that occurrences that are never checked
+(inside what one raw character produced) are bounded too."""
+
+NON_ASCII_COST = 16
+"""What normalising one code point outside ASCII costs a :class:`Budget` (an ASCII one costs one):
+each goes through NFKC on its own, about sixteen times the work (measured: combining marks,
+ligatures, no-break spaces, Greek, CJK)."""
 
 Kind = Literal["exact", "normalized", "fragments"]
 
@@ -137,12 +144,12 @@ class Occurrence:
 
 @dataclass
 class Budget:
-    """The work searches may still do, in raw code points, shared by every search it is passed to.
+    """The work searches may still do, shared by every search it is passed to.
 
-    Each occurrence of a normalised term costs :data:`OCCURRENCE_COST`, and its raw length when its
-    raw slice is normalised again to check it (a verbatim occurrence needs no check): a long term
-    over a repetitive text, a short one over long white-space runs, or one that keeps landing
-    inside what a ligature produced would otherwise cost seconds to minutes. A search that finds
+    Each occurrence of a normalised term costs :data:`OCCURRENCE_COST`, and :func:`check_cost` of
+    its raw slice when that is normalised again to check it (a verbatim occurrence needs no check):
+    a long term over a repetitive text, a short one over long white-space runs, or one that keeps
+    landing inside what a ligature produced would otherwise cost seconds to minutes. A search that finds
     ``left`` spent stops before its next occurrence and says so; one budget passed to many searches
     bounds them all together (a document review's terms).
     """
@@ -306,6 +313,15 @@ def _exact(text: str, quote: str, limit: int) -> list[tuple[int, int]]:
     return hits
 
 
+def check_cost(piece: str) -> int:
+    """What normalising ``piece`` again costs a :class:`Budget`: its length, with every code point
+    outside ASCII counted :data:`NON_ASCII_COST` times."""
+    if piece.isascii():
+        return len(piece)
+    ascii_count = len(piece.encode("ascii", "ignore"))
+    return ascii_count + NON_ASCII_COST * (len(piece) - ascii_count)
+
+
 def _normalized_hits(
     text: str,
     norm: Normalized,
@@ -332,9 +348,10 @@ def _normalized_hits(
         if raw is not None and raw in exact:
             hits.append(raw)
         elif raw is not None:
+            piece = text[raw[0] : raw[1]]
             if budget is not None:
-                budget.left -= raw[1] - raw[0]
-            if normalize(text[raw[0] : raw[1]], fold_case=fold_case) == needle:
+                budget.left -= check_cost(piece)
+            if normalize(piece, fold_case=fold_case) == needle:
                 hits.append(raw)
         i = norm.text.find(needle, i + 1)
     return hits, False

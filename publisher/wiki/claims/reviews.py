@@ -39,16 +39,17 @@ MAX_TERMS = 100
 """Most search terms (and, separately, semantic queries) one review declares."""
 
 REVIEW_BUDGET = 1_000_000
-"""The work all the terms of one review may do together, in raw code points (see
-:class:`~publisher.kernel.locate.Budget`: each occurrence found after normalisation costs three,
-and its raw length when its raw slice is normalised again to check it; a million is about a third
-of a second). Every stored review is executed again at every build, so a repetitive snapshot with
-many terms that (nearly) match everywhere must not cost seconds there. Counted in work, never in
-seconds, so that a review passes or fails it alike on every machine and at every build.
-Fail-closed: a review whose search would exceed it did not finish searching, so it cannot show that
-something is absent; :func:`build_review` refuses it (``REVIEW_INCOMPLETE``), the command writes
-nothing and the build does not count it. Ordinary reviews spend a few thousand (a hundred of a
-paper's most frequent words: under 25,000)."""
+"""The work all the terms of one review may do together (see
+:class:`~publisher.kernel.locate.Budget`: examining an occurrence found after normalisation
+costs three, normalising its raw slice again to check it costs the slice's length, each code
+point outside ASCII counted sixteen times; a million is under half a second at worst). Every
+stored review is executed again at every build, so a repetitive snapshot with many terms that
+(nearly) match everywhere must not cost seconds there. Counted in work, never in seconds, so
+that a review passes or fails it alike on every machine and at every build. Fail-closed: a
+review whose search would exceed it did not finish searching, so it cannot show that something
+is absent; :func:`build_review` refuses it (``REVIEW_INCOMPLETE``), the command writes nothing
+and the build does not count it. Ordinary reviews spend a few thousand (a hundred of a paper's
+most frequent words: under 25,000)."""
 
 
 @dataclass(frozen=True)
@@ -144,9 +145,10 @@ def build_review(
         if stopped:
             raise ClaimRefusal(
                 Guard.REVIEW_INCOMPLETE,
-                f"searching {len(declared_terms)} term(s) over {snap.source_id[:16]}… exceeds the review budget "
-                f"({REVIEW_BUDGET:,} code points) at term {len(trace) + 1} ({term[:40]!r}): a search that did not "
-                "finish cannot show that something is absent; declare fewer or more specific terms",
+                f"searching {len(declared_terms)} term(s) over {snap.source_id[:16]}… exceeds the review "
+                f"budget ({REVIEW_BUDGET:,} units of search work) at term {len(trace) + 1} ({term[:40]!r}): a "
+                "search that did not finish cannot show that something is absent; declare fewer or more "
+                "specific terms",
                 source_id=snap.source_id,
                 term=term[:200],
             )

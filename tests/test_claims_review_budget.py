@@ -83,6 +83,19 @@ def test_publisher_review_refuses_a_review_over_the_budget_and_writes_nothing(cl
     assert len(hits) == MAX_CANDIDATES and {h["match"] for h in hits} == {"exact"}
 
 
+def test_a_review_too_large_to_be_read_back_is_never_written(cli: Cli, run: Run) -> None:
+    # Within the budget (every occurrence is verbatim, and costs three), but 100 long terms of 200
+    # hits each would make a record of about 40 MB, over what a record may be when it is read.
+    snap, _ = run.store.put(make_record(text="a" * 3000))
+    out = cli(*_review_args(run.path, snap.source_id, ["a" * k for k in range(1901, 2001)]))
+    assert out.status == 2 and len(out.err_lines) == 1 and "Traceback" not in out.err, out.err
+    assert out.json()["error"]["exit_status"] == 2
+    assert not any((run.path / "reviews").glob("*"))
+    fine = cli(*_review_args(run.path, snap.source_id, ["a" * k for k in range(1901, 1911)]))
+    assert fine.status == 0, fine.err
+    assert len(fine.json()["record"]["hits"]) == 10 * MAX_CANDIDATES
+
+
 def test_the_agents_review_tool_refuses_it_naming_the_guard_and_the_terms(run: Run) -> None:
     from publisher.mcp.tools import ToolProblem, Workspace, run_document_review
 

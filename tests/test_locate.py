@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from conftest import CliResult, make_record
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from publisher.kernel import locate as locate_module
@@ -344,12 +344,22 @@ def _normalize_map_by_character(text: str, fold_case: bool) -> Normalized:
 
 
 ASCII_AND_MORE = st.sampled_from(
-    [*"aB c.-", *"\t\n\r\x0b\x0c\x1c\x1f\x00", "  ", *("\u0301", "\u00a0", "\ufb01", "\u201c", "\u1161", "\u2002")]
+    [
+        *"aB c.-",
+        *"\t\n\r\x0b\x0c\x1c\x1f\x00",
+        "  ",
+        "The  trial\tran\r\n",  # with others, long runs of ASCII (taken a stretch at a time)
+        "a" * 17,  # ... ending where a combining mark may follow
+        " " + "x" * 16,  # ... starting with white space that may go on a run before it
+        *("\u0301", "\u00a0", "\ufb01", "\u201c", "\u1161", "\u2002"),
+    ]
 )
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(ASCII_AND_MORE, max_size=80).map("".join), st.booleans())
+@example("a" * 17 + "\u0301", False)  # a long ASCII run whose last character takes a mark
+@example("\u00a0 " + "x" * 16 + "\u2002\t\t" + "A" * 20, True)  # runs that go on from before
 def test_normalize_map_through_ascii_runs_equals_it_character_by_character(text: str, fold_case: bool) -> None:
     assert normalize_map(text, fold_case=fold_case) == _normalize_map_by_character(text, fold_case)
 

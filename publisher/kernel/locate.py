@@ -221,18 +221,27 @@ def normalize_map(text: str, *, fold_case: bool = False) -> Normalized:
     ends: list[int] = []
     n = len(text)
     i = 0
+    stretches = _ASCII_STRETCH.finditer(text)  # long runs of ASCII, taken a stretch at a time
+    stretch = next(stretches, None)
+    at = n if stretch is None else stretch.start()
     while i < n:
-        ch = text[i]
-        if ch.isascii():
-            other = _NON_ASCII.search(text, i)
-            # The last ASCII character before another one is a cluster's start (a mark may follow).
-            end = n if other is None else other.start() - 1
-            if end > i:
+        if i >= at and stretch is not None:
+            if i == at:  # always so: a cluster starts every stretch (it never begins with ASCII)
+                # The last ASCII character before another is a cluster's start (a mark may follow).
+                end = n if stretch.end() == n else stretch.end() - 1
                 _ascii_run(text, i, end, fold_case, out, starts, ends)
                 i = end
-                continue
-        j = _cluster_end(text, i)
-        for c in _fold(text[i:j], fold_case):
+            stretch = next(stretches, None)
+            at = n if stretch is None else stretch.start()
+            continue
+        ch = text[i]
+        if ch.isascii() and (i + 1 == n or text[i + 1].isascii()):
+            j = i + 1
+            piece = ch.lower() if fold_case else ch
+        else:
+            j = _cluster_end(text, i)
+            piece = _fold(text[i:j], fold_case)
+        for c in piece:
             if c.isspace():
                 if out and out[-1][-1] == " ":  # the run goes on: its one space covers this cluster too
                     ends[-1] = j
@@ -245,9 +254,11 @@ def normalize_map(text: str, *, fold_case: bool = False) -> Normalized:
     return Normalized("".join(out), tuple(starts), tuple(ends))
 
 
+_ASCII_STRETCH = re.compile(r"[\x00-\x7f]{17,}")
+"""17 or more ASCII characters in a row: taken a stretch at a time (fewer go one by one, faster for
+them than finding where they end)."""
 _ASCII_SPACE = "".join(c for c in map(chr, range(128)) if c.isspace())
 _AS_SPACE = str.maketrans(dict.fromkeys(_ASCII_SPACE, " "))
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _ASCII_RUN = re.compile(f"[{re.escape(_ASCII_SPACE)}]{{2,}}")
 """Two or more ASCII white-space characters (what ``str.isspace`` calls white space) in a row."""
 

@@ -224,15 +224,19 @@ def find_record(wiki: WikiCheck, rid: str, model: type[R]) -> tuple[RunEvidence,
     return f"no record {rid[:16]}… in any run of the wiki"
 
 
-def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = None) -> str | None:
-    """Why a review's ground no longer holds: its snapshot or that snapshot's surface changed."""
+def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = None) -> Problem | None:
+    """Why a review's ground no longer holds: its snapshot or that snapshot's surface changed, its
+    search now exceeds the review budget (``REVIEW_INCOMPLETE``: it did not finish searching), or
+    executing it again gives another record."""
     try:
         snap = ev.run.store.read(review.source_id)
     except IntegrityError as exc:
-        return f"the reviewed snapshot {review.source_id[:16]}… does not verify now ({exc.reason})"
+        return _unresolved(f"the reviewed snapshot {review.source_id[:16]}… does not verify now ({exc.reason})")
     manifest = snap.surface.manifest_hash if snap.surface else None
     if manifest != review.surface_manifest_hash:
-        return f"the reviewed snapshot's declared surface is not the one reviewed ({review.source_id[:16]}…)"
+        return _unresolved(
+            f"the reviewed snapshot's declared surface is not the one reviewed ({review.source_id[:16]}…)"
+        )
     try:
         again = build_review(
             ev.run,
@@ -243,10 +247,19 @@ def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = N
             logs,
         )
     except PublisherError as exc:
-        return f"re-executing the review over {review.source_id[:16]}… is refused ({exc.one_line()[:120]})"
+        if isinstance(exc, ClaimRefusal) and exc.guard is Guard.REVIEW_INCOMPLETE:  # over the review budget
+            return Problem(Guard.REVIEW_INCOMPLETE, f"re-executing the review is refused: {exc.message}")
+        return _unresolved(f"re-executing the review over {review.source_id[:16]}… is refused ({exc.one_line()[:120]})")
     if again.model_copy(update={"created_at": review.created_at}) != review:
-        return f"re-executing the review over {review.source_id[:16]}… gives another result (not written by the tool)"
+        return _unresolved(
+            f"re-executing the review over {review.source_id[:16]}… gives another result (not written by the tool)"
+        )
     return None
+
+
+def _unresolved(why: str) -> Problem:
+    """A review that does not resolve now (``REVIEW_UNRESOLVED``), with the fix."""
+    return Problem(Guard.REVIEW_UNRESOLVED, f"{why}; review again")
 
 
 def _missing_now(
@@ -316,7 +329,7 @@ def review_grounds(
         )
     now = _review_now(ev, review, logs)
     if now is not None:
-        return Problem(Guard.REVIEW_UNRESOLVED, f"{now}; review again")
+        return now
     if keys and not surface_declared_complete(ev.run, ev.run.store.read(review.source_id), logs, keys):
         return Problem(
             Guard.REVIEW_INCOMPLETE,

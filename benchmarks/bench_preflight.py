@@ -46,7 +46,17 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import MB, asset_files, rounds, run_dirs, snapshot_files, table, tree_pss, tree_rss, wiki_requests
+from benchmarks._common import (
+    MB,
+    asset_files,
+    rounds,
+    run_dirs,
+    snapshot_files,
+    table,
+    tree_pss,
+    tree_rss,
+    wiki_requests,
+)
 from benchmarks.generate import WikiSpec, generate_wiki
 from publisher.kernel.store import SnapshotStore, build_record
 from publisher.parallel import Workers, default_workers, verify_many

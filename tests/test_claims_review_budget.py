@@ -32,7 +32,7 @@ from publisher.kernel.locate import (
 )
 from publisher.runs import Run
 from publisher.wiki.check import check_wiki
-from publisher.wiki.claims import guards, reviews
+from publisher.wiki.claims import admission, reviews
 from publisher.wiki.claims.model import Guard
 from publisher.wiki.claims.records import ReviewRecord, read_record
 
@@ -185,7 +185,7 @@ def test_a_stored_review_over_the_budget_is_not_counted_by_the_build(
     assert state.entry is not None and not state.provenance_valid
     review = read_record(cw.rb.run, rid, ReviewRecord)
     ev = next(ev for ev in wiki.runs if ev.run.path == cw.rb.run.path)
-    problem = guards._review_grounds(ev, rid, review, review.claim_hash)
+    problem = admission.review_grounds(ev, rid, review, review.claim_hash)
     assert problem is not None and problem.guard is Guard.REVIEW_INCOMPLETE
     # Admission refuses it too: the same guard.
     refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", rid), Guard.REVIEW_INCOMPLETE.value)

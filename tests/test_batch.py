@@ -464,3 +464,41 @@ def test_fewer_collections_raises_the_threshold_and_restores_it() -> None:
         assert gc.get_threshold() == (700, 11, 12), "restored on the way out of an error too"
     finally:
         gc.set_threshold(*before)
+
+
+def _mapped_after_reuse() -> int | None:
+    """In a worker: the bytes glibc holds in mappings of their own while a 4 MiB buffer is alive
+    that was allocated after an equal one was freed (None without glibc's ``mallinfo2``)."""
+    import ctypes
+
+    names = "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()
+
+    class _Info(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in names]
+
+    try:
+        info = ctypes.CDLL(None).mallinfo2
+    except (OSError, AttributeError):
+        return None
+    info.restype = _Info
+    first = bytearray(4 << 20)
+    del first
+    second = bytearray(4 << 20)
+    mapped = int(info().hblkhd)
+    del second
+    return mapped
+
+
+def test_a_worker_hands_large_freed_buffers_back() -> None:
+    """A worker keeps each large buffer a mapping of its own, so a freed one leaves its resident
+    memory (glibc's default would serve the second 4 MiB buffer from a heap that keeps it)."""
+    from publisher.parallel import worker_pool
+
+    pool = worker_pool(1)
+    try:
+        mapped = pool.submit(_mapped_after_reuse).result(timeout=60)
+    finally:
+        pool.shutdown()
+    if mapped is None:
+        pytest.skip("not glibc: no mallinfo2 to read the allocator's mappings from")
+    assert mapped >= 4 << 20

@@ -421,3 +421,16 @@ def test_run_by_rel_follows_the_runs_as_they_are_appended(tmp_path: Path) -> Non
     wiki.runs += [second, again]
     assert wiki.run_by_rel("runs/b") is second
     assert wiki.run_by_rel("runs/a") is first  # the first listed, as a scan would find it
+
+
+def test_a_worker_trims_its_heap_after_each_run(monkeypatch: pytest.MonkeyPatch, wiki: Path) -> None:
+    """check_whole_run (a task of the wiki check's pool) trims the heap once its run is packed, so
+    what the run freed does not stay resident under the next run's peak."""
+    from publisher.acquire.signing import KeyRing
+    from publisher.wiki import runchecks
+
+    run = sample_run(wiki).run
+    calls: list[int] = []
+    monkeypatch.setattr(runchecks, "trim_heap", lambda: calls.append(1))
+    done = runchecks.check_whole_run(str(run.path), str(wiki), KeyRing(), "runs/alpha")
+    assert done.index is not None and done.index.accepted and calls == [1]

@@ -3,7 +3,7 @@ verified once, on every core (:func:`verify_many`), and a per-command reader ove
 (:class:`CheckedSnapshots`). The differential tests run the same work in-process and on pools."""
 
 from .checks import Request, SnapshotCheck, SpanCheck
-from .gcpause import fewer_collections
+from .gcpause import fewer_collections, trim_heap
 from .pool import (
     IN_PROCESS_BYTES,
     Batch,
@@ -26,6 +26,7 @@ __all__ = [
     "SnapshotCheck",
     "SpanCheck",
     "fewer_collections",
+    "trim_heap",
     "IN_PROCESS_BYTES",
     "default_workers",
     "helper_pool",

@@ -181,11 +181,9 @@ def _die_with_parent(parent: int, forked: bool) -> None:
     for parent, which stays up while any of its workers does, so it watches ``parent`` itself
     through a pidfd (no polling, no pid reuse) and exits when that process has.
 
-    A worker also freezes what it inherited (:func:`~.gcpause.freeze_inherited`) and hands large
-    freed buffers straight back to the system (:func:`_return_large_buffers`).
+    A worker also freezes what it inherited (:func:`~.gcpause.freeze_inherited`).
     """
     freeze_inherited()
-    _return_large_buffers()
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
         prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
@@ -207,27 +205,6 @@ def _die_with_parent(parent: int, forked: bool) -> None:
         os._exit(1)
 
     threading.Thread(target=wait_for_parent, name="publisher-parent-watch", daemon=True).start()
-
-
-_M_MMAP_THRESHOLD = -3
-_MMAP_THRESHOLD = 128 * 1024
-
-
-def _return_large_buffers() -> None:
-    """Keep a worker's resident memory at what it holds, not at the most it ever held (glibc).
-
-    glibc serves an allocation of at least its mmap threshold (128 KiB) from its own mapping,
-    unmapped when freed; but by default the threshold rises to the largest such buffer freed so
-    far, so from then on a snapshot file's bytes, its text and a stored result of megabytes come
-    from the heap, which keeps the freed ones resident between the small objects around them.
-    Fixing the threshold where it starts keeps each large buffer a mapping of its own (a worker
-    of a 1 GB check of many records per source: 131 to 115 MB resident at its peak). Elsewhere
-    (no glibc) this does nothing.
-    """
-    try:
-        ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD)
-    except (OSError, AttributeError):
-        pass
 
 
 def _pool(workers: int, context: multiprocessing.context.BaseContext) -> ProcessPoolExecutor:

@@ -29,7 +29,16 @@ from ..gate.pipeline import Loaded, Prepared, check_run, prepare, prepare_stored
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
-from ..parallel import Batch, Batches, CheckedSnapshots, ProgressFn, SnapshotCheck, folder_bytes, folder_size
+from ..parallel import (
+    Batch,
+    Batches,
+    CheckedSnapshots,
+    ProgressFn,
+    SnapshotCheck,
+    folder_bytes,
+    folder_size,
+    trim_heap,
+)
 from ..runs import Run
 from .discover import relative
 from .evidence import RunEvidence, SourceInfo, WikiCheck, pack, unpack
@@ -242,7 +251,10 @@ def check_whole_run(
     sources = {sid: replace(reader.get(sid), spans=()) for sid in index.source_ids}
     packed = pack(rc)
     events = pack(list(rc.assembly.log.events))
-    return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, events, sources, index)
+    done = WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, events, sources, index)
+    del rc, inputs, prepared, reader
+    trim_heap()  # what this run freed leaves the worker before the next run peaks on top of it
+    return done
 
 
 _WHOLE_RUN_BYTES = 8 * 1024 * 1024

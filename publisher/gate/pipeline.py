@@ -35,6 +35,7 @@ from .checks.assembler import (
     read_stored_bytes,
     result_sources,
     same_as_written,
+    written_pieces,
 )
 from .checks.collect import Collector
 from .checks.eventlog import check_log
@@ -85,6 +86,8 @@ class Prepared:
         self._stored: dict[str, Any] | None = None
         self._model: Result | None = None
         self._settled = self._data is None  # absent or unreadable: nothing to parse
+        self._matched: dict[str, Any] | None = None
+        self._newline = False
 
     @property
     def settled(self) -> bool:
@@ -130,13 +133,17 @@ class Prepared:
     def written_as(self, result: dict[str, Any]) -> dict[str, Any] | None:
         """The stored result, adopted as read, when the file not read yet is exactly ``result``
         written with the stored time; else None (the file is read as usual when asked for).
+        :meth:`matches`, then :meth:`adopt`."""
+        candidate = self.matches(result)
+        return None if candidate is None else self.adopt(candidate)
+
+    def matches(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        """``result`` with the stored time when the file not read yet is exactly that written
+        (then the bytes are let go: they can be written again from it); else None.
 
         The time is taken from where the written layout puts it, and the whole file is then
-        compared byte for byte (:func:`same_as_written`): only a match is adopted, with its model
-        validated from the equal value, so whatever the file holds, adopting it reads exactly what
-        :func:`parse_stored` would (an assembly holds JSON values only, no tuple or enum member, so
-        validating it is validating the parsed file). A result that is not valid is left to be
-        read, which says why. What the result names need not be declared: it is the assembly's.
+        compared byte for byte (:func:`same_as_written`). What the result names need not be
+        declared: it is the assembly's.
         """
         data = self._data
         if self._settled or data is None:
@@ -152,13 +159,34 @@ class Prepared:
         candidate = {**result, "generated_at": stamp.decode("ascii")}
         if not same_as_written(data, candidate):
             return None
+        # The file is ``candidate`` written: hold the value, not its bytes as well, while the
+        # model is validated (:meth:`adopt` writes them again if it has to read the file).
+        self._data, self._newline = None, data.endswith(b"\n")
+        self._matched = candidate
+        return candidate
+
+    def adopt(self, candidate: dict[str, Any]) -> dict[str, Any] | None:
+        """Adopt the value :meth:`matches` proved the file holds, with its model validated from it,
+        so adopting it reads exactly what :func:`parse_stored` would (an assembly holds JSON values
+        only, no tuple or enum member, so validating it is validating the parsed file). A result
+        that is not valid is left to be read, which says why; then None."""
+        if candidate is not self._matched or self._settled:
+            raise ValueError("adopt() takes what matches() returned, once")
+        self._matched = None
         try:
             model = Result.model_validate(candidate)
         except ValidationError:
+            self._data = written_bytes(candidate, self._newline)  # the file's bytes, to be read as usual
             return None
-        self._settled, self._data = True, None
+        self._settled = True
         self._stored, self._model, self._problem = candidate, model, None
         return candidate
+
+
+def written_bytes(value: dict[str, Any], newline: bool) -> bytes:
+    """The file :func:`same_as_written` matched with ``value``: its stored layout, and the final
+    newline when the file had one."""
+    return b"".join(written_pieces(value)) + (b"\n" if newline else b"")
 
 
 _TIME_KEY = b'\n  "generated_at": "'
@@ -199,6 +227,10 @@ class Loaded:
     inputs: RunInputs
     reader: CheckedSnapshots
     prepared: Prepared
+    drop_records: bool = False
+    """The caller reads the agent records no more once the run is checked (the wiki check): they
+    are let go as soon as the assembly is final, before the stored result's model is made, so
+    the two are never held together."""
 
 
 def check_run(
@@ -249,12 +281,19 @@ def _check_run(
         assembly = _assemble_as(inputs, reader, prepared.model, gate)
     else:
         assembly = assemble(inputs, reader, gate=False, log_limit=None, declared=True)  # by prepare()
-        written = prepared.written_as(assembly.result) is not None
+        candidate = prepared.matches(assembly.result)
+        if candidate is not None and loaded is not None and loaded.drop_records and not gate:
+            # The bytes are this assembly's: it is final whatever the validation says (an invalid
+            # result only assembles again with the --gate switch, see _assembly_args).
+            inputs.records = []
+        written = candidate is not None and prepared.adopt(candidate) is not None
         if not written:
             prepared.settle()
             reader.load()  # what the stored result names, in one pass
             if _assembly_args(inputs, prepared.model, gate) != _assembly_args(inputs, None, False):
                 assembly = _assemble_as(inputs, reader, prepared.model, gate)
+    if loaded is not None and loaded.drop_records:
+        inputs.records = []  # the assembly is final: no check after it reads them
     stored, stored_problem, model = prepared.stored, prepared.problem, prepared.model
     rc = RunCheck(run, label, inputs, enabled, flag, assembly, stored, stored_problem)
     out = Collector(rc)

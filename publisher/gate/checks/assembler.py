@@ -7,6 +7,7 @@ Also reads the stored result for the other checks (:func:`read_stored`, :func:`r
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -32,6 +33,7 @@ __all__ = [
     "parse_stored",
     "invalid_result",
     "same_as_written",
+    "written_pieces",
     "result_sources",
     "stored_requests",
     "check_assembler",
@@ -88,13 +90,55 @@ def same_as_written(data: bytes, result: dict[str, Any]) -> bool:
     NaN, valid UTF-8) to exactly ``result``, so :func:`parse_stored` would read ``result`` and
     :func:`~publisher.kernel.canonical.same_json` would find the two equal; ``False`` proves
     nothing (another layout, a float orjson spells its own way) and the caller takes the slow path.
+    The layout is written and compared piece by piece (:func:`written_pieces`), so a large result
+    is never held twice, as a value and written whole, beside the file's bytes.
     """
+    at = 0
     try:
-        written = orjson.dumps(result, option=orjson.OPT_INDENT_2)
+        for piece in written_pieces(result):
+            if not data.startswith(piece, at):
+                return False
+            at += len(piece)
     except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
         return False
     body = len(data) - 1 if data.endswith(b"\n") else len(data)
-    return len(written) == body and data.startswith(written)
+    return at == body
+
+
+_OPEN_DEPTH = 2
+_OPEN_LENGTH = 64
+"""Which containers :func:`written_pieces` opens: those above depth :data:`_OPEN_DEPTH` (the result
+and its sections) and any longer than :data:`_OPEN_LENGTH` items (``accepted``, ``inputs``, a long
+``diagnostics.unresolved``); the rest (one accepted entry: a few kilobytes) is written whole."""
+
+
+def written_pieces(value: Any, depth: int = 0) -> Iterator[bytes]:
+    """``orjson.dumps(value, option=OPT_INDENT_2)`` (the stored layout) in pieces that join to
+    exactly those bytes: the containers it opens (:data:`_OPEN_DEPTH`) are written bracket by
+    bracket and item by item, the others whole, at their indentation (a raw line
+    break occurs in orjson's output only between tokens, never inside a string). Raises
+    ``TypeError`` for what orjson cannot write, as :func:`orjson.dumps` does."""
+    kind = type(value)
+    opened = (kind is dict or kind is list) and value and (depth < _OPEN_DEPTH or len(value) > _OPEN_LENGTH)
+    if not opened:
+        written = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+        yield written.replace(b"\n", b"\n" + b"  " * depth) if depth else written
+        return
+    inner = b"\n" + b"  " * (depth + 1)
+    if kind is dict:
+        yield b"{"
+        for index, (key, item) in enumerate(value.items()):
+            if type(key) is not str:
+                raise TypeError("Dict key must be str")  # what orjson says of such a key
+            yield (b"," if index else b"") + inner + orjson.dumps(key) + b": "
+            yield from written_pieces(item, depth + 1)
+        yield b"\n" + b"  " * depth + b"}"
+    else:
+        yield b"["
+        for index, item in enumerate(value):
+            yield (b"," if index else b"") + inner
+            yield from written_pieces(item, depth + 1)
+        yield b"\n" + b"  " * depth + b"]"
 
 
 def result_sources(result: Result) -> list[str]:

@@ -16,6 +16,7 @@ fails, else Inconclusive if any warns, else Verified.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from .checks.assembler import (
     parse_stored,
     read_stored_bytes,
     result_sources,
-    same_as_written,
+    stored_written_as,
     written_pieces,
 )
 from .checks.collect import Collector
@@ -70,28 +71,40 @@ they differ; tests switch it off to compare with reading it first on the same ru
 
 
 class Prepared:
-    """The stored result of a run (or why it is unusable): its bytes, read when the run is prepared,
-    and what they hold, parsed and validated when first asked for.
+    """The stored result of a run (or why it is unusable): read, parsed and validated when first
+    asked for, or proved equal to an assembly without ever being parsed.
 
     A stored result is almost always exactly its run's assembly (apart from the time), and parsing
     and validating a large one costs more than assembling it. So :func:`check_run` assembles first
-    and compares the bytes with the assembly written in the stored layout; only when they differ
-    (or something asks earlier) is the file parsed strictly and validated (:func:`parse_stored`),
-    the snapshots and claims it names declared to the reader, exactly as if it had been read first.
+    and compares the file with the assembly written in the stored layout, block by block as it is
+    read (:func:`stored_written_as`); only when they differ (or something asks earlier) is the file
+    read whole, parsed strictly and validated (:func:`parse_stored`), the snapshots and claims it
+    names declared to the reader, exactly as if it had been read first. Nothing of the file is
+    held in between: a large run's records and assembly are never held beside it.
     """
 
     def __init__(self, run: Run, reader: CheckedSnapshots) -> None:
+        self._run = run
         self._reader = reader
-        self._data, self._problem = read_stored_bytes(run)
+        self._data: bytes | None = None
+        """The file's bytes once known and not parsed yet (written again from what they matched)."""
+        self._problem: str | None = None
         self._stored: dict[str, Any] | None = None
         self._model: Result | None = None
-        self._settled = self._data is None  # absent or unreadable: nothing to parse
         self._matched: dict[str, Any] | None = None
         self._newline = False
+        try:
+            os.lstat(run.result_path)
+        except FileNotFoundError:
+            self._settled = True  # absent: nothing to read (were it written since, it is not read)
+        except OSError:
+            self._settled = False  # reading it says why it cannot be read
+        else:
+            self._settled = False
 
     @property
     def settled(self) -> bool:
-        """Whether what the file holds is known (read, or proved equal to an assembly)."""
+        """Whether what the file holds is known (read, or proved equal to an assembly, or absent)."""
         return self._settled
 
     @property
@@ -114,15 +127,19 @@ class Prepared:
         return self._model
 
     def settle(self) -> None:
-        """Parse and validate the stored bytes now (once), and declare to the reader the snapshots
-        and claims the result names."""
+        """Read, parse and validate the stored file now (once), and declare to the reader the
+        snapshots and claims the result names."""
         if self._settled:
             return
         self._settled = True
+        self._matched = None
         data, self._data = self._data, None
-        if data is None:  # unreachable: unsettled means bytes are held
+        if data is None:
+            data, self._problem = read_stored_bytes(self._run)
+        if data is None:  # absent or unreadable: nothing to parse
             return
         self._stored, self._model, self._problem = parse_stored(data)
+        del data  # the bytes are not held beside the value and its model
         model = self._model
         for source_id in result_sources(model) if model else []:
             self._reader.want(source_id)
@@ -139,31 +156,15 @@ class Prepared:
 
     def matches(self, result: dict[str, Any]) -> dict[str, Any] | None:
         """``result`` with the stored time when the file not read yet is exactly that written
-        (then the bytes are let go: they can be written again from it); else None.
-
-        The time is taken from where the written layout puts it, and the whole file is then
-        compared byte for byte (:func:`same_as_written`). What the result names need not be
-        declared: it is the assembly's.
-        """
-        data = self._data
-        if self._settled or data is None:
+        (:func:`stored_written_as`: compared byte for byte, never held whole); else None. What
+        the result names need not be declared: it is the assembly's."""
+        if self._settled or self._data is not None:
             return None
-        at = data.find(_TIME_KEY)
-        if at < 0:
+        found = stored_written_as(self._run, result)
+        if found is None:
             return None
-        start = at + len(_TIME_KEY)
-        end = data.find(b'"', start)
-        stamp = data[start:end]
-        if end < 0 or not stamp.isascii() or b"\\" in stamp:
-            return None
-        candidate = {**result, "generated_at": stamp.decode("ascii")}
-        if not same_as_written(data, candidate):
-            return None
-        # The file is ``candidate`` written: hold the value, not its bytes as well, while the
-        # model is validated (:meth:`adopt` writes them again if it has to read the file).
-        self._data, self._newline = None, data.endswith(b"\n")
-        self._matched = candidate
-        return candidate
+        self._matched, self._newline = found
+        return self._matched
 
     def adopt(self, candidate: dict[str, Any]) -> dict[str, Any] | None:
         """Adopt the value :meth:`matches` proved the file holds, with its model validated from it,
@@ -176,7 +177,7 @@ class Prepared:
         try:
             model = Result.model_validate(candidate)
         except ValidationError:
-            self._data = written_bytes(candidate, self._newline)  # the file's bytes, to be read as usual
+            self._data = written_bytes(candidate, self._newline)  # the bytes it matched, read as usual
             return None
         self._settled = True
         self._stored, self._model, self._problem = candidate, model, None
@@ -184,20 +185,16 @@ class Prepared:
 
 
 def written_bytes(value: dict[str, Any], newline: bool) -> bytes:
-    """The file :func:`same_as_written` matched with ``value``: its stored layout, and the final
+    """The file :func:`stored_written_as` matched with ``value``: its stored layout, and the final
     newline when the file had one."""
     return b"".join(written_pieces(value)) + (b"\n" if newline else b"")
 
 
-_TIME_KEY = b'\n  "generated_at": "'
-"""Where :func:`~.assemble.dump_result` writes the result's time (its third key, indented once)."""
-
-
 def prepare_stored(run: Run, reader: CheckedSnapshots) -> Prepared:
-    """Read the stored result's bytes; what they hold is parsed, validated and declared to
-    ``reader`` when first asked for (:class:`Prepared`), or never, when :func:`check_run` finds them
-    equal to its assembly. The first half of :func:`prepare`, which needs nothing but the run.
-    Without :data:`_SPECULATE`, the result is read and declared at once."""
+    """The stored result, read, parsed, validated and declared to ``reader`` when first asked for
+    (:class:`Prepared`), or never, when :func:`check_run` finds the file equal to its assembly. The
+    first half of :func:`prepare`, which needs nothing but the run. Without :data:`_SPECULATE`, the
+    result is read and declared at once."""
     prepared = Prepared(run, reader)
     if not _SPECULATE:
         prepared.settle()

@@ -92,8 +92,7 @@ def release_records(rc: RunCheck) -> None:
     stored file when that file is the assembly (:meth:`RunCheck.pack`, :meth:`RunCheck.settle`).
     A wiki check holds every run's check until the site is built, or ships it from a worker."""
     rc.inputs.records = []
-    rc.pack()
-    rc.settle()
+    rc.pack(settle=True)
 
 
 def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
@@ -230,6 +229,8 @@ def check_whole_run(
         checked = _check_whole(run, root, keys, rel, checks, provisional=False)
     if isinstance(checked, Finding):
         return WholeRun(None, None, None, None, None, None, checked)
+    if checked is None:  # unreachable: outcomes taken after the result was read are kept
+        raise RuntimeError(f"{rel}: checked again without the handed-over outcomes, and refused again")
     inputs, reader, rc = checked
     # The check travels back pickled: what the parent does not read stays here (it reads the
     # index, and the result again from the stored file if a page asks for it).
@@ -251,7 +252,7 @@ def _check_whole(
     The stored result's model dies here, before the check is indexed and packed."""
     reader = CheckedSnapshots(run.sources_dir, assets_root=root)
     prepared = prepare_stored(run, reader)
-    taken = bool(checks) and (provisional and not prepared.settled or prepared.model is not None)
+    taken = bool(checks) and ((provisional and not prepared.settled) or prepared.model is not None)
     if taken:
         reader.seed(checks)
     try:

@@ -7,6 +7,7 @@ Also reads the stored result for the other checks (:func:`read_stored`, :func:`r
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ __all__ = [
     "parse_stored",
     "invalid_result",
     "same_as_written",
+    "stored_written_as",
     "written_pieces",
     "result_sources",
     "stored_requests",
@@ -93,16 +95,100 @@ def same_as_written(data: bytes, result: dict[str, Any]) -> bool:
     The layout is written and compared piece by piece (:func:`written_pieces`), so a large result
     is never held twice, as a value and written whole, beside the file's bytes.
     """
-    at = 0
+    return _written_ending(_Forward(data), result) is not None
+
+
+def stored_written_as(run: Run, result: dict[str, Any]) -> tuple[dict[str, Any], bool] | None:
+    """``result`` with the stored file's time, and whether the file ends with a newline, when the
+    stored ``result.json`` is exactly that written (:func:`same_as_written`); else None (absent,
+    unreadable, or other bytes: the caller reads the file as usual, which says why).
+
+    The file is read forward in blocks and compared as it comes, so neither it nor the result
+    written is ever held whole. The time is taken from where the written layout puts it (the
+    result's third key, near the top): only the value in that place can make the file match.
+    """
+    try:
+        fd, _ = _fs.open_regular(run.result_path, follow_symlinks=False)
+    except OSError:
+        return None
+    try:
+        source = _Forward(fd)
+        head = source.head(_HEAD_BYTES)
+        at = head.find(_TIME_KEY)
+        if at < 0:
+            return None
+        start = at + len(_TIME_KEY)
+        end = head.find(b'"', start)
+        stamp = head[start:end]
+        if end < 0 or not stamp.isascii() or b"\\" in stamp:
+            return None
+        candidate = {**result, "generated_at": stamp.decode("ascii")}
+        ending = _written_ending(source, candidate)
+        return None if ending is None else (candidate, ending == b"\n")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+_TIME_KEY = b'\n  "generated_at": "'
+"""Where :func:`~publisher.gate.assemble.dump_result` writes the result's time (its third key,
+indented once)."""
+
+_HEAD_BYTES = 1 << 16
+"""How much of a stored result's start :func:`stored_written_as` looks in for its time (a run slug
+longer than this takes the slow path: the file is parsed)."""
+
+
+class _Forward:
+    """Bytes in hand, or a file read forward in blocks, compared piece by piece from the start."""
+
+    _BLOCK = 1 << 20
+
+    def __init__(self, source: bytes | int) -> None:
+        self._fd = source if isinstance(source, int) else None
+        self._buffer = source if isinstance(source, bytes) else b""
+        self._at = 0
+
+    def _fill(self, size: int) -> bool:
+        """Whether ``size`` bytes past the position are at hand (reading more as needed)."""
+        while len(self._buffer) - self._at < size:
+            block = os.read(self._fd, max(self._BLOCK, size)) if self._fd is not None else b""
+            if not block:
+                return False
+            self._buffer, self._at = self._buffer[self._at :] + block, 0
+        return True
+
+    def head(self, size: int) -> bytes:
+        """Up to ``size`` bytes from the position, which stays where it is."""
+        self._fill(size)
+        return self._buffer[self._at : self._at + size]
+
+    def takes(self, piece: bytes) -> bool:
+        """Whether ``piece`` comes next (then the position moves past it)."""
+        if not self._fill(len(piece)) or not self._buffer.startswith(piece, self._at):
+            return False
+        self._at += len(piece)
+        return True
+
+    def rest(self) -> bytes | None:
+        """What is left when it is at most a newline, else None."""
+        if self._fill(2):
+            return None
+        return self._buffer[self._at :]
+
+
+def _written_ending(source: _Forward, result: dict[str, Any]) -> bytes | None:
+    """The file's ending (``b""`` or a newline) when ``source`` holds exactly ``result`` written in
+    the stored layout and then at most a newline, else None."""
     try:
         for piece in written_pieces(result):
-            if not data.startswith(piece, at):
-                return False
-            at += len(piece)
+            if not source.takes(piece):
+                return None
     except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
-        return False
-    body = len(data) - 1 if data.endswith(b"\n") else len(data)
-    return at == body
+        return None
+    rest = source.rest()
+    return rest if rest in (b"", b"\n") else None
 
 
 _OPEN_DEPTH = 2

@@ -8,7 +8,7 @@ Also reads the stored result for the other checks (:func:`read_stored`, :func:`r
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -246,11 +246,12 @@ def stored_requests(run: Run) -> list[tuple[str, list[tuple[int, int]]]]:
     A hint, not a check: it lets the wiki check hand a large run's snapshots to the workers before
     the run's check (on another worker) reads and validates the result for itself. For a valid
     result it is exactly what :func:`result_sources` and the claims name; whatever is unreadable
-    or malformed is left out (the check finds it).
+    or malformed is left out (the check finds it). A file in the written layout is parsed one
+    accepted entry at a time (:func:`_accepted_apart`), so a large result is never held as a value.
     """
     try:
-        raw = orjson.loads(_fs.read_regular(run.result_path, follow_symlinks=False))
-    except (OSError, ValueError):
+        data = _fs.read_regular(run.result_path, follow_symlinks=False)
+    except OSError:
         return []
     wanted: dict[str, set[tuple[int, int]]] = {}
 
@@ -259,25 +260,88 @@ def stored_requests(run: Run) -> list[tuple[str, list[tuple[int, int]]]]:
             return wanted.setdefault(source_id, set())
         return None
 
-    accepted = raw.get("accepted") if isinstance(raw, dict) else None
-    for entry in accepted if isinstance(accepted, list) else ():
-        if not isinstance(entry, dict):
-            continue
-        ids, claims = entry.get("source_ids"), entry.get("claims")
-        for source_id in ids if isinstance(ids, list) else ():
-            want(source_id)
-        for claim in claims if isinstance(claims, list) else ():
-            if not isinstance(claim, dict):
+    def named(entries: Iterable[Any]) -> None:
+        for entry in entries:
+            if not isinstance(entry, dict):
                 continue
-            spans = want(claim.get("source_id"))
-            start, end = claim.get("start"), claim.get("end")
-            if spans is not None and type(start) is int and type(end) is int:
-                spans.add((start, end))
+            ids, claims = entry.get("source_ids"), entry.get("claims")
+            for source_id in ids if isinstance(ids, list) else ():
+                want(source_id)
+            for claim in claims if isinstance(claims, list) else ():
+                if not isinstance(claim, dict):
+                    continue
+                spans = want(claim.get("source_id"))
+                start, end = claim.get("start"), claim.get("end")
+                if spans is not None and type(start) is int and type(end) is int:
+                    spans.add((start, end))
+
+    raw: Any = None
+    apart = _accepted_apart(data)
+    if apart is not None:
+        raw, pieces = apart
+        try:
+            named(orjson.loads(piece) for piece in pieces)
+        except ValueError:  # not JSON after all: read whole, as any other file
+            raw = None
+            wanted.clear()
+    if raw is None:
+        try:
+            raw = orjson.loads(data)
+        except ValueError:
+            return []
+        accepted = raw.get("accepted") if isinstance(raw, dict) else None
+        named(accepted if isinstance(accepted, list) else ())
+    del data
     sources = raw.get("sources") if isinstance(raw, dict) else None
     for source in sources if isinstance(sources, list) else ():
         if isinstance(source, dict):
             want(source.get("source_id"))
     return [(source_id, sorted(spans)) for source_id, spans in wanted.items()]
+
+
+_ACCEPTED_OPEN = b'\n  "accepted": ['
+_ACCEPTED_CLOSE = b"\n  ]"
+_ENTRY_OPEN = b"\n    {"
+_ENTRY_CLOSE = b"\n    }"
+_BETWEEN = _ENTRY_CLOSE + b"," + _ENTRY_OPEN
+
+
+def _accepted_apart(data: bytes) -> tuple[dict[str, Any], Iterator[bytes]] | None:
+    """A stored result in the written layout, taken apart: the result with no accepted entries,
+    parsed, and each entry's bytes (to be parsed one at a time); None for a file in another layout.
+
+    The written layout puts the result's keys at an indent of two spaces and the accepted entries'
+    braces at four, and a line break occurs only between tokens, so those marks cut the file where
+    the whole parse would. The cut is taken only when the rest parses with ``accepted`` empty; an
+    entry's bytes that are not one whole JSON value (a cut in the wrong place) fail to parse, and
+    the caller then reads the file whole. For a file without duplicate keys the parts are exactly
+    the whole parse's.
+    """
+    at = data.find(_ACCEPTED_OPEN)
+    if at < 0:
+        return None
+    first = at + len(_ACCEPTED_OPEN)
+    last = data.find(_ACCEPTED_CLOSE, first)
+    if last < 0 or not data.startswith(_ENTRY_OPEN, first) or data[last - len(_ENTRY_CLOSE) : last] != _ENTRY_CLOSE:
+        return None
+    try:
+        rest = orjson.loads(data[:first] + data[last:])
+    except ValueError:
+        return None
+    if not isinstance(rest, dict) or rest.get("accepted") != []:
+        return None
+
+    def pieces() -> Iterator[bytes]:
+        start = first + len(_ENTRY_OPEN) - 1  # at the entry's brace
+        while True:
+            cut = data.find(_BETWEEN, start, last)
+            if cut < 0:
+                yield data[start:last]
+                return
+            yield data[start : cut + len(_ENTRY_CLOSE)]
+            start = cut + len(_ENTRY_CLOSE) + 1 + len(_ENTRY_OPEN) - 1
+
+    return rest, pieces()
 
 
 def _without_time(result: dict[str, Any]) -> dict[str, Any]:

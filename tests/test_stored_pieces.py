@@ -117,11 +117,10 @@ def test_the_stored_file_is_matched_as_it_is_read(assembled: RunFixture) -> None
     path = assembled.run.result_path
     stored = read_json(path)
     result = {**stored, "generated_at": "2000-01-01T00:00:00Z"}
-    found = stored_written_as(assembled.run, result)
-    assert found is not None and found[0] == stored and found[1] is True
+    assert stored_written_as(assembled.run, result) == stored
     data = path.read_bytes()
     path.write_bytes(data.rstrip(b"\n"))
-    assert stored_written_as(assembled.run, result) == (stored, False)
+    assert stored_written_as(assembled.run, result) == stored
     for other in (data + b"\n", data[:-2] + b"\n", data.replace(b'"generated_at": "', b'"generated_at": "\\u0032', 1)):
         path.write_bytes(other)
         assert stored_written_as(assembled.run, result) is None
@@ -149,8 +148,8 @@ def test_a_result_equal_to_its_assembly_is_never_read_whole(
 
 
 def test_a_matched_result_that_is_not_valid_is_read_as_usual(assembled: RunFixture) -> None:
-    """The bytes let go once matched are written again, exactly, when the model does not validate:
-    the file's problem is then the one reading it gives."""
+    """A file matched but whose model does not validate is read as usual when asked for: its
+    problem is the one reading it gives."""
     bad = {**read_json(assembled.run.result_path), "run_slug": "Not A Slug!"}
     assembled.run.result_path.write_bytes(dump_result(bad))
     expected = parse_stored(assembled.run.result_path.read_bytes())
@@ -212,15 +211,15 @@ def test_nothing_reads_the_records_after_the_final_assembly(
 def test_the_records_and_the_bytes_are_let_go_before_the_model_is_made(
     assembled: RunFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A worker never holds the file's bytes, the agent records and the model together; a check
-    that does not drop the records keeps them."""
-    seen: list[tuple[int, bool]] = []
+    """A worker never holds the agent records and the model together, nor the file's bytes at
+    all; a check that does not drop the records keeps them."""
+    seen: list[int] = []
     inputs = load_inputs(assembled.run)
     records = len(inputs.records)
     validate = pipeline.Result.model_validate
 
     def watched(value: Any, *args: Any, **kwargs: Any) -> Any:
-        seen.append((len(inputs.records), prepared._data is None))
+        seen.append(len(inputs.records))
         return validate(value, *args, **kwargs)
 
     monkeypatch.setattr(pipeline.Result, "model_validate", watched)
@@ -230,7 +229,7 @@ def test_the_records_and_the_bytes_are_let_go_before_the_model_is_made(
         prepared = prepare(inputs, reader, prepare_stored(assembled.run, reader))
         rc = check_run(assembled.run, loaded=Loaded(inputs, reader, prepared, drop_records=drop))
         assert rc.status("C-ASSEMBLER") == "pass"
-    assert records and seen == [(0, True), (records, True)]
+    assert records and seen == [0, records]
 
 
 def test_packing_settled_at_once_is_packing_then_settling(assembled: RunFixture) -> None:
@@ -270,6 +269,9 @@ def _split_entry(data: bytes) -> bytes:
         lambda b: b.replace(b'\n  "accepted": [', b'\n  "accepted": [\n    7,', 1),
         lambda b: b[: len(b) // 2],
         lambda b: b.replace(b'"accepted": [', b'"accepted": [\n  ]\n  ,"x": [', 1),
+        lambda b: b.replace(b'\n  "diagnostics"', b'\n  "accepted": [],\n  "diagnostics"', 1),
+        lambda b: b.replace(b'"run_slug": "', b'"run_slug": "\\u0000', 1),
+        lambda b: b.replace(b'\n  "diagnostics"', b'\n  "accepted": ["\\u0000"],\n  "diagnostics"', 1),
     ],
     ids=[
         "as written",
@@ -282,13 +284,17 @@ def _split_entry(data: bytes) -> bytes:
         "a number before the entries",
         "truncated",
         "the list closed early",
+        "a later duplicate",
+        "a NUL spelled in the file",
+        "a later duplicate that looks like the cut",
     ],
 )
 def test_the_hint_read_entry_by_entry_is_the_whole_reading(
     assembled: RunFixture, edit: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """For any file, what the hint names read entry by entry is what reading the file whole names
-    (a file in another layout, or one whose marks mislead, is read whole)."""
+    (a file in another layout, or one whose marks mislead, is read whole; of duplicate keys the
+    parse keeps the one it keeps whole)."""
     path = assembled.run.result_path
     path.write_bytes(edit(path.read_bytes()))
     assert stored_requests(assembled.run) == _whole_hint(monkeypatch, assembled.run)

@@ -36,7 +36,6 @@ from .checks.assembler import (
     read_stored_bytes,
     result_sources,
     stored_written_as,
-    written_pieces,
 )
 from .checks.collect import Collector
 from .checks.eventlog import check_log
@@ -86,13 +85,10 @@ class Prepared:
     def __init__(self, run: Run, reader: CheckedSnapshots) -> None:
         self._run = run
         self._reader = reader
-        self._data: bytes | None = None
-        """The file's bytes once known and not parsed yet (written again from what they matched)."""
         self._problem: str | None = None
         self._stored: dict[str, Any] | None = None
         self._model: Result | None = None
         self._matched: dict[str, Any] | None = None
-        self._newline = False
         try:
             os.lstat(run.result_path)
         except FileNotFoundError:
@@ -133,9 +129,7 @@ class Prepared:
             return
         self._settled = True
         self._matched = None
-        data, self._data = self._data, None
-        if data is None:
-            data, self._problem = read_stored_bytes(self._run)
+        data, self._problem = read_stored_bytes(self._run)
         if data is None:  # absent or unreadable: nothing to parse
             return
         self._stored, self._model, self._problem = parse_stored(data)
@@ -158,12 +152,9 @@ class Prepared:
         """``result`` with the stored time when the file not read yet is exactly that written
         (:func:`stored_written_as`: compared byte for byte, never held whole); else None. What
         the result names need not be declared: it is the assembly's."""
-        if self._settled or self._data is not None:
+        if self._settled:
             return None
-        found = stored_written_as(self._run, result)
-        if found is None:
-            return None
-        self._matched, self._newline = found
+        self._matched = stored_written_as(self._run, result)
         return self._matched
 
     def adopt(self, candidate: dict[str, Any]) -> dict[str, Any] | None:
@@ -177,17 +168,10 @@ class Prepared:
         try:
             model = Result.model_validate(candidate)
         except ValidationError:
-            self._data = written_bytes(candidate, self._newline)  # the bytes it matched, read as usual
-            return None
+            return None  # read as usual when asked for
         self._settled = True
         self._stored, self._model, self._problem = candidate, model, None
         return candidate
-
-
-def written_bytes(value: dict[str, Any], newline: bool) -> bytes:
-    """The file :func:`stored_written_as` matched with ``value``: its stored layout, and the final
-    newline when the file had one."""
-    return b"".join(written_pieces(value)) + (b"\n" if newline else b"")
 
 
 def prepare_stored(run: Run, reader: CheckedSnapshots) -> Prepared:

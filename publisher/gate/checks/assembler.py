@@ -98,9 +98,9 @@ def same_as_written(data: bytes, result: dict[str, Any]) -> bool:
     return _written_ending(_Forward(data), result) is not None
 
 
-def stored_written_as(run: Run, result: dict[str, Any]) -> tuple[dict[str, Any], bool] | None:
-    """``result`` with the stored file's time, and whether the file ends with a newline, when the
-    stored ``result.json`` is exactly that written (:func:`same_as_written`); else None (absent,
+def stored_written_as(run: Run, result: dict[str, Any]) -> dict[str, Any] | None:
+    """``result`` with the stored file's time when the stored ``result.json`` is exactly that
+    written (:func:`same_as_written`); else None (absent,
     unreadable, or other bytes: the caller reads the file as usual, which says why).
 
     The file is read forward in blocks and compared as it comes, so neither it nor the result
@@ -123,8 +123,7 @@ def stored_written_as(run: Run, result: dict[str, Any]) -> tuple[dict[str, Any],
         if end < 0 or not stamp.isascii() or b"\\" in stamp:
             return None
         candidate = {**result, "generated_at": stamp.decode("ascii")}
-        ending = _written_ending(source, candidate)
-        return None if ending is None else (candidate, ending == b"\n")
+        return candidate if _written_ending(source, candidate) is not None else None
     except OSError:
         return None
     finally:
@@ -304,6 +303,9 @@ _ACCEPTED_CLOSE = b"\n  ]"
 _ENTRY_OPEN = b"\n    {"
 _ENTRY_CLOSE = b"\n    }"
 _BETWEEN = _ENTRY_CLOSE + b"," + _ENTRY_OPEN
+_CUT = b'"\\u0000"'
+"""What stands for the accepted entries while the rest is parsed: a JSON string holding NUL, which
+a file can spell only this way (a raw control character is not JSON), so only where it is not."""
 
 
 def _accepted_apart(data: bytes) -> tuple[dict[str, Any], Iterator[bytes]] | None:
@@ -312,10 +314,11 @@ def _accepted_apart(data: bytes) -> tuple[dict[str, Any], Iterator[bytes]] | Non
 
     The written layout puts the result's keys at an indent of two spaces and the accepted entries'
     braces at four, and a line break occurs only between tokens, so those marks cut the file where
-    the whole parse would. The cut is taken only when the rest parses with ``accepted`` empty; an
-    entry's bytes that are not one whole JSON value (a cut in the wrong place) fail to parse, and
-    the caller then reads the file whole. For a file without duplicate keys the parts are exactly
-    the whole parse's.
+    the whole parse would. The cut is taken only when the rest, the entries replaced by a string
+    the file cannot hold, parses with that string as ``accepted`` (so the key cut is the one the
+    whole parse keeps, duplicates or not); an entry's bytes that are not one whole JSON value (a
+    cut in the wrong place) fail to parse, and the caller then reads the file whole. So the parts
+    are exactly the whole parse's.
     """
     at = data.find(_ACCEPTED_OPEN)
     if at < 0:
@@ -324,12 +327,15 @@ def _accepted_apart(data: bytes) -> tuple[dict[str, Any], Iterator[bytes]] | Non
     last = data.find(_ACCEPTED_CLOSE, first)
     if last < 0 or not data.startswith(_ENTRY_OPEN, first) or data[last - len(_ENTRY_CLOSE) : last] != _ENTRY_CLOSE:
         return None
+    if _CUT in data:  # the file may hold the string that marks the cut
+        return None
     try:
-        rest = orjson.loads(data[:first] + data[last:])
+        rest = orjson.loads(data[:first] + _CUT + data[last:])
     except ValueError:
         return None
-    if not isinstance(rest, dict) or rest.get("accepted") != []:
+    if not isinstance(rest, dict) or rest.get("accepted") != ["\x00"]:
         return None
+    rest["accepted"] = []
 
     def pieces() -> Iterator[bytes]:
         start = first + len(_ENTRY_OPEN) - 1  # at the entry's brace

@@ -309,3 +309,53 @@ def test_the_hint_of_a_written_result_is_read_in_pieces(assembled: RunFixture) -
     assert {**rest, "accepted": entries} == orjson.loads(data)
     assert assembler._accepted_apart(_split_entry(data)) is not None  # taken apart: an entry then fails
     assert assembler._accepted_apart(json.dumps(json.loads(data), separators=(",", ":")).encode()) is None
+
+
+def test_a_large_runs_check_is_made_again_only_for_a_result_that_is_not_valid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large run's handed-over outcomes are taken before its stored result is read: a result
+    equal to its assembly is never parsed and the check is made once; a result that is not valid
+    has the run checked again without them; an absent one never takes them."""
+    from dataclasses import replace
+
+    from _wiki_helpers import make_wiki, sample_run
+
+    from publisher.parallel import Workers
+    from publisher.parallel.checks import check_snapshot
+    from publisher.wiki import runchecks
+    from publisher.wiki.check import check_wiki
+
+    wiki = make_wiki(tmp_path / "wiki")
+    run = sample_run(wiki).run
+    handed = [
+        replace(check_snapshot((str(run.sources_dir), sid, tuple(spans))), detail="handed over")
+        for sid, spans in stored_requests(run)
+    ]
+    keys = check_wiki(wiki, workers=Workers(count=1)).policy.trusted_keys
+    calls: list[str] = []
+    check, parse = runchecks.check_run, pipeline.parse_stored
+
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        calls.append("check")
+        return check(*args, **kwargs)
+
+    def parsed(data: bytes) -> Any:
+        calls.append("parse")
+        return parse(data)
+
+    monkeypatch.setattr(runchecks, "check_run", checked)
+    monkeypatch.setattr(pipeline, "parse_stored", parsed)
+
+    def adopted() -> int:
+        calls.clear()
+        done = runchecks.check_whole_run(str(run.path), str(wiki), keys, "runs/alpha", handed)
+        unpacked = done.check()
+        assert unpacked is not None
+        return sum(c.detail == "handed over" for c in unpacked.assembly.reader.checks().values())
+
+    assert adopted() == len(handed) and calls == ["check"]
+    run.result_path.write_text('{"accepted": []}', encoding="utf-8")
+    assert adopted() == 0 and calls == ["check", "parse", "parse", "check"]  # read first the second time
+    run.result_path.unlink()
+    assert adopted() == 0 and calls == ["check"]

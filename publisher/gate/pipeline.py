@@ -89,14 +89,9 @@ class Prepared:
         self._stored: dict[str, Any] | None = None
         self._model: Result | None = None
         self._matched: dict[str, Any] | None = None
-        try:
-            os.lstat(run.result_path)
-        except FileNotFoundError:
-            self._settled = True  # absent: nothing to read (were it written since, it is not read)
-        except OSError:
-            self._settled = False  # reading it says why it cannot be read
-        else:
-            self._settled = False
+        # Absent: nothing to read (a file written since is not read). Anything else there, even
+        # what cannot be read, is read when asked for (which says why).
+        self._settled = _absent(run.result_path)
 
     @property
     def settled(self) -> bool:
@@ -172,6 +167,16 @@ class Prepared:
         self._settled = True
         self._stored, self._model, self._problem = candidate, model, None
         return candidate
+
+
+def _absent(path: Path) -> bool:
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def prepare_stored(run: Run, reader: CheckedSnapshots) -> Prepared:

@@ -147,9 +147,10 @@ def test_a_result_equal_to_its_assembly_is_never_read_whole(
     assert rc.status("C-ASSEMBLER") == "pass" and rc.stored == read_json(assembled.run.result_path)
 
 
-def test_a_matched_result_that_is_not_valid_is_read_as_usual(assembled: RunFixture) -> None:
-    """A file matched but whose model does not validate is read as usual when asked for: its
-    problem is the one reading it gives."""
+def test_a_matched_result_that_is_not_valid_says_what_reading_it_says(assembled: RunFixture) -> None:
+    """A file matched but whose model does not validate has the problem reading it gives, for the
+    value matched: a file written since the match is not read (the assembly stays final)."""
+    original = assembled.run.result_path.read_bytes()
     bad = {**read_json(assembled.run.result_path), "run_slug": "Not A Slug!"}
     assembled.run.result_path.write_bytes(dump_result(bad))
     expected = parse_stored(assembled.run.result_path.read_bytes())
@@ -157,7 +158,8 @@ def test_a_matched_result_that_is_not_valid_is_read_as_usual(assembled: RunFixtu
     prepared = prepare_stored(assembled.run, CheckedSnapshots(assembled.run.sources_dir))
     candidate = prepared.matches(bad)
     assert candidate == bad
-    assert prepared.adopt(candidate) is None and not prepared.settled
+    assembled.run.result_path.write_bytes(original)  # a valid result, written after the match
+    assert prepared.adopt(candidate) is None and prepared.settled
     assert (prepared.stored, prepared.model, prepared.problem) == expected
     with pytest.raises(ValueError):
         prepared.adopt(candidate)  # once

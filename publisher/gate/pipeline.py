@@ -32,6 +32,7 @@ from .checks import CHECK_IDS
 from .checks.assembler import (
     ASSEMBLER,
     check_assembler,
+    invalid_result,
     parse_stored,
     read_stored_bytes,
     result_sources,
@@ -156,15 +157,17 @@ class Prepared:
         """Adopt the value :meth:`matches` proved the file holds, with its model validated from it,
         so adopting it reads exactly what :func:`parse_stored` would (an assembly holds JSON values
         only, no tuple or enum member, so validating it is validating the parsed file). A result
-        that is not valid is left to be read, which says why; then None."""
+        that is not valid settles as reading the file would (the same problem, for the same value),
+        never from a file read again; then None."""
         if candidate is not self._matched or self._settled:
             raise ValueError("adopt() takes what matches() returned, once")
         self._matched = None
+        self._settled = True
         try:
             model = Result.model_validate(candidate)
-        except ValidationError:
-            return None  # read as usual when asked for
-        self._settled = True
+        except ValidationError as exc:
+            self._problem = invalid_result(exc)
+            return None
         self._stored, self._model, self._problem = candidate, model, None
         return candidate
 
@@ -175,7 +178,7 @@ def _absent(path: Path) -> bool:
     except FileNotFoundError:
         return True
     except OSError:
-        return False
+        pass
     return False
 
 
@@ -269,8 +272,8 @@ def _check_run(
         assembly = assemble(inputs, reader, gate=False, log_limit=None, declared=True)  # by prepare()
         candidate = prepared.matches(assembly.result)
         if candidate is not None and loaded is not None and loaded.drop_records and not gate:
-            # The bytes are this assembly's: it is final whatever the validation says (an invalid
-            # result only assembles again with the --gate switch, see _assembly_args).
+            # The file is this assembly's: it is final whatever the validation says (a result
+            # that is not valid assembles again only with the --gate switch, see _assembly_args).
             inputs.records = []
         written = candidate is not None and prepared.adopt(candidate) is not None
         if not written:

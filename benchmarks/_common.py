@@ -30,6 +30,7 @@ __all__ = [
     "peak_memory",
     "MB",
     "tree_rss",
+    "tree_pss",
 ]
 
 MB = 1_000_000
@@ -175,6 +176,46 @@ def _proc_tree_rss(pid: int) -> int:
                 tree.add(child)
                 grew = True
     return sum(rss.get(p, 0) for p in tree)
+
+
+def tree_pss(pid: int) -> int:
+    """Sum of the proportional set size of ``pid`` and its descendants (0 where the kernel has no
+    ``smaps_rollup``): each page shared by n of them counts 1/n to each, so forked workers' pages
+    shared with their parent are counted once, where the RSS sum counts them in every process."""
+    tree = _tree(pid)
+    total = 0
+    for member in tree:
+        try:
+            with open(f"/proc/{member}/smaps_rollup", encoding="ascii", errors="replace") as fh:
+                for line in fh:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except OSError:
+            continue
+    return total
+
+
+def _tree(pid: int) -> set[int]:
+    """``pid`` and its descendants, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as fh:
+                parents[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    tree = {pid}
+    grew = True
+    while grew:
+        grew = False
+        for child, parent in parents.items():
+            if parent in tree and child not in tree:
+                tree.add(child)
+                grew = True
+    return tree
 
 
 @contextmanager

@@ -46,7 +46,17 @@ from typing import Any
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks._common import MB, asset_files, rounds, run_dirs, snapshot_files, table, tree_rss, wiki_requests
+from benchmarks._common import (
+    MB,
+    asset_files,
+    rounds,
+    run_dirs,
+    snapshot_files,
+    table,
+    tree_pss,
+    tree_rss,
+    wiki_requests,
+)
 from benchmarks.generate import WikiSpec, generate_wiki
 from publisher.kernel.store import SnapshotStore, build_record
 from publisher.parallel import Workers, default_workers, verify_many
@@ -327,15 +337,17 @@ def check_memory_rows(wikis: list[Path], workers: int) -> list[list[Any]]:
                 [sys.executable, __file__, "--check-probe", os.fspath(wiki), "--workers", str(workers)],
                 stdout=out,
             )
-            peak = 0
+            peak = peak_pss = 0
             while proc.poll() is None:
                 peak = max(peak, tree_rss(proc.pid))
+                peak_pss = max(peak_pss, tree_pss(proc.pid))
                 time.sleep(0.02)
             if proc.returncode != 0:
                 raise SystemExit(f"memory probe failed with status {proc.returncode}")
             out.seek(0)
             got = json.loads(out.read().decode().strip().splitlines()[-1])
-        rows.append([wiki.name, got["files"], got["bytes"] / MB, got["largest"] / MB, peak / MB, got["findings"]])
+        row = [wiki.name, got["files"], got["bytes"] / MB, got["largest"] / MB, peak / MB, peak_pss / MB]
+        rows.append([*row, got["findings"]])
     return rows
 
 
@@ -423,8 +435,8 @@ def main(argv: list[str] | None = None) -> int:
             if big and not args.no_memory:
                 print(
                     table(
-                        "Peak memory of the whole check (MB; RSS of the process tree, sampled every 20 ms)",
-                        ["wiki", "snapshots", "MB", "largest MB", "peak RSS sum", "findings"],
+                        "Peak memory of the whole check (MB; the process tree sampled every 20 ms)",
+                        ["wiki", "snapshots", "MB", "largest MB", "peak RSS sum", "peak PSS sum", "findings"],
                         check_memory_rows(big, workers),
                     )
                 )

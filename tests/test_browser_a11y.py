@@ -73,7 +73,7 @@ def _claims_wiki(root: Path) -> Path:
     from _wiki_helpers import SHARED
 
     from publisher.wiki.assess import assess
-    from publisher.wiki.claims.guards import Proposal
+    from publisher.wiki.claims.admission import Proposal
     from publisher.wiki.concepts import EpistemicStatus
 
     if not (SHARED / "corpus" / "evidence-inference" / "texts").is_dir():

@@ -28,9 +28,9 @@ from publisher.kernel.models import Receipt
 from publisher.kernel.reasons import Reason
 from publisher.wiki.check import check_wiki
 from publisher.wiki.claims.counts import claims_document
-from publisher.wiki.claims.guards import ClaimState
 from publisher.wiki.claims.log import read_assessments
 from publisher.wiki.claims.model import claim_hash
+from publisher.wiki.claims.provenance import ClaimState
 from publisher.wiki.concepts import parse_concept
 from publisher.wiki.promote import promote
 

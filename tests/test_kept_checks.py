@@ -171,7 +171,7 @@ def test_a_result_changed_between_the_check_and_the_pages_refuses_the_build(
 def test_the_excerpt_table_gives_back_exactly_the_text_it_was_given() -> None:
     """Excerpts are held as UTF-8 (about half the memory of a str with one character past U+00FF)
     and read back as the very same text: astral characters, lone surrogates, NUL, line breaks."""
-    from publisher.wiki.evidence import ExcerptTable
+    from publisher.wiki.spantables import ExcerptTable, span_code
 
     texts = ["plain", "β-blockers ≥ 2 – 3 mg", "𝛼 and 😀 outside the BMP", "\ud800 lone\udfff", "a\x00b\r\nc", ""]
     table = ExcerptTable()
@@ -181,7 +181,7 @@ def test_the_excerpt_table_gives_back_exactly_the_text_it_was_given() -> None:
     assert len(table) == len(texts) and ("src-x", 1, 1 + len(texts[1])) in table
     assert dict(table) == {("src-x", n, n + len(t)): t for n, t in enumerate(texts)}
     assert table.get(("src-x", 99, 100)) is None
-    held = table._held[("src-x", 1, 1 + len(texts[1]))]
+    held = table._by_source["src-x"][span_code(1, 1 + len(texts[1]))]
     assert held == texts[1].encode("utf-8") and len(held) < 2 * len(texts[1])
     with pytest.raises(TypeError):
         table[("src-x", 0, 1)] = b"bytes"  # type: ignore[assignment]

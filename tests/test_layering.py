@@ -107,10 +107,11 @@ ORDER: dict[str, list[Entry]] = {
         "policy",
         "concepts",
         "discover",
+        "spantables",
         "evidence",
         (
             "claims",
-            ["__init__", "model", "records", "log", "missingness", "reviews", "guards", "counts"],
+            ["__init__", "model", "records", "log", "missingness", "reviews", "admission", "provenance", "counts"],
         ),
         "conceptcheck",
         "runchecks",

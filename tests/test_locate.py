@@ -14,11 +14,13 @@ from typing import Any
 
 import pytest
 from conftest import CliResult, make_record
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from publisher.kernel import locate as locate_module
 from publisher.kernel.locate import (
     Candidate,
+    Normalized,
     find_term,
     locate,
     nearest,
@@ -312,6 +314,60 @@ def test_find_term_occurrences_normalise_to_the_term(text: str, term: str) -> No
     for hit in find_term(text, term):
         piece = text[hit.start : hit.end]
         assert piece == term if hit.kind == "exact" else normalize(piece) == normalize(term)
+
+
+def _normalize_map_by_character(text: str, fold_case: bool) -> Normalized:
+    """The position map built one character (or cluster) at a time: what ``normalize_map`` must
+    equal, whatever shortcut it takes through runs of ASCII."""
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i = 0
+    while i < len(text):
+        ch = text[i]
+        if ch.isascii() and (i + 1 == len(text) or text[i + 1].isascii()):
+            j, piece = i + 1, (ch.lower() if fold_case else ch)
+        else:
+            j = locate_module._cluster_end(text, i)
+            piece = locate_module._fold(text[i:j], fold_case)
+        for c in piece:
+            if c.isspace():
+                if out and out[-1] == " ":
+                    ends[-1] = j
+                    continue
+                c = " "
+            out.append(c)
+            starts.append(i)
+            ends.append(j)
+        i = j
+    return Normalized("".join(out), tuple(starts), tuple(ends))
+
+
+ASCII_AND_MORE = st.sampled_from(
+    [
+        *"aB c.-",
+        *"\t\n\r\x0b\x0c\x1c\x1f\x00",
+        "  ",
+        "The  trial\tran\r\n",  # with others, long runs of ASCII (taken a stretch at a time)
+        "a" * 17,  # ... ending where a combining mark may follow
+        " " + "x" * 16,  # ... starting with white space that may go on a run before it
+        *("\u0301", "\u00a0", "\ufb01", "\u201c", "\u1161", "\u2002"),
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(ASCII_AND_MORE, max_size=80).map("".join), st.booleans())
+@example("a" * 17 + "\u0301", False)  # a long ASCII run whose last character takes a mark
+@example("\u00a0 " + "x" * 16 + "\u2002\t\t" + "A" * 20, True)  # runs that go on from before
+def test_normalize_map_through_ascii_runs_equals_it_character_by_character(text: str, fold_case: bool) -> None:
+    assert normalize_map(text, fold_case=fold_case) == _normalize_map_by_character(text, fold_case)
+
+
+def test_normalize_map_of_long_plain_runs_equals_it_character_by_character() -> None:
+    text = ("The  trial\t\n randomised 120 children.\x1c" * 300) + "e\u0301 \u00a0 x" + "a" * 5000 + "  "
+    for fold_case in (False, True):
+        assert normalize_map(text, fold_case=fold_case) == _normalize_map_by_character(text, fold_case)
 
 
 # -- the command ---------------------------------------------------------------------------------

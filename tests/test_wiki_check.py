@@ -152,7 +152,9 @@ def test_run_only_a_concept_names_is_verified_too(wiki: Path) -> None:
     assert pre.ok, [f.one_line() for f in pre.findings]
     assert [r.rel for r in pre.runs] == ["archive/alpha"]
     assert set(pre.sources) == set(rb.texts)
-    assert set(pre.runs[0].check.assembly.reader.checks()) == set(rb.texts)
+    assert all(pre.sources[sid].meta.ok and pre.sources[sid].meta.sealed for sid in rb.texts)
+    # The kept check holds only failed snapshot checks: the verified ones' spans are the excerpts.
+    assert pre.runs[0].check.assembly.reader.checks() == {}
     tamper("snapshot-text", rb)
     findings = run_preflight(wiki).findings
     assert Reason.SNAPSHOT_HASH_MISMATCH in {f.reason for f in findings}
@@ -398,9 +400,8 @@ def test_a_large_runs_handed_out_checks_are_taken_only_when_its_stored_result_is
 
     def adopted() -> list[object]:
         done = check_whole_run(str(run.path), str(wiki), keys, "runs/alpha", handed)
-        check = done.check()
-        assert check is not None
-        return [c for c in check.assembly.reader.checks().values() if c.detail == "handed over"]
+        assert done.check() is not None and done.sources is not None
+        return [c for c in done.sources.values() if c.detail == "handed over"]
 
     assert adopted()
     run.result_path.write_text('{"accepted": []}', encoding="utf-8")  # not a valid result

@@ -81,7 +81,7 @@ def _missing(args: argparse.Namespace) -> int:
 def _assess(args: argparse.Namespace) -> int:
     from ..acquire.signing import signer_from
     from ..wiki.assess import assess
-    from ..wiki.claims.guards import Proposal
+    from ..wiki.claims.admission import Proposal
     from ..wiki.claims.log import SIGNED_FOR
     from ..wiki.claims.model import parse_status, status_code
 

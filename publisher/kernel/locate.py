@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,10 +40,14 @@ from .spans import MAX_SPAN
 __all__ = [
     "MAX_CANDIDATES",
     "MAX_FRAGMENTS",
+    "NON_ASCII_COST",
+    "OCCURRENCE_COST",
+    "Budget",
     "Candidate",
     "Fragment",
     "Normalized",
     "Occurrence",
+    "check_cost",
     "find_term",
     "search_term",
     "locate",
@@ -57,6 +62,16 @@ MAX_CANDIDATES = 200
 
 MAX_FRAGMENTS = 32
 """Most parts a quote may be split into at its ellipses and still be located in fragments."""
+
+OCCURRENCE_COST = 3
+"""What examining one occurrence of a normalised term costs a :class:`Budget`: about the time
+normalising three ASCII code points again takes, so that occurrences that are never checked
+(inside what one raw character produced) are bounded too."""
+
+NON_ASCII_COST = 16
+"""What normalising one code point outside ASCII costs a :class:`Budget` (an ASCII one costs one):
+each goes through NFKC on its own, about sixteen times the work (measured: combining marks,
+ligatures, no-break spaces, Greek, CJK)."""
 
 Kind = Literal["exact", "normalized", "fragments"]
 
@@ -127,6 +142,21 @@ class Occurrence:
     end: int
 
 
+@dataclass
+class Budget:
+    """The work searches may still do, shared by every search it is passed to.
+
+    Each occurrence of a normalised term costs :data:`OCCURRENCE_COST`, and :func:`check_cost` of
+    its raw slice when that is normalised again to check it (a verbatim occurrence needs no check):
+    a long term over a repetitive text, a short one over long white-space runs, or one that keeps
+    landing inside what a ligature produced would otherwise cost seconds to minutes. A search that finds
+    ``left`` spent stops before its next occurrence and says so; one budget passed to many searches
+    bounds them all together (a document review's terms).
+    """
+
+    left: int
+
+
 @dataclass(frozen=True)
 class Normalized:
     """A text's normal form with, for each of its code points, the raw range it came from.
@@ -186,12 +216,24 @@ def normalize_map(text: str, *, fold_case: bool = False) -> Normalized:
     NFKC, so a no-break space counts) collapsed to one space; ``fold_case`` also case-folds.
     Leading and trailing white space is kept (as one space) so that offsets stay aligned.
     """
-    out: list[str] = []
+    out: list[str] = []  # pieces of the normal form (a space in them stands for white space)
     starts: list[int] = []
     ends: list[int] = []
     n = len(text)
     i = 0
+    stretches = _ASCII_STRETCH.finditer(text)  # long runs of ASCII, taken a stretch at a time
+    stretch = next(stretches, None)
+    at = n if stretch is None else stretch.start()
     while i < n:
+        if i >= at and stretch is not None:
+            if i == at:  # always so: a cluster starts every stretch (it never begins with ASCII)
+                # The last ASCII character before another is a cluster's start (a mark may follow).
+                end = n if stretch.end() == n else stretch.end() - 1
+                _ascii_run(text, i, end, fold_case, out, starts, ends)
+                i = end
+            stretch = next(stretches, None)
+            at = n if stretch is None else stretch.start()
+            continue
         ch = text[i]
         if ch.isascii() and (i + 1 == n or text[i + 1].isascii()):
             j = i + 1
@@ -201,7 +243,7 @@ def normalize_map(text: str, *, fold_case: bool = False) -> Normalized:
             piece = _fold(text[i:j], fold_case)
         for c in piece:
             if c.isspace():
-                if out and out[-1] == " ":  # the run goes on: its one space covers this cluster too
+                if out and out[-1][-1] == " ":  # the run goes on: its one space covers this cluster too
                     ends[-1] = j
                     continue
                 c = " "
@@ -210,6 +252,47 @@ def normalize_map(text: str, *, fold_case: bool = False) -> Normalized:
             ends.append(j)
         i = j
     return Normalized("".join(out), tuple(starts), tuple(ends))
+
+
+_ASCII_STRETCH = re.compile(r"[\x00-\x7f]{17,}")
+"""17 or more ASCII characters in a row: taken a stretch at a time (fewer go one by one, faster for
+them than finding where they end)."""
+_ASCII_SPACE = "".join(c for c in map(chr, range(128)) if c.isspace())
+_AS_SPACE = str.maketrans(dict.fromkeys(_ASCII_SPACE, " "))
+_ASCII_RUN = re.compile(f"[{re.escape(_ASCII_SPACE)}]{{2,}}")
+"""Two or more ASCII white-space characters (what ``str.isspace`` calls white space) in a row."""
+
+
+def _ascii_run(
+    text: str, start: int, end: int, fold_case: bool, out: list[str], starts: list[int], ends: list[int]
+) -> None:
+    """Append the normal form of ``text[start:end]``, all ASCII and none of it combining with what
+    follows, to ``out`` with its position map: each character stands for itself (lower-cased with
+    ``fold_case``, a white-space character as a space), each run of white space for one space
+    (which lengthens the run just before it, if any). Between two runs the map is one to one, so
+    it is built a stretch at a time: plain text is mostly this."""
+    segment = text[start:end]
+    if fold_case:
+        segment = segment.lower()
+    pos = 0
+    for run in [*_ASCII_RUN.finditer(segment), None]:
+        stop = len(segment) if run is None else run.start()
+        if pos < stop and segment[pos] in _ASCII_SPACE and out and out[-1][-1] == " ":
+            ends[-1] = start + pos + 1  # a white-space character that goes on the run before
+            pos += 1
+        if pos < stop:
+            out.append(segment[pos:stop].translate(_AS_SPACE))
+            starts.extend(range(start + pos, start + stop))
+            ends.extend(range(start + pos + 1, start + stop + 1))
+        if run is None:
+            return
+        if out and out[-1][-1] == " ":
+            ends[-1] = start + run.end()
+        else:
+            out.append(" ")
+            starts.append(start + run.start())
+            ends.append(start + run.end())
+        pos = run.end()
 
 
 def normalize(text: str, *, fold_case: bool = False) -> str:
@@ -241,24 +324,45 @@ def _exact(text: str, quote: str, limit: int) -> list[tuple[int, int]]:
     return hits
 
 
+def check_cost(piece: str) -> int:
+    """What normalising ``piece`` again costs a :class:`Budget`: its length, with every code point
+    outside ASCII counted :data:`NON_ASCII_COST` times."""
+    if piece.isascii():
+        return len(piece)
+    ascii_count = len(piece.encode("ascii", "ignore"))
+    return ascii_count + NON_ASCII_COST * (len(piece) - ascii_count)
+
+
 def _normalized_hits(
-    text: str, norm: Normalized, needle: str, fold_case: bool, limit: int, budget: int | None = None
+    text: str,
+    norm: Normalized,
+    needle: str,
+    fold_case: bool,
+    limit: int,
+    budget: Budget | None = None,
+    exact: Collection[tuple[int, int]] = (),
 ) -> tuple[list[tuple[int, int]], bool]:
     """Raw ranges of every aligned occurrence of the normalised ``needle`` whose raw slice
-    normalises back to it (checked, never assumed); and whether the search stopped because the raw
-    code points checked so far reached ``budget`` (None: no budget)."""
+    normalises back to it (checked, never assumed, except for a range in ``exact``: a verbatim
+    occurrence of the term normalises to the needle by definition); and whether the search stopped
+    because ``budget`` (None: no budget) could not pay for the next occurrence (see :class:`Budget`)."""
     hits: list[tuple[int, int]] = []
     if not needle:
         return hits, False
-    spent = 0
     i = norm.text.find(needle)
     while i != -1 and len(hits) < limit:
-        raw = norm.raw_range(i, i + len(needle))
-        if raw is not None:
-            if budget is not None and spent >= budget:
+        if budget is not None:
+            if budget.left <= 0:
                 return hits, True
-            spent += raw[1] - raw[0]
-            if normalize(text[raw[0] : raw[1]], fold_case=fold_case) == needle:
+            budget.left -= OCCURRENCE_COST
+        raw = norm.raw_range(i, i + len(needle))
+        if raw is not None and raw in exact:
+            hits.append(raw)
+        elif raw is not None:
+            piece = text[raw[0] : raw[1]]
+            if budget is not None:
+                budget.left -= check_cost(piece)
+            if normalize(piece, fold_case=fold_case) == needle:
                 hits.append(raw)
         i = norm.text.find(needle, i + 1)
     return hits, False
@@ -283,7 +387,7 @@ def search_term(
     fold_case: bool = False,
     limit: int = MAX_CANDIDATES,
     mapped: Normalized | None = None,
-    budget: int | None = None,
+    budget: int | Budget | None = None,
 ) -> tuple[list[Occurrence], bool]:
     """Every occurrence of ``term`` in ``text``, exactly and after the locator's normalisation.
 
@@ -294,9 +398,10 @@ def search_term(
     of the product: document reviews and the report-prose quotation check call it, so that a term
     is found the same way everywhere. An empty (or white-space-only) term finds nothing.
     ``mapped`` is ``normalize_map(text, fold_case=fold_case)`` when the caller already has it
-    (searching many terms in one text). ``budget``: most raw code points normalised again to check
-    normalised occurrences (each costs its raw length); the second value says whether the search
-    stopped there, its occurrences then being the first ones found exactly and those checked.
+    (searching many terms in one text). ``budget``: the work the normalised search may do, as a
+    number or as a :class:`Budget` shared by several searches (see there); the second value says
+    whether the search stopped there, its occurrences then being the first ones found exactly and
+    those checked.
     """
     if not term.strip():
         return [], False
@@ -312,7 +417,9 @@ def search_term(
     found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
     needle = normalize(term, fold_case=fold_case)
     norm = mapped if mapped is not None else normalize_map(text, fold_case=fold_case)
-    normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, budget)
+    spend = Budget(budget) if isinstance(budget, int) else budget
+    verbatim = frozenset(exact) if not fold_case else frozenset()  # a case-insensitive match is checked
+    normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)
     for hit in normalized:
         found.setdefault(hit, "normalized")
     ordered = sorted(found.items())[:limit]

@@ -273,11 +273,21 @@ def run_document_review(
     """Review one snapshot for a claim: the server searches every term (exactly and normalised)
     and records the hits as raw offsets; semantic queries are recorded as declared and NOT
     executed. Protocol-complete only over a surface declared complete at acquisition. Writes the
-    content-addressed review record (the same review again changes nothing)."""
-    from ..wiki.claims.reviews import run_review
+    content-addressed review record (the same review again changes nothing). A review whose terms
+    together exceed the search work budget is refused and not written (C-CLAIM REVIEW_INCOMPLETE):
+    declare fewer or more specific terms."""
+    from ..wiki.claims.model import ClaimRefusal
+    from ..wiki.claims.reviews import Reviewed, run_review
 
     run = ws.run_of(source_id)
-    done = _guard(lambda: run_review(run, source_id, claim, list(terms), list(semantic_queries or [])))
+
+    def review() -> Reviewed:
+        try:
+            return run_review(run, source_id, claim, list(terms), list(semantic_queries or []))
+        except ClaimRefusal as exc:  # over the review budget: the guard named, as 'publisher review' names it
+            raise ToolProblem(exc.one_line(), field="terms") from exc
+
+    done = _guard(review)
     return {"review_id": done.review_id, "created": done.created, "record": done.record.model_dump(mode="json")}
 
 
@@ -297,7 +307,7 @@ def validate_evidence_assessment(
     failed; an admitted claim is written into the concept's front matter. Admitted means a
     structurally admissible proposal, never an adjudication. Entries from this server are unsigned."""
     from ..wiki.assess import assess
-    from ..wiki.claims.guards import Proposal
+    from ..wiki.claims.admission import Proposal
     from ..wiki.claims.model import ClaimRefusal, parse_status
 
     proposal = Proposal(

@@ -150,6 +150,17 @@ class CheckedSnapshots:
         spans = self._spans.get(source_id)
         return spans.get((start, end)) if spans is not None else None
 
+    def failures(self) -> CheckedSnapshots:
+        """A reader over the same folder that holds only the checks that failed, with their errors:
+        what a kept run's check still needs (why a source is refused); any other snapshot asked
+        for is read again on demand. A wiki check keeps every run's check until its site is built,
+        and the verified ones' spans are held once already, in the wiki's excerpt table."""
+        kept = CheckedSnapshots(self.folder, assets_root=self.assets_root)
+        for check in self._checks.values():
+            if not check.ok:
+                kept._keep(check)
+        return kept
+
     def checks(self) -> dict[str, SnapshotCheck]:
         """Every check held so far, by source id."""
         return dict(self._checks)

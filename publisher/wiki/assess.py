@@ -18,7 +18,7 @@ from ..kernel.errors import ConflictError, IntegrityError, UsageError
 from ..kernel.reasons import Reason
 from ..kernel.text import one_line
 from .check import check_wiki
-from .claims.guards import Problem, Proposal, admit
+from .claims.admission import Problem, Proposal, admit
 from .claims.log import Assessment, append_assessment
 from .claims.model import ClaimRefusal, claim_hash, normalise_statement
 from .concepts import CONCEPTS_DIR, ConceptClaim, ConceptFrontMatter, check_slug, dump_concept, parse_concept

@@ -27,9 +27,9 @@ from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
 from ..parallel import Workers, default_workers, fewer_collections, pool_pays, worker_pool
 from ..runs import RUN_LAYOUTS, Run
-from .claims.guards import admitted_index, check_concept_claims, log_findings
 from .claims.log import ASSESSMENTS_FILE, read_assessments
 from .claims.missingness import LogCache
+from .claims.provenance import admitted_index, check_concept_claims, log_findings
 from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
 from .discover import discover, inside
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck

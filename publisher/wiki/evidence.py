@@ -10,7 +10,7 @@ from __future__ import annotations
 import pickle
 import posixpath
 import zlib
-from collections.abc import Iterator, MutableMapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -24,12 +24,11 @@ from ..parallel import SnapshotCheck
 from ..runs import Run
 from .concepts import ConceptDoc
 from .policy import Policy
+from .spantables import AcceptedSpans, ExcerptTable, SpanSet
 
 __all__ = [
     "pack",
     "unpack",
-    "ExcerptTable",
-    "SpanKey",
     "VerifiedClaim",
     "RunEvidence",
     "ConceptEvidence",
@@ -37,48 +36,6 @@ __all__ = [
     "WikiCheck",
     "source_label",
 ]
-
-SpanKey = tuple[str, int, int]
-"""``(source_id, start, end)``."""
-
-
-class ExcerptTable(MutableMapping[SpanKey, str]):
-    """Every verified excerpt of a wiki check by span: a mapping of str, held as UTF-8.
-
-    A wiki check holds every excerpt its runs accept until the site is built (the pages are made
-    of them), so they are its largest holding where a wiki cites much. Python keeps a str with one
-    character past U+00FF at two bytes a character (past U+FFFF, four), which scientific text
-    nearly always has (an en dash, a Greek letter, a math sign); UTF-8 keeps it at about one.
-    Each reading decodes a fresh str; lone surrogates round-trip (``surrogatepass``).
-    """
-
-    __slots__ = ("_held",)
-
-    def __init__(self) -> None:
-        self._held: dict[SpanKey, bytes] = {}
-
-    def __getitem__(self, key: SpanKey) -> str:
-        return self._held[key].decode("utf-8", "surrogatepass")
-
-    def __setitem__(self, key: SpanKey, value: str) -> None:
-        if not isinstance(value, str):
-            raise TypeError(f"an excerpt is a str, not {type(value).__name__}")
-        self._held[key] = value.encode("utf-8", "surrogatepass")
-
-    def __delitem__(self, key: SpanKey) -> None:
-        del self._held[key]
-
-    def __iter__(self) -> Iterator[SpanKey]:
-        return iter(self._held)
-
-    def __len__(self) -> int:
-        return len(self._held)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._held
-
-    def __repr__(self) -> str:
-        return f"ExcerptTable({len(self._held)} excerpts)"
 
 
 def pack(value: object) -> bytes:
@@ -118,7 +75,7 @@ class RunEvidence:
     rel: str
     slug: str
     config: dict[str, Any]
-    accepted: dict[SpanKey, list[tuple[str, int]]] = field(default_factory=dict)
+    accepted: AcceptedSpans = field(default_factory=AcceptedSpans)
     """Every accepted claim's span -> (artifact id, claim index) of the claims citing it."""
     inputs_hash: str | None = None
     """The assembly's ``inputs_hash`` now (None when the run could not be assembled)."""
@@ -235,7 +192,8 @@ class SourceInfo:
     meta: SnapshotCheck
     sources_dir: Path
     holders: list[str] = field(default_factory=list)
-    spans: set[tuple[int, int]] = field(default_factory=set)
+    spans: SpanSet = field(default_factory=lambda: SpanSet({}))
+    """The spans the wiki publishes of it (a live view of :attr:`WikiCheck.excerpts`)."""
 
     @property
     def label(self) -> str:
@@ -274,11 +232,11 @@ class WikiCheck:
     runs: list[RunEvidence] = field(default_factory=list)
     concepts: list[ConceptEvidence] = field(default_factory=list)
     sources: dict[str, SourceInfo] = field(default_factory=dict)
-    excerpts: ExcerptTable = field(default_factory=lambda: ExcerptTable())
+    excerpts: ExcerptTable = field(default_factory=ExcerptTable)
     findings: list[Finding] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     claims: list[Any] = field(default_factory=list)
-    """Every concept claim as the claim guards found it (:class:`publisher.wiki.claims.guards.ClaimState`)."""
+    """Every concept claim as the claim guards found it (:class:`publisher.wiki.claims.provenance.ClaimState`)."""
     _by_rel: tuple[int, dict[str, RunEvidence]] | None = field(default=None, init=False, repr=False, compare=False)
     _reals: dict[Path, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
 

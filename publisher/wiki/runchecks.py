@@ -33,6 +33,7 @@ from ..parallel import Batch, Batches, CheckedSnapshots, ProgressFn, SnapshotChe
 from ..runs import Run
 from .discover import relative
 from .evidence import RunEvidence, SourceInfo, WikiCheck, pack, unpack
+from .spantables import AcceptedSpans, ExcerptTable
 
 __all__ = ["check_runs", "check_whole_run", "index_run", "release_records", "run_bytes", "RunIndex", "WholeRun"]
 
@@ -88,10 +89,13 @@ def _load(item: _Begun, wiki: WikiCheck, keys: KeyRing, batches: Batches) -> Run
 
 def release_records(rc: RunCheck) -> None:
     """Make a checked run's check light to keep: drop its agent records (the assembly read them,
-    and nothing after it does) and hold its results as compact JSON, or as the digest of the
-    stored file when that file is the assembly (:meth:`RunCheck.pack`, :meth:`RunCheck.settle`).
-    A wiki check holds every run's check until the site is built, or ships it from a worker."""
+    and nothing after it does) and its snapshot reader's verified checks (their spans are the
+    wiki's excerpts; :meth:`~publisher.parallel.CheckedSnapshots.failures`), and hold its results
+    as compact JSON, or as the digest of the stored file when that file is the assembly
+    (:meth:`RunCheck.pack`, :meth:`RunCheck.settle`). A wiki check holds every run's check until
+    the site is built, or ships it from a worker."""
     rc.inputs.records = []
+    rc.assembly = replace(rc.assembly, reader=rc.assembly.reader.failures())
     rc.pack(settle=True)
 
 
@@ -99,15 +103,11 @@ def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
     """Check one loaded run and index what it accepts now."""
     ev = loaded.ev
     rc = check_run(ev.run, label=ev.rel, loaded=Loaded(inputs, loaded.reader, loaded.prepared))
-    index = index_run(rc, loaded.reader)
+    index = index_run(rc)
     release_records(rc)
     ev.check = rc
     ev.events = list(rc.assembly.log.events)
     _record(ev, index, loaded.reader.get, wiki)
-
-
-ClaimAt = tuple[str, int, int, str]
-"""An accepted claim's ``(source_id, start, end, excerpt)``."""
 
 
 @dataclass(frozen=True)
@@ -123,28 +123,34 @@ class RunIndex:
     """The gate's verdict now (``pass``, ``warn`` or ``fail``)."""
     accepted_count: int
     """How many artifacts the result now accepts."""
-    accepted: list[tuple[str, tuple[str, ...], list[ClaimAt]]]
-    """Each accepted artifact: its id, its source ids, its claims in order."""
+    source_ids: list[str]
+    """The sources the accepted artifacts name, in the order first named."""
+    accepted: AcceptedSpans
+    """Each accepted claim's span and the claims citing it."""
+    excerpts: ExcerptTable
+    """The excerpt of each accepted span."""
 
 
-def index_run(rc: RunCheck, reader: CheckedSnapshots) -> RunIndex:
+def index_run(rc: RunCheck) -> RunIndex:
     """Index a checked run before it is packed (:func:`release_records`): its refusals, and what
-    its result now accepts."""
+    its result now accepts, already in the compact tables the wiki check holds (built where the
+    run is checked: a worker ships them as they are, and the parent adopts them)."""
     refusals = publication_refusals(rc)
     result = rc.result
-    accepted = []
+    named: dict[str, None] = {}
+    accepted, excerpts = AcceptedSpans(), ExcerptTable()
     for artifact in result["accepted"]:
-        claims: list[ClaimAt] = []
-        for claim in artifact["claims"]:
-            sid, start, end, excerpt = claim["source_id"], claim["start"], claim["end"], claim["excerpt"]
-            held = reader.held_span(sid, start, end)
-            kept = held.excerpt if held is not None else None
-            # The reader's slice is the same text: keep (and ship) one copy of it, not two.
-            claims.append((sid, start, end, kept if kept is not None and kept == excerpt else excerpt))
-        accepted.append((artifact["artifact_id"], tuple(artifact["source_ids"]), claims))
+        artifact_id = artifact["artifact_id"]
+        named.update(dict.fromkeys(artifact["source_ids"]))
+        for position, claim in enumerate(artifact["claims"]):
+            key = (claim["source_id"], claim["start"], claim["end"])
+            accepted.add(key, artifact_id, position)
+            excerpts[key] = claim["excerpt"]
     counts = result["counts"]
     verdict, accepted_count = str(result["gate"]["verdict"]), int(counts["accepted"])
-    return RunIndex(refusals, str(result["inputs_hash"]), counts["unresolved"], verdict, accepted_count, accepted)
+    inputs_hash = str(result["inputs_hash"])
+    unresolved = counts["unresolved"]
+    return RunIndex(refusals, inputs_hash, unresolved, verdict, accepted_count, list(named), accepted, excerpts)
 
 
 def _record(ev: RunEvidence, index: RunIndex, source: Callable[[str], SnapshotCheck], wiki: WikiCheck) -> None:
@@ -159,23 +165,19 @@ def _record(ev: RunEvidence, index: RunIndex, source: Callable[[str], SnapshotCh
     wiki.findings.extend(index.refusals)
     if index.unresolved and not index.refusals:
         wiki.notices.append(f"{ev.rel}: {index.unresolved} unresolved artifact(s) not published (gate off)")
-    # Held until the site is built, for every source and span of a large wiki: one sources
-    # folder per run, and each source id once (a worker's result spells it once per claim).
+    # Held until the site is built, for every source and span of a large wiki: the index's compact
+    # tables as they came (:mod:`.spantables`), one sources folder per run, each source id once.
+    ev.accepted = index.accepted
+    wiki.excerpts.absorb(index.excerpts)
     folder: Path | None = None
-    for artifact_id, source_ids, claims in index.accepted:
-        for sid in source_ids:
-            sid = sys.intern(sid)
-            info = wiki.sources.get(sid)
-            if info is None:
-                folder = folder if folder is not None else ev.run.sources_dir
-                info = wiki.sources[sid] = SourceInfo(source(sid), folder)
-            if ev.slug not in info.holders:
-                info.holders.append(ev.slug)
-        for position, (sid, start, end, excerpt) in enumerate(claims):
-            key = (sys.intern(sid), start, end)
-            ev.accepted.setdefault(key, []).append((artifact_id, position))
-            wiki.excerpts[key] = excerpt
-            wiki.sources[sid].spans.add((start, end))
+    for sid in index.source_ids:
+        sid = sys.intern(sid)
+        info = wiki.sources.get(sid)
+        if info is None:
+            folder = folder if folder is not None else ev.run.sources_dir
+            info = wiki.sources[sid] = SourceInfo(source(sid), folder, spans=wiki.excerpts.spans_of(sid))
+        if ev.slug not in info.holders:
+            info.holders.append(ev.slug)
 
 
 @dataclass(frozen=True)
@@ -234,9 +236,9 @@ def check_whole_run(
     inputs, reader, rc = checked
     # The check travels back pickled: what the parent does not read stays here (it reads the
     # index, and the result again from the stored file if a page asks for it).
-    index = index_run(rc, reader)
+    index = index_run(rc)
     release_records(rc)
-    sources = {sid: replace(reader.get(sid), spans=()) for _, source_ids, _ in index.accepted for sid in source_ids}
+    sources = {sid: replace(reader.get(sid), spans=()) for sid in index.source_ids}
     packed = pack(rc)
     events = pack(list(rc.assembly.log.events))
     return WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, events, sources, index)

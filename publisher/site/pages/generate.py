@@ -204,7 +204,7 @@ class SiteModel(PageModel):
             return body(ev)
 
         sources = []
-        for sid in sorted({key[0] for key in ev.accepted}):
+        for sid in ev.accepted.sources():
             info = self.pre.sources.get(sid)
             title = info.meta.title if info and info.meta.title else sid
             sources.append({"href": self.href(uri, source_uri(sid)), "text": title, "note": sid})

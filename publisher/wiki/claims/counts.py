@@ -20,9 +20,9 @@ from typing import Any
 from ...acquire.signing import signature_problem as event_signature_problem
 from ...kernel.models import ACQUISITIONS
 from ..evidence import WikiCheck
-from .guards import ClaimState
 from .log import Assessment, signature_problem
 from .model import status_code, url_identity, work_keys
+from .provenance import ClaimState
 
 __all__ = ["ADMISSIBLE", "WorkIndex", "claim_view", "claims_document"]
 

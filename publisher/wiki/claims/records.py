@@ -18,7 +18,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, 
 
 from ...kernel import _fs
 from ...kernel.canonical import StrictJSONError, canonical_bytes, loads_strict
-from ...kernel.errors import ConflictError, IntegrityError, ResourceError
+from ...kernel.errors import ConflictError, IntegrityError, ResourceError, UsageError
 from ...kernel.models import (
     Offset,
     PrefixedDigest,
@@ -156,12 +156,18 @@ def write_record(run: Run, record: R) -> tuple[R, str, bool]:
     """Publish ``record`` write-once; returns (the stored record, its id, created).
 
     When the id exists already, the stored record is returned untouched (its ``created_at`` is
-    the first one); a stored file that does not verify is a conflict, left as it is.
+    the first one); a stored file that does not verify is a conflict, left as it is. A record over
+    :data:`MAX_RECORD_BYTES` is refused (``UsageError``), never written: it could not be read back.
     """
+    data = canonical_bytes(record.model_dump(mode="json")) + b"\n"
+    if len(data) > MAX_RECORD_BYTES:  # it could never be read back: nothing is written
+        raise UsageError(
+            f"the record would be {len(data):,} bytes, over the {MAX_RECORD_BYTES:,} a record may be; "
+            "a review: declare fewer or shorter terms"
+        )
     rid = record_id(record)
     folder = record_folder(run, type(record))
     folder.mkdir(exist_ok=True)
-    data = canonical_bytes(record.model_dump(mode="json")) + b"\n"
     if _fs.create_exclusive(folder / f"{rid}.json", data):
         return record, rid, True
     try:

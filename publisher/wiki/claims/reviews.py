@@ -1,10 +1,11 @@
 """``publisher review``: a document review of one claim over one snapshot, run by the tool.
 
 The search runs here, never in the agent: every declared term is searched in the snapshot's
-text exactly and after the quote locator's normalisation (:func:`publisher.kernel.locate.find_term`,
-the product's one term search), and every hit is recorded as raw code-point offsets. Declared
-semantic queries are listed as declared and not executed; no semantic search exists, and the
-record says so (``semantic_search_executed: false``).
+text exactly and after the quote locator's normalisation (:func:`publisher.kernel.locate.search_term`,
+the product's one term search), and every hit is recorded as raw code-point offsets. All the terms
+of a review share one work budget (:data:`REVIEW_BUDGET`); a review whose search would exceed it
+is refused, never written as complete. Declared semantic queries are listed as declared and not
+executed; no semantic search exists, and the record says so (``semantic_search_executed: false``).
 
 Two digests keep contract and execution apart: ``review_contract_hash`` covers what was declared
 (claim, source, surface, terms, semantic queries); ``executed_review_trace_hash`` covers what was
@@ -24,18 +25,31 @@ from typing import Any
 from ...acquire.signing import KeyRing, signature_problem
 from ...kernel.canonical import canonical_bytes, format_ts, utc_now
 from ...kernel.errors import UsageError
-from ...kernel.locate import find_term, normalize_map
+from ...kernel.locate import Budget, normalize_map, search_term
 from ...kernel.models import EventType, Snapshot
 from ...kernel.spans import MAX_SPAN
 from ...runs import Run
 from .missingness import LogCache, log_of
-from .model import claim_hash, normalise_statement
+from .model import ClaimRefusal, Guard, claim_hash, normalise_statement
 from .records import Hit, ReviewRecord, write_record
 
-__all__ = ["MAX_TERMS", "Reviewed", "build_review", "run_review", "surface_declared_complete"]
+__all__ = ["MAX_TERMS", "REVIEW_BUDGET", "Reviewed", "build_review", "run_review", "surface_declared_complete"]
 
 MAX_TERMS = 100
 """Most search terms (and, separately, semantic queries) one review declares."""
+
+REVIEW_BUDGET = 1_000_000
+"""The work all the terms of one review may do together (see
+:class:`~publisher.kernel.locate.Budget`: examining an occurrence found after normalisation
+costs three, normalising its raw slice again to check it costs the slice's length, each code
+point outside ASCII counted sixteen times; a million is under half a second at worst). Every
+stored review is executed again at every build, so a repetitive snapshot with many terms that
+(nearly) match everywhere must not cost seconds there. Counted in work, never in seconds, so
+that a review passes or fails it alike on every machine and at every build. Fail-closed: a
+review whose search would exceed it did not finish searching, so it cannot show that something
+is absent; :func:`build_review` refuses it (``REVIEW_INCOMPLETE``), the command writes nothing
+and the build does not count it. Ordinary reviews spend a few thousand (a hundred of a paper's
+most frequent words: under 25,000)."""
 
 
 @dataclass(frozen=True)
@@ -125,8 +139,19 @@ def build_review(
     hits: list[Hit] = []
     trace: list[dict[str, Any]] = []
     mapped = normalize_map(snap.text)  # once for every term, not once per term
+    budget = Budget(REVIEW_BUDGET)  # one for all the terms together
     for term in declared_terms:
-        found = find_term(snap.text, term, mapped=mapped)
+        found, stopped = search_term(snap.text, term, mapped=mapped, budget=budget)
+        if stopped:
+            raise ClaimRefusal(
+                Guard.REVIEW_INCOMPLETE,
+                f"searching {len(declared_terms)} term(s) over {snap.source_id[:16]}… exceeds the review "
+                f"budget ({REVIEW_BUDGET:,} units of search work) at term {len(trace) + 1} ({term[:40]!r}): a "
+                "search that did not finish cannot show that something is absent; declare fewer or more "
+                "specific terms",
+                source_id=snap.source_id,
+                term=term[:200],
+            )
         hits += [Hit(term=term, start=o.start, end=o.end, match=o.kind) for o in found]
         trace.append({"term": term, "hits": [[o.start, o.end, o.kind] for o in found]})
     chash = claim_hash(statement)

@@ -1,47 +1,37 @@
-"""The ``C-CLAIM`` guards: what makes a proposed status structurally admissible (section 14).
+"""Admission of a claim's status: whether a proposed status may be held (CONTRACT section 14).
 
-Three kinds of rule, kept apart on purpose:
+The one job of this module is the ``C-CLAIM`` decision ``publisher assess`` logs, in two kinds of
+rule kept apart on purpose:
 
 1. **Shape** (:func:`shape_problems`), true or false forever: S, P and C name evidence; P names a
    non-empty condition and only P carries conditions; NS names a review; NE a missingness record.
-2. **Admission** (:func:`admit`), against the current state, at assessment time only: every
-   evidence label is a footnote of the concept whose spans are verified excerpts of accepted
-   artifacts of the runs it names, as they assemble now; the review is of the same claim
-   (``claim_hash``), protocol-complete over a complete surface, and its snapshot still carries that
-   surface; the missingness record is of the same claim and the facts it rests on still hold.
-   The outcome, admitted or not, is logged; admission is history and never changes.
-3. **Agreement and provenance now** (:func:`check_concept_claims`, the wiki check): each claim in
-   front matter equals the admitted assessment entry it names (else a finding that fails the
-   build); the ids that entry bound are re-checked against the current state, and a claim whose
-   grounds no longer hold is shown as "admissible when assessed, provenance invalid now" with
-   the reason, without failing the build.
+   The wiki check applies it to every front-matter claim as well.
+2. **Grounds against the current state** (:func:`admit`): every evidence label is a footnote of
+   the concept whose spans are verified excerpts of accepted artifacts of the runs it names, as
+   they assemble now; the review is of the same claim (``claim_hash``), protocol-complete over a
+   complete surface, and its snapshot still carries that surface; the missingness record is of the
+   same claim and the facts it rests on still hold. The outcome, admitted or not, is logged;
+   admission is history and never changes.
+
+How a review or a missingness record grounds a claim (:func:`review_grounds`,
+:func:`missing_grounds`, found by :func:`find_record`) is judged here once: the re-check at build
+time (:mod:`.provenance`) judges the ids an admission bound with the same functions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ...acquire.signing import KeyRing
 from ...kernel.errors import IntegrityError, PublisherError, UsageError
-from ...kernel.eventlog import LogState
-from ...kernel.findings import Finding
 from ...kernel.models import Access
 from ...kernel.reasons import Reason
-from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus, EvidenceFootnote
+from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
-from .log import (
-    Assessment,
-    Bound,
-    BoundEvidence,
-    BoundMissingness,
-    BoundRef,
-    BoundReview,
-    signature_problem,
-)
+from .log import Bound, BoundEvidence, BoundMissingness, BoundRef, BoundReview
 from .missingness import LogCache, log_of, missing_basis, missing_kind, unsigned_fact
 from .model import (
-    CHECK,
     EVIDENCE_STATUSES,
     ID_RE,
     ClaimRefusal,
@@ -58,15 +48,11 @@ from .reviews import build_review, surface_declared_complete
 __all__ = [
     "Problem",
     "Proposal",
-    "ClaimState",
     "shape_problems",
     "admit",
-    "bound_problem",
-    "provenance_now",
-    "AdmittedIndex",
-    "admitted_index",
-    "check_concept_claims",
-    "log_findings",
+    "find_record",
+    "review_grounds",
+    "missing_grounds",
 ]
 
 
@@ -96,24 +82,6 @@ class Proposal:
         return cls(
             claim.id, claim.statement, claim.status, claim.conditions, claim.evidence, claim.review, claim.missingness
         )
-
-
-@dataclass
-class ClaimState:
-    """One claim of a concept as the wiki check found it: its entry and its provenance now."""
-
-    concept: str
-    rel: str
-    claim: ConceptClaim
-    claim_hash: str
-    entry: Assessment | None
-    provenance: list[str] = field(default_factory=list)
-    """Why the bound grounds no longer hold (empty: provenance valid now)."""
-
-    @property
-    def provenance_valid(self) -> bool:
-        """Whether every id the assessment bound still holds now."""
-        return self.entry is not None and not self.provenance
 
 
 def shape_problems(p: Proposal) -> list[Problem]:
@@ -244,7 +212,7 @@ def _resolve_evidence(
     return bound, problems
 
 
-def _find_record(wiki: WikiCheck, rid: str, model: type[R]) -> tuple[RunEvidence, R] | str:
+def find_record(wiki: WikiCheck, rid: str, model: type[R]) -> tuple[RunEvidence, R] | str:
     """The run holding record ``rid`` and the verified record, or why there is none."""
     for ev in wiki.runs:
         try:
@@ -256,15 +224,19 @@ def _find_record(wiki: WikiCheck, rid: str, model: type[R]) -> tuple[RunEvidence
     return f"no record {rid[:16]}… in any run of the wiki"
 
 
-def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = None) -> str | None:
-    """Why a review's ground no longer holds: its snapshot or that snapshot's surface changed."""
+def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = None) -> Problem | None:
+    """Why a review's ground no longer holds: its snapshot or that snapshot's surface changed, its
+    search now exceeds the review budget (``REVIEW_INCOMPLETE``: it did not finish searching), or
+    executing it again gives another record."""
     try:
         snap = ev.run.store.read(review.source_id)
     except IntegrityError as exc:
-        return f"the reviewed snapshot {review.source_id[:16]}… does not verify now ({exc.reason})"
+        return _unresolved(f"the reviewed snapshot {review.source_id[:16]}… does not verify now ({exc.reason})")
     manifest = snap.surface.manifest_hash if snap.surface else None
     if manifest != review.surface_manifest_hash:
-        return f"the reviewed snapshot's declared surface is not the one reviewed ({review.source_id[:16]}…)"
+        return _unresolved(
+            f"the reviewed snapshot's declared surface is not the one reviewed ({review.source_id[:16]}…)"
+        )
     try:
         again = build_review(
             ev.run,
@@ -275,10 +247,19 @@ def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = N
             logs,
         )
     except PublisherError as exc:
-        return f"re-executing the review over {review.source_id[:16]}… is refused ({exc.one_line()[:120]})"
+        if isinstance(exc, ClaimRefusal) and exc.guard is Guard.REVIEW_INCOMPLETE:  # over the review budget
+            return Problem(Guard.REVIEW_INCOMPLETE, f"re-executing the review is refused: {exc.message}")
+        return _unresolved(f"re-executing the review over {review.source_id[:16]}… is refused ({exc.one_line()[:120]})")
     if again.model_copy(update={"created_at": review.created_at}) != review:
-        return f"re-executing the review over {review.source_id[:16]}… gives another result (not written by the tool)"
+        return _unresolved(
+            f"re-executing the review over {review.source_id[:16]}… gives another result (not written by the tool)"
+        )
     return None
+
+
+def _unresolved(why: str) -> Problem:
+    """A review that does not resolve now (``REVIEW_UNRESOLVED``), with the fix."""
+    return Problem(Guard.REVIEW_UNRESOLVED, f"{why}; review again")
 
 
 def _missing_now(
@@ -322,7 +303,7 @@ def _missing_now(
     return None  # a snapshot of the same work acquired since, in any order: missing_basis refuses
 
 
-def _review_grounds(
+def review_grounds(
     ev: RunEvidence,
     rid: str,
     review: ReviewRecord,
@@ -348,7 +329,7 @@ def _review_grounds(
         )
     now = _review_now(ev, review, logs)
     if now is not None:
-        return Problem(Guard.REVIEW_UNRESOLVED, f"{now}; review again")
+        return now
     if keys and not surface_declared_complete(ev.run, ev.run.store.read(review.source_id), logs, keys):
         return Problem(
             Guard.REVIEW_INCOMPLETE,
@@ -394,7 +375,7 @@ def _published_elsewhere(wiki: WikiCheck, record: MissingnessRecord, ev: RunEvid
     return None
 
 
-def _missing_grounds(
+def missing_grounds(
     wiki: WikiCheck,
     ev: RunEvidence,
     mid: str,
@@ -412,22 +393,22 @@ def _missing_grounds(
 
 
 def _resolve_review(wiki: WikiCheck, rid: str, chash: str) -> tuple[BoundReview | None, list[Problem]]:
-    found = _find_record(wiki, rid, ReviewRecord)
+    found = find_record(wiki, rid, ReviewRecord)
     if isinstance(found, str):
         return None, [Problem(Guard.REVIEW_UNRESOLVED, f"{found}; run 'publisher review' for this claim")]
     ev, review = found
-    problem = _review_grounds(ev, rid, review, chash, keys=wiki.policy.trusted_keys)
+    problem = review_grounds(ev, rid, review, chash, keys=wiki.policy.trusted_keys)
     if problem is not None:
         return None, [problem]
     return BoundReview(run=ev.slug, source_id=review.source_id, surface_manifest_hash=review.surface_manifest_hash), []
 
 
 def _resolve_missingness(wiki: WikiCheck, mid: str, chash: str) -> tuple[BoundMissingness | None, list[Problem]]:
-    found = _find_record(wiki, mid, MissingnessRecord)
+    found = find_record(wiki, mid, MissingnessRecord)
     if isinstance(found, str):
         return None, [Problem(Guard.MISSINGNESS_UNRESOLVED, f"{found}; run 'publisher missing' for this claim")]
     ev, record = found
-    problem = _missing_grounds(wiki, ev, mid, record, chash)
+    problem = missing_grounds(wiki, ev, mid, record, chash)
     if problem is not None:
         return None, [problem]
     return BoundMissingness(run=ev.slug, kind=record.kind.value), []
@@ -460,238 +441,3 @@ def admit(wiki: WikiCheck, ce: ConceptEvidence, p: Proposal) -> tuple[Bound | No
     if problems:
         return None, problems
     return Bound(evidence=tuple(evidence), review=review, missingness=missing), []
-
-
-def bound_problem(entry: Assessment) -> str | None:
-    """Why an admitted entry's ``bound`` is not what ``publisher assess`` binds for it, or None.
-
-    The command binds every evidence label it names, in order, each to at least one span, and
-    the review and the missingness record exactly when it names them. A line that does not is
-    no assessment of the tool (an edited or forged log), so its claim is never shown as grounded.
-    """
-    bound = entry.bound
-    if bound is None:
-        return f"{entry.assessment_id} is admitted but binds no grounds"
-    if [item.label for item in bound.evidence] != list(entry.evidence) or any(not i.refs for i in bound.evidence):
-        return f"{entry.assessment_id} does not bind exactly the evidence labels it names"
-    if (entry.review is None) != (bound.review is None):
-        return f"{entry.assessment_id} does not bind exactly the review it names"
-    if (entry.missingness is None) != (bound.missingness is None):
-        return f"{entry.assessment_id} does not bind exactly the missingness record it names"
-    return None
-
-
-def provenance_now(
-    wiki: WikiCheck,
-    ce: ConceptEvidence,
-    entry: Assessment,
-    notes: dict[str, EvidenceFootnote] | None = None,
-    logs: LogCache | None = None,
-    runs: dict[str, RunEvidence] | None = None,
-) -> list[str]:
-    """Why the ids an admitted entry bound do not hold now (empty: provenance valid now).
-
-    ``notes`` (the concept's footnotes by label) is computed once per concept by the caller, so
-    the check stays linear in claims and footnotes.
-    """
-    out: list[str] = []
-    bound = entry.bound
-    unbound = bound_problem(entry)
-    if bound is None or unbound is not None:  # a line the tool did not write: it grounds nothing
-        return [unbound or f"{entry.assessment_id} binds no grounds"]
-    doc = ce.doc
-    if runs is None:
-        runs = {ev.slug: ev for ev in wiki.runs}
-    if notes is None:
-        notes = {note.label: note for note in doc.footnotes} if doc is not None else {}
-    for item in bound.evidence:
-        note = notes.get(item.label)
-        refs = {(r.source_id, r.start, r.end) for r in note.refs} if note is not None else set()
-        for ref in item.refs:
-            key = (ref.source_id, ref.start, ref.end)
-            where = f"{ref.source_id[:16]}…#{ref.start}-{ref.end}"
-            ev = runs.get(ref.run)
-            info = wiki.sources.get(ref.source_id)
-            if key not in refs:
-                out.append(f"[^{item.label}] no longer quotes {where}")
-            elif ev is None or key not in ev.accepted:
-                out.append(f"{where} is no longer accepted evidence of run {ref.run}")
-            elif info is None or info.meta.record_hash != ref.record_hash:
-                out.append(f"{where}: the snapshot's sealed metadata changed since assessment")
-    # The record an id names is found and judged again as admission judged it (same claim,
-    # complete, facts holding) and must be the one bound: a bound that omits or misplaces it is
-    # no ground.
-    if entry.review is not None and bound.review is not None:
-        reviewed = _find_record(wiki, entry.review, ReviewRecord)
-        if isinstance(reviewed, str):
-            out.append(reviewed)
-        else:
-            ev, review = reviewed
-            if (ev.slug, review.source_id, review.surface_manifest_hash) != (
-                bound.review.run,
-                bound.review.source_id,
-                bound.review.surface_manifest_hash,
-            ):
-                out.append(f"{entry.review[:16]}… is not the review {entry.assessment_id} bound")
-            elif (
-                problem := _review_grounds(ev, entry.review, review, entry.claim_hash, logs, wiki.policy.trusted_keys)
-            ) is not None:
-                out.append(problem.detail)
-    if entry.missingness is not None and bound.missingness is not None:
-        recorded = _find_record(wiki, entry.missingness, MissingnessRecord)
-        if isinstance(recorded, str):
-            out.append(recorded)
-        else:
-            ev, record = recorded
-            if (ev.slug, record.kind.value) != (bound.missingness.run, bound.missingness.kind):
-                out.append(f"{entry.missingness[:16]}… is not the record {entry.assessment_id} bound")
-            elif (problem := _missing_grounds(wiki, ev, entry.missingness, record, entry.claim_hash, logs)) is not None:
-                out.append(problem.detail)
-    return out
-
-
-def log_findings(state: LogState, ring: KeyRing) -> list[Finding]:
-    """``C-CLAIM`` findings of the assessment log itself: a torn line, a broken chain."""
-    out: list[Finding] = []
-    if state.torn:
-        out.append(
-            Finding(
-                None,
-                "assessments.jsonl",
-                "the last line is torn; repair it by hand",
-                check=CHECK,
-                field=Guard.ASSESSMENT_LOG.value,
-            )
-        )
-    for f in state.findings:
-        out.append(
-            Finding(
-                None,
-                f.file,
-                f"{f.detail}: an edited, reordered or deleted line",
-                line=f.line,
-                check=CHECK,
-                field=Guard.ASSESSMENT_LOG.value,
-            )
-        )
-    return out
-
-
-AdmittedIndex = dict[tuple[str, str], list[Assessment]]
-"""The admitted entries of each (concept, claim id), in log order."""
-
-
-def admitted_index(entries: Iterable[Assessment]) -> AdmittedIndex:
-    """Every admitted entry by (concept, claim id), in log order (built once per wiki check)."""
-    out: AdmittedIndex = {}
-    for entry in entries:
-        if entry.admitted:
-            out.setdefault((entry.concept, entry.claim_id), []).append(entry)
-    return out
-
-
-def _superseded_by(entry: Assessment, index: AdmittedIndex, ring: KeyRing) -> Assessment | None:
-    """The latest trusted admitted entry of the same claim logged after ``entry``, or None.
-
-    The front matter must carry the claim's latest admission: restoring an older admitted entry
-    (a rollback to a status since re-assessed) is no agreement with the log. With trusted keys
-    only a signed later entry supersedes (an unsigned one is no assessment of this wiki).
-    """
-    for later in reversed(index.get((entry.concept, entry.claim_id), ())):
-        if later.number <= entry.number:
-            return None
-        if not ring or signature_problem(later, ring) is None:
-            return later
-    return None
-
-
-def _differences(claim: ConceptClaim, entry: Assessment, slug: str) -> list[str]:
-    out = []
-    if entry.concept != slug or entry.claim_id != claim.id:
-        out.append(f"it admitted claim {entry.claim_id!r} of concept {entry.concept!r}")
-    if claim_hash(claim.statement) != entry.claim_hash:
-        out.append("statement")
-    for name in ("status", "conditions", "evidence", "review", "missingness"):
-        if getattr(claim, name) != getattr(entry, name):
-            out.append(name)
-    return out
-
-
-def check_concept_claims(
-    wiki: WikiCheck,
-    ce: ConceptEvidence,
-    entries: dict[str, Assessment],
-    ring: KeyRing,
-    log_ok: bool,
-    logs: LogCache | None = None,
-    runs: dict[str, RunEvidence] | None = None,
-    admitted: AdmittedIndex | None = None,
-) -> list[ClaimState]:
-    """Every claim of one concept: shape, agreement with its entry, provenance now.
-
-    Findings (which fail the build) go to ``wiki.findings``; provenance that no longer holds
-    is recorded on the returned states only.
-    """
-    doc = ce.doc
-    if doc is None:
-        return []
-    states: list[ClaimState] = []
-    notes = {note.label: note for note in doc.footnotes}
-    if runs is None:
-        runs = {ev.slug: ev for ev in wiki.runs}
-    if admitted is None:
-        admitted = admitted_index(entries.values())
-    statements: dict[str, str] = {}
-    for index, claim in enumerate(doc.front.claims):
-
-        def add(guard: Guard, detail: str, claim: ConceptClaim = claim, index: int = index) -> None:
-            wiki.findings.append(
-                Finding(None, ce.rel, detail, artifact_id=f"claim:{claim.id}", check=CHECK, field=guard.value)
-            )
-
-        state = ClaimState(ce.slug, ce.rel, claim, claim_hash(claim.statement), None)
-        states.append(state)
-        for problem in shape_problems(Proposal.of(claim)):
-            add(problem.guard, problem.detail)
-        first = statements.setdefault(conflict_key(claim.statement), claim.id)
-        if first != claim.id:  # one statement, one status, however it was put back by hand
-            add(Guard.CLAIM_CONFLICT, f"claim {first!r} of {ce.rel} has this statement; keep one of them")
-        if claim.assessment is None:
-            add(Guard.ASSESSMENT_MISSING, "no assessment admitted this claim; propose it with 'publisher assess'")
-            continue
-        entry = entries.get(claim.assessment)
-        if entry is None or not entry.admitted:
-            what = "is not in assessments.jsonl" if entry is None else "was rejected"
-            add(Guard.ASSESSMENT_MISSING, f"{claim.assessment[:40]} {what}; propose the claim with 'publisher assess'")
-            continue
-        if not log_ok:
-            add(Guard.ASSESSMENT_LOG, "assessments.jsonl does not verify, so its entries are not trusted")
-            continue
-        if ring:
-            unsigned = signature_problem(entry, ring)
-            if unsigned is not None:
-                add(Guard.ASSESSMENT_LOG, f"{unsigned}; assess again with a trusted key (--key)")
-                continue
-        unbound = bound_problem(entry)
-        if unbound is not None:
-            add(Guard.ASSESSMENT_LOG, f"{unbound}: not a line 'publisher assess' writes; assess the claim again")
-            continue
-        differences = _differences(claim, entry, ce.slug)
-        later = None if differences else _superseded_by(entry, admitted, ring)
-        if later is not None:
-            add(
-                Guard.ASSESSMENT_MISMATCH,
-                f"{entry.assessment_id} was superseded by {later.assessment_id} of the same claim; "
-                "restore the front matter it wrote, or propose the change with 'publisher assess'",
-            )
-            continue
-        if differences:
-            add(
-                Guard.ASSESSMENT_MISMATCH,
-                f"front matter differs from {entry.assessment_id} in {', '.join(differences)}; "
-                "restore it, or propose the change with 'publisher assess'",
-            )
-            continue
-        state.entry = entry
-        state.provenance = provenance_now(wiki, ce, entry, notes, logs, runs)
-    return states

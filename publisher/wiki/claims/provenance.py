@@ -1,0 +1,289 @@
+"""Provenance at build time: each front-matter claim against the assessment log (CONTRACT section 14).
+
+The one job of this module is the wiki check's re-check of claims (:func:`check_concept_claims`):
+each claim in front matter has its shape checked (:func:`.admission.shape_problems`) and must
+equal the admitted assessment entry it names, the latest one of its claim (else a finding that
+fails the build); the log itself must verify (:func:`log_findings`). The ids that entry bound are
+then re-checked against the current state (:func:`provenance_now`), with the grounds admission
+used, and a claim whose grounds no longer hold is shown as "admissible when assessed, provenance
+invalid now" with the reason, without failing the build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ...acquire.signing import KeyRing
+from ...kernel.eventlog import LogState
+from ...kernel.findings import Finding
+from ..concepts import ConceptClaim, EvidenceFootnote
+from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
+from .admission import Proposal, find_record, missing_grounds, review_grounds, shape_problems
+from .log import Assessment, signature_problem
+from .missingness import LogCache
+from .model import CHECK, Guard, claim_hash, conflict_key
+from .records import MissingnessRecord, ReviewRecord
+
+__all__ = [
+    "ClaimState",
+    "bound_problem",
+    "provenance_now",
+    "AdmittedIndex",
+    "admitted_index",
+    "check_concept_claims",
+    "log_findings",
+]
+
+
+@dataclass
+class ClaimState:
+    """One claim of a concept as the wiki check found it: its entry and its provenance now."""
+
+    concept: str
+    rel: str
+    claim: ConceptClaim
+    claim_hash: str
+    entry: Assessment | None
+    provenance: list[str] = field(default_factory=list)
+    """Why the bound grounds no longer hold (empty: provenance valid now)."""
+
+    @property
+    def provenance_valid(self) -> bool:
+        """Whether every id the assessment bound still holds now."""
+        return self.entry is not None and not self.provenance
+
+
+def bound_problem(entry: Assessment) -> str | None:
+    """Why an admitted entry's ``bound`` is not what ``publisher assess`` binds for it, or None.
+
+    The command binds every evidence label it names, in order, each to at least one span, and
+    the review and the missingness record exactly when it names them. A line that does not is
+    no assessment of the tool (an edited or forged log), so its claim is never shown as grounded.
+    """
+    bound = entry.bound
+    if bound is None:
+        return f"{entry.assessment_id} is admitted but binds no grounds"
+    if [item.label for item in bound.evidence] != list(entry.evidence) or any(not i.refs for i in bound.evidence):
+        return f"{entry.assessment_id} does not bind exactly the evidence labels it names"
+    if (entry.review is None) != (bound.review is None):
+        return f"{entry.assessment_id} does not bind exactly the review it names"
+    if (entry.missingness is None) != (bound.missingness is None):
+        return f"{entry.assessment_id} does not bind exactly the missingness record it names"
+    return None
+
+
+def provenance_now(
+    wiki: WikiCheck,
+    ce: ConceptEvidence,
+    entry: Assessment,
+    notes: dict[str, EvidenceFootnote] | None = None,
+    logs: LogCache | None = None,
+    runs: dict[str, RunEvidence] | None = None,
+) -> list[str]:
+    """Why the ids an admitted entry bound do not hold now (empty: provenance valid now).
+
+    ``notes`` (the concept's footnotes by label) is computed once per concept by the caller, so
+    the check stays linear in claims and footnotes.
+    """
+    out: list[str] = []
+    bound = entry.bound
+    unbound = bound_problem(entry)
+    if bound is None or unbound is not None:  # a line the tool did not write: it grounds nothing
+        return [unbound or f"{entry.assessment_id} binds no grounds"]
+    doc = ce.doc
+    if runs is None:
+        runs = {ev.slug: ev for ev in wiki.runs}
+    if notes is None:
+        notes = {note.label: note for note in doc.footnotes} if doc is not None else {}
+    for item in bound.evidence:
+        note = notes.get(item.label)
+        refs = {(r.source_id, r.start, r.end) for r in note.refs} if note is not None else set()
+        for ref in item.refs:
+            key = (ref.source_id, ref.start, ref.end)
+            where = f"{ref.source_id[:16]}…#{ref.start}-{ref.end}"
+            ev = runs.get(ref.run)
+            info = wiki.sources.get(ref.source_id)
+            if key not in refs:
+                out.append(f"[^{item.label}] no longer quotes {where}")
+            elif ev is None or key not in ev.accepted:
+                out.append(f"{where} is no longer accepted evidence of run {ref.run}")
+            elif info is None or info.meta.record_hash != ref.record_hash:
+                out.append(f"{where}: the snapshot's sealed metadata changed since assessment")
+    # The record an id names is found and judged again as admission judged it (same claim,
+    # complete, facts holding) and must be the one bound: a bound that omits or misplaces it is
+    # no ground.
+    if entry.review is not None and bound.review is not None:
+        reviewed = find_record(wiki, entry.review, ReviewRecord)
+        if isinstance(reviewed, str):
+            out.append(reviewed)
+        else:
+            ev, review = reviewed
+            if (ev.slug, review.source_id, review.surface_manifest_hash) != (
+                bound.review.run,
+                bound.review.source_id,
+                bound.review.surface_manifest_hash,
+            ):
+                out.append(f"{entry.review[:16]}… is not the review {entry.assessment_id} bound")
+            elif (
+                problem := review_grounds(ev, entry.review, review, entry.claim_hash, logs, wiki.policy.trusted_keys)
+            ) is not None:
+                out.append(problem.detail)
+    if entry.missingness is not None and bound.missingness is not None:
+        recorded = find_record(wiki, entry.missingness, MissingnessRecord)
+        if isinstance(recorded, str):
+            out.append(recorded)
+        else:
+            ev, record = recorded
+            if (ev.slug, record.kind.value) != (bound.missingness.run, bound.missingness.kind):
+                out.append(f"{entry.missingness[:16]}… is not the record {entry.assessment_id} bound")
+            elif (problem := missing_grounds(wiki, ev, entry.missingness, record, entry.claim_hash, logs)) is not None:
+                out.append(problem.detail)
+    return out
+
+
+def log_findings(state: LogState, ring: KeyRing) -> list[Finding]:
+    """``C-CLAIM`` findings of the assessment log itself: a torn line, a broken chain."""
+    out: list[Finding] = []
+    if state.torn:
+        out.append(
+            Finding(
+                None,
+                "assessments.jsonl",
+                "the last line is torn; repair it by hand",
+                check=CHECK,
+                field=Guard.ASSESSMENT_LOG.value,
+            )
+        )
+    for f in state.findings:
+        out.append(
+            Finding(
+                None,
+                f.file,
+                f"{f.detail}: an edited, reordered or deleted line",
+                line=f.line,
+                check=CHECK,
+                field=Guard.ASSESSMENT_LOG.value,
+            )
+        )
+    return out
+
+
+AdmittedIndex = dict[tuple[str, str], list[Assessment]]
+"""The admitted entries of each (concept, claim id), in log order."""
+
+
+def admitted_index(entries: Iterable[Assessment]) -> AdmittedIndex:
+    """Every admitted entry by (concept, claim id), in log order (built once per wiki check)."""
+    out: AdmittedIndex = {}
+    for entry in entries:
+        if entry.admitted:
+            out.setdefault((entry.concept, entry.claim_id), []).append(entry)
+    return out
+
+
+def _superseded_by(entry: Assessment, index: AdmittedIndex, ring: KeyRing) -> Assessment | None:
+    """The latest trusted admitted entry of the same claim logged after ``entry``, or None.
+
+    The front matter must carry the claim's latest admission: restoring an older admitted entry
+    (a rollback to a status since re-assessed) is no agreement with the log. With trusted keys
+    only a signed later entry supersedes (an unsigned one is no assessment of this wiki).
+    """
+    for later in reversed(index.get((entry.concept, entry.claim_id), ())):
+        if later.number <= entry.number:
+            return None
+        if not ring or signature_problem(later, ring) is None:
+            return later
+    return None
+
+
+def _differences(claim: ConceptClaim, entry: Assessment, slug: str) -> list[str]:
+    out = []
+    if entry.concept != slug or entry.claim_id != claim.id:
+        out.append(f"it admitted claim {entry.claim_id!r} of concept {entry.concept!r}")
+    if claim_hash(claim.statement) != entry.claim_hash:
+        out.append("statement")
+    for name in ("status", "conditions", "evidence", "review", "missingness"):
+        if getattr(claim, name) != getattr(entry, name):
+            out.append(name)
+    return out
+
+
+def check_concept_claims(
+    wiki: WikiCheck,
+    ce: ConceptEvidence,
+    entries: dict[str, Assessment],
+    ring: KeyRing,
+    log_ok: bool,
+    logs: LogCache | None = None,
+    runs: dict[str, RunEvidence] | None = None,
+    admitted: AdmittedIndex | None = None,
+) -> list[ClaimState]:
+    """Every claim of one concept: shape, agreement with its entry, provenance now.
+
+    Findings (which fail the build) go to ``wiki.findings``; provenance that no longer holds
+    is recorded on the returned states only.
+    """
+    doc = ce.doc
+    if doc is None:
+        return []
+    states: list[ClaimState] = []
+    notes = {note.label: note for note in doc.footnotes}
+    if runs is None:
+        runs = {ev.slug: ev for ev in wiki.runs}
+    if admitted is None:
+        admitted = admitted_index(entries.values())
+    statements: dict[str, str] = {}
+    for index, claim in enumerate(doc.front.claims):
+
+        def add(guard: Guard, detail: str, claim: ConceptClaim = claim, index: int = index) -> None:
+            wiki.findings.append(
+                Finding(None, ce.rel, detail, artifact_id=f"claim:{claim.id}", check=CHECK, field=guard.value)
+            )
+
+        state = ClaimState(ce.slug, ce.rel, claim, claim_hash(claim.statement), None)
+        states.append(state)
+        for problem in shape_problems(Proposal.of(claim)):
+            add(problem.guard, problem.detail)
+        first = statements.setdefault(conflict_key(claim.statement), claim.id)
+        if first != claim.id:  # one statement, one status, however it was put back by hand
+            add(Guard.CLAIM_CONFLICT, f"claim {first!r} of {ce.rel} has this statement; keep one of them")
+        if claim.assessment is None:
+            add(Guard.ASSESSMENT_MISSING, "no assessment admitted this claim; propose it with 'publisher assess'")
+            continue
+        entry = entries.get(claim.assessment)
+        if entry is None or not entry.admitted:
+            what = "is not in assessments.jsonl" if entry is None else "was rejected"
+            add(Guard.ASSESSMENT_MISSING, f"{claim.assessment[:40]} {what}; propose the claim with 'publisher assess'")
+            continue
+        if not log_ok:
+            add(Guard.ASSESSMENT_LOG, "assessments.jsonl does not verify, so its entries are not trusted")
+            continue
+        if ring:
+            unsigned = signature_problem(entry, ring)
+            if unsigned is not None:
+                add(Guard.ASSESSMENT_LOG, f"{unsigned}; assess again with a trusted key (--key)")
+                continue
+        unbound = bound_problem(entry)
+        if unbound is not None:
+            add(Guard.ASSESSMENT_LOG, f"{unbound}: not a line 'publisher assess' writes; assess the claim again")
+            continue
+        differences = _differences(claim, entry, ce.slug)
+        later = None if differences else _superseded_by(entry, admitted, ring)
+        if later is not None:
+            add(
+                Guard.ASSESSMENT_MISMATCH,
+                f"{entry.assessment_id} was superseded by {later.assessment_id} of the same claim; "
+                "restore the front matter it wrote, or propose the change with 'publisher assess'",
+            )
+            continue
+        if differences:
+            add(
+                Guard.ASSESSMENT_MISMATCH,
+                f"front matter differs from {entry.assessment_id} in {', '.join(differences)}; "
+                "restore it, or propose the change with 'publisher assess'",
+            )
+            continue
+        state.entry = entry
+        state.provenance = provenance_now(wiki, ce, entry, notes, logs, runs)
+    return states

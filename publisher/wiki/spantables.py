@@ -1,0 +1,234 @@
+"""Compact tables keyed by span: what a wiki check holds for every excerpt its runs accept.
+
+A wiki check holds, until the site is built, every accepted excerpt, which sources and spans it
+shows, and which claims of which run cite each span. Held as dicts of ``(source_id, start, end)``
+tuples, each span cost about a kilobyte beside its text (the tuple, its two ints, a set's
+``(start, end)`` tuple, a list of ``(artifact_id, index)`` tuples, three hash entries). Here a
+span is one int (:func:`span_code`) in a dict per source, an excerpt is its UTF-8 bytes, and the
+claims citing a span are ints into the run's list of artifact ids: about a third of that.
+
+The tables read like the mappings they replace (``table[(sid, start, end)]``, ``key in table``,
+iteration over ``(sid, start, end)`` keys). A key that is not a ``(str, int, int)`` span inside
+``0 <= start <= end < 2**32`` is simply absent; storing one is a ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Mapping, MutableMapping, Set
+from typing import Any
+
+__all__ = ["SpanKey", "span_code", "ExcerptTable", "SpanSet", "AcceptedSpans"]
+
+SpanKey = tuple[str, int, int]
+"""``(source_id, start, end)``."""
+
+_WIDE = 1 << 32
+"""Offsets are held below this (four giga code points: no text a snapshot can hold is longer)."""
+
+
+def span_code(start: object, end: object) -> int | None:
+    """One int for the span ``start``..``end``; None for a pair no table holds (not two ints,
+    negative, reversed or past :data:`_WIDE`)."""
+    if type(start) is int and type(end) is int and 0 <= start <= end < _WIDE:
+        return start * _WIDE + end
+    return None
+
+
+def _pair(code: int) -> tuple[int, int]:
+    return divmod(code, _WIDE)
+
+
+def _split(key: object) -> tuple[str, int] | None:
+    """``(source_id, code)`` of a span key, or None when ``key`` is not one a table can hold."""
+    if type(key) is not tuple or len(key) != 3 or type(key[0]) is not str:
+        return None
+    code = span_code(key[1], key[2])
+    return None if code is None else (key[0], code)
+
+
+def _storable(key: object) -> tuple[str, int]:
+    split = _split(key)
+    if split is None:
+        raise ValueError(f"not a span key (source_id, start, end) with 0 <= start <= end < 2**32: {key!r}")
+    return split
+
+
+class SpanSet(Set[tuple[int, int]]):
+    """The ``(start, end)`` spans of one source, a live view of an :class:`ExcerptTable`'s entries
+    for it (every span the wiki publishes of the source has its excerpt there)."""
+
+    __slots__ = ("_codes",)
+
+    def __init__(self, codes: Mapping[int, Any]) -> None:
+        self._codes = codes
+
+    def __contains__(self, span: object) -> bool:
+        if type(span) is not tuple or len(span) != 2:
+            return False
+        code = span_code(span[0], span[1])
+        return code is not None and code in self._codes
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return map(_pair, self._codes)
+
+    def __len__(self) -> int:
+        return len(self._codes)
+
+    def __repr__(self) -> str:
+        return f"SpanSet({sorted(self)!r})"
+
+
+class ExcerptTable(MutableMapping[SpanKey, str]):
+    """Every verified excerpt of a wiki check by span: a mapping of str, held as UTF-8.
+
+    Python keeps a str with one character past U+00FF at two bytes a character (past U+FFFF,
+    four), which scientific text nearly always has (an en dash, a Greek letter, a math sign);
+    UTF-8 keeps it at about one. Each reading decodes a fresh str; lone surrogates round-trip
+    (``surrogatepass``). :meth:`spans_of` is a source's spans, as a live set.
+    """
+
+    __slots__ = ("_by_source", "_count")
+
+    def __init__(self) -> None:
+        self._by_source: dict[str, dict[int, bytes]] = {}
+        self._count = 0
+
+    def _held(self, key: object) -> bytes:
+        split = _split(key)
+        if split is not None:
+            held = self._by_source.get(split[0])
+            if held is not None:
+                found = held.get(split[1])
+                if found is not None:
+                    return found
+        raise KeyError(key)
+
+    def __getitem__(self, key: SpanKey) -> str:
+        return self._held(key).decode("utf-8", "surrogatepass")
+
+    def __setitem__(self, key: SpanKey, value: str) -> None:
+        if not isinstance(value, str):
+            raise TypeError(f"an excerpt is a str, not {type(value).__name__}")
+        sid, code = _storable(key)
+        held = self._by_source.setdefault(sid, {})
+        before = len(held)
+        held[code] = value.encode("utf-8", "surrogatepass")
+        self._count += len(held) - before
+
+    def __delitem__(self, key: SpanKey) -> None:
+        self._held(key)
+        sid, code = _storable(key)
+        del self._by_source[sid][code]
+        self._count -= 1
+
+    def __iter__(self) -> Iterator[SpanKey]:
+        for sid, held in self._by_source.items():
+            for code in held:
+                start, end = _pair(code)
+                yield (sid, start, end)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            self._held(key)
+        except KeyError:
+            return False
+        return True
+
+    def absorb(self, other: ExcerptTable) -> None:
+        """Hold every excerpt of ``other`` too (a run's, as its check made them): a source this
+        table holds nothing of yet takes ``other``'s entries as they are, so ``other`` must not be
+        changed afterwards. An excerpt of a span held already replaces it (a span of one source id
+        has one text: the id is the text's address)."""
+        for sid, incoming in other._by_source.items():
+            held = self._by_source.get(sid)
+            if held is None:
+                self._by_source[sys.intern(sid)] = incoming
+                self._count += len(incoming)
+            else:
+                before = len(held)
+                held.update(incoming)
+                self._count += len(held) - before
+
+    def spans_of(self, source_id: str) -> SpanSet:
+        """The spans of ``source_id`` that have an excerpt here, as a live view."""
+        return SpanSet(self._by_source.setdefault(source_id, {}))
+
+    def __repr__(self) -> str:
+        return f"ExcerptTable({self._count} excerpts)"
+
+
+_Use = int
+"""A claim citing a span: its artifact's index in the run's list of artifact ids times
+:data:`_WIDE`, plus the claim's index in the artifact."""
+
+
+class AcceptedSpans(Mapping[SpanKey, list[tuple[str, int]]]):
+    """What one run accepts now: every accepted claim's span -> ``[(artifact_id, claim index),
+    ...]`` of the claims citing it, in the order they were added. Each reading is a fresh list."""
+
+    __slots__ = ("_artifacts", "_by_source", "_count")
+
+    def __init__(self) -> None:
+        self._by_source: dict[str, dict[int, _Use | tuple[_Use, ...]]] = {}
+        self._artifacts: list[str] = []
+        self._count = 0
+
+    def add(self, key: SpanKey, artifact_id: str, index: int) -> None:
+        """Record that claim ``index`` of artifact ``artifact_id`` cites ``key``."""
+        sid, code = _storable(key)
+        if type(index) is not int or not 0 <= index < _WIDE:
+            raise ValueError(f"a claim index is an int in [0, 2**32), not {index!r}")
+        artifacts = self._artifacts
+        if not artifacts or artifacts[-1] != artifact_id:  # an artifact's claims come together
+            artifacts.append(artifact_id)
+        use = (len(artifacts) - 1) * _WIDE + index
+        held = self._by_source.setdefault(sid, {})
+        before = held.get(code)
+        if before is None:
+            held[code] = use
+            self._count += 1
+        elif isinstance(before, int):
+            held[code] = (before, use)
+        else:
+            held[code] = (*before, use)
+
+    def _uses(self, key: object) -> tuple[_Use, ...]:
+        split = _split(key)
+        if split is not None:
+            held = self._by_source.get(split[0])
+            if held is not None:
+                found = held.get(split[1])
+                if found is not None:
+                    return (found,) if isinstance(found, int) else found
+        raise KeyError(key)
+
+    def __getitem__(self, key: SpanKey) -> list[tuple[str, int]]:
+        artifacts = self._artifacts
+        return [(artifacts[at], index) for at, index in map(_pair, self._uses(key))]
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            self._uses(key)
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[SpanKey]:
+        for sid, held in self._by_source.items():
+            for code in held:
+                start, end = _pair(code)
+                yield (sid, start, end)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def sources(self) -> list[str]:
+        """The source ids of the accepted spans, sorted."""
+        return sorted(sid for sid, held in self._by_source.items() if held)
+
+    def __repr__(self) -> str:
+        return f"AcceptedSpans({self._count} spans, {len(self._artifacts)} artifacts)"

@@ -1,0 +1,83 @@
+"""The compact span tables a wiki check holds: they read exactly like the dicts they replace."""
+
+from __future__ import annotations
+
+import pickle
+import random
+
+import pytest
+
+from publisher.wiki.spantables import AcceptedSpans, ExcerptTable, SpanSet, span_code
+
+
+def test_the_excerpt_table_reads_like_a_dict_of_spans() -> None:
+    rng = random.Random(7)
+    table, plain = ExcerptTable(), {}
+    for _ in range(500):
+        sid = f"src-{rng.randrange(5)}"
+        start = rng.randrange(0, 3_000)
+        end = start + rng.randrange(0, 300)
+        text = "".join(rng.choice("ab β😀\ud800") for _ in range(rng.randrange(0, 12)))
+        table[(sid, start, end)] = text
+        plain[(sid, start, end)] = text
+    assert len(table) == len(plain) and dict(table) == plain and table == plain
+    assert sorted(table) == sorted(plain)
+    for key in list(plain)[:50]:
+        del table[key], plain[key]
+    assert dict(table) == plain and len(table) == len(plain)
+    for sid in {k[0] for k in plain}:
+        assert set(table.spans_of(sid)) == {(s, e) for (i, s, e) in plain if i == sid}
+
+
+@pytest.mark.parametrize(
+    "key",
+    [("s", -1, 4), ("s", 5, 4), ("s", 0, 2**32), ("s", 1.0, 2), ("s", True, 2), (b"s", 1, 2), ("s", 1), "s", None],
+)
+def test_a_key_no_span_can_have_is_absent_and_cannot_be_stored(key: object) -> None:
+    table, accepted = ExcerptTable(), AcceptedSpans()
+    table[("s", 1, 2)] = "x"
+    accepted.add(("s", 1, 2), "a", 0)
+    assert key not in table and table.get(key) is None  # type: ignore[call-overload]
+    assert key not in accepted and accepted.get(key) is None  # type: ignore[call-overload]
+    with pytest.raises(KeyError):
+        table[key]  # type: ignore[index]
+    with pytest.raises(ValueError):
+        table[key] = "y"  # type: ignore[index]
+    with pytest.raises(ValueError):
+        accepted.add(key, "a", 1)  # type: ignore[arg-type]
+
+
+def test_a_span_set_is_a_live_view_of_its_source() -> None:
+    table = ExcerptTable()
+    spans = table.spans_of("s")
+    assert isinstance(spans, SpanSet) and len(spans) == 0
+    table[("s", 3, 9)] = "abc"
+    table[("t", 3, 9)] = "abc"
+    table[("s", 0, 2)] = "ab"
+    assert sorted(spans) == [(0, 2), (3, 9)] and (3, 9) in spans and (3, 8) not in spans
+    assert frozenset(spans) == {(0, 2), (3, 9)} and [1, 2] not in spans
+    del table[("s", 0, 2)]
+    assert set(spans) == {(3, 9)}
+
+
+def test_accepted_spans_keep_every_citing_claim_in_order() -> None:
+    accepted, plain = AcceptedSpans(), {}
+    uses = [("s", 1, 5, "art-1", 0), ("s", 1, 5, "art-1", 1), ("t", 0, 9, "art-1", 2), ("s", 1, 5, "art-2", 0)]
+    uses += [("s", 7, 8, "art-3", n) for n in range(3)]
+    for sid, start, end, artifact, index in uses:
+        accepted.add((sid, start, end), artifact, index)
+        plain.setdefault((sid, start, end), []).append((artifact, index))
+    assert accepted == plain and dict(accepted) == plain and len(accepted) == 3
+    assert accepted[("s", 1, 5)] == [("art-1", 0), ("art-1", 1), ("art-2", 0)]
+    assert accepted.sources() == ["s", "t"]
+    accepted[("s", 1, 5)].clear()  # a reading is a copy
+    assert len(accepted[("s", 1, 5)]) == 3
+    copy = pickle.loads(pickle.dumps(accepted))
+    assert copy == plain
+
+
+def test_span_codes_order_like_their_pairs() -> None:
+    pairs = [(0, 0), (0, 1), (1, 1), (2**31, 2**32 - 1), (5, 2**32 - 1), (6, 6)]
+    codes = [span_code(s, e) for s, e in pairs]
+    assert [c for c in codes if c is not None] == codes
+    assert sorted(pairs) == [p for _, p in sorted(zip(codes, pairs, strict=True))]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pickle
 from pathlib import Path
 from typing import Any
@@ -249,7 +250,7 @@ def test_packing_settled_at_once_is_packing_then_settling(assembled: RunFixture)
 
 def _whole_hint(monkeypatch: pytest.MonkeyPatch, run: Any) -> list[tuple[str, list[tuple[int, int]]]]:
     with monkeypatch.context() as patched:
-        patched.setattr(assembler, "_accepted_apart", lambda data: None)
+        patched.setattr(assembler, "_named_apart", lambda source, named: None)
         return stored_requests(run)
 
 
@@ -302,15 +303,45 @@ def test_the_hint_read_entry_by_entry_is_the_whole_reading(
     assert stored_requests(assembled.run) == _whole_hint(monkeypatch, assembled.run)
 
 
-def test_the_hint_of_a_written_result_is_read_in_pieces(assembled: RunFixture) -> None:
+def test_a_file_read_forward_finds_the_first_mark_to_come(tmp_path: Path) -> None:
+    """The first mark to come, though a later one is found first in the blocks read so far (a
+    longer mark that starts earlier may end past them), and everything after it, block by block."""
+    path = tmp_path / "marks"
+    path.write_bytes(b"..qrst--rest of the file")
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(assembler._Forward, "_BLOCK", 5)  # the first block ends inside the longer mark
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            source = assembler._Forward(fd)
+            assert source.upto(b"rs", b"qrst") == (b"..", b"qrst")
+            assert source.takes(b"qrst") and source.upto(b"zz") is None
+            assert source.remaining() == b"--rest of the file"
+        finally:
+            os.close(fd)
+
+
+def test_the_hint_of_a_written_result_is_read_in_pieces(assembled: RunFixture, tmp_path: Path) -> None:
+    """A written result is taken apart, entry by entry, exactly as the whole parse has it, read
+    forward in blocks smaller than it; a cut in the wrong place or another layout is not."""
     data = assembled.run.result_path.read_bytes()
-    apart = assembler._accepted_apart(data)
-    assert apart is not None
-    rest, pieces = apart
-    entries = [orjson.loads(piece) for piece in pieces]
-    assert {**rest, "accepted": entries} == orjson.loads(data)
-    assert assembler._accepted_apart(_split_entry(data)) is not None  # taken apart: an entry then fails
-    assert assembler._accepted_apart(json.dumps(json.loads(data), separators=(",", ":")).encode()) is None
+    entries: list[Any] = []
+
+    def apart(body: bytes, block: int) -> Any:
+        entries.clear()
+        with pytest.MonkeyPatch.context() as patched:
+            patched.setattr(assembler._Forward, "_BLOCK", block)
+            (tmp_path / "result.json").write_bytes(body)
+            fd = os.open(tmp_path / "result.json", os.O_RDONLY)
+            try:
+                return assembler._named_apart(assembler._Forward(fd), entries.append)
+            finally:
+                os.close(fd)
+
+    for block in (7, 100, 1 << 18):
+        rest = apart(data, block)
+        assert rest is not None and {**rest, "accepted": entries} == orjson.loads(data)
+    assert apart(_split_entry(data), 64) is None
+    assert apart(json.dumps(json.loads(data), separators=(",", ":")).encode(), 64) is None
 
 
 def test_a_large_runs_check_is_made_again_only_for_a_result_that_is_not_valid(

@@ -8,7 +8,7 @@ Also reads the stored result for the other checks (:func:`read_stored`, :func:`r
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -142,21 +142,50 @@ longer than this takes the slow path: the file is parsed)."""
 class _Forward:
     """Bytes in hand, or a file read forward in blocks, compared piece by piece from the start."""
 
-    _BLOCK = 1 << 20
+    _BLOCK = 1 << 18
 
     def __init__(self, source: bytes | int) -> None:
         self._fd = source if isinstance(source, int) else None
         self._buffer = source if isinstance(source, bytes) else b""
         self._at = 0
 
+    def _more(self, size: int = 0) -> bool:
+        """Read on (at least ``size`` bytes asked for); False at the end of the file."""
+        block = os.read(self._fd, max(self._BLOCK, size)) if self._fd is not None else b""
+        if not block:
+            return False
+        self._buffer, self._at = self._buffer[self._at :] + block, 0
+        return True
+
     def _fill(self, size: int) -> bool:
         """Whether ``size`` bytes past the position are at hand (reading more as needed)."""
         while len(self._buffer) - self._at < size:
-            block = os.read(self._fd, max(self._BLOCK, size)) if self._fd is not None else b""
-            if not block:
+            if not self._more(size):
                 return False
-            self._buffer, self._at = self._buffer[self._at :] + block, 0
         return True
+
+    def upto(self, *marks: bytes) -> tuple[bytes, bytes] | None:
+        """The bytes from the position to the first of ``marks`` to come, and that mark (the
+        position moves to it); None when the file ends first."""
+        longest = max(len(mark) for mark in marks)
+        while True:
+            hits = [(at, mark) for mark in marks if (at := self._buffer.find(mark, self._at)) >= 0]
+            # A hit is taken once every mark could have been seen before it.
+            if hits and (min(hits)[0] + longest <= len(self._buffer) or not self._more()):
+                at, mark = min(hits)
+                piece, self._at = self._buffer[self._at : at], at
+                return piece, mark
+            if not hits and not self._more():
+                return None
+
+    def remaining(self) -> bytes:
+        """Everything from the position to the end of the file."""
+        chunks = [self._buffer[self._at :]]
+        self._buffer, self._at = b"", 0
+        while self._more():
+            chunks.append(self._buffer)
+            self._buffer = b""
+        return b"".join(chunks)
 
     def head(self, size: int) -> bytes:
         """Up to ``size`` bytes from the position, which stays where it is."""
@@ -245,13 +274,10 @@ def stored_requests(run: Run) -> list[tuple[str, list[tuple[int, int]]]]:
     A hint, not a check: it lets the wiki check hand a large run's snapshots to the workers before
     the run's check (on another worker) reads and validates the result for itself. For a valid
     result it is exactly what :func:`result_sources` and the claims name; whatever is unreadable
-    or malformed is left out (the check finds it). A file in the written layout is parsed one
-    accepted entry at a time (:func:`_accepted_apart`), so a large result is never held as a value.
+    or malformed is left out (the check finds it). A file in the written layout is read forward
+    and parsed one accepted entry at a time (:func:`_named_apart`), so a large result is held
+    neither as a value nor as bytes.
     """
-    try:
-        data = _fs.read_regular(run.result_path, follow_symlinks=False)
-    except OSError:
-        return []
     wanted: dict[str, set[tuple[int, int]]] = {}
 
     def want(source_id: object) -> set[tuple[int, int]] | None:
@@ -259,38 +285,39 @@ def stored_requests(run: Run) -> list[tuple[str, list[tuple[int, int]]]]:
             return wanted.setdefault(source_id, set())
         return None
 
-    def named(entries: Iterable[Any]) -> None:
-        for entry in entries:
-            if not isinstance(entry, dict):
+    def named(entry: Any) -> None:
+        if not isinstance(entry, dict):
+            return
+        ids, claims = entry.get("source_ids"), entry.get("claims")
+        for source_id in ids if isinstance(ids, list) else ():
+            want(source_id)
+        for claim in claims if isinstance(claims, list) else ():
+            if not isinstance(claim, dict):
                 continue
-            ids, claims = entry.get("source_ids"), entry.get("claims")
-            for source_id in ids if isinstance(ids, list) else ():
-                want(source_id)
-            for claim in claims if isinstance(claims, list) else ():
-                if not isinstance(claim, dict):
-                    continue
-                spans = want(claim.get("source_id"))
-                start, end = claim.get("start"), claim.get("end")
-                if spans is not None and type(start) is int and type(end) is int:
-                    spans.add((start, end))
+            spans = want(claim.get("source_id"))
+            start, end = claim.get("start"), claim.get("end")
+            if spans is not None and type(start) is int and type(end) is int:
+                spans.add((start, end))
 
-    raw: Any = None
-    apart = _accepted_apart(data)
-    if apart is not None:
-        raw, pieces = apart
+    try:
+        fd, _ = _fs.open_regular(run.result_path, follow_symlinks=False)
+    except OSError:
+        return []
+    try:
+        raw: Any = _named_apart(_Forward(fd), named)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    if raw is None:  # not in the written layout: read whole, as any other file
+        wanted.clear()
         try:
-            named(orjson.loads(piece) for piece in pieces)
-        except ValueError:  # not JSON after all: read whole, as any other file
-            raw = None
-            wanted.clear()
-    if raw is None:
-        try:
-            raw = orjson.loads(data)
-        except ValueError:
+            raw = orjson.loads(_fs.read_regular(run.result_path, follow_symlinks=False))
+        except (OSError, ValueError):
             return []
         accepted = raw.get("accepted") if isinstance(raw, dict) else None
-        named(accepted if isinstance(accepted, list) else ())
-    del data
+        for entry in accepted if isinstance(accepted, list) else ():
+            named(entry)
     sources = raw.get("sources") if isinstance(raw, dict) else None
     for source in sources if isinstance(sources, list) else ():
         if isinstance(source, dict):
@@ -308,46 +335,52 @@ _CUT = b'"\\u0000"'
 a file can spell only this way (a raw control character is not JSON), so only where it is not."""
 
 
-def _accepted_apart(data: bytes) -> tuple[dict[str, Any], Iterator[bytes]] | None:
-    """A stored result in the written layout, taken apart: the result with no accepted entries,
-    parsed, and each entry's bytes (to be parsed one at a time); None for a file in another layout.
+def _named_apart(source: _Forward, named: Callable[[Any], None]) -> dict[str, Any] | None:
+    """A stored result in the written layout, read forward and taken apart: each accepted entry
+    parsed alone and handed to ``named`` as it comes, then the result with no accepted entries;
+    None for a file in another layout (what ``named`` was handed is then void).
 
     The written layout puts the result's keys at an indent of two spaces and the accepted entries'
     braces at four, and a line break occurs only between tokens, so those marks cut the file where
     the whole parse would. The cut is taken only when the rest, the entries replaced by a string
     the file cannot hold, parses with that string as ``accepted`` (so the key cut is the one the
     whole parse keeps, duplicates or not); an entry's bytes that are not one whole JSON value (a
-    cut in the wrong place) fail to parse, and the caller then reads the file whole. So the parts
-    are exactly the whole parse's.
+    cut in the wrong place) fail to parse. So the parts are exactly the whole parse's.
     """
-    at = data.find(_ACCEPTED_OPEN)
-    if at < 0:
+    found = source.upto(_ACCEPTED_OPEN)
+    if found is None or _CUT in found[0]:
         return None
-    first = at + len(_ACCEPTED_OPEN)
-    last = data.find(_ACCEPTED_CLOSE, first)
-    if last < 0 or not data.startswith(_ENTRY_OPEN, first) or data[last - len(_ENTRY_CLOSE) : last] != _ENTRY_CLOSE:
+    before = found[0]
+    source.takes(_ACCEPTED_OPEN)
+    if not source.takes(_ENTRY_OPEN[:-1]) or source.head(1) != b"{":
         return None
-    if _CUT in data:  # the file may hold the string that marks the cut
+    while True:
+        found = source.upto(_BETWEEN, _ACCEPTED_CLOSE)
+        if found is None:
+            return None
+        piece, mark = found
+        if mark == _BETWEEN:
+            piece += _ENTRY_CLOSE
+            source.takes(_BETWEEN[:-1])  # to the next entry's brace
+        if _CUT in piece:
+            return None
+        try:
+            named(orjson.loads(piece))
+        except ValueError:
+            return None
+        if mark == _ACCEPTED_CLOSE:
+            break
+    after = source.remaining()
+    if _CUT in after:
         return None
     try:
-        rest = orjson.loads(data[:first] + _CUT + data[last:])
+        rest = orjson.loads(before + _ACCEPTED_OPEN + _CUT + after)
     except ValueError:
         return None
     if not isinstance(rest, dict) or rest.get("accepted") != ["\x00"]:
         return None
     rest["accepted"] = []
-
-    def pieces() -> Iterator[bytes]:
-        start = first + len(_ENTRY_OPEN) - 1  # at the entry's brace
-        while True:
-            cut = data.find(_BETWEEN, start, last)
-            if cut < 0:
-                yield data[start:last]
-                return
-            yield data[start : cut + len(_ENTRY_CLOSE)]
-            start = cut + len(_ENTRY_CLOSE) + 1 + len(_ENTRY_OPEN) - 1
-
-    return rest, pieces()
+    return rest
 
 
 def _without_time(result: dict[str, Any]) -> dict[str, Any]:

@@ -318,6 +318,14 @@ def test_a_file_read_forward_finds_the_first_mark_to_come(tmp_path: Path) -> Non
             assert source.remaining() == b"--rest of the file"
         finally:
             os.close(fd)
+        path.write_bytes(b"01AXYZ")  # a mark looked for, then read on: its first half was seen
+        patched.setattr(assembler._Forward, "_BLOCK", 4)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            source = assembler._Forward(fd)
+            assert source.takes(b"01") and source.upto(b"XY") == (b"A", b"XY")
+        finally:
+            os.close(fd)
 
 
 def test_the_hint_of_a_written_result_is_read_in_pieces(assembled: RunFixture, tmp_path: Path) -> None:

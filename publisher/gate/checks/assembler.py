@@ -148,12 +148,15 @@ class _Forward:
         self._fd = source if isinstance(source, int) else None
         self._buffer = source if isinstance(source, bytes) else b""
         self._at = 0
+        self._clear: dict[bytes, int] = {}
+        """Where in the buffer each mark :meth:`upto` looked for may start at the earliest."""
 
     def _more(self, size: int = 0) -> bool:
         """Read on (at least ``size`` bytes asked for); False at the end of the file."""
         block = os.read(self._fd, max(self._BLOCK, size)) if self._fd is not None else b""
         if not block:
             return False
+        self._clear = {mark: max(0, at - self._at) for mark, at in self._clear.items()}
         self._buffer, self._at = self._buffer[self._at :] + block, 0
         return True
 
@@ -169,7 +172,13 @@ class _Forward:
         position moves to it); None when the file ends first."""
         longest = max(len(mark) for mark in marks)
         while True:
-            hits = [(at, mark) for mark in marks if (at := self._buffer.find(mark, self._at)) >= 0]
+            hits = []
+            for mark in marks:  # each byte is searched once for each mark, however far the next is
+                at = self._buffer.find(mark, max(self._at, self._clear.get(mark, 0)))
+                if at >= 0:
+                    hits.append((at, mark))
+                else:
+                    self._clear[mark] = max(self._at, len(self._buffer) - len(mark) + 1)
             # A hit is taken once every mark could have been seen before it.
             if hits and (min(hits)[0] + longest <= len(self._buffer) or not self._more()):
                 at, mark = min(hits)

@@ -16,6 +16,7 @@ fails, else Inconclusive if any warns, else Verified.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,11 @@ from .checks import CHECK_IDS
 from .checks.assembler import (
     ASSEMBLER,
     check_assembler,
+    invalid_result,
     parse_stored,
     read_stored_bytes,
     result_sources,
-    same_as_written,
+    stored_written_as,
 )
 from .checks.collect import Collector
 from .checks.eventlog import check_log
@@ -69,26 +71,32 @@ they differ; tests switch it off to compare with reading it first on the same ru
 
 
 class Prepared:
-    """The stored result of a run (or why it is unusable): its bytes, read when the run is prepared,
-    and what they hold, parsed and validated when first asked for.
+    """The stored result of a run (or why it is unusable): read, parsed and validated when first
+    asked for, or proved equal to an assembly without ever being parsed.
 
     A stored result is almost always exactly its run's assembly (apart from the time), and parsing
     and validating a large one costs more than assembling it. So :func:`check_run` assembles first
-    and compares the bytes with the assembly written in the stored layout; only when they differ
-    (or something asks earlier) is the file parsed strictly and validated (:func:`parse_stored`),
-    the snapshots and claims it names declared to the reader, exactly as if it had been read first.
+    and compares the file with the assembly written in the stored layout, block by block as it is
+    read (:func:`stored_written_as`); only when they differ (or something asks earlier) is the file
+    read whole, parsed strictly and validated (:func:`parse_stored`), the snapshots and claims it
+    names declared to the reader, exactly as if it had been read first. Nothing of the file is
+    held in between: a large run's records and assembly are never held beside it.
     """
 
     def __init__(self, run: Run, reader: CheckedSnapshots) -> None:
+        self._run = run
         self._reader = reader
-        self._data, self._problem = read_stored_bytes(run)
+        self._problem: str | None = None
         self._stored: dict[str, Any] | None = None
         self._model: Result | None = None
-        self._settled = self._data is None  # absent or unreadable: nothing to parse
+        self._matched: dict[str, Any] | None = None
+        # Absent: nothing to read (a file written since is not read). Anything else there, even
+        # what cannot be read, is read when asked for (which says why).
+        self._settled = _absent(run.result_path)
 
     @property
     def settled(self) -> bool:
-        """Whether what the file holds is known (read, or proved equal to an assembly)."""
+        """Whether what the file holds is known (read, or proved equal to an assembly, or absent)."""
         return self._settled
 
     @property
@@ -111,15 +119,17 @@ class Prepared:
         return self._model
 
     def settle(self) -> None:
-        """Parse and validate the stored bytes now (once), and declare to the reader the snapshots
-        and claims the result names."""
+        """Read, parse and validate the stored file now (once), and declare to the reader the
+        snapshots and claims the result names."""
         if self._settled:
             return
         self._settled = True
-        data, self._data = self._data, None
-        if data is None:  # unreachable: unsettled means bytes are held
+        self._matched = None
+        data, self._problem = read_stored_bytes(self._run)
+        if data is None:  # absent or unreadable: nothing to parse
             return
         self._stored, self._model, self._problem = parse_stored(data)
+        del data  # the bytes are not held beside the value and its model
         model = self._model
         for source_id in result_sources(model) if model else []:
             self._reader.want(source_id)
@@ -130,46 +140,53 @@ class Prepared:
     def written_as(self, result: dict[str, Any]) -> dict[str, Any] | None:
         """The stored result, adopted as read, when the file not read yet is exactly ``result``
         written with the stored time; else None (the file is read as usual when asked for).
+        :meth:`matches`, then :meth:`adopt`."""
+        candidate = self.matches(result)
+        return None if candidate is None else self.adopt(candidate)
 
-        The time is taken from where the written layout puts it, and the whole file is then
-        compared byte for byte (:func:`same_as_written`): only a match is adopted, with its model
-        validated from the equal value, so whatever the file holds, adopting it reads exactly what
-        :func:`parse_stored` would (an assembly holds JSON values only, no tuple or enum member, so
-        validating it is validating the parsed file). A result that is not valid is left to be
-        read, which says why. What the result names need not be declared: it is the assembly's.
-        """
-        data = self._data
-        if self._settled or data is None:
+    def matches(self, result: dict[str, Any]) -> dict[str, Any] | None:
+        """``result`` with the stored time when the file not read yet is exactly that written
+        (:func:`stored_written_as`: compared byte for byte, never held whole); else None. What
+        the result names need not be declared: it is the assembly's."""
+        if self._settled:
             return None
-        at = data.find(_TIME_KEY)
-        if at < 0:
-            return None
-        start = at + len(_TIME_KEY)
-        end = data.find(b'"', start)
-        stamp = data[start:end]
-        if end < 0 or not stamp.isascii() or b"\\" in stamp:
-            return None
-        candidate = {**result, "generated_at": stamp.decode("ascii")}
-        if not same_as_written(data, candidate):
-            return None
+        self._matched = stored_written_as(self._run, result)
+        return self._matched
+
+    def adopt(self, candidate: dict[str, Any]) -> dict[str, Any] | None:
+        """Adopt the value :meth:`matches` proved the file holds, with its model validated from it,
+        so adopting it reads exactly what :func:`parse_stored` would (an assembly holds JSON values
+        only, no tuple or enum member, so validating it is validating the parsed file). A result
+        that is not valid settles as reading the file would (the same problem, for the same value),
+        never from a file read again; then None."""
+        if candidate is not self._matched or self._settled:
+            raise ValueError("adopt() takes what matches() returned, once")
+        self._matched = None
+        self._settled = True
         try:
             model = Result.model_validate(candidate)
-        except ValidationError:
+        except ValidationError as exc:
+            self._problem = invalid_result(exc)
             return None
-        self._settled, self._data = True, None
         self._stored, self._model, self._problem = candidate, model, None
         return candidate
 
 
-_TIME_KEY = b'\n  "generated_at": "'
-"""Where :func:`~.assemble.dump_result` writes the result's time (its third key, indented once)."""
+def _absent(path: Path) -> bool:
+    try:
+        os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        pass
+    return False
 
 
 def prepare_stored(run: Run, reader: CheckedSnapshots) -> Prepared:
-    """Read the stored result's bytes; what they hold is parsed, validated and declared to
-    ``reader`` when first asked for (:class:`Prepared`), or never, when :func:`check_run` finds them
-    equal to its assembly. The first half of :func:`prepare`, which needs nothing but the run.
-    Without :data:`_SPECULATE`, the result is read and declared at once."""
+    """The stored result, read, parsed, validated and declared to ``reader`` when first asked for
+    (:class:`Prepared`), or never, when :func:`check_run` finds the file equal to its assembly. The
+    first half of :func:`prepare`, which needs nothing but the run. Without :data:`_SPECULATE`, the
+    result is read and declared at once."""
     prepared = Prepared(run, reader)
     if not _SPECULATE:
         prepared.settle()
@@ -199,6 +216,10 @@ class Loaded:
     inputs: RunInputs
     reader: CheckedSnapshots
     prepared: Prepared
+    drop_records: bool = False
+    """The caller reads the agent records no more once the run is checked (the wiki check): they
+    are let go as soon as the assembly is final, before the stored result's model is made, so
+    the two are never held together."""
 
 
 def check_run(
@@ -249,12 +270,19 @@ def _check_run(
         assembly = _assemble_as(inputs, reader, prepared.model, gate)
     else:
         assembly = assemble(inputs, reader, gate=False, log_limit=None, declared=True)  # by prepare()
-        written = prepared.written_as(assembly.result) is not None
+        candidate = prepared.matches(assembly.result)
+        if candidate is not None and loaded is not None and loaded.drop_records and not gate:
+            # The file is this assembly's: it is final whatever the validation says (a result
+            # that is not valid assembles again only with the --gate switch, see _assembly_args).
+            inputs.records = []
+        written = candidate is not None and prepared.adopt(candidate) is not None
         if not written:
             prepared.settle()
             reader.load()  # what the stored result names, in one pass
             if _assembly_args(inputs, prepared.model, gate) != _assembly_args(inputs, None, False):
                 assembly = _assemble_as(inputs, reader, prepared.model, gate)
+    if loaded is not None and loaded.drop_records:
+        inputs.records = []  # the assembly is final: no check after it reads them
     stored, stored_problem, model = prepared.stored, prepared.problem, prepared.model
     rc = RunCheck(run, label, inputs, enabled, flag, assembly, stored, stored_problem)
     out = Collector(rc)

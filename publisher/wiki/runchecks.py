@@ -105,8 +105,7 @@ def release_records(rc: RunCheck) -> None:
     the site is built, or ships it from a worker."""
     rc.inputs.records = []
     rc.assembly = replace(rc.assembly, reader=rc.assembly.reader.failures())
-    rc.pack()
-    rc.settle()
+    rc.pack(settle=True)
 
 
 def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
@@ -229,21 +228,21 @@ def check_whole_run(
     records ask for is verified here. The steps are those of the pipelined path (:func:`_begin`,
     :func:`_load`, :func:`_finish`), in the same order, so the findings are the same. A machine
     failure raises (it travels back).
+
+    A stored result not read yet is not read for the outcomes' sake: they are taken at once, on
+    the word of the check to come, which proves the file equal to the assembly (valid, never
+    parsed) in the usual case; should the result prove not valid, the run is checked again
+    without them, from the start.
     """
     run, root = Run(Path(path)), Path(wiki_root)
-    reader = CheckedSnapshots(run.sources_dir, assets_root=root)
-    prepared = prepare_stored(run, reader)
-    if checks and prepared.model is not None:
-        reader.seed(checks)
-    try:
-        inputs = load_inputs(run, wiki_root=root, trusted_keys=keys)
-    except PublisherError as exc:
-        if exc.reason is None:
-            raise
-        return WholeRun(None, None, None, None, None, None, _unreadable(exc, rel, root))
-    prepare(inputs, reader, prepared)
-    reader.load()
-    rc = check_run(run, label=rel, loaded=Loaded(inputs, reader, prepared))
+    checked = _check_whole(run, root, keys, rel, checks, provisional=True)
+    if checked is None:  # the outcomes were taken on the word of a result that is not valid
+        checked = _check_whole(run, root, keys, rel, checks, provisional=False)
+    if isinstance(checked, Finding):
+        return WholeRun(None, None, None, None, None, None, checked)
+    if checked is None:  # unreachable: outcomes taken after the result was read are kept
+        raise RuntimeError(f"{rel}: checked again without the handed-over outcomes, and refused again")
+    inputs, reader, rc = checked
     # The check travels back pickled: what the parent does not read stays here (it reads the
     # index, and the result again from the stored file if a page asks for it).
     index = index_run(rc)
@@ -255,6 +254,33 @@ def check_whole_run(
     del rc, inputs, prepared, reader
     trim_heap()  # what this run freed leaves the worker before the next run peaks on top of it
     return done
+
+
+def _check_whole(
+    run: Run, root: Path, keys: KeyRing, rel: str, checks: Sequence[SnapshotCheck], provisional: bool
+) -> tuple[RunInputs, CheckedSnapshots, RunCheck] | Finding | None:
+    """:func:`check_whole_run` up to the run's check: its inputs, reader and check, the finding of
+    a run that cannot be read, or None when ``checks`` were taken ``provisional``-ly (before its
+    stored result was read) and that result proved not valid: they may not be kept.
+
+    The stored result's model dies here, before the check is indexed and packed."""
+    reader = CheckedSnapshots(run.sources_dir, assets_root=root)
+    prepared = prepare_stored(run, reader)
+    taken = bool(checks) and ((provisional and not prepared.settled) or prepared.model is not None)
+    if taken:
+        reader.seed(checks)
+    try:
+        inputs = load_inputs(run, wiki_root=root, trusted_keys=keys)
+    except PublisherError as exc:
+        if exc.reason is None:
+            raise
+        return _unreadable(exc, rel, root)
+    prepare(inputs, reader, prepared)
+    reader.load()
+    rc = check_run(run, label=rel, loaded=Loaded(inputs, reader, prepared, drop_records=True))
+    if taken and prepared.model is None:
+        return None
+    return inputs, reader, rc
 
 
 _WHOLE_RUN_BYTES = 8 * 1024 * 1024

@@ -56,15 +56,18 @@ class _Packed:
 
     __slots__ = ("digest", "result", "stored", "stored_present", "stored_time", "time")
 
-    def __init__(self, result: dict[str, Any], stored: dict[str, Any] | None, stored_is_assembly: bool) -> None:
-        self.result: bytes | None = orjson.dumps(result)
-        self.time = result.get("generated_at")
-        self.stored_present = stored is not None
+    def __init__(
+        self, result: dict[str, Any], stored: dict[str, Any] | None, stored_is_assembly: bool, settle: bool = False
+    ) -> None:
         same = stored is not None and stored_is_assembly
-        self.stored = None if stored is None or same else orjson.dumps(stored)
-        self.stored_time = stored.get("generated_at") if stored is not None and same else None
         # What a settled check compares the stored file with when it reads it again.
         self.digest = _digest(result) if same else None
+        # Settled at once, a result the stored file holds is never written out here at all.
+        self.result: bytes | None = None if settle and same else orjson.dumps(result)
+        self.time = result.get("generated_at")
+        self.stored_present = stored is not None
+        self.stored = None if stored is None or same else orjson.dumps(stored)
+        self.stored_time = stored.get("generated_at") if stored is not None and same else None
 
     def settle(self) -> None:
         if self.digest is not None:
@@ -100,8 +103,39 @@ class _Packed:
 
 
 def _digest(result: dict[str, Any]) -> str:
+    """SHA-256 of the result but its time as sorted compact JSON, hashed piece by piece
+    (:func:`_sorted_pieces`): a large result is never written out whole for it."""
     body = {k: v for k, v in result.items() if k != "generated_at"}
-    return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    hasher = hashlib.sha256()
+    for piece in _sorted_pieces(body):
+        hasher.update(piece)
+    return hasher.hexdigest()
+
+
+_OPEN_LENGTH = 64
+"""Lists longer than this are opened by :func:`_sorted_pieces` (a result's ``accepted``, ``inputs``)."""
+
+
+def _sorted_pieces(value: Any, top: bool = True) -> Iterator[bytes]:
+    """``orjson.dumps(value, option=OPT_SORT_KEYS)`` in pieces that join to exactly those bytes: the
+    top mapping when its keys are ASCII (which every order sorts alike) and long lists are written
+    item by item, the rest whole. Raises ``TypeError`` for what orjson cannot write."""
+    kind = type(value)
+    if kind is dict and top and all(type(key) is str and key.isascii() for key in value):
+        yield b"{"
+        for index, key in enumerate(sorted(value)):
+            yield (b"," if index else b"") + orjson.dumps(key) + b":"
+            yield from _sorted_pieces(value[key], False)
+        yield b"}"
+    elif kind is list and len(value) > _OPEN_LENGTH:
+        yield b"["
+        for index, item in enumerate(value):
+            if index:
+                yield b","
+            yield from _sorted_pieces(item, False)
+        yield b"]"
+    else:
+        yield orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
 
 class _PackedAway(Mapping[str, Any]):
@@ -159,16 +193,19 @@ class RunCheck:
             raise RuntimeError("this run's check is packed: its stored result is no longer set")
         self._stored = value
 
-    def pack(self) -> None:
+    def pack(self, settle: bool = False) -> None:
         """Hold the result and the stored result as compact JSON from now on (a wiki check keeps
         every run's check until its site is built; a worker ships it to the parent). The checks
         are done: :attr:`result` and :attr:`stored` decode a fresh copy on each reading, so read
         each once. A result JSON cannot hold as it is (an integer beyond 64 bits, a lone surrogate in
-        a quoted value) stays unpacked. Idempotent."""
+        a quoted value) stays unpacked. Idempotent. ``settle``: :meth:`settle` at once (the same
+        check, without writing out a result the stored file holds)."""
         if self._packed is not None:
+            if settle:
+                self.settle()
             return
         try:
-            self._packed = _Packed(self.assembly.result, self._stored, self.stored_is_assembly)
+            self._packed = _Packed(self.assembly.result, self._stored, self.stored_is_assembly, settle)
         except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
             return
         self._stored = None

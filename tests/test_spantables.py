@@ -81,3 +81,16 @@ def test_span_codes_order_like_their_pairs() -> None:
     codes = [span_code(s, e) for s, e in pairs]
     assert [c for c in codes if c is not None] == codes
     assert sorted(pairs) == [p for _, p in sorted(zip(codes, pairs, strict=True))]
+
+
+def test_accepted_spans_added_after_a_reading_are_sorted_in() -> None:
+    rng = random.Random(11)
+    accepted, plain = AcceptedSpans(), {}
+    for round_ in range(4):
+        for n in range(200):
+            sid, start = f"s{rng.randrange(3)}", rng.randrange(50)
+            key = (sid, start, start + rng.randrange(5))
+            accepted.add(key, f"art-{round_}-{n // 7}", n % 7)
+            plain.setdefault(key, []).append((f"art-{round_}-{n // 7}", n % 7))
+        assert dict(accepted) == plain and len(accepted) == len(plain)  # each round reads, then adds more
+    assert sorted(accepted) == sorted(plain) and pickle.loads(pickle.dumps(accepted)) == plain

@@ -15,6 +15,8 @@ iteration over ``(sid, start, end)`` keys). A key that is not a ``(str, int, int
 from __future__ import annotations
 
 import sys
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping, MutableMapping, Set
 from typing import Any
 
@@ -168,13 +170,20 @@ _Use = int
 
 class AcceptedSpans(Mapping[SpanKey, list[tuple[str, int]]]):
     """What one run accepts now: every accepted claim's span -> ``[(artifact_id, claim index),
-    ...]`` of the claims citing it, in the order they were added. Each reading is a fresh list."""
+    ...]`` of the claims citing it, in the order they were added. Each reading is a fresh list.
 
-    __slots__ = ("_artifacts", "_by_source", "_count")
+    Held as two arrays of machine ints per source, sorted by span (a span once per claim citing
+    it), searched by bisection: 16 bytes a claim, where a dict of ints took about 140. What is
+    added is sorted in when next read (or pickled).
+    """
+
+    __slots__ = ("_artifacts", "_codes", "_count", "_pending", "_uses")
 
     def __init__(self) -> None:
-        self._by_source: dict[str, dict[int, _Use | tuple[_Use, ...]]] = {}
+        self._codes: dict[str, array[int]] = {}
+        self._uses: dict[str, array[int]] = {}
         self._artifacts: list[str] = []
+        self._pending: dict[str, list[tuple[int, _Use]]] = {}
         self._count = 0
 
     def add(self, key: SpanKey, artifact_id: str, index: int) -> None:
@@ -185,50 +194,78 @@ class AcceptedSpans(Mapping[SpanKey, list[tuple[str, int]]]):
         artifacts = self._artifacts
         if not artifacts or artifacts[-1] != artifact_id:  # an artifact's claims come together
             artifacts.append(artifact_id)
-        use = (len(artifacts) - 1) * _WIDE + index
-        held = self._by_source.setdefault(sid, {})
-        before = held.get(code)
-        if before is None:
-            held[code] = use
-            self._count += 1
-        elif isinstance(before, int):
-            held[code] = (before, use)
-        else:
-            held[code] = (*before, use)
+        self._pending.setdefault(sid, []).append((code, (len(artifacts) - 1) * _WIDE + index))
 
-    def _uses(self, key: object) -> tuple[_Use, ...]:
+    def _settle(self) -> None:
+        """Sort what was added in with what is held (stable: a span's claims keep their order)."""
+        if not self._pending:
+            return
+        for sid, added in self._pending.items():
+            held = self._codes.get(sid)
+            pairs = list(zip(held, self._uses[sid], strict=True)) if held is not None else []
+            pairs += added
+            pairs.sort(key=lambda pair: pair[0])
+            self._codes[sid] = array("Q", [code for code, _ in pairs])
+            self._uses[sid] = array("Q", [use for _, use in pairs])
+        self._pending = {}
+        self._count = sum(_distinct(codes) for codes in self._codes.values())
+
+    def __getstate__(self) -> object:
+        self._settle()
+        return super().__getstate__()
+
+    def _range(self, key: object) -> tuple[str, int, int]:
+        """``(source_id, lo, hi)``: where ``key``'s claims lie in its source's arrays."""
+        self._settle()
         split = _split(key)
         if split is not None:
-            held = self._by_source.get(split[0])
-            if held is not None:
-                found = held.get(split[1])
-                if found is not None:
-                    return (found,) if isinstance(found, int) else found
+            codes = self._codes.get(split[0])
+            if codes is not None:
+                lo = bisect_left(codes, split[1])
+                hi = bisect_right(codes, split[1], lo)
+                if lo < hi:
+                    return split[0], lo, hi
         raise KeyError(key)
 
     def __getitem__(self, key: SpanKey) -> list[tuple[str, int]]:
+        sid, lo, hi = self._range(key)
         artifacts = self._artifacts
-        return [(artifacts[at], index) for at, index in map(_pair, self._uses(key))]
+        return [(artifacts[at], index) for at, index in map(_pair, self._uses[sid][lo:hi])]
 
     def __contains__(self, key: object) -> bool:
         try:
-            self._uses(key)
+            self._range(key)
         except KeyError:
             return False
         return True
 
     def __iter__(self) -> Iterator[SpanKey]:
-        for sid, held in self._by_source.items():
-            for code in held:
-                start, end = _pair(code)
-                yield (sid, start, end)
+        self._settle()
+        for sid, codes in self._codes.items():
+            last = -1
+            for code in codes:
+                if code != last:
+                    start, end = _pair(code)
+                    yield (sid, start, end)
+                    last = code
 
     def __len__(self) -> int:
+        self._settle()
         return self._count
 
     def sources(self) -> list[str]:
         """The source ids of the accepted spans, sorted."""
-        return sorted(sid for sid, held in self._by_source.items() if held)
+        self._settle()
+        return sorted(sid for sid, codes in self._codes.items() if codes)
 
     def __repr__(self) -> str:
-        return f"AcceptedSpans({self._count} spans, {len(self._artifacts)} artifacts)"
+        return f"AcceptedSpans({len(self)} spans, {len(self._artifacts)} artifacts)"
+
+
+def _distinct(codes: array[int]) -> int:
+    """How many distinct values a sorted array holds."""
+    count, last = 0, -1
+    for code in codes:
+        if code != last:
+            count, last = count + 1, code
+    return count

@@ -155,27 +155,17 @@ def tree_rss(pid: int) -> int:
 
 def _proc_tree_rss(pid: int) -> int:
     """Sum of VmRSS of ``pid`` and its descendants, from /proc (no psutil)."""
-    parents: dict[int, int] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
+    total = 0
+    for member in _tree(pid):
         try:
-            with open(f"/proc/{entry}/status", encoding="ascii", errors="replace") as fh:
-                fields = dict(line.split(":", 1) for line in fh if ":" in line)
-        except OSError:
+            with open(f"/proc/{member}/status", encoding="ascii", errors="replace") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+                        break
+        except (OSError, ValueError):
             continue
-        parents[int(entry)] = int(fields.get("PPid", "0").strip() or 0)
-        rss[int(entry)] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
-    tree = {pid}
-    grew = True
-    while grew:
-        grew = False
-        for child, parent in parents.items():
-            if parent in tree and child not in tree:
-                tree.add(child)
-                grew = True
-    return sum(rss.get(p, 0) for p in tree)
+    return total
 
 
 def tree_pss(pid: int) -> int:

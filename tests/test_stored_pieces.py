@@ -88,7 +88,16 @@ def test_what_orjson_cannot_write_is_refused_piecewise_too(value: dict[str, Any]
         runcheck._digest(value)
 
 
-def test_only_the_exact_bytes_match() -> None:
+@pytest.fixture(params=["whole", "pieces"])
+def comparison(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A small file compared with the result written whole (as it is), or piece by piece (as a
+    file over :data:`~publisher.gate.checks.assembler._WHOLE_BYTES` is)."""
+    if request.param == "pieces":
+        monkeypatch.setattr(assembler, "_WHOLE_BYTES", -1)
+    return str(request.param)
+
+
+def test_only_the_exact_bytes_match(comparison: str) -> None:
     value = {"schema_version": 1, "accepted": [{"text": "é", "n": index} for index in range(100)], "end": None}
     whole = orjson.dumps(value, option=orjson.OPT_INDENT_2)
     assert same_as_written(whole, value)
@@ -112,7 +121,7 @@ def assembled(tmp_path: Path) -> RunFixture:
     return fx
 
 
-def test_the_stored_file_is_matched_as_it_is_read(assembled: RunFixture) -> None:
+def test_the_stored_file_is_matched_as_it_is_read(assembled: RunFixture, comparison: str) -> None:
     """The file is compared with the assembly as it is read, never read whole; any other bytes,
     a link or a folder in its place, or no file, are left to the usual reading."""
     path = assembled.run.result_path

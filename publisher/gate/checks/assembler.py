@@ -208,6 +208,13 @@ class _Forward:
         self._at += len(piece)
         return True
 
+    def whole(self, limit: int) -> bytes | None:
+        """What is left from the position, read to the end, when that is at most ``limit`` bytes;
+        else None (the position stays where it is either way)."""
+        if self._fill(limit + 1):
+            return None
+        return self._buffer[self._at :]
+
     def rest(self) -> bytes | None:
         """What is left when it is at most a newline, else None."""
         if self._fill(2):
@@ -217,7 +224,17 @@ class _Forward:
 
 def _written_ending(source: _Forward, result: dict[str, Any]) -> bytes | None:
     """The file's ending (``b""`` or a newline) when ``source`` holds exactly ``result`` written in
-    the stored layout and then at most a newline, else None."""
+    the stored layout and then at most a newline, else None. A file of at most
+    :data:`_WHOLE_BYTES` is compared with ``result`` written whole, at once (the pieces join to
+    exactly those bytes, and a small result in many pieces cost more steps than its writing)."""
+    small = source.whole(_WHOLE_BYTES)
+    if small is not None:
+        try:
+            written = orjson.dumps(result, option=orjson.OPT_INDENT_2)
+        except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+            return None
+        ending = small[len(written) :]
+        return ending if ending in (b"", b"\n") and small.startswith(written) else None
     try:
         for piece in written_pieces(result):
             if not source.takes(piece):
@@ -227,6 +244,9 @@ def _written_ending(source: _Forward, result: dict[str, Any]) -> bytes | None:
     rest = source.rest()
     return rest if rest in (b"", b"\n") else None
 
+
+_WHOLE_BYTES = 1 << 20
+"""A stored result up to this size is compared written whole (:func:`_written_ending`)."""
 
 _OPEN_DEPTH = 2
 _OPEN_LENGTH = 64

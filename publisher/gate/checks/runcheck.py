@@ -104,8 +104,12 @@ class _Packed:
 
 def _digest(result: dict[str, Any]) -> str:
     """SHA-256 of the result but its time as sorted compact JSON, hashed piece by piece
-    (:func:`_sorted_pieces`): a large result is never written out whole for it."""
+    (:func:`_sorted_pieces`) when it holds a long list: a large result is never written out whole
+    for it."""
     body = {k: v for k, v in result.items() if k != "generated_at"}
+    if not any(type(v) is list and len(v) > _OPEN_LENGTH for v in body.values()):
+        # Nothing would be opened but the top mapping: written whole, in one step, not dozens.
+        return hashlib.sha256(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)).hexdigest()
     hasher = hashlib.sha256()
     for piece in _sorted_pieces(body):
         hasher.update(piece)

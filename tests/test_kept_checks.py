@@ -181,7 +181,8 @@ def test_the_excerpt_table_gives_back_exactly_the_text_it_was_given() -> None:
     assert len(table) == len(texts) and ("src-x", 1, 1 + len(texts[1])) in table
     assert dict(table) == {("src-x", n, n + len(t)): t for n, t in enumerate(texts)}
     assert table.get(("src-x", 99, 100)) is None
-    held = table._by_source["src-x"][span_code(1, 1 + len(texts[1]))]
+    held = table._by_source["src-x"].get(span_code(1, 1 + len(texts[1])))
+    assert held is not None
     assert held == texts[1].encode("utf-8") and len(held) < 2 * len(texts[1])
     with pytest.raises(TypeError):
         table[("src-x", 0, 1)] = b"bytes"  # type: ignore[assignment]

@@ -94,3 +94,23 @@ def test_accepted_spans_added_after_a_reading_are_sorted_in() -> None:
             plain.setdefault(key, []).append((f"art-{round_}-{n // 7}", n % 7))
         assert dict(accepted) == plain and len(accepted) == len(plain)  # each round reads, then adds more
     assert sorted(accepted) == sorted(plain) and pickle.loads(pickle.dumps(accepted)) == plain
+
+
+def test_an_excerpt_table_survives_pickling_and_absorbing_with_changes_pending() -> None:
+    rng = random.Random(3)
+    left, right, plain = ExcerptTable(), ExcerptTable(), {}
+    for n in range(400):
+        table = left if n % 2 else right
+        key = (f"s{rng.randrange(4)}", n, n + rng.randrange(9))
+        table[key] = f"text {n} é"
+        plain[key] = f"text {n} é"
+    for key in list(right)[:30]:  # deleted after some were sorted in, some still waiting
+        del right[key], plain[key]
+    right[("s0", 5, 5)] = "replaced"
+    plain[("s0", 5, 5)] = "replaced"
+    copy = pickle.loads(pickle.dumps(right))
+    assert dict(copy) == dict(right) and len(copy) == len(right)
+    spans = left.spans_of("s1")
+    left.absorb(copy)
+    assert dict(left) == plain and len(left) == len(plain)
+    assert set(spans) == {(s, e) for (i, s, e) in plain if i == "s1"}

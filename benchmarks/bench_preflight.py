@@ -25,6 +25,7 @@ The grid (default) crosses three sizes with three shapes of wiki, generated once
     python benchmarks/bench_preflight.py --cache /tmp/bench-grid      # 10 MB, 100 MB and 1 GB
     python benchmarks/bench_preflight.py --sizes 10,100 --repeat 5    # a smaller grid
     python benchmarks/bench_preflight.py --quick                      # seconds, tiny sizes
+    python benchmarks/bench_preflight.py --sizes 1000 --memory-only   # the 1 GB memory table only
     python benchmarks/bench_preflight.py --wiki /tmp/wiki             # one existing wiki, 1 and all workers
 """
 
@@ -404,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="rounds, each running every pass once")
     parser.add_argument("--workers", default=None, help="comma-separated worker counts (default: all cores)")
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory run of the 1 GB cells")
+    parser.add_argument("--memory-only", action="store_true", help="only the peak-memory run of the 1 GB cells")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat")
     parser.add_argument("--check-probe", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -427,11 +429,12 @@ def main(argv: list[str] | None = None) -> int:
             if unknown:
                 raise SystemExit(f"bench_preflight: unknown shape {unknown[0]!r} (known: {', '.join(SHAPES)})")
             workers = (workers_list or [cores])[-1]
-            rows = grid(cache, sizes, shapes, workers, args.repeat)
-            title = f"The whole wiki check vs the in-run floor ({workers} workers, {cores} cores, {args.repeat} rounds)"
-            print(table(title, _GRID, rows))
+            if not args.memory_only:
+                rows = grid(cache, sizes, shapes, workers, args.repeat)
+                title = f"The whole wiki check vs the in-run floor ({workers} workers, {cores} cores"
+                print(table(f"{title}, {args.repeat} rounds)", _GRID, rows))
             at = [size for size in sizes if size >= 1000] or (sizes[-1:] if args.quick else [])
-            big = [cache / f"{shape}-{size:g}mb" for size in at for shape in shapes]
+            big = [cell_wiki(cache, size, shape) for size in at for shape in shapes]
             if big and not args.no_memory:
                 print(
                     table(

@@ -117,10 +117,10 @@ NAMED = (
     ),
     Mutant(
         "stored-bytes-proof-forged",
-        "publisher/gate/pipeline.py",
-        "written = prepared.written_as(assembly.result) is not None",
-        "written = True",
-        ("tests/test_pipeline_stored.py", "tests/test_agreement.py"),
+        "publisher/gate/checks/assembler.py",
+        "return candidate if _written_ending(source, candidate) is not None else None",
+        "return candidate",
+        ("tests/test_pipeline_stored.py", "tests/test_stored_pieces.py", "tests/test_agreement.py"),
     ),
     Mutant(
         "settled-result-not-verified",

@@ -434,3 +434,23 @@ def test_a_worker_trims_its_heap_after_each_run(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(runchecks, "trim_heap", lambda: calls.append(1))
     done = runchecks.check_whole_run(str(run.path), str(wiki), KeyRing(), "runs/alpha")
     assert done.index is not None and done.index.accepted and calls == [1]
+
+
+@pytest.mark.parametrize("start,end", [(2**40, 2**40 + 3), (2**32 - 1, 2**32 + 1), (9, 4), ("alias", 0)])
+def test_a_concept_citing_a_span_no_table_can_hold_is_a_finding(wiki: Path, start: int | str, end: int) -> None:
+    """Offsets past what the compact span tables hold (or reversed) are simply not accepted spans:
+    a finding with its code, never an error from the tables. ``alias``: the pair whose one-int code
+    would equal an accepted span's if offsets past 2**32 were let in (start - 1, end + 2**32)."""
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki)
+    pre = run_preflight(wiki)
+    assert pre.ok
+    sid = next(iter(rb.texts))
+    if start == "alias":
+        sid, accepted_start, accepted_end = next(key for key in pre.excerpts if key[1] >= 1)
+        start, end = accepted_start - 1, accepted_end + 2**32
+    assert isinstance(start, int)
+    (concept,) = (wiki / "concepts").glob("*.md")
+    ref = format_ref(sid, start, end, "x")
+    concept.write_text(concept.read_text("utf-8") + f"\nFar.[^far]\n\n[^far]: {ref}\n", encoding="utf-8")
+    assert _codes(wiki) == {"SOURCE_OUTSIDE_ACCEPTED"}

@@ -111,7 +111,7 @@ def release_records(rc: RunCheck) -> None:
 def _finish(loaded: _Begun, inputs: RunInputs, wiki: WikiCheck) -> None:
     """Check one loaded run and index what it accepts now."""
     ev = loaded.ev
-    rc = check_run(ev.run, label=ev.rel, loaded=Loaded(inputs, loaded.reader, loaded.prepared))
+    rc = check_run(ev.run, label=ev.rel, loaded=Loaded(inputs, loaded.reader, loaded.prepared, drop_records=True))
     index = index_run(rc)
     release_records(rc)
     ev.check = rc

@@ -84,14 +84,15 @@ def test_publisher_review_refuses_a_review_over_the_budget_and_writes_nothing(cl
 
 
 def test_a_review_too_large_to_be_read_back_is_never_written(cli: Cli, run: Run) -> None:
-    # Within the budget (every occurrence is verbatim, and costs three), but 100 long terms of 200
-    # hits each would make a record of about 40 MB, over what a record may be when it is read.
+    # Within the budget (every occurrence is verbatim: found twice, exactly and normalised, each
+    # time for OCCURRENCE_COST and a unit per FIND_STRIDE code points, never checked), but 100 long
+    # terms of 200 hits each would make a record of about 19 MB, over what a record may be when read.
     snap, _ = run.store.put(make_record(text="a" * 3000))
-    out = cli(*_review_args(run.path, snap.source_id, ["a" * k for k in range(1901, 2001)]))
+    out = cli(*_review_args(run.path, snap.source_id, ["a" * k for k in range(901, 1001)]))
     assert out.status == 2 and len(out.err_lines) == 1 and "Traceback" not in out.err, out.err
     assert out.json()["error"]["exit_status"] == 2
     assert not any((run.path / "reviews").glob("*"))
-    fine = cli(*_review_args(run.path, snap.source_id, ["a" * k for k in range(1901, 1911)]))
+    fine = cli(*_review_args(run.path, snap.source_id, ["a" * k for k in range(901, 911)]))
     assert fine.status == 0, fine.err
     assert len(fine.json()["record"]["hits"]) == 10 * MAX_CANDIDATES
 
@@ -143,8 +144,9 @@ def test_a_shared_budget_bounds_occurrences_that_are_never_checked() -> None:
     shared = Budget(3 * (OCCURRENCE_COST + 4))
     assert search_term("a  b a  b", "a b", budget=shared) == (both, False)
     assert search_term("a  b a  b", "a b", budget=shared) == (both[:1], True)
-    # A verbatim occurrence is not normalised again (it normalises to the term by definition).
-    verbatim = Budget(2 * OCCURRENCE_COST)
+    # A verbatim occurrence is not normalised again (it normalises to the term by definition): it
+    # costs OCCURRENCE_COST when found exactly and again when found normalised, nothing more.
+    verbatim = Budget(4 * OCCURRENCE_COST)
     assert search_term("a b a b", "a b", budget=verbatim) == (
         [locate_module.Occurrence("exact", 0, 3), locate_module.Occurrence("exact", 4, 7)],
         False,
@@ -189,3 +191,39 @@ def test_a_stored_review_over_the_budget_is_not_counted_by_the_build(
     assert problem is not None and problem.guard is Guard.REVIEW_INCOMPLETE
     # Admission refuses it too: the same guard.
     refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", rid), Guard.REVIEW_INCOMPLETE.value)
+
+
+def test_every_review_of_one_snapshot_shares_one_normalisation(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every stored review is executed again at every build: the normalisation pass (seconds for a
+    # large text outside ASCII) is paid once per snapshot text, not once per review.
+    built: list[int] = []
+    real = locate_module.normalize_map
+
+    def counting(text: str, *, fold_case: bool = False) -> locate_module.Normalized:
+        if len(text) > 100:  # a snapshot's text, not a term
+            built.append(len(text))
+        return real(text, fold_case=fold_case)
+
+    monkeypatch.setattr(locate_module, "normalize_map", counting)
+    text = "\ufb01ne\u00a0caf\u00e9 adverse events " * 400 + "once per process"
+    snap, _ = run.store.put(make_record(text=text))
+    first = reviews.build_review(run, snap.source_id, CLAIM, ["adverse", "e\u0301v"])
+    again = [reviews.build_review(run, snap.source_id, CLAIM, ["adverse", "e\u0301v"]) for _ in range(3)]
+    assert built == [len(text)]
+    assert all(r.model_copy(update={"created_at": first.created_at}) == first for r in again)
+    assert {h.match for h in first.hits} == {"exact"} and len(first.hits) == MAX_CANDIDATES
+    # Other texts are normalised once each; the least recently used is let go past the bound.
+    others = [f"other text {i} " * 50 for i in range(locate_module.MAX_REMEMBERED)]
+    for other in others:
+        locate_module.normal_form(other)
+        locate_module.normal_form(other)
+    assert built == [len(text), *map(len, others)]
+    reviews.build_review(run, snap.source_id, CLAIM, ["adverse"])
+    assert built == [len(text), *map(len, others), len(text)]
+    # And past the bound in code points, all but the most recent text are let go.
+    monkeypatch.setattr(locate_module, "REMEMBERED_CODE_POINTS", len(text))
+    newest = "the newest text " * 50
+    locate_module.normal_form(newest)
+    locate_module.normal_form(newest)
+    locate_module.normal_form(text)
+    assert built[-3:] == [len(text), len(newest), len(text)]

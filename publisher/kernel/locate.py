@@ -24,6 +24,13 @@ once the gate re-slices them and the re-slice equals what is quoted.
 
 :func:`find_term` is the search behind document reviews and the report-prose quotation check: every
 occurrence of a term, exact and normalised together, each with its kind.
+
+Hostile text can make a search do far more work than its answer shows (a million near-matches that
+all fail the re-check, a term that lands inside every ligature, a short fragment found everywhere),
+so :func:`search_term` and :func:`search_quote` take a :class:`Budget` of work units (never
+seconds) and say when they stopped at it; a caller that stopped must never report "not found".
+:func:`normal_form` remembers the normal form of the last few texts, so a text searched again (every
+stored review of one snapshot, at every build) is normalised once per process.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
@@ -38,10 +46,14 @@ from typing import Literal
 from .spans import MAX_SPAN
 
 __all__ = [
+    "FIND_STRIDE",
+    "LOCATE_BUDGET",
     "MAX_CANDIDATES",
     "MAX_FRAGMENTS",
+    "MAX_REMEMBERED",
     "NON_ASCII_COST",
     "OCCURRENCE_COST",
+    "REMEMBERED_CODE_POINTS",
     "Budget",
     "Candidate",
     "Fragment",
@@ -51,7 +63,9 @@ __all__ = [
     "find_term",
     "search_term",
     "locate",
+    "search_quote",
     "nearest",
+    "normal_form",
     "normalize",
     "normalize_map",
     "split_fragments",
@@ -72,6 +86,24 @@ NON_ASCII_COST = 16
 """What normalising one code point outside ASCII costs a :class:`Budget` (an ASCII one costs one):
 each goes through NFKC on its own, about sixteen times the work (measured: combining marks,
 ligatures, no-break spaces, Greek, CJK)."""
+
+FIND_STRIDE = 64
+"""Code points of a term that finding its next occurrence costs one unit of a :class:`Budget` for,
+on top of :data:`OCCURRENCE_COST`: each search for the next occurrence starts over with the whole
+term (measured: about 3 ns a code point, some sixty times less than normalising one), so a
+2,000-code-point term occurring at every position of a long text costs seconds unless counted."""
+
+LOCATE_BUDGET = 2_000_000
+"""The work :func:`search_quote` may do for one quote (or a caller for all its quotes together)
+where an agent or a record supplies the quote: under a second at worst (see :class:`Budget`)."""
+
+MAX_REMEMBERED = 4
+"""Most texts whose normal form :func:`normal_form` keeps (the most recently used ones)."""
+
+REMEMBERED_CODE_POINTS = 16_000_000
+"""Most code points, all kept texts together, whose normal form :func:`normal_form` keeps; the most
+recent one is kept whatever its length (it was just built: keeping it costs no more memory than the
+search that built it held)."""
 
 Kind = Literal["exact", "normalized", "fragments"]
 
@@ -146,12 +178,13 @@ class Occurrence:
 class Budget:
     """The work searches may still do, shared by every search it is passed to.
 
-    Each occurrence of a normalised term costs :data:`OCCURRENCE_COST`, and :func:`check_cost` of
-    its raw slice when that is normalised again to check it (a verbatim occurrence needs no check):
-    a long term over a repetitive text, a short one over long white-space runs, or one that keeps
-    landing inside what a ligature produced would otherwise cost seconds to minutes. A search that finds
-    ``left`` spent stops before its next occurrence and says so; one budget passed to many searches
-    bounds them all together (a document review's terms).
+    Each occurrence found (verbatim or normalised) costs :data:`OCCURRENCE_COST` and a unit per
+    :data:`FIND_STRIDE` code points of what is searched, and :func:`check_cost` of its raw slice when
+    that is normalised again to check it (a verbatim occurrence needs no check): a long term over a
+    repetitive text, a short one over long white-space runs, or one that keeps landing inside what a
+    ligature produced would otherwise cost seconds to minutes. A search that finds ``left`` spent
+    stops before its next occurrence and says so; one budget passed to many searches bounds them all
+    together (a document review's terms, an assembly's mismatched quotes).
     """
 
     left: int
@@ -295,6 +328,32 @@ def _ascii_run(
         pos = run.end()
 
 
+_remembered: OrderedDict[tuple[str, bool], Normalized] = OrderedDict()
+
+
+def normal_form(text: str, *, fold_case: bool = False) -> Normalized:
+    """:func:`normalize_map` of ``text``, built once for the last few texts searched.
+
+    Keyed by the text itself (so an entry can never answer for other bytes), at most
+    :data:`MAX_REMEMBERED` texts and :data:`REMEMBERED_CODE_POINTS` code points together, least
+    recently used first out. The pass is linear in the text, but a snapshot searched again and
+    again (every stored review of it re-executed at every build, every tool call of an agent)
+    would pay it each time.
+    """
+    key = (text, fold_case)
+    found = _remembered.get(key)
+    if found is not None:
+        _remembered.move_to_end(key)
+        return found
+    found = normalize_map(text, fold_case=fold_case)
+    _remembered[key] = found
+    held = sum(len(t) for t, _ in _remembered)
+    while len(_remembered) > 1 and (len(_remembered) > MAX_REMEMBERED or held > REMEMBERED_CODE_POINTS):
+        (old, _), _ = _remembered.popitem(last=False)
+        held -= len(old)
+    return found
+
+
 def normalize(text: str, *, fold_case: bool = False) -> str:
     """``text`` in the locator's normal form (see :func:`normalize_map`), trimmed at both ends."""
     return normalize_map(text, fold_case=fold_case).text.strip(" ")
@@ -305,23 +364,71 @@ def split_fragments(quote: str) -> list[str]:
     return [part.strip(" ") for part in _ELLIPSIS_RE.split(normalize(quote)) if part.strip(" ")]
 
 
-def _find_all(haystack: str, needle: str, start: int = 0) -> list[int]:
-    """Every index of ``needle`` in ``haystack`` from ``start``, overlapping ones included."""
-    found = []
-    i = haystack.find(needle, start)
-    while i != -1:
-        found.append(i)
-        i = haystack.find(needle, i + 1)
-    return found
+def _find_cost(needle: str) -> int:
+    """What finding the next occurrence of ``needle`` costs a :class:`Budget` (see there)."""
+    return OCCURRENCE_COST + len(needle) // FIND_STRIDE
 
 
-def _exact(text: str, quote: str, limit: int) -> list[tuple[int, int]]:
+def _paid(budget: Budget | None, cost: int) -> bool:
+    """Pay ``cost`` for the next step of a search; False (nothing paid) once ``budget`` is spent.
+    The step that spends the last of it is still taken: a budget never stops a search midway."""
+    if budget is None:
+        return True
+    if budget.left <= 0:
+        return False
+    budget.left -= cost
+    return True
+
+
+def _exact(text: str, quote: str, limit: int, budget: Budget | None = None) -> tuple[list[tuple[int, int]], bool]:
+    """The first ``limit`` verbatim occurrences (overlapping ones included), and whether ``budget``
+    stopped the search first."""
     hits: list[tuple[int, int]] = []
+    cost = _find_cost(quote)
     i = text.find(quote)
     while i != -1 and len(hits) < limit:
+        if not _paid(budget, cost):
+            return hits, True
         hits.append((i, i + len(quote)))
         i = text.find(quote, i + 1)
-    return hits
+    return hits, False
+
+
+def _case_key(ch: str) -> str:
+    """One code point standing for every code point a case-insensitive regular expression takes
+    for ``ch`` (and a few more: ``ß`` and ``s`` share one): its lower case, through upper and
+    lower case again (``ı``, ``ſ``, ``ς``, the Kelvin sign) and case folding (``ẞ``, ``µ``), each
+    time the first code point. Checked over every code point against :mod:`re`'s own tables."""
+    return ch.lower()[0].upper()[0].lower()[0].casefold()[0]
+
+
+def _caseless_exact(
+    text: str, term: str, limit: int, budget: Budget | None = None
+) -> tuple[list[tuple[int, int]], bool]:
+    """The first ``limit`` occurrences of ``term`` as ``re.IGNORECASE`` matches it, and whether
+    ``budget`` stopped the search first.
+
+    Scanning with the regular expression costs the text's length times the term's at worst (a
+    term of a thousand ``a`` and a ``b`` over a text of ``a``), so both are mapped, one code point
+    for one, to :func:`_case_key` and searched as plain strings (linear), and each position found
+    is confirmed by the regular expression there (the key is coarser than its case rules)."""
+    if text.isascii() and term.isascii():
+        keyed, key = text.lower(), term.lower()
+    else:
+        table = {ord(c): k for c in set(text).union(term) if (k := _case_key(c)) != c}
+        keyed, key = text.translate(table), term.translate(table)
+    pattern = re.compile(re.escape(term), re.IGNORECASE)
+    hits: list[tuple[int, int]] = []
+    cost = _find_cost(term) + len(term) // FIND_STRIDE  # the find, then the confirmation
+    i = keyed.find(key)
+    while i != -1 and len(hits) < limit:
+        if not _paid(budget, cost):
+            return hits, True
+        match = pattern.match(text, i)
+        if match is not None:
+            hits.append((i, match.end()))
+        i = keyed.find(key, i + 1)
+    return hits, False
 
 
 def check_cost(piece: str) -> int:
@@ -349,12 +456,11 @@ def _normalized_hits(
     hits: list[tuple[int, int]] = []
     if not needle:
         return hits, False
+    cost = _find_cost(needle)
     i = norm.text.find(needle)
     while i != -1 and len(hits) < limit:
-        if budget is not None:
-            if budget.left <= 0:
-                return hits, True
-            budget.left -= OCCURRENCE_COST
+        if not _paid(budget, cost):
+            return hits, True
         raw = norm.raw_range(i, i + len(needle))
         if raw is not None and raw in exact:
             hits.append(raw)
@@ -398,41 +504,44 @@ def search_term(
     of the product: document reviews and the report-prose quotation check call it, so that a term
     is found the same way everywhere. An empty (or white-space-only) term finds nothing.
     ``mapped`` is ``normalize_map(text, fold_case=fold_case)`` when the caller already has it
-    (searching many terms in one text). ``budget``: the work the normalised search may do, as a
-    number or as a :class:`Budget` shared by several searches (see there); the second value says
-    whether the search stopped there, its occurrences then being the first ones found exactly and
-    those checked.
+    (searching many terms in one text). ``budget``: the work the search may do, as a number or as
+    a :class:`Budget` shared by several searches (see there); the second value says whether the
+    search stopped there, its occurrences then being the first ones found exactly and those
+    checked (a caller must then never report an occurrence absent). With ``fold_case`` the
+    verbatim search is as :data:`re.IGNORECASE` compares, in time linear in the text.
     """
     if not term.strip():
         return [], False
-    if fold_case:
-        pattern = re.compile(re.escape(term), re.IGNORECASE)
-        exact: list[tuple[int, int]] = []
-        pos = 0
-        while len(exact) < limit and (m := pattern.search(text, pos)) is not None:
-            exact.append((m.start(), m.end()))
-            pos = m.start() + 1
-    else:
-        exact = _exact(text, term, limit)
-    found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
-    needle = normalize(term, fold_case=fold_case)
-    norm = mapped if mapped is not None else normalize_map(text, fold_case=fold_case)
     spend = Budget(budget) if isinstance(budget, int) else budget
-    verbatim = frozenset(exact) if not fold_case else frozenset()  # a case-insensitive match is checked
-    normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)
-    for hit in normalized:
-        found.setdefault(hit, "normalized")
+    if fold_case:
+        exact, stopped = _caseless_exact(text, term, limit, spend)
+    else:
+        exact, stopped = _exact(text, term, limit, spend)
+    found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
+    if not stopped:
+        needle = normalize(term, fold_case=fold_case)
+        norm = mapped if mapped is not None else normalize_map(text, fold_case=fold_case)
+        verbatim = frozenset(exact) if not fold_case else frozenset()  # a case-insensitive match is checked
+        normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)
+        for hit in normalized:
+            found.setdefault(hit, "normalized")
     ordered = sorted(found.items())[:limit]
     return [Occurrence(kind, start, end) for (start, end), kind in ordered], stopped
 
 
-def _fragment_candidates(text: str, norm: Normalized, parts: list[str], limit: int) -> list[Candidate]:
-    """For each occurrence of the first part, the nearest chain of the others in order, within a span.
+def _fragment_candidates(
+    text: str, norm: Normalized, parts: list[str], limit: int, budget: Budget | None = None
+) -> tuple[list[Candidate], bool]:
+    """For each occurrence of the first part, the nearest chain of the others in order, within a span;
+    and whether ``budget`` stopped the search first (its candidates are then none: a chain not yet
+    tried may be tighter than one found).
 
     Chains are greedy, so a later first occurrence never ends earlier: candidates come in text
     order, and the chaining stops once ``limit`` of them are known and the next ends later (the work
     is at most ``limit + 1`` chains plus those over a span, each of at most :data:`MAX_FRAGMENTS`
-    steps, not one chain for every occurrence of the first part).
+    steps, not one chain for every occurrence of the first part). Every occurrence of every part is
+    found first, which ``budget`` pays for as for a term (a short part may occur everywhere), and
+    each chain costs a unit a step.
     """
     # Per distinct part, every hit: (norm start, norm end, raw start, raw end).
     found: dict[str, list[tuple[int, int, int, int]]] = {}
@@ -440,17 +549,28 @@ def _fragment_candidates(text: str, norm: Normalized, parts: list[str], limit: i
         if part in found:
             continue
         hits = []
-        for i in _find_all(norm.text, part):
+        cost = _find_cost(part)
+        i = norm.text.find(part)
+        while i != -1:
+            if not _paid(budget, cost):
+                return [], True
             raw = norm.raw_range(i, i + len(part))
-            if raw is not None and normalize(text[raw[0] : raw[1]]) == part:
-                hits.append((i, i + len(part), *raw))
+            if raw is not None:
+                piece = text[raw[0] : raw[1]]
+                if budget is not None:
+                    budget.left -= check_cost(piece)
+                if normalize(piece) == part:
+                    hits.append((i, i + len(part), *raw))
+            i = norm.text.find(part, i + 1)
         if not hits:
-            return []
+            return [], False
         found[part] = hits
     located = [found[part] for part in parts]
     firsts = [[hit[0] for hit in hits] for hits in located]
     by_end: dict[int, Candidate] = {}
     for first in located[0]:
+        if not _paid(budget, len(parts)):
+            return [], True
         chain = [first]
         for hits, starts in zip(located[1:], firsts[1:], strict=True):
             k = bisect_left(starts, chain[-1][1])
@@ -466,7 +586,7 @@ def _fragment_candidates(text: str, norm: Normalized, parts: list[str], limit: i
             break  # every later chain ends here or later: the first ``limit`` candidates are known
         # Of the chains ending at one place, the tightest (latest start) is the candidate.
         by_end[end] = Candidate("fragments", start, end, tuple(Fragment(h[2], h[3]) for h in chain))
-    return sorted(by_end.values(), key=lambda c: (c.start, c.end))[:limit]
+    return sorted(by_end.values(), key=lambda c: (c.start, c.end))[:limit], False
 
 
 def locate(text: str, quote: str, *, limit: int = MAX_CANDIDATES, mapped: Normalized | None = None) -> list[Candidate]:
@@ -475,21 +595,43 @@ def locate(text: str, quote: str, *, limit: int = MAX_CANDIDATES, mapped: Normal
     Returns every candidate of the first tier that finds any, in text order (at most ``limit``),
     or an empty list. A suggestion only: see the module docstring. ``mapped`` is
     ``normalize_map(text)`` when the caller already has it (locating many quotes in one text).
+    Unbounded: where the quote or the text is not the caller's own, use :func:`search_quote`.
+    """
+    return search_quote(text, quote, limit=limit, mapped=mapped)[0]
+
+
+def search_quote(
+    text: str,
+    quote: str,
+    *,
+    limit: int = MAX_CANDIDATES,
+    mapped: Normalized | None = None,
+    budget: int | Budget | None = None,
+) -> tuple[list[Candidate], bool]:
+    """:func:`locate` within ``budget`` (a number, or a :class:`Budget` shared by several quotes);
+    the second value says whether the search stopped there.
+
+    A search that stopped did not finish the tier it was in: its candidates (possibly none) are
+    genuine but maybe not all, and a later tier was never tried, so an empty list then means
+    "not known", never "not found". The budget pays for every occurrence examined in every tier,
+    the checks of normalised ones and the fragments' chains; not for ``mapped`` (see
+    :func:`normal_form`).
     """
     if not quote.strip():
-        return []
-    exact = _exact(text, quote, limit)
-    if exact:
-        return [Candidate("exact", s, e) for s, e in exact]
+        return [], False
+    spend = Budget(budget) if isinstance(budget, int) else budget
+    exact, stopped = _exact(text, quote, limit, spend)
+    if exact or stopped:
+        return [Candidate("exact", s, e) for s, e in exact], stopped
     norm = mapped if mapped is not None else normalize_map(text)
     needle = normalize(quote)
-    hits, _ = _normalized_hits(text, norm, needle, False, limit)
-    if hits:
-        return [Candidate("normalized", s, e) for s, e in hits]
+    hits, stopped = _normalized_hits(text, norm, needle, False, limit, spend)
+    if hits or stopped:
+        return [Candidate("normalized", s, e) for s, e in hits], stopped
     parts = split_fragments(quote)
     if not parts or parts == [needle] or len(parts) > MAX_FRAGMENTS:
-        return []
-    return _fragment_candidates(text, norm, parts, limit)
+        return [], False
+    return _fragment_candidates(text, norm, parts, limit, spend)
 
 
 def nearest(candidates: list[Candidate], start: int, end: int) -> Candidate | None:

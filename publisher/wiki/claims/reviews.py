@@ -4,8 +4,10 @@ The search runs here, never in the agent: every declared term is searched in the
 text exactly and after the quote locator's normalisation (:func:`publisher.kernel.locate.search_term`,
 the product's one term search), and every hit is recorded as raw code-point offsets. All the terms
 of a review share one work budget (:data:`REVIEW_BUDGET`); a review whose search would exceed it
-is refused, never written as complete. Declared semantic queries are listed as declared and not
-executed; no semantic search exists, and the record says so (``semantic_search_executed: false``).
+is refused, never written as complete. The text's normal form is built once per process for all
+the reviews of one snapshot (:func:`publisher.kernel.locate.normal_form`), not once per review.
+Declared semantic queries are listed as declared and not executed; no semantic search exists,
+and the record says so (``semantic_search_executed: false``).
 
 Two digests keep contract and execution apart: ``review_contract_hash`` covers what was declared
 (claim, source, surface, terms, semantic queries); ``executed_review_trace_hash`` covers what was
@@ -25,7 +27,7 @@ from typing import Any
 from ...acquire.signing import KeyRing, signature_problem
 from ...kernel.canonical import canonical_bytes, format_ts, utc_now
 from ...kernel.errors import UsageError
-from ...kernel.locate import Budget, normalize_map, search_term
+from ...kernel.locate import Budget, normal_form, search_term
 from ...kernel.models import EventType, Snapshot
 from ...kernel.spans import MAX_SPAN
 from ...runs import Run
@@ -138,7 +140,9 @@ def build_review(
     complete = surface_declared_complete(run, snap, logs)
     hits: list[Hit] = []
     trace: list[dict[str, Any]] = []
-    mapped = normalize_map(snap.text)  # once for every term, not once per term
+    # Once for every term, and once per process for every review of this text (each stored review is
+    # executed again at every build): the pass is linear in the text, the repetition is not.
+    mapped = normal_form(snap.text)
     budget = Budget(REVIEW_BUDGET)  # one for all the terms together
     for term in declared_terms:
         found, stopped = search_term(snap.text, term, mapped=mapped, budget=budget)

@@ -26,13 +26,22 @@ from typing import Any
 
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import UsageError
-from ..kernel.locate import MAX_CANDIDATES, Candidate, locate, search_term
+from ..kernel.locate import LOCATE_BUDGET, MAX_CANDIDATES, Candidate, normal_form, search_quote, search_term
 from ..kernel.models import Snapshot
 from ..kernel.spans import MAX_SPAN, locator
 from ..runs import Run
 from .sentences import Sentences
 
-__all__ = ["select_spans", "locate_quote", "locate_in", "located_json", "MAX_MATCHES", "MAX_QUOTE", "SEARCH_BUDGET"]
+__all__ = [
+    "select_spans",
+    "locate_quote",
+    "locate_in",
+    "located_json",
+    "stopped_empty",
+    "MAX_MATCHES",
+    "MAX_QUOTE",
+    "SEARCH_BUDGET",
+]
 
 MAX_MATCHES = 200
 """Most selections returned at once; ``truncated`` says when there were more."""
@@ -47,10 +56,23 @@ def _checked(text: str, option: str) -> str:
 
 
 SEARCH_BUDGET = 2_000_000
-"""Raw code points one search of a selection may normalise again: each occurrence found after
-normalisation is checked against its raw slice (never assumed), which costs the slice's length, so
-a long term repeated all over a repetitive text would otherwise take minutes. ``truncated`` says
-when a search stopped at it."""
+"""The work one search of a selection may do (see :class:`~publisher.kernel.locate.Budget`): each
+occurrence found after normalisation is checked against its raw slice (never assumed), which costs
+the slice's length, and finding each occurrence costs too, so a long term repeated all over a
+repetitive text would otherwise take minutes. ``truncated`` says when a search stopped at it; a
+search that stopped before finding anything is refused (:func:`stopped_empty`), never reported as
+finding nothing."""
+
+
+def stopped_empty(what: str, source_id: str, budget: int, option: str) -> UsageError:
+    """The refusal of a search that stopped at its budget having found nothing yet: it did not
+    finish, so it cannot say that nothing is there (one line, naming the option at fault)."""
+    return UsageError(
+        f"searching {what} in {source_id} stopped at its budget ({budget:,} units of search work) before it "
+        "finished, with nothing found so far (which does not show it absent): search a longer or more specific text",
+        source_id=source_id,
+        field=option,
+    )
 
 
 def _found(text: str, term: str, ignore_case: bool) -> tuple[list[tuple[int, int]], bool]:
@@ -64,6 +86,7 @@ class _Selector:
     """One snapshot's text with its section, page and sentence maps, built once per command."""
 
     def __init__(self, snap: Snapshot, context: int) -> None:
+        self.source_id = snap.source_id
         self.text = snap.text
         self.context = context
         self.section_at = locator(snap.sections)
@@ -172,6 +195,9 @@ def select_spans(
             break
         seen.add((start, end))
         matches.append(sel.entry(start, end, **extra))
+    if truncated and not matches:  # the searches stopped at their budget, with nothing to show
+        what, field = ("the --query text", "query") if query is not None else ("the --from and --to texts", "from_text")
+        raise stopped_empty(what, sel.source_id, SEARCH_BUDGET, field)
     out["matches"] = matches
     if query is None:
         out["skipped"] = skipped
@@ -184,8 +210,13 @@ MAX_QUOTE = 2 * MAX_SPAN
 longer than the span)."""
 
 
-def locate_in(run: Run, source_id: str, quote: str, *, limit: int = MAX_CANDIDATES) -> tuple[Snapshot, list[Candidate]]:
-    """The verified snapshot and the candidate offsets of ``quote`` in it (see :func:`locate_quote`)."""
+def locate_in(
+    run: Run, source_id: str, quote: str, *, limit: int = MAX_CANDIDATES
+) -> tuple[Snapshot, list[Candidate], bool]:
+    """The verified snapshot, the candidate offsets of ``quote`` in it (see :func:`locate_quote`),
+    and whether the search stopped at :data:`~publisher.kernel.locate.LOCATE_BUDGET` (its
+    candidates then genuine but maybe not all). A search that stopped before finding any is
+    refused (:class:`UsageError`, field ``quote``): it cannot say the quote is nowhere."""
     if not isinstance(source_id, str) or not SOURCE_ID_RE.fullmatch(source_id):
         raise UsageError(f"--source-id {str(source_id)[:80]!r} is not a source id (src-<64 hex>)")
     if not isinstance(quote, str) or not quote.strip():
@@ -193,21 +224,30 @@ def locate_in(run: Run, source_id: str, quote: str, *, limit: int = MAX_CANDIDAT
     if len(quote) > MAX_QUOTE:
         raise UsageError(f"--quote is {len(quote)} code points, over the {MAX_QUOTE} a quote of a span may be")
     snap = run.store.read(source_id)
-    return snap, locate(snap.text, quote, limit=limit)
+    found, stopped = search_quote(snap.text, quote, limit=limit, mapped=normal_form(snap.text), budget=LOCATE_BUDGET)
+    if stopped and not found:
+        raise stopped_empty("the quote", snap.source_id, LOCATE_BUDGET, "quote")
+    return snap, found, stopped
 
 
 def locate_quote(run: Run, source_id: str, quote: str, *, limit: int = MAX_CANDIDATES) -> dict[str, Any]:
     """Candidate offsets of ``quote`` in one verified snapshot: CONTRACT section 15's shape.
 
     ``{"source_id", "quote", "candidates": [...]}`` with each candidate's ``kind``, ``start``, ``end``
-    (and ``fragments`` for kind ``fragments``), from :func:`publisher.kernel.locate.locate`. A
-    suggestion only: nothing is logged, written or accepted. A malformed source id, an empty or
-    over-long quote is a :class:`UsageError` raised before any file is read.
+    (and ``fragments`` for kind ``fragments``), from :func:`publisher.kernel.locate.search_quote`,
+    and ``truncated: true`` when the search stopped at its budget. A suggestion only: nothing is
+    logged, written or accepted. A malformed source id, an empty or over-long quote is a
+    :class:`UsageError` raised before any file is read; so is a search that stopped having found
+    nothing.
     """
-    snap, candidates = locate_in(run, source_id, quote, limit=limit)
-    return located_json(snap.source_id, quote, candidates)
+    snap, candidates, stopped = locate_in(run, source_id, quote, limit=limit)
+    return located_json(snap.source_id, quote, candidates, truncated=stopped)
 
 
-def located_json(source_id: str, quote: str, candidates: list[Candidate]) -> dict[str, Any]:
-    """``source locate --json``'s object (CONTRACT section 15)."""
-    return {"source_id": source_id, "quote": quote, "candidates": [c.as_json() for c in candidates]}
+def located_json(source_id: str, quote: str, candidates: list[Candidate], *, truncated: bool = False) -> dict[str, Any]:
+    """``source locate --json``'s object (CONTRACT section 15), with ``truncated: true`` (only) when
+    the search stopped at its budget: the candidates are genuine, but there may be more."""
+    out: dict[str, Any] = {"source_id": source_id, "quote": quote, "candidates": [c.as_json() for c in candidates]}
+    if truncated:
+        out["truncated"] = True
+    return out

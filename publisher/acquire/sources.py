@@ -24,7 +24,7 @@ from ..kernel.blobs import put_blob
 from ..kernel.canonical import format_ts, utc_now
 from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import EventSigner, append_event, read_log
-from ..kernel.locate import find_term
+from ..kernel.locate import normal_form, search_term
 from ..kernel.models import Event, EventType, Origin, Receipt, Snapshot
 from ..kernel.spans import MAX_SPAN
 from ..kernel.store import build_record
@@ -33,6 +33,7 @@ from . import AcquireError, Extracted, extract
 from .http import ROUTE, HttpFailure, ambient_settings, http_get, redact
 from .metadata import Metadata, refuse_amendment, resolve_metadata
 from .receipts import extractor_id, failure_receipt, http_receipt, local_receipt, log_failed
+from .select import SEARCH_BUDGET, stopped_empty
 from .surface import Declaration, declare_surface, parse_pages
 
 __all__ = [
@@ -370,11 +371,14 @@ def find_spans(
 ) -> dict[str, Any]:
     """Every occurrence of ``query`` with exact offsets and a window of context around it.
 
-    The CONTRACT's shape, exactly. Occurrences are found by the quote locator's term search
-    (:func:`publisher.kernel.locate.find_term`), verbatim or after its normalisation (typographic
-    marks and white space runs folded), always as raw offsets: ``text[start:end]`` is the raw text.
-    :func:`publisher.acquire.select.select_spans` adds sentences, from-to ranges, excerpts,
-    sections and pages.
+    The CONTRACT's shape, with ``truncated: true`` added (only) when the search stopped at
+    :data:`~publisher.acquire.select.SEARCH_BUDGET`: its matches are genuine, but there may be
+    more; a search that stopped having found nothing is refused (:class:`UsageError`, field
+    ``query``), never reported as finding nothing. Occurrences are found by the quote locator's term
+    search (:func:`publisher.kernel.locate.search_term`), verbatim or after its normalisation
+    (typographic marks and white space runs folded), always as raw offsets: ``text[start:end]`` is
+    the raw text. :func:`publisher.acquire.select.select_spans` adds sentences, from-to ranges,
+    excerpts, sections and pages.
     """
     if not query.strip():
         raise UsageError("--query must not be empty")
@@ -383,8 +387,13 @@ def find_spans(
     snap = run.store.read(source_id)
     text = snap.text
     matches: list[dict[str, Any]] = []
-    for hit in find_term(text, query, fold_case=ignore_case, limit=limit):
+    mapped = normal_form(text, fold_case=ignore_case)
+    found, stopped = search_term(text, query, fold_case=ignore_case, limit=limit, mapped=mapped, budget=SEARCH_BUDGET)
+    if stopped and not found:
+        raise stopped_empty("the --query text", snap.source_id, SEARCH_BUDGET, "query")
+    for hit in found:
         s, e = hit.start, hit.end
         ws, we = max(0, s - context), min(len(text), e + context)
         matches.append({"start": s, "end": e, "window_start": ws, "window_end": we, "window": text[ws:we]})
-    return {"source_id": snap.source_id, "query": query, "matches": matches}
+    out = {"source_id": snap.source_id, "query": query, "matches": matches}
+    return out | ({"truncated": True} if stopped else {})

@@ -258,6 +258,8 @@ def _spans(args: argparse.Namespace) -> int:
     for m in found["matches"]:
         window = m["window"].replace("\n", "⏎")
         lines.append(f"  #{m['start']}-{m['end']}  …{window}…")
+    if found.get("truncated"):
+        lines.append("  (the search stopped at its budget: there may be more; search a longer or more specific text)")
     emit(args, found, "\n".join(lines))
     return 0 if found["matches"] else 1
 
@@ -267,13 +269,15 @@ def _locate(args: argparse.Namespace) -> int:
     from ..kernel.text import terminal_safe
 
     run = Run.open(args.run_dir)
-    snap, candidates = locate_in(run, args.source_id, args.quote)
-    found = located_json(snap.source_id, args.quote, candidates)
+    snap, candidates, stopped = locate_in(run, args.source_id, args.quote)
+    found = located_json(snap.source_id, args.quote, candidates, truncated=stopped)
     lines = [f"{len(candidates)} candidate(s) in {snap.source_id} (suggestions only: cite one as a span)"]
     for c in candidates:
         parts = ", ".join(f"{f.start}-{f.end}" for f in c.fragments)
         lines.append(f"  #{c.start}-{c.end}  {c.kind}" + (f"  (parts {parts})" if parts else ""))
         lines.append("    " + terminal_safe(snap.text[c.start : c.end], keep_newlines=False))
+    if stopped:
+        lines.append("  (the search stopped at its budget: there may be more; quote more of the passage)")
     emit(args, found, "\n".join(lines))
     return 0 if candidates else 1
 

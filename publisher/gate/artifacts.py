@@ -25,7 +25,7 @@ from ..kernel.errors import IntegrityError, PublisherError
 from ..kernel.eventlog import LogState
 from ..kernel.findings import Finding
 from ..kernel.ids import paper_problem, split_evidence_id
-from ..kernel.locate import Normalized, locate, nearest, normalize_map
+from ..kernel.locate import LOCATE_BUDGET, Budget, Normalized, nearest, normal_form, search_quote
 from ..kernel.models import Access, RunConfig
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range
@@ -49,7 +49,8 @@ __all__ = [
 ]
 
 MAX_LOCATED = 100
-"""Most mismatched quotes one assembly locates for its EXCERPT_MISMATCH details."""
+"""Most mismatched quotes one assembly locates for its EXCERPT_MISMATCH details; all of them
+together do at most :data:`~publisher.kernel.locate.LOCATE_BUDGET` work."""
 
 RESULT_FILE = "outputs/result.json"
 """Where a finding with no record of its own is reported."""
@@ -138,6 +139,7 @@ class ArtifactChecker:
         """What was ignored on purpose (severity ``warn``): never blocks."""
         self._located_text: tuple[str, str, Normalized] | None = None
         self._located_count = 0
+        self._located_budget = Budget(LOCATE_BUDGET)
         self._paper_problems: dict[tuple[str, str], str | None] = {}
 
     # -- snapshots ---------------------------------------------------------------------------
@@ -183,9 +185,11 @@ class ArtifactChecker:
 
         The quote locator only suggests: the span stays rejected, and the detail names the
         candidate (its offsets and kind) so that the author can cite it instead. The last text
-        located in is kept with its normal form (mismatches come in runs on one source), and at
-        most :data:`MAX_LOCATED` quotes are located per assembly, so a record of thousands of
-        bad quotes costs no more than a few.
+        located in is kept (mismatches come in runs on one source), its normal form is built once
+        per process (:func:`~publisher.kernel.locate.normal_form`), and at most
+        :data:`MAX_LOCATED` quotes are located per assembly within one shared work budget, so a
+        record of thousands of bad quotes, or of a few hostile ones, costs no more than a few. A
+        search that stops at the budget names no candidate: the finding stands as it is.
         """
         if not quoted.strip() or len(quoted) > 2 * MAX_SPAN:
             return "not located"
@@ -197,9 +201,11 @@ class ArtifactChecker:
                 text = read_snapshot(self.reader.folder, source_id).text
             except PublisherError:
                 return "not located"
-            self._located_text = (source_id, text, normalize_map(text))
+            self._located_text = (source_id, text, normal_form(text))
         _, text, mapped = self._located_text
-        candidates = locate(text, quoted, mapped=mapped)
+        candidates, stopped = search_quote(text, quoted, mapped=mapped, budget=self._located_budget)
+        if stopped:
+            return f"not located (the search stopped at its budget of {LOCATE_BUDGET:,} units of work)"
         best = nearest(candidates, start, end)
         if best is None:
             return "the quote is found nowhere in the snapshot"

@@ -37,7 +37,7 @@ from ..kernel import _fs
 from ..kernel.canonical import SOURCE_ID_RE, StrictJSONError, canonical_bytes, loads_strict, sha256_hex
 from ..kernel.errors import UsageError
 from ..kernel.findings import Finding
-from ..kernel.locate import Candidate, Normalized, locate, normalize_map
+from ..kernel.locate import LOCATE_BUDGET, Budget, Candidate, Normalized, normalize_map, search_quote
 from ..kernel.models import Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range
@@ -57,8 +57,9 @@ MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """Largest response file read."""
 
 MAX_LOCATED = 100
-"""Most rejected citations one import locates candidates for (as the assembler bounds its own): a
-response of thousands of bad citations costs no more than a few."""
+"""Most rejected citations one import locates candidates for (as the assembler bounds its own), all
+of them together within :data:`~publisher.kernel.locate.LOCATE_BUDGET` work: a response of
+thousands of bad citations, or of a few hostile ones, costs no more than a few."""
 
 MAX_CLAIM = 2000
 """Longest claim label taken from a text block (longer is cut, with an ellipsis)."""
@@ -285,10 +286,12 @@ def _check_page(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> Findin
 @dataclass
 class _Locator:
     """The quote locator for rejected citations: each snapshot normalised once, at most
-    :data:`MAX_LOCATED` quotes located, none longer than a span's quote may be."""
+    :data:`MAX_LOCATED` quotes located within one work budget, none longer than a span's quote may
+    be. A search that stops at the budget names no candidate (the citation stays rejected)."""
 
     maps: dict[str, Normalized] = field(default_factory=dict)
     count: int = 0
+    budget: Budget = field(default_factory=lambda: Budget(LOCATE_BUDGET))
 
     def __call__(self, snap: Snapshot, quoted: str | None) -> tuple[tuple[Candidate, ...], str]:
         if not quoted or not quoted.strip() or len(quoted) > 2 * MAX_SPAN:
@@ -299,7 +302,10 @@ class _Locator:
         mapped = self.maps.get(snap.source_id)
         if mapped is None:
             mapped = self.maps[snap.source_id] = normalize_map(snap.text)
-        candidates = tuple(locate(snap.text, quoted, mapped=mapped))
+        found, stopped = search_quote(snap.text, quoted, mapped=mapped, budget=self.budget)
+        if stopped:
+            return (), f"not located (the search stopped at its budget of {LOCATE_BUDGET:,} units of work)"
+        candidates = tuple(found)
         return candidates, (f"{len(candidates)} located candidate(s)" if candidates else "not located")
 
 

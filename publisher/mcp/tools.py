@@ -25,7 +25,7 @@ from ..acquire.sources import MAX_READ_WINDOW
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import PublisherError
 from ..kernel.ids import paper_problem
-from ..kernel.locate import locate, nearest
+from ..kernel.locate import LOCATE_BUDGET, nearest, normal_form, search_quote
 from ..kernel.models import Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range, locator
@@ -210,8 +210,8 @@ def locate_quote(ws: Workspace, source_id: SourceId, quote: Quote) -> dict[str, 
     """Candidate offsets of a quote: ``exact``, else ``normalized`` (typographic marks and white
     space folded), else ``fragments`` (split at ellipses). Suggestions only: cite one as a span."""
     run = ws.run_of(source_id)
-    snap, candidates = _guard(lambda: locate_in(run, source_id, quote))
-    return located_json(snap.source_id, quote, candidates)
+    snap, candidates, stopped = _guard(lambda: locate_in(run, source_id, quote))
+    return located_json(snap.source_id, quote, candidates, truncated=stopped)
 
 
 def check_span(
@@ -224,7 +224,8 @@ def check_span(
 ) -> dict[str, Any]:
     """Re-slice a span as the gate will: range, length, the excerpt, section and page; with
     ``quote``, whether it equals the re-slice (and the nearest located candidate when it does
-    not); with ``evidence_id``, whether the snapshot carries that paper id. Writes nothing."""
+    not, none when locating it stopped at its budget); with ``evidence_id``, whether the snapshot
+    carries that paper id. Writes nothing."""
     _, snap = ws.snapshot(source_id)
     n = len(snap.text)
     findings: list[dict[str, Any]] = []
@@ -242,7 +243,10 @@ def check_span(
             "page": page.page if page else None,
         }
         if quote is not None and quote != excerpt:
-            best = nearest(locate(snap.text, quote), start, end)
+            # A diagnostic: a search that stops at its budget names no candidate (the verdict stands).
+            mapped = normal_form(snap.text)
+            candidates, stopped = search_quote(snap.text, quote, mapped=mapped, budget=LOCATE_BUDGET)
+            best = None if stopped else nearest(candidates, start, end)
             findings.append(
                 {
                     "reason_code": Reason.EXCERPT_MISMATCH.value,

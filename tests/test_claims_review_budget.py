@@ -21,6 +21,7 @@ from test_claims_assess import assess_json, refused
 
 from publisher.kernel import locate as locate_module
 from publisher.kernel.locate import (
+    CHECK_OVERHEAD,
     MAX_CANDIDATES,
     NON_ASCII_COST,
     OCCURRENCE_COST,
@@ -139,9 +140,9 @@ def test_a_shared_budget_bounds_occurrences_that_are_never_checked() -> None:
     assert found == [] and stopped and budget.left <= 0
     assert budget.left > -OCCURRENCE_COST
     # One budget for several searches: what the first spent, the second cannot. Each occurrence
-    # costs OCCURRENCE_COST and the four raw code points of its check.
+    # costs OCCURRENCE_COST and the check of its four raw code points.
     both = [locate_module.Occurrence("normalized", 0, 4), locate_module.Occurrence("normalized", 5, 9)]
-    shared = Budget(3 * (OCCURRENCE_COST + 4))
+    shared = Budget(3 * (OCCURRENCE_COST + CHECK_OVERHEAD + 4))
     assert search_term("a  b a  b", "a b", budget=shared) == (both, False)
     assert search_term("a  b a  b", "a b", budget=shared) == (both[:1], True)
     # A verbatim occurrence is not normalised again (it normalises to the term by definition): it
@@ -153,7 +154,7 @@ def test_a_shared_budget_bounds_occurrences_that_are_never_checked() -> None:
     )
     assert verbatim.left == 0
     # Normalising a code point outside ASCII again is dearer, and costs more.
-    assert check_cost("a b") == 3 and check_cost("a\u00a0b") == 2 + NON_ASCII_COST
+    assert check_cost("a b") == CHECK_OVERHEAD + 3 and check_cost("a\u00a0b") == CHECK_OVERHEAD + 2 + NON_ASCII_COST
 
 
 @pytest.fixture

@@ -42,9 +42,10 @@ MAX_TERMS = 100
 
 REVIEW_BUDGET = 1_000_000
 """The work all the terms of one review may do together (see
-:class:`~publisher.kernel.locate.Budget`: examining an occurrence found after normalisation
-costs three, normalising its raw slice again to check it costs the slice's length, each code
-point outside ASCII counted sixteen times; a million is under half a second at worst). Every
+:class:`~publisher.kernel.locate.Budget`: finding an occurrence, verbatim or after
+normalisation, costs three and one per 64 code points of the term, normalising its raw slice
+again to check it costs five and the slice's length, each code point outside ASCII counted
+sixteen times; a million is under half a second at worst). Every
 stored review is executed again at every build, so a repetitive snapshot with many terms that
 (nearly) match everywhere must not cost seconds there. Counted in work, never in seconds, so
 that a review passes or fails it alike on every machine and at every build. Fail-closed: a

@@ -78,7 +78,10 @@ def stopped_empty(what: str, source_id: str, budget: int, option: str) -> UsageE
 def _found(text: str, term: str, ignore_case: bool) -> tuple[list[tuple[int, int]], bool]:
     """The occurrences of ``term``, exact or normalised (:func:`~publisher.kernel.locate.search_term`),
     the first ones within :data:`SEARCH_BUDGET`; and whether the search stopped there."""
-    hits, stopped = search_term(text, term, fold_case=ignore_case, limit=len(text) + 1, budget=SEARCH_BUDGET)
+    mapped = normal_form(text, fold_case=ignore_case)  # once for --from and --to, and for the next call
+    hits, stopped = search_term(
+        text, term, fold_case=ignore_case, limit=len(text) + 1, mapped=mapped, budget=SEARCH_BUDGET
+    )
     return [(hit.start, hit.end) for hit in hits], stopped
 
 

@@ -480,8 +480,8 @@ junk = [bytes(2000) for _ in range(30_000)]
 pinned = junk[::50]  # a few objects live on between the freed ones, as a finished task leaves them
 del junk
 before = rss()
-trim_heap()
-print(before - rss())
+trimmed = trim_heap()
+print(before - rss(), trimmed)
 """
 
 
@@ -496,4 +496,31 @@ def test_trimming_the_heap_hands_what_a_task_freed_back() -> None:
     out = subprocess.run([sys.executable, "-c", _TRIM_PROBE], capture_output=True, text=True, check=True).stdout
     if out.strip() == "none":
         pytest.skip("not glibc: no malloc_trim")
-    assert int(out) > 20 << 20
+    handed_back, trimmed = out.split()
+    assert int(handed_back) > 20 << 20 and trimmed == "True"
+
+
+_SMALL_FREE_PROBE = """
+import ctypes, sys
+from publisher.parallel.gcpause import TRIM_KEEP, trim_heap
+try:
+    ctypes.CDLL(None).mallinfo2
+except AttributeError:
+    print("none"); sys.exit()
+junk = [bytes(2000) for _ in range(1_000)]  # 2 MB freed: what a small run leaves
+del junk
+print(trim_heap(), trim_heap(0), TRIM_KEEP)
+"""
+
+
+def test_a_worker_keeps_the_little_a_small_task_freed() -> None:
+    """Trimming after every small run cost each run a page fault per page it used again: a heap
+    holding less than TRIM_KEEP free is left alone, and trimmed when asked to keep nothing."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _SMALL_FREE_PROBE], capture_output=True, text=True, check=True)
+    if out.stdout.strip() == "none":
+        pytest.skip("no glibc mallinfo2: the heap is trimmed every time")
+    kept, trimmed, keep = out.stdout.split()
+    assert (kept, trimmed) == ("False", "True") and int(keep) >= 4 << 20

@@ -185,6 +185,21 @@ def test_with_trusted_keys_a_hand_written_complete_surface_grounds_no_review(
     rev = cli("review", "--run-dir", cw.rb.run.path, "--source-id", fake, "--claim", "It harms.",
               "--term", "harm", "--json")  # fmt: skip
     assert rev.status == 0, rev.err
+    # The command reads the wiki's keys as the build does: the unsigned line declares nothing.
+    assert rev.json()["record"]["surface_complete"] is False
+    refused(
+        assess_json(cli, cw, "n1", "It harms.", "NS", "--review", rev.json()["review_id"], "--key", str(private)),
+        "REVIEW_INCOMPLETE",
+    )
+    # A review made while the wiki trusted no key calls that surface complete; it grounds nothing
+    # once the wiki trusts a key again (the build re-executes it under the wiki's keys).
+    yml = cw.wiki / "mkdocs.yml"
+    trusting = yml.read_text(encoding="utf-8")
+    yml.write_text(trusting.replace("trusted_keys: [keys/wiki.pub]", "trusted_keys: []"), encoding="utf-8")
+    rev = cli("review", "--run-dir", cw.rb.run.path, "--source-id", fake, "--claim", "It harms.",
+              "--term", "harm", "--term", "nothing", "--json")  # fmt: skip
+    yml.write_text(trusting, encoding="utf-8")
+    assert rev.status == 0 and rev.json()["record"]["surface_complete"] is True, rev.err
     refused(
         assess_json(cli, cw, "n1", "It harms.", "NS", "--review", rev.json()["review_id"], "--key", str(private)),
         "REVIEW_INCOMPLETE",

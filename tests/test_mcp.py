@@ -306,3 +306,26 @@ def test_a_request_the_transport_cannot_parse_is_answered_not_dropped(fx: RunFix
         proc.stdin.close()
         proc.wait(timeout=30)
         proc.stdout.close()
+
+
+def test_an_argument_a_tool_does_not_take_is_refused_not_dropped(fx: RunFixture) -> None:
+    """A misspelt ``end`` must not read the source to its end: the call is a tool error naming it."""
+    article = fx.articles[0]
+    sid = article.source_id
+
+    async def body(session: ClientSession) -> None:
+        for tool in (await session.list_tools()).tools:
+            assert tool.input_schema.get("additionalProperties") is False, tool.name
+        error, text = await _call(session, "read_source", {"source_id": sid, "start": 0, "stop": 5})
+        assert error and "'stop'" in text and "read_source" in text
+        error, text = await _call(session, "list_sources", {"run": "other"})
+        assert error and "'run'" in text
+        error, text = await _call(session, "check_span", {"source_id": sid, "start": 0, "end": 5, "accept": True})
+        assert error and "'accept'" in text
+        # the same calls with only their own arguments are answered
+        error, found = await _call(session, "read_source", {"source_id": sid, "start": 0, "end": 5})
+        assert not error and found["text"] == article.text[0:5]
+        error, found = await _call(session, "list_sources", {})
+        assert not error and found["sources"]
+
+    _serve(fx, body)

@@ -5,6 +5,10 @@ function's signature without the workspace (the SDK validates arguments against 
 tool runs); a :class:`~publisher.mcp.tools.ToolProblem` becomes a tool error (``is_error``) with
 its one line, and any other exception the SDK's generic tool error, never a traceback.
 
+Arguments are allow-listed too: a call naming an argument its tool does not take is a tool error
+naming it (the SDK alone would drop it silently, so a misspelt ``end`` would read to the end of a
+source), and every listed input schema says ``additionalProperties: false``.
+
 The SDK's stdio transport drops a line its JSON parser refuses (a lone surrogate escape, a number
 of thousands of digits, a cut-off line) without an answer, so a client waits for ever; here each
 such line is answered with a JSON-RPC parse error (``-32700``; ``-32600`` for JSON that is not a
@@ -22,11 +26,12 @@ from types import TracebackType
 from typing import Any
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
 from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, ToolAnnotations
+from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
 from .. import __version__
@@ -42,6 +47,32 @@ INSTRUCTIONS = (
     "means structurally admissible, not adjudicated), build_evidence_matrix shows every claim. No tool "
     "fetches, registers, writes evidence or missingness records, or declares a surface complete."
 )
+
+
+def _parameters(spec: ToolSpec) -> tuple[str, ...]:
+    """The argument names ``spec``'s tool takes: its function's parameters less the workspace."""
+    return tuple(inspect.signature(spec.function).parameters)[1:]
+
+
+class _StrictServer(MCPServer):
+    """An :class:`MCPServer` whose tools refuse an argument they do not take instead of dropping it."""
+
+    def __init__(self, *args: Any, allowed: dict[str, tuple[str, ...]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._allowed = allowed
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        return [t.model_copy(update={"input_schema": {**t.input_schema, "additionalProperties": False}}) for t in tools]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None) -> Any:
+        takes = self._allowed.get(name)
+        if takes is not None and isinstance(arguments, dict):
+            unknown = sorted(str(key) for key in arguments if key not in takes)
+            if unknown:
+                shown = ", ".join(repr(key[:40]) for key in unknown[:5]) + (", …" if len(unknown) > 5 else "")
+                raise ToolError(f"{name} takes no argument {shown}; its arguments are: {', '.join(takes) or '(none)'}")
+        return await super().call_tool(name, arguments, context)
 
 
 def _adapt(spec: ToolSpec, ws: Workspace) -> Callable[..., dict[str, Any]]:
@@ -64,8 +95,12 @@ def _adapt(spec: ToolSpec, ws: Workspace) -> Callable[..., dict[str, Any]]:
 def build_server(wiki: Path, run_dir: Path | None = None) -> MCPServer:
     """An MCP server with exactly the tools of :data:`~publisher.mcp.tools.TOOLS`."""
     ws = Workspace(Path(wiki), Path(run_dir) if run_dir is not None else None)
-    server: MCPServer = MCPServer(
-        "evidence-publisher", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+    server: MCPServer = _StrictServer(
+        "evidence-publisher",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        allowed={spec.name: _parameters(spec) for spec in TOOLS},
     )
     for spec in TOOLS:
         hints = ToolAnnotations(

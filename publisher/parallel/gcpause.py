@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["fewer_collections", "freeze_inherited", "trim_heap", "BURST_THRESHOLD"]
+__all__ = ["fewer_collections", "freeze_inherited", "trim_heap", "BURST_THRESHOLD", "TRIM_KEEP"]
 
 BURST_THRESHOLD = 50_000
 """Allocations between young-generation collections while a burst runs (CPython's default: 700)."""
@@ -53,24 +53,65 @@ def freeze_inherited() -> None:
     gc.freeze()
 
 
-def trim_heap() -> None:
-    """Hand the heap's free memory back to the system (glibc's ``malloc_trim``; elsewhere nothing).
+TRIM_KEEP = 16 * 1024 * 1024
+"""Free heap a worker keeps between tasks: below this, :func:`trim_heap` leaves the heap alone."""
+
+
+class _MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (2.33 and later): the heap's totals, in bytes."""
+
+    _fields_ = [
+        (name, ctypes.c_size_t)
+        for name in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
+
+
+def trim_heap(keep: int = TRIM_KEEP) -> bool:
+    """Hand the heap's free memory back to the system when it holds more than ``keep`` bytes free
+    (glibc's ``malloc_trim``; elsewhere nothing); whether it trimmed.
 
     A worker's heap keeps the pages of what a finished task freed (a run's records, its stored
     result, its snapshots' texts) resident, between small objects that live on; the next task
-    then peaks on top of them. Trimming once a task ends costs a millisecond or so and a page
-    fault for each page used again, where handing every large buffer back at once (a fixed mmap
-    threshold) cost every snapshot read its page faults: the floor itself ran a quarter slower.
+    then peaks on top of them. Handing back what a large task freed bounds that. What a small
+    one freed (a few megabytes, reused by the next task at once) is kept: trimming it after every
+    run cost each run a page fault per page used again, a quarter of a worker's time on a wiki of
+    many small runs. Where the free total cannot be read (glibc before 2.33), the heap is trimmed
+    every time. A fixed mmap threshold, handing every large buffer back at once, cost every
+    snapshot read its page faults instead: the floor itself ran a quarter slower.
     """
-    global _trim
+    global _trim, _info
     if _trim is None:
+        libc: Any = None
         try:
-            _trim = ctypes.CDLL(None).malloc_trim
+            libc = ctypes.CDLL(None)
+            _trim = libc.malloc_trim
         except (OSError, AttributeError):
             _trim = False
-    if _trim:
-        _trim(0)
+        try:
+            _info = libc.mallinfo2 if libc is not None else False
+            _info.restype = _MallInfo2
+        except AttributeError:
+            _info = False
+    if not _trim:
+        return False
+    if _info and _info().fordblks <= keep:
+        return False
+    _trim(0)
+    return True
 
 
 _trim: Any = None
 """glibc's ``malloc_trim`` once looked up; False where there is none."""
+_info: Any = None
+"""glibc's ``mallinfo2`` once looked up; False where there is none."""

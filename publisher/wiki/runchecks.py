@@ -252,7 +252,7 @@ def check_whole_run(
     events = pack(list(rc.assembly.log.events))
     done = WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, events, sources, index)
     del rc, inputs, reader, checked
-    trim_heap()  # what this run freed leaves the worker before the next run peaks on top of it
+    trim_heap()  # what a large run freed leaves the worker before the next run peaks on top of it
     return done
 
 

@@ -43,7 +43,7 @@ from .model import (
     work_keys,
 )
 from .records import MissingKind, MissingnessRecord, R, ReviewRecord, read_record
-from .reviews import build_review, surface_declared_complete
+from .reviews import build_review
 
 __all__ = [
     "Problem",
@@ -224,10 +224,13 @@ def find_record(wiki: WikiCheck, rid: str, model: type[R]) -> tuple[RunEvidence,
     return f"no record {rid[:16]}… in any run of the wiki"
 
 
-def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = None) -> Problem | None:
+def _review_now(
+    ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = None, keys: KeyRing | None = None
+) -> Problem | None:
     """Why a review's ground no longer holds: its snapshot or that snapshot's surface changed, its
-    search now exceeds the review budget (``REVIEW_INCOMPLETE``: it did not finish searching), or
-    executing it again gives another record."""
+    search now exceeds the review budget (``REVIEW_INCOMPLETE``: it did not finish searching), its
+    surface is complete only by an acquisition no key of ``keys`` (the wiki's trusted keys) signed
+    (``REVIEW_INCOMPLETE``), or executing it again under those keys gives another record."""
     try:
         snap = ev.run.store.read(review.source_id)
     except IntegrityError as exc:
@@ -245,11 +248,18 @@ def _review_now(ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = N
             review.search_terms,
             review.semantic_queries_declared_not_executed,
             logs,
+            keys=keys,
         )
     except PublisherError as exc:
         if isinstance(exc, ClaimRefusal) and exc.guard is Guard.REVIEW_INCOMPLETE:  # over the review budget
             return Problem(Guard.REVIEW_INCOMPLETE, f"re-executing the review is refused: {exc.message}")
         return _unresolved(f"re-executing the review over {review.source_id[:16]}… is refused ({exc.one_line()[:120]})")
+    if keys and review.surface_complete and not again.surface_complete:
+        return Problem(
+            Guard.REVIEW_INCOMPLETE,
+            f"{review.source_id[:16]}… has a surface no acquisition signed by a trusted key declared complete; "
+            "acquire the source with the wiki's key and review again",
+        )
     if again.model_copy(update={"created_at": review.created_at}) != review:
         return _unresolved(
             f"re-executing the review over {review.source_id[:16]}… gives another result (not written by the tool)"
@@ -327,16 +337,7 @@ def review_grounds(
             Guard.REVIEW_INCOMPLETE,
             f"{rid[:16]}… is not protocol-complete ({why}); declare a complete surface at acquisition and review again",
         )
-    now = _review_now(ev, review, logs)
-    if now is not None:
-        return now
-    if keys and not surface_declared_complete(ev.run, ev.run.store.read(review.source_id), logs, keys):
-        return Problem(
-            Guard.REVIEW_INCOMPLETE,
-            f"{rid[:16]}… covers a surface no acquisition signed by a trusted key declared complete; "
-            "acquire the source with the wiki's key and review again",
-        )
-    return None
+    return _review_now(ev, review, logs, keys)
 
 
 def _published_elsewhere(wiki: WikiCheck, record: MissingnessRecord, ev: RunEvidence) -> str | None:

@@ -24,13 +24,13 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ...acquire.signing import KeyRing, signature_problem
+from ...acquire.signing import KeyRing, load_trusted_keys, signature_problem
 from ...kernel.canonical import canonical_bytes, format_ts, utc_now
 from ...kernel.errors import UsageError
 from ...kernel.locate import Budget, normal_form, search_term
 from ...kernel.models import EventType, Snapshot
 from ...kernel.spans import MAX_SPAN
-from ...runs import Run
+from ...runs import Run, find_wiki_root
 from .missingness import LogCache, log_of
 from .model import ClaimRefusal, Guard, claim_hash, normalise_statement
 from .records import Hit, ReviewRecord, write_record
@@ -111,8 +111,12 @@ def _declared(values: list[str], option: str) -> tuple[str, ...]:
 def run_review(
     run: Run, source_id: str, claim: str, terms: list[str], semantic_queries: list[str] | None = None
 ) -> Reviewed:
-    """Search ``terms`` in the snapshot for ``claim``; write the review once and return it."""
-    stored, rid, created = write_record(run, build_review(run, source_id, claim, terms, semantic_queries))
+    """Search ``terms`` in the snapshot for ``claim``; write the review once and return it.
+
+    The surface counts as complete under the trusted keys of the run's wiki (its ``mkdocs.yml``):
+    with any, only an acquisition they signed declares it, as the build will re-execute it."""
+    keys = load_trusted_keys(find_wiki_root(run.path))  # the build re-executes it under the same keys
+    stored, rid, created = write_record(run, build_review(run, source_id, claim, terms, semantic_queries, keys=keys))
     return Reviewed(stored, rid, created)
 
 
@@ -123,11 +127,13 @@ def build_review(
     terms: list[str] | tuple[str, ...],
     semantic_queries: Any = None,
     logs: LogCache | None = None,
+    keys: KeyRing | None = None,
 ) -> ReviewRecord:
     """The review record of ``claim`` over the snapshot as the run holds it now (nothing written).
 
     The guards call this again to re-execute a stored review: a record whose hits, hashes or
-    completeness differ from a re-execution was not written by this command.
+    completeness differ from a re-execution was not written by this command. ``keys``: the wiki's
+    trusted keys (see :func:`surface_declared_complete`), the same for the command and the build.
     """
     statement = normalise_statement(claim)
     if not statement:
@@ -138,7 +144,7 @@ def build_review(
     queries = _declared(list(semantic_queries or []), "--semantic-query")
     snap = run.store.read(source_id)  # verified on read
     manifest = snap.surface.manifest_hash if snap.surface is not None else None
-    complete = surface_declared_complete(run, snap, logs)
+    complete = surface_declared_complete(run, snap, logs, keys)
     hits: list[Hit] = []
     trace: list[dict[str, Any]] = []
     # Once for every term, and once per process for every review of this text (each stored review is

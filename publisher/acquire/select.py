@@ -26,7 +26,7 @@ from typing import Any
 
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import UsageError
-from ..kernel.locate import LOCATE_BUDGET, MAX_CANDIDATES, Candidate, normal_form, search_quote, search_term
+from ..kernel.locate import LOCATE_BUDGET, MAX_CANDIDATES, Candidate, search_quote, search_term
 from ..kernel.models import Snapshot
 from ..kernel.spans import MAX_SPAN, locator
 from ..runs import Run
@@ -78,10 +78,9 @@ def stopped_empty(what: str, source_id: str, budget: int, option: str) -> UsageE
 def _found(text: str, term: str, ignore_case: bool) -> tuple[list[tuple[int, int]], bool]:
     """The occurrences of ``term``, exact or normalised (:func:`~publisher.kernel.locate.search_term`),
     the first ones within :data:`SEARCH_BUDGET`; and whether the search stopped there."""
-    mapped = normal_form(text, fold_case=ignore_case)  # once for --from and --to, and for the next call
-    hits, stopped = search_term(
-        text, term, fold_case=ignore_case, limit=len(text) + 1, mapped=mapped, budget=SEARCH_BUDGET
-    )
+    # The text's normal form is built once for --from and --to, and kept for the next call
+    # (:func:`~publisher.kernel.locate.normal_form`).
+    hits, stopped = search_term(text, term, fold_case=ignore_case, limit=len(text) + 1, budget=SEARCH_BUDGET)
     return [(hit.start, hit.end) for hit in hits], stopped
 
 
@@ -227,7 +226,7 @@ def locate_in(
     if len(quote) > MAX_QUOTE:
         raise UsageError(f"--quote is {len(quote)} code points, over the {MAX_QUOTE} a quote of a span may be")
     snap = run.store.read(source_id)
-    found, stopped = search_quote(snap.text, quote, limit=limit, mapped=normal_form(snap.text), budget=LOCATE_BUDGET)
+    found, stopped = search_quote(snap.text, quote, limit=limit, budget=LOCATE_BUDGET)
     if stopped and not found:
         raise stopped_empty("the quote", snap.source_id, LOCATE_BUDGET, "quote")
     return snap, found, stopped

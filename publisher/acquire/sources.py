@@ -24,7 +24,7 @@ from ..kernel.blobs import put_blob
 from ..kernel.canonical import format_ts, utc_now
 from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import EventSigner, append_event, read_log
-from ..kernel.locate import normal_form, search_term
+from ..kernel.locate import search_term
 from ..kernel.models import Event, EventType, Origin, Receipt, Snapshot
 from ..kernel.spans import MAX_SPAN
 from ..kernel.store import build_record
@@ -387,8 +387,7 @@ def find_spans(
     snap = run.store.read(source_id)
     text = snap.text
     matches: list[dict[str, Any]] = []
-    mapped = normal_form(text, fold_case=ignore_case)
-    found, stopped = search_term(text, query, fold_case=ignore_case, limit=limit, mapped=mapped, budget=SEARCH_BUDGET)
+    found, stopped = search_term(text, query, fold_case=ignore_case, limit=limit, budget=SEARCH_BUDGET)
     if stopped and not found:
         raise stopped_empty("the --query text", snap.source_id, SEARCH_BUDGET, "query")
     for hit in found:

@@ -510,10 +510,12 @@ def search_term(
     of the product: document reviews and the report-prose quotation check call it, so that a term
     is found the same way everywhere. An empty (or white-space-only) term finds nothing.
     ``mapped`` is ``normalize_map(text, fold_case=fold_case)`` when the caller already has it
-    (searching many terms in one text). ``budget``: the work the search may do, as a number or as
-    a :class:`Budget` shared by several searches (see there); the second value says whether the
-    search stopped there, its occurrences then being the first ones found exactly and those
-    checked (a caller must then never report an occurrence absent). With ``fold_case`` the
+    (searching many terms in one text); without it, :func:`normal_form` builds it only when the
+    normalised search is reached, and keeps it for the next search of the same text. ``budget``:
+    the work the search may do, as a number or as a :class:`Budget` shared by several searches
+    (see there); the second value says whether the search stopped there, its occurrences then
+    being the first ones found exactly and those checked (a caller must then never report an
+    occurrence absent). With ``fold_case`` the
     verbatim search is as :data:`re.IGNORECASE` compares, in time linear in the text.
     """
     if not term.strip():
@@ -526,7 +528,7 @@ def search_term(
     found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
     if not stopped:
         needle = normalize(term, fold_case=fold_case)
-        norm = mapped if mapped is not None else normalize_map(text, fold_case=fold_case)
+        norm = mapped if mapped is not None else normal_form(text, fold_case=fold_case)
         verbatim = frozenset(exact) if not fold_case else frozenset()  # a case-insensitive match is checked
         normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)
         for hit in normalized:
@@ -600,7 +602,8 @@ def locate(text: str, quote: str, *, limit: int = MAX_CANDIDATES, mapped: Normal
 
     Returns every candidate of the first tier that finds any, in text order (at most ``limit``),
     or an empty list. A suggestion only: see the module docstring. ``mapped`` is
-    ``normalize_map(text)`` when the caller already has it (locating many quotes in one text).
+    ``normalize_map(text)`` when the caller already has it (locating many quotes in one text);
+    without it, :func:`normal_form` builds it only when a quote is not found verbatim.
     Unbounded: where the quote or the text is not the caller's own, use :func:`search_quote`.
     """
     return search_quote(text, quote, limit=limit, mapped=mapped)[0]
@@ -629,7 +632,7 @@ def search_quote(
     exact, stopped = _exact(text, quote, limit, spend)
     if exact or stopped:
         return [Candidate("exact", s, e) for s, e in exact], stopped
-    norm = mapped if mapped is not None else normalize_map(text)
+    norm = mapped if mapped is not None else normal_form(text)
     needle = normalize(quote)
     hits, stopped = _normalized_hits(text, norm, needle, False, limit, spend)
     if hits or stopped:

@@ -25,7 +25,7 @@ from ..acquire.sources import MAX_READ_WINDOW
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import PublisherError
 from ..kernel.ids import paper_problem
-from ..kernel.locate import LOCATE_BUDGET, nearest, normal_form, search_quote
+from ..kernel.locate import LOCATE_BUDGET, nearest, search_quote
 from ..kernel.models import Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range, locator
@@ -244,8 +244,7 @@ def check_span(
         }
         if quote is not None and quote != excerpt:
             # A diagnostic: a search that stops at its budget names no candidate (the verdict stands).
-            mapped = normal_form(snap.text)
-            candidates, stopped = search_quote(snap.text, quote, mapped=mapped, budget=LOCATE_BUDGET)
+            candidates, stopped = search_quote(snap.text, quote, budget=LOCATE_BUDGET)
             best = None if stopped else nearest(candidates, start, end)
             findings.append(
                 {

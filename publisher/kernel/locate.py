@@ -106,10 +106,11 @@ where an agent or a record supplies the quote: under a second at worst (see :cla
 MAX_REMEMBERED = 4
 """Most texts whose normal form :func:`normal_form` keeps (the most recently used ones)."""
 
-REMEMBERED_CODE_POINTS = 16_000_000
-"""Most code points, all kept texts together, whose normal form :func:`normal_form` keeps; the most
-recent one is kept whatever its length (it was just built: keeping it costs no more memory than the
-search that built it held)."""
+REMEMBERED_CODE_POINTS = 4_000_000
+"""Most code points, all kept texts together, whose normal form :func:`normal_form` keeps (a normal
+form with its position map holds about 80 bytes a code point: some 320 MB at most); the most recent
+one is kept whatever its length (it was just built: keeping it costs no more memory than the search
+that built it held)."""
 
 Kind = Literal["exact", "normalized", "fragments"]
 

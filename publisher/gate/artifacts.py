@@ -25,7 +25,7 @@ from ..kernel.errors import IntegrityError, PublisherError
 from ..kernel.eventlog import LogState
 from ..kernel.findings import Finding
 from ..kernel.ids import paper_problem, split_evidence_id
-from ..kernel.locate import LOCATE_BUDGET, Budget, Normalized, nearest, normal_form, search_quote
+from ..kernel.locate import LOCATE_BUDGET, Budget, nearest, search_quote
 from ..kernel.models import Access, RunConfig
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range
@@ -137,7 +137,7 @@ class ArtifactChecker:
         self.spans_checked = 0
         self.warnings: list[Finding] = []
         """What was ignored on purpose (severity ``warn``): never blocks."""
-        self._located_text: tuple[str, str, Normalized] | None = None
+        self._located_text: tuple[str, str] | None = None
         self._located_count = 0
         self._located_budget = Budget(LOCATE_BUDGET)
         self._paper_problems: dict[tuple[str, str], str | None] = {}
@@ -186,7 +186,8 @@ class ArtifactChecker:
         The quote locator only suggests: the span stays rejected, and the detail names the
         candidate (its offsets and kind) so that the author can cite it instead. The last text
         located in is kept (mismatches come in runs on one source), its normal form is built once
-        per process (:func:`~publisher.kernel.locate.normal_form`), and at most
+        per process and only for a quote not found verbatim
+        (:func:`~publisher.kernel.locate.normal_form`), and at most
         :data:`MAX_LOCATED` quotes are located per assembly within one shared work budget, so a
         record of thousands of bad quotes, or of a few hostile ones, costs no more than a few. A
         search that stops at the budget names no candidate: the finding stands as it is.
@@ -201,9 +202,9 @@ class ArtifactChecker:
                 text = read_snapshot(self.reader.folder, source_id).text
             except PublisherError:
                 return "not located"
-            self._located_text = (source_id, text, normal_form(text))
-        _, text, mapped = self._located_text
-        candidates, stopped = search_quote(text, quoted, mapped=mapped, budget=self._located_budget)
+            self._located_text = (source_id, text)
+        _, text = self._located_text
+        candidates, stopped = search_quote(text, quoted, budget=self._located_budget)  # normal_form when needed
         if stopped:
             return f"not located (the search stopped at its budget of {LOCATE_BUDGET:,} units of work)"
         best = nearest(candidates, start, end)

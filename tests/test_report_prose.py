@@ -137,3 +137,21 @@ def test_report_prose_passes_the_sites_allow_list_and_its_badge_does_not() -> No
     assert violations(report_prose_html(honest), author="report") == []
     forged = honest.replace("It helped.", "It helped (✓ verified).")
     assert [v.kind for v in violations(report_prose_html(forged), author="report")] == ["badge"]
+
+
+def test_a_quotation_whose_search_runs_out_is_unverified_even_where_cited(run: tuple[Path, RunBuilder, str]) -> None:
+    """32 parts split at ellipses over a text of one word: each part occurs at every word and is
+    checked again, seconds of work for every quotation at every assembly and build. The report's
+    search budget stops it, and a search that stopped verifies nothing (fail-closed), though a
+    complete search would find the parts and the footnote covers them."""
+    from publisher.gate.checks.prose import PROSE_BUDGET
+    from publisher.kernel.locate import LOCATE_BUDGET
+
+    wiki, rb, _ = run
+    words = rb.source("https://example.org/words", "a " * 30_000)
+    quote = " ... ".join(" ".join(["a"] * k) for k in range(1, 33))
+    report = f"# R\n\n> {quote}[^r]\n\n{_note(words, 0, 1055)}"
+    found, status = _prose(rb, wiki, report)
+    assert status == "fail"
+    assert [(f.reason, f.line) for f in found] == [(Reason.EXCERPT_MISMATCH, 3)]
+    assert LOCATE_BUDGET <= PROSE_BUDGET <= 4 * LOCATE_BUDGET  # seconds at worst, never minutes

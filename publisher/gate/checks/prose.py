@@ -10,8 +10,10 @@ have been checked. In ``outputs/report.md`` outside footnote definitions:
   **quotation** of at least :data:`QUOTE_WORDS` words inside
   double quotation marks (``"…"``, ``“…”``, ``«…»``; single quotes are left alone, they are
   apostrophes as often as quotes), is looked for in the run's snapshots with the quote locator
-  (:func:`publisher.kernel.locate.locate`: exact, then normalised, then in fragments at its
-  ellipses). Found and cited, in the same paragraph, by a footnote whose span covers it: pass.
+  (:func:`publisher.kernel.locate.search_quote`: exact, then normalised, then in fragments at its
+  ellipses; all the report's quotations within one work budget, :data:`PROSE_BUDGET`, a
+  quotation whose search stopped there being unverified). Found and cited, in the same
+  paragraph, by a footnote whose span covers it: pass.
   Found but not cited so: a finding of this check naming the source and the offsets to cite
   (no reason code: the words are a source's, only the citation is missing). Found nowhere: an
   **unverified quotation** (``EXCERPT_MISMATCH``: an agent-written excerpt that equals no slice);
@@ -32,14 +34,14 @@ from typing import Literal
 from markdown_it.token import Token
 
 from ...kernel.errors import PublisherError
-from ...kernel.locate import locate
+from ...kernel.locate import LOCATE_BUDGET, Budget, search_quote
 from ...kernel.reasons import Reason
 from ...kernel.refs import looks_like_evidence
 from ...kernel.store import read_snapshot
 from ..reportmd import Footnote, markdown_parser
 from .collect import Collector
 
-__all__ = ["PROSE", "QUOTE_WORDS", "Quotation", "quotations", "check_report_prose"]
+__all__ = ["PROSE", "PROSE_BUDGET", "QUOTE_WORDS", "Quotation", "quotations", "check_report_prose"]
 
 PROSE = "C-PROSE"
 QUOTE_WORDS = 6
@@ -148,6 +150,16 @@ def _cited(footnotes: list[Footnote], labels: tuple[str, ...]) -> set[tuple[str,
     return {(r.source_id, r.start, r.end) for n in footnotes if n.label in wanted for r in n.refs}
 
 
+PROSE_BUDGET = 2 * LOCATE_BUDGET
+"""The search work all the quotations of one report may do together (see
+:class:`~publisher.kernel.locate.Budget`), over every snapshot of the run. A quotation found
+verbatim costs a few units an occurrence; only words that are nowhere verbatim go on to the
+normalised and fragment tiers, where hostile text (a fragment of one word found everywhere)
+could otherwise cost tens of seconds a quotation, at every assembly and every build. Fail-closed:
+a quotation whose search stopped at the budget without finding a span that cites it is not
+verified (``EXCERPT_MISMATCH``), never taken as quoted."""
+
+
 def check_report_prose(out: Collector, text: str | None) -> None:
     """C-PROSE over the report's prose: quotations located and cited, no cite-line look-alike."""
     if text is None:
@@ -157,25 +169,42 @@ def check_report_prose(out: Collector, text: str | None) -> None:
     if not found:
         out.add(PROSE, "pass", "no blockquote, quotation or cite-line look-alike in the report's prose")
         return
-    texts: dict[str, str] | None = None
+    quoted = [q for q in found if q.kind != "cite-line"]
+    hits: list[list[tuple[str, int, int]]] = [[] for _ in quoted]
+    stopped = [False] * len(quoted)
+    if quoted:
+        budget = Budget(PROSE_BUDGET)  # one for every quotation of the report, over every snapshot
+        # Snapshot by snapshot, every quotation in turn: a text is normalised (when a quotation is
+        # not verbatim in it) once for all of them, not once per quotation.
+        for sid, body in _run_texts(out).items():
+            for i, q in enumerate(quoted):
+                candidates, stop = search_quote(body, q.text, limit=8, budget=budget)
+                hits[i] += [(sid, c.start, c.end) for c in candidates]
+                stopped[i] = stopped[i] or stop
     footnotes = out.rc.inputs.footnotes or []
     problems = 0
+    at = 0
     for q in found:
         if q.kind == "cite-line":
             problems += 1
             detail = f"{q.text[:40]!r} in prose is shaped like the site's cite line; only footnotes cite"
             out.find(PROSE, Reason.EXCERPT_MISMATCH, REPORT, detail, line=q.line)
             continue
-        if texts is None:
-            texts = _run_texts(out)
-        hits = [(sid, c.start, c.end) for sid, body in texts.items() for c in locate(body, q.text, limit=8)]
+        located, stop = hits[at], stopped[at]
+        at += 1
         cited = _cited(footnotes, q.labels)
-        if any(s == sid and cs <= start and end <= ce for sid, start, end in hits for s, cs, ce in cited):
+        if any(s == sid and cs <= start and end <= ce for sid, start, end in located for s, cs, ce in cited):
             continue
         problems += 1
         words = f"{q.kind} {q.text[:60]!r}"
-        if hits:
-            sid, start, end = hits[0]
+        if stop:
+            detail = (
+                f"unverified quotation: {words} could not be searched for within the report's search budget "
+                f"({PROSE_BUDGET:,} units of work); quote it through a cited span"
+            )
+            out.find(PROSE, Reason.EXCERPT_MISMATCH, REPORT, detail, line=q.line)
+        elif located:
+            sid, start, end = located[0]
             detail = f"{words} is a source's words: cite it through its span {sid}#{start}-{end} in a footnote"
             out.find(PROSE, None, REPORT, detail, line=q.line, source_id=sid, start=start, end=end)
         else:

@@ -436,6 +436,31 @@ def test_a_worker_trims_its_heap_after_each_run(monkeypatch: pytest.MonkeyPatch,
     assert done.index is not None and done.index.accepted and calls == [1]
 
 
+def test_no_normal_form_stays_resident_after_a_run_or_the_claims(monkeypatch: pytest.MonkeyPatch, wiki: Path) -> None:
+    """The locator keeps the last normal form it built whatever its length (a tool server searching
+    one snapshot again and again); a worker's run and the wiki's claims let theirs go when done, so
+    a large snapshot's (80 bytes a code point) does not stay resident under the next run or the site."""
+    from publisher.acquire.signing import KeyRing
+    from publisher.kernel import locate as locate_module
+    from publisher.wiki import check as check_module
+    from publisher.wiki import runchecks
+
+    run = sample_run(wiki).run
+    locate_module.normal_form("a text some search normalised " * 40)
+    assert locate_module._remembered
+    runchecks.check_whole_run(str(run.path), str(wiki), KeyRing(), "runs/alpha")
+    assert not locate_module._remembered
+    real = check_module.check_claims
+
+    def claims_that_search(*args: object) -> None:
+        real(*args)  # type: ignore[arg-type]
+        locate_module.normal_form("a reviewed snapshot's text " * 40)
+
+    monkeypatch.setattr(check_module, "check_claims", claims_that_search)
+    assert run_preflight(wiki, workers=Workers(count=1)).ok
+    assert not locate_module._remembered
+
+
 @pytest.mark.parametrize("start,end", [(2**40, 2**40 + 3), (2**32 - 1, 2**32 + 1), (9, 4), ("alias", 0)])
 def test_a_concept_citing_a_span_no_table_can_hold_is_a_finding(wiki: Path, start: int | str, end: int) -> None:
     """Offsets past what the compact span tables hold (or reversed) are simply not accepted spans:

@@ -67,6 +67,7 @@ __all__ = [
     "search_quote",
     "nearest",
     "normal_form",
+    "forget_normal_forms",
     "normalize",
     "normalize_map",
     "split_fragments",
@@ -106,11 +107,11 @@ where an agent or a record supplies the quote: under a second at worst (see :cla
 MAX_REMEMBERED = 4
 """Most texts whose normal form :func:`normal_form` keeps (the most recently used ones)."""
 
-REMEMBERED_CODE_POINTS = 4_000_000
+REMEMBERED_CODE_POINTS = 1_000_000
 """Most code points, all kept texts together, whose normal form :func:`normal_form` keeps (a normal
-form with its position map holds about 80 bytes a code point: some 320 MB at most); the most recent
-one is kept whatever its length (it was just built: keeping it costs no more memory than the search
-that built it held)."""
+form with its position map holds about 80 bytes a code point: some 80 MB at most, in a build or
+a tool server that lives on); the most recent one is kept whatever its length (it was just
+built: keeping it costs no more memory than the search that built it held)."""
 
 Kind = Literal["exact", "normalized", "fragments"]
 
@@ -359,6 +360,13 @@ def normal_form(text: str, *, fold_case: bool = False) -> Normalized:
         (old, _), _ = _remembered.popitem(last=False)
         held -= len(old)
     return found
+
+
+def forget_normal_forms() -> None:
+    """Let go of every normal form :func:`normal_form` keeps: a pass that searched many texts (a
+    run's checks on a worker, a wiki's claims) calls it when done, so that the last text it
+    normalised, kept whatever its length, does not stay resident under what comes next."""
+    _remembered.clear()
 
 
 def normalize(text: str, *, fold_case: bool = False) -> str:

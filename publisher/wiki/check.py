@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
+from ..kernel.locate import forget_normal_forms
 from ..kernel.reasons import Reason
 from ..parallel import Workers, default_workers, fewer_collections, pool_pays, worker_pool
 from ..runs import RUN_LAYOUTS, Run
@@ -182,6 +183,7 @@ def _check_wiki(
     for ce in wiki.concepts:
         check_concept(ce, wiki, run_for)
     check_claims(wiki, wiki.concepts)
+    forget_normal_forms()  # the reviews' normal forms: none stays resident through the site's build
     if not wiki.runs and not wiki.concepts:
         wiki.notices.append("no run results and no concepts: nothing to verify")
     return wiki

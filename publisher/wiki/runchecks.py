@@ -28,6 +28,7 @@ from ..gate.inputs import RunInputs, load_inputs
 from ..gate.pipeline import Loaded, Prepared, check_run, prepare, prepare_stored
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
+from ..kernel.locate import forget_normal_forms
 from ..kernel.reasons import Reason
 from ..parallel import (
     Batch,
@@ -252,6 +253,7 @@ def check_whole_run(
     events = pack(list(rc.assembly.log.events))
     done = WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, events, sources, index)
     del rc, inputs, reader, checked
+    forget_normal_forms()  # a mismatched quote's or the prose check's normal forms go with the run
     trim_heap()  # what a large run freed leaves the worker before the next run peaks on top of it
     return done
 
@@ -461,6 +463,7 @@ def _check_runs_here(
                 if meanwhile is not None:
                     meanwhile()
         _finish(begun, inputs, wiki)
+        forget_normal_forms()  # as a worker does after each run
 
     for path in paths:
         item = _begin(path, wiki, batches, real_root)

@@ -281,3 +281,36 @@ def test_a_rejected_citation_whose_search_runs_out_names_no_candidate(
     monkeypatch.setattr(citations, "LOCATE_BUDGET", 1)
     candidates, detail = citations._Locator()(snap, "a  a")
     assert candidates == () and detail.startswith("not located")
+
+
+def test_the_normal_forms_kept_are_safe_under_threads() -> None:
+    """The tool server runs its tools on worker threads: concurrent searches of many texts, with
+    the kept forms let go now and then, never fail and never answer for another text."""
+    import sys
+    import threading
+
+    texts = [f"text {i} caf\u00e9 " * (20 + i) for i in range(12)]
+    errors: list[str] = []
+
+    def work(k: int) -> None:
+        try:
+            for j in range(200):
+                text = texts[(j * 7 + k) % len(texts)]
+                if locate_module.normal_form(text).text != locate_module.normalize_map(text).text:
+                    errors.append(f"another text's normal form for text {(j * 7 + k) % len(texts)}")
+                if j % 97 == 0:
+                    locate_module.forget_normal_forms()
+        except Exception as exc:  # any failure in a thread is the finding
+            errors.append(repr(exc))
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert errors == [] and len(locate_module._remembered) <= locate_module.MAX_REMEMBERED

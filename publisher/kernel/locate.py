@@ -36,6 +36,7 @@ stored review of one snapshot, at every build) is normalised once per process.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from bisect import bisect_left
 from collections import OrderedDict
@@ -337,6 +338,7 @@ def _ascii_run(
 
 
 _remembered: OrderedDict[tuple[str, bool], Normalized] = OrderedDict()
+_remembered_lock = threading.Lock()
 
 
 def normal_form(text: str, *, fold_case: bool = False) -> Normalized:
@@ -349,16 +351,19 @@ def normal_form(text: str, *, fold_case: bool = False) -> Normalized:
     would pay it each time.
     """
     key = (text, fold_case)
-    found = _remembered.get(key)
-    if found is not None:
+    with _remembered_lock:  # the tool server runs its tools on worker threads
+        found = _remembered.get(key)
+        if found is not None:
+            _remembered.move_to_end(key)
+            return found
+    found = normalize_map(text, fold_case=fold_case)  # outside the lock: seconds for a large text
+    with _remembered_lock:
+        _remembered[key] = found
         _remembered.move_to_end(key)
-        return found
-    found = normalize_map(text, fold_case=fold_case)
-    _remembered[key] = found
-    held = sum(len(t) for t, _ in _remembered)
-    while len(_remembered) > 1 and (len(_remembered) > MAX_REMEMBERED or held > REMEMBERED_CODE_POINTS):
-        (old, _), _ = _remembered.popitem(last=False)
-        held -= len(old)
+        held = sum(len(t) for t, _ in _remembered)
+        while len(_remembered) > 1 and (len(_remembered) > MAX_REMEMBERED or held > REMEMBERED_CODE_POINTS):
+            (old, _), _ = _remembered.popitem(last=False)
+            held -= len(old)
     return found
 
 
@@ -366,7 +371,8 @@ def forget_normal_forms() -> None:
     """Let go of every normal form :func:`normal_form` keeps: a pass that searched many texts (a
     run's checks on a worker, a wiki's claims) calls it when done, so that the last text it
     normalised, kept whatever its length, does not stay resident under what comes next."""
-    _remembered.clear()
+    with _remembered_lock:
+        _remembered.clear()
 
 
 def normalize(text: str, *, fold_case: bool = False) -> str:

@@ -186,3 +186,52 @@ def test_markdown_text_is_one_line_without_raw_markup(text: str) -> None:
     plain = re.sub(r"&(?:#\d+|amp|lt|gt|quot);", "", out)
     assert not set(plain) & set("*_[]`#\\&$|=^~")
     assert html.unescape(out) == " ".join(text.translate(_CONTROLS).split())
+
+
+_PIECES = [
+    "Claim one.[^a]",
+    "Claim two [^b] and [^c].",
+    "`[^a]` in code",
+    "``a `[^b]` b``",
+    "\\[^a] escaped",
+    "an inline note^[with [^c] inside]",
+    "[^a]: src-" + "a" * 64 + "#1-5 the excerpt",
+    "[^b]: src-" + "b" * 64 + "#0-9",
+    "[^c]: a plain note [^a]",
+    "    [^a]: indented code, not a definition",
+    "```\n[^b]: src-" + "c" * 64 + "#1-2\n```",
+    "> quoted [^a]\n> [^d]: src-" + "d" * 64 + "#2-3",
+    "- item [^b]\n  - nested [^c]",
+    "1. [^e]: src-" + "e" * 64 + "#4-5",
+    "<span>[^a]</span>",
+    "[link [^a]](https://example.org)",
+    "[^d]",
+    "plain prose without any reference",
+    "*emphasis* and **strong** text",
+    "---",
+    "# A heading [^b]",
+    "  continuation line",
+    "",
+]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=14), st.sampled_from(["\n", "\n\n"]))
+def test_the_footnote_parse_reads_every_body_as_the_full_parser_does(pieces: list[str], sep: str) -> None:
+    """The footnote parser tokenises only the inline blocks that can hold a reference ("[^" or
+    "^["): which definitions are footnotes, in what order, with which lines and code blocks, is
+    exactly what markdown-it's full parse gives."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.footnote import footnote_plugin
+
+    from publisher.wiki import concepts as concepts_module
+
+    body = sep.join(pieces)
+    fast = evidence_footnotes(body)
+    full = MarkdownIt("commonmark").use(footnote_plugin)
+    real = concepts_module._footnote_parser
+    try:
+        concepts_module._footnote_parser = lambda: full  # type: ignore[assignment]
+        slow = evidence_footnotes(body)
+    finally:
+        concepts_module._footnote_parser = real  # type: ignore[assignment]
+    assert fast == slow

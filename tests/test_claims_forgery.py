@@ -207,6 +207,35 @@ def test_with_trusted_keys_a_hand_written_complete_surface_grounds_no_review(
     assert [c.id for c in cw.front().claims] == ["n0"]
 
 
+def test_the_claim_commands_read_the_keys_mkdocs_resolves(cli: Cli, signed_cw: tuple[ClaimsWiki, Path]) -> None:
+    """A wiki whose mkdocs.yml inherits its settings (INHERIT): 'publisher review' and 'publisher
+    missing' read the trusted keys through MkDocs' loader, as the build does, instead of refusing
+    the file or reading no key."""
+    cw, _ = signed_cw
+    yml = cw.wiki / "mkdocs.yml"
+    (cw.wiki / "base.yml").write_text(yml.read_text(encoding="utf-8"), encoding="utf-8")
+    yml.write_text("INHERIT: base.yml\n", encoding="utf-8")
+    signer, cw.rb.signer = cw.rb.signer, None
+    fake = cw.rb.source("https://example.org/fake", "Nothing to see here.\n" * 20, surface=whole_text(True))
+    cw.rb.signer = signer
+    rev = cli("review", "--run-dir", cw.rb.run.path, "--source-id", fake, "--claim", "It harms.",
+              "--term", "harm", "--json")  # fmt: skip
+    assert rev.status == 0, rev.err
+    assert rev.json()["record"]["surface_complete"] is False  # the inherited key signed no such acquisition
+    from publisher.mcp.tools import Workspace, run_document_review
+
+    done = run_document_review(Workspace(cw.wiki), fake, "It harms.", ["harm", "sea"])  # the agents' tool alike
+    assert done["record"]["surface_complete"] is False
+    forged = _fetch_failed(cw, "https://example.org/gone")
+    mis = cli("missing", "--run-dir", cw.rb.run.path, "--claim", "Gone.", "--event", forged, "--json")
+    refused(mis, "NOTHING_MISSING")
+    # --config names another configuration, as 'mkdocs build -f' would: one that trusts no key.
+    (cw.wiki / "open.yml").write_text("site_name: open\n", encoding="utf-8")
+    rev = cli("review", "--run-dir", cw.rb.run.path, "--source-id", fake, "--claim", "It harms.",
+              "--term", "harm", "--config", cw.wiki / "open.yml", "--json")  # fmt: skip
+    assert rev.status == 0 and rev.json()["record"]["surface_complete"] is True, rev.err
+
+
 def test_an_older_admitted_assessment_restored_in_front_matter_is_superseded(cli: Cli, cw: ClaimsWiki) -> None:
     assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0]).status == 0
     older = cw.concept.read_bytes()

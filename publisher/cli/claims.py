@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..runs import Run
 from ._common import add_config, add_json, emit, wiki_policy
+
+if TYPE_CHECKING:
+    from ..acquire.signing import KeyRing
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -21,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument("--event", help="a fetch_failed event of the run (SOURCE_UNAVAILABLE)")
     group.add_argument("--source-id", help="a snapshot acquired in the run: not full text, or missing declared pages")
+    add_config(p)
     add_json(p)
     p.set_defaults(func=_missing)
 
@@ -36,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="Q",
         help="declared and recorded as not executed (no semantic search runs)",
     )
+    add_config(p)
     add_json(p)
     p.set_defaults(func=_review)
 
@@ -59,11 +65,21 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=_assess)
 
 
+def _run_wiki_keys(run: Run, config: Path | None) -> KeyRing:
+    """The trusted keys of the wiki holding ``run``, from the configuration MkDocs resolves
+    (``--config FILE``, else the wiki's ``mkdocs.yml`` with ``INHERIT`` and ``!ENV``), as the
+    build that re-checks the record reads them."""
+    from ..runs import find_wiki_root
+
+    return wiki_policy(find_wiki_root(run.path), config).trusted_keys
+
+
 def _missing(args: argparse.Namespace) -> int:
     from ..wiki.claims.missingness import record_missing
 
     run = Run.open(args.run_dir)
-    found = record_missing(run, args.claim, event_id=args.event, source_id=args.source_id)
+    keys = _run_wiki_keys(run, args.config)
+    found = record_missing(run, args.claim, event_id=args.event, source_id=args.source_id, keys=keys)
     record = found.record
     state = "stored" if found.created else "already stored (kept as is)"
     human = (
@@ -117,7 +133,8 @@ def _review(args: argparse.Namespace) -> int:
     from ..wiki.claims.reviews import run_review
 
     run = Run.open(args.run_dir)
-    done = run_review(run, args.source_id, args.claim, args.term, args.semantic_query)
+    keys = _run_wiki_keys(run, args.config)
+    done = run_review(run, args.source_id, args.claim, args.term, args.semantic_query, keys=keys)
     record = done.record
     state = "stored" if done.created else "already stored (kept as is)"
     lines = [

@@ -15,12 +15,14 @@ import glob
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
 
 from ..acquire.select import MAX_QUOTE, locate_in, located_json, select_spans
+from ..acquire.signing import KeyRing
 from ..acquire.sources import MAX_READ_WINDOW
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import PublisherError
@@ -89,6 +91,14 @@ class Workspace:
             if os.path.lexists(run.sources_dir / f"{checked}.json"):
                 return run
         raise ToolProblem(f"no snapshot {checked} in this workspace", Reason.UNKNOWN_SOURCE)
+
+    @cached_property
+    def trusted_keys(self) -> KeyRing:
+        """The wiki's trusted keys, from the configuration MkDocs resolves (``INHERIT``, ``!ENV``),
+        as the build reads them; once per server."""
+        from ..site.build.policy import resolve_policy
+
+        return _guard(lambda: resolve_policy(self.wiki)).trusted_keys
 
     def snapshot(self, source_id: str) -> tuple[Run, Snapshot]:
         """The verified snapshot and its run."""
@@ -286,7 +296,7 @@ def run_document_review(
 
     def review() -> Reviewed:
         try:
-            return run_review(run, source_id, claim, list(terms), list(semantic_queries or []))
+            return run_review(run, source_id, claim, list(terms), list(semantic_queries or []), keys=ws.trusted_keys)
         except ClaimRefusal as exc:  # over the review budget: the guard named, as 'publisher review' names it
             raise ToolProblem(exc.one_line(), field="terms") from exc
 

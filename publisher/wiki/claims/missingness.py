@@ -208,17 +208,21 @@ def unsigned_fact(run: Run, basis: MissingBasis, keys: KeyRing, logs: LogCache |
     return None
 
 
-def record_missing(run: Run, claim: str, *, event_id: str | None = None, source_id: str | None = None) -> Missing:
+def record_missing(
+    run: Run, claim: str, *, event_id: str | None = None, source_id: str | None = None, keys: KeyRing | None = None
+) -> Missing:
     """Derive, write (once) and return the missingness record of ``claim`` in ``run``.
 
-    The trusted keys are those of the run's wiki (its ``mkdocs.yml``): with any, the fact must be
-    signed by one of them (:func:`unsigned_fact`), else nothing is written.
+    ``keys`` are the wiki's trusted keys (commands pass those of the policy MkDocs resolves;
+    without them the run's wiki's own ``mkdocs.yml`` is read, fail-closed): with any, the fact
+    must be signed by one of them (:func:`unsigned_fact`), else nothing is written.
     """
     statement = normalise_statement(claim)
     if not statement:
         raise UsageError("--claim must not be empty")
     basis = missing_basis(run, event_id=event_id, source_id=source_id)
-    keys = load_trusted_keys(find_wiki_root(run.path))
+    if keys is None:
+        keys = load_trusted_keys(find_wiki_root(run.path))
     unsigned = unsigned_fact(run, basis, keys) if keys else None
     if unsigned is not None:
         raise ClaimRefusal(Guard.NOTHING_MISSING, f"{unsigned}; acquire with the wiki's key and ask again")

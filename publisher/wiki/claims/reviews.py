@@ -109,13 +109,22 @@ def _declared(values: list[str], option: str) -> tuple[str, ...]:
 
 
 def run_review(
-    run: Run, source_id: str, claim: str, terms: list[str], semantic_queries: list[str] | None = None
+    run: Run,
+    source_id: str,
+    claim: str,
+    terms: list[str],
+    semantic_queries: list[str] | None = None,
+    *,
+    keys: KeyRing | None = None,
 ) -> Reviewed:
     """Search ``terms`` in the snapshot for ``claim``; write the review once and return it.
 
-    The surface counts as complete under the trusted keys of the run's wiki (its ``mkdocs.yml``):
-    with any, only an acquisition they signed declares it, as the build will re-execute it."""
-    keys = load_trusted_keys(find_wiki_root(run.path))  # the build re-executes it under the same keys
+    The surface counts as complete under ``keys``, the wiki's trusted keys (with any, only an
+    acquisition they signed declares it), as the build will re-execute it. Commands pass the keys
+    of the policy MkDocs resolves (``INHERIT``, ``-f``, ``!ENV``); without them the run's wiki's
+    own ``mkdocs.yml`` is read, fail-closed (:func:`~publisher.acquire.signing.load_trusted_keys`)."""
+    if keys is None:
+        keys = load_trusted_keys(find_wiki_root(run.path))
     stored, rid, created = write_record(run, build_review(run, source_id, claim, terms, semantic_queries, keys=keys))
     return Reviewed(stored, rid, created)
 

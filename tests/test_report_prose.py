@@ -155,3 +155,38 @@ def test_a_quotation_whose_search_runs_out_is_unverified_even_where_cited(run: t
     assert status == "fail"
     assert [(f.reason, f.line) for f in found] == [(Reason.EXCERPT_MISMATCH, 3)]
     assert LOCATE_BUDGET <= PROSE_BUDGET <= 4 * LOCATE_BUDGET  # seconds at worst, never minutes
+
+
+_FRAGMENTS = " ... ".join(" ".join(["a"] * k) for k in range(1, 33))
+"""32 parts split at ellipses, each found at every word of a text of ``a``."""
+
+
+def test_one_quotations_search_never_stops_anothers(run: tuple[Path, RunBuilder, str]) -> None:
+    """Each quotation has its own budget: a hostile one, searched first in a snapshot searched
+    first, leaves a cited quotation of another source verified."""
+    wiki, rb, sid_b = run
+    for k in range(64):  # a text of 'a' whose snapshot is searched before the cited one
+        words = rb.source(f"https://example.org/words-{k}", f"{k} " + "a " * 30_000)
+        if words < sid_b:
+            break
+    assert words < sid_b
+    s = TEXT_B.index("Randomisation")
+    report = f"# R\n\n> {_FRAGMENTS}\n\n> Randomisation was adequate and[^r]\n\n{_note(sid_b, s, s + 30)}"
+    found, status = _prose(rb, wiki, report)
+    assert status == "fail" and [(f.reason, f.line) for f in found] == [(Reason.EXCERPT_MISMATCH, 3)]
+
+
+def test_once_the_reports_budget_is_spent_nothing_more_is_verified(
+    run: tuple[Path, RunBuilder, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All the quotations of a report together stop at PROSE_BUDGET: past it, even a cited
+    quotation is unverified (fail-closed), never taken as quoted."""
+    from publisher.gate.checks import prose as prose_module
+
+    wiki, rb, sid = run
+    s = TEXT_B.index("Randomisation")
+    report = f"# R\n\n> Randomisation was adequate and[^r]\n\n{_note(sid, s, s + 30)}"
+    assert _prose(rb, wiki, report) == ([], "pass")
+    monkeypatch.setattr(prose_module, "PROSE_BUDGET", 0)
+    found, status = _prose(rb, wiki, report)
+    assert status == "fail" and [(f.reason, f.line) for f in found] == [(Reason.EXCERPT_MISMATCH, 3)]

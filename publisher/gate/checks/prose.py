@@ -150,14 +150,39 @@ def _cited(footnotes: list[Footnote], labels: tuple[str, ...]) -> set[tuple[str,
     return {(r.source_id, r.start, r.end) for n in footnotes if n.label in wanted for r in n.refs}
 
 
-PROSE_BUDGET = 2 * LOCATE_BUDGET
-"""The search work all the quotations of one report may do together (see
-:class:`~publisher.kernel.locate.Budget`), over every snapshot of the run. A quotation found
-verbatim costs a few units an occurrence; only words that are nowhere verbatim go on to the
-normalised and fragment tiers, where hostile text (a fragment of one word found everywhere)
-could otherwise cost tens of seconds a quotation, at every assembly and every build. Fail-closed:
-a quotation whose search stopped at the budget without finding a span that cites it is not
-verified (``EXCERPT_MISMATCH``), never taken as quoted."""
+PROSE_BUDGET = 4 * LOCATE_BUDGET
+"""The search work all the quotations of one report may do together, over every snapshot of the
+run (see :class:`~publisher.kernel.locate.Budget`); each quotation may do at most
+:data:`~publisher.kernel.locate.LOCATE_BUDGET` of it. A quotation found verbatim costs a few
+units an occurrence; only words that are nowhere verbatim go on to the normalised and fragment
+tiers, where hostile text (a fragment of one word found everywhere) could otherwise cost tens
+of seconds a quotation, at every assembly and every build. Fail-closed: a quotation whose search
+stopped, at its own budget or the report's, without finding a span that cites it is not verified
+(``EXCERPT_MISMATCH``), never taken as quoted. An ordinary report spends a few thousand units."""
+
+
+def _search_quotations(out: Collector, quoted: list[Quotation]) -> tuple[list[list[tuple[str, int, int]]], list[bool]]:
+    """Where each of ``quoted`` occurs in the run's snapshots, and whether its search stopped.
+
+    Snapshot by snapshot, every quotation in turn: a text is normalised (when a quotation is not
+    verbatim in it) once for all of them, not once per quotation. Each quotation has its own
+    budget, so that one quotation's cost never stops another's search, and all together the
+    report's (:data:`PROSE_BUDGET`)."""
+    hits: list[list[tuple[str, int, int]]] = [[] for _ in quoted]
+    stopped = [False] * len(quoted)
+    budgets = [Budget(LOCATE_BUDGET) for _ in quoted]
+    spent = 0
+    for sid, body in _run_texts(out).items():
+        for i, q in enumerate(quoted):
+            if spent >= PROSE_BUDGET:
+                stopped[i] = True  # the report's budget is spent: nothing more is searched
+                continue
+            before = budgets[i].left
+            candidates, stop = search_quote(body, q.text, limit=8, budget=budgets[i])
+            spent += before - budgets[i].left
+            hits[i] += [(sid, c.start, c.end) for c in candidates]
+            stopped[i] = stopped[i] or stop
+    return hits, stopped
 
 
 def check_report_prose(out: Collector, text: str | None) -> None:
@@ -170,17 +195,7 @@ def check_report_prose(out: Collector, text: str | None) -> None:
         out.add(PROSE, "pass", "no blockquote, quotation or cite-line look-alike in the report's prose")
         return
     quoted = [q for q in found if q.kind != "cite-line"]
-    hits: list[list[tuple[str, int, int]]] = [[] for _ in quoted]
-    stopped = [False] * len(quoted)
-    if quoted:
-        budget = Budget(PROSE_BUDGET)  # one for every quotation of the report, over every snapshot
-        # Snapshot by snapshot, every quotation in turn: a text is normalised (when a quotation is
-        # not verbatim in it) once for all of them, not once per quotation.
-        for sid, body in _run_texts(out).items():
-            for i, q in enumerate(quoted):
-                candidates, stop = search_quote(body, q.text, limit=8, budget=budget)
-                hits[i] += [(sid, c.start, c.end) for c in candidates]
-                stopped[i] = stopped[i] or stop
+    hits, stopped = _search_quotations(out, quoted) if quoted else ([], [])
     footnotes = out.rc.inputs.footnotes or []
     problems = 0
     at = 0
@@ -197,16 +212,17 @@ def check_report_prose(out: Collector, text: str | None) -> None:
             continue
         problems += 1
         words = f"{q.kind} {q.text[:60]!r}"
-        if stop:
-            detail = (
-                f"unverified quotation: {words} could not be searched for within the report's search budget "
-                f"({PROSE_BUDGET:,} units of work); quote it through a cited span"
-            )
-            out.find(PROSE, Reason.EXCERPT_MISMATCH, REPORT, detail, line=q.line)
-        elif located:
+        if located:  # a source's words, wherever else the search stopped
             sid, start, end = located[0]
             detail = f"{words} is a source's words: cite it through its span {sid}#{start}-{end} in a footnote"
             out.find(PROSE, None, REPORT, detail, line=q.line, source_id=sid, start=start, end=end)
+        elif stop:
+            detail = (
+                f"unverified quotation: {words} could not be searched for within the search budget "
+                f"({LOCATE_BUDGET:,} units of work a quotation, {PROSE_BUDGET:,} a report); "
+                "quote it through a cited span"
+            )
+            out.find(PROSE, Reason.EXCERPT_MISMATCH, REPORT, detail, line=q.line)
         else:
             detail = f"unverified quotation: {words} is in none of the run's snapshots"
             out.find(PROSE, Reason.EXCERPT_MISMATCH, REPORT, detail, line=q.line)

@@ -232,9 +232,12 @@ def test_the_tools_refuse_or_mark_a_search_that_stopped(run: Run) -> None:
         assert checked["ok"] is False
         (finding,) = checked["findings"]
         assert finding["reason_code"] == Reason.EXCERPT_MISMATCH.value and finding["nearest_candidate"] is None
-    # An ordinary mismatch still names its candidate.
+        assert finding["truncated"] is True  # told apart from a quote found nowhere
+    # An ordinary mismatch still names its candidate; one found nowhere says it finished.
     checked = check_span(ws, words, 0, 3, quote="a  a")
     assert checked["findings"][0]["nearest_candidate"] == {"kind": "normalized", "start": 0, "end": 3}
+    (nowhere,) = check_span(ws, words, 0, 3, quote="no such words")["findings"]
+    assert nowhere["nearest_candidate"] is None and "truncated" not in nowhere
 
 
 # -- the gate's diagnostics ---------------------------------------------------------------------

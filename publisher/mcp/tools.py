@@ -256,13 +256,15 @@ def check_span(
             # A diagnostic: a search that stops at its budget names no candidate (the verdict stands).
             candidates, stopped = search_quote(snap.text, quote, budget=LOCATE_BUDGET)
             best = None if stopped else nearest(candidates, start, end)
-            findings.append(
-                {
-                    "reason_code": Reason.EXCERPT_MISMATCH.value,
-                    "detail": "quote differs from the re-slice",
-                    "nearest_candidate": best.as_json() if best else None,
-                }
-            )
+            mismatch: dict[str, Any] = {
+                "reason_code": Reason.EXCERPT_MISMATCH.value,
+                "detail": "quote differs from the re-slice",
+                "nearest_candidate": best.as_json() if best else None,
+            }
+            if stopped:  # no candidate named because the search did not finish, not because there is none
+                mismatch["detail"] += "; locating the quote stopped at its work budget: quote more of the passage"
+                mismatch["truncated"] = True
+            findings.append(mismatch)
     if evidence_id is not None:
         problem = paper_problem(evidence_id, snap.paper)
         if problem is not None:

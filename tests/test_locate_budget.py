@@ -317,3 +317,15 @@ def test_the_normal_forms_kept_are_safe_under_threads() -> None:
     finally:
         sys.setswitchinterval(switch)
     assert errors == [] and len(locate_module._remembered) <= locate_module.MAX_REMEMBERED
+
+
+def test_the_normal_forms_kept_are_bounded_by_their_own_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One raw code point can normalise to eighteen (U+FDFA): the bound counts the normal forms
+    kept, not the raw texts, so a short text with a long normal form cannot hold its memory."""
+    monkeypatch.setattr(locate_module, "REMEMBERED_CODE_POINTS", 100_000)
+    locate_module.forget_normal_forms()
+    expanding = "\ufdfa" * 10_000  # 10,000 raw code points, 180,000 normalised
+    assert len(locate_module.normal_form(expanding).text) > 100_000
+    locate_module.normal_form("a short text " * 10)  # the newest: the older long form goes
+    assert [text for text, _ in locate_module._remembered] == ["a short text " * 10]
+    locate_module.forget_normal_forms()

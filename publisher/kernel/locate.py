@@ -109,10 +109,11 @@ MAX_REMEMBERED = 4
 """Most texts whose normal form :func:`normal_form` keeps (the most recently used ones)."""
 
 REMEMBERED_CODE_POINTS = 1_000_000
-"""Most code points, all kept texts together, whose normal form :func:`normal_form` keeps (a normal
-form with its position map holds about 80 bytes a code point: some 80 MB at most, in a build or
-a tool server that lives on); the most recent one is kept whatever its length (it was just
-built: keeping it costs no more memory than the search that built it held)."""
+"""Most code points of normal forms, all kept texts together, that :func:`normal_form` keeps (a
+normal form holds about 80 bytes a code point with its position map, and one raw code point can
+become eighteen: counted on the normal form, some 80 MB at most, in a build or a tool server
+that lives on); the most recent one is kept whatever its length (it was just built: keeping it
+costs no more memory than the search that built it held)."""
 
 Kind = Literal["exact", "normalized", "fragments"]
 
@@ -345,7 +346,7 @@ def normal_form(text: str, *, fold_case: bool = False) -> Normalized:
     """:func:`normalize_map` of ``text``, built once for the last few texts searched.
 
     Keyed by the text itself (so an entry can never answer for other bytes), at most
-    :data:`MAX_REMEMBERED` texts and :data:`REMEMBERED_CODE_POINTS` code points together, least
+    :data:`MAX_REMEMBERED` texts and :data:`REMEMBERED_CODE_POINTS` normalised code points together, least
     recently used first out. The pass is linear in the text, but a snapshot searched again and
     again (every stored review of it re-executed at every build, every tool call of an agent)
     would pay it each time.
@@ -360,10 +361,10 @@ def normal_form(text: str, *, fold_case: bool = False) -> Normalized:
     with _remembered_lock:
         _remembered[key] = found
         _remembered.move_to_end(key)
-        held = sum(len(t) for t, _ in _remembered)
+        held = sum(len(kept.text) for kept in _remembered.values())
         while len(_remembered) > 1 and (len(_remembered) > MAX_REMEMBERED or held > REMEMBERED_CODE_POINTS):
-            (old, _), _ = _remembered.popitem(last=False)
-            held -= len(old)
+            _, dropped = _remembered.popitem(last=False)
+            held -= len(dropped.text)
     return found
 
 

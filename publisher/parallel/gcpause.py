@@ -93,16 +93,19 @@ def trim_heap(keep: int = TRIM_KEEP) -> bool:
     global _trim, _info
     if _trim is None:
         libc: Any = None
+        trim: Any = False
+        info: Any = False
         try:
             libc = ctypes.CDLL(None)
-            _trim = libc.malloc_trim
+            trim = libc.malloc_trim
         except (OSError, AttributeError):
-            _trim = False
+            pass
         try:
-            _info = libc.mallinfo2 if libc is not None else False
-            _info.restype = _MallInfo2
+            info = libc.mallinfo2 if libc is not None else False
+            info.restype = _MallInfo2
         except AttributeError:
-            _info = False
+            info = False
+        _info, _trim = info, trim  # each set up whole before a caller sees it
     if not _trim:
         return False
     if _info and _info().fordblks <= keep:

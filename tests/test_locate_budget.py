@@ -329,3 +329,25 @@ def test_the_normal_forms_kept_are_bounded_by_their_own_length(monkeypatch: pyte
     locate_module.normal_form("a short text " * 10)  # the newest: the older long form goes
     assert [text for text, _ in locate_module._remembered] == ["a short text " * 10]
     locate_module.forget_normal_forms()
+
+
+def test_a_range_whose_to_search_stopped_counts_no_unknown_as_skipped(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A --from/--to selection whose --to search stopped at its budget short of its --from search
+    (five --to texts for each --from): an occurrence of --from whose --to may lie where the search
+    did not reach is not known to be too far, so it is not counted in ``skipped`` (the result says
+    ``truncated``)."""
+    from publisher.acquire import select as select_module
+
+    sid = _source(run, ("begin " + "end. " * 5 + "filler ") * 150)
+    whole = select_module.select_spans(run, sid, from_text="begin", to_text="end.")
+    assert whole["skipped"] == 0 and not whole["truncated"] and len(whole["matches"]) == 150
+    monkeypatch.setattr(select_module, "SEARCH_BUDGET", 200)  # each search stops after some 65 occurrences
+    cut = select_module.select_spans(run, sid, from_text="begin", to_text="end.")
+    assert cut["truncated"] is True and 0 < len(cut["matches"]) < 20
+    assert cut["skipped"] == 0
+    # An occurrence too far from every --to found before the frontier is still counted.
+    sid = _source(run, "begin " + "x" * 3000 + " " + "begin middle end. " * 100)
+    cut = select_module.select_spans(run, sid, from_text="begin", to_text="end.")
+    assert cut["truncated"] is True and cut["skipped"] == 1

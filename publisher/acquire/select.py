@@ -123,8 +123,14 @@ class _Selector:
         return self.sentences.covering(start, end)
 
 
-def _ranges(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> Iterator[tuple[int, int, int, int] | None]:
-    """For each occurrence of ``first``: (start, end, first's end, second's start), or None if too far."""
+def _ranges(
+    first: list[tuple[int, int]], second: list[tuple[int, int]], frontier: int | None = None
+) -> Iterator[tuple[int, int, int, int] | None]:
+    """For each occurrence of ``first``: (start, end, first's end, second's start), or None if too far.
+
+    ``frontier``: where the search for ``second`` stopped at its budget (the start of the last
+    occurrence it found, -1 for none), None when it finished. An occurrence of ``first`` without a
+    range whose span could reach past the frontier is not known to be too far, and yields nothing."""
     second_starts = [s for s, _ in second]
     for start, first_end in first:
         limit = start + MAX_SPAN
@@ -136,6 +142,8 @@ def _ranges(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> Iter
             if second[i][1] <= limit:
                 hit = second[i]
                 break
+        if hit is None and frontier is not None and limit > frontier + 1:
+            continue  # its second text may lie where the search did not reach
         yield (start, hit[1], first_end, hit[0]) if hit else None
 
 
@@ -175,7 +183,8 @@ def select_spans(
         firsts, more_firsts = _found(sel.text, terms[0], ignore_case)
         seconds, more_seconds = _found(sel.text, terms[1], ignore_case)
         truncated = more_firsts or more_seconds  # the searches stopped at their budget
-        found = _ranges(firsts, seconds)
+        frontier = (seconds[-1][0] if seconds else -1) if more_seconds else None
+        found = _ranges(firsts, seconds, frontier)
     for hit in found:
         if hit is None:
             skipped += 1

@@ -37,7 +37,7 @@ from ..kernel import _fs
 from ..kernel.canonical import SOURCE_ID_RE, StrictJSONError, canonical_bytes, loads_strict, sha256_hex
 from ..kernel.errors import UsageError
 from ..kernel.findings import Finding
-from ..kernel.locate import LOCATE_BUDGET, Budget, Candidate, Normalized, normalize_map, search_quote
+from ..kernel.locate import LOCATE_BUDGET, Budget, Candidate, search_quote
 from ..kernel.models import Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range
@@ -285,11 +285,12 @@ def _check_page(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> Findin
 
 @dataclass
 class _Locator:
-    """The quote locator for rejected citations: each snapshot normalised once, at most
-    :data:`MAX_LOCATED` quotes located within one work budget, none longer than a span's quote may
-    be. A search that stops at the budget names no candidate (the citation stays rejected)."""
+    """The quote locator for rejected citations: a snapshot normalised only for a quote not found
+    verbatim in it, once per process (:func:`~publisher.kernel.locate.normal_form`, bounded), at
+    most :data:`MAX_LOCATED` quotes located within one work budget, none longer than a span's
+    quote may be. A search that stops at the budget names no candidate (the citation stays
+    rejected)."""
 
-    maps: dict[str, Normalized] = field(default_factory=dict)
     count: int = 0
     budget: Budget = field(default_factory=lambda: Budget(LOCATE_BUDGET))
 
@@ -299,10 +300,7 @@ class _Locator:
         if self.count >= MAX_LOCATED:
             return (), f"not located (over {MAX_LOCATED} rejected citations)"
         self.count += 1
-        mapped = self.maps.get(snap.source_id)
-        if mapped is None:
-            mapped = self.maps[snap.source_id] = normalize_map(snap.text)
-        found, stopped = search_quote(snap.text, quoted, mapped=mapped, budget=self.budget)
+        found, stopped = search_quote(snap.text, quoted, budget=self.budget)
         if stopped:
             return (), f"not located (the search stopped at its budget of {LOCATE_BUDGET:,} units of work)"
         candidates = tuple(found)

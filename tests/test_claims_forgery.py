@@ -168,6 +168,21 @@ def test_with_trusted_keys_an_unsigned_fetch_failed_is_no_missingness_fact(
     assert cw.front().claims == ()
 
 
+def _unsigned_complete_source(cw: ClaimsWiki) -> str:
+    """A snapshot written by hand with a "complete" surface and an unsigned fetch line of its own."""
+    signer, cw.rb.signer = cw.rb.signer, None
+    try:
+        return cw.rb.source("https://example.org/fake", "Nothing to see here.\n" * 20, surface=whole_text(True))
+    finally:
+        cw.rb.signer = signer
+
+
+def _review_harm(cli: Cli, cw: ClaimsWiki, source_id: str, *more: str | Path) -> CliResult:
+    """``publisher review`` of "It harms." over ``source_id`` with the term "harm" (and ``more``)."""
+    return cli("review", "--run-dir", cw.rb.run.path, "--source-id", source_id, "--claim", "It harms.",
+               "--term", "harm", *more, "--json")  # fmt: skip
+
+
 def test_with_trusted_keys_a_hand_written_complete_surface_grounds_no_review(
     cli: Cli, signed_cw: tuple[ClaimsWiki, Path]
 ) -> None:
@@ -178,12 +193,8 @@ def test_with_trusted_keys_a_hand_written_complete_surface_grounds_no_review(
     assert rev.status == 0 and rev.json()["record"]["protocol_complete"] is True, rev.err
     ok = assess(cli, cw, "n0", "It cures.", "NS", "--review", rev.json()["review_id"], "--key", str(private))
     assert ok.status == 0, ok.err
-    # A snapshot written by hand with a "complete" surface and an unsigned fetch line of its own.
-    signer, cw.rb.signer = cw.rb.signer, None
-    fake = cw.rb.source("https://example.org/fake", "Nothing to see here.\n" * 20, surface=whole_text(True))
-    cw.rb.signer = signer
-    rev = cli("review", "--run-dir", cw.rb.run.path, "--source-id", fake, "--claim", "It harms.",
-              "--term", "harm", "--json")  # fmt: skip
+    fake = _unsigned_complete_source(cw)
+    rev = _review_harm(cli, cw, fake)
     assert rev.status == 0, rev.err
     # The command reads the wiki's keys as the build does: the unsigned line declares nothing.
     assert rev.json()["record"]["surface_complete"] is False
@@ -196,8 +207,7 @@ def test_with_trusted_keys_a_hand_written_complete_surface_grounds_no_review(
     yml = cw.wiki / "mkdocs.yml"
     trusting = yml.read_text(encoding="utf-8")
     yml.write_text(trusting.replace("trusted_keys: [keys/wiki.pub]", "trusted_keys: []"), encoding="utf-8")
-    rev = cli("review", "--run-dir", cw.rb.run.path, "--source-id", fake, "--claim", "It harms.",
-              "--term", "harm", "--term", "nothing", "--json")  # fmt: skip
+    rev = _review_harm(cli, cw, fake, "--term", "nothing")
     yml.write_text(trusting, encoding="utf-8")
     assert rev.status == 0 and rev.json()["record"]["surface_complete"] is True, rev.err
     refused(
@@ -215,11 +225,8 @@ def test_the_claim_commands_read_the_keys_mkdocs_resolves(cli: Cli, signed_cw: t
     yml = cw.wiki / "mkdocs.yml"
     (cw.wiki / "base.yml").write_text(yml.read_text(encoding="utf-8"), encoding="utf-8")
     yml.write_text("INHERIT: base.yml\n", encoding="utf-8")
-    signer, cw.rb.signer = cw.rb.signer, None
-    fake = cw.rb.source("https://example.org/fake", "Nothing to see here.\n" * 20, surface=whole_text(True))
-    cw.rb.signer = signer
-    rev = cli("review", "--run-dir", cw.rb.run.path, "--source-id", fake, "--claim", "It harms.",
-              "--term", "harm", "--json")  # fmt: skip
+    fake = _unsigned_complete_source(cw)
+    rev = _review_harm(cli, cw, fake)
     assert rev.status == 0, rev.err
     assert rev.json()["record"]["surface_complete"] is False  # the inherited key signed no such acquisition
     from publisher.mcp.tools import Workspace, run_document_review
@@ -231,8 +238,7 @@ def test_the_claim_commands_read_the_keys_mkdocs_resolves(cli: Cli, signed_cw: t
     refused(mis, "NOTHING_MISSING")
     # --config names another configuration, as 'mkdocs build -f' would: one that trusts no key.
     (cw.wiki / "open.yml").write_text("site_name: open\n", encoding="utf-8")
-    rev = cli("review", "--run-dir", cw.rb.run.path, "--source-id", fake, "--claim", "It harms.",
-              "--term", "harm", "--config", cw.wiki / "open.yml", "--json")  # fmt: skip
+    rev = _review_harm(cli, cw, fake, "--config", cw.wiki / "open.yml")
     assert rev.status == 0 and rev.json()["record"]["surface_complete"] is True, rev.err
 
 

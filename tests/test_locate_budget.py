@@ -175,6 +175,7 @@ def test_a_long_case_insensitive_term_is_searched_in_linear_time() -> None:
 def test_source_locate_refuses_a_search_that_stopped_with_nothing_found(run: Run, cli: Cli) -> None:
     sid = _source(run, WORDS_TEXT)
     out = cli("source", "locate", "--run-dir", run.path, "--source-id", sid, "--quote", FRAGMENTS_QUOTE, "--json")
+    assert out.status == 2 and "candidates" not in out.json()  # refused: never exit 1, "nothing found"
     _refused(out, sid, "quote")
 
 

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -342,9 +343,17 @@ def tree_digest(root: Path) -> dict[str, str]:
     return out
 
 
-def leftovers(parent: Path) -> list[str]:
-    """Staging or aside folders a build left beside the site."""
-    return sorted(p.name for p in parent.iterdir() if p.name.startswith(".site-"))
+def leftovers(parent: Path, settle: float = 30.0) -> list[str]:
+    """Staging or aside folders a build left beside the site.
+
+    A retired previous site (``.site-old-…``) is removed by a detached process after the build
+    returns: it is waited for, up to ``settle`` seconds, before it counts as left."""
+    deadline = time.monotonic() + settle
+    while True:
+        names = sorted(p.name for p in parent.iterdir() if p.name.startswith(".site-"))
+        if not any(name.startswith(".site-old-") for name in names) or time.monotonic() > deadline:
+            return names
+        time.sleep(0.02)
 
 
 def writable(path: Path) -> Path:

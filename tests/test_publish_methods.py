@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -143,3 +144,108 @@ def test_mkdocs_build_through_the_link_method_twice(tmp_path: Path, monkeypatch:
     assert (wiki / "site").is_symlink() and os.readlink(wiki / "site") != first
     outcome = check_site(wiki / "site", wiki)
     assert outcome.ok, [f.one_line() for f in outcome.findings]
+
+
+def _aside(parent: Path) -> list[Path]:
+    return [p for p in parent.iterdir() if p.name.startswith(".site-old-")]
+
+
+def _gone(path: Path, settle: float = 30.0) -> bool:
+    deadline = time.monotonic() + settle
+    while os.path.lexists(path):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_the_previous_site_is_retired_aside_and_removed_by_a_detached_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _site(tmp_path / "site", "old")
+    handed: list[Path] = []
+    monkeypatch.setattr(publish, "_remove_detached", lambda folder: handed.append(folder) or True)
+    staging = publish.new_staging(site)
+    (staging / "index.html").write_text("new", encoding="utf-8")
+    publish.publish(staging, site)
+    # The build did not remove it: the old site was renamed aside in one step and handed over.
+    assert (site / "index.html").read_text(encoding="utf-8") == "new"
+    assert _aside(tmp_path) == handed and len(handed) == 1
+    assert (handed[0] / "index.html").read_text(encoding="utf-8") == "old"
+    monkeypatch.undo()
+    assert publish._remove_detached(handed[0]) is True
+    assert _gone(handed[0])
+
+
+def test_a_retired_site_is_removed_here_when_no_process_can_be_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("no processes here")
+
+    site = _site(tmp_path / "site", "old")
+    monkeypatch.setattr(publish.subprocess, "run", refuse)
+    staging = publish.new_staging(site)
+    (staging / "index.html").write_text("new", encoding="utf-8")
+    publish.publish(staging, site)
+    assert _aside(tmp_path) == [] and [p.name for p in tmp_path.iterdir()] == ["site"]
+    assert (site / "index.html").read_text(encoding="utf-8") == "new"
+
+
+def test_removing_a_retired_site_never_follows_its_links(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep", encoding="utf-8")
+    site = _site(tmp_path / "wiki" / "site", "old")
+    (site / "linked").symlink_to(outside, target_is_directory=True)
+    (site / "sub").mkdir()
+    (site / "sub" / "file-link").symlink_to(outside / "keep.txt")
+    staging = publish.new_staging(site)
+    (staging / "index.html").write_text("new", encoding="utf-8")
+    publish.publish(staging, site)
+    parent = site.parent
+    deadline = time.monotonic() + 30
+    while _aside(parent) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _aside(parent) == []
+    assert (outside / "keep.txt").read_text(encoding="utf-8") == "keep"
+
+
+def test_a_removal_finishes_when_another_removes_entries_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sweep at the next build may remove a retired folder while its detached remover still
+    runs: an entry the other removed first is not an error."""
+    from publisher.kernel import _fs
+
+    tree = tmp_path / "tree"
+    for d in range(3):
+        (tree / f"d{d}").mkdir(parents=True)
+        for f in range(4):
+            (tree / f"d{d}" / f"f{f}").write_bytes(b"x")
+    real_unlink, real_rmdir = os.unlink, os.rmdir
+    raced: list[str] = []
+
+    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
+        real_unlink(path, *args, **kwargs)  # the other remover was first
+        raced.append(str(path))
+        real_unlink(path, *args, **kwargs)
+
+    def rmdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        real_rmdir(path, *args, **kwargs)
+        raced.append(str(path))
+        real_rmdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    monkeypatch.setattr(os, "rmdir", rmdir)
+    _fs.remove_tree(tree)
+    monkeypatch.undo()
+    assert not tree.exists() and len(raced) == 3 * 4 + 3 + 1
+
+
+def test_a_retired_folder_left_by_a_dead_build_is_swept(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(proc.stdout)
+    site = _site(tmp_path / "site", "now")
+    stale = tmp_path / f".site-old-{dead}-{'cd' * 6}"
+    _site(stale, "before")
+    assert publish.sweep_stale(site) == [stale]
+    assert not stale.exists() and (site / "index.html").read_text(encoding="utf-8") == "now"

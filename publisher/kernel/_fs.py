@@ -21,6 +21,7 @@ import os
 import secrets
 import shutil
 import stat
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -217,11 +218,25 @@ def write_atomic(final: Path, data: bytes, *, mode: int = 0o644) -> None:
 
 
 def remove_tree(path: Path) -> None:
-    """Remove a folder tree if it exists (staging folders only)."""
-    if path.is_symlink() or path.is_file():
-        path.unlink()
-    elif path.exists():
-        shutil.rmtree(path)
+    """Remove a folder tree if it exists (staging and retired folders only).
+
+    Links inside it are removed, never followed. An entry that vanishes meanwhile (another
+    process removing the same retired folder) is not an error."""
+    try:
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        elif path.exists():
+            if sys.version_info >= (3, 12):
+                shutil.rmtree(path, onexc=_gone_is_fine)
+            else:
+                shutil.rmtree(path, onerror=lambda f, name, info: _gone_is_fine(f, name, info[1]))
+    except FileNotFoundError:
+        pass
+
+
+def _gone_is_fine(function: object, name: str, exc: BaseException) -> None:
+    if not isinstance(exc, FileNotFoundError):
+        raise exc
 
 
 def lock(fd: int, *, shared: bool = False) -> None:

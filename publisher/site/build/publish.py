@@ -10,7 +10,7 @@ site or the new one and never a moment without either, by the first of these the
 2. ``renamex_np(RENAME_SWAP)`` (macOS): the same, through the C library;
 3. a link: the site path is a symbolic link to a versioned folder ``.<site>-v-<random>``; a new
    build becomes the next version and a new link replaces the old one with one ``rename`` (atomic
-   on POSIX), then the previous version is removed. A first site is published this way where no
+   on POSIX), then the previous version is retired. A first site is published this way where no
    exchange exists, so that every later build can be. An existing real folder where no exchange
    exists cannot become a link without a moment with no site: publication is refused
    (:class:`NotAtomicError`, naming the one-time fix) and the old site stays.
@@ -19,7 +19,13 @@ Windows has neither exchange nor an atomic replacement of a link over a folder: 
 site is renamed into place and a rebuild is refused in the same way; build into a fresh
 ``site_dir`` (or serve from a link you switch) there. ``PUBLISHER_PUBLISH_METHOD`` (``exchange``,
 ``swap`` or ``link``) forces one method, for tests. A folder left by a process that died
-mid-build is swept at the next build. Nothing here imports MkDocs.
+mid-build is swept at the next build.
+
+The previous site is *retired* (:func:`retire`): renamed aside to ``.<site>-old-<pid>-<random>``
+in one step and removed by a detached process, so the build does not wait on its files'
+deletion (about a second for a thousand-page site whose files were just made durable). Where no
+such process can be started it is removed before :func:`publish` returns; one left behind (a
+machine that stopped meanwhile) is swept at the next build. Nothing here imports MkDocs.
 """
 
 from __future__ import annotations
@@ -30,11 +36,23 @@ import errno
 import os
 import re
 import secrets
+import subprocess
+import sys
 from pathlib import Path
 
 from ...kernel import _fs
 
-__all__ = ["new_staging", "publish", "discard", "sweep_stale", "sync_tree", "NotAtomicError", "METHODS", "METHOD_ENV"]
+__all__ = [
+    "new_staging",
+    "publish",
+    "discard",
+    "retire",
+    "sweep_stale",
+    "sync_tree",
+    "NotAtomicError",
+    "METHODS",
+    "METHOD_ENV",
+]
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
@@ -150,7 +168,7 @@ def _link_publish(staging: Path, site: Path) -> bool:
     os.replace(link, site)  # one rename: the old link or the new one, never none
     _fs.fsync_dir(site.parent)
     if previous is not None and "/" not in previous and previous != version.name:
-        _fs.remove_tree(site.parent / previous)
+        retire(site.parent / previous, site)
     return True
 
 
@@ -226,7 +244,7 @@ def publish(staging: Path, site: Path) -> None:
         if (_exchange if method == "exchange" else _swap)(staging, site):
             _fs.fsync_dir(site.parent)
             # ``staging`` now holds the previous site (or the link that stood where the site goes).
-            _fs.remove_tree(staging)
+            retire(staging, site)
             return
     raise NotAtomicError(
         errno.ENOTSUP,
@@ -234,6 +252,56 @@ def publish(staging: Path, site: Path) -> None:
         "site is left as it was. Remove it once: later builds then publish behind an atomically replaced link",
         str(site),
     )
+
+
+_REMOVER = """import os, shutil, sys
+if os.fork() == 0:
+    os.setsid()
+    shutil.rmtree(sys.argv[1], ignore_errors=True)
+os._exit(0)
+"""
+"""What the remover runs: it forks and exits, so this process waits only for its start (and
+leaves no child to reap); the orphan, in a session of its own, removes the folder. ``rmtree``
+removes links inside the tree, never what they point to."""
+
+
+def retire(folder: Path, site: Path) -> None:
+    """Take a previous site (or version) ``folder`` out of the way of ``site`` and have it removed
+    without waiting: renamed to ``.<site>-old-<pid>-<random>``, then removed by a detached
+    process (its own session, no inherited streams, so neither a terminal's signals nor a
+    caller reading this process's output wait on it). Removed here where the rename or the start
+    fails; a link (the ``link`` method's old link) is removed here at once."""
+    if os.path.islink(folder) or not os.path.isdir(folder):
+        _fs.remove_tree(folder)
+        return
+    aside = _scratch_name(site, "old")
+    try:
+        os.rename(folder, aside)
+    except OSError:
+        _fs.remove_tree(folder)
+        return
+    if not _remove_detached(aside):
+        _fs.remove_tree(aside)
+
+
+def _remove_detached(folder: Path) -> bool:
+    """Have a detached process remove ``folder``; False where none could be started."""
+    if not sys.executable:
+        return False
+    folder = Path(os.path.abspath(folder))
+    try:
+        starter = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", _REMOVER, os.fspath(folder)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=folder.parent,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return False
+    return starter.returncode == 0
 
 
 def _can(method: str) -> bool:

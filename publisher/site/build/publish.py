@@ -285,8 +285,9 @@ def retire(folder: Path, site: Path) -> None:
 
 
 def _remove_detached(folder: Path) -> bool:
-    """Have a detached process remove ``folder``; False where none could be started."""
-    if not sys.executable:
+    """Have a detached process remove ``folder``; False where none could be started (no
+    interpreter to start: an embedded or frozen Python's executable is not one)."""
+    if not sys.executable or getattr(sys, "frozen", False):
         return False
     folder = Path(os.path.abspath(folder))
     try:

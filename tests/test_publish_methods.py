@@ -184,7 +184,7 @@ def test_a_retired_site_is_removed_here_when_no_process_can_be_started(
         raise OSError("no processes here")
 
     site = _site(tmp_path / "site", "old")
-    monkeypatch.setattr(publish.subprocess, "run", refuse)
+    monkeypatch.setattr(publish.subprocess, "Popen", refuse)
     staging = publish.new_staging(site)
     (staging / "index.html").write_text("new", encoding="utf-8")
     publish.publish(staging, site)
@@ -248,4 +248,78 @@ def test_a_retired_folder_left_by_a_dead_build_is_swept(tmp_path: Path) -> None:
     stale = tmp_path / f".site-old-{dead}-{'cd' * 6}"
     _site(stale, "before")
     assert publish.sweep_stale(site) == [stale]
-    assert not stale.exists() and (site / "index.html").read_text(encoding="utf-8") == "now"
+    assert _gone(stale) and (site / "index.html").read_text(encoding="utf-8") == "now"
+
+
+def test_a_retired_folder_that_cannot_be_removed_never_stops_a_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("no processes here")
+
+    def stuck(path: Path) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    site = _site(tmp_path / "site", "now")
+    stale = _site(tmp_path / f".site-old-{int(proc.stdout)}-{'ef' * 6}", "before")
+    monkeypatch.setattr(publish.subprocess, "Popen", refuse)
+    monkeypatch.setattr(publish._fs, "remove_tree", stuck)
+    assert publish.sweep_stale(site) == [stale]  # tried, left, and the build goes on
+    assert stale.is_dir()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_remover_is_detached_from_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its own session (a terminal's Ctrl-C to the build does not reach it) and /dev/null for its
+    streams (a caller capturing the build's output does not wait for it)."""
+    folder = _site(tmp_path / "aside", "old")
+    monkeypatch.setattr(publish, "_REMOVER", "import time; time.sleep(60)")
+    assert publish._remove_detached(folder) is True
+    remover = publish._REMOVERS[-1]
+    pid = remover.pid
+    try:
+        assert os.getsid(pid) == pid != os.getsid(0)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # until the interpreter runs (descriptors set at exec)
+            fds = {fd: os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+            if "python" in open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace"):
+                break
+            time.sleep(0.01)
+        assert [fds[fd] for fd in ("0", "1", "2")] == [os.devnull] * 3
+        assert not [t for t in fds.values() if t.startswith(("pipe:", "socket:"))]
+    finally:
+        remover.kill()
+        remover.wait()
+        publish._REMOVERS.remove(remover)
+
+
+def test_finished_removers_are_reaped(tmp_path: Path) -> None:
+    for n in range(3):
+        assert publish._remove_detached(_site(tmp_path / f"aside{n}", "old"))
+    started = list(publish._REMOVERS)
+    assert all(_gone(tmp_path / f"aside{n}") for n in range(3))
+    deadline = time.monotonic() + 10
+    while any(remover in publish._REMOVERS for remover in started) and time.monotonic() < deadline:
+        publish._reap()
+        time.sleep(0.02)
+    assert not any(remover in publish._REMOVERS for remover in started)
+    for remover in started:  # reaped: nothing of it is left to wait for
+        assert remover.returncode == 0
+        with pytest.raises(ChildProcessError):
+            os.waitpid(remover.pid, os.WNOHANG)
+
+
+def test_a_hand_made_site_link_is_never_taken_for_a_previous_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(publish.METHOD_ENV, "link")
+    wiki = tmp_path / "wiki"
+    wiki.mkdir()
+    (wiki / "precious.md").write_text("a source", encoding="utf-8")
+    (wiki / "site").symlink_to(".", target_is_directory=True)
+    staging = publish.new_staging(wiki / "site")
+    (staging / "index.html").write_text("new", encoding="utf-8")
+    publish.publish(staging, wiki / "site")
+    assert (wiki / "precious.md").read_text(encoding="utf-8") == "a source"
+    assert (wiki / "site" / "index.html").read_text(encoding="utf-8") == "new"

@@ -25,7 +25,8 @@ The previous site is *retired* (:func:`retire`): renamed aside to ``.<site>-old-
 in one step and removed by a detached process, so the build does not wait on its files'
 deletion (about a second for a thousand-page site whose files were just made durable). Where no
 such process can be started it is removed before :func:`publish` returns; one left behind (a
-machine that stopped meanwhile) is swept at the next build. Nothing here imports MkDocs.
+machine that stopped meanwhile) goes to a remover again at a build after its builder ended,
+never in that build's way. Nothing here imports MkDocs.
 """
 
 from __future__ import annotations
@@ -89,18 +90,33 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _versions(site: Path) -> re.Pattern[str]:
+    """The names of ``site``'s versioned folders (the ``link`` method): only these are ever
+    retired as a previous version, never whatever else the site's link may name."""
+    return re.compile(re.escape(f".{site.name}-v-") + r"[0-9a-f]{12}")
+
+
 def sweep_stale(site: Path) -> list[Path]:
-    """Remove staging and aside folders of ``site`` whose building process no longer runs."""
+    """Remove staging and aside folders of ``site`` whose building process no longer runs.
+
+    A retired previous site (``old``) goes to a detached remover again, as when it was retired
+    (its own may still be at work), and its removal is best effort: a folder that cannot be
+    removed never stops a build."""
     removed: list[Path] = []
     if not site.parent.is_dir():
         return removed
-    pattern = re.compile(re.escape(f".{site.name}-") + r"(?:staging|old|link)-(\d+)-[0-9a-f]{12}")
-    versions = re.compile(re.escape(f".{site.name}-v-") + r"[0-9a-f]{12}")
+    pattern = re.compile(re.escape(f".{site.name}-") + r"(staging|old|link)-(\d+)-[0-9a-f]{12}")
+    versions = _versions(site)
     current = os.readlink(site) if os.path.islink(site) else None
     for entry in site.parent.iterdir():
         match = pattern.fullmatch(entry.name)
-        if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
-            _fs.remove_tree(entry)
+        if match and int(match.group(2)) != os.getpid() and not _alive(int(match.group(2))):
+            if match.group(1) == "old":
+                if not _remove_detached(entry):
+                    with contextlib.suppress(OSError):
+                        _fs.remove_tree(entry)
+            else:
+                _fs.remove_tree(entry)
             removed.append(entry)
         elif versions.fullmatch(entry.name) and entry.name != current and current is not None:
             _fs.remove_tree(entry)  # a version the site's link no longer names
@@ -167,8 +183,8 @@ def _link_publish(staging: Path, site: Path) -> bool:
         return False
     os.replace(link, site)  # one rename: the old link or the new one, never none
     _fs.fsync_dir(site.parent)
-    if previous is not None and "/" not in previous and previous != version.name:
-        retire(site.parent / previous, site)
+    if previous is not None and previous != version.name and _versions(site).fullmatch(previous):
+        retire(site.parent / previous, site)  # a link made by hand (to ".", elsewhere) names none of ours
     return True
 
 
@@ -254,23 +270,20 @@ def publish(staging: Path, site: Path) -> None:
     )
 
 
-_REMOVER = """import os, shutil, sys
-if os.fork() == 0:
-    os.setsid()
-    shutil.rmtree(sys.argv[1], ignore_errors=True)
-os._exit(0)
-"""
-"""What the remover runs: it forks and exits, so this process waits only for its start (and
-leaves no child to reap); the orphan, in a session of its own, removes the folder. ``rmtree``
-removes links inside the tree, never what they point to."""
+_REMOVER = "import shutil, sys; shutil.rmtree(sys.argv[1], ignore_errors=True)"
+"""What a remover runs. ``rmtree`` removes links inside the tree, never what they point to."""
+
+_REMOVERS: list[subprocess.Popen[bytes]] = []
+"""Removers this process started and has not reaped yet (each reaped at a later retirement, or
+gone with this process)."""
 
 
 def retire(folder: Path, site: Path) -> None:
     """Take a previous site (or version) ``folder`` out of the way of ``site`` and have it removed
     without waiting: renamed to ``.<site>-old-<pid>-<random>``, then removed by a detached
-    process (its own session, no inherited streams, so neither a terminal's signals nor a
-    caller reading this process's output wait on it). Removed here where the rename or the start
-    fails; a link (the ``link`` method's old link) is removed here at once."""
+    process (:func:`_remove_detached`). Removed here where the rename or the start fails; a link
+    (what an exchange swapped out where ``site`` was a link) is removed here at once, never
+    what it points to."""
     if os.path.islink(folder) or not os.path.isdir(folder):
         _fs.remove_tree(folder)
         return
@@ -285,24 +298,36 @@ def retire(folder: Path, site: Path) -> None:
 
 
 def _remove_detached(folder: Path) -> bool:
-    """Have a detached process remove ``folder``; False where none could be started (no
-    interpreter to start: an embedded or frozen Python's executable is not one)."""
-    if not sys.executable or getattr(sys, "frozen", False):
+    """Start a process removing ``folder`` and return at once; False where none could be started
+    (no ``fork``, as on Windows, where the folder is removed in place; a frozen Python, whose
+    executable is not an interpreter).
+
+    The remover leads a session of its own (a terminal's signals to the build do not reach it),
+    its standard streams are ``/dev/null`` and no other descriptor of this process is passed on
+    (a caller reading the build's output, on any descriptor, does not wait for it)."""
+    if not hasattr(os, "fork") or not sys.executable or getattr(sys, "frozen", False):
         return False
-    folder = Path(os.path.abspath(folder))
+    _reap()
+    argv = [sys.executable, "-I", "-S", "-c", _REMOVER, os.path.abspath(folder)]
     try:
-        starter = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", _REMOVER, os.fspath(folder)],
+        remover = subprocess.Popen(
+            argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            cwd=folder.parent,
-            timeout=30,
-            check=False,
+            close_fds=True,
+            start_new_session=True,
         )
     except (OSError, ValueError, subprocess.SubprocessError):
         return False
-    return starter.returncode == 0
+    _REMOVERS.append(remover)
+    return True
+
+
+def _reap() -> None:
+    """Reap the removers that have finished (a long-lived process, such as a service that
+    publishes again and again, keeps no zombie of them)."""
+    _REMOVERS[:] = [remover for remover in _REMOVERS if remover.poll() is None]
 
 
 def _can(method: str) -> bool:

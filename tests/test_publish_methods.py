@@ -323,3 +323,37 @@ def test_a_hand_made_site_link_is_never_taken_for_a_previous_version(
     publish.publish(staging, wiki / "site")
     assert (wiki / "precious.md").read_text(encoding="utf-8") == "a source"
     assert (wiki / "site" / "index.html").read_text(encoding="utf-8") == "new"
+
+
+@pytest.mark.skipif(not hasattr(os, "O_DIRECTORY"), reason="folders are locked where they can be opened")
+def test_builds_of_one_site_take_turns_to_sweep_and_publish(tmp_path: Path) -> None:
+    from publisher.kernel import _fs
+
+    site = _site(tmp_path / "site", "old")
+    staging = publish.new_staging(site)
+    (staging / "index.html").write_text("new", encoding="utf-8")
+    done: list[str] = []
+    held = threading.Event()
+    release = threading.Event()
+
+    def other_build() -> None:
+        with _fs.folder_lock(tmp_path):
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=other_build)
+    holder.start()
+    assert held.wait(30)
+    workers = [
+        threading.Thread(target=lambda: (publish.sweep_stale(site), done.append("sweep"))),
+        threading.Thread(target=lambda: (publish.publish(staging, site), done.append("publish"))),
+    ]
+    for worker in workers:
+        worker.start()
+    time.sleep(0.5)
+    assert done == [] and (site / "index.html").read_text(encoding="utf-8") == "old"  # waiting their turn
+    release.set()
+    for worker in [holder, *workers]:
+        worker.join(30)
+    assert sorted(done) == ["publish", "sweep"]
+    assert (site / "index.html").read_text(encoding="utf-8") == "new"

@@ -39,6 +39,7 @@ import re
 import secrets
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from ...kernel import _fs
@@ -90,6 +91,19 @@ def _alive(pid: int) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def _turn(site: Path) -> Iterator[None]:
+    """Builds of one site take turns to sweep beside it and to publish it: one build's sweep
+    never removes the version another has just published, or is about to (an advisory lock on
+    the site's parent folder, held for those moments only; none where folders cannot be opened,
+    as on Windows)."""
+    if not hasattr(os, "O_DIRECTORY"):
+        yield
+        return
+    with _fs.folder_lock(site.parent):
+        yield
+
+
 def _versions(site: Path) -> re.Pattern[str]:
     """The names of ``site``'s versioned folders (the ``link`` method): only these are ever
     retired as a previous version, never whatever else the site's link may name."""
@@ -102,9 +116,14 @@ def sweep_stale(site: Path) -> list[Path]:
     A retired previous site (``old``) goes to a detached remover again, as when it was retired
     (its own may still be at work), and its removal is best effort: a folder that cannot be
     removed never stops a build."""
-    removed: list[Path] = []
     if not site.parent.is_dir():
-        return removed
+        return []
+    with _turn(site):
+        return _sweep(site)
+
+
+def _sweep(site: Path) -> list[Path]:
+    removed: list[Path] = []
     pattern = re.compile(re.escape(f".{site.name}-") + r"(staging|old|link)-(\d+)-[0-9a-f]{12}")
     versions = _versions(site)
     current = os.readlink(site) if os.path.islink(site) else None
@@ -238,6 +257,12 @@ def publish(staging: Path, site: Path) -> None:
         # A file (or a link to one) where the site goes is not ours to replace.
         raise NotADirectoryError(errno.ENOTDIR, "exists and is not a folder; refusing to replace it", str(site))
     sync_tree(staging)
+    with _turn(site):
+        _replace(staging, site)
+
+
+def _replace(staging: Path, site: Path) -> None:
+    """:func:`publish` once ``staging`` is durable, in ``site``'s turn."""
     methods = _methods()
     exchanges = [m for m in methods if m != "link"]
     if not os.path.lexists(site):

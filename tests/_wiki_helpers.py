@@ -343,17 +343,20 @@ def tree_digest(root: Path) -> dict[str, str]:
     return out
 
 
+_RETIRED = re.compile(r"\..+-old-\d+-[0-9a-f]{12}")
+"""A previous site retired by a build (``.<site>-old-<pid>-<random>``), being removed by a
+detached process after the build returned."""
+
+
 def leftovers(parent: Path, settle: float = 30.0) -> list[str]:
     """Staging or aside folders a build left beside the site.
 
-    A retired previous site (``.site-old-…``) is removed by a detached process after the build
-    returns: it is waited for, up to ``settle`` seconds, before it counts as left."""
+    Retired previous sites (of any site folder in ``parent``) are waited for first, up to
+    ``settle`` seconds, before anything counts as left."""
     deadline = time.monotonic() + settle
-    while True:
-        names = sorted(p.name for p in parent.iterdir() if p.name.startswith(".site-"))
-        if not any(name.startswith(".site-old-") for name in names) or time.monotonic() > deadline:
-            return names
+    while any(_RETIRED.fullmatch(p.name) for p in parent.iterdir()) and time.monotonic() < deadline:
         time.sleep(0.02)
+    return sorted(p.name for p in parent.iterdir() if p.name.startswith(".site-"))
 
 
 def writable(path: Path) -> Path:

@@ -199,4 +199,5 @@ def test_serve_rebuilds_publish_only_after_the_builder_returned(tmp_path: Path) 
         server.builder()
     assert tree_digest(served) == preview
     config.plugins.on_shutdown()
+    assert leftovers(tmp_path) == []  # its retired previews removed too
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".mkdocs_preview-")]

@@ -245,7 +245,8 @@ def sync_tree(root: Path) -> None:
 
 
 def publish(staging: Path, site: Path) -> None:
-    """Make ``staging`` the site at ``site``; the old site, if any, is removed afterwards.
+    """Make ``staging`` the site at ``site``; the old site, if any, is then retired (:func:`retire`:
+    removed without this build waiting on it).
 
     Readers see the old site or the new one, never a mixture and never none. Raises
     :class:`NotAtomicError`, changing nothing, where an existing site cannot be exchanged in one

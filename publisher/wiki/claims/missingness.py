@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...acquire.signing import KeyRing, load_trusted_keys, signature_problem
+from ...acquire.signing import KeyRing, signature_problem
 from ...kernel.canonical import format_ts, utc_now
 from ...kernel.errors import IntegrityError, UsageError
 from ...kernel.eventlog import LogState, read_log
 from ...kernel.models import Access, Event, EventType, Snapshot
 from ...kernel.reasons import Reason
-from ...runs import Run, find_wiki_root
+from ...runs import Run
 from .model import ClaimRefusal, Guard, claim_hash, normalise_statement, url_identity, work_keys
 from .records import MissingBasis, MissingKind, MissingnessRecord, write_record
 
@@ -209,20 +209,18 @@ def unsigned_fact(run: Run, basis: MissingBasis, keys: KeyRing, logs: LogCache |
 
 
 def record_missing(
-    run: Run, claim: str, *, event_id: str | None = None, source_id: str | None = None, keys: KeyRing | None = None
+    run: Run, claim: str, *, keys: KeyRing, event_id: str | None = None, source_id: str | None = None
 ) -> Missing:
     """Derive, write (once) and return the missingness record of ``claim`` in ``run``.
 
-    ``keys`` are the wiki's trusted keys (commands pass those of the policy MkDocs resolves;
-    without them the run's wiki's own ``mkdocs.yml`` is read, fail-closed): with any, the fact
-    must be signed by one of them (:func:`unsigned_fact`), else nothing is written.
+    ``keys`` are the wiki's trusted keys, those of the policy MkDocs resolves, as the build reads
+    them: with any, the fact must be signed by one of them (:func:`unsigned_fact`), else nothing
+    is written.
     """
     statement = normalise_statement(claim)
     if not statement:
         raise UsageError("--claim must not be empty")
     basis = missing_basis(run, event_id=event_id, source_id=source_id)
-    if keys is None:
-        keys = load_trusted_keys(find_wiki_root(run.path))
     unsigned = unsigned_fact(run, basis, keys) if keys else None
     if unsigned is not None:
         raise ClaimRefusal(Guard.NOTHING_MISSING, f"{unsigned}; acquire with the wiki's key and ask again")

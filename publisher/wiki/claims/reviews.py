@@ -24,13 +24,13 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ...acquire.signing import KeyRing, load_trusted_keys, signature_problem
+from ...acquire.signing import KeyRing, signature_problem
 from ...kernel.canonical import canonical_bytes, format_ts, utc_now
 from ...kernel.errors import UsageError
 from ...kernel.locate import Budget, normal_form, search_term
 from ...kernel.models import EventType, Snapshot
 from ...kernel.spans import MAX_SPAN
-from ...runs import Run, find_wiki_root
+from ...runs import Run
 from .missingness import LogCache, log_of
 from .model import ClaimRefusal, Guard, claim_hash, normalise_statement
 from .records import Hit, ReviewRecord, write_record
@@ -115,16 +115,14 @@ def run_review(
     terms: list[str],
     semantic_queries: list[str] | None = None,
     *,
-    keys: KeyRing | None = None,
+    keys: KeyRing,
 ) -> Reviewed:
     """Search ``terms`` in the snapshot for ``claim``; write the review once and return it.
 
     The surface counts as complete under ``keys``, the wiki's trusted keys (with any, only an
-    acquisition they signed declares it), as the build will re-execute it. Commands pass the keys
-    of the policy MkDocs resolves (``INHERIT``, ``-f``, ``!ENV``); without them the run's wiki's
-    own ``mkdocs.yml`` is read, fail-closed (:func:`~publisher.acquire.signing.load_trusted_keys`)."""
-    if keys is None:
-        keys = load_trusted_keys(find_wiki_root(run.path))
+    acquisition they signed declares it), as the build will re-execute it. Callers pass the keys
+    of the policy MkDocs resolves (``INHERIT``, ``-f``, ``!ENV``), the one the build reads: there
+    is no second reading of the wiki's configuration here."""
     stored, rid, created = write_record(run, build_review(run, source_id, claim, terms, semantic_queries, keys=keys))
     return Reviewed(stored, rid, created)
 

@@ -369,3 +369,19 @@ def test_builds_of_one_site_take_turns_to_sweep_and_publish(tmp_path: Path) -> N
         worker.join(30)
     assert sorted(done) == ["publish", "sweep"]
     assert (site / "index.html").read_text(encoding="utf-8") == "new"
+
+
+def test_a_retired_name_that_is_a_link_never_reaches_what_it_points_to(tmp_path: Path) -> None:
+    """Anyone who can write beside the site can name a link like a retired site of a dead build:
+    the sweep removes the link, never the folder it points to."""
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    outside = _site(tmp_path / "precious", "keep")
+    parent = tmp_path / "wiki"
+    site = _site(parent / "site", "now")
+    bait = parent / f".site-old-{int(proc.stdout)}-{'ab' * 6}"
+    bait.symlink_to(outside, target_is_directory=True)
+    assert publish.sweep_stale(site) == [bait]
+    assert not os.path.lexists(bait)  # a link is removed itself, at once
+    time.sleep(0.3)  # a remover handed what it points to would be at work now
+    assert (outside / "index.html").read_text(encoding="utf-8") == "keep"
+    assert (site / "index.html").read_text(encoding="utf-8") == "now"

@@ -131,9 +131,8 @@ def _sweep(site: Path) -> list[Path]:
         match = pattern.fullmatch(entry.name)
         if match and int(match.group(2)) != os.getpid() and not _alive(int(match.group(2))):
             if match.group(1) == "old":
-                if not _remove_detached(entry):
-                    with contextlib.suppress(OSError):
-                        _fs.remove_tree(entry)
+                with contextlib.suppress(OSError):  # best effort
+                    _remove_aside(entry)
             else:
                 _fs.remove_tree(entry)
             removed.append(entry)
@@ -319,7 +318,13 @@ def retire(folder: Path, site: Path) -> None:
     except OSError:
         _fs.remove_tree(folder)
         return
-    if not _remove_detached(aside):
+    _remove_aside(aside)
+
+
+def _remove_aside(aside: Path) -> None:
+    """Have a detached process remove the folder ``aside``; here, where none can be started, or
+    where ``aside`` is a link or a file (removed itself, never what a link points to)."""
+    if os.path.islink(aside) or not os.path.isdir(aside) or not _remove_detached(aside):
         _fs.remove_tree(aside)
 
 

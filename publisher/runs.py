@@ -18,6 +18,7 @@ from .kernel.models import RunConfig
 from .kernel.reasons import Reason
 from .kernel.store import SnapshotStore
 from .kernel.text import one_line
+from .kernel.trust import DEFAULT_ROLES, Role, parse_roles
 
 __all__ = [
     "Run",
@@ -28,7 +29,9 @@ __all__ = [
     "slug_problem",
     "read_wiki_extra",
     "trusted_key_paths",
+    "trusted_key_entries",
     "key_paths",
+    "key_entries",
     "config_file_of",
     "read_workspace",
     "write_workspace",
@@ -368,20 +371,38 @@ def read_wiki_extra(wiki_root: Path) -> dict[str, Any]:
     return extra
 
 
-def key_paths(listed: Any, root: Path, where: str = "mkdocs.yml") -> list[Path]:
-    """The key files an ``extra.evidence.trusted_keys`` value names, under ``root``.
+def key_entries(listed: Any, root: Path, where: str = "mkdocs.yml") -> list[tuple[Path, frozenset[Role]]]:
+    """The key files an ``extra.evidence.trusted_keys`` value names, under ``root``, with their roles.
 
-    Paths are relative to the wiki root; an absolute path, a path that leaves the wiki, a
-    non-string entry or a value that is not a list is a one-line ``SCHEMA_ERROR`` usage error.
-    None is ``[]``.
+    An entry is a path (roles ``acquire`` and ``assess``) or ``{path: ..., roles: [...]}`` with
+    roles among ``acquire``, ``assess``, ``warrant``. Paths are relative to the wiki root; an
+    absolute path, a path that leaves the wiki, an unknown role or key, or a value that is not a
+    list is a one-line ``SCHEMA_ERROR`` usage error. None is ``[]``.
     """
     if listed is None:
         return []
     setting = f"{where}: extra.evidence.trusted_keys"
-    if not isinstance(listed, list) or not all(isinstance(p, str) and p.strip() for p in listed):
+    if not isinstance(listed, list):
         raise UsageError(f"{setting} must be a list of file paths", reason=Reason.SCHEMA_ERROR, path=where)
-    paths = []
+    out = []
     for entry in listed:
+        roles: frozenset[Role] | None = DEFAULT_ROLES
+        if isinstance(entry, dict):
+            if set(entry) - {"path", "roles"} or "path" not in entry or "roles" not in entry:
+                raise UsageError(
+                    f"{setting}: an entry is a path or {{path: FILE, roles: [acquire|assess|warrant, ...]}}",
+                    reason=Reason.SCHEMA_ERROR,
+                    path=where,
+                )
+            roles = parse_roles(entry["roles"])
+            entry = entry["path"]
+        if roles is None:
+            known = ", ".join(role.value for role in Role)
+            raise UsageError(
+                f"{setting}: roles must be a non-empty list of: {known}", reason=Reason.SCHEMA_ERROR, path=where
+            )
+        if not isinstance(entry, str) or not entry.strip():
+            raise UsageError(f"{setting} must be a list of file paths", reason=Reason.SCHEMA_ERROR, path=where)
         rel = Path(entry)
         if rel.is_absolute() or ".." in rel.parts:
             raise UsageError(
@@ -389,12 +410,17 @@ def key_paths(listed: Any, root: Path, where: str = "mkdocs.yml") -> list[Path]:
                 reason=Reason.SCHEMA_ERROR,
                 path=where,
             )
-        paths.append(root / rel)
-    return paths
+        out.append((root / rel, roles))
+    return out
 
 
-def trusted_key_paths(wiki_root: Path) -> list[Path]:
-    """The public key files ``extra.evidence.trusted_keys`` of the wiki's own ``mkdocs.yml`` names,
+def key_paths(listed: Any, root: Path, where: str = "mkdocs.yml") -> list[Path]:
+    """The key files an ``extra.evidence.trusted_keys`` value names (:func:`key_entries` without roles)."""
+    return [path for path, _ in key_entries(listed, root, where)]
+
+
+def trusted_key_entries(wiki_root: Path) -> list[tuple[Path, frozenset[Role]]]:
+    """The public key files (with roles) ``extra.evidence.trusted_keys`` of the wiki's own ``mkdocs.yml`` names,
     read fail-closed without MkDocs (see :func:`read_wiki_extra`). No entry is ``[]``."""
     root = Path(wiki_root)
     evidence = read_wiki_extra(root).get("evidence")
@@ -404,4 +430,9 @@ def trusted_key_paths(wiki_root: Path) -> list[Path]:
     where = config.name if config is not None else "mkdocs.yml"
     if not isinstance(evidence, dict):
         raise UsageError(f"{where}: extra.evidence is not a mapping", reason=Reason.SCHEMA_ERROR, path=where)
-    return key_paths(evidence.get("trusted_keys"), root, where)
+    return key_entries(evidence.get("trusted_keys"), root, where)
+
+
+def trusted_key_paths(wiki_root: Path) -> list[Path]:
+    """The public key files of :func:`trusted_key_entries`, without their roles."""
+    return [path for path, _ in trusted_key_entries(wiki_root)]

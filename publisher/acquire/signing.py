@@ -20,12 +20,14 @@ from pathlib import Path
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
-from ..kernel import _fs
+from ..kernel import _fs, tty
 from ..kernel.errors import UsageError
 from ..kernel.models import Event, signed_payload
 from ..kernel.reasons import Reason
-from ..runs import trusted_key_paths
+from ..kernel.trust import DEFAULT_ROLES, Role
+from ..runs import trusted_key_entries
 
 __all__ = [
     "ALG",
@@ -96,11 +98,15 @@ def key_home_problem(folder: Path) -> str | None:
     return None
 
 
-def new_key_pair(out_dir: Path, name: str = "publisher", *, force: bool = True) -> tuple[Path, Path, str]:
+def new_key_pair(
+    out_dir: Path, name: str = "publisher", *, force: bool = True, passphrase: bytes | None = None
+) -> tuple[Path, Path, str]:
     """Write ``NAME.key`` (PKCS#8, mode 0600) and ``NAME.pub`` into ``out_dir``; never overwrites.
 
-    Without ``force``, a folder inside a git work tree or a wiki is refused
-    (:func:`key_home_problem`). Returns (private path, public path, key id).
+    With ``passphrase`` the private key is encrypted with it (PKCS#8's best available
+    encryption): a warrant key, which signs only once a person types the passphrase. Without
+    ``force``, a folder inside a git work tree or a wiki is refused (:func:`key_home_problem`).
+    Returns (private path, public path, key id).
     """
     if not name or "/" in name or "\\" in name or name.startswith("."):
         raise UsageError(f"key name {name!r} must be a plain file name")
@@ -117,7 +123,9 @@ def new_key_pair(out_dir: Path, name: str = "publisher", *, force: bool = True) 
     for path in (private_path, public_path):
         if os.path.lexists(path):
             raise UsageError(f"{path} already exists; pick another --name or folder", path=str(path))
-    private_pem, public_pem, key_id = _pem_pair()
+    if passphrase is not None and not passphrase:
+        raise UsageError("an empty passphrase protects nothing; type one")
+    private_pem, public_pem, key_id = _pem_pair(passphrase)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         if not _fs.create_exclusive(private_path, private_pem, mode=0o600):
@@ -138,12 +146,13 @@ def user_key_dir(environ: Mapping[str, str] | None = None) -> Path:
     return root / "publisher" / "keys"
 
 
-def _pem_pair() -> tuple[bytes, bytes, str]:
+def _pem_pair(passphrase: bytes | None = None) -> tuple[bytes, bytes, str]:
     private = Ed25519PrivateKey.generate()
     public = private.public_key()
-    private_pem = private.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    protection: serialization.KeySerializationEncryption = (
+        serialization.BestAvailableEncryption(passphrase) if passphrase else serialization.NoEncryption()
     )
+    private_pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, protection)
     public_pem = public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     return private_pem, public_pem, key_id_of(public)
 
@@ -185,18 +194,39 @@ def wiki_key_file(key_ids: Iterable[str], environ: Mapping[str, str] | None = No
     return None
 
 
-def load_signer(path: Path, run: str) -> Signer:
-    """The Ed25519 private key in ``path``, bound to ``run``; a one-line UsageError otherwise."""
+def load_signer(path: Path, run: str, *, encrypted_only: bool = False) -> Signer:
+    """The Ed25519 private key in ``path``, bound to ``run``; a one-line UsageError otherwise.
+
+    An encrypted key (a warrant key) is opened with a passphrase asked on the controlling
+    terminal (:func:`publisher.kernel.tty.ask`), never from an argument, the environment or a
+    file: without a terminal it cannot sign. ``encrypted_only`` refuses a key that is not
+    encrypted (what ``publisher warrant`` signs with).
+    """
     data = _read_key_file(Path(path), "signing key")
     try:
         key = serialization.load_pem_private_key(data, password=None)
-    except TypeError as exc:  # encrypted, and no password given
-        raise UsageError(f"signing key {path}: encrypted keys are not supported", path=str(path)) from exc
+    except TypeError:  # encrypted: a person types the passphrase
+        key = _load_encrypted(data, Path(path))
     except (ValueError, UnsupportedAlgorithm) as exc:
         raise UsageError(f"signing key {path}: not a PEM private key", path=str(path)) from exc
+    else:
+        if encrypted_only:
+            raise UsageError(
+                f"signing key {path}: not passphrase-protected; a warrant key is made with "
+                "'publisher keys new --role warrant', which encrypts it",
+                path=str(path),
+            )
     if not isinstance(key, Ed25519PrivateKey):
         raise UsageError(f"signing key {path}: not an Ed25519 key", path=str(path))
     return Signer(key, key_id_of(key.public_key()), run)
+
+
+def _load_encrypted(data: bytes, path: Path) -> PrivateKeyTypes:
+    passphrase = tty.ask(f"passphrase for {path.name}: ", secret=True).encode("utf-8")
+    try:
+        return serialization.load_pem_private_key(data, password=passphrase)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+        raise UsageError(f"signing key {path}: wrong passphrase, or not a PEM private key", path=str(path)) from exc
 
 
 def signer_from(
@@ -226,9 +256,14 @@ def load_public_key(path: Path) -> Ed25519PublicKey:
 
 @dataclass(frozen=True)
 class KeyRing:
-    """The public keys a wiki trusts, by key id. An empty ring means provenance is unsigned."""
+    """The public keys a wiki trusts, by key id, with the roles each holds. An empty ring means
+    provenance is unsigned."""
 
     keys: dict[str, Ed25519PublicKey] = field(default_factory=dict)
+    roles: dict[str, frozenset[Role]] = field(default_factory=dict)
+    """The roles of each key (a key missing here holds :data:`DEFAULT_ROLES`, a bare path's)."""
+    labels: dict[str, str] = field(default_factory=dict)
+    """What a reader calls each key: its file's name without ``.pub``."""
 
     @property
     def ids(self) -> list[str]:
@@ -238,23 +273,47 @@ class KeyRing:
     def __bool__(self) -> bool:
         return bool(self.keys)
 
-    def __reduce__(self) -> tuple[object, tuple[dict[str, bytes]]]:
+    def has_role(self, key_id: str, role: Role) -> bool:
+        """Whether ``key_id`` is trusted here and holds ``role``."""
+        return key_id in self.keys and role in self.roles.get(key_id, DEFAULT_ROLES)
+
+    def with_role(self, role: Role) -> list[str]:
+        """The ids of the keys holding ``role``, sorted."""
+        return [kid for kid in self.ids if self.has_role(kid, role)]
+
+    def label(self, key_id: str) -> str:
+        """The key's label, else its short id."""
+        return self.labels.get(key_id) or key_id[:16] + "…"
+
+    def __reduce__(self) -> tuple[object, tuple[dict[str, bytes], dict[str, list[str]], dict[str, str]]]:
         """Pickled as raw public keys (the wiki check hands the ring to its worker processes)."""
         raw = serialization.Encoding.Raw, serialization.PublicFormat.Raw
-        return _ring_of_raw, ({kid: key.public_bytes(*raw) for kid, key in self.keys.items()},)
+        return _ring_of_raw, (
+            {kid: key.public_bytes(*raw) for kid, key in self.keys.items()},
+            {kid: sorted(r.value for r in roles) for kid, roles in self.roles.items()},
+            dict(self.labels),
+        )
 
 
-def _ring_of_raw(raw: dict[str, bytes]) -> KeyRing:
+def _ring_of_raw(raw: dict[str, bytes], roles: dict[str, list[str]], labels: dict[str, str]) -> KeyRing:
     """The ring :meth:`KeyRing.__reduce__` pickled."""
-    return KeyRing({kid: Ed25519PublicKey.from_public_bytes(data) for kid, data in raw.items()})
+    return KeyRing(
+        {kid: Ed25519PublicKey.from_public_bytes(data) for kid, data in raw.items()},
+        {kid: frozenset(Role(r) for r in names) for kid, names in roles.items()},
+        labels,
+    )
 
 
-def key_ring(paths: list[Path], where: str = "mkdocs.yml") -> KeyRing:
-    """The public keys in ``paths`` (``extra.evidence.trusted_keys`` resolved). A file that is
-    missing, unreadable or not an Ed25519 public key is a one-line ``SCHEMA_ERROR`` UsageError with
-    the fix: a wiki's trust is never silently narrower or wider than it says."""
+def key_ring(entries: list[Path] | list[tuple[Path, frozenset[Role]]], where: str = "mkdocs.yml") -> KeyRing:
+    """The public keys in ``entries`` (``extra.evidence.trusted_keys`` resolved: paths, or paths with
+    their roles). A file that is missing, unreadable or not an Ed25519 public key is a one-line
+    ``SCHEMA_ERROR`` UsageError with the fix: a wiki's trust is never silently narrower or wider
+    than it says. A key listed twice holds the roles of both entries."""
     keys: dict[str, Ed25519PublicKey] = {}
-    for path in paths:
+    roles: dict[str, frozenset[Role]] = {}
+    labels: dict[str, str] = {}
+    for entry in entries:
+        path, held = entry if isinstance(entry, tuple) else (entry, DEFAULT_ROLES)
         shown = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
         try:
             key = load_public_key(path)
@@ -266,8 +325,11 @@ def key_ring(paths: list[Path], where: str = "mkdocs.yml") -> KeyRing:
                 reason=Reason.SCHEMA_ERROR,
                 path=where,
             ) from exc
-        keys[key_id_of(key)] = key
-    return KeyRing(keys)
+        kid = key_id_of(key)
+        keys[kid] = key
+        roles[kid] = roles.get(kid, frozenset()) | held
+        labels.setdefault(kid, path.name.removesuffix(".pub"))
+    return KeyRing(keys, roles, labels)
 
 
 def load_trusted_keys(wiki_root: Path | None) -> KeyRing:
@@ -278,7 +340,7 @@ def load_trusted_keys(wiki_root: Path | None) -> KeyRing:
     """
     if wiki_root is None:
         return KeyRing()
-    return key_ring(trusted_key_paths(Path(wiki_root)))
+    return key_ring(trusted_key_entries(Path(wiki_root)))
 
 
 def signature_problem(event: Event, ring: KeyRing, run: str) -> str | None:

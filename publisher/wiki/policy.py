@@ -25,7 +25,7 @@ from ..acquire.signing import KeyRing, key_ring
 from ..kernel.canonical import canonical_bytes
 from ..kernel.errors import UsageError
 from ..kernel.reasons import Reason
-from ..runs import config_file_of, key_paths, read_wiki_extra
+from ..runs import config_file_of, key_entries, read_wiki_extra
 
 __all__ = ["Policy", "OPTIONS", "SOURCE_TEXT_MODES", "WINDOWS_ABOVE", "policy_from_evidence", "fallback_policy"]
 
@@ -42,6 +42,7 @@ OPTIONS = (
     "offline",
     "web_fonts",
     "scheduler",
+    "require_warrant",
 )
 """Every key ``extra: evidence:`` may hold (an allow-list)."""
 
@@ -63,6 +64,8 @@ class Policy:
     web_fonts: bool = False
     scheduler: str | None = None
     """Address of a Dask scheduler that runs the wiki check (None: this machine)."""
+    require_warrant: bool = False
+    """Whether every claim needs a current ``confirmed`` or ``qualified`` warrant review (``C-WARRANT``)."""
 
     @property
     def signed(self) -> bool:
@@ -74,6 +77,7 @@ class Policy:
         """``sha256:`` of the options and key ids: equal digests, equal policies (no paths in it)."""
         body = {
             "trusted_keys": self.trusted_keys.ids,
+            "roles": {kid: sorted(self.trusted_keys.roles.get(kid, ())) for kid in self.trusted_keys.ids},
             "source_text": self.source_text,
             "source_text_for": [list(pair) for pair in self.source_text_for],
             "context": self.context,
@@ -81,6 +85,7 @@ class Policy:
             "offline": self.offline,
             "web_fonts": self.web_fonts,
             "scheduler": self.scheduler,
+            "require_warrant": self.require_warrant,
         }
         return "sha256:" + hashlib.sha256(canonical_bytes(body)).hexdigest()
 
@@ -137,7 +142,7 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
     context = _whole(evidence, "context", 400, 1_000_000, where)
     above = _whole(evidence, "windows_above", WINDOWS_ABOVE, 2**53, where)
     flags = {}
-    for key in ("offline", "web_fonts"):
+    for key in ("offline", "web_fonts", "require_warrant"):
         value = evidence.get(key, False)
         if not isinstance(value, bool):
             raise _bad(where, f"extra.evidence.{key} must be true or false")
@@ -148,11 +153,11 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
     listed = evidence.get("trusted_keys")
     if listed is not None and wiki_root is None:
         raise _bad(where, "extra.evidence.trusted_keys needs a wiki root to resolve its paths")
-    paths = key_paths(listed, Path(wiki_root) if wiki_root is not None else Path("."), where)
+    entries = key_entries(listed, Path(wiki_root) if wiki_root is not None else Path("."), where)
     return Policy(
         wiki_root,
-        trusted_keys=key_ring(paths, where),
-        key_files=tuple(listed or ()),
+        trusted_keys=key_ring(entries, where),
+        key_files=tuple(str(path.relative_to(wiki_root)) for path, _ in entries) if wiki_root is not None else (),
         source_text=mode,
         source_text_for=overrides,
         context=context,
@@ -160,6 +165,7 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
         offline=flags["offline"],
         web_fonts=flags["web_fonts"],
         scheduler=scheduler,
+        require_warrant=flags["require_warrant"],
     )
 
 

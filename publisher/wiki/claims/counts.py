@@ -9,8 +9,9 @@ its own URL. Five citations of one study read as one work, whatever spelling of 
 address each snapshot carries; the PMC full text and the PubMed abstract of one paper are one work.
 
 :func:`claim_view` gathers a claim's status, admissibility, provenance now, counts and lineage
-(claim → excerpts → snapshots → works → acquisition events) as plain values: the site renders
-them and ``claims.json`` carries them for machines.
+(claim → excerpts → snapshots → works → acquisition events) and its warrant (section 17: the
+state of its independent review, the reviewer's key, the correction) as plain values: the site
+renders them and ``claims.json`` carries them for machines.
 """
 
 from __future__ import annotations
@@ -96,6 +97,20 @@ def _verified_signer(wiki: WikiCheck, entry: Assessment) -> str | None:
     return entry.sig.key_id
 
 
+_PROPOSAL: dict[str, Any] = {
+    "state": "author_proposal",
+    "warrant_id": None,
+    "decision": None,
+    "reviewer_key_id": None,
+    "reviewer": None,
+    "at": None,
+    "reason": None,
+    "correction": None,
+    "changed": [],
+}
+"""The warrant of a claim no review covers."""
+
+
 def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str, Any]:
     """Everything about one claim, as plain JSON values (strings are data, never markup)."""
     claim, entry = state.claim, state.entry
@@ -107,6 +122,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
     work_of = {sid: works.work(sid) for sid in snapshots}
     events = [event for sid in snapshots for event in works.events.get(sid, ())]
     bound = entry.bound if entry is not None else None
+    warrant = state.warrant
     return {
         "concept": state.concept,
         "id": claim.id,
@@ -134,7 +150,9 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
             "snapshots": len(snapshots),
             "urls": len(urls),
             "works": len(set(work_of.values())),
+            "independently_confirmed": warrant.confirmations if warrant is not None else 0,
         },
+        "warrant": warrant.view() if warrant is not None else _PROPOSAL,
         "lineage": {
             "excerpts": [
                 {"label": label, "run": r.run, "source_id": r.source_id, "start": r.start, "end": r.end}

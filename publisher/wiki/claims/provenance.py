@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ...acquire.signing import KeyRing
 from ...kernel.eventlog import LogState
@@ -24,6 +25,9 @@ from .log import Assessment, signature_problem
 from .missingness import LogCache
 from .model import CHECK, Guard, claim_hash, conflict_key
 from .records import MissingnessRecord, ReviewRecord
+
+if TYPE_CHECKING:
+    from .warrant import WarrantState
 
 __all__ = [
     "ClaimState",
@@ -47,6 +51,8 @@ class ClaimState:
     entry: Assessment | None
     provenance: list[str] = field(default_factory=list)
     """Why the bound grounds no longer hold (empty: provenance valid now)."""
+    warrant: WarrantState | None = None
+    """Its independent review now (:mod:`.warrant`); None until the warrants are applied."""
 
     @property
     def provenance_valid(self) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Any
 
 from ...acquire.signing import KeyRing
 from ...kernel.eventlog import LogState
@@ -25,9 +25,6 @@ from .log import Assessment, signature_problem
 from .missingness import LogCache
 from .model import CHECK, Guard, claim_hash, conflict_key
 from .records import MissingnessRecord, ReviewRecord
-
-if TYPE_CHECKING:
-    from .warrant import WarrantState
 
 __all__ = [
     "ClaimState",
@@ -51,8 +48,9 @@ class ClaimState:
     entry: Assessment | None
     provenance: list[str] = field(default_factory=list)
     """Why the bound grounds no longer hold (empty: provenance valid now)."""
-    warrant: WarrantState | None = None
-    """Its independent review now (:mod:`.warrant`); None until the warrants are applied."""
+    warrant: Any = None
+    """Its independent review now (a :class:`.warrant.WarrantState`, which ranks above this
+    module); None until the warrants are applied."""
 
     @property
     def provenance_valid(self) -> bool:

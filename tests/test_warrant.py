@@ -41,17 +41,19 @@ Cli = Callable[..., CliResult]
 
 TRUST = (
     "extra:\n  evidence:\n    trusted_keys:\n      - keys/wiki.pub\n"
-    "      - {path: keys/reviewer.pub, roles: [warrant]}\n"
+    "      - {path: keys/reviewer.pub, roles: [warrant]}\n      - keys/colleague.pub\n"
 )
 
 
 class Keys:
-    """The private keys of the test: the maintainer's, the reviewer's, and one the wiki does not list."""
+    """The private keys of the test: the maintainer's, the reviewer's, a colleague's the wiki trusts
+    for acquisition and assessment only, and one the wiki does not list."""
 
     def __init__(self, folder: Path) -> None:
         self.wiki, _, self.wiki_id = new_key_pair(folder, "wiki")
         self.reviewer, _, self.reviewer_id = new_key_pair(folder, "reviewer")
         self.stranger, _, _ = new_key_pair(folder, "stranger")
+        self.colleague, _, _ = new_key_pair(folder, "colleague")
 
     def signer(self, path: Path) -> Signer:
         return load_signer(path, SIGNED_FOR)
@@ -66,7 +68,7 @@ def _built(tmp_path_factory: pytest.TempPathFactory, corpus_dir: Path) -> tuple[
     keys = root / "keys"
     Keys(keys)
     (root / "wiki" / "keys").mkdir(parents=True)
-    for name in ("wiki", "reviewer"):
+    for name in ("wiki", "reviewer", "colleague"):
         shutil.copy(keys / f"{name}.pub", root / "wiki" / "keys" / f"{name}.pub")
     cw = claims_wiki(root / "wiki", corpus_dir, key=keys / "wiki.key", extra=TRUST)
     status = main(["assess", "--wiki", str(cw.wiki), "--concept", CONCEPT, "--claim-id", "c1",
@@ -87,7 +89,8 @@ def ww(_built: tuple[Path, Path, list[str]], tmp_path: Path) -> tuple[Path, Keys
 
 def _reload(folder: Path) -> Keys:
     keys = Keys.__new__(Keys)
-    keys.wiki, keys.reviewer, keys.stranger = (folder / f"{n}.key" for n in ("wiki", "reviewer", "stranger"))
+    names = ("wiki", "reviewer", "stranger", "colleague")
+    keys.wiki, keys.reviewer, keys.stranger, keys.colleague = (folder / f"{n}.key" for n in names)
     keys.wiki_id = load_signer(keys.wiki, SIGNED_FOR).key_id
     keys.reviewer_id = load_signer(keys.reviewer, SIGNED_FOR).key_id
     return keys
@@ -169,6 +172,7 @@ def test_a_key_without_the_warrant_role_is_refused(ww: tuple[Path, Keys, list[st
     wiki, keys, _ = ww
     refused(lambda: decide(wiki, keys.signer(keys.wiki)), WarrantGuard.NOT_WARRANT_KEY, wiki)
     refused(lambda: decide(wiki, keys.signer(keys.stranger)), WarrantGuard.NOT_WARRANT_KEY, wiki)
+    refused(lambda: decide(wiki, keys.signer(keys.colleague)), WarrantGuard.NOT_WARRANT_KEY, wiki)
 
 
 def test_qualified_needs_a_correction_and_others_take_none(ww: tuple[Path, Keys, list[str]]) -> None:
@@ -269,6 +273,7 @@ def test_a_forged_line_signed_by_the_authors_key_gives_no_credit(ww: tuple[Path,
     }
     append_warrant(wiki, fields, keys.signer(keys.wiki))
     append_warrant(wiki, fields, keys.signer(keys.stranger))
+    append_warrant(wiki, fields, keys.signer(keys.colleague))  # trusted, not for warrant
     got = warrant_of(wiki)
     assert (got["state"], got["confirmed"]) == ("author_proposal", 0)
     # Even listed with the warrant role, the author's key is a self-review: no credit.

@@ -17,7 +17,16 @@ from ...wiki.claims.model import STATUS_CODES
 from .model import GeneratedPage, PageModel
 from .uris import concept_uri
 
-__all__ = ["MATRIX_URI", "CLAIMS_JSON_URI", "ADMONITIONS", "concept_claims", "matrix_page", "claims_json"]
+__all__ = [
+    "MATRIX_URI",
+    "CLAIMS_JSON_URI",
+    "ADMONITIONS",
+    "WARRANT_WORDS",
+    "warrant_words",
+    "concept_claims",
+    "matrix_page",
+    "claims_json",
+]
 
 MATRIX_URI = "claims/index.md"
 """The evidence matrix page (generated only when the wiki has claims)."""
@@ -67,6 +76,28 @@ def _mermaid(view: dict[str, Any]) -> tuple[str, list[str]]:
     return "\n".join(lines), steps
 
 
+WARRANT_WORDS = {
+    "author_proposal": "author's proposal, not independently reviewed",
+    "confirmed": "independently confirmed by {reviewer} on {date}",
+    "qualified": "qualified: {kind}: {text} (independently reviewed by {reviewer} on {date})",
+    "rejected": "rejected: no credit (independently reviewed by {reviewer} on {date})",
+    "stale": "stale: the claim changed since {reviewer} reviewed it on {date} ({changed}): no credit",
+}
+"""What a page says of each warrant state (CONTRACT section 17)."""
+
+
+def warrant_words(warrant: dict[str, Any]) -> str:
+    """One sentence for a claim's warrant state (data: escaped where it reaches HTML)."""
+    correction = warrant["correction"] or {}
+    return WARRANT_WORDS[warrant["state"]].format(
+        reviewer=warrant["reviewer"],
+        date=(warrant["at"] or "")[:10],
+        kind=correction.get("kind"),
+        text=correction.get("text"),
+        changed=", ".join(warrant["changed"]),
+    )
+
+
 def _item(view: dict[str, Any]) -> dict[str, Any]:
     mermaid, steps = _mermaid(view)
     return {
@@ -83,6 +114,10 @@ def _item(view: dict[str, Any]) -> dict[str, Any]:
         "valid": view["provenance_now"]["valid"],
         "reasons": view["provenance_now"]["reasons"],
         "counts": view["counts"],
+        "warrant": view["warrant"]["state"],
+        "warrant_words": warrant_words(view["warrant"]),
+        "warrant_id": view["warrant"]["warrant_id"],
+        "reviewer_key_id": view["warrant"]["reviewer_key_id"],
         "evidence": view["evidence"],
         "review": view["review"],
         "missingness": view["missingness"],
@@ -142,6 +177,7 @@ def matrix_page(model: PageModel, page: GeneratedPage) -> None:
                     "statement": v["statement"],
                     "href": model.href(page.src_uri, concept_uri(v["concept"]), f"claim-{v['id']}"),
                     "valid": v["provenance_now"]["valid"],
+                    "warrant": v["warrant"]["state"].replace("_", " "),
                     "works": sorted(per_work.items()),
                 }
             )
@@ -151,7 +187,8 @@ def matrix_page(model: PageModel, page: GeneratedPage) -> None:
         model.markdown("index.md.j2").render(
             heading_slot=model.heading(page),
             intro="Each claim against the works its verified excerpts come from (excerpts per work). "
-            "A status here is a structurally admissible proposal, not an adjudication.",
+            "A status here is a structurally admissible proposal, not an adjudication; the warrant column "
+            "says whether someone other than its author has reviewed it.",
             table_slot=model.slot(page, str(model.fragments().matrix(groups))),
         )
     )

@@ -354,3 +354,12 @@ def test_line_digest_chain_of_a_written_log(ww: tuple[Path, Keys, list[str]]) ->
     decide(wiki, keys.signer(keys.reviewer), Decision.REJECTED)
     first, second = (wiki / WARRANTS_FILE).read_bytes().splitlines()
     assert json.loads(first)["prev"] is None and json.loads(second)["prev"] == line_digest(first)
+
+
+def test_new_require_warrant_scaffolds_the_policy_on(cli: Cli, tmp_path: Path) -> None:
+    out = cli("new", tmp_path / "strict", "--require-warrant", "--json")
+    assert out.status == 0 and out.json()["require_warrant"] is True, out.err
+    assert policy(tmp_path / "strict").require_warrant is True
+    assert check_wiki(tmp_path / "strict", policy=policy(tmp_path / "strict")).ok  # no claim yet: it builds
+    assert cli("new", tmp_path / "plain", "--json").status == 0
+    assert policy(tmp_path / "plain").require_warrant is False

@@ -54,10 +54,11 @@ def _read_line(fd: int) -> str:
 
 def ask(prompt: str, *, secret: bool) -> str:
     """Ask ``prompt`` on the controlling terminal and return the line typed (without echo when
-    ``secret``). Raises :class:`NoTerminal` when the process has no controlling terminal."""
+    ``secret``: echo is off before the prompt shows, so nothing typed after it is ever echoed).
+    Raises :class:`NoTerminal` when the process has no controlling terminal."""
     with _terminal() as fd:
-        os.write(fd, prompt.encode("utf-8"))
         if not secret:
+            os.write(fd, prompt.encode("utf-8"))
             return _read_line(fd)
         try:
             before = termios.tcgetattr(fd)
@@ -65,9 +66,10 @@ def ask(prompt: str, *, secret: bool) -> str:
             raise NoTerminal(f"{TERMINAL} is not a terminal: the passphrase is read from a person only") from exc
         quiet = list(before)
         quiet[3] &= ~termios.ECHO
-        termios.tcsetattr(fd, termios.TCSAFLUSH, quiet)
+        termios.tcsetattr(fd, termios.TCSAFLUSH, quiet)  # what was typed before the prompt is dropped
         try:
+            os.write(fd, prompt.encode("utf-8"))
             return _read_line(fd)
         finally:
-            termios.tcsetattr(fd, termios.TCSAFLUSH, before)
+            termios.tcsetattr(fd, termios.TCSADRAIN, before)
             os.write(fd, b"\n")

@@ -73,6 +73,7 @@ __all__ = [
     "signature_problem",
     "current_spans",
     "author_keys",
+    "acquisition_signers",
     "apply_warrants",
 ]
 
@@ -286,16 +287,31 @@ def current_spans(wiki: WikiCheck, entry: Assessment) -> tuple[WarrantSpan, ...]
     return tuple(seen.values())
 
 
-def author_keys(wiki: WikiCheck, entry: Assessment) -> frozenset[str]:
-    """The key ids that signed the claim's assessment or any acquisition of a cited source: the
-    keys that may not review it (whether or not their signatures verify: fewer reviewers, never
-    a self-review)."""
-    out = {entry.sig.key_id} if entry.sig is not None else set()
-    cited = {ref.source_id for item in (entry.bound.evidence if entry.bound else ()) for ref in item.refs}
+AcquisitionSigners = dict[str, frozenset[str]]
+"""The key ids named by the acquisition events of each source, across the wiki's runs."""
+
+
+def acquisition_signers(wiki: WikiCheck) -> AcquisitionSigners:
+    """Every source's acquisition signers, read once per wiki check (each run's log is unpacked
+    once, not once per claim)."""
+    out: dict[str, set[str]] = {}
     for ev in wiki.runs:
         for event in ev.events:
-            if event.source_id in cited and event.type in ACQUISITIONS and event.sig is not None:
-                out.add(event.sig.key_id)
+            if event.source_id is not None and event.type in ACQUISITIONS and event.sig is not None:
+                out.setdefault(event.source_id, set()).add(event.sig.key_id)
+    return {sid: frozenset(keys) for sid, keys in out.items()}
+
+
+def author_keys(wiki: WikiCheck, entry: Assessment, signers: AcquisitionSigners | None = None) -> frozenset[str]:
+    """The key ids that signed the claim's assessment or any acquisition of a cited source: the
+    keys that may not review it (whether or not their signatures verify: fewer reviewers, never
+    a self-review). ``signers`` is :func:`acquisition_signers` of the wiki (made here when None)."""
+    if signers is None:
+        signers = acquisition_signers(wiki)
+    out = {entry.sig.key_id} if entry.sig is not None else set()
+    for item in entry.bound.evidence if entry.bound else ():
+        for ref in item.refs:
+            out |= signers.get(ref.source_id, frozenset())
     return frozenset(out)
 
 
@@ -392,6 +408,7 @@ def apply_warrants(wiki: WikiCheck, states: Iterable[ClaimState]) -> None:
     wiki.findings.extend(_log_findings(log))
     ring = wiki.policy.trusted_keys
     trusted = log.intact
+    signers = acquisition_signers(wiki)
     by_claim: dict[tuple[str, str], list[Warrant]] = {}
     for line, review in enumerate(log.events, start=1):
         problem = signature_problem(review, ring)
@@ -409,7 +426,7 @@ def apply_warrants(wiki: WikiCheck, states: Iterable[ClaimState]) -> None:
         entry = state.entry
         if entry is None:
             continue
-        authors = author_keys(wiki, entry)
+        authors = author_keys(wiki, entry, signers)
         spans = current_spans(wiki, entry)
         latest: Warrant | None = None
         per_reviewer: dict[str, Warrant] = {}

@@ -23,6 +23,7 @@ from publisher.mcp.tools import (  # noqa: E402
     ToolProblem,
     Workspace,
     build_evidence_matrix,
+    list_claims_awaiting_review,
     run_document_review,
     validate_evidence_assessment,
 )
@@ -56,6 +57,9 @@ def test_reviews_and_assessments_through_the_tools(cw: ClaimsWiki) -> None:
     matrix = build_evidence_matrix(ws)
     (shown,) = matrix["claims"]
     assert shown["id"] == "ns1" and shown["code"] == "NS" and shown["provenance_now"]["valid"] is True
+    # The agent can see what awaits a person's review; nothing it can call writes a warrant.
+    awaiting = list_claims_awaiting_review(ws)
+    assert [(c["id"], c["warrant"]) for c in awaiting["awaiting"]] == [("ns1", "author_proposal")]
     with pytest.raises(ToolProblem):
         validate_evidence_assessment(ws, CONCEPT, "c2", "X.", "likely")
 

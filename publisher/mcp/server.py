@@ -44,8 +44,9 @@ INSTRUCTIONS = (
     "around it with read_source, and check a span with check_span before you cite it: only offsets the "
     "gate re-slices count, a quote is never evidence. For claims: run_document_review searches a source "
     "for a claim's terms, validate_evidence_assessment proposes a status (every attempt is logged; admitted "
-    "means structurally admissible, not adjudicated), build_evidence_matrix shows every claim. No tool "
-    "fetches, registers, writes evidence or missingness records, or declares a surface complete."
+    "means structurally admissible, not adjudicated), build_evidence_matrix shows every claim, "
+    "list_claims_awaiting_review the claims no person has independently reviewed yet. No tool fetches, "
+    "registers, writes evidence, missingness records or warrants, or declares a surface complete."
 )
 
 

@@ -368,6 +368,31 @@ def build_evidence_matrix(ws: Workspace) -> dict[str, Any]:
     return claims_document(wiki)
 
 
+def list_claims_awaiting_review(ws: Workspace) -> dict[str, Any]:
+    """The claims no current independent review covers (never reviewed, or reviewed before the
+    claim or its cited spans changed), each with its status, statement, warrant state and counts.
+    Only a person reviews them (``publisher warrant``, with a passphrase typed at a terminal): no
+    tool writes a warrant. Refused like build_evidence_matrix when the wiki check finds anything."""
+    from ..wiki.check import check_wiki
+    from ..wiki.warrant import awaiting_review
+
+    wiki = _guard(lambda: check_wiki(ws.wiki))
+    if not wiki.ok:
+        return {"ok": False, "findings": [f.to_dict() for f in wiki.findings]}
+    awaiting = [
+        {
+            "concept": item.view["concept"],
+            "id": item.view["id"],
+            "code": item.view["code"],
+            "statement": item.view["statement"],
+            "warrant": item.view["warrant"]["state"],
+            "counts": item.view["counts"],
+        }
+        for item in awaiting_review(wiki)
+    ]
+    return {"ok": True, "awaiting": awaiting}
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One allowed tool: its name, the function (first argument: the workspace) and whether it
@@ -387,9 +412,10 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("run_document_review", run_document_review, writes=True),
     ToolSpec("validate_evidence_assessment", validate_evidence_assessment, writes=True),
     ToolSpec("build_evidence_matrix", build_evidence_matrix),
+    ToolSpec("list_claims_awaiting_review", list_claims_awaiting_review),
 )
 """The allow-list: the server registers exactly these, nothing else. Two write, and only what
 their commands write: a content-addressed review record (``publisher review``) and an assessment
 attempt with, when admitted, the claim in front matter (``publisher assess``). Deliberately
-absent: any tool that acquires sources, registers text, writes snapshots, events, results or
-missingness records, or declares a review complete."""
+absent: any tool that acquires sources, registers text, writes snapshots, events, results,
+missingness records or warrants, or declares a review complete."""

@@ -220,8 +220,10 @@ def register(
     meta: Metadata = _NO_METADATA,
     *,
     actor: str = "main",
+    signer: EventSigner | None = None,
 ) -> Acquired:
-    """Fold text obtained elsewhere into the store; logs a ``register`` event, never fresh."""
+    """Fold text obtained elsewhere into the store; logs a ``register`` event (signed when a
+    ``signer`` is given, so a signed wiki can tell who registered it), never fresh."""
     _ensure_appendable(run)
     data = _read_input(text_file, "text file")
     try:
@@ -233,7 +235,9 @@ def register(
     record = build_record(url=url, text=doc.text, retrieved_at=format_ts(utc_now()), surface=surface, **fields)
     snap, created = _store(run, record)
     detail = f"registered from {Path(text_file).name}; {len(doc.text)} chars"
-    return Acquired(snap, created, _log(run, snap, EventType.REGISTER, snap.content_hash[7:], actor, detail))
+    return Acquired(
+        snap, created, _log(run, snap, EventType.REGISTER, snap.content_hash[7:], actor, detail, signer=signer)
+    )
 
 
 def add_local_pdf(

@@ -109,6 +109,7 @@ ORDER: dict[str, list[Entry]] = {
         "discover",
         "spantables",
         "evidence",
+        "promoted",
         (
             "claims",
             ["__init__", "model", "records", "log", "missingness", "reviews", "admission", "provenance", "counts"],
@@ -120,6 +121,7 @@ ORDER: dict[str, list[Entry]] = {
         "promote",
         "annotations",
         "assess",
+        "migrate",
     ],
     "site": [
         "__init__",

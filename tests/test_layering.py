@@ -110,6 +110,7 @@ ORDER: dict[str, list[Entry]] = {
         "discover",
         "spantables",
         "evidence",
+        "promoted",
         (
             "claims",
             ["__init__", "model", "records", "log", "missingness", "reviews", "admission", "provenance", "counts"],
@@ -121,6 +122,7 @@ ORDER: dict[str, list[Entry]] = {
         "promote",
         "annotations",
         "assess",
+        "migrate",
     ],
     "site": [
         "__init__",

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from _browser_helpers import guarded_page, launched_browser, mkdocs_build, serve
 from _claims_helpers import CONCEPT, claims_wiki
+from _policy import policy_of
 
 from publisher.acquire.signing import load_signer, new_key_pair
 from publisher.cli import main
 from publisher.wiki.claims.warrant import SIGNED_FOR, Correction, Decision
-from publisher.wiki.policy import fallback_policy
 from publisher.wiki.warrant import record_warrant
 
 pytestmark = pytest.mark.browser
@@ -58,7 +58,7 @@ def _wiki(root: Path, corpus_dir: Path) -> Path:
     for claim_id in STATES:
         assess(claim_id, cw.labels[0])
     reviewer = load_signer(keys / "reviewer.key", SIGNED_FOR)
-    policy = fallback_policy(cw.wiki)
+    policy = policy_of(cw.wiki)
 
     def decide(claim_id: str, decision: Decision, correction: Correction | None = None) -> None:
         record_warrant(cw.wiki, CONCEPT, claim_id, decision, "Read against the excerpt.", correction,

@@ -35,7 +35,6 @@ ORDER: dict[str, list[Entry]] = {
         "text",
         "findings",
         "errors",
-        "trust",
         "tty",
         "ids",
         "canonical",
@@ -44,6 +43,7 @@ ORDER: dict[str, list[Entry]] = {
         "locate",
         "refs",
         "_fs",
+        "trust",
         "blobs",
         "merkle",
         "store",
@@ -111,6 +111,7 @@ ORDER: dict[str, list[Entry]] = {
         "discover",
         "spantables",
         "evidence",
+        "promoted",
         (
             "claims",
             [
@@ -133,6 +134,7 @@ ORDER: dict[str, list[Entry]] = {
         "promote",
         "annotations",
         "assess",
+        "migrate",
         "warrant",
     ],
     "site": [

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
+from _policy import policy_of
 from _wiki_helpers import refused_build, tree_digest
 from conftest import CliResult
 from test_claims_assess import assess
@@ -34,7 +35,7 @@ from publisher.wiki.claims.warrant import (
     WarrantGuard,
     WarrantRefusal,
 )
-from publisher.wiki.policy import Policy, fallback_policy
+from publisher.wiki.policy import Policy
 from publisher.wiki.warrant import awaiting_review, parse_correction, record_warrant
 
 Cli = Callable[..., CliResult]
@@ -97,7 +98,7 @@ def _reload(folder: Path) -> Keys:
 
 
 def policy(wiki: Path) -> Policy:
-    return fallback_policy(wiki)
+    return policy_of(wiki)
 
 
 def decide(wiki: Path, signer: Signer, decision: Decision = Decision.CONFIRMED, **more: object) -> None:
@@ -345,7 +346,7 @@ def test_a_ring_keeps_its_roles_through_a_pickle(tmp_path: Path) -> None:
     reviewer = {"trusted_keys": [{"path": "r.pub", "roles": ["warrant"]}]}
     ring = policy_from_evidence(reviewer, tmp_path / "w").trusted_keys
     again = pickle.loads(pickle.dumps(ring))
-    assert again.has_role(kid, Role.WARRANT) and not again.has_role(kid, Role.ASSESS) and again.label(kid) == "r"
+    assert again.has_role(kid, Role.WARRANT) and not again.has_role(kid, Role.ASSESS) and again.shown(kid) == "r.pub"
 
 
 def test_line_digest_chain_of_a_written_log(ww: tuple[Path, Keys, list[str]]) -> None:

@@ -56,7 +56,7 @@ def _signer(key: Path | None, policy: Any) -> Any:
     from ..wiki.claims.warrant import SIGNED_FOR
 
     ring = policy.trusted_keys
-    path = key if key is not None else wiki_key_file(ring.with_role(Role.WARRANT))
+    path = key if key is not None else wiki_key_file(ring.ids_for(Role.WARRANT))
     if path is None:
         raise UsageError(
             "no warrant key: make one with 'publisher keys new --out DIR --role warrant', list its .pub under "
@@ -68,7 +68,7 @@ def _signer(key: Path | None, policy: Any) -> Any:
 def _warrant(args: argparse.Namespace) -> int:
     from ..kernel.errors import UsageError
     from ..wiki.check import check_wiki
-    from ..wiki.claims.warrant import Decision
+    from ..wiki.claims.warrant import Decision, key_label
     from ..wiki.warrant import awaiting_review, parse_correction, record_warrant
 
     wiki_root = Path(args.wiki)
@@ -112,7 +112,7 @@ def _warrant(args: argparse.Namespace) -> int:
             args,
             {"ok": True, "warrant": done.wire()},
             f"recorded {done.warrant_id}: claim {concept}/{done.claim_id} {done.decision.value}, "
-            f"signed by key {policy.trusted_keys.label(signer.key_id)}",
+            f"signed by key {key_label(policy.trusted_keys, signer.key_id)}",
         )
         return 0
     if args.json:

@@ -5,12 +5,14 @@ and are the runs they say (``SCHEMA_ERROR``); at least one evidence footnote (``
 footnote reference well formed (``SCHEMA_ERROR``) and an accepted claim of a run the concept names,
 as that run assembles now (``SOURCE_OUTSIDE_ACCEPTED``, or the reason its evidence failed:
 ``SNAPSHOT_HASH_MISMATCH`` ...); its excerpt as promoted equal to the re-slice
-(``EXCERPT_MISMATCH``).
+(``EXCERPT_MISMATCH``); the promoted block exactly what promotion writes from those runs now
+(``C-PROMOTED``, :mod:`.promoted`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ..kernel import _fs
@@ -21,6 +23,7 @@ from ..kernel.refs import SpanRef
 from .concepts import ConceptDoc, parse_concept
 from .discover import relative
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
+from .promoted import promoted_findings
 
 __all__ = [
     "check_concept",
@@ -38,6 +41,7 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
     if doc is None:
         return
     add = wiki.findings.append
+    before = len(wiki.findings)
     if doc.front.concept != ce.slug:
         add(
             Finding(
@@ -45,6 +49,7 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
             )
         )
     named: list[RunEvidence] = []
+    complete = True
     for entry in doc.front.runs:
         ev = run_for(entry.path)
         if ev is None or not ev.assembled:
@@ -54,9 +59,11 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
                 else "which cannot be assembled (see its own finding)"
             )
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, f"names run {entry.run!r} at {entry.path}, {why}"))
+            complete = False
             continue
         if ev.slug != entry.run:
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, f"run at {entry.path} is {ev.slug!r}, not {entry.run!r}"))
+            complete = False
         if entry.inputs_hash is not None and entry.inputs_hash != ev.inputs_hash:
             wiki.notices.append(f"{ce.rel}: run {entry.run} was re-assembled since promotion; re-promote to refresh")
         named.append(ev)
@@ -68,6 +75,19 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, note.error, label=note.label, line=line))
         for ref in note.refs:
             _check_ref(wiki, ce, named, note.label, line, ref)
+    if complete and not any(_has_findings(wiki, ev) for ev in named):
+        # C-PROMOTED: the block is what promotion writes now. Skipped while a named run is itself
+        # refused: its findings name the cause, and a block rendered from it would differ anyway.
+        here = {f.line: f.key for f in wiki.findings[before:] if f.file == ce.rel and f.line is not None}
+        for finding in promoted_findings(doc, ce.rel, named, wiki):
+            cause = here.get(finding.line) if finding.line is not None else None
+            wiki.findings.append(replace(finding, cause=cause) if cause is not None else finding)
+
+
+def _has_findings(wiki: WikiCheck, ev: RunEvidence) -> bool:
+    """Whether the wiki check already refuses ``ev`` (a finding on the run or a file in it)."""
+    inside = ev.rel + "/"
+    return any(f.run == ev.rel or f.file.startswith(inside) for f in wiki.findings)
 
 
 def _failure(named: list[RunEvidence], ref: SpanRef) -> tuple[Reason, str | None] | None:

@@ -35,6 +35,7 @@ from .claims.warrant import (
     append_warrant,
     author_keys,
     current_spans,
+    key_label,
 )
 from .evidence import WikiCheck
 from .policy import Policy
@@ -168,7 +169,7 @@ def record_warrant(
         )
     ring = policy.trusted_keys
     if not ring.has_role(signer.key_id, Role.WARRANT):
-        holders = ", ".join(ring.label(k) for k in ring.with_role(Role.WARRANT)) or "none"
+        holders = ", ".join(key_label(ring, k) for k in ring.ids_for(Role.WARRANT)) or "none"
         raise WarrantRefusal(
             WarrantGuard.NOT_WARRANT_KEY,
             f"key {signer.key_id[:16]}… is not trusted by this wiki with the warrant role (warrant keys: {holders}); "
@@ -184,8 +185,8 @@ def record_warrant(
     if signer.key_id in author_keys(wiki, entry):
         raise WarrantRefusal(
             WarrantGuard.SELF_REVIEW,
-            f"key {ring.label(signer.key_id)} signed claim {claim_id}'s assessment or an acquisition of its sources: "
-            "a review must come from someone else's key",
+            f"key {key_label(ring, signer.key_id)} signed claim {claim_id}'s assessment or an acquisition of "
+            "its sources: a review must come from someone else's key",
             key_id=signer.key_id,
             artifact_id=f"claim:{claim_id}",
         )

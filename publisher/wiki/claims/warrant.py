@@ -73,6 +73,7 @@ __all__ = [
     "signature_problem",
     "current_spans",
     "author_keys",
+    "key_label",
     "acquisition_signers",
     "apply_warrants",
 ]
@@ -264,8 +265,17 @@ def signature_problem(entry: Warrant, ring: KeyRing) -> tuple[bool, str] | None:
     except (binascii.Error, ValueError, InvalidSignature):
         return True, f"{entry.warrant_id}: the signature does not verify (the entry or its signature was altered)"
     if not ring.has_role(sig.key_id, Role.WARRANT):
-        return False, f"{entry.warrant_id} is signed by key {ring.label(sig.key_id)}, which lacks the warrant role"
+        return False, f"{entry.warrant_id} is signed by key {key_label(ring, sig.key_id)}, which lacks the warrant role"
     return None
+
+
+def key_label(ring: KeyRing, key_id: str) -> str:
+    """What a page calls a trusted key: its file's name without ``.pub`` (``reviewer``), else its
+    short id."""
+    listed = ring.names.get(key_id)
+    if listed:
+        return Path(listed).name.removesuffix(".pub")
+    return key_id[:16] + "…"
 
 
 def excerpt_digest(text: str) -> str:
@@ -465,7 +475,7 @@ def _state_of(
 ) -> WarrantState:
     if latest is None:
         return WarrantState("author_proposal")
-    label = ring.label(latest.sig.key_id) if latest.sig else None
+    label = key_label(ring, latest.sig.key_id) if latest.sig else None
     changed = _changes(latest, state, entry, spans)
     if changed:
         return WarrantState("stale", latest, label, 0, changed)

@@ -67,6 +67,7 @@ ORDER: dict[str, list[Entry]] = {
         "http",
         "receipts",
         "sources",
+        "agentrun",
     ],
     "gate": [
         "__init__",

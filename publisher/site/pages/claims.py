@@ -114,6 +114,12 @@ def _item(view: dict[str, Any]) -> dict[str, Any]:
         "valid": view["provenance_now"]["valid"],
         "reasons": view["provenance_now"]["reasons"],
         "counts": view["counts"],
+        "proposed_by": [
+            f"run {p['run']}: model profile {p['requested_model_profile']}, prompt sha256 {p['prompt_sha256'][:16]}…"
+            if p["agent_run_id"]
+            else f"run {p['run']}: no agent recorded"
+            for p in view["proposed_by"]
+        ],
         "warrant": view["warrant"]["state"],
         "warrant_words": warrant_words(view["warrant"]),
         "warrant_id": view["warrant"]["warrant_id"],

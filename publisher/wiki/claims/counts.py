@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...acquire.agentrun import AgentRun, run_classes, trusted_agent_runs
 from ...kernel.models import ACQUISITIONS
 from ...kernel.trust import Role, event_signature_problem
 from ..evidence import WikiCheck
@@ -42,6 +43,9 @@ class WorkIndex:
         self._parent: dict[str, str] = {}
         self._of: dict[str, str] = {}
         self._sources = wiki.sources
+        self._runs = {ev.slug: ev for ev in wiki.runs}
+        self._ring = wiki.policy.trusted_keys
+        self._agents: dict[str, AgentRun | None] = {}
         self.events: dict[str, list[dict[str, Any]]] = {}
         ring = wiki.policy.trusted_keys
         for ev in wiki.runs:
@@ -84,6 +88,15 @@ class WorkIndex:
             first, second = sorted((ra, rb), key=lambda k: (k.startswith("text:"), k))
             self._parent[second] = first
 
+    def agent_of(self, slug: str) -> AgentRun | None:
+        """The latest trusted ``agent_run`` of the run ``slug`` (None: no agent recorded), read
+        once per run."""
+        if slug not in self._agents:
+            ev = self._runs.get(slug)
+            found = trusted_agent_runs(ev.run, self._ring) if ev is not None else []
+            self._agents[slug] = found[-1] if found else None
+        return self._agents[slug]
+
     def work(self, source_id: str) -> str:
         """The work a source belongs to: its smallest identity key (``pmcid:PMC1``, ``url:…``)."""
         key = self._of.get(source_id)
@@ -115,6 +128,46 @@ _PROPOSAL: dict[str, Any] = {
 """The warrant of a claim no review covers."""
 
 
+_SHARED = (
+    ("model_profile", "requested_model_profile"),
+    ("prompt", "prompt_sha256"),
+    ("retrieval_infrastructure", "retrieval_infrastructure_sha256"),
+)
+"""Dependence edges (the ledger's): what two runs may share, and the agent record's field for it."""
+
+
+def _proposers(refs: list[tuple[str, Any]], works: WorkIndex) -> tuple[list[dict[str, Any]], int, list[dict[str, Any]]]:
+    """Who proposed a claim: each cited run's agent record, the number of independent runs (runs
+    sharing a model profile and a prompt digest are one), and the dependence edges between runs."""
+    runs = sorted({r.run for _, r in refs})
+    agents = {slug: works.agent_of(slug) for slug in runs}
+    proposed = [
+        {
+            "run": slug,
+            "agent_run_id": a.agent_run_id if a else None,
+            "requested_model_profile": a.requested_model_profile if a else None,
+            "reported_model_identity": a.reported_model_identity if a else None,
+            "prompt_sha256": a.prompt_sha256 if a else None,
+        }
+        for slug, a in agents.items()
+    ]
+    cited: dict[str, set[str]] = {}
+    for _, r in refs:
+        cited.setdefault(r.run, set()).add(works.work(r.source_id))
+    edges: list[dict[str, Any]] = []
+    for i, a in enumerate(runs):
+        for b in runs[i + 1 :]:
+            first, second = agents[a], agents[b]
+            if first is not None and second is not None:
+                for kind, name in _SHARED:
+                    value = getattr(first, name)
+                    if value is not None and value == getattr(second, name):
+                        edges.append({"kind": kind, "runs": [a, b], "value": value})
+            for work in sorted(cited[a] & cited[b]):
+                edges.append({"kind": "upstream_citation", "runs": [a, b], "value": work})
+    return proposed, len(run_classes(agents.items())), edges
+
+
 def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str, Any]:
     """Everything about one claim, as plain JSON values (strings are data, never markup)."""
     claim, entry = state.claim, state.entry
@@ -130,6 +183,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
     events = [event for sid in snapshots for event in works.events.get(sid, ())]
     bound = entry.bound if entry is not None else None
     warrant = state.warrant
+    proposed, independent, edges = _proposers(refs, works)
     return {
         "concept": state.concept,
         "id": claim.id,
@@ -158,7 +212,9 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
             "urls": len(urls),
             "works": len(set(work_of.values())),
             "independently_confirmed": warrant.confirmations if warrant is not None else 0,
+            "independent_runs": independent,
         },
+        "proposed_by": proposed,
         "warrant": warrant.view() if warrant is not None else _PROPOSAL,
         "lineage": {
             "excerpts": [
@@ -178,6 +234,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
             "events": events,
             "review": bound.review.model_dump(mode="json") if bound and bound.review else None,
             "missingness": bound.missingness.model_dump(mode="json") if bound and bound.missingness else None,
+            "dependence": edges,
         },
     }
 

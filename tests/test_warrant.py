@@ -364,3 +364,15 @@ def test_new_require_warrant_scaffolds_the_policy_on(cli: Cli, tmp_path: Path) -
     assert check_wiki(tmp_path / "strict", policy=policy(tmp_path / "strict")).ok  # no claim yet: it builds
     assert cli("new", tmp_path / "plain", "--json").status == 0
     assert policy(tmp_path / "plain").require_warrant is False
+
+
+def test_require_warrant_never_blocks_promotion_only_publication(ww: tuple[Path, Keys, list[str]]) -> None:
+    from publisher.wiki.promote import promote
+
+    wiki, _, _ = ww
+    yml = wiki / "mkdocs.yml"
+    yml.write_text(yml.read_text(encoding="utf-8") + "    require_warrant: true\n", encoding="utf-8")
+    # The run promoted again into the concept whose claim awaits review: allowed.
+    promote(wiki / "runs" / "trials", wiki, concept=CONCEPT, policy=policy(wiki))
+    found = [(f.check, f.field) for f in check_wiki(wiki, policy=policy(wiki)).findings]
+    assert found == [("C-WARRANT", "WARRANT_REQUIRED")]

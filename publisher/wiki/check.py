@@ -31,7 +31,7 @@ from ..runs import RUN_LAYOUTS, Run
 from .claims.log import ASSESSMENTS_FILE, read_assessments
 from .claims.missingness import LogCache
 from .claims.provenance import admitted_index, check_concept_claims, log_findings
-from .claims.warrant import WARRANTS_FILE, apply_warrants
+from .claims.warrant import WARRANTS_FILE, WarrantGuard, apply_warrants
 from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
 from .discover import discover, inside
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
@@ -221,11 +221,14 @@ def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
 
 
 def check_claims_text(wiki: WikiCheck, text: str, rel: str, slug: str) -> list[Finding]:
-    """The ``C-CLAIM`` findings of a concept not yet on disk (promotion checks what it writes)."""
+    """The ``C-CLAIM`` findings of a concept not yet on disk (promotion checks what it writes).
+
+    ``require_warrant`` is a condition of publication, not of promotion: a claim awaiting its
+    review never blocks promoting new evidence into its concept (the build still refuses it)."""
     before, claims = len(wiki.findings), len(wiki.claims)
     parsed: list[Finding] = []
     check_claims(wiki, [parse_concept_text(text, rel, slug, wiki.wiki_root, parsed)])
-    found = wiki.findings[before:]
+    found = [f for f in wiki.findings[before:] if f.field != WarrantGuard.WARRANT_REQUIRED.value]
     del wiki.findings[before:]
     del wiki.claims[claims:]
     return found

@@ -154,6 +154,7 @@ ORDER: dict[str, list[Entry]] = {
                 "seal",
                 "trusted",
                 "inert",
+                "frontmatter",
                 "prose",
                 "checkrecords",
                 "checksite",

@@ -45,6 +45,7 @@ _FIXES: dict[str, str] = {
     "C-SITE-FILE": "rebuild the site with 'mkdocs build'; never edit a built site",
     "C-SITE-PIN": "rebuild, or pin the digest check-site prints for the site you publish",
     "C-CSP": "rebuild the site with 'mkdocs build'; never edit a built site",
+    "C-META": "keep to the front matter keys the theme may render, with the values docs/reading.md lists",
 }
 """The one-line fix of each code, shown under a root finding whose detail names none."""
 

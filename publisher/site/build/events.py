@@ -27,6 +27,7 @@ from ...kernel.reasons import Reason
 from ...kernel.text import one_line
 from ...wiki.evidence import WikiCheck
 from ..checks import csp
+from ..checks.frontmatter import ThemeMeta, check_meta
 from ..checks.inert import check_inside, check_static
 from ..checks.manifest import MANIFEST_NAME
 from ..checks.prose import Author, check_prose, prose_file, source_text
@@ -116,6 +117,8 @@ class EvidenceBuild:
         self.build_date: str | None = None
         self.offline = False
         self.web_fonts = False
+        self.theme_meta = ThemeMeta(frozenset(), ())
+        """What a page's metadata may name (statuses, icons), from this build's configuration."""
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -148,6 +151,7 @@ class EvidenceBuild:
             raise refuse("evidence publication", [Finding(None, where, detail, check="C-PUBLISH")]) from exc
         config.site_dir = str(self.staging)
         self.trusted = wire_config(config, offline=self.offline, web_fonts=self.web_fonts)
+        self.theme_meta = ThemeMeta.of(config.extra, config.theme.dirs)
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
         mkdocs_logger().addHandler(self.counter)
@@ -265,10 +269,12 @@ class EvidenceBuild:
         if self.model is None:
             return html
         generated = self.model.pages.get(page.file.src_uri)
+        file, path = self._prose_source(page)
+        # What the theme prints of the page's metadata, before any of it is set here: refused in on_env.
+        self.prose += check_meta(page.meta, file=file, source=_meta_source(page, path), theme=self.theme_meta)
         set_page_title(page, generated.title if generated is not None and generated.title else None)
         if self.build_date is not None and page.update_date == get_build_date():
             page.update_date = self.build_date  # no build-time clock in the sitemap
-        file, path = self._prose_source(page)
         trusted = self.trusted.take(page.content or "") if self.trusted is not None else []
         author: Author = "concept" if generated is not None and generated.origin is not None else "page"
         found: list[Finding] = []
@@ -498,6 +504,12 @@ class EvidenceBuild:
             if not self._strict_warned() and self.publish_now():
                 return
         self.abandon()
+
+
+def _meta_source(page: Page, path: Path | None) -> str | None:
+    """The Markdown a page's metadata was read from, for line numbers: its file of ``docs/``
+    (a generated page's lines are not those of a file an author wrote: none)."""
+    return source_text(path) if page.file.abs_src_path is not None else None
 
 
 def _relative(path: Path, root: Path | None) -> str:

@@ -150,6 +150,7 @@ ORDER: dict[str, list[Entry]] = {
                 "__init__",
                 "manifest",
                 "csp",
+                "themescripts",
                 "scan",
                 "seal",
                 "trusted",

@@ -32,7 +32,7 @@ from ..checks.inert import check_inside, check_static
 from ..checks.manifest import MANIFEST_NAME
 from ..checks.prose import Author, check_prose, prose_file, source_text
 from ..checks.scan import scan_page
-from ..checks.seal import PageSeal
+from ..checks.seal import PageSeal, check_scripts
 from ..checks.trusted import TrustedOutput
 from ..pages.a11y import name_search_dialog
 from ..pages.claims import claims_json
@@ -51,7 +51,7 @@ from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_cou
 from .options import reader_options
 from .pageseal import BuiltPage, PagePolicy, seal_output, with_policy
 from .refusal import error_finding, refuse
-from .sitefiles import add_claims_json, add_site_files, wire_config
+from .sitefiles import add_claims_json, add_site_files, config_scripts, wire_config
 from .workers import BuildHelper, ProsePage
 
 __all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
@@ -242,6 +242,8 @@ class EvidenceBuild:
                 where = f"{ev.rel}/outputs/report.md"
                 self.prose += check_prose(report_prose_html(text), file=where, source=text, author="report")
         own_css = frozenset(str(c) for c in config.extra_css)
+        scripts, own_js = config_scripts(config, files)
+        self.prose += scripts
         for file in files:  # what docs/ publishes: its own files; as they are, inert types only
             path = Path(file.abs_src_path) if file.abs_src_path else None
             if file.inclusion == InclusionLevel.EXCLUDED or path is None or not path.is_relative_to(docs):
@@ -250,7 +252,7 @@ class EvidenceBuild:
             outside = check_inside(rel, path, docs)
             self.prose += outside
             if not outside and not file.is_documentation_page():
-                self.prose += check_static(rel, path, own_css=own_css, dest=file.src_uri)
+                self.prose += check_static(rel, path, own_css=own_css, own_js=own_js, dest=file.src_uri)
         in_the_way = add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
         if self.model.has_claims:
             in_the_way += add_claims_json(files, config, claims_json(self.model))
@@ -398,6 +400,10 @@ class EvidenceBuild:
         if scan.malformed or scan.excerpts or scan.snapshots or scan.windows:
             detail = "a theme page shows evidence or what looks like it"
             self.seal_findings.append(Finding(Reason.EXCERPT_MISMATCH, template_name, detail))
+            return output_content
+        foreign = check_scripts(scan, template_name)
+        if foreign:
+            self.seal_findings += foreign
             return output_content
         return self._with_policy(output_content, scan.scripts, scan.styles, template_name)
 

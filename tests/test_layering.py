@@ -73,6 +73,7 @@ ORDER: dict[str, list[Entry]] = {
         "records",
         "result",
         "reportmd",
+        "quotations",
         "corpus",
         "verdicts",
         "freshness",

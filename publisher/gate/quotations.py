@@ -112,7 +112,15 @@ _APOSTROPHES = frozenset("'\u2019\uff07")
 _SAME_MARK = frozenset(o for o, closers in QUOTATION_MARKS.items() if o in closers)
 """Marks that open and close alike: one opens only where no letter or digit precedes it."""
 
-Kind = Literal["blockquote", "quotation", "q", "alt", "title", "footnote"]
+_CLOSER_SETS = frozenset(QUOTATION_MARKS.values())
+_CLOSER_SETS_OF: dict[str, tuple[str, ...]] = {
+    c: tuple(sorted(m for m in _CLOSER_SETS if c in m)) for c in "".join(_CLOSER_SETS)
+}
+"""For each closing mark, the closer sets it belongs to."""
+
+Kind = Literal["blockquote", "quotation", "q", "alt", "title", "footnote", "cite-line"]
+"""What reads as evidence; ``cite-line`` (a span reference or badge written in prose) is the
+report check's own, never returned by :func:`quotations`."""
 
 PROSE_BUDGET = 4 * LOCATE_BUDGET
 """The search work all the quotations of one file may do together, over every snapshot it may
@@ -165,9 +173,12 @@ def _closes(text: str, j: int) -> bool:
 def quoted_passages(text: str) -> list[tuple[int, str]]:
     """Every passage of ``text`` between a pair of :data:`QUOTATION_MARKS` (where it starts, its
     words), outermost first and in order; a passage never spans another's closing mark."""
-    closing: dict[str, list[int]] = {}
-    for closers in set(QUOTATION_MARKS.values()):
-        closing[closers] = [j for j, c in enumerate(text) if c in closers and _closes(text, j)]
+    closing: dict[str, list[int]] = {marks: [] for marks in _CLOSER_SETS}
+    for j, c in enumerate(text):
+        sets = _CLOSER_SETS_OF.get(c)
+        if sets and _closes(text, j):
+            for marks in sets:
+                closing[marks].append(j)
     out: list[tuple[int, str]] = []
     i = 0
     while i < len(text):

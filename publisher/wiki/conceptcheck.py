@@ -5,7 +5,10 @@ and are the runs they say (``SCHEMA_ERROR``); at least one evidence footnote (``
 footnote reference well formed (``SCHEMA_ERROR``) and an accepted claim of a run the concept names,
 as that run assembles now (``SOURCE_OUTSIDE_ACCEPTED``, or the reason its evidence failed:
 ``SNAPSHOT_HASH_MISMATCH`` ...); its excerpt as promoted equal to the re-slice
-(``EXCERPT_MISMATCH``).
+(``EXCERPT_MISMATCH``); each footnote that cites a span exactly what promotion writes, nothing
+before or after it (``C-PROSE``, ``EXCERPT_MISMATCH``); every quotation of the concept's own prose
+located in the snapshots of the wiki's runs and cited through a covering span (``C-PROSE``: no
+reason code where the words are a source's, ``EXCERPT_MISMATCH`` where they are in none).
 """
 
 from __future__ import annotations
@@ -13,16 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ..gate.quotations import quotation_findings, quotations
 from ..kernel import _fs
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
-from ..kernel.refs import SpanRef
-from .concepts import ConceptDoc, parse_concept
+from ..kernel.refs import SpanRef, format_ref
+from .concepts import GENERATED_BEGIN, GENERATED_END, ConceptDoc, EvidenceFootnote, parse_concept
 from .discover import relative
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
 
 __all__ = [
+    "PROSE_CHECK",
     "check_concept",
     "check_concept_text",
     "concept_folder",
@@ -30,6 +35,10 @@ __all__ = [
     "read_concept_file",
     "read_concepts",
 ]
+
+PROSE_CHECK = "C-PROSE"
+"""The check of prose, as the site's allow-list of pages names it: quotations and the form of
+footnotes that cite a span."""
 
 
 def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str], RunEvidence | None]) -> None:
@@ -62,12 +71,80 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
         named.append(ev)
     if not doc.footnotes:
         add(Finding(Reason.NO_SPANS, ce.rel, "no evidence footnote: an empty evidence set is not a pass"))
+    lines = doc.body.split("\n")
     for note in doc.footnotes:
         line = doc.file_line(note.first)
+        before = len(wiki.findings)
         if note.error is not None:
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, note.error, label=note.label, line=line))
         for ref in note.refs:
             _check_ref(wiki, ce, named, note.label, line, ref)
+        if len(wiki.findings) == before:
+            _check_promoted_form(wiki, ce, note, lines[note.first : note.last], line)
+    _check_quotations(wiki, ce, doc)
+
+
+def _check_promoted_form(
+    wiki: WikiCheck, ce: ConceptEvidence, note: EvidenceFootnote, raw: list[str], line: int
+) -> None:
+    """C-PROSE, ``EXCERPT_MISMATCH``: a footnote that cites a span is exactly what promotion
+    writes, ``[^label]: src-…#start-end "excerpt"`` on one line with the excerpt as the re-slice,
+    nothing before or after it. The page shows the sealed excerpt and its verified look in the
+    footnote's place, so any words of the author's own there would stand beside it as verified."""
+    if len(note.refs) == 1:
+        ref = note.refs[0]
+        excerpt = wiki.excerpts[(ref.source_id, ref.start, ref.end)]
+        promoted = f"[^{note.label}]: {format_ref(ref.source_id, ref.start, ref.end, excerpt)}"
+        if len(raw) == 1 and raw[0].removesuffix("\r") == promoted:
+            return
+    detail = (
+        "a footnote that cites a span must be exactly what promotion writes (one reference and "
+        "its excerpt as promoted, on one line): nothing before or after it"
+    )
+    first = note.refs[0] if note.refs else None
+    wiki.findings.append(
+        Finding(
+            Reason.EXCERPT_MISMATCH,
+            ce.rel,
+            detail,
+            label=note.label,
+            line=line,
+            check=PROSE_CHECK,
+            source_id=first.source_id if first else None,
+            start=first.start if first else None,
+            end=first.end if first else None,
+        )
+    )
+
+
+def _generated_lines(body: str) -> range:
+    """The 0-based body lines of the generated block (markers included), empty without one."""
+    lines = body.split("\n")
+    begin = next((n for n, text in enumerate(lines) if GENERATED_BEGIN in text), None)
+    end = next((n for n, text in enumerate(lines) if GENERATED_END in text), None)
+    return range(begin, end + 1) if begin is not None and end is not None and begin <= end else range(0)
+
+
+def _check_quotations(wiki: WikiCheck, ce: ConceptEvidence, doc: ConceptDoc) -> None:
+    """C-PROSE over the concept's own prose (the generated block is promotion's): every quotation
+    (:mod:`publisher.gate.quotations`) located in the snapshots of the wiki's runs, and cited
+    through an evidence footnote whose span covers it, or refused."""
+    block = _generated_lines(doc.body)
+    found = quotations(doc.body, skip=block.__contains__)
+    if not found:
+        return
+    cited: dict[str, list[tuple[str, int, int]]] = {}
+    for note in doc.footnotes:
+        cited.setdefault(note.label, []).extend((r.source_id, r.start, r.end) for r in note.refs)
+    wiki.findings += quotation_findings(
+        found,
+        file=ce.rel,
+        check=PROSE_CHECK,
+        texts=wiki.snapshot_texts,
+        cited=cited,
+        line_offset=doc.body_line - 1,
+        cite_in="an evidence footnote",
+    )
 
 
 def _failure(named: list[RunEvidence], ref: SpanRef) -> tuple[Reason, str | None] | None:

@@ -358,8 +358,8 @@ def quotations(text: str, *, skip: Callable[[int], bool] | None = None) -> list[
                 out.append(Quotation(note[0], "footnote", " ".join(" ".join(note[1]).split()), tuple(note[2])))
             note, cites = None, False
             continue
-        if cites or (skip is not None and token.map is not None and skip(start)):
-            continue
+        if cites or (token.type in ("inline", "html_block") and skip is not None and skip(start)):
+            continue  # what a skipped block holds; its blockquotes still open and close around it
         if token.type == "blockquote_open":
             depth += 1
             if depth == 1:

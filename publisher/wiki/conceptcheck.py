@@ -93,10 +93,11 @@ def _check_promoted_form(
     footnote's place, so any words of the author's own there would stand beside it as verified."""
     if len(note.refs) == 1:
         ref = note.refs[0]
-        excerpt = wiki.excerpts[(ref.source_id, ref.start, ref.end)]
-        promoted = f"[^{note.label}]: {format_ref(ref.source_id, ref.start, ref.end, excerpt)}"
-        if len(raw) == 1 and raw[0].removesuffix("\r") == promoted:
-            return
+        key = (ref.source_id, ref.start, ref.end)
+        if key in wiki.excerpts:
+            promoted = f"[^{note.label}]: {format_ref(ref.source_id, ref.start, ref.end, wiki.excerpts[key])}"
+            if len(raw) == 1 and raw[0].removesuffix("\r") == promoted:
+                return
     detail = (
         "a footnote that cites a span must be exactly what promotion writes (one reference and "
         "its excerpt as promoted, on one line): nothing before or after it"

@@ -274,3 +274,22 @@ def test_an_exact_copy_of_a_promoted_footnote_passes(promoted: tuple[Path, RunBu
     _, body = _promoted_note(concept)
     concept.write_text(concept.read_text("utf-8") + f"\nAs shown.[^mine]\n\n[^mine]: {body}\n", encoding="utf-8")
     assert check_wiki(wiki).ok
+
+
+def test_a_plain_footnote_in_a_sources_words_must_be_cited(promoted: tuple[Path, RunBuilder, Path]) -> None:
+    """A plain footnote is the author's note where its words are nobody else's; where they are a
+    source's, it must cite the span that holds them."""
+    wiki, rb, concept = promoted
+    first = _with_prose(concept, f"See the note.[^p]\n\n[^p]: {REAL}")
+    (finding,) = [f for f in check_wiki(wiki).findings if f.check == "C-PROSE"]
+    sid = next(sid for sid, text in rb.texts.items() if REAL in text)
+    assert (finding.reason, finding.source_id, finding.line) == (None, sid, first + 2)
+    concept.write_text(concept.read_text("utf-8").replace(REAL, "The authors of this page chose the trials by hand."))
+    assert check_wiki(wiki).ok
+
+
+def test_snapshots_are_read_only_where_prose_quotes(promoted: tuple[Path, RunBuilder, Path]) -> None:
+    wiki, _, concept = promoted
+    assert check_wiki(wiki)._texts is None
+    _with_prose(concept, f"\u201c{FORGED}\u201d")
+    assert check_wiki(wiki)._texts

@@ -38,6 +38,10 @@ What trusted Markdown extensions generate themselves (Material's emoji SVG throu
 ``pymdownx.emoji``, recorded by :class:`publisher.site.checks.trusted.TrustedOutput`) is set
 aside first, one recorded chunk per occurrence, when it passes the SVG allow-list of ``docs/``
 files. Each finding names the file and the line (check ``C-PROSE``).
+
+Quotations are the other half of the check: a hand-written page's Markdown goes through the one
+quotation rule of all prose (:func:`check_page_quotations`, :mod:`publisher.gate.quotations`),
+as concept prose does in the wiki check and report prose in the run check.
 """
 
 from __future__ import annotations

@@ -74,6 +74,7 @@ ORDER: dict[str, list[Entry]] = {
         "records",
         "result",
         "reportmd",
+        "quotations",
         "corpus",
         "verdicts",
         "freshness",

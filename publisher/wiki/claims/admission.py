@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from ...acquire.signing import KeyRing
 from ...kernel.errors import IntegrityError, PublisherError, UsageError
+from ...kernel.lookalike import blank
 from ...kernel.models import Access
 from ...kernel.reasons import Reason
 from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus
@@ -96,9 +97,13 @@ def shape_problems(p: Proposal) -> list[Problem]:
     if status in EVIDENCE_STATUSES and not p.evidence:
         out.append(Problem(Guard.EVIDENCE_REQUIRED, f"{status.value} needs at least one evidence label (--evidence)"))
     if status is EpistemicStatus.PARTIALLY_SUPPORTED:
-        if not any(c.strip() for c in p.conditions):
+        if not p.conditions or any(blank(c) for c in p.conditions):
             out.append(
-                Problem(Guard.CONDITIONS_REQUIRED, "partially_supported needs a non-empty condition (--condition)")
+                Problem(
+                    Guard.CONDITIONS_REQUIRED,
+                    "partially_supported needs conditions that each show something (--condition): "
+                    "white space, zero-width and other invisible characters are empty",
+                )
             )
     elif p.conditions:
         out.append(

@@ -90,7 +90,7 @@ def test_homoglyph_evidence_in_prose_is_refused_and_the_site_shows_none_of_it(tm
 
 
 def test_a_source_title_ending_in_verified_is_shown_without_the_badge(tmp_path: Path, browser: Any) -> None:
-    wiki, sid = _wiki(tmp_path, title=f"Walking and pressure {MARKER} \u2714 v\u0435rified")
+    wiki, _ = _wiki(tmp_path, title=f"Walking and pressure {MARKER} \u2714 v\u0435rified")
     dialogs, bodies, headings = _shown(browser, wiki / "site")
     assert dialogs == []
     titled = [h for h in headings if MARKER in h]

@@ -26,12 +26,11 @@ from dataclasses import dataclass
 from ...acquire.signing import KeyRing
 from ...kernel.errors import IntegrityError, PublisherError, UsageError
 from ...kernel.lookalike import blank
-from ...kernel.models import Access
 from ...kernel.reasons import Reason
 from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
 from .log import Bound, BoundEvidence, BoundMissingness, BoundRef, BoundReview
-from .missingness import LogCache, log_of, missing_basis, missing_kind, unsigned_fact
+from .missingness import LogCache, log_of, missing_basis, missing_kind, restricted, unsigned_fact
 from .model import (
     EVIDENCE_STATUSES,
     ID_RE,
@@ -374,7 +373,7 @@ def _published_elsewhere(wiki: WikiCheck, record: MissingnessRecord, ev: RunEvid
             theirs.add(f"url:{url_identity(meta.url)}")
         if not keys & theirs:
             continue
-        if record.kind is MissingKind.ACCESS_RESTRICTED and meta.access == Access.FULL_TEXT.value:
+        if record.kind is MissingKind.ACCESS_RESTRICTED and not restricted(meta.access, meta.surface):
             return f"the wiki publishes evidence from the full text of the same work ({sid[:16]}…)"
         if record.kind is MissingKind.SURFACE_INCOMPLETE and meta.surface is not None and meta.surface.complete:
             return f"the wiki publishes evidence from a complete surface of the same work ({sid[:16]}…)"

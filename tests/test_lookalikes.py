@@ -7,12 +7,14 @@ The payloads are this file's own."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
 import markdown
 import pytest
 from _claims_helpers import ClaimsWiki, claims_wiki
+from _wiki_helpers import build_wiki
 from conftest import CliResult
 from test_claims_assess import assess, assess_json, refused
 
@@ -189,3 +191,18 @@ def test_a_source_title_that_reads_as_evidence_is_shown_without_the_look(title: 
     assert looks_like_evidence(label) is None and "\u202e" not in label
     assert "Trial" in label  # the words stay readable
     assert neutral_text("An honest title") == "An honest title"
+
+
+def test_a_claim_statement_that_reads_as_evidence_is_shown_without_the_look(cli: Cli, cw: ClaimsWiki) -> None:
+    """A statement is the proposer's words: on the concept page and the evidence matrix its
+    symbols are spelled out, so "… ✔ vеrified" never shows as the badge (claims.json keeps it)."""
+    statement = "Exercise lowers blood pressure \u2714 v\u0435rified."
+    assert assess(cli, cw, "c1", statement, "S", "--evidence", cw.labels[0]).status == 0
+    build_wiki(cw.wiki)
+    site = cw.wiki / "site"
+    pages = [p for p in site.rglob("*.html") if "Exercise lowers blood pressure" in p.read_text(encoding="utf-8")]
+    assert pages
+    for page in pages:
+        assert "\u2714" not in page.read_text(encoding="utf-8"), page
+    claims = json.loads((site / "claims.json").read_text(encoding="utf-8"))
+    assert statement in json.dumps(claims, ensure_ascii=False)

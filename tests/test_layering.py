@@ -40,6 +40,7 @@ ORDER: dict[str, list[Entry]] = {
         "models",
         "spans",
         "locate",
+        "lookalike",
         "refs",
         "_fs",
         "trust",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import ClaimsWiki, claims_wiki, whole_text
+from _policy import policy_of
 from _wiki_helpers import build_wiki, make_wiki, refused_build, sample_run
 from conftest import CliResult
 from test_claims_assess import refused
@@ -28,7 +29,7 @@ Cli = Callable[..., CliResult]
 
 def test_check_site_says_whether_it_trusts_the_manifest_it_found(tmp_path: Path, cli: Cli) -> None:
     wiki = make_wiki(tmp_path / "wiki")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     found = cli("check-site", wiki / "site", "--wiki", wiki, "--json")
     assert found.status == 0, found.err
@@ -118,7 +119,7 @@ def test_a_key_given_twice_in_an_inherited_file_is_an_error(tmp_path: Path) -> N
 def test_exported_annotations_target_the_snapshot_and_name_the_page_as_via(tmp_path: Path, cli: Cli) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     out = cli("export", "annotations", "--wiki", wiki, "--site", "https://evidence.example/wiki/")
     assert out.status == 0, out.err
     items = json.loads(out.out)["first"]["items"]

@@ -146,7 +146,7 @@ def _claims(wiki: WikiCheck) -> dict[tuple[str, int, int], list[str]]:
 
 
 def export_annotations(
-    wiki_root: Path, *, base: str | None = None, site: str | None = None, policy: Policy | None = None
+    wiki_root: Path, *, base: str | None = None, site: str | None = None, policy: Policy
 ) -> Collection:
     """Every published excerpt of the wiki as an AnnotationCollection (see the module docstring).
 

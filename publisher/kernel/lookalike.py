@@ -138,7 +138,7 @@ def unicode_version() -> str:
     return _table()[1]
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=8)
 def skeleton(text: str) -> str:
     """``text``'s confusable skeleton after NFKC (UTS #39 section 4): equal skeletons look alike."""
 
@@ -148,7 +148,7 @@ def skeleton(text: str) -> str:
     return unicodedata.normalize("NFD", _mapped(unicodedata.normalize("NFD", folded)))
 
 
-@lru_cache(maxsize=32)
+@lru_cache(maxsize=8)
 def read_key(text: str) -> str:
     """``text`` as compared for what people read: case folded, then :func:`skeleton` (case folded
     again, since a prototype may be a capital: a zero reads as ``O``)."""

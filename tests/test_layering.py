@@ -58,6 +58,7 @@ ORDER: dict[str, list[Entry]] = {
         "plain",
         "_jats_flow",
         "jats",
+        "identity",
         "html",
         "pdf",
         "surface",

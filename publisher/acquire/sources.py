@@ -66,6 +66,8 @@ class Acquired:
     snapshot: Snapshot
     created: bool
     event: Event
+    notes: tuple[str, ...] = ()
+    """What could not be derived of the paper's identity (an ambiguous document, no title)."""
 
     def summary(self) -> dict[str, Any]:
         """Machine-readable outcome for ``--json``."""
@@ -78,6 +80,9 @@ class Acquired:
             "access": snap.access.value,
             "origin": snap.origin.value,
             "paper": snap.paper.model_dump() if snap.paper else None,
+            "identity": snap.identity.model_dump(mode="json", exclude_none=True) if snap.identity else None,
+            "supersedes": snap.supersedes,
+            "identity_notes": list(self.notes),
             "chars": len(snap.text),
             "sections": len(snap.sections or ()),
             "pages": len(snap.pages or ()),
@@ -132,6 +137,7 @@ def _log(
         merkle_root=snap.merkle_root if acquisition else None,
         merkle_size=snap.merkle_size if acquisition else None,
         surface=snap.surface if acquisition else None,
+        supersedes=snap.supersedes if acquisition else None,
     )
 
 
@@ -184,7 +190,9 @@ def fetch(
     try:
         doc = extract(response.body, response.media_type, response.charset, url=response.final_url)
         receipt = receipt.model_copy(update={"extractor": extractor_id(doc.kind)})
-        fields = resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
+        fields, notes = resolve_metadata(
+            doc, meta, default_origin=Origin.WEB.value, urls=(response.requested_url, response.final_url)
+        )
         record = build_record(
             url=response.final_url,
             text=doc.text,
@@ -209,7 +217,7 @@ def fetch(
         f"{len(doc.text)} chars; {route}; {doc.detail}; redirects {len(response.redirects)}"
     )
     event = _log(run, snap, EventType.FETCH, snap.content_hash[7:], actor, detail, receipt, signer)
-    return Acquired(snap, created, event)
+    return Acquired(snap, created, event, notes)
 
 
 def register(
@@ -227,12 +235,12 @@ def register(
         doc = extract(data, "text/plain", "utf-8")
     except AcquireError as exc:
         raise UsageError(f"{text_file}: {exc}; convert it to UTF-8 first") from exc
-    fields = resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
+    fields, notes = resolve_metadata(doc, meta, default_origin=Origin.WEB.value, urls=())
     surface = declare_surface(doc, _UNDECLARED, fields["access"], "register")  # never declared complete
     record = build_record(url=url, text=doc.text, retrieved_at=format_ts(utc_now()), surface=surface, **fields)
     snap, created = _store(run, record)
     detail = f"registered from {Path(text_file).name}; {len(doc.text)} chars"
-    return Acquired(snap, created, _log(run, snap, EventType.REGISTER, snap.content_hash[7:], actor, detail))
+    return Acquired(snap, created, _log(run, snap, EventType.REGISTER, snap.content_hash[7:], actor, detail), notes)
 
 
 def add_local_pdf(
@@ -260,7 +268,7 @@ def add_local_pdf(
     try:
         doc = extract(data, "application/pdf")
         receipt = local_receipt(url, digest, len(data), extractor_id(doc.kind))
-        fields = resolve_metadata(doc, meta, default_origin=Origin.USER_SUPPLIED_PDF.value)
+        fields, notes = resolve_metadata(doc, meta, default_origin=Origin.USER_SUPPLIED_PDF.value, urls=())
         relative = f"{PAPERS_DIR}/{digest}.pdf"
         record = build_record(
             url=url,
@@ -283,7 +291,7 @@ def add_local_pdf(
     put_blob(Path(wiki) / PAPERS_DIR, data, suffix=".pdf")
     snap, created = _store(run, record)
     detail = f"local PDF {relative}; {len(data)} bytes; {len(doc.pages or ())} pages; {len(doc.text)} chars"
-    return Acquired(snap, created, _log(run, snap, EventType.LOCAL_PDF, digest, actor, detail, receipt, signer))
+    return Acquired(snap, created, _log(run, snap, EventType.LOCAL_PDF, digest, actor, detail, receipt, signer), notes)
 
 
 def _read_input(path: Path, what: str) -> bytes:

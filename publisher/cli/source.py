@@ -160,20 +160,40 @@ def _acquired(args: argparse.Namespace, outcome: sources.Acquired, verb: str) ->
         extra.append(f"{info['sections']} sections")
     if info["pages"]:
         extra.append(f"{info['pages']} pages")
-    ids = ", ".join(f"{k} {v}" for k, v in (info["paper"] or {}).items() if v)
     human = (
         f"{verb} {info['url']}\n"
         f"  {info['source_id']}  {state}\n"
         f"  {info['chars']} chars, access {info['access']}, origin {info['origin']}"
         + (f", {', '.join(extra)}" if extra else "")
-        + (f"\n  {ids}" if ids else "")
-        + (f"\n  title: {info['title']}" if info["title"] else "")
+        + _identity_lines(outcome)
+        + (f"\n  supersedes {info['supersedes']}" if info["supersedes"] else "")
         + _surface_line(outcome.snapshot.surface)
         + f"\n  logged {info['event_id']} (fresh: {'yes' if info['fresh'] else 'no'}; "
         + (f"signed by key {info['signed_by'][:16]}…)" if info["signed_by"] else "unsigned)")
     )
     emit(args, info, human)
     return 0
+
+
+def _identity_lines(outcome: sources.Acquired) -> str:
+    """Each stored id and the title with its basis; when no id is derived, what to do about it."""
+    snap = outcome.snapshot
+    identity = snap.identity
+    entries = identity.ids() if identity is not None else {}
+    lines = [f"\n  {k} {e.value} ({e.basis.value}: {e.via})" for k, e in entries.items()]
+    title = identity.title if identity is not None else None
+    if title is not None:
+        lines.append(f"\n  title: {title.value} ({title.basis.value}: {title.via})")
+    lines += [f"\n  note: {note}" for note in outcome.notes]
+    if not any(e.derived for e in entries.values()):
+        asserted = "; the ids given are stored as asserted, each its own work" if entries else ""
+        lines.append(
+            "\n  no paper id derived: neither the document nor its URL states one" + asserted + ". To record one, "
+            "acquire the paper from a registry's article URL (https://doi.org/DOI, "
+            "https://pubmed.ncbi.nlm.nih.gov/PMID/) or a copy that states it, as a revision of this source: "
+            f"'publisher source revise --run-dir RUN --source-id {snap.source_id} --url URL'"
+        )
+    return "".join(lines)
 
 
 def _surface_line(surface: Surface | None) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...gate.urls import followable
 from ...kernel.models import Surface, SurfaceType
+from ...parallel import SnapshotCheck
 from ...wiki.evidence import SourceInfo
 from .highlight import source_job
 from .model import GeneratedPage, PageModel
@@ -25,7 +26,8 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
         "url": meta.url,
         "url_live": followable(meta.url or ""),
         "title": meta.title,
-        "paper_ids": list(meta.paper.ids().items()) if meta.paper else [],
+        "paper_ids": _paper_ids(meta),
+        "title_basis": _title_basis(meta),
         "access": meta.access,
         "origin": meta.origin,
         "retrieved_at": meta.retrieved_at,
@@ -74,6 +76,32 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
         text_slot=model.slot(page, text_block),
         windows=job.mode in ("windows", "proofs"),
     )
+
+
+def _paper_ids(meta: SnapshotCheck) -> list[dict[str, Any]]:
+    """Each paper id with its basis; an id only asserted is marked (it joins no work)."""
+    entries = meta.identity.ids() if meta.identity is not None else {}
+    out = []
+    for kind, value in (meta.paper.ids() if meta.paper else {}).items():
+        entry = entries.get(kind)
+        out.append(
+            {
+                "kind": kind,
+                "value": value,
+                "basis": entry.basis.value if entry is not None else None,
+                "via": entry.via if entry is not None else None,
+                "asserted": entry is not None and not entry.derived,
+            }
+        )
+    return out
+
+
+def _title_basis(meta: SnapshotCheck) -> str | None:
+    """Where the title was read, in a few words (None when no basis is recorded)."""
+    title = meta.identity.title if meta.identity is not None else None
+    if title is None:
+        return None
+    return f"{title.basis.value}: {title.via}"
 
 
 def _cited_by(model: PageModel, page: str, sid: str, start: int, end: int) -> list[dict[str, Any]]:

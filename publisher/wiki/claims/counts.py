@@ -61,7 +61,7 @@ class WorkIndex:
                         }
                     )
         for sid, info in sorted(wiki.sources.items()):
-            keys = work_keys(info.meta.paper, info.meta.url, info.meta.content_hash)
+            keys = work_keys(info.meta.derived_ids(), info.meta.url, info.meta.content_hash)
             for key in keys[1:]:
                 self._union(keys[0], key)
             self._of[sid] = keys[0]

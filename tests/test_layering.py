@@ -65,6 +65,7 @@ ORDER: dict[str, list[Entry]] = {
         "metadata",
         "http",
         "receipts",
+        "revisions",
         "sources",
     ],
     "gate": [
@@ -110,6 +111,7 @@ ORDER: dict[str, list[Entry]] = {
         "discover",
         "spantables",
         "evidence",
+        "revisions",
         (
             "claims",
             ["__init__", "model", "records", "log", "missingness", "reviews", "admission", "provenance", "counts"],

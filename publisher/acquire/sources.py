@@ -21,7 +21,7 @@ from typing import Any
 
 from ..kernel import _fs
 from ..kernel.blobs import put_blob
-from ..kernel.canonical import format_ts, utc_now
+from ..kernel.canonical import format_ts, record_hash_for, utc_now
 from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import EventSigner, append_event, read_log
 from ..kernel.locate import search_term
@@ -33,6 +33,7 @@ from . import AcquireError, Extracted, extract
 from .http import ROUTE, HttpFailure, ambient_settings, http_get, redact
 from .metadata import Metadata, refuse_amendment, resolve_metadata
 from .receipts import extractor_id, failure_receipt, http_receipt, local_receipt, log_failed
+from .revisions import find_snapshot, prior_revision, refuse_other_work
 from .select import SEARCH_BUDGET, stopped_empty
 from .surface import Declaration, declare_surface, parse_pages
 
@@ -45,6 +46,7 @@ __all__ = [
     "add_local_pdf",
     "read_window",
     "find_spans",
+    "Revision",
     "PAPERS_DIR",
     "MAX_READ_WINDOW",
 ]
@@ -92,6 +94,37 @@ class Acquired:
             "raw_sha256": self.event.receipt.raw_sha256 if self.event.receipt else None,
             "surface": snap.surface.model_dump(mode="json") if snap.surface else None,
         }
+
+
+@dataclass(frozen=True)
+class Revision:
+    """Where an acquisition's revisions are looked for: the wiki whose earlier runs may hold the
+    same work (None: nowhere), and the snapshot it explicitly supersedes (``source revise``)."""
+
+    wiki: Path | None = None
+    supersedes: str | None = None
+
+
+_NO_REVISION = Revision()
+
+
+def _revised(run: Run, record: dict[str, Any], revision: Revision) -> dict[str, Any]:
+    """``record`` with the ``supersedes`` it gets (sealed again), or as it is.
+
+    An explicit ``supersedes`` must name a verified snapshot of the run or its wiki, of the same
+    work and other text or URL; otherwise the newest revision of the same work in an earlier run
+    of the wiki is superseded, when there is one.
+    """
+    if revision.supersedes is not None:
+        old = find_snapshot(run, revision.supersedes, revision.wiki)
+        refuse_other_work(old.snapshot, record)
+        prior: str | None = old.snapshot.source_id
+    else:
+        prior = prior_revision(run, record, revision.wiki)
+    if prior is None:
+        return record
+    fields = {k: v for k, v in record.items() if k != "record_hash"} | {"supersedes": prior}
+    return fields | {"record_hash": record_hash_for(fields)}
 
 
 def _ensure_appendable(run: Run) -> None:
@@ -167,12 +200,14 @@ def fetch(
     max_bytes: int = 64 * 1024 * 1024,
     signer: EventSigner | None = None,
     declaration: Declaration = _UNDECLARED,
+    revision: Revision = _NO_REVISION,
 ) -> Acquired:
     """Retrieve ``url`` over HTTP, derive its text by media type, store it and log a fresh fetch.
 
     The raw bytes are kept under ``<run>/raw/<sha256>``; a failure at any step after the attempt
     began is logged as ``fetch_failed`` with what was learnt, then raised as a one-line error.
-    ``declaration`` is the surface the caller declares (``--complete``, or a PDF's pages).
+    ``declaration`` is the surface the caller declares (``--complete``, or a PDF's pages);
+    ``revision`` where the snapshot it supersedes is found (:class:`Revision`).
     """
     if declaration.expected_pages is not None:
         parse_pages(declaration.expected_pages)  # a malformed declaration is refused before any request
@@ -203,6 +238,7 @@ def fetch(
             surface=declare_surface(doc, declaration, fields["access"], receipt.extractor or doc.kind),
             **fields,
         )
+        record = _revised(run, record, revision)
         refuse_amendment(run, record, meta)
         _refuse_other_surface(run, record, declaration)
     except (AcquireError, UsageError) as exc:
@@ -252,6 +288,7 @@ def add_local_pdf(
     actor: str = "main",
     signer: EventSigner | None = None,
     declaration: Declaration = _UNDECLARED,
+    revision: Revision = _NO_REVISION,
 ) -> Acquired:
     """Register a user-supplied PDF: copy it into the wiki's library and log a ``local_pdf`` event.
 
@@ -280,6 +317,7 @@ def add_local_pdf(
             surface=declare_surface(doc, declaration, fields["access"], extractor_id(doc.kind)),
             **fields,
         )
+        record = _revised(run, record, revision)
         refuse_amendment(run, record, meta)
         _refuse_other_surface(run, record, declaration)
     except (AcquireError, UsageError) as exc:

@@ -1,4 +1,4 @@
-"""``publisher source fetch|register|local|read|spans|locate``."""
+"""``publisher source fetch|register|local|revise|revisions|read|spans|locate``."""
 
 from __future__ import annotations
 
@@ -120,6 +120,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_json(p)
     p.set_defaults(func=_local)
 
+    p = ss.add_parser(
+        "revise", help="re-acquire a stored source as a new revision that supersedes it (its URL, or --url, or --file)"
+    )
+    p.add_argument("--run-dir", required=True, type=Path, help="the run the revision is stored in")
+    p.add_argument("--source-id", required=True, type=source_id_arg, help="the snapshot it supersedes")
+    p.add_argument("--url", help="acquire the revision from this address (default: the source's own URL)")
+    p.add_argument("--file", type=Path, help="a PDF to store as the revision (a user-supplied PDF's revision)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    p.add_argument("--max-bytes", type=int, default=64 * 1024 * 1024, help="largest body accepted")
+    _metadata_options(p)
+    _surface_options(p, whole_text=True)
+    _key_option(p)
+    add_json(p)
+    p.set_defaults(func=_revise)
+
+    p = ss.add_parser("revisions", help="list a source's revisions, first to newest")
+    p.add_argument("source_id", type=source_id_arg, metavar="SOURCE_ID")
+    p.add_argument("--wiki", required=True, type=Path)
+    add_json(p)
+    p.set_defaults(func=_revisions)
+
     p = ss.add_parser("read", help="print a verified window of a snapshot with its offsets")
     p.add_argument("--run-dir", required=True, type=Path)
     p.add_argument("--source-id", required=True, type=source_id_arg)
@@ -227,8 +248,75 @@ def _fetch(args: argparse.Namespace) -> int:
         max_bytes=args.max_bytes,
         signer=_signer(args, run),
         declaration=_declaration(args),
+        revision=_revision(run),
     )
     return _acquired(args, outcome, "Fetched")
+
+
+def _revision(run: Run, supersedes: str | None = None) -> sources.Revision:
+    from ..acquire import sources
+    from ..runs import find_wiki_root
+
+    return sources.Revision(wiki=find_wiki_root(run.path), supersedes=supersedes)
+
+
+def _revise(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from ..acquire import sources
+    from ..acquire.revisions import find_snapshot
+    from ..kernel.errors import UsageError
+
+    run = Run.open(args.run_dir)
+    revision = _revision(run, args.source_id)
+    old = find_snapshot(run, args.source_id, revision.wiki).snapshot
+    # Access and origin say what kind of text it is, not whose: they carry over unless given.
+    meta = replace(_meta(args), access=args.access or old.access.value, origin=args.origin or old.origin.value)
+    if args.file is not None:
+        if args.url is not None:
+            raise UsageError("give --url or --file, not both")
+        if revision.wiki is None:
+            raise UsageError(f"{run.path} is in no wiki: a PDF is stored in its wiki's library")
+        outcome = sources.add_local_pdf(
+            run, args.file, revision.wiki, meta, actor=args.actor, signer=_signer(args, run),
+            declaration=_declaration(args), revision=revision,
+        )  # fmt: skip
+        return _acquired(args, outcome, "Revised with local PDF")
+    url = args.url or old.url
+    if url.startswith("urn:"):
+        raise UsageError(f"{old.source_id} is a user-supplied PDF: give the revised PDF with --file, or --url")
+    outcome = sources.fetch(
+        run, url, meta, actor=args.actor, timeout=args.timeout, max_bytes=args.max_bytes,
+        signer=_signer(args, run), declaration=_declaration(args), revision=revision,
+    )  # fmt: skip
+    return _acquired(args, outcome, "Revised")
+
+
+def _revisions(args: argparse.Namespace) -> int:
+    from ..acquire.revisions import chain, wiki_snapshots
+
+    stored = list(wiki_snapshots(args.wiki))
+    found = chain(stored, args.source_id)
+    rows = [
+        {
+            "revision": number,
+            "source_id": s.snapshot.source_id,
+            "supersedes": s.snapshot.supersedes,
+            "run": s.run.name,
+            "retrieved_at": s.snapshot.retrieved_at,
+            "url": s.snapshot.url,
+            "current": number == len(found),
+        }
+        for number, s in enumerate(found, start=1)
+    ]
+    lines = [f"{len(rows)} revision(s) of {args.source_id}:"]
+    for row in rows:
+        mark = " (current)" if row["current"] else ""
+        mark += " <- asked" if row["source_id"] == args.source_id else ""
+        lines.append(f"  {row['revision']}. {row['source_id']}  run {row['run']}  {row['retrieved_at']}{mark}")
+        lines.append(f"     {row['url']}")
+    emit(args, {"source_id": args.source_id, "revisions": rows}, "\n".join(lines))
+    return 0
 
 
 def _register(args: argparse.Namespace) -> int:
@@ -251,6 +339,7 @@ def _local(args: argparse.Namespace) -> int:
         actor=args.actor,
         signer=_signer(args, run),
         declaration=_declaration(args),
+        revision=_revision(run),
     )
     return _acquired(args, outcome, "Added local PDF")
 

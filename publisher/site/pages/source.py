@@ -8,10 +8,13 @@ from typing import Any
 
 from ...gate.urls import followable
 from ...kernel.models import Surface, SurfaceType
+from ...kernel.store import read_snapshot
 from ...parallel import SnapshotCheck
 from ...wiki.evidence import SourceInfo
+from ...wiki.revisions import revision_index, window_change
 from .highlight import source_job
 from .model import GeneratedPage, PageModel
+from .uris import source_uri
 
 __all__ = ["source_page"]
 
@@ -70,12 +73,50 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
     page.title = info.label
     page.markdown = model.markdown("source.md.j2").render(
         heading_slot=model.heading(page),
-        meta_slot=model.slot(page, str(frag.source_meta(view, holders))),
+        meta_slot=model.slot(
+            page, str(frag.source_meta(view, holders)) + str(frag.revision(_revision(model, uri, sid, info)))
+        ),
         events_slot=model.slot(page, str(frag.events(events, model.signed()))),
         spans_slot=model.slot(page, str(frag.spans(spans))),
         text_slot=model.slot(page, text_block),
         windows=job.mode in ("windows", "proofs"),
     )
+
+
+def _revision(model: PageModel, uri: str, sid: str, info: SourceInfo) -> dict[str, Any]:
+    """This source's place among its revisions and, when a newer one supersedes it, how each
+    cited window reads there (what a reader needs to judge whether a quotation still stands)."""
+    index = revision_index(model.pre)
+    out: dict[str, Any] = {"number": index.number(sid), "supersedes": info.meta.supersedes, "newer": None}
+    newer = index.current(sid)
+    if newer is None:
+        return out
+    published = newer.source_id in model.pre.sources
+    out["newer"] = {
+        "number": newer.number,
+        "source_id": newer.source_id,
+        "run": newer.run,
+        "at": newer.at,
+        "href": model.href(uri, source_uri(newer.source_id)) if published else None,
+    }
+    new = index.snapshot(newer)
+    out["readable"] = new is not None
+    out["windows"] = []
+    if new is not None and info.spans:
+        old_text = read_snapshot(info.sources_dir, sid).text
+        for start, end in sorted(info.spans):
+            change = window_change(old_text, start, end, new.text)
+            out["windows"].append(
+                {
+                    "start": start,
+                    "end": end,
+                    "state": change["state"],
+                    "new_start": change["start"],
+                    "new_end": change["end"],
+                    "diff": change["diff"],
+                }
+            )
+    return out
 
 
 def _paper_ids(meta: SnapshotCheck) -> list[dict[str, Any]]:

@@ -66,6 +66,7 @@ ORDER: dict[str, list[Entry]] = {
         "http",
         "receipts",
         "revisions",
+        "notices",
         "sources",
     ],
     "gate": [
@@ -112,6 +113,7 @@ ORDER: dict[str, list[Entry]] = {
         "spantables",
         "evidence",
         "revisions",
+        "notices",
         (
             "claims",
             ["__init__", "model", "records", "log", "missingness", "reviews", "admission", "provenance", "counts"],

@@ -141,6 +141,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_json(p)
     p.set_defaults(func=_revisions)
 
+    p = ss.add_parser(
+        "notices", help="ask a registry for retraction and correction notices of every DOI of the wiki, and log them"
+    )
+    p.add_argument("--wiki", required=True, type=Path)
+    p.add_argument("--registry", help="the registry's REST base URL (default https://api.crossref.org)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
+    p.add_argument(
+        "--key", type=Path, help="Ed25519 private key (PEM) that signs each notice (default: as for acquisition)"
+    )
+    add_config(p)
+    add_json(p)
+    p.set_defaults(func=_notices)
+
     p = ss.add_parser("read", help="print a verified window of a snapshot with its offsets")
     p.add_argument("--run-dir", required=True, type=Path)
     p.add_argument("--source-id", required=True, type=source_id_arg)
@@ -317,6 +330,46 @@ def _revisions(args: argparse.Namespace) -> int:
         lines.append(f"     {row['url']}")
     emit(args, {"source_id": args.source_id, "revisions": rows}, "\n".join(lines))
     return 0
+
+
+def _notices(args: argparse.Namespace) -> int:
+    from ..acquire import notices, signing
+    from ..acquire.revisions import wiki_snapshots
+    from ..kernel.errors import UsageError
+
+    ring = wiki_policy(args.wiki, args.config).trusted_keys
+    signer = signing.signer_from(args.key, notices.SIGNED_FOR, trusted=ring.ids)
+    if ring and signer is None:
+        raise UsageError(
+            "this wiki trusts keys and no private key for one of them was found: nothing was asked or written "
+            "(pass --key, or run where the wiki's key is kept)"
+        )
+    registry = (args.registry or notices.DEFAULT_REGISTRY).rstrip("/")
+    dois = notices.wiki_dois(
+        [s.snapshot.paper.doi for s in wiki_snapshots(args.wiki) if s.snapshot.paper and s.snapshot.paper.doi]
+    )
+    rows: list[dict[str, object]] = []
+    lines = [f"Notices of {len(dois)} DOI(s) asked of {registry}:"]
+    failed = 0
+    for doi in dois:
+        asked = notices.ask_registry(doi, registry, timeout=args.timeout)
+        if asked.problem is not None:
+            failed += 1
+            rows.append({"doi": doi, "ok": False, "problem": asked.problem})
+            lines.append(f"  {doi}: not logged: {asked.problem}")
+            continue
+        entry = notices.append_notice(args.wiki, asked, registry, signer)
+        updates = [u.model_dump(mode="json") for u in entry.updates]
+        rows.append({"doi": doi, "ok": True, "notice_id": entry.notice_id, "updates": updates, "at": entry.at})
+        if not entry.updates:
+            lines.append(f"  {doi}: no notice found in {registry} on {entry.at[:10]} ({entry.notice_id})")
+        for u in entry.updates:
+            about = "this work" if u.about_this_work else "another work (this is the notice)"
+            lines.append(
+                f"  {doi}: {u.kind.value} of {about}, notice {u.doi or '?'} {u.date or ''} ({entry.notice_id})"
+            )
+    emit(args, {"registry": registry, "dois": rows, "failed": failed}, "\n".join(lines))
+    return 1 if failed else 0
 
 
 def _register(args: argparse.Namespace) -> int:

@@ -27,7 +27,15 @@ from ..kernel.errors import UsageError
 from ..kernel.reasons import Reason
 from ..runs import config_file_of, key_paths, read_wiki_extra
 
-__all__ = ["Policy", "OPTIONS", "SOURCE_TEXT_MODES", "WINDOWS_ABOVE", "policy_from_evidence", "fallback_policy"]
+__all__ = [
+    "Policy",
+    "OPTIONS",
+    "RETRACTED_MODES",
+    "SOURCE_TEXT_MODES",
+    "WINDOWS_ABOVE",
+    "policy_from_evidence",
+    "fallback_policy",
+]
 
 SOURCE_TEXT_MODES = ("full", "windows", "proofs")
 WINDOWS_ABOVE = 200_000
@@ -42,8 +50,12 @@ OPTIONS = (
     "offline",
     "web_fonts",
     "scheduler",
+    "retracted",
 )
 """Every key ``extra: evidence:`` may hold (an allow-list)."""
+
+RETRACTED_MODES = ("warn", "fail")
+"""What a build does when a claim rests on a work with a logged retraction (check ``C-NOTICE``)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +75,9 @@ class Policy:
     web_fonts: bool = False
     scheduler: str | None = None
     """Address of a Dask scheduler that runs the wiki check (None: this machine)."""
+    retracted: str = "warn"
+    """``fail``: a claim resting on a retracted work refuses the build (``C-NOTICE``); ``warn``:
+    the build says so and publishes, the work shown apart and giving no credit."""
 
     @property
     def signed(self) -> bool:
@@ -81,6 +96,7 @@ class Policy:
             "offline": self.offline,
             "web_fonts": self.web_fonts,
             "scheduler": self.scheduler,
+            "retracted": self.retracted,
         }
         return "sha256:" + hashlib.sha256(canonical_bytes(body)).hexdigest()
 
@@ -145,6 +161,9 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
     scheduler = evidence.get("scheduler")
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip() or len(scheduler) > 500):
         raise _bad(where, "extra.evidence.scheduler must be a scheduler address (tcp://host:port)")
+    retracted = evidence.get("retracted", "warn")
+    if retracted not in RETRACTED_MODES:
+        raise _bad(where, f"extra.evidence.retracted must be one of {', '.join(RETRACTED_MODES)}")
     listed = evidence.get("trusted_keys")
     if listed is not None and wiki_root is None:
         raise _bad(where, "extra.evidence.trusted_keys needs a wiki root to resolve its paths")
@@ -160,6 +179,7 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
         offline=flags["offline"],
         web_fonts=flags["web_fonts"],
         scheduler=scheduler,
+        retracted=retracted,
     )
 
 

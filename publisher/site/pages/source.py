@@ -11,6 +11,7 @@ from ...kernel.models import Surface, SurfaceType
 from ...kernel.store import read_snapshot
 from ...parallel import SnapshotCheck
 from ...wiki.evidence import SourceInfo
+from ...wiki.notices import notice_index, source_doi
 from ...wiki.revisions import revision_index, window_change
 from .highlight import source_job
 from .model import GeneratedPage, PageModel
@@ -31,6 +32,7 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
         "title": meta.title,
         "paper_ids": _paper_ids(meta),
         "title_basis": _title_basis(meta),
+        "notice": _notice(model, sid),
         "access": meta.access,
         "origin": meta.origin,
         "retrieved_at": meta.retrieved_at,
@@ -135,6 +137,28 @@ def _paper_ids(meta: SnapshotCheck) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def _notice(model: PageModel, sid: str) -> str | None:
+    """What the registry said of this source's DOI when it was last asked, in one line (None: no DOI).
+
+    Absence is inconclusive: it reads "no notice found in <registry> on <date>", never "not
+    retracted"."""
+    doi = source_doi(model.pre, sid)
+    if doi is None:
+        return None
+    notice = notice_index(model.pre).of(doi)
+    if notice is None:
+        return f"DOI {doi} not asked of a registry (publisher source notices)"
+    if not notice.updates:
+        return f"no notice found in {notice.registry} on {notice.at[:10]}"
+    parts = []
+    for u in notice.updates:
+        what = u.kind.value.replace("_", " ")
+        what += " of this work" if u.about_this_work else " of another work (this DOI is the notice)"
+        parts.append(what + (f": notice {u.doi}" if u.doi else "") + (f" of {u.date}" if u.date else ""))
+    flag = "RETRACTED: gives no credit. " if notice.retracted else ""
+    return flag + "; ".join(parts) + f" (asked of {notice.registry} on {notice.at[:10]})"
 
 
 def _title_basis(meta: SnapshotCheck) -> str | None:

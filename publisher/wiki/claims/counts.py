@@ -20,6 +20,7 @@ from typing import Any
 from ...acquire.signing import signature_problem as event_signature_problem
 from ...kernel.models import ACQUISITIONS
 from ..evidence import WikiCheck
+from ..notices import notice_index, retracted_sources, source_doi
 from .log import Assessment, signature_problem
 from .model import status_code, url_identity, work_keys
 from .provenance import ClaimState
@@ -106,6 +107,9 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
     urls = sorted({url_identity(info.meta.url) for info in infos.values() if info.meta.url})
     work_of = {sid: works.work(sid) for sid in snapshots}
     events = [event for sid in snapshots for event in works.events.get(sid, ())]
+    retracted = retracted_sources(wiki, snapshots)
+    retracted_works = {work_of[sid] for sid in retracted}
+    notices = notice_index(wiki)
     bound = entry.bound if entry is not None else None
     return {
         "concept": state.concept,
@@ -133,8 +137,21 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
             "excerpts": len(excerpts),
             "snapshots": len(snapshots),
             "urls": len(urls),
-            "works": len(set(work_of.values())),
+            "works": len(set(work_of.values()) - retracted_works),
+            "retracted_works": len(retracted_works),
         },
+        "notices": [
+            {
+                "source_id": sid,
+                "doi": notice.doi,
+                "registry": notice.registry,
+                "asked_at": notice.at,
+                "notice_id": notice.notice_id,
+                "updates": [u.model_dump(mode="json") for u in notice.updates],
+            }
+            for sid in snapshots
+            if (notice := notices.of(source_doi(wiki, sid))) is not None
+        ],
         "lineage": {
             "excerpts": [
                 {"label": label, "run": r.run, "source_id": r.source_id, "start": r.start, "end": r.end}
@@ -146,6 +163,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
                     "url": infos[sid].meta.url if sid in infos else None,
                     "access": infos[sid].meta.access if sid in infos else None,
                     "work": work_of[sid],
+                    "retracted": sid in retracted,
                 }
                 for sid in snapshots
             ],

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
-from _wiki_helpers import Claim, build_wiki
+from _wiki_helpers import Claim, RunBuilder, build_wiki
 from conftest import CliResult
 
 from publisher.wiki.promote import promote
@@ -64,3 +64,33 @@ def test_an_asserted_only_pmcid_is_a_work_of_its_own_and_marked(cli: Cli, cw: Cl
     assert 'class="pub-asserted"' in page and "(document: first line)" in page
     real = (site / "sources" / cw.a_full / "index.html").read_text(encoding="utf-8")
     assert 'class="pub-asserted"' not in real and "(basis not recorded)" in real
+
+
+def test_membership_follows_the_current_revision(cli: Cli, cw: ClaimsWiki) -> None:
+    """A revision that gains the derived id (acquired from the registry's article URL) takes its
+    asserted-only predecessor into that work."""
+    fake = _asserted_copy(cw)
+    labels = [cw.labels_of(cw.a_full)[0], cw.labels_of(fake)[0]]
+    args = [x for label in labels for x in ("--evidence", label)]
+    out = cli(
+        "assess", "--wiki", cw.wiki, "--concept", CONCEPT, "--claim-id", "c1", "--statement", "It helps.",
+        "--status", "S", *args,
+    )  # fmt: skip
+    assert out.status == 0, out.err
+    pmcid = cw.rb.records[cw.a_full]["paper"]["pmcid"]
+    later = RunBuilder(cw.wiki, "later", question="Revised")
+    identity = {
+        "pmcid": {"value": pmcid, "basis": "registry_url", "via": "pmc.ncbi.nlm.nih.gov article URL"},
+        "title": {"value": "A fabricated report", "basis": "document", "via": "first line"},
+    }
+    text = FAKE + "\nRevised."
+    revised = later.source(
+        f"https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/", text, paper={"pmid": None, "doi": None, "pmcid": pmcid},
+        title="A fabricated report", identity=identity, supersedes=fake,
+    )  # fmt: skip
+    later.extraction("web:revised", [Claim("spans[0]", "revised", revised, 0, 20)])
+    later.assemble()
+    build_wiki(cw.wiki)
+    (claim,) = json.loads((cw.wiki / "site" / "claims.json").read_text(encoding="utf-8"))["claims"]
+    assert claim["counts"]["works"] == 1  # the old revision now counts in its current revision's work
+    assert any("superseded by revision 2" in r for r in claim["provenance_now"]["reasons"])

@@ -170,6 +170,8 @@ def test_a_retracted_work_gives_no_credit_and_pages_say_so(cli: Cli, cw: ClaimsW
     assert f"no notice found in {registry} on " in quiet_page and "not retracted" not in quiet_page
     concept = (site / "concepts" / CONCEPT / "index.html").read_text(encoding="utf-8")
     assert 'class="pub-retracted"' in concept
+    matrix = (site / "claims" / "index.html").read_text(encoding="utf-8")
+    assert "retracted, no credit:" in matrix  # shown apart in the matrix too
 
     # retracted: fail refuses the build; the published site stays byte for byte.
     before = tree_digest(site)

@@ -84,6 +84,12 @@ def _same_work(a: Snapshot, b: Snapshot) -> bool:
     return any(k in mine and same_id(k, mine[k], v) for k, v in b.derived_ids().items())
 
 
+def _contradicts(old: Snapshot, new: Snapshot) -> bool:
+    """Whether the two derive different values of one paper id kind (two works at one URL)."""
+    theirs = old.derived_ids()
+    return any(k in theirs and not same_id(k, theirs[k], v) for k, v in new.derived_ids().items())
+
+
 def _before(created: str | None, other: str | None) -> bool:
     return created is not None and other is not None and parse_ts(other) < parse_ts(created)
 
@@ -110,7 +116,7 @@ def prior_revision(run: Run, record: dict[str, Any], wiki_root: Path | None) -> 
             continue
         if snap.source_id == mine.source_id:
             return None
-        if _same_work(mine, snap):
+        if _same_work(mine, snap) and not _contradicts(snap, mine):
             candidates.append(snap)
     heads = [s for s in candidates if s.source_id not in superseded]
     if not heads:

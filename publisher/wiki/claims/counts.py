@@ -21,6 +21,7 @@ from ...acquire.signing import signature_problem as event_signature_problem
 from ...kernel.models import ACQUISITIONS
 from ..evidence import WikiCheck
 from ..notices import notice_index, retracted_sources, source_doi
+from ..revisions import revision_index
 from .log import Assessment, signature_problem
 from .model import status_code, url_identity, work_keys
 from .provenance import ClaimState
@@ -66,6 +67,25 @@ class WorkIndex:
             for key in keys[1:]:
                 self._union(keys[0], key)
             self._of[sid] = keys[0]
+        self._follow_revisions(wiki)
+
+    def _follow_revisions(self, wiki: WikiCheck) -> None:
+        """A superseded snapshot belongs to the work of its current revision (membership follows
+        the current revision: a revision that gained a derived id takes its old versions along)."""
+        revisions = revision_index(wiki)
+        for sid in sorted(wiki.sources):
+            newer = revisions.current(sid)
+            if newer is None:
+                continue
+            info = wiki.sources.get(newer.source_id)
+            if info is not None:
+                keys = work_keys(info.meta.derived_ids(), info.meta.url, info.meta.content_hash)
+            elif (snap := revisions.snapshot(newer)) is not None:
+                keys = work_keys(snap.derived_ids(), snap.url, snap.content_hash)
+            else:
+                continue
+            for key in keys:
+                self._union(self._of[sid], key)
 
     def _find(self, key: str) -> str:
         self._parent.setdefault(key, key)

@@ -46,13 +46,18 @@ def _runs(wiki_root: Path) -> list[Path]:
     return list(found.values())
 
 
-def wiki_snapshots(wiki_root: Path) -> Iterator[Stored]:
+def wiki_snapshots(wiki_root: Path, *, before: str | None = None, skip: Path | None = None) -> Iterator[Stored]:
     """Every snapshot of the wiki's runs that verifies; one that does not is skipped (the wiki
-    check reports it), never named as a revision."""
+    check reports it), never named as a revision. ``before``: only runs created earlier than that
+    instant (a run without ``created_at`` has none); ``skip``: a run folder left out."""
     for folder in _runs(wiki_root):
+        if skip is not None and folder.resolve() == skip.resolve():
+            continue
         try:
             created = Run.open(folder).load_config().created_at
         except PublisherError:
+            continue
+        if before is not None and not _before(before, created):
             continue
         sources = folder / "sources"
         if not sources.is_dir():
@@ -105,15 +110,14 @@ def prior_revision(run: Run, record: dict[str, Any], wiki_root: Path | None) -> 
         return None
     mine = Snapshot.model_validate(record)
     created = run.load_config().created_at
-    here = run.path.resolve()
+    if created is None:
+        return None
     candidates: list[Snapshot] = []
     superseded: set[str] = set()
-    for stored in wiki_snapshots(wiki_root):
+    for stored in wiki_snapshots(wiki_root, before=created, skip=run.path):
         snap = stored.snapshot
         if snap.supersedes is not None:
             superseded.add(snap.supersedes)
-        if stored.run.resolve() == here or not _before(created, stored.created_at):
-            continue
         if snap.source_id == mine.source_id:
             return None
         if _same_work(mine, snap) and not _contradicts(snap, mine):

@@ -57,7 +57,7 @@ def notice_index(wiki: WikiCheck) -> NoticeIndex:
     if isinstance(held, NoticeIndex):
         return held
     index = NoticeIndex(wiki)
-    object.__setattr__(wiki, "_notice_index", index)
+    setattr(wiki, "_notice_index", index)  # noqa: B010 (an attribute of the check, held for its lifetime)
     return index
 
 

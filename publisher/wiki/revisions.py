@@ -97,7 +97,7 @@ def revision_index(wiki: WikiCheck) -> RevisionIndex:
     if isinstance(held, RevisionIndex):
         return held
     index = RevisionIndex(wiki)
-    object.__setattr__(wiki, "_revision_index", index)
+    setattr(wiki, "_revision_index", index)  # noqa: B010 (an attribute of the check, held for its lifetime)
     return index
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
+from _policy import policy_of
 from _wiki_helpers import Claim, RunBuilder, build_wiki
 from conftest import CliResult
 
@@ -42,7 +43,7 @@ def _asserted_copy(cw: ClaimsWiki) -> str:
     start = FAKE.index("It says")
     cw.rb.extraction("web:fabricated-report", [Claim("spans[0]", "benefit", fake, start, len(FAKE))], name="fabricated")
     cw.rb.assemble()
-    promote(cw.rb.run.path, cw.wiki, concept=CONCEPT)
+    promote(cw.rb.run.path, cw.wiki, concept=CONCEPT, policy=policy_of(cw.wiki))
     return fake
 
 

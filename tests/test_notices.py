@@ -13,6 +13,7 @@ from urllib.parse import unquote
 
 import pytest
 from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
+from _policy import policy_of
 from _wiki_helpers import Claim, build_wiki, leftovers, refused_build, tree_digest
 from conftest import CliResult
 
@@ -114,7 +115,7 @@ def _doi_sources(cw: ClaimsWiki) -> dict[str, str]:
         cw.rb.extraction(f"doi:{doi}", [Claim("spans[0]", "pain", sid, start, len(text))], name=f"doi-{n}")
         out[doi] = sid
     cw.rb.assemble()
-    promote(cw.rb.run.path, cw.wiki, concept=CONCEPT)
+    promote(cw.rb.run.path, cw.wiki, concept=CONCEPT, policy=policy_of(cw.wiki))
     return out
 
 
@@ -199,14 +200,16 @@ def test_on_a_signed_wiki_notices_are_signed_or_refused(
     assert cli("source", "notices", "--wiki", cw.wiki, *args).status == 1  # three could not be asked
     state = read_notices(cw.wiki)
     assert len(state.events) == 3 and all(n.sig is not None for n in state.events)
-    assert not [f for f in check_wiki(cw.wiki).findings if f.check == "C-NOTICE"]
+    assert not [f for f in check_wiki(cw.wiki, policy=policy_of(cw.wiki)).findings if f.check == "C-NOTICE"]
     # An unsigned entry added by hand is a finding on a signed wiki.
     entry = json.loads((cw.wiki / NOTICES_FILE).read_bytes().splitlines()[-1])
     del entry["sig"]
     entry["notice_id"], entry["prev"] = "nt-0004", state.head
     with (cw.wiki / NOTICES_FILE).open("ab") as log:
         log.write(canonical_bytes(entry) + b"\n")
-    assert [f.field for f in check_wiki(cw.wiki).findings if f.check == "C-NOTICE"] == ["sig"]
+    assert [f.field for f in check_wiki(cw.wiki, policy=policy_of(cw.wiki)).findings if f.check == "C-NOTICE"] == [
+        "sig"
+    ]
 
 
 def test_an_edited_notice_log_is_a_finding(cli: Cli, cw: ClaimsWiki, registry: str) -> None:
@@ -215,4 +218,4 @@ def test_an_edited_notice_log_is_a_finding(cli: Cli, cw: ClaimsWiki, registry: s
     path = cw.wiki / NOTICES_FILE
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(reversed(lines)))  # reordered: the chain breaks
-    assert any(f.check == "C-NOTICE" for f in check_wiki(cw.wiki).findings)
+    assert any(f.check == "C-NOTICE" for f in check_wiki(cw.wiki, policy=policy_of(cw.wiki)).findings)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
+from _policy import policy_of
 from _wiki_helpers import Claim, RunBuilder, build_wiki, make_wiki
 from conftest import CliResult, make_record
 
@@ -177,7 +178,7 @@ def test_a_claim_on_the_first_of_three_revisions(cli: Cli, cw: ClaimsWiki) -> No
         "--status", "S", "--evidence", label, "--json",
     )  # fmt: skip
     assert out.status == 0, out.err  # admissible then
-    state = check_wiki(cw.wiki).claims[0]
+    state = check_wiki(cw.wiki, policy=policy_of(cw.wiki)).claims[0]
     assert state.provenance_valid
     record = cw.rb.records[cw.a_full]
     text = cw.a_text

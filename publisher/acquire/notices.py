@@ -17,8 +17,6 @@ retracted". The build reads this log only; it never asks the network.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,7 +24,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
-from cryptography.exceptions import InvalidSignature
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
 
 from ..kernel.blobs import put_blob
@@ -35,8 +32,7 @@ from ..kernel.errors import UsageError
 from ..kernel.eventlog import LogState, append_chained, read_chain
 from ..kernel.ids import IdError, canonical_id
 from ..kernel.models import HexDigest, PrefixedDigest, Signature, Timestamp, enum_from_str, first_error, list_as_tuple
-from .http import HttpFailure, http_get
-from .signing import ALG, KeyRing, Signer
+from ..kernel.trust import ALG, KeyRing, Role, Signer
 
 __all__ = [
     "NOTICES_FILE",
@@ -233,6 +229,8 @@ class Asked:
 
 def ask_registry(doi: str, registry: str, *, timeout: float) -> Asked:
     """Ask ``registry`` about ``doi``; never raises for what the registry (or the network) does."""
+    from .http import HttpFailure, http_get  # the HTTP client loads only when a registry is asked
+
     url = f"{registry.rstrip('/')}/works/{quote(doi, safe='')}"
     try:
         answer = http_get(url, timeout=timeout, max_bytes=_MAX_BODY)
@@ -295,20 +293,17 @@ def read_notices(wiki_root: Path) -> LogState[Notice]:
 
 
 def notice_signature_problem(entry: Notice, ring: KeyRing) -> str | None:
-    """Why ``entry`` is not signed by a key of ``ring`` for the notice log, or None."""
+    """Why ``entry`` is not signed for the notice log by a key of ``ring`` trusted for ``acquire``
+    (a notice is a retrieval, like a fetch), or None."""
     sig = entry.sig
     if sig is None:
         return f"{entry.notice_id} is unsigned"
-    if sig.alg != ALG or sig.run != SIGNED_FOR:
-        return f"{entry.notice_id} is not an {ALG} signature for the notice log"
-    key = ring.keys.get(sig.key_id)
-    if key is None:
-        return f"{entry.notice_id} is signed by key {sig.key_id[:16]}…, which this wiki does not trust"
-    try:
-        key.verify(base64.b64decode(sig.value, validate=True), _payload(entry))
-    except (binascii.Error, ValueError, InvalidSignature):
-        return f"{entry.notice_id}: the signature does not verify (the entry or its signature was altered)"
-    return None
+    if sig.run != SIGNED_FOR:
+        return f"{entry.notice_id} is not a signature for the notice log"
+    why = ring.signature_problem(
+        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=_payload(entry), role=Role.ACQUIRE
+    )
+    return None if why is None else f"{entry.notice_id}: {why}"
 
 
 def wiki_dois(dois: list[str]) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any
 
 from ...gate.urls import followable
 from ...kernel.models import Surface, SurfaceType
+from ...kernel.refs import neutral_text
 from ...kernel.store import read_snapshot
 from ...parallel import SnapshotCheck
 from ...wiki.evidence import SourceInfo
@@ -29,7 +30,7 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
         "source_id": sid,
         "url": meta.url,
         "url_live": followable(meta.url or ""),
-        "title": meta.title,
+        "title": neutral_text(meta.title) if meta.title is not None else None,
         "paper_ids": _paper_ids(meta),
         "title_basis": _title_basis(meta),
         "notice": _notice(model, sid),

@@ -24,7 +24,6 @@ from __future__ import annotations
 import re
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from ..kernel.errors import UsageError
@@ -39,7 +38,6 @@ __all__ = [
     "printed_dois",
     "xmp_stated",
     "identifier_kind",
-    "describe",
     "TITLE_MAX",
 ]
 
@@ -71,11 +69,6 @@ class Derived:
     title: str | None
     identity: dict[str, dict[str, str]]
     notes: tuple[str, ...] = field(default=())
-
-    @property
-    def derived_kinds(self) -> list[str]:
-        """The paper ids the document or a registry URL gave."""
-        return [k for k in _KINDS if k in self.identity and self.identity[k]["basis"] != Basis.ASSERTED.value]
 
 
 def _canonical(kind: str, value: str) -> str:
@@ -368,9 +361,3 @@ def _title(doc: Extracted, stated: list[tuple[str, str]], given: str | None, not
         notes.append("the text states no title")
         return None
     return {"value": fallback[0], "basis": Basis.DOCUMENT.value, "via": fallback[1]}
-
-
-def describe(identity: dict[str, Any]) -> str:
-    """One line: each id with its basis (for a command's report)."""
-    parts = [f"{k} {e['value']} ({e['basis']})" for k in _KINDS if (e := identity.get(k))]
-    return ", ".join(parts) or "no paper id"

@@ -10,6 +10,7 @@ dialog opens and the payload's console marker never shows on any page.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 from _browser_helpers import guarded_page, launched_browser, serve
 from _wiki_helpers import tree_digest
+from mkdocs.utils.meta import get_data
 from test_site_files import make_cr_wiki
 
 from publisher.site.checks.checksite import check_site
@@ -27,7 +29,8 @@ from publisher.site.checks.checksite import check_site
 pytestmark = pytest.mark.browser
 
 MARKER = "theme-payload-ran"
-RUN = f"console.log('{MARKER}');alert('{MARKER}')"
+RUN = f"console.log(`{MARKER}`);alert(`{MARKER}`)"
+"""The payload's script: no quote of any kind, so it survives every quoting it is put in."""
 
 
 def _build(wiki: Path, site: Path) -> subprocess.CompletedProcess[str]:
@@ -90,6 +93,9 @@ def _with_override(wiki: Path, template: str) -> None:
 
 def _payloads() -> dict[str, Any]:
     def page(text: str) -> Any:
+        data = get_data(text)[1]  # MkDocs reads it as metadata: the payload is live
+        assert (data and MARKER in json.dumps(data)) or "icon" in data, text
+
         return lambda wiki: (wiki / "docs" / "page.md").write_text(text, encoding="utf-8")
 
     def font(wiki: Path) -> None:

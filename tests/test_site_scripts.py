@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_wiki, refused_build, tree_digest
 from test_site_files import make_cr_wiki
 
@@ -183,7 +184,7 @@ def test_a_script_of_docs_named_in_the_configuration_is_published(built: Path, t
     build_wiki(wiki)
     assert (wiki / "site" / "js" / "own.js").read_bytes() == b"console.log('own');\n"
     assert 'src="js/own.js"' in (wiki / "site" / "index.html").read_text(encoding="utf-8")
-    assert check_site(wiki / "site", wiki).ok
+    assert check_site(wiki / "site", wiki, policy=policy_of(wiki)).ok
 
 
 def test_check_site_refuses_a_script_whose_policy_and_manifest_were_redone(built: Path, tmp_path: Path) -> None:
@@ -202,5 +203,5 @@ def test_check_site_refuses_a_script_whose_policy_and_manifest_were_redone(built
     manifest = json.loads((site / MANIFEST_NAME).read_text(encoding="utf-8"))
     manifest["files"] = seal_files(site)
     (site / MANIFEST_NAME).write_text(json.dumps(manifest), encoding="utf-8")
-    found = check_site(site, wiki).findings
+    found = check_site(site, wiki, policy=policy_of(wiki)).findings
     assert ("C-CSP", "index.html") in {(f.code, f.file) for f in found}, [f.one_line() for f in found]

@@ -19,18 +19,18 @@ from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
-from ...acquire.signing import KeyRing
 from ...gate.render import report_prose_html
 from ...kernel.errors import PublisherError
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
+from ...kernel.trust import KeyRing
 from ...wiki.evidence import WikiCheck
 from ..checks import csp
 from ..checks.frontmatter import ThemeMeta, check_meta
 from ..checks.inert import check_inside, check_static
 from ..checks.manifest import MANIFEST_NAME
-from ..checks.prose import Author, check_prose, prose_file, source_text
+from ..checks.prose import Author, check_page_quotations, check_prose, prose_file, source_text
 from ..checks.scan import scan_page
 from ..checks.seal import PageSeal, check_scripts
 from ..checks.trusted import TrustedOutput
@@ -253,6 +253,8 @@ class EvidenceBuild:
             self.prose += outside
             if not outside and not file.is_documentation_page():
                 self.prose += check_static(rel, path, own_css=own_css, own_js=own_js, dest=file.src_uri)
+            elif not outside and self.pre is not None:  # a hand-written page quotes as concept prose does
+                self.prose += check_page_quotations(source_text(path), file=rel, texts=self.pre.snapshot_texts)
         in_the_way = add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
         if self.model.has_claims:
             in_the_way += add_claims_json(files, config, claims_json(self.model))

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from _browser_helpers import guarded_page, launched_browser, serve
+from _policy import policy_of
 from _wiki_helpers import tree_digest
 from mkdocs.utils.meta import get_data
 from test_site_files import make_cr_wiki
@@ -147,5 +148,5 @@ def test_a_script_written_into_a_page_header_fails_check_site(
     html = page.read_text(encoding="utf-8")
     page.write_text(html.replace("<header", f"<script>{RUN}</script><header", 1), encoding="utf-8")
     assert _visit(browser, site) == ([], [])
-    found = check_site(site, wiki).findings
+    found = check_site(site, wiki, policy=policy_of(wiki)).findings
     assert ("C-CSP", "page/index.html") in {(f.code, f.file) for f in found}

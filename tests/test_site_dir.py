@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_wiki, leftovers, make_wiki, refused_build, tree_digest
 
 from publisher.runs import init_run
@@ -116,7 +117,7 @@ def test_dot_entries_are_kept_across_builds(tmp_path: Path, monkeypatch: pytest.
         site.symlink_to(real.name, target_is_directory=True)
     kept = {k: v for k, v in tree_digest(site).items() if k.startswith((".git", ".nojekyll"))}
     build_wiki(wiki, site_dir=str(site))
-    assert check_site(site, wiki).ok
+    assert check_site(site, wiki, policy=policy_of(wiki)).ok
     (site / ".well-known").mkdir()
     (site / ".well-known" / "security.txt").write_text("Contact: x\n", encoding="utf-8")
     kept = {k: v for k, v in tree_digest(site).items() if k.startswith((".git", ".nojekyll", ".well-known"))}
@@ -127,7 +128,7 @@ def test_dot_entries_are_kept_across_builds(tmp_path: Path, monkeypatch: pytest.
     assert "Changed." in (site / "index.html").read_text(encoding="utf-8")
     listed = {e["path"] for e in json.loads((site / MANIFEST_NAME).read_text(encoding="utf-8"))["files"]}
     assert not any(p.startswith(".") for p in listed)
-    assert check_site(site, wiki).ok
+    assert check_site(site, wiki, policy=policy_of(wiki)).ok
     current = [os.readlink(site)] if site.is_symlink() else []
     assert leftovers(tmp_path) == current
 
@@ -153,4 +154,4 @@ def test_a_site_built_before_is_rebuilt_even_with_a_file_added(tmp_path: Path) -
     (wiki / "site" / "CNAME").write_text("wiki.example.org\n", encoding="utf-8")
     build_wiki(wiki)  # the manifest says it is a site a build made: the swap may replace it
     assert not (wiki / "site" / "CNAME").exists()
-    assert check_site(wiki / "site", wiki).ok
+    assert check_site(wiki / "site", wiki, policy=policy_of(wiki)).ok

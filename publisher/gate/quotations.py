@@ -349,8 +349,10 @@ def quotations(text: str, *, skip: Callable[[int], bool] | None = None) -> list[
     for index, token in enumerate(tokens):
         start = (token.map or (0, 0))[0]
         if token.type == "footnote_reference_open":
-            first = next((t for t in tokens[index:] if t.type == "inline"), None)
-            cites = first is not None and starts_with_ref(first.content)
+            after = index + 1
+            while after < len(tokens) and tokens[after].type not in ("inline", "footnote_reference_close"):
+                after += 1
+            cites = after < len(tokens) and tokens[after].type == "inline" and starts_with_ref(tokens[after].content)
             note = None if cites else (start + 1, [], [])
             continue
         if token.type == "footnote_reference_close":

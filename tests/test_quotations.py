@@ -293,27 +293,3 @@ def test_snapshots_are_read_only_where_prose_quotes(promoted: tuple[Path, RunBui
     assert check_wiki(wiki)._texts is None
     _with_prose(concept, f"\u201c{FORGED}\u201d")
     assert check_wiki(wiki)._texts
-
-
-def _footnoted(n: int) -> str:
-    sid = "src-" + "a" * 64
-    text = "\n".join(f"Claim {i}.[^n{i}]" for i in range(n)) + "\n\n"
-    return text + "\n".join(f'[^n{i}]: {sid}#{i}-{i + 5} "x"' for i in range(n)) + "\n"
-
-
-def test_reading_many_footnotes_takes_linear_time() -> None:
-    """Each footnote's first line is found from the footnote itself, not by copying the rest of
-    the document (n against 2n, the best of two runs each)."""
-    import time
-
-    def cost(n: int) -> float:
-        text = _footnoted(n)
-        best = float("inf")
-        for _ in range(2):
-            started = time.perf_counter()
-            assert quotations(text) == []
-            best = min(best, time.perf_counter() - started)
-        return best
-
-    small, large = cost(800), cost(1600)
-    assert large < 3.2 * small, (small, large)

@@ -104,6 +104,11 @@ def test_apostrophes_and_short_phrases_stay_prose() -> None:
     assert quoted_passages("don't 'quote' it's") == [(7, "quote")]
 
 
+def test_a_q_element_left_open_quotes_what_follows_it() -> None:
+    found = quotations(f"The authors: <q>{FORGED}\n")
+    assert [(q.kind, q.text) for q in found] == [("q", FORGED)]
+
+
 def test_words_of_scripts_without_spaces_count_letter_by_letter() -> None:
     assert words("\u6240\u6709\u53c2\u4e0e\u8005\u5747\u672a\u62a5\u544a") == 9
     assert words("\uff28\uff45\uff4c\uff4c\uff4f \uff57\uff4f\uff52\uff4c\uff44") == 2  # fullwidth Latin: words

@@ -291,6 +291,8 @@ def _read_inline(token: Token) -> _Inline:
                 start = q_depth.pop()
                 out.marked.append(("q", "".join(parts)[start:], start))
     out.text = "".join(parts)
+    for start in q_depth:  # left open: the browser quotes all that follows it
+        out.marked.append(("q", out.text[start:], start))
     return out
 
 

@@ -50,6 +50,7 @@ CONVENTIONS = {
     "fullwidth-single": "\u8457\u8005\uff1a\uff07{q}\uff07\u3002",
     "straight-double": 'The authors wrote "{q}".',
     "straight-single": "The authors wrote '{q}'.",
+    "smarty-guillemets": "Les auteurs ont \u00e9crit <<{q}>>.",
     "q-element": "The authors wrote <q>{q}</q>.",
     "alt-text": "![Figure 2: \u201c{q}\u201d](figure.png)",
     "link-title": '[The trial](https://example.org/trial "Its abstract: \u201c{q}\u201d").',

@@ -323,6 +323,16 @@ def _parser() -> MarkdownIt:
     return md
 
 
+_SMARTY = re.compile(r"^[ \t]*(?:>[ \t]*)*|<<|>>", re.MULTILINE)
+_DIGRAPHS = {"<<": "\u00ab", ">>": "\u00bb"}
+
+
+def _smarty(match: re.Match[str]) -> str:
+    """``<<`` and ``>>`` as the ``smarty`` extension shows them (guillemets); a line's blockquote
+    markers stay as they are."""
+    return _DIGRAPHS.get(match.group(0), match.group(0))
+
+
 def _long(text: str) -> bool:
     return words(text) >= QUOTE_WORDS
 
@@ -342,7 +352,7 @@ def _marked(kind: Kind, value: str) -> list[str]:
 def quotations(text: str, *, skip: Callable[[int], bool] | None = None) -> list[Quotation]:
     """Every quotation of the Markdown ``text``, in order (lines 1-based in ``text``); ``skip``
     says of a 0-based line that it is not prose to read (a concept's generated block)."""
-    tokens = _parser().parse(text)
+    tokens = _parser().parse(_SMARTY.sub(_smarty, text))
     out: list[Quotation] = []
     quote: _Open | None = None
     depth = 0  # blockquotes open around the token

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from _browser_helpers import guarded_page, launched_browser, serve
+from _policy import policy_of
 from _wiki_helpers import make_wiki, sample_run, tree_digest
 
 from publisher.wiki.promote import promote
@@ -70,7 +71,7 @@ def _payloads(concept: str) -> dict[str, str]:
 
 def test_no_forged_words_stand_beside_a_verified_excerpt(tmp_path: Path, browser: Any) -> None:
     wiki = make_wiki(tmp_path / "wiki")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     site = tmp_path / "site"
     assert _build(wiki, site) == 0
     before = tree_digest(site)

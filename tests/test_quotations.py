@@ -16,6 +16,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
+from _policy import keys_of, policy_of
 from _wiki_helpers import RunBuilder, build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
 from publisher.gate.inputs import RunOptions
@@ -139,7 +140,7 @@ def _report_findings(wiki: Path, rb: RunBuilder, prose: str) -> list[Finding]:
     rb.run.report_md.parent.mkdir(parents=True, exist_ok=True)
     rb.run.report_md.write_text(report, encoding="utf-8")
     rb.assemble()
-    return [f for f in check_run(rb.run, RunOptions(wiki_root=wiki)).findings if f.check == "C-PROSE"]
+    return [f for f in check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki)).findings if f.check == "C-PROSE"]
 
 
 @pytest.mark.parametrize("name", sorted(CONVENTIONS))
@@ -174,7 +175,7 @@ def _with_prose(concept: Path, prose: str) -> int:
 @pytest.fixture
 def promoted(wiki_run: tuple[Path, RunBuilder]) -> tuple[Path, RunBuilder, Path]:
     wiki, rb = wiki_run
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     return wiki, rb, wiki / "concepts" / "alpha.md"
 
 
@@ -183,7 +184,7 @@ def test_concept_prose_refuses_a_forged_quotation(promoted: tuple[Path, RunBuild
     wiki, _, concept = promoted
     prose = CONVENTIONS[name].format(q=FORGED)
     first = _with_prose(concept, prose)
-    found = [f for f in check_wiki(wiki).findings if f.check == "C-PROSE"]
+    found = [f for f in check_wiki(wiki, policy=policy_of(wiki)).findings if f.check == "C-PROSE"]
     assert _c_prose(found) == [("EXCERPT_MISMATCH", first + _line_of(prose, FORGED) - 1)]
     assert {f.file for f in found} == {"concepts/alpha.md"}
 
@@ -192,7 +193,7 @@ def test_concept_prose_refuses_a_forged_quotation(promoted: tuple[Path, RunBuild
 def test_concept_prose_names_the_span_of_a_sources_words(promoted: tuple[Path, RunBuilder, Path], name: str) -> None:
     wiki, rb, concept = promoted
     _with_prose(concept, CONVENTIONS[name].format(q=REAL.rstrip(".")))
-    (finding,) = [f for f in check_wiki(wiki).findings if f.check == "C-PROSE"]
+    (finding,) = [f for f in check_wiki(wiki, policy=policy_of(wiki)).findings if f.check == "C-PROSE"]
     sid = next(sid for sid, text in rb.texts.items() if REAL in text)
     assert (finding.reason, finding.source_id, finding.start) == (None, sid, rb.texts[sid].index(REAL))
 
@@ -204,7 +205,7 @@ def test_concept_prose_quoting_through_its_evidence_footnote_passes(promoted: tu
     label = re.search(rf"^\[\^([^\]]+)\]: {sid}#{start}-{start + 30} ", concept.read_text("utf-8"), re.MULTILINE)
     assert label is not None
     _with_prose(concept, f"> Randomisation was adequate and[^{label.group(1)}]")
-    assert check_wiki(wiki).ok
+    assert check_wiki(wiki, policy=policy_of(wiki)).ok
 
 
 # -- hand-written pages -------------------------------------------------------------------------
@@ -228,7 +229,7 @@ def test_a_hand_written_page_cannot_quote_a_source_at_all(wiki_run: tuple[Path, 
 @pytest.mark.parametrize("name", ["same-mark", "cjk-corner", "alt-text", "plain-footnote"])
 def test_the_build_refuses_a_page_that_forges_a_quotation(wiki_run: tuple[Path, RunBuilder], name: str) -> None:
     wiki, rb = wiki_run
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
     prose = CONVENTIONS[name].format(q=FORGED)
@@ -279,7 +280,7 @@ def test_an_exact_copy_of_a_promoted_footnote_passes(promoted: tuple[Path, RunBu
     wiki, _, concept = promoted
     _, body = _promoted_note(concept)
     concept.write_text(concept.read_text("utf-8") + f"\nAs shown.[^mine]\n\n[^mine]: {body}\n", encoding="utf-8")
-    assert check_wiki(wiki).ok
+    assert check_wiki(wiki, policy=policy_of(wiki)).ok
 
 
 def test_a_plain_footnote_in_a_sources_words_must_be_cited(promoted: tuple[Path, RunBuilder, Path]) -> None:
@@ -287,15 +288,15 @@ def test_a_plain_footnote_in_a_sources_words_must_be_cited(promoted: tuple[Path,
     source's, it must cite the span that holds them."""
     wiki, rb, concept = promoted
     first = _with_prose(concept, f"See the note.[^p]\n\n[^p]: {REAL}")
-    (finding,) = [f for f in check_wiki(wiki).findings if f.check == "C-PROSE"]
+    (finding,) = [f for f in check_wiki(wiki, policy=policy_of(wiki)).findings if f.check == "C-PROSE"]
     sid = next(sid for sid, text in rb.texts.items() if REAL in text)
     assert (finding.reason, finding.source_id, finding.line) == (None, sid, first + 2)
     concept.write_text(concept.read_text("utf-8").replace(REAL, "The authors of this page chose the trials by hand."))
-    assert check_wiki(wiki).ok
+    assert check_wiki(wiki, policy=policy_of(wiki)).ok
 
 
 def test_snapshots_are_read_only_where_prose_quotes(promoted: tuple[Path, RunBuilder, Path]) -> None:
     wiki, _, concept = promoted
-    assert check_wiki(wiki)._texts is None
+    assert check_wiki(wiki, policy=policy_of(wiki))._texts is None
     _with_prose(concept, f"\u201c{FORGED}\u201d")
-    assert check_wiki(wiki)._texts
+    assert check_wiki(wiki, policy=policy_of(wiki))._texts

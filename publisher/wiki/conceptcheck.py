@@ -5,7 +5,8 @@ and are the runs they say (``SCHEMA_ERROR``); at least one evidence footnote (``
 footnote reference well formed (``SCHEMA_ERROR``) and an accepted claim of a run the concept names,
 as that run assembles now (``SOURCE_OUTSIDE_ACCEPTED``, or the reason its evidence failed:
 ``SNAPSHOT_HASH_MISMATCH`` ...); its excerpt as promoted equal to the re-slice
-(``EXCERPT_MISMATCH``); each footnote that cites a span exactly what promotion writes, nothing
+(``EXCERPT_MISMATCH``); the promoted block exactly what promotion writes from those runs now
+(``C-PROMOTED``, :mod:`.promoted`); each footnote that cites a span exactly what promotion writes, nothing
 before or after it (``C-PROSE``, ``EXCERPT_MISMATCH``); every quotation of the concept's own prose
 located in the snapshots of the wiki's runs and cited through a covering span (``C-PROSE``: no
 reason code where the words are a source's, ``EXCERPT_MISMATCH`` where they are in none).
@@ -14,6 +15,7 @@ reason code where the words are a source's, ``EXCERPT_MISMATCH`` where they are 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ..gate.quotations import quotation_findings, quotations
@@ -25,6 +27,7 @@ from ..kernel.refs import SpanRef, format_ref
 from .concepts import GENERATED_BEGIN, GENERATED_END, ConceptDoc, EvidenceFootnote, parse_concept
 from .discover import relative
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
+from .promoted import promoted_findings
 
 __all__ = [
     "PROSE_CHECK",
@@ -47,6 +50,7 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
     if doc is None:
         return
     add = wiki.findings.append
+    before = len(wiki.findings)
     if doc.front.concept != ce.slug:
         add(
             Finding(
@@ -54,6 +58,7 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
             )
         )
     named: list[RunEvidence] = []
+    complete = True
     for entry in doc.front.runs:
         ev = run_for(entry.path)
         if ev is None or not ev.assembled:
@@ -63,9 +68,11 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
                 else "which cannot be assembled (see its own finding)"
             )
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, f"names run {entry.run!r} at {entry.path}, {why}"))
+            complete = False
             continue
         if ev.slug != entry.run:
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, f"run at {entry.path} is {ev.slug!r}, not {entry.run!r}"))
+            complete = False
         if entry.inputs_hash is not None and entry.inputs_hash != ev.inputs_hash:
             wiki.notices.append(f"{ce.rel}: run {entry.run} was re-assembled since promotion; re-promote to refresh")
         named.append(ev)
@@ -74,14 +81,27 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
     lines = doc.body.split("\n")
     for note in doc.footnotes:
         line = doc.file_line(note.first)
-        before = len(wiki.findings)
+        at_note = len(wiki.findings)
         if note.error is not None:
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, note.error, label=note.label, line=line))
         for ref in note.refs:
             _check_ref(wiki, ce, named, note.label, line, ref)
-        if len(wiki.findings) == before:
+        if len(wiki.findings) == at_note:
             _check_promoted_form(wiki, ce, note, lines[note.first : note.last], line)
+    if complete and not any(_has_findings(wiki, ev) for ev in named):
+        # C-PROMOTED: the block is what promotion writes now. Skipped while a named run is itself
+        # refused: its findings name the cause, and a block rendered from it would differ anyway.
+        here = {f.line: f.key for f in wiki.findings[before:] if f.file == ce.rel and f.line is not None}
+        for finding in promoted_findings(doc, ce.rel, named, wiki):
+            cause = here.get(finding.line) if finding.line is not None else None
+            wiki.findings.append(replace(finding, cause=cause) if cause is not None else finding)
     _check_quotations(wiki, ce, doc)
+
+
+def _has_findings(wiki: WikiCheck, ev: RunEvidence) -> bool:
+    """Whether the wiki check already refuses ``ev`` (a finding on the run or a file in it)."""
+    inside = ev.rel + "/"
+    return any(f.run == ev.rel or f.file.startswith(inside) for f in wiki.findings)
 
 
 def _check_promoted_form(

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...acquire.signing import signature_problem as event_signature_problem
 from ...kernel.models import ACQUISITIONS
+from ...kernel.trust import Role, event_signature_problem
 from ..evidence import WikiCheck
 from .log import Assessment, signature_problem
 from .model import status_code, url_identity, work_keys
@@ -50,7 +50,11 @@ class WorkIndex:
                     signed_by = None
                     if ring and event.sig is not None:  # a key id is shown only once it verifies
                         name = name if name is not None else ev.run.name()
-                        signed_by = event.sig.key_id if event_signature_problem(event, ring, name) is None else None
+                        signed_by = (
+                            event.sig.key_id
+                            if event_signature_problem(event, ring, name, Role.ACQUIRE) is None
+                            else None
+                        )
                     self.events.setdefault(event.source_id, []).append(
                         {
                             "run": ev.slug,
@@ -99,7 +103,10 @@ def _verified_signer(wiki: WikiCheck, entry: Assessment) -> str | None:
 def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str, Any]:
     """Everything about one claim, as plain JSON values (strings are data, never markup)."""
     claim, entry = state.claim, state.entry
-    refs = [(item.label, ref) for item in (entry.bound.evidence if entry and entry.bound else ()) for ref in item.refs]
+    items = entry.bound.evidence if entry and entry.bound else ()
+    # The labels as the front matter names them (a migrated positional label reads as its stable one).
+    labels = list(claim.evidence) if len(claim.evidence) == len(items) else [item.label for item in items]
+    refs = [(label, ref) for label, item in zip(labels, items, strict=True) for ref in item.refs]
     excerpts = sorted({(r.source_id, r.start, r.end) for _, r in refs})
     snapshots = sorted({r.source_id for _, r in refs})
     infos = {sid: info for sid in snapshots if (info := wiki.sources.get(sid)) is not None}

@@ -20,11 +20,14 @@ from typing import Any
 from ...acquire.signing import signature_problem as event_signature_problem
 from ...kernel.models import ACQUISITIONS
 from ..evidence import WikiCheck
+from .adjudications import Adjudication, adjudication_problem, hit_key, valid_adjudications
+from .admission import find_record
 from .log import Assessment, signature_problem
 from .model import status_code, url_identity, work_keys
 from .provenance import ClaimState
+from .records import ReviewRecord
 
-__all__ = ["ADMISSIBLE", "WorkIndex", "claim_view", "claims_document"]
+__all__ = ["ADMISSIBLE", "WorkIndex", "claim_view", "claims_document", "review_view"]
 
 ADMISSIBLE = "structurally admissible proposal for {status} — not adjudicated"
 """What passing the guards means, and all it means."""
@@ -96,6 +99,58 @@ def _verified_signer(wiki: WikiCheck, entry: Assessment) -> str | None:
     return entry.sig.key_id
 
 
+def _adjudication_view(wiki: WikiCheck, entry: Adjudication, run_name: str) -> dict[str, Any]:
+    ring = wiki.policy.trusted_keys
+    signed = entry.sig is not None and bool(ring) and adjudication_problem(entry, ring, run_name) is None
+    return {
+        "id": entry.adjudication_id,
+        "decision": entry.decision,
+        "reason": entry.reason,
+        "at": entry.at,
+        "signed_by": entry.sig.key_id if signed and entry.sig is not None else None,
+    }
+
+
+def review_view(wiki: WikiCheck, rid: str) -> dict[str, Any]:
+    """A document review as a reader needs it: its terms with their hit counts, each hit in its
+    sentence with the adjudication that decided it (or none), so that a search that found three
+    hits never reads like one that found nothing."""
+    found = find_record(wiki, rid, ReviewRecord)
+    if isinstance(found, str):
+        return {"id": rid, "found": False, "problem": found}
+    ev, review = found
+    adjudicated = valid_adjudications(ev.run, rid, wiki.policy.trusted_keys)
+    log_problem = adjudicated if isinstance(adjudicated, str) else None
+    decided = adjudicated if isinstance(adjudicated, dict) else {}
+    run_name = ev.run.name() if wiki.policy.trusted_keys and decided else ""
+    hits = []
+    for number, hit in enumerate(review.hits, start=1):
+        entry = decided.get(hit_key(hit))
+        hits.append(
+            {
+                "number": number,
+                "term": hit.term,
+                "start": hit.start,
+                "end": hit.end,
+                "match": hit.match,
+                "sentence": hit.sentence.model_dump(mode="json"),
+                "adjudication": _adjudication_view(wiki, entry, run_name) if entry is not None else None,
+            }
+        )
+    return {
+        "id": rid,
+        "found": True,
+        "run": ev.slug,
+        "source_id": review.source_id,
+        "protocol_complete": review.protocol_complete,
+        "terms": [{"term": t, "hits": sum(1 for h in review.hits if h.term == t)} for t in review.search_terms],
+        "semantic_queries_declared_not_executed": list(review.semantic_queries_declared_not_executed),
+        "hits": hits,
+        "adjudicated": sum(1 for h in hits if h["adjudication"] is not None),
+        "adjudication_log_problem": log_problem,
+    }
+
+
 def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str, Any]:
     """Everything about one claim, as plain JSON values (strings are data, never markup)."""
     claim, entry = state.claim, state.entry
@@ -116,7 +171,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
         "code": status_code(claim.status),
         "conditions": list(claim.conditions),
         "evidence": list(claim.evidence),
-        "review": claim.review,
+        "review": review_view(wiki, claim.review) if claim.review is not None else None,
         "missingness": claim.missingness,
         "assessment": {
             "id": entry.assessment_id,

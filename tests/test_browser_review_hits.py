@@ -40,7 +40,8 @@ def test_the_reviews_hits_are_shown_in_their_sentences_with_their_adjudications(
         assert shown.count() == len(hits)
         for i, hit in enumerate(hits):
             item = shown.nth(i)
-            assert item.get_attribute("data-start") == str(hit["start"])
+            assert item.get_attribute("data-hit") == str(i + 1)
+            assert f"{hit['start']}–{hit['end']}" in item.locator("blockquote a").get_attribute("title")
             assert item.locator("blockquote").inner_text().split() == hit["sentence"]["text"].split()
             assert item.locator("mark").inner_text() == cw.a_text[hit["start"] : hit["end"]]
             assert "does not support the claim" in item.locator("p").inner_text()

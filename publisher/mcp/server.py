@@ -46,7 +46,8 @@ INSTRUCTIONS = (
     "gate re-slices count, a quote is never evidence. For claims: run_document_review searches a source "
     "for a claim's terms, validate_evidence_assessment proposes a status (every attempt is logged; admitted "
     "means structurally admissible, not adjudicated; on a wiki that trusts signing keys it writes only when "
-    "the server was started with one, and otherwise answers what would be admitted, written: false), build_evidence_matrix shows every claim. No tool "
+    "the server was started with one, and otherwise answers what would be admitted, written: false), "
+    "build_evidence_matrix shows every claim. No tool "
     "fetches, registers, writes evidence or missingness records, or declares a surface complete."
 )
 

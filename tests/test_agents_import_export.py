@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from _gate_helpers import make_run
+from _policy import options_of, policy_of
 from _wiki_helpers import Claim, RunBuilder, make_wiki, sample_run
 from conftest import CliResult, make_record
 
@@ -101,7 +102,7 @@ def test_exact_altered_and_shifted_citations(tmp_path: Path, cli: Cli) -> None:
     # no snapshot or event was written; the record passes the real gate
     assert {p.name: p.read_bytes() for p in fx.run.sources_dir.iterdir()} == sources_before
     assert fx.run.events_path.read_bytes() == events_before
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert assembly.findings == []
     assert [a["artifact_id"] for a in assembly.result["accepted"]] == [f"extraction:{article.evidence_id}"]
     # importing the same response again leaves the record as it is
@@ -334,7 +335,7 @@ def test_export_refuses_a_wiki_that_does_not_check(tmp_path: Path, cli: Cli) -> 
     res = cli("export", "annotations", "--wiki", wiki, "--out", out)
     assert res.status == 1 and not out.exists()
     with pytest.raises(AnnotationsRefused) as refused:  # the refusal carries the wiki check's findings
-        export_annotations(wiki)
+        export_annotations(wiki, policy=policy_of(wiki))
     found = {(f.code, f.file, f.field) for f in refused.value.findings}
     assert ("EXCERPT_MISMATCH", "runs/alpha/outputs/result.json", "claims[0]") in found, found
     assert cli("export", "annotations", "--wiki", tmp_path / "nowhere").status == 2

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from _claims_helpers import ClaimsWiki, claims_wiki
+from _policy import policy_of
 from conftest import CliResult
 from test_claims_assess import assess, assess_json, refused
 
@@ -88,7 +89,7 @@ def test_ns_on_a_review_with_hits_is_refused_until_every_hit_is_adjudicated(cli:
     assert again.status == 0 and again.json()["created"] is False
     assert len(read_adjudications(cw.rb.run).events) == len(hits)
     assert assess(cli, cw, "ns1", CLAIM, "NS", "--review", rid).status == 0
-    wiki = check_wiki(cw.wiki)
+    wiki = check_wiki(cw.wiki, policy=policy_of(cw.wiki))
     assert wiki.ok and [s.provenance_valid for s in wiki.claims] == [True]
     # claims.json carries the review: terms, hit counts, each hit in its sentence and its decision.
     claim = next(c for c in claims_document(wiki)["claims"] if c["id"] == "ns1")
@@ -116,7 +117,7 @@ def test_an_edited_adjudication_log_leaves_the_claim_invalid_now(cli: Cli, cw: C
     first = json.loads(lines[0])
     lines[0] = canonical_bytes({**first, "reason": "edited by hand"})
     log.write_bytes(b"\n".join(lines) + b"\n")
-    wiki = check_wiki(cw.wiki)
+    wiki = check_wiki(cw.wiki, policy=policy_of(cw.wiki))
     assert wiki.ok  # historical admissibility stays; provenance now does not
     assert [s.provenance_valid for s in wiki.claims] == [False]
 
@@ -169,4 +170,4 @@ def test_on_a_signed_wiki_an_adjudication_must_be_signed_by_a_trusted_key(
         out = adjudicate(cli, cw, rid, number, "--key", str(private))
         assert out.status == 0 and out.json()["entry"]["sig"]["key_id"], out.err
     assert assess(cli, cw, "ns1", CLAIM, "NS", "--review", rid, "--key", str(private)).status == 0
-    assert check_wiki(cw.wiki).ok
+    assert check_wiki(cw.wiki, policy=policy_of(cw.wiki)).ok

@@ -42,6 +42,7 @@ ORDER: dict[str, list[Entry]] = {
         "locate",
         "refs",
         "_fs",
+        "trust",
         "blobs",
         "merkle",
         "store",

@@ -128,16 +128,17 @@ def _mcp(args: argparse.Namespace) -> int:
         Run.open(args.run_dir)
     signer = None
     if args.key is not None:  # only a key the person running the server names: never one found
-        from ..acquire.signing import load_signer
+        from ..kernel.trust import Role, load_signer
         from ..wiki.claims.log import SIGNED_FOR
         from ._common import wiki_policy
 
         signer = load_signer(args.key, SIGNED_FOR)
         ring = wiki_policy(args.wiki, None).trusted_keys
-        if ring and signer.key_id not in ring.keys:
+        if ring and not ring.has_role(signer.key_id, Role.ASSESS):
             raise UsageError(
-                f"--key {args.key}: key {signer.key_id[:16]}… is not one this wiki trusts "
-                f"({', '.join(k[:16] + '…' for k in ring.ids)}); the server would write entries the build refuses"
+                f"--key {args.key}: key {signer.key_id[:16]}… is not one this wiki trusts to assess "
+                f"({', '.join(ring.shown(k) for k in ring.ids_for(Role.ASSESS)) or 'none'}); the server would "
+                "write entries the build refuses"
             )
     serve(args.wiki, args.run_dir, signer)
     return 0

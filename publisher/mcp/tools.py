@@ -22,7 +22,6 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ..acquire.select import MAX_QUOTE, locate_in, located_json, select_spans
-from ..acquire.signing import KeyRing, Signer
 from ..acquire.sources import MAX_READ_WINDOW
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import PublisherError
@@ -32,6 +31,7 @@ from ..kernel.models import Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range, locator
 from ..kernel.text import one_line
+from ..kernel.trust import KeyRing, Role, Signer
 from ..runs import RUN_LAYOUTS, Run
 from ..wiki.policy import Policy
 
@@ -350,7 +350,7 @@ def validate_evidence_assessment(
     policy = ws.policy
     ring = policy.trusted_keys
     meaning = f"structurally admissible proposal for {proposal.status.value} — not adjudicated"
-    if ring and (ws.signer is None or ws.signer.key_id not in ring.keys):
+    if ring and (ws.signer is None or not ring.has_role(ws.signer.key_id, Role.ASSESS)):
         # A signed wiki and no key of it: an unsigned entry would fail the next build, so nothing
         # is written and the answer says what would be admitted.
         try:
@@ -400,7 +400,7 @@ def build_evidence_matrix(ws: Workspace) -> dict[str, Any]:
     from ..wiki.check import check_wiki
     from ..wiki.claims.counts import claims_document
 
-    wiki = _guard(lambda: check_wiki(ws.wiki))
+    wiki = _guard(lambda: check_wiki(ws.wiki, policy=ws.policy))
     if not wiki.ok:
         return {"ok": False, "findings": [f.to_dict() for f in wiki.findings]}
     return claims_document(wiki)

@@ -114,7 +114,7 @@ def _claims(wiki: WikiCheck) -> dict[tuple[str, int, int], list[str]]:
     return labels
 
 
-def export_annotations(wiki_root: Path, *, base: str | None = None, policy: Policy | None = None) -> Collection:
+def export_annotations(wiki_root: Path, *, base: str | None = None, policy: Policy) -> Collection:
     """Every published excerpt of the wiki as an AnnotationCollection (see the module docstring).
 
     Raises :class:`AnnotationsRefused` when the wiki check finds anything, and

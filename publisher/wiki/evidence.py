@@ -227,7 +227,7 @@ class WikiCheck:
     """Everything the wiki check verified, and every finding that blocks publication."""
 
     wiki_root: Path
-    policy: Policy = field(default_factory=lambda: Policy(None))
+    policy: Policy
     """The wiki's evidence options, resolved once (:mod:`.policy`)."""
     runs: list[RunEvidence] = field(default_factory=list)
     concepts: list[ConceptEvidence] = field(default_factory=list)

@@ -19,12 +19,12 @@ from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
-from ...acquire.signing import KeyRing
 from ...gate.render import report_prose_html
 from ...kernel.errors import PublisherError
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
+from ...kernel.trust import KeyRing
 from ...wiki.evidence import WikiCheck
 from ..checks import csp
 from ..checks.inert import check_inside, check_static

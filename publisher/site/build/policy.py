@@ -54,11 +54,11 @@ def resolve_policy(wiki_root: Path | None, config_file: Path | None = None) -> P
     provenance, as its pages say. A configuration MkDocs cannot load is a UsageError.
     """
     if wiki_root is None and config_file is None:
-        return Policy(None)
+        return Policy.unsigned(None)
     root = Path(wiki_root) if wiki_root is not None else Path(config_file or ".").resolve().parent
     path = config_file_for(root, config_file)
     if path is None:
-        return Policy(root)
+        return Policy.unsigned(root)
     name = path.name
     if not path.is_file():
         raise UsageError(f"{name}: no such configuration file", reason=Reason.SCHEMA_ERROR, path=name)

@@ -24,7 +24,7 @@ from ...kernel.errors import PublisherError
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...kernel.spans import check_range
-from ...wiki.policy import Policy, fallback_policy
+from ...wiki.policy import Policy
 from . import csp
 from .checkrecords import WikiTexts, check_records, check_site_proofs
 from .manifest import MANIFEST_NAME, MANIFEST_VERSION, SITE_FILE_LIMIT, manifest_digest, site_tree
@@ -126,9 +126,7 @@ def _by_page(entries: list[dict[str, Any]], key: Any) -> dict[str, Counter[tuple
     return out
 
 
-def check_site(
-    site_dir: Path | str, wiki_root: Path | str, *, expect: str | None = None, policy: Policy | None = None
-) -> SiteCheck:
+def check_site(site_dir: Path | str, wiki_root: Path | str, *, policy: Policy, expect: str | None = None) -> SiteCheck:
     """Re-read a built site, every file byte for byte, and compare it with the seal and the snapshots.
 
     Findings: a missing or malformed manifest (SCHEMA_ERROR); a file missing, added, changed, or
@@ -188,8 +186,7 @@ def check_site(
     found, count = check_records(site, manifest, texts)
     check.findings += found
     check.records += count
-    keys = (policy or fallback_policy(Path(wiki_root))).trusted_keys
-    check.findings += check_site_proofs(site, manifest, texts, keys)
+    check.findings += check_site_proofs(site, manifest, texts, policy.trusted_keys)
     return check
 
 

@@ -12,22 +12,19 @@ write one it cannot sign.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from cryptography.exceptions import InvalidSignature
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
-from ...acquire.signing import ALG, KeyRing, Signer
 from ...kernel.canonical import canonical_bytes, format_ts, loads_strict, utc_now
 from ...kernel.errors import IntegrityError, UsageError
 from ...kernel.eventlog import LogState, append_chained, read_chain
 from ...kernel.models import Offset, PrefixedDigest, SchemaVersion, Signature, Timestamp, first_error
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
+from ...kernel.trust import ALG, KeyRing, Role, Signer
 from ...runs import Run
 from .model import ID_RE
 from .records import REVIEWS_DIR, Hit, ReviewRecord, read_record
@@ -139,23 +136,20 @@ def read_adjudications(run: Run) -> LogState[Adjudication]:
 
 
 def adjudication_problem(entry: Adjudication, ring: KeyRing, run: str) -> str | None:
-    """Why ``entry`` is not signed by a key of ``ring`` for ``run`` (``<slug>@<created_at>``), or None.
+    """Why ``entry`` is not signed for ``run`` (``<slug>@<created_at>``) by a key of ``ring``
+    trusted to assess, or None.
 
     Signed for the run it lies in: a line copied into another run's log does not verify there.
     """
     sig = entry.sig
     if sig is None:
         return f"{entry.adjudication_id} is unsigned"
-    if sig.alg != ALG or sig.run != run:
-        return f"{entry.adjudication_id} is not an {ALG} signature for run {run!r}"
-    key = ring.keys.get(sig.key_id)
-    if key is None:
-        return f"{entry.adjudication_id} is signed by key {sig.key_id[:16]}…, which this wiki does not trust"
-    try:
-        key.verify(base64.b64decode(sig.value, validate=True), _payload(entry))
-    except (binascii.Error, ValueError, InvalidSignature):
-        return f"{entry.adjudication_id}: the signature does not verify (the entry or its signature was altered)"
-    return None
+    if sig.run != run:
+        return f"{entry.adjudication_id} is signed for run {sig.run[:80]!r}, not {run!r}"
+    why = ring.signature_problem(
+        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=_payload(entry), role=Role.ASSESS
+    )
+    return None if why is None else f"{entry.adjudication_id}: {why}"
 
 
 def valid_adjudications(
@@ -217,17 +211,12 @@ def adjudicate(
     if not 1 <= hit_number <= len(review.hits):
         raise UsageError(f"--hit must be between 1 and {len(review.hits)} (the review's hits, in order)")
     hit = review.hits[hit_number - 1]
-    if ring:
-        if signer is None:
-            raise UsageError(
-                "this wiki trusts signing keys: an adjudication must be signed by one of them "
-                f"({', '.join(k[:16] + '…' for k in sorted(ring.ids))}); give --key or set PUBLISHER_SIGNING_KEY; "
-                "nothing written"
-            )
-        if signer.key_id not in ring.keys:
-            raise UsageError(
-                f"the signing key {signer.key_id[:16]}… is not one this wiki trusts; nothing written",
-            )
+    if ring and (signer is None or not ring.has_role(signer.key_id, Role.ASSESS)):
+        keys = ", ".join(ring.shown(kid) for kid in ring.ids_for(Role.ASSESS)) or "none"
+        raise UsageError(
+            f"this wiki trusts signed adjudications only: sign with the private key of {keys} "
+            "(--key FILE or $PUBLISHER_SIGNING_KEY); nothing written"
+        )
     found = valid_adjudications(run, review_id, ring)
     if isinstance(found, str):
         raise UsageError(f"{found}; appends are refused until a person repairs it")

@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...acquire.signing import KeyRing
 from ...kernel.errors import IntegrityError, PublisherError, UsageError
 from ...kernel.models import Access
 from ...kernel.reasons import Reason
+from ...kernel.trust import KeyRing
 from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
 from .adjudications import hit_key, valid_adjudications
@@ -226,7 +226,7 @@ def find_record(wiki: WikiCheck, rid: str, model: type[R]) -> tuple[RunEvidence,
 
 
 def _review_now(
-    ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = None, keys: KeyRing | None = None
+    ev: RunEvidence, review: ReviewRecord, *, keys: KeyRing, logs: LogCache | None = None
 ) -> Problem | None:
     """Why a review's ground no longer holds: its snapshot or that snapshot's surface changed, its
     search now exceeds the review budget (``REVIEW_INCOMPLETE``: it did not finish searching), its
@@ -248,8 +248,8 @@ def _review_now(
             review.claim,
             review.search_terms,
             review.semantic_queries_declared_not_executed,
-            logs,
             keys=keys,
+            logs=logs,
         )
     except PublisherError as exc:
         if isinstance(exc, ClaimRefusal) and exc.guard is Guard.REVIEW_INCOMPLETE:  # over the review budget
@@ -274,7 +274,7 @@ def _unresolved(why: str) -> Problem:
 
 
 def _missing_now(
-    ev: RunEvidence, record: MissingnessRecord, logs: LogCache | None = None, keys: KeyRing | None = None
+    ev: RunEvidence, record: MissingnessRecord, *, keys: KeyRing, logs: LogCache | None = None
 ) -> str | None:
     """Why a missingness record's facts no longer hold: the line, the snapshot or a closed gap.
 
@@ -319,8 +319,9 @@ def review_grounds(
     rid: str,
     review: ReviewRecord,
     chash: str,
+    *,
+    keys: KeyRing,
     logs: LogCache | None = None,
-    keys: KeyRing | None = None,
 ) -> Problem | None:
     """Why review ``rid`` does not ground a not_supported of claim ``chash`` now, or None."""
     if review.claim_hash != chash:
@@ -338,10 +339,10 @@ def review_grounds(
             Guard.REVIEW_INCOMPLETE,
             f"{rid[:16]}… is not protocol-complete ({why}); declare a complete surface at acquisition and review again",
         )
-    return _review_now(ev, review, logs, keys) or _hits_adjudicated(ev, rid, review, keys)
+    return _review_now(ev, review, keys=keys, logs=logs) or _hits_adjudicated(ev, rid, review, keys)
 
 
-def _hits_adjudicated(ev: RunEvidence, rid: str, review: ReviewRecord, keys: KeyRing | None) -> Problem | None:
+def _hits_adjudicated(ev: RunEvidence, rid: str, review: ReviewRecord, keys: KeyRing) -> Problem | None:
     """Why a review's hits leave not_supported unadmissible: a hit without a valid adjudication.
 
     A search that found the claim's terms shows nothing absent until a person has read every hit
@@ -349,7 +350,7 @@ def _hits_adjudicated(ev: RunEvidence, rid: str, review: ReviewRecord, keys: Key
     """
     if not review.hits:
         return None
-    found = valid_adjudications(ev.run, rid, keys or KeyRing())
+    found = valid_adjudications(ev.run, rid, keys)
     if isinstance(found, str):
         return Problem(Guard.REVIEW_UNADJUDICATED, f"{found}: its adjudications are not trusted; repair it by hand")
     open_hits = [(n, h) for n, h in enumerate(review.hits, start=1) if hit_key(h) not in found]
@@ -411,7 +412,7 @@ def missing_grounds(
     """Why record ``mid`` does not ground a non_evaluable of claim ``chash`` now, or None."""
     if record.claim_hash != chash:
         return Problem(Guard.MISSINGNESS_OTHER_CLAIM, f"{mid[:16]}… records another claim ({record.claim_hash[:20]}…)")
-    now = _missing_now(ev, record, logs, wiki.policy.trusted_keys) or _published_elsewhere(wiki, record, ev)
+    now = _missing_now(ev, record, keys=wiki.policy.trusted_keys, logs=logs) or _published_elsewhere(wiki, record, ev)
     if now is not None:
         return Problem(Guard.MISSINGNESS_UNRESOLVED, f"{now}; the claim may be evaluable: assess it on the evidence")
     return None

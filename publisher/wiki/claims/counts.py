@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...acquire.signing import signature_problem as event_signature_problem
 from ...kernel.models import ACQUISITIONS
+from ...kernel.trust import Role, event_signature_problem
 from ..evidence import WikiCheck
 from .adjudications import Adjudication, adjudication_problem, hit_key, valid_adjudications
 from .admission import find_record
@@ -53,7 +53,11 @@ class WorkIndex:
                     signed_by = None
                     if ring and event.sig is not None:  # a key id is shown only once it verifies
                         name = name if name is not None else ev.run.name()
-                        signed_by = event.sig.key_id if event_signature_problem(event, ring, name) is None else None
+                        signed_by = (
+                            event.sig.key_id
+                            if event_signature_problem(event, ring, name, Role.ACQUIRE) is None
+                            else None
+                        )
                     self.events.setdefault(event.source_id, []).append(
                         {
                             "run": ev.slug,

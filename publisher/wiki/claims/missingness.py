@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...acquire.signing import KeyRing, signature_problem
 from ...kernel.canonical import format_ts, utc_now
 from ...kernel.errors import IntegrityError, UsageError
 from ...kernel.eventlog import LogState, read_log
 from ...kernel.models import Access, Event, EventType, Snapshot
 from ...kernel.reasons import Reason
+from ...kernel.trust import KeyRing, Role, event_signature_problem
 from ...runs import Run
 from .model import ClaimRefusal, Guard, claim_hash, normalise_statement, url_identity, work_keys
 from .records import MissingBasis, MissingKind, MissingnessRecord, write_record
@@ -200,7 +200,7 @@ def unsigned_fact(run: Run, basis: MissingBasis, keys: KeyRing, logs: LogCache |
     fact = next((e for e in state.events if e.event_id == basis.event_id), None)
     if fact is None:
         return f"{basis.event_id} is not in {run.path.name}/events.jsonl"
-    unsigned = signature_problem(fact, keys, run.name())
+    unsigned = event_signature_problem(fact, keys, run.name(), Role.ACQUIRE)
     if unsigned is not None:
         return f"{unsigned}: with trusted keys only a signed acquisition fact counts"
     if basis.source_id is not None and fact.record_hash != basis.record_hash:

@@ -171,3 +171,23 @@ def test_on_a_signed_wiki_an_adjudication_must_be_signed_by_a_trusted_key(
         assert out.status == 0 and out.json()["entry"]["sig"]["key_id"], out.err
     assert assess(cli, cw, "ns1", CLAIM, "NS", "--review", rid, "--key", str(private)).status == 0
     assert check_wiki(cw.wiki, policy=policy_of(cw.wiki)).ok
+
+
+def test_a_sentence_not_written_by_the_tool_is_never_shown(cli: Cli, cw: ClaimsWiki) -> None:
+    """A review record rewritten by hand (its id recomputed) to put other words around a hit: the
+    claim view shows only what the snapshot holds at the hit, and says the sentence did not verify."""
+    from publisher.kernel import _fs
+    from publisher.wiki.claims.counts import review_view
+    from publisher.wiki.claims.records import ReviewRecord, record_id
+
+    honest = review(cli, cw, a_word(cw))["record"]
+    hit = honest["hits"][0]
+    forged_hits = [{**hit, "sentence": {**hit["sentence"], "text": "No effect was found at all."}}, *honest["hits"][1:]]
+    forged = ReviewRecord.model_validate({**honest, "hits": forged_hits})
+    rid = record_id(forged)
+    _fs.create_exclusive(cw.rb.run.path / "reviews" / f"{rid}.json", canonical_bytes(forged.model_dump(mode="json")))
+    refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", rid), "REVIEW_UNRESOLVED")
+    shown = review_view(check_wiki(cw.wiki, policy=policy_of(cw.wiki)), rid)["hits"]
+    assert shown[0]["sentence_verified"] is False
+    assert shown[0]["sentence"]["text"] == cw.a_text[hit["start"] : hit["end"]]
+    assert all(h["sentence_verified"] for h in shown[1:])

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...kernel.errors import PublisherError
 from ...kernel.models import ACQUISITIONS
 from ...kernel.trust import Role, event_signature_problem
 from ..evidence import WikiCheck
@@ -26,6 +27,7 @@ from .log import Assessment, signature_problem
 from .model import status_code, url_identity, work_keys
 from .provenance import ClaimState
 from .records import ReviewRecord
+from .reviews import sentence_problem
 
 __all__ = ["ADMISSIBLE", "WorkIndex", "claim_view", "claims_document", "review_view"]
 
@@ -123,6 +125,10 @@ def review_view(wiki: WikiCheck, rid: str) -> dict[str, Any]:
     if isinstance(found, str):
         return {"id": rid, "found": False, "problem": found}
     ev, review = found
+    try:
+        text: str | None = ev.run.store.read(review.source_id).text  # verified on read
+    except PublisherError:
+        text = None
     adjudicated = valid_adjudications(ev.run, rid, wiki.policy.trusted_keys)
     log_problem = adjudicated if isinstance(adjudicated, str) else None
     decided = adjudicated if isinstance(adjudicated, dict) else {}
@@ -130,6 +136,11 @@ def review_view(wiki: WikiCheck, rid: str) -> dict[str, Any]:
     hits = []
     for number, hit in enumerate(review.hits, start=1):
         entry = decided.get(hit_key(hit))
+        sentence = hit.sentence.model_dump(mode="json")
+        verified = text is not None and sentence_problem(review.model_copy(update={"hits": (hit,)}), text) is None
+        if not verified:  # a record not written by the tool: show only what the snapshot says, if anything
+            shown = text[hit.start : hit.end] if text is not None and hit.end <= len(text) else ""
+            sentence = {"start": hit.start, "end": hit.end, "text": shown}
         hits.append(
             {
                 "number": number,
@@ -137,7 +148,8 @@ def review_view(wiki: WikiCheck, rid: str) -> dict[str, Any]:
                 "start": hit.start,
                 "end": hit.end,
                 "match": hit.match,
-                "sentence": hit.sentence.model_dump(mode="json"),
+                "sentence": sentence,
+                "sentence_verified": verified,
                 "adjudication": _adjudication_view(wiki, entry, run_name) if entry is not None else None,
             }
         )

@@ -74,6 +74,7 @@ ORDER: dict[str, list[Entry]] = {
         "records",
         "result",
         "reportmd",
+        "quotations",
         "corpus",
         "verdicts",
         "freshness",
@@ -110,6 +111,7 @@ ORDER: dict[str, list[Entry]] = {
         "discover",
         "spantables",
         "evidence",
+        "promoted",
         (
             "claims",
             [
@@ -132,6 +134,7 @@ ORDER: dict[str, list[Entry]] = {
         "promote",
         "annotations",
         "assess",
+        "migrate",
     ],
     "site": [
         "__init__",
@@ -162,10 +165,12 @@ ORDER: dict[str, list[Entry]] = {
                 "__init__",
                 "manifest",
                 "csp",
+                "themescripts",
                 "scan",
                 "seal",
                 "trusted",
                 "inert",
+                "frontmatter",
                 "prose",
                 "checkrecords",
                 "checksite",

@@ -7,7 +7,8 @@ stylesheets, ``verify.js`` or a snapshot record. The manifest's own digest names
 a site rebuilt from the same inputs. Independently of the manifest, every page is read as a
 browser reads it (:mod:`publisher.site.checks.scan`) and every excerpt, snapshot text and window is
 held by the build's own seal (:func:`publisher.site.checks.seal.check_evidence`) to a fresh
-re-slice of the wiki's snapshots (:class:`Reslice`), and every page must carry the
+re-slice of the wiki's snapshots (:class:`Reslice`); every script of every page must be one the
+site ships (:func:`publisher.site.checks.seal.check_scripts`), and every page must carry the
 Content-Security-Policy that its own inline scripts call for (check ``C-CSP``).
 """
 
@@ -29,7 +30,7 @@ from . import csp
 from .checkrecords import WikiTexts, check_records, check_site_proofs
 from .manifest import MANIFEST_NAME, MANIFEST_VERSION, SITE_FILE_LIMIT, manifest_digest, site_tree
 from .scan import PageScan, scan_page
-from .seal import Refusal, check_evidence
+from .seal import Refusal, check_evidence, check_scripts
 
 __all__ = ["SiteCheck", "Reslice", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
 
@@ -237,7 +238,10 @@ def _check_page(page: str, data: bytes, seal: _Seal, texts: WikiTexts, check: Si
 
 
 def _check_policy(page: str, scan: PageScan, add: Any) -> None:
-    """The page carries one Content-Security-Policy: the one its own inline scripts and styles call for."""
+    """The page's scripts are those the site ships, and it carries one Content-Security-Policy:
+    the one its own inline scripts and styles call for."""
+    for finding in check_scripts(scan, page):
+        add(finding)
     wanted = csp.policies(scan.scripts, scan.styles, scan.policies[0] if scan.policies else None)
     if len(scan.policies) != 1 or scan.policies[0] not in wanted:
         detail = (

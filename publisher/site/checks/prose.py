@@ -38,6 +38,10 @@ What trusted Markdown extensions generate themselves (Material's emoji SVG throu
 ``pymdownx.emoji``, recorded by :class:`publisher.site.checks.trusted.TrustedOutput`) is set
 aside first, one recorded chunk per occurrence, when it passes the SVG allow-list of ``docs/``
 files. Each finding names the file and the line (check ``C-PROSE``).
+
+Quotations are the other half of the check: a hand-written page's Markdown goes through the one
+quotation rule of all prose (:func:`check_page_quotations`, :mod:`publisher.gate.quotations`),
+as concept prose does in the wiki check and report prose in the run check.
 """
 
 from __future__ import annotations
@@ -46,13 +50,14 @@ import html
 import os
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import nh3
 
+from ...gate.quotations import quotation_findings, quotations
 from ...kernel import _fs
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
@@ -75,6 +80,7 @@ __all__ = [
     "violations",
     "sanitised",
     "check_prose",
+    "check_page_quotations",
     "source_text",
     "prose_file",
 ]
@@ -542,6 +548,21 @@ def check_prose(
         reason = Reason.EXCERPT_MISMATCH if v.kind in {"reference", "badge"} else None
         out.append(Finding(reason, file, v.detail, line=line, check=CHECK))
     return out
+
+
+def check_page_quotations(source: str | None, *, file: str, texts: Callable[[], Mapping[str, str]]) -> list[Finding]:
+    """The one quotation rule (:mod:`publisher.gate.quotations`) over a hand-written page's
+    Markdown (``source``, front matter aside): every quotation located in ``texts()``, the
+    snapshots of the wiki's runs. A page cites no span (a span reference is refused in its text),
+    so a source's words there are a finding that names the span to cite from a concept, and words
+    found nowhere an unverified quotation (``EXCERPT_MISMATCH``); check ``C-PROSE``."""
+    if source is None:
+        return []
+    lines = source.split("\n")
+    start = _body_start(lines)
+    body = "\n" * start + "\n".join(lines[start:])  # front matter is data: its lines left blank
+    found = quotations(body)
+    return quotation_findings(found, file=file, check=CHECK, texts=texts, cited={}, cite_in="a concept")
 
 
 def source_text(path: Path | None) -> str | None:

@@ -33,6 +33,7 @@ plain text hard-wrapped at a fixed width reads as one sentence a line (select wi
 
 from __future__ import annotations
 
+import bisect
 import re
 import statistics
 from collections.abc import Iterator
@@ -110,6 +111,10 @@ class Sentences:
         self.wrapped = wrapped
         self._breaks = _BLANK_LINE if wrapped else _LINE_BREAK
         self._median: float | None = None
+        self._break_ends: list[int] | None = None
+        self._segmented: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        """The sentences of each stretch already segmented: many ranges in one paragraph (a
+        review's hits) segment it once."""
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
         """Every sentence as a half-open ``(start, end)``, in order, without edge whitespace."""
@@ -118,29 +123,27 @@ class Sentences:
     def covering(self, start: int, end: int) -> tuple[int, int] | None:
         """The smallest run of whole sentences covering ``text[start:end]``; None if it covers no text.
 
-        Only the stretch (line or paragraph) around the range is segmented, so the cost follows
-        the paragraph's length, not the text's.
+        Only the stretch (line or paragraph) around the range is segmented, once per instance, so
+        the cost follows the paragraph's length, not the text's, however many ranges lie in it.
         """
         if not 0 <= start < end <= len(self.text):
             return None
         after = self._breaks.search(self.text, end)
         hi = after.start() if after else len(self.text)
-        found = [(s, e) for s, e in self._stretch(self._stretch_start(start), hi) if s < end and start < e]
+        lo = self._stretch_start(start)
+        stretch = self._segmented.get((lo, hi))
+        if stretch is None:
+            stretch = self._segmented[(lo, hi)] = list(self._stretch(lo, hi))
+        found = [(s, e) for s, e in stretch if s < end and start < e]
         return (found[0][0], found[-1][1]) if found else None
 
     def _stretch_start(self, pos: int) -> int:
-        """The end of the last hard break before ``pos`` (0 if none), looking back in growing windows."""
-        width = 4096
-        while True:
-            lo = max(0, pos - width)
-            last = None
-            for last in self._breaks.finditer(self.text, lo, pos):  # noqa: B007 - keep the last
-                pass
-            if last is not None and (last.start() > lo or lo == 0):
-                return last.end()
-            if lo == 0:
-                return 0
-            width *= 4
+        """The end of the last hard break before ``pos`` (0 if none): the breaks are found once
+        per instance, in one pass, and looked up by bisection."""
+        if self._break_ends is None:
+            self._break_ends = [m.end() for m in self._breaks.finditer(self.text)]
+        at = bisect.bisect_right(self._break_ends, pos)
+        return self._break_ends[at - 1] if at else 0
 
     def _stretch(self, lo: int, hi: int) -> Iterator[tuple[int, int]]:
         """The sentences of ``text[lo:hi]``, which starts right after a hard break (or at 0)."""

@@ -40,6 +40,7 @@ ORDER: dict[str, list[Entry]] = {
         "models",
         "spans",
         "locate",
+        "lookalike",
         "refs",
         "_fs",
         "trust",
@@ -59,12 +60,15 @@ ORDER: dict[str, list[Entry]] = {
         "plain",
         "_jats_flow",
         "jats",
+        "identity",
         "html",
         "pdf",
         "surface",
         "metadata",
         "http",
         "receipts",
+        "revisions",
+        "notices",
         "sources",
     ],
     "gate": [
@@ -112,6 +116,8 @@ ORDER: dict[str, list[Entry]] = {
         "spantables",
         "evidence",
         "promoted",
+        "revisions",
+        "notices",
         (
             "claims",
             [

@@ -21,6 +21,7 @@ from ..gate.result import AcceptedArtifact, Result
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding, counts_by_code
 from ..kernel.models import Event
+from ..kernel.refs import neutral_text
 from ..kernel.store import read_snapshot
 from ..parallel import SnapshotCheck
 from ..runs import Run
@@ -209,7 +210,10 @@ _LABEL_MAX = 90
 def source_label(title: str | None, url: str | None, source_id: str) -> str:
     """A readable name for a source: its title; else its site and path (``example.org/a/b``) or,
     for a local file, the file name; else its short id. Never the bare 64-hex id, which makes an
-    unreadable page title, search entry and table cell."""
+    unreadable page title, search entry and table cell. The title comes from outside (a fetched
+    page's ``<title>``): it is shown as :func:`publisher.kernel.refs.neutral_text` gives it, never
+    with a verified badge or a span reference's look."""
+    title = neutral_text(title) if title else title
     if title and title.strip():
         return " ".join(title.split())
     if url:

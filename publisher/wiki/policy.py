@@ -26,7 +26,7 @@ from ..kernel.errors import UsageError
 from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing, key_ring, trusted_key_entries
 
-__all__ = ["Policy", "OPTIONS", "SOURCE_TEXT_MODES", "WINDOWS_ABOVE", "policy_from_evidence"]
+__all__ = ["Policy", "OPTIONS", "RETRACTED_MODES", "SOURCE_TEXT_MODES", "WINDOWS_ABOVE", "policy_from_evidence"]
 
 SOURCE_TEXT_MODES = ("full", "windows", "proofs")
 WINDOWS_ABOVE = 200_000
@@ -41,8 +41,12 @@ OPTIONS = (
     "offline",
     "web_fonts",
     "scheduler",
+    "retracted",
 )
 """Every key ``extra: evidence:`` may hold (an allow-list)."""
+
+RETRACTED_MODES = ("warn", "fail")
+"""What a build does when a claim rests on a work with a logged retraction (check ``C-NOTICE``)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,9 @@ class Policy:
     web_fonts: bool = False
     scheduler: str | None = None
     """Address of a Dask scheduler that runs the wiki check (None: this machine)."""
+    retracted: str = "warn"
+    """``fail``: a claim resting on a retracted work refuses the build (``C-NOTICE``); ``warn``:
+    the build says so and publishes, the work shown apart and giving no credit."""
 
     @classmethod
     def unsigned(cls, wiki_root: Path | None = None) -> Policy:
@@ -86,6 +93,7 @@ class Policy:
             "offline": self.offline,
             "web_fonts": self.web_fonts,
             "scheduler": self.scheduler,
+            "retracted": self.retracted,
         }
         return "sha256:" + hashlib.sha256(canonical_bytes(body)).hexdigest()
 
@@ -150,6 +158,9 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
     scheduler = evidence.get("scheduler")
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip() or len(scheduler) > 500):
         raise _bad(where, "extra.evidence.scheduler must be a scheduler address (tcp://host:port)")
+    retracted = evidence.get("retracted", "warn")
+    if retracted not in RETRACTED_MODES:
+        raise _bad(where, f"extra.evidence.retracted must be one of {', '.join(RETRACTED_MODES)}")
     listed = evidence.get("trusted_keys")
     if listed is not None and wiki_root is None:
         raise _bad(where, "extra.evidence.trusted_keys needs a wiki root to resolve its paths")
@@ -165,4 +176,5 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
         offline=flags["offline"],
         web_fonts=flags["web_fonts"],
         scheduler=scheduler,
+        retracted=retracted,
     )

@@ -51,15 +51,30 @@ class SiteCheck:
     snapshots: int = 0
     windows: int = 0
     records: int = 0
+    pinned: bool = False
+    """Whether the manifest's digest was compared with one the caller trusts (``expect``); when
+    not, the check trusts the manifest it found: a site re-sealed after an edit passes."""
 
     @property
     def ok(self) -> bool:
         return not self.findings
 
+    @property
+    def trust(self) -> str:
+        """What the check's verdict rests on, in one line for people and machines alike."""
+        if self.pinned:
+            return "the manifest's digest compared with the pinned one (--expect)"
+        return (
+            "the manifest found in the site, not pinned: a site re-sealed after an edit passes; "
+            "compare the manifest digest with one you trust, or pass --expect"
+        )
+
     def summary(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "manifest_sha256": self.manifest_digest,
+            "manifest_pinned": self.pinned,
+            "trust": self.trust,
             "files": self.files,
             "pages": self.pages,
             "excerpts": self.excerpts,
@@ -146,6 +161,7 @@ def check_site(site_dir: Path | str, wiki_root: Path | str, *, policy: Policy, e
     manifest = _load_manifest(site, check)
     if manifest is None:
         return check
+    check.pinned = expect is not None
     if expect is not None and check.manifest_digest != expect:
         detail = f"manifest digest {check.manifest_digest} is not the expected {expect}"
         add(Finding(None, MANIFEST_NAME, detail, check=PIN_CHECK))

@@ -207,7 +207,7 @@ class SiteModel(PageModel):
         sources = []
         for sid in ev.accepted.sources():
             info = self.pre.sources.get(sid)
-            title = info.meta.title if info and info.meta.title else sid
+            title = info.label if info else sid
             sources.append({"href": self.href(uri, source_uri(sid)), "text": title, "note": sid})
         page.title = f"Report: {ev.slug}"
         page.markdown = self._md.get_template("report.md.j2").render(

@@ -129,6 +129,7 @@ ORDER: dict[str, list[Entry]] = {
                 "log",
                 "missingness",
                 "reviews",
+                "adjudications",
                 "admission",
                 "provenance",
                 "warrant",

@@ -16,7 +16,7 @@ from ...kernel.refs import neutral_text
 from ...wiki.claims.counts import WorkIndex, claim_view, claims_document
 from ...wiki.claims.model import STATUS_CODES
 from .model import GeneratedPage, PageModel
-from .uris import concept_uri
+from .uris import concept_uri, source_uri
 
 __all__ = [
     "MATRIX_URI",
@@ -73,7 +73,8 @@ def _mermaid(view: dict[str, Any]) -> tuple[str, list[str]]:
         if bound is not None:
             lines.append(f'  {kind}["{kind} in {_node(bound["run"])}"]')
             lines.append(f"  claim --> {kind}")
-            steps.append(f"{kind} {view[kind]} in run {bound['run']}")
+            rid = view[kind]["id"] if kind == "review" else view[kind]
+            steps.append(f"{kind} {rid} in run {bound['run']}")
     return "\n".join(lines), steps
 
 
@@ -99,7 +100,23 @@ def warrant_words(warrant: dict[str, Any]) -> str:
     )
 
 
-def _item(view: dict[str, Any]) -> dict[str, Any]:
+def _review(model: PageModel, page: GeneratedPage, view: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The review as shown: its terms and hit counts, each hit in its sentence linked to the
+    source page, and the adjudication of each."""
+    if view is None or not view["found"]:
+        return view
+    sid = view["source_id"]
+    href = model.href(page.src_uri, source_uri(sid)) if sid in model.pre.sources else None
+    hits = []
+    for hit in view["hits"]:
+        sentence = hit["sentence"]
+        text = sentence["text"]
+        a, b = hit["start"] - sentence["start"], hit["end"] - sentence["start"]
+        hits.append({**hit, "before": text[:a], "match_text": text[a:b], "after": text[b:], "href": href})
+    return {**view, "hits": hits}
+
+
+def _item(model: PageModel, page: GeneratedPage, view: dict[str, Any]) -> dict[str, Any]:
     mermaid, steps = _mermaid(view)
     return {
         "id": view["id"],
@@ -126,7 +143,7 @@ def _item(view: dict[str, Any]) -> dict[str, Any]:
         "warrant_id": view["warrant"]["warrant_id"],
         "reviewer_key_id": view["warrant"]["reviewer_key_id"],
         "evidence": view["evidence"],
-        "review": view["review"],
+        "review": _review(model, page, view["review"]),
         "missingness": view["missingness"],
         "mermaid": mermaid,
         "lineage": steps,
@@ -154,7 +171,7 @@ def _by_concept(model: PageModel) -> dict[str, list[dict[str, Any]]]:
 
 def concept_claims(model: PageModel, page: GeneratedPage, slug: str) -> str:
     """A slot token for the claims of concept ``slug`` (empty when it has none)."""
-    items = [_item(v) for v in _by_concept(model).get(slug, ())]
+    items = [_item(model, page, v) for v in _by_concept(model).get(slug, ())]
     if not items:
         return ""
     return model.slot(page, str(model.fragments().claims(items)))

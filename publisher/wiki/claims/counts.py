@@ -19,16 +19,21 @@ from __future__ import annotations
 from typing import Any
 
 from ...acquire.agentrun import AgentRun, run_classes, trusted_agent_runs
+from ...kernel.errors import PublisherError
 from ...kernel.models import ACQUISITIONS
 from ...kernel.trust import Role, event_signature_problem
 from ..evidence import WikiCheck
 from ..notices import notice_index, retracted_sources, source_doi
 from ..revisions import revision_index
+from .adjudications import Adjudication, adjudication_problem, hit_key, valid_adjudications
+from .admission import find_record
 from .log import Assessment, signature_problem
 from .model import status_code, url_identity, work_keys
 from .provenance import ClaimState
+from .records import ReviewRecord
+from .reviews import sentence_problem
 
-__all__ = ["ADMISSIBLE", "WorkIndex", "claim_view", "claims_document"]
+__all__ = ["ADMISSIBLE", "WorkIndex", "claim_view", "claims_document", "review_view"]
 
 ADMISSIBLE = "structurally admissible proposal for {status} — not adjudicated"
 """What passing the guards means, and all it means."""
@@ -189,6 +194,68 @@ def _proposers(refs: list[tuple[str, Any]], works: WorkIndex) -> tuple[list[dict
     return proposed, len(run_classes(agents.items())), edges
 
 
+def _adjudication_view(wiki: WikiCheck, entry: Adjudication, run_name: str) -> dict[str, Any]:
+    ring = wiki.policy.trusted_keys
+    signed = entry.sig is not None and bool(ring) and adjudication_problem(entry, ring, run_name) is None
+    return {
+        "id": entry.adjudication_id,
+        "decision": entry.decision,
+        "reason": entry.reason,
+        "at": entry.at,
+        "signed_by": entry.sig.key_id if signed and entry.sig is not None else None,
+    }
+
+
+def review_view(wiki: WikiCheck, rid: str) -> dict[str, Any]:
+    """A document review as a reader needs it: its terms with their hit counts, each hit in its
+    sentence with the adjudication that decided it (or none), so that a search that found three
+    hits never reads like one that found nothing."""
+    found = find_record(wiki, rid, ReviewRecord)
+    if isinstance(found, str):
+        return {"id": rid, "found": False, "problem": found}
+    ev, review = found
+    try:
+        text: str | None = ev.run.store.read(review.source_id).text  # verified on read
+    except PublisherError:
+        text = None
+    adjudicated = valid_adjudications(ev.run, rid, wiki.policy.trusted_keys)
+    log_problem = adjudicated if isinstance(adjudicated, str) else None
+    decided = adjudicated if isinstance(adjudicated, dict) else {}
+    run_name = ev.run.name() if wiki.policy.trusted_keys and decided else ""
+    hits = []
+    for number, hit in enumerate(review.hits, start=1):
+        entry = decided.get(hit_key(hit))
+        sentence = hit.sentence.model_dump(mode="json")
+        verified = text is not None and sentence_problem(review.model_copy(update={"hits": (hit,)}), text) is None
+        if not verified:  # a record not written by the tool: show only what the snapshot says, if anything
+            shown = text[hit.start : hit.end] if text is not None and hit.end <= len(text) else ""
+            sentence = {"start": hit.start, "end": hit.end, "text": shown}
+        hits.append(
+            {
+                "number": number,
+                "term": hit.term,
+                "start": hit.start,
+                "end": hit.end,
+                "match": hit.match,
+                "sentence": sentence,
+                "sentence_verified": verified,
+                "adjudication": _adjudication_view(wiki, entry, run_name) if entry is not None else None,
+            }
+        )
+    return {
+        "id": rid,
+        "found": True,
+        "run": ev.slug,
+        "source_id": review.source_id,
+        "protocol_complete": review.protocol_complete,
+        "terms": [{"term": t, "hits": sum(1 for h in review.hits if h.term == t)} for t in review.search_terms],
+        "semantic_queries_declared_not_executed": list(review.semantic_queries_declared_not_executed),
+        "hits": hits,
+        "adjudicated": sum(1 for h in hits if h["adjudication"] is not None),
+        "adjudication_log_problem": log_problem,
+    }
+
+
 def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str, Any]:
     """Everything about one claim, as plain JSON values (strings are data, never markup)."""
     claim, entry = state.claim, state.entry
@@ -217,7 +284,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
         "code": status_code(claim.status),
         "conditions": list(claim.conditions),
         "evidence": list(claim.evidence),
-        "review": claim.review,
+        "review": review_view(wiki, claim.review) if claim.review is not None else None,
         "missingness": claim.missingness,
         "assessment": {
             "id": entry.assessment_id,

@@ -12,14 +12,28 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 from typing import Any, Literal
 
 from .reasons import Reason
 from .text import one_line
 
-__all__ = ["Finding", "Severity", "group_findings", "grouped_lines", "counts_by_code", "summary"]
+__all__ = ["Finding", "NoteCode", "Severity", "group_findings", "grouped_lines", "counts_by_code", "summary"]
 
 Severity = Literal["fail", "warn"]
+
+
+class NoteCode(StrEnum):
+    """What a finding's ``field`` names when the problem is a missing seal or link, not a wrong
+    one: a failure on a wiki that trusts keys, a warning on a wiki configured unsigned."""
+
+    METADATA_UNSEALED = "METADATA_UNSEALED"
+    """A snapshot without ``record_hash``: its metadata (access, paper, title) can be edited."""
+    LOG_UNCHAINED = "LOG_UNCHAINED"
+    """An event log line after the first without ``prev``: lines can be removed or reordered."""
+    EVENT_UNSEALED = "EVENT_UNSEALED"
+    """An acquisition event without ``record_hash``: the snapshot's metadata is not bound to it."""
+
 
 _FIXES: dict[str, str] = {
     "UNKNOWN_SOURCE": "cite a source id that 'publisher source fetch' printed for this run",

@@ -67,7 +67,7 @@ from typing import Any
 
 from ...kernel.errors import PublisherError
 from ...parallel import Workers, default_workers, warm_pool
-from ...parallel.cluster import cluster_executor
+from ...parallel.cluster import cluster_executor, scheduler_from
 from ...runs import RUN_LAYOUTS
 from ...wiki.check import check_wiki
 from ...wiki.claims.log import ASSESSMENTS_FILE
@@ -118,10 +118,11 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
     if known is not None and known.wiki_root.resolve() == root and known.policy.digest == policy.digest:
         pre = known
     else:
-        try:  # on the wiki's Dask cluster when extra.evidence.scheduler names one
+        try:  # on a Dask cluster when whoever runs the build names one ($PUBLISHER_SCHEDULER), never the wiki
             with contextlib.ExitStack() as stack:
+                scheduler = scheduler_from(None)
                 executor, workers = (
-                    stack.enter_context(cluster_executor(policy.scheduler)) if policy.scheduler else _server_pool(root)
+                    stack.enter_context(cluster_executor(scheduler)) if scheduler else _server_pool(root)
                 )
                 progress = stack.enter_context(terminal_progress("evidence check"))
                 pre = check_wiki(root, policy=policy, workers=Workers(executor, workers, progress))

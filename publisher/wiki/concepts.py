@@ -225,7 +225,7 @@ _SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 """libyaml's parser where PyYAML was built with it (the same safe constructors, a C scanner)."""
 
 
-class _StrictLoader(_SAFE_LOADER):  # type: ignore[valid-type,misc]
+class _StrictLoader(_SAFE_LOADER):  # type: ignore[misc]
     """Safe YAML without implicit timestamps (they stay strings) and without duplicate keys."""
 
 

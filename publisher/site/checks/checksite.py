@@ -112,7 +112,7 @@ def _load_manifest(site: Path, check: SiteCheck) -> dict[str, Any] | None:
     if not ok:
         out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "manifest does not have the expected shape"))
         return None
-    return raw
+    return raw if isinstance(raw, dict) else None
 
 
 def _entry_key(e: dict[str, Any]) -> tuple[Any, ...]:

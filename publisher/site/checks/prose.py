@@ -46,7 +46,7 @@ import html
 import os
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -480,9 +480,9 @@ class _Locator:
         self.lines = source.split("\n")
         self.decoded = [ascii_lower(fold(_TAB_NL.sub("", html.unescape(line)))) for line in self.lines]
         self.after: dict[tuple[str, ...], int] = {}
-        self.body = _body_start(self.lines)
+        self.body: int = _body_start(self.lines)
 
-    def _needle(self, v: Violation) -> tuple[tuple[str, ...], Any]:
+    def _needle(self, v: Violation) -> tuple[tuple[str, ...], Callable[[int], object]]:
         """A key for violations written the same way, and a test of one line (its number)."""
         if v.kind == "element":
             pattern = re.compile(rf"<\s*{re.escape(v.name)}(?![\w-])", re.IGNORECASE)
@@ -508,22 +508,23 @@ class _Locator:
                 return hit and (not self.titles or _TITLE_LINE.match(self.lines[n]) is not None)
 
             return (v.kind, text), badge  # a page's badge is refused in a title: look there
-        return (v.kind, text), lambda n: text and text in self.decoded[n]
+        return (v.kind, text), lambda n: bool(text) and text in self.decoded[n]
 
     def line(self, v: Violation) -> int | None:
         if v.kind in ("unclosed", "sanitiser"):
             return None
         key: tuple[str, ...]
+        hit: Callable[[int], object]
         if v.kind == "bidi":  # invisible once folded: looked for as written
             key, hit = ("bidi", v.name), lambda n: v.name in self.lines[n]
         else:
             key, hit = self._needle(v)
-        first = self.after.get(key, self.body)
-        for n in [*range(first, len(self.lines)), *range(self.body, first)]:
-            if hit(n):
-                self.after[key] = n + 1
-                return n + 1
-        return None
+        first: int = self.after.get(key, self.body)
+        order: list[int] = [*range(first, len(self.lines)), *range(self.body, first)]
+        found = next((n + 1 for n in order if hit(n)), None)
+        if found is not None:
+            self.after[key] = found
+        return found
 
 
 def check_prose(

@@ -192,7 +192,7 @@ def _proof(text: str, start: int, end: int) -> dict:
 def _checks(data: dict, **kw: str) -> list[tuple[Reason | None, str | None]]:
     got, findings = verify_proof(ExcerptProof.model_validate(data), **kw)
     assert (got is None) == bool(findings)
-    return [(f.reason, f.check) for f in findings]
+    return [(f.reason, f.field) for f in findings]
 
 
 def test_one_changed_character_is_refused() -> None:
@@ -306,4 +306,4 @@ def test_a_proof_with_a_malformed_digest_id_or_offset_is_a_schema_finding(field:
     assert parse_proof(wire) == (ExcerptProof.model_validate(wire), [])
     proof, findings = parse_proof({**wire, field: value}, file="p.json")
     assert proof is None
-    assert [(f.reason, f.file, f.check) for f in findings] == [(Reason.SCHEMA_ERROR, "p.json", "schema")]
+    assert [(f.reason, f.file, f.field) for f in findings] == [(Reason.SCHEMA_ERROR, "p.json", "schema")]

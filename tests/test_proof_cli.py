@@ -36,7 +36,7 @@ def _proof(cli: Cli, run: Run, sid: str, start: int, end: int, tmp_path: Path) -
 
 def _refusal(result: CliResult) -> list[tuple[str, str]]:
     assert result.status == 1, (result.out, result.err)
-    return [(f["code"], f["check"]) for f in result.json()["findings"]]
+    return [(f["code"], f["field"]) for f in result.json()["findings"]]
 
 
 def test_proof_prints_the_contract_object_and_verifies_offline(cli: Cli, stored: tuple[Run, str], tmp_path: Path):

@@ -101,7 +101,7 @@ def _verify(args: argparse.Namespace) -> int:
     try:
         data = loads_strict(raw)
     except ValueError as exc:
-        findings = [Finding(Reason.SCHEMA_ERROR, label, f"not valid JSON: {exc}", check="schema")]
+        findings = [Finding(Reason.SCHEMA_ERROR, label, f"not valid JSON: {exc}", field="schema")]
     else:
         proof, findings = parse_proof(data, label)
         if proof is not None:

@@ -20,6 +20,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from ..kernel import _fs
+from ..kernel.checkids import CheckId
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
 from ..kernel.refs import starts_with_ref
@@ -43,7 +44,7 @@ __all__ = [
 
 """The repository's top-level ``templates/`` folder."""
 
-BLOCKING_CHECKS = ("C-SNAPSHOT", "C-SPAN")
+BLOCKING_CHECKS = (CheckId.SNAPSHOT, CheckId.SPAN)
 """Checks whose failure refuses rendering whatever the gate."""
 
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
+from .checkids import CheckId
 from .reasons import Reason
 from .text import one_line
 
@@ -52,7 +53,8 @@ _FIXES: dict[str, str] = {
     "SCHEMA_ERROR": "fix the file as described ('publisher schema' prints each format)",
     "C-EVENT-LOG": "restore events.jsonl byte for byte; the log is never edited by hand",
     "C-GATE": "fix or drop the unresolved artifacts named, then 'publisher assemble'",
-    "C-PROSE": "write plain Markdown: no script, style, handler, frame or evidence look-alike",
+    "C-PROSE": "cite quotations through span footnotes; no cite-line or badge look-alike in report prose",
+    "C-PAGE-PROSE": "write plain Markdown: no script, style, handler, frame or evidence look-alike",
     "C-HYPOTHESIS-WALL": "keep hypotheses under the report's hypothesis heading, findings outside it",
     "C-FULLTEXT": "label claims resting on abstracts only as such, or cite the full text",
     "C-CITE-RESOLVE": "cite only evidence the run accepts",
@@ -76,7 +78,7 @@ class Finding:
     start: int | None = None
     end: int | None = None
     line: int | None = None
-    check: str | None = None
+    check: CheckId | None = None
     """The numbered check (``C-SNAPSHOT`` ...) the finding belongs to, when it comes from one."""
     field: str | None = None
     run: str | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ...kernel.checkids import CheckId
 from ...kernel.findings import NoteCode
 from ...kernel.models import EventType
 from ..inputs import RunInputs
@@ -20,7 +21,7 @@ from .collect import Collector
 
 __all__ = ["EVENT_LOG", "Seals", "seals_of", "check_log"]
 
-EVENT_LOG = "C-EVENT-LOG"
+EVENT_LOG = CheckId.EVENT_LOG
 
 Seals = Literal["fail", "warn", "off"]
 """What a missing seal or chain link is for a run: a failure (the wiki trusts keys), a warning

@@ -33,6 +33,7 @@ from typing import Literal
 
 from markdown_it.token import Token
 
+from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError
 from ...kernel.locate import LOCATE_BUDGET, Budget, search_quote
 from ...kernel.reasons import Reason
@@ -43,7 +44,7 @@ from .collect import Collector
 
 __all__ = ["PROSE", "PROSE_BUDGET", "QUOTE_WORDS", "Quotation", "quotations", "check_report_prose"]
 
-PROSE = "C-PROSE"
+PROSE = CheckId.PROSE
 QUOTE_WORDS = 6
 """Words inside double quotation marks from which a quotation reads as a source's words (a
 short phrase in quotes, a term or a title, stays prose)."""

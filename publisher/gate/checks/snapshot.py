@@ -10,6 +10,7 @@ for an upstream-layout run (see :data:`.eventlog.Seals`).
 
 from __future__ import annotations
 
+from ...kernel.checkids import CheckId
 from ...kernel.errors import IntegrityError
 from ...kernel.findings import NoteCode
 from ...kernel.reasons import Reason
@@ -21,7 +22,7 @@ from .eventlog import Seals
 
 __all__ = ["SNAPSHOT", "SNAPSHOT_CODES", "check_snapshots"]
 
-SNAPSHOT = "C-SNAPSHOT"
+SNAPSHOT = CheckId.SNAPSHOT
 SNAPSHOT_CODES = frozenset({Reason.UNKNOWN_SOURCE, Reason.SNAPSHOT_HASH_MISMATCH, Reason.ASSET_HASH_MISMATCH})
 """The assembly's reason codes this check carries."""
 

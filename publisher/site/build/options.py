@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...wiki.policy import Policy
@@ -22,7 +23,7 @@ def wiki_root(config: Any) -> Path:
     path = config.config_file_path
     if not path:
         detail = "the evidence build needs a wiki with an mkdocs.yml file; fix: build from the wiki's mkdocs.yml"
-        raise refuse("evidence options", [Finding(Reason.SCHEMA_ERROR, "mkdocs.yml", detail, check="C-CONFIG")])
+        raise refuse("evidence options", [Finding(Reason.SCHEMA_ERROR, "mkdocs.yml", detail, check=CheckId.CONFIG)])
     return Path(path).resolve().parent
 
 
@@ -52,7 +53,7 @@ def site_dir_apart(config: Any, root: Path) -> None:
             Path(config.config_file_path).name,
             f"site_dir {config.site_dir} overlaps {name} ({folder.name}/), an input of the build; "
             "fix: choose a site_dir outside the wiki's inputs",
-            check="C-CONFIG",
+            check=CheckId.CONFIG,
             field="site_dir",
         )
         for name, folder in inputs

@@ -13,6 +13,7 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files, InclusionLevel
 
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 from ...wiki.evidence import SourceInfo
 from .. import STATIC_DIR, TEMPLATES_DIR
@@ -27,7 +28,7 @@ from .options import serve_offline
 
 __all__ = ["add_site_files", "add_claims_json", "wire_config", "CHECK"]
 
-CHECK = "C-BUILD"
+CHECK = CheckId.BUILD
 """The check of a ``docs/`` file in the way of one the build publishes."""
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from ...kernel import _fs
 from ...kernel.canonical import StrictJSONError, loads_strict, sha256_hex
+from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
@@ -33,9 +34,9 @@ from .seal import Refusal, check_evidence
 
 __all__ = ["SiteCheck", "Reslice", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
 
-FILE_CHECK = "C-SITE-FILE"
-PIN_CHECK = "C-SITE-PIN"
-CSP_CHECK = "C-CSP"
+FILE_CHECK = CheckId.SITE_FILE
+PIN_CHECK = CheckId.SITE_PIN
+CSP_CHECK = CheckId.CSP
 
 
 @dataclass

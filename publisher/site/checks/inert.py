@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from lxml import etree
 
 from ...kernel import _fs
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 
 __all__ = [
@@ -44,7 +45,7 @@ __all__ = [
     "svg_problems",
 ]
 
-CHECK = "C-PROSE"
+CHECK = CheckId.PAGE_PROSE
 
 RASTER = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".ico", ".bmp")
 

@@ -54,6 +54,7 @@ from typing import Any, Literal
 import nh3
 
 from ...kernel import _fs
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...kernel.refs import VERIFIED_BADGE, as_read
@@ -79,7 +80,7 @@ __all__ = [
     "prose_file",
 ]
 
-CHECK = "C-PROSE"
+CHECK = CheckId.PAGE_PROSE
 
 Author = Literal["page", "concept", "report"]
 """Who wrote the prose: the wiki's hand-written pages, a concept file's body, an agent's report."""

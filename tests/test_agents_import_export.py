@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from conftest import CliResult, make_record
 from publisher.gate.assemble import assemble_run
 from publisher.kernel.store import read_snapshot
 from publisher.runs import Run
-from publisher.wiki.annotations import AFFIX, CONTEXT, AnnotationsRefused, export_annotations
+from publisher.wiki.annotations import AFFIX, CONTEXT, AnnotationsRefused, export_annotations, snapshot_uri
 
 Cli = Callable[..., CliResult]
 
@@ -301,7 +302,8 @@ def test_export_selectors_slice_back_out_of_the_snapshots(tmp_path: Path, cli: C
     for item in items:
         assert item["type"] == "Annotation" and item["@context"] == CONTEXT  # the model's MUST properties
         target = item["target"]
-        snap = urls[target["source"]]
+        snap = urls[target["via"]]  # the page it was fetched from; the target is the snapshot itself
+        assert target["source"] == snapshot_uri(snap.source_id, snap.content_hash)
         pos, quote = target["selector"]
         assert pos["type"] == "TextPositionSelector" and quote["type"] == "TextQuoteSelector"
         start, end = pos["start"], pos["end"]
@@ -322,6 +324,10 @@ def test_export_selectors_slice_back_out_of_the_snapshots(tmp_path: Path, cli: C
     assert again.status == 0 and json.loads(again.out) == data
     based = cli("export", "annotations", "--wiki", wiki, "--base", "https://wiki.example.org/annotations/")
     assert all(a["id"].startswith("https://wiki.example.org/annotations/src-") for a in based.json()["first"]["items"])
+    sited = cli("export", "annotations", "--wiki", wiki, "--site", "https://wiki.example.org/")
+    for item in sited.json()["first"]["items"]:
+        assert re.fullmatch(r"https://wiki\.example\.org/sources/src-[0-9a-f]{64}/", item["target"]["source"])
+        assert item["target"]["via"] in urls
 
 
 def test_export_refuses_a_wiki_that_does_not_check(tmp_path: Path, cli: Cli) -> None:

@@ -15,6 +15,7 @@ from publisher.wiki import promote as promote_module
 from publisher.wiki.check import check_wiki as run_preflight
 from publisher.wiki.concepts import GENERATED_BEGIN, GENERATED_END, parse_concept
 from publisher.wiki.promote import PlannedWrite, PromotionRefused, commit_writes, promote
+from publisher.wiki.promoted import is_stable_label
 
 
 @pytest.fixture
@@ -39,7 +40,8 @@ def test_promote_writes_concept_with_every_accepted_claim(wiki: Path) -> None:
     assert outcome.claims == len(claims) and outcome.artifacts == len(result["accepted"])
     labels = [n.label for n in doc.footnotes]
     assert len(set(labels)) == len(labels)
-    assert "alpha-extraction-pmid-111-1" in labels
+    assert all(is_stable_label(label) for label in labels)
+    assert any(label.startswith("alpha-extraction-pmid-111-q") for label in labels)
     assert sorted(p.name for p in (wiki / "concepts").iterdir()) == ["alpha.md"]
     assert run_preflight(wiki, policy=policy_of(wiki)).ok
 
@@ -71,20 +73,40 @@ def test_repromotion_keeps_maintainer_prose_and_is_stable(wiki: Path) -> None:
     text = path.read_text(encoding="utf-8")
     text = text.replace("title: Does CBT help?", "title: CBT for adolescent depression")
     text = text.replace(GENERATED_BEGIN, "Maintainer intro, kept.\n\n" + GENERATED_BEGIN)
-    text = text.replace(GENERATED_BEGIN + "\n", GENERATED_BEGIN + "\nstale generated line\n")
     text += "\n## Maintainer notes\n\nWritten by hand.\n"
     path.write_text(text, encoding="utf-8")
+    rb.assemble()  # re-assembled: the run's inputs change, the block is promoted again
     again = promote(rb.run.path, wiki, now="2031-01-01T00:00:00Z", policy=policy_of(wiki))
     new = path.read_text(encoding="utf-8")
-    assert again.written and not again.created
     assert "Maintainer intro, kept." in new and "Written by hand." in new
-    assert "stale generated line" not in new
     assert "title: CBT for adolescent depression" in new
-    assert "2030-01-01T00:00:00Z" in new  # unchanged inputs keep their promotion time
     assert new.count(GENERATED_BEGIN) == 1 and new.count(GENERATED_END) == 1
+    assert again.written == again.changed
     third = promote(rb.run.path, wiki, now="2032-01-01T00:00:00Z", policy=policy_of(wiki))
     assert not third.changed and not third.written
     assert path.read_text(encoding="utf-8") == new
+
+
+def test_an_edit_inside_the_block_is_refused_by_promotion_until_the_block_is_removed(wiki: Path) -> None:
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki, now="2030-01-01T00:00:00Z", policy=policy_of(wiki))
+    path = wiki / "concepts" / "alpha.md"
+    clean = path.read_text(encoding="utf-8")
+    edited = clean.replace(GENERATED_BEGIN + "\n", GENERATED_BEGIN + "\nstale generated line\n")
+    path.write_text(edited, encoding="utf-8")
+    for check in (True, False):
+        with pytest.raises(PromotionRefused) as caught:
+            promote(rb.run.path, wiki, check=check, policy=policy_of(wiki))
+        (finding,) = caught.value.findings
+        assert finding.check == "C-PROMOTED" and finding.found == "stale generated line"
+        assert finding.line == edited.split("\n").index("stale generated line") + 1
+        assert path.read_text(encoding="utf-8") == edited  # nothing written
+    # The way out: remove the whole block; promotion writes it again.
+    start, end = edited.index(GENERATED_BEGIN), edited.index(GENERATED_END) + len(GENERATED_END) + 1
+    path.write_text(edited[:start] + edited[end:], encoding="utf-8")
+    promote(rb.run.path, wiki, now="2030-01-01T00:00:00Z", policy=policy_of(wiki))
+    assert "stale generated line" not in path.read_text(encoding="utf-8")
+    assert run_preflight(wiki, policy=policy_of(wiki)).ok
 
 
 def test_second_run_joins_the_concept(wiki: Path) -> None:

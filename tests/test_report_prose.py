@@ -182,7 +182,7 @@ def test_once_the_reports_budget_is_spent_nothing_more_is_verified(
 ) -> None:
     """All the quotations of a report together stop at PROSE_BUDGET: past it, even a cited
     quotation is unverified (fail-closed), never taken as quoted."""
-    from publisher.gate.checks import prose as prose_module
+    from publisher.gate import quotations as prose_module
 
     wiki, rb, sid = run
     s = TEXT_B.index("Randomisation")

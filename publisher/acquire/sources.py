@@ -30,7 +30,6 @@ from ..kernel.spans import MAX_SPAN
 from ..kernel.store import build_record
 from ..runs import Run
 from . import AcquireError, Extracted, extract
-from .http import ROUTE, HttpFailure, ambient_settings, http_get, redact
 from .metadata import Metadata, refuse_amendment, resolve_metadata
 from .receipts import extractor_id, failure_receipt, http_receipt, local_receipt, log_failed
 from .select import SEARCH_BUDGET, stopped_empty
@@ -171,6 +170,8 @@ def fetch(
     if declaration.expected_pages is not None:
         parse_pages(declaration.expected_pages)  # a malformed declaration is refused before any request
     _ensure_appendable(run)
+    from .http import ROUTE, HttpFailure, ambient_settings, http_get, redact  # httpx for a fetch only
+
     ignored = ambient_settings()
     route = ROUTE + (f" (ignored {', '.join(ignored)})" if ignored else "")
     try:

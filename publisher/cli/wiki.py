@@ -12,7 +12,7 @@ from ._common import add_config, add_json, emit, refusal_lines, say, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add ``promote`` and ``new``."""
+    """Add ``promote``, ``check``, ``migrate`` and ``new``."""
     p = sub.add_parser(
         "promote",
         help="verify a run's result and promote its accepted evidence into a concept file",
@@ -44,6 +44,22 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_config(c)
     add_json(c)
     c.set_defaults(func=_check)
+
+    m = sub.add_parser("migrate", help="bring a wiki written by an earlier version up to date")
+    what = m.add_subparsers(dest="migration", metavar="WHAT")
+    what.required = True
+    ml = what.add_parser(
+        "labels",
+        help="rewrite positional evidence labels as stable ones, with the claims bound to them",
+        description="Every concept whose promoted block carries the positional labels of an earlier version gets "
+        "the labels derived from what they cite, and every claim bound to an old label the new one; all concepts "
+        "or none. The assessment log is left as it is. Running it again changes nothing.",
+    )
+    ml.add_argument("--wiki", required=True, metavar="WIKI", help="the wiki root (holds mkdocs.yml)")
+    ml.add_argument("--check", action="store_true", help="plan and verify only; write nothing")
+    add_config(ml)
+    add_json(ml)
+    ml.set_defaults(func=_migrate_labels)
 
     n = sub.add_parser("new", help="scaffold an evidence wiki that builds as is")
     n.add_argument("wiki", metavar="WIKI", help="folder to create (must not already be a wiki)")
@@ -137,6 +153,30 @@ def _check(args: argparse.Namespace) -> int:
     else:
         refusal_lines(outcome.findings, f"wiki check failed: {summary(outcome.findings)}")
     return 0 if outcome.ok else 1
+
+
+def _migrate_labels(args: argparse.Namespace) -> int:
+    from ..wiki.migrate import MigrationRefused, migrate_labels
+
+    wiki = Path(args.wiki)
+    try:
+        outcome = migrate_labels(wiki, policy=wiki_policy(wiki, args.config), check=args.check)
+    except MigrationRefused as exc:
+        if args.json:
+            emit(args, {"ok": False, "error": exc.one_line(), "findings": [f.to_dict() for f in exc.findings]})
+        else:
+            refusal_lines(exc.findings, exc.one_line())
+        return exc.exit_status
+    count = sum(len(pairs) for pairs in outcome.labels.values())
+    if not outcome.concepts:
+        human = "every evidence label is already stable; nothing to migrate"
+    else:
+        verb = "would rewrite" if args.check else "rewrote"
+        human = (
+            f"{verb} {count} label(s) in {len(outcome.concepts)} concept(s) and {outcome.claims} claim(s) bound to them"
+        )
+    emit(args, outcome.summary(), human)
+    return 0
 
 
 def _new(args: argparse.Namespace) -> int:

@@ -29,6 +29,8 @@ class CheckId(StrEnum):
     PAGE_PROSE = "C-PAGE-PROSE"
     """Hand-written pages, concept prose and files of ``docs/`` pass the page allow-list."""
     CLAIM = "C-CLAIM"
+    PROMOTED = "C-PROMOTED"
+    META = "C-META"
     CONFIG = "C-CONFIG"
     BUILD = "C-BUILD"
     PUBLISH = "C-PUBLISH"

@@ -61,8 +61,14 @@ _FIXES: dict[str, str] = {
     "C-SITE-FILE": "rebuild the site with 'mkdocs build'; never edit a built site",
     "C-SITE-PIN": "rebuild, or pin the digest check-site prints for the site you publish",
     "C-CSP": "rebuild the site with 'mkdocs build'; never edit a built site",
+    "C-PROMOTED": "restore the promoted text, or promote the run again; write your own prose outside the block",
+    "C-META": "keep to the front matter keys the theme may render, with the values docs/reading.md lists",
 }
 """The one-line fix of each code, shown under a root finding whose detail names none."""
+
+_FIX_BY_CHECK = frozenset({"C-PROMOTED"})
+"""Checks whose fix is shown rather than their reason code's (the code says what differs, the check
+what to do)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,10 @@ class Finding:
     severity: Severity = "fail"
     cause: str | None = None
     """:attr:`key` of the root finding this one is a consequence of."""
+    expected: str | None = None
+    """What the check required at this place (the text promotion writes on a ``C-PROMOTED`` line)."""
+    found: str | None = None
+    """What the file holds there instead."""
 
     @property
     def code(self) -> str:
@@ -105,6 +115,8 @@ class Finding:
         """What fixes this finding, in one short line (None when its detail already says)."""
         if "publisher " in self.detail or "; fix" in self.detail:
             return None
+        if self.check in _FIX_BY_CHECK:
+            return _FIXES.get(self.check)
         return _FIXES.get(self.code)
 
     def one_line(self, detail: bool = True) -> str:

@@ -12,9 +12,7 @@ exclusive creation or atomic replacement. ``check`` stops before writing.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +23,6 @@ from ..kernel.canonical import format_ts, utc_now
 from ..kernel.errors import ConflictError, IntegrityError, PublisherError, UsageError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
-from ..kernel.refs import format_ref
 from ..parallel import ProgressFn, Workers
 from ..runs import Run
 from .check import check_claims_text, check_wiki
@@ -40,9 +37,10 @@ from .concepts import (
     parse_concept,
     with_generated,
 )
-from .evidence import RunEvidence, VerifiedClaim, WikiCheck
-from .markdown import markdown_code, markdown_text
+from .evidence import RunEvidence, WikiCheck
+from .markdown import markdown_code
 from .policy import Policy
+from .promoted import block_lines, promoted_findings, render_block
 
 __all__ = ["PlannedWrite", "Promotion", "PromotionRefused", "plan_promotion", "promote", "commit_writes"]
 
@@ -94,101 +92,6 @@ class Promotion:
             "claims": self.claims,
             "notices": list(self.notices),
         }
-
-
-# ---------------------------------------------------------------------------------------------
-# the generated block
-
-_LABEL_RE = re.compile(r"[^a-z0-9]+")
-_md = markdown_text
-_code = markdown_code
-
-
-def _label_base(run_slug: str, artifact_id: str, index: int) -> str:
-    return _LABEL_RE.sub("-", f"{run_slug}-{artifact_id}".lower()).strip("-") + f"-{index + 1}"
-
-
-def footnote_label(run_slug: str, artifact_id: str, index: int, taken: set[str]) -> str:
-    """Deterministic label for claim ``index`` of an artifact; a short digest breaks collisions."""
-    label = _label_base(run_slug, artifact_id, index)
-    if label in taken:
-        digest = hashlib.sha256(f"{run_slug}\x00{artifact_id}\x00{index}".encode()).hexdigest()[:8]
-        label = f"{label}-{digest}"
-    taken.add(label)
-    return label
-
-
-_KIND_TITLES = {
-    "extraction": "Extraction",
-    "appraisal": "Appraisal",
-    "report_claim": "Report claim",
-    "synthesis_claim": "Synthesis claim",
-}
-
-
-def _paper_line(paper: Any) -> str:
-    if paper is None:
-        return ""
-    parts = []
-    for kind, name in (("pmid", "PMID"), ("doi", "DOI"), ("pmcid", "PMCID")):
-        value = getattr(paper, kind)
-        if value:
-            parts.append(f"{name} {_code(value)}")
-    return ", ".join(parts)
-
-
-def _run_section(ev: RunEvidence, pre: WikiCheck, taken: set[str]) -> tuple[list[str], int, int]:
-    """Markdown lines for one run's accepted artifacts; returns (lines, artifacts, claims)."""
-    lines = [f"## Evidence from run {_code(ev.slug)}", ""]
-    if ev.title != ev.slug:
-        lines += [f"Question: {_md(ev.title)}", ""]
-    notes: list[str] = []
-    artifacts = claims = 0
-    for artifact, verified in ev.claims(pre):
-        if not verified:
-            continue
-        artifacts += 1
-        kind = _KIND_TITLES.get(artifact.kind, artifact.kind)
-        heading = f"### {kind} {_code(artifact.evidence_id or artifact.artifact_id)}"
-        lines += [heading, ""]
-        facts = [f"access {_code(artifact.access.value)}" if artifact.access else ""]
-        paper = _paper_line(artifact.paper)
-        if paper:
-            facts.insert(0, paper)
-        facts.append(f"artifact {_code(artifact.artifact_id)}")
-        lines += ["; ".join(f for f in facts if f) + ".", ""]
-        for claim in verified:
-            claims += 1
-            label = footnote_label(ev.slug, artifact.artifact_id, claim.index, taken)
-            lines.append(f"- {_sentence(claim)}[^{label}]")
-            notes.append(f"[^{label}]: {format_ref(claim.source_id, claim.start, claim.end, claim.excerpt)}")
-        lines.append("")
-    return lines + notes + [""], artifacts, claims
-
-
-def _sentence(claim: VerifiedClaim) -> str:
-    """The bullet a claim's footnote hangs on: the agent's claim label, or the field it fills
-    when it has none (the field's record path, ``spans[0]``, says nothing to a reader)."""
-    if claim.claim and claim.claim.strip():
-        return _md(claim.claim)
-    return f"Evidence for {_md(claim.field)}."
-
-
-def render_block(runs: Sequence[RunEvidence], pre: WikiCheck) -> tuple[str, int, int]:
-    """The generated block's content for ``runs`` in order; returns (markdown, artifacts, claims)."""
-    taken: set[str] = set()
-    lines = [
-        "<!-- Written by `publisher promote` from the runs in the front matter; "
-        "edits between the markers are replaced at the next promotion. -->",
-        "",
-    ]
-    artifacts = claims = 0
-    for ev in runs:
-        section, a, c = _run_section(ev, pre, taken)
-        lines += section
-        artifacts += a
-        claims += c
-    return "\n".join(lines).rstrip("\n") + "\n", artifacts, claims
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,12 +193,21 @@ def plan_promotion(
         if named is None:
             raise UsageError(f"{concept_rel} names run {entry.run} at {entry.path}, which has no result.json")
         ordered.append(named)
-    block, artifacts, claims = render_block(ordered, pre)
+    if doc is not None:
+        tampered = _edited_block(doc, concept_rel, pre)
+        if tampered:
+            fix = (
+                "restore the promoted text each finding names, or delete the whole promoted block "
+                "(both markers and what lies between them) and promote again"
+            )
+            raise _refuse(f"promotion refused: {concept_rel} was edited inside its promoted block; {fix}", tampered)
+    rendered = render_block(ordered, pre)
+    block, artifacts, claims = rendered.text, rendered.artifacts, rendered.claims
     if doc is None:
         front = ConceptFrontMatter(schema_version=1, title=this.title, concept=slug, runs=tuple(entries))
         # No "# title" line: the title (the run's question) reaches the page only through the
         # site's escaping boundary, from the front matter, never through Markdown.
-        intro = f"Evidence promoted from run {_code(this.slug)}.\n"
+        intro = f"Evidence promoted from run {markdown_code(this.slug)}.\n"
         body = "\n" + with_generated(intro, block, where=concept_rel)
     else:
         front = doc.front.model_copy(update={"runs": tuple(entries)})
@@ -318,6 +230,21 @@ def plan_promotion(
         writes=[PlannedWrite(path, data, previous)] if changed else [],
     )
     return promotion
+
+
+def _edited_block(doc: ConceptDoc, rel: str, pre: WikiCheck) -> list[Finding]:
+    """``C-PROMOTED`` findings of a concept's block as it is now, when none of its runs has been
+    re-assembled since promotion: then a difference can only be an edit, which promotion refuses
+    to paper over. A block whose runs changed is simply rewritten (what promotion is for)."""
+    if block_lines(doc.body) is None:
+        return []  # no block (deleted whole): promotion writes a fresh one
+    runs: list[RunEvidence] = []
+    for entry in doc.front.runs:
+        ev = pre.run_by_rel(entry.path)
+        if ev is None or entry.inputs_hash is None or entry.inputs_hash != ev.inputs_hash:
+            return []
+        runs.append(ev)
+    return promoted_findings(doc, rel, runs, pre)
 
 
 def commit_writes(writes: Sequence[PlannedWrite]) -> None:

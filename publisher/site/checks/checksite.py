@@ -7,7 +7,8 @@ stylesheets, ``verify.js`` or a snapshot record. The manifest's own digest names
 a site rebuilt from the same inputs. Independently of the manifest, every page is read as a
 browser reads it (:mod:`publisher.site.checks.scan`) and every excerpt, snapshot text and window is
 held by the build's own seal (:func:`publisher.site.checks.seal.check_evidence`) to a fresh
-re-slice of the wiki's snapshots (:class:`Reslice`), and every page must carry the
+re-slice of the wiki's snapshots (:class:`Reslice`); every script of every page must be one the
+site ships (:func:`publisher.site.checks.seal.check_scripts`), and every page must carry the
 Content-Security-Policy that its own inline scripts call for (check ``C-CSP``).
 """
 
@@ -30,7 +31,7 @@ from . import csp
 from .checkrecords import WikiTexts, check_records, check_site_proofs
 from .manifest import MANIFEST_NAME, MANIFEST_VERSION, SITE_FILE_LIMIT, manifest_digest, site_tree
 from .scan import PageScan, scan_page
-from .seal import Refusal, check_evidence
+from .seal import Refusal, check_evidence, check_scripts
 
 __all__ = ["SiteCheck", "Reslice", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
 
@@ -51,15 +52,30 @@ class SiteCheck:
     snapshots: int = 0
     windows: int = 0
     records: int = 0
+    pinned: bool = False
+    """Whether the manifest's digest was compared with one the caller trusts (``expect``); when
+    not, the check trusts the manifest it found: a site re-sealed after an edit passes."""
 
     @property
     def ok(self) -> bool:
         return not self.findings
 
+    @property
+    def trust(self) -> str:
+        """What the check's verdict rests on, in one line for people and machines alike."""
+        if self.pinned:
+            return "the manifest's digest compared with the pinned one (--expect)"
+        return (
+            "the manifest found in the site, not pinned: a site re-sealed after an edit passes; "
+            "compare the manifest digest with one you trust, or pass --expect"
+        )
+
     def summary(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "manifest_sha256": self.manifest_digest,
+            "manifest_pinned": self.pinned,
+            "trust": self.trust,
             "files": self.files,
             "pages": self.pages,
             "excerpts": self.excerpts,
@@ -146,6 +162,7 @@ def check_site(site_dir: Path | str, wiki_root: Path | str, *, policy: Policy, e
     manifest = _load_manifest(site, check)
     if manifest is None:
         return check
+    check.pinned = expect is not None
     if expect is not None and check.manifest_digest != expect:
         detail = f"manifest digest {check.manifest_digest} is not the expected {expect}"
         add(Finding(None, MANIFEST_NAME, detail, check=PIN_CHECK))
@@ -238,7 +255,10 @@ def _check_page(page: str, data: bytes, seal: _Seal, texts: WikiTexts, check: Si
 
 
 def _check_policy(page: str, scan: PageScan, add: Any) -> None:
-    """The page carries one Content-Security-Policy: the one its own inline scripts and styles call for."""
+    """The page's scripts are those the site ships, and it carries one Content-Security-Policy:
+    the one its own inline scripts and styles call for."""
+    for finding in check_scripts(scan, page):
+        add(finding)
     wanted = csp.policies(scan.scripts, scan.styles, scan.policies[0] if scan.policies else None)
     if len(scan.policies) != 1 or scan.policies[0] not in wanted:
         detail = (

@@ -24,13 +24,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...kernel.errors import IntegrityError, PublisherError, UsageError
-from ...kernel.models import Access
+from ...kernel.lookalike import blank
 from ...kernel.reasons import Reason
 from ...kernel.trust import KeyRing
 from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
 from .log import Bound, BoundEvidence, BoundMissingness, BoundRef, BoundReview
-from .missingness import LogCache, log_of, missing_basis, missing_kind, unsigned_fact
+from .missingness import LogCache, log_of, missing_basis, missing_kind, restricted, unsigned_fact
 from .model import (
     EVIDENCE_STATUSES,
     ID_RE,
@@ -96,9 +96,13 @@ def shape_problems(p: Proposal) -> list[Problem]:
     if status in EVIDENCE_STATUSES and not p.evidence:
         out.append(Problem(Guard.EVIDENCE_REQUIRED, f"{status.value} needs at least one evidence label (--evidence)"))
     if status is EpistemicStatus.PARTIALLY_SUPPORTED:
-        if not any(c.strip() for c in p.conditions):
+        if not p.conditions or any(blank(c) for c in p.conditions):
             out.append(
-                Problem(Guard.CONDITIONS_REQUIRED, "partially_supported needs a non-empty condition (--condition)")
+                Problem(
+                    Guard.CONDITIONS_REQUIRED,
+                    "partially_supported needs conditions that each show something (--condition): "
+                    "white space, zero-width and other invisible characters are empty",
+                )
             )
     elif p.conditions:
         out.append(
@@ -370,7 +374,7 @@ def _published_elsewhere(wiki: WikiCheck, record: MissingnessRecord, ev: RunEvid
             theirs.add(f"url:{url_identity(meta.url)}")
         if not keys & theirs:
             continue
-        if record.kind is MissingKind.ACCESS_RESTRICTED and meta.access == Access.FULL_TEXT.value:
+        if record.kind is MissingKind.ACCESS_RESTRICTED and not restricted(meta.access, meta.surface):
             return f"the wiki publishes evidence from the full text of the same work ({sid[:16]}…)"
         if record.kind is MissingKind.SURFACE_INCOMPLETE and meta.surface is not None and meta.surface.complete:
             return f"the wiki publishes evidence from a complete surface of the same work ({sid[:16]}…)"

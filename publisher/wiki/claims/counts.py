@@ -103,7 +103,10 @@ def _verified_signer(wiki: WikiCheck, entry: Assessment) -> str | None:
 def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str, Any]:
     """Everything about one claim, as plain JSON values (strings are data, never markup)."""
     claim, entry = state.claim, state.entry
-    refs = [(item.label, ref) for item in (entry.bound.evidence if entry and entry.bound else ()) for ref in item.refs]
+    items = entry.bound.evidence if entry and entry.bound else ()
+    # The labels as the front matter names them (a migrated positional label reads as its stable one).
+    labels = list(claim.evidence) if len(claim.evidence) == len(items) else [item.label for item in items]
+    refs = [(label, ref) for label, item in zip(labels, items, strict=True) for ref in item.refs]
     excerpts = sorted({(r.source_id, r.start, r.end) for _, r in refs})
     snapshots = sorted({r.source_id for _, r in refs})
     infos = {sid: info for sid in snapshots if (info := wiki.sources.get(sid)) is not None}

@@ -11,7 +11,7 @@ invalid now" with the reason, without failing the build.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ...kernel.eventlog import LogState
@@ -19,6 +19,7 @@ from ...kernel.findings import Finding
 from ...kernel.trust import KeyRing
 from ..concepts import ConceptClaim, EvidenceFootnote
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
+from ..promoted import is_stable_label, run_label_prefix
 from .admission import Proposal, find_record, missing_grounds, review_grounds, shape_problems
 from .log import Assessment, signature_problem
 from .missingness import LogCache
@@ -29,6 +30,7 @@ __all__ = [
     "ClaimState",
     "bound_problem",
     "provenance_now",
+    "same_evidence",
     "AdmittedIndex",
     "admitted_index",
     "check_concept_claims",
@@ -80,11 +82,15 @@ def provenance_now(
     notes: dict[str, EvidenceFootnote] | None = None,
     logs: LogCache | None = None,
     runs: dict[str, RunEvidence] | None = None,
+    labels: Sequence[str] | None = None,
 ) -> list[str]:
     """Why the ids an admitted entry bound do not hold now (empty: provenance valid now).
 
     ``notes`` (the concept's footnotes by label) is computed once per concept by the caller, so
-    the check stays linear in claims and footnotes.
+    the check stays linear in claims and footnotes. ``labels`` are the claim's evidence labels as
+    its front matter names them, one per bound item (a positional label the entry bound may have
+    been migrated to the stable label of the same facts: :func:`same_evidence`); default: the
+    entry's own.
     """
     out: list[str] = []
     bound = entry.bound
@@ -96,8 +102,10 @@ def provenance_now(
         runs = {ev.slug: ev for ev in wiki.runs}
     if notes is None:
         notes = {note.label: note for note in doc.footnotes} if doc is not None else {}
-    for item in bound.evidence:
-        note = notes.get(item.label)
+    named = list(labels) if labels is not None and len(labels) == len(bound.evidence) else None
+    for at, item in enumerate(bound.evidence):
+        label = named[at] if named is not None else item.label
+        note = notes.get(label)
         refs = {(r.source_id, r.start, r.end) for r in note.refs} if note is not None else set()
         for ref in item.refs:
             key = (ref.source_id, ref.start, ref.end)
@@ -105,7 +113,7 @@ def provenance_now(
             ev = runs.get(ref.run)
             info = wiki.sources.get(ref.source_id)
             if key not in refs:
-                out.append(f"[^{item.label}] no longer quotes {where}")
+                out.append(f"[^{label}] no longer quotes {where}")
             elif ev is None or key not in ev.accepted:
                 out.append(f"{where} is no longer accepted evidence of run {ref.run}")
             elif info is None or info.meta.record_hash != ref.record_hash:
@@ -199,14 +207,48 @@ def _superseded_by(entry: Assessment, index: AdmittedIndex, ring: KeyRing) -> As
     return None
 
 
-def _differences(claim: ConceptClaim, entry: Assessment, slug: str) -> list[str]:
+def same_evidence(labels: Sequence[str], entry: Assessment, notes: dict[str, EvidenceFootnote]) -> bool:
+    """Whether the front matter's evidence ``labels`` bind the facts ``entry`` bound.
+
+    The labels the entry names, in order; or, for a label an earlier version derived from a
+    position (``publisher migrate labels`` rewrites those), the stable label of the same run whose
+    footnote quotes exactly the spans the entry bound. A stable label is never re-pointed: it must
+    be the one the entry names.
+    """
+    if list(labels) == list(entry.evidence):
+        return True
+    bound = entry.bound
+    if bound is None or len(labels) != len(bound.evidence) or len(labels) != len(entry.evidence):
+        return False
+    for label, item in zip(labels, bound.evidence, strict=True):
+        if label == item.label:
+            continue
+        if is_stable_label(item.label) or not is_stable_label(label):
+            return False
+        note = notes.get(label)
+        if note is None or note.error is not None:
+            return False
+        quoted = {(r.source_id, r.start, r.end) for r in note.refs}
+        if quoted != {(r.source_id, r.start, r.end) for r in item.refs} or len(quoted) != len(note.refs):
+            return False
+        if any(not label.startswith(run_label_prefix(r.run)) for r in item.refs):
+            return False
+    return True
+
+
+def _differences(claim: ConceptClaim, entry: Assessment, slug: str, notes: dict[str, EvidenceFootnote]) -> list[str]:
     out = []
     if entry.concept != slug or entry.claim_id != claim.id:
         out.append(f"it admitted claim {entry.claim_id!r} of concept {entry.concept!r}")
     if claim_hash(claim.statement) != entry.claim_hash:
         out.append("statement")
     for name in ("status", "conditions", "evidence", "review", "missingness"):
-        if getattr(claim, name) != getattr(entry, name):
+        same = (
+            same_evidence(claim.evidence, entry, notes)
+            if name == "evidence"
+            else getattr(claim, name) == getattr(entry, name)
+        )
+        if not same:
             out.append(name)
     return out
 
@@ -270,7 +312,7 @@ def check_concept_claims(
         if unbound is not None:
             add(Guard.ASSESSMENT_LOG, f"{unbound}: not a line 'publisher assess' writes; assess the claim again")
             continue
-        differences = _differences(claim, entry, ce.slug)
+        differences = _differences(claim, entry, ce.slug, notes)
         later = None if differences else _superseded_by(entry, admitted, ring)
         if later is not None:
             add(
@@ -287,5 +329,5 @@ def check_concept_claims(
             )
             continue
         state.entry = entry
-        state.provenance = provenance_now(wiki, ce, entry, notes, logs, runs)
+        state.provenance = provenance_now(wiki, ce, entry, notes, logs, runs, claim.evidence)
     return states

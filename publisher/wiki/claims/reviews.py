@@ -26,7 +26,7 @@ from typing import Any
 
 from ...kernel.canonical import canonical_bytes, format_ts, utc_now
 from ...kernel.errors import UsageError
-from ...kernel.locate import Budget, normal_form, search_term
+from ...kernel.locate import STREAM_ABOVE, Budget, normal_form, search_term
 from ...kernel.models import EventType, Snapshot
 from ...kernel.spans import MAX_SPAN
 from ...kernel.trust import KeyRing, Role, event_signature_problem
@@ -157,8 +157,9 @@ def build_review(
     hits: list[Hit] = []
     trace: list[dict[str, Any]] = []
     # Once for every term, and once per process for every review of this text (each stored review is
-    # executed again at every build): the pass is linear in the text, the repetition is not.
-    mapped = normal_form(snap.text)
+    # executed again at every build): the pass is linear in the text, the repetition is not. A long
+    # text is searched a block at a time instead (search_term), its whole normal form never held.
+    mapped = normal_form(snap.text) if len(snap.text) <= STREAM_ABOVE else None
     budget = Budget(REVIEW_BUDGET)  # one for all the terms together
     for term in declared_terms:
         found, stopped = search_term(snap.text, term, mapped=mapped, budget=budget)

@@ -1,0 +1,229 @@
+"""The promoted block is bound (check ``C-PROMOTED``) and its labels are derived from what they cite.
+
+Every line promotion writes between the markers must be what promotion writes from the accepted
+result now: a hand edit is refused by ``publisher check``, the build (the site left byte for
+byte) and ``promote --check``, with the file, the line, the promoted text and the found text.
+Prose outside the block stays the author's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from _policy import policy_of
+from _wiki_helpers import Claim, RunBuilder, build_wiki, leftovers, make_wiki, refused_build, tree_digest
+from conftest import CliResult
+
+from publisher.kernel.findings import Finding
+from publisher.wiki.check import check_wiki
+from publisher.wiki.concepts import GENERATED_BEGIN, GENERATED_END, parse_concept
+from publisher.wiki.evidence import VerifiedClaim
+from publisher.wiki.promote import PromotionRefused, promote
+from publisher.wiki.promoted import CHECK, evidence_label, is_stable_label
+
+Cli = Callable[..., CliResult]
+
+TEXT = (
+    "Methods. DAWN was an open-label trial. The trial randomised 120 participants, 60 per arm. "
+    "Results: sleep onset fell by 6.2 min."
+)
+BULLET = "120 randomised, 60 per arm"
+
+
+@pytest.fixture
+def trial(tmp_path: Path) -> tuple[Path, RunBuilder]:
+    """A wiki with one run promoted into ``concepts/dawn.md``: two claims of one extraction."""
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = RunBuilder(wiki, "dawn", question="Does morning light help?")
+    sid = rb.source("https://example.org/dawn", TEXT, paper={"pmid": "48213507", "doi": None, "pmcid": None})
+    start = TEXT.index("The trial randomised")
+    rb.extraction(
+        "pmid:48213507",
+        [
+            Claim("spans[0]", "design: open-label trial", sid, TEXT.index("DAWN"), TEXT.index(" The trial")),
+            Claim("spans[1]", BULLET, sid, start, TEXT.index(" Results")),
+        ],
+    )
+    rb.assemble()
+    promote(rb.run.path, wiki, concept="dawn", policy=policy_of(wiki))
+    return wiki, rb
+
+
+def _concept(wiki: Path) -> Path:
+    return wiki / "concepts" / "dawn.md"
+
+
+def _bullet_line(text: str) -> tuple[int, str]:
+    """The 1-based line number and text of the bullet of :data:`BULLET`."""
+    lines = text.split("\n")
+    index = next(i for i, line in enumerate(lines) if line.startswith(f"- {BULLET}[^"))
+    return index + 1, lines[index]
+
+
+def _promoted(findings: tuple[Finding, ...] | list[Finding]) -> list[Finding]:
+    return [f for f in findings if f.check == CHECK]
+
+
+def test_an_edited_claim_line_is_refused_everywhere_with_the_site_untouched(
+    trial: tuple[Path, RunBuilder], cli: Cli
+) -> None:
+    wiki, rb = trial
+    build_wiki(wiki)
+    site = wiki / "site"
+    before = tree_digest(site)
+    path = _concept(wiki)
+    clean = path.read_text(encoding="utf-8")
+    line, promoted = _bullet_line(clean)
+    label = promoted[promoted.index("[^") + 2 : -1]
+    edited_line = f"- 12,000 randomised, all cured[^{label}]"
+    edited = clean.replace(promoted, edited_line)
+    path.write_text(edited, encoding="utf-8")
+
+    (finding,) = check_wiki(wiki, policy=policy_of(wiki)).findings
+    assert (finding.check, finding.code, finding.file, finding.line) == (
+        CHECK,
+        "EXCERPT_MISMATCH",
+        "concepts/dawn.md",
+        line,
+    )
+    assert (finding.expected, finding.found, finding.label) == (promoted, edited_line, label)
+
+    out = cli("check", "--wiki", wiki, "--json")
+    assert out.status == 1
+    (reported,) = json.loads(out.out)["findings"]
+    assert (reported["check"], reported["line"], reported["expected"], reported["found"]) == (
+        CHECK,
+        line,
+        promoted,
+        edited_line,
+    )
+
+    built = _promoted(refused_build(wiki))
+    assert [(f.line, f.expected, f.found) for f in built] == [(line, promoted, edited_line)]
+    assert tree_digest(site) == before and leftovers(wiki) == []
+
+    with pytest.raises(PromotionRefused) as caught:
+        promote(rb.run.path, wiki, concept="dawn", check=True, policy=policy_of(wiki))
+    assert [(f.check, f.line, f.found) for f in caught.value.findings] == [(CHECK, line, edited_line)]
+    assert path.read_text(encoding="utf-8") == edited
+
+    path.write_text(clean, encoding="utf-8")
+    assert check_wiki(wiki, policy=policy_of(wiki)).ok
+
+
+def _edit_excerpt(text: str) -> str:
+    return text.replace('60 per arm."', '6000 per arm."', 1)
+
+
+def _rename_label(text: str) -> str:
+    _, bullet = _bullet_line(text)
+    label = bullet[bullet.index("[^") + 2 : -1]
+    return text.replace(label, "mine")
+
+
+def _move_bullet_out(text: str) -> str:
+    _, bullet = _bullet_line(text)
+    return text.replace(bullet + "\n", "").replace(
+        GENERATED_END, GENERATED_END + "\n\n" + bullet.replace(BULLET, "all cured")
+    )
+
+
+def _add_line(text: str) -> str:
+    _, bullet = _bullet_line(text)
+    return text.replace(bullet, bullet + "\n- All 120 were cured.")
+
+
+def _end_marker_up(text: str) -> str:
+    _, bullet = _bullet_line(text)
+    without = text.replace("\n" + GENERATED_END, "")
+    return without.replace(bullet, bullet + "\n\n" + GENERATED_END)
+
+
+def _markers_removed(text: str) -> str:
+    return text.replace(GENERATED_BEGIN + "\n", "").replace(GENERATED_END + "\n", "")
+
+
+def _marker_in_a_line(text: str) -> str:
+    return text.replace(GENERATED_BEGIN, "Read on: " + GENERATED_BEGIN)
+
+
+def _redefined_outside(text: str) -> str:
+    _, bullet = _bullet_line(text)
+    label = bullet[bullet.index("[^") + 2 : -1]
+    return text + f"\n[^{label}]: All 12,000 were cured.\n"
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        _edit_excerpt,
+        _rename_label,
+        _move_bullet_out,
+        _add_line,
+        _end_marker_up,
+        _markers_removed,
+        _marker_in_a_line,
+        _redefined_outside,
+    ],
+)
+def test_every_edit_of_the_block_is_refused(trial: tuple[Path, RunBuilder], edit: Callable[[str], str]) -> None:
+    wiki, rb = trial
+    path = _concept(wiki)
+    edited = edit(path.read_text(encoding="utf-8"))
+    path.write_text(edited, encoding="utf-8")
+    found = _promoted(check_wiki(wiki, policy=policy_of(wiki)).findings)
+    assert found, edit.__name__
+    assert all(f.file == "concepts/dawn.md" and f.line is not None for f in found)
+    with pytest.raises(PromotionRefused):
+        promote(rb.run.path, wiki, concept="dawn", check=True, policy=policy_of(wiki))
+    assert path.read_text(encoding="utf-8") == edited
+
+
+def test_prose_outside_the_block_is_the_authors(trial: tuple[Path, RunBuilder]) -> None:
+    wiki, rb = trial
+    path = _concept(wiki)
+    text = path.read_text(encoding="utf-8")
+    text = text.replace(GENERATED_BEGIN, "Our reading: the trial was small.\n\n" + GENERATED_BEGIN)
+    path.write_text(text + "\n## Notes\n\nWritten by hand, with a note of our own.[^ours]\n\n[^ours]: Ours.\n")
+    assert check_wiki(wiki, policy=policy_of(wiki)).ok
+    promote(rb.run.path, wiki, concept="dawn", check=True, policy=policy_of(wiki))
+
+
+def _claim(**change: object) -> VerifiedClaim:
+    base = VerifiedClaim(
+        "extraction:pmid:1", 0, "120 randomised", "spans[0]", "src-" + "a" * 64, 10, 20, "x", "full_text", None, None
+    )
+    return VerifiedClaim(**{**base.__dict__, **change})  # type: ignore[arg-type]
+
+
+def test_a_label_is_derived_from_what_it_cites_never_from_its_position() -> None:
+    label = evidence_label("dawn", _claim())
+    assert is_stable_label(label) and label.startswith("dawn-extraction-pmid-1-q")
+    assert evidence_label("dawn", _claim(index=7)) == label  # the position says nothing
+    assert evidence_label("dawn", _claim(excerpt="y")) == label  # the excerpt is the span's, re-sliced
+    for change in ({"source_id": "src-" + "b" * 64}, {"start": 11}, {"end": 21}, {"claim": "12,000 randomised"}):
+        assert evidence_label("dawn", _claim(**change)) != label, change
+    assert evidence_label("dusk", _claim()) != label
+    assert not is_stable_label("dawn-extraction-pmid-1-1") and not is_stable_label("dawn-extraction-pmid-1-2-0123abcd")
+
+
+def test_a_concept_and_its_page_keep_their_labels_when_a_span_is_added_before_them(
+    trial: tuple[Path, RunBuilder],
+) -> None:
+    wiki, rb = trial
+    path = _concept(wiki)
+    before = {n.label: n.refs for n in parse_concept(path.read_text(encoding="utf-8")).footnotes}
+    record_path = rb.run.extractions_dir / "pmid-48213507.json"
+    record = json.loads(record_path.read_text(encoding="utf-8"))
+    sid = record["spans"][0]["source_id"]
+    record["spans"].insert(0, {"claim": "results", "source_id": sid, "start": TEXT.index("Results"), "end": len(TEXT)})
+    record_path.write_text(json.dumps(record), encoding="utf-8")
+    rb.assemble()
+    promote(rb.run.path, wiki, concept="dawn", policy=policy_of(wiki))
+    after = {n.label: n.refs for n in parse_concept(path.read_text(encoding="utf-8")).footnotes}
+    assert len(after) == len(before) + 1
+    assert {label: after[label] for label in before} == before
+    assert check_wiki(wiki, policy=policy_of(wiki)).ok

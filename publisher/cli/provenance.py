@@ -76,6 +76,8 @@ def _audit_refetch(args: argparse.Namespace) -> int:
         lines.append(f"  {entry.status:<11} {show(entry.run)} {entry.source_id}  {show(entry.url)}")
         if entry.status != "identical":
             lines.append(f"              {show(entry.detail)}")
+        if entry.revise:
+            lines.append(f"              record it as a revision: {entry.revise}")
     lines += [f"  problem: {show(p.one_line())}" for p in audit.problems]
     report = audit.to_json() | {"problems": [p.one_line() for p in audit.problems]}
     emit(args, report, "\n".join(lines))

@@ -31,6 +31,7 @@ class CheckId(StrEnum):
     CLAIM = "C-CLAIM"
     PROMOTED = "C-PROMOTED"
     META = "C-META"
+    NOTICE = "C-NOTICE"
     CONFIG = "C-CONFIG"
     BUILD = "C-BUILD"
     PUBLISH = "C-PUBLISH"

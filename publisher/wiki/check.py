@@ -35,6 +35,7 @@ from .claims.provenance import admitted_index, check_concept_claims, log_finding
 from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
 from .discover import discover, inside
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
+from .notices import check_notices
 from .policy import Policy
 from .runchecks import check_runs, run_bytes
 
@@ -183,6 +184,7 @@ def _check_wiki(
     for ce in wiki.concepts:
         check_concept(ce, wiki, run_for)
     check_claims(wiki, wiki.concepts)
+    check_notices(wiki)
     forget_normal_forms()  # the reviews' normal forms: none stays resident through the site's build
     if not wiki.runs and not wiki.concepts:
         wiki.notices.append("no run results and no concepts: nothing to verify")

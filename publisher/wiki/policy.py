@@ -26,7 +26,7 @@ from ..kernel.errors import UsageError
 from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing, key_ring, trusted_key_entries
 
-__all__ = ["Policy", "OPTIONS", "SOURCE_TEXT_MODES", "WINDOWS_ABOVE", "policy_from_evidence"]
+__all__ = ["Policy", "OPTIONS", "RETRACTED_MODES", "SOURCE_TEXT_MODES", "WINDOWS_ABOVE", "policy_from_evidence"]
 
 SOURCE_TEXT_MODES = ("full", "windows", "proofs")
 WINDOWS_ABOVE = 200_000
@@ -40,8 +40,12 @@ OPTIONS = (
     "windows_above",
     "offline",
     "web_fonts",
+    "retracted",
 )
 """Every key ``extra: evidence:`` may hold (an allow-list)."""
+
+RETRACTED_MODES = ("warn", "fail")
+"""What a build does when a claim rests on a work with a logged retraction (check ``C-NOTICE``)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,9 @@ class Policy:
     windows_above: int = WINDOWS_ABOVE
     offline: bool = False
     web_fonts: bool = False
+    retracted: str = "warn"
+    """``fail``: a claim resting on a retracted work refuses the build (``C-NOTICE``); ``warn``:
+    the build says so and publishes, the work shown apart and giving no credit."""
 
     @classmethod
     def unsigned(cls, wiki_root: Path | None = None) -> Policy:
@@ -82,6 +89,7 @@ class Policy:
             "windows_above": self.windows_above,
             "offline": self.offline,
             "web_fonts": self.web_fonts,
+            "retracted": self.retracted,
         }
         return "sha256:" + hashlib.sha256(canonical_bytes(body)).hexdigest()
 
@@ -149,6 +157,9 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
         if not isinstance(value, bool):
             raise _bad(where, f"extra.evidence.{key} must be true or false")
         flags[key] = value
+    retracted = evidence.get("retracted", "warn")
+    if retracted not in RETRACTED_MODES:
+        raise _bad(where, f"extra.evidence.retracted must be one of {', '.join(RETRACTED_MODES)}")
     listed = evidence.get("trusted_keys")
     if listed is not None and wiki_root is None:
         raise _bad(where, "extra.evidence.trusted_keys needs a wiki root to resolve its paths")
@@ -163,4 +174,5 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
         windows_above=above,
         offline=flags["offline"],
         web_fonts=flags["web_fonts"],
+        retracted=retracted,
     )

@@ -134,6 +134,7 @@ def matrix_page(model: PageModel, page: GeneratedPage) -> None:
             if v["code"] != code:
                 continue
             work_of = {s["source_id"]: s["work"] for s in v["lineage"]["snapshots"]}
+            retracted = {s["work"] for s in v["lineage"]["snapshots"] if s.get("retracted")}
             per_work: dict[str, int] = {}
             for ex in v["lineage"]["excerpts"]:
                 work = work_of[ex["source_id"]]
@@ -143,7 +144,8 @@ def matrix_page(model: PageModel, page: GeneratedPage) -> None:
                     "statement": neutral_text(v["statement"]),
                     "href": model.href(page.src_uri, concept_uri(v["concept"]), f"claim-{v['id']}"),
                     "valid": v["provenance_now"]["valid"],
-                    "works": sorted(per_work.items()),
+                    "works": sorted((w, n) for w, n in per_work.items() if w not in retracted),
+                    "retracted": sorted((w, n) for w, n in per_work.items() if w in retracted),
                 }
             )
         groups.append({"code": code, "status": status.value, "rows": rows})

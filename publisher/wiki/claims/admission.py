@@ -364,12 +364,12 @@ def _published_elsewhere(wiki: WikiCheck, record: MissingnessRecord, ev: RunEvid
         snap = ev.run.store.read(basis.source_id)
     except IntegrityError:
         return None  # _missing_now names it
-    keys = set(work_keys(snap.paper, snap.url, snap.content_hash)) | {f"url:{url_identity(snap.url)}"}
+    keys = set(work_keys(snap.derived_ids(), snap.url, snap.content_hash)) | {f"url:{url_identity(snap.url)}"}
     for sid, info in wiki.sources.items():
         meta = info.meta
         if sid == snap.source_id or not meta.ok:
             continue
-        theirs = set(work_keys(meta.paper, meta.url, meta.content_hash))
+        theirs = set(work_keys(meta.derived_ids(), meta.url, meta.content_hash))
         if meta.url:
             theirs.add(f"url:{url_identity(meta.url)}")
         if not keys & theirs:

@@ -20,6 +20,8 @@ from typing import Any
 from ...kernel.models import ACQUISITIONS
 from ...kernel.trust import Role, event_signature_problem
 from ..evidence import WikiCheck
+from ..notices import notice_index, retracted_sources, source_doi
+from ..revisions import revision_index
 from .log import Assessment, signature_problem
 from .model import status_code, url_identity, work_keys
 from .provenance import ClaimState
@@ -65,10 +67,29 @@ class WorkIndex:
                         }
                     )
         for sid, info in sorted(wiki.sources.items()):
-            keys = work_keys(info.meta.paper, info.meta.url, info.meta.content_hash)
+            keys = work_keys(info.meta.derived_ids(), info.meta.url, info.meta.content_hash)
             for key in keys[1:]:
                 self._union(keys[0], key)
             self._of[sid] = keys[0]
+        self._follow_revisions(wiki)
+
+    def _follow_revisions(self, wiki: WikiCheck) -> None:
+        """A superseded snapshot belongs to the work of its current revision (membership follows
+        the current revision: a revision that gained a derived id takes its old versions along)."""
+        revisions = revision_index(wiki)
+        for sid in sorted(wiki.sources):
+            newer = revisions.current(sid)
+            if newer is None:
+                continue
+            info = wiki.sources.get(newer.source_id)
+            if info is not None:
+                keys = work_keys(info.meta.derived_ids(), info.meta.url, info.meta.content_hash)
+            elif (snap := revisions.snapshot(newer)) is not None:
+                keys = work_keys(snap.derived_ids(), snap.url, snap.content_hash)
+            else:
+                continue
+            for key in keys:
+                self._union(self._of[sid], key)
 
     def _find(self, key: str) -> str:
         self._parent.setdefault(key, key)
@@ -113,6 +134,9 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
     urls = sorted({url_identity(info.meta.url) for info in infos.values() if info.meta.url})
     work_of = {sid: works.work(sid) for sid in snapshots}
     events = [event for sid in snapshots for event in works.events.get(sid, ())]
+    retracted = retracted_sources(wiki, snapshots)
+    retracted_works = {work_of[sid] for sid in retracted}
+    notices = notice_index(wiki)
     bound = entry.bound if entry is not None else None
     return {
         "concept": state.concept,
@@ -140,8 +164,21 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
             "excerpts": len(excerpts),
             "snapshots": len(snapshots),
             "urls": len(urls),
-            "works": len(set(work_of.values())),
+            "works": len(set(work_of.values()) - retracted_works),
+            "retracted_works": len(retracted_works),
         },
+        "notices": [
+            {
+                "source_id": sid,
+                "doi": notice.doi,
+                "registry": notice.registry,
+                "asked_at": notice.at,
+                "notice_id": notice.notice_id,
+                "updates": [u.model_dump(mode="json") for u in notice.updates],
+            }
+            for sid in snapshots
+            if (notice := notices.of(source_doi(wiki, sid))) is not None
+        ],
         "lineage": {
             "excerpts": [
                 {"label": label, "run": r.run, "source_id": r.source_id, "start": r.start, "end": r.end}
@@ -153,6 +190,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
                     "url": infos[sid].meta.url if sid in infos else None,
                     "access": infos[sid].meta.access if sid in infos else None,
                     "work": work_of[sid],
+                    "retracted": sid in retracted,
                 }
                 for sid in snapshots
             ],

@@ -29,7 +29,7 @@ HOSTILE = Finding(
     start=3,
     end=9,
     line=4,
-    check="C-PROSE",
+    check="C-PAGE-PROSE",
     run="runs/alpha",
 )
 PLAIN = Finding(None, "site", "could not publish the site: [Errno 28] No space left on device", check="C-PUBLISH")

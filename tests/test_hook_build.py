@@ -408,7 +408,7 @@ def test_fake_excerpt_on_a_maintainer_page_fails(tmp_path: Path) -> None:
     (wiki / "docs" / "index.md").write_text(f"# Home\n\n{fake}\n", encoding="utf-8")
     findings = refused_build(wiki)
     _assert_untouched(wiki, before)
-    assert {(f.check, f.file, f.line) for f in findings} == {("C-PROSE", "docs/index.md", 3)}
+    assert {(f.check, f.file, f.line) for f in findings} == {("C-PAGE-PROSE", "docs/index.md", 3)}
 
 
 def test_page_generation_failure_keeps_old_site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -729,7 +729,7 @@ def test_prose_checked_by_the_helpers_refuses_as_in_process(tmp_path: Path, monk
     (docs / "c.md").write_text("# C\n\nplain prose\n", encoding="utf-8")
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
     alone = refused_build(wiki)
-    assert {f.check for f in alone} == {"C-PROSE"} and {f.file for f in alone} == {"docs/a.md", "docs/b.md"}
+    assert {f.check for f in alone} == {"C-PAGE-PROSE"} and {f.file for f in alone} == {"docs/a.md", "docs/b.md"}
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
     monkeypatch.setattr(hook, "_PROSE_CHUNK", 2)
     helpers: list[RecordingHelpers] = []
@@ -742,9 +742,9 @@ def test_prose_checked_by_the_helpers_refuses_as_in_process(tmp_path: Path, monk
     monkeypatch.setattr(events.SiteModel, "fill", failing)
     helped = refused_build(wiki)
     assert "prose_chunk" in helpers[-1].jobs
-    prose = [f for f in helped if f.check == "C-PROSE"]
+    prose = [f for f in helped if f.check == "C-PAGE-PROSE"]
     assert prose == list(alone)
-    filled = {f.file for f in helped if f.check != "C-PROSE"}
+    filled = {f.file for f in helped if f.check != "C-PAGE-PROSE"}
     assert "c.md" in filled and not filled & {"a.md", "b.md"}  # no fill error where the prose failed
     monkeypatch.setattr(events.SiteModel, "fill", fill)
     assert refused_build(wiki) == alone

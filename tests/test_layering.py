@@ -32,6 +32,7 @@ Entry = str | tuple[str, "list[Entry]"]
 ORDER: dict[str, list[Entry]] = {
     "kernel": [
         "reasons",
+        "checkids",
         "text",
         "findings",
         "errors",

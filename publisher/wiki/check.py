@@ -22,6 +22,7 @@ from concurrent.futures import Executor, Future
 from functools import partial
 from pathlib import Path
 
+from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.locate import forget_normal_forms
@@ -208,7 +209,7 @@ def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
     try:
         state = read_assessments(wiki.wiki_root)
     except PublisherError as exc:  # a link, a folder or a FIFO in the log's place
-        wiki.findings.append(Finding(None, ASSESSMENTS_FILE, exc.message, check="C-CLAIM", field="ASSESSMENT_LOG"))
+        wiki.findings.append(Finding(None, ASSESSMENTS_FILE, exc.message, check=CheckId.CLAIM, field="ASSESSMENT_LOG"))
         return
     keys = wiki.policy.trusted_keys  # the policy the caller resolved, never the raw YAML
     wiki.findings.extend(log_findings(state, keys))

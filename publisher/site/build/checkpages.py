@@ -23,6 +23,7 @@ from mkdocs.commands.build import build
 from mkdocs.config import load_config
 from mkdocs.exceptions import MkDocsException
 
+from ...kernel.checkids import CheckId
 from ...kernel.errors import UsageError
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
@@ -75,7 +76,7 @@ def check_pages(config_file: Path, pre: WikiCheck) -> list[Finding]:
                 if refusal is not None:
                     return list(refusal.findings)
                 said = errors.messages[-1] if errors.messages else str(exc)
-                return [Finding(None, config_file.name, one_line(said, 300), check="C-BUILD")]
+                return [Finding(None, config_file.name, one_line(said, 300), check=CheckId.BUILD)]
             finally:
                 config.plugins.on_shutdown()
     finally:

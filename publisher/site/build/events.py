@@ -20,6 +20,7 @@ from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
 from ...gate.render import report_prose_html
+from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
@@ -137,7 +138,7 @@ class EvidenceBuild:
         site = Path(os.path.abspath(config.site_dir))
         if os.path.lexists(site) and not site.is_dir():
             detail = "site_dir exists and is not a folder; refusing to replace it"
-            finding = Finding(None, _relative(site, wiki_root), detail, check="C-PUBLISH", field="site_dir")
+            finding = Finding(None, _relative(site, wiki_root), detail, check=CheckId.PUBLISH, field="site_dir")
             raise refuse("evidence publication", [finding])
         self.site = site
         self.offline = policy.offline
@@ -148,7 +149,7 @@ class EvidenceBuild:
         except OSError as exc:
             detail = f"could not make a staging folder beside the site: {exc.strerror or exc}"
             where = _relative(site, wiki_root)
-            raise refuse("evidence publication", [Finding(None, where, detail, check="C-PUBLISH")]) from exc
+            raise refuse("evidence publication", [Finding(None, where, detail, check=CheckId.PUBLISH)]) from exc
         config.site_dir = str(self.staging)
         self.trusted = wire_config(config, offline=self.offline, web_fonts=self.web_fonts)
         self.theme_meta = ThemeMeta.of(config.extra, config.theme.dirs)
@@ -202,7 +203,7 @@ class EvidenceBuild:
         except OSError as exc:
             where = _relative(self.site, self.wiki_root)
             self.abandon()
-            finding = Finding(None, where, f"could not publish the site: {exc}", check="C-PUBLISH")
+            finding = Finding(None, where, f"could not publish the site: {exc}", check=CheckId.PUBLISH)
             raise refuse("evidence publication", [finding]) from exc
         self.staging = None
         self.ready = False
@@ -232,7 +233,7 @@ class EvidenceBuild:
                 # check is refused like any page's evidence).
                 self.helper.start(sources, list(self.pre.runs), contexts)
         except PublisherError as exc:
-            raise refuse("evidence pages", [error_finding(exc, ".", "C-BUILD")]) from exc
+            raise refuse("evidence pages", [error_finding(exc, ".", CheckId.BUILD)]) from exc
         docs = Path(config.docs_dir)
         root = self.wiki_root or Path(".")
         for ev in self.pre.runs if self.pre is not None else ():  # an agent's report prose
@@ -299,7 +300,7 @@ class EvidenceBuild:
         try:
             return self.model.fill(page.file.src_uri, html)
         except PublisherError as exc:
-            self.prose.append(error_finding(exc, page.file.src_uri, "C-BUILD"))
+            self.prose.append(error_finding(exc, page.file.src_uri, CheckId.BUILD))
             return html  # refused in on_env with the other pages' findings
 
     def _fill_later(self, page: Page, html: str, ticket: int) -> str:
@@ -309,7 +310,7 @@ class EvidenceBuild:
         try:
             filled = self.model.fill(page.file.src_uri, html) if self.model is not None else html
         except PublisherError as exc:
-            failed, filled = [error_finding(exc, page.file.src_uri, "C-BUILD")], html
+            failed, filled = [error_finding(exc, page.file.src_uri, CheckId.BUILD)], html
         self._prose_later.append((len(self.prose), ticket, failed))
         return filled
 
@@ -334,7 +335,7 @@ class EvidenceBuild:
             found = list(self.prose)
             if self._strict_warned():  # what --strict would refuse once the build ended
                 detail = "strict mode: MkDocs logged warnings while converting the pages ('mkdocs build' shows them)"
-                found.append(Finding(None, "mkdocs.yml", detail, check="C-BUILD"))
+                found.append(Finding(None, "mkdocs.yml", detail, check=CheckId.BUILD))
             raise CheckDone(found)
         self._take_prose()
         if self.prose:
@@ -421,7 +422,7 @@ class EvidenceBuild:
         try:
             return csp.insert(name_search_dialog(output), value)
         except ValueError as exc:
-            self.seal_findings.append(error_finding(exc, where, "C-CSP"))
+            self.seal_findings.append(error_finding(exc, where, CheckId.CSP))
             return output
 
     @event_priority(FIRST)
@@ -433,7 +434,7 @@ class EvidenceBuild:
             try:
                 self._take_seals(self.helper.sealed(wait=True))
             except (PublisherError, OSError, ValueError) as exc:
-                self.seal_findings.append(error_finding(exc, ".", "C-BUILD"))
+                self.seal_findings.append(error_finding(exc, ".", CheckId.BUILD))
 
     @event_priority(LAST)
     def _finish_build(self, *, config: Any) -> None:
@@ -442,7 +443,7 @@ class EvidenceBuild:
         self._seal_pages(config=config)  # none left where the first handler ran
         unbuilt = sorted(set(self.model.pages) - self.seen)
         sealing = self.seal_findings + [
-            Finding(None, uri, "a generated page was not built, so it was not sealed", check="C-BUILD")
+            Finding(None, uri, "a generated page was not built, so it was not sealed", check=CheckId.BUILD)
             for uri in unbuilt
         ]
         if sealing:
@@ -455,7 +456,7 @@ class EvidenceBuild:
         if Path(config.site_dir) != self.staging:
             self.abandon()
             detail = "another plugin moved site_dir during the build"
-            moved = Finding(None, "mkdocs.yml", detail, check="C-PUBLISH", field="site_dir")
+            moved = Finding(None, "mkdocs.yml", detail, check=CheckId.PUBLISH, field="site_dir")
             raise refuse("evidence publication", [moved])
         try:
             sids = sorted(self.pre.sources) if self.pre else []
@@ -466,13 +467,15 @@ class EvidenceBuild:
             self.abandon()
             reason = exc.reason if isinstance(exc, PublisherError) else None
             detail = exc.message if isinstance(exc, PublisherError) else str(exc)
-            finding = Finding(reason or Reason.SNAPSHOT_HASH_MISMATCH, "sources", one_line(detail), check="C-PUBLISH")
+            finding = Finding(
+                reason or Reason.SNAPSHOT_HASH_MISMATCH, "sources", one_line(detail), check=CheckId.PUBLISH
+            )
             raise refuse("published snapshot record", [finding]) from exc
         try:
             write_manifest(self.staging, self, records, proofs)
         except (PublisherError, OSError) as exc:
             self.abandon()
-            raise refuse("evidence publication", [error_finding(exc, MANIFEST_NAME, "C-PUBLISH")]) from exc
+            raise refuse("evidence publication", [error_finding(exc, MANIFEST_NAME, CheckId.PUBLISH)]) from exc
         if self.helper is not None:
             self.helper.close()
         self.ready = True

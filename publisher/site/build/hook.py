@@ -65,9 +65,10 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
+from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError
 from ...parallel import Workers, default_workers, warm_pool
-from ...parallel.cluster import cluster_executor
+from ...parallel.cluster import cluster_executor, scheduler_from
 from ...runs import RUN_LAYOUTS
 from ...wiki.check import check_wiki
 from ...wiki.claims.log import ASSESSMENTS_FILE
@@ -114,20 +115,21 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
         policy = policy_of_config(config, root)
     except PublisherError as exc:
         config_name = os.path.basename(config.config_file_path)
-        raise refuse("evidence options", [error_finding(exc, config_name, "C-CONFIG")]) from exc
+        raise refuse("evidence options", [error_finding(exc, config_name, CheckId.CONFIG)]) from exc
     known = PRECHECKED.get()
     if known is not None and known.wiki_root.resolve() == root and known.policy.digest == policy.digest:
         pre = known
     else:
-        try:  # on the wiki's Dask cluster when extra.evidence.scheduler names one
+        try:  # on a Dask cluster when whoever runs the build names one ($PUBLISHER_SCHEDULER), never the wiki
             with contextlib.ExitStack() as stack:
+                scheduler = scheduler_from(None)
                 executor, workers = (
-                    stack.enter_context(cluster_executor(policy.scheduler)) if policy.scheduler else _server_pool(root)
+                    stack.enter_context(cluster_executor(scheduler)) if scheduler else _server_pool(root)
                 )
                 progress = stack.enter_context(terminal_progress("evidence check"))
                 pre = check_wiki(root, policy=policy, workers=Workers(executor, workers, progress))
         except PublisherError as exc:
-            raise refuse("evidence check", [error_finding(exc, ".", "C-BUILD")]) from exc
+            raise refuse("evidence check", [error_finding(exc, ".", CheckId.BUILD)]) from exc
     if not pre.ok:
         raise refuse("evidence check", pre.findings)
     for notice in pre.notices:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ...kernel import _fs
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...wiki.policy import Policy
@@ -26,7 +27,7 @@ def wiki_root(config: Any) -> Path:
     path = config.config_file_path
     if not path:
         detail = "the evidence build needs a wiki with an mkdocs.yml file; fix: build from the wiki's mkdocs.yml"
-        raise refuse("evidence options", [Finding(Reason.SCHEMA_ERROR, "mkdocs.yml", detail, check="C-CONFIG")])
+        raise refuse("evidence options", [Finding(Reason.SCHEMA_ERROR, "mkdocs.yml", detail, check=CheckId.CONFIG)])
     return Path(path).resolve().parent
 
 
@@ -56,7 +57,7 @@ def site_dir_apart(config: Any, root: Path) -> None:
             Path(config.config_file_path).name,
             f"site_dir {config.site_dir} overlaps {name} ({folder.name}/), an input of the build; "
             "fix: choose a site_dir outside the wiki's inputs",
-            check="C-CONFIG",
+            check=CheckId.CONFIG,
             field="site_dir",
         )
         for name, folder in inputs
@@ -95,7 +96,7 @@ def site_dir_ours(config: Any) -> None:
         f"site_dir {config.site_dir} {why}: publishing would delete what no build made; "
         "fix: choose a site_dir that is absent, empty or a site built before"
     )
-    finding = Finding(None, Path(config.config_file_path).name, detail, check="C-CONFIG", field="site_dir")
+    finding = Finding(None, Path(config.config_file_path).name, detail, check=CheckId.CONFIG, field="site_dir")
     raise refuse("evidence options", [finding])
 
 

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ...kernel.checkids import CheckId
 from ..checks import csp
 from ..checks.scan import scan_page
 from ..checks.seal import PageSeal, seal_page
@@ -79,7 +80,7 @@ def with_policy(page: BuiltPage, sealed: PageSeal, value: str | None) -> str:
     try:
         return csp.insert(name_search_dialog(page.output), value)
     except ValueError as exc:
-        sealed.findings.append(error_finding(exc, page.src_uri, "C-CSP"))
+        sealed.findings.append(error_finding(exc, page.src_uri, CheckId.CSP))
         return page.output
 
 

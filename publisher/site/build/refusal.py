@@ -28,6 +28,7 @@ from collections.abc import Iterable
 
 from mkdocs.exceptions import PluginError
 
+from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError
 from ...kernel.findings import Finding, grouped_lines, summary
 from ...kernel.text import one_line
@@ -102,7 +103,7 @@ def refuse(phase: str, findings: Iterable[Finding]) -> EvidenceBuildError:
 
 
 def error_finding(
-    exc: PublisherError | OSError | ValueError, file: str, check: str, *, field: str | None = None
+    exc: PublisherError | OSError | ValueError, file: str, check: CheckId, *, field: str | None = None
 ) -> Finding:
     """One finding for an error the build met: its reason code where the library gave one, under
     the build's ``check`` (``C-CONFIG``, ``C-BUILD``, ``C-PUBLISH`` ...), at ``file`` (a message

@@ -14,6 +14,7 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files, InclusionLevel
 
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 from ...wiki.evidence import SourceInfo
 from .. import STATIC_DIR, TEMPLATES_DIR
@@ -29,11 +30,11 @@ from .options import serve_offline
 
 __all__ = ["add_site_files", "add_claims_json", "wire_config", "config_scripts", "CHECK", "SCRIPT_CHECK"]
 
-CHECK = "C-BUILD"
+CHECK = CheckId.BUILD
 """The check of a ``docs/`` file in the way of one the build publishes."""
 
 
-SCRIPT_CHECK = "C-CONFIG"
+SCRIPT_CHECK = CheckId.CONFIG
 """The check of a script the configuration names (``extra_javascript``, ``extra: polyfills``)."""
 
 OWN_SCRIPTS = frozenset({READER_JS_URI, OFFLINE_JS_URI})

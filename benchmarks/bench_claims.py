@@ -29,6 +29,7 @@ from benchmarks._common import table
 from benchmarks.generate import WikiSpec, generate_wiki
 from publisher.kernel import _fs
 from publisher.parallel import fewer_collections
+from publisher.site.build.policy import resolve_policy
 from publisher.wiki.check import check_claims, check_wiki
 from publisher.wiki.claims.admission import Proposal, admit
 from publisher.wiki.claims.counts import claims_document
@@ -47,7 +48,7 @@ def add_claims(root: Path, per_concept: int = PER_CONCEPT) -> int:
     """
     if per_concept < 1:
         raise SystemExit(f"bench_claims: claims per concept must be at least 1, not {per_concept}")
-    wiki = check_wiki(root)
+    wiki = check_wiki(root, policy=resolve_policy(root))
     if not wiki.ok:
         raise SystemExit(f"bench_claims: the generated wiki does not check ({wiki.findings[0].one_line()})")
     total = 0
@@ -131,7 +132,7 @@ def measure(base: Path, claims: int, repeat: int) -> dict[str, Any]:
     )
     generate_wiki(spec)
     admitted = add_claims(spec.root)
-    wiki = check_wiki(spec.root)
+    wiki = check_wiki(spec.root, policy=resolve_policy(spec.root))
     if not wiki.ok or len(wiki.claims) != admitted:
         raise SystemExit("bench_claims: the wiki with claims does not check")
 
@@ -144,7 +145,7 @@ def measure(base: Path, claims: int, repeat: int) -> dict[str, Any]:
         "concepts": len(wiki.concepts),
         "claim_check": _best(repeat, claim_check),
         "claims_json": _best(repeat, lambda: claims_document(wiki)),
-        "wiki_check": _best(repeat, lambda: check_wiki(spec.root)),
+        "wiki_check": _best(repeat, lambda: check_wiki(spec.root, policy=resolve_policy(spec.root))),
     }
 
 

@@ -68,6 +68,7 @@ from benchmarks.generate import WikiSpec, generate_wiki
 from publisher.kernel.store import SnapshotStore, build_record
 from publisher.parallel import Workers, default_workers, verify_many
 from publisher.parallel import pool as batch
+from publisher.site.build.policy import resolve_policy
 
 try:
     import orjson
@@ -297,10 +298,10 @@ def grid(cache: Path, sizes: list[float], shapes: list[str], workers: int, repea
                     "floor": lambda f=files, a=assets: floor_pass(f, workers, a),
                     "inputs": lambda f=files, a=assets, o=others: floor_pass(f, workers, a, o),
                     "snapshots": lambda r=requests, w=wiki: preflight_pass(r, workers, w),
-                    "check": lambda w=wiki: check_wiki(w, workers=Workers(count=workers)),
+                    "check": lambda w=wiki: check_wiki(w, policy=resolve_policy(w), workers=Workers(count=workers)),
                 },
             )
-            findings = len(check_wiki(wiki, workers=Workers(count=workers)).findings)
+            findings = len(check_wiki(wiki, policy=resolve_policy(wiki), workers=Workers(count=workers)).findings)
             floor, inputs, check = times["floor"], times["inputs"], times["check"]
             snaps = times["snapshots"]
             rows.append(
@@ -371,7 +372,7 @@ def check_probe(wiki: Path, workers: int) -> dict[str, Any]:
     from publisher.wiki.check import check_wiki
 
     sizes = [f.stat().st_size for f in snapshot_files(wiki)]
-    found = check_wiki(wiki, workers=Workers(count=workers))
+    found = check_wiki(wiki, policy=resolve_policy(wiki), workers=Workers(count=workers))
     return {"files": len(sizes), "bytes": sum(sizes), "largest": max(sizes, default=0), "findings": len(found.findings)}
 
 

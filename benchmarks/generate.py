@@ -35,6 +35,7 @@ from publisher.kernel.eventlog import append_event
 from publisher.kernel.refs import format_ref
 from publisher.kernel.store import build_record
 from publisher.runs import init_run
+from publisher.site.build.policy import resolve_policy
 
 __all__ = ["WikiSpec", "WikiSummary", "generate_wiki", "paragraphs", "main"]
 
@@ -313,7 +314,7 @@ def _assemble_all(runs: list[Path], root: Path) -> int:
         return 0
     done = 0
     for path in runs:
-        assemble_run(Run(path), RunOptions(wiki_root=root))
+        assemble_run(Run(path), RunOptions(resolve_policy(root).trusted_keys, wiki_root=root))
         done += 1
     return done
 

@@ -6,9 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from .kernel import _fs
@@ -26,9 +24,6 @@ __all__ = [
     "find_wiki_root",
     "RUN_LAYOUTS",
     "slug_problem",
-    "read_wiki_extra",
-    "trusted_key_paths",
-    "key_paths",
     "config_file_of",
     "read_workspace",
     "write_workspace",
@@ -291,117 +286,9 @@ def find_wiki_root(start: Path) -> Path | None:
     return None
 
 
-class _TolerantLoader(yaml.SafeLoader):
-    """YAML's safe loader that reads MkDocs' own tags (``!ENV``, ``!!python/name:…``) as marked values.
-
-    Nothing is imported or resolved: a tagged node becomes a :class:`_Tagged` holding its tag, so
-    the ``extra`` block can be read without importing MkDocs, and a tag where a setting of the
-    evidence build sits is refused rather than read as its literal text.
-    """
-
-
-@dataclass(frozen=True)
-class _Tagged:
-    tag: str
-
-
-def _untagged(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> Any:
-    return _Tagged(node.tag)
-
-
-_TolerantLoader.add_multi_constructor("!", _untagged)
-_TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", _untagged)
-
-
 def config_file_of(wiki_root: Path) -> Path | None:
     """The wiki's ``mkdocs.yml`` (or ``mkdocs.yaml``), or None."""
     for name in ("mkdocs.yml", "mkdocs.yaml"):
         if os.path.lexists(wiki_root / name):
             return wiki_root / name
     return None
-
-
-def _tags_in(value: Any) -> str | None:
-    if isinstance(value, _Tagged):
-        return value.tag
-    if isinstance(value, dict):
-        value = [*value.keys(), *value.values()]
-    if isinstance(value, list):
-        for item in value:
-            found = _tags_in(item)
-            if found is not None:
-                return found
-    return None
-
-
-def read_wiki_extra(wiki_root: Path) -> dict[str, Any]:
-    """The ``extra`` mapping of the wiki's ``mkdocs.yml`` (empty when absent), read without MkDocs.
-
-    Fail-closed: a config that cannot be read or parsed, whose ``extra`` is not a mapping, that
-    inherits another (``INHERIT``) or holds a tag (``!ENV``) inside ``extra.evidence`` is a
-    ``SCHEMA_ERROR`` usage error: only MkDocs' loader resolves those
-    (:func:`publisher.site.build.policy.resolve_policy`), and the trust settings are never guessed.
-    """
-    path = config_file_of(Path(wiki_root))
-    if path is None:
-        return {}  # an upstream layout without mkdocs.yml: no settings, unsigned provenance
-    try:
-        data = yaml.load(_fs.read_regular(path), Loader=_TolerantLoader)
-    except (OSError, yaml.YAMLError, ValueError) as exc:
-        detail = one_line(exc, 200)
-        raise UsageError(f"{path.name}: cannot be read ({detail})", reason=Reason.SCHEMA_ERROR, path=path.name) from exc
-    resolve = "resolve the wiki through MkDocs' loader (publisher.site.build.policy.resolve_policy)"
-    if isinstance(data, dict) and "INHERIT" in data:
-        raise UsageError(f"{path.name} inherits another file; {resolve}", reason=Reason.SCHEMA_ERROR, path=path.name)
-    extra = data.get("extra") if isinstance(data, dict) else None
-    if extra is None:
-        return {}
-    if not isinstance(extra, dict):
-        raise UsageError(f"{path.name}: 'extra' is not a mapping", reason=Reason.SCHEMA_ERROR, path=path.name)
-    tag = _tags_in(extra.get("evidence"))
-    if tag is not None:
-        raise UsageError(
-            f"{path.name}: extra.evidence holds the tag {tag[:40]}; {resolve}",
-            reason=Reason.SCHEMA_ERROR,
-            path=path.name,
-        )
-    return extra
-
-
-def key_paths(listed: Any, root: Path, where: str = "mkdocs.yml") -> list[Path]:
-    """The key files an ``extra.evidence.trusted_keys`` value names, under ``root``.
-
-    Paths are relative to the wiki root; an absolute path, a path that leaves the wiki, a
-    non-string entry or a value that is not a list is a one-line ``SCHEMA_ERROR`` usage error.
-    None is ``[]``.
-    """
-    if listed is None:
-        return []
-    setting = f"{where}: extra.evidence.trusted_keys"
-    if not isinstance(listed, list) or not all(isinstance(p, str) and p.strip() for p in listed):
-        raise UsageError(f"{setting} must be a list of file paths", reason=Reason.SCHEMA_ERROR, path=where)
-    paths = []
-    for entry in listed:
-        rel = Path(entry)
-        if rel.is_absolute() or ".." in rel.parts:
-            raise UsageError(
-                f"{setting}: {entry[:80]!r} must be a path inside the wiki, relative to its root",
-                reason=Reason.SCHEMA_ERROR,
-                path=where,
-            )
-        paths.append(root / rel)
-    return paths
-
-
-def trusted_key_paths(wiki_root: Path) -> list[Path]:
-    """The public key files ``extra.evidence.trusted_keys`` of the wiki's own ``mkdocs.yml`` names,
-    read fail-closed without MkDocs (see :func:`read_wiki_extra`). No entry is ``[]``."""
-    root = Path(wiki_root)
-    evidence = read_wiki_extra(root).get("evidence")
-    if evidence is None:
-        return []
-    config = config_file_of(root)
-    where = config.name if config is not None else "mkdocs.yml"
-    if not isinstance(evidence, dict):
-        raise UsageError(f"{where}: extra.evidence is not a mapping", reason=Reason.SCHEMA_ERROR, path=where)
-    return key_paths(evidence.get("trusted_keys"), root, where)

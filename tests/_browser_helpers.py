@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
 import pytest
+from _policy import policy_of
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts"
@@ -289,5 +290,5 @@ def promote_one_source(
         },
     )
     rb.assemble()
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     return sid

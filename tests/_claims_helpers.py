@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from _policy import policy_of
 from _wiki_helpers import Claim, RunBuilder, make_wiki
 
 from publisher.kernel.models import DEFAULT_EXCLUDED_MODALITIES
@@ -130,7 +131,7 @@ def claims_wiki(root: Path, corpus_dir: Path, *, key: Path | None = None, extra:
         },
     )
     rb.assemble()
-    promote(rb.run.path, wiki, concept=CONCEPT)
+    promote(rb.run.path, wiki, concept=CONCEPT, policy=policy_of(wiki))
     doc = parse_concept((wiki / "concepts" / f"{CONCEPT}.md").read_text(encoding="utf-8"))
     labels = [note.label for note in doc.footnotes]
     return ClaimsWiki(wiki, rb, a_full, a_abstract, b_full, texts[a_id], labels, c_abstract)

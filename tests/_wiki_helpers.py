@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _policy import keys_of
+
 from publisher.acquire.signing import load_signer
 from publisher.gate.inputs import RunOptions
 from publisher.gate.result import Result
@@ -190,8 +192,14 @@ class RunBuilder:
     def assemble(self, *, gate: bool = False) -> dict[str, Any]:
         """Assemble the run's records with the real assembler; returns result.json."""
         from publisher.gate.assemble import assemble_run
+        from publisher.kernel.errors import UsageError
+        from publisher.kernel.trust import KeyRing
 
-        assembly = assemble_run(self.run, RunOptions(wiki_root=self.wiki), gate=gate or None, write=True)
+        try:
+            keys = keys_of(self.wiki)
+        except UsageError:  # a test of a bad configuration: the build refuses the configuration itself
+            keys = KeyRing()
+        assembly = assemble_run(self.run, RunOptions(keys, wiki_root=self.wiki), gate=gate or None, write=True)
         Result.model_validate(assembly.result)
         return assembly.result
 

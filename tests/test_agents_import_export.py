@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _gate_helpers import make_run
+from _policy import options_of, policy_of
 from _wiki_helpers import Claim, RunBuilder, make_wiki, sample_run
 from conftest import CliResult, make_record
 
 from publisher.gate.assemble import assemble_run
 from publisher.kernel.store import read_snapshot
 from publisher.runs import Run
-from publisher.wiki.annotations import AFFIX, CONTEXT, AnnotationsRefused, export_annotations
+from publisher.wiki.annotations import AFFIX, CONTEXT, AnnotationsRefused, export_annotations, snapshot_uri
 
 Cli = Callable[..., CliResult]
 
@@ -101,7 +103,7 @@ def test_exact_altered_and_shifted_citations(tmp_path: Path, cli: Cli) -> None:
     # no snapshot or event was written; the record passes the real gate
     assert {p.name: p.read_bytes() for p in fx.run.sources_dir.iterdir()} == sources_before
     assert fx.run.events_path.read_bytes() == events_before
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert assembly.findings == []
     assert [a["artifact_id"] for a in assembly.result["accepted"]] == [f"extraction:{article.evidence_id}"]
     # importing the same response again leaves the record as it is
@@ -300,7 +302,8 @@ def test_export_selectors_slice_back_out_of_the_snapshots(tmp_path: Path, cli: C
     for item in items:
         assert item["type"] == "Annotation" and item["@context"] == CONTEXT  # the model's MUST properties
         target = item["target"]
-        snap = urls[target["source"]]
+        snap = urls[target["via"]]  # the page it was fetched from; the target is the snapshot itself
+        assert target["source"] == snapshot_uri(snap.source_id, snap.content_hash)
         pos, quote = target["selector"]
         assert pos["type"] == "TextPositionSelector" and quote["type"] == "TextQuoteSelector"
         start, end = pos["start"], pos["end"]
@@ -321,6 +324,10 @@ def test_export_selectors_slice_back_out_of_the_snapshots(tmp_path: Path, cli: C
     assert again.status == 0 and json.loads(again.out) == data
     based = cli("export", "annotations", "--wiki", wiki, "--base", "https://wiki.example.org/annotations/")
     assert all(a["id"].startswith("https://wiki.example.org/annotations/src-") for a in based.json()["first"]["items"])
+    sited = cli("export", "annotations", "--wiki", wiki, "--site", "https://wiki.example.org/")
+    for item in sited.json()["first"]["items"]:
+        assert re.fullmatch(r"https://wiki\.example\.org/sources/src-[0-9a-f]{64}/", item["target"]["source"])
+        assert item["target"]["via"] in urls
 
 
 def test_export_refuses_a_wiki_that_does_not_check(tmp_path: Path, cli: Cli) -> None:
@@ -334,7 +341,7 @@ def test_export_refuses_a_wiki_that_does_not_check(tmp_path: Path, cli: Cli) -> 
     res = cli("export", "annotations", "--wiki", wiki, "--out", out)
     assert res.status == 1 and not out.exists()
     with pytest.raises(AnnotationsRefused) as refused:  # the refusal carries the wiki check's findings
-        export_annotations(wiki)
+        export_annotations(wiki, policy=policy_of(wiki))
     found = {(f.code, f.file, f.field) for f in refused.value.findings}
     assert ("EXCERPT_MISMATCH", "runs/alpha/outputs/result.json", "claims[0]") in found, found
     assert cli("export", "annotations", "--wiki", tmp_path / "nowhere").status == 2

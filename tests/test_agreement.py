@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import (
     TAMPERINGS,
     RunBuilder,
@@ -200,7 +201,7 @@ def _cli(*args: str) -> tuple[int, str]:
 def test_every_run_tampering_is_refused_by_all_four(tmp_path: Path, kind: str) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     published = tree_digest(wiki / "site")
     code = MORE[kind](rb) if kind in MORE else tamper(kind, rb)
@@ -223,7 +224,7 @@ def test_every_run_tampering_is_refused_by_all_four(tmp_path: Path, kind: str) -
 def test_concept_tampering_is_refused_by_check_and_the_build(tmp_path: Path, kind: str) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     published = tree_digest(wiki / "site")
     code = tamper(kind, rb)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from _gate_helpers import make_run, make_upstream_run, read_json
+from _policy import options_of
 
 from publisher.gate.assemble import assemble_run
 from publisher.gate.pipeline import verify_run
@@ -16,7 +17,7 @@ from publisher.kernel.models import Paper
 
 def test_valid_corpus_run_is_fully_accepted_and_every_excerpt_is_the_reslice(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=2)
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     result = assembly.result
     assert assembly.verdict == "pass" and assembly.exit_status == 0
     assert assembly.findings == []
@@ -39,7 +40,7 @@ def test_accepted_metadata_comes_from_the_snapshot(tmp_path: Path) -> None:
     record["spans"][0]["url"] = article.snapshot.url.rstrip("/").replace("https://www.ncbi", "https://WWW.NCBI")
     record["spans"][0]["paper"] = {"pmid": "1"}
     fx.put_extraction(0, record)
-    result = assemble_run(fx.run).result
+    result = assemble_run(fx.run, options_of(fx.run)).result
     # the URL the agent wrote names its own fetched snapshot (a cited URL must): still ignored
     assert result["diagnostics"]["unresolved"] == []
     entry = next(a for a in result["accepted"] if a["kind"] == "extraction")
@@ -73,7 +74,7 @@ def test_weakest_access_wins_across_snapshots(tmp_path: Path) -> None:
     record = fx.extraction(0)
     record["spans"].append(article.span(0, source_id=abstract.source_id, start=0, end=100, access="abstract"))
     fx.put_extraction(0, record)
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert assembly.verdict == "pass", assembly.findings
     entry = assembly.result["accepted"][0]
     assert entry["access"] == "abstract" and entry["url"] == "https://pubmed.example/abstract"
@@ -82,13 +83,13 @@ def test_weakest_access_wins_across_snapshots(tmp_path: Path) -> None:
 
 def test_sources_log_and_inputs_hash(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=2)
-    result = assemble_run(fx.run).result
+    result = assemble_run(fx.run, options_of(fx.run)).result
     assert [s["source_id"] for s in result["sources"]] == sorted(a.source_id for a in fx.articles)
     assert all(s["fresh"] and s["fresh_event_id"].startswith("ev-") and s["sealed"] for s in result["sources"])
     assert result["log"]["events"] == 2 and result["log"]["head"].startswith("sha256:")
     assert result["inputs_hash"].startswith("sha256:")
     fx.run.report_md.write_text(fx.run.report_md.read_text() + "\nOne more line.\n")
-    assert assemble_run(fx.run, write=False).result["inputs_hash"] != result["inputs_hash"]
+    assert assemble_run(fx.run, options_of(fx.run), write=False).result["inputs_hash"] != result["inputs_hash"]
 
 
 def test_assembling_twice_is_identical_apart_from_generated_at(tmp_path: Path) -> None:
@@ -96,9 +97,9 @@ def test_assembling_twice_is_identical_apart_from_generated_at(tmp_path: Path) -
     record = fx.extraction(1)
     record["outcomes"][0]["spans"][0]["start"] = -1
     fx.put_extraction(1, record)
-    first = assemble_run(fx.run)
+    first = assemble_run(fx.run, options_of(fx.run))
     data_first = fx.run.result_path.read_bytes()
-    second = assemble_run(fx.run)
+    second = assemble_run(fx.run, options_of(fx.run))
     one, two = dict(first.result), dict(second.result)
     one.pop("generated_at")
     two.pop("generated_at")
@@ -108,7 +109,7 @@ def test_assembling_twice_is_identical_apart_from_generated_at(tmp_path: Path) -
 
 def test_write_false_writes_nothing(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1)
-    assemble_run(fx.run, write=False)
+    assemble_run(fx.run, options_of(fx.run), write=False)
     assert not fx.run.result_path.exists()
 
 
@@ -117,8 +118,8 @@ def test_gate_decides_only_the_verdict(tmp_path: Path) -> None:
     record = fx.extraction(0)
     record["spans"][0]["access"] = "web"
     fx.put_extraction(0, record)
-    off = assemble_run(fx.run, write=False)
-    on = assemble_run(fx.run, gate=True, write=False)
+    off = assemble_run(fx.run, options_of(fx.run), write=False)
+    on = assemble_run(fx.run, options_of(fx.run), gate=True, write=False)
     assert off.verdict == "warn" and off.exit_status == 0
     assert on.verdict == "fail" and on.exit_status == 1
     assert on.result["gate"] == {"enabled": True, "verdict": "fail", "flag": "--gate"}
@@ -128,7 +129,7 @@ def test_gate_decides_only_the_verdict(tmp_path: Path) -> None:
 
 def test_gate_from_config(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1, gate=True)
-    assert assemble_run(fx.run, write=False).result["gate"] == {
+    assert assemble_run(fx.run, options_of(fx.run), write=False).result["gate"] == {
         "enabled": True,
         "verdict": "pass",
         "flag": "gates.evidence_kernel",
@@ -138,15 +139,15 @@ def test_gate_from_config(tmp_path: Path) -> None:
 def test_empty_evidence_set_is_never_a_pass(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1, report=False, appraisals=False)
     fx.extractions[0].unlink()
-    assembly = assemble_run(fx.run, write=False)
+    assembly = assemble_run(fx.run, options_of(fx.run), write=False)
     assert assembly.result["counts"]["artifacts_seen"] == 0
     assert assembly.verdict == "warn"
-    assert assemble_run(fx.run, gate=True, write=False).verdict == "fail"
+    assert assemble_run(fx.run, options_of(fx.run), gate=True, write=False).verdict == "fail"
 
 
 def test_upstream_v1_run_assembles_and_verifies(tmp_path: Path) -> None:
     fx = make_upstream_run(tmp_path, articles=2)
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert assembly.verdict == "pass", assembly.findings
     result = assembly.result
     assert result["run_slug"] == "upstream-review"
@@ -154,7 +155,7 @@ def test_upstream_v1_run_assembles_and_verifies(tmp_path: Path) -> None:
     assert all(s["sealed"] is False and s["record_hash"] is None for s in result["sources"])
     kinds = {a["artifact_id"]: a["kind"] for a in result["accepted"]}
     assert kinds["report:pmc-0"] == "synthesis_claim"
-    verification = verify_run(fx.run)
+    verification = verify_run(fx.run, options_of(fx.run))
     assert verification.verdict == "Verified", verification.report["checks"]
     assert "unsealed" in verification.check("C-SNAPSHOT").detail
 

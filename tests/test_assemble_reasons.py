@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from _gate_helpers import RunFixture, make_run, write_json
+from _policy import options_of
 
 from publisher.gate.assemble import Assembly, assemble_run
 from publisher.kernel.canonical import format_ts, utc_now
@@ -52,7 +53,7 @@ def assert_only(assembly: Assembly, artifact_id: str) -> None:
 def test_unknown_source(tmp_path: Path) -> None:
     fx = make_run(tmp_path, report=False)
     edit_extraction(fx, 0, lambda r: r["spans"][0].update(source_id=ZERO_ID))
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("UNKNOWN_SOURCE", "spans[0]")}
     assert_only(assembly, ext_id(fx))
     assert {s["source_id"]: s["status"] for s in assembly.result["sources"]}[ZERO_ID] == "UNKNOWN_SOURCE"
@@ -61,7 +62,7 @@ def test_unknown_source(tmp_path: Path) -> None:
 def test_malformed_source_id_is_unknown_source(tmp_path: Path) -> None:
     fx = make_run(tmp_path, report=False)
     edit_extraction(fx, 0, lambda r: r["outcomes"][0]["spans"][0].update(source_id="src-ABC"))
-    assert found(assemble_run(fx.run)) == {("UNKNOWN_SOURCE", "outcomes[0].spans[0]")}
+    assert found(assemble_run(fx.run, options_of(fx.run))) == {("UNKNOWN_SOURCE", "outcomes[0].spans[0]")}
 
 
 def test_snapshot_hash_mismatch_for_a_tampered_snapshot(tmp_path: Path) -> None:
@@ -70,7 +71,7 @@ def test_snapshot_hash_mismatch_for_a_tampered_snapshot(tmp_path: Path) -> None:
     raw = json.loads(path.read_bytes())
     raw["text"] = raw["text"].replace("the", "teh", 1)
     write_json(path, raw)
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly, ext_id(fx)) == {
         ("SNAPSHOT_HASH_MISMATCH", "spans[0]"),
         ("SNAPSHOT_HASH_MISMATCH", "outcomes[0].spans[0]"),
@@ -89,7 +90,7 @@ def test_snapshot_metadata_edit_breaks_the_seal(tmp_path: Path) -> None:
     raw = json.loads(path.read_bytes())
     raw["access"] = "abstract"
     write_json(path, raw)
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert codes(assembly) == {"SNAPSHOT_HASH_MISMATCH"}
     assert {f.artifact_id for f in assembly.findings} == {ext_id(fx)}
 
@@ -98,7 +99,7 @@ def test_span_out_of_range(tmp_path: Path) -> None:
     fx = make_run(tmp_path, report=False)
     length = len(fx.articles[0].text)
     edit_extraction(fx, 0, lambda r: r["spans"][0].update(start=length - 5, end=length + 1))
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("SPAN_OUT_OF_RANGE", "spans[0]")}
     assert_only(assembly, ext_id(fx))
 
@@ -111,7 +112,7 @@ def test_span_out_of_range_for_empty_and_negative_spans(tmp_path: Path) -> None:
         r["outcomes"][0]["spans"][0].update(start=-1)
 
     edit_extraction(fx, 0, change)
-    assert found(assemble_run(fx.run)) == {
+    assert found(assemble_run(fx.run, options_of(fx.run))) == {
         ("SPAN_OUT_OF_RANGE", "spans[0]"),
         ("SPAN_OUT_OF_RANGE", "outcomes[0].spans[0]"),
     }
@@ -120,10 +121,10 @@ def test_span_out_of_range_for_empty_and_negative_spans(tmp_path: Path) -> None:
 def test_span_too_long(tmp_path: Path) -> None:
     fx = make_run(tmp_path, report=False)
     edit_extraction(fx, 0, lambda r: r["spans"][0].update(start=0, end=2001))
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("SPAN_TOO_LONG", "spans[0]")}
     edit_extraction(fx, 0, lambda r: r["spans"][0].update(start=0, end=2000))
-    assert assemble_run(fx.run).findings == []
+    assert assemble_run(fx.run, options_of(fx.run)).findings == []
 
 
 def test_excerpt_mismatch_in_a_record_span(tmp_path: Path) -> None:
@@ -131,7 +132,7 @@ def test_excerpt_mismatch_in_a_record_span(tmp_path: Path) -> None:
     edit_extraction(
         fx, 0, lambda r: r["outcomes"][0]["spans"][0].update(text=r["outcomes"][0]["spans"][0]["text"] + " ")
     )
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("EXCERPT_MISMATCH", "outcomes[0].spans[0]")}
     assert_only(assembly, ext_id(fx))
 
@@ -140,7 +141,7 @@ def test_shifted_span_with_its_quote_is_an_excerpt_mismatch(tmp_path: Path) -> N
     fx = make_run(tmp_path, report=False)
     span = fx.articles[0].spans[1]
     edit_extraction(fx, 0, lambda r: r["outcomes"][0]["spans"][0].update(start=span["start"] + 1, end=span["end"] + 1))
-    assert found(assemble_run(fx.run)) == {("EXCERPT_MISMATCH", "outcomes[0].spans[0]")}
+    assert found(assemble_run(fx.run, options_of(fx.run))) == {("EXCERPT_MISMATCH", "outcomes[0].spans[0]")}
 
 
 def test_excerpt_mismatch_in_a_report_footnote(tmp_path: Path) -> None:
@@ -150,7 +151,7 @@ def test_excerpt_mismatch_in_a_report_footnote(tmp_path: Path) -> None:
     good = format_ref(article.source_id, span["start"], span["end"], span["excerpt"])
     bad = format_ref(article.source_id, span["start"], span["end"], span["excerpt"].replace("the", "a", 1) + "!")
     fx.report.write_text(fx.report.read_text().replace(good, bad))
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("EXCERPT_MISMATCH", "spans[0]")}
     assert_only(assembly, "report:a0")
 
@@ -161,11 +162,11 @@ def test_legacy_quote_is_compared_then_discarded(tmp_path: Path) -> None:
     sid = fx.articles[0].source_id
     quote = {"source_id": sid, "start": span["start"], "end": span["end"], "text": span["excerpt"]}
     edit_extraction(fx, 0, lambda r: r.update(quotes=[quote, "free text quote, discarded"]))
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert assembly.findings == []
     assert {w["field"] for w in assembly.result["diagnostics"]["warnings"]} == {"quotes"}
     edit_extraction(fx, 0, lambda r: r.update(quotes=[dict(quote, text="Invented words.")]))
-    assert found(assemble_run(fx.run)) == {("EXCERPT_MISMATCH", "quotes[0]")}
+    assert found(assemble_run(fx.run, options_of(fx.run))) == {("EXCERPT_MISMATCH", "quotes[0]")}
 
 
 def test_no_spans_where_a_record_owes_them(tmp_path: Path) -> None:
@@ -179,7 +180,7 @@ def test_no_spans_where_a_record_owes_them(tmp_path: Path) -> None:
     appraisal = fx.appraisal(0)
     appraisal["domains"][0]["spans"] = []
     fx.put_appraisal(0, appraisal)
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly, ext_id(fx)) == {("NO_SPANS", "spans"), ("NO_SPANS", "outcomes[0].spans")}
     assert found(assembly, f"appraisal:{fx.articles[0].evidence_id}") == {
         ("NO_SPANS", "domains[0].spans"),
@@ -195,7 +196,7 @@ def test_unclear_judgement_and_null_fields_owe_no_spans(tmp_path: Path) -> None:
         r["spans"] = []
 
     edit_extraction(fx, 0, change)
-    assert assemble_run(fx.run).findings == []
+    assert assemble_run(fx.run, options_of(fx.run)).findings == []
 
 
 def test_record_without_any_span_is_no_spans(tmp_path: Path) -> None:
@@ -203,14 +204,14 @@ def test_record_without_any_span_is_no_spans(tmp_path: Path) -> None:
     appraisal = fx.appraisal(0)
     appraisal["domains"] = [dict(d, judgement="unclear", spans=[]) for d in appraisal["domains"]]
     fx.put_appraisal(0, appraisal)
-    assert found(assemble_run(fx.run)) == {("NO_SPANS", "spans")}
+    assert found(assemble_run(fx.run, options_of(fx.run))) == {("NO_SPANS", "spans")}
 
 
 def test_url_not_retrieved(tmp_path: Path) -> None:
     fx = make_run(tmp_path)
     text = fx.report.read_text() + "Unfetched.[^web]\n\n[^web]: [a page](https://example.org/never-fetched)\n"
     fx.report.write_text(text)
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("URL_NOT_RETRIEVED", "links[0]")}
     assert_only(assembly, "report:web")
 
@@ -219,7 +220,7 @@ def test_registered_url_is_not_retrieved(tmp_path: Path) -> None:
     fx = make_run(tmp_path)
     snap = fx.add_snapshot("Registered text.", url="https://example.org/registered", event="register", fresh=False)
     fx.report.write_text(fx.report.read_text() + f"X.[^reg]\n\n[^reg]: [page]({snap.url})\n")
-    assert found(assemble_run(fx.run), "report:reg") == {("URL_NOT_RETRIEVED", "links[0]")}
+    assert found(assemble_run(fx.run, options_of(fx.run)), "report:reg") == {("URL_NOT_RETRIEVED", "links[0]")}
 
 
 def test_no_fresh_fetch_for_a_registered_source(tmp_path: Path) -> None:
@@ -229,7 +230,7 @@ def test_no_fresh_fetch_for_a_registered_source(tmp_path: Path) -> None:
         article.text, url="https://mirror.example/copy", paper={"pmcid": article.pmcid}, event="register", fresh=False
     )
     edit_extraction(fx, 0, lambda r: r["spans"].append(article.span(0, source_id=snap.source_id, access="web")))
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("NO_FRESH_FETCH", "spans[1]")}
     source = {s["source_id"]: s for s in assembly.result["sources"]}[snap.source_id]
     assert source["fresh"] is False and source["fresh_event_id"] is None
@@ -241,7 +242,7 @@ def test_no_fresh_fetch_for_events_before_the_run(tmp_path: Path) -> None:
     config["created_at"] = "2999-01-01T00:00:00Z"
     fx.run.config_path.chmod(0o644)
     fx.run.config_path.write_text(json.dumps(config))
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert codes(assembly) == {"NO_FRESH_FETCH"}
     assert found(assembly) == {("NO_FRESH_FETCH", "spans[0]")}
 
@@ -252,7 +253,7 @@ def test_unsupported_verdict(tmp_path: Path) -> None:
         fx.run.verifier_path,
         {"unsupported": [{"artifact_id": ext_id(fx, 1), "reason": "overstated"}, {"artifact_id": "report:nope"}]},
     )
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly, ext_id(fx, 1)) == {("UNSUPPORTED_VERDICT", "verifier")}
     assert {w["artifact_id"] for w in assembly.result["diagnostics"]["warnings"]} == {"report:nope"}
 
@@ -262,7 +263,7 @@ def test_source_outside_accepted_for_a_span_reference(tmp_path: Path) -> None:
     other = fx.add_snapshot("A web page that backs no record of this run.", url="https://example.org/other")
     ref = format_ref(other.source_id, 0, 10)
     fx.report.write_text(fx.report.read_text() + f"Claim.[^out]\n\n[^out]: {ref}\n")
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("SOURCE_OUTSIDE_ACCEPTED", "spans[0]")}
     assert_only(assembly, "report:out")
 
@@ -270,7 +271,7 @@ def test_source_outside_accepted_for_a_span_reference(tmp_path: Path) -> None:
 def test_source_outside_accepted_when_its_record_is_unresolved(tmp_path: Path) -> None:
     fx = make_run(tmp_path, appraisals=False)
     edit_extraction(fx, 0, lambda r: r["spans"][0].update(access="abstract"))
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly, "report:a0") == {("SOURCE_OUTSIDE_ACCEPTED", "spans[0]")}
     assert found(assembly, "report:pmc0") == {("SOURCE_OUTSIDE_ACCEPTED", "paper_ids")}
 
@@ -278,7 +279,7 @@ def test_source_outside_accepted_when_its_record_is_unresolved(tmp_path: Path) -
 def test_source_outside_accepted_for_an_upstream_paper_footnote(tmp_path: Path) -> None:
     fx = make_run(tmp_path)
     fx.report.write_text(fx.report.read_text() + "Claim.[^pubmed-1]\n\n[^pubmed-1]: PMID 12345678. DOI 10.1000/x.\n")
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("SOURCE_OUTSIDE_ACCEPTED", "paper_ids")}
     assert_only(assembly, "report:pubmed-1")
 
@@ -286,7 +287,7 @@ def test_source_outside_accepted_for_an_upstream_paper_footnote(tmp_path: Path) 
 def test_no_paper_id_when_the_snapshot_contradicts_the_evidence_id(tmp_path: Path) -> None:
     fx = make_run(tmp_path, report=False)
     edit_extraction(fx, 0, lambda r: r["outcomes"][0]["spans"][0].update(evidence_id="pmcid:PMC1"))
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("NO_PAPER_ID", "outcomes[0].spans[0]")}
     assert_only(assembly, ext_id(fx))
 
@@ -301,7 +302,7 @@ def test_no_paper_id_when_the_snapshot_lacks_the_id(tmp_path: Path) -> None:
             span["evidence_id"] = "doi:10.1000/Example"
 
     edit_extraction(fx, 0, change)
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert codes(assembly) == {"NO_PAPER_ID"}
     doi_snap = fx.add_snapshot(
         article.text, url="https://doi.example/x", paper={"doi": "10.1000/EXAMPLE"}, access="full_text"
@@ -312,7 +313,7 @@ def test_no_paper_id_when_the_snapshot_lacks_the_id(tmp_path: Path) -> None:
             span["source_id"] = doi_snap.source_id
 
     edit_extraction(fx, 0, to_doi_snapshot)
-    assert assemble_run(fx.run).findings == []
+    assert assemble_run(fx.run, options_of(fx.run)).findings == []
 
 
 def test_web_evidence_ids_need_no_paper(tmp_path: Path) -> None:
@@ -324,7 +325,7 @@ def test_web_evidence_ids_need_no_paper(tmp_path: Path) -> None:
         "spans": [{"source_id": page.source_id, "start": 0, "end": 30}],
     }
     write_json(fx.run.extractions_dir / "web.json", record)
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert assembly.findings == []
 
 
@@ -361,20 +362,20 @@ def test_asset_hash_mismatch(tmp_path: Path) -> None:
         "spans": [{"source_id": snap.source_id, "start": 0, "end": 40}],
     }
     write_json(fx.run.extractions_dir / "pdf.json", record)
-    good = assemble_run(fx.run)
+    good = assemble_run(fx.run, options_of(fx.run))
     assert good.findings == []
     assert next(a for a in good.result["accepted"] if a["evidence_id"] == "web:user-pdf")["claims"][0]["page"] == 1
     (fx.wiki / snap.asset.path).write_bytes(b"%PDF-1.4 other bytes")
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("ASSET_HASH_MISMATCH", "spans[0]")}
     (fx.wiki / snap.asset.path).unlink()
-    assert found(assemble_run(fx.run)) == {("ASSET_HASH_MISMATCH", "spans[0]")}
+    assert found(assemble_run(fx.run, options_of(fx.run))) == {("ASSET_HASH_MISMATCH", "spans[0]")}
 
 
 def test_access_mismatch(tmp_path: Path) -> None:
     fx = make_run(tmp_path, report=False)
     edit_extraction(fx, 0, lambda r: r["spans"][0].update(access="abstract"))
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {("ACCESS_MISMATCH", "spans[0]")}
     assert_only(assembly, ext_id(fx))
 
@@ -390,7 +391,7 @@ def test_schema_errors_are_each_reported_with_their_field(tmp_path: Path) -> Non
         r["outcomes"][1]["spans"][0]["start"] = 1.5
 
     edit_extraction(fx, 0, change)
-    assert found(assemble_run(fx.run)) == {
+    assert found(assemble_run(fx.run, options_of(fx.run))) == {
         ("SCHEMA_ERROR", "n_total"),
         ("SCHEMA_ERROR", "n_arms[1]"),
         ("SCHEMA_ERROR", "outcomes[0].effect"),
@@ -403,7 +404,7 @@ def test_schema_error_for_missing_evidence_id_and_bad_json(tmp_path: Path) -> No
     fx = make_run(tmp_path, report=False)
     edit_extraction(fx, 0, lambda r: r.pop("evidence_id"))
     (fx.run.appraisals_dir / "broken.json").write_text('{"evidence_id": "pmid:1", "evidence_id": "pmid:2"}')
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly, f"extraction:{fx.extractions[0].relative_to(fx.run.path)}") == {
         ("SCHEMA_ERROR", "evidence_id")
     }
@@ -413,13 +414,13 @@ def test_schema_error_for_missing_evidence_id_and_bad_json(tmp_path: Path) -> No
 def test_schema_error_for_a_malformed_footnote_reference(tmp_path: Path) -> None:
     fx = make_run(tmp_path)
     fx.report.write_text(fx.report.read_text() + "Claim.[^bad]\n\n[^bad]: src-ABC#1-2\n")
-    assert found(assemble_run(fx.run)) == {("SCHEMA_ERROR", "spans")}
+    assert found(assemble_run(fx.run, options_of(fx.run))) == {("SCHEMA_ERROR", "spans")}
 
 
 def test_duplicate_footnote_labels_are_a_schema_error(tmp_path: Path) -> None:
     fx = make_run(tmp_path)
     fx.report.write_text(fx.report.read_text() + "[^a0]: plain note that would override the claim\n")
-    assert found(assemble_run(fx.run), "report:a0") == {
+    assert found(assemble_run(fx.run, options_of(fx.run)), "report:a0") == {
         ("SCHEMA_ERROR", "definitions[1].label"),
         ("SOURCE_OUTSIDE_ACCEPTED", "definitions[1].label"),  # and, as every footnote, it must cite
     }
@@ -436,7 +437,7 @@ def test_one_finding_never_hides_another(tmp_path: Path) -> None:
         r["n_total"] = "many"
 
     edit_extraction(fx, 0, change)
-    assembly = assemble_run(fx.run)
+    assembly = assemble_run(fx.run, options_of(fx.run))
     assert found(assembly) == {
         ("UNKNOWN_SOURCE", "spans[0]"),
         ("ACCESS_MISMATCH", "outcomes[0].spans[0]"),

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _policy import options_of
 from _provenance_helpers import OTHER_PAGE, PAGE, make_wiki, serve, write_extraction
 from _wiki_helpers import finding_of, tree_digest, writable
 from conftest import CliResult, minimal_pdf
@@ -35,7 +36,7 @@ def test_audit_reports_the_page_that_changed(tmp_path: Path, cli: Cli) -> None:
         local = add_local_pdf(run, pdf, wiki).snapshot.source_id
         for name, sid in [*sources.items(), ("local", local)]:
             write_extraction(run, sid, 0, 4, name=name)
-        assert assemble_run(run).verdict == "pass"
+        assert assemble_run(run, options_of(run)).verdict == "pass"
 
         pages.pages["/changes"] = ("text/plain; charset=utf-8", PAGE.replace("large", "small").encode())
         del pages.pages["/goes"]
@@ -61,7 +62,7 @@ def test_a_wiki_whose_pages_still_agree_is_clean(tmp_path: Path, cli: Cli) -> No
     with serve() as pages:
         pages.pages["/p"] = ("text/plain; charset=utf-8", PAGE.encode())
         write_extraction(run, fetch(run, pages.url("/p")).snapshot.source_id, 0, 5)
-        assemble_run(run)
+        assemble_run(run, options_of(run))
         result = cli("audit", "refetch", "--wiki", wiki)
     assert result.status == 0, result.out + result.err
     assert "1 identical" in result.out
@@ -78,7 +79,7 @@ def test_what_cannot_be_audited_is_a_finding_naming_its_file_and_run(tmp_path: P
         pages.pages["/p"] = ("text/plain; charset=utf-8", PAGE.encode())
         sid = fetch(run, pages.url("/p")).snapshot.source_id
         write_extraction(run, sid, 0, 5)
-        assemble_run(run)
+        assemble_run(run, options_of(run))
     rel = run.path.relative_to(wiki).as_posix()
     (run.sources_dir / f"{sid}.json").unlink()
 

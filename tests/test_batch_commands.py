@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from _gate_helpers import make_run
+from _policy import KeyRing, keys_of, options_of, run_keys
 
 from publisher.gate.assemble import assemble_run
 from publisher.gate.freshness import freshness
@@ -41,27 +42,27 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_assemble_reads_each_snapshot_once(tmp_path: Path, counted: list[str]) -> None:
     fx = make_run(tmp_path, articles=2)
-    assembly = assemble_run(fx.run, write=False)
+    assembly = assemble_run(fx.run, options_of(fx.run), write=False)
     assert assembly.findings == []
     assert sorted(counted) == sorted(set(counted)) == sorted(assembly.referenced)
 
 
 def test_verify_reads_each_snapshot_once(tmp_path: Path, counted: list[str]) -> None:
     fx = make_run(tmp_path, articles=2)
-    assemble_run(fx.run)
+    assemble_run(fx.run, options_of(fx.run))
     counted.clear()
-    verification = verify_run(fx.run, write=False)
+    verification = verify_run(fx.run, options_of(fx.run), write=False)
     assert verification.verdict == "Verified"
     assert sorted(counted) == sorted(set(counted))
 
 
 def test_assemble_and_verify_agree_on_any_executor(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=3)
-    serial = assemble_run(fx.run, RunOptions(workers=1), write=False).result
+    serial = assemble_run(fx.run, RunOptions(run_keys(fx.run), workers=1), write=False).result
     with ThreadPoolExecutor(max_workers=3) as pool:
-        threaded = assemble_run(fx.run, RunOptions(executor=pool), write=False).result
-        assemble_run(fx.run, RunOptions(executor=pool))
-        verification = verify_run(fx.run, RunOptions(executor=pool), write=False)
+        threaded = assemble_run(fx.run, RunOptions(run_keys(fx.run), executor=pool), write=False).result
+        assemble_run(fx.run, RunOptions(run_keys(fx.run), executor=pool))
+        verification = verify_run(fx.run, RunOptions(run_keys(fx.run), executor=pool), write=False)
     assert _without_time(serial) == _without_time(threaded)
     assert verification.verdict == "Verified"
 
@@ -69,7 +70,9 @@ def test_assemble_and_verify_agree_on_any_executor(tmp_path: Path) -> None:
 def test_progress_is_reported_per_snapshot(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=2)
     calls: list[tuple[int, int]] = []
-    assembly = assemble_run(fx.run, RunOptions(progress=lambda done, total: calls.append((done, total))), write=False)
+    assembly = assemble_run(
+        fx.run, RunOptions(run_keys(fx.run), progress=lambda done, total: calls.append((done, total))), write=False
+    )
     total = len(assembly.referenced)
     assert calls and calls[-1] == (total, total)
 
@@ -105,10 +108,10 @@ def test_freshness_from_the_text_digest_equals_freshness_from_the_text(tmp_path:
     (check,) = verify_many([(fx.run.sources_dir, a.source_id, ()) for a in fx.articles[:1]], workers=1)
     snap = fx.run.store.read(fx.articles[0].source_id)
     assets = AssetChecker(None)
-    by_text = freshness(snap, events, created, assets)
-    by_digest = freshness(check, events, created, assets, text_sha256=check.text_sha256)
+    by_text = freshness(snap, events, created, assets, trusted_keys=KeyRing())
+    by_digest = freshness(check, events, created, assets, text_sha256=check.text_sha256, trusted_keys=KeyRing())
     assert by_text == by_digest and by_text.fresh
-    stale = freshness(check, events, created, assets, text_sha256="0" * 64)
+    stale = freshness(check, events, created, assets, text_sha256="0" * 64, trusted_keys=KeyRing())
     assert not stale.fresh and stale.reason is Reason.NO_FRESH_FETCH
 
 
@@ -122,12 +125,12 @@ def test_assemble_and_verify_take_asset_digests_from_the_workers(
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
     hashed = count_asset_hashes(monkeypatch)
-    assembly = assemble_run(rb.run, RunOptions(wiki_root=wiki), write=False)
+    assembly = assemble_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki), write=False)
     assert assembly.findings == [] and len(hashed) == 1
-    assert verify_run(rb.run, RunOptions(wiki_root=wiki), write=False).verdict == "Verified"
+    assert verify_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki), write=False).verdict == "Verified"
     monkeypatch.undo()
     tamper("pdf-asset", rb)
-    codes = {f.code for f in assemble_run(rb.run, RunOptions(wiki_root=wiki), write=False).findings}
+    codes = {f.code for f in assemble_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki), write=False).findings}
     assert codes == {"ASSET_HASH_MISMATCH"}
 
 

@@ -23,6 +23,7 @@ from _browser_helpers import (
     mkdocs_build,
     serve,
 )
+from _policy import policy_of
 
 pytestmark = pytest.mark.browser
 
@@ -80,10 +81,22 @@ def _claims_wiki(root: Path) -> Path:
         pytest.skip(f"../shared/corpus not present: expected {SHARED}/corpus")
     cw = claims_wiki(root, SHARED / "corpus")
     label = cw.labels[0]
-    assess(cw.wiki, CONCEPT, Proposal("s1", "It helps.", EpistemicStatus.SUPPORTED, evidence=(label,)))
-    assess(cw.wiki, CONCEPT, Proposal("c1", "It harms.", EpistemicStatus.CONTRADICTED, evidence=(label,)))
+    assess(
+        cw.wiki,
+        CONCEPT,
+        Proposal("s1", "It helps.", EpistemicStatus.SUPPORTED, evidence=(label,)),
+        signer=None,
+        policy=policy_of(cw.wiki),
+    )
+    assess(
+        cw.wiki,
+        CONCEPT,
+        Proposal("c1", "It harms.", EpistemicStatus.CONTRADICTED, evidence=(label,)),
+        signer=None,
+        policy=policy_of(cw.wiki),
+    )
     partial = Proposal("p1", "It helps some.", EpistemicStatus.PARTIALLY_SUPPORTED, ("in adults",), (label,))
-    assess(cw.wiki, CONCEPT, partial)
+    assess(cw.wiki, CONCEPT, partial, signer=None, policy=policy_of(cw.wiki))
     return cw.wiki
 
 

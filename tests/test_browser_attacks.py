@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 from _browser_helpers import guarded_page, launched_browser, serve, wait_for_state
+from _policy import policy_of
 from _wiki_helpers import tree_digest
 from test_site_files import CR_TEXT, make_cr_wiki
 
@@ -191,7 +192,7 @@ def test_injected_code_does_not_run_and_check_site_refuses_it(
         # the verifier still loads from this site, and still verifies the true excerpts
         assert {state for state, _ in _verify_all(page)} == {"verified"}
         assert guard.offsite == []
-    found = check_site(site, b.wiki).findings
+    found = check_site(site, b.wiki, policy=policy_of(b.wiki)).findings
     codes = {f.code for f in found}
     # The file no longer matches the manifest, and a script inside the page's content is malformed
     # markup the seal refuses (it is never hashed into a policy, so the policy itself still matches).
@@ -215,7 +216,7 @@ def test_injected_style_rules_do_not_apply(built: dict[str, Built], browser: Any
                 getComputedStyle(el, '::after').content])"""
         )
         assert styles and all(v == "visible" and d != "none" and c in ("none", "normal") for v, d, c in styles)
-    codes = {f.code for f in check_site(site, b.wiki).findings}
+    codes = {f.code for f in check_site(site, b.wiki, policy=policy_of(b.wiki)).findings}
     assert {"C-SITE-FILE", "C-CSP"} <= codes
 
 
@@ -273,7 +274,7 @@ def test_a_data_record_attribute_cannot_bring_its_own_record(
         page.locator(selector).click()
         assert wait_for_state(page, selector) == "error"
         assert not any(r.startswith("data:") for r in guard.requests)
-    assert not check_site(site, b.wiki).ok
+    assert not check_site(site, b.wiki, policy=policy_of(b.wiki)).ok
 
 
 def test_an_unsealed_record_is_never_verified(built: dict[str, Built], browser: Any, tmp_path: Path) -> None:
@@ -287,7 +288,7 @@ def test_an_unsealed_record_is_never_verified(built: dict[str, Built], browser: 
         guard.page.goto(_url(base, site, _concept(site)))
         states = _verify_all(guard.page)
         assert states and {state for state, _ in states} == {"mismatch"}
-    assert not check_site(site, b.wiki).ok
+    assert not check_site(site, b.wiki, policy=policy_of(b.wiki)).ok
 
 
 def test_a_record_answered_by_a_redirect_is_refused(built: dict[str, Built], browser: Any, tmp_path: Path) -> None:
@@ -301,7 +302,7 @@ def test_a_record_answered_by_a_redirect_is_refused(built: dict[str, Built], bro
         guard.page.goto(_url(base, site, _concept(site)))
         states = _verify_all(guard.page)
         assert states and {state for state, _ in states} == {"error"}
-    assert not check_site(site, b.wiki).ok
+    assert not check_site(site, b.wiki, policy=policy_of(b.wiki)).ok
 
 
 def test_a_verifier_loaded_from_elsewhere_refuses_to_fetch(
@@ -319,7 +320,7 @@ def test_a_verifier_loaded_from_elsewhere_refuses_to_fetch(
         states = _verify_all(guard.page)
         assert states and {state for state, _ in states} == {"error"}
         assert not any(r.endswith("record.json") for r in guard.requests)
-    assert not check_site(site, b.wiki).ok
+    assert not check_site(site, b.wiki, policy=policy_of(b.wiki)).ok
 
 
 # ---------------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from _browser_helpers import guarded_page, launched_browser, mkdocs_build, promote_one_source, serve, wait_for_state
+from _policy import policy_of
 
 from publisher.site.checks.checksite import check_site
 from publisher.site.pages.highlight import WINDOWS_ABOVE
@@ -57,7 +58,7 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str,
     root = tmp_path_factory.mktemp("large")
     wiki, sid, ranges = _large_wiki(root / "wiki")
     mkdocs_build(wiki, root / "site")
-    assert check_site(root / "site", wiki).ok
+    assert check_site(root / "site", wiki, policy=policy_of(wiki)).ok
     with serve(root / "site") as base:
         yield root / "site", sid, ranges, base
 

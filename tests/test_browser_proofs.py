@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from _browser_helpers import guarded_page, launched_browser, mkdocs_build, promote_one_source, serve, wait_for_state
+from _policy import policy_of
 
 from publisher.acquire.signing import new_key_pair
 from publisher.site.checks.checksite import check_site
@@ -88,7 +89,7 @@ def test_no_published_file_holds_text_far_from_the_citations(
     record = json.loads((site / "sources" / sid / "record.json").read_bytes())
     assert "text" not in record and record["merkle_root"].startswith("sha256:")
     assert not (site / "sources" / sid / "record.js").exists()
-    assert check_site(site, wiki).ok
+    assert check_site(site, wiki, policy=policy_of(wiki)).ok
 
 
 _ALL = "(sel) => [...Document.prototype.querySelectorAll.call(document, sel)]"
@@ -156,7 +157,7 @@ def test_a_tampered_proof_is_a_mismatch(
     start, end = ranges[0]
     path = copy / "sources" / sid / "proofs" / f"{start}-{end}.js"
     path.write_text(path.read_text(encoding="utf-8").replace("9.4 minutes", "9.9 minutes"), encoding="utf-8")
-    assert not check_site(copy, wiki).ok
+    assert not check_site(copy, wiki, policy=policy_of(wiki)).ok
     with serve(copy) as base, guarded_page(browser) as guard:
         guard.page.goto(f"{base}sources/{sid}.html")
         button = f'button.evidence-verify[data-kind="highlight"][data-start="{start}"][data-end="{end}"]'

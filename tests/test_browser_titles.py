@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from _browser_helpers import guarded_page, launched_browser, mkdocs_build, serve
+from _policy import policy_of
 from _wiki_helpers import make_wiki, sample_run
 
 from publisher.wiki.promote import promote
@@ -57,7 +58,7 @@ def _wiki(root: Path) -> Path:
     for i, payload in enumerate(PAYLOADS):
         url = URLS[i % len(URLS)] + f"{i}/" if i < len(URLS) else f"https://example.org/{i}/"
         rb = sample_run(wiki, f"r{i}", question=payload, title=PAYLOADS[-1 - i], base_url=url)
-        promote(rb.run.path, wiki)
+        promote(rb.run.path, wiki, policy=policy_of(wiki))
     return wiki
 
 

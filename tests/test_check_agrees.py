@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _policy import options_of, policy_of
 from _wiki_helpers import build_wiki, make_wiki, refused_build, sample_run, tamper, tree_digest
 from conftest import CliResult
 from mkdocs.exceptions import Abort
@@ -51,7 +52,7 @@ def _break(wiki: Path, how: str) -> None:
 def test_what_the_build_refuses_check_refuses_with_the_same_finding(tmp_path: Path, how: str, cli: Cli) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     assert cli("check", "--wiki", wiki).status == 0
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
@@ -71,7 +72,7 @@ def test_what_the_build_refuses_check_refuses_with_the_same_finding(tmp_path: Pa
 def test_check_writes_nothing_and_passes_what_the_build_publishes(tmp_path: Path, cli: Cli) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     before = tree_digest(wiki)
     assert cli("check", "--wiki", wiki).status == 0
     assert tree_digest(wiki) == before
@@ -87,7 +88,7 @@ def test_a_report_changed_after_its_check_is_not_rendered(tmp_path: Path) -> Non
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
     rb.run.report_md.write_text("# Report\n\nChecked text.\n", encoding="utf-8")
-    rc = check_run(rb.run)
+    rc = check_run(rb.run, options_of(rb.run))
     ReportView.of(rc)  # the report the checks read
     rb.run.report_md.write_text("# Report\n\nSwapped after the check.\n", encoding="utf-8")
     with pytest.raises(IntegrityError):
@@ -96,7 +97,7 @@ def test_a_report_changed_after_its_check_is_not_rendered(tmp_path: Path) -> Non
 
 def test_a_strict_wiki_with_a_broken_link_is_refused_by_check_as_by_the_build(tmp_path: Path, cli: Cli) -> None:
     wiki = make_wiki(tmp_path / "wiki")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     config = wiki / "mkdocs.yml"
     config.write_text(config.read_text(encoding="utf-8") + "strict: true\n", encoding="utf-8")
     assert cli("check", "--wiki", wiki).status == 0
@@ -110,7 +111,7 @@ def test_a_strict_wiki_with_a_broken_link_is_refused_by_check_as_by_the_build(tm
 
 def test_a_refusal_past_the_wiki_check_is_the_same_finding_in_check_and_build(tmp_path: Path, cli: Cli) -> None:
     wiki = make_wiki(tmp_path / "wiki")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     (wiki / "docs" / "concepts.md").write_text("# Mine\n", encoding="utf-8")  # where a generated page goes
     done = cli("check", "--wiki", wiki, "--json")
     assert done.status == 1

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
+from _policy import policy_of
 from _wiki_helpers import build_wiki, leftovers, refused_build, tree_digest
 from conftest import CliResult
 
@@ -50,7 +51,7 @@ def refused(out: CliResult, guard: str) -> None:
 
 
 def claim_findings(wiki: Path) -> list[tuple[str | None, str | None]]:
-    return [(f.check, f.field) for f in check_wiki(wiki).findings]
+    return [(f.check, f.field) for f in check_wiki(wiki, policy=policy_of(wiki)).findings]
 
 
 def test_fabricated_or_unknown_evidence_is_rejected_and_logged(cli: Cli, cw: ClaimsWiki) -> None:
@@ -76,7 +77,7 @@ def test_fabricated_or_unknown_evidence_is_rejected_and_logged(cli: Cli, cw: Cla
         "REVIEW_UNRESOLVED",
         "MISSINGNESS_UNRESOLVED",
     ]
-    assert check_wiki(cw.wiki).ok
+    assert check_wiki(cw.wiki, policy=policy_of(cw.wiki)).ok
 
 
 def test_supported_is_admitted_written_and_checked(cli: Cli, cw: ClaimsWiki) -> None:
@@ -91,7 +92,7 @@ def test_supported_is_admitted_written_and_checked(cli: Cli, cw: ClaimsWiki) -> 
     assert claim.statement == "The intervention helps."
     assert entry["bound"]["evidence"][0]["refs"][0]["source_id"] == cw.a_full
     assert cw.concept.read_text(encoding="utf-8").split("\n---\n", 1)[1] == body_before  # prose untouched
-    wiki = check_wiki(cw.wiki)
+    wiki = check_wiki(cw.wiki, policy=policy_of(cw.wiki))
     assert wiki.ok, wiki.findings
     assert [(s.claim.id, s.provenance_valid) for s in wiki.claims] == [("c1", True)]
 
@@ -114,7 +115,7 @@ def test_partially_supported_needs_and_keeps_conditions(cli: Cli, cw: ClaimsWiki
     assert out.status == 0, out.err
     assert cw.front().claims[0].conditions == ("at six months", "in adults")
     assert read_assessments(cw.wiki).events[-1].conditions == ("at six months", "in adults")
-    assert check_wiki(cw.wiki).ok
+    assert check_wiki(cw.wiki, policy=policy_of(cw.wiki)).ok
 
 
 def test_same_statement_under_two_ids_is_one_claim(cli: Cli, cw: ClaimsWiki) -> None:
@@ -143,7 +144,7 @@ def test_ne_is_bound_to_its_exact_missingness_record(cli: Cli, cw: ClaimsWiki) -
     # A record of another claim does not make this claim non-evaluable.
     refused(assess_json(cli, cw, "n1", "Another claim.", "NE", "--missingness", mis_id), "MISSINGNESS_OTHER_CLAIM")
     assert assess(cli, cw, "n1", "The abstract suffices.", "NE", "--missingness", mis_id).status == 0
-    assert check_wiki(cw.wiki).ok
+    assert check_wiki(cw.wiki, policy=policy_of(cw.wiki)).ok
     # A later record of the same claim cannot be swapped in by hand: front matter must equal the entry.
     failed = _fetch_failed(cw, "https://example.org/gone")
     later = cli("missing", "--run-dir", run, "--claim", "The abstract suffices.", "--event", failed, "--json")
@@ -195,7 +196,7 @@ def test_missingness_is_idempotent_and_refused_without_facts(cli: Cli, cw: Claim
 def test_edited_log_line_and_tampered_front_matter_fail_the_check(cli: Cli, cw: ClaimsWiki) -> None:
     refused(assess_json(cli, cw, "c1", "It helps.", "S"), "EVIDENCE_REQUIRED")
     assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0]).status == 0
-    assert check_wiki(cw.wiki).ok
+    assert check_wiki(cw.wiki, policy=policy_of(cw.wiki)).ok
     # A status changed by hand.
     original = cw.concept.read_text(encoding="utf-8")
     cw.concept.write_text(original.replace("status: supported", "status: contradicted"), encoding="utf-8")
@@ -206,7 +207,7 @@ def test_edited_log_line_and_tampered_front_matter_fail_the_check(cli: Cli, cw: 
     lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
     lines[0] = lines[0].replace('"admitted":false', '"admitted":true')
     log.write_text("".join(lines), encoding="utf-8")
-    found = check_wiki(cw.wiki).findings
+    found = check_wiki(cw.wiki, policy=policy_of(cw.wiki)).findings
     assert ("C-CLAIM", "ASSESSMENT_LOG") in [(f.check, f.field) for f in found]
     # ... and the claim resting on that log is named too: its entry is no longer a trusted fact.
     assert ("claim:c1", "ASSESSMENT_LOG") in [(f.artifact_id, f.field) for f in found]
@@ -221,7 +222,7 @@ def test_hand_written_claims_fail_the_check(cw: ClaimsWiki) -> None:
     assert ("C-CLAIM", "REVIEW_UNRESOLVED") in found
     confident = "claims:\n- id: c1\n  statement: x\n  status: supported\n  confidence: 0.99\n"
     cw.concept.write_text(text.replace("claims: []\n", confident), encoding="utf-8")
-    assert [f.code for f in check_wiki(cw.wiki).findings] == ["SCHEMA_ERROR"]
+    assert [f.code for f in check_wiki(cw.wiki, policy=policy_of(cw.wiki)).findings] == ["SCHEMA_ERROR"]
 
 
 def test_tampered_front_matter_fails_the_build_with_the_site_untouched(cli: Cli, cw: ClaimsWiki) -> None:
@@ -252,8 +253,8 @@ def test_a_later_source_revision_changes_provenance_now_not_admissibility(cli: C
             span["source_id"] = revised
     rec_path.write_text(json.dumps(record), encoding="utf-8")
     cw.rb.assemble()
-    promote(cw.rb.run.path, cw.wiki, concept=CONCEPT)
-    wiki = check_wiki(cw.wiki)
+    promote(cw.rb.run.path, cw.wiki, concept=CONCEPT, policy=policy_of(cw.wiki))
+    wiki = check_wiki(cw.wiki, policy=policy_of(cw.wiki))
     assert wiki.ok, wiki.findings  # history holds: the build does not fail ...
     (state,) = wiki.claims
     assert state.entry is not None and state.entry.assessment_id == entry.assessment_id and state.entry.admitted
@@ -297,7 +298,7 @@ def test_claims_are_published_with_status_counts_and_lineage(cli: Cli, cw: Claim
     assert f'title="{p1_work}"' in p1_row and "×3" in p1_row and f'title="{other}"' not in p1_row
     s1_row = rows["Both trials report an effect."]
     assert all(f'title="{w}"' in s1_row for w in works["s1"])
-    assert check_site(site, cw.wiki).ok
+    assert check_site(site, cw.wiki, policy=policy_of(cw.wiki)).ok
 
 
 def test_the_source_page_states_the_declared_surface(cw: ClaimsWiki) -> None:

@@ -4,6 +4,7 @@ MkDocs with the hook, MkDocs with the plugin, ProperDocs with the hook; and ``pr
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Callable
@@ -11,11 +12,13 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import CONCEPT, claims_wiki
+from _policy import policy_of
 from _wiki_helpers import leftovers, logged_findings, tree_digest
 from conftest import CliResult
 from test_claims_assess import assess
 
 from publisher.acquire.signing import new_key_pair
+from publisher.kernel.canonical import canonical_bytes
 from publisher.wiki.promote import PromotionRefused, promote
 
 Cli = Callable[..., CliResult]
@@ -67,7 +70,7 @@ def test_promote_and_check_agree_with_the_build(cli: Cli, tmp_path: Path, corpus
     text = cw.concept.read_text(encoding="utf-8")
     cw.concept.write_text(text.replace("status: supported", "status: contradicted"), encoding="utf-8")
     with pytest.raises(PromotionRefused) as info:
-        promote(cw.rb.run.path, cw.wiki, concept=CONCEPT)
+        promote(cw.rb.run.path, cw.wiki, concept=CONCEPT, policy=policy_of(cw.wiki))
     assert [(f.check, f.field) for f in info.value.findings] == [("C-CLAIM", "ASSESSMENT_MISMATCH")]
     out = cli("check", "--wiki", cw.wiki, "--json")
     assert out.status == 1
@@ -81,14 +84,23 @@ def test_with_trusted_keys_only_signed_assessments_count(cli: Cli, tmp_path: Pat
     trusted = "extra:\n  evidence:\n    trusted_keys: [keys/wiki.pub]\n"
     cw = claims_wiki(tmp_path / "wiki", corpus_dir, key=private, extra=trusted)
     assert cli("check", "--wiki", cw.wiki).status == 0
+    log = cw.wiki / "assessments.jsonl"
     unsigned = assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0])
-    assert unsigned.status == 0  # admitted and logged, but not by a trusted key ...
-    out = cli("check", "--wiki", cw.wiki, "--json")
-    assert out.status == 1  # ... so the check refuses it
-    assert ("C-CLAIM", "ASSESSMENT_LOG") in {(f["check"], f["field"]) for f in out.json()["findings"]}
+    assert unsigned.status == 2 and not log.exists()  # no key found: refused before anything is logged
+    assert "keys/wiki.pub" in unsigned.err  # naming the key to sign with
+    other, _, _ = new_key_pair(tmp_path / "other")
+    untrusted = assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0], "--key", other)
+    assert untrusted.status == 2 and not log.exists()  # a key the wiki does not trust: refused too
     signed = assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0], "--key", private)
     assert signed.status == 0
     assert cli("check", "--wiki", cw.wiki).status == 0
+    # The signature stripped from the logged line: the check refuses the entry.
+    entry = json.loads(log.read_bytes())
+    del entry["sig"]
+    log.write_bytes(canonical_bytes(entry) + b"\n")
+    out = cli("check", "--wiki", cw.wiki, "--json")
+    assert out.status == 1
+    assert ("C-CLAIM", "ASSESSMENT_LOG") in {(f["check"], f["field"]) for f in out.json()["findings"]}
 
 
 def test_serve_watches_the_assessment_log(cli: Cli, tmp_path: Path, corpus_dir: Path) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki, whole_text
+from _policy import policy_of
 from _wiki_helpers import Claim, RunBuilder
 from conftest import CliResult
 from test_claims_assess import _fetch_failed, assess, assess_json, refused
@@ -80,13 +81,13 @@ def write_claim(cw: ClaimsWiki, claim: dict[str, Any]) -> None:
 
 def claim_state(wiki: Path, claim_id: str) -> ClaimState:
     """The wiki check's state of one claim."""
-    (state,) = [s for s in check_wiki(wiki).claims if s.claim.id == claim_id]
+    (state,) = [s for s in check_wiki(wiki, policy=policy_of(wiki)).claims if s.claim.id == claim_id]
     return state
 
 
 def findings_of(wiki: Path) -> list[tuple[str | None, str | None, str | None]]:
     """(check, field, artifact) of every finding of the wiki check."""
-    return [(f.check, f.field, f.artifact_id) for f in check_wiki(wiki).findings]
+    return [(f.check, f.field, f.artifact_id) for f in check_wiki(wiki, policy=policy_of(wiki)).findings]
 
 
 @pytest.mark.parametrize(
@@ -416,7 +417,7 @@ def test_an_unverified_signature_is_never_shown_as_signed(cli: Cli, cw: ClaimsWi
     # No trusted keys: nothing verifies an assessment's signature, so none may be claimed.
     assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0]).status == 0
     _with_fake_sig(cw.wiki / "assessments.jsonl", "ab" * 32, "assessments")
-    checked = check_wiki(cw.wiki)
+    checked = check_wiki(cw.wiki, policy=policy_of(cw.wiki))
     assert checked.ok, checked.findings
     (view,) = claims_document(checked)["claims"]
     assert view["assessment"]["signed_by"] is None
@@ -437,8 +438,8 @@ def test_a_forged_signature_on_an_acquisition_is_not_shown_as_signed(
     cw.rb.signer = signer
     _with_fake_sig(cw.rb.run.events_path, trusted.key_id, cw.rb.run.name())
     cw.rb.assemble()
-    promote(cw.rb.run.path, cw.wiki, concept=CONCEPT)
-    checked = check_wiki(cw.wiki)
+    promote(cw.rb.run.path, cw.wiki, concept=CONCEPT, policy=policy_of(cw.wiki))
+    checked = check_wiki(cw.wiki, policy=policy_of(cw.wiki))
     assert checked.ok, checked.findings
     (view,) = [v for v in claims_document(checked)["claims"] if v["id"] == "c1"]
     assert view["assessment"]["signed_by"] == trusted.key_id
@@ -462,7 +463,7 @@ def test_with_trusted_keys_a_signed_fetch_failed_grounds_ne(cli: Cli, signed_cw:
     mid = mis.json()["missingness_id"]
     out = assess(cli, cw, "n1", "Gone.", "NE", "--missingness", mid, "--key", str(private))
     assert out.status == 0, out.err
-    (state,) = check_wiki(cw.wiki).claims
+    (state,) = check_wiki(cw.wiki, policy=policy_of(cw.wiki)).claims
     assert state.provenance_valid, state.provenance
 
 
@@ -481,7 +482,7 @@ def test_no_missingness_while_another_run_of_the_wiki_quotes_the_works_full_text
     full = other.source(f"https://pmc.ncbi.nlm.nih.gov/articles/{pmcid}/", text, paper=paper)
     other.extraction(f"pmcid:{pmcid}", [Claim("spans[0]", None, full, 0, 60)])
     other.assemble()
-    promote(other.run.path, cw.wiki, concept="third")
+    promote(other.run.path, cw.wiki, concept="third", policy=policy_of(cw.wiki))
     refused(assess_json(cli, cw, "n1", "Unknowable.", "NE", "--missingness", mid), "MISSINGNESS_UNRESOLVED")
 
 
@@ -506,7 +507,7 @@ def test_a_failed_fetch_in_one_run_of_an_address_another_run_published_is_no_gro
     )  # fmt: skip
     event_id = json.loads(other.run.events_path.read_text(encoding="utf-8").splitlines()[-1])["event_id"]
     other.assemble()  # a run of the wiki, with nothing accepted
-    assert [ev.slug for ev in check_wiki(cw.wiki).runs] == ["second", "trials"]
+    assert [ev.slug for ev in check_wiki(cw.wiki, policy=policy_of(cw.wiki)).runs] == ["second", "trials"]
     mis = cli("missing", "--run-dir", other.run.path, "--claim", "Gone.", "--event", event_id, "--json")
     assert mis.status == 0, mis.err  # nothing in that run shows the address available ...
     mid = mis.json()["missingness_id"]

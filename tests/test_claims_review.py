@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import ClaimsWiki, claims_wiki
+from _policy import policy_of, run_keys
 from conftest import CliResult, minimal_pdf
 from test_claims_assess import assess, assess_json, claim_findings, refused
 
@@ -48,7 +49,7 @@ def test_ns_needs_a_complete_review_of_the_same_claim_and_is_bound_to_it(cli: Cl
     other = review(cli, cw, cw.a_full, "A different claim.", "--term", "adverse").json()
     refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", other["review_id"]), "REVIEW_OTHER_CLAIM")
     assert assess(cli, cw, "ns1", CLAIM, "NS", "--review", first["review_id"]).status == 0
-    assert check_wiki(cw.wiki).ok
+    assert check_wiki(cw.wiki, policy=policy_of(cw.wiki)).ok
     # A later review of the same claim cannot revalidate or replace the bound one by hand.
     later = review(cli, cw, cw.a_full, CLAIM, "--term", "serious adverse event", "--term", "death").json()
     assert later["review_id"] != first["review_id"]
@@ -141,7 +142,7 @@ def test_a_review_normalises_its_snapshot_once_for_all_its_terms(tmp_path: Path,
     monkeypatch.setattr(locator, "normalize_map", counted)
     monkeypatch.setattr(reviews, "normalize_map", counted, raising=False)
     terms = ['"randomised"', "children - SMD", "-0.41", *(f"absent term {i}" for i in range(20))]
-    record = build_review(run, snap.source_id, CLAIM, terms)
+    record = build_review(run, snap.source_id, CLAIM, terms, keys=run_keys(run))
     found = {(h.term, h.match) for h in record.hits}
     assert found == {('"randomised"', "normalized"), ("children - SMD", "normalized"), ("-0.41", "normalized")}
     assert calls[0] == 1

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import ClaimsWiki, claims_wiki, whole_text
+from _policy import policy_of, run_keys
 from conftest import CliResult, make_record
 from test_claims_assess import assess_json, refused
 
@@ -181,14 +182,14 @@ def test_a_stored_review_over_the_budget_is_not_counted_by_the_build(
     assert admitted.status == 0, admitted.err
     monkeypatch.undo()
 
-    wiki = check_wiki(cw.wiki)
+    wiki = check_wiki(cw.wiki, policy=policy_of(cw.wiki))
     # Front matter and entry agree: not a build failure, but the review grounds nothing now.
     assert wiki.ok, [(f.code, f.field, f.detail) for f in wiki.findings]
     (state,) = [s for s in wiki.claims if s.claim.id == "ns1"]
     assert state.entry is not None and not state.provenance_valid
     review = read_record(cw.rb.run, rid, ReviewRecord)
     ev = next(ev for ev in wiki.runs if ev.run.path == cw.rb.run.path)
-    problem = admission.review_grounds(ev, rid, review, review.claim_hash)
+    problem = admission.review_grounds(ev, rid, review, review.claim_hash, keys=wiki.policy.trusted_keys)
     assert problem is not None and problem.guard is Guard.REVIEW_INCOMPLETE
     # Admission refuses it too: the same guard.
     refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", rid), Guard.REVIEW_INCOMPLETE.value)
@@ -208,8 +209,10 @@ def test_every_review_of_one_snapshot_shares_one_normalisation(run: Run, monkeyp
     monkeypatch.setattr(locate_module, "normalize_map", counting)
     text = "\ufb01ne\u00a0caf\u00e9 adverse events " * 400 + "once per process"
     snap, _ = run.store.put(make_record(text=text))
-    first = reviews.build_review(run, snap.source_id, CLAIM, ["adverse", "e\u0301v"])
-    again = [reviews.build_review(run, snap.source_id, CLAIM, ["adverse", "e\u0301v"]) for _ in range(3)]
+    first = reviews.build_review(run, snap.source_id, CLAIM, ["adverse", "e\u0301v"], keys=run_keys(run))
+    again = [
+        reviews.build_review(run, snap.source_id, CLAIM, ["adverse", "e\u0301v"], keys=run_keys(run)) for _ in range(3)
+    ]
     assert built == [len(text)]
     assert all(r.model_copy(update={"created_at": first.created_at}) == first for r in again)
     assert {h.match for h in first.hits} == {"exact"} and len(first.hits) == MAX_CANDIDATES
@@ -219,7 +222,7 @@ def test_every_review_of_one_snapshot_shares_one_normalisation(run: Run, monkeyp
         locate_module.normal_form(other)
         locate_module.normal_form(other)
     assert built == [len(text), *map(len, others)]
-    reviews.build_review(run, snap.source_id, CLAIM, ["adverse"])
+    reviews.build_review(run, snap.source_id, CLAIM, ["adverse"], keys=run_keys(run))
     assert built == [len(text), *map(len, others), len(text)]
     # And past the bound in code points, all but the most recent text are let go.
     monkeypatch.setattr(locate_module, "REMEMBERED_CODE_POINTS", len(text))

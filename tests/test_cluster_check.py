@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_wiki, make_wiki, sample_run, tamper
 from conftest import CliResult
 
@@ -35,7 +36,7 @@ def _tasks_run(address: str) -> int:
 def test_check_on_a_cluster_agrees_with_one_machine(tmp_path: Path, cli: Cli, scheduler: str) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     assert cli("check", "--wiki", wiki, "--scheduler", scheduler).status == 0
     assert _tasks_run(scheduler) > 0  # the snapshots were checked on the cluster
     tamper("snapshot-text", rb)
@@ -47,7 +48,7 @@ def test_check_on_a_cluster_agrees_with_one_machine(tmp_path: Path, cli: Cli, sc
 
 def test_the_build_runs_its_check_on_the_configured_scheduler(tmp_path: Path, scheduler: str) -> None:
     wiki = make_wiki(tmp_path / "wiki", extra=f"extra:\n  evidence:\n    scheduler: {scheduler}\n")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     assert (wiki / "site" / "index.html").is_file()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from _policy import policy_of
 from _wiki_helpers import build_wiki, make_wiki, sample_run
 
 from publisher.site.checks import csp
@@ -22,18 +23,18 @@ def _workers(site: Path) -> set[str]:
 
 def test_site_url_pins_workers_to_the_themes_worker_folder(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki", extra="site_url: https://example.org/wiki/\n")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     site = wiki / "site"
     assert _workers(site) == {"https://example.org/wiki/assets/javascripts/workers/"}
     assert list(site.glob("assets/javascripts/workers/search.*.min.js"))  # the worker it names is there
-    outcome = check_site(site, wiki)
+    outcome = check_site(site, wiki, policy=policy_of(wiki))
     assert outcome.ok, [f.one_line() for f in outcome.findings]
 
 
 def test_without_site_url_workers_come_from_the_site(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     assert _workers(wiki / "site") == {"'self'"}
     site = wiki / "site"

@@ -12,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from _policy import KeyRing
 from conftest import CliResult
 from lxml import etree
 
@@ -116,7 +117,7 @@ def test_plain_text_fetch_is_exact_and_fresh(server: str, corpus_base: Path, tmp
     assert "200" in event.detail and str(len(body)) in event.detail and str(len(served)) in event.detail
     state = read_log(run.events_path)
     assert state.intact and state.events == [event]
-    got = freshness(snap, state.events, run.load_config().created_at, AssetChecker(None))
+    got = freshness(snap, state.events, run.load_config().created_at, AssetChecker(None), trusted_keys=KeyRing())
     assert got.fresh and got.event_id == event.event_id
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _policy import KeyRing
 from conftest import make_record
 
 from publisher.gate.freshness import freshness
@@ -51,54 +52,58 @@ def no_assets() -> AssetChecker:
 
 
 def test_fresh_fetch_after_creation_is_fresh(snap: Snapshot, no_assets: AssetChecker) -> None:
-    got = freshness(snap, [_event(snap)], CREATED, no_assets)
+    got = freshness(snap, [_event(snap)], CREATED, no_assets, trusted_keys=KeyRing())
     assert got.fresh and got.event_id == "ev-0001" and got.reason is None
 
 
 def test_same_second_as_created_at_is_fresh(snap: Snapshot, no_assets: AssetChecker) -> None:
-    assert freshness(snap, [_event(snap, at=CREATED)], CREATED, no_assets).fresh
+    assert freshness(snap, [_event(snap, at=CREATED)], CREATED, no_assets, trusted_keys=KeyRing()).fresh
 
 
 def test_timestamps_are_compared_as_instants(snap: Snapshot, no_assets: AssetChecker) -> None:
     # As strings "2026-05-01T10:00:00.5Z" < "2026-05-01T10:00:00Z"; as instants it is later.
-    assert freshness(snap, [_event(snap, at=CREATED)], "2026-05-01T10:00:00.000Z", no_assets).fresh
-    assert freshness(snap, [_event(snap, at="2026-05-01T10:00:00.5Z")], CREATED, no_assets).fresh
-    got = freshness(snap, [_event(snap, at="2026-05-01T09:59:59.999Z")], CREATED, no_assets)
+    assert freshness(
+        snap, [_event(snap, at=CREATED)], "2026-05-01T10:00:00.000Z", no_assets, trusted_keys=KeyRing()
+    ).fresh
+    assert freshness(
+        snap, [_event(snap, at="2026-05-01T10:00:00.5Z")], CREATED, no_assets, trusted_keys=KeyRing()
+    ).fresh
+    got = freshness(snap, [_event(snap, at="2026-05-01T09:59:59.999Z")], CREATED, no_assets, trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.NO_FRESH_FETCH
 
 
 def test_fetch_before_created_at_is_not_fresh(snap: Snapshot, no_assets: AssetChecker) -> None:
-    got = freshness(snap, [_event(snap, at="2026-05-01T09:59:59Z")], CREATED, no_assets)
+    got = freshness(snap, [_event(snap, at="2026-05-01T09:59:59Z")], CREATED, no_assets, trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.NO_FRESH_FETCH and got.event_id is None
 
 
 @pytest.mark.parametrize("kind", ["register", "read"])
 def test_register_and_read_are_not_fresh(snap: Snapshot, no_assets: AssetChecker, kind: str) -> None:
-    got = freshness(snap, [_event(snap, type=kind, fresh=False)], CREATED, no_assets)
+    got = freshness(snap, [_event(snap, type=kind, fresh=False)], CREATED, no_assets, trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.NO_FRESH_FETCH
     # Even a hand-edited register line claiming fresh: true does not count.
-    got = freshness(snap, [_event(snap, type=kind, fresh=True)], CREATED, no_assets)
+    got = freshness(snap, [_event(snap, type=kind, fresh=True)], CREATED, no_assets, trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.NO_FRESH_FETCH
 
 
 def test_fetch_flagged_not_fresh_is_not_fresh(snap: Snapshot, no_assets: AssetChecker) -> None:
-    assert not freshness(snap, [_event(snap, fresh=False)], CREATED, no_assets).fresh
+    assert not freshness(snap, [_event(snap, fresh=False)], CREATED, no_assets, trusted_keys=KeyRing()).fresh
 
 
 def test_fetch_whose_digest_no_longer_matches_is_not_fresh(snap: Snapshot, no_assets: AssetChecker) -> None:
-    got = freshness(snap, [_event(snap, sha256="0" * 64)], CREATED, no_assets)
+    got = freshness(snap, [_event(snap, sha256="0" * 64)], CREATED, no_assets, trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.NO_FRESH_FETCH
 
 
 def test_event_for_another_source_is_not_fresh(snap: Snapshot, no_assets: AssetChecker) -> None:
     other = _snap(text="another text")
-    assert not freshness(snap, [_event(other)], CREATED, no_assets).fresh
+    assert not freshness(snap, [_event(other)], CREATED, no_assets, trusted_keys=KeyRing()).fresh
 
 
 def test_event_copied_from_another_run_is_not_fresh(snap: Snapshot, no_assets: AssetChecker) -> None:
     copied_early = _event(snap, at="2025-12-31T23:59:59Z")
     copied_other_url = _event(snap, url="https://mirror.example.org/paper")
-    got = freshness(snap, [copied_early, copied_other_url], CREATED, no_assets)
+    got = freshness(snap, [copied_early, copied_other_url], CREATED, no_assets, trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.NO_FRESH_FETCH
 
 
@@ -109,7 +114,7 @@ def test_any_one_qualifying_event_suffices(snap: Snapshot, no_assets: AssetCheck
         _event(snap, 3),
         _event(snap, 4, type="read", fresh=False),
     ]
-    got = freshness(snap, events, CREATED, no_assets)
+    got = freshness(snap, events, CREATED, no_assets, trusted_keys=KeyRing())
     assert got.fresh and got.event_id == "ev-0003"
 
 
@@ -117,12 +122,12 @@ def test_any_one_qualifying_event_suffices(snap: Snapshot, no_assets: AssetCheck
 def test_run_without_a_usable_created_at_has_nothing_fresh(
     snap: Snapshot, no_assets: AssetChecker, created_at: str | None
 ) -> None:
-    got = freshness(snap, [_event(snap)], created_at, no_assets)
+    got = freshness(snap, [_event(snap)], created_at, no_assets, trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.NO_FRESH_FETCH
 
 
 def test_no_events_is_not_fresh(snap: Snapshot, no_assets: AssetChecker) -> None:
-    got = freshness(snap, [], CREATED, no_assets)
+    got = freshness(snap, [], CREATED, no_assets, trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.NO_FRESH_FETCH
 
 
@@ -151,25 +156,25 @@ def _pdf_event(snap: Snapshot, sha: str = PDF_SHA) -> Event:
 
 def test_local_pdf_with_matching_asset_is_fresh(tmp_path: Path) -> None:
     snap = _pdf_snapshot(tmp_path)
-    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(tmp_path))
+    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(tmp_path), trusted_keys=KeyRing())
     assert got.fresh and got.event_id == "ev-0001"
 
 
 def test_local_pdf_with_missing_asset(tmp_path: Path) -> None:
     snap = _pdf_snapshot(tmp_path, write=None)
-    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(tmp_path))
+    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(tmp_path), trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.ASSET_HASH_MISMATCH
 
 
 def test_local_pdf_with_changed_asset(tmp_path: Path) -> None:
     snap = _pdf_snapshot(tmp_path, write=PDF + b"appended")
-    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(tmp_path))
+    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(tmp_path), trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.ASSET_HASH_MISMATCH
 
 
 def test_local_pdf_without_a_wiki_root(tmp_path: Path) -> None:
     snap = _pdf_snapshot(tmp_path)
-    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(None))
+    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(None), trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.ASSET_HASH_MISMATCH
 
 
@@ -180,25 +185,25 @@ def test_local_pdf_asset_replaced_by_a_symlink(tmp_path: Path) -> None:
     link = tmp_path / (snap.asset.path if snap.asset else "")
     link.parent.mkdir(parents=True)
     link.symlink_to(real)
-    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(tmp_path))
+    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(tmp_path), trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.ASSET_HASH_MISMATCH
 
 
 def test_local_pdf_event_digest_must_equal_the_asset(tmp_path: Path) -> None:
     snap = _pdf_snapshot(tmp_path)
-    got = freshness(snap, [_pdf_event(snap, sha="0" * 64)], CREATED, AssetChecker(tmp_path))
+    got = freshness(snap, [_pdf_event(snap, sha="0" * 64)], CREATED, AssetChecker(tmp_path), trusted_keys=KeyRing())
     assert not got.fresh
 
 
 def test_local_pdf_event_before_creation_is_not_fresh(tmp_path: Path) -> None:
     snap = _pdf_snapshot(tmp_path)
     event = _event(snap, type="local_pdf", sha256=PDF_SHA, at="2020-01-01T00:00:00Z")
-    got = freshness(snap, [event], CREATED, AssetChecker(tmp_path))
+    got = freshness(snap, [event], CREATED, AssetChecker(tmp_path), trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.NO_FRESH_FETCH
 
 
 def test_local_pdf_event_on_snapshot_without_asset(snap: Snapshot, tmp_path: Path) -> None:
-    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(tmp_path))
+    got = freshness(snap, [_pdf_event(snap)], CREATED, AssetChecker(tmp_path), trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.ASSET_HASH_MISMATCH
 
 

@@ -18,6 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import (
     HEAVY_EXTENSIONS,
     TRICKY,
@@ -52,7 +53,7 @@ from publisher.wiki.promote import promote
 def _sample(tmp_path: Path, **kwargs: object) -> RunBuilder:
     wiki = make_wiki(tmp_path / "wiki", **kwargs)  # type: ignore[arg-type]
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     return rb
 
 
@@ -79,7 +80,7 @@ def _assert_untouched(wiki: Path, before: dict[str, str]) -> None:
 def test_clean_build_shows_every_excerpt_and_links_resolve(tmp_path: Path) -> None:
     wiki, _ = _published(tmp_path)
     site = wiki / "site"
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     concept_html = (site / "concepts" / "alpha" / "index.html").read_text(encoding="utf-8")
     scan = scan_page(concept_html)
     shown = {(e.source_id, e.start, e.end): e.text for e in scan.excerpts}
@@ -111,7 +112,7 @@ def test_clean_build_shows_every_excerpt_and_links_resolve(tmp_path: Path) -> No
 
 def test_source_page_highlights_every_cited_span(tmp_path: Path) -> None:
     wiki, _ = _published(tmp_path)
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     for sid, info in pre.sources.items():
         page = (wiki / "site" / "sources" / sid / "index.html").read_text(encoding="utf-8")
         (block,) = scan_page(page).snapshots
@@ -151,7 +152,7 @@ def test_rebuild_replaces_the_site_whole(tmp_path: Path) -> None:
 
 def test_escaping_survives_every_markdown_extension(tmp_path: Path) -> None:
     wiki, _ = _published(tmp_path, extensions=HEAVY_EXTENSIONS)
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     page = (wiki / "site" / "concepts" / "alpha" / "index.html").read_text(encoding="utf-8")
     texts = [e.text for e in scan_page(page).excerpts]
     tricky = next(t for t in texts if "stars" in t)
@@ -381,7 +382,7 @@ def test_plugin_altering_a_proof_file_fails_before_publication(
     before = tree_digest(wiki / "site")
     if not helper:
         build_wiki(wiki)
-        assert check_site(wiki / "site", wiki).ok
+        assert check_site(wiki / "site", wiki, policy=policy_of(wiki)).ok
         return
     findings = refused_build(wiki)
     _assert_untouched(wiki, before)
@@ -780,7 +781,7 @@ def test_seals_share_one_lane_beside_mkdocs_and_never_pile_up(tmp_path: Path, mo
     from publisher.site.build.pageseal import BuiltPage, PagePolicy
 
     rb = _sample(tmp_path)
-    pre = run_preflight(rb.wiki)
+    pre = run_preflight(rb.wiki, policy=policy_of(rb.wiki))
     monkeypatch.setattr(hook, "default_workers", lambda: 2)
     monkeypatch.setattr(hook, "_SEAL_CHUNK", 1)
     pool = _HeldHelper()
@@ -822,7 +823,7 @@ def test_every_source_text_of_a_build_comes_from_the_helper_in_turn(
     from publisher.site.build import workers as hook
 
     wiki, _ = _published(tmp_path)
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     assert len(pre.sources) > 1
     here: list[str] = []
     render = hook.render_source_body
@@ -868,7 +869,7 @@ def test_helper_runs_a_few_chunks_ahead_and_pages_out_of_order_render_here(
     from publisher.site.build import workers as hook
 
     rb = _sample(tmp_path)
-    pre = run_preflight(rb.wiki)
+    pre = run_preflight(rb.wiki, policy=policy_of(rb.wiki))
     options = SourceText()
     jobs = [source_job(sid, info, options) for sid, info in pre.sources.items()]
     monkeypatch.setattr(hook, "_CHUNK_PAGES", 1)
@@ -899,7 +900,7 @@ def test_helper_takes_one_report_at_a_time_and_a_report_not_started_renders_here
     wiki = make_wiki(tmp_path / "wiki")
     for slug in ("alpha", "beta", "gamma"):
         sample_run(wiki, slug)
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     assert pre.ok and len(pre.runs) == 3
     expected = {
         ev.slug: _STAMP.sub("", hook.render_report_page(*hook.BuildHelper(wiki, pre)._report_job(ev)))

@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_wiki, make_wiki, sample_run
 
 from publisher.kernel import store
@@ -21,7 +22,7 @@ from publisher.wiki.promote import promote
 def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     checked: Counter[str] = Counter()
     texts: Counter[str] = Counter()
     check_one, read = checks.check_snapshot, store.read_snapshot

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import (
     build_wiki,
     leftovers,
@@ -33,7 +34,7 @@ from publisher.wiki.promote import promote
 def _published(tmp_path: Path) -> tuple[Path, object, dict[str, str]]:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     return wiki, rb, tree_digest(wiki / "site")
 
@@ -60,7 +61,7 @@ def _break_log(rb: object, how: str) -> None:
 def test_broken_event_log_is_one_finding_and_the_build_keeps_the_site(tmp_path: Path, how: str) -> None:
     wiki, rb, before = _published(tmp_path)
     _break_log(rb, how)
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     log_findings = [f for f in pre.findings if f.file.endswith("events.jsonl")]
     roots = [f for f in log_findings if f.cause is None]
     assert len(roots) == 1, [f.one_line() for f in pre.findings]  # one cause, whatever follows from it
@@ -106,7 +107,7 @@ def test_deeply_nested_concept_fails_the_build_with_a_finding(tmp_path: Path) ->
     concept = wiki / "concepts" / "alpha.md"
     text = concept.read_text(encoding="utf-8")
     concept.write_text(text.replace("---\n", "---\nsummary: " + "[" * 50000 + "]" * 50000 + "\n", 1))
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     assert pre.counts_by_reason() == {"SCHEMA_ERROR": 1}
     assert [(f.reason, f.file) for f in refused_build(wiki)] == [(Reason.SCHEMA_ERROR, "concepts/alpha.md")]
     assert tree_digest(wiki / "site") == before
@@ -147,7 +148,7 @@ def test_concept_swapped_for_a_fifo_is_refused_by_promote(tmp_path: Path) -> Non
     concept = wiki / "concepts" / "alpha.md"
     concept.unlink()
     os.mkfifo(concept)
-    refused = _never_blocks(lambda: promote(rb.run.path, wiki))  # type: ignore[attr-defined]
+    refused = _never_blocks(lambda: promote(rb.run.path, wiki, policy=policy_of(wiki)))  # type: ignore[attr-defined]
     assert isinstance(refused, PublisherError) and refused.reason is Reason.SCHEMA_ERROR, refused
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from _gate_helpers import RunFixture, make_run, read_json, write_json
+from _policy import policy_of
 from _wiki_helpers import edit_json, make_wiki, sample_run, tree_digest
 from conftest import CliResult
 
@@ -110,12 +111,12 @@ def test_concept_with_crlf_line_endings_is_still_read() -> None:
 def test_blockquoted_evidence_footnote_fails_the_preflight(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     path = wiki / "concepts" / "alpha.md"
     text = path.read_text(encoding="utf-8")
     forged = f'\nAlso.[^evil]\n\n> [^evil]: {next(iter(rb.texts))}#0-5 "forged quote"\n'
     path.write_text(text + forged, encoding="utf-8")
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     assert "SCHEMA_ERROR" in pre.counts_by_reason()
 
 
@@ -224,7 +225,7 @@ def test_gate_on_result_edited_to_pass_is_refused(tmp_path: Path) -> None:
 
     edit_json(rb.run.result_path, claim_pass)
     with pytest.raises(PromotionRefused) as info:
-        promote(rb.run.path, wiki)
+        promote(rb.run.path, wiki, policy=policy_of(wiki))
     assert {"C-ASSEMBLER", "C-GATE"} <= {f.code for f in info.value.findings}
     assert not (wiki / "concepts" / "alpha.md").exists()
 
@@ -236,7 +237,7 @@ def test_gate_turned_on_in_config_refuses_a_warn_result_with_unresolved(tmp_path
     assert rb.assemble()["gate"]["verdict"] == "warn"
     edit_json(rb.run.config_path, lambda d: d["gates"].__setitem__("evidence_kernel", True))
     with pytest.raises(PromotionRefused) as info:
-        promote(rb.run.path, wiki)
+        promote(rb.run.path, wiki, policy=policy_of(wiki))
     assert "C-ASSEMBLER" in {f.code for f in info.value.findings}
     assert not (wiki / "concepts" / "alpha.md").exists()
 
@@ -244,7 +245,7 @@ def test_gate_turned_on_in_config_refuses_a_warn_result_with_unresolved(tmp_path
 def test_other_runs_config_with_odd_gates_does_not_crash_promotion(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     other = sample_run(wiki, "beta")
     config = json.loads(rb.run.config_path.read_text(encoding="utf-8"))
     config["gates"] = ["evidence_kernel"]
@@ -252,7 +253,7 @@ def test_other_runs_config_with_odd_gates_does_not_crash_promotion(tmp_path: Pat
     # alpha is named by the concept beta is promoted into; its odd config crashes nothing, and a
     # run that cannot be assembled now is never published: the promotion is refused, naming it.
     with pytest.raises(PromotionRefused) as info:
-        promote(other.run.path, wiki, concept="alpha", check=True)
+        promote(other.run.path, wiki, concept="alpha", check=True, policy=policy_of(wiki))
     assert [(f.code, f.file) for f in info.value.findings] == [("SCHEMA_ERROR", "runs/alpha/config.json")]
 
 

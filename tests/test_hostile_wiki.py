@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import Claim, RunBuilder, build_wiki, edit_json, make_wiki, refused_build, sample_run, tree_digest
 from conftest import CliResult
 
@@ -29,7 +30,7 @@ BAD_SLUGS = ["../../../escaped", "..", "a/b", "a\\b", "tab\there"]
 def _published(tmp_path: Path) -> tuple[Path, RunBuilder, dict[str, str]]:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     return wiki, rb, tree_digest(tmp_path)
 
@@ -102,7 +103,7 @@ def test_concept_that_is_not_a_regular_file_fails_the_build(tmp_path: Path, kind
         path.symlink_to(outside)
     else:
         os.mkfifo(wiki / "concepts" / "beta.md")
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     assert pre.counts_by_reason() == {"SCHEMA_ERROR": 1}
     site = tree_digest(wiki / "site")
     assert refused_build(wiki) == tuple(pre.findings)
@@ -116,7 +117,7 @@ def test_concept_that_is_not_a_regular_file_fails_the_build(tmp_path: Path, kind
 def test_site_dir_that_is_a_file_is_not_replaced(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     (wiki / "site").write_text("precious", encoding="utf-8")
     assert [(f.check, f.field, f.file) for f in refused_build(wiki)] == [("C-PUBLISH", "site_dir", "site")]
     assert (wiki / "site").read_text(encoding="utf-8") == "precious"
@@ -170,12 +171,12 @@ def test_excerpt_in_another_normalisation_form_is_an_excerpt_mismatch(tmp_path: 
     sid = rb.source("https://example.org/cafe", text, paper={"pmid": "1", "doi": None, "pmcid": None})
     rb.extraction("pmid:1", [Claim("spans[0]", "Improved.", sid, 0, 23)])
     rb.assemble()
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     path = wiki / "concepts" / "nfc.md"
     composed = path.read_text(encoding="utf-8")
     assert '"Caf\u00e9 patients improved."' in composed
-    assert run_preflight(wiki).ok
+    assert run_preflight(wiki, policy=policy_of(wiki)).ok
     path.write_text(composed.replace("Caf\u00e9", unicodedata.normalize("NFD", "Caf\u00e9")), encoding="utf-8")
-    findings = run_preflight(wiki).findings
+    findings = run_preflight(wiki, policy=policy_of(wiki)).findings
     assert [f.code for f in findings if f.cause is None] == ["EXCERPT_MISMATCH"]
     assert [f.check for f in findings if f.cause is not None] == ["C-PROMOTED"]  # the line, grouped under it

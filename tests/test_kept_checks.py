@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _policy import options_of, policy_of
 from _wiki_helpers import edit_json, make_wiki, sample_run, writable
 
 from publisher.gate.pipeline import check_run
@@ -26,7 +27,7 @@ def _unpacked(rc):  # type: ignore[no-untyped-def]
 def test_a_packed_check_reads_as_the_check_it_was(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    rc = check_run(rb.run)
+    rc = check_run(rb.run, options_of(rb.run))
     assert rc.stored_is_assembly
     before = _unpacked(rc)
     rc.pack()
@@ -49,7 +50,7 @@ def test_a_stale_stored_result_is_kept_whole_not_read_again(tmp_path: Path) -> N
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
     edit_json(rb.run.result_path, lambda d: d["accepted"][0].__setitem__("url", "https://evil.example/"))
-    rc = check_run(rb.run)
+    rc = check_run(rb.run, options_of(rb.run))
     assert not rc.stored_is_assembly and rc.failed("C-ASSEMBLER")
     before = _unpacked(rc)
     rc.pack()
@@ -66,7 +67,7 @@ def test_a_result_changed_after_the_wiki_check_is_never_rendered(tmp_path: Path,
     rb = sample_run(wiki)
     executor = worker_pool(workers) if workers > 1 else None
     try:
-        checked = check_wiki(wiki, workers=Workers(executor, workers, None))
+        checked = check_wiki(wiki, workers=Workers(executor, workers, None), policy=policy_of(wiki))
     finally:
         if executor is not None:
             executor.shutdown()
@@ -101,10 +102,10 @@ def test_the_wiki_check_indexes_the_same_evidence_on_a_pool_and_here(tmp_path: P
     for n in range(11):  # more runs than are handed to the pool ahead of the one recorded
         sample_run(wiki, f"run-{n:02d}")
     (tmp_path / "wiki" / "runs" / "run-03" / "config.json").write_text("{", encoding="utf-8")
-    here = check_wiki(wiki, workers=Workers(None, 1, None))
+    here = check_wiki(wiki, workers=Workers(None, 1, None), policy=policy_of(wiki))
     executor = worker_pool(2)
     try:
-        pooled = check_wiki(wiki, workers=Workers(executor, 2, None))
+        pooled = check_wiki(wiki, workers=Workers(executor, 2, None), policy=policy_of(wiki))
     finally:
         executor.shutdown()
     assert [f.key for f in here.findings] == [f.key for f in pooled.findings]
@@ -151,7 +152,7 @@ def test_a_result_changed_between_the_check_and_the_pages_refuses_the_build(
 
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
     real = hook.check_wiki

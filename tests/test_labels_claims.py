@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from _claims_helpers import ClaimsWiki, claims_wiki
+from _policy import policy_of
 from conftest import CliResult
 from test_claims_assess import assess
 
@@ -43,7 +44,7 @@ def _footnotes(cw: ClaimsWiki) -> dict[str, tuple[tuple[str, int, int], ...]]:
 
 
 def _state(cw: ClaimsWiki, claim_id: str) -> tuple[bool, list[str], list[tuple[str | None, str | None]]]:
-    wiki = check_wiki(cw.wiki)
+    wiki = check_wiki(cw.wiki, policy=policy_of(cw.wiki))
     (state,) = [s for s in wiki.claims if s.claim.id == claim_id]
     return state.provenance_valid, state.provenance, [(f.check, f.field) for f in wiki.findings]
 
@@ -59,7 +60,7 @@ def test_repromotion_after_a_span_is_added_moves_no_label_and_no_claim(cli: Cli,
     record["spans"].insert(0, {"claim": "A new first span.", "source_id": cw.a_full, "start": 0, "end": 40})
     path.write_text(json.dumps(record), encoding="utf-8")
     cw.rb.assemble()
-    promote(cw.rb.run.path, cw.wiki, concept="trials")
+    promote(cw.rb.run.path, cw.wiki, concept="trials", policy=policy_of(cw.wiki))
     now = _footnotes(cw)
     assert len(now) == len(notes) + 1
     assert {label: now[label] for label in notes} == notes
@@ -80,7 +81,7 @@ def test_a_claim_whose_span_changed_is_provenance_invalid_never_repointed(cli: C
     moved["end"] -= 1
     path.write_text(json.dumps(record), encoding="utf-8")
     cw.rb.assemble()
-    promote(cw.rb.run.path, cw.wiki, concept="trials")
+    promote(cw.rb.run.path, cw.wiki, concept="trials", policy=policy_of(cw.wiki))
     assert label not in _footnotes(cw)  # the label named that span: it went with it
     assert cw.front().claims[0].evidence == (label,)
     valid, reasons, findings = _state(cw, "c1")
@@ -90,7 +91,7 @@ def test_a_claim_whose_span_changed_is_provenance_invalid_never_repointed(cli: C
 
 def _to_legacy(cw: ClaimsWiki) -> list[str]:
     """Rewrite the concept's block as an earlier version wrote it (positional labels); its labels."""
-    wiki = check_wiki(cw.wiki)
+    wiki = check_wiki(cw.wiki, policy=policy_of(cw.wiki))
     text = cw.concept.read_text(encoding="utf-8")
     doc = parse_concept(text)
     runs = [wiki.run_by_rel(entry.path) for entry in doc.front.runs]
@@ -106,7 +107,7 @@ def test_migrate_labels_round_trip(cli: Cli, cw: ClaimsWiki) -> None:
     old = next(label for label in labels if label in _footnotes(cw) and cw.a_full in _footnotes(cw)[label][0])
     assert assess(cli, cw, "c1", "It helps.", "S", "--evidence", old).status == 0
     (cited,) = _footnotes(cw)[old]
-    assert [(f.check, f.field) for f in check_wiki(cw.wiki).findings] == [(CHECK, "labels")]
+    assert [(f.check, f.field) for f in check_wiki(cw.wiki, policy=policy_of(cw.wiki)).findings] == [(CHECK, "labels")]
     log = (cw.wiki / ASSESSMENTS_FILE).read_bytes()
     legacy_text = cw.concept.read_bytes()
 
@@ -132,7 +133,7 @@ def test_migrate_labels_round_trip(cli: Cli, cw: ClaimsWiki) -> None:
     assert again.status == 0 and json.loads(again.out)["concepts"] == []
     assert cw.concept.read_bytes() == migrated
     # The promoted block is what promotion writes now: a re-promotion changes nothing.
-    assert not promote(cw.rb.run.path, cw.wiki, concept="trials").changed
+    assert not promote(cw.rb.run.path, cw.wiki, concept="trials", policy=policy_of(cw.wiki)).changed
 
 
 def test_a_migrated_claim_cannot_be_pointed_at_another_span(cli: Cli, cw: ClaimsWiki) -> None:
@@ -146,16 +147,18 @@ def test_a_migrated_claim_cannot_be_pointed_at_another_span(cli: Cli, cw: Claims
     text = cw.concept.read_text(encoding="utf-8")
     cw.concept.write_text(text.replace(f"evidence:\n  - {new}", f"evidence:\n  - {other}", 1), encoding="utf-8")
     assert cw.front().claims[0].evidence == (other,)
-    assert ("C-CLAIM", "ASSESSMENT_MISMATCH") in [(f.check, f.field) for f in check_wiki(cw.wiki).findings]
+    assert ("C-CLAIM", "ASSESSMENT_MISMATCH") in [
+        (f.check, f.field) for f in check_wiki(cw.wiki, policy=policy_of(cw.wiki)).findings
+    ]
 
 
 def test_migrate_labels_is_all_or_nothing(cli: Cli, cw: ClaimsWiki, monkeypatch: pytest.MonkeyPatch) -> None:
-    promote(cw.rb.run.path, cw.wiki, concept="second")
+    promote(cw.rb.run.path, cw.wiki, concept="second", policy=policy_of(cw.wiki))
     second = cw.wiki / "concepts" / "second.md"
     _to_legacy(cw)
     text = second.read_text(encoding="utf-8")
     doc = parse_concept(text)
-    wiki = check_wiki(cw.wiki)
+    wiki = check_wiki(cw.wiki, policy=policy_of(cw.wiki))
     runs = [wiki.run_by_rel(entry.path) for entry in doc.front.runs]
     legacy = render_block([r for r in runs if r is not None], wiki, legacy=True)
     second.write_text(text[: len(text) - len(doc.body)] + with_generated(doc.body, legacy.text), encoding="utf-8")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _policy import options_of
 from conftest import CliResult, make_record
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -466,17 +467,17 @@ def test_excerpt_mismatch_names_the_nearest_candidate(tmp_path: Path) -> None:
     start, end = quoted["start"], quoted["end"]
     quoted.update(start=start + 1, end=end + 1)  # shifted by one, its quote kept
     fx.put_extraction(0, record)
-    (finding,) = _mismatches(assemble_run(fx.run))
+    (finding,) = _mismatches(assemble_run(fx.run, options_of(fx.run)))
     assert finding.field == "outcomes[0].spans[0]" and len(finding.detail) <= 300
     assert f"nearest located candidate: {start}-{end} (exact)" in finding.detail
     # the agent's quote with its white space flattened and one line break doubled
     quoted.update(start=start, end=end, text="  ".join(quoted["text"].split()) + " ")
     fx.put_extraction(0, record)
-    (finding,) = _mismatches(assemble_run(fx.run))
+    (finding,) = _mismatches(assemble_run(fx.run, options_of(fx.run)))
     assert f"{start}-{end} (normalized)" in finding.detail and len(finding.detail) <= 300
     quoted.update(text="Words that appear in no article at all, invented for this test.")
     fx.put_extraction(0, record)
-    (finding,) = _mismatches(assemble_run(fx.run))
+    (finding,) = _mismatches(assemble_run(fx.run, options_of(fx.run)))
     assert "found nowhere" in finding.detail
 
 
@@ -494,7 +495,7 @@ def test_a_report_footnote_mismatch_names_the_candidate(tmp_path: Path) -> None:
     elided = " ".join(words[:4]) + " \u2026 " + " ".join(words[-4:])
     bad = format_ref(article.source_id, span["start"], span["end"], elided)
     fx.report.write_text(fx.report.read_text().replace(good, bad))
-    (finding,) = _mismatches(assemble_run(fx.run))
+    (finding,) = _mismatches(assemble_run(fx.run, options_of(fx.run)))
     assert finding.artifact_id == "report:a0"
     assert "(fragments)" in finding.detail and len(finding.detail) <= 300
 
@@ -511,5 +512,5 @@ def test_locating_mismatches_is_bounded_per_assembly(tmp_path: Path, monkeypatch
     quoted.update(start=quoted["start"] + 1, end=quoted["end"] + 1)
     fx.put_extraction(0, record)
     monkeypatch.setattr(artifacts, "MAX_LOCATED", 0)
-    (finding,) = _mismatches(assemble_run(fx.run))
+    (finding,) = _mismatches(assemble_run(fx.run, options_of(fx.run)))
     assert "not located (over 0 mismatches)" in finding.detail

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _policy import options_of
 from conftest import CliResult, make_record
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -258,12 +259,12 @@ def test_an_excerpt_mismatch_whose_search_runs_out_names_no_candidate(
     start, end = quoted["start"], quoted["end"]
     quoted.update(text="  ".join(quoted["text"].split()) + " ")  # found only after normalisation
     fx.put_extraction(0, record)
-    (finding,) = [f for f in assemble_run(fx.run).findings if f.code == "EXCERPT_MISMATCH"]
+    (finding,) = [f for f in assemble_run(fx.run, options_of(fx.run)).findings if f.code == "EXCERPT_MISMATCH"]
     assert f"{start}-{end} (normalized)" in finding.detail
     # The same mismatch once the assembly's search budget cannot pay for it: the same finding,
     # with no candidate named.
     monkeypatch.setattr(artifacts, "LOCATE_BUDGET", 0)
-    (finding,) = [f for f in assemble_run(fx.run).findings if f.code == "EXCERPT_MISMATCH"]
+    (finding,) = [f for f in assemble_run(fx.run, options_of(fx.run)).findings if f.code == "EXCERPT_MISMATCH"]
     assert finding.field == "outcomes[0].spans[0]" and "(normalized)" not in finding.detail
     assert "not located" in finding.detail
 

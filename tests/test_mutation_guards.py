@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _policy import keys_of, options_of, policy_of
 from _wiki_helpers import WARNING_HOOK, build_wiki, make_wiki, refused_build, sample_run, tree_digest, writable
 from mkdocs.exceptions import Abort
 
@@ -47,7 +48,7 @@ def test_a_broken_chain_voids_every_fetch_event(tmp_path: Path) -> None:
     lines = rb.run.events_path.read_bytes().split(b"\n")
     lines[0] = lines[0].replace(b"test fixture", b"test fixturE")  # line 2's prev no longer matches
     writable(rb.run.events_path).write_bytes(b"\n".join(lines))
-    assembly = assemble_run(rb.run, RunOptions(wiki_root=wiki), write=False)
+    assembly = assemble_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki), write=False)
     codes = {f.code for f in assembly.findings}
     assert codes == {"NO_FRESH_FETCH"} and not assembly.result["accepted"]
     assert all(f.detail.startswith("event log is not intact") for f in assembly.findings)
@@ -57,9 +58,9 @@ def test_a_rechained_log_that_rewrites_history_fails_the_log_check(tmp_path: Pat
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
     _rechain(rb.run.events_path, 1)
-    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
+    rc = check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki))
     assert rc.failed("C-EVENT-LOG"), rc.check("C-EVENT-LOG")
-    assert "C-EVENT-LOG" in {f.code for f in check_wiki(wiki).findings}
+    assert "C-EVENT-LOG" in {f.code for f in check_wiki(wiki, policy=policy_of(wiki)).findings}
 
 
 _DROP_EXCERPT = """
@@ -102,7 +103,7 @@ def on_post_page(output, page, config):
 def test_a_plugin_that_alters_verified_evidence_fails_the_build(tmp_path: Path, source: str, extra: str) -> None:
     wiki = make_wiki(tmp_path / "wiki", extra=extra)
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
     (wiki / "hooks" / "extra.py").write_text(source, encoding="utf-8")
@@ -127,22 +128,22 @@ def test_a_result_without_its_inputs_list_is_stale_not_edited(tmp_path: Path) ->
     data = json.loads(rb.run.result_path.read_text(encoding="utf-8"))
     del data["inputs"]
     writable(rb.run.result_path).write_text(json.dumps(data), encoding="utf-8")
-    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
+    rc = check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki))
     assert rc.status("C-ASSEMBLER") == "warn" and rc.verdict == "Inconclusive"
     assert "C-ASSEMBLER" in {f.code for f in publication_refusals(rc)}
     data["accepted"][0]["claims"][0]["claim"] = "edited"
     rb.run.result_path.write_text(json.dumps(data), encoding="utf-8")
-    assert check_run(rb.run, RunOptions(wiki_root=wiki)).status("C-ASSEMBLER") == "fail"
+    assert check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki)).status("C-ASSEMBLER") == "fail"
 
 
 def test_verification_says_whether_a_result_was_there(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    assert check_run(rb.run, RunOptions(wiki_root=wiki)).report["result"]["present"] is True
+    assert check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki)).report["result"]["present"] is True
     writable(rb.run.result_path).write_text("{not json", encoding="utf-8")
-    assert check_run(rb.run, RunOptions(wiki_root=wiki)).report["result"]["present"] is True
+    assert check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki)).report["result"]["present"] is True
     rb.run.result_path.unlink()
-    assert check_run(rb.run, RunOptions(wiki_root=wiki)).report["result"]["present"] is False
+    assert check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki)).report["result"]["present"] is False
 
 
 def test_a_head_recorded_for_an_empty_log_fails_the_log_check(tmp_path: Path) -> None:
@@ -151,7 +152,7 @@ def test_a_head_recorded_for_an_empty_log_fails_the_log_check(tmp_path: Path) ->
     data = json.loads(rb.run.result_path.read_text(encoding="utf-8"))
     data["log"]["events"] = 0
     writable(rb.run.result_path).write_text(json.dumps(data), encoding="utf-8")
-    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
+    rc = check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki))
     assert rc.failed("C-EVENT-LOG"), rc.check("C-EVENT-LOG")
 
 
@@ -162,7 +163,7 @@ def test_a_gate_failure_found_without_the_gate_lists_what_failed(tmp_path: Path)
     rb = sample_run(wiki)
     rb.unresolved()
     assert rb.assemble(gate=True)["gate"]["verdict"] == "fail"
-    refusals = publication_refusals(check_run(rb.run, RunOptions(wiki_root=wiki)))
+    refusals = publication_refusals(check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki)))
     (root,) = [f for f in refusals if f.code == "C-GATE" and f.cause is None]
     assert {f.code for f in refusals if f.cause == root.key} == {"NO_PAPER_ID"}
 
@@ -183,9 +184,9 @@ def test_a_record_may_cite_another_retrieval_of_its_own_paper_only(tmp_path: Pat
     up.snapshot("Another study.", url=elsewhere, paper={"pmid": "27182818", "doi": None, "pmcid": None})
     span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes", text=TRIAL)
     up.extraction([span], limitations=f"Dropouts are listed in {supplement}.")
-    assert assemble_run(Run(up.path), write=False).findings == []
+    assert assemble_run(Run(up.path), options_of(Run(up.path)), write=False).findings == []
     up.extraction([span], limitations=f"Compare {elsewhere}.")
-    codes = {(f.code, f.field) for f in assemble_run(Run(up.path), write=False).findings}
+    codes = {(f.code, f.field) for f in assemble_run(Run(up.path), options_of(Run(up.path)), write=False).findings}
     assert codes == {("URL_NOT_RETRIEVED", "limitations")}
 
 
@@ -203,7 +204,7 @@ def test_a_stated_id_must_agree_with_everything_known_of_the_label(tmp_path: Pat
     up.extraction([up.span(sid, "Sleep-onset latency fell by 7.9 minutes")])
     stated = corpus_doi["doi"] if which == "corpus" else PAPER["doi"]
     up.report("Light helps.[^pubmed-31415926]", [f"[^pubmed-31415926]: PMID 31415926. DOI {stated}."])
-    findings = assemble_run(Run(up.path), write=False).findings
+    findings = assemble_run(Run(up.path), options_of(Run(up.path)), write=False).findings
     assert {(f.code, f.field) for f in findings if f.artifact_id.startswith("report:")} == {
         ("SOURCE_OUTSIDE_ACCEPTED", "paper_ids")
     }
@@ -217,7 +218,7 @@ def test_an_empty_evidence_set_is_refused_once_whatever_the_gate(tmp_path: Path)
         rb = RunBuilder(wiki, f"empty-{gate}")
         rb.source("https://example.org/a", "A text nobody cited.")
         rb.assemble(gate=gate)
-        refusals = publication_refusals(check_run(rb.run, RunOptions(wiki_root=wiki)))
+        refusals = publication_refusals(check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki)))
         assert [f.code for f in refusals] == ["NO_SPANS"], (gate, [f.one_line() for f in refusals])
 
 
@@ -226,10 +227,10 @@ def test_other_reason_codes_of_the_assembly_are_reported_under_c_gate(tmp_path: 
     rb = sample_run(wiki)
     rb.unresolved()
     rb.assemble()
-    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
+    rc = check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki))
     assert {(f.check, f.code, f.severity) for f in rc.findings} == {("C-GATE", "NO_PAPER_ID", "warn")}
     assert rc.verdict == "Inconclusive" and rc.exit_status == 0
-    assert check_run(rb.run, RunOptions(wiki_root=wiki), gate=True).exit_status == 1
+    assert check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki), gate=True).exit_status == 1
 
 
 def test_a_changed_pdf_is_named_by_its_file(tmp_path: Path) -> None:
@@ -238,7 +239,7 @@ def test_a_changed_pdf_is_named_by_its_file(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
     tamper("pdf-asset", rb)
-    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
+    rc = check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki))
     (root,) = [f for f in rc.findings if f.code == "ASSET_HASH_MISMATCH" and f.cause is None]
     assert root.check == "C-SNAPSHOT" and root.file.startswith("runs/") is False
     assert root.file.startswith("assets/papers/") and root.file.endswith(".pdf")
@@ -247,11 +248,11 @@ def test_a_changed_pdf_is_named_by_its_file(tmp_path: Path) -> None:
 def test_a_concept_promoted_before_its_run_changed_gets_a_notice(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
-    assert check_wiki(wiki).notices == []
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
+    assert check_wiki(wiki, policy=policy_of(wiki)).notices == []
     rb.unresolved()
     rb.assemble()  # the same accepted evidence, other inputs: the concept still verifies
-    wiki_check = check_wiki(wiki)
+    wiki_check = check_wiki(wiki, policy=policy_of(wiki))
     assert wiki_check.ok and any("re-promote" in n for n in wiki_check.notices), wiki_check.notices
 
 
@@ -276,7 +277,7 @@ def test_a_quote_that_differs_names_the_first_code_point_that_differs(tmp_path: 
     span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes")
     span["text"] = quote  # what the record says the span reads
     up.extraction([span])
-    (finding,) = assemble_run(Run(up.path), write=False).findings
+    (finding,) = assemble_run(Run(up.path), options_of(Run(up.path)), write=False).findings
     assert finding.code == "EXCERPT_MISMATCH"
     assert f"at code point {at} " in finding.detail
 
@@ -293,7 +294,11 @@ def test_two_records_of_one_artifact_each_name_the_other(tmp_path: Path) -> None
     span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes")
     up.extraction([span], name="first")
     up.extraction([span], name="second")
-    findings = [f for f in assemble_run(Run(up.path), write=False).findings if f.code == "SCHEMA_ERROR"]
+    findings = [
+        f
+        for f in assemble_run(Run(up.path), options_of(Run(up.path)), write=False).findings
+        if f.code == "SCHEMA_ERROR"
+    ]
     assert len(findings) == 2
     for finding in findings:
         own = "first" if "first" in finding.file else "second"
@@ -306,16 +311,16 @@ def test_the_exit_status_of_a_check_follows_its_verdict_and_the_gate(tmp_path: P
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
     for gate in (False, True):
-        verified = check_run(rb.run, RunOptions(wiki_root=wiki), gate=gate)
+        verified = check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki), gate=gate)
         assert (verified.verdict, verified.exit_status) == ("Verified", 0), gate
     rb.record(
         "extraction",
         "later",
         {"schema_version": 1, "evidence_id": "pmid:777", "pmid": "777", "design": "rct", "spans": []},
     )  # an input changed since assembly: the result is stale, a warning with the gate off
-    stale = check_run(rb.run, RunOptions(wiki_root=wiki), gate=False)
+    stale = check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki), gate=False)
     assert (stale.verdict, stale.exit_status) == ("Inconclusive", 0)
-    assert check_run(rb.run, RunOptions(wiki_root=wiki), gate=True).exit_status == 1
+    assert check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki), gate=True).exit_status == 1
 
 
 def test_a_footnote_on_a_snapshot_that_fails_names_the_snapshot_not_the_claim(tmp_path: Path) -> None:
@@ -327,7 +332,7 @@ def test_a_footnote_on_a_snapshot_that_fails_names_the_snapshot_not_the_claim(tm
 
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     sid = next(iter(rb.texts))
     concept = next((wiki / "concepts").glob("*.md"))
     text = concept.read_text(encoding="utf-8")
@@ -336,7 +341,7 @@ def test_a_footnote_on_a_snapshot_that_fails_names_the_snapshot_not_the_claim(tm
     start, end = int(first.group(1)), int(first.group(2)) - 1  # a range of that source no result accepted
     writable(concept).write_text(text[: first.start()] + f"{sid}#{start}-{end}" + text[first.end() :], "utf-8")
     assert tamper("snapshot-text", rb) == "SNAPSHOT_HASH_MISMATCH"
-    every = check_wiki(wiki).findings
+    every = check_wiki(wiki, policy=policy_of(wiki)).findings
     (root,) = [f for f in every if f.check == "C-SNAPSHOT" and f.cause is None and f.source_id == sid]
     findings = [f for f in every if f.file.endswith(concept.name) and (f.start, f.end) == (start, end)]
     assert [(f.code, f.cause) for f in findings] == [("SNAPSHOT_HASH_MISMATCH", root.key)]
@@ -349,9 +354,9 @@ def test_concept_footnotes_broken_by_a_damaged_log_are_grouped_under_the_log(tmp
 
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     assert tamper("event-line", rb) == "C-EVENT-LOG"
-    findings = check_wiki(wiki).findings
+    findings = check_wiki(wiki, policy=policy_of(wiki)).findings
     (log_root,) = [f for f in findings if f.check == "C-EVENT-LOG" and f.cause is None]
     footnotes = [f for f in findings if f.file.startswith("concepts/")]
     assert footnotes and {(f.code, f.cause) for f in footnotes} == {("NO_FRESH_FETCH", log_root.key)}
@@ -375,7 +380,7 @@ def test_an_input_that_cannot_be_read_is_a_finding_on_that_file(tmp_path: Path, 
     if target.exists():
         writable(target)
     target.write_bytes(data)
-    findings = check_wiki(wiki).findings
+    findings = check_wiki(wiki, policy=policy_of(wiki)).findings
     assert [(f.code, f.file) for f in findings] == [("SCHEMA_ERROR", f"runs/alpha/{name}")]
 
 
@@ -383,7 +388,7 @@ def test_each_source_lists_the_runs_that_hold_it_once(tmp_path: Path) -> None:
     """The source pages' 'held by runs' comes from here: every accepted source names its run, once."""
     wiki = make_wiki(tmp_path / "wiki")
     sample_run(wiki)
-    sources = check_wiki(wiki).sources
+    sources = check_wiki(wiki, policy=policy_of(wiki)).sources
     assert sources and all(info.holders == ["alpha"] for info in sources.values())
 
 
@@ -401,7 +406,7 @@ def test_a_strict_warning_keeps_the_site_under_a_hook_file_that_predates_the_plu
     from being published."""
     wiki = make_wiki(tmp_path / "wiki", hooks={"warn.py": WARNING_HOOK})
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     (wiki / "hooks" / "evidence.py").write_text(_LEGACY_HOOK, encoding="utf-8")
     build_wiki(wiki)
     before = tree_digest(wiki / "site")

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _provenance_helpers import PAGE, make_wiki, serve
 from conftest import CliResult
 
@@ -93,7 +94,7 @@ def test_untitled_sources_get_a_label_in_pages_search_and_tables(tmp_path: Path)
     config = wiki / "mkdocs.yml"
     config.write_text(config.read_text(encoding="utf-8").replace("plugins: []", "plugins:\n  - search"))
     rb = sample_run(wiki, title=None)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     untitled = [sid for sid, rec in rb.records.items() if rec["title"] is None and rec["url"].startswith("https")]
     assert untitled

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from _gate_helpers import RunFixture, make_run, read_json, write_json
+from _policy import options_of
 
 from publisher.gate import pipeline
 from publisher.gate.assemble import assemble_run, dump_result
@@ -29,14 +30,14 @@ from publisher.kernel.store import build_record
 @pytest.fixture
 def assembled(tmp_path: Path) -> RunFixture:
     fx = make_run(tmp_path, articles=2)
-    assemble_run(fx.run)
+    assemble_run(fx.run, options_of(fx.run))
     return fx
 
 
 def _check(fx: RunFixture, gate: bool | None, speculate: bool, monkeypatch: pytest.MonkeyPatch) -> RunCheck:
     with monkeypatch.context() as patched:
         patched.setattr(pipeline, "_SPECULATE", speculate)
-        return check_run(fx.run, gate=gate)
+        return check_run(fx.run, options_of(fx.run), gate=gate)
 
 
 def _seen(rc: RunCheck) -> dict[str, Any]:
@@ -175,7 +176,7 @@ def test_a_result_assembled_with_the_gate_is_compared_with_the_gate(
     """The assembly first assumes the config's gate; a result assembled with --gate is read and
     the run assembled again with it, so it still equals its assembly."""
     fx = make_run(tmp_path, articles=1)
-    assemble_run(fx.run, gate=True)
+    assemble_run(fx.run, options_of(fx.run), gate=True)
     seen = _both_ways(fx, monkeypatch)
     assert {c["check_id"]: c["status"] for c in seen["None"]["report"]["checks"]}["C-ASSEMBLER"] == "pass"
     assert seen["None"]["result"]["gate"]["flag"] == "--gate"
@@ -191,7 +192,7 @@ def test_a_result_that_is_its_assembly_is_never_parsed(assembled: RunFixture, mo
 
     with monkeypatch.context() as patched:
         patched.setattr(pipeline, "parse_stored", refuse)
-        rc = check_run(assembled.run)
+        rc = check_run(assembled.run, options_of(assembled.run))
     assert rc.status("C-ASSEMBLER") == "pass" and rc.verdict == "Verified"
     assert rc.stored == stored
     reader = pipeline.CheckedSnapshots(assembled.run.sources_dir)
@@ -214,6 +215,6 @@ def _types(value: Any) -> Iterator[type]:
 def test_an_assembly_holds_json_values_only(assembled: RunFixture) -> None:
     """What makes validating the assembly the same as validating the file it equals: no tuple,
     enum member or other type a parsed file cannot hold (pydantic may take them otherwise)."""
-    rc = check_run(assembled.run)
+    rc = check_run(assembled.run, options_of(assembled.run))
     assert set(_types(rc.result)) <= {dict, list, str, int, float, bool, type(None)}
     assert json.loads(dump_result(rc.result)) == rc.result

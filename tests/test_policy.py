@@ -17,11 +17,8 @@ from conftest import CliResult
 from mkdocs.exceptions import Abort, PluginError
 
 from publisher.acquire.signing import new_key_pair
-from publisher.kernel.errors import UsageError
 from publisher.kernel.reasons import Reason
-from publisher.runs import read_wiki_extra
 from publisher.site.build.policy import resolve_policy
-from publisher.wiki.policy import fallback_policy
 
 Cli = Callable[..., CliResult]
 
@@ -95,19 +92,6 @@ def test_a_key_listed_only_through_mkdocs_binds_check_and_build(
     assembled = cli("assemble", "--run-dir", wiki / "runs" / "alpha", *config, "--json")
     codes = {e["reason_code"] for e in json.loads(assembled.out)["diagnostics"]["unresolved"]}
     assert codes == {Reason.NO_FRESH_FETCH.value}
-
-
-@pytest.mark.parametrize("how", ["inherit", "env"])
-def test_the_library_fallback_refuses_what_only_mkdocs_resolves(
-    tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    wiki, _ = _wiki(tmp_path)
-    _list_key(wiki, how, monkeypatch)
-    with pytest.raises(UsageError) as refused:
-        fallback_policy(wiki)
-    assert refused.value.reason is Reason.SCHEMA_ERROR
-    with pytest.raises(UsageError):
-        read_wiki_extra(wiki)
 
 
 @pytest.mark.parametrize(

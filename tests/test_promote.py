@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import TAMPERINGS, RunBuilder, make_wiki, sample_run, tamper, tree_digest
 
 from publisher.kernel.errors import UsageError
@@ -24,7 +25,7 @@ def wiki(tmp_path: Path) -> Path:
 
 def test_promote_writes_concept_with_every_accepted_claim(wiki: Path) -> None:
     rb = sample_run(wiki)
-    outcome = promote(rb.run.path, wiki, now="2030-05-06T07:08:09Z")
+    outcome = promote(rb.run.path, wiki, now="2030-05-06T07:08:09Z", policy=policy_of(wiki))
     assert outcome.written and outcome.created
     doc = parse_concept((wiki / "concepts" / "alpha.md").read_text(encoding="utf-8"))
     assert doc.front.title == "Does CBT help?"
@@ -42,12 +43,12 @@ def test_promote_writes_concept_with_every_accepted_claim(wiki: Path) -> None:
     assert all(is_stable_label(label) for label in labels)
     assert any(label.startswith("alpha-extraction-pmid-111-q") for label in labels)
     assert sorted(p.name for p in (wiki / "concepts").iterdir()) == ["alpha.md"]
-    assert run_preflight(wiki).ok
+    assert run_preflight(wiki, policy=policy_of(wiki)).ok
 
 
 def test_footnote_lines_hold_plain_text_reference(wiki: Path) -> None:
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     text = (wiki / "concepts" / "alpha.md").read_text(encoding="utf-8")
     lines = [line for line in text.splitlines() if line.startswith("[^")]
     assert lines
@@ -60,14 +61,14 @@ def test_footnote_lines_hold_plain_text_reference(wiki: Path) -> None:
 def test_check_writes_nothing(wiki: Path) -> None:
     rb = sample_run(wiki)
     before = tree_digest(wiki)
-    outcome = promote(rb.run.path, wiki, check=True)
+    outcome = promote(rb.run.path, wiki, check=True, policy=policy_of(wiki))
     assert not outcome.written and outcome.created and outcome.claims > 0
     assert tree_digest(wiki) == before
 
 
 def test_repromotion_keeps_maintainer_prose_and_is_stable(wiki: Path) -> None:
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki, now="2030-01-01T00:00:00Z")
+    promote(rb.run.path, wiki, now="2030-01-01T00:00:00Z", policy=policy_of(wiki))
     path = wiki / "concepts" / "alpha.md"
     text = path.read_text(encoding="utf-8")
     text = text.replace("title: Does CBT help?", "title: CBT for adolescent depression")
@@ -75,27 +76,27 @@ def test_repromotion_keeps_maintainer_prose_and_is_stable(wiki: Path) -> None:
     text += "\n## Maintainer notes\n\nWritten by hand.\n"
     path.write_text(text, encoding="utf-8")
     rb.assemble()  # re-assembled: the run's inputs change, the block is promoted again
-    again = promote(rb.run.path, wiki, now="2031-01-01T00:00:00Z")
+    again = promote(rb.run.path, wiki, now="2031-01-01T00:00:00Z", policy=policy_of(wiki))
     new = path.read_text(encoding="utf-8")
     assert "Maintainer intro, kept." in new and "Written by hand." in new
     assert "title: CBT for adolescent depression" in new
     assert new.count(GENERATED_BEGIN) == 1 and new.count(GENERATED_END) == 1
     assert again.written == again.changed
-    third = promote(rb.run.path, wiki, now="2032-01-01T00:00:00Z")
+    third = promote(rb.run.path, wiki, now="2032-01-01T00:00:00Z", policy=policy_of(wiki))
     assert not third.changed and not third.written
     assert path.read_text(encoding="utf-8") == new
 
 
 def test_an_edit_inside_the_block_is_refused_by_promotion_until_the_block_is_removed(wiki: Path) -> None:
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki, now="2030-01-01T00:00:00Z")
+    promote(rb.run.path, wiki, now="2030-01-01T00:00:00Z", policy=policy_of(wiki))
     path = wiki / "concepts" / "alpha.md"
     clean = path.read_text(encoding="utf-8")
     edited = clean.replace(GENERATED_BEGIN + "\n", GENERATED_BEGIN + "\nstale generated line\n")
     path.write_text(edited, encoding="utf-8")
     for check in (True, False):
         with pytest.raises(PromotionRefused) as caught:
-            promote(rb.run.path, wiki, check=check)
+            promote(rb.run.path, wiki, check=check, policy=policy_of(wiki))
         (finding,) = caught.value.findings
         assert finding.check == "C-PROMOTED" and finding.found == "stale generated line"
         assert finding.line == edited.split("\n").index("stale generated line") + 1
@@ -103,22 +104,22 @@ def test_an_edit_inside_the_block_is_refused_by_promotion_until_the_block_is_rem
     # The way out: remove the whole block; promotion writes it again.
     start, end = edited.index(GENERATED_BEGIN), edited.index(GENERATED_END) + len(GENERATED_END) + 1
     path.write_text(edited[:start] + edited[end:], encoding="utf-8")
-    promote(rb.run.path, wiki, now="2030-01-01T00:00:00Z")
+    promote(rb.run.path, wiki, now="2030-01-01T00:00:00Z", policy=policy_of(wiki))
     assert "stale generated line" not in path.read_text(encoding="utf-8")
-    assert run_preflight(wiki).ok
+    assert run_preflight(wiki, policy=policy_of(wiki)).ok
 
 
 def test_second_run_joins_the_concept(wiki: Path) -> None:
     first = sample_run(wiki, "alpha")
     second = sample_run(wiki, "beta", question="Second look")
-    promote(first.run.path, wiki, concept="cbt")
-    promote(second.run.path, wiki, concept="cbt")
+    promote(first.run.path, wiki, concept="cbt", policy=policy_of(wiki))
+    promote(second.run.path, wiki, concept="cbt", policy=policy_of(wiki))
     doc = parse_concept((wiki / "concepts" / "cbt.md").read_text(encoding="utf-8"))
     assert [r.run for r in doc.front.runs] == ["alpha", "beta"]
     labels = [n.label for n in doc.footnotes]
     assert any(label.startswith("alpha-") for label in labels) and any(label.startswith("beta-") for label in labels)
     assert len(labels) == len(set(labels))
-    assert run_preflight(wiki).ok
+    assert run_preflight(wiki, policy=policy_of(wiki)).ok
 
 
 @pytest.mark.parametrize("kind", TAMPERINGS)
@@ -127,7 +128,7 @@ def test_tampering_refuses_and_writes_nothing(wiki: Path, kind: str) -> None:
     reason = tamper(kind, rb)
     before = tree_digest(wiki)
     with pytest.raises(PromotionRefused) as info:
-        promote(rb.run.path, wiki)
+        promote(rb.run.path, wiki, policy=policy_of(wiki))
     assert reason in {f.code for f in info.value.findings}
     assert info.value.exit_status == 1
     assert tree_digest(wiki) == before
@@ -135,12 +136,12 @@ def test_tampering_refuses_and_writes_nothing(wiki: Path, kind: str) -> None:
 
 def test_tampering_refuses_repromotion_leaving_concept(wiki: Path) -> None:
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     before = tree_digest(wiki)
     tamper("result-excerpt", rb)
     after_tamper = tree_digest(wiki)
     with pytest.raises(PromotionRefused):
-        promote(rb.run.path, wiki)
+        promote(rb.run.path, wiki, policy=policy_of(wiki))
     assert tree_digest(wiki) == after_tamper
     assert before["concepts/alpha.md"] == after_tamper["concepts/alpha.md"]
 
@@ -150,7 +151,7 @@ def test_gate_fail_refuses(wiki: Path) -> None:
     rb.unresolved()
     assert rb.assemble(gate=True)["gate"]["verdict"] == "fail"
     with pytest.raises(PromotionRefused) as info:
-        promote(rb.run.path, wiki)
+        promote(rb.run.path, wiki, policy=policy_of(wiki))
     assert "C-GATE" in {f.code for f in info.value.findings}
     assert not (wiki / "concepts" / "alpha.md").exists()
 
@@ -160,7 +161,7 @@ def test_gate_off_warn_promotes_accepted_only(wiki: Path) -> None:
     rb.unresolved()
     result = rb.assemble()
     assert result["gate"]["verdict"] == "warn" and result["counts"]["unresolved"] == 1
-    outcome = promote(rb.run.path, wiki)
+    outcome = promote(rb.run.path, wiki, policy=policy_of(wiki))
     assert outcome.written and outcome.artifacts == result["counts"]["accepted"]
     assert "pmid:999999" not in (wiki / "concepts" / "alpha.md").read_text(encoding="utf-8")
 
@@ -170,7 +171,7 @@ def test_empty_evidence_set_refuses(wiki: Path) -> None:
     rb.source("https://example.org/a", "A text nobody cited.")
     rb.assemble()
     with pytest.raises(PromotionRefused) as info:
-        promote(rb.run.path, wiki)
+        promote(rb.run.path, wiki, policy=policy_of(wiki))
     assert "NO_SPANS" in {f.code for f in info.value.findings}
 
 
@@ -178,26 +179,26 @@ def test_run_outside_wiki_is_a_usage_error(tmp_path: Path, wiki: Path) -> None:
     other = make_wiki(tmp_path / "other")
     rb = sample_run(other)
     with pytest.raises(UsageError):
-        promote(rb.run.path, wiki)
+        promote(rb.run.path, wiki, policy=policy_of(wiki))
 
 
 def test_bad_concept_slug_and_missing_result(wiki: Path) -> None:
     rb = sample_run(wiki)
     with pytest.raises(UsageError):
-        promote(rb.run.path, wiki, concept="index")
+        promote(rb.run.path, wiki, concept="index", policy=policy_of(wiki))
     rb.run.result_path.unlink()
     with pytest.raises(UsageError):
-        promote(rb.run.path, wiki)
+        promote(rb.run.path, wiki, policy=policy_of(wiki))
 
 
 def test_broken_existing_concept_is_refused(wiki: Path) -> None:
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     path = wiki / "concepts" / "alpha.md"
     path.write_text(path.read_text(encoding="utf-8").replace(GENERATED_END, ""), encoding="utf-8")
     before = tree_digest(wiki)
     with pytest.raises(Exception) as info:
-        promote(rb.run.path, wiki)
+        promote(rb.run.path, wiki, policy=policy_of(wiki))
     assert getattr(info.value, "reason", None) is not None and info.value.reason.value == "SCHEMA_ERROR"
     assert tree_digest(wiki) == before
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import Claim, RunBuilder, build_wiki, leftovers, make_wiki, refused_build, tree_digest
 from conftest import CliResult
 
@@ -47,7 +48,7 @@ def trial(tmp_path: Path) -> tuple[Path, RunBuilder]:
         ],
     )
     rb.assemble()
-    promote(rb.run.path, wiki, concept="dawn")
+    promote(rb.run.path, wiki, concept="dawn", policy=policy_of(wiki))
     return wiki, rb
 
 
@@ -81,7 +82,7 @@ def test_an_edited_claim_line_is_refused_everywhere_with_the_site_untouched(
     edited = clean.replace(promoted, edited_line)
     path.write_text(edited, encoding="utf-8")
 
-    (finding,) = check_wiki(wiki).findings
+    (finding,) = check_wiki(wiki, policy=policy_of(wiki)).findings
     assert (finding.check, finding.code, finding.file, finding.line) == (
         CHECK,
         "EXCERPT_MISMATCH",
@@ -105,12 +106,12 @@ def test_an_edited_claim_line_is_refused_everywhere_with_the_site_untouched(
     assert tree_digest(site) == before and leftovers(wiki) == []
 
     with pytest.raises(PromotionRefused) as caught:
-        promote(rb.run.path, wiki, concept="dawn", check=True)
+        promote(rb.run.path, wiki, concept="dawn", check=True, policy=policy_of(wiki))
     assert [(f.check, f.line, f.found) for f in caught.value.findings] == [(CHECK, line, edited_line)]
     assert path.read_text(encoding="utf-8") == edited
 
     path.write_text(clean, encoding="utf-8")
-    assert check_wiki(wiki).ok
+    assert check_wiki(wiki, policy=policy_of(wiki)).ok
 
 
 def _edit_excerpt(text: str) -> str:
@@ -173,11 +174,11 @@ def test_every_edit_of_the_block_is_refused(trial: tuple[Path, RunBuilder], edit
     path = _concept(wiki)
     edited = edit(path.read_text(encoding="utf-8"))
     path.write_text(edited, encoding="utf-8")
-    found = _promoted(check_wiki(wiki).findings)
+    found = _promoted(check_wiki(wiki, policy=policy_of(wiki)).findings)
     assert found, edit.__name__
     assert all(f.file == "concepts/dawn.md" and f.line is not None for f in found)
     with pytest.raises(PromotionRefused):
-        promote(rb.run.path, wiki, concept="dawn", check=True)
+        promote(rb.run.path, wiki, concept="dawn", check=True, policy=policy_of(wiki))
     assert path.read_text(encoding="utf-8") == edited
 
 
@@ -187,8 +188,8 @@ def test_prose_outside_the_block_is_the_authors(trial: tuple[Path, RunBuilder]) 
     text = path.read_text(encoding="utf-8")
     text = text.replace(GENERATED_BEGIN, "Our reading: the trial was small.\n\n" + GENERATED_BEGIN)
     path.write_text(text + "\n## Notes\n\nWritten by hand, with a note of our own.[^ours]\n\n[^ours]: Ours.\n")
-    assert check_wiki(wiki).ok
-    promote(rb.run.path, wiki, concept="dawn", check=True)
+    assert check_wiki(wiki, policy=policy_of(wiki)).ok
+    promote(rb.run.path, wiki, concept="dawn", check=True, policy=policy_of(wiki))
 
 
 def _claim(**change: object) -> VerifiedClaim:
@@ -221,8 +222,8 @@ def test_a_concept_and_its_page_keep_their_labels_when_a_span_is_added_before_th
     record["spans"].insert(0, {"claim": "results", "source_id": sid, "start": TEXT.index("Results"), "end": len(TEXT)})
     record_path.write_text(json.dumps(record), encoding="utf-8")
     rb.assemble()
-    promote(rb.run.path, wiki, concept="dawn")
+    promote(rb.run.path, wiki, concept="dawn", policy=policy_of(wiki))
     after = {n.label: n.refs for n in parse_concept(path.read_text(encoding="utf-8")).footnotes}
     assert len(after) == len(before) + 1
     assert {label: after[label] for label in before} == before
-    assert check_wiki(wiki).ok
+    assert check_wiki(wiki, policy=policy_of(wiki)).ok

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import markdown
 import pytest
+from _policy import policy_of
 from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
 from publisher.kernel.findings import Finding
@@ -107,7 +108,7 @@ def test_check_prose_names_the_line_of_an_attr_list_id() -> None:
 
 def _wiki(tmp_path: Path) -> Path:
     wiki = make_wiki(tmp_path / "wiki", extensions=MORE)
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     return wiki
 
@@ -215,7 +216,7 @@ def test_the_build_refuses_active_files_and_keeps_the_site(tmp_path: Path) -> No
 
 def test_the_sites_own_css_named_in_extra_css_is_published(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki", extra="extra_css:\n  - extra.css\n")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     (wiki / "docs" / "extra.css").write_text("body { color: #333 }", encoding="utf-8")
     build_wiki(wiki)
     assert (wiki / "site" / "extra.css").is_file()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import markdown
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
 from publisher.kernel.reasons import Reason
@@ -26,7 +27,7 @@ def test_a_docs_file_cannot_replace_the_builds_own_stylesheet(tmp_path: Path, ur
     """The build's stylesheets decide what "verified" looks like; one of docs/ at their path
     would be published in their place (it is named in extra_css, so it passed as the site's own)."""
     wiki = make_wiki(tmp_path / "wiki")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
     forged = wiki / "docs" / uri
@@ -111,7 +112,7 @@ def test_text_in_another_order_names_its_line(tmp_path: Path) -> None:
 def test_a_report_with_a_hidden_badge_is_refused_by_the_build(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
     rb.run.report_md.write_text("# R\n\nPlain prose.\n\nChecked: \u2713 veri\u00adfied.\n", encoding="utf-8")
@@ -146,7 +147,7 @@ def test_a_concept_heading_cannot_take_an_evidence_footnotes_id(tmp_path: Path) 
     """A heading in concept prose named like an evidence footnote's item takes the footnote's
     link and tooltip: the reader lands on the author's text instead of the sealed excerpt."""
     wiki = make_wiki(tmp_path / "wiki", extensions=("footnotes", "attr_list", "md_in_html", "toc"))
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
     concept = wiki / "concepts" / "alpha.md"
@@ -213,7 +214,7 @@ def test_stray_end_tags_the_page_would_ignore_stay_prose() -> None:
 
 def test_the_build_refuses_a_page_that_closes_the_article(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
     page = "# Escape\n\nIntro.\n\n</article></div></div></div>\n\nText outside the article.\n"
@@ -261,7 +262,7 @@ def test_a_site_dir_over_the_hook_theme_or_a_key_is_refused(tmp_path: Path, site
     next build runs, over the theme's custom_dir it hands the next build the site's pages as
     templates, over a trusted key it deletes what signed acquisition is checked against."""
     wiki = make_wiki(tmp_path / "wiki")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     (wiki / "overrides").mkdir()
     (wiki / "trust").mkdir()
     (wiki / "trust" / "k.pub").write_bytes((Path(__file__).resolve().parents[1] / "keys" / "example.pub").read_bytes())
@@ -294,7 +295,7 @@ def test_an_icon_the_emoji_extension_reads_from_docs_is_judged(tmp_path: Path) -
     )
     yml = wiki / "mkdocs.yml"
     yml.write_text(yml.read_text(encoding="utf-8").replace("plugins: []\n", extra + "plugins: []\n"), encoding="utf-8")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     (icons / "own").mkdir(parents=True)
     (icons / "own" / "dot.svg").write_text(
         '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4"><circle cx="2" cy="2" r="2"/></svg>',
@@ -354,7 +355,7 @@ def test_a_link_from_docs_to_a_file_outside_it_is_refused(tmp_path: Path, name: 
     """MkDocs publishes what a link points to: a page or an image linked to a file outside
     docs/ (the PDF library, the keys, the machine's own files) would publish that file."""
     wiki = make_wiki(tmp_path / "wiki")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
     outside = tmp_path / "private"
@@ -372,7 +373,7 @@ def test_a_link_from_docs_to_a_file_outside_it_is_refused(tmp_path: Path, name: 
 
 def test_a_link_inside_docs_is_published(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     (wiki / "docs" / "a.png").write_bytes(PNG)
     (wiki / "docs" / "b.png").symlink_to(wiki / "docs" / "a.png")
     build_wiki(wiki)

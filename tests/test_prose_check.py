@@ -15,6 +15,7 @@ from pathlib import Path
 
 import markdown
 import pytest
+from _policy import policy_of
 from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
 from publisher.kernel.findings import Finding
@@ -57,7 +58,7 @@ DOC_PAYLOADS = [
 def _published(tmp_path: Path, extensions: tuple[str, ...] = EXTENSIONS, extra: str = "") -> tuple[Path, str]:
     wiki = make_wiki(tmp_path / "wiki", extensions=extensions, extra=extra)
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     return wiki, next(iter(rb.texts))
 
@@ -174,7 +175,7 @@ def test_emoji_svg_from_the_extension_stays_and_a_hand_copy_does_not(tmp_path: P
     yml = wiki / "mkdocs.yml"
     yml.write_text(yml.read_text(encoding="utf-8").replace("plugins: []\n", extra + "plugins: []\n"), encoding="utf-8")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     (wiki / "docs" / "index.md").write_text("# Home\n\nA light :material-lightbulb: and :smile:.\n", encoding="utf-8")
     build_wiki(wiki)
     home = (wiki / "site" / "index.html").read_text(encoding="utf-8")

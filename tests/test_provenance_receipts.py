@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _policy import KeyRing, options_of
 from _provenance_helpers import PAGE, Pages, forge_fetch, make_wiki, serve, write_extraction
 from conftest import CliResult, minimal_pdf
 
@@ -39,7 +40,7 @@ def _loopback_only(no_proxy: None) -> None:
 
 
 def _codes(run: Run) -> set[tuple[str, str | None]]:
-    return {(f.code, f.source_id) for f in assemble_run(run, write=False).findings}
+    return {(f.code, f.source_id) for f in assemble_run(run, options_of(run), write=False).findings}
 
 
 def _fetched(tmp_path: Path, pages: Pages) -> tuple[Run, str]:
@@ -123,7 +124,7 @@ def test_resealed_metadata_is_no_fresh_fetch(tmp_path: Path) -> None:
     _reseal(run, sid, title="A better title", paper={"pmid": "1", "doi": "10.1/forged", "pmcid": None})
     assert run.store.read(sid).sealed  # the record itself verifies: only the receipt can tell
     assert _codes(run) == {("NO_FRESH_FETCH", sid)}
-    got = assemble_run(run, write=False).freshness[sid]
+    got = assemble_run(run, options_of(run), write=False).freshness[sid]
     assert "metadata" in got.detail
 
 
@@ -141,10 +142,10 @@ def test_missing_or_corrupt_raw_bytes_are_no_fresh_fetch(tmp_path: Path) -> None
 def test_raw_bytes_enter_the_inputs_hash(tmp_path: Path) -> None:
     with serve() as pages:
         run, _ = _fetched(tmp_path, pages)
-    before = assemble_run(run, write=False).inputs_hash
+    before = assemble_run(run, options_of(run), write=False).inputs_hash
     [raw] = list(run.raw_dir.iterdir())
     raw.unlink()
-    assert assemble_run(run, write=False).inputs_hash != before
+    assert assemble_run(run, options_of(run), write=False).inputs_hash != before
 
 
 def test_a_forged_chained_event_without_trusted_keys_is_accepted(tmp_path: Path) -> None:
@@ -288,5 +289,12 @@ def test_freshness_keeps_working_on_events_without_receipts(run: Run) -> None:
     }
     run.events_path.write_text(json.dumps(line) + "\n")
     events = read_log(run.events_path).events
-    got = freshness(snap, events, run.load_config().created_at, AssetChecker(None), raw=BlobChecker(run.raw_dir))
+    got = freshness(
+        snap,
+        events,
+        run.load_config().created_at,
+        AssetChecker(None),
+        raw=BlobChecker(run.raw_dir),
+        trusted_keys=KeyRing(),
+    )
     assert got.fresh

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _policy import keys_of, options_of
 from _provenance_helpers import PAGE, forge_fetch, make_wiki, serve, write_extraction
 from conftest import CliResult, minimal_pdf
 from cryptography.hazmat.primitives import serialization
@@ -25,7 +26,6 @@ from publisher.acquire.signing import (
     KeyRing,
     load_public_key,
     load_signer,
-    load_trusted_keys,
     new_key_pair,
     signature_problem,
 )
@@ -58,7 +58,7 @@ def _trusting_wiki(tmp_path: Path, public: Path, slug: str = "r") -> tuple[Path,
 
 
 def _codes(run: Run) -> set[str]:
-    return {f.code for f in assemble_run(run, write=False).findings}
+    return {f.code for f in assemble_run(run, options_of(run), write=False).findings}
 
 
 def _rewrite_log(run: Run, lines: list[dict[str, object]]) -> None:
@@ -155,7 +155,7 @@ def test_signature_round_trip_and_tampering(tmp_path: Path, keys: dict) -> None:
 def test_a_signed_fetch_is_fresh_with_trusted_keys(tmp_path: Path, keys: dict) -> None:
     _, run = _trusting_wiki(tmp_path, keys["ci"][1])
     _signed_fetch(run, keys["ci"][0])
-    assembly = assemble_run(run, write=False)
+    assembly = assemble_run(run, options_of(run), write=False)
     assert assembly.findings == [] and assembly.verdict == "pass"
 
 
@@ -214,7 +214,7 @@ def test_events_spliced_from_another_run_are_refused(tmp_path: Path, keys: dict)
     _rewrite_log(run, relabelled)
     assert _codes(run) == {"NO_FRESH_FETCH"}
     # The same events in their own run are fine: the rule is about the run, not the bytes.
-    assert {f.code for f in assemble_run(other, write=False).findings} == set()
+    assert {f.code for f in assemble_run(other, options_of(other), write=False).findings} == set()
 
 
 def test_a_reordered_signed_log_is_refused(tmp_path: Path, keys: dict) -> None:
@@ -238,11 +238,11 @@ def test_trusted_keys_are_declared_by_the_result_not_hashed_into_it(tmp_path: Pa
     stored = json.loads(run.result_path.read_text())
     assert stored["policy"] == {"trusted_keys": [keys["ci"][2]]}
     assert not any(entry[0] == "trusted_keys" for entry in stored["inputs"])
-    assert load_trusted_keys(wiki).ids == [keys["ci"][2]]
+    assert keys_of(wiki).ids == [keys["ci"][2]]
     (wiki / "keys" / "agent.pub").write_bytes(keys["agent"][1].read_bytes())
     text = (wiki / "mkdocs.yml").read_text() + "      - keys/agent.pub\n"
     (wiki / "mkdocs.yml").write_text(text)
-    now = assemble_run(run, write=False)
+    now = assemble_run(run, options_of(run), write=False)
     assert now.inputs_hash == stored["inputs_hash"]
     assert now.result["policy"]["trusted_keys"] == sorted([keys["ci"][2], keys["agent"][2]])
     verify = cli("verify", "--run-dir", run.path, "--json")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_wiki, leftovers, make_wiki, sample_run, tree_digest
 from mkdocs.exceptions import Abort
 
@@ -60,7 +61,7 @@ def on_shutdown():
 def _published(tmp_path: Path, extra_hook: str | None = None) -> tuple[Path, dict[str, str]]:
     hooks = {"late.py": extra_hook} if extra_hook else None
     wiki = make_wiki(tmp_path / "wiki", hooks=hooks)
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     if extra_hook:  # publish the first site without the failing plugin
         yml = (wiki / "mkdocs.yml").read_text(encoding="utf-8")
         (wiki / "mkdocs.yml").write_text(yml.replace("  - hooks/late.py\n", ""), encoding="utf-8")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _policy import policy_of
 
 from publisher.site.build import publish
 
@@ -137,12 +138,12 @@ def test_mkdocs_build_through_the_link_method_twice(tmp_path: Path, monkeypatch:
 
     monkeypatch.setenv(publish.METHOD_ENV, "link")
     wiki = make_wiki(tmp_path / "wiki")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     first = os.readlink(wiki / "site")
     build_wiki(wiki)
     assert (wiki / "site").is_symlink() and os.readlink(wiki / "site") != first
-    outcome = check_site(wiki / "site", wiki)
+    outcome = check_site(wiki / "site", wiki, policy=policy_of(wiki))
     assert outcome.ok, [f.one_line() for f in outcome.findings]
 
 

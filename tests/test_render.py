@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from _gate_helpers import make_run, write_json
+from _policy import options_of
 
 from publisher.gate.assemble import assemble_run
 from publisher.gate.pipeline import check_run
@@ -30,8 +31,8 @@ def test_report_shows_re_sliced_excerpts_and_no_author_text(tmp_path: Path) -> N
         + format_ref(outside.source_id, 0, 20, outside.text[:20])
         + "\n"
     )
-    assemble_run(fx.run)
-    html = write_report(fx.run).read_text(encoding="utf-8")
+    assemble_run(fx.run, options_of(fx.run))
+    html = write_report(fx.run, options_of(fx.run)).read_text(encoding="utf-8")
     assert html.startswith("<!DOCTYPE html>")
     assert "AUTHOR COMMENTARY" not in html
     footnotes = html.split('class="footnotes"')[1]
@@ -42,41 +43,41 @@ def test_report_shows_re_sliced_excerpts_and_no_author_text(tmp_path: Path) -> N
 def test_raw_html_in_the_report_is_escaped(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1)
     fx.report.write_text("<script>alert(1)</script>\n\n" + fx.report.read_text())
-    assemble_run(fx.run)
-    html = render_report(fx.run)
+    assemble_run(fx.run, options_of(fx.run))
+    html = render_report(fx.run, options_of(fx.run))
     assert "<script>" not in html and "&lt;script&gt;" in html
 
 
 def test_body_fragment_has_no_page_wrapper(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1)
-    assemble_run(fx.run)
-    body = render_report_body(ReportView.of(check_run(fx.run)))
+    assemble_run(fx.run, options_of(fx.run))
+    body = render_report_body(ReportView.of(check_run(fx.run, options_of(fx.run))))
     assert "<html" not in body and "<head>" not in body
     assert 'class="evidence-report"' in body and "Verified" in body
 
 
 def test_render_refuses_a_tampered_snapshot_and_writes_nothing(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=2)
-    assemble_run(fx.run)
+    assemble_run(fx.run, options_of(fx.run))
     path = fx.snapshot_file(0)
     raw = json.loads(path.read_bytes())
     raw["text"] = raw["text"][:-1] + "!"
     write_json(path, raw)
     with pytest.raises(IntegrityError) as caught:
-        write_report(fx.run)
+        write_report(fx.run, options_of(fx.run))
     assert caught.value.reason is Reason.SNAPSHOT_HASH_MISMATCH
     assert not fx.run.report_html.exists()
 
 
 def test_render_refuses_a_bad_span_and_keeps_the_previous_report(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1)
-    assemble_run(fx.run)
-    write_report(fx.run)
+    assemble_run(fx.run, options_of(fx.run))
+    write_report(fx.run, options_of(fx.run))
     before = fx.run.report_html.read_bytes()
     record = fx.extraction(0)
     record["spans"][0]["start"] = -3
     fx.put_extraction(0, record)
     with pytest.raises(IntegrityError) as caught:
-        write_report(fx.run)
+        write_report(fx.run, options_of(fx.run))
     assert caught.value.reason is Reason.SPAN_OUT_OF_RANGE
     assert fx.run.report_html.read_bytes() == before

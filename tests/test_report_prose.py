@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from _policy import keys_of, policy_of
 from _wiki_helpers import RunBuilder, build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
 from publisher.gate.checks.prose import QUOTE_WORDS, quotations
@@ -32,7 +33,7 @@ def _prose(rb: RunBuilder, wiki: Path, report: str) -> tuple[list[Finding], str]
     rb.run.report_md.parent.mkdir(parents=True, exist_ok=True)
     rb.run.report_md.write_text(report, encoding="utf-8")
     rb.assemble()
-    rc = check_run(rb.run, RunOptions(wiki_root=wiki))
+    rc = check_run(rb.run, RunOptions(keys_of(wiki), wiki_root=wiki))
     status = rc.status("C-PROSE")
     return [f for f in rc.findings if f.check == "C-PROSE"], status
 
@@ -113,7 +114,7 @@ def test_the_build_refuses_a_run_whose_prose_forges_a_quotation(run: tuple[Path,
     from publisher.wiki.promote import promote
 
     wiki, rb, sid = run
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     before = tree_digest(wiki / "site")
     s = TEXT_B.index("Randomisation")
@@ -181,7 +182,7 @@ def test_once_the_reports_budget_is_spent_nothing_more_is_verified(
 ) -> None:
     """All the quotations of a report together stop at PROSE_BUDGET: past it, even a cited
     quotation is unverified (fail-closed), never taken as quoted."""
-    from publisher.gate.checks import prose as prose_module
+    from publisher.gate import quotations as prose_module
 
     wiki, rb, sid = run
     s = TEXT_B.index("Randomisation")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from _gate_helpers import make_run, read_json
+from _policy import options_of
 
 from publisher.gate.assemble import assemble_run
 from publisher.gate.checks.assembler import read_stored
@@ -19,7 +20,7 @@ GOOD = {"path": "assets/papers/x.pdf", "sha256": "b" * 64, "bytes": 3}
 
 def _stored_with(tmp_path: Path, asset: object) -> tuple[object, object, object]:
     fx = make_run(tmp_path, articles=1)
-    assemble_run(fx.run)
+    assemble_run(fx.run, options_of(fx.run))
     result = read_json(fx.run.result_path)
     result["sources"][0]["asset"] = asset
     fx.run.result_path.chmod(0o644)

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from _policy import policy_of
 from _provenance_helpers import forge_fetch
 from _wiki_helpers import Claim, make_wiki, sample_run, tamper
 from conftest import CliResult
@@ -60,7 +61,7 @@ def test_a_changed_pdf_is_named_where_it_lies(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
     tamper("pdf-asset", rb)
-    outcome = check_wiki(wiki)
+    outcome = check_wiki(wiki, policy=policy_of(wiki))
     assets = [f for f in outcome.findings if f.reason is Reason.ASSET_HASH_MISMATCH and f.cause is None]
     assert assets and all(f.file.startswith("assets/papers/") for f in assets)
     assert all((wiki / f.file).is_file() for f in assets)
@@ -69,9 +70,9 @@ def test_a_changed_pdf_is_named_where_it_lies(tmp_path: Path) -> None:
 def test_an_absent_result_is_c_assembler_absent_with_its_command(tmp_path: Path) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     rb.run.result_path.unlink()
-    outcome = check_wiki(wiki)
+    outcome = check_wiki(wiki, policy=policy_of(wiki))
     roots = [f for f in outcome.findings if f.cause is None]
     assert [(f.check, f.reason) for f in roots] == [("C-ASSEMBLER", None)]
     assert "publisher assemble --run-dir runs/alpha" in roots[0].detail
@@ -83,7 +84,7 @@ def test_every_root_names_its_fix_on_one_short_line(tmp_path: Path) -> None:
         wiki = make_wiki(tmp_path / kind / "wiki")
         rb = sample_run(wiki)
         tamper(kind, rb)
-        outcome = check_wiki(wiki)
+        outcome = check_wiki(wiki, policy=policy_of(wiki))
         roots = [f for f in outcome.findings if f.cause is None]
         assert roots
         for root in roots:

@@ -91,15 +91,31 @@ def test_keys_new_refuses_a_git_work_tree_or_a_wiki_unless_forced(tmp_path: Path
     assert key_home_problem(outside) is None or os.path.lexists(Path("/.git"))
 
 
-def test_a_fetch_without_the_wikis_private_key_warns_that_it_will_not_count(
+def test_a_fetch_without_the_wikis_private_key_is_refused_before_anything_is_written(
     tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     wiki = tmp_path / "w"
     assert cli("new", wiki).status == 0
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "another-user"))
-    assert cli("run", "init", wiki / "runs" / "r", "--slug", "r").status == 0
+    monkeypatch.delenv("PUBLISHER_SIGNING_KEY", raising=False)
+    run = wiki / "runs" / "r"
+    assert cli("run", "init", run, "--slug", "r").status == 0
+    before = sorted(p.relative_to(run) for p in run.rglob("*"))
     with serve() as pages:
         pages.pages["/p"] = ("text/plain; charset=utf-8", PAGE.encode())
-        fetched = cli("source", "fetch", "--run-dir", wiki / "runs" / "r", "--url", pages.url("/p"), "--json")
-    assert fetched.status == 0 and fetched.json()["signed_by"] is None
-    assert "warning" in fetched.err
+        fetched = cli("source", "fetch", "--run-dir", run, "--url", pages.url("/p"), "--json")
+        registered = cli(
+            "source",
+            "register",
+            "--run-dir",
+            run,
+            "--url",
+            pages.url("/p"),
+            "--text-file",
+            wiki / "mkdocs.yml",
+            "--json",
+        )
+    for refused in (fetched, registered):
+        assert refused.status == 2
+        assert "keys/" in refused.json()["error"]["message"]  # the key to use, by its file in the wiki
+    assert sorted(p.relative_to(run) for p in run.rglob("*")) == before

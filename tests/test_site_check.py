@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_wiki, finding_of, make_wiki, sample_run, tamper
 
 from publisher.kernel.findings import grouped_lines
@@ -18,14 +19,14 @@ from publisher.wiki.promote import promote
 def built(tmp_path: Path) -> tuple[Path, object]:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     return wiki, rb
 
 
 def _codes(wiki: Path) -> set[str]:
     """Codes of every finding; an edit after the build is always also a changed file (C-SITE-FILE)."""
-    return {f.code for f in check_site(wiki / "site", wiki).findings}
+    return {f.code for f in check_site(wiki / "site", wiki, policy=policy_of(wiki)).findings}
 
 
 def _concept_page(wiki: Path) -> Path:
@@ -34,7 +35,7 @@ def _concept_page(wiki: Path) -> Path:
 
 def test_fresh_build_passes(built: tuple[Path, object]) -> None:
     wiki, _ = built
-    outcome = check_site(wiki / "site", wiki)
+    outcome = check_site(wiki / "site", wiki, policy=policy_of(wiki))
     assert outcome.ok, [f.one_line() for f in outcome.findings]
     assert outcome.excerpts >= 10 and outcome.snapshots == 3
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import (
     RecordingHelpers,
     build_wiki,
@@ -30,8 +31,8 @@ from publisher.wiki.promote import promote
 def _checked(tmp_path: Path) -> tuple[Path, Any]:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
-    pre = check_wiki(wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
+    pre = check_wiki(wiki, policy=policy_of(wiki))
     assert pre.ok
     return wiki, pre
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from _policy import policy_of
 from _wiki_helpers import RunBuilder, build_wiki, leftovers, make_wiki
 
 from publisher.site.checks.checksite import check_site
@@ -38,11 +39,11 @@ def test_corpus_excerpts_published_character_for_character(tmp_path: Path, corpu
         )
         expected.update(str(r["excerpt"]) for r in picked)
     rb.assemble()
-    promote(rb.run.path, wiki)
-    assert run_preflight(wiki).ok
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
+    assert run_preflight(wiki, policy=policy_of(wiki)).ok
     build_wiki(wiki, strict=True)
     page = (wiki / "site" / "concepts" / "corpus" / "index.html").read_text(encoding="utf-8")
     shown = {e.text for e in scan_page(page).excerpts}
     assert shown == expected
-    assert check_site(wiki / "site", wiki).ok
+    assert check_site(wiki / "site", wiki, policy=policy_of(wiki)).ok
     assert leftovers(wiki) == []

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import RunBuilder, build_wiki, make_wiki, sample_run
 
 from publisher.site.checks.checksite import check_site
@@ -27,7 +28,7 @@ from publisher.wiki.promote import promote
 def wiki(tmp_path: Path) -> Path:
     root = make_wiki(tmp_path / "wiki")
     rb = sample_run(root)
-    promote(rb.run.path, root)
+    promote(rb.run.path, root, policy=policy_of(root))
     build_wiki(root)
     return root
 
@@ -87,7 +88,7 @@ EDITS: dict[str, Callable[[Path], None]] = {
 
 
 def test_untouched_site_verifies_every_file(wiki: Path) -> None:
-    outcome = check_site(wiki / "site", wiki)
+    outcome = check_site(wiki / "site", wiki, policy=policy_of(wiki))
     assert outcome.ok, [f.one_line() for f in outcome.findings]
     manifest = json.loads((wiki / "site" / MANIFEST_NAME).read_bytes())
     names, odd = site_files(wiki / "site")
@@ -110,7 +111,7 @@ def test_every_post_build_edit_fails_check_site(wiki: Path, edit: str) -> None:
 @pytest.mark.parametrize("edit", ["inline-script", "style-rule", "base-href"])
 def test_a_consistently_rewritten_manifest_still_fails_on_the_page_or_the_pin(wiki: Path, edit: str) -> None:
     site = wiki / "site"
-    pinned = check_site(site, wiki).manifest_digest
+    pinned = check_site(site, wiki, policy=policy_of(wiki)).manifest_digest
     assert pinned is not None
     EDITS[edit](site)
     manifest = json.loads((site / MANIFEST_NAME).read_bytes())
@@ -167,7 +168,7 @@ def make_cr_wiki(root: Path, mode: str = "full") -> tuple[Path, str, list[tuple[
         {"schema_version": 1, "evidence_id": "pmid:77", "pmid": "77", "design": "trial", "spans": spans},
     )
     rb.assemble()
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     return wiki, sid, ranges
 
 
@@ -175,7 +176,7 @@ def test_excerpts_with_carriage_returns_pass_check_site_on_every_page_type(tmp_p
     for mode in ("full", "windows"):
         wiki, _, _ = make_cr_wiki(tmp_path / mode, mode)
         build_wiki(wiki)
-        outcome = check_site(wiki / "site", wiki)
+        outcome = check_site(wiki / "site", wiki, policy=policy_of(wiki))
         assert outcome.ok, [f.one_line() for f in outcome.findings]
         report = (wiki / "site" / "runs" / "cr" / "report" / "index.html").read_bytes()
         concept = next((wiki / "site" / "concepts").glob("*/index.html")).read_bytes()

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_findings, build_wiki, leftovers, logged_findings, make_wiki, sample_run, tree_digest
 from mkdocs.exceptions import Abort, PluginError
 
@@ -29,7 +30,7 @@ REFUSED = (Reason.SCHEMA_ERROR, "C-CONFIG", "site_dir", "mkdocs.yml")
 def _wiki(tmp_path: Path) -> Path:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     (wiki / "assets" / "papers").mkdir(parents=True, exist_ok=True)
     (wiki / "keys").mkdir(exist_ok=True)
     return wiki

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_wiki, make_wiki, sample_run
 
 import publisher.site.checks.checksite as checksite
@@ -23,7 +24,7 @@ from publisher.wiki.promote import promote
 @pytest.fixture
 def wiki(tmp_path: Path) -> Path:
     root = make_wiki(tmp_path / "wiki")
-    promote(sample_run(root).run.path, root)
+    promote(sample_run(root).run.path, root, policy=policy_of(root))
     build_wiki(root)
     return root
 
@@ -45,7 +46,7 @@ def _no_stall() -> Iterator[None]:
 
 
 def _findings(wiki: Path) -> list[tuple[str, str]]:
-    return [(f.code, f.file) for f in check_site(wiki / "site", wiki).findings]
+    return [(f.code, f.file) for f in check_site(wiki / "site", wiki, policy=policy_of(wiki)).findings]
 
 
 def _edit_manifest(wiki: Path, change: object) -> None:
@@ -85,7 +86,7 @@ def test_a_manifest_with_a_duplicate_key_is_refused(wiki: Path) -> None:
 
 @pytest.mark.parametrize("folder", ["extra", "sources/extra", "a/b/c"])
 def test_an_empty_folder_added_after_the_build_fails(wiki: Path, folder: str) -> None:
-    assert check_site(wiki / "site", wiki).ok
+    assert check_site(wiki / "site", wiki, policy=policy_of(wiki)).ok
     (wiki / "site" / folder).mkdir(parents=True)
     found = _findings(wiki)
     assert ("C-SITE-FILE", folder + "/") in found, found
@@ -120,7 +121,7 @@ def test_an_oversized_file_is_refused_unread(wiki: Path, monkeypatch: pytest.Mon
     largest = max(p.stat().st_size for p in site.rglob("*") if p.is_file())
     (site / "big.bin").write_bytes(b"x" * (largest + 1))
     monkeypatch.setattr(checksite, "SITE_FILE_LIMIT", largest)
-    outcome = check_site(site, wiki)
+    outcome = check_site(site, wiki, policy=policy_of(wiki))
     assert [(f.code, f.file) for f in outcome.findings] == [("C-SITE-FILE", "big.bin")]
     files = sum(1 for p in site.rglob("*") if p.is_file() and p.name != MANIFEST_NAME)
     assert outcome.files == files - 1  # every file read but the oversized one

@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from _policy import policy_of
 from _wiki_helpers import REPO, build_wiki, leftovers, sample_run
 
 from publisher.acquire.signing import wiki_key_file
 from publisher.site.checks.checksite import check_site
 from publisher.site.pages.highlight import SourceText
 from publisher.site.scaffold import new_wiki
-from publisher.wiki.policy import fallback_policy
 from publisher.wiki.promote import promote
 
 
@@ -39,10 +39,10 @@ def test_new_wiki_enables_the_example_reader_features(tmp_path: Path) -> None:
 def test_new_wiki_with_a_promoted_run_builds_and_passes_check_site(tmp_path: Path) -> None:
     wiki = tmp_path / "w"
     new_wiki(wiki)  # signed by default: the runs' fresh events are signed with the wiki's key
-    rb = sample_run(wiki, key=wiki_key_file(fallback_policy(wiki).trusted_keys.ids))
-    promote(rb.run.path, wiki)
+    rb = sample_run(wiki, key=wiki_key_file(policy_of(wiki).trusted_keys.ids))
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki, strict=True)
-    outcome = check_site(wiki / "site", wiki)
+    outcome = check_site(wiki / "site", wiki, policy=policy_of(wiki))
     assert outcome.ok, [f.one_line() for f in outcome.findings]
     assert outcome.excerpts >= 10 and outcome.snapshots == 3 and outcome.records == 3
     page = (wiki / "site" / "concepts" / "alpha.html").read_text(encoding="utf-8")  # offline: links name files
@@ -66,9 +66,13 @@ def test_new_wiki_reader_options_as_documented_in_its_config(tmp_path: Path) -> 
     evidence = _config(wiki / "mkdocs.yml")["extra"]["evidence"]
     assert evidence["source_text"] == "windows" and evidence["offline"] is True
     assert evidence["windows_above"] == 200_000 == SourceText().windows_above
-    promote(sample_run(wiki, key=wiki_key_file(fallback_policy(wiki).trusted_keys.ids)).run.path, wiki)
+    promote(
+        sample_run(wiki, key=wiki_key_file(policy_of(wiki).trusted_keys.ids)).run.path,
+        wiki,
+        policy=policy_of(wiki),
+    )
     build_wiki(wiki, strict=True)
-    outcome = check_site(wiki / "site", wiki)
+    outcome = check_site(wiki / "site", wiki, policy=policy_of(wiki))
     assert outcome.ok, [f.one_line() for f in outcome.findings]
     assert outcome.windows >= 3 and outcome.snapshots == 0
 

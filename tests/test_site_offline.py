@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
 from publisher.kernel.reasons import Reason
@@ -26,7 +27,7 @@ def _wiki(root: Path, extra: str = OFFLINE, *, search: bool = True) -> Path:
     if search:
         config = wiki / "mkdocs.yml"
         config.write_text(config.read_text(encoding="utf-8").replace("plugins: []", "plugins:\n  - search"))
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     return wiki
 
 
@@ -38,12 +39,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _codes(wiki: Path) -> set[str]:
-    return {f.code for f in check_site(wiki / "site", wiki).findings}
+    return {f.code for f in check_site(wiki / "site", wiki, policy=policy_of(wiki)).findings}
 
 
 def test_pages_link_to_files_and_records_ship_as_scripts(built: Path) -> None:
     site = built / "site"
-    assert check_site(site, built).ok
+    assert check_site(site, built, policy=policy_of(built)).ok
     sources = sorted(site.glob("sources/src-*.html"))
     assert sources and not list(site.glob("sources/src-*/index.html"))
     for page in sources:
@@ -97,7 +98,7 @@ def test_check_site_refuses_an_edited_record_script(built: Path, tmp_path: Path)
     record = json.loads((script.parent / "record.json").read_bytes())
     record["text"] = "X" + record["text"][1:]
     script.write_bytes(record_js(script.parent.name, json.dumps(record).encode()))
-    findings = check_site(wiki / "site", wiki).findings
+    findings = check_site(wiki / "site", wiki, policy=policy_of(wiki)).findings
     assert {f.code for f in findings} == {"SNAPSHOT_HASH_MISMATCH", "C-SITE-FILE"}
     assert any(f.code == "SNAPSHOT_HASH_MISMATCH" and f.file.endswith("record.js") for f in findings)
 

@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import HOOK_SHIM, build_wiki, leftovers
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -124,7 +125,7 @@ def test_new_wiki_builds_and_checks(tmp_path: Path) -> None:
     build_wiki(wiki, strict=True)
     assert (wiki / "site" / MANIFEST_NAME).is_file()
     assert (wiki / "site" / "concepts" / "index.html").is_file()
-    assert check_site(wiki / "site", wiki).ok
+    assert check_site(wiki / "site", wiki, policy=policy_of(wiki)).ok
     assert leftovers(wiki) == []
 
 

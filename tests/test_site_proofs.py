@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import RecordingHelpers, build_wiki, make_wiki, refused_build, sample_run
 from mkdocs.exceptions import Abort
 from mkdocs.plugins import CombinedEvent
@@ -54,7 +55,7 @@ def test_every_cited_span_has_a_proof_that_verifies_in_the_default_mode(tmp_path
         assert bundle["anchors"] == []  # unsigned provenance: nothing signs the root
     # The default mode still publishes every record whole.
     assert all("text" in json.loads(p.read_bytes()) for p in site.glob("sources/*/record.json"))
-    assert check_site(site, wiki).ok
+    assert check_site(site, wiki, policy=policy_of(wiki)).ok
 
 
 def test_proofs_mode_publishes_records_without_text(tmp_path: Path) -> None:
@@ -69,7 +70,7 @@ def test_proofs_mode_publishes_records_without_text(tmp_path: Path) -> None:
         assert "published without its text" in (site / "sources" / sid / "index.html").read_text(encoding="utf-8")
     manifest = json.loads((site / "evidence-manifest.json").read_text(encoding="utf-8"))
     assert {e["form"] for e in manifest["records"]} == {"without_text"}
-    assert check_site(site, wiki).ok
+    assert check_site(site, wiki, policy=policy_of(wiki)).ok
 
 
 def test_a_per_source_choice_publishes_some_sources_whole(tmp_path: Path) -> None:
@@ -79,7 +80,7 @@ def test_a_per_source_choice_publishes_some_sources_whole(tmp_path: Path) -> Non
     light = {sid for sid in rb.texts if "text" not in json.loads((site / "sources" / sid / "record.json").read_bytes())}
     assert light == {sid for sid, r in rb.records.items() if r["origin"] == "user-supplied-pdf"}
     assert len(light) == 1 and len(rb.texts) == 3
-    assert check_site(site, wiki).ok
+    assert check_site(site, wiki, policy=policy_of(wiki)).ok
     # A source id names one source; it wins over its origin.
     [pdf] = light
     config = wiki / "mkdocs.yml"
@@ -105,7 +106,7 @@ def test_bad_options_fail_the_build(tmp_path: Path, bad: str) -> None:
 
 
 def _codes(site: Path, wiki: Path) -> set[tuple[str, str]]:
-    return {(f.code, f.file) for f in check_site(site, wiki).findings}
+    return {(f.code, f.file) for f in check_site(site, wiki, policy=policy_of(wiki)).findings}
 
 
 def test_check_site_covers_proof_files(tmp_path: Path) -> None:
@@ -182,7 +183,7 @@ def test_a_signed_site_ships_each_text_once(tmp_path: Path) -> None:
         assert not (site / "sources" / sid / "record.js").exists()
     bundles = [_bundle_of(p.read_bytes()) for p in _proof_files(site)]
     assert bundles and all(len(b["anchors"]) == 1 for b in bundles)
-    assert check_site(site, wiki).ok
+    assert check_site(site, wiki, policy=policy_of(wiki)).ok
 
 
 def test_an_unsigned_source_without_its_text_is_a_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
@@ -281,7 +282,7 @@ def test_a_snapshot_stored_before_roots_gets_its_root_from_the_verified_text(tmp
     proof = ExcerptProof.model_validate(bundle["proof"])
     assert verify_proof(proof, root=merkle_root(text))[0] == "The effect was large."
     assert "merkle_root" not in json.loads((site / "sources" / snap.source_id / "record.json").read_bytes())
-    assert check_site(site, wiki).ok
+    assert check_site(site, wiki, policy=policy_of(wiki)).ok
 
 
 # --- proofs written while the pages are rendered ---------------------------------------------
@@ -333,7 +334,7 @@ def test_the_helpers_write_the_proofs_while_the_pages_are_rendered(
     assert "proof_chunk" in at_post_build[-1], "the proofs were not handed over before the pages were done"
     helped = {p.relative_to(wiki / "site").as_posix(): p.read_bytes() for p in _proof_files(wiki / "site")}
     assert helped == alone and alone
-    assert check_site(wiki / "site", wiki).ok
+    assert check_site(wiki / "site", wiki, policy=policy_of(wiki)).ok
 
 
 @pytest.mark.parametrize("helpers", [True, False])

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import make_wiki, sample_run, tree_digest
 
 from publisher.site.checks.checksite import check_site
@@ -75,7 +76,7 @@ def _build(wiki: Path, site: Path, env: dict[str, str]) -> None:
 def wiki(tmp_path: Path) -> Path:
     root = make_wiki(tmp_path / "wiki", extra="site_url: https://wiki.example.org/\n")
     rb = sample_run(root)
-    promote(rb.run.path, root)
+    promote(rb.run.path, root, policy=policy_of(root))
     return root
 
 
@@ -100,7 +101,7 @@ def test_two_builds_at_different_times_are_byte_identical(
     )
     assert int(probe.stdout) > datetime.now(UTC).timestamp() + 86400, "the shifted clock did not take"
     assert tree_digest(first) == tree_digest(second)
-    assert check_site(first, wiki).ok and check_site(second, wiki).ok
+    assert check_site(first, wiki, policy=policy_of(wiki)).ok and check_site(second, wiki, policy=policy_of(wiki)).ok
 
 
 def test_source_date_epoch_is_the_date_where_one_is_wanted(wiki: Path, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
 from publisher.kernel.canonical import sha256_hex
@@ -32,7 +33,7 @@ def on_post_page(output, page, config):
 def _wiki(tmp_path: Path, *, hooks: dict[str, str] | None = None) -> Path:
     wiki = make_wiki(tmp_path / "wiki", extra=WINDOWS, hooks=hooks)
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     return wiki
 
 
@@ -45,7 +46,7 @@ def built(tmp_path: Path) -> Path:
 
 def _codes(wiki: Path) -> set[str]:
     """Codes of the evidence findings (every edit is also a changed file, C-SITE-FILE, not counted here)."""
-    return {f.code for f in check_site(wiki / "site", wiki).findings if f.code != "C-SITE-FILE"}
+    return {f.code for f in check_site(wiki / "site", wiki, policy=policy_of(wiki)).findings if f.code != "C-SITE-FILE"}
 
 
 def _window_page(wiki: Path) -> Path:
@@ -90,7 +91,7 @@ def test_windows_build_is_sealed_and_check_site_passes(built: Path) -> None:
     assert manifest["windows"] and not manifest["snapshots"]
     for entry in manifest["windows"]:
         assert set(entry) == {"page", "source_id", "start", "end", "sha256"}
-    outcome = check_site(built / "site", built)
+    outcome = check_site(built / "site", built, policy=policy_of(built))
     assert outcome.ok, [f.one_line() for f in outcome.findings]
     assert outcome.windows == len(manifest["windows"]) and outcome.snapshots == 0
     assert outcome.records == 3
@@ -99,7 +100,7 @@ def test_windows_build_is_sealed_and_check_site_passes(built: Path) -> None:
 def test_edited_window_text_fails_check_site(built: Path) -> None:
     page = _window_page(built)
     page.write_text(page.read_text(encoding="utf-8").replace("und. <mark", "und! <mark", 1), encoding="utf-8")
-    findings = check_site(built / "site", built).findings
+    findings = check_site(built / "site", built, policy=policy_of(built)).findings
     assert {f.code for f in findings} == {"EXCERPT_MISMATCH", "C-SITE-FILE"}
     assert any("window text differs" in f.detail for f in findings)
 
@@ -165,7 +166,7 @@ def test_records_are_sealed_byte_for_byte(built: Path) -> None:
 @pytest.mark.parametrize("mode", ["full", "windows"])
 def test_tampered_record_fails_check_site(tmp_path: Path, mode: str) -> None:
     wiki = make_wiki(tmp_path / "wiki", extra=WINDOWS if mode == "windows" else "")
-    promote(sample_run(wiki).run.path, wiki)
+    promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     record = _record(wiki)
     data = json.loads(record.read_bytes())
@@ -221,7 +222,7 @@ def test_the_search_index_holds_windows_up_to_windows_above(tmp_path: Path, limi
     index = json.loads((wiki / "site" / "search" / "search_index.json").read_text(encoding="utf-8"))
     source_docs = [d["text"] for d in index["docs"] if d["location"].startswith("sources/src-")]
     assert source_docs and any("und." in t for t in source_docs) is indexed
-    assert check_site(wiki / "site", wiki).ok
+    assert check_site(wiki / "site", wiki, policy=policy_of(wiki)).ok
 
 
 def test_a_window_holds_the_whole_sentence_of_a_span_cut_after_a_negation() -> None:

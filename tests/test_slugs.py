@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
 
 from publisher.kernel.errors import UsageError
@@ -35,7 +36,7 @@ def test_safe_slugs_pass(slug: str) -> None:
 def test_upstream_folder_name_that_is_not_a_safe_slug_fails_the_build(tmp_path: Path, folder: str) -> None:
     wiki = make_wiki(tmp_path / "wiki")
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     build_wiki(wiki)
     (wiki / "concepts" / "alpha.md").unlink()
     before = tree_digest(wiki / "site")
@@ -48,7 +49,7 @@ def test_upstream_folder_name_that_is_not_a_safe_slug_fails_the_build(tmp_path: 
     with pytest.raises(UsageError) as caught:
         Run(moved).slug()
     assert caught.value.reason == "SCHEMA_ERROR"
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     assert [f.code for f in pre.findings] == ["SCHEMA_ERROR"]
     assert refused_build(wiki) == tuple(pre.findings)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from _policy import KeyRing
 from conftest import minimal_pdf
 
 from publisher.acquire.sources import MAX_READ_WINDOW, Metadata, add_local_pdf, find_spans, read_window, register
@@ -114,7 +115,7 @@ def test_register_stores_exact_text_and_logs_a_non_fresh_event(run: Run, tmp_pat
     assert event.type is EventType.REGISTER and event.fresh is False
     assert event.sha256 == hashlib.sha256(text.encode()).hexdigest() and event.url == URL
     config = run.load_config()
-    got = freshness(outcome.snapshot, state.events, config.created_at, AssetChecker(None))
+    got = freshness(outcome.snapshot, state.events, config.created_at, AssetChecker(None), trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.NO_FRESH_FETCH
 
 
@@ -308,13 +309,13 @@ def test_local_pdf_is_copied_once_and_fresh(run: Run, wiki: Path, tmp_path: Path
     event = outcome.event
     assert event.type is EventType.LOCAL_PDF and event.fresh and event.sha256 == digest
     created_at = run.load_config().created_at
-    assert freshness(snap, [event], created_at, AssetChecker(wiki)).fresh
+    assert freshness(snap, [event], created_at, AssetChecker(wiki), trusted_keys=KeyRing()).fresh
     again = add_local_pdf(run, pdf, wiki)
     assert not again.created
     assert os.listdir(wiki / "assets" / "papers") == [f"{digest}.pdf"]
     (wiki / snap.asset.path).chmod(0o644)
     (wiki / snap.asset.path).write_bytes(data + b"%")
-    got = freshness(snap, [event], created_at, AssetChecker(wiki))
+    got = freshness(snap, [event], created_at, AssetChecker(wiki), trusted_keys=KeyRing())
     assert not got.fresh and got.reason is Reason.ASSET_HASH_MISMATCH
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 import pytest
 from _gate_helpers import RunFixture, make_run, read_json
+from _policy import options_of, policy_of, run_keys
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_pipeline_stored import STORED, _seen
@@ -117,7 +118,7 @@ def test_only_the_exact_bytes_match(comparison: str) -> None:
 @pytest.fixture
 def assembled(tmp_path: Path) -> RunFixture:
     fx = make_run(tmp_path, articles=2)
-    assemble_run(fx.run)
+    assemble_run(fx.run, options_of(fx.run))
     return fx
 
 
@@ -153,7 +154,7 @@ def test_a_result_equal_to_its_assembly_is_never_read_whole(
         raise AssertionError("the stored result was read whole")
 
     monkeypatch.setattr(pipeline, "read_stored_bytes", refuse)
-    rc = check_run(assembled.run)
+    rc = check_run(assembled.run, options_of(assembled.run))
     assert rc.status("C-ASSEMBLER") == "pass" and rc.stored == read_json(assembled.run.result_path)
 
 
@@ -198,7 +199,7 @@ def test_nothing_reads_the_records_after_the_final_assembly(
     keeps: each assembly gets the records back, and they refuse to be read once it returns. The
     check then finds what it finds with the records held throughout."""
     STORED[name](assembled)
-    kept = _seen(check_run(assembled.run, gate=gate))
+    kept = _seen(check_run(assembled.run, options_of(assembled.run), gate=gate))
     assemble = pipeline.assemble
 
     def guarded(inputs: Any, *args: Any, **kwargs: Any) -> Any:
@@ -210,10 +211,10 @@ def test_nothing_reads_the_records_after_the_final_assembly(
             inputs.records = _Refused(records)
 
     monkeypatch.setattr(pipeline, "assemble", guarded)
-    assert _seen(check_run(assembled.run, gate=gate)) == kept
+    assert _seen(check_run(assembled.run, options_of(assembled.run), gate=gate)) == kept
     monkeypatch.undo()
 
-    inputs = load_inputs(assembled.run)
+    inputs = load_inputs(assembled.run, trusted_keys=run_keys(assembled.run))
     reader = CheckedSnapshots(assembled.run.sources_dir, assets_root=inputs.wiki_root)
     prepared = prepare(inputs, reader, prepare_stored(assembled.run, reader))
     rc = check_run(assembled.run, gate=gate, loaded=Loaded(inputs, reader, prepared, drop_records=True))
@@ -226,7 +227,7 @@ def test_the_records_and_the_bytes_are_let_go_before_the_model_is_made(
     """A worker never holds the agent records and the model together, nor the file's bytes at
     all; a check that does not drop the records keeps them."""
     seen: list[int] = []
-    inputs = load_inputs(assembled.run)
+    inputs = load_inputs(assembled.run, trusted_keys=run_keys(assembled.run))
     records = len(inputs.records)
     validate = pipeline.Result.model_validate
 
@@ -236,7 +237,7 @@ def test_the_records_and_the_bytes_are_let_go_before_the_model_is_made(
 
     monkeypatch.setattr(pipeline.Result, "model_validate", watched)
     for drop in (True, False):
-        inputs = load_inputs(assembled.run)
+        inputs = load_inputs(assembled.run, trusted_keys=run_keys(assembled.run))
         reader = CheckedSnapshots(assembled.run.sources_dir, assets_root=inputs.wiki_root)
         prepared = prepare(inputs, reader, prepare_stored(assembled.run, reader))
         rc = check_run(assembled.run, loaded=Loaded(inputs, reader, prepared, drop_records=drop))
@@ -247,7 +248,7 @@ def test_the_records_and_the_bytes_are_let_go_before_the_model_is_made(
 def test_packing_settled_at_once_is_packing_then_settling(assembled: RunFixture) -> None:
     """A settled check packed in one step is the check packed, then settled (byte for byte),
     without writing out the result the stored file holds."""
-    one, two = check_run(assembled.run), check_run(assembled.run)
+    one, two = check_run(assembled.run, options_of(assembled.run)), check_run(assembled.run, options_of(assembled.run))
     two.assembly.result["generated_at"] = one.assembly.result["generated_at"]  # the assembly's own time
     assert one.stored_is_assembly
     one.pack(settle=True)
@@ -382,7 +383,7 @@ def test_a_large_runs_check_is_made_again_only_for_a_result_that_is_not_valid(
         replace(check_snapshot((str(run.sources_dir), sid, tuple(spans))), detail="handed over")
         for sid, spans in stored_requests(run)
     ]
-    keys = check_wiki(wiki, workers=Workers(count=1)).policy.trusted_keys
+    keys = check_wiki(wiki, workers=Workers(count=1), policy=policy_of(wiki)).policy.trusted_keys
     calls: list[str] = []
     check, parse = runchecks.check_run, pipeline.parse_stored
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import TAMPERINGS, build_wiki, make_wiki, sample_run, tamper, tree_digest
 from conftest import CliResult
 
@@ -54,7 +55,7 @@ def test_no_stored_result_or_verification_holds_a_machine_path(tmp_path: Path, k
 def test_a_copied_wiki_checks_clean_and_builds_the_same_bytes(tmp_path: Path, cli: Cli) -> None:
     first = make_wiki(tmp_path / "here" / "wiki")
     rb = sample_run(first)
-    promote(rb.run.path, first)
+    promote(rb.run.path, first, policy=policy_of(first))
     second = tmp_path / "elsewhere" / "deeper" / "copy"
     shutil.copytree(first, second, symlinks=True)
     assert cli("check", "--wiki", second).status == 0

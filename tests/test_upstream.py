@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _policy import options_of
 from _upstream_helpers import EVIDENCE_ID, TRIAL, UpstreamRun, corpus_entry, upstream_run
 from conftest import CliResult
 
@@ -49,7 +50,7 @@ def valid(tmp_path: Path, **options: Any) -> tuple[UpstreamRun, str]:
 
 def test_u1_valid_span_is_accepted_with_quotes(tmp_path: Path) -> None:
     up, sid = valid(tmp_path)
-    assembly = assemble_run(Run(up.path))
+    assembly = assemble_run(Run(up.path), options_of(Run(up.path)))
     assert assembly.verdict == "pass" and reasons(assembly) == {}
     result = assembly.result
     Result.model_validate(result)
@@ -71,7 +72,7 @@ def test_u1_valid_span_is_accepted_with_quotes(tmp_path: Path) -> None:
     assert [q["text"] for q in extraction["quotes"]] == [c["excerpt"] for c in extraction["claims"]]
     claim = next(a for a in result["accepted"] if a["artifact_id"] == "report:pubmed-31415926")
     assert claim["kind"] == "synthesis_claim" and claim["evidence_id"] == EVIDENCE_ID
-    verification = verify_run(Run(up.path))
+    verification = verify_run(Run(up.path), options_of(Run(up.path)))
     assert verification.verdict == "Verified", verification.report["checks"]
 
 
@@ -80,7 +81,7 @@ def test_u2_registered_source_is_not_fresh(tmp_path: Path) -> None:
     sid = up.snapshot(event="register", fresh=False)
     up.corpus(corpus_entry(source_ids=[sid]))
     up.extraction([up.span(sid, "Sleep-onset latency fell")])
-    assembly = assemble_run(Run(up.path))
+    assembly = assemble_run(Run(up.path), options_of(Run(up.path)))
     assert assembly.verdict == "warn" and reasons(assembly) == {"NO_FRESH_FETCH": 1}
 
 
@@ -95,17 +96,17 @@ def test_u3_tampered_snapshot_one_finding_per_span(tmp_path: Path) -> None:
     record = json.loads(path.read_text())
     record["text"] += "\nTampered."
     up.write_json(f"sources/{sid}.json", record)
-    assembly = assemble_run(Run(up.path))
+    assembly = assemble_run(Run(up.path), options_of(Run(up.path)))
     # upstream reports the first failure of the artifact; we report the span and the legacy quote
     assert assembly.verdict == "warn" and reasons(assembly) == {"SNAPSHOT_HASH_MISMATCH": 2}
-    assert verify_run(Run(up.path)).failed("C-SNAPSHOT")
+    assert verify_run(Run(up.path), options_of(Run(up.path))).failed("C-SNAPSHOT")
 
 
 def test_u4_invented_source(tmp_path: Path) -> None:
     up = upstream_run(tmp_path)
     up.corpus(corpus_entry())
     up.extraction([{"claim": "invented", "source_id": "src-" + "0" * 64, "start": 9, "end": 30}])
-    assert reasons(assemble_run(Run(up.path))) == {"UNKNOWN_SOURCE": 1}
+    assert reasons(assemble_run(Run(up.path), options_of(Run(up.path)))) == {"UNKNOWN_SOURCE": 1}
 
 
 def test_u5_literature_claim_without_paper_ids(tmp_path: Path) -> None:
@@ -113,7 +114,7 @@ def test_u5_literature_claim_without_paper_ids(tmp_path: Path) -> None:
     sid = up.snapshot(paper=None)
     up.corpus(corpus_entry())
     up.extraction([up.span(sid, "Sleep-onset latency fell")])
-    assert reasons(assemble_run(Run(up.path))) == {"NO_PAPER_ID": 1}
+    assert reasons(assemble_run(Run(up.path), options_of(Run(up.path)))) == {"NO_PAPER_ID": 1}
 
 
 def test_u6_legacy_record_without_spans(tmp_path: Path) -> None:
@@ -123,7 +124,7 @@ def test_u6_legacy_record_without_spans(tmp_path: Path) -> None:
         "workspace/extractions/legacy.json",
         {"evidence_id": EVIDENCE_ID, "design": "randomised trial", "quotes": [{"text": "nurses were randomised"}]},
     )
-    assert reasons(assemble_run(Run(up.path))) == {"NO_SPANS": 1}
+    assert reasons(assemble_run(Run(up.path), options_of(Run(up.path)))) == {"NO_SPANS": 1}
 
 
 def test_u7_legacy_quote_differing_from_the_reslice(tmp_path: Path) -> None:
@@ -133,7 +134,7 @@ def test_u7_legacy_quote_differing_from_the_reslice(tmp_path: Path) -> None:
     span = up.span(sid, "fell by 7.9 minutes")
     quote = {"text": "fell by 9.7 minutes", "source_id": sid, "start": span["start"], "end": span["end"]}
     up.extraction([span], quotes=[quote])
-    assert reasons(assemble_run(Run(up.path))) == {"EXCERPT_MISMATCH": 1}
+    assert reasons(assemble_run(Run(up.path), options_of(Run(up.path)))) == {"EXCERPT_MISMATCH": 1}
 
 
 @pytest.mark.parametrize(
@@ -144,7 +145,7 @@ def test_u8_bad_offsets_fail_with_the_gate(tmp_path: Path, start: int, end: int,
     sid = up.snapshot("x" * 2100, url="https://example.org/long")
     up.corpus(corpus_entry())
     up.extraction([{"claim": "c", "source_id": sid, "start": start, "end": end}])
-    assembly = assemble_run(Run(up.path), gate=True)
+    assembly = assemble_run(Run(up.path), options_of(Run(up.path)), gate=True)
     assert assembly.verdict == "fail" and assembly.exit_status == 1 and reasons(assembly) == {code: 1}
 
 
@@ -152,13 +153,13 @@ def test_u9_report_claim_outside_accepted_evidence(tmp_path: Path) -> None:
     up = upstream_run(tmp_path)
     up.corpus(corpus_entry())
     up.report("A cited claim.[^pubmed-31415926]", ["[^pubmed-31415926]: PMID 31415926. DOI 10.5555/upstream.trial."])
-    assert reasons(assemble_run(Run(up.path))) == {"SOURCE_OUTSIDE_ACCEPTED": 1}
+    assert reasons(assemble_run(Run(up.path), options_of(Run(up.path)))) == {"SOURCE_OUTSIDE_ACCEPTED": 1}
 
 
 def test_u10_missing_result_is_gated(tmp_path: Path) -> None:
     up, _ = valid(tmp_path)
-    assert verify_run(Run(up.path), write=False).status("C-ASSEMBLER") == "warn"
-    assert verify_run(Run(up.path), write=False, gate=True).status("C-ASSEMBLER") == "fail"
+    assert verify_run(Run(up.path), options_of(Run(up.path)), write=False).status("C-ASSEMBLER") == "warn"
+    assert verify_run(Run(up.path), options_of(Run(up.path)), write=False, gate=True).status("C-ASSEMBLER") == "fail"
 
 
 def test_u11_promote_check_writes_nothing_and_blocks_tampering(tmp_path: Path, cli: Callable[..., CliResult]) -> None:

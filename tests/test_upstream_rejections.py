@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _policy import options_of, policy_of
 from _upstream_helpers import EVIDENCE_ID, TRIAL, UpstreamRun, corpus_entry, upstream_run
 from conftest import CliResult
 
@@ -47,7 +48,7 @@ def run_with_extraction(tmp_path: Path, *, corpus: bool = True, **options: objec
 def test_r1_key_only_footnote_is_source_outside_accepted(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.report("Light helps.[^smith2024]", ["[^smith2024]: Smith JA, 2024."])
-    assembly = assemble_run(Run(up.path))
+    assembly = assemble_run(Run(up.path), options_of(Run(up.path)))
     assert found(assembly, "report:smith2024") == {("SOURCE_OUTSIDE_ACCEPTED", "label")}
     assert f"extraction:{EVIDENCE_ID}" in accepted(assembly)
 
@@ -55,7 +56,9 @@ def test_r1_key_only_footnote_is_source_outside_accepted(tmp_path: Path) -> None
 def test_r1_key_only_footnote_without_a_corpus(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path, corpus=False)
     up.report("Light helps.[^smith2024]", ["[^smith2024]: Smith JA, 2024."])
-    assert found(assemble_run(Run(up.path)), "report:smith2024") == {("SOURCE_OUTSIDE_ACCEPTED", "label")}
+    assert found(assemble_run(Run(up.path), options_of(Run(up.path))), "report:smith2024") == {
+        ("SOURCE_OUTSIDE_ACCEPTED", "label")
+    }
 
 
 @pytest.mark.parametrize(
@@ -64,7 +67,7 @@ def test_r1_key_only_footnote_without_a_corpus(tmp_path: Path) -> None:
 def test_r1_a_bare_key_resolves_through_the_corpus(tmp_path: Path, label: str) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.report(f"Light helps.[^{label}]", [f"[^{label}]: Okafor A, 2025."])
-    assembly = assemble_run(Run(up.path))
+    assembly = assemble_run(Run(up.path), options_of(Run(up.path)))
     assert assembly.findings == [] and f"report:{label}" in accepted(assembly)
 
 
@@ -73,26 +76,30 @@ def test_r1_id_style_footnote_resolving_to_no_accepted_artifact(tmp_path: Path) 
     other = {"pmid": "27182818", "doi": "10.5555/other", "pmcid": None}
     up.corpus(corpus_entry(source_ids=[]), corpus_entry("pmid:27182818", other))
     up.report("Other paper.[^pubmed-27182818]", ["[^pubmed-27182818]: PMID 27182818."])
-    assert found(assemble_run(Run(up.path)), "report:pubmed-27182818") == {("SOURCE_OUTSIDE_ACCEPTED", "label")}
+    assert found(assemble_run(Run(up.path), options_of(Run(up.path))), "report:pubmed-27182818") == {
+        ("SOURCE_OUTSIDE_ACCEPTED", "label")
+    }
 
 
 def test_r1_label_must_resolve_when_the_run_has_a_corpus(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     # the PMID is of an accepted paper, but the label names nothing in the corpus: upstream rejects it
     up.report("Light helps.[^ref1]", ["[^ref1]: PMID 31415926."])
-    assert found(assemble_run(Run(up.path)), "report:ref1") == {("SOURCE_OUTSIDE_ACCEPTED", "label")}
+    assert found(assemble_run(Run(up.path), options_of(Run(up.path))), "report:ref1") == {
+        ("SOURCE_OUTSIDE_ACCEPTED", "label")
+    }
 
 
 def test_r1_stated_ids_must_agree_with_the_label(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.report(CLAIM, ["[^pubmed-31415926]: PMID 31415926. DOI 10.5555/someone.else."])
-    assert found(assemble_run(Run(up.path))) == {("SOURCE_OUTSIDE_ACCEPTED", "paper_ids")}
+    assert found(assemble_run(Run(up.path), options_of(Run(up.path)))) == {("SOURCE_OUTSIDE_ACCEPTED", "paper_ids")}
 
 
 def test_r1_a_reference_without_definition_cites_nothing(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.report(CLAIM + " And more.[^ghost]", [NOTE])
-    assembly = assemble_run(Run(up.path))
+    assembly = assemble_run(Run(up.path), options_of(Run(up.path)))
     assert found(assembly) == {("SOURCE_OUTSIDE_ACCEPTED", "definition")}
     assert {f.artifact_id for f in assembly.findings} == {"report:ghost"}
 
@@ -105,7 +112,7 @@ def test_r2_url_in_an_extraction_record(tmp_path: Path) -> None:
     up, sid = run_with_extraction(tmp_path)
     span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes")
     up.extraction([span], extractor_notes="numbers checked against https://trials.example/record/77.")
-    assembly = assemble_run(Run(up.path))
+    assembly = assemble_run(Run(up.path), options_of(Run(up.path)))
     assert found(assembly) == {("URL_NOT_RETRIEVED", "extractor_notes")}
     detail = assembly.findings[0].detail
     assert "https://trials.example/record/77 " in detail  # the sentence's full stop is not part of it
@@ -116,7 +123,7 @@ def test_r2_url_in_any_string_of_an_appraisal(tmp_path: Path) -> None:
     span = up.span(sid, "randomised to a morning light box")
     domain = {"domain": "randomisation", "judgement": "low", "rationale": "see http://x.example/p", "spans": [span]}
     up.write_json("workspace/appraisals/rob.json", {"evidence_id": EVIDENCE_ID, "tool": "RoB2", "domains": [domain]})
-    assert found(assemble_run(Run(up.path)), f"appraisal:{EVIDENCE_ID}") == {
+    assert found(assemble_run(Run(up.path), options_of(Run(up.path))), f"appraisal:{EVIDENCE_ID}") == {
         ("URL_NOT_RETRIEVED", "domains[0].rationale")
     }
 
@@ -129,7 +136,7 @@ def test_r2_urls_a_record_may_cite(tmp_path: Path) -> None:
         "indexed at https://pubmed.ncbi.nlm.nih.gov/31415926/ and https://doi.org/10.5555/UPSTREAM.trial"
     )
     up.extraction([span], extractor_notes=notes)
-    assert assemble_run(Run(up.path)).findings == []
+    assert assemble_run(Run(up.path), options_of(Run(up.path))).findings == []
 
 
 def test_r2_a_record_may_not_cite_another_papers_page(tmp_path: Path) -> None:
@@ -137,13 +144,13 @@ def test_r2_a_record_may_not_cite_another_papers_page(tmp_path: Path) -> None:
     up.snapshot("Another trial's page.", url="https://other.example/trial", paper={"pmid": "1"})
     span = up.span(sid, "Sleep-onset latency fell by 7.9 minutes")
     up.extraction([span], extractor_notes="compare https://other.example/trial")
-    assert found(assemble_run(Run(up.path))) == {("URL_NOT_RETRIEVED", "extractor_notes")}
+    assert found(assemble_run(Run(up.path), options_of(Run(up.path)))) == {("URL_NOT_RETRIEVED", "extractor_notes")}
 
 
 def test_r2_bare_url_in_a_footnote(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.report(CLAIM, [NOTE + " Registry https://registry.example/NCT0001"])
-    assert found(assemble_run(Run(up.path))) == {("URL_NOT_RETRIEVED", "urls[0]")}
+    assert found(assemble_run(Run(up.path), options_of(Run(up.path)))) == {("URL_NOT_RETRIEVED", "urls[0]")}
 
 
 def test_r2_bare_url_of_a_fetched_page_backs_the_claim(tmp_path: Path) -> None:
@@ -151,7 +158,7 @@ def test_r2_bare_url_of_a_fetched_page_backs_the_claim(tmp_path: Path) -> None:
     up.snapshot("A press release.", url="https://news.example/light", paper=None)
     up.report(CLAIM, [NOTE + " Press: https://news.example/light."])
     # retrieved, but the page backs no accepted record: the claim rests on it all the same
-    assert found(assemble_run(Run(up.path))) == {("SOURCE_OUTSIDE_ACCEPTED", "urls[0]")}
+    assert found(assemble_run(Run(up.path), options_of(Run(up.path)))) == {("SOURCE_OUTSIDE_ACCEPTED", "urls[0]")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -169,7 +176,7 @@ def test_r3_unsupported_claims_by_location(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.report(CLAIM, [NOTE])
     _upstream_verification(up, {"location": "report.md:L3", "claim": "Morning light ...", "reason": "overstated"})
-    assembly = assemble_run(Run(up.path))
+    assembly = assemble_run(Run(up.path), options_of(Run(up.path)))
     assert found(assembly) == {("UNSUPPORTED_VERDICT", "verification")}
     assert assembly.findings[0].artifact_id == "report:pubmed-31415926"
     digests = {e[0]: e[1] for e in assembly.result["inputs"] if len(e) == 2}
@@ -183,7 +190,7 @@ def test_r3_unsupported_claims_by_evidence_id(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.report(CLAIM, [NOTE])
     _upstream_verification(up, {"evidence_id": EVIDENCE_ID, "reason": "effect misread"}, {"location": "report.md:L99"})
-    assembly = assemble_run(Run(up.path))
+    assembly = assemble_run(Run(up.path), options_of(Run(up.path)))
     assert found(assembly, f"extraction:{EVIDENCE_ID}") == {("UNSUPPORTED_VERDICT", "verification")}
     # the report claim rests on the rejected extraction
     assert found(assembly, "report:pubmed-31415926") == {("SOURCE_OUTSIDE_ACCEPTED", "label")}
@@ -208,17 +215,17 @@ def test_r3_verify_keeps_upstreams_file_and_writes_beside_it(tmp_path: Path, cli
     entry = next(e for e in result["inputs"] if e[0] == "verification")
     assert entry[1] == "sha256:" + hashlib.sha256(before).hexdigest()
     _upstream_verification(up, {"evidence_id": EVIDENCE_ID, "reason": "late verdict"})
-    rc = check_run(Run(up.path))
+    rc = check_run(Run(up.path), options_of(Run(up.path)))
     assert rc.status("C-ASSEMBLER") == "warn" and "verification changed" in rc.check("C-ASSEMBLER").detail
 
 
 def test_r3_our_own_verification_is_overwritten_and_no_input(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.report(CLAIM, [NOTE])
-    assemble_run(Run(up.path))
-    first = verify_run(Run(up.path))
+    assemble_run(Run(up.path), options_of(Run(up.path)))
+    first = verify_run(Run(up.path), options_of(Run(up.path)))
     assert first.written == Run(up.path).verification_path
-    again = verify_run(Run(up.path))
+    again = verify_run(Run(up.path), options_of(Run(up.path)))
     assert again.written == first.written and again.status("C-ASSEMBLER") == "pass"
     inputs = dict((e[0], e[1]) for e in again.result["inputs"] if len(e) == 2)
     assert inputs["verification"] is None
@@ -238,16 +245,16 @@ def test_r3_malformed_upstream_verification_is_fatal(tmp_path: Path, cli: Callab
 def test_r4_evidence_id_absent_from_the_corpus(tmp_path: Path) -> None:
     up, sid = run_with_extraction(tmp_path)
     up.corpus(corpus_entry("pmid:1", {"pmid": "1"}, source_ids=[sid]))
-    assert found(assemble_run(Run(up.path))) == {("SCHEMA_ERROR", "evidence_id")}
+    assert found(assemble_run(Run(up.path), options_of(Run(up.path)))) == {("SCHEMA_ERROR", "evidence_id")}
 
 
 def test_r4_snapshot_not_registered_for_the_evidence_id(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     mirror = up.snapshot(TRIAL, url="https://mirror.example/trial", access="web", origin="web")
     up.corpus(corpus_entry(source_ids=[mirror]))
-    assert found(assemble_run(Run(up.path))) == {("NO_PAPER_ID", "spans[0]")}
+    assert found(assemble_run(Run(up.path), options_of(Run(up.path)))) == {("NO_PAPER_ID", "spans[0]")}
     up.corpus(corpus_entry(source_ids=[]))  # a corpus that names no snapshots registers none
-    assert assemble_run(Run(up.path)).findings == []
+    assert assemble_run(Run(up.path), options_of(Run(up.path))).findings == []
 
 
 @pytest.mark.parametrize(
@@ -283,7 +290,7 @@ def test_r5_no_config_promote_and_wiki_check(tmp_path: Path, cli: Callable[..., 
     (up.path / "config.json").unlink()
     out = cli("promote", "--run-dir", up.path, "--wiki", up.wiki, "--concept", "light", "--json")
     assert out.status == 2 and out.json()["error"]["file"] == str(up.path / "config.json")
-    findings = check_wiki(up.wiki).findings
+    findings = check_wiki(up.wiki, policy=policy_of(up.wiki)).findings
     assert [(f.code, f.file) for f in findings] == [("SCHEMA_ERROR", "outputs/deep-research/light-review/config.json")]
 
 
@@ -309,7 +316,7 @@ def test_r6_user_supplied_pdf_without_mkdocs(tmp_path: Path, cli: Callable[..., 
     out = cli("assemble", "--run-dir", up.path, "--json")
     assert out.status == 0 and out.json()["gate"]["verdict"] == "pass", out.out
     (up.wiki / "assets" / "papers" / f"{digest}.pdf").write_bytes(pdf + b" changed")
-    assert found(assemble_run(Run(up.path))) == {("ASSET_HASH_MISMATCH", "spans[0]")}
+    assert found(assemble_run(Run(up.path), options_of(Run(up.path)))) == {("ASSET_HASH_MISMATCH", "spans[0]")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -319,20 +326,20 @@ def test_r6_user_supplied_pdf_without_mkdocs(tmp_path: Path, cli: Callable[..., 
 def test_r7_cite_resolve_holds_the_unresolved_citations(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.report(CLAIM + " Also.[^ghost]", [NOTE])
-    assemble_run(Run(up.path))
-    rc = check_run(Run(up.path))
+    assemble_run(Run(up.path), options_of(Run(up.path)))
+    rc = check_run(Run(up.path), options_of(Run(up.path)))
     assert rc.status("C-CITE-RESOLVE") == "warn"
     assert {(f.check, f.code, f.artifact_id) for f in rc.findings} == {
         ("C-CITE-RESOLVE", "SOURCE_OUTSIDE_ACCEPTED", "report:ghost")
     }
-    assert check_run(Run(up.path), gate=True).status("C-CITE-RESOLVE") == "fail"
+    assert check_run(Run(up.path), options_of(Run(up.path)), gate=True).status("C-CITE-RESOLVE") == "fail"
 
 
 def test_r7_a_report_that_cites_nothing(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.report("Morning light works.", [])
-    assemble_run(Run(up.path))
-    rc = check_run(Run(up.path), gate=True)
+    assemble_run(Run(up.path), options_of(Run(up.path)))
+    rc = check_run(Run(up.path), options_of(Run(up.path)), gate=True)
     assert rc.failed("C-CITE-RESOLVE") and [f.check for f in rc.findings] == ["C-CITE-RESOLVE"]
 
 
@@ -343,13 +350,13 @@ def _abstract_run(tmp_path: Path, sentence: str, note: str) -> tuple[UpstreamRun
     up.corpus(corpus_entry(source_ids=[sid]))
     up.extraction([up.span(sid, "Sleep-onset latency fell by 7.9 minutes")], evidence_basis="abstract_only")
     up.report(sentence, [note])
-    assemble_run(Run(up.path))
+    assemble_run(Run(up.path), options_of(Run(up.path)))
     return up, sid
 
 
 def test_r7_fulltext_an_abstract_only_claim_must_say_so(tmp_path: Path) -> None:
     up, _ = _abstract_run(tmp_path, CLAIM, NOTE)
-    rc = check_run(Run(up.path))
+    rc = check_run(Run(up.path), options_of(Run(up.path)))
     assert rc.failed("C-FULLTEXT")  # whatever the gate
     assert {(f.check, f.artifact_id) for f in rc.findings} == {("C-FULLTEXT", "report:pubmed-31415926")}
 
@@ -364,15 +371,15 @@ def test_r7_fulltext_an_abstract_only_claim_must_say_so(tmp_path: Path) -> None:
 )
 def test_r7_fulltext_labelled_abstract_claims_pass(tmp_path: Path, sentence: str, note: str) -> None:
     up, _ = _abstract_run(tmp_path, sentence, note)
-    assert check_run(Run(up.path)).status("C-FULLTEXT") == "pass"
+    assert check_run(Run(up.path), options_of(Run(up.path))).status("C-FULLTEXT") == "pass"
 
 
 def test_r7_fulltext_a_record_stating_full_text_on_an_abstract(tmp_path: Path) -> None:
     up, sid = _abstract_run(tmp_path, "Morning light helps (abstract only).[^pubmed-31415926]", NOTE)
     up.extraction([up.span(sid, "Sleep-onset latency fell by 7.9 minutes")], evidence_basis="fulltext")
-    assembly = assemble_run(Run(up.path))
+    assembly = assemble_run(Run(up.path), options_of(Run(up.path)))
     assert found(assembly, f"extraction:{EVIDENCE_ID}") == {("ACCESS_MISMATCH", "evidence_basis")}
-    rc = check_run(Run(up.path))
+    rc = check_run(Run(up.path), options_of(Run(up.path)))
     assert rc.status("C-FULLTEXT") == "warn"
     assert {f.check for f in rc.findings if f.code == "ACCESS_MISMATCH"} == {"C-FULLTEXT"}
 
@@ -396,8 +403,8 @@ WALL = "## New insights and hypotheses\n\n"
 def test_r7_hypothesis_wall_crossings_fail(tmp_path: Path, body: str, line: int) -> None:
     up, _ = run_with_extraction(tmp_path)
     up.report(body, [NOTE])
-    assemble_run(Run(up.path))
-    rc = check_run(Run(up.path))
+    assemble_run(Run(up.path), options_of(Run(up.path)))
+    rc = check_run(Run(up.path), options_of(Run(up.path)))
     assert rc.failed("C-HYPOTHESIS-WALL")
     assert [(f.check, f.line) for f in rc.findings] == [("C-HYPOTHESIS-WALL", line)]
 
@@ -406,7 +413,7 @@ def test_r7_hypothesis_wall_respected_passes(tmp_path: Path) -> None:
     up, _ = run_with_extraction(tmp_path)
     hedged = "Light might reset the circadian clock; a crossover trial could test this."
     up.report(CLAIM + "\n\n" + WALL + hedged + "\n\n## Limitations\n\nOne trial only.", [NOTE])
-    assemble_run(Run(up.path))
-    rc = check_run(Run(up.path))
+    assemble_run(Run(up.path), options_of(Run(up.path)))
+    rc = check_run(Run(up.path), options_of(Run(up.path)))
     assert rc.status("C-HYPOTHESIS-WALL") == "pass" and rc.verdict == "Verified", rc.report["checks"]
     assert "1 sentence(s) behind the hypothesis wall" in rc.check("C-HYPOTHESIS-WALL").detail

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from _gate_helpers import RunFixture, make_run, read_json, write_json
+from _policy import options_of
 
 from publisher.gate.assemble import assemble_run
 from publisher.gate.checks import CHECK_IDS
@@ -15,24 +16,24 @@ from publisher.gate.result import Result
 
 
 def statuses(fx: RunFixture, gate: bool | None = None) -> dict[str, str]:
-    verification = verify_run(fx.run, gate=gate, write=False)
+    verification = verify_run(fx.run, options_of(fx.run), gate=gate, write=False)
     return {c["check_id"]: c["status"] for c in verification.report["checks"]}
 
 
 def finding_codes(fx: RunFixture, check_id: str) -> set[str]:
-    report = verify_run(fx.run, write=False).report
+    report = verify_run(fx.run, options_of(fx.run), write=False).report
     return {f["reason_code"] for f in report["findings"] if f["check_id"] == check_id}
 
 
 @pytest.fixture
 def assembled(tmp_path: Path) -> RunFixture:
     fx = make_run(tmp_path, articles=2)
-    assemble_run(fx.run)
+    assemble_run(fx.run, options_of(fx.run))
     return fx
 
 
 def test_valid_assembled_run_is_verified(assembled: RunFixture) -> None:
-    verification = verify_run(assembled.run)
+    verification = verify_run(assembled.run, options_of(assembled.run))
     assert verification.verdict == "Verified" and verification.exit_status == 0
     assert [c["check_id"] for c in verification.report["checks"]] == list(CHECK_IDS)
     assert read_json(assembled.run.verification_path)["verdict"] == "Verified"
@@ -40,10 +41,10 @@ def test_valid_assembled_run_is_verified(assembled: RunFixture) -> None:
 
 def test_absent_result_is_inconclusive_then_failed_with_the_gate(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1)
-    off = verify_run(fx.run, write=False)
+    off = verify_run(fx.run, options_of(fx.run), write=False)
     assert off.check("C-ASSEMBLER").status == "warn"
     assert off.verdict == "Inconclusive" and off.exit_status == 0
-    on = verify_run(fx.run, gate=True, write=False)
+    on = verify_run(fx.run, options_of(fx.run), gate=True, write=False)
     assert on.verdict == "Failed" and on.exit_status == 1
 
 
@@ -52,7 +53,7 @@ def test_hand_edited_excerpt_fails_span_and_assembler(assembled: RunFixture) -> 
     claim = result["accepted"][0]["claims"][0]
     claim["excerpt"] = claim["excerpt"].replace("0", "1", 1) if "0" in claim["excerpt"] else claim["excerpt"] + "."
     write_json(assembled.run.result_path, result)
-    verification = verify_run(assembled.run, write=False)
+    verification = verify_run(assembled.run, options_of(assembled.run), write=False)
     assert verification.failed("C-SPAN") and verification.failed("C-ASSEMBLER")
     assert verification.verdict == "Failed" and verification.exit_status == 1
     assert finding_codes(assembled, "C-SPAN") == {"EXCERPT_MISMATCH"}
@@ -66,7 +67,7 @@ def test_removed_accepted_artifact_is_an_edited_result_whatever_the_gate(assembl
     write_json(assembled.run.result_path, result)
     Result.model_validate(result)
     for gate in (None, True):
-        verification = verify_run(assembled.run, gate=gate, write=False)
+        verification = verify_run(assembled.run, options_of(assembled.run), gate=gate, write=False)
         assert verification.failed("C-ASSEMBLER")
         assert "accepted" in verification.check("C-ASSEMBLER").detail
         assert verification.verdict == "Failed"
@@ -77,17 +78,17 @@ def test_edited_verdict_is_an_edited_result(tmp_path: Path) -> None:
     record = fx.extraction(0)
     record["spans"][0]["access"] = "abstract"
     fx.put_extraction(0, record)
-    assemble_run(fx.run, gate=True)
+    assemble_run(fx.run, options_of(fx.run), gate=True)
     result = read_json(fx.run.result_path)
     result["gate"]["verdict"] = "pass"
     write_json(fx.run.result_path, result)
-    assert verify_run(fx.run, write=False).failed("C-ASSEMBLER")
+    assert verify_run(fx.run, options_of(fx.run), write=False).failed("C-ASSEMBLER")
 
 
 def test_result_assembled_with_gate_verifies_without_it(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1)
-    assemble_run(fx.run, gate=True)
-    assert verify_run(fx.run, write=False).verdict == "Verified"
+    assemble_run(fx.run, options_of(fx.run), gate=True)
+    assert verify_run(fx.run, options_of(fx.run), write=False).verdict == "Verified"
 
 
 def test_unreadable_result_fails_the_assembler_check(assembled: RunFixture) -> None:
@@ -100,7 +101,7 @@ def test_changed_inputs_make_the_result_stale(assembled: RunFixture) -> None:
     assembled.report.write_text(assembled.report.read_text() + "\nA new paragraph without claims.\n")
     assert statuses(assembled)["C-ASSEMBLER"] == "warn"
     assert statuses(assembled, gate=True)["C-ASSEMBLER"] == "fail"
-    verification = verify_run(assembled.run, write=False)
+    verification = verify_run(assembled.run, options_of(assembled.run), write=False)
     assert verification.verdict == "Inconclusive" and verification.exit_status == 0
 
 
@@ -111,7 +112,7 @@ def _log_lines(fx: RunFixture) -> list[bytes]:
 def test_deleted_log_line_fails_the_event_log_check(assembled: RunFixture) -> None:
     lines = _log_lines(assembled)
     assembled.run.events_path.write_bytes(b"".join(lines[1:]))
-    verification = verify_run(assembled.run, write=False)
+    verification = verify_run(assembled.run, options_of(assembled.run), write=False)
     assert verification.failed("C-EVENT-LOG") and verification.verdict == "Failed"
 
 
@@ -130,14 +131,14 @@ def test_truncated_log_fails_against_the_recorded_head(assembled: RunFixture) ->
 def test_torn_last_line_fails_the_event_log_check(assembled: RunFixture) -> None:
     with open(assembled.run.events_path, "ab") as fh:
         fh.write(b'{"schema_version": 1, "event_id": "ev-0003"')
-    verification = verify_run(assembled.run, write=False)
+    verification = verify_run(assembled.run, options_of(assembled.run), write=False)
     assert verification.failed("C-EVENT-LOG")
     assert "torn" in verification.check("C-EVENT-LOG").detail
 
 
 def test_lines_appended_after_assembly_neither_stale_nor_disturb_the_result(assembled: RunFixture) -> None:
     assembled.add_snapshot("Later page.", url="https://example.org/later")
-    verification = verify_run(assembled.run, write=False)
+    verification = verify_run(assembled.run, options_of(assembled.run), write=False)
     assert verification.verdict == "Verified", verification.report["checks"]
     assert verification.report["result"]["inputs_hash"] == verification.report["result"]["inputs_hash_now"]
 
@@ -148,7 +149,7 @@ def test_snapshot_edited_after_assembly_fails_whatever_the_gate(assembled: RunFi
     raw["title"] = "A better title"
     write_json(path, raw)
     for gate in (None, True):
-        verification = verify_run(assembled.run, gate=gate, write=False)
+        verification = verify_run(assembled.run, options_of(assembled.run), gate=gate, write=False)
         assert verification.failed("C-SNAPSHOT") and verification.verdict == "Failed"
         assert verification.exit_status == 1
     assert finding_codes(assembled, "C-SNAPSHOT") == {"SNAPSHOT_HASH_MISMATCH"}
@@ -166,8 +167,8 @@ def test_bad_agent_span_fails_the_span_check_even_with_the_gate_off(tmp_path: Pa
     record = fx.extraction(0)
     record["spans"][0]["end"] = record["spans"][0]["start"] + 2001
     fx.put_extraction(0, record)
-    assemble_run(fx.run)
-    verification = verify_run(fx.run, write=False)
+    assemble_run(fx.run, options_of(fx.run))
+    verification = verify_run(fx.run, options_of(fx.run), write=False)
     assert verification.failed("C-SPAN") and verification.verdict == "Failed"
     assert finding_codes(fx, "C-SPAN") == {"SPAN_TOO_LONG"}
 
@@ -177,12 +178,12 @@ def test_missing_spans_warn_with_the_gate_off_and_fail_with_it_on(tmp_path: Path
     record = fx.extraction(0)
     record["spans"] = []
     fx.put_extraction(0, record)
-    assemble_run(fx.run)
+    assemble_run(fx.run, options_of(fx.run))
     assert statuses(fx)["C-SPAN"] == "warn"
     assert statuses(fx, gate=True)["C-SPAN"] == "fail"
-    verification = verify_run(fx.run, write=False)
+    verification = verify_run(fx.run, options_of(fx.run), write=False)
     assert verification.verdict == "Inconclusive" and verification.exit_status == 0
-    assert verify_run(fx.run, gate=True, write=False).exit_status == 1
+    assert verify_run(fx.run, options_of(fx.run), gate=True, write=False).exit_status == 1
 
 
 def test_stale_source_behind_accepted_artifact(assembled: RunFixture) -> None:
@@ -198,7 +199,7 @@ def test_stale_source_behind_accepted_artifact(assembled: RunFixture) -> None:
 def test_unresolved_artifacts_surface_in_the_gate_check(tmp_path: Path) -> None:
     fx = make_run(tmp_path, articles=1)
     fx.report.write_text(fx.report.read_text() + "X.[^p]\n\n[^p]: PMID 1.\n")
-    assemble_run(fx.run)
+    assemble_run(fx.run, options_of(fx.run))
     assert statuses(fx) == {
         "C-SNAPSHOT": "pass",
         "C-SPAN": "pass",

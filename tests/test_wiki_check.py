@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from _policy import policy_of
 from _wiki_helpers import TAMPERINGS, count_asset_hashes, make_wiki, sample_run, tamper
 
 from publisher.kernel.reasons import Reason
@@ -26,13 +27,13 @@ def wiki(tmp_path: Path) -> Path:
 
 
 def _codes(wiki: Path) -> set[str]:
-    return {f.code for f in run_preflight(wiki).findings}
+    return {f.code for f in run_preflight(wiki, policy=policy_of(wiki)).findings}
 
 
 def test_clean_wiki_passes_with_every_excerpt_verified(wiki: Path) -> None:
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
-    pre = run_preflight(wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     assert pre.ok, [f.one_line() for f in pre.findings]
     assert len(pre.excerpts) == 5
     assert set(pre.sources) == set(rb.texts)
@@ -43,16 +44,16 @@ def test_clean_wiki_passes_with_every_excerpt_verified(wiki: Path) -> None:
 
 
 def test_new_wiki_has_nothing_to_verify_and_passes_with_notice(wiki: Path) -> None:
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     assert pre.ok and pre.notices
 
 
 @pytest.mark.parametrize("kind", [*TAMPERINGS, "concept-excerpt", "concept-offsets"])
 def test_each_tampering_is_found(wiki: Path, kind: str) -> None:
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     reason = tamper(kind, rb)
-    findings = run_preflight(wiki).findings
+    findings = run_preflight(wiki, policy=policy_of(wiki)).findings
     assert reason in {f.code for f in findings}
     for item in findings:
         assert item.file and item.one_line().startswith(item.code)
@@ -60,9 +61,9 @@ def test_each_tampering_is_found(wiki: Path, kind: str) -> None:
 
 def test_findings_name_file_footnote_and_numbers(wiki: Path) -> None:
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     tamper("concept-excerpt", rb)
-    findings = run_preflight(wiki).findings
+    findings = run_preflight(wiki, policy=policy_of(wiki)).findings
     (finding,) = [f for f in findings if f.check is None]
     (bound,) = [f for f in findings if f.check == "C-PROMOTED"]  # the edited line, grouped under it
     assert bound.cause == finding.key and bound.line == finding.line
@@ -76,7 +77,7 @@ def test_findings_name_file_footnote_and_numbers(wiki: Path) -> None:
 
 def test_every_failure_is_listed_not_just_the_first(wiki: Path) -> None:
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     tamper("result-url", rb)
     tamper("pdf-asset", rb)
     tamper("event-line", rb)
@@ -106,7 +107,7 @@ def test_concept_citing_run_it_does_not_name(wiki: Path) -> None:
 
 def test_concept_naming_missing_run_and_wrong_slug(wiki: Path) -> None:
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     shutil.move(wiki / "concepts" / "alpha.md", wiki / "concepts" / "renamed.md")
     assert "SCHEMA_ERROR" in _codes(wiki)
     shutil.move(wiki / "concepts" / "renamed.md", wiki / "concepts" / "alpha.md")
@@ -129,15 +130,15 @@ def test_upstream_layout_is_discovered(wiki: Path) -> None:
     target = wiki / "outputs" / "deep-research" / "alpha"
     target.parent.mkdir(parents=True)
     shutil.move(rb.run.path, target)
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     assert pre.ok and [r.rel for r in pre.runs] == ["outputs/deep-research/alpha"]
 
 
 def test_concept_quoting_a_tampered_snapshot_names_the_tampering(wiki: Path) -> None:
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     tamper("snapshot-text", rb)
-    concept = [f for f in run_preflight(wiki).findings if f.file.startswith("concepts/")]
+    concept = [f for f in run_preflight(wiki, policy=policy_of(wiki)).findings if f.file.startswith("concepts/")]
     assert concept, "the concept quoting the tampered snapshot must be reported"
     assert {f.reason for f in concept} == {Reason.SNAPSHOT_HASH_MISMATCH}
 
@@ -150,8 +151,8 @@ def test_run_only_a_concept_names_is_verified_too(wiki: Path) -> None:
     target.parent.mkdir()
     shutil.move(rb.run.path, target)
     rb.run = Run(target)
-    promote(target, wiki)
-    pre = run_preflight(wiki)
+    promote(target, wiki, policy=policy_of(wiki))
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     assert pre.ok, [f.one_line() for f in pre.findings]
     assert [r.rel for r in pre.runs] == ["archive/alpha"]
     assert set(pre.sources) == set(rb.texts)
@@ -159,7 +160,7 @@ def test_run_only_a_concept_names_is_verified_too(wiki: Path) -> None:
     # The kept check holds only failed snapshot checks: the verified ones' spans are the excerpts.
     assert pre.runs[0].check.assembly.reader.checks() == {}
     tamper("snapshot-text", rb)
-    findings = run_preflight(wiki).findings
+    findings = run_preflight(wiki, policy=policy_of(wiki)).findings
     assert Reason.SNAPSHOT_HASH_MISMATCH in {f.reason for f in findings}
     assert {f.file.split("/")[0] for f in findings} == {"archive", "concepts"}
 
@@ -167,16 +168,16 @@ def test_run_only_a_concept_names_is_verified_too(wiki: Path) -> None:
 def test_assets_are_hashed_once_by_the_snapshot_workers(wiki: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The asset check takes the digest the verifying worker computed."""
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     hashed = count_asset_hashes(monkeypatch)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        pre = run_preflight(wiki, workers=Workers(executor=pool))
+        pre = run_preflight(wiki, workers=Workers(executor=pool), policy=policy_of(wiki))
     assert pre.ok, [f.one_line() for f in pre.findings]
     assert len(hashed) == 1 and hashed[0].startswith("assets/papers/")
     monkeypatch.undo()
     tamper("pdf-asset", rb)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        findings = run_preflight(wiki, workers=Workers(executor=pool)).findings
+        findings = run_preflight(wiki, workers=Workers(executor=pool), policy=policy_of(wiki)).findings
     assert Reason.ASSET_HASH_MISMATCH in {f.reason for f in findings}
 
 
@@ -209,14 +210,14 @@ def test_many_concepts_are_parsed_on_the_workers_with_the_same_outcome(wiki: Pat
     target = wiki / "archive" / "alpha"
     target.parent.mkdir()
     shutil.move(rb.run.path, target)
-    promote(target, wiki)
+    promote(target, wiki, policy=policy_of(wiki))
     _many_concepts(wiki, 40)
-    serial = run_preflight(wiki, workers=Workers(count=1))
+    serial = run_preflight(wiki, workers=Workers(count=1), policy=policy_of(wiki))
     assert len(serial.concepts) == 41 and [r.rel for r in serial.runs] == ["archive/alpha"]
     assert [f.code for f in serial.findings] == ["SCHEMA_ERROR"], [f.one_line() for f in serial.findings]
-    pooled = run_preflight(wiki, workers=Workers(count=2))
+    pooled = run_preflight(wiki, workers=Workers(count=2), policy=policy_of(wiki))
     with ThreadPoolExecutor(max_workers=2) as pool:
-        threaded = run_preflight(wiki, workers=Workers(executor=pool))
+        threaded = run_preflight(wiki, workers=Workers(executor=pool), policy=policy_of(wiki))
     assert _summary(pooled) == _summary(serial) == _summary(threaded)
 
 
@@ -224,7 +225,7 @@ def test_concepts_on_the_workers_are_parsed_in_tasks(wiki: Path) -> None:
     from publisher.wiki import check
 
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
     _many_concepts(wiki, 40)
     submitted: list[str] = []
 
@@ -234,7 +235,7 @@ def test_concepts_on_the_workers_are_parsed_in_tasks(wiki: Path) -> None:
             return super().submit(fn, *args, **kwargs)
 
     with Counting(max_workers=2) as pool:
-        pre = run_preflight(wiki, workers=Workers(executor=pool))
+        pre = run_preflight(wiki, workers=Workers(executor=pool), policy=policy_of(wiki))
     tasks = -(-41 // check._CONCEPTS_PER_TASK)
     assert submitted[-tasks:] == ["read_concepts"] * tasks, "the concepts are queued behind the runs"
     assert submitted[:-tasks] == ["check_whole_run"], "the small run is checked whole on a worker"
@@ -264,16 +265,16 @@ def test_runs_are_pipelined_one_ahead_and_findings_keep_their_order(
     monkeypatch.setattr(
         runchecks, "_finish", lambda item, *a: steps.append(f"check {item.ev.slug}") or finish(item, *a)
     )
-    serial = run_preflight(wiki, workers=Workers(count=1))
+    serial = run_preflight(wiki, workers=Workers(count=1), policy=policy_of(wiki))
     assert steps == ["load alpha", "load beta", "check alpha", "load gamma", "check beta", "check gamma"]
     assert [r.slug for r in serial.runs] == ["alpha", "beta", "gamma"]
     codes = [f.code for f in serial.findings]
     assert "C-ASSEMBLER" in codes and "SNAPSHOT_HASH_MISMATCH" in codes
     assert not any(f.run == "runs/alpha" for f in serial.findings)
     monkeypatch.setattr(pool_module, "IN_PROCESS_BYTES", 0)  # a pool even for these small runs
-    pooled = run_preflight(wiki, workers=Workers(count=2))
+    pooled = run_preflight(wiki, workers=Workers(count=2), policy=policy_of(wiki))
     with ThreadPoolExecutor(max_workers=2) as executor:
-        threaded = run_preflight(wiki, workers=Workers(executor=executor))
+        threaded = run_preflight(wiki, workers=Workers(executor=executor), policy=policy_of(wiki))
     assert _summary(pooled) == _summary(serial) == _summary(threaded)
 
 
@@ -292,17 +293,19 @@ def test_runs_checked_on_the_workers_find_what_the_check_here_finds(
     paths = _three_runs(wiki)
     broken = sample_run(wiki, "delta", base_url="https://delta.example.org/")
     (broken.run.path / "config.json").write_text("{not json", encoding="utf-8")
-    serial = run_preflight(wiki, workers=Workers(count=1))
+    serial = run_preflight(wiki, workers=Workers(count=1), policy=policy_of(wiki))
     monkeypatch.setattr(pool_module, "IN_PROCESS_BYTES", 0)  # a pool even for these small runs
     monkeypatch.setattr(runchecks, "_WHOLE_RUN_BYTES", whole_below)
-    pooled = run_preflight(wiki, workers=Workers(count=2))  # worker processes: the outcome travels back pickled
+    pooled = run_preflight(
+        wiki, workers=Workers(count=2), policy=policy_of(wiki)
+    )  # worker processes: the outcome travels back pickled
     sent: list[str] = []
     whole = runchecks.check_whole_run
     monkeypatch.setattr(
         runchecks, "check_whole_run", lambda path, *a: sent.append((Path(path).name, bool(a[3]))) or whole(path, *a)
     )
     with ThreadPoolExecutor(max_workers=2) as executor:  # the patched task is seen on threads
-        threaded = run_preflight(wiki, workers=Workers(executor=executor))
+        threaded = run_preflight(wiki, workers=Workers(executor=executor), policy=policy_of(wiki))
     fields = [(f.code, f.check, f.file, f.run, f.field, f.line) for f in serial.findings]
     assert [f.code for f in serial.findings if f.file == "runs/delta/config.json"] == ["SCHEMA_ERROR"]
 
@@ -332,7 +335,7 @@ def test_a_run_that_cannot_be_loaded_drops_its_snapshot_work(wiki: Path, monkeyp
     monkeypatch.setattr(
         checks_module, "check_snapshot", lambda task, *a: read.append(str(task[0])) or check_snapshot(task, *a)
     )
-    pre = run_preflight(wiki, workers=Workers(count=1))
+    pre = run_preflight(wiki, workers=Workers(count=1), policy=policy_of(wiki))
     assert read and not any("alpha" in folder for folder in read)
     broken = [f for f in pre.findings if f.run == "runs/alpha"]
     assert [(f.code, f.file) for f in broken] == [("SCHEMA_ERROR", "runs/alpha/config.json")]
@@ -345,7 +348,7 @@ def test_the_published_result_is_the_assembly_now(wiki: Path) -> None:
     from publisher.gate.result import Result
 
     _three_runs(wiki)
-    pre = run_preflight(wiki, workers=Workers(count=1))
+    pre = run_preflight(wiki, workers=Workers(count=1), policy=policy_of(wiki))
     by_slug = {r.slug: r for r in pre.runs}
     for slug in ("alpha", "beta"):
         ev = by_slug[slug]
@@ -399,7 +402,7 @@ def test_a_large_runs_handed_out_checks_are_taken_only_when_its_stored_result_is
         replace(check_snapshot((str(run.sources_dir), sid, tuple(spans))), detail="handed over")
         for sid, spans in stored_requests(run)
     ]
-    keys = run_preflight(wiki, workers=Workers(count=1)).policy.trusted_keys
+    keys = run_preflight(wiki, workers=Workers(count=1), policy=policy_of(wiki)).policy.trusted_keys
 
     def adopted() -> list[object]:
         done = check_whole_run(str(run.path), str(wiki), keys, "runs/alpha", handed)
@@ -414,8 +417,9 @@ def test_a_large_runs_handed_out_checks_are_taken_only_when_its_stored_result_is
 def test_run_by_rel_follows_the_runs_as_they_are_appended(tmp_path: Path) -> None:
     from publisher.runs import Run
     from publisher.wiki.evidence import RunEvidence, WikiCheck
+    from publisher.wiki.policy import Policy
 
-    wiki = WikiCheck(tmp_path)
+    wiki = WikiCheck(tmp_path, Policy.unsigned(tmp_path))
     first = RunEvidence(Run(tmp_path / "runs" / "a"), "runs/a", "a", {})
     wiki.runs.append(first)
     assert wiki.run_by_rel("runs/a") is first and wiki.run_by_rel("runs/b") is None
@@ -460,7 +464,7 @@ def test_no_normal_form_stays_resident_after_a_run_or_the_claims(monkeypatch: py
         locate_module.normal_form("a reviewed snapshot's text " * 40)
 
     monkeypatch.setattr(check_module, "check_claims", claims_that_search)
-    assert run_preflight(wiki, workers=Workers(count=1)).ok
+    assert run_preflight(wiki, workers=Workers(count=1), policy=policy_of(wiki)).ok
     assert not locate_module._remembered
 
 
@@ -470,8 +474,8 @@ def test_a_concept_citing_a_span_no_table_can_hold_is_a_finding(wiki: Path, star
     a finding with its code, never an error from the tables. ``alias``: the pair whose one-int code
     would equal an accepted span's if offsets past 2**32 were let in (start - 1, end + 2**32)."""
     rb = sample_run(wiki)
-    promote(rb.run.path, wiki)
-    pre = run_preflight(wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
+    pre = run_preflight(wiki, policy=policy_of(wiki))
     assert pre.ok
     sid = next(iter(rb.texts))
     if start == "alias":

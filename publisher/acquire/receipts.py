@@ -10,12 +10,15 @@ which anchors the sealed metadata to the retrieval.
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..kernel.eventlog import EventSigner, append_event
 from ..kernel.models import Event, EventType, Receipt
 from ..runs import Run
-from .http import HttpFailure, HttpResult
+
+if TYPE_CHECKING:  # httpx (and the rich and pygments its own command line imports) only when fetching
+    from .http import HttpFailure, HttpResult
 
 __all__ = ["extractor_id", "http_receipt", "failure_receipt", "local_receipt", "log_failed"]
 

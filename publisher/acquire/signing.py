@@ -1,37 +1,47 @@
-"""Signed acquisition: Ed25519 keys, event signatures and the wiki's trusted keys (CONTRACT 12).
+"""Acquisition keys: making Ed25519 key pairs for a wiki and its users (CONTRACT 12).
 
-A signing key is a PKCS#8 PEM file (mode 0600) that ``source fetch`` and ``source local`` read
-from ``--key`` or ``PUBLISHER_SIGNING_KEY``; it must live where the agent's tools cannot read it.
-Public keys are SubjectPublicKeyInfo PEM files; a key's id is the lowercase hex SHA-256 of its
-raw 32 bytes. A signature covers :func:`~publisher.kernel.models.signed_payload` of the event:
-its canonical JSON without ``sig.value``, so the run it names is covered too.
+A signing key is a PKCS#8 PEM file (mode 0600) kept where the agent's tools cannot read it;
+public keys are SubjectPublicKeyInfo PEM files listed under the wiki's ``trusted_keys``. The key
+ring, signature verification and signer discovery live in :mod:`publisher.kernel.trust` (one
+place for every signature); the names are re-exported here for the callers that import them
+from this module.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..kernel import _fs
 from ..kernel.errors import UsageError
-from ..kernel.models import Event, signed_payload
-from ..kernel.reasons import Reason
-from ..runs import trusted_key_paths
+from ..kernel.models import Event
+from ..kernel.trust import (
+    ALG,
+    KEY_ENV,
+    KeyRing,
+    Role,
+    Signer,
+    event_signature_problem,
+    find_signer,
+    key_id_of,
+    key_ring,
+    load_public_key,
+    load_signer,
+    require_signer,
+    user_key_dir,
+    wiki_key_file,
+)
 
 __all__ = [
     "ALG",
     "KEY_ENV",
     "Signer",
     "KeyRing",
+    "Role",
     "key_id_of",
     "new_key_pair",
     "new_wiki_key",
@@ -39,49 +49,12 @@ __all__ = [
     "wiki_key_file",
     "key_home_problem",
     "load_signer",
-    "signer_from",
+    "find_signer",
+    "require_signer",
     "load_public_key",
-    "load_trusted_keys",
     "key_ring",
     "signature_problem",
 ]
-
-ALG = "ed25519"
-KEY_ENV = "PUBLISHER_SIGNING_KEY"
-"""Environment variable naming the signing key file when ``--key`` is not given."""
-
-_MAX_KEY_FILE = 64 * 1024
-
-
-def key_id_of(public: Ed25519PublicKey) -> str:
-    """Lowercase hex SHA-256 of the raw 32-byte public key."""
-    raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-    return hashlib.sha256(raw).hexdigest()
-
-
-@dataclass(frozen=True)
-class Signer:
-    """A private key bound to the run whose events it signs (an :class:`EventSigner`)."""
-
-    private: Ed25519PrivateKey = field(repr=False)
-    key_id: str
-    run: str
-
-    def sign(self, payload: bytes) -> str:
-        """The base64 Ed25519 signature of ``payload``."""
-        return base64.b64encode(self.private.sign(payload)).decode("ascii")
-
-
-def _read_key_file(path: Path, what: str) -> bytes:
-    try:
-        data = _fs.read_regular(path)
-    except FileNotFoundError as exc:
-        raise UsageError(f"{what} {path}: no such file", path=str(path)) from exc
-    except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot be read ({exc.strerror or exc})", path=str(path)) from exc
-    if len(data) > _MAX_KEY_FILE:
-        raise UsageError(f"{what} {path}: {len(data)} bytes is too large for a PEM key", path=str(path))
-    return data
 
 
 def key_home_problem(folder: Path) -> str | None:
@@ -129,15 +102,6 @@ def new_key_pair(out_dir: Path, name: str = "publisher", *, force: bool = True) 
     return private_path, public_path, key_id
 
 
-def user_key_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """Where a user's private acquisition keys live: ``$XDG_CONFIG_HOME/publisher/keys`` (default
-    ``~/.config/publisher/keys``; ``%APPDATA%\\publisher\\keys`` on Windows), outside every wiki."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_CONFIG_HOME") or (env.get("APPDATA") if os.name == "nt" else None)
-    root = Path(base) if base and Path(base).is_absolute() else Path.home() / ".config"
-    return root / "publisher" / "keys"
-
-
 def _pem_pair() -> tuple[bytes, bytes, str]:
     private = Ed25519PrivateKey.generate()
     public = private.public_key()
@@ -174,128 +138,7 @@ def new_wiki_key(public_path: Path, environ: Mapping[str, str] | None = None) ->
     return private_path, key_id
 
 
-def wiki_key_file(key_ids: Iterable[str], environ: Mapping[str, str] | None = None) -> Path | None:
-    """The private key of one of the wiki's trusted keys, if this user holds one (see
-    :func:`new_wiki_key`); None when none is present."""
-    folder = user_key_dir(environ)
-    for key_id in key_ids:
-        candidate = folder / f"{key_id}.key"
-        if len(key_id) == 64 and all(c in "0123456789abcdef" for c in key_id) and candidate.is_file():
-            return candidate
-    return None
-
-
-def load_signer(path: Path, run: str) -> Signer:
-    """The Ed25519 private key in ``path``, bound to ``run``; a one-line UsageError otherwise."""
-    data = _read_key_file(Path(path), "signing key")
-    try:
-        key = serialization.load_pem_private_key(data, password=None)
-    except TypeError as exc:  # encrypted, and no password given
-        raise UsageError(f"signing key {path}: encrypted keys are not supported", path=str(path)) from exc
-    except (ValueError, UnsupportedAlgorithm) as exc:
-        raise UsageError(f"signing key {path}: not a PEM private key", path=str(path)) from exc
-    if not isinstance(key, Ed25519PrivateKey):
-        raise UsageError(f"signing key {path}: not an Ed25519 key", path=str(path))
-    return Signer(key, key_id_of(key.public_key()), run)
-
-
-def signer_from(
-    option: Path | None, run: str, environ: Mapping[str, str] | None = None, trusted: Iterable[str] = ()
-) -> Signer | None:
-    """The signer named by ``--key``, else ``PUBLISHER_SIGNING_KEY``, else the private key this
-    user holds for one of the wiki's ``trusted`` key ids (:func:`wiki_key_file`); None when there
-    is none (unsigned acquisition)."""
-    env = os.environ if environ is None else environ
-    named = option if option is not None else (Path(env[KEY_ENV]) if env.get(KEY_ENV) else None)
-    if named is None:
-        named = wiki_key_file(trusted, env)
-    return load_signer(named, run) if named is not None else None
-
-
-def load_public_key(path: Path) -> Ed25519PublicKey:
-    """The Ed25519 public key in ``path`` (SubjectPublicKeyInfo PEM); a one-line UsageError otherwise."""
-    data = _read_key_file(Path(path), "trusted key")
-    try:
-        key = serialization.load_pem_public_key(data)
-    except (ValueError, UnsupportedAlgorithm) as exc:
-        raise UsageError(f"trusted key {path}: not a PEM public key", path=str(path)) from exc
-    if not isinstance(key, Ed25519PublicKey):
-        raise UsageError(f"trusted key {path}: not an Ed25519 key", path=str(path))
-    return key
-
-
-@dataclass(frozen=True)
-class KeyRing:
-    """The public keys a wiki trusts, by key id. An empty ring means provenance is unsigned."""
-
-    keys: dict[str, Ed25519PublicKey] = field(default_factory=dict)
-
-    @property
-    def ids(self) -> list[str]:
-        """The trusted key ids, sorted."""
-        return sorted(self.keys)
-
-    def __bool__(self) -> bool:
-        return bool(self.keys)
-
-    def __reduce__(self) -> tuple[object, tuple[dict[str, bytes]]]:
-        """Pickled as raw public keys (the wiki check hands the ring to its worker processes)."""
-        raw = serialization.Encoding.Raw, serialization.PublicFormat.Raw
-        return _ring_of_raw, ({kid: key.public_bytes(*raw) for kid, key in self.keys.items()},)
-
-
-def _ring_of_raw(raw: dict[str, bytes]) -> KeyRing:
-    """The ring :meth:`KeyRing.__reduce__` pickled."""
-    return KeyRing({kid: Ed25519PublicKey.from_public_bytes(data) for kid, data in raw.items()})
-
-
-def key_ring(paths: list[Path], where: str = "mkdocs.yml") -> KeyRing:
-    """The public keys in ``paths`` (``extra.evidence.trusted_keys`` resolved). A file that is
-    missing, unreadable or not an Ed25519 public key is a one-line ``SCHEMA_ERROR`` UsageError with
-    the fix: a wiki's trust is never silently narrower or wider than it says."""
-    keys: dict[str, Ed25519PublicKey] = {}
-    for path in paths:
-        shown = f"{path.parent.name}/{path.name}" if path.parent.name else path.name
-        try:
-            key = load_public_key(path)
-        except UsageError as exc:
-            why = exc.message.rsplit(": ", 1)[-1]
-            raise UsageError(
-                f"{where}: trusted key {shown}: {why}; fix the path under extra.evidence.trusted_keys "
-                "or make a key pair with 'publisher keys new'",
-                reason=Reason.SCHEMA_ERROR,
-                path=where,
-            ) from exc
-        keys[key_id_of(key)] = key
-    return KeyRing(keys)
-
-
-def load_trusted_keys(wiki_root: Path | None) -> KeyRing:
-    """The keys the wiki's own ``mkdocs.yml`` lists, read fail-closed without MkDocs (none: empty).
-
-    The library's default when a caller passes no keys; commands and the build resolve the
-    wiki's policy through MkDocs (:func:`publisher.site.build.policy.resolve_policy`) and pass it down.
-    """
-    if wiki_root is None:
-        return KeyRing()
-    return key_ring(trusted_key_paths(Path(wiki_root)))
-
-
-def signature_problem(event: Event, ring: KeyRing, run: str) -> str | None:
-    """Why ``event`` is not signed by a trusted key for ``run`` (one line), or None when it is."""
-    sig = event.sig
-    if sig is None:
-        return f"{event.event_id} is unsigned"
-    if sig.alg != ALG:
-        return f"{event.event_id} is signed with {sig.alg[:20]!r}, not {ALG}"
-    if sig.run != run:
-        return f"{event.event_id} is signed for run {sig.run[:80]!r}, not {run!r}"
-    key = ring.keys.get(sig.key_id)
-    if key is None:
-        return f"{event.event_id} is signed by key {sig.key_id[:16]}…, which this wiki does not trust"
-    try:
-        value = base64.b64decode(sig.value, validate=True)
-        key.verify(value, signed_payload(event))
-    except (binascii.Error, ValueError, InvalidSignature):
-        return f"{event.event_id}: the signature does not verify (the event or its signature was altered)"
-    return None
+def signature_problem(event: Event, ring: KeyRing, run: str, role: Role = Role.ACQUIRE) -> str | None:
+    """Why ``event`` is not signed for ``run`` by a key of ``ring`` trusted for ``role`` (see
+    :func:`publisher.kernel.trust.event_signature_problem`), or None when it is."""
+    return event_signature_problem(event, ring, run, role)

@@ -30,7 +30,6 @@ from ..kernel.spans import MAX_SPAN
 from ..kernel.store import build_record
 from ..runs import Run
 from . import AcquireError, Extracted, extract
-from .http import ROUTE, HttpFailure, ambient_settings, http_get, redact
 from .metadata import Metadata, refuse_amendment, resolve_metadata
 from .receipts import extractor_id, failure_receipt, http_receipt, local_receipt, log_failed
 from .select import SEARCH_BUDGET, stopped_empty
@@ -171,6 +170,8 @@ def fetch(
     if declaration.expected_pages is not None:
         parse_pages(declaration.expected_pages)  # a malformed declaration is refused before any request
     _ensure_appendable(run)
+    from .http import ROUTE, HttpFailure, ambient_settings, http_get, redact  # httpx for a fetch only
+
     ignored = ambient_settings()
     route = ROUTE + (f" (ignored {', '.join(ignored)})" if ignored else "")
     try:
@@ -219,8 +220,10 @@ def register(
     meta: Metadata = _NO_METADATA,
     *,
     actor: str = "main",
+    signer: EventSigner | None = None,
 ) -> Acquired:
-    """Fold text obtained elsewhere into the store; logs a ``register`` event, never fresh."""
+    """Fold text obtained elsewhere into the store; logs a ``register`` event (signed when a
+    ``signer`` is given, so a signed wiki can tell who registered it), never fresh."""
     _ensure_appendable(run)
     data = _read_input(text_file, "text file")
     try:
@@ -232,7 +235,9 @@ def register(
     record = build_record(url=url, text=doc.text, retrieved_at=format_ts(utc_now()), surface=surface, **fields)
     snap, created = _store(run, record)
     detail = f"registered from {Path(text_file).name}; {len(doc.text)} chars"
-    return Acquired(snap, created, _log(run, snap, EventType.REGISTER, snap.content_hash[7:], actor, detail))
+    return Acquired(
+        snap, created, _log(run, snap, EventType.REGISTER, snap.content_hash[7:], actor, detail, signer=signer)
+    )
 
 
 def add_local_pdf(

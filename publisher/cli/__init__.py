@@ -20,7 +20,7 @@ from typing import Any
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.text import one_line
-from ..parallel import fewer_collections
+from ..parallel.gcpause import fewer_collections  # not the package: its pool and checks load every model
 from ._common import error_line
 
 __all__ = ["main", "build_parser", "ERROR_FACTS"]

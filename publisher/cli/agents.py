@@ -43,6 +43,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--wiki", required=True, type=Path, metavar="WIKI")
     p.add_argument("--out", type=Path, help="write the collection here (default: standard output)")
     p.add_argument("--base", help="absolute URI the annotation ids start with (default: urn:uuid ids)")
+    p.add_argument(
+        "--site",
+        metavar="URL",
+        help="the published site's address: targets are its source pages (default: the snapshot text's digest)",
+    )
     add_config(p)
     p.set_defaults(func=_export_annotations)
 
@@ -95,7 +100,9 @@ def _export_annotations(args: argparse.Namespace) -> int:
     if not args.wiki.is_dir():
         raise UsageError(f"wiki folder {args.wiki} does not exist")
     try:
-        collection = export_annotations(args.wiki, base=args.base, policy=wiki_policy(args.wiki, args.config))
+        collection = export_annotations(
+            args.wiki, base=args.base, site=args.site, policy=wiki_policy(args.wiki, args.config)
+        )
     except AnnotationsRefused as exc:
         refusal_lines(exc.findings, exc.one_line())
         return exc.exit_status

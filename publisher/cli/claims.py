@@ -14,7 +14,7 @@ from ..runs import Run
 from ._common import add_config, add_json, emit, wiki_policy
 
 if TYPE_CHECKING:
-    from ..acquire.signing import KeyRing
+    from ..kernel.trust import KeyRing
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -58,7 +58,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--key",
         type=Path,
-        help="Ed25519 private key (PEM) that signs the entry (default: $PUBLISHER_SIGNING_KEY; else unsigned)",
+        help="Ed25519 private key (PEM) that signs the entry (default: $PUBLISHER_SIGNING_KEY, else your key "
+        "for one of the wiki's keys with the assess role; refused on a wiki that trusts keys when there is none)",
     )
     add_config(p)
     add_json(p)
@@ -95,7 +96,7 @@ def _missing(args: argparse.Namespace) -> int:
 
 
 def _assess(args: argparse.Namespace) -> int:
-    from ..acquire.signing import signer_from
+    from ..kernel.trust import Role, require_signer
     from ..wiki.assess import assess
     from ..wiki.claims.admission import Proposal
     from ..wiki.claims.log import SIGNED_FOR
@@ -111,13 +112,9 @@ def _assess(args: argparse.Namespace) -> int:
         args.review,
         args.missingness,
     )
-    done = assess(
-        args.wiki,
-        args.concept,
-        proposal,
-        signer=signer_from(args.key, SIGNED_FOR),
-        policy=wiki_policy(Path(args.wiki), args.config),
-    )
+    policy = wiki_policy(Path(args.wiki), args.config)
+    signer = require_signer(args.key, ring=policy.trusted_keys, role=Role.ASSESS, run=SIGNED_FOR)
+    done = assess(args.wiki, args.concept, proposal, signer=signer, policy=policy)
     entry = done.entry
     human = (
         f"admitted {entry.assessment_id}: claim {entry.claim_id} of {done.concept_file} as "

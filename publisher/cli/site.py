@@ -45,12 +45,14 @@ def _check_site(args: argparse.Namespace) -> int:
         human = (
             f"site verified: {outcome.files} files as sealed, {outcome.excerpts} excerpts, "
             f"{outcome.snapshots} snapshot texts, {outcome.windows} context windows on {outcome.pages} pages, "
-            f"{outcome.records} snapshot records; {digest}"
+            f"{outcome.records} snapshot records; {digest}; trusted: {outcome.trust}"
         )
         emit(args, outcome.summary(), human)
         return 0
     if args.json:
         emit(args, outcome.summary())
     else:
-        refusal_lines(outcome.findings, f"site check failed: {summary(outcome.findings)}; {digest}")
+        refusal_lines(
+            outcome.findings, f"site check failed: {summary(outcome.findings)}; {digest}; trusted: {outcome.trust}"
+        )
     return 1

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..kernel.spans import MAX_SPAN
 from ..runs import Run
-from ._common import add_config, add_json, emit, source_id_arg, warn, wiki_policy
+from ._common import add_config, add_json, emit, source_id_arg, wiki_policy
 
 if TYPE_CHECKING:
     from ..acquire import signing, sources
@@ -32,7 +31,8 @@ def _key_option(parser: argparse.ArgumentParser) -> None:
         "--key",
         type=Path,
         help="Ed25519 private key (PEM) that signs the acquisition event (default: $PUBLISHER_SIGNING_KEY, "
-        "else your key for the wiki, made by 'publisher new'; unsigned when there is none)",
+        "else your key for one of the wiki's keys with the acquire role; on a wiki that trusts keys, "
+        "refused when there is none)",
     )
     add_config(parser)  # which keys the run's wiki trusts, as MkDocs resolves its configuration
 
@@ -59,22 +59,16 @@ def _declaration(args: argparse.Namespace) -> sources.Declaration:
 
 
 def _signer(args: argparse.Namespace, run: Run) -> signing.Signer | None:
-    """``--key``, else ``$PUBLISHER_SIGNING_KEY``, else this user's private key for one of the
-    keys the run's wiki trusts (resolved through MkDocs, see :func:`wiki_policy`)."""
-    from ..acquire import signing
+    """The one signer discovery (:func:`publisher.kernel.trust.require_signer`) for an acquisition:
+    ``--key``, else ``$PUBLISHER_SIGNING_KEY``, else this user's private key for one of the keys
+    the run's wiki trusts for ``acquire`` (resolved through MkDocs, see :func:`wiki_policy`). On a
+    wiki that trusts keys, no usable key is a one-line refusal before anything is written."""
+    from ..kernel.trust import Role, require_signer
     from ..runs import find_wiki_root
 
-    trusted: list[str] = []
-    if args.key is None and not os.environ.get(signing.KEY_ENV):
-        root = getattr(args, "wiki", None) or find_wiki_root(run.path)
-        trusted = wiki_policy(root, getattr(args, "config", None)).trusted_keys.ids if root is not None else []
-    signer = signing.signer_from(args.key, run.name(), trusted=trusted)
-    if signer is None and trusted:
-        warn(
-            "the wiki trusts keys you hold no private key for: this acquisition is unsigned and will not "
-            "count as fresh (pass --key, or fetch where the wiki's key is kept)"
-        )
-    return signer
+    root = getattr(args, "wiki", None) or find_wiki_root(run.path)
+    ring = wiki_policy(root, getattr(args, "config", None)).trusted_keys
+    return require_signer(args.key, ring=ring, role=Role.ACQUIRE, run=run.name())
 
 
 def _meta(args: argparse.Namespace) -> sources.Metadata:
@@ -107,6 +101,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--url", required=True)
     p.add_argument("--text-file", required=True, type=Path)
     _metadata_options(p)
+    _key_option(p)
     add_json(p)
     p.set_defaults(func=_register)
 
@@ -215,7 +210,7 @@ def _register(args: argparse.Namespace) -> int:
     from ..acquire import sources
 
     run = Run.open(args.run_dir)
-    outcome = sources.register(run, args.url, args.text_file, _meta(args), actor=args.actor)
+    outcome = sources.register(run, args.url, args.text_file, _meta(args), actor=args.actor, signer=_signer(args, run))
     return _acquired(args, outcome, "Registered")
 
 

@@ -238,15 +238,12 @@ def assemble(
     )
 
 
-def assemble_run(
-    run: Run, options: RunOptions | None = None, *, gate: bool | None = None, write: bool = True
-) -> Assembly:
+def assemble_run(run: Run, options: RunOptions, *, gate: bool | None = None, write: bool = True) -> Assembly:
     """Load and assemble a run; writes ``outputs/result.json`` atomically when ``write``.
 
     ``gate`` is the ``--gate`` switch (None: the run's config decides); ``options`` say where the
     run's wiki is, which keys it trusts and how snapshots are read (:class:`.inputs.RunOptions`).
     """
-    options = options if options is not None else RunOptions()
     inputs = options.load(run)
     assembly = assemble(inputs, options.reader(run, inputs), gate=gate)
     if write:

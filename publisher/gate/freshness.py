@@ -20,12 +20,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..acquire.signing import KeyRing, signature_problem
 from ..kernel.assets import AssetChecker
 from ..kernel.blobs import BlobChecker
 from ..kernel.canonical import parse_ts
 from ..kernel.models import Asset, Event, EventType, Snapshot
 from ..kernel.reasons import Reason
+from ..kernel.trust import KeyRing, Role, event_signature_problem
 from .result import ResultPolicy
 
 __all__ = ["Freshness", "Provenance", "SnapshotFacts", "freshness"]
@@ -104,8 +104,8 @@ def freshness(
     created_at: str | None,
     assets: AssetChecker,
     *,
+    trusted_keys: KeyRing,
     text_sha256: str | None = None,
-    trusted_keys: KeyRing | None = None,
     run_name: str | None = None,
     raw: BlobChecker | None = None,
 ) -> Freshness:
@@ -173,13 +173,13 @@ def freshness(
 def _provenance_problem(
     event: Event,
     snap: Snapshot | SnapshotFacts,
-    trusted_keys: KeyRing | None,
+    trusted_keys: KeyRing,
     run_name: str | None,
     raw: BlobChecker | None,
 ) -> str | None:
     """Why an otherwise matching acquisition event cannot make ``snap`` fresh (section 12)."""
     if trusted_keys:
-        why = signature_problem(event, trusted_keys, run_name or "")
+        why = event_signature_problem(event, trusted_keys, run_name or "", Role.ACQUIRE)
         if why is not None:
             return why
     if event.record_hash is not None and event.record_hash != snap.record_hash:

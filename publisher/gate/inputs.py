@@ -50,7 +50,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..acquire.signing import KeyRing, load_trusted_keys
 from ..kernel import _fs
 from ..kernel.blobs import BlobChecker
 from ..kernel.canonical import StrictJSONError, canonical_bytes, loads_strict, prefixed, sha256_hex
@@ -58,6 +57,7 @@ from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import LogState, read_log
 from ..kernel.models import RunConfig
 from ..kernel.reasons import Reason
+from ..kernel.trust import KeyRing
 from ..parallel import CheckedSnapshots, ProgressFn
 from ..runs import Run, find_wiki_root
 from .corpus import Corpus, parse_corpus
@@ -97,10 +97,10 @@ class RunOptions:
     are read (the one options object of :func:`~publisher.gate.assemble.assemble_run`,
     :func:`~publisher.gate.pipeline.check_run` and :func:`~publisher.gate.pipeline.verify_run`)."""
 
+    trusted_keys: KeyRing
+    """The wiki's trusted keys, from the policy MkDocs resolved (``KeyRing()``: unsigned, on purpose)."""
     wiki_root: Path | None = None
     """The wiki whose ``assets/papers/`` holds user-supplied PDFs (default: found from the run)."""
-    trusted_keys: KeyRing | None = None
-    """The wiki's trust policy (default: its ``mkdocs.yml``; see :func:`load_inputs`)."""
     executor: Executor | None = None
     """Where snapshots are verified (default: a pool of ``workers`` processes)."""
     workers: int | None = None
@@ -188,13 +188,13 @@ def _about(path: Path) -> Iterator[None]:
         raise
 
 
-def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRing | None = None) -> RunInputs:
+def load_inputs(run: Run, *, trusted_keys: KeyRing, wiki_root: Path | None = None) -> RunInputs:
     """Read every input of ``run`` once (snapshots aside). Raises UsageError when one is unreadable.
 
     ``wiki_root`` locates user-supplied PDFs (default: :func:`~publisher.runs.find_wiki_root`, from
     the upstream layout or the nearest ``mkdocs.yml``). ``trusted_keys`` are the keys a fresh
-    acquisition must be signed by (default: those the wiki's ``mkdocs.yml`` lists; an empty ring:
-    unsigned provenance).
+    acquisition must be signed by, from the policy the caller resolved (an empty ring: unsigned
+    provenance, as the wiki's configuration says).
     """
     config = run.load_config()
     config_digest, _ = file_digest(run.config_path)
@@ -226,7 +226,7 @@ def load_inputs(run: Run, *, wiki_root: Path | None = None, trusted_keys: KeyRin
     except EventLogError as exc:
         log, log_problem = LogState(exists=True), exc.message
     root = wiki_root if wiki_root is not None else find_wiki_root(run.path)
-    keys = trusted_keys if trusted_keys is not None else load_trusted_keys(root)
+    keys = trusted_keys
     return RunInputs(
         run=run,
         config=config,

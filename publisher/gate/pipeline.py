@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from ..kernel import _fs
 from ..kernel.canonical import format_ts, utc_now
+from ..kernel.errors import UsageError
 from ..parallel import CheckedSnapshots, fewer_collections
 from ..runs import Run
 from .assemble import Assembly, assemble, declare, limited_log
@@ -253,7 +254,8 @@ def _check_run(
 ) -> RunCheck:
     """:func:`check_run`, under the caller's collection policy."""
     if loaded is None:
-        options = options if options is not None else RunOptions()
+        if options is None:
+            raise UsageError("a run is checked with its options (the trusted keys) or the inputs already loaded")
         inputs = options.load(run)
         reader = options.reader(run, inputs)
         prepared = prepare(inputs, reader)
@@ -335,9 +337,7 @@ def write_verification(rc: RunCheck) -> Path:
     return path
 
 
-def verify_run(
-    run: Run, options: RunOptions | None = None, *, gate: bool | None = None, write: bool = True
-) -> RunCheck:
+def verify_run(run: Run, options: RunOptions, *, gate: bool | None = None, write: bool = True) -> RunCheck:
     """:func:`check_run`, then ``outputs/verification.json`` when ``write``."""
     rc = check_run(run, options, gate=gate)
     if write:

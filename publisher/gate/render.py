@@ -211,7 +211,7 @@ def render_report_body(
     return str(_fragment(view, _environment(), source_links, contexts))
 
 
-def render_report(run: Run, options: RunOptions | None = None) -> str:
+def render_report(run: Run, options: RunOptions) -> str:
     """The full report page (HTML). Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails."""
     view = ReportView.of(check_run(run, options))
     env = _environment()
@@ -226,7 +226,7 @@ def render_report(run: Run, options: RunOptions | None = None) -> str:
     return page.lstrip()
 
 
-def write_report(run: Run, options: RunOptions | None = None) -> Path:
+def write_report(run: Run, options: RunOptions) -> Path:
     """Render and write ``outputs/report.html`` atomically; nothing is written on refusal."""
     html = render_report(run, options)
     run.outputs_dir.mkdir(parents=True, exist_ok=True)

@@ -46,6 +46,7 @@ _FIXES: dict[str, str] = {
     "C-SITE-PIN": "rebuild, or pin the digest check-site prints for the site you publish",
     "C-CSP": "rebuild the site with 'mkdocs build'; never edit a built site",
     "C-PROMOTED": "restore the promoted text, or promote the run again; write your own prose outside the block",
+    "C-META": "keep to the front matter keys the theme may render, with the values docs/reading.md lists",
 }
 """The one-line fix of each code, shown under a root finding whose detail names none."""
 

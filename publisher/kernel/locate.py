@@ -39,7 +39,7 @@ import re
 import threading
 import unicodedata
 from bisect import bisect_left
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
@@ -56,6 +56,7 @@ __all__ = [
     "NON_ASCII_COST",
     "OCCURRENCE_COST",
     "REMEMBERED_CODE_POINTS",
+    "STREAM_ABOVE",
     "Budget",
     "Candidate",
     "Fragment",
@@ -231,14 +232,16 @@ def _fold(piece: str, fold_case: bool) -> str:
     return out.casefold() if fold_case else out
 
 
-def _cluster_end(text: str, i: int) -> int:
-    """The end of the cluster starting at ``i``: the raw characters NFKC must see together.
+def _cluster_end(text: str, i: int, n: int | None = None) -> int:
+    """The end of the cluster starting at ``i`` (at most ``n``, the text's end by default): the raw
+    characters NFKC must see together.
 
     An ASCII character never combines with what precedes it; any other character joins the cluster
     while normalising the two together differs from normalising them apart (a combining mark, a
     conjoining jamo).
     """
-    n = len(text)
+    if n is None:
+        n = len(text)
     j = i + 1
     if j == n or text[j].isascii():
         return j
@@ -252,19 +255,21 @@ def _cluster_end(text: str, i: int) -> int:
     return j
 
 
-def normalize_map(text: str, *, fold_case: bool = False) -> Normalized:
+def normalize_map(text: str, *, fold_case: bool = False, lo: int = 0, hi: int | None = None) -> Normalized:
     """``text`` normalised as the locator compares it, with the position map back to raw offsets.
 
     NFKC, typographic quotation marks and dashes folded to ASCII, every white space run (after
     NFKC, so a no-break space counts) collapsed to one space; ``fold_case`` also case-folds.
     Leading and trailing white space is kept (as one space) so that offsets stay aligned.
+    ``lo``/``hi`` normalise only ``text[lo:hi]``, its map still in offsets of ``text``: cut where
+    :func:`_cut_at` allows, the pieces' normal forms put end to end are the whole text's.
     """
     out: list[str] = []  # pieces of the normal form (a space in them stands for white space)
     starts: list[int] = []
     ends: list[int] = []
-    n = len(text)
-    i = 0
-    stretches = _ASCII_STRETCH.finditer(text)  # long runs of ASCII, taken a stretch at a time
+    n = len(text) if hi is None else hi
+    i = lo
+    stretches = _ASCII_STRETCH.finditer(text, lo, n)  # long runs of ASCII, taken a stretch at a time
     stretch = next(stretches, None)
     at = n if stretch is None else stretch.start()
     while i < n:
@@ -282,7 +287,7 @@ def normalize_map(text: str, *, fold_case: bool = False) -> Normalized:
             j = i + 1
             piece = ch.lower() if fold_case else ch
         else:
-            j = _cluster_end(text, i)
+            j = _cluster_end(text, i, n)
             piece = _fold(text[i:j], fold_case)
         for c in piece:
             if c.isspace():
@@ -336,6 +341,94 @@ def _ascii_run(
             starts.append(start + run.start())
             ends.append(start + run.end())
         pos = run.end()
+
+
+STREAM_ABOVE = REMEMBERED_CODE_POINTS
+"""Texts longer than this are searched a block at a time (:func:`_streamed_hits`) instead of through
+a normal form of the whole text, whose position map holds some 80 bytes a code point: a 200 MB
+snapshot would need about 16 GB."""
+
+BLOCK = 1 << 16
+"""Raw code points a streamed search takes at a time (a few MB at most, let go before the next)."""
+
+_CUT = re.compile(
+    "[!-~\u0400-\u04ff\u0391-\u03c9\u0621-\u064a\u3041-\u3096\u30a1-\u30fa\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]"
+)
+"""Characters that always start a cluster of their own and normalise to no white space: printable
+ASCII other than the space, and the letters of the Cyrillic, Greek, Arabic, kana, CJK and Hangul
+syllable blocks (starters that no preceding character composes with). The normal form of a text cut
+before one is the normal forms of the two parts put end to end, map included."""
+
+_FOLD_PAIRS = tuple((chr(key), value) for key, value in _FOLDS.items() if isinstance(value, str))
+"""The typographic folds as pairs (``str.replace`` a pair at a time outruns ``str.translate`` with a
+table some twenty times)."""
+
+
+def _cut_at(text: str, at: int) -> int:
+    """The first position at or after ``at`` where a text may be cut for normalising (see
+    :data:`_CUT`), or the text's length."""
+    found = _CUT.search(text, at)
+    return len(text) if found is None else found.start()
+
+
+def _normal_text(text: str, lo: int, hi: int, fold_case: bool) -> str:
+    """``normalize_map(text, fold_case=fold_case, lo=lo, hi=hi).text`` without the map, at the speed
+    of the library's own passes: NFKC of the whole piece is NFKC of each of its clusters put end to
+    end (that is how clusters are cut), and the folds, case folding and white-space runs act a
+    character at a time."""
+    piece = text[lo:hi]
+    if not piece.isascii():
+        piece = unicodedata.normalize("NFKC", piece)
+        for mark, folded in _FOLD_PAIRS:
+            if mark in piece:
+                piece = piece.replace(mark, folded)
+    if fold_case:
+        piece = piece.casefold()
+    if not piece:
+        return piece
+    # Every white-space run (what str.isspace calls white space) as one space, at the ends too.
+    lead = " " if piece[0].isspace() else ""
+    trail = " " if piece[-1].isspace() and not piece.isspace() else ""
+    return lead + " ".join(piece.split()) + trail
+
+
+def _streamed_hits(
+    text: str,
+    needle: str,
+    fold_case: bool,
+    limit: int,
+    budget: Budget | None,
+    exact: Collection[tuple[int, int]],
+) -> tuple[list[tuple[int, int]], bool]:
+    """:func:`_normalized_hits` over ``text`` a :data:`BLOCK` at a time, never normalised whole.
+
+    Each block, cut where :func:`_cut_at` allows, is normalised without a map first. Only a block
+    whose normal form, after the last ``len(needle) - 1`` code points of what came before it, holds
+    the needle is mapped, together with as many blocks before it as those code points come from
+    (a block of white space normalises to one), and searched from where an occurrence could first
+    reach into it: an occurrence is found once, with the block it ends in."""
+    hits: list[tuple[int, int]] = []
+    n = len(text)
+    lo = 0
+    before: deque[tuple[int, str]] = deque()  # the blocks before: their starts and normal forms
+    while lo < n and len(hits) < limit:
+        hi = _cut_at(text, min(n, lo + BLOCK))
+        normal = _normal_text(text, lo, hi, fold_case)
+        prev = "".join(part for _, part in before)
+        reach = max(0, len(prev) - len(needle) + 1)
+        if needle in prev[reach:] + normal:
+            first = before[0][0] if before else lo
+            norm = normalize_map(text, fold_case=fold_case, lo=first, hi=hi)
+            found, stopped = _normalized_hits(text, norm, needle, fold_case, limit - len(hits), budget, exact, reach)
+            hits.extend(found)
+            if stopped:
+                return hits, True
+        before.append((lo, normal))
+        held = len(prev) + len(normal)
+        while before and held - len(before[0][1]) >= len(needle) - 1:
+            held -= len(before.popleft()[1])
+        lo = hi
+    return hits, False
 
 
 _remembered: OrderedDict[tuple[str, bool], Normalized] = OrderedDict()
@@ -433,23 +526,30 @@ def _caseless_exact(
     Scanning with the regular expression costs the text's length times the term's at worst (a
     term of a thousand ``a`` and a ``b`` over a text of ``a``), so both are mapped, one code point
     for one, to :func:`_case_key` and searched as plain strings (linear), and each position found
-    is confirmed by the regular expression there (the key is coarser than its case rules)."""
-    if text.isascii() and term.isascii():
-        keyed, key = text.lower(), term.lower()
-    else:
-        table = {ord(c): k for c in set(text).union(term) if (k := _case_key(c)) != c}
-        keyed, key = text.translate(table), term.translate(table)
+    is confirmed by the regular expression there (the key is coarser than its case rules). A text
+    over :data:`STREAM_ABOVE` is keyed a :data:`BLOCK` at a time (each with the term's length less
+    one after it), never copied whole."""
     pattern = re.compile(re.escape(term), re.IGNORECASE)
     hits: list[tuple[int, int]] = []
     cost = _find_cost(term) + len(term) // FIND_STRIDE  # the find, then the confirmation
-    i = keyed.find(key)
-    while i != -1 and len(hits) < limit:
-        if not _paid(budget, cost):
-            return hits, True
-        match = pattern.match(text, i)
-        if match is not None:
-            hits.append((i, match.end()))
-        i = keyed.find(key, i + 1)
+    step = max(1, len(text) if len(text) <= STREAM_ABOVE else BLOCK)
+    for lo in range(0, len(text), step):
+        window = text[lo : lo + step + len(term) - 1]
+        if window.isascii() and term.isascii():
+            keyed, key = window.lower(), term.lower()
+        else:
+            table = {ord(c): k for c in set(window).union(term) if (k := _case_key(c)) != c}
+            keyed, key = window.translate(table), term.translate(table)
+        i = keyed.find(key)
+        while i != -1 and i < step and len(hits) < limit:
+            if not _paid(budget, cost):
+                return hits, True
+            match = pattern.match(text, lo + i)
+            if match is not None:
+                hits.append((lo + i, match.end()))
+            i = keyed.find(key, i + 1)
+        if len(hits) >= limit:
+            break
     return hits, False
 
 
@@ -470,16 +570,18 @@ def _normalized_hits(
     limit: int,
     budget: Budget | None = None,
     exact: Collection[tuple[int, int]] = (),
+    skip: int = 0,
 ) -> tuple[list[tuple[int, int]], bool]:
     """Raw ranges of every aligned occurrence of the normalised ``needle`` whose raw slice
     normalises back to it (checked, never assumed, except for a range in ``exact``: a verbatim
     occurrence of the term normalises to the needle by definition); and whether the search stopped
-    because ``budget`` (None: no budget) could not pay for the next occurrence (see :class:`Budget`)."""
+    because ``budget`` (None: no budget) could not pay for the next occurrence (see :class:`Budget`).
+    Occurrences are looked for from ``norm.text[skip]`` on."""
     hits: list[tuple[int, int]] = []
     if not needle:
         return hits, False
     cost = _find_cost(needle)
-    i = norm.text.find(needle)
+    i = norm.text.find(needle, skip)
     while i != -1 and len(hits) < limit:
         if not _paid(budget, cost):
             return hits, True
@@ -544,9 +646,12 @@ def search_term(
     found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
     if not stopped:
         needle = normalize(term, fold_case=fold_case)
-        norm = mapped if mapped is not None else normal_form(text, fold_case=fold_case)
         verbatim = frozenset(exact) if not fold_case else frozenset()  # a case-insensitive match is checked
-        normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)
+        if mapped is None and len(text) > STREAM_ABOVE:
+            normalized, stopped = _streamed_hits(text, needle, fold_case, limit, spend, verbatim)
+        else:
+            norm = mapped if mapped is not None else normal_form(text, fold_case=fold_case)
+            normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)
         for hit in normalized:
             found.setdefault(hit, "normalized")
     ordered = sorted(found.items())[:limit]

@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from .locate import normalize
+from .lookalike import BIDI_CONTROLS, badge_lookalike, check_mark_like, invisible, ref_lookalikes, symbol_like
 
 __all__ = [
     "SpanRef",
@@ -24,6 +25,7 @@ __all__ = [
     "VERIFIED_BADGE",
     "as_read",
     "looks_like_evidence",
+    "neutral_text",
 ]
 
 _REF_RE = re.compile(r"(src-[0-9a-f]{64})#(-?\d+)-(-?\d+)")
@@ -51,10 +53,29 @@ def as_read(text: str) -> str:
 
 
 def looks_like_evidence(text: str) -> str | None:
-    """The first span reference or verified badge a reader would see in ``text``, else None."""
+    """The first span reference or verified badge a reader would see in ``text``, else None: as
+    written (:func:`as_read` form), or spelled with look-alike letters and marks (compared by
+    confusable skeleton, :mod:`publisher.kernel.lookalike`: a Cyrillic "ѕrс-…" reference, "√ vеrified")."""
     read = as_read(text)
     match = READ_AS_REF.search(read) or VERIFIED_BADGE.search(read)
-    return match.group(0) if match else None
+    if match:
+        return match.group(0)
+    refs = ref_lookalikes(text)
+    return refs[0] if refs else badge_lookalike(text)
+
+
+def neutral_text(text: str) -> str:
+    """``text`` from outside (a fetched page's ``<title>``) made unable to pass for evidence where
+    the site shows it: invisible and bidi characters dropped and, when what is left still reads as
+    a span reference or the verified badge, every symbol and ``#`` in it spelled out as its code
+    point (``[U+2713]``), so the words stay readable and the look is gone."""
+    shown = "".join(ch for ch in BIDI_CONTROLS.sub("", text) if ch.isspace() or not invisible(ch))
+    if looks_like_evidence(shown) is None:
+        return shown
+    spelled = "".join(
+        f"[U+{ord(ch):04X}]" if symbol_like(ch) or check_mark_like(ch) or as_read(ch) == "#" else ch for ch in shown
+    )
+    return spelled if looks_like_evidence(spelled) is None else "[a title that reads as evidence]"
 
 
 @dataclass(frozen=True)

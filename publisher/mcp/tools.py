@@ -22,7 +22,6 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ..acquire.select import MAX_QUOTE, locate_in, located_json, select_spans
-from ..acquire.signing import KeyRing
 from ..acquire.sources import MAX_READ_WINDOW
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import PublisherError
@@ -32,7 +31,9 @@ from ..kernel.models import Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range, locator
 from ..kernel.text import one_line
+from ..kernel.trust import KeyRing
 from ..runs import RUN_LAYOUTS, Run
+from ..wiki.policy import Policy
 
 __all__ = ["TOOLS", "ToolSpec", "ToolProblem", "Workspace", "MAX_OFFSET", "MAX_CONTEXT", "MAX_LISTED"]
 
@@ -93,12 +94,17 @@ class Workspace:
         raise ToolProblem(f"no snapshot {checked} in this workspace", Reason.UNKNOWN_SOURCE)
 
     @cached_property
-    def trusted_keys(self) -> KeyRing:
-        """The wiki's trusted keys, from the configuration MkDocs resolves (``INHERIT``, ``!ENV``),
-        as the build reads them; once per server."""
+    def policy(self) -> Policy:
+        """The wiki's policy, from the configuration MkDocs resolves (``INHERIT``, ``!ENV``), as
+        the build reads it; once per server, the only reading every tool uses."""
         from ..site.build.policy import resolve_policy
 
-        return _guard(lambda: resolve_policy(self.wiki)).trusted_keys
+        return _guard(lambda: resolve_policy(self.wiki))
+
+    @property
+    def trusted_keys(self) -> KeyRing:
+        """The key ring of :attr:`policy`."""
+        return self.policy.trusted_keys
 
     def snapshot(self, source_id: str) -> tuple[Run, Snapshot]:
         """The verified snapshot and its run."""
@@ -320,7 +326,8 @@ def validate_evidence_assessment(
     """Propose a status for a claim (S, P, NS, C, NE): the guards are checked against the current
     state and the attempt is logged in assessments.jsonl, admitted or rejected with the guard that
     failed; an admitted claim is written into the concept's front matter. Admitted means a
-    structurally admissible proposal, never an adjudication. Entries from this server are unsigned."""
+    structurally admissible proposal, never an adjudication. Entries from this server are unsigned,
+    so a wiki that trusts keys refuses them (nothing written)."""
     from ..wiki.assess import assess
     from ..wiki.claims.admission import Proposal
     from ..wiki.claims.model import ClaimRefusal, parse_status
@@ -335,7 +342,7 @@ def validate_evidence_assessment(
         missingness,
     )
     try:
-        done = assess(ws.wiki, concept, proposal)
+        done = assess(ws.wiki, concept, proposal, signer=None, policy=ws.policy)
     except ClaimRefusal as exc:
         return {
             "admitted": False,
@@ -362,7 +369,7 @@ def build_evidence_matrix(ws: Workspace) -> dict[str, Any]:
     from ..wiki.check import check_wiki
     from ..wiki.claims.counts import claims_document
 
-    wiki = _guard(lambda: check_wiki(ws.wiki))
+    wiki = _guard(lambda: check_wiki(ws.wiki, policy=ws.policy))
     if not wiki.ok:
         return {"ok": False, "findings": [f.to_dict() for f in wiki.findings]}
     return claims_document(wiki)

@@ -3,7 +3,10 @@
 Every excerpt the site publishes (each span of an accepted, verified claim, as the source pages
 highlight them) becomes one ``Annotation`` of an ``AnnotationCollection`` (JSON-LD, the W3C Web
 Annotation Data Model): ``@context``, a stable URI ``id``, ``type``, and a ``target`` whose
-``source`` is the snapshot's URL with two selectors:
+``source`` is the snapshot the offsets index, never the page it was fetched from (whose text
+today may differ): the wiki's source page of it under ``site`` (the published site's address),
+else the snapshot's text named by its digest (``ni:///sha-256;…``, RFC 6920); the page it was
+fetched from is the target's ``via``. Two selectors:
 
 * ``TextPositionSelector``: ``start``/``end`` in code points, as the model counts characters (and
   as the snapshot's offsets already are);
@@ -18,6 +21,7 @@ names of the same triple, so the same excerpt keeps its id from one export to th
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import uuid
@@ -33,7 +37,15 @@ from .check import check_wiki
 from .evidence import WikiCheck
 from .policy import Policy
 
-__all__ = ["AnnotationsRefused", "Collection", "annotation", "export_annotations", "CONTEXT", "AFFIX"]
+__all__ = [
+    "AnnotationsRefused",
+    "Collection",
+    "annotation",
+    "snapshot_uri",
+    "export_annotations",
+    "CONTEXT",
+    "AFFIX",
+]
 
 CONTEXT = "http://www.w3.org/ns/anno.jsonld"
 """The Web Annotation JSON-LD context."""
@@ -73,10 +85,28 @@ def _id(base: str | None, *parts: str) -> str:
     return "urn:uuid:" + str(uuid.uuid5(_NAMESPACE, "/".join(parts)))
 
 
+def snapshot_uri(source_id: str, content_hash: str, site: str | None = None) -> str:
+    """The address of a snapshot's text: its source page under ``site``, else its digest as an
+    RFC 6920 name (``ni:///sha-256;<base64url>``), which names exactly the text the offsets index."""
+    if site is not None:
+        return f"{site.rstrip('/')}/sources/{source_id}/"
+    digest = bytes.fromhex(content_hash.removeprefix("sha256:"))
+    return "ni:///sha-256;" + base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")
+
+
 def annotation(
-    text: str, url: str, source_id: str, start: int, end: int, *, base: str | None = None, claims: tuple[str, ...] = ()
+    text: str,
+    url: str,
+    source_id: str,
+    start: int,
+    end: int,
+    *,
+    base: str | None = None,
+    claims: tuple[str, ...] = (),
+    via: str | None = None,
 ) -> dict[str, Any]:
-    """One Web Annotation of ``text[start:end]`` of the snapshot at ``url`` (offsets in code points)."""
+    """One Web Annotation of ``text[start:end]`` of the snapshot at ``url`` (offsets in code
+    points), fetched from ``via`` (the original page) when given."""
     out: dict[str, Any] = {
         "@context": CONTEXT,
         "id": _id(base, source_id, f"{start}-{end}"),
@@ -89,6 +119,7 @@ def annotation(
         ]
     out["target"] = {
         "source": url,
+        **({"via": via} if via is not None else {}),
         "selector": [
             {"type": "TextPositionSelector", "start": start, "end": end},
             {
@@ -114,7 +145,9 @@ def _claims(wiki: WikiCheck) -> dict[tuple[str, int, int], list[str]]:
     return labels
 
 
-def export_annotations(wiki_root: Path, *, base: str | None = None, policy: Policy | None = None) -> Collection:
+def export_annotations(
+    wiki_root: Path, *, base: str | None = None, site: str | None = None, policy: Policy
+) -> Collection:
     """Every published excerpt of the wiki as an AnnotationCollection (see the module docstring).
 
     Raises :class:`AnnotationsRefused` when the wiki check finds anything, and
@@ -122,6 +155,8 @@ def export_annotations(wiki_root: Path, *, base: str | None = None, policy: Poli
     """
     if base is not None and not _BASE_RE.fullmatch(base):
         raise UsageError(f"--base {base[:80]!r} is not an absolute URI without query or fragment")
+    if site is not None and not _BASE_RE.fullmatch(site):
+        raise UsageError(f"--site {site[:80]!r} is not an absolute URI without query or fragment")
     wiki = check_wiki(Path(wiki_root), policy=policy)
     if not wiki.ok:
         raise AnnotationsRefused(
@@ -141,7 +176,14 @@ def export_annotations(wiki_root: Path, *, base: str | None = None, policy: Poli
                 )
             items.append(
                 annotation(
-                    snap.text, snap.url, sid, start, end, base=base, claims=tuple(labels.get((sid, start, end), ()))
+                    snap.text,
+                    snapshot_uri(sid, snap.content_hash, site),
+                    sid,
+                    start,
+                    end,
+                    base=base,
+                    claims=tuple(labels.get((sid, start, end), ())),
+                    via=snap.url,
                 )
             )
     runs = ",".join(sorted(ev.slug for ev in wiki.runs))

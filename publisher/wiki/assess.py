@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..acquire.signing import Signer
 from ..kernel import _fs
 from ..kernel.errors import ConflictError, IntegrityError, UsageError
 from ..kernel.reasons import Reason
 from ..kernel.text import one_line
+from ..kernel.trust import Role, Signer
 from .check import check_wiki
 from .claims.admission import Problem, Proposal, admit
 from .claims.log import Assessment, append_assessment
@@ -44,17 +44,23 @@ def _concept_path(wiki_root: Path, slug: str) -> tuple[Path, str]:
     return wiki_root / rel, rel
 
 
-def assess(
-    wiki_root: Path, concept: str, proposal: Proposal, *, signer: Signer | None = None, policy: Policy | None = None
-) -> Assessed:
-    """Assess ``proposal`` for claim ``proposal.claim_id`` of ``concept``.
+def assess(wiki_root: Path, concept: str, proposal: Proposal, *, signer: Signer | None, policy: Policy) -> Assessed:
+    """Assess ``proposal`` for claim ``proposal.claim_id`` of ``concept`` under the wiki's ``policy``.
 
     Raises :class:`ClaimRefusal` (exit 1) after logging a rejected attempt; a usage problem (no
-    wiki, no concept, an empty statement) is refused before anything is logged.
+    wiki, no concept, an empty statement, no ``signer`` trusted for ``assess`` on a wiki that
+    trusts keys) is refused before anything is logged.
     """
     wiki_root = Path(wiki_root)
     if not wiki_root.is_dir():
         raise UsageError(f"wiki folder {wiki_root} does not exist")
+    ring = policy.trusted_keys
+    if ring and (signer is None or not ring.has_role(signer.key_id, Role.ASSESS)):
+        keys = ", ".join(ring.shown(kid) for kid in ring.ids_for(Role.ASSESS)) or "none"
+        raise UsageError(
+            f"this wiki trusts signed assessments only: sign with the private key of {keys} "
+            "(--key FILE or $PUBLISHER_SIGNING_KEY); nothing logged"
+        )
     path, rel = _concept_path(wiki_root, concept)
     statement = normalise_statement(proposal.statement)
     if not statement:

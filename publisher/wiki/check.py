@@ -34,7 +34,7 @@ from .claims.provenance import admitted_index, check_concept_claims, log_finding
 from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
 from .discover import discover, inside
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
-from .policy import Policy, fallback_policy
+from .policy import Policy
 from .runchecks import check_runs, run_bytes
 
 __all__ = ["check_wiki", "check_claims", "check_claims_text"]
@@ -46,7 +46,7 @@ _CONCEPTS_PER_TASK = 16
 def check_wiki(
     wiki_root: Path,
     *,
-    policy: Policy | None = None,
+    policy: Policy,
     runs: Sequence[Path] | None = None,
     concepts: Sequence[Path] | None = None,
     layouts: Iterable[str] = RUN_LAYOUTS,
@@ -55,8 +55,8 @@ def check_wiki(
     """Check the wiki's runs and concepts; ``runs``/``concepts`` narrow it (default: all of them).
 
     ``policy`` is the wiki's evidence options as the caller resolved them through MkDocs
-    (:func:`publisher.site.build.policy.resolve_policy`); without one, the wiki's own ``mkdocs.yml`` is
-    read fail-closed (:func:`~publisher.wiki.policy.fallback_policy`). ``workers`` says where the
+    (:func:`publisher.site.build.policy.resolve_policy`; ``Policy.unsigned()`` for a caller that
+    means it): there is no default. ``workers`` says where the
     work runs (:class:`~publisher.parallel.Workers`; default: a pool of every core when the wiki is
     large enough to pay for one).
 
@@ -66,8 +66,7 @@ def check_wiki(
     """
     with fewer_collections():
         root = Path(wiki_root)
-        resolved = policy if policy is not None else fallback_policy(root)
-        return _check_wiki(root, resolved, layouts, runs, concepts, workers or Workers())
+        return _check_wiki(root, policy, layouts, runs, concepts, workers or Workers())
 
 
 def _check_wiki(

@@ -6,7 +6,10 @@ footnote reference well formed (``SCHEMA_ERROR``) and an accepted claim of a run
 as that run assembles now (``SOURCE_OUTSIDE_ACCEPTED``, or the reason its evidence failed:
 ``SNAPSHOT_HASH_MISMATCH`` ...); its excerpt as promoted equal to the re-slice
 (``EXCERPT_MISMATCH``); the promoted block exactly what promotion writes from those runs now
-(``C-PROMOTED``, :mod:`.promoted`).
+(``C-PROMOTED``, :mod:`.promoted`); each footnote that cites a span exactly what promotion writes, nothing
+before or after it (``C-PROSE``, ``EXCERPT_MISMATCH``); every quotation of the concept's own prose
+located in the snapshots of the wiki's runs and cited through a covering span (``C-PROSE``: no
+reason code where the words are a source's, ``EXCERPT_MISMATCH`` where they are in none).
 """
 
 from __future__ import annotations
@@ -15,17 +18,19 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from ..gate.quotations import quotation_findings, quotations
 from ..kernel import _fs
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
-from ..kernel.refs import SpanRef
-from .concepts import ConceptDoc, parse_concept
+from ..kernel.refs import SpanRef, format_ref
+from .concepts import GENERATED_BEGIN, GENERATED_END, ConceptDoc, EvidenceFootnote, parse_concept
 from .discover import relative
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
 from .promoted import promoted_findings
 
 __all__ = [
+    "PROSE_CHECK",
     "check_concept",
     "check_concept_text",
     "concept_folder",
@@ -33,6 +38,10 @@ __all__ = [
     "read_concept_file",
     "read_concepts",
 ]
+
+PROSE_CHECK = "C-PROSE"
+"""The check of prose, as the site's allow-list of pages names it: quotations and the form of
+footnotes that cite a span."""
 
 
 def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str], RunEvidence | None]) -> None:
@@ -69,12 +78,16 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
         named.append(ev)
     if not doc.footnotes:
         add(Finding(Reason.NO_SPANS, ce.rel, "no evidence footnote: an empty evidence set is not a pass"))
+    lines = doc.body.split("\n")
     for note in doc.footnotes:
         line = doc.file_line(note.first)
+        at_note = len(wiki.findings)
         if note.error is not None:
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, note.error, label=note.label, line=line))
         for ref in note.refs:
             _check_ref(wiki, ce, named, note.label, line, ref)
+        if len(wiki.findings) == at_note:
+            _check_promoted_form(wiki, ce, note, lines[note.first : note.last], line)
     if complete and not any(_has_findings(wiki, ev) for ev in named):
         # C-PROMOTED: the block is what promotion writes now. Skipped while a named run is itself
         # refused: its findings name the cause, and a block rendered from it would differ anyway.
@@ -82,12 +95,77 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
         for finding in promoted_findings(doc, ce.rel, named, wiki):
             cause = here.get(finding.line) if finding.line is not None else None
             wiki.findings.append(replace(finding, cause=cause) if cause is not None else finding)
+    _check_quotations(wiki, ce, doc)
 
 
 def _has_findings(wiki: WikiCheck, ev: RunEvidence) -> bool:
     """Whether the wiki check already refuses ``ev`` (a finding on the run or a file in it)."""
     inside = ev.rel + "/"
     return any(f.run == ev.rel or f.file.startswith(inside) for f in wiki.findings)
+
+
+def _check_promoted_form(
+    wiki: WikiCheck, ce: ConceptEvidence, note: EvidenceFootnote, raw: list[str], line: int
+) -> None:
+    """C-PROSE, ``EXCERPT_MISMATCH``: a footnote that cites a span is exactly what promotion
+    writes, ``[^label]: src-…#start-end "excerpt"`` on one line with the excerpt as the re-slice,
+    nothing before or after it. The page shows the sealed excerpt and its verified look in the
+    footnote's place, so any words of the author's own there would stand beside it as verified."""
+    if len(note.refs) == 1:
+        ref = note.refs[0]
+        key = (ref.source_id, ref.start, ref.end)
+        if key in wiki.excerpts:
+            promoted = f"[^{note.label}]: {format_ref(ref.source_id, ref.start, ref.end, wiki.excerpts[key])}"
+            if len(raw) == 1 and raw[0].removesuffix("\r") == promoted:
+                return
+    detail = (
+        "a footnote that cites a span must be exactly what promotion writes (one reference and "
+        "its excerpt as promoted, on one line): nothing before or after it"
+    )
+    first = note.refs[0] if note.refs else None
+    wiki.findings.append(
+        Finding(
+            Reason.EXCERPT_MISMATCH,
+            ce.rel,
+            detail,
+            label=note.label,
+            line=line,
+            check=PROSE_CHECK,
+            source_id=first.source_id if first else None,
+            start=first.start if first else None,
+            end=first.end if first else None,
+        )
+    )
+
+
+def _generated_lines(body: str) -> range:
+    """The 0-based body lines of the generated block (markers included), empty without one."""
+    lines = body.split("\n")
+    begin = next((n for n, text in enumerate(lines) if GENERATED_BEGIN in text), None)
+    end = next((n for n, text in enumerate(lines) if GENERATED_END in text), None)
+    return range(begin, end + 1) if begin is not None and end is not None and begin <= end else range(0)
+
+
+def _check_quotations(wiki: WikiCheck, ce: ConceptEvidence, doc: ConceptDoc) -> None:
+    """C-PROSE over the concept's own prose (the generated block is promotion's): every quotation
+    (:mod:`publisher.gate.quotations`) located in the snapshots of the wiki's runs, and cited
+    through an evidence footnote whose span covers it, or refused."""
+    block = _generated_lines(doc.body)
+    found = quotations(doc.body, skip=block.__contains__)
+    if not found:
+        return
+    cited: dict[str, list[tuple[str, int, int]]] = {}
+    for note in doc.footnotes:
+        cited.setdefault(note.label, []).extend((r.source_id, r.start, r.end) for r in note.refs)
+    wiki.findings += quotation_findings(
+        found,
+        file=ce.rel,
+        check=PROSE_CHECK,
+        texts=wiki.snapshot_texts,
+        cited=cited,
+        line_offset=doc.body_line - 1,
+        cite_in="an evidence footnote",
+    )
 
 
 def _failure(named: list[RunEvidence], ref: SpanRef) -> tuple[Reason, str | None] | None:

@@ -18,8 +18,11 @@ from urllib.parse import unquote, urlsplit
 
 from ..gate.checks.runcheck import RunCheck
 from ..gate.result import AcceptedArtifact, Result
+from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding, counts_by_code
 from ..kernel.models import Event
+from ..kernel.refs import neutral_text
+from ..kernel.store import read_snapshot
 from ..parallel import SnapshotCheck
 from ..runs import Run
 from .concepts import ConceptDoc
@@ -207,7 +210,10 @@ _LABEL_MAX = 90
 def source_label(title: str | None, url: str | None, source_id: str) -> str:
     """A readable name for a source: its title; else its site and path (``example.org/a/b``) or,
     for a local file, the file name; else its short id. Never the bare 64-hex id, which makes an
-    unreadable page title, search entry and table cell."""
+    unreadable page title, search entry and table cell. The title comes from outside (a fetched
+    page's ``<title>``): it is shown as :func:`publisher.kernel.refs.neutral_text` gives it, never
+    with a verified badge or a span reference's look."""
+    title = neutral_text(title) if title else title
     if title and title.strip():
         return " ".join(title.split())
     if url:
@@ -227,7 +233,7 @@ class WikiCheck:
     """Everything the wiki check verified, and every finding that blocks publication."""
 
     wiki_root: Path
-    policy: Policy = field(default_factory=lambda: Policy(None))
+    policy: Policy
     """The wiki's evidence options, resolved once (:mod:`.policy`)."""
     runs: list[RunEvidence] = field(default_factory=list)
     concepts: list[ConceptEvidence] = field(default_factory=list)
@@ -239,6 +245,24 @@ class WikiCheck:
     """Every concept claim as the claim guards found it (:class:`publisher.wiki.claims.provenance.ClaimState`)."""
     _by_rel: tuple[int, dict[str, RunEvidence]] | None = field(default=None, init=False, repr=False, compare=False)
     _reals: dict[Path, Path] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _texts: dict[str, str] | None = field(default=None, init=False, repr=False, compare=False)
+
+    def snapshot_texts(self) -> dict[str, str]:
+        """The verified text of every snapshot the wiki's runs hold, by source id: what concept
+        prose and hand-written pages may quote (read once, when some prose quotes)."""
+        if self._texts is None:
+            texts: dict[str, str] = {}
+            for ev in self.runs:
+                folder = ev.run.sources_dir
+                for path in sorted(folder.glob("src-*.json")) if folder.is_dir() else ():
+                    if path.stem in texts:
+                        continue
+                    try:
+                        texts[path.stem] = read_snapshot(folder, path.stem).text
+                    except PublisherError:
+                        continue  # its run's check reports it; nothing is found in a snapshot that fails
+            self._texts = texts
+        return self._texts
 
     def real_path(self, path: Path) -> Path:
         """``path`` resolved, once per path while the wiki is checked (a run's folder is named by

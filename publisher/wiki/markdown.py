@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from ..kernel.text import REORDERING
+from ..kernel.lookalike import BIDI_CONTROLS
 
 __all__ = ["markdown_text", "markdown_code"]
 
@@ -60,7 +60,7 @@ def markdown_text(text: str) -> str:
     For presentational text (claim labels, titles); evidence excerpts never go through Markdown
     at all. Whitespace runs become one space; control characters are dropped (HTML cannot show
     them), and so are the bidi controls that would show the text in another order than it is
-    written (:data:`~publisher.kernel.text.REORDERING`, refused in prose); every character that
+    written (:data:`~publisher.kernel.lookalike.BIDI_CONTROLS`, refused in prose); every character that
     plain Markdown or a common extension (smarty, emoji, arithmatex, critic, keys, magiclink,
     smartsymbols, caret, mark, tilde, tables, footnotes, attribute lists ...) could read as markup
     is written as an HTML character reference (``&#61;`` for ``=``, ``&amp;`` for ``&``), which
@@ -70,7 +70,7 @@ def markdown_text(text: str) -> str:
     sentence punctuation stay as they are, so the file stays readable (``docs/concept-files.md``
     lists the rules).
     """
-    shown = "".join(ch for ch in REORDERING.sub("", text) if ch.isspace() or unicodedata.category(ch) != "Cc")
+    shown = "".join(ch for ch in BIDI_CONTROLS.sub("", text) if ch.isspace() or unicodedata.category(ch) != "Cc")
     flat = " ".join(shown.split())
     lead_match = _LEADING_NUMBER_RE.match(flat)
     lead = lead_match.end() if lead_match else -1

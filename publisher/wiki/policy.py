@@ -17,17 +17,16 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..acquire.signing import KeyRing, key_ring
 from ..kernel.canonical import canonical_bytes
 from ..kernel.errors import UsageError
 from ..kernel.reasons import Reason
-from ..runs import config_file_of, key_paths, read_wiki_extra
+from ..kernel.trust import KeyRing, key_ring, trusted_key_entries
 
-__all__ = ["Policy", "OPTIONS", "SOURCE_TEXT_MODES", "WINDOWS_ABOVE", "policy_from_evidence", "fallback_policy"]
+__all__ = ["Policy", "OPTIONS", "SOURCE_TEXT_MODES", "WINDOWS_ABOVE", "policy_from_evidence"]
 
 SOURCE_TEXT_MODES = ("full", "windows", "proofs")
 WINDOWS_ABOVE = 200_000
@@ -51,7 +50,7 @@ class Policy:
     """The evidence options of one wiki, resolved once (see the module docstring)."""
 
     wiki_root: Path | None
-    trusted_keys: KeyRing = field(default_factory=KeyRing)
+    trusted_keys: KeyRing
     key_files: tuple[str, ...] = ()
     """The key files as listed, relative to the wiki root."""
     source_text: str = "full"
@@ -63,6 +62,12 @@ class Policy:
     web_fonts: bool = False
     scheduler: str | None = None
     """Address of a Dask scheduler that runs the wiki check (None: this machine)."""
+
+    @classmethod
+    def unsigned(cls, wiki_root: Path | None = None) -> Policy:
+        """The policy of a wiki that trusts no key, for a caller that means exactly that (a wiki
+        without configuration, a test): every default option, unsigned provenance."""
+        return cls(wiki_root, KeyRing())
 
     @property
     def signed(self) -> bool:
@@ -124,7 +129,7 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
     ``where`` names the configuration in messages (a file name, never a machine path).
     """
     if evidence is None:
-        return Policy(wiki_root)
+        return Policy.unsigned(wiki_root)
     if not isinstance(evidence, Mapping):
         raise _bad(where, "extra.evidence must be a mapping")
     unknown = sorted(str(k) for k in evidence if k not in OPTIONS)
@@ -148,11 +153,11 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
     listed = evidence.get("trusted_keys")
     if listed is not None and wiki_root is None:
         raise _bad(where, "extra.evidence.trusted_keys needs a wiki root to resolve its paths")
-    paths = key_paths(listed, Path(wiki_root) if wiki_root is not None else Path("."), where)
+    entries = trusted_key_entries(listed, where)
     return Policy(
         wiki_root,
-        trusted_keys=key_ring(paths, where),
-        key_files=tuple(listed or ()),
+        trusted_keys=key_ring(entries, Path(wiki_root) if wiki_root is not None else Path("."), where),
+        key_files=tuple(e.path for e in entries),
         source_text=mode,
         source_text_for=overrides,
         context=context,
@@ -161,17 +166,3 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
         web_fonts=flags["web_fonts"],
         scheduler=scheduler,
     )
-
-
-def fallback_policy(wiki_root: Path | None) -> Policy:
-    """The policy of a library call that was handed none: read from the wiki's own ``mkdocs.yml``
-    without MkDocs, refusing (one line) whatever only MkDocs can resolve (``INHERIT``, a tag inside
-    ``extra.evidence``) rather than guessing. Commands and the build never use this: they resolve
-    the policy through MkDocs' loader (:mod:`publisher.site.build.policy`) and pass it down."""
-    if wiki_root is None:
-        return Policy(None)
-    root = Path(wiki_root)
-    config = config_file_of(root)
-    if config is None:
-        return Policy(root)  # an upstream layout without mkdocs.yml: no settings, unsigned
-    return policy_from_evidence(read_wiki_extra(root).get("evidence"), root, config.name)

@@ -118,7 +118,7 @@ def plan_promotion(
     concept: str | None = None,
     now: str | None = None,
     progress: ProgressFn | None = None,
-    policy: Policy | None = None,
+    policy: Policy,
 ) -> Promotion:
     """Verify everything and prepare the concept file's bytes; writes nothing.
 
@@ -288,7 +288,7 @@ def promote(
     check: bool = False,
     now: str | None = None,
     progress: ProgressFn | None = None,
-    policy: Policy | None = None,
+    policy: Policy,
 ) -> Promotion:
     """Verify and promote a run into ``concepts/<slug>.md``; with ``check``, verify only.
 

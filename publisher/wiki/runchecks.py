@@ -20,7 +20,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
-from ..acquire.signing import KeyRing
 from ..gate.checks.assembler import stored_requests
 from ..gate.checks.publication import refusals as publication_refusals
 from ..gate.checks.runcheck import RunCheck
@@ -30,6 +29,7 @@ from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.locate import forget_normal_forms
 from ..kernel.reasons import Reason
+from ..kernel.trust import KeyRing
 from ..parallel import (
     Batch,
     Batches,

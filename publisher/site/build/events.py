@@ -19,19 +19,20 @@ from mkdocs.structure.files import Files, InclusionLevel
 from mkdocs.structure.pages import Page
 from mkdocs.utils import CountHandler, get_build_date
 
-from ...acquire.signing import KeyRing
 from ...gate.render import report_prose_html
 from ...kernel.errors import PublisherError
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
+from ...kernel.trust import KeyRing
 from ...wiki.evidence import WikiCheck
 from ..checks import csp
+from ..checks.frontmatter import ThemeMeta, check_meta
 from ..checks.inert import check_inside, check_static
 from ..checks.manifest import MANIFEST_NAME
-from ..checks.prose import Author, check_prose, prose_file, source_text
+from ..checks.prose import Author, check_page_quotations, check_prose, prose_file, source_text
 from ..checks.scan import scan_page
-from ..checks.seal import PageSeal
+from ..checks.seal import PageSeal, check_scripts
 from ..checks.trusted import TrustedOutput
 from ..pages.a11y import name_search_dialog
 from ..pages.claims import claims_json
@@ -50,7 +51,7 @@ from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_cou
 from .options import reader_options
 from .pageseal import BuiltPage, PagePolicy, seal_output, with_policy
 from .refusal import error_finding, refuse
-from .sitefiles import add_claims_json, add_site_files, wire_config
+from .sitefiles import add_claims_json, add_site_files, config_scripts, wire_config
 from .workers import BuildHelper, ProsePage
 
 __all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
@@ -116,6 +117,8 @@ class EvidenceBuild:
         self.build_date: str | None = None
         self.offline = False
         self.web_fonts = False
+        self.theme_meta = ThemeMeta(frozenset(), ())
+        """What a page's metadata may name (statuses, icons), from this build's configuration."""
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -148,6 +151,7 @@ class EvidenceBuild:
             raise refuse("evidence publication", [Finding(None, where, detail, check="C-PUBLISH")]) from exc
         config.site_dir = str(self.staging)
         self.trusted = wire_config(config, offline=self.offline, web_fonts=self.web_fonts)
+        self.theme_meta = ThemeMeta.of(config.extra, config.theme.dirs)
         self.counter = CountHandler()
         self.counter.setLevel(logging.WARNING)
         mkdocs_logger().addHandler(self.counter)
@@ -238,6 +242,8 @@ class EvidenceBuild:
                 where = f"{ev.rel}/outputs/report.md"
                 self.prose += check_prose(report_prose_html(text), file=where, source=text, author="report")
         own_css = frozenset(str(c) for c in config.extra_css)
+        scripts, own_js = config_scripts(config, files)
+        self.prose += scripts
         for file in files:  # what docs/ publishes: its own files; as they are, inert types only
             path = Path(file.abs_src_path) if file.abs_src_path else None
             if file.inclusion == InclusionLevel.EXCLUDED or path is None or not path.is_relative_to(docs):
@@ -246,7 +252,9 @@ class EvidenceBuild:
             outside = check_inside(rel, path, docs)
             self.prose += outside
             if not outside and not file.is_documentation_page():
-                self.prose += check_static(rel, path, own_css=own_css, dest=file.src_uri)
+                self.prose += check_static(rel, path, own_css=own_css, own_js=own_js, dest=file.src_uri)
+            elif not outside and self.pre is not None:  # a hand-written page quotes as concept prose does
+                self.prose += check_page_quotations(source_text(path), file=rel, texts=self.pre.snapshot_texts)
         in_the_way = add_site_files(files, config, pages, self.pre.sources if self.pre else {}, offline=self.offline)
         if self.model.has_claims:
             in_the_way += add_claims_json(files, config, claims_json(self.model))
@@ -265,10 +273,12 @@ class EvidenceBuild:
         if self.model is None:
             return html
         generated = self.model.pages.get(page.file.src_uri)
+        file, path = self._prose_source(page)
+        # What the theme prints of the page's metadata, before any of it is set here: refused in on_env.
+        self.prose += check_meta(page.meta, file=file, source=_meta_source(page, path), theme=self.theme_meta)
         set_page_title(page, generated.title if generated is not None and generated.title else None)
         if self.build_date is not None and page.update_date == get_build_date():
             page.update_date = self.build_date  # no build-time clock in the sitemap
-        file, path = self._prose_source(page)
         trusted = self.trusted.take(page.content or "") if self.trusted is not None else []
         author: Author = "concept" if generated is not None and generated.origin is not None else "page"
         found: list[Finding] = []
@@ -414,6 +424,10 @@ class EvidenceBuild:
             detail = "a theme page shows evidence or what looks like it"
             self.seal_findings.append(Finding(Reason.EXCERPT_MISMATCH, template_name, detail))
             return output_content
+        foreign = check_scripts(scan, template_name)
+        if foreign:
+            self.seal_findings += foreign
+            return output_content
         return self._with_policy(output_content, scan.scripts, scan.styles, template_name)
 
     def _trusted_keys(self) -> KeyRing:
@@ -519,6 +533,12 @@ class EvidenceBuild:
             if not self._strict_warned() and self.publish_now():
                 return
         self.abandon()
+
+
+def _meta_source(page: Page, path: Path | None) -> str | None:
+    """The Markdown a page's metadata was read from, for line numbers: its file of ``docs/``
+    (a generated page's lines are not those of a file an author wrote: none)."""
+    return source_text(path) if page.file.abs_src_path is not None else None
 
 
 def _relative(path: Path, root: Path | None) -> str:

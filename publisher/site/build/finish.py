@@ -18,10 +18,10 @@ from mkdocs.utils import CountHandler
 
 import publisher
 
-from ...acquire.signing import KeyRing
 from ...kernel.canonical import sha256_hex
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
+from ...kernel.trust import KeyRing
 from ..checks.manifest import MANIFEST_NAME, manifest_bytes, record_uri, seal_files
 from ..pages.offline import record_js_uri, write_search_files
 from ..pages.proofs import LIGHT, ProofSource, write_proofs

@@ -8,6 +8,7 @@ the build to refuse at once."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from ...kernel.findings import Finding
 from ...wiki.evidence import SourceInfo
 from .. import STATIC_DIR, TEMPLATES_DIR
 from ..checks.manifest import record_uri
+from ..checks.seal import script_source_problem
 from ..checks.trusted import TrustedOutput
 from ..pages import offline as offline_site
 from ..pages.generate import CSS_URI, READER_CSS_URI, READER_JS_URI
@@ -25,10 +27,45 @@ from ..pages.offline import OFFLINE_JS_URI, SEARCH_INDEX_JS, SEARCH_WORKER_URI, 
 from ..pages.titles import escape_site_strings
 from .options import serve_offline
 
-__all__ = ["add_site_files", "add_claims_json", "wire_config", "CHECK"]
+__all__ = ["add_site_files", "add_claims_json", "wire_config", "config_scripts", "CHECK", "SCRIPT_CHECK"]
 
 CHECK = "C-BUILD"
 """The check of a ``docs/`` file in the way of one the build publishes."""
+
+
+SCRIPT_CHECK = "C-CONFIG"
+"""The check of a script the configuration names (``extra_javascript``, ``extra: polyfills``)."""
+
+OWN_SCRIPTS = frozenset({READER_JS_URI, OFFLINE_JS_URI})
+"""The scripts the evidence build ships itself."""
+
+
+def config_scripts(config: Any, files: Files) -> tuple[list[Finding], frozenset[str]]:
+    """Every script the configuration names must be one the site ships: the build's own, or a
+    ``.js``/``.mjs`` file of ``docs/`` (whose bytes :func:`~publisher.site.checks.inert.check_static`
+    then holds to JavaScript text). A ``C-CONFIG`` finding for each other one, and the files of
+    ``docs/`` named as scripts."""
+    found: list[Finding] = []
+    own: set[str] = set()
+    extra = config.get("extra")
+    polyfills = extra.get("polyfills") if isinstance(extra, Mapping) else None
+    named = [("extra_javascript", str(s)) for s in config.extra_javascript]
+    named += [("extra.polyfills", str(s)) for s in polyfills or () if not isinstance(polyfills, str)]
+    if isinstance(polyfills, str):
+        named.append(("extra.polyfills", polyfills))
+    config_name = os.path.basename(config.config_file_path or "mkdocs.yml")
+    for field, path in named:
+        if path in OWN_SCRIPTS:
+            continue
+        problem = script_source_problem(path)
+        if problem is None and files.get_file_from_path(path) is None:
+            problem = "names no file of docs/"
+        if problem is None:
+            own.add(path)
+            continue
+        detail = f"script {path[:80]!r} {problem}; fix: name a .js or .mjs file of docs/, or drop it"
+        found.append(Finding(None, config_name, detail, check=SCRIPT_CHECK, field=field))
+    return found, frozenset(own)
 
 
 def _in_the_way(where: str, detail: str) -> Finding:

@@ -16,16 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
-
-from ...acquire.signing import KeyRing
 from ...gate import render
 from ...gate.render import ReportView
 from ...kernel.canonical import sha256_hex
 from ...kernel.errors import IntegrityError
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
+from ...kernel.trust import KeyRing
 from ...parallel import default_workers, helper_pool
 from ...wiki.evidence import RunEvidence, WikiCheck
 from ..checks.manifest import check_record_copy
@@ -137,10 +134,9 @@ def check_record_chunk(items: list[tuple[str, str]], scripts: bool = False) -> l
     return digests
 
 
-def proof_chunk(staging: str, sources: list[ProofSource], keys: dict[str, bytes]) -> list[WrittenProofs]:
+def proof_chunk(staging: str, sources: list[ProofSource], ring: KeyRing) -> list[WrittenProofs]:
     """Write the proofs of several sources into a site being built (:func:`.proofs.write_proofs`);
-    the trusted keys travel as raw bytes by key id (a helper's unit of work)."""
-    ring = KeyRing({kid: Ed25519PublicKey.from_public_bytes(raw) for kid, raw in keys.items()})
+    the key ring travels pickled as raw keys with their roles (a helper's unit of work)."""
     return [write_proofs(Path(staging), source, ring) for source in sources]
 
 
@@ -226,7 +222,7 @@ class BuildHelper:
         self._proofs: list[tuple[list[ProofSource], Future[list[WrittenProofs]]]] = []
         self._proof_queue: deque[list[ProofSource]] = deque()
         self._proofs_for: list[ProofSource] | None = None
-        self._proof_args: tuple[str, dict[str, bytes]] | None = None
+        self._proof_args: tuple[str, KeyRing] | None = None
         self._contexts: dict[str, tuple[ContextSource, Future[list[dict[tuple[int, int], Context]]], int]] = {}
         self._seal_token = next(_TOKENS)
         hashes = {sid: info.meta.content_hash or "" for sid, info in pre.sources.items()}
@@ -516,7 +512,7 @@ class BuildHelper:
             chunk.append(source)
             weight += size
         self._proof_queue.append(chunk)
-        self._proof_args = (str(staging), _raw_keys(ring))
+        self._proof_args = (str(staging), ring)
         self._proofs_for = sources
         self.pump()
 
@@ -542,7 +538,7 @@ class BuildHelper:
                 self.close(wait=True)  # no dead helper's write may come after ours
                 break
         if len(out) < len(sources):
-            out += proof_chunk(str(staging), sources[len(out) :], _raw_keys(ring))
+            out += proof_chunk(str(staging), sources[len(out) :], ring)
         return out
 
     def close_proofs(self) -> None:
@@ -569,8 +565,3 @@ class BuildHelper:
         self._queued, self._reports, self._report = deque(), {}, None
         if pool is not None:
             pool.shutdown(wait=wait, cancel_futures=True)
-
-
-def _raw_keys(ring: KeyRing) -> dict[str, bytes]:
-    """The trusted keys as raw bytes by key id (what travels to a helper)."""
-    return {kid: key.public_bytes(Encoding.Raw, PublicFormat.Raw) for kid, key in ring.keys.items()}

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...acquire.signing import KeyRing
 from ...kernel import _fs
 from ...kernel.canonical import SOURCE_ID_RE, sha256_hex
 from ...kernel.errors import PublisherError
@@ -19,6 +18,7 @@ from ...kernel.findings import Finding
 from ...kernel.models import Event
 from ...kernel.reasons import Reason
 from ...kernel.store import SnapshotStore
+from ...kernel.trust import KeyRing
 from ...runs import Run
 from ...wiki.discover import discover
 from ..pages.offline import record_js, record_js_uri

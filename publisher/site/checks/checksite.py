@@ -7,7 +7,8 @@ stylesheets, ``verify.js`` or a snapshot record. The manifest's own digest names
 a site rebuilt from the same inputs. Independently of the manifest, every page is read as a
 browser reads it (:mod:`publisher.site.checks.scan`) and every excerpt, snapshot text and window is
 held by the build's own seal (:func:`publisher.site.checks.seal.check_evidence`) to a fresh
-re-slice of the wiki's snapshots (:class:`Reslice`), and every page must carry the
+re-slice of the wiki's snapshots (:class:`Reslice`); every script of every page must be one the
+site ships (:func:`publisher.site.checks.seal.check_scripts`), and every page must carry the
 Content-Security-Policy that its own inline scripts call for (check ``C-CSP``).
 """
 
@@ -24,12 +25,12 @@ from ...kernel.errors import PublisherError
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...kernel.spans import check_range
-from ...wiki.policy import Policy, fallback_policy
+from ...wiki.policy import Policy
 from . import csp
 from .checkrecords import WikiTexts, check_records, check_site_proofs
 from .manifest import MANIFEST_NAME, MANIFEST_VERSION, SITE_FILE_LIMIT, manifest_digest, site_tree
 from .scan import PageScan, scan_page
-from .seal import Refusal, check_evidence
+from .seal import Refusal, check_evidence, check_scripts
 
 __all__ = ["SiteCheck", "Reslice", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
 
@@ -50,15 +51,30 @@ class SiteCheck:
     snapshots: int = 0
     windows: int = 0
     records: int = 0
+    pinned: bool = False
+    """Whether the manifest's digest was compared with one the caller trusts (``expect``); when
+    not, the check trusts the manifest it found: a site re-sealed after an edit passes."""
 
     @property
     def ok(self) -> bool:
         return not self.findings
 
+    @property
+    def trust(self) -> str:
+        """What the check's verdict rests on, in one line for people and machines alike."""
+        if self.pinned:
+            return "the manifest's digest compared with the pinned one (--expect)"
+        return (
+            "the manifest found in the site, not pinned: a site re-sealed after an edit passes; "
+            "compare the manifest digest with one you trust, or pass --expect"
+        )
+
     def summary(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "manifest_sha256": self.manifest_digest,
+            "manifest_pinned": self.pinned,
+            "trust": self.trust,
             "files": self.files,
             "pages": self.pages,
             "excerpts": self.excerpts,
@@ -126,9 +142,7 @@ def _by_page(entries: list[dict[str, Any]], key: Any) -> dict[str, Counter[tuple
     return out
 
 
-def check_site(
-    site_dir: Path | str, wiki_root: Path | str, *, expect: str | None = None, policy: Policy | None = None
-) -> SiteCheck:
+def check_site(site_dir: Path | str, wiki_root: Path | str, *, policy: Policy, expect: str | None = None) -> SiteCheck:
     """Re-read a built site, every file byte for byte, and compare it with the seal and the snapshots.
 
     Findings: a missing or malformed manifest (SCHEMA_ERROR); a file missing, added, changed, or
@@ -147,6 +161,7 @@ def check_site(
     manifest = _load_manifest(site, check)
     if manifest is None:
         return check
+    check.pinned = expect is not None
     if expect is not None and check.manifest_digest != expect:
         detail = f"manifest digest {check.manifest_digest} is not the expected {expect}"
         add(Finding(None, MANIFEST_NAME, detail, check=PIN_CHECK))
@@ -188,8 +203,7 @@ def check_site(
     found, count = check_records(site, manifest, texts)
     check.findings += found
     check.records += count
-    keys = (policy or fallback_policy(Path(wiki_root))).trusted_keys
-    check.findings += check_site_proofs(site, manifest, texts, keys)
+    check.findings += check_site_proofs(site, manifest, texts, policy.trusted_keys)
     return check
 
 
@@ -240,7 +254,10 @@ def _check_page(page: str, data: bytes, seal: _Seal, texts: WikiTexts, check: Si
 
 
 def _check_policy(page: str, scan: PageScan, add: Any) -> None:
-    """The page carries one Content-Security-Policy: the one its own inline scripts and styles call for."""
+    """The page's scripts are those the site ships, and it carries one Content-Security-Policy:
+    the one its own inline scripts and styles call for."""
+    for finding in check_scripts(scan, page):
+        add(finding)
     wanted = csp.policies(scan.scripts, scan.styles, scan.policies[0] if scan.policies else None)
     if len(scan.policies) != 1 or scan.policies[0] not in wanted:
         detail = (

@@ -3,9 +3,13 @@
 The policy is a ``<meta http-equiv>`` the hook inserts at the top of ``<head>`` once a page is
 final. Scripts and styles load only from the site itself (``'self'``); the inline scripts and
 style elements the theme writes are allowed by their SHA-256, computed from the page as a
-browser parses it (:mod:`publisher.site.checks.scan`). That is sound only because the prose check
-(:mod:`publisher.site.checks.prose`) has already refused any script or style an author wrote, so every
-inline script left is the theme's. Inline event handlers, style attributes, ``javascript:``
+browser parses it (:mod:`publisher.site.checks.scan`). The hashes are never "whatever inline
+scripts the page holds": the seal first holds every script of the whole page to the scripts the
+site ships (:func:`publisher.site.checks.seal.check_scripts`: an inline script only when it is
+one the installed theme's templates write, :mod:`publisher.site.checks.themescripts`; a script
+file only a ``.js``/``.mjs`` file of the site), and a page with any other is refused before it
+gets a policy. The prose check (:mod:`publisher.site.checks.prose`) has refused any script or
+style an author wrote before that. Inline event handlers, style attributes, ``javascript:``
 URLs, plugins, frames and ``<base>`` are refused by the browser; a script or style rule injected
 after the build does not run. What a meta policy cannot say (``frame-ancestors``, reporting)
 belongs in the web server's headers.
@@ -14,9 +18,10 @@ Workers start only from files the site itself ships. With ``site_url`` set, ``wo
 pinned to the theme's worker folder under it (:func:`worker_source`, a path source ending in
 ``/``: the search worker Material starts, nothing else); a policy cannot name a path without a
 host, so without ``site_url`` it is ``'self'``, which admits only scripts the build published:
-the theme's and the evidence build's own, since no ``.js`` (or other active file) of ``docs/``
-is ever published (:mod:`publisher.site.checks.inert`) and ``check-site`` refuses any file added after
-the build. The theme's configuration element (``#__config``, which names the worker) cannot be
+the theme's, the evidence build's own and the ``.js`` files of ``docs/`` that ``mkdocs.yml``
+names as scripts (checked to be JavaScript text alone); no other ``.js`` (or other active file)
+of ``docs/`` is ever published (:mod:`publisher.site.checks.inert`) and ``check-site`` refuses
+any file added after the build. The theme's configuration element (``#__config``, which names the worker) cannot be
 shadowed by prose: the allow-list refuses every ``id`` or ``name`` Markdown did not make and any
 beginning with ``_`` (:mod:`publisher.site.checks.prose`).
 """

@@ -9,6 +9,10 @@ copied (check ``C-PROSE``):
   (``.woff .woff2 .ttf .otf``), each only when its first bytes are those of its type (a page
   named ``x.png`` is not an image);
 * CSS only when ``mkdocs.yml`` names it in ``extra_css`` (the site's own stylesheet);
+* JavaScript (``.js .mjs``) only when ``mkdocs.yml`` names it as a script (``extra_javascript``,
+  ``extra: polyfills``), and only when its bytes are JavaScript text and nothing else
+  (:func:`script_problem`): UTF-8 without binary bytes, not starting like an inert type or a
+  markup document (a font whose first bytes also parse as JavaScript is no script);
 * SVG only after an XML-namespace-aware allow-list (:func:`svg_problems`): the file is parsed
   as XML (lxml: no DTD, no entities, no network), every element must be an SVG element of
   :data:`SVG_ELEMENTS` in the SVG namespace (a namespace-prefixed ``<s:script>`` or an XHTML
@@ -18,7 +22,7 @@ copied (check ``C-PROSE``):
   (``image-set('https://...')`` takes its URL as a plain string), no CSS escape or comment; no
   processing instruction, no style element, no animation.
 
-Anything else (``.js``, ``.html``, ``.xml``, a file without a suffix ...) is refused with its path,
+Anything else (another ``.js``, ``.html``, ``.xml``, a file without a suffix ...) is refused with its path,
 and so is any file of ``docs/``, a page too, that links to a file outside it (:func:`check_inside`).
 """
 
@@ -36,12 +40,14 @@ __all__ = [
     "CHECK",
     "RASTER",
     "INERT_TYPES",
+    "SCRIPT_TYPES",
     "SVG_ELEMENTS",
     "SVG_ATTRIBUTES",
     "SVG_FUNCTIONS",
     "check_static",
     "check_inside",
     "svg_problems",
+    "script_problem",
 ]
 
 CHECK = "C-PROSE"
@@ -63,6 +69,11 @@ _MAGIC: dict[str, tuple[bytes, ...]] = {
 }
 INERT_TYPES = frozenset({*RASTER, ".pdf", ".woff", ".woff2", ".ttf", ".otf"})
 """Suffixes published as they are, once their first bytes match the type."""
+
+SCRIPT_TYPES = (".js", ".mjs")
+"""Suffixes of a script the configuration may name."""
+
+_BINARY = frozenset(range(0x20)) - {0x09, 0x0A, 0x0C, 0x0D}
 
 _SVG = "http://www.w3.org/2000/svg"
 _XLINK = "http://www.w3.org/1999/xlink"
@@ -186,14 +197,64 @@ def check_inside(file: str, path: Path, docs: Path) -> list[Finding]:
     return [Finding(None, file, "a link to a file outside docs/; not published", check=CHECK)]
 
 
-def check_static(file: str, path: Path, *, own_css: frozenset[str] = frozenset(), dest: str = "") -> list[Finding]:
+def _inert_kind(data: bytes) -> str | None:
+    """The inert type whose first bytes ``data`` starts with, if any."""
+    for suffix, magics in _MAGIC.items():
+        if data.startswith(magics):
+            return suffix
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return ".webp"
+    if data[4:8] == b"ftyp":
+        return ".avif"
+    return None
+
+
+def script_problem(data: bytes) -> str | None:
+    """Why ``data``, named as a script, is not JavaScript text alone (None: it is).
+
+    A browser runs whatever parses as JavaScript from a file a page names as a script, whatever
+    its type: a font or image whose first bytes are also a statement would be a script that
+    passed as an inert file. So a script's bytes must be UTF-8 text without binary bytes, and
+    must not start like an inert type or like markup (an SVG, XML or HTML document).
+    """
+    kind = _inert_kind(data)
+    if kind is not None:
+        return f"its bytes are also a {kind} file"
+    if data.lstrip(b"\xef\xbb\xbf \t\r\n\f").startswith(b"<"):
+        return "its bytes are markup (an SVG, XML or HTML document), not JavaScript"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "its bytes are not UTF-8 text"
+    if not _BINARY.isdisjoint(data):
+        return "its bytes hold binary data, not JavaScript text"
+    return None
+
+
+def check_static(
+    file: str,
+    path: Path,
+    *,
+    own_css: frozenset[str] = frozenset(),
+    own_js: frozenset[str] = frozenset(),
+    dest: str = "",
+) -> list[Finding]:
     """Findings for a file of ``docs/`` published as it is: ``file`` names it (relative to the
-    wiki), ``dest`` is its path in the site (POSIX), ``own_css`` the stylesheets ``extra_css`` names."""
+    wiki), ``dest`` is its path in the site (POSIX), ``own_css`` the stylesheets ``extra_css``
+    names, ``own_js`` the scripts the configuration names."""
     suffix = PurePosixPath(path.name.lower()).suffix
     if suffix == ".css":
         if dest in own_css:
             return []
         return [Finding(None, file, "a stylesheet the site does not name in extra_css", check=CHECK)]
+    if suffix in SCRIPT_TYPES and dest in own_js:
+        try:
+            problem = script_problem(_fs.read_regular(path, limit=_LIMIT))
+        except OSError as exc:
+            return [Finding(None, file, f"unreadable ({exc.strerror or exc})", check=CHECK)]
+        if problem is None:
+            return []
+        return [Finding(None, file, f"a script named in mkdocs.yml, but {problem}", check=CHECK)]
     if suffix not in INERT_TYPES and suffix != ".svg":
         kind = f"a {suffix} file" if suffix else "a file without a type"
         detail = f"{kind} is not an inert type (raster image, PDF, font, SVG, the site's own CSS); not published"

@@ -21,10 +21,15 @@ produce, plus a fixed set of inert elements. Everything else is refused, never s
   recognised after NFKC folding, without the invisible format characters (a soft hyphen, a
   zero-width space) and with every Unicode dash read as ``-`` (a footnote no check read), and the
   verified badge ("✓ verified") in a title, heading or, in concept and report prose, anywhere
-  outside code, where any of the badge's check marks is refused too (a Cyrillic letter in
-  "verified" is still the badge); text includes what an image or link shows of itself (``alt``, ``title``);
-* text shown in another order than it is written: a bidi embedding, override or isolate
-  character anywhere (``<bdo>`` is outside the list), which would show "deifirev ✓" as the badge;
+  outside code, where any check mark is refused too; text includes what an image or link shows
+  of itself (``alt``, ``title``). Both are compared as people read them
+  (:mod:`publisher.kernel.lookalike`: NFKC, then the Unicode confusable skeleton), so a reference
+  spelled "ѕrс-…" in Cyrillic letters, "✓ vеrified" with a Cyrillic ``е``, a Greek ``ν``, full-width
+  or mathematical letters, and any symbol beside "verified" (a check mark by its Unicode name, an
+  "other symbol", a radical sign) are the reference and the badge;
+* text shown in another order than it is written: any bidirectional formatting character (an
+  embedding, override or isolate, and the implicit marks LRM, RLM, ALM) and any ``dir``
+  attribute (``<bdo>`` and ``<bdi>`` are outside the list), which would show "deifirev ✓" as the badge;
 * markup that does not end where it started (an unclosed comment, raw-text element or tag),
   which would swallow the theme's markup that follows it, or a stray end tag (``</article>``,
   ``</div>``) that would close the theme's elements around the page's content, or a formatting
@@ -38,6 +43,10 @@ What trusted Markdown extensions generate themselves (Material's emoji SVG throu
 ``pymdownx.emoji``, recorded by :class:`publisher.site.checks.trusted.TrustedOutput`) is set
 aside first, one recorded chunk per occurrence, when it passes the SVG allow-list of ``docs/``
 files. Each finding names the file and the line (check ``C-PROSE``).
+
+Quotations are the other half of the check: a hand-written page's Markdown goes through the one
+quotation rule of all prose (:func:`check_page_quotations`, :mod:`publisher.gate.quotations`),
+as concept prose does in the wiki check and report prose in the run check.
 """
 
 from __future__ import annotations
@@ -46,18 +55,19 @@ import html
 import os
 import re
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 import nh3
 
+from ...gate.quotations import quotation_findings, quotations
 from ...kernel import _fs
 from ...kernel.findings import Finding
+from ...kernel.lookalike import BIDI_CONTROLS, badge_lookalike, check_mark_like, read_key, ref_lookalikes
 from ...kernel.reasons import Reason
 from ...kernel.refs import VERIFIED_BADGE, as_read
-from ...kernel.text import REORDERING
 from .inert import svg_problems
 from .scan import ascii_lower, find_span_refs, parse_page
 
@@ -75,6 +85,7 @@ __all__ = [
     "violations",
     "sanitised",
     "check_prose",
+    "check_page_quotations",
     "source_text",
     "prose_file",
 ]
@@ -93,15 +104,16 @@ ALLOWED_TAGS = frozenset(
     + "div span sup sub table thead tbody tfoot tr th td caption colgroup col dl dt dd abbr".split()
     + "details summary ins del".split()
     # a fixed set of inert elements
-    + "b i u s q small cite dfn kbd samp var time wbr bdi ruby rt rp figure figcaption".split()
+    + "b i u s q small cite dfn kbd samp var time wbr ruby rt rp figure figcaption".split()
     + "section article aside header footer address".split()
 )
 """Elements prose may carry. Not here, among others: ``mark`` (the highlight is evidence's own),
 every form control (``form button input select textarea option label output``), ``svg math``,
-``bdo`` (which shows its text in another order than written: "deifirev ✓" as "✓ verified")."""
+``bdo`` and ``bdi`` (which show their text in another order than written: "deifirev ✓" as
+"✓ verified")."""
 
 ALLOWED_ATTRIBUTES: dict[str, frozenset[str]] = {
-    "*": frozenset({"class", "title", "lang", "dir", "id"}),
+    "*": frozenset({"class", "title", "lang", "id"}),
     "a": frozenset({"href", "name"}),
     "img": frozenset({"src", "alt", "width", "height"}),
     "th": frozenset({"align", "style", "colspan", "rowspan"}),
@@ -118,7 +130,7 @@ ALLOWED_ATTRIBUTES: dict[str, frozenset[str]] = {
     "colgroup": frozenset({"span"}),
 }
 """Attributes prose may carry, by element (``*``: on any allowed element), each value checked by
-:func:`allowed_value`."""
+:func:`allowed_value`. Not ``dir``: a direction shows text in another order than it is written."""
 
 ALLOWED_CLASSES = frozenset(
     # admonition (and pymdownx.details) with Material's types
@@ -163,8 +175,6 @@ _ICON = "\ue000"
 _ICON_READ = f"<span>{_ICON}</span>"
 """What an icon a trusted extension inlined is read as: a mark that the badge test reads as the
 check mark it may show (and the check-mark rule of concept and report prose does not)."""
-_CHECK_MARK = re.compile("[\u2713\u2714\u2611\u2705\U0001f5f8]")
-"""The badge's check marks: in concept and report prose, outside code, the build's alone."""
 _TWICE = "a second element of that name (a link, its tooltip or a script finds the first)"
 _SEEN = ("alt", "title")  # attribute values a reader sees: where an image fails to load, on hover
 
@@ -176,8 +186,15 @@ def fold(text: str) -> str:
 
 
 def verified_badge(text: str) -> bool:
-    """Whether ``text`` spells the site's verified badge ("✓ verified", in any form)."""
-    return _BADGE.search(fold(text)) is not None
+    """Whether ``text`` spells the site's verified badge ("✓ verified", in any form or look-alike)."""
+    return _BADGE.search(fold(text)) is not None or badge_lookalike(text) is not None
+
+
+def _badge(text: str) -> str | None:
+    """The badge ``text`` shows (icons read as check marks), as written or by look-alike."""
+    read = _read_icons(text)
+    match = _BADGE.search(fold(read))
+    return match.group(0) if match else badge_lookalike(read)
 
 
 def _scheme(url: str) -> str | None:
@@ -357,12 +374,13 @@ def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
     out: list[Violation] = []
     raw = body.text(deep=True)
     seen = _seen_values(tree)
-    for control in sorted(set(REORDERING.findall(raw + seen))):
+    for control in sorted(set(BIDI_CONTROLS.findall(raw + seen))):
         detail = f"text with the bidi control U+{ord(control):04X}, shown in another order than it is written"
         out.append(Violation("bidi", control, detail))
     folded = fold(raw + "\n" + seen)
-    if find_span_refs(folded) or _SHORT_REF.search(folded):
-        outside = fold(_text_outside(tree, body, _CODE) + "\n" + seen)
+    if find_span_refs(folded) or _SHORT_REF.search(folded) or ref_lookalikes(raw + "\n" + seen):
+        plain = _text_outside(tree, body, _CODE) + "\n" + seen
+        outside = fold(plain)
         for ref in find_span_refs(outside):
             detail = (
                 f"text {ref[:24]}… quotes a source that no evidence check read (evidence footnotes are "
@@ -372,23 +390,28 @@ def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
         for short in _SHORT_REF.finditer(outside):
             detail = f"text {short.group(0)[:32]} reads as the build's source link of a sealed excerpt"
             out.append(Violation("reference", short.group(0), detail))
+        if not find_span_refs(outside) and not _SHORT_REF.search(outside):
+            for ref in ref_lookalikes(plain):
+                detail = f"text {ref[:32]} reads as a span reference spelled with look-alike characters"
+                out.append(Violation("reference", ref, detail))
     detail = "text shaped like the verified badge, which only the build shows for a sealed excerpt"
     badges = len(out)
-    if _BADGE.search(_read_icons(folded)):
+    if _badge(raw + "\n" + seen):
         titles = [n.text(deep=True) for n in tree.css(_TITLES)]
         texts = titles if author == "page" else [_text_outside(tree, body, _CODE), seen]
         for text in texts:
-            match = _BADGE.search(_read_icons(fold(text)))
-            if match:
-                out.append(Violation("badge", match.group(0), detail))
+            badge = _badge(text)
+            if badge:
+                out.append(Violation("badge", badge, detail))
     for title in _checked_titles(tree):  # the theme draws a check mark before these
-        if _BADGE.search(_read_icons(fold(f"\u2713 {title}"))) and not _BADGE.search(_read_icons(fold(title))):
+        if _badge(f"\u2713 {title}") and not _badge(title):
             out.append(Violation("badge", title.strip(), f"{detail} (the theme draws its check mark)"))
-    if author != "page" and len(out) == badges:  # a look-alike letter in "verified", "✔ checked" ...
-        mark = _CHECK_MARK.search(fold(_text_outside(tree, body, _CODE) + "\n" + seen))
+    if author != "page" and len(out) == badges:  # "✔ checked", "🗹 done" ...
+        text = fold(_text_outside(tree, body, _CODE) + "\n" + seen)
+        mark = next((ch for ch in text if check_mark_like(ch)), None)
         if mark:
             why = "a check mark, which in concept and report prose only the build's verified badge shows"
-            out.append(Violation("badge", mark.group(0), why))
+            out.append(Violation("badge", mark, why))
     return out
 
 
@@ -479,8 +502,15 @@ class _Locator:
         self.titles = titles
         self.lines = source.split("\n")
         self.decoded = [ascii_lower(fold(_TAB_NL.sub("", html.unescape(line)))) for line in self.lines]
+        self._keyed: list[str] | None = None
         self.after: dict[tuple[str, ...], int] = {}
         self.body = _body_start(self.lines)
+
+    def keyed(self, n: int) -> str:
+        """Line ``n`` as people read it (:func:`publisher.kernel.lookalike.read_key`)."""
+        if self._keyed is None:
+            self._keyed = [read_key(_TAB_NL.sub("", html.unescape(line))) for line in self.lines]
+        return self._keyed[n]
 
     def _needle(self, v: Violation) -> tuple[tuple[str, ...], Any]:
         """A key for violations written the same way, and a test of one line (its number)."""
@@ -497,6 +527,7 @@ class _Locator:
                 pattern = re.compile(rf"{pattern.pattern}|\{{[^}}]*{re.escape(sigil)}{start}")
             return ("attribute", v.name, v.value), lambda n: pattern.search(self.lines[n])
         text = ascii_lower(fold(_TAB_NL.sub("", v.value if v.kind == "url" else v.name)))[:32]
+        key = read_key(v.name)[: 20 if v.kind == "reference" else 32] if v.kind in ("reference", "badge") else ""
         if v.kind == "reference":
             text = text[:20]
         if v.kind == "badge":  # the check mark may be an icon's: its shortcode, then the word
@@ -505,10 +536,11 @@ class _Locator:
 
             def badge(n: int) -> bool:
                 hit = text in self.decoded[n] or (icon is not None and icon.search(self.decoded[n]) is not None)
+                hit = hit or (bool(key) and key in self.keyed(n))
                 return hit and (not self.titles or _TITLE_LINE.match(self.lines[n]) is not None)
 
             return (v.kind, text), badge  # a page's badge is refused in a title: look there
-        return (v.kind, text), lambda n: text and text in self.decoded[n]
+        return (v.kind, text), lambda n: text and (text in self.decoded[n] or (key and key in self.keyed(n)))
 
     def line(self, v: Violation) -> int | None:
         if v.kind in ("unclosed", "sanitiser"):
@@ -542,6 +574,21 @@ def check_prose(
         reason = Reason.EXCERPT_MISMATCH if v.kind in {"reference", "badge"} else None
         out.append(Finding(reason, file, v.detail, line=line, check=CHECK))
     return out
+
+
+def check_page_quotations(source: str | None, *, file: str, texts: Callable[[], Mapping[str, str]]) -> list[Finding]:
+    """The one quotation rule (:mod:`publisher.gate.quotations`) over a hand-written page's
+    Markdown (``source``, front matter aside): every quotation located in ``texts()``, the
+    snapshots of the wiki's runs. A page cites no span (a span reference is refused in its text),
+    so a source's words there are a finding that names the span to cite from a concept, and words
+    found nowhere an unverified quotation (``EXCERPT_MISMATCH``); check ``C-PROSE``."""
+    if source is None:
+        return []
+    lines = source.split("\n")
+    start = _body_start(lines)
+    body = "\n" * start + "\n".join(lines[start:])  # front matter is data: its lines left blank
+    found = quotations(body)
+    return quotation_findings(found, file=file, check=CHECK, texts=texts, cited={}, cite_in="a concept")
 
 
 def source_text(path: Path | None) -> str | None:

@@ -20,9 +20,12 @@ content a browser shows while a parser with scripting off does not see it the sa
 (``<template>``, ``<noscript>``) or that show another document (``<iframe>``, ``<object>`` ...).
 Decorative classes of generated pages (``evidence-link``, ``evidence-id`` ...) are allowed.
 
-A page also yields its inline scripts and style elements as the browser reads them, for the
-Content-Security-Policy (:mod:`publisher.site.checks.csp`): only those outside the page's content
-(:data:`CONTENT_CLASS`), where the theme writes them; one inside it is malformed. This module does not import MkDocs.
+A page also yields, wherever on the page they are, its inline scripts and style elements as the
+browser reads them, for the Content-Security-Policy (:mod:`publisher.site.checks.csp`), and the
+address of each script it loads from a file; the seal holds every one of them to the scripts the
+site ships (:mod:`publisher.site.checks.seal`). A script or style inside the page's content
+(:data:`CONTENT_CLASS`) is malformed: only an author could have put it there. This module does
+not import MkDocs.
 """
 
 from __future__ import annotations
@@ -166,6 +169,8 @@ class PageScan:
     """One short description per element (or text) that looks like evidence and is not."""
     scripts: list[str] = field(default_factory=list)
     """Text of each inline classic or module script, as the browser hashes it for the CSP."""
+    script_sources: list[str] = field(default_factory=list)
+    """The ``src`` of each classic or module script loaded from a file."""
     styles: list[str] = field(default_factory=list)
     """Text of each ``<style>`` element (HTML or SVG)."""
     policies: list[str] = field(default_factory=list)
@@ -263,8 +268,12 @@ def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
         if tag in ("script", "style") and _in_content(node):
             scan.malformed.append(f"<{tag}> in the page's content, where only an author could have put it")
         elif tag == "script":
-            if "src" not in attrs and is_script(node):
-                scan.scripts.append(node.text(deep=True))
+            if is_script(node):
+                src = attrs.get("src")
+                if src is None:
+                    scan.scripts.append(node.text(deep=True))
+                else:
+                    scan.script_sources.append(src)
         elif tag == "style":
             scan.styles.append(node.text(deep=True))
         elif tag == "meta" and ascii_lower((attrs.get("http-equiv") or "").strip()) == "content-security-policy":

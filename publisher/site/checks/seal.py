@@ -12,6 +12,7 @@ the wiki's snapshots (:class:`publisher.site.checks.checksite.Reslice`).
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,9 +21,26 @@ from typing import Any, Protocol
 from ...kernel.canonical import content_hash_for, sha256_hex
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
+from .csp import hash_source
 from .scan import PageScan, SnapshotBlock
+from .themescripts import is_theme_script
 
-__all__ = ["PageSeal", "Refusal", "Verified", "check_evidence", "seal_page"]
+__all__ = [
+    "PageSeal",
+    "Refusal",
+    "Verified",
+    "check_evidence",
+    "check_scripts",
+    "script_source_problem",
+    "seal_page",
+    "SCRIPT_CHECK",
+]
+
+SCRIPT_CHECK = "C-CSP"
+"""The check of a page's scripts: only those the site ships."""
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_URL_JUNK = str.maketrans("", "", "\t\n\r")
 
 
 @dataclass(frozen=True)
@@ -114,6 +132,34 @@ def check_evidence(scan: PageScan, page: str, verified: Verified) -> PageSeal:
     return out
 
 
+def check_scripts(scan: PageScan, page: str) -> list[Finding]:
+    """A ``C-CSP`` finding for each script of the whole page the site does not ship: an inline
+    script that is not the theme's own (:mod:`.themescripts`), a script loaded from elsewhere or
+    from a file that is not a ``.js``/``.mjs`` file of the site (a font or image whose bytes
+    also parse as JavaScript)."""
+    found = []
+    for text in scan.scripts:
+        if not is_theme_script(text):
+            detail = f"an inline script the build did not write ({hash_source(text)})"
+            found.append(Finding(None, page, detail, check=SCRIPT_CHECK))
+    for src in scan.script_sources:
+        problem = script_source_problem(src)
+        if problem is not None:
+            found.append(Finding(None, page, f"script {src[:80]!r} {problem}", check=SCRIPT_CHECK))
+    return found
+
+
+def script_source_problem(src: str) -> str | None:
+    """Why a script address is not one of a script file the site ships (None: it may be)."""
+    url = src.strip("".join(map(chr, range(0x21)))).translate(_URL_JUNK).replace("\\", "/")
+    if _SCHEME.match(url) or url.startswith("//"):
+        return "is loaded from elsewhere"
+    path = url.split("#", 1)[0].split("?", 1)[0]
+    if not path.lower().endswith((".js", ".mjs")):
+        return "is not a .js or .mjs file"
+    return None
+
+
 def _misplaced(block: SnapshotBlock, page: str) -> list[Finding]:
     """A finding per highlight of ``block`` that does not sit at its offsets."""
     return [Finding(Reason.EXCERPT_MISMATCH, page, m, source_id=block.source_id) for m in block.misplaced_marks()]
@@ -162,6 +208,7 @@ def seal_page(
     (None for a page the hook did not generate) and ``expected_windows`` its context windows.
     """
     out = check_evidence(scan, dest, _Built(excerpts, content_hashes, expected_windows))
+    out.findings += check_scripts(scan, dest)
     windows = Counter((w["source_id"], w["start"], w["end"], w["sha256"]) for w in out.windows)
     if windows != expected_windows:
         out.findings.append(

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from ...kernel.refs import neutral_text
 from ...wiki.claims.counts import WorkIndex, claim_view, claims_document
 from ...wiki.claims.model import STATUS_CODES
 from .markup import excerpt_html
@@ -86,12 +87,12 @@ def _item(view: dict[str, Any]) -> dict[str, Any]:
         "kind": ADMONITIONS[view["code"]],
         "code": view["code"],
         "status": view["status"],
-        "statement": view["statement"],
+        "statement": neutral_text(view["statement"]),
         "admissibility": view["admissibility"],
         "assessment": view["assessment"]["id"],
         "assessed_at": view["assessment"]["at"],
         "signed_by": view["assessment"]["signed_by"],
-        "conditions": view["conditions"],
+        "conditions": [neutral_text(c) for c in view["conditions"]],
         "valid": view["provenance_now"]["valid"],
         "reasons": view["provenance_now"]["reasons"],
         "counts": view["counts"],
@@ -209,7 +210,7 @@ def matrix_page(model: PageModel, page: GeneratedPage) -> None:
                 per_work[work] = per_work.get(work, 0) + 1
             rows.append(
                 {
-                    "statement": v["statement"],
+                    "statement": neutral_text(v["statement"]),
                     "href": model.href(page.src_uri, concept_uri(v["concept"]), f"claim-{v['id']}"),
                     "valid": v["provenance_now"]["valid"],
                     "works": sorted(per_work.items()),

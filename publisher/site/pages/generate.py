@@ -154,8 +154,9 @@ class SiteModel(PageModel):
                     }
                 )
             token = self.slot(page, self._note(items))
-            rest = f" {note.rest}" if note.rest else ""
-            lines[note.first : note.last] = [f"[^{note.label}]: {token}{rest}"]
+            # Nothing of the author's beside the excerpt: the wiki check refuses a footnote that is
+            # not exactly promotion's form, and nothing of one is shown here either.
+            lines[note.first : note.last] = [f"[^{note.label}]: {token}"]
         runs = []
         for entry in doc.front.runs:
             ev = self.pre.run_by_slug(entry.run)
@@ -208,7 +209,7 @@ class SiteModel(PageModel):
         sources = []
         for sid in ev.accepted.sources():
             info = self.pre.sources.get(sid)
-            title = info.meta.title if info and info.meta.title else sid
+            title = info.label if info else sid
             sources.append({"href": self.href(uri, source_uri(sid)), "text": title, "note": sid})
         page.title = f"Report: {ev.slug}"
         page.markdown = self._md.get_template("report.md.j2").render(

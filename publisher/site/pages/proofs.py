@@ -34,7 +34,6 @@ from typing import Any
 
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from ...acquire.signing import KeyRing, signature_problem
 from ...kernel import _fs
 from ...kernel.canonical import canonical_bytes, loads_record, sha256_hex
 from ...kernel.errors import IntegrityError
@@ -43,6 +42,7 @@ from ...kernel.merkle import MerkleTree, build_proof
 from ...kernel.models import ACQUISITIONS, Event
 from ...kernel.reasons import Reason
 from ...kernel.store import verify_record
+from ...kernel.trust import KeyRing, Role, event_signature_problem
 from .offline import _js_string
 from .staged import write_staged
 
@@ -85,7 +85,7 @@ def anchors_for(events: Iterable[Event], ring: KeyRing, root: str, size: int) ->
             continue
         if event.merkle_root != root or event.merkle_size != size:
             continue
-        if signature_problem(event, ring, event.sig.run) is not None:
+        if event_signature_problem(event, ring, event.sig.run, Role.ACQUIRE) is not None:
             continue
         raw = ring.keys[event.sig.key_id].public_bytes(Encoding.Raw, PublicFormat.Raw)
         out.append({"event": event.wire(), "key": base64.b64encode(raw).decode("ascii")})

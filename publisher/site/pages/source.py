@@ -8,6 +8,7 @@ from typing import Any
 
 from ...gate.urls import followable
 from ...kernel.models import Surface, SurfaceType
+from ...kernel.refs import neutral_text
 from ...wiki.evidence import SourceInfo
 from .highlight import source_job
 from .markup import excerpt_html
@@ -25,7 +26,7 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
         "source_id": sid,
         "url": meta.url,
         "url_live": followable(meta.url or ""),
-        "title": meta.title,
+        "title": neutral_text(meta.title) if meta.title is not None else None,
         "paper_ids": list(meta.paper.ids().items()) if meta.paper else [],
         "access": meta.access,
         "origin": meta.origin,

@@ -23,14 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...acquire.signing import KeyRing
 from ...kernel.errors import IntegrityError, PublisherError, UsageError
-from ...kernel.models import Access
+from ...kernel.lookalike import blank
 from ...kernel.reasons import Reason
+from ...kernel.trust import KeyRing
 from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
 from .log import Bound, BoundEvidence, BoundMissingness, BoundRef, BoundReview
-from .missingness import LogCache, log_of, missing_basis, missing_kind, unsigned_fact
+from .missingness import LogCache, log_of, missing_basis, missing_kind, restricted, unsigned_fact
 from .model import (
     EVIDENCE_STATUSES,
     ID_RE,
@@ -96,9 +96,13 @@ def shape_problems(p: Proposal) -> list[Problem]:
     if status in EVIDENCE_STATUSES and not p.evidence:
         out.append(Problem(Guard.EVIDENCE_REQUIRED, f"{status.value} needs at least one evidence label (--evidence)"))
     if status is EpistemicStatus.PARTIALLY_SUPPORTED:
-        if not any(c.strip() for c in p.conditions):
+        if not p.conditions or any(blank(c) for c in p.conditions):
             out.append(
-                Problem(Guard.CONDITIONS_REQUIRED, "partially_supported needs a non-empty condition (--condition)")
+                Problem(
+                    Guard.CONDITIONS_REQUIRED,
+                    "partially_supported needs conditions that each show something (--condition): "
+                    "white space, zero-width and other invisible characters are empty",
+                )
             )
     elif p.conditions:
         out.append(
@@ -225,7 +229,7 @@ def find_record(wiki: WikiCheck, rid: str, model: type[R]) -> tuple[RunEvidence,
 
 
 def _review_now(
-    ev: RunEvidence, review: ReviewRecord, logs: LogCache | None = None, keys: KeyRing | None = None
+    ev: RunEvidence, review: ReviewRecord, *, keys: KeyRing, logs: LogCache | None = None
 ) -> Problem | None:
     """Why a review's ground no longer holds: its snapshot or that snapshot's surface changed, its
     search now exceeds the review budget (``REVIEW_INCOMPLETE``: it did not finish searching), its
@@ -247,8 +251,8 @@ def _review_now(
             review.claim,
             review.search_terms,
             review.semantic_queries_declared_not_executed,
-            logs,
             keys=keys,
+            logs=logs,
         )
     except PublisherError as exc:
         if isinstance(exc, ClaimRefusal) and exc.guard is Guard.REVIEW_INCOMPLETE:  # over the review budget
@@ -273,7 +277,7 @@ def _unresolved(why: str) -> Problem:
 
 
 def _missing_now(
-    ev: RunEvidence, record: MissingnessRecord, logs: LogCache | None = None, keys: KeyRing | None = None
+    ev: RunEvidence, record: MissingnessRecord, *, keys: KeyRing, logs: LogCache | None = None
 ) -> str | None:
     """Why a missingness record's facts no longer hold: the line, the snapshot or a closed gap.
 
@@ -318,8 +322,9 @@ def review_grounds(
     rid: str,
     review: ReviewRecord,
     chash: str,
+    *,
+    keys: KeyRing,
     logs: LogCache | None = None,
-    keys: KeyRing | None = None,
 ) -> Problem | None:
     """Why review ``rid`` does not ground a not_supported of claim ``chash`` now, or None."""
     if review.claim_hash != chash:
@@ -337,7 +342,7 @@ def review_grounds(
             Guard.REVIEW_INCOMPLETE,
             f"{rid[:16]}… is not protocol-complete ({why}); declare a complete surface at acquisition and review again",
         )
-    return _review_now(ev, review, logs, keys)
+    return _review_now(ev, review, keys=keys, logs=logs)
 
 
 def _published_elsewhere(wiki: WikiCheck, record: MissingnessRecord, ev: RunEvidence) -> str | None:
@@ -369,7 +374,7 @@ def _published_elsewhere(wiki: WikiCheck, record: MissingnessRecord, ev: RunEvid
             theirs.add(f"url:{url_identity(meta.url)}")
         if not keys & theirs:
             continue
-        if record.kind is MissingKind.ACCESS_RESTRICTED and meta.access == Access.FULL_TEXT.value:
+        if record.kind is MissingKind.ACCESS_RESTRICTED and not restricted(meta.access, meta.surface):
             return f"the wiki publishes evidence from the full text of the same work ({sid[:16]}…)"
         if record.kind is MissingKind.SURFACE_INCOMPLETE and meta.surface is not None and meta.surface.complete:
             return f"the wiki publishes evidence from a complete surface of the same work ({sid[:16]}…)"
@@ -387,7 +392,7 @@ def missing_grounds(
     """Why record ``mid`` does not ground a non_evaluable of claim ``chash`` now, or None."""
     if record.claim_hash != chash:
         return Problem(Guard.MISSINGNESS_OTHER_CLAIM, f"{mid[:16]}… records another claim ({record.claim_hash[:20]}…)")
-    now = _missing_now(ev, record, logs, wiki.policy.trusted_keys) or _published_elsewhere(wiki, record, ev)
+    now = _missing_now(ev, record, keys=wiki.policy.trusted_keys, logs=logs) or _published_elsewhere(wiki, record, ev)
     if now is not None:
         return Problem(Guard.MISSINGNESS_UNRESOLVED, f"{now}; the claim may be evaluable: assess it on the evidence")
     return None

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...acquire.signing import signature_problem as event_signature_problem
 from ...kernel.models import ACQUISITIONS
+from ...kernel.trust import Role, event_signature_problem
 from ..evidence import WikiCheck
 from .log import Assessment, signature_problem
 from .model import status_code, url_identity, work_keys
@@ -50,7 +50,11 @@ class WorkIndex:
                     signed_by = None
                     if ring and event.sig is not None:  # a key id is shown only once it verifies
                         name = name if name is not None else ev.run.name()
-                        signed_by = event.sig.key_id if event_signature_problem(event, ring, name) is None else None
+                        signed_by = (
+                            event.sig.key_id
+                            if event_signature_problem(event, ring, name, Role.ACQUIRE) is None
+                            else None
+                        )
                     self.events.setdefault(event.source_id, []).append(
                         {
                             "run": ev.slug,

@@ -9,15 +9,11 @@ listed in ``mkdocs.yml``, every entry must carry a valid signature by one of the
 
 from __future__ import annotations
 
-import base64
-import binascii
 from pathlib import Path
 from typing import Annotated, Any
 
-from cryptography.exceptions import InvalidSignature
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictStr, ValidationError
 
-from ...acquire.signing import ALG, KeyRing, Signer
 from ...kernel.canonical import canonical_bytes, format_ts, loads_strict, utc_now
 from ...kernel.errors import UsageError
 from ...kernel.eventlog import LogState, append_chained, read_chain
@@ -32,6 +28,7 @@ from ...kernel.models import (
     first_error,
     list_as_tuple,
 )
+from ...kernel.trust import ALG, KeyRing, Role, Signer
 from ..concepts import EpistemicStatus
 from .model import Guard
 
@@ -184,17 +181,14 @@ def read_assessments(wiki_root: Path) -> LogState[Assessment]:
 
 
 def signature_problem(entry: Assessment, ring: KeyRing) -> str | None:
-    """Why ``entry`` is not signed by a key of ``ring`` for the assessment log, or None."""
+    """Why ``entry`` is not signed for the assessment log by a key of ``ring`` trusted for
+    ``assess`` (:meth:`~publisher.kernel.trust.KeyRing.signature_problem`), or None."""
     sig = entry.sig
     if sig is None:
         return f"{entry.assessment_id} is unsigned"
-    if sig.alg != ALG or sig.run != SIGNED_FOR:
-        return f"{entry.assessment_id} is not an {ALG} signature for the assessment log"
-    key = ring.keys.get(sig.key_id)
-    if key is None:
-        return f"{entry.assessment_id} is signed by key {sig.key_id[:16]}…, which this wiki does not trust"
-    try:
-        key.verify(base64.b64decode(sig.value, validate=True), _payload(entry))
-    except (binascii.Error, ValueError, InvalidSignature):
-        return f"{entry.assessment_id}: the signature does not verify (the entry or its signature was altered)"
-    return None
+    if sig.run != SIGNED_FOR:
+        return f"{entry.assessment_id} is not a signature for the assessment log"
+    why = ring.signature_problem(
+        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=_payload(entry), role=Role.ASSESS
+    )
+    return None if why is None else f"{entry.assessment_id}: {why}"

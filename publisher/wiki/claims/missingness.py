@@ -1,8 +1,10 @@
 """``publisher missing``: a missingness record derived only from trusted facts (section 14).
 
 The facts are the run's own: a ``fetch_failed`` event of its intact, hash-chained log
-(``SOURCE_UNAVAILABLE``), or a verified snapshot acquired in the run whose access is not full
-text (``ACCESS_RESTRICTED``) or whose declared surface misses pages (``SURFACE_INCOMPLETE``).
+(``SOURCE_UNAVAILABLE``), or a verified snapshot acquired in the run whose access is restricted
+(:func:`restricted`: an abstract, or a text other than full text without a complete declared
+surface; ``ACCESS_RESTRICTED``) or whose declared surface misses pages (``SURFACE_INCOMPLETE``).
+A web page fetched whole and declared complete misses nothing.
 When the facts show nothing missing, the record is refused: a claim cannot be declared
 non-evaluable by saying so. Records are content-addressed and write-once, so asking again
 returns the same id and leaves the stored file (and its ``created_at``) untouched.
@@ -13,12 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...acquire.signing import KeyRing, signature_problem
 from ...kernel.canonical import format_ts, utc_now
 from ...kernel.errors import IntegrityError, UsageError
 from ...kernel.eventlog import LogState, read_log
-from ...kernel.models import Access, Event, EventType, Snapshot
+from ...kernel.models import Access, Event, EventType, Snapshot, Surface
 from ...kernel.reasons import Reason
+from ...kernel.trust import KeyRing, Role, event_signature_problem
 from ...runs import Run
 from .model import ClaimRefusal, Guard, claim_hash, normalise_statement, url_identity, work_keys
 from .records import MissingBasis, MissingKind, MissingnessRecord, write_record
@@ -116,7 +118,7 @@ def missing_basis(
     found: MissingBasis | None = None
     if surface is not None and surface.missing_pages:  # the more specific fact first
         found = MissingBasis(**common, manifest_hash=surface.manifest_hash, missing_pages=surface.missing_pages)
-    elif snap.access is not Access.FULL_TEXT:
+    elif restricted(snap.access, snap.surface):
         found = MissingBasis(**common, access=snap.access.value)
     if found is not None:
         _refuse_if_available(run, state, found, snap)
@@ -126,6 +128,19 @@ def missing_basis(
         f"{snap.source_id} is full text with no declared page missing: the facts show nothing missing, so no "
         "missingness record is made (review the source with 'publisher review' instead)",
     )
+
+
+def restricted(access: Access | str | None, surface: Surface | None) -> bool:
+    """Whether a snapshot's access shows text missing: an abstract (or an access this version does
+    not know), or any text other than full text whose surface is not declared complete. A web
+    page, guideline or preprint fetched whole and declared complete (``--complete``) misses nothing."""
+    try:
+        kind = Access(access or "")
+    except ValueError:
+        return True
+    if kind is Access.FULL_TEXT:
+        return False
+    return kind is Access.ABSTRACT or surface is None or not surface.complete
 
 
 def _work_keys(snap: Snapshot) -> set[str]:
@@ -163,7 +178,7 @@ def available_now(run: Run, state: LogState[Event], basis: MissingBasis, snap: S
             continue
         if not keys & _work_keys(other):
             continue
-        if kind is MissingKind.ACCESS_RESTRICTED and other.access is Access.FULL_TEXT:
+        if kind is MissingKind.ACCESS_RESTRICTED and not restricted(other.access, other.surface):
             return f"the run holds the full text of the same work ({other.source_id[:16]}…)"
         if kind is MissingKind.SURFACE_INCOMPLETE and other.surface is not None and other.surface.complete:
             return f"the run holds a complete surface of the same work ({other.source_id[:16]}…)"
@@ -200,7 +215,7 @@ def unsigned_fact(run: Run, basis: MissingBasis, keys: KeyRing, logs: LogCache |
     fact = next((e for e in state.events if e.event_id == basis.event_id), None)
     if fact is None:
         return f"{basis.event_id} is not in {run.path.name}/events.jsonl"
-    unsigned = signature_problem(fact, keys, run.name())
+    unsigned = event_signature_problem(fact, keys, run.name(), Role.ACQUIRE)
     if unsigned is not None:
         return f"{unsigned}: with trusted keys only a signed acquisition fact counts"
     if basis.source_id is not None and fact.record_hash != basis.record_hash:

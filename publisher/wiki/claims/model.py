@@ -17,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ...kernel.errors import PublisherError, UsageError
 from ...kernel.ids import IdError, canonical_id
+from ...kernel.lookalike import invisible, read_key
 from ..concepts import ConceptClaim, EpistemicStatus
 
 __all__ = [
@@ -124,23 +125,17 @@ def claim_hash(statement: str) -> str:
     return "sha256:" + hashlib.sha256(normalise_statement(statement).encode("utf-8")).hexdigest()
 
 
-_IGNORABLE = frozenset({0x034F, 0x115F, 0x1160, 0x3164, 0xFFA0, *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)})
-"""Default-ignorable code points outside the format (Cf) category: the combining grapheme joiner,
-Hangul fillers, variation selectors."""
-
-
 def conflict_key(statement: str) -> str:
     """What two statements of one concept must differ in to be two claims (``CLAIM_CONFLICT``).
 
-    Looser than :func:`claim_hash` on purpose, and never an identity: invisible characters
-    (format and control characters, default ignorables) are dropped, compatibility forms folded
-    (NFKC) and case folded, so that a zero-width space, a bidi control, a full-width letter or
+    Looser than :func:`claim_hash` on purpose, and never an identity: the statement as people
+    read it (:func:`publisher.kernel.lookalike.read_key`: invisible characters dropped, NFKC,
+    case folded, then the Unicode confusable skeleton), white space collapsed, so that a
+    zero-width space, a bidi control, a full-width, Cyrillic, Greek or mathematical letter, or
     capitals cannot make a second status for what reads as the same statement.
     """
-    visible = "".join(ch for ch in statement if unicodedata.category(ch) not in ("Cf", "Cc") or ch.isspace())
-    visible = "".join(ch for ch in visible if ord(ch) not in _IGNORABLE)
-    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
-    return " ".join(folded.split())
+    visible = "".join(ch for ch in statement if not invisible(ch))
+    return " ".join(read_key(visible).split())
 
 
 def parse_status(value: str) -> EpistemicStatus:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ...acquire.signing import KeyRing
 from ...kernel.eventlog import LogState
 from ...kernel.findings import Finding
+from ...kernel.trust import KeyRing
 from ..concepts import ConceptClaim, EvidenceFootnote
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
 from ..promoted import is_stable_label, run_label_prefix
@@ -134,7 +134,9 @@ def provenance_now(
             ):
                 out.append(f"{entry.review[:16]}… is not the review {entry.assessment_id} bound")
             elif (
-                problem := review_grounds(ev, entry.review, review, entry.claim_hash, logs, wiki.policy.trusted_keys)
+                problem := review_grounds(
+                    ev, entry.review, review, entry.claim_hash, keys=wiki.policy.trusted_keys, logs=logs
+                )
             ) is not None:
                 out.append(problem.detail)
     if entry.missingness is not None and bound.missingness is not None:

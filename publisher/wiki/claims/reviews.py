@@ -24,12 +24,12 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ...acquire.signing import KeyRing, signature_problem
 from ...kernel.canonical import canonical_bytes, format_ts, utc_now
 from ...kernel.errors import UsageError
-from ...kernel.locate import Budget, normal_form, search_term
+from ...kernel.locate import STREAM_ABOVE, Budget, normal_form, search_term
 from ...kernel.models import EventType, Snapshot
 from ...kernel.spans import MAX_SPAN
+from ...kernel.trust import KeyRing, Role, event_signature_problem
 from ...runs import Run
 from .missingness import LogCache, log_of
 from .model import ClaimRefusal, Guard, claim_hash, normalise_statement
@@ -68,9 +68,7 @@ def _digest(data: Any) -> str:
     return "sha256:" + hashlib.sha256(canonical_bytes(data)).hexdigest()
 
 
-def surface_declared_complete(
-    run: Run, snap: Snapshot, logs: LogCache | None = None, keys: KeyRing | None = None
-) -> bool:
+def surface_declared_complete(run: Run, snap: Snapshot, *, keys: KeyRing, logs: LogCache | None = None) -> bool:
     """Whether the snapshot's surface is complete as declared at an acquisition this run logged.
 
     With ``keys`` (a wiki's non-empty trusted keys), only an acquisition event signed by one of
@@ -89,7 +87,10 @@ def surface_declared_complete(
         and e.type in (EventType.FETCH, EventType.LOCAL_PDF)
         and e.surface is not None
         and e.surface.manifest_hash == surface.manifest_hash
-        and (not keys or (e.record_hash == snap.record_hash and signature_problem(e, keys, name) is None))
+        and (
+            not keys
+            or (e.record_hash == snap.record_hash and event_signature_problem(e, keys, name, Role.ACQUIRE) is None)
+        )
         for e in state.events
     )
 
@@ -133,8 +134,9 @@ def build_review(
     claim: str,
     terms: list[str] | tuple[str, ...],
     semantic_queries: Any = None,
+    *,
+    keys: KeyRing,
     logs: LogCache | None = None,
-    keys: KeyRing | None = None,
 ) -> ReviewRecord:
     """The review record of ``claim`` over the snapshot as the run holds it now (nothing written).
 
@@ -151,12 +153,13 @@ def build_review(
     queries = _declared(list(semantic_queries or []), "--semantic-query")
     snap = run.store.read(source_id)  # verified on read
     manifest = snap.surface.manifest_hash if snap.surface is not None else None
-    complete = surface_declared_complete(run, snap, logs, keys)
+    complete = surface_declared_complete(run, snap, keys=keys, logs=logs)
     hits: list[Hit] = []
     trace: list[dict[str, Any]] = []
     # Once for every term, and once per process for every review of this text (each stored review is
-    # executed again at every build): the pass is linear in the text, the repetition is not.
-    mapped = normal_form(snap.text)
+    # executed again at every build): the pass is linear in the text, the repetition is not. A long
+    # text is searched a block at a time instead (search_term), its whole normal form never held.
+    mapped = normal_form(snap.text) if len(snap.text) <= STREAM_ABOVE else None
     budget = Budget(REVIEW_BUDGET)  # one for all the terms together
     for term in declared_terms:
         found, stopped = search_term(snap.text, term, mapped=mapped, budget=budget)

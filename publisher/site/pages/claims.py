@@ -130,7 +130,7 @@ def _cited(model: PageModel, page: GeneratedPage, view: dict[str, Any]) -> list[
     for ex in view["lineage"]["excerpts"]:
         sid, start, end = ex["source_id"], ex["start"], ex["end"]
         text = model.pre.excerpts.get((sid, start, end))
-        item: dict[str, Any] = {"label": ex["label"], "source_id": sid, "start": start, "end": end}
+        item: dict[str, Any] = {"label": ex["label"], "source_id": sid, "start": start, "end": end, "excerpt": None}
         if text is not None:
             page.excerpts[(sid, start, end)] += 1  # the seal requires it on the page
             item["excerpt"] = excerpt_html(sid, start, end, text)
@@ -151,7 +151,7 @@ def _claims_slot(model: PageModel, page: GeneratedPage, views: Any, prefix: str 
     def fill() -> str:
         for item in items:
             for cited in item["cited"]:
-                if "excerpt" in cited:
+                if cited["excerpt"] is not None:
                     cited["context"] = model.contexts.around(cited["source_id"], cited["start"], cited["end"])
         return str(model.fragments().claims(items, prefix))
 

@@ -4,12 +4,13 @@ source page where it is highlighted, and verifiable there and then; never as a r
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from _browser_helpers import guarded_page, launched_browser, mkdocs_build, serve, wait_for_state
+from _browser_helpers import VERIFY_JS, guarded_page, launched_browser, mkdocs_build, serve, wait_for_state
 from _claims_helpers import claims_wiki
 from conftest import CliResult
 from test_claims_assess import assess
@@ -99,3 +100,38 @@ def test_a_new_wiki_names_the_claims_page_and_the_matrix_in_its_navigation(
         titles = page.locator("nav.md-nav--primary .md-nav__link").all_inner_texts()
         assert any("Claims" in t for t in titles) and any("Evidence matrix" in t for t in titles)
         guard.check_clean()
+
+
+def test_a_verify_control_never_splits_a_word_or_a_number(browser: Any, tmp_path: Path) -> None:
+    sid = "src-" + "a" * 64
+    folder = tmp_path / "page"
+    (folder / "assets" / "publisher").mkdir(parents=True)
+    shutil.copyfile(VERIFY_JS, folder / "assets" / "publisher" / "verify.js")
+    (folder / "index.html").write_text(
+        '<!doctype html><meta charset="utf-8"><title>controls</title>'
+        '<script src="assets/publisher/verify.js"></script><body>'
+        f'<pre class="evidence-snapshot" data-source-id="{sid}">The trial '
+        '<mark class="evidence-span" data-spans="10-18">randomis</mark>ed 120 nurses, p = 0.'
+        '<mark class="evidence-span" data-spans="40-42">00</mark>3 in all.</pre>'
+        f'<p id="note"><span class="evidence-context">Of </span><span class="evidence-excerpt" data-source-id="{sid}"'
+        ' data-start="50" data-end="55">120 r</span><span class="evidence-context">andomised</span> '
+        '<a class="evidence-link" href="#x">source</a></p></body>',
+        encoding="utf-8",
+    )
+    with serve(folder) as base, guarded_page(browser) as guard:
+        page = guard.page
+        page.goto(base + "index.html")
+        page.wait_for_function("() => document.querySelectorAll('button.evidence-verify').length >= 3")
+        around = page.evaluate(
+            """() => [...document.querySelectorAll('button.evidence-verify')].map(b => [
+                (b.previousSibling && b.previousSibling.textContent || ''),
+                (b.nextSibling && b.nextSibling.textContent || '')])"""
+        )
+        for before, after in around:
+            # Never between two characters of one word or number.
+            assert not (before[-1:].isalnum() and after[:1].isalnum()), (before, after)
+        texts = page.evaluate("() => document.querySelector('pre').textContent")
+        assert texts == "The trial randomised 120 nurses, p = 0.003 in all."  # the text is untouched
+        assert page.evaluate("() => document.querySelector('#note button').previousElementSibling.className") == (
+            "evidence-link"
+        )

@@ -147,6 +147,8 @@ class RunBuilder:
         asset: dict[str, Any] | None = None,
         fresh_type: str = "fetch",
         surface: dict[str, Any] | None = None,
+        identity: dict[str, Any] | None = None,
+        supersedes: str | None = None,
     ) -> str:
         """Store a snapshot and log a fresh event for it; returns its source id.
 
@@ -162,6 +164,8 @@ class RunBuilder:
             paper=paper,
             asset=asset,
             surface=surface,
+            identity=identity,
+            supersedes=supersedes,
         )
         snap, _ = self.run.store.put(record)
         digest = asset["sha256"] if asset and fresh_type == "local_pdf" else sha256_hex(text.encode("utf-8"))
@@ -178,6 +182,7 @@ class RunBuilder:
             merkle_root=snap.merkle_root,
             merkle_size=snap.merkle_size,
             surface=snap.surface,
+            supersedes=snap.supersedes,
         )
         self.texts[snap.source_id] = text
         self.records[snap.source_id] = record

@@ -97,6 +97,7 @@ def make_record(
     asset: dict[str, Any] | None = None,
     sections: list[dict[str, Any]] | None = None,
     pages: list[dict[str, Any]] | None = None,
+    identity: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A sealed snapshot record with sensible defaults."""
     if paper is None:
@@ -112,6 +113,7 @@ def make_record(
         asset=asset,
         sections=sections,
         pages=pages,
+        identity=identity,
     )
 
 

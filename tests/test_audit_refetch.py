@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,6 +45,15 @@ def test_audit_reports_the_page_that_changed(tmp_path: Path, cli: Cli) -> None:
         audit = refetch_audit(wiki, timeout=5)
         result = cli("audit", "refetch", "--wiki", wiki, "--json", "--timeout", "5")
         assert tree_digest(wiki) == before  # nothing written: no snapshot, event or raw file
+        # The drift comes with the ready-made command that records it as a revision.
+        drifted = next(e for e in audit.entries if e.status == "drifted")
+        assert drifted.revise is not None and next(e for e in audit.entries if e.status != "drifted").revise is None
+        program, *argv = shlex.split(drifted.revise)
+        assert program == "publisher" and argv[:2] == ["source", "revise"]
+        argv[argv.index("--run-dir") + 1] = str(wiki / argv[argv.index("--run-dir") + 1])
+        revised = cli(*argv, "--json")
+        assert revised.status == 0, revised.err
+        assert revised.json()["supersedes"] == sources["changes"]
 
     status = {e.source_id: e.status for e in audit.entries}
     assert status == {sources["changes"]: "drifted", sources["stays"]: "identical", sources["goes"]: "unreachable"}

@@ -281,7 +281,9 @@ def _works(sources: dict[str, tuple[dict[str, str] | None, str, str]]) -> dict[s
     from publisher.wiki.claims.counts import WorkIndex
 
     infos = {
-        sid: SimpleNamespace(meta=SimpleNamespace(paper=Paper(**paper) if paper else None, url=url, content_hash=ch))
+        sid: SimpleNamespace(
+            meta=SimpleNamespace(derived_ids=(Paper(**paper) if paper else Paper()).ids, url=url, content_hash=ch)
+        )
         for sid, (paper, url, ch) in sources.items()
     }
     wiki = SimpleNamespace(sources=infos, runs=[], policy=SimpleNamespace(trusted_keys=None))

@@ -206,3 +206,18 @@ def test_a_claim_statement_that_reads_as_evidence_is_shown_without_the_look(cli:
         assert "\u2714" not in page.read_text(encoding="utf-8"), page
     claims = json.loads((site / "claims.json").read_text(encoding="utf-8"))
     assert statement in json.dumps(claims, ensure_ascii=False)
+
+
+@pytest.mark.parametrize(
+    "title", ["Does walking help? \u2714 Verified", "Walking \u2705 v\u0435rified", "Walking \u202e\u2066trial\u2069"]
+)
+def test_every_title_reaches_the_theme_without_bidi_controls_or_the_look(title: str) -> None:
+    """A run's question becomes a concept's title; front matter and nav titles too: the one
+    boundary to the theme shows none of them as the badge or in another order than written."""
+    from publisher.kernel.lookalike import BIDI_CONTROLS
+    from publisher.site.pages.titles import html_text
+
+    shown = html_text(title).unescape()
+    assert looks_like_evidence(shown) is None and not BIDI_CONTROLS.search(shown)
+    emoji = "Walking \U0001f469\u200d\U0001f4bb trial"  # a joiner inside an emoji sequence stays
+    assert html_text(emoji).unescape() == emoji

@@ -51,6 +51,7 @@ CONVENTIONS = {
     "fullwidth-single": "\u8457\u8005\uff1a\uff07{q}\uff07\u3002",
     "straight-double": 'The authors wrote "{q}".',
     "straight-single": "The authors wrote '{q}'.",
+    "smarty-guillemets": "Les auteurs ont \u00e9crit <<{q}>>.",
     "q-element": "The authors wrote <q>{q}</q>.",
     "alt-text": "![Figure 2: \u201c{q}\u201d](figure.png)",
     "link-title": '[The trial](https://example.org/trial "Its abstract: \u201c{q}\u201d").',
@@ -103,6 +104,11 @@ def test_apostrophes_and_short_phrases_stay_prose() -> None:
     )
     assert quotations(text) == []
     assert quoted_passages("don't 'quote' it's") == [(7, "quote")]
+
+
+def test_a_q_element_left_open_quotes_what_follows_it() -> None:
+    found = quotations(f"The authors: <q>{FORGED}\n")
+    assert [(q.kind, q.text) for q in found] == [("q", FORGED)]
 
 
 def test_words_of_scripts_without_spaces_count_letter_by_letter() -> None:

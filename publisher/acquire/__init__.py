@@ -52,6 +52,10 @@ class Extracted:
     ``sections`` and ``pages`` are half-open code-point ranges into ``text``.
     ``access`` and ``origin`` are hints derived from the format (JATS means
     ``pmc``; a JATS body means ``full_text``), ``None`` when nothing follows.
+    ``stated`` lists further ids and titles the document states about itself
+    (HTML ``citation_*`` meta, PDF XMP, a DOI printed on page 1) as
+    ``(kind, value as written, where it was read)``; see
+    :mod:`publisher.acquire.identity`.
     """
 
     text: str
@@ -63,6 +67,7 @@ class Extracted:
     access: str | None
     origin: str | None
     detail: str
+    stated: tuple[tuple[str, str, str], ...] = ()
 
 
 _HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})

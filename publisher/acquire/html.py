@@ -21,6 +21,10 @@ Rendering rules (what offsets into the text depend on):
 Charset: a byte-order mark, then the Content-Type charset, then a ``<meta>``
 charset declaration in the first 1024 bytes, then UTF-8.  Decoding is strict.
 
+What the page states about itself (``citation_doi``, ``citation_pmid``, ``citation_pmcid``,
+``citation_title``, ``dc.identifier``, ``dc.title`` meta, names compared case-insensitively) is
+returned as ``stated`` (:mod:`publisher.acquire.identity` weighs it); it adds nothing to the text.
+
 Sections come from ``h1``-``h6``: title is the heading's rendered line; a
 section runs from the heading's start to the end of the line before the next
 heading of the same or a higher level (a smaller number), or to the end of the
@@ -38,6 +42,7 @@ from lxml import etree
 
 from ..kernel.text import first_line
 from . import AcquireError, Extracted
+from .identity import identifier_kind
 from .plain import decode_text
 
 __all__ = ["extract_html", "sniff_html_charset"]
@@ -186,6 +191,31 @@ def _sections(flow: _Flow, starts: list[int], ends: list[int], size: int) -> tup
     return tuple(out)
 
 
+_META_IDS = {"citation_doi": "doi", "citation_pmid": "pmid", "citation_pmcid": "pmcid"}
+_META_TITLES = frozenset({"citation_title", "dc.title", "dcterms.title"})
+_META_IDENTIFIERS = frozenset({"dc.identifier", "dcterms.identifier"})
+
+
+def _meta_stated(root: etree._Element) -> tuple[tuple[str, str, str], ...]:
+    """The ids and titles the page's ``<meta>`` elements state: ``(kind, value, via)``."""
+    out: list[tuple[str, str, str]] = []
+    for el in root.iter("meta"):
+        name = (el.get("name") or "").strip().lower()
+        content = _collapse(el.get("content") or "")
+        if not content:
+            continue
+        via = f"HTML meta {name}"
+        if name in _META_IDS:
+            out.append((_META_IDS[name], content, via))
+        elif name in _META_TITLES:
+            out.append(("title", content, via))
+        elif name in _META_IDENTIFIERS:
+            parsed = identifier_kind(content, el.get("scheme") or "")
+            if parsed is not None:
+                out.append((parsed[0], parsed[1], via))
+    return tuple(out)
+
+
 def extract_html(body: bytes, charset: str | None) -> Extracted:
     """Render the visible text of an HTML or XHTML body."""
     encoding = sniff_html_charset(body, charset)
@@ -193,6 +223,7 @@ def extract_html(body: bytes, charset: str | None) -> Extracted:
     source = _XML_DECL.sub("", text_in, count=1)
 
     title: str | None = None
+    stated: tuple[tuple[str, str, str], ...] = ()
     flow = _Flow()
     if source.strip(" \t\n\f\r"):
         parser = lxml.html.HTMLParser()
@@ -208,6 +239,7 @@ def extract_html(body: bytes, charset: str | None) -> Extracted:
         head_title = root.find("head/title")
         if head_title is not None:
             title = _collapse(head_title.text_content()) or None
+        stated = _meta_stated(root)
         flow.walk(root)
         flow.flush()
 
@@ -231,4 +263,5 @@ def extract_html(body: bytes, charset: str | None) -> Extracted:
         access=None,
         origin=None,
         detail=f"html: {len(sections)} sections, {len(text)} chars ({codec})",
+        stated=stated,
     )

@@ -1,6 +1,7 @@
 """Metadata of an acquisition: what the caller gave, merged with what the document states.
 
-A contradiction between the two is an error, never a silent choice. A snapshot's metadata is
+A contradiction between the two is an error, never a silent choice. Paper ids and the title are
+derived with their basis by :mod:`publisher.acquire.identity`. A snapshot's metadata is
 sealed when it is first stored; options that differ from a stored snapshot's are refused
 (:func:`refuse_amendment`) rather than dropped.
 """
@@ -11,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..kernel.errors import UsageError
-from ..kernel.ids import LITERATURE_KINDS, IdError, canonical_id, same_id
+from ..kernel.ids import LITERATURE_KINDS, same_id
 from ..kernel.models import Access, Origin
 from ..runs import Run
 from . import Extracted
+from .identity import derive_identity
 
 __all__ = ["Metadata", "resolve_metadata", "refuse_amendment"]
 
@@ -29,26 +31,6 @@ class Metadata:
     doi: str | None = None
     pmcid: str | None = None
     title: str | None = None
-
-
-def _given_id(kind: str, value: str | None) -> str | None:
-    """A paper id from the command line in its stored form; a malformed one is a usage error."""
-    if not value:
-        return None
-    try:
-        return canonical_id(kind, value)
-    except IdError as exc:
-        raise UsageError(f"--{kind}: {exc}") from None
-
-
-def _stated_id(kind: str, value: str | None) -> str | None:
-    """A paper id as the document states it, in the stored form when it has one's shape."""
-    if not value:
-        return None
-    try:
-        return canonical_id(kind, value)
-    except IdError:
-        return value.strip() or None
 
 
 def _merge(field: str, stated: str | None, given: str | None, same: Any = None) -> str | None:
@@ -70,26 +52,28 @@ def _enum(value: str, enum: type[Access] | type[Origin], option: str) -> str:
         raise UsageError(f"--{option} {value!r} is not one of: {choices}") from None
 
 
-def resolve_metadata(doc: Extracted, meta: Metadata, *, default_origin: str) -> dict[str, Any]:
-    """Merge what the document states with what the caller gave; a contradiction is an error."""
-    stated = doc.paper or {}
-    paper = {
-        kind: _merge(
-            kind,
-            _stated_id(kind, stated.get(kind)),
-            _given_id(kind, getattr(meta, kind)),
-            lambda a, b, kind=kind: same_id(kind, a, b),
-        )
-        for kind in LITERATURE_KINDS
-    }
+def resolve_metadata(
+    doc: Extracted, meta: Metadata, *, default_origin: str, urls: tuple[str, ...]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The record's metadata fields (``title``, ``paper``, ``identity``, ``access``, ``origin``)
+    and notes on what could not be derived; a contradiction is an error.
+
+    ``urls`` are the addresses whose registry form may name the paper (the one asked for and the
+    one that answered); a text registered by hand passes none, its address being the caller's word.
+    """
+    derived = derive_identity(
+        doc, urls=urls, given={kind: getattr(meta, kind) for kind in LITERATURE_KINDS}, given_title=meta.title
+    )
     access = _enum(meta.access, Access, "access") if meta.access else None
     origin = _enum(meta.origin, Origin, "origin") if meta.origin else None
-    return {
-        "title": _merge("title", doc.title, meta.title),
-        "paper": paper if any(paper.values()) else None,
+    fields = {
+        "title": derived.title,
+        "paper": derived.paper,
+        "identity": derived.identity or None,
         "access": _merge("access", doc.access, access) or Access.WEB.value,
         "origin": _merge("origin", doc.origin, origin) or default_origin,
     }
+    return fields, derived.notes
 
 
 _GIVEN = (("pmid", "paper"), ("doi", "paper"), ("pmcid", "paper"), ("title", None), ("access", None), ("origin", None))
@@ -120,8 +104,9 @@ def refuse_amendment(run: Run, record: dict[str, Any], meta: Metadata) -> None:
     if differences:
         raise UsageError(
             f"{source_id} is already stored in this run with other metadata: {'; '.join(differences)}. "
-            "Stored metadata is sealed, never amended: 'publisher run init NEW --slug S --from RUN' copies "
-            "this run's records, then fetch the source there with these options",
+            "Stored metadata is sealed, never amended: 'publisher source revise --run-dir LATER --source-id "
+            f"{source_id} --url URL' records a revision acquired from another address (a registry's article URL "
+            "gives a derived id), in a later run ('publisher run init LATER --slug S --from RUN')",
             source_id=source_id,
             field=fields[0],  # the record field the first differing option sets
         )

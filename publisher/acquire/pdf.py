@@ -22,7 +22,9 @@ Texts stored by earlier versions (extracted with pypdf) stay valid: a snapshot's
 stored, never re-derived on read.
 
 ``title`` is the document information ``/Title`` when it is present and not blank, never
-inferred from the page content. A PDF encrypted with an empty user password opens as readers
+inferred from the page content. What the file states about itself besides (its XMP metadata, read
+from the bytes, and a DOI printed with its label on page 1) is returned as ``stated``; see
+:mod:`publisher.acquire.identity`. A PDF encrypted with an empty user password opens as readers
 open it; any other encryption, or a file PDFium cannot read, is an :class:`AcquireError`.
 """
 
@@ -34,6 +36,7 @@ import pypdfium2 as pdfium
 
 from ..kernel.text import first_line
 from . import AcquireError, Extracted
+from .identity import printed_dois, xmp_stated
 
 __all__ = ["PAGE_SEPARATOR", "extract_pdf", "render_page_text"]
 
@@ -89,6 +92,8 @@ def extract_pdf(body: bytes) -> Extracted:
         pages.append((number, pos, pos + len(page_text)))
         pos += len(page_text)
     text = "".join(parts)
+    stated = xmp_stated(body)
+    stated += [("doi", doi, "DOI printed on page 1") for doi in printed_dois(texts[0] if texts else "")]
     return Extracted(
         text=text,
         title=title,
@@ -99,6 +104,7 @@ def extract_pdf(body: bytes) -> Extracted:
         access=None,
         origin=None,
         detail=f"pdf: {len(pages)} pages, {len(text)} chars",
+        stated=tuple(stated),
     )
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..kernel import _fs
 from ..kernel.blobs import put_blob
-from ..kernel.canonical import format_ts, utc_now
+from ..kernel.canonical import format_ts, record_hash_for, utc_now
 from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import EventSigner, append_event, read_log
 from ..kernel.locate import search_term
@@ -32,6 +32,7 @@ from ..runs import Run
 from . import AcquireError, Extracted, extract
 from .metadata import Metadata, refuse_amendment, resolve_metadata
 from .receipts import extractor_id, failure_receipt, http_receipt, local_receipt, log_failed
+from .revisions import find_snapshot, prior_revision, refuse_other_work
 from .select import SEARCH_BUDGET, stopped_empty
 from .surface import Declaration, declare_surface, parse_pages
 
@@ -44,6 +45,7 @@ __all__ = [
     "add_local_pdf",
     "read_window",
     "find_spans",
+    "Revision",
     "PAPERS_DIR",
     "MAX_READ_WINDOW",
 ]
@@ -65,6 +67,8 @@ class Acquired:
     snapshot: Snapshot
     created: bool
     event: Event
+    notes: tuple[str, ...] = ()
+    """What could not be derived of the paper's identity (an ambiguous document, no title)."""
 
     def summary(self) -> dict[str, Any]:
         """Machine-readable outcome for ``--json``."""
@@ -77,6 +81,9 @@ class Acquired:
             "access": snap.access.value,
             "origin": snap.origin.value,
             "paper": snap.paper.model_dump() if snap.paper else None,
+            "identity": snap.identity.model_dump(mode="json", exclude_none=True) if snap.identity else None,
+            "supersedes": snap.supersedes,
+            "identity_notes": list(self.notes),
             "chars": len(snap.text),
             "sections": len(snap.sections or ()),
             "pages": len(snap.pages or ()),
@@ -86,6 +93,37 @@ class Acquired:
             "raw_sha256": self.event.receipt.raw_sha256 if self.event.receipt else None,
             "surface": snap.surface.model_dump(mode="json") if snap.surface else None,
         }
+
+
+@dataclass(frozen=True)
+class Revision:
+    """Where an acquisition's revisions are looked for: the wiki whose earlier runs may hold the
+    same work (None: nowhere), and the snapshot it explicitly supersedes (``source revise``)."""
+
+    wiki: Path | None = None
+    supersedes: str | None = None
+
+
+_NO_REVISION = Revision()
+
+
+def _revised(run: Run, record: dict[str, Any], revision: Revision) -> dict[str, Any]:
+    """``record`` with the ``supersedes`` it gets (sealed again), or as it is.
+
+    An explicit ``supersedes`` must name a verified snapshot of the run or its wiki, of the same
+    work and other text or URL; otherwise the newest revision of the same work in an earlier run
+    of the wiki is superseded, when there is one.
+    """
+    if revision.supersedes is not None:
+        old = find_snapshot(run, revision.supersedes, revision.wiki)
+        refuse_other_work(old.snapshot, record)
+        prior: str | None = old.snapshot.source_id
+    else:
+        prior = prior_revision(run, record, revision.wiki)
+    if prior is None:
+        return record
+    fields = {k: v for k, v in record.items() if k != "record_hash"} | {"supersedes": prior}
+    return fields | {"record_hash": record_hash_for(fields)}
 
 
 def _ensure_appendable(run: Run) -> None:
@@ -131,6 +169,7 @@ def _log(
         merkle_root=snap.merkle_root if acquisition else None,
         merkle_size=snap.merkle_size if acquisition else None,
         surface=snap.surface if acquisition else None,
+        supersedes=snap.supersedes if acquisition else None,
     )
 
 
@@ -160,12 +199,14 @@ def fetch(
     max_bytes: int = 64 * 1024 * 1024,
     signer: EventSigner | None = None,
     declaration: Declaration = _UNDECLARED,
+    revision: Revision = _NO_REVISION,
 ) -> Acquired:
     """Retrieve ``url`` over HTTP, derive its text by media type, store it and log a fresh fetch.
 
     The raw bytes are kept under ``<run>/raw/<sha256>``; a failure at any step after the attempt
     began is logged as ``fetch_failed`` with what was learnt, then raised as a one-line error.
-    ``declaration`` is the surface the caller declares (``--complete``, or a PDF's pages).
+    ``declaration`` is the surface the caller declares (``--complete``, or a PDF's pages);
+    ``revision`` where the snapshot it supersedes is found (:class:`Revision`).
     """
     if declaration.expected_pages is not None:
         parse_pages(declaration.expected_pages)  # a malformed declaration is refused before any request
@@ -185,7 +226,9 @@ def fetch(
     try:
         doc = extract(response.body, response.media_type, response.charset, url=response.final_url)
         receipt = receipt.model_copy(update={"extractor": extractor_id(doc.kind)})
-        fields = resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
+        fields, notes = resolve_metadata(
+            doc, meta, default_origin=Origin.WEB.value, urls=(response.requested_url, response.final_url)
+        )
         record = build_record(
             url=response.final_url,
             text=doc.text,
@@ -196,6 +239,7 @@ def fetch(
             surface=declare_surface(doc, declaration, fields["access"], receipt.extractor or doc.kind),
             **fields,
         )
+        record = _revised(run, record, revision)
         refuse_amendment(run, record, meta)
         _refuse_other_surface(run, record, declaration)
     except (AcquireError, UsageError) as exc:
@@ -210,7 +254,7 @@ def fetch(
         f"{len(doc.text)} chars; {route}; {doc.detail}; redirects {len(response.redirects)}"
     )
     event = _log(run, snap, EventType.FETCH, snap.content_hash[7:], actor, detail, receipt, signer)
-    return Acquired(snap, created, event)
+    return Acquired(snap, created, event, notes)
 
 
 def register(
@@ -230,13 +274,13 @@ def register(
         doc = extract(data, "text/plain", "utf-8")
     except AcquireError as exc:
         raise UsageError(f"{text_file}: {exc}; convert it to UTF-8 first") from exc
-    fields = resolve_metadata(doc, meta, default_origin=Origin.WEB.value)
+    fields, notes = resolve_metadata(doc, meta, default_origin=Origin.WEB.value, urls=())
     surface = declare_surface(doc, _UNDECLARED, fields["access"], "register")  # never declared complete
     record = build_record(url=url, text=doc.text, retrieved_at=format_ts(utc_now()), surface=surface, **fields)
     snap, created = _store(run, record)
     detail = f"registered from {Path(text_file).name}; {len(doc.text)} chars"
     return Acquired(
-        snap, created, _log(run, snap, EventType.REGISTER, snap.content_hash[7:], actor, detail, signer=signer)
+        snap, created, _log(run, snap, EventType.REGISTER, snap.content_hash[7:], actor, detail, signer=signer), notes
     )
 
 
@@ -249,6 +293,7 @@ def add_local_pdf(
     actor: str = "main",
     signer: EventSigner | None = None,
     declaration: Declaration = _UNDECLARED,
+    revision: Revision = _NO_REVISION,
 ) -> Acquired:
     """Register a user-supplied PDF: copy it into the wiki's library and log a ``local_pdf`` event.
 
@@ -265,7 +310,7 @@ def add_local_pdf(
     try:
         doc = extract(data, "application/pdf")
         receipt = local_receipt(url, digest, len(data), extractor_id(doc.kind))
-        fields = resolve_metadata(doc, meta, default_origin=Origin.USER_SUPPLIED_PDF.value)
+        fields, notes = resolve_metadata(doc, meta, default_origin=Origin.USER_SUPPLIED_PDF.value, urls=())
         relative = f"{PAPERS_DIR}/{digest}.pdf"
         record = build_record(
             url=url,
@@ -277,6 +322,7 @@ def add_local_pdf(
             surface=declare_surface(doc, declaration, fields["access"], extractor_id(doc.kind)),
             **fields,
         )
+        record = _revised(run, record, revision)
         refuse_amendment(run, record, meta)
         _refuse_other_surface(run, record, declaration)
     except (AcquireError, UsageError) as exc:
@@ -288,7 +334,7 @@ def add_local_pdf(
     put_blob(Path(wiki) / PAPERS_DIR, data, suffix=".pdf")
     snap, created = _store(run, record)
     detail = f"local PDF {relative}; {len(data)} bytes; {len(doc.pages or ())} pages; {len(doc.text)} chars"
-    return Acquired(snap, created, _log(run, snap, EventType.LOCAL_PDF, digest, actor, detail, receipt, signer))
+    return Acquired(snap, created, _log(run, snap, EventType.LOCAL_PDF, digest, actor, detail, receipt, signer), notes)
 
 
 def _read_input(path: Path, what: str) -> bytes:

@@ -25,7 +25,19 @@ from ._common import error_line
 
 __all__ = ["main", "build_parser", "ERROR_FACTS"]
 
-COMMAND_MODULES = ("run", "source", "schema", "gate", "wiki", "site", "provenance", "claims", "agents", "proof")
+COMMAND_MODULES = (
+    "run",
+    "source",
+    "schema",
+    "gate",
+    "wiki",
+    "site",
+    "provenance",
+    "claims",
+    "warrant",
+    "agents",
+    "proof",
+)
 """Sub-command groups, each a module of ``publisher._cli`` with ``register(subparsers)``."""
 
 

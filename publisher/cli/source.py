@@ -1,4 +1,4 @@
-"""``publisher source fetch|register|local|read|spans|locate``."""
+"""``publisher source fetch|register|local|revise|revisions|read|spans|locate``."""
 
 from __future__ import annotations
 
@@ -115,6 +115,40 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_json(p)
     p.set_defaults(func=_local)
 
+    p = ss.add_parser(
+        "revise", help="re-acquire a stored source as a new revision that supersedes it (its URL, or --url, or --file)"
+    )
+    p.add_argument("--run-dir", required=True, type=Path, help="the run the revision is stored in")
+    p.add_argument("--source-id", required=True, type=source_id_arg, help="the snapshot it supersedes")
+    p.add_argument("--url", help="acquire the revision from this address (default: the source's own URL)")
+    p.add_argument("--file", type=Path, help="a PDF to store as the revision (a user-supplied PDF's revision)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
+    p.add_argument("--max-bytes", type=int, default=64 * 1024 * 1024, help="largest body accepted")
+    _metadata_options(p)
+    _surface_options(p, whole_text=True)
+    _key_option(p)
+    add_json(p)
+    p.set_defaults(func=_revise)
+
+    p = ss.add_parser("revisions", help="list a source's revisions, first to newest")
+    p.add_argument("source_id", type=source_id_arg, metavar="SOURCE_ID")
+    p.add_argument("--wiki", required=True, type=Path)
+    add_json(p)
+    p.set_defaults(func=_revisions)
+
+    p = ss.add_parser(
+        "notices", help="ask a registry for retraction and correction notices of every DOI of the wiki, and log them"
+    )
+    p.add_argument("--wiki", required=True, type=Path)
+    p.add_argument("--registry", help="the registry's REST base URL (default https://api.crossref.org)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
+    p.add_argument(
+        "--key", type=Path, help="Ed25519 private key (PEM) that signs each notice (default: as for acquisition)"
+    )
+    add_config(p)
+    add_json(p)
+    p.set_defaults(func=_notices)
+
     p = ss.add_parser("read", help="print a verified window of a snapshot with its offsets")
     p.add_argument("--run-dir", required=True, type=Path)
     p.add_argument("--source-id", required=True, type=source_id_arg)
@@ -155,20 +189,40 @@ def _acquired(args: argparse.Namespace, outcome: sources.Acquired, verb: str) ->
         extra.append(f"{info['sections']} sections")
     if info["pages"]:
         extra.append(f"{info['pages']} pages")
-    ids = ", ".join(f"{k} {v}" for k, v in (info["paper"] or {}).items() if v)
     human = (
         f"{verb} {info['url']}\n"
         f"  {info['source_id']}  {state}\n"
         f"  {info['chars']} chars, access {info['access']}, origin {info['origin']}"
         + (f", {', '.join(extra)}" if extra else "")
-        + (f"\n  {ids}" if ids else "")
-        + (f"\n  title: {info['title']}" if info["title"] else "")
+        + _identity_lines(outcome)
+        + (f"\n  supersedes {info['supersedes']}" if info["supersedes"] else "")
         + _surface_line(outcome.snapshot.surface)
         + f"\n  logged {info['event_id']} (fresh: {'yes' if info['fresh'] else 'no'}; "
         + (f"signed by key {info['signed_by'][:16]}…)" if info["signed_by"] else "unsigned)")
     )
     emit(args, info, human)
     return 0
+
+
+def _identity_lines(outcome: sources.Acquired) -> str:
+    """Each stored id and the title with its basis; when no id is derived, what to do about it."""
+    snap = outcome.snapshot
+    identity = snap.identity
+    entries = identity.ids() if identity is not None else {}
+    lines = [f"\n  {k} {e.value} ({e.basis.value}: {e.via})" for k, e in entries.items()]
+    title = identity.title if identity is not None else None
+    if title is not None:
+        lines.append(f"\n  title: {title.value} ({title.basis.value}: {title.via})")
+    lines += [f"\n  note: {note}" for note in outcome.notes]
+    if not any(e.derived for e in entries.values()):
+        asserted = "; the ids given are stored as asserted, each its own work" if entries else ""
+        lines.append(
+            "\n  no paper id derived: neither the document nor its URL states one" + asserted + ". To record one, "
+            "acquire the paper from a registry's article URL (https://doi.org/DOI, "
+            "https://pubmed.ncbi.nlm.nih.gov/PMID/) or a copy that states it, as a revision of this source: "
+            f"'publisher source revise --run-dir RUN --source-id {snap.source_id} --url URL'"
+        )
+    return "".join(lines)
 
 
 def _surface_line(surface: Surface | None) -> str:
@@ -202,8 +256,111 @@ def _fetch(args: argparse.Namespace) -> int:
         max_bytes=args.max_bytes,
         signer=_signer(args, run),
         declaration=_declaration(args),
+        revision=_revision(run),
     )
     return _acquired(args, outcome, "Fetched")
+
+
+def _revision(run: Run, supersedes: str | None = None) -> sources.Revision:
+    from ..acquire import sources
+    from ..runs import find_wiki_root
+
+    return sources.Revision(wiki=find_wiki_root(run.path), supersedes=supersedes)
+
+
+def _revise(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from ..acquire import sources
+    from ..acquire.revisions import find_snapshot
+    from ..kernel.errors import UsageError
+
+    run = Run.open(args.run_dir)
+    revision = _revision(run, args.source_id)
+    old = find_snapshot(run, args.source_id, revision.wiki).snapshot
+    # Access and origin say what kind of text it is, not whose: they carry over unless given.
+    meta = replace(_meta(args), access=args.access or old.access.value, origin=args.origin or old.origin.value)
+    if args.file is not None:
+        if args.url is not None:
+            raise UsageError("give --url or --file, not both")
+        if revision.wiki is None:
+            raise UsageError(f"{run.path} is in no wiki: a PDF is stored in its wiki's library")
+        outcome = sources.add_local_pdf(
+            run, args.file, revision.wiki, meta, actor=args.actor, signer=_signer(args, run),
+            declaration=_declaration(args), revision=revision,
+        )  # fmt: skip
+        return _acquired(args, outcome, "Revised with local PDF")
+    url = args.url or old.url
+    if url.startswith("urn:"):
+        raise UsageError(f"{old.source_id} is a user-supplied PDF: give the revised PDF with --file, or --url")
+    outcome = sources.fetch(
+        run, url, meta, actor=args.actor, timeout=args.timeout, max_bytes=args.max_bytes,
+        signer=_signer(args, run), declaration=_declaration(args), revision=revision,
+    )  # fmt: skip
+    return _acquired(args, outcome, "Revised")
+
+
+def _revisions(args: argparse.Namespace) -> int:
+    from ..acquire.revisions import chain, wiki_snapshots
+
+    stored = list(wiki_snapshots(args.wiki))
+    found = chain(stored, args.source_id)
+    rows = [
+        {
+            "revision": number,
+            "source_id": s.snapshot.source_id,
+            "supersedes": s.snapshot.supersedes,
+            "run": s.run.name,
+            "retrieved_at": s.snapshot.retrieved_at,
+            "url": s.snapshot.url,
+            "current": number == len(found),
+        }
+        for number, s in enumerate(found, start=1)
+    ]
+    lines = [f"{len(rows)} revision(s) of {args.source_id}:"]
+    for row in rows:
+        mark = " (current)" if row["current"] else ""
+        mark += " <- asked" if row["source_id"] == args.source_id else ""
+        lines.append(f"  {row['revision']}. {row['source_id']}  run {row['run']}  {row['retrieved_at']}{mark}")
+        lines.append(f"     {row['url']}")
+    emit(args, {"source_id": args.source_id, "revisions": rows}, "\n".join(lines))
+    return 0
+
+
+def _notices(args: argparse.Namespace) -> int:
+    from ..acquire import notices
+    from ..acquire.revisions import wiki_snapshots
+    from ..kernel.trust import Role, require_signer
+
+    ring = wiki_policy(args.wiki, args.config).trusted_keys
+    # Refused before anything is asked or written on a wiki that trusts keys and no key signs.
+    signer = require_signer(args.key, ring=ring, role=Role.ACQUIRE, run=notices.SIGNED_FOR)
+    registry = (args.registry or notices.DEFAULT_REGISTRY).rstrip("/")
+    dois = notices.wiki_dois(
+        [s.snapshot.paper.doi for s in wiki_snapshots(args.wiki) if s.snapshot.paper and s.snapshot.paper.doi]
+    )
+    rows: list[dict[str, object]] = []
+    lines = [f"Notices of {len(dois)} DOI(s) asked of {registry}:"]
+    failed = 0
+    for doi in dois:
+        asked = notices.ask_registry(doi, registry, timeout=args.timeout)
+        if asked.problem is not None:
+            failed += 1
+            rows.append({"doi": doi, "ok": False, "problem": asked.problem})
+            lines.append(f"  {doi}: not logged: {asked.problem}")
+            continue
+        entry = notices.append_notice(args.wiki, asked, registry, signer)
+        updates = [u.model_dump(mode="json") for u in entry.updates]
+        rows.append({"doi": doi, "ok": True, "notice_id": entry.notice_id, "updates": updates, "at": entry.at})
+        if not entry.updates:
+            lines.append(f"  {doi}: no notice found in {registry} on {entry.at[:10]} ({entry.notice_id})")
+        for u in entry.updates:
+            about = "this work" if u.about_this_work else "another work (this is the notice)"
+            lines.append(
+                f"  {doi}: {u.kind.value} of {about}, notice {u.doi or '?'} {u.date or ''} ({entry.notice_id})"
+            )
+    emit(args, {"registry": registry, "dois": rows, "failed": failed}, "\n".join(lines))
+    return 1 if failed else 0
 
 
 def _register(args: argparse.Namespace) -> int:
@@ -226,6 +383,7 @@ def _local(args: argparse.Namespace) -> int:
         actor=args.actor,
         signer=_signer(args, run),
         declaration=_declaration(args),
+        revision=_revision(run),
     )
     return _acquired(args, outcome, "Added local PDF")
 

@@ -291,6 +291,8 @@ def _read_inline(token: Token) -> _Inline:
                 start = q_depth.pop()
                 out.marked.append(("q", "".join(parts)[start:], start))
     out.text = "".join(parts)
+    for start in q_depth:  # left open: the browser quotes all that follows it
+        out.marked.append(("q", out.text[start:], start))
     return out
 
 
@@ -321,6 +323,16 @@ def _parser() -> MarkdownIt:
     return md
 
 
+_SMARTY = re.compile(r"^[ \t]*(?:>[ \t]*)*|<<|>>", re.MULTILINE)
+_DIGRAPHS = {"<<": "\u00ab", ">>": "\u00bb"}
+
+
+def _smarty(match: re.Match[str]) -> str:
+    """``<<`` and ``>>`` as the ``smarty`` extension shows them (guillemets); a line's blockquote
+    markers stay as they are."""
+    return _DIGRAPHS.get(match.group(0), match.group(0))
+
+
 def _long(text: str) -> bool:
     return words(text) >= QUOTE_WORDS
 
@@ -340,7 +352,7 @@ def _marked(kind: Kind, value: str) -> list[str]:
 def quotations(text: str, *, skip: Callable[[int], bool] | None = None) -> list[Quotation]:
     """Every quotation of the Markdown ``text``, in order (lines 1-based in ``text``); ``skip``
     says of a 0-based line that it is not prose to read (a concept's generated block)."""
-    tokens = _parser().parse(text)
+    tokens = _parser().parse(_SMARTY.sub(_smarty, text))
     out: list[Quotation] = []
     quote: _Open | None = None
     depth = 0  # blockquotes open around the token
@@ -349,8 +361,10 @@ def quotations(text: str, *, skip: Callable[[int], bool] | None = None) -> list[
     for index, token in enumerate(tokens):
         start = (token.map or (0, 0))[0]
         if token.type == "footnote_reference_open":
-            first = next((t for t in tokens[index:] if t.type == "inline"), None)
-            cites = first is not None and starts_with_ref(first.content)
+            after = index + 1
+            while after < len(tokens) and tokens[after].type not in ("inline", "footnote_reference_close"):
+                after += 1
+            cites = after < len(tokens) and tokens[after].type == "inline" and starts_with_ref(tokens[after].content)
             note = None if cites else (start + 1, [], [])
             continue
         if token.type == "footnote_reference_close":

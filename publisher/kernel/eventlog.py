@@ -97,6 +97,7 @@ def append_event(
     surface: Surface | None = None,
     merkle_root: str | None = None,
     merkle_size: int | None = None,
+    supersedes: str | None = None,
 ) -> Event:
     """Append one event under an exclusive lock, chained to the last line.
 
@@ -134,6 +135,7 @@ def append_event(
                 surface=surface,
                 merkle_root=merkle_root,
                 merkle_size=merkle_size,
+                supersedes=supersedes,
             )
             if signer is not None and kind in ACQUISITIONS:
                 unsigned = Signature(alg="ed25519", key_id=signer.key_id, run=signer.run, value="")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import unicodedata
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from .errors import PublisherError
@@ -138,6 +138,7 @@ def unicode_version() -> str:
     return _table()[1]
 
 
+@lru_cache(maxsize=8)
 def skeleton(text: str) -> str:
     """``text``'s confusable skeleton after NFKC (UTS #39 section 4): equal skeletons look alike."""
 
@@ -147,6 +148,7 @@ def skeleton(text: str) -> str:
     return unicodedata.normalize("NFD", _mapped(unicodedata.normalize("NFD", folded)))
 
 
+@lru_cache(maxsize=8)
 def read_key(text: str) -> str:
     """``text`` as compared for what people read: case folded, then :func:`skeleton` (case folded
     again, since a prototype may be a capital: a zero reads as ``O``)."""
@@ -183,7 +185,10 @@ def _mark(ch: str, icon: str) -> bool:
 def badge_lookalike(text: str, *, icon: str = "") -> str | None:
     """The first place where ``text`` reads as the verified badge: a word whose skeleton is that of
     "verified", with a symbol (or ``icon``, a placeholder for an inlined icon) right before or
-    after it, spaces aside. Returns that passage in :func:`read_key` form, else None."""
+    after it, spaces aside. Returns that passage in :func:`read_key` form, else None. ASCII text
+    holds no such symbol and no letter that reads as another of "verified" once case is folded."""
+    if text.isascii():
+        return None
     key = read_key(text)
     word = read_key(_VERIFIED)
     at = key.find(word)

@@ -36,6 +36,10 @@ __all__ = [
     "ACCESS_ORDER",
     "ACQUISITIONS",
     "Paper",
+    "Basis",
+    "IdentityEntry",
+    "Identity",
+    "IDENTITY_KINDS",
     "Asset",
     "Section",
     "Page",
@@ -189,6 +193,51 @@ class Paper(BaseModel):
         return {k: v for k, v in (("pmid", self.pmid), ("doi", self.doi), ("pmcid", self.pmcid)) if v}
 
 
+class Basis(StrEnum):
+    """What an identity entry rests on (CONTRACT section 18): the document's own statement, a
+    registry's canonical article URL, or the acquirer's word alone."""
+
+    DOCUMENT = "document"
+    REGISTRY_URL = "registry_url"
+    ASSERTED = "asserted"
+
+
+IDENTITY_KINDS = ("pmid", "doi", "pmcid", "title")
+"""The entries an identity may hold: the three paper ids and the title."""
+
+
+class IdentityEntry(BaseModel):
+    """One id (or the title) of a snapshot with its basis and where it was read (``via``)."""
+
+    model_config = _FROZEN
+    value: Annotated[StrictStr, Field(min_length=1)]
+    basis: Annotated[Basis, enum_from_str(Basis)]
+    via: Annotated[StrictStr, Field(min_length=1, max_length=200)]
+
+    @property
+    def derived(self) -> bool:
+        """Whether the document or a registry's URL gives it (not the acquirer's word alone)."""
+        return self.basis is not Basis.ASSERTED
+
+
+class Identity(BaseModel):
+    """A snapshot's ids and title, each with its basis (ext, sealed by ``record_hash``)."""
+
+    model_config = _FROZEN
+    pmid: IdentityEntry | None = None
+    doi: IdentityEntry | None = None
+    pmcid: IdentityEntry | None = None
+    title: IdentityEntry | None = None
+
+    def ids(self) -> dict[str, IdentityEntry]:
+        """The paper ids present, by kind (the title left out)."""
+        return {k: e for k in ("pmid", "doi", "pmcid") if (e := getattr(self, k)) is not None}
+
+    def derived_ids(self) -> dict[str, str]:
+        """The paper ids that the document or a registry URL gives: what a work rests on."""
+        return {k: e.value for k, e in self.ids().items() if e.derived}
+
+
 class Asset(BaseModel):
     """A stored file a snapshot's text was derived from (a PDF in the wiki's library)."""
 
@@ -308,12 +357,38 @@ class Snapshot(BaseModel):
     merkle_size: Annotated[StrictInt, Field(ge=0)] | None = None
     """The number of leaves under ``merkle_root``: a root proves a chunk's position only with it."""
     surface: Surface | None = None
+    identity: Identity | None = None
+    """Each paper id and the title with its basis (CONTRACT section 18); absent on earlier records."""
+    supersedes: SourceId | None = None
+    """The snapshot this one is a revision of (CONTRACT section 18); absent on a first acquisition."""
 
     @model_validator(mode="after")
     def _complete_full_text(self) -> Snapshot:
         if self.surface is not None and self.surface.complete and self.access is Access.ABSTRACT:
             raise ValueError("an abstract's surface is never complete")
+        if self.supersedes == self.source_id:
+            raise ValueError("a snapshot cannot supersede itself")
         return self
+
+    @model_validator(mode="after")
+    def _identity_matches_paper(self) -> Snapshot:
+        if self.identity is None:
+            return self
+        ids = {k: e.value for k, e in self.identity.ids().items()}
+        paper = self.paper.ids() if self.paper is not None else {}
+        if ids != paper:
+            raise ValueError("identity's ids must be exactly the paper's ids")
+        title = self.identity.title
+        if (title.value if title is not None else None) != self.title:
+            raise ValueError("identity's title must be the record's title")
+        return self
+
+    def derived_ids(self) -> dict[str, str]:
+        """The ids a work rests on: the derived ones, or every paper id of a record written
+        before identities had a basis (its basis is not recorded, counted as before)."""
+        if self.identity is not None:
+            return self.identity.derived_ids()
+        return self.paper.ids() if self.paper is not None else {}
 
     @property
     def sealed(self) -> bool:
@@ -378,6 +453,8 @@ class Event(BaseModel):
     merkle_root: PrefixedDigest | None = None
     merkle_size: Annotated[StrictInt, Field(ge=0)] | None = None
     surface: Surface | None = None
+    supersedes: SourceId | None = None
+    """On an acquisition of a revision: the snapshot it supersedes (signed with the event)."""
 
     @model_validator(mode="after")
     def _failed_has_no_source(self) -> Event:
@@ -402,7 +479,7 @@ class Event(BaseModel):
         return data
 
 
-_OPTIONAL_EXT = ("record_hash", "receipt", "sig", "surface", "merkle_root", "merkle_size")
+_OPTIONAL_EXT = ("record_hash", "receipt", "sig", "surface", "merkle_root", "merkle_size", "supersedes")
 
 
 def signed_payload(event: Event | dict[str, Any]) -> bytes:

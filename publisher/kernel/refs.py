@@ -65,13 +65,15 @@ def looks_like_evidence(text: str) -> str | None:
 
 
 def neutral_text(text: str) -> str:
-    """``text`` from outside (a fetched page's ``<title>``) made unable to pass for evidence where
-    the site shows it: invisible and bidi characters dropped and, when what is left still reads as
-    a span reference or the verified badge, every symbol and ``#`` in it spelled out as its code
-    point (``[U+2713]``), so the words stay readable and the look is gone."""
-    shown = "".join(ch for ch in BIDI_CONTROLS.sub("", text) if ch.isspace() or not invisible(ch))
+    """``text`` from outside (a fetched page's ``<title>``, a run's question, a claim's statement)
+    made unable to pass for evidence where the site shows it: bidi controls dropped and, when what
+    is left reads as a span reference or the verified badge, invisible characters dropped and every
+    symbol and ``#`` spelled out as its code point (``[U+2713]``), so the words stay readable and
+    the look is gone."""
+    shown = BIDI_CONTROLS.sub("", text)
     if looks_like_evidence(shown) is None:
-        return shown
+        return shown  # a joiner inside an emoji sequence stays
+    shown = "".join(ch for ch in shown if ch.isspace() or not invisible(ch))
     spelled = "".join(
         f"[U+{ord(ch):04X}]" if symbol_like(ch) or check_mark_like(ch) or as_read(ch) == "#" else ch for ch in shown
     )

@@ -201,11 +201,14 @@ def build_record(
     sections: list[dict[str, Any]] | None = None,
     pages: list[dict[str, Any]] | None = None,
     surface: dict[str, Any] | None = None,
+    identity: dict[str, Any] | None = None,
+    supersedes: str | None = None,
 ) -> dict[str, Any]:
     """A complete, sealed snapshot record for the given text and metadata.
 
     ``surface`` is the declared surface without its ``manifest_hash``, which is computed here
-    (it binds the surface to this text).
+    (it binds the surface to this text). ``identity`` (each id and the title with its basis) and
+    ``supersedes`` (the snapshot this one revises) are sealed with the rest when given.
     """
     record: dict[str, Any] = {
         "schema_version": 1,
@@ -229,6 +232,10 @@ def build_record(
     if surface is not None:
         fields = {k: v for k, v in surface.items() if k != "manifest_hash"}
         record["surface"] = {**fields, "manifest_hash": surface_manifest_hash(fields, record["content_hash"])}
+    if identity is not None:
+        record["identity"] = identity
+    if supersedes is not None:
+        record["supersedes"] = supersedes
     record["record_hash"] = record_hash_for(record)
     return record
 

@@ -14,8 +14,8 @@ _CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\
 
 REORDERING = re.compile("[\u202a-\u202e\u2066-\u2069]")
 """The bidi controls that show text in another order than it is written (embeddings, overrides,
-isolates). Prose holding one is refused (C-PROSE); presentational text the product writes into
-Markdown drops them (the implicit marks LRM, RLM and ALM only steer neutral characters)."""
+isolates). Prose and titles refuse or drop every bidirectional formatting character, the implicit
+marks LRM, RLM and ALM too: :data:`publisher.kernel.lookalike.BIDI_CONTROLS`."""
 
 
 def one_line(text: object, limit: int = MAX_DETAIL) -> str:

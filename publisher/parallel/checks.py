@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..kernel.assets import hash_asset
 from ..kernel.errors import IntegrityError, PublisherError, ResourceError
-from ..kernel.models import Asset, Paper, Surface
+from ..kernel.models import Asset, Identity, Paper, Surface
 from ..kernel.reasons import Reason
 from ..kernel.spans import locator, slice_span
 from ..kernel.store import read_snapshot
@@ -74,6 +74,16 @@ class SnapshotCheck:
     """The folder the asset was hashed under; None when it was not hashed."""
     surface: Surface | None = None
     """The text surface declared at acquisition (sealed in the record), when it has one."""
+    identity: Identity | None = None
+    """Each paper id and the title with its basis (sealed in the record), when recorded."""
+    supersedes: str | None = None
+    """The snapshot this one revises (sealed in the record), when it is a revision."""
+
+    def derived_ids(self) -> dict[str, str]:
+        """The paper ids a work rests on (see :meth:`publisher.kernel.models.Snapshot.derived_ids`)."""
+        if self.identity is not None:
+            return self.identity.derived_ids()
+        return self.paper.ids() if self.paper is not None else {}
 
     @property
     def key(self) -> tuple[str, str]:
@@ -177,6 +187,8 @@ def check_snapshot(task: Task, assets_root: str | None = None) -> SnapshotCheck:
         asset_digest=hash_asset(assets_root, snap.asset.path) if assets_root and snap.asset else None,
         assets_root=assets_root if assets_root and snap.asset else None,
         surface=snap.surface,
+        identity=snap.identity,
+        supersedes=snap.supersedes,
     )
 
 

@@ -20,8 +20,9 @@ audit says whether the world still agrees.
 from __future__ import annotations
 
 import hashlib
+import shlex
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -57,6 +58,9 @@ class AuditEntry:
     """The raw bytes' digest the acquisition receipt recorded (None: no receipt)."""
     raw_sha256_now: str | None
     """The digest of the bytes retrieved by the audit (None: nothing retrieved)."""
+    revise: str | None = None
+    """For a drifted source: the command (run from the wiki root) that records what the URL serves
+    now as a new revision superseding the stored one, in the run that holds it."""
 
 
 @dataclass
@@ -174,7 +178,11 @@ def refetch_audit(
                     answers[snap.url] = get(snap.url)
                 except AcquireError as exc:
                     answers[snap.url] = exc
-            audit.entries.append(_compare(slug, sid, snap.url, snap.text, receipts.get(sid), answers[snap.url]))
+            entry = _compare(slug, sid, snap.url, snap.text, receipts.get(sid), answers[snap.url])
+            if entry.status == "drifted":
+                command = f"publisher source revise --run-dir {shlex.quote(rel)} --source-id {sid}"
+                entry = replace(entry, revise=command)
+            audit.entries.append(entry)
     return audit
 
 

@@ -26,7 +26,7 @@ from ..kernel.errors import UsageError
 from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing, key_ring, trusted_key_entries
 
-__all__ = ["Policy", "OPTIONS", "SOURCE_TEXT_MODES", "WINDOWS_ABOVE", "policy_from_evidence"]
+__all__ = ["Policy", "OPTIONS", "RETRACTED_MODES", "SOURCE_TEXT_MODES", "WINDOWS_ABOVE", "policy_from_evidence"]
 
 SOURCE_TEXT_MODES = ("full", "windows", "proofs")
 WINDOWS_ABOVE = 200_000
@@ -41,8 +41,13 @@ OPTIONS = (
     "offline",
     "web_fonts",
     "scheduler",
+    "retracted",
+    "require_warrant",
 )
 """Every key ``extra: evidence:`` may hold (an allow-list)."""
+
+RETRACTED_MODES = ("warn", "fail")
+"""What a build does when a claim rests on a work with a logged retraction (check ``C-NOTICE``)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +67,11 @@ class Policy:
     web_fonts: bool = False
     scheduler: str | None = None
     """Address of a Dask scheduler that runs the wiki check (None: this machine)."""
+    retracted: str = "warn"
+    """``fail``: a claim resting on a retracted work refuses the build (``C-NOTICE``); ``warn``:
+    the build says so and publishes, the work shown apart and giving no credit."""
+    require_warrant: bool = False
+    """Whether every claim needs a current ``confirmed`` or ``qualified`` warrant review (``C-WARRANT``)."""
 
     @classmethod
     def unsigned(cls, wiki_root: Path | None = None) -> Policy:
@@ -79,6 +89,7 @@ class Policy:
         """``sha256:`` of the options and key ids: equal digests, equal policies (no paths in it)."""
         body = {
             "trusted_keys": self.trusted_keys.ids,
+            "roles": {kid: sorted(self.trusted_keys.roles_of(kid)) for kid in self.trusted_keys.ids},
             "source_text": self.source_text,
             "source_text_for": [list(pair) for pair in self.source_text_for],
             "context": self.context,
@@ -86,6 +97,8 @@ class Policy:
             "offline": self.offline,
             "web_fonts": self.web_fonts,
             "scheduler": self.scheduler,
+            "retracted": self.retracted,
+            "require_warrant": self.require_warrant,
         }
         return "sha256:" + hashlib.sha256(canonical_bytes(body)).hexdigest()
 
@@ -142,7 +155,7 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
     context = _whole(evidence, "context", 400, 1_000_000, where)
     above = _whole(evidence, "windows_above", WINDOWS_ABOVE, 2**53, where)
     flags = {}
-    for key in ("offline", "web_fonts"):
+    for key in ("offline", "web_fonts", "require_warrant"):
         value = evidence.get(key, False)
         if not isinstance(value, bool):
             raise _bad(where, f"extra.evidence.{key} must be true or false")
@@ -150,6 +163,9 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
     scheduler = evidence.get("scheduler")
     if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip() or len(scheduler) > 500):
         raise _bad(where, "extra.evidence.scheduler must be a scheduler address (tcp://host:port)")
+    retracted = evidence.get("retracted", "warn")
+    if retracted not in RETRACTED_MODES:
+        raise _bad(where, f"extra.evidence.retracted must be one of {', '.join(RETRACTED_MODES)}")
     listed = evidence.get("trusted_keys")
     if listed is not None and wiki_root is None:
         raise _bad(where, "extra.evidence.trusted_keys needs a wiki root to resolve its paths")
@@ -165,4 +181,6 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
         offline=flags["offline"],
         web_fonts=flags["web_fonts"],
         scheduler=scheduler,
+        retracted=retracted,
+        require_warrant=flags["require_warrant"],
     )

@@ -74,7 +74,7 @@ from ...wiki.claims.log import ASSESSMENTS_FILE
 from ...wiki.evidence import WikiCheck
 from ..terminal import terminal_progress
 from .events import EvidenceBuild, PublishAt
-from .options import site_dir_apart, wiki_root
+from .options import site_dir_apart, site_dir_ours, wiki_root
 from .policy import policy_of_config
 from .refusal import EvidenceBuildError, error_finding, refuse
 
@@ -106,6 +106,7 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
     """Run the wiki check before anything is written; stage the build beside the real site."""
     root = wiki_root(config)
     site_dir_apart(config, root)  # before anything is read or written
+    site_dir_ours(config)
     build = config.plugins.get(PLUGIN_KEY)
     if isinstance(build, EvidenceBuild):
         build.abandon()

@@ -4,17 +4,21 @@ options of the wiki's :class:`~publisher.wiki.policy.Policy` (resolved once per 
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ...kernel import _fs
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...wiki.policy import Policy
+from ..checks.manifest import MANIFEST_NAME, SITE_FILE_LIMIT, kept_entry
 from ..pages.highlight import SourceText
 from .refusal import refuse
 
-__all__ = ["wiki_root", "reader_options", "serve_offline", "INPUT_FOLDERS", "site_dir_apart"]
+__all__ = ["wiki_root", "reader_options", "serve_offline", "INPUT_FOLDERS", "site_dir_apart", "site_dir_ours"]
 
 
 def wiki_root(config: Any) -> Path:
@@ -60,6 +64,50 @@ def site_dir_apart(config: Any, root: Path) -> None:
     ]
     if found:
         raise refuse("evidence options", found)
+
+
+def site_dir_ours(config: Any) -> None:
+    """Refuse a ``site_dir`` that publication would delete something from that no build made.
+
+    Publication replaces the site folder whole, so it may only be a folder that does not exist,
+    one that holds nothing but entries whose names start with a dot (kept across builds,
+    :func:`publisher.site.checks.manifest.kept_entry`), or a site an evidence build made (its
+    ``evidence-manifest.json`` there). Anything else (a run folder, a ``.git`` folder, a folder
+    of keys, a home folder) is one ``C-CONFIG`` finding (field ``site_dir``), raised before
+    anything is read or written.
+    """
+    site = Path(os.path.abspath(config.site_dir))
+    if not os.path.lexists(site):
+        return
+    why = None
+    if not site.is_dir():
+        why = "exists and is not a folder"
+    else:
+        try:
+            names = [n for n in os.listdir(site) if not kept_entry(n)]
+        except OSError as exc:
+            names, why = [], f"cannot be read ({exc.strerror or exc})"
+        if names and not _built_site(site):
+            why = f"holds {sorted(names)[0][:40]!r} and {len(names) - 1} more entries, but no {MANIFEST_NAME}"
+    if why is None:
+        return
+    detail = (
+        f"site_dir {config.site_dir} {why}: publishing would delete what no build made; "
+        "fix: choose a site_dir that is absent, empty or a site built before"
+    )
+    finding = Finding(None, Path(config.config_file_path).name, detail, check="C-CONFIG", field="site_dir")
+    raise refuse("evidence options", [finding])
+
+
+def _built_site(site: Path) -> bool:
+    """Whether ``site`` holds the manifest of an evidence build (a regular file, a JSON object
+    with the manifest's ``schema_version``, ``generator`` and ``files``)."""
+    try:
+        data = _fs.read_regular(site / MANIFEST_NAME, follow_symlinks=False, limit=SITE_FILE_LIMIT)
+        doc = json.loads(data)
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and isinstance(doc.get("schema_version"), int) and {"generator", "files"} <= set(doc)
 
 
 def _other_inputs(config: Any, root: Path) -> list[tuple[str, Path]]:

@@ -21,6 +21,11 @@ site is renamed into place and a rebuild is refused in the same way; build into 
 ``swap`` or ``link``) forces one method, for tests. A folder left by a process that died
 mid-build is swept at the next build.
 
+Entries of the previous site whose names start with a dot (``.git`` of a ``gh-pages`` checkout,
+``.nojekyll``) are no part of a site and are kept across builds, as MkDocs keeps them: each is
+renamed into the new site just before the swap (one rename each, nothing copied), unless the
+new site has an entry of that name, and renamed back if the swap fails (:func:`carry_over`).
+
 The previous site is *retired* (:func:`retire`): renamed aside to ``.<site>-old-<pid>-<random>``
 in one step and removed by a detached process, so the build does not wait on its files'
 deletion (about a second for a thousand-page site whose files were just made durable). Where no
@@ -43,6 +48,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ...kernel import _fs
+from ..checks.manifest import kept_entry
 
 __all__ = [
     "new_staging",
@@ -51,6 +57,7 @@ __all__ = [
     "retire",
     "sweep_stale",
     "sync_tree",
+    "carry_over",
     "NotAtomicError",
     "METHODS",
     "METHOD_ENV",
@@ -258,7 +265,42 @@ def publish(staging: Path, site: Path) -> None:
         raise NotADirectoryError(errno.ENOTDIR, "exists and is not a folder; refusing to replace it", str(site))
     sync_tree(staging)
     with _turn(site):
-        _replace(staging, site)
+        carried = carry_over(site, staging)
+        try:
+            _replace(staging, site)
+        except BaseException:
+            _carry_back(carried, staging, site)
+            raise
+
+
+def carry_over(site: Path, staging: Path) -> list[str]:
+    """Rename each entry of the published site whose name starts with a dot into ``staging``
+    (unless it has one of that name); the names moved. Only from a folder this publication
+    retires: a real site folder, or the version of ours a site link names (never through a
+    link made by hand, whose folder stays as it is), and never a folder of a build's own."""
+    if not os.path.isdir(site):
+        return []
+    if os.path.islink(site) and not _versions(site).fullmatch(os.readlink(site)):
+        return []
+    ours = re.compile(re.escape(f".{site.name}-") + r"(?:staging|old|link|v)-")
+    moved: list[str] = []
+    for name in sorted(os.listdir(site)):
+        if kept_entry(name) and not ours.match(name) and not os.path.lexists(staging / name):
+            os.rename(site / name, staging / name)
+            moved.append(name)
+    if moved:
+        _fs.fsync_dir(staging)
+    return moved
+
+
+def _carry_back(names: list[str], staging: Path, site: Path) -> None:
+    """Return the entries :func:`carry_over` moved to a site that stayed where it was."""
+    if not os.path.isdir(site) or not os.path.isdir(staging):
+        return
+    for name in names:
+        with contextlib.suppress(OSError):
+            if os.path.lexists(staging / name) and not os.path.lexists(site / name):
+                os.rename(staging / name, site / name)
 
 
 def _replace(staging: Path, site: Path) -> None:

@@ -29,6 +29,7 @@ __all__ = [
     "check_record_copy",
     "site_files",
     "site_tree",
+    "kept_entry",
     "SITE_FILE_LIMIT",
     "seal_files",
     "file_entry",
@@ -56,9 +57,18 @@ def site_files(site: Path) -> tuple[list[str], list[str]]:
     return files, odd
 
 
+def kept_entry(name: str) -> bool:
+    """Whether an entry of the site folder itself (not of its subfolders) is kept across builds
+    and is no part of the site: a name starting with a dot (``.git``, ``.nojekyll``), MkDocs'
+    own rule. A build carries such entries over (:mod:`publisher.site.build.publish`); the
+    manifest does not list them and ``check-site`` does not vouch for them."""
+    return name.startswith(".")
+
+
 def site_tree(site: Path) -> tuple[list[str], list[str], list[str]]:
     """:func:`site_files`, plus every folder under ``site`` (sorted POSIX paths; links to
-    folders are not followed, and count among the odd entries).
+    folders are not followed, and count among the odd entries). The entries of the site folder
+    that :func:`kept_entry` names are left out, whatever they are.
 
     One ``scandir`` a folder: each entry's type comes from the folder listing, read without
     following a link (an ``lstat`` only where the listing does not say). A folder that cannot
@@ -78,6 +88,8 @@ def site_tree(site: Path) -> tuple[list[str], list[str], list[str]]:
             continue
         with listing as entries:
             for entry in entries:
+                if not prefix and kept_entry(entry.name):
+                    continue
                 rel = prefix + entry.name
                 if entry.is_dir(follow_symlinks=False):
                     folders.append(rel)

@@ -175,6 +175,7 @@ _ICON = "\ue000"
 _ICON_READ = f"<span>{_ICON}</span>"
 """What an icon a trusted extension inlined is read as: a mark that the badge test reads as the
 check mark it may show (and the check-mark rule of concept and report prose does not)."""
+_NON_ASCII = re.compile("[^\x00-\x7f]")
 _TWICE = "a second element of that name (a link, its tooltip or a script finds the first)"
 _SEEN = ("alt", "title")  # attribute values a reader sees: where an image fails to load, on hover
 
@@ -190,11 +191,11 @@ def verified_badge(text: str) -> bool:
     return _BADGE.search(fold(text)) is not None or badge_lookalike(text) is not None
 
 
-def _badge(text: str) -> str | None:
-    """The badge ``text`` shows (icons read as check marks), as written or by look-alike."""
-    read = _read_icons(text)
-    match = _BADGE.search(fold(read))
-    return match.group(0) if match else badge_lookalike(read)
+def _badge(text: str, folded: str | None = None) -> str | None:
+    """The badge ``text`` shows (icons read as check marks), as written or by look-alike;
+    ``folded`` is ``fold(text)`` when the caller has it already."""
+    match = _BADGE.search(_read_icons(fold(text) if folded is None else folded))
+    return match.group(0) if match else badge_lookalike(_read_icons(text))
 
 
 def _scheme(url: str) -> str | None:
@@ -396,7 +397,7 @@ def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
                 out.append(Violation("reference", ref, detail))
     detail = "text shaped like the verified badge, which only the build shows for a sealed excerpt"
     badges = len(out)
-    if _badge(raw + "\n" + seen):
+    if _badge(raw + "\n" + seen, folded):
         titles = [n.text(deep=True) for n in tree.css(_TITLES)]
         texts = titles if author == "page" else [_text_outside(tree, body, _CODE), seen]
         for text in texts:
@@ -408,7 +409,7 @@ def _looks_verified(tree: Any, body: Any, author: Author) -> list[Violation]:
             out.append(Violation("badge", title.strip(), f"{detail} (the theme draws its check mark)"))
     if author != "page" and len(out) == badges:  # "✔ checked", "🗹 done" ...
         text = fold(_text_outside(tree, body, _CODE) + "\n" + seen)
-        mark = next((ch for ch in text if check_mark_like(ch)), None)
+        mark = next((ch for ch in _NON_ASCII.findall(text) if check_mark_like(ch)), None)  # no ASCII one is
         if mark:
             why = "a check mark, which in concept and report prose only the build's verified badge shows"
             out.append(Violation("badge", mark, why))

@@ -20,6 +20,7 @@ import jinja2
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
+from ...kernel.refs import neutral_text
 from ...wiki.evidence import RunEvidence, WikiCheck
 from .context import ContextSource, SentenceContexts, context_source
 from .highlight import SourceBody, SourceJob, SourceText, render_source_body
@@ -169,8 +170,10 @@ class PageModel:
         return self.pre.policy.signed
 
     def heading(self, page: GeneratedPage) -> str:
-        """A slot holding the page's ``<h1>``, its title escaped by the HTML templates."""
-        return self.slot(page, str(self.fragments().heading(page.title)))
+        """A slot holding the page's ``<h1>``, its title escaped by the HTML templates and shown as
+        the theme shows it (:func:`publisher.kernel.refs.neutral_text`: no bidi control, no look of
+        evidence)."""
+        return self.slot(page, str(self.fragments().heading(neutral_text(page.title))))
 
     def fragments(self) -> Any:
         """The macros of ``fragments.html.j2`` (autoescaped HTML)."""

@@ -9,10 +9,15 @@ from typing import Any
 from ...gate.urls import followable
 from ...kernel.models import Surface, SurfaceType
 from ...kernel.refs import neutral_text
+from ...kernel.store import read_snapshot
+from ...parallel import SnapshotCheck
 from ...wiki.evidence import SourceInfo
+from ...wiki.notices import notice_index, source_doi
+from ...wiki.revisions import revision_index, window_change
 from .highlight import source_job
 from .markup import excerpt_html
 from .model import GeneratedPage, PageModel
+from .uris import source_uri
 
 __all__ = ["source_page"]
 
@@ -27,7 +32,9 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
         "url": meta.url,
         "url_live": followable(meta.url or ""),
         "title": neutral_text(meta.title) if meta.title is not None else None,
-        "paper_ids": list(meta.paper.ids().items()) if meta.paper else [],
+        "paper_ids": _paper_ids(meta),
+        "title_basis": _title_basis(meta),
+        "notice": _notice(model, sid),
         "access": meta.access,
         "origin": meta.origin,
         "retrieved_at": meta.retrieved_at,
@@ -79,12 +86,98 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
     page.title = info.label
     page.markdown = model.markdown("source.md.j2").render(
         heading_slot=model.heading(page),
-        meta_slot=model.slot(page, str(frag.source_meta(view, holders))),
+        meta_slot=model.slot(
+            page, str(frag.source_meta(view, holders)) + str(frag.revision(_revision(model, uri, sid, info)))
+        ),
         events_slot=model.slot(page, str(frag.events(events, model.signed()))),
         spans_slot=model.slot(page, str(frag.spans(spans))),
         text_slot=model.slot(page, text_block),
         windows=job.mode in ("windows", "proofs"),
     )
+
+
+def _revision(model: PageModel, uri: str, sid: str, info: SourceInfo) -> dict[str, Any]:
+    """This source's place among its revisions and, when a newer one supersedes it, how each
+    cited window reads there (what a reader needs to judge whether a quotation still stands)."""
+    index = revision_index(model.pre)
+    out: dict[str, Any] = {"number": index.number(sid), "supersedes": info.meta.supersedes, "newer": None}
+    newer = index.current(sid)
+    if newer is None:
+        return out
+    published = newer.source_id in model.pre.sources
+    out["newer"] = {
+        "number": newer.number,
+        "source_id": newer.source_id,
+        "run": newer.run,
+        "at": newer.at,
+        "href": model.href(uri, source_uri(newer.source_id)) if published else None,
+    }
+    new = index.snapshot(newer)
+    out["readable"] = new is not None
+    out["windows"] = []
+    if new is not None and info.spans:
+        old_text = read_snapshot(info.sources_dir, sid).text
+        for start, end in sorted(info.spans):
+            change = window_change(old_text, start, end, new.text)
+            out["windows"].append(
+                {
+                    "start": start,
+                    "end": end,
+                    "state": change["state"],
+                    "new_start": change["start"],
+                    "new_end": change["end"],
+                    "diff": change["diff"],
+                }
+            )
+    return out
+
+
+def _paper_ids(meta: SnapshotCheck) -> list[dict[str, Any]]:
+    """Each paper id with its basis; an id only asserted is marked (it joins no work)."""
+    entries = meta.identity.ids() if meta.identity is not None else {}
+    out = []
+    for kind, value in (meta.paper.ids() if meta.paper else {}).items():
+        entry = entries.get(kind)
+        out.append(
+            {
+                "kind": kind,
+                "value": value,
+                "basis": entry.basis.value if entry is not None else None,
+                "via": entry.via if entry is not None else None,
+                "asserted": entry is not None and not entry.derived,
+            }
+        )
+    return out
+
+
+def _notice(model: PageModel, sid: str) -> str | None:
+    """What the registry said of this source's DOI when it was last asked, in one line (None: no DOI).
+
+    Absence is inconclusive: it reads "no notice found in <registry> on <date>", never "not
+    retracted"."""
+    doi = source_doi(model.pre, sid)
+    if doi is None:
+        return None
+    notice = notice_index(model.pre).of(doi)
+    if notice is None:
+        return f"DOI {doi} not asked of a registry (publisher source notices)"
+    if not notice.updates:
+        return f"no notice found in {notice.registry} on {notice.at[:10]}"
+    parts = []
+    for u in notice.updates:
+        what = u.kind.value.replace("_", " ")
+        what += " of this work" if u.about_this_work else " of another work (this DOI is the notice)"
+        parts.append(what + (f": notice {u.doi}" if u.doi else "") + (f" of {u.date}" if u.date else ""))
+    flag = "RETRACTED: gives no credit. " if notice.retracted else ""
+    return flag + "; ".join(parts) + f" (asked of {notice.registry} on {notice.at[:10]})"
+
+
+def _title_basis(meta: SnapshotCheck) -> str | None:
+    """Where the title was read, in a few words (None when no basis is recorded)."""
+    title = meta.identity.title if meta.identity is not None else None
+    if title is None:
+        return None
+    return f"{title.basis.value}: {title.via}"
 
 
 def _cited_by(model: PageModel, page: str, sid: str, start: int, end: int) -> list[dict[str, Any]]:

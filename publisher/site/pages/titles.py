@@ -7,11 +7,13 @@ previous/next links and attributes). Those strings come from data people outside
 control: a fetched page's ``<title>``, a run's question (a concept's title), a slug, front matter.
 
 Every such string is therefore handed to the theme as :class:`markupsafe.Markup` made by
-:func:`html_text` from the plain text, here and nowhere else: printed raw it shows the text
-literally, and the theme's own ``| e`` leaves it as it is. The page's ``meta.title`` is set to the
-same value, so Material takes its ``<title>`` branch that prints ``meta.title`` and never the one
-that pipes ``page.title`` through ``striptags`` (which unescapes entities). The search index takes
-the same value (Material indexes section titles as HTML). Nothing here imports MkDocs.
+:func:`html_text` from the plain text, here and nowhere else (without bidi controls, and with the
+symbols of a title that reads as a span reference or the verified badge spelled out, as prose may
+not show them either): printed raw it shows the text literally, and the theme's own ``| e`` leaves
+it as it is. The page's ``meta.title`` is set to the same value, so Material takes its ``<title>``
+branch that prints ``meta.title`` and never the one that pipes ``page.title`` through ``striptags``
+(which unescapes entities). The search index takes the same value (Material indexes section titles
+as HTML). Nothing here imports MkDocs.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from ...kernel.refs import neutral_text
+
 __all__ = ["html_text", "plain_title", "set_page_title", "escape_nav", "escape_site_strings", "META_TEXT_KEYS"]
 
 META_TEXT_KEYS = ("title", "description", "author", "subtitle")
@@ -28,10 +32,11 @@ META_TEXT_KEYS = ("title", "description", "author", "subtitle")
 
 
 def html_text(text: object) -> Markup:
-    """Plain text as HTML that shows it literally (``Markup`` passes through unchanged)."""
+    """Plain text as HTML that shows it literally (``Markup`` passes through unchanged), without
+    bidi controls and never with the look of evidence (:func:`publisher.kernel.refs.neutral_text`)."""
     if isinstance(text, Markup):
         return text
-    return escape(str(text))
+    return escape(neutral_text(str(text)))
 
 
 def plain_title(page: Any) -> str:

@@ -145,7 +145,7 @@ def restricted(access: Access | str | None, surface: Surface | None) -> bool:
 
 def _work_keys(snap: Snapshot) -> set[str]:
     """A snapshot's work identities (:func:`~.model.work_keys`) and its URL."""
-    return set(work_keys(snap.paper, snap.url, snap.content_hash)) | {f"url:{url_identity(snap.url)}"}
+    return set(work_keys(snap.derived_ids(), snap.url, snap.content_hash)) | {f"url:{url_identity(snap.url)}"}
 
 
 def available_now(run: Run, state: LogState[Event], basis: MissingBasis, snap: Snapshot | None) -> str | None:

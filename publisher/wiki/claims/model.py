@@ -63,6 +63,8 @@ class Guard(StrEnum):
     """A review of another claim (claim_hash differs)."""
     REVIEW_INCOMPLETE = "REVIEW_INCOMPLETE"
     """A review that is not protocol-complete over a complete surface."""
+    REVIEW_UNADJUDICATED = "REVIEW_UNADJUDICATED"
+    """A review that found hits, not every one of them adjudicated "does not support" (signed)."""
     MISSINGNESS_REQUIRED = "MISSINGNESS_REQUIRED"
     """NE without a missingness record, or one on another status."""
     MISSINGNESS_UNRESOLVED = "MISSINGNESS_UNRESOLVED"
@@ -177,14 +179,15 @@ def url_identity(url: str) -> str:
     return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
 
 
-def work_keys(paper: Any, url: str | None, content_hash: str | None = None) -> list[str]:
+def work_keys(ids: dict[str, str], url: str | None, content_hash: str | None = None) -> list[str]:
     """The identity keys of one snapshot's work (the ledger's count grammar, section 14).
 
-    Its paper ids in their canonical form (a DOI lowercased, without a resolver prefix; PMIDs and
-    PMCIDs as numbers), else its URL as :func:`url_identity` gives it; and its text's digest, so
-    that the same text at two addresses is one work. Snapshots sharing any key are one work.
+    ``ids`` are the snapshot's derived paper ids (``derived_ids()`` of a snapshot or its check:
+    an id only asserted on the command line never joins two snapshots into one work) in their
+    canonical form (a DOI lowercased, without a resolver prefix; PMIDs and PMCIDs as numbers),
+    else its URL as :func:`url_identity` gives it; and its text's digest, so that the same text at
+    two addresses is one work. Snapshots sharing any key are one work.
     """
-    ids = paper.ids() if paper is not None else {}
     keys: list[str] = []
     for kind, value in sorted(ids.items()):
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...kernel.eventlog import LogState
 from ...kernel.findings import Finding
@@ -20,6 +21,7 @@ from ...kernel.trust import KeyRing
 from ..concepts import ConceptClaim, EvidenceFootnote
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
 from ..promoted import is_stable_label, run_label_prefix
+from ..revisions import revision_index
 from .admission import Proposal, find_record, missing_grounds, review_grounds, shape_problems
 from .log import Assessment, signature_problem
 from .missingness import LogCache
@@ -49,6 +51,9 @@ class ClaimState:
     entry: Assessment | None
     provenance: list[str] = field(default_factory=list)
     """Why the bound grounds no longer hold (empty: provenance valid now)."""
+    warrant: Any = None
+    """Its independent review now (a :class:`.warrant.WarrantState`, which ranks above this
+    module); None until the warrants are applied."""
 
     @property
     def provenance_valid(self) -> bool:
@@ -102,6 +107,8 @@ def provenance_now(
         runs = {ev.slug: ev for ev in wiki.runs}
     if notes is None:
         notes = {note.label: note for note in doc.footnotes} if doc is not None else {}
+    revisions = revision_index(wiki)
+    superseded: set[str] = set()
     named = list(labels) if labels is not None and len(labels) == len(bound.evidence) else None
     for at, item in enumerate(bound.evidence):
         label = named[at] if named is not None else item.label
@@ -118,6 +125,13 @@ def provenance_now(
                 out.append(f"{where} is no longer accepted evidence of run {ref.run}")
             elif info is None or info.meta.record_hash != ref.record_hash:
                 out.append(f"{where}: the snapshot's sealed metadata changed since assessment")
+            newer = revisions.current(ref.source_id)
+            if newer is not None and ref.source_id not in superseded:
+                superseded.add(ref.source_id)
+                out.append(
+                    f"{ref.source_id[:16]}… superseded by revision {newer.number} "
+                    f"({newer.source_id[:16]}…, run {newer.run})"
+                )
     # The record an id names is found and judged again as admission judged it (same claim,
     # complete, facts holding) and must be the one bound: a bound that omits or misplaces it is
     # no ground.

@@ -1,0 +1,170 @@
+"""Revisions of a source (CONTRACT section 18): which stored snapshot a new acquisition supersedes.
+
+A snapshot is immutable, so a changed page or a corrected article is a new snapshot whose sealed
+``supersedes`` names the one it revises. An acquisition in a later run of the same wiki that finds
+the same work there (the same URL, or a paper id both derive) supersedes the newest revision of
+it; ``publisher source revise`` names the snapshot itself. Only snapshots that verify are ever
+named; nothing here writes.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..kernel.canonical import parse_ts
+from ..kernel.errors import PublisherError, UsageError
+from ..kernel.ids import same_id
+from ..kernel.models import Snapshot
+from ..kernel.store import read_snapshot
+from ..runs import RUN_LAYOUTS, Run
+
+__all__ = ["Stored", "wiki_snapshots", "find_snapshot", "prior_revision", "refuse_other_work", "chain"]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A verified snapshot of one of the wiki's runs, with the run's folder and creation time."""
+
+    run: Path
+    created_at: str | None
+    snapshot: Snapshot
+
+
+def _runs(wiki_root: Path) -> list[Path]:
+    """Every run folder of the wiki (any folder of a run layout holding ``config.json``)."""
+    found: dict[Path, Path] = {}
+    for pattern in RUN_LAYOUTS:
+        for name in sorted(glob.glob(os.path.join(glob.escape(str(wiki_root)), pattern))):
+            path = Path(name)
+            if path.is_dir() and (path / "config.json").is_file():
+                found.setdefault(path.resolve(), path)
+    return list(found.values())
+
+
+def wiki_snapshots(wiki_root: Path, *, before: str | None = None, skip: Path | None = None) -> Iterator[Stored]:
+    """Every snapshot of the wiki's runs that verifies; one that does not is skipped (the wiki
+    check reports it), never named as a revision. ``before``: only runs created earlier than that
+    instant (a run without ``created_at`` has none); ``skip``: a run folder left out."""
+    for folder in _runs(wiki_root):
+        if skip is not None and folder.resolve() == skip.resolve():
+            continue
+        try:
+            created = Run.open(folder).load_config().created_at
+        except PublisherError:
+            continue
+        if before is not None and not _before(before, created):
+            continue
+        sources = folder / "sources"
+        if not sources.is_dir():
+            continue
+        for entry in sorted(sources.glob("src-*.json")):
+            try:
+                snap = read_snapshot(sources, entry.name[: -len(".json")])
+            except (PublisherError, OSError, ValueError):
+                continue
+            yield Stored(folder, created, snap)
+
+
+def find_snapshot(run: Run, source_id: str, wiki_root: Path | None) -> Stored:
+    """The snapshot ``source_id`` of ``run``, else of another run of its wiki; else a usage error."""
+    if run.store.exists(source_id):
+        return Stored(run.path, run.load_config().created_at, run.store.read(source_id))
+    if wiki_root is not None:
+        for stored in wiki_snapshots(wiki_root):
+            if stored.snapshot.source_id == source_id:
+                return stored
+    raise UsageError(f"no snapshot {source_id} in {run.path} or the runs of its wiki", source_id=source_id)
+
+
+def _same_work(a: Snapshot, b: Snapshot) -> bool:
+    """The same URL, or a paper id both derive (an asserted id joins nothing)."""
+    if a.url == b.url:
+        return True
+    mine = a.derived_ids()
+    return any(k in mine and same_id(k, mine[k], v) for k, v in b.derived_ids().items())
+
+
+def _contradicts(old: Snapshot, new: Snapshot) -> bool:
+    """Whether the two derive different values of one paper id kind (two works at one URL)."""
+    theirs = old.derived_ids()
+    return any(k in theirs and not same_id(k, theirs[k], v) for k, v in new.derived_ids().items())
+
+
+def _before(created: str | None, other: str | None) -> bool:
+    return created is not None and other is not None and parse_ts(other) < parse_ts(created)
+
+
+def prior_revision(run: Run, record: dict[str, Any], wiki_root: Path | None) -> str | None:
+    """The snapshot an acquisition of ``record`` in ``run`` supersedes, or None.
+
+    The newest revision (a snapshot nothing supersedes) of the same work in a run of the wiki
+    created before this one; None when none is, or when the same snapshot is already stored there
+    (the same URL and text are no revision).
+    """
+    if wiki_root is None:
+        return None
+    mine = Snapshot.model_validate(record)
+    created = run.load_config().created_at
+    if created is None:
+        return None
+    candidates: list[Snapshot] = []
+    superseded: set[str] = set()
+    for stored in wiki_snapshots(wiki_root, before=created, skip=run.path):
+        snap = stored.snapshot
+        if snap.supersedes is not None:
+            superseded.add(snap.supersedes)
+        if snap.source_id == mine.source_id:
+            return None
+        if _same_work(mine, snap) and not _contradicts(snap, mine):
+            candidates.append(snap)
+    heads = [s for s in candidates if s.source_id not in superseded]
+    if not heads:
+        return None
+    return max(heads, key=lambda s: (parse_ts(s.retrieved_at), s.source_id)).source_id
+
+
+def refuse_other_work(old: Snapshot, record: dict[str, Any]) -> None:
+    """Refuse a revision whose derived ids contradict those of the snapshot it supersedes."""
+    new = Snapshot.model_validate(record)
+    if new.source_id == old.source_id:
+        raise UsageError(
+            f"{old.source_id} is unchanged (same URL and text): nothing to revise", source_id=old.source_id
+        )
+    theirs = old.derived_ids()
+    for kind, value in new.derived_ids().items():
+        if kind in theirs and not same_id(kind, theirs[kind], value):
+            raise UsageError(
+                f"the new text derives {kind} {value!r} but {old.source_id} derives {theirs[kind]!r}: "
+                "another work is no revision of it",
+                field=kind,
+                source_id=old.source_id,
+            )
+
+
+def chain(snapshots: list[Stored], source_id: str) -> list[Stored]:
+    """The revisions of ``source_id``'s chain, first to newest (each the newest one superseding
+    the previous); a usage error when no snapshot has that id."""
+    by_id = {s.snapshot.source_id: s for s in snapshots}
+    if source_id not in by_id:
+        raise UsageError(f"no snapshot {source_id} in the wiki's runs", source_id=source_id)
+    later: dict[str, list[Stored]] = {}
+    for stored in snapshots:
+        if stored.snapshot.supersedes is not None:
+            later.setdefault(stored.snapshot.supersedes, []).append(stored)
+    first = by_id[source_id]
+    seen = {source_id}
+    while first.snapshot.supersedes in by_id and first.snapshot.supersedes not in seen:
+        first = by_id[first.snapshot.supersedes]
+        seen.add(first.snapshot.source_id)
+    out = [first]
+    while (nxt := later.get(out[-1].snapshot.source_id)) and len(out) <= len(by_id):
+        newest = max(nxt, key=lambda s: (parse_ts(s.snapshot.retrieved_at), s.snapshot.source_id))
+        if any(o.snapshot.source_id == newest.snapshot.source_id for o in out):
+            break
+        out.append(newest)
+    return out

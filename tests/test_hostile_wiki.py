@@ -181,4 +181,6 @@ def test_excerpt_in_another_normalisation_form_is_an_excerpt_mismatch(tmp_path: 
     assert '"Caf\u00e9 patients improved."' in composed
     assert run_preflight(wiki, policy=policy_of(wiki)).ok
     path.write_text(composed.replace("Caf\u00e9", unicodedata.normalize("NFD", "Caf\u00e9")), encoding="utf-8")
-    assert run_preflight(wiki, policy=policy_of(wiki)).counts_by_reason() == {"EXCERPT_MISMATCH": 1}
+    findings = run_preflight(wiki, policy=policy_of(wiki)).findings
+    assert [f.code for f in findings if f.cause is None] == ["EXCERPT_MISMATCH"]
+    assert [f.check for f in findings if f.cause is not None] == ["C-PROMOTED"]  # the line, grouped under it

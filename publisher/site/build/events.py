@@ -46,7 +46,7 @@ from ..pages.highlight import source_job
 from ..pages.proofs import ProofSource
 from ..pages.staged import write_staged
 from ..pages.titles import escape_nav, set_page_title
-from ..pages.uris import source_uri
+from ..pages.uris import SECTION_INDEX, source_uri
 from . import publish
 from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
 from .options import reader_options
@@ -347,9 +347,30 @@ class EvidenceBuild:
         return env
 
     @event_priority(LAST)
+    def on_page_context(self, context: Any, *, page: Page, config: Any, nav: Any) -> Any:
+        """A generated page outside the navigation (a concept, a source, a report) marks the index
+        page of its section as current, so the navigation shows where the reader is."""
+        self._unmark_section()
+        generated = self.model.pages.get(page.file.src_uri) if self.model is not None else None
+        index = SECTION_INDEX.get(generated.kind) if generated is not None and not generated.in_nav else None
+        if index is not None and nav is not None:
+            item = next((p for p in nav.pages if p.file.src_uri == index), None)
+            if item is not None and not item.active:
+                item.active = True
+                self._marked_section = item
+        return context
+
+    def _unmark_section(self) -> None:
+        marked = getattr(self, "_marked_section", None)
+        if marked is not None:
+            marked.active = False
+            self._marked_section = None
+
+    @event_priority(LAST)
     def on_post_page(self, output: str, *, page: Page, config: Any) -> str:
         """Seal the page's final HTML and give it its policy: on the helpers where there are
         some (the page is written again with its policy once sealed), else here."""
+        self._unmark_section()
         if self.model is None or self.pre is None:
             return output
         uri = page.file.src_uri

@@ -116,8 +116,8 @@ def _check(args: argparse.Namespace) -> int:
     from ..kernel.errors import UsageError
     from ..parallel import Workers
     from ..parallel.cluster import cluster_executor, scheduler_from
-    from ..site.build.checkpages import check_pages
-    from ..site.build.policy import config_file_for
+    from ..site.lifecycle.checkpages import check_pages
+    from ..site.lifecycle.policy import config_file_for
     from ..site.terminal import terminal_progress
     from ..wiki.check import check_wiki
 

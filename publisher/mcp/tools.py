@@ -100,7 +100,7 @@ class Workspace:
     def policy(self) -> Policy:
         """The wiki's policy, from the configuration MkDocs resolves (``INHERIT``, ``!ENV``), as the
         build reads it; once per server."""
-        from ..site.build.policy import resolve_policy
+        from ..site.lifecycle.policy import resolve_policy
 
         policy: Policy = _guard(lambda: resolve_policy(self.wiki))
         return policy

@@ -58,7 +58,7 @@ def check_wiki(
     """Check the wiki's runs and concepts; ``runs``/``concepts`` narrow it (default: all of them).
 
     ``policy`` is the wiki's evidence options as the caller resolved them through MkDocs
-    (:func:`publisher.site.build.policy.resolve_policy`; ``Policy.unsigned()`` for a caller that
+    (:func:`publisher.site.lifecycle.policy.resolve_policy`; ``Policy.unsigned()`` for a caller that
     means it): there is no default. ``workers`` says where the
     work runs (:class:`~publisher.parallel.Workers`; default: a pool of every core when the wiki is
     large enough to pay for one).

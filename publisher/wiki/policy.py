@@ -1,7 +1,7 @@
 """The wiki's policy: ``extra: evidence:`` of its configuration, validated once (CONTRACT 12).
 
 One :class:`Policy` is made per build or command, from the configuration MkDocs itself resolved
-(``INHERIT``, ``-f other.yml`` and ``!ENV`` honoured, :mod:`publisher.site.build.policy`), and handed
+(``INHERIT``, ``-f other.yml`` and ``!ENV`` honoured, :mod:`publisher.site.lifecycle.policy`), and handed
 down to everything that needs a setting: the trusted keys to the fresh-fetch rule, the reader
 options to the pages. Nothing below reads the configuration
 again, so the build and ``publisher check`` cannot disagree about what a wiki trusts.

@@ -182,8 +182,8 @@ def generated_twin(wiki: Path, root: Path, *, slots: bool = False) -> int:
     and the theme uses the system fonts, as under the hook. Returns the number of pages written.
     """
     from publisher.site import STATIC_DIR, TEMPLATES_DIR
-    from publisher.site.lifecycle.workers import BuildHelper
     from publisher.site.checks.manifest import record_uri
+    from publisher.site.lifecycle.workers import BuildHelper
     from publisher.site.pages.generate import SiteModel
     from publisher.wiki.check import check_wiki as run_preflight
 

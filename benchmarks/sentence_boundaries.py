@@ -4,7 +4,7 @@ Usage::
 
     python -m benchmarks.sentence_boundaries [--old-rev REV] [--texts N]
 
-The product's splitter (:class:`publisher.acquire.sentences.Sentences`, NLTK Punkt with the
+The product's splitter (:class:`publisher.kernel.sentences.Sentences`, NLTK Punkt with the
 project's abbreviations) against the hand-written splitter as it stood at git revision ``REV``
 (default ``a7054da``, the last commit that had it), loaded from ``git show`` into a temporary
 module. Both segment every evidence-inference text (``../shared/corpus/evidence-inference/texts``)
@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--old-rev", default="a7054da")
     parser.add_argument("--texts", type=int, default=0, help="only the first N texts (0: all)")
     args = parser.parse_args()
-    from publisher.acquire.sentences import Sentences
+    from publisher.kernel.sentences import Sentences
 
     old = _old_module(args.old_rev).Sentences
     paths = sorted((CORPUS / "texts").glob("*.txt"))

@@ -34,6 +34,7 @@ ORDER: dict[str, list[Entry]] = {
         "reasons",
         "checkids",
         "text",
+        "sentences",
         "findings",
         "errors",
         "tty",
@@ -56,7 +57,6 @@ ORDER: dict[str, list[Entry]] = {
     "parallel": ["gcpause", "progress", "checks", "pool", "reader", "cluster", "__init__"],
     "acquire": [
         "__init__",
-        "sentences",
         "signing",
         "select",
         "plain",

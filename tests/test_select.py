@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 
 from publisher.acquire import extract
 from publisher.acquire.select import select_spans
-from publisher.acquire.sentences import Sentences
 from publisher.acquire.sources import _pages, _sections
 from publisher.kernel.errors import IntegrityError, UsageError
 from publisher.kernel.reasons import Reason
+from publisher.kernel.sentences import Sentences
 from publisher.kernel.spans import MAX_SPAN
 from publisher.kernel.store import build_record
 from publisher.runs import Run

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from publisher.acquire import extract
-from publisher.acquire.sentences import Sentences
+from publisher.kernel.sentences import Sentences
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -147,7 +147,7 @@ def test_punkt_runs_without_downloaded_data(monkeypatch: pytest.MonkeyPatch) -> 
     """The tokenizer is built from the project's abbreviations: no NLTK data is ever loaded."""
     import nltk.data
 
-    from publisher.acquire import sentences
+    from publisher.kernel import sentences
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("NLTK data was loaded")

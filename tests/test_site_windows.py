@@ -226,7 +226,7 @@ def test_the_search_index_holds_windows_up_to_windows_above(tmp_path: Path, limi
 
 
 def test_a_window_holds_the_whole_sentence_of_a_span_cut_after_a_negation() -> None:
-    from publisher.acquire.sentences import Sentences
+    from publisher.kernel.sentences import Sentences
 
     text = "Methods were fixed. No significant differences were found between the groups. Follow-up ended."
     start, end = text.index("significant"), text.index(" between")

@@ -9,7 +9,7 @@ Three ways to select (CONTRACT section 11 gives the JSON shape; the extra fields
 
 * ``query``: every occurrence of the text.
 * ``query`` and ``sentence``: the whole sentence or sentences holding each occurrence, found by
-  :mod:`publisher.acquire.sentences`; ``match_start``/``match_end`` keep the occurrence itself.
+  :mod:`publisher.kernel.sentences`; ``match_start``/``match_end`` keep the occurrence itself.
 * ``from_text`` and ``to_text``: for each occurrence of the first, the range from its start to the
   end of the nearest occurrence of the second that starts after it ends, if that range is at most
   :data:`~publisher.kernel.spans.MAX_SPAN` long; ``sentence`` widens it to whole sentences.
@@ -28,9 +28,9 @@ from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import UsageError
 from ..kernel.locate import LOCATE_BUDGET, MAX_CANDIDATES, Candidate, search_quote, search_term
 from ..kernel.models import Snapshot
+from ..kernel.sentences import Sentences
 from ..kernel.spans import MAX_SPAN, locator
 from ..runs import Run
-from .sentences import Sentences
 
 __all__ = [
     "select_spans",

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..acquire.sentences import Sentences
 from ..acquire.signing import Signer
 from ..kernel.errors import PublisherError, UsageError
+from ..kernel.sentences import Sentences
 from ..kernel.store import read_snapshot
 from ..kernel.text import one_line
 from ..kernel.trust import Role

@@ -6,7 +6,7 @@ Wherever a page shows an excerpt outside the snapshot text (a concept's footnote
 footnote's tooltip, which is a copy of it), it also shows the rest of the excerpt's sentence
 before and after it, set visibly apart from the highlighted citation (``evidence-context``), so
 a reader sees what the excerpt was cut from. Sentences come from the one splitter
-(:class:`publisher.acquire.sentences.Sentences`); the snapshot is read and verified again, once
+(:class:`publisher.kernel.sentences.Sentences`); the snapshot is read and verified again, once
 per source, and must still be the one the wiki check verified. What that takes is a
 :class:`ContextSource`, small enough to hand to a build's helper process: a report's contexts are
 read there, beside the report they go into, not on the core MkDocs renders pages on.
@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ...acquire.sentences import Sentences
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
+from ...kernel.sentences import Sentences
 from ...kernel.store import read_snapshot
 from ...wiki.evidence import WikiCheck
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
-from ...acquire.sentences import Sentences
 from ...kernel.canonical import sha256_hex
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
+from ...kernel.sentences import Sentences
 from ...kernel.store import read_snapshot
 from ...wiki.evidence import SourceInfo
 from .markup import ANCHOR_CLASS, MARK_CLASS, SNAPSHOT_CLASS, WINDOW_CLASS, WINDOWS_CLASS, escape_text

@@ -24,11 +24,11 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from ...acquire.sentences import Sentences
 from ...kernel.canonical import canonical_bytes, format_ts, utc_now
 from ...kernel.errors import UsageError
 from ...kernel.locate import STREAM_ABOVE, Budget, normal_form, search_term
 from ...kernel.models import EventType, Snapshot
+from ...kernel.sentences import Sentences
 from ...kernel.spans import MAX_SPAN
 from ...kernel.trust import KeyRing, Role, event_signature_problem
 from ...runs import Run

@@ -97,3 +97,13 @@ def test_streamed_search_of_a_piece_of_the_text_itself(text: str, data: st.DataO
         patch.setattr(locate_module, "STREAM_ABOVE", 0)
         patch.setattr(locate_module, "BLOCK", block)
         assert search_term(text, term, limit=1000) == whole
+
+
+def test_a_verbatim_occurrence_inside_a_cluster_never_stands_for_a_normalised_one(tiny_blocks: None) -> None:
+    """A block is left unmapped only when its normal form holds no more occurrences than its
+    verbatim ones: "cafe" before a combining accent is verbatim yet normalises to "café", so the
+    fullwidth "ｃａｆｅ" beside it must still be found."""
+    text = "xx cafe\u0301 ｃａｆｅ yy"
+    whole = search_term(text, "cafe", limit=10, mapped=normalize_map(text))
+    assert search_term(text, "cafe", limit=10) == whole
+    assert [(h.kind, text[h.start : h.end]) for h in whole[0]] == [("exact", "cafe"), ("normalized", "ｃａｆｅ")]

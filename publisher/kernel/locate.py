@@ -392,6 +392,22 @@ def _normal_text(text: str, lo: int, hi: int, fold_case: bool) -> str:
     return lead + " ".join(piece.split()) + trail
 
 
+def _only_verbatim(text: str, needle: str, window: str, ends: list[int], lo: int, hi: int) -> bool:
+    """Whether the occurrences of ``needle`` in ``window`` (the normal form reaching into
+    ``text[lo:hi]``) are just the verbatim ones ending there (``ends``: every verbatim occurrence's
+    end, sorted). A verbatim occurrence of an ASCII term that is its own normal form, with an ASCII
+    character (or the end) after it, is whole clusters and normalises to one occurrence of the
+    needle ending in the block: as many occurrences as such verbatim ones means no other."""
+    first, last = bisect_left(ends, lo + 1), bisect_left(ends, hi + 1)
+    if any(end < len(text) and not text[end].isascii() for end in ends[first:last]):
+        return False  # a combining mark after it joins its last character's cluster
+    count, at = 0, window.find(needle)
+    while at != -1:
+        count += 1
+        at = window.find(needle, at + 1)
+    return count == last - first
+
+
 def _streamed_hits(
     text: str,
     needle: str,
@@ -399,6 +415,7 @@ def _streamed_hits(
     limit: int,
     budget: Budget | None,
     exact: Collection[tuple[int, int]],
+    simple: bool = False,
 ) -> tuple[list[tuple[int, int]], bool]:
     """:func:`_normalized_hits` over ``text`` a :data:`BLOCK` at a time, never normalised whole.
 
@@ -406,17 +423,21 @@ def _streamed_hits(
     whose normal form, after the last ``len(needle) - 1`` code points of what came before it, holds
     the needle is mapped, together with as many blocks before it as those code points come from
     (a block of white space normalises to one), and searched from where an occurrence could first
-    reach into it: an occurrence is found once, with the block it ends in."""
+    reach into it: an occurrence is found once, with the block it ends in. ``simple``: the term is
+    ASCII and its own normal form, and ``exact`` holds all its verbatim occurrences; a block whose
+    normal form holds only those (:func:`_only_verbatim`) is not mapped (they are known already)."""
     hits: list[tuple[int, int]] = []
     n = len(text)
     lo = 0
     before: deque[tuple[int, str]] = deque()  # the blocks before: their starts and normal forms
+    ends = sorted(end for _, end in exact) if simple else []
     while lo < n and len(hits) < limit:
         hi = _cut_at(text, min(n, lo + BLOCK))
         normal = _normal_text(text, lo, hi, fold_case)
         prev = "".join(part for _, part in before)
         reach = max(0, len(prev) - len(needle) + 1)
-        if needle in prev[reach:] + normal:
+        window = prev[reach:] + normal
+        if needle in window and not (simple and _only_verbatim(text, needle, window, ends, lo, hi)):
             first = before[0][0] if before else lo
             norm = normalize_map(text, fold_case=fold_case, lo=first, hi=hi)
             found, stopped = _normalized_hits(text, norm, needle, fold_case, limit - len(hits), budget, exact, reach)
@@ -648,7 +669,8 @@ def search_term(
         needle = normalize(term, fold_case=fold_case)
         verbatim = frozenset(exact) if not fold_case else frozenset()  # a case-insensitive match is checked
         if mapped is None and len(text) > STREAM_ABOVE:
-            normalized, stopped = _streamed_hits(text, needle, fold_case, limit, spend, verbatim)
+            simple = not fold_case and term == needle and term.isascii()
+            normalized, stopped = _streamed_hits(text, needle, fold_case, limit, spend, verbatim, simple)
         else:
             norm = mapped if mapped is not None else normal_form(text, fold_case=fold_case)
             normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)

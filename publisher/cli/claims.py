@@ -10,11 +10,11 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..runs import Run
-from ._common import add_config, add_json, emit, wiki_policy
+from ._common import add_config, add_json, emit, open_run, wiki_policy
 
 if TYPE_CHECKING:
     from ..kernel.trust import KeyRing
+    from ..runs import Run
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -78,7 +78,7 @@ def _run_wiki_keys(run: Run, config: Path | None) -> KeyRing:
 def _missing(args: argparse.Namespace) -> int:
     from ..wiki.claims.missingness import record_missing
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     keys = _run_wiki_keys(run, args.config)
     found = record_missing(run, args.claim, event_id=args.event, source_id=args.source_id, keys=keys)
     record = found.record
@@ -129,7 +129,7 @@ def _assess(args: argparse.Namespace) -> int:
 def _review(args: argparse.Namespace) -> int:
     from ..wiki.claims.reviews import run_review
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     keys = _run_wiki_keys(run, args.config)
     done = run_review(run, args.source_id, args.claim, args.term, args.semantic_query, keys=keys)
     record = done.record

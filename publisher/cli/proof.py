@@ -13,14 +13,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..kernel import _fs
-from ..kernel.canonical import DIGEST_RE, loads_strict
 from ..kernel.errors import IntegrityError, UsageError
 from ..kernel.findings import Finding
-from ..kernel.merkle import MerkleTree, build_proof, parse_proof, verify_proof
 from ..kernel.reasons import Reason
-from ..runs import Run
-from ._common import add_json, emit, error_line
+from ._common import add_json, emit, error_line, open_run
 
 __all__ = ["register"]
 
@@ -56,7 +52,9 @@ def _prove(args: argparse.Namespace) -> int:
     if missing:
         flags = ", ".join("--" + name.replace("_", "-") for name in missing)
         raise UsageError(f"publisher proof needs {flags} (or 'publisher proof verify FILE')")
-    snap = Run.open(args.run_dir).store.read(args.source_id)
+    from ..kernel.merkle import MerkleTree, build_proof
+
+    snap = open_run(args.run_dir).store.read(args.source_id)
     n = len(snap.text)
     if not 0 <= args.start < args.end <= n:
         raise IntegrityError(
@@ -81,6 +79,10 @@ def _prove(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from ..kernel import _fs
+    from ..kernel.canonical import DIGEST_RE, loads_strict
+    from ..kernel.merkle import parse_proof, verify_proof
+
     if args.root is not None and not DIGEST_RE.fullmatch(args.root):
         raise UsageError(f"--root must be sha256: and 64 lowercase hex digits, not {args.root[:80]!r}")
     if args.tree_size is not None and args.tree_size < 0:

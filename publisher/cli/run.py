@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ..runs import Run, init_run, read_workspace, write_workspace
 from ._common import add_json, emit
 
 
@@ -30,6 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _init(args: argparse.Namespace) -> int:
+    from ..runs import Run, init_run, read_workspace, write_workspace
+
     old = Run.open(args.from_run) if args.from_run is not None else None
     planned = read_workspace(old) if old is not None else []  # read all before creating anything
     run = init_run(args.run_dir, args.slug, gate=args.gate, question=args.question)

@@ -249,6 +249,41 @@ NAMED = (
         "    complete = True",
         ("tests/test_claims_assess.py", "tests/test_claims_review.py", "tests/test_claims_hostile.py"),
     ),
+    Mutant(
+        "review-hits-unadjudicated-accepted",
+        "publisher/wiki/claims/admission.py",
+        "or _hits_adjudicated(ev, rid, review, keys)",
+        "or None",
+        ("tests/test_claims_adjudicate.py", "tests/test_claims_review.py"),
+    ),
+    Mutant(
+        "unsigned-adjudication-counted",
+        "publisher/wiki/claims/adjudications.py",
+        "        if ring and adjudication_problem(entry, ring, name) is not None:",
+        "        if False:",
+        ("tests/test_claims_adjudicate.py",),
+    ),
+    Mutant(
+        "unanchored-proof-accepted",
+        "publisher/cli/proof.py",
+        "    if not findings and anchor is None:",
+        "    if False:",
+        ("tests/test_proof_cli.py",),
+    ),
+    Mutant(
+        "prose-check-not-blocking-render",
+        "publisher/gate/render.py",
+        'BLOCKING_CHECKS = ("C-SNAPSHOT", "C-SPAN", "C-PROSE")',
+        'BLOCKING_CHECKS = ("C-SNAPSHOT", "C-SPAN")',
+        ("tests/test_render.py",),
+    ),
+    Mutant(
+        "mcp-writes-unsigned-on-a-signed-wiki",
+        "publisher/mcp/tools.py",
+        "    if ring and (ws.signer is None or not ring.has_role(ws.signer.key_id, Role.ASSESS)):",
+        "    if False:",
+        ("tests/test_claims_mcp.py",),
+    ),
 )
 
 _FLIPS: dict[type[ast.cmpop], str] = {

@@ -279,8 +279,16 @@ def test_claims_are_published_with_status_counts_and_lineage(cli: Cli, cw: Claim
     data = json.loads((site / "claims.json").read_text(encoding="utf-8"))
     counts = {c["id"]: c["counts"] for c in data["claims"]}
     # Full text and abstract of one paper are one work; two papers are two.
-    assert counts["s1"] == {"citations": 4, "excerpts": 4, "snapshots": 3, "urls": 3, "works": 2, "retracted_works": 0}
-    assert counts["p1"] == {"citations": 3, "excerpts": 3, "snapshots": 2, "urls": 2, "works": 1, "retracted_works": 0}
+    # Nobody but their author has reviewed them: no independent confirmation (section 17).
+    assert counts["s1"] == {
+        "citations": 4, "excerpts": 4, "snapshots": 3, "urls": 3, "works": 2, "retracted_works": 0,
+        "independently_confirmed": 0, "independent_runs": 1,
+    }  # fmt: skip
+    assert counts["p1"] == {
+        "citations": 3, "excerpts": 3, "snapshots": 2, "urls": 2, "works": 1, "retracted_works": 0,
+        "independently_confirmed": 0, "independent_runs": 1,
+    }  # fmt: skip
+    assert {c["warrant"]["state"] for c in data["claims"]} == {"author_proposal"}
     page = (site / "concepts" / CONCEPT / "index.html").read_text(encoding="utf-8")
     assert 'class="admonition success pub-claim"' in page and 'class="admonition warning pub-claim"' in page
     assert "structurally admissible proposal for partially_supported — not adjudicated" in page

@@ -23,6 +23,7 @@ from publisher.mcp.tools import (  # noqa: E402
     ToolProblem,
     Workspace,
     build_evidence_matrix,
+    list_claims_awaiting_review,
     run_document_review,
     validate_evidence_assessment,
 )
@@ -56,6 +57,9 @@ def test_reviews_and_assessments_through_the_tools(cw: ClaimsWiki) -> None:
     matrix = build_evidence_matrix(ws)
     (shown,) = matrix["claims"]
     assert shown["id"] == "ns1" and shown["code"] == "NS" and shown["provenance_now"]["valid"] is True
+    # The agent can see what awaits a person's review; nothing it can call writes a warrant.
+    awaiting = list_claims_awaiting_review(ws)
+    assert [(c["id"], c["warrant"]) for c in awaiting["awaiting"]] == [("ns1", "author_proposal")]
     with pytest.raises(ToolProblem):
         validate_evidence_assessment(ws, CONCEPT, "c2", "X.", "likely")
 
@@ -96,3 +100,53 @@ def test_the_server_answers_an_assessment_over_stdio(cw: ClaimsWiki) -> None:
     anyio.run(main)
     assert outcome["error"] is False and '"admitted": true' in outcome["text"].replace('":true', '": true')
     assert cw.front().claims[0].assessment == "as-0001"
+
+
+@pytest.fixture
+def signed_cw(tmp_path: Path, corpus_dir: Path) -> tuple[ClaimsWiki, Path]:
+    from publisher.acquire.signing import new_key_pair
+
+    private, public, _ = new_key_pair(tmp_path / "keys")
+    (tmp_path / "wiki" / "keys").mkdir(parents=True)
+    (tmp_path / "wiki" / "keys" / "wiki.pub").write_bytes(public.read_bytes())
+    trusted = "extra:\n  evidence:\n    trusted_keys: [keys/wiki.pub]\n"
+    return claims_wiki(tmp_path / "wiki", corpus_dir, key=private, extra=trusted), private
+
+
+def test_on_a_signed_wiki_a_server_without_a_key_only_proposes(signed_cw: tuple[ClaimsWiki, Path]) -> None:
+    """An agent calling the tool as documented never bricks a signed wiki: without the key of the
+    person running the server, nothing is written, the answer says what would be admitted, and the
+    build still passes; with it, the entry is signed and the build passes too."""
+    from _wiki_helpers import build_wiki, tree_digest
+
+    from publisher.acquire.signing import load_signer
+    from publisher.wiki.claims.log import SIGNED_FOR
+
+    cw, private = signed_cw
+    build_wiki(cw.wiki)
+    before = tree_digest(cw.wiki)
+    ws = Workspace(cw.wiki)
+    would = validate_evidence_assessment(ws, CONCEPT, "c1", "It helps.", "S", evidence=[cw.labels[0]])
+    assert (would["admitted"], would["written"], would["would_admit"], would["guard"]) == (False, False, True, None)
+    wont = validate_evidence_assessment(ws, CONCEPT, "c2", "It helps more.", "S", evidence=["MADE_UP"])
+    assert (wont["written"], wont["would_admit"], wont["guard"]) == (False, False, "EVIDENCE_UNRESOLVED")
+    assert tree_digest(cw.wiki) == before  # no log line, no front matter, nothing
+    assert not (cw.wiki / "assessments.jsonl").exists()
+    build_wiki(cw.wiki)
+    # Started with the wiki's key by the person running it: written, signed, and the build passes.
+    signed = Workspace(cw.wiki, signer=load_signer(private, SIGNED_FOR))
+    done = validate_evidence_assessment(signed, CONCEPT, "c1", "It helps.", "S", evidence=[cw.labels[0]])
+    assert done["admitted"] is True and done["written"] is True and done["signed_by"]
+    assert [e.sig is not None for e in read_assessments(cw.wiki).events] == [True]
+    build_wiki(cw.wiki)
+
+
+def test_the_server_refuses_to_start_with_a_key_the_wiki_does_not_trust(
+    signed_cw: tuple[ClaimsWiki, Path], tmp_path: Path, cli: Any
+) -> None:
+    from publisher.acquire.signing import new_key_pair
+
+    cw, _ = signed_cw
+    stranger, _, _ = new_key_pair(tmp_path / "stranger")
+    out = cli("mcp", "--wiki", cw.wiki, "--key", stranger)
+    assert out.status == 2 and len(out.err_lines) == 1

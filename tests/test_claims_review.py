@@ -48,6 +48,12 @@ def test_ns_needs_a_complete_review_of_the_same_claim_and_is_bound_to_it(cli: Cl
         assert cw.a_text[hit["start"] : hit["end"]].split() == hit["term"].split() or hit["match"] == "normalized"
     other = review(cli, cw, cw.a_full, "A different claim.", "--term", "adverse").json()
     refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", other["review_id"]), "REVIEW_OTHER_CLAIM")
+    # Its terms were found: NS rests on it only once a person has adjudicated every hit.
+    refused(assess_json(cli, cw, "ns1", CLAIM, "NS", "--review", first["review_id"]), "REVIEW_UNADJUDICATED")
+    for number in range(1, len(record["hits"]) + 1):
+        done = cli("review", "adjudicate", "--run-dir", cw.rb.run.path, "--review", first["review_id"],
+                   "--hit", str(number), "--reason", "names the phrase, not the claim")  # fmt: skip
+        assert done.status == 0, done.err
     assert assess(cli, cw, "ns1", CLAIM, "NS", "--review", first["review_id"]).status == 0
     assert check_wiki(cw.wiki, policy=policy_of(cw.wiki)).ok
     # A later review of the same claim cannot revalidate or replace the bound one by hand.

@@ -32,9 +32,20 @@ from publisher.kernel.reasons import Reason  # noqa: E402
 from publisher.mcp.tools import TOOLS, ToolProblem, Workspace, check_span, read_source  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-READING = {"list_sources", "read_source", "find_spans", "locate_quote", "check_span", "build_evidence_matrix"}
+READING = {
+    "list_sources",
+    "read_source",
+    "find_spans",
+    "locate_quote",
+    "check_span",
+    "build_evidence_matrix",
+    "list_claims_awaiting_review",
+}
 ALLOWED = READING | {"run_document_review", "validate_evidence_assessment"}
-WRITING_WORDS = ("fetch", "register", "acquire", "write", "append", "missing", "complete", "store", "import", "promote")
+WRITING_WORDS = (
+    "fetch", "register", "acquire", "write", "append", "missing", "complete", "store", "import", "promote", "warrant",
+    "confirm",
+)  # fmt: skip
 
 Session = Callable[[ClientSession], Awaitable[None]]
 

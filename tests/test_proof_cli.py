@@ -64,7 +64,11 @@ def test_proof_prints_the_contract_object_and_verifies_offline(cli: Cli, stored:
     ok = cli("proof", "verify", path, "--root", snap.merkle_root, "--tree-size", snap.merkle_size, "--json")
     assert ok.status == 0, ok.err
     assert ok.json()["excerpt"] == TEXT[start:end]
-    assert cli("proof", "verify", path).status == 0
+    assert ok.json()["anchored"] is True and ok.json()["anchor"]["kind"] == "root"
+    # Consistent with its own root only: not anchored, exit 1.
+    alone = cli("proof", "verify", path, "--json")
+    assert alone.status == 1 and alone.json()["anchored"] is False
+    assert [(f["check"], f["code"]) for f in alone.json()["findings"]] == [("anchor", "SNAPSHOT_HASH_MISMATCH")]
 
 
 def _mutated(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
@@ -102,6 +106,32 @@ def test_proof_verify_refuses_each_forgery(cli: Cli, stored: tuple[Run, str], tm
     assert _refusal(cli("proof", "verify", path, *other_anchor)) == [("SNAPSHOT_HASH_MISMATCH", "root")]
     forged_root = _mutated(path, lambda d: d.update(merkle_root=other))
     assert _refusal(cli("proof", "verify", forged_root, "--json")) == [("SNAPSHOT_HASH_MISMATCH", "path")]
+
+
+def test_a_proof_made_for_its_own_root_is_not_anchored(cli: Cli, stored: tuple[Run, str], tmp_path: Path) -> None:
+    """A hand-made proof of text the snapshot never held: consistent with the root it carries, so
+    every path recomputes, but nothing anchors that root (exit 1, ``anchored: false``); the
+    record and the wiki anchor it to the stored text and refuse it."""
+    from publisher.kernel.merkle import build_proof
+
+    run, sid = stored
+    forged_text = TEXT.replace("Sentence 7 ", "Sentence 8 ")
+    forged = build_proof(sid, forged_text, 0, 200).wire()
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(forged, ensure_ascii=False), encoding="utf-8")
+    alone = cli("proof", "verify", path, "--json")
+    assert alone.status == 1 and alone.json()["anchored"] is False
+    assert [f["check"] for f in alone.json()["findings"]] == ["anchor"]
+    record = run.path / "sources" / f"{sid}.json"
+    assert _refusal(cli("proof", "verify", path, "--record", record, "--json")) == [("SNAPSHOT_HASH_MISMATCH", "root")]
+    honest, _ = _proof(cli, run, sid, 0, 200, tmp_path)
+    ok = cli("proof", "verify", honest, "--record", record, "--json")
+    assert ok.status == 0 and ok.json()["anchor"]["kind"] == "record", ok.err
+    # A record that does not verify anchors nothing.
+    bad = tmp_path / "bad-record.json"
+    bad.write_text(record.read_text(encoding="utf-8").replace("Sentence 7 ", "Sentence 8 "), encoding="utf-8")
+    refused = cli("proof", "verify", honest, "--record", bad, "--json")
+    assert refused.status == 1 and refused.json()["anchored"] is False
 
 
 def test_a_root_alone_does_not_anchor_where_an_excerpt_lies(cli: Cli, tmp_path: Path) -> None:
@@ -212,3 +242,27 @@ def test_the_documented_standalone_verifier_accepts_and_refuses(tmp_path: Path) 
     assert run(swapped, root, size).returncode != 0
     assert run(proof, root, str(int(size) + 1)).returncode != 0
     assert run(proof, merkle_root(text + "x"), size).returncode != 0
+
+
+def test_the_wiki_anchors_a_proof_to_a_signed_acquisition(cli: Cli, tmp_path: Path, corpus_dir: Path) -> None:
+    from _claims_helpers import claims_wiki
+
+    from publisher.acquire.signing import new_key_pair
+
+    private, public, _ = new_key_pair(tmp_path / "keys")
+    (tmp_path / "wiki" / "keys").mkdir(parents=True)
+    (tmp_path / "wiki" / "keys" / "wiki.pub").write_bytes(public.read_bytes())
+    trusted = "extra:\n  evidence:\n    trusted_keys: [keys/wiki.pub]\n"
+    cw = claims_wiki(tmp_path / "wiki", corpus_dir, key=private, extra=trusted)
+    path, _ = _proof(cli, cw.rb.run, cw.a_full, 100, 180, tmp_path)
+    ok = cli("proof", "verify", path, "--wiki", cw.wiki, "--json")
+    assert ok.status == 0, ok.err
+    anchor = ok.json()["anchor"]
+    assert anchor["kind"] == "wiki" and anchor["signed_by"] and anchor["event_id"]
+    # A snapshot the wiki does not hold anchors nothing.
+    stranger = init_run(tmp_path / "elsewhere", "elsewhere")
+    snap, _ = stranger.store.put(make_record(text=TEXT))
+    other, _ = _proof(cli, stranger, snap.source_id, 0, 10, tmp_path)
+    refused = cli("proof", "verify", other, "--wiki", cw.wiki, "--json")
+    assert refused.status == 1 and refused.json()["anchored"] is False
+    assert [f["check"] for f in refused.json()["findings"]] == ["anchor"]

@@ -239,12 +239,47 @@ def test_trusted_keys_are_declared_by_the_result_not_hashed_into_it(tmp_path: Pa
     assert stored["policy"] == {"trusted_keys": [keys["ci"][2]]}
     assert not any(entry[0] == "trusted_keys" for entry in stored["inputs"])
     assert keys_of(wiki).ids == [keys["ci"][2]]
+    # Trusting another key that signed nothing in this run decides nothing here: not stale.
     (wiki / "keys" / "agent.pub").write_bytes(keys["agent"][1].read_bytes())
     text = (wiki / "mkdocs.yml").read_text() + "      - keys/agent.pub\n"
     (wiki / "mkdocs.yml").write_text(text)
     now = assemble_run(run, options_of(run), write=False)
     assert now.inputs_hash == stored["inputs_hash"]
-    assert now.result["policy"]["trusted_keys"] == sorted([keys["ci"][2], keys["agent"][2]])
+    assert now.result["policy"] == stored["policy"]
     verify = cli("verify", "--run-dir", run.path, "--json")
     checks = {c["check_id"]: c for c in verify.json()["checks"]}
-    assert checks["C-ASSEMBLER"]["status"] == "warn"  # other keys: stale, never "edited" (fail)
+    assert checks["C-ASSEMBLER"]["status"] == "pass"
+    # Dropping the key that signed its fetch changes what it decides: stale, never "edited" (fail).
+    (wiki / "mkdocs.yml").write_text(text.replace("      - keys/ci.pub\n", ""))
+    now = assemble_run(run, options_of(run), write=False)
+    assert now.result["policy"] == {"trusted_keys": []}
+    verify = cli("verify", "--run-dir", run.path, "--json")
+    checks = {c["check_id"]: c for c in verify.json()["checks"]}
+    assert checks["C-ASSEMBLER"]["status"] == "warn"
+
+
+def test_only_a_key_that_signed_one_of_its_events_makes_a_result_stale(tmp_path: Path, keys: dict, cli: Cli) -> None:
+    """A result declares the acquire keys that signed its events: a reviewer's warrant key, or
+    an acquire key that signed none of them, leaves it current; trusting a key that signed one
+    of its events makes it stale (it may now decide a source's freshness)."""
+    wiki, run = _trusting_wiki(tmp_path, keys["ci"][1])
+    _signed_fetch(run, keys["ci"][0])
+    with serve() as pages:  # a second acquisition, signed by a key the wiki does not trust (yet)
+        pages.pages["/q"] = ("text/plain", b"another page")
+        fetch(run, pages.url("/q"), signer=load_signer(keys["agent"][0], run.name()))
+    assert cli("assemble", "--run-dir", run.path).status == 0
+    stored = json.loads(run.result_path.read_text())
+    assert stored["policy"] == {"trusted_keys": [keys["ci"][2]]}
+    reviewer = new_key_pair(tmp_path / "keys", "reviewer")
+    (wiki / "keys" / "reviewer.pub").write_bytes(reviewer[1].read_bytes())
+    (wiki / "keys" / "agent.pub").write_bytes(keys["agent"][1].read_bytes())
+    yml = (wiki / "mkdocs.yml").read_text()
+    with_reviewer = yml + "      - {path: keys/reviewer.pub, roles: [warrant]}\n"
+    (wiki / "mkdocs.yml").write_text(with_reviewer)
+    assert assemble_run(run, options_of(run), write=False).result["policy"] == stored["policy"]
+    (wiki / "mkdocs.yml").write_text(with_reviewer + "      - keys/agent.pub\n")
+    now = assemble_run(run, options_of(run), write=False)
+    assert now.result["policy"] == {"trusted_keys": sorted([keys["ci"][2], keys["agent"][2]])}
+    verify = cli("verify", "--run-dir", run.path, "--json")
+    checks = {c["check_id"]: c for c in verify.json()["checks"]}
+    assert checks["C-ASSEMBLER"]["status"] == "warn"

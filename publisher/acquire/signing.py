@@ -69,11 +69,15 @@ def key_home_problem(folder: Path) -> str | None:
     return None
 
 
-def new_key_pair(out_dir: Path, name: str = "publisher", *, force: bool = True) -> tuple[Path, Path, str]:
+def new_key_pair(
+    out_dir: Path, name: str = "publisher", *, force: bool = True, passphrase: bytes | None = None
+) -> tuple[Path, Path, str]:
     """Write ``NAME.key`` (PKCS#8, mode 0600) and ``NAME.pub`` into ``out_dir``; never overwrites.
 
-    Without ``force``, a folder inside a git work tree or a wiki is refused
-    (:func:`key_home_problem`). Returns (private path, public path, key id).
+    With ``passphrase`` the private key is encrypted with it (PKCS#8's best available
+    encryption): a warrant key, which signs only once a person types the passphrase. Without
+    ``force``, a folder inside a git work tree or a wiki is refused (:func:`key_home_problem`).
+    Returns (private path, public path, key id).
     """
     if not name or "/" in name or "\\" in name or name.startswith("."):
         raise UsageError(f"key name {name!r} must be a plain file name")
@@ -90,7 +94,9 @@ def new_key_pair(out_dir: Path, name: str = "publisher", *, force: bool = True) 
     for path in (private_path, public_path):
         if os.path.lexists(path):
             raise UsageError(f"{path} already exists; pick another --name or folder", path=str(path))
-    private_pem, public_pem, key_id = _pem_pair()
+    if passphrase is not None and not passphrase:
+        raise UsageError("an empty passphrase protects nothing; type one")
+    private_pem, public_pem, key_id = _pem_pair(passphrase)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         if not _fs.create_exclusive(private_path, private_pem, mode=0o600):
@@ -102,12 +108,13 @@ def new_key_pair(out_dir: Path, name: str = "publisher", *, force: bool = True) 
     return private_path, public_path, key_id
 
 
-def _pem_pair() -> tuple[bytes, bytes, str]:
+def _pem_pair(passphrase: bytes | None = None) -> tuple[bytes, bytes, str]:
     private = Ed25519PrivateKey.generate()
     public = private.public_key()
-    private_pem = private.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    protection: serialization.KeySerializationEncryption = (
+        serialization.BestAvailableEncryption(passphrase) if passphrase else serialization.NoEncryption()
     )
+    private_pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, protection)
     public_pem = public.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
     return private_pem, public_pem, key_id_of(public)
 

@@ -60,6 +60,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--wiki", required=True, type=Path, metavar="WIKI", help="the wiki root (holds mkdocs.yml)")
     p.add_argument("--run-dir", type=Path, metavar="RUN", help="only this run's sources (default: every run)")
+    p.add_argument(
+        "--key",
+        type=Path,
+        metavar="FILE",
+        help="Ed25519 private key (PEM), one the wiki trusts, that signs the assessments the server writes; "
+        "without it, on a wiki that trusts keys, validate_evidence_assessment only proposes and writes nothing",
+    )
     p.set_defaults(func=_mcp)
 
 
@@ -126,5 +133,19 @@ def _mcp(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.wiki} is not a wiki (no mkdocs.yml)")
     if args.run_dir is not None:
         Run.open(args.run_dir)
-    serve(args.wiki, args.run_dir)
+    signer = None
+    if args.key is not None:  # only a key the person running the server names: never one found
+        from ..kernel.trust import Role, load_signer
+        from ..wiki.claims.log import SIGNED_FOR
+        from ._common import wiki_policy
+
+        signer = load_signer(args.key, SIGNED_FOR)
+        ring = wiki_policy(args.wiki, None).trusted_keys
+        if ring and not ring.has_role(signer.key_id, Role.ASSESS):
+            raise UsageError(
+                f"--key {args.key}: key {signer.key_id[:16]}… is not one this wiki trusts to assess "
+                f"({', '.join(ring.shown(k) for k in ring.ids_for(Role.ASSESS)) or 'none'}); the server would "
+                "write entries the build refuses"
+            )
+    serve(args.wiki, args.run_dir, signer)
     return 0

@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..kernel.text import one_line
 from ._common import add_config, add_json, emit, open_run, wiki_policy
 
 if TYPE_CHECKING:
@@ -29,11 +30,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_json(p)
     p.set_defaults(func=_missing)
 
-    p = sub.add_parser("review", help="search a snapshot for a claim's terms; the tool runs the search")
-    p.add_argument("--run-dir", required=True, type=Path)
-    p.add_argument("--source-id", required=True)
-    p.add_argument("--claim", required=True, help="the claim's statement")
-    p.add_argument("--term", action="append", default=[], required=True, help="a search term (repeatable)")
+    p = sub.add_parser(
+        "review",
+        help="search a snapshot for a claim's terms; the tool runs the search ('review adjudicate': decide a hit)",
+    )
+    p.add_argument("--run-dir", type=Path, help="the run holding the snapshot (required)")
+    p.add_argument("--source-id", help="the snapshot to search (required)")
+    p.add_argument("--claim", help="the claim's statement (required)")
+    p.add_argument("--term", action="append", default=[], help="a search term (repeatable; at least one)")
     p.add_argument(
         "--semantic-query",
         action="append",
@@ -44,6 +48,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_config(p)
     add_json(p)
     p.set_defaults(func=_review)
+    rs = p.add_subparsers(dest="review_command", metavar="SUBCOMMAND")
+    a = rs.add_parser(
+        "adjudicate",
+        help="record (signed) that one hit of a review, read in its sentence, does not support the claim",
+    )
+    a.add_argument("--run-dir", required=True, type=Path, help="the run holding the review")
+    a.add_argument("--review", required=True, help="the review id (rev-…)")
+    a.add_argument("--hit", required=True, type=int, metavar="N", help="the hit's number, 1-based, as 'review' lists")
+    a.add_argument("--reason", required=True, help="why the hit does not support the claim (one line)")
+    a.add_argument(
+        "--key",
+        type=Path,
+        help="Ed25519 private key (PEM) that signs the entry (default: $PUBLISHER_SIGNING_KEY, else your key for "
+        "one of the wiki's trusted keys; required on a wiki that trusts keys)",
+    )
+    add_config(a)
+    add_json(a)
+    a.set_defaults(func=_adjudicate)
 
     p = sub.add_parser("assess", help="propose a claim's status; every attempt is logged, an admitted one written")
     p.add_argument("--wiki", required=True, type=Path)
@@ -127,8 +149,13 @@ def _assess(args: argparse.Namespace) -> int:
 
 
 def _review(args: argparse.Namespace) -> int:
+    from ..kernel.errors import UsageError
     from ..wiki.claims.reviews import run_review
 
+    missing = [name for name in ("run_dir", "source_id", "claim") if getattr(args, name) is None]
+    if missing:
+        flags = ", ".join("--" + name.replace("_", "-") for name in missing)
+        raise UsageError(f"publisher review needs {flags} (or 'publisher review adjudicate')")
     run = open_run(args.run_dir)
     keys = _run_wiki_keys(run, args.config)
     done = run_review(run, args.source_id, args.claim, args.term, args.semantic_query, keys=keys)
@@ -142,7 +169,14 @@ def _review(args: argparse.Namespace) -> int:
     ]
     for term in record.search_terms:
         found = [h for h in record.hits if h.term == term]
-        lines.append(f"  term {term!r}: {len(found)} hit(s)" + "".join(f" #{h.start}-{h.end}" for h in found[:5]))
+        lines.append(f"  term {term!r}: {len(found)} hit(s)")
+    for number, hit in enumerate(record.hits, start=1):
+        lines.append(f"  hit {number}: {hit.term!r} #{hit.start}-{hit.end} in: {one_line(hit.sentence.text, 160)}")
+    if record.hits:
+        lines.append(
+            "  not_supported rests on this review only once every hit is adjudicated "
+            "('publisher review adjudicate --hit N --reason …')"
+        )
     for query in record.semantic_queries_declared_not_executed:
         lines.append(f"  semantic query {query!r}: declared, NOT executed")
     emit(
@@ -150,4 +184,24 @@ def _review(args: argparse.Namespace) -> int:
         {"review_id": done.review_id, "created": done.created, "record": record.model_dump(mode="json")},
         "\n".join(lines),
     )
+    return 0
+
+
+def _adjudicate(args: argparse.Namespace) -> int:
+    from ..kernel.trust import Role, require_signer
+    from ..wiki.claims.adjudications import adjudicate
+
+    run = open_run(args.run_dir)
+    ring = _run_wiki_keys(run, args.config)
+    signer = require_signer(args.key, ring=ring, role=Role.ASSESS, run=run.name())
+    done = adjudicate(run, args.review, args.hit, args.reason, signer=signer, ring=ring)
+    entry = done.entry
+    state = "recorded" if done.created else "already adjudicated (kept as is)"
+    human = (
+        f"{entry.adjudication_id}  {state}\n"
+        f"  {entry.review_id[:20]}… hit {entry.hit.term!r} #{entry.hit.start}-{entry.hit.end}: {entry.decision}\n"
+        f"  reason: {entry.reason}\n"
+        f"  {'signed by key ' + entry.sig.key_id[:16] + '…' if entry.sig else 'unsigned'}"
+    )
+    emit(args, {"created": done.created, "entry": entry.wire()}, human)
     return 0

@@ -2,21 +2,25 @@
 
 ``publisher proof --run-dir RUN --source-id ID --start N --end M [--json]`` reads the verified
 snapshot and prints the proof of code points ``[N, M)`` (CONTRACT section 16).
-``publisher proof verify FILE [--root sha256:… --tree-size K] [--json]`` checks a proof with
-nothing but the file (no snapshot, no network): exit 0 when it holds, 1 when it is refused (each
-finding names the check that failed and its reason code), 2 on a usage error (``--root`` without
-``--tree-size`` is one: a root alone does not fix where an excerpt lies).
+``publisher proof verify FILE (--root sha256:… --tree-size K | --record FILE | --wiki DIR) [--json]``
+checks a proof offline (no network): exit 0 only when it holds against an anchor, a root and tree
+size given, a snapshot record that verifies, or the wiki's stored snapshot (with, on a signed wiki,
+an acquisition a trusted key signed holding the root); 1 when it is refused, a proof consistent
+with its own root alone included (check ``anchor``, ``"anchored": false``); each finding names the
+check that failed and its reason code; 2 on a usage error (``--root`` without ``--tree-size`` is
+one: a root alone does not fix where an excerpt lies).
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from ..kernel.errors import IntegrityError, UsageError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
-from ._common import add_json, emit, error_line, open_run
+from ._common import add_config, add_json, emit, error_line, open_run, wiki_policy
 
 __all__ = ["register"]
 
@@ -43,6 +47,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     v.add_argument("file", type=Path, help="a proof as 'publisher proof --json' prints it")
     v.add_argument("--root", help="the root to trust (sha256:<64 hex>), e.g. a snapshot's merkle_root")
     v.add_argument("--tree-size", type=int, help="the number of chunks to trust (the snapshot's merkle_size)")
+    anchor = v.add_mutually_exclusive_group()
+    anchor.add_argument(
+        "--record",
+        type=Path,
+        help="anchor to a snapshot record (sources/src-….json) that verifies: its text gives the root",
+    )
+    anchor.add_argument(
+        "--wiki",
+        type=Path,
+        help="anchor to the wiki's stored snapshot of the proof's source (and, on a signed wiki, to an "
+        "acquisition signed by a trusted key that holds the root)",
+    )
+    add_config(v)
     add_json(v)
     v.set_defaults(func=_verify)
 
@@ -100,6 +117,7 @@ def _verify(args: argparse.Namespace) -> int:
         raise UsageError(f"{label} is larger than {MAX_PROOF_BYTES} bytes: not a proof this command reads")
     findings: list[Finding]
     excerpt = None
+    proof = None
     try:
         data = loads_strict(raw)
     except ValueError as exc:
@@ -108,17 +126,119 @@ def _verify(args: argparse.Namespace) -> int:
         proof, findings = parse_proof(data, label)
         if proof is not None:
             excerpt, findings = verify_proof(proof, root=args.root, tree_size=args.tree_size, file=label)
+    anchor: dict[str, Any] | None = None
     if args.root is not None:
-        anchor = "the root and tree size given"
-    else:
-        anchor = "none: consistent with its own root only (pass --root and --tree-size to anchor it)"
+        anchor = {"kind": "root", "detail": "the root and tree size given", "merkle_root": args.root}
+    elif proof is not None and not findings and (args.record is not None or args.wiki is not None):
+        anchor, found = _anchor(args, proof.source_id, label)
+        findings += found
+        if anchor is not None:
+            _, findings = verify_proof(proof, root=anchor["merkle_root"], tree_size=anchor["tree_size"], file=label)
+    if not findings and anchor is None:
+        findings = [
+            Finding(
+                Reason.SNAPSHOT_HASH_MISMATCH,
+                label,
+                "not anchored: the proof is consistent with its own root only; pass --root with --tree-size, "
+                "--record or --wiki",
+                check="anchor",
+            )
+        ]
     if findings:
         for f in findings:
             error_line(f.one_line())
-        emit(args, {"ok": False, "findings": [f.to_dict() for f in findings]})
+        emit(args, {"ok": False, "anchored": anchor is not None, "findings": [f.to_dict() for f in findings]})
         return 1
-    outcome = {"ok": True, "anchor": anchor, "excerpt": excerpt, "merkle_root": data["merkle_root"]}
+    shown_anchor = anchor if anchor is not None else {}
+    outcome = {
+        "ok": True,
+        "anchored": True,
+        "anchor": shown_anchor,
+        "excerpt": excerpt,
+        "merkle_root": data["merkle_root"],
+    }
     human = f"ok: [{data['start']}, {data['end']}) of {data['source_id']} under {data['merkle_root']}"
-    human += f" ({data['tree_size']} chunks)\nanchor: {anchor}\nexcerpt: {excerpt}"
+    human += f" ({data['tree_size']} chunks)\nanchor: {shown_anchor.get('detail')}\nexcerpt: {excerpt}"
     emit(args, outcome, human)
     return 0
+
+
+def _anchor(args: argparse.Namespace, source_id: str, label: str) -> tuple[dict[str, Any] | None, list[Finding]]:
+    """The root and tree size to trust, from ``--record`` or ``--wiki``, or the findings why none."""
+
+    from ..kernel import _fs
+    from ..kernel.canonical import loads_record
+    from ..kernel.eventlog import read_log
+    from ..kernel.merkle import MerkleTree
+    from ..kernel.store import verify_record
+
+    def refused(detail: str, reason: Reason = Reason.UNKNOWN_SOURCE) -> tuple[None, list[Finding]]:
+        return None, [Finding(reason, label, f"not anchored: {detail}", check="anchor")]
+
+    if args.record is not None:
+        try:
+            raw = _fs.read_regular(args.record)
+        except OSError as exc:
+            raise UsageError(f"cannot read {args.record}: {exc.strerror or exc}") from exc
+        try:
+            snap = verify_record(loads_record(raw)[0], None)
+        except (ValueError, IntegrityError) as exc:
+            why = exc.message if isinstance(exc, IntegrityError) else str(exc)
+            return refused(f"{args.record} is not a snapshot record that verifies ({why[:160]})", Reason.SCHEMA_ERROR)
+        if snap.source_id != source_id:
+            return refused(f"{args.record} is the record of {snap.source_id}, not of {source_id}")
+        tree = MerkleTree.of_text(snap.text)
+        return {
+            "kind": "record",
+            "detail": f"the verified text of the record {args.record.name}",
+            "merkle_root": tree.root,
+            "tree_size": tree.size,
+        }, []
+    from ..acquire.signing import signature_problem
+    from ..kernel.models import ACQUISITIONS
+    from ..wiki.discover import discover
+
+    wiki = Path(args.wiki)
+    if not wiki.is_dir():
+        raise UsageError(f"wiki folder {wiki} does not exist")
+    ring = wiki_policy(wiki, args.config).trusted_keys
+    runs, _ = discover(wiki)
+    for path in runs:
+        run = open_run(path)
+        try:
+            snap = run.store.read(source_id)  # verified on read: the source id is re-derived from the text
+        except IntegrityError as exc:
+            if exc.reason is Reason.UNKNOWN_SOURCE:
+                continue
+            return refused(
+                f"the wiki's snapshot {source_id[:20]}… does not verify ({exc.reason})", Reason.SNAPSHOT_HASH_MISMATCH
+            )
+        tree = MerkleTree.of_text(snap.text)
+        anchor = {"kind": "wiki", "merkle_root": tree.root, "tree_size": tree.size, "run": run.slug()}
+        if not ring:
+            return {**anchor, "detail": f"the verified text of {source_id[:20]}… in run {run.slug()}"}, []
+        name = run.name()
+        signed = next(
+            (
+                e
+                for e in read_log(run.events_path).events
+                if e.source_id == source_id
+                and e.type in ACQUISITIONS
+                and (e.merkle_root, e.merkle_size) == (tree.root, tree.size)
+                and signature_problem(e, ring, name) is None
+            ),
+            None,
+        )
+        if signed is None:
+            return refused(
+                f"no acquisition of {source_id[:20]}… in run {run.slug()} signed by a trusted key holds its root",
+                Reason.SNAPSHOT_HASH_MISMATCH,
+            )
+        signed_key = signed.sig.key_id if signed.sig is not None else ""
+        return {
+            **anchor,
+            "detail": f"{signed.event_id} of run {run.slug()}, signed by key {signed_key[:16]}…",
+            "event_id": signed.event_id,
+            "signed_by": signed_key,
+        }, []
+    return refused(f"no run of {wiki} holds {source_id[:20]}…")

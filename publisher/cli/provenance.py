@@ -27,6 +27,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--out", required=True, type=Path, metavar="DIR", help="folder to write the pair into")
     p.add_argument("--name", default="publisher", help="file name stem (default: publisher)")
     p.add_argument("--force", action="store_true", help="write the private key even inside a git work tree or a wiki")
+    p.add_argument(
+        "--role",
+        action="append",
+        choices=("acquire", "assess", "warrant"),
+        metavar="ROLE",
+        help="what the key will sign: acquire, assess (the default pair) or warrant (repeatable); a warrant key "
+        "is encrypted with a passphrase asked twice on the terminal",
+    )
     add_json(p)
     p.set_defaults(func=_keys_new)
 
@@ -47,15 +55,40 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _keys_new(args: argparse.Namespace) -> int:
     from ..acquire.signing import KEY_ENV, new_key_pair
 
-    private, public, key_id = new_key_pair(args.out, args.name, force=args.force)
-    human = (
-        f"Wrote {private} (private, mode 0600) and {public}\n"
-        f"  key id {key_id}\n"
-        f"  sign: keep {private.name} outside the agent's reach and point {KEY_ENV} (or --key) at it\n"
-        f"  trust: list {public.name} (relative to the wiki root) under extra: evidence: trusted_keys in mkdocs.yml"
-    )
-    emit(args, {"private_key": str(private), "public_key": str(public), "key_id": key_id}, human)
+    roles = sorted(set(args.role or ("acquire", "assess")))
+    passphrase = _new_passphrase() if "warrant" in roles else None
+    private, public, key_id = new_key_pair(args.out, args.name, force=args.force, passphrase=passphrase)
+    if passphrase is not None:
+        human = (
+            f"Wrote {private} (private, encrypted with your passphrase, mode 0600) and {public}\n"
+            f"  key id {key_id}\n"
+            f"  review: publisher warrant --wiki WIKI --key {private} (the passphrase is asked on the terminal)\n"
+            f"  trust: list {{path: {public.name}, roles: [{', '.join(roles)}]}} (path relative to the wiki root) "
+            "under extra: evidence: trusted_keys in mkdocs.yml"
+        )
+    else:
+        human = (
+            f"Wrote {private} (private, mode 0600) and {public}\n"
+            f"  key id {key_id}\n"
+            f"  sign: keep {private.name} outside the agent's reach and point {KEY_ENV} (or --key) at it\n"
+            f"  trust: list {public.name} (relative to the wiki root) under extra: evidence: trusted_keys in mkdocs.yml"
+        )
+    data = {"private_key": str(private), "public_key": str(public), "key_id": key_id, "roles": roles}
+    emit(args, {**data, "encrypted": passphrase is not None}, human)
     return 0
+
+
+def _new_passphrase() -> bytes:
+    """A new key's passphrase, typed twice on the terminal (never an argument, variable or file)."""
+    from ..kernel.errors import UsageError
+    from ..kernel.tty import ask
+
+    first = ask("passphrase for the new warrant key: ", secret=True)
+    if not first:
+        raise UsageError("an empty passphrase protects nothing; nothing was written")
+    if ask("the same passphrase again: ", secret=True) != first:
+        raise UsageError("the two passphrases differ; nothing was written")
+    return first.encode("utf-8")
 
 
 def _audit_refetch(args: argparse.Namespace) -> int:

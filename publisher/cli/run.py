@@ -1,10 +1,11 @@
-"""``publisher run init``."""
+"""``publisher run init`` and ``publisher run agent``."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from ._common import add_json, emit
+from ._common import add_config, add_json, emit, open_run, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,6 +27,39 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add_json(init)
     init.set_defaults(func=_init)
+
+    agent = run_sub.add_parser(
+        "agent",
+        help="record the agent that wrote a run: a signed agent_run with its trace's digests",
+        description="Reads the agent's trace (JSON: requested_model_profile, reported_model_identity, prompt, "
+        "answer, tools, retrieval_infrastructure), keeps its texts in RUN/agent/<sha256> and appends a signed "
+        "agent_run to RUN/agent_runs.jsonl. Runs sharing a model profile and prompt count as one independent run.",
+    )
+    agent.add_argument("--run-dir", required=True, metavar="RUN", help="the run directory")
+    agent.add_argument("--trace", required=True, type=Path, metavar="FILE", help="the agent's trace (JSON)")
+    agent.add_argument("--key", type=Path, metavar="FILE", help="signing key (default: as source fetch finds it)")
+    add_config(agent)
+    add_json(agent)
+    agent.set_defaults(func=_agent)
+
+
+def _agent(args: argparse.Namespace) -> int:
+    from ..acquire.agentrun import read_trace, record_agent_run
+    from ..kernel.trust import Role, require_signer
+    from ..runs import find_wiki_root
+
+    run = open_run(args.run_dir)
+    trace = read_trace(args.trace)  # read and checked before anything is written
+    ring = wiki_policy(find_wiki_root(run.path), args.config).trusted_keys
+    signer = require_signer(args.key, ring=ring, role=Role.ACQUIRE, run=run.name())
+    entry = record_agent_run(run, trace, signer)
+    emit(
+        args,
+        {"ok": True, "agent_run": entry.wire()},
+        f"recorded {entry.agent_run_id}: {entry.requested_model_profile}, prompt sha256 {entry.prompt_sha256[:16]}…"
+        + (f", signed by key {entry.sig.key_id[:16]}…" if entry.sig else ", unsigned"),
+    )
+    return 0
 
 
 def _init(args: argparse.Namespace) -> int:

@@ -69,6 +69,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_true",
         help="make no key pair: any fresh acquisition counts, signed or not (not recommended)",
     )
+    n.add_argument(
+        "--require-warrant",
+        action="store_true",
+        help="build only once every claim has a current independent review ('publisher warrant')",
+    )
     add_json(n)
     n.set_defaults(func=_new)
 
@@ -182,11 +187,14 @@ def _migrate_labels(args: argparse.Namespace) -> int:
 def _new(args: argparse.Namespace) -> int:
     from ..site.scaffold import new_wiki
 
-    written = new_wiki(args.wiki, title=args.title, signed=not args.unsigned)
+    written = new_wiki(args.wiki, title=args.title, signed=not args.unsigned, require_warrant=args.require_warrant)
     human = f"created evidence wiki {args.wiki} ({len(written)} files); build it with 'mkdocs build'"
     if not args.unsigned:
         from ..acquire.signing import user_key_dir
 
         human += f"\n  acquisition is signed: the private key is in {user_key_dir()} (keep it there)"
-    emit(args, {"ok": True, "wiki": args.wiki, "files": written, "signed": not args.unsigned}, human)
+    if args.require_warrant:
+        human += "\n  claims build only once independently reviewed: list a reviewer's warrant key (docs: warrant)"
+    data = {"ok": True, "wiki": args.wiki, "files": written, "signed": not args.unsigned}
+    emit(args, {**data, "require_warrant": args.require_warrant}, human)
     return 0

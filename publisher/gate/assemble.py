@@ -219,7 +219,7 @@ def assemble(
         "inputs": inputs_list,
         "inputs_hash": inputs_digest(inputs_list),
     }
-    trust = inputs.provenance.declared()
+    trust = inputs.provenance.declared(log.events)
     if trust is not None:  # the trust policy: an input of the check, declared, never hashed
         result["policy"] = trust.model_dump(mode="json")
     return Assembly(

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from ..kernel.assets import AssetChecker
 from ..kernel.blobs import BlobChecker
 from ..kernel.canonical import parse_ts
-from ..kernel.models import Asset, Event, EventType, Snapshot
+from ..kernel.models import ACQUISITIONS, Asset, Event, EventType, Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing, Role, event_signature_problem
 from .result import ResultPolicy
@@ -88,14 +88,22 @@ class Provenance:
         checked = self.raw.checked()
         return [["raw", digest, checked[digest] or "ok"] for digest in sorted(checked)]
 
-    def declared(self) -> ResultPolicy | None:
+    def declared(self, events: Iterable[Event]) -> ResultPolicy | None:
         """The trust policy the result declares (``policy``), or None for unsigned provenance.
 
         The wiki's trusted keys are a declared input of the check, not of the run: they are not
         hashed into ``inputs_hash``, so a run's identity does not depend on the wiki around it,
         and a result assembled under other keys is named as such (C-ASSEMBLER), never "edited".
+        Only the keys that can decide something are declared: those trusted for ``acquire`` that
+        signed one of the run's acquisition ``events``. A key trusted for review only, or one that
+        signed nothing here, leaves every result as it is; trusting or dropping a key that signed
+        one of its events makes it stale.
         """
-        return ResultPolicy(trusted_keys=tuple(self.trusted_keys.ids)) if self.trusted_keys else None
+        if not self.trusted_keys:
+            return None
+        signers = {e.sig.key_id for e in events if e.sig is not None and e.type in ACQUISITIONS}
+        deciding = [kid for kid in self.trusted_keys.ids_for(Role.ACQUIRE) if kid in signers]
+        return ResultPolicy(trusted_keys=tuple(deciding))
 
 
 def freshness(

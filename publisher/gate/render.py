@@ -1,8 +1,9 @@
 """``outputs/report.html``: the report with verified excerpts only.
 
-Rendering first runs the verifier in memory. When ``C-SNAPSHOT`` or ``C-SPAN`` fails it refuses
-with an :class:`~publisher.errors.IntegrityError` and writes nothing: a tampered snapshot or a bad
-span never reaches a page. Otherwise the Markdown is rendered with raw HTML disabled, and every
+Rendering first runs the verifier in memory. When ``C-SNAPSHOT``, ``C-SPAN`` or ``C-PROSE`` fails
+it refuses with an :class:`~publisher.errors.IntegrityError` and writes nothing: a tampered
+snapshot, a bad span or a quotation in the prose that no cited span verifies never reaches a
+page. Otherwise the Markdown is rendered with raw HTML disabled, and every
 claim footnote is replaced by the excerpts re-sliced from the snapshots during this very
 verification (an author's quoted excerpt is never shown); an unresolved claim shows its reason
 codes instead of any excerpt. The evidence table lists accepted artifacts with their excerpts.
@@ -43,8 +44,10 @@ __all__ = [
 
 """The repository's top-level ``templates/`` folder."""
 
-BLOCKING_CHECKS = ("C-SNAPSHOT", "C-SPAN")
-"""Checks whose failure refuses rendering whatever the gate."""
+BLOCKING_CHECKS = ("C-SNAPSHOT", "C-SPAN", "C-PROSE")
+"""Checks whose failure refuses rendering whatever the gate: a tampered snapshot, a bad span, and
+report prose holding a quotation no cited span verifies (a report never renders an unverified
+quotation)."""
 
 
 def _environment() -> jinja2.Environment:
@@ -206,13 +209,13 @@ def render_report_body(
     an excerpt's "source" link then lands on its highlight there; without, it is the origin URL.
     ``contexts`` maps ``source_id#start-end`` to the rest of each excerpt's sentence (before,
     after, and whether each was shortened), shown around the excerpt outside its element.
-    Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails.
+    Refuses (IntegrityError) when C-SNAPSHOT, C-SPAN or C-PROSE fails.
     """
     return str(_fragment(view, _environment(), source_links, contexts))
 
 
 def render_report(run: Run, options: RunOptions) -> str:
-    """The full report page (HTML). Refuses (IntegrityError) when C-SNAPSHOT or C-SPAN fails."""
+    """The full report page (HTML). Refuses (IntegrityError) when C-SNAPSHOT, C-SPAN or C-PROSE fails."""
     view = ReportView.of(check_run(run, options))
     env = _environment()
     fragment = _fragment(view, env)

@@ -27,8 +27,9 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
-from . import _fs
+from . import _fs, tty
 from .errors import UsageError
 from .models import Event, signed_payload
 from .reasons import Reason
@@ -104,18 +105,39 @@ def _read_key_file(path: Path, what: str) -> bytes:
     return data
 
 
-def load_signer(path: Path, run: str) -> Signer:
-    """The Ed25519 private key in ``path``, bound to ``run``; a one-line UsageError otherwise."""
+def load_signer(path: Path, run: str, *, encrypted_only: bool = False) -> Signer:
+    """The Ed25519 private key in ``path``, bound to ``run``; a one-line UsageError otherwise.
+
+    An encrypted key (a warrant key) is opened with a passphrase asked on the controlling
+    terminal (:func:`publisher.kernel.tty.ask`), never from an argument, the environment or a
+    file: without a terminal it cannot sign. ``encrypted_only`` refuses a key that is not
+    encrypted (what ``publisher warrant`` signs with).
+    """
     data = _read_key_file(Path(path), "signing key")
     try:
         key = serialization.load_pem_private_key(data, password=None)
-    except TypeError as exc:  # encrypted, and no password given
-        raise UsageError(f"signing key {path}: encrypted keys are not supported", path=str(path)) from exc
+    except TypeError:  # encrypted: a person types the passphrase
+        key = _load_encrypted(data, Path(path))
     except (ValueError, UnsupportedAlgorithm) as exc:
         raise UsageError(f"signing key {path}: not a PEM private key", path=str(path)) from exc
+    else:
+        if encrypted_only:
+            raise UsageError(
+                f"signing key {path}: not passphrase-protected; a warrant key is made with "
+                "'publisher keys new --role warrant', which encrypts it",
+                path=str(path),
+            )
     if not isinstance(key, Ed25519PrivateKey):
         raise UsageError(f"signing key {path}: not an Ed25519 key", path=str(path))
     return Signer(key, key_id_of(key.public_key()), run)
+
+
+def _load_encrypted(data: bytes, path: Path) -> PrivateKeyTypes:
+    passphrase = tty.ask(f"passphrase for {path.name}: ", secret=True).encode("utf-8")
+    try:
+        return serialization.load_pem_private_key(data, password=passphrase)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+        raise UsageError(f"signing key {path}: wrong passphrase, or not a PEM private key", path=str(path)) from exc
 
 
 def load_public_key(path: Path) -> Ed25519PublicKey:

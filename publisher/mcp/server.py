@@ -35,6 +35,7 @@ from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 
 from .. import __version__
+from ..acquire.signing import Signer
 from .tools import TOOLS, ToolProblem, ToolSpec, Workspace
 
 __all__ = ["build_server", "serve", "INSTRUCTIONS"]
@@ -44,8 +45,11 @@ INSTRUCTIONS = (
     "around it with read_source, and check a span with check_span before you cite it: only offsets the "
     "gate re-slices count, a quote is never evidence. For claims: run_document_review searches a source "
     "for a claim's terms, validate_evidence_assessment proposes a status (every attempt is logged; admitted "
-    "means structurally admissible, not adjudicated), build_evidence_matrix shows every claim. No tool "
-    "fetches, registers, writes evidence or missingness records, or declares a surface complete."
+    "means structurally admissible, not adjudicated; on a wiki that trusts signing keys it writes only when "
+    "the server was started with one, and otherwise answers what would be admitted, written: false), "
+    "build_evidence_matrix shows every claim, list_claims_awaiting_review the claims no person has "
+    "independently reviewed yet. No tool fetches, registers, writes evidence, missingness records or "
+    "warrants, or declares a surface complete."
 )
 
 
@@ -92,9 +96,11 @@ def _adapt(spec: ToolSpec, ws: Workspace) -> Callable[..., dict[str, Any]]:
     return call
 
 
-def build_server(wiki: Path, run_dir: Path | None = None) -> MCPServer:
-    """An MCP server with exactly the tools of :data:`~publisher.mcp.tools.TOOLS`."""
-    ws = Workspace(Path(wiki), Path(run_dir) if run_dir is not None else None)
+def build_server(wiki: Path, run_dir: Path | None = None, signer: Signer | None = None) -> MCPServer:
+    """An MCP server with exactly the tools of :data:`~publisher.mcp.tools.TOOLS`. ``signer``: the
+    key the person running it gave (``--key``); on a wiki that trusts keys, assessments are written
+    only with it (see :func:`~publisher.mcp.tools.validate_evidence_assessment`)."""
+    ws = Workspace(Path(wiki), Path(run_dir) if run_dir is not None else None, signer)
     server: MCPServer = _StrictServer(
         "evidence-publisher",
         version=__version__,
@@ -200,6 +206,6 @@ async def _serve_stdio(server: MCPServer) -> None:
         await lowlevel.run(_Answered(read_stream, write_stream), write_stream, lowlevel.create_initialization_options())
 
 
-def serve(wiki: Path, run_dir: Path | None = None) -> None:
+def serve(wiki: Path, run_dir: Path | None = None, signer: Signer | None = None) -> None:
     """Serve the tools on stdin/stdout until the client closes the connection."""
-    anyio.run(_serve_stdio, build_server(wiki, run_dir))
+    anyio.run(_serve_stdio, build_server(wiki, run_dir, signer))

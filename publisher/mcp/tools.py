@@ -31,7 +31,7 @@ from ..kernel.models import Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range, locator
 from ..kernel.text import one_line
-from ..kernel.trust import KeyRing
+from ..kernel.trust import KeyRing, Role, Signer
 from ..runs import RUN_LAYOUTS, Run
 from ..wiki.policy import Policy
 
@@ -70,6 +70,9 @@ class Workspace:
 
     wiki: Path
     run_dir: Path | None = None
+    signer: Signer | None = None
+    """The key the person running the server gave it (``publisher mcp --key``); on a wiki that
+    trusts keys the server writes an assessment only with it, and only proposes without it."""
 
     def runs(self) -> list[Run]:
         """The runs in scope: the given run, else every run folder of the wiki's layouts."""
@@ -95,15 +98,16 @@ class Workspace:
 
     @cached_property
     def policy(self) -> Policy:
-        """The wiki's policy, from the configuration MkDocs resolves (``INHERIT``, ``!ENV``), as
-        the build reads it; once per server, the only reading every tool uses."""
+        """The wiki's policy, from the configuration MkDocs resolves (``INHERIT``, ``!ENV``), as the
+        build reads it; once per server."""
         from ..site.build.policy import resolve_policy
 
-        return _guard(lambda: resolve_policy(self.wiki))
+        policy: Policy = _guard(lambda: resolve_policy(self.wiki))
+        return policy
 
     @property
     def trusted_keys(self) -> KeyRing:
-        """The key ring of :attr:`policy`."""
+        """The wiki's trusted keys (of :attr:`policy`)."""
         return self.policy.trusted_keys
 
     def snapshot(self, source_id: str) -> tuple[Run, Snapshot]:
@@ -324,11 +328,13 @@ def validate_evidence_assessment(
     missingness: Label | None = None,
 ) -> dict[str, Any]:
     """Propose a status for a claim (S, P, NS, C, NE): the guards are checked against the current
-    state and the attempt is logged in assessments.jsonl, admitted or rejected with the guard that
-    failed; an admitted claim is written into the concept's front matter. Admitted means a
-    structurally admissible proposal, never an adjudication. Entries from this server are unsigned,
-    so a wiki that trusts keys refuses them (nothing written)."""
-    from ..wiki.assess import assess
+    state. On a wiki that trusts signing keys, the server writes only when the person running it
+    gave it one of them (publisher mcp --key); without, it writes nothing and answers what would be
+    admitted ("written": false, "would_admit", the guards that fail). Otherwise the attempt is
+    logged in assessments.jsonl, admitted or rejected with the guard that failed, and an admitted
+    claim is written into the concept's front matter. Admitted means a structurally admissible
+    proposal, never an adjudication."""
+    from ..wiki.assess import assess, propose
     from ..wiki.claims.admission import Proposal
     from ..wiki.claims.model import ClaimRefusal, parse_status
 
@@ -341,11 +347,34 @@ def validate_evidence_assessment(
         review,
         missingness,
     )
+    policy = ws.policy
+    ring = policy.trusted_keys
+    meaning = f"structurally admissible proposal for {proposal.status.value} — not adjudicated"
+    if ring and (ws.signer is None or not ring.has_role(ws.signer.key_id, Role.ASSESS)):
+        # A signed wiki and no key of it: an unsigned entry would fail the next build, so nothing
+        # is written and the answer says what would be admitted.
+        try:
+            found = propose(ws.wiki, concept, proposal, policy=policy)
+        except PublisherError as exc:
+            raise ToolProblem(one_line(exc.message), exc.reason) from exc
+        first = found.problems[0] if found.problems else None
+        return {
+            "admitted": False,
+            "written": False,
+            "would_admit": found.admissible,
+            "guard": first.guard.value if first else None,
+            "detail": one_line(first.detail, 300) if first else None,
+            "problems": [{"guard": p.guard.value, "detail": one_line(p.detail, 300)} for p in found.problems],
+            "meaning": meaning if found.admissible else None,
+            "why_not_written": "this wiki trusts signing keys and the server holds none of them: run "
+            "'publisher assess' with your key, or start the server with 'publisher mcp --key FILE'",
+        }
     try:
-        done = assess(ws.wiki, concept, proposal, signer=None, policy=ws.policy)
+        done = assess(ws.wiki, concept, proposal, signer=ws.signer, policy=policy)
     except ClaimRefusal as exc:
         return {
             "admitted": False,
+            "written": True,
             "guard": exc.guard.value,
             "detail": exc.one_line(),
             "assessment_id": exc.context.get("assessment_id"),
@@ -355,9 +384,11 @@ def validate_evidence_assessment(
     entry = done.entry
     return {
         "admitted": True,
+        "written": True,
         "assessment_id": entry.assessment_id,
-        "meaning": f"structurally admissible proposal for {entry.status.value} — not adjudicated",
+        "meaning": meaning,
         "concept_file": done.concept_file,
+        "signed_by": entry.sig.key_id if entry.sig is not None else None,
     }
 
 
@@ -373,6 +404,31 @@ def build_evidence_matrix(ws: Workspace) -> dict[str, Any]:
     if not wiki.ok:
         return {"ok": False, "findings": [f.to_dict() for f in wiki.findings]}
     return claims_document(wiki)
+
+
+def list_claims_awaiting_review(ws: Workspace) -> dict[str, Any]:
+    """The claims no current independent review covers (never reviewed, or reviewed before the
+    claim or its cited spans changed), each with its status, statement, warrant state and counts.
+    Only a person reviews them (``publisher warrant``, with a passphrase typed at a terminal): no
+    tool writes a warrant. Refused like build_evidence_matrix when the wiki check finds anything."""
+    from ..wiki.check import check_wiki
+    from ..wiki.warrant import awaiting_review
+
+    wiki = _guard(lambda: check_wiki(ws.wiki, policy=ws.policy))
+    if not wiki.ok:
+        return {"ok": False, "findings": [f.to_dict() for f in wiki.findings]}
+    awaiting = [
+        {
+            "concept": item.view["concept"],
+            "id": item.view["id"],
+            "code": item.view["code"],
+            "statement": item.view["statement"],
+            "warrant": item.view["warrant"]["state"],
+            "counts": item.view["counts"],
+        }
+        for item in awaiting_review(wiki)
+    ]
+    return {"ok": True, "awaiting": awaiting}
 
 
 @dataclass(frozen=True)
@@ -394,9 +450,10 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("run_document_review", run_document_review, writes=True),
     ToolSpec("validate_evidence_assessment", validate_evidence_assessment, writes=True),
     ToolSpec("build_evidence_matrix", build_evidence_matrix),
+    ToolSpec("list_claims_awaiting_review", list_claims_awaiting_review),
 )
 """The allow-list: the server registers exactly these, nothing else. Two write, and only what
 their commands write: a content-addressed review record (``publisher review``) and an assessment
 attempt with, when admitted, the claim in front matter (``publisher assess``). Deliberately
-absent: any tool that acquires sources, registers text, writes snapshots, events, results or
-missingness records, or declares a review complete."""
+absent: any tool that acquires sources, registers text, writes snapshots, events, results,
+missingness records or warrants, or declares a review complete."""

@@ -43,7 +43,7 @@ WIKI_KEY = "keys/wiki.pub"
 """Where ``publisher new`` puts the wiki's public acquisition key (listed under ``trusted_keys``)."""
 
 
-def _render(template: str | None, title: str, trusted_key: str | None = None) -> bytes:
+def _render(template: str | None, title: str, trusted_key: str | None = None, require_warrant: bool = False) -> bytes:
     if template is None:
         return b""
     path = SCAFFOLD_DIR / template
@@ -51,13 +51,18 @@ def _render(template: str | None, title: str, trusted_key: str | None = None) ->
         return path.read_bytes()
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
     text = env.from_string(path.read_text(encoding="utf-8")).render(
-        site_name=json.dumps(title), title=title, trusted_key=trusted_key
+        site_name=json.dumps(title), title=title, trusted_key=trusted_key, require_warrant=require_warrant
     )
     return text.encode("utf-8")
 
 
-def new_wiki(path: Path | str, *, title: str | None = None, signed: bool = True) -> list[str]:
+def new_wiki(
+    path: Path | str, *, title: str | None = None, signed: bool = True, require_warrant: bool = False
+) -> list[str]:
     """Create the wiki at ``path``; returns the files written (relative paths).
+
+    ``require_warrant`` turns on ``extra.evidence.require_warrant`` (CONTRACT 17): the wiki builds
+    only once every claim has a current independent review.
 
     ``signed`` (the default) also creates the wiki's acquisition key pair (CONTRACT 12): the
     public key at :data:`WIKI_KEY`, listed under ``trusted_keys``; the private key in the user's
@@ -75,7 +80,7 @@ def new_wiki(path: Path | str, *, title: str | None = None, signed: bool = True)
         raise UsageError(f"{root}: {', '.join(in_the_way)} already exist; refusing to overwrite")
     name = title or root.resolve().name or "Evidence wiki"
     trusted = WIKI_KEY if signed else None
-    planned = [(rel, _render(template, name, trusted)) for rel, template in _FILES]
+    planned = [(rel, _render(template, name, trusted, require_warrant)) for rel, template in _FILES]
     created: list[Path] = []
     private: Path | None = None
     try:

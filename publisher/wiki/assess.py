@@ -19,12 +19,13 @@ from ..kernel.text import one_line
 from ..kernel.trust import Role, Signer
 from .check import check_wiki
 from .claims.admission import Problem, Proposal, admit
-from .claims.log import Assessment, append_assessment
+from .claims.log import Assessment, Bound, append_assessment
 from .claims.model import ClaimRefusal, claim_hash, normalise_statement
 from .concepts import CONCEPTS_DIR, ConceptClaim, ConceptFrontMatter, check_slug, dump_concept, parse_concept
+from .evidence import ConceptEvidence, WikiCheck
 from .policy import Policy
 
-__all__ = ["Assessed", "assess"]
+__all__ = ["Assessed", "Proposed", "assess", "propose"]
 
 
 @dataclass(frozen=True)
@@ -44,23 +45,35 @@ def _concept_path(wiki_root: Path, slug: str) -> tuple[Path, str]:
     return wiki_root / rel, rel
 
 
-def assess(wiki_root: Path, concept: str, proposal: Proposal, *, signer: Signer | None, policy: Policy) -> Assessed:
-    """Assess ``proposal`` for claim ``proposal.claim_id`` of ``concept`` under the wiki's ``policy``.
+@dataclass(frozen=True)
+class Proposed:
+    """What assessing a proposal would give, with nothing written: the grounds it would bind, or
+    every guard that fails."""
 
-    Raises :class:`ClaimRefusal` (exit 1) after logging a rejected attempt; a usage problem (no
-    wiki, no concept, an empty statement, no ``signer`` trusted for ``assess`` on a wiki that
-    trusts keys) is refused before anything is logged.
-    """
-    wiki_root = Path(wiki_root)
+    bound: Bound | None
+    problems: tuple[Problem, ...]
+
+    @property
+    def admissible(self) -> bool:
+        """Whether ``publisher assess`` would admit it now."""
+        return not self.problems
+
+
+def propose(wiki_root: Path, concept: str, proposal: Proposal, *, policy: Policy) -> Proposed:
+    """Check ``proposal`` against every guard as :func:`assess` would, under the wiki's ``policy``,
+    and write nothing: no log line, no front matter. The agents' server answers with it on a signed
+    wiki when it holds no key of the wiki, so that no tool call can leave the wiki unbuildable."""
+    _path, _rel, _before, wiki, ce, checked = _prepared(Path(wiki_root), concept, proposal, policy)
+    bound, problems = admit(wiki, ce, checked)
+    return Proposed(bound, tuple(problems))
+
+
+def _prepared(
+    wiki_root: Path, concept: str, proposal: Proposal, policy: Policy
+) -> tuple[Path, str, bytes, WikiCheck, ConceptEvidence, Proposal]:
+    """The usage checks and the wiki check every assessment starts with (nothing written)."""
     if not wiki_root.is_dir():
         raise UsageError(f"wiki folder {wiki_root} does not exist")
-    ring = policy.trusted_keys
-    if ring and (signer is None or not ring.has_role(signer.key_id, Role.ASSESS)):
-        keys = ", ".join(ring.shown(kid) for kid in ring.ids_for(Role.ASSESS)) or "none"
-        raise UsageError(
-            f"this wiki trusts signed assessments only: sign with the private key of {keys} "
-            "(--key FILE or $PUBLISHER_SIGNING_KEY); nothing logged"
-        )
     path, rel = _concept_path(wiki_root, concept)
     statement = normalise_statement(proposal.statement)
     if not statement:
@@ -81,7 +94,7 @@ def assess(wiki_root: Path, concept: str, proposal: Proposal, *, signer: Signer 
     ce = next((c for c in wiki.concepts if c.rel == rel), None)
     if ce is None or ce.doc is None:
         raise IntegrityError(f"{rel} does not parse; fix it first ('publisher check')", reason=Reason.SCHEMA_ERROR)
-    proposal = Proposal(
+    checked = Proposal(
         proposal.claim_id,
         statement,
         proposal.status,
@@ -90,6 +103,30 @@ def assess(wiki_root: Path, concept: str, proposal: Proposal, *, signer: Signer 
         proposal.review,
         proposal.missingness,
     )
+    return path, rel, before, wiki, ce, checked
+
+
+def assess(wiki_root: Path, concept: str, proposal: Proposal, *, signer: Signer | None, policy: Policy) -> Assessed:
+    """Assess ``proposal`` for claim ``proposal.claim_id`` of ``concept`` under the wiki's ``policy``.
+
+    Raises :class:`ClaimRefusal` (exit 1) after logging a rejected attempt; a usage problem (no
+    wiki, no concept, an empty statement, no ``signer`` trusted for ``assess`` on a wiki that
+    trusts keys) is refused before anything is logged.
+    """
+    wiki_root = Path(wiki_root)
+    if not wiki_root.is_dir():
+        raise UsageError(f"wiki folder {wiki_root} does not exist")
+    ring = policy.trusted_keys
+    if ring and (signer is None or not ring.has_role(signer.key_id, Role.ASSESS)):
+        keys = ", ".join(ring.shown(kid) for kid in ring.ids_for(Role.ASSESS)) or "none"
+        raise UsageError(
+            f"this wiki trusts signed assessments only: sign with the private key of {keys} "
+            "(--key FILE or $PUBLISHER_SIGNING_KEY); nothing logged"
+        )
+    path, rel, before, wiki, ce, proposal = _prepared(wiki_root, concept, proposal, policy)
+    statement = proposal.statement
+    if ce.doc is None:
+        raise IntegrityError(f"{rel} does not parse; fix it first ('publisher check')", reason=Reason.SCHEMA_ERROR)
     bound, problems = admit(wiki, ce, proposal)
     first: Problem | None = problems[0] if problems else None
     entry = append_assessment(

@@ -31,6 +31,7 @@ from ..runs import RUN_LAYOUTS, Run
 from .claims.log import ASSESSMENTS_FILE, read_assessments
 from .claims.missingness import LogCache
 from .claims.provenance import admitted_index, check_concept_claims, log_findings
+from .claims.warrant import WARRANTS_FILE, WarrantGuard, apply_warrants
 from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
 from .discover import discover, inside
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
@@ -192,7 +193,8 @@ def _check_wiki(
 
 def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
     """The ``C-CLAIM`` check of ``concepts`` (section 14): findings to ``wiki.findings``, each
-    claim's state (its assessment entry, its provenance now) to ``wiki.claims``.
+    claim's state (its assessment entry, its provenance now, its warrant: ``C-WARRANT``, section
+    17) to ``wiki.claims``.
 
     The assessment log is read when it exists or a concept has claims; a torn or edited log is a
     finding even when no claim names it.
@@ -200,6 +202,8 @@ def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
     log_path = wiki.wiki_root / ASSESSMENTS_FILE
     with_claims = [ce for ce in concepts if ce.doc is not None and ce.doc.front.claims]
     if not with_claims and not os.path.lexists(log_path):
+        if os.path.lexists(wiki.wiki_root / WARRANTS_FILE):
+            apply_warrants(wiki, ())  # a warrant log that does not verify is a finding even now
         return
     try:
         state = read_assessments(wiki.wiki_root)
@@ -212,16 +216,21 @@ def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
     admitted = admitted_index(state.events)
     logs: LogCache = {}
     runs = {ev.slug: ev for ev in wiki.runs}
+    before = len(wiki.claims)
     for ce in with_claims:
         wiki.claims.extend(check_concept_claims(wiki, ce, entries, keys, state.intact, logs, runs, admitted))
+    apply_warrants(wiki, wiki.claims[before:])
 
 
 def check_claims_text(wiki: WikiCheck, text: str, rel: str, slug: str) -> list[Finding]:
-    """The ``C-CLAIM`` findings of a concept not yet on disk (promotion checks what it writes)."""
+    """The ``C-CLAIM`` findings of a concept not yet on disk (promotion checks what it writes).
+
+    ``require_warrant`` is a condition of publication, not of promotion: a claim awaiting its
+    review never blocks promoting new evidence into its concept (the build still refuses it)."""
     before, claims = len(wiki.findings), len(wiki.claims)
     parsed: list[Finding] = []
     check_claims(wiki, [parse_concept_text(text, rel, slug, wiki.wiki_root, parsed)])
-    found = wiki.findings[before:]
+    found = [f for f in wiki.findings[before:] if f.field != WarrantGuard.WARRANT_REQUIRED.value]
     del wiki.findings[before:]
     del wiki.claims[claims:]
     return found

@@ -42,6 +42,7 @@ OPTIONS = (
     "web_fonts",
     "scheduler",
     "retracted",
+    "require_warrant",
 )
 """Every key ``extra: evidence:`` may hold (an allow-list)."""
 
@@ -69,6 +70,8 @@ class Policy:
     retracted: str = "warn"
     """``fail``: a claim resting on a retracted work refuses the build (``C-NOTICE``); ``warn``:
     the build says so and publishes, the work shown apart and giving no credit."""
+    require_warrant: bool = False
+    """Whether every claim needs a current ``confirmed`` or ``qualified`` warrant review (``C-WARRANT``)."""
 
     @classmethod
     def unsigned(cls, wiki_root: Path | None = None) -> Policy:
@@ -86,6 +89,7 @@ class Policy:
         """``sha256:`` of the options and key ids: equal digests, equal policies (no paths in it)."""
         body = {
             "trusted_keys": self.trusted_keys.ids,
+            "roles": {kid: sorted(self.trusted_keys.roles_of(kid)) for kid in self.trusted_keys.ids},
             "source_text": self.source_text,
             "source_text_for": [list(pair) for pair in self.source_text_for],
             "context": self.context,
@@ -94,6 +98,7 @@ class Policy:
             "web_fonts": self.web_fonts,
             "scheduler": self.scheduler,
             "retracted": self.retracted,
+            "require_warrant": self.require_warrant,
         }
         return "sha256:" + hashlib.sha256(canonical_bytes(body)).hexdigest()
 
@@ -150,7 +155,7 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
     context = _whole(evidence, "context", 400, 1_000_000, where)
     above = _whole(evidence, "windows_above", WINDOWS_ABOVE, 2**53, where)
     flags = {}
-    for key in ("offline", "web_fonts"):
+    for key in ("offline", "web_fonts", "require_warrant"):
         value = evidence.get(key, False)
         if not isinstance(value, bool):
             raise _bad(where, f"extra.evidence.{key} must be true or false")
@@ -177,4 +182,5 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
         web_fonts=flags["web_fonts"],
         scheduler=scheduler,
         retracted=retracted,
+        require_warrant=flags["require_warrant"],
     )

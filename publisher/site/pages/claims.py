@@ -16,9 +16,18 @@ from ...kernel.refs import neutral_text
 from ...wiki.claims.counts import WorkIndex, claim_view, claims_document
 from ...wiki.claims.model import STATUS_CODES
 from .model import GeneratedPage, PageModel
-from .uris import concept_uri
+from .uris import concept_uri, source_uri
 
-__all__ = ["MATRIX_URI", "CLAIMS_JSON_URI", "ADMONITIONS", "concept_claims", "matrix_page", "claims_json"]
+__all__ = [
+    "MATRIX_URI",
+    "CLAIMS_JSON_URI",
+    "ADMONITIONS",
+    "WARRANT_WORDS",
+    "warrant_words",
+    "concept_claims",
+    "matrix_page",
+    "claims_json",
+]
 
 MATRIX_URI = "claims/index.md"
 """The evidence matrix page (generated only when the wiki has claims)."""
@@ -64,11 +73,50 @@ def _mermaid(view: dict[str, Any]) -> tuple[str, list[str]]:
         if bound is not None:
             lines.append(f'  {kind}["{kind} in {_node(bound["run"])}"]')
             lines.append(f"  claim --> {kind}")
-            steps.append(f"{kind} {view[kind]} in run {bound['run']}")
+            rid = view[kind]["id"] if kind == "review" else view[kind]
+            steps.append(f"{kind} {rid} in run {bound['run']}")
     return "\n".join(lines), steps
 
 
-def _item(view: dict[str, Any]) -> dict[str, Any]:
+WARRANT_WORDS = {
+    "author_proposal": "author's proposal, not independently reviewed",
+    "confirmed": "independently confirmed by {reviewer} on {date}",
+    "qualified": "qualified: {kind}: {text} (independently reviewed by {reviewer} on {date})",
+    "rejected": "rejected: no credit (independently reviewed by {reviewer} on {date})",
+    "stale": "stale: the claim changed since {reviewer} reviewed it on {date} ({changed}): no credit",
+}
+"""What a page says of each warrant state (CONTRACT section 17)."""
+
+
+def warrant_words(warrant: dict[str, Any]) -> str:
+    """One sentence for a claim's warrant state (data: escaped where it reaches HTML)."""
+    correction = warrant["correction"] or {}
+    return WARRANT_WORDS[warrant["state"]].format(
+        reviewer=warrant["reviewer"],
+        date=(warrant["at"] or "")[:10],
+        kind=correction.get("kind"),
+        text=correction.get("text"),
+        changed=", ".join(warrant["changed"]),
+    )
+
+
+def _review(model: PageModel, page: GeneratedPage, view: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The review as shown: its terms and hit counts, each hit in its sentence linked to the
+    source page, and the adjudication of each."""
+    if view is None or not view["found"]:
+        return view
+    sid = view["source_id"]
+    href = model.href(page.src_uri, source_uri(sid)) if sid in model.pre.sources else None
+    hits = []
+    for hit in view["hits"]:
+        sentence = hit["sentence"]
+        text = sentence["text"]
+        a, b = hit["start"] - sentence["start"], hit["end"] - sentence["start"]
+        hits.append({**hit, "before": text[:a], "match_text": text[a:b], "after": text[b:], "href": href})
+    return {**view, "hits": hits}
+
+
+def _item(model: PageModel, page: GeneratedPage, view: dict[str, Any]) -> dict[str, Any]:
     mermaid, steps = _mermaid(view)
     return {
         "id": view["id"],
@@ -84,8 +132,18 @@ def _item(view: dict[str, Any]) -> dict[str, Any]:
         "valid": view["provenance_now"]["valid"],
         "reasons": view["provenance_now"]["reasons"],
         "counts": view["counts"],
+        "proposed_by": [
+            f"run {p['run']}: model profile {p['requested_model_profile']}, prompt sha256 {p['prompt_sha256'][:16]}…"
+            if p["agent_run_id"]
+            else f"run {p['run']}: no agent recorded"
+            for p in view["proposed_by"]
+        ],
+        "warrant": view["warrant"]["state"],
+        "warrant_words": warrant_words(view["warrant"]),
+        "warrant_id": view["warrant"]["warrant_id"],
+        "reviewer_key_id": view["warrant"]["reviewer_key_id"],
         "evidence": view["evidence"],
-        "review": view["review"],
+        "review": _review(model, page, view["review"]),
         "missingness": view["missingness"],
         "mermaid": mermaid,
         "lineage": steps,
@@ -113,7 +171,7 @@ def _by_concept(model: PageModel) -> dict[str, list[dict[str, Any]]]:
 
 def concept_claims(model: PageModel, page: GeneratedPage, slug: str) -> str:
     """A slot token for the claims of concept ``slug`` (empty when it has none)."""
-    items = [_item(v) for v in _by_concept(model).get(slug, ())]
+    items = [_item(model, page, v) for v in _by_concept(model).get(slug, ())]
     if not items:
         return ""
     return model.slot(page, str(model.fragments().claims(items)))
@@ -144,6 +202,7 @@ def matrix_page(model: PageModel, page: GeneratedPage) -> None:
                     "statement": neutral_text(v["statement"]),
                     "href": model.href(page.src_uri, concept_uri(v["concept"]), f"claim-{v['id']}"),
                     "valid": v["provenance_now"]["valid"],
+                    "warrant": v["warrant"]["state"].replace("_", " "),
                     "works": sorted((w, n) for w, n in per_work.items() if w not in retracted),
                     "retracted": sorted((w, n) for w, n in per_work.items() if w in retracted),
                 }
@@ -154,7 +213,8 @@ def matrix_page(model: PageModel, page: GeneratedPage) -> None:
         model.markdown("index.md.j2").render(
             heading_slot=model.heading(page),
             intro="Each claim against the works its verified excerpts come from (excerpts per work). "
-            "A status here is a structurally admissible proposal, not an adjudication.",
+            "A status here is a structurally admissible proposal, not an adjudication; the warrant column "
+            "says whether someone other than its author has reviewed it.",
             table_slot=model.slot(page, str(model.fragments().matrix(groups))),
         )
     )

@@ -29,6 +29,7 @@ from ...kernel.reasons import Reason
 from ...kernel.trust import KeyRing
 from ..concepts import ConceptClaim, ConceptDoc, EpistemicStatus
 from ..evidence import ConceptEvidence, RunEvidence, WikiCheck
+from .adjudications import hit_key, valid_adjudications
 from .log import Bound, BoundEvidence, BoundMissingness, BoundRef, BoundReview
 from .missingness import LogCache, log_of, missing_basis, missing_kind, restricted, unsigned_fact
 from .model import (
@@ -43,7 +44,7 @@ from .model import (
     work_keys,
 )
 from .records import MissingKind, MissingnessRecord, R, ReviewRecord, read_record
-from .reviews import build_review
+from .reviews import build_review, same_search, sentence_problem
 
 __all__ = [
     "Problem",
@@ -264,7 +265,7 @@ def _review_now(
             f"{review.source_id[:16]}… has a surface no acquisition signed by a trusted key declared complete; "
             "acquire the source with the wiki's key and review again",
         )
-    if again.model_copy(update={"created_at": review.created_at}) != review:
+    if not same_search(review, again) or sentence_problem(review, snap.text) is not None:
         return _unresolved(
             f"re-executing the review over {review.source_id[:16]}… gives another result (not written by the tool)"
         )
@@ -342,7 +343,30 @@ def review_grounds(
             Guard.REVIEW_INCOMPLETE,
             f"{rid[:16]}… is not protocol-complete ({why}); declare a complete surface at acquisition and review again",
         )
-    return _review_now(ev, review, keys=keys, logs=logs)
+    return _review_now(ev, review, keys=keys, logs=logs) or _hits_adjudicated(ev, rid, review, keys)
+
+
+def _hits_adjudicated(ev: RunEvidence, rid: str, review: ReviewRecord, keys: KeyRing) -> Problem | None:
+    """Why a review's hits leave not_supported unadmissible: a hit without a valid adjudication.
+
+    A search that found the claim's terms shows nothing absent until a person has read every hit
+    in its sentence and recorded (signed, on a signed wiki) that it does not support the claim.
+    """
+    if not review.hits:
+        return None
+    found = valid_adjudications(ev.run, rid, keys)
+    if isinstance(found, str):
+        return Problem(Guard.REVIEW_UNADJUDICATED, f"{found}: its adjudications are not trusted; repair it by hand")
+    open_hits = [(n, h) for n, h in enumerate(review.hits, start=1) if hit_key(h) not in found]
+    if not open_hits:
+        return None
+    n, first = open_hits[0]
+    return Problem(
+        Guard.REVIEW_UNADJUDICATED,
+        f"{rid[:16]}… found {len(review.hits)} hit(s), {len(open_hits)} not adjudicated (first: hit {n}, "
+        f"{first.term[:40]!r} #{first.start}-{first.end}); read each in its sentence and record "
+        "'publisher review adjudicate --hit N --reason …' if it does not support the claim",
+    )
 
 
 def _published_elsewhere(wiki: WikiCheck, record: MissingnessRecord, ev: RunEvidence) -> str | None:

@@ -9,24 +9,31 @@ its own URL. Five citations of one study read as one work, whatever spelling of 
 address each snapshot carries; the PMC full text and the PubMed abstract of one paper are one work.
 
 :func:`claim_view` gathers a claim's status, admissibility, provenance now, counts and lineage
-(claim → excerpts → snapshots → works → acquisition events) as plain values: the site renders
-them and ``claims.json`` carries them for machines.
+(claim → excerpts → snapshots → works → acquisition events) and its warrant (section 17: the
+state of its independent review, the reviewer's key, the correction) as plain values: the site
+renders them and ``claims.json`` carries them for machines.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ...acquire.agentrun import AgentRun, run_classes, trusted_agent_runs
+from ...kernel.errors import PublisherError
 from ...kernel.models import ACQUISITIONS
 from ...kernel.trust import Role, event_signature_problem
 from ..evidence import WikiCheck
 from ..notices import notice_index, retracted_sources, source_doi
 from ..revisions import revision_index
+from .adjudications import Adjudication, adjudication_problem, hit_key, valid_adjudications
+from .admission import find_record
 from .log import Assessment, signature_problem
 from .model import status_code, url_identity, work_keys
 from .provenance import ClaimState
+from .records import ReviewRecord
+from .reviews import sentence_problem
 
-__all__ = ["ADMISSIBLE", "WorkIndex", "claim_view", "claims_document"]
+__all__ = ["ADMISSIBLE", "WorkIndex", "claim_view", "claims_document", "review_view"]
 
 ADMISSIBLE = "structurally admissible proposal for {status} — not adjudicated"
 """What passing the guards means, and all it means."""
@@ -43,6 +50,9 @@ class WorkIndex:
         self._parent: dict[str, str] = {}
         self._of: dict[str, str] = {}
         self._sources = wiki.sources
+        self._runs = {ev.slug: ev for ev in wiki.runs}
+        self._ring = wiki.policy.trusted_keys
+        self._agents: dict[str, AgentRun | None] = {}
         self.events: dict[str, list[dict[str, Any]]] = {}
         ring = wiki.policy.trusted_keys
         for ev in wiki.runs:
@@ -104,6 +114,15 @@ class WorkIndex:
             first, second = sorted((ra, rb), key=lambda k: (k.startswith("text:"), k))
             self._parent[second] = first
 
+    def agent_of(self, slug: str) -> AgentRun | None:
+        """The latest trusted ``agent_run`` of the run ``slug`` (None: no agent recorded), read
+        once per run."""
+        if slug not in self._agents:
+            ev = self._runs.get(slug)
+            found = trusted_agent_runs(ev.run, self._ring) if ev is not None else []
+            self._agents[slug] = found[-1] if found else None
+        return self._agents[slug]
+
     def work(self, source_id: str) -> str:
         """The work a source belongs to: its smallest identity key (``pmcid:PMC1``, ``url:…``)."""
         key = self._of.get(source_id)
@@ -119,6 +138,122 @@ def _verified_signer(wiki: WikiCheck, entry: Assessment) -> str | None:
     if entry.sig is None or not keys or signature_problem(entry, keys) is not None:
         return None
     return entry.sig.key_id
+
+
+_PROPOSAL: dict[str, Any] = {
+    "state": "author_proposal",
+    "warrant_id": None,
+    "decision": None,
+    "reviewer_key_id": None,
+    "reviewer": None,
+    "at": None,
+    "reason": None,
+    "correction": None,
+    "changed": [],
+}
+"""The warrant of a claim no review covers."""
+
+
+_SHARED = (
+    ("model_profile", "requested_model_profile"),
+    ("prompt", "prompt_sha256"),
+    ("retrieval_infrastructure", "retrieval_infrastructure_sha256"),
+)
+"""Dependence edges (the ledger's): what two runs may share, and the agent record's field for it."""
+
+
+def _proposers(refs: list[tuple[str, Any]], works: WorkIndex) -> tuple[list[dict[str, Any]], int, list[dict[str, Any]]]:
+    """Who proposed a claim: each cited run's agent record, the number of independent runs (runs
+    sharing a model profile and a prompt digest are one), and the dependence edges between runs."""
+    runs = sorted({r.run for _, r in refs})
+    agents = {slug: works.agent_of(slug) for slug in runs}
+    proposed = [
+        {
+            "run": slug,
+            "agent_run_id": a.agent_run_id if a else None,
+            "requested_model_profile": a.requested_model_profile if a else None,
+            "reported_model_identity": a.reported_model_identity if a else None,
+            "prompt_sha256": a.prompt_sha256 if a else None,
+        }
+        for slug, a in agents.items()
+    ]
+    cited: dict[str, set[str]] = {}
+    for _, r in refs:
+        cited.setdefault(r.run, set()).add(works.work(r.source_id))
+    edges: list[dict[str, Any]] = []
+    for i, a in enumerate(runs):
+        for b in runs[i + 1 :]:
+            first, second = agents[a], agents[b]
+            if first is not None and second is not None:
+                for kind, name in _SHARED:
+                    value = getattr(first, name)
+                    if value is not None and value == getattr(second, name):
+                        edges.append({"kind": kind, "runs": [a, b], "value": value})
+            for work in sorted(cited[a] & cited[b]):
+                edges.append({"kind": "upstream_citation", "runs": [a, b], "value": work})
+    return proposed, len(run_classes(agents.items())), edges
+
+
+def _adjudication_view(wiki: WikiCheck, entry: Adjudication, run_name: str) -> dict[str, Any]:
+    ring = wiki.policy.trusted_keys
+    signed = entry.sig is not None and bool(ring) and adjudication_problem(entry, ring, run_name) is None
+    return {
+        "id": entry.adjudication_id,
+        "decision": entry.decision,
+        "reason": entry.reason,
+        "at": entry.at,
+        "signed_by": entry.sig.key_id if signed and entry.sig is not None else None,
+    }
+
+
+def review_view(wiki: WikiCheck, rid: str) -> dict[str, Any]:
+    """A document review as a reader needs it: its terms with their hit counts, each hit in its
+    sentence with the adjudication that decided it (or none), so that a search that found three
+    hits never reads like one that found nothing."""
+    found = find_record(wiki, rid, ReviewRecord)
+    if isinstance(found, str):
+        return {"id": rid, "found": False, "problem": found}
+    ev, review = found
+    try:
+        text: str | None = ev.run.store.read(review.source_id).text  # verified on read
+    except PublisherError:
+        text = None
+    adjudicated = valid_adjudications(ev.run, rid, wiki.policy.trusted_keys)
+    log_problem = adjudicated if isinstance(adjudicated, str) else None
+    decided = adjudicated if isinstance(adjudicated, dict) else {}
+    run_name = ev.run.name() if wiki.policy.trusted_keys and decided else ""
+    hits = []
+    for number, hit in enumerate(review.hits, start=1):
+        entry = decided.get(hit_key(hit))
+        sentence = hit.sentence.model_dump(mode="json")
+        verified = text is not None and sentence_problem(review.model_copy(update={"hits": (hit,)}), text) is None
+        if not verified:  # a record not written by the tool: show only what the snapshot says, if anything
+            shown = text[hit.start : hit.end] if text is not None and hit.end <= len(text) else ""
+            sentence = {"start": hit.start, "end": hit.end, "text": shown}
+        hits.append(
+            {
+                "number": number,
+                "term": hit.term,
+                "start": hit.start,
+                "end": hit.end,
+                "match": hit.match,
+                "sentence": sentence,
+                "sentence_verified": verified,
+                "adjudication": _adjudication_view(wiki, entry, run_name) if entry is not None else None,
+            }
+        )
+    return {
+        "id": rid,
+        "found": True,
+        "run": ev.slug,
+        "source_id": review.source_id,
+        "protocol_complete": review.protocol_complete,
+        "terms": [{"term": t, "hits": sum(1 for h in review.hits if h.term == t)} for t in review.search_terms],
+        "semantic_queries_declared_not_executed": list(review.semantic_queries_declared_not_executed),
+        "hits": hits,
+        "adjudicated": sum(1 for h in hits if h["adjudication"] is not None),
+        "adjudication_log_problem": log_problem,
+    }
 
 
 def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str, Any]:
@@ -138,6 +273,8 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
     retracted_works = {work_of[sid] for sid in retracted}
     notices = notice_index(wiki)
     bound = entry.bound if entry is not None else None
+    warrant = state.warrant
+    proposed, independent, edges = _proposers(refs, works)
     return {
         "concept": state.concept,
         "id": claim.id,
@@ -147,7 +284,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
         "code": status_code(claim.status),
         "conditions": list(claim.conditions),
         "evidence": list(claim.evidence),
-        "review": claim.review,
+        "review": review_view(wiki, claim.review) if claim.review is not None else None,
         "missingness": claim.missingness,
         "assessment": {
             "id": entry.assessment_id,
@@ -166,7 +303,11 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
             "urls": len(urls),
             "works": len(set(work_of.values()) - retracted_works),
             "retracted_works": len(retracted_works),
+            "independently_confirmed": warrant.confirmations if warrant is not None else 0,
+            "independent_runs": independent,
         },
+        "proposed_by": proposed,
+        "warrant": warrant.view() if warrant is not None else _PROPOSAL,
         "notices": [
             {
                 "source_id": sid,
@@ -198,6 +339,7 @@ def claim_view(wiki: WikiCheck, state: ClaimState, works: WorkIndex) -> dict[str
             "events": events,
             "review": bound.review.model_dump(mode="json") if bound and bound.review else None,
             "missingness": bound.missingness.model_dump(mode="json") if bound and bound.missingness else None,
+            "dependence": edges,
         },
     }
 

@@ -63,6 +63,8 @@ class Guard(StrEnum):
     """A review of another claim (claim_hash differs)."""
     REVIEW_INCOMPLETE = "REVIEW_INCOMPLETE"
     """A review that is not protocol-complete over a complete surface."""
+    REVIEW_UNADJUDICATED = "REVIEW_UNADJUDICATED"
+    """A review that found hits, not every one of them adjudicated "does not support" (signed)."""
     MISSINGNESS_REQUIRED = "MISSINGNESS_REQUIRED"
     """NE without a missingness record, or one on another status."""
     MISSINGNESS_UNRESOLVED = "MISSINGNESS_UNRESOLVED"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ...kernel.eventlog import LogState
 from ...kernel.findings import Finding
@@ -50,6 +51,9 @@ class ClaimState:
     entry: Assessment | None
     provenance: list[str] = field(default_factory=list)
     """Why the bound grounds no longer hold (empty: provenance valid now)."""
+    warrant: Any = None
+    """Its independent review now (a :class:`.warrant.WarrantState`, which ranks above this
+    module); None until the warrants are applied."""
 
     @property
     def provenance_valid(self) -> bool:

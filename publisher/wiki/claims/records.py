@@ -40,6 +40,7 @@ __all__ = [
     "MissingKind",
     "MissingBasis",
     "MissingnessRecord",
+    "HitSentence",
     "Hit",
     "ReviewRecord",
     "record_id",
@@ -97,14 +98,29 @@ class MissingnessRecord(BaseModel):
     created_at: Timestamp
 
 
+class HitSentence(BaseModel):
+    """The sentence a hit lies in: raw code-point offsets into the snapshot's text and its text.
+
+    A reading aid recorded with the hit so that a reader (and the person adjudicating it) sees
+    the hit in context; the build checks it is the exact slice and covers the hit.
+    """
+
+    model_config = _FROZEN
+    start: Offset
+    end: Offset
+    text: StrictStr
+
+
 class Hit(BaseModel):
-    """One occurrence of a search term: raw code-point offsets into the snapshot's text."""
+    """One occurrence of a search term: raw code-point offsets into the snapshot's text, and the
+    sentence it lies in."""
 
     model_config = _FROZEN
     term: StrictStr
     start: Offset
     end: Offset
     match: Literal["exact", "normalized"]
+    sentence: HitSentence
 
 
 class ReviewRecord(BaseModel):

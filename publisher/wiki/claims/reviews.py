@@ -24,6 +24,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from ...acquire.sentences import Sentences
 from ...kernel.canonical import canonical_bytes, format_ts, utc_now
 from ...kernel.errors import UsageError
 from ...kernel.locate import STREAM_ABOVE, Budget, normal_form, search_term
@@ -33,9 +34,18 @@ from ...kernel.trust import KeyRing, Role, event_signature_problem
 from ...runs import Run
 from .missingness import LogCache, log_of
 from .model import ClaimRefusal, Guard, claim_hash, normalise_statement
-from .records import Hit, ReviewRecord, write_record
+from .records import Hit, HitSentence, ReviewRecord, write_record
 
-__all__ = ["MAX_TERMS", "REVIEW_BUDGET", "Reviewed", "build_review", "run_review", "surface_declared_complete"]
+__all__ = [
+    "MAX_TERMS",
+    "REVIEW_BUDGET",
+    "Reviewed",
+    "build_review",
+    "run_review",
+    "surface_declared_complete",
+    "same_search",
+    "sentence_problem",
+]
 
 MAX_TERMS = 100
 """Most search terms (and, separately, semantic queries) one review declares."""
@@ -160,6 +170,7 @@ def build_review(
     # executed again at every build): the pass is linear in the text, the repetition is not. A long
     # text is searched a block at a time instead (search_term), its whole normal form never held.
     mapped = normal_form(snap.text) if len(snap.text) <= STREAM_ABOVE else None
+    sentences = Sentences(snap.text, wrapped=snap.pages is not None)
     budget = Budget(REVIEW_BUDGET)  # one for all the terms together
     for term in declared_terms:
         found, stopped = search_term(snap.text, term, mapped=mapped, budget=budget)
@@ -173,7 +184,10 @@ def build_review(
                 source_id=snap.source_id,
                 term=term[:200],
             )
-        hits += [Hit(term=term, start=o.start, end=o.end, match=o.kind) for o in found]
+        hits += [
+            Hit(term=term, start=o.start, end=o.end, match=o.kind, sentence=_sentence(sentences, o.start, o.end))
+            for o in found
+        ]
         trace.append({"term": term, "hits": [[o.start, o.end, o.kind] for o in found]})
     chash = claim_hash(statement)
     contract = {
@@ -206,3 +220,36 @@ def build_review(
         created_at=format_ts(utc_now()),
     )
     return record
+
+
+def _sentence(sentences: Sentences, start: int, end: int) -> HitSentence:
+    """The whole sentences covering ``text[start:end]`` (the hit itself if the splitter finds none)."""
+    lo, hi = sentences.covering(start, end) or (start, end)
+    return HitSentence(start=lo, end=hi, text=sentences.text[lo:hi])
+
+
+def same_search(stored: ReviewRecord, again: ReviewRecord) -> bool:
+    """Whether a re-execution found what ``stored`` records, sentences aside.
+
+    The sentence around a hit is a reading aid from the sentence splitter: a newer splitter may
+    draw it differently without the search having changed, so it is checked apart
+    (:func:`sentence_problem`), never by equality with a re-execution.
+    """
+
+    def bare(record: ReviewRecord) -> dict[str, Any]:
+        data = record.model_dump(mode="json")
+        del data["created_at"]
+        for hit in data["hits"]:
+            del hit["sentence"]
+        return data
+
+    return bare(stored) == bare(again)
+
+
+def sentence_problem(review: ReviewRecord, text: str) -> str | None:
+    """Why a stored hit's sentence is not an exact slice of ``text`` covering the hit, or None."""
+    for hit in review.hits:
+        s = hit.sentence
+        if not (s.start <= hit.start < hit.end <= s.end <= len(text)) or text[s.start : s.end] != s.text:
+            return f"the sentence recorded for the hit #{hit.start}-{hit.end} ({hit.term[:40]!r}) is not the text's"
+    return None

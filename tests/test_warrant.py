@@ -1,0 +1,378 @@
+"""Warrant reviews (CONTRACT section 17): who may review a claim, what a review is bound to, and
+what the wiki says of each claim afterwards.
+
+The wiki trusts two keys: the maintainer's (acquire and assess: it signed the run's acquisitions
+and the assessment) and a reviewer's (warrant only). Decisions are recorded through the library
+with signers made in the test; the command's terminal-only passphrase is tested in
+``test_warrant_keys.py``. Assertions name guards, check ids and states, never wording.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
+from _policy import policy_of
+from _wiki_helpers import refused_build, tree_digest
+from conftest import CliResult
+from test_claims_assess import assess
+
+from publisher.acquire.signing import Signer, load_signer, new_key_pair
+from publisher.kernel.canonical import canonical_bytes
+from publisher.kernel.eventlog import line_digest
+from publisher.wiki.check import check_wiki
+from publisher.wiki.claims.counts import claims_document
+from publisher.wiki.claims.warrant import (
+    SIGNED_FOR,
+    WARRANTS_FILE,
+    Correction,
+    CorrectionKind,
+    Decision,
+    WarrantGuard,
+    WarrantRefusal,
+)
+from publisher.wiki.policy import Policy
+from publisher.wiki.warrant import awaiting_review, parse_correction, record_warrant
+
+Cli = Callable[..., CliResult]
+
+TRUST = (
+    "extra:\n  evidence:\n    trusted_keys:\n      - keys/wiki.pub\n"
+    "      - {path: keys/reviewer.pub, roles: [warrant]}\n      - keys/colleague.pub\n"
+)
+
+
+class Keys:
+    """The private keys of the test: the maintainer's, the reviewer's, a colleague's the wiki trusts
+    for acquisition and assessment only, and one the wiki does not list."""
+
+    def __init__(self, folder: Path) -> None:
+        self.wiki, _, self.wiki_id = new_key_pair(folder, "wiki")
+        self.reviewer, _, self.reviewer_id = new_key_pair(folder, "reviewer")
+        self.stranger, _, _ = new_key_pair(folder, "stranger")
+        self.colleague, _, _ = new_key_pair(folder, "colleague")
+
+    def signer(self, path: Path) -> Signer:
+        return load_signer(path, SIGNED_FOR)
+
+
+@pytest.fixture(scope="module")
+def _built(tmp_path_factory: pytest.TempPathFactory, corpus_dir: Path) -> tuple[Path, Path, list[str]]:
+    """One signed claims wiki with claim c1 (S) assessed by the maintainer's key, built once."""
+    from publisher.cli import main
+
+    root = tmp_path_factory.mktemp("warrant")
+    keys = root / "keys"
+    Keys(keys)
+    (root / "wiki" / "keys").mkdir(parents=True)
+    for name in ("wiki", "reviewer", "colleague"):
+        shutil.copy(keys / f"{name}.pub", root / "wiki" / "keys" / f"{name}.pub")
+    cw = claims_wiki(root / "wiki", corpus_dir, key=keys / "wiki.key", extra=TRUST)
+    status = main(["assess", "--wiki", str(cw.wiki), "--concept", CONCEPT, "--claim-id", "c1",
+                   "--statement", "It helps.", "--status", "S", "--evidence", cw.labels[0],
+                   "--key", str(keys / "wiki.key")])  # fmt: skip
+    assert status == 0
+    return root, cw.wiki, cw.labels
+
+
+@pytest.fixture
+def ww(_built: tuple[Path, Path, list[str]], tmp_path: Path) -> tuple[Path, Keys, list[str]]:
+    """A fresh copy of the built wiki and its keys."""
+    root, _, labels = _built
+    shutil.copytree(root, tmp_path / "w", symlinks=True)
+    copy = tmp_path / "w" / "wiki"
+    return copy, _reload(tmp_path / "w" / "keys"), labels
+
+
+def _reload(folder: Path) -> Keys:
+    keys = Keys.__new__(Keys)
+    names = ("wiki", "reviewer", "stranger", "colleague")
+    keys.wiki, keys.reviewer, keys.stranger, keys.colleague = (folder / f"{n}.key" for n in names)
+    keys.wiki_id = load_signer(keys.wiki, SIGNED_FOR).key_id
+    keys.reviewer_id = load_signer(keys.reviewer, SIGNED_FOR).key_id
+    return keys
+
+
+def policy(wiki: Path) -> Policy:
+    return policy_of(wiki)
+
+
+def decide(wiki: Path, signer: Signer, decision: Decision = Decision.CONFIRMED, **more: object) -> None:
+    record_warrant(
+        wiki,
+        str(more.get("concept", CONCEPT)),
+        str(more.get("claim", "c1")),
+        decision,
+        str(more.get("reason", "The excerpt reports this outcome in this population.")),
+        more.get("correction"),  # type: ignore[arg-type]
+        signer=signer,
+        policy=policy(wiki),
+    )
+
+
+def warrant_of(wiki: Path, claim_id: str = "c1") -> dict[str, object]:
+    doc = claims_document(check_wiki(wiki, policy=policy(wiki)))
+    (view,) = [c for c in doc["claims"] if c["id"] == claim_id]
+    return {**view["warrant"], "confirmed": view["counts"]["independently_confirmed"]}
+
+
+def refused(call: Callable[[], object], guard: WarrantGuard, wiki: Path) -> None:
+    before = tree_digest(wiki)
+    with pytest.raises(WarrantRefusal) as info:
+        call()
+    assert info.value.guard is guard
+    finding = info.value.finding()
+    assert (finding.check, finding.field, info.value.exit_status) == ("C-WARRANT", guard.value, 1)
+    assert tree_digest(wiki) == before  # nothing written
+
+
+def test_a_claim_starts_as_its_authors_proposal(ww: tuple[Path, Keys, list[str]]) -> None:
+    wiki, _, _ = ww
+    assert warrant_of(wiki)["state"] == "author_proposal"
+    assert warrant_of(wiki)["confirmed"] == 0
+    assert [i.state.claim.id for i in awaiting_review(check_wiki(wiki, policy=policy(wiki)))] == ["c1"]
+
+
+def test_a_second_key_with_the_warrant_role_confirms(ww: tuple[Path, Keys, list[str]]) -> None:
+    wiki, keys, _ = ww
+    decide(wiki, keys.signer(keys.reviewer))
+    got = warrant_of(wiki)
+    assert (got["state"], got["reviewer_key_id"], got["reviewer"], got["confirmed"]) == (
+        "confirmed",
+        keys.reviewer_id,
+        "reviewer",
+        1,
+    )
+    (line,) = (wiki / WARRANTS_FILE).read_text(encoding="utf-8").splitlines()
+    entry = json.loads(line)
+    # Bound to the claim, its assessment and every cited span with the excerpt's digest.
+    assert entry["assessment_id"] == "as-0001" and entry["claim_hash"].startswith("sha256:")
+    assert entry["spans"] and all(len(s["excerpt_sha256"]) == 64 for s in entry["spans"])
+    assert entry["sig"]["key_id"] == keys.reviewer_id and entry["sig"]["run"] == SIGNED_FOR
+    assert awaiting_review(check_wiki(wiki, policy=policy(wiki))) == []
+
+
+def test_a_self_review_is_refused(ww: tuple[Path, Keys, list[str]]) -> None:
+    wiki, keys, _ = ww
+    # The maintainer's key gains the warrant role: it still signed the assessment and acquisitions.
+    yml = wiki / "mkdocs.yml"
+    yml.write_text(
+        yml.read_text(encoding="utf-8").replace(
+            "      - keys/wiki.pub\n", "      - {path: keys/wiki.pub, roles: [acquire, assess, warrant]}\n"
+        ),
+        encoding="utf-8",
+    )
+    refused(lambda: decide(wiki, keys.signer(keys.wiki)), WarrantGuard.SELF_REVIEW, wiki)
+
+
+def test_a_key_without_the_warrant_role_is_refused(ww: tuple[Path, Keys, list[str]]) -> None:
+    wiki, keys, _ = ww
+    refused(lambda: decide(wiki, keys.signer(keys.wiki)), WarrantGuard.NOT_WARRANT_KEY, wiki)
+    refused(lambda: decide(wiki, keys.signer(keys.stranger)), WarrantGuard.NOT_WARRANT_KEY, wiki)
+    refused(lambda: decide(wiki, keys.signer(keys.colleague)), WarrantGuard.NOT_WARRANT_KEY, wiki)
+
+
+def test_qualified_needs_a_correction_and_others_take_none(ww: tuple[Path, Keys, list[str]]) -> None:
+    wiki, keys, _ = ww
+    signer = keys.signer(keys.reviewer)
+    refused(lambda: decide(wiki, signer, Decision.QUALIFIED), WarrantGuard.CORRECTION_REQUIRED, wiki)
+    fix = Correction(kind=CorrectionKind.POPULATION, text="adults only")
+    refused(lambda: decide(wiki, signer, Decision.CONFIRMED, correction=fix), WarrantGuard.CORRECTION_NOT_ALLOWED, wiki)
+    refused(lambda: decide(wiki, signer, reason="   "), WarrantGuard.REASON_REQUIRED, wiki)
+    refused(lambda: decide(wiki, signer, claim="nope"), WarrantGuard.CLAIM_UNKNOWN, wiki)
+    decide(wiki, signer, Decision.QUALIFIED, correction=fix)
+    got = warrant_of(wiki)
+    assert (got["state"], got["correction"], got["confirmed"]) == (
+        "qualified",
+        {"kind": "population", "text": "adults only"},
+        1,
+    )
+    assert parse_correction("magnitude: smaller than said") == Correction(kind="magnitude", text="smaller than said")
+
+
+def test_rejected_gives_no_credit(ww: tuple[Path, Keys, list[str]]) -> None:
+    wiki, keys, _ = ww
+    decide(wiki, keys.signer(keys.reviewer), Decision.REJECTED)
+    got = warrant_of(wiki)
+    assert (got["state"], got["confirmed"]) == ("rejected", 0)
+
+
+def test_a_review_made_before_the_claims_spans_changed_is_stale(ww: tuple[Path, Keys, list[str]], cli: Cli) -> None:
+    wiki, keys, labels = ww
+    decide(wiki, keys.signer(keys.reviewer))
+    assert warrant_of(wiki)["state"] == "confirmed"
+    # The claim is assessed again on other evidence: its cited spans are no longer those reviewed.
+    other = next(label for label in labels if label != labels[0])
+    cw = ClaimsWiki(wiki, None, "", "", "", "", labels, "")  # type: ignore[arg-type]
+    out = assess(cli, cw, "c1", "It helps.", "S", "--evidence", other, "--key", str(keys.wiki))
+    assert out.status == 0, out.err
+    got = warrant_of(wiki)
+    assert (got["state"], got["confirmed"]) == ("stale", 0)
+    assert "cited spans" in got["changed"]  # type: ignore[operator]
+    assert [i.state.claim.id for i in awaiting_review(check_wiki(wiki, policy=policy(wiki)))] == ["c1"]
+
+
+@pytest.mark.parametrize("tamper", ["edit", "reorder", "delete", "torn"])
+def test_warrant_log_edits_reorders_and_deletions_are_refused(ww: tuple[Path, Keys, list[str]], tamper: str) -> None:
+    wiki, keys, _ = ww
+    signer = keys.signer(keys.reviewer)
+    decide(wiki, signer, Decision.REJECTED)
+    decide(wiki, signer, Decision.CONFIRMED)
+    decide(wiki, signer, Decision.REJECTED)
+    log = wiki / WARRANTS_FILE
+    lines = log.read_bytes().splitlines()
+    if tamper == "edit":  # the middle decision turned into a confirmation, re-serialised canonically
+        entry = json.loads(lines[0])
+        entry["decision"] = "confirmed"
+        lines[0] = canonical_bytes(entry)
+    elif tamper == "reorder":
+        lines[0], lines[1] = lines[1], lines[0]
+    elif tamper == "delete":
+        del lines[1]
+    log.write_bytes(b"\n".join(lines) + (b"" if tamper == "torn" else b"\n"))
+    if tamper == "torn":
+        log.write_bytes(log.read_bytes()[:-5])
+    found = [(f.check, f.field) for f in check_wiki(wiki, policy=policy(wiki)).findings]
+    assert found and set(found) == {("C-WARRANT", "WARRANT_LOG")}
+
+
+def test_an_edited_last_line_does_not_verify(ww: tuple[Path, Keys, list[str]]) -> None:
+    """No later line guards the last one's bytes: its signature does."""
+    wiki, keys, _ = ww
+    decide(wiki, keys.signer(keys.reviewer), Decision.REJECTED)
+    log = wiki / WARRANTS_FILE
+    entry = json.loads(log.read_bytes())
+    entry["decision"] = "confirmed"
+    log.write_bytes(canonical_bytes(entry) + b"\n")
+    found = [(f.check, f.field) for f in check_wiki(wiki, policy=policy(wiki)).findings]
+    assert found == [("C-WARRANT", "WARRANT_LOG")]
+
+
+def test_a_forged_line_signed_by_the_authors_key_gives_no_credit(ww: tuple[Path, Keys, list[str]]) -> None:
+    """An agent holding the maintainer's key writes a well-chained, validly signed confirmation
+    by hand: it is not a warrant key, so the claim stays the author's proposal."""
+    from publisher.wiki.claims.warrant import append_warrant, current_spans
+
+    wiki, keys, _ = ww
+    check = check_wiki(wiki, policy=policy(wiki))
+    (state,) = check.claims
+    assert state.entry is not None
+    spans = [s.model_dump(mode="json") for s in current_spans(check, state.entry)]
+    fields = {
+        "concept": CONCEPT,
+        "claim_id": "c1",
+        "claim_hash": state.claim_hash,
+        "assessment_id": state.entry.assessment_id,
+        "spans": spans,
+        "decision": "confirmed",
+        "correction": None,
+        "reason": "forged",
+    }
+    append_warrant(wiki, fields, keys.signer(keys.wiki))
+    append_warrant(wiki, fields, keys.signer(keys.stranger))
+    append_warrant(wiki, fields, keys.signer(keys.colleague))  # trusted, not for warrant
+    got = warrant_of(wiki)
+    assert (got["state"], got["confirmed"]) == ("author_proposal", 0)
+    # Even listed with the warrant role, the author's key is a self-review: no credit.
+    yml = wiki / "mkdocs.yml"
+    yml.write_text(
+        yml.read_text(encoding="utf-8").replace(
+            "      - keys/wiki.pub\n", "      - {path: keys/wiki.pub, roles: [acquire, assess, warrant]}\n"
+        ),
+        encoding="utf-8",
+    )
+    assert warrant_of(wiki)["state"] == "author_proposal"
+
+
+def test_require_warrant_fails_the_build_with_the_site_untouched(ww: tuple[Path, Keys, list[str]]) -> None:
+    from _wiki_helpers import build_wiki
+
+    wiki, keys, _ = ww
+    build_wiki(wiki)
+    site = wiki / "site"
+    before = tree_digest(site)
+    yml = wiki / "mkdocs.yml"
+    yml.write_text(yml.read_text(encoding="utf-8") + "    require_warrant: true\n", encoding="utf-8")
+    found = [(f.check, f.field, f.artifact_id) for f in refused_build(wiki)]
+    assert found == [("C-WARRANT", "WARRANT_REQUIRED", "claim:c1")]
+    assert tree_digest(site) == before
+    decide(wiki, keys.signer(keys.reviewer), Decision.REJECTED)  # a rejection is no warrant either
+    assert [(f.check, f.field) for f in refused_build(wiki)] == [("C-WARRANT", "WARRANT_REQUIRED")]
+    assert tree_digest(site) == before
+    decide(wiki, keys.signer(keys.reviewer), Decision.CONFIRMED)
+    build_wiki(wiki)
+    doc = json.loads((site / "claims.json").read_text(encoding="utf-8"))
+    (claim,) = doc["claims"]
+    assert claim["warrant"]["state"] == "confirmed" and claim["counts"]["independently_confirmed"] == 1
+    assert claim["warrant"]["reviewer_key_id"] == keys.reviewer_id
+
+
+def test_trusted_key_roles_are_parsed_strictly(tmp_path: Path) -> None:
+    from publisher.kernel.errors import UsageError
+    from publisher.kernel.reasons import Reason
+    from publisher.kernel.trust import Role
+    from publisher.wiki.policy import policy_from_evidence
+
+    _, public, kid = new_key_pair(tmp_path / "k", "r")
+    (tmp_path / "w").mkdir()
+    shutil.copy(public, tmp_path / "w" / "r.pub")
+    reviewer = {"trusted_keys": [{"path": "r.pub", "roles": ["warrant"]}]}
+    ring = policy_from_evidence(reviewer, tmp_path / "w").trusted_keys
+    assert ring.has_role(kid, Role.WARRANT) and not ring.has_role(kid, Role.ACQUIRE)
+    bare = policy_from_evidence({"trusted_keys": ["r.pub"]}, tmp_path / "w").trusted_keys
+    assert bare.has_role(kid, Role.ACQUIRE) and bare.has_role(kid, Role.ASSESS) and not bare.has_role(kid, Role.WARRANT)
+    for bad in ([{"path": "r.pub", "roles": ["admin"]}], [{"path": "r.pub"}], [{"path": "r.pub", "roles": []}],
+                [{"path": "r.pub", "roles": ["warrant"], "extra": 1}]):  # fmt: skip
+        with pytest.raises(UsageError) as info:
+            policy_from_evidence({"trusted_keys": bad}, tmp_path / "w")
+        assert info.value.reason is Reason.SCHEMA_ERROR
+    with pytest.raises(UsageError):
+        policy_from_evidence({"require_warrant": "yes"}, tmp_path / "w")
+
+
+def test_a_ring_keeps_its_roles_through_a_pickle(tmp_path: Path) -> None:
+    import pickle
+
+    from publisher.kernel.trust import Role
+    from publisher.wiki.policy import policy_from_evidence
+
+    _, public, kid = new_key_pair(tmp_path / "k", "r")
+    (tmp_path / "w").mkdir()
+    shutil.copy(public, tmp_path / "w" / "r.pub")
+    reviewer = {"trusted_keys": [{"path": "r.pub", "roles": ["warrant"]}]}
+    ring = policy_from_evidence(reviewer, tmp_path / "w").trusted_keys
+    again = pickle.loads(pickle.dumps(ring))
+    assert again.has_role(kid, Role.WARRANT) and not again.has_role(kid, Role.ASSESS) and again.shown(kid) == "r.pub"
+
+
+def test_line_digest_chain_of_a_written_log(ww: tuple[Path, Keys, list[str]]) -> None:
+    wiki, keys, _ = ww
+    decide(wiki, keys.signer(keys.reviewer))
+    decide(wiki, keys.signer(keys.reviewer), Decision.REJECTED)
+    first, second = (wiki / WARRANTS_FILE).read_bytes().splitlines()
+    assert json.loads(first)["prev"] is None and json.loads(second)["prev"] == line_digest(first)
+
+
+def test_new_require_warrant_scaffolds_the_policy_on(cli: Cli, tmp_path: Path) -> None:
+    out = cli("new", tmp_path / "strict", "--require-warrant", "--json")
+    assert out.status == 0 and out.json()["require_warrant"] is True, out.err
+    assert policy(tmp_path / "strict").require_warrant is True
+    assert check_wiki(tmp_path / "strict", policy=policy(tmp_path / "strict")).ok  # no claim yet: it builds
+    assert cli("new", tmp_path / "plain", "--json").status == 0
+    assert policy(tmp_path / "plain").require_warrant is False
+
+
+def test_require_warrant_never_blocks_promotion_only_publication(ww: tuple[Path, Keys, list[str]]) -> None:
+    from publisher.wiki.promote import promote
+
+    wiki, _, _ = ww
+    yml = wiki / "mkdocs.yml"
+    yml.write_text(yml.read_text(encoding="utf-8") + "    require_warrant: true\n", encoding="utf-8")
+    # The run promoted again into the concept whose claim awaits review: allowed.
+    promote(wiki / "runs" / "trials", wiki, concept=CONCEPT, policy=policy(wiki))
+    found = [(f.check, f.field) for f in check_wiki(wiki, policy=policy(wiki)).findings]
+    assert found == [("C-WARRANT", "WARRANT_REQUIRED")]

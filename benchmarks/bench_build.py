@@ -182,7 +182,7 @@ def generated_twin(wiki: Path, root: Path, *, slots: bool = False) -> int:
     and the theme uses the system fonts, as under the hook. Returns the number of pages written.
     """
     from publisher.site import STATIC_DIR, TEMPLATES_DIR
-    from publisher.site.build.workers import BuildHelper
+    from publisher.site.lifecycle.workers import BuildHelper
     from publisher.site.checks.manifest import record_uri
     from publisher.site.pages.generate import SiteModel
     from publisher.wiki.check import check_wiki as run_preflight
@@ -334,7 +334,7 @@ def measure(
 
 def _hook_available() -> bool:
     try:
-        import publisher.site.build.hook  # noqa: F401
+        import publisher.site.lifecycle.hook  # noqa: F401
     except ImportError:
         return False
     return (REPO / "hooks" / "evidence.py").is_file()

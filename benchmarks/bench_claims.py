@@ -29,7 +29,7 @@ from benchmarks._common import table
 from benchmarks.generate import WikiSpec, generate_wiki
 from publisher.kernel import _fs
 from publisher.parallel import fewer_collections
-from publisher.site.build.policy import resolve_policy
+from publisher.site.lifecycle.policy import resolve_policy
 from publisher.wiki.check import check_claims, check_wiki
 from publisher.wiki.claims.admission import Proposal, admit
 from publisher.wiki.claims.counts import claims_document

@@ -68,7 +68,7 @@ from benchmarks.generate import WikiSpec, generate_wiki
 from publisher.kernel.store import SnapshotStore, build_record
 from publisher.parallel import Workers, default_workers, verify_many
 from publisher.parallel import pool as batch
-from publisher.site.build.policy import resolve_policy
+from publisher.site.lifecycle.policy import resolve_policy
 
 try:
     import orjson

@@ -62,7 +62,7 @@ def _build(wiki: Path) -> tuple[float, float, list[str]]:
     from mkdocs.commands.build import build
     from mkdocs.config import load_config
 
-    import publisher.site.build.events as site_build
+    import publisher.site.lifecycle.events as site_build
 
     kept: list[str] = []
     spent = [0.0]

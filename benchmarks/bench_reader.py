@@ -252,7 +252,7 @@ def make_signed_wiki(root: Path, size: int) -> Path:
     from publisher.gate.assemble import assemble_run
     from publisher.gate.inputs import RunOptions
     from publisher.runs import Run
-    from publisher.site.build.policy import resolve_policy
+    from publisher.site.lifecycle.policy import resolve_policy
 
     (root / "mkdocs.yml").write_text(_CONFIG + PROOF_VARIANTS["signed"], encoding="utf-8")
     for run in sorted((root / "runs").iterdir()):

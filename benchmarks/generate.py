@@ -35,7 +35,7 @@ from publisher.kernel.eventlog import append_event
 from publisher.kernel.refs import format_ref
 from publisher.kernel.store import build_record
 from publisher.runs import init_run
-from publisher.site.build.policy import resolve_policy
+from publisher.site.lifecycle.policy import resolve_policy
 
 __all__ = ["WikiSpec", "WikiSummary", "generate_wiki", "paragraphs", "main"]
 

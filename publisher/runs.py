@@ -164,6 +164,13 @@ class Run:
                 path=str(self.config_path),
             ) from exc
 
+    @property
+    def upstream_layout(self) -> bool:
+        """Whether the run sits where the upstream kit writes runs (``outputs/deep-research/<slug>``):
+        such runs keep upstream's rules (no seals, no chain; see docs/upstream.md)."""
+        parents = self.path.resolve().parents
+        return len(parents) >= 2 and parents[0].name == "deep-research" and parents[1].name == "outputs"
+
     def slug(self, config: RunConfig | None = None) -> str:
         """The run's slug: ``run_slug`` from the config, else the folder name (held to :data:`SLUG_RE`)."""
         config = config or self.load_config()

@@ -174,7 +174,7 @@ NAMED = (
     ),
     Mutant(
         "strict-warning-ignored",
-        "publisher/site/build/events.py",
+        "publisher/site/lifecycle/events.py",
         "return bool(self.config is not None and self.config.strict and warnings_counted())",
         "return False",
         ("tests/test_hook_build.py", "tests/test_publish_last.py", "tests/test_mutation_guards.py"),

@@ -12,7 +12,7 @@ from typing import Any
 from publisher.gate.inputs import RunOptions
 from publisher.kernel.trust import KeyRing
 from publisher.runs import Run, find_wiki_root
-from publisher.site.build.policy import resolve_policy
+from publisher.site.lifecycle.policy import resolve_policy
 from publisher.wiki.policy import Policy
 
 __all__ = ["KeyRing", "policy_of", "keys_of", "options_of", "run_keys"]

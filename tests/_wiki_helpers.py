@@ -480,7 +480,7 @@ def refused_build(wiki: Path, **overrides: Any) -> tuple[Finding, ...]:
 def build_findings(error: BaseException) -> tuple[Finding, ...]:
     """The findings of the evidence refusal behind ``error`` (MkDocs turns the plugin's error
     into an ``Abort`` raised while handling it, so the refusal is its context)."""
-    from publisher.site.build.refusal import refusal_of
+    from publisher.site.lifecycle.refusal import refusal_of
 
     refusal = refusal_of(error)
     if refusal is None:
@@ -498,8 +498,8 @@ def finding_of(data: dict[str, Any]) -> Finding:
 
 def logged_findings(output: str) -> list[Finding]:
     """The findings a refused ``mkdocs build -v`` logged, one ``evidence finding:`` line of JSON
-    each (:mod:`publisher.site.build.refusal`), read back in order."""
-    from publisher.site.build.refusal import FINDING_LINE
+    each (:mod:`publisher.site.lifecycle.refusal`), read back in order."""
+    from publisher.site.lifecycle.refusal import FINDING_LINE
 
     found = []
     for line in output.splitlines():

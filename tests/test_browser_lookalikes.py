@@ -83,7 +83,10 @@ def test_homoglyph_evidence_in_prose_is_refused_and_the_site_shows_none_of_it(tm
     )
     findings = refused_build(wiki)
     files = {(f.check, f.file) for f in findings}
-    assert ("C-PROSE", "docs/forged.md") in files and ("C-PROSE", concept.relative_to(wiki).as_posix()) in files
+    assert ("C-PAGE-PROSE", "docs/forged.md") in files and (
+        "C-PAGE-PROSE",
+        concept.relative_to(wiki).as_posix(),
+    ) in files
     assert tree_digest(site) == before and leftovers(wiki) == []
     dialogs, bodies, _ = _shown(browser, site)
     assert dialogs == [] and not any(MARKER in body for body in bodies)

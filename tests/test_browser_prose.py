@@ -112,7 +112,7 @@ def test_each_class_is_refused_at_build_and_the_site_shows_nothing_of_it(
     for rel, content in CLASSES[kind].items():
         (wiki / rel).write_text(content, encoding="utf-8")
     findings = refused_build(wiki)
-    assert {(f.check, f.file) for f in findings} == {("C-PROSE", rel) for rel in CLASSES[kind]}
+    assert {(f.check, f.file) for f in findings} == {("C-PAGE-PROSE", rel) for rel in CLASSES[kind]}
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
     dialogs, shown = _open_everything(browser, wiki / "site")
     assert dialogs == [] and MARKER not in shown

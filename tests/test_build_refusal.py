@@ -1,4 +1,4 @@
-"""How the evidence build refuses (:mod:`publisher.site.build.refusal`): one error per phase that
+"""How the evidence build refuses (:mod:`publisher.site.lifecycle.refusal`): one error per phase that
 carries every finding, worded by the one formatter of findings, and one machine line per finding
 that reads back into the same finding."""
 
@@ -11,7 +11,7 @@ from _wiki_helpers import logged_findings
 
 from publisher.kernel.findings import Finding, grouped_lines, summary
 from publisher.kernel.reasons import Reason
-from publisher.site.build.refusal import (
+from publisher.site.lifecycle.refusal import (
     FINDING_LINE,
     EvidenceBuildError,
     finding_json,
@@ -29,7 +29,7 @@ HOSTILE = Finding(
     start=3,
     end=9,
     line=4,
-    check="C-PROSE",
+    check="C-PAGE-PROSE",
     run="runs/alpha",
 )
 PLAIN = Finding(None, "site", "could not publish the site: [Errno 28] No space left on device", check="C-PUBLISH")

@@ -1,5 +1,6 @@
 """The wiki check on a Dask cluster from the command line and from the build: ``publisher check
---scheduler ADDRESS`` and ``extra: evidence: scheduler:`` (a LocalCluster stands in)."""
+--scheduler ADDRESS`` and ``PUBLISHER_SCHEDULER`` (a LocalCluster stands in); never from the
+wiki's own configuration."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from _policy import policy_of
 from _wiki_helpers import build_wiki, make_wiki, sample_run, tamper
 from conftest import CliResult
 
+from publisher.kernel.errors import UsageError
+from publisher.kernel.reasons import Reason
+from publisher.parallel.cluster import SCHEDULER_ENV
 from publisher.wiki.promote import promote
 
 Cli = Callable[..., CliResult]
@@ -46,11 +50,27 @@ def test_check_on_a_cluster_agrees_with_one_machine(tmp_path: Path, cli: Cli, sc
     assert json.loads(here.out)["findings"] == json.loads(there.out)["findings"]
 
 
-def test_the_build_runs_its_check_on_the_configured_scheduler(tmp_path: Path, scheduler: str) -> None:
-    wiki = make_wiki(tmp_path / "wiki", extra=f"extra:\n  evidence:\n    scheduler: {scheduler}\n")
+def test_the_build_runs_its_check_on_the_scheduler_its_environment_names(
+    tmp_path: Path, scheduler: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
     promote(sample_run(wiki).run.path, wiki, policy=policy_of(wiki))
+    before = _tasks_run(scheduler)
+    monkeypatch.setenv(SCHEDULER_ENV, scheduler)
     build_wiki(wiki)
     assert (wiki / "site" / "index.html").is_file()
+    assert _tasks_run(scheduler) >= before
+
+
+def test_a_wiki_naming_a_scheduler_is_one_schema_error(tmp_path: Path, cli: Cli) -> None:
+    # The scheduler decides whose results the check trusts: the wiki cannot choose it.
+    wiki = make_wiki(tmp_path / "wiki", extra="extra:\n  evidence:\n    scheduler: tcp://10.0.0.1:8786\n")
+    done = cli("check", "--wiki", wiki, "--json")
+    assert done.status == 2
+    assert json.loads(done.out)["error"]["reason_code"] == "SCHEMA_ERROR"
+    with pytest.raises(UsageError) as refused:
+        policy_of(wiki)
+    assert refused.value.reason is Reason.SCHEMA_ERROR
 
 
 def test_an_unreachable_scheduler_is_one_line(tmp_path: Path, cli: Cli) -> None:

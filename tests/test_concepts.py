@@ -7,7 +7,8 @@ import json
 import re
 
 import pytest
-from hypothesis import given
+import yaml
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from publisher.kernel.errors import IntegrityError
@@ -235,3 +236,41 @@ def test_the_footnote_parse_reads_every_body_as_the_full_parser_does(pieces: lis
     finally:
         concepts_module._footnote_parser = real  # type: ignore[assignment]
     assert fast == slow
+
+
+# --- front matter of any YAML structure: a parsed concept or one SCHEMA_ERROR, never a crash ------
+
+_SCALAR_TEXT = st.text(alphabet="abc xyz019:-_", max_size=6)
+
+
+def _scalar_nodes() -> st.SearchStrategy[yaml.Node]:
+    tagged = st.sampled_from(["tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:null"])
+    return st.builds(lambda tag, text: yaml.ScalarNode(tag, text), tagged, _SCALAR_TEXT).filter(
+        lambda n: n.tag != "tag:yaml.org,2002:int" or n.value.isdigit()
+    )
+
+
+def _nodes() -> st.SearchStrategy[yaml.Node]:
+    def extend(children: st.SearchStrategy[yaml.Node]) -> st.SearchStrategy[yaml.Node]:
+        sequences = st.lists(children, max_size=3).map(lambda v: yaml.SequenceNode("tag:yaml.org,2002:seq", v))
+        pairs = st.lists(st.tuples(children, children), max_size=3)  # keys of any kind: [a], {b: c} ...
+        mappings = pairs.map(lambda v: yaml.MappingNode("tag:yaml.org,2002:map", v))
+        return sequences | mappings
+
+    return st.recursive(_scalar_nodes(), extend, max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pairs=st.lists(st.tuples(_nodes(), _nodes()), max_size=4))
+def test_front_matter_of_any_structure_parses_or_is_one_schema_error(pairs: list[tuple[yaml.Node, yaml.Node]]) -> None:
+    text = yaml.serialize(yaml.MappingNode("tag:yaml.org,2002:map", pairs))
+    try:
+        parse_concept(f"---\n{text}---\nBody.\n")
+    except IntegrityError as exc:
+        assert exc.reason is Reason.SCHEMA_ERROR
+
+
+def test_a_sequence_as_a_key_is_one_schema_error_with_its_line() -> None:
+    with pytest.raises(IntegrityError) as refused:
+        parse_concept("---\ntitle: T\n? [a]\n: 1\n---\nBody.\n")
+    assert refused.value.reason is Reason.SCHEMA_ERROR

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
@@ -13,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from publisher.kernel import eventlog
 from publisher.kernel.canonical import canonical_bytes, loads_strict
 from publisher.kernel.errors import EventLogError, PublisherError
 from publisher.kernel.eventlog import append_event, line_digest, read_log
@@ -386,3 +388,53 @@ def test_any_appended_sequence_reads_back_intact(tmp_path_factory: pytest.TempPa
     state = read_log(path)
     assert state.intact
     assert state.events == written
+
+
+# --- a failing disk: nothing partial stays -------------------------------------------------------
+
+
+def _faulty_writer(mode: str) -> Any:
+    """``os.write`` that writes half the line, then fails the way a full disk or a broken writer does."""
+    calls = {"n": 0}
+
+    def write(fd: int, data: Any) -> int:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return os.write(fd, bytes(data[: len(data) // 2]))
+        if mode == "enospc":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        if mode == "short":
+            return 0
+        raise KeyboardInterrupt  # any failure, not only an OSError
+
+    return write
+
+
+@pytest.mark.parametrize("mode", ["enospc", "short", "interrupt"])
+def test_a_failed_append_leaves_the_log_byte_identical(log: Path, mode: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = log.read_bytes()
+    monkeypatch.setattr(eventlog, "_os_write", _faulty_writer(mode))
+    with pytest.raises((EventLogError, KeyboardInterrupt)):
+        _append(log, 1)
+    assert log.read_bytes() == before  # truncated back to the length it had, under the lock
+    monkeypatch.undo()
+    (event,) = _append(log, 1)  # and the next append is not blocked by a torn line
+    assert event.event_id == "ev-0006" and read_log(log).intact
+
+
+def test_a_failed_fsync_also_truncates(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = log.read_bytes()
+    real = os.fsync
+    calls = {"n": 0}
+
+    def fsync(fd: int) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise OSError(errno.EIO, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(eventlog.os, "fsync", fsync)
+    with pytest.raises(OSError):
+        _append(log, 1)
+    monkeypatch.undo()
+    assert log.read_bytes() == before

@@ -12,9 +12,9 @@ from _wiki_helpers import build_wiki, make_wiki, sample_run
 
 from publisher.kernel import store
 from publisher.parallel import SnapshotCheck, checks
-from publisher.site.build import workers as helper_module
 from publisher.site.checks.manifest import MANIFEST_NAME
 from publisher.site.checks.scan import scan_page
+from publisher.site.lifecycle import workers as helper_module
 from publisher.site.pages import context, highlight
 from publisher.wiki.promote import promote
 

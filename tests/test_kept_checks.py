@@ -143,8 +143,8 @@ def test_a_result_changed_between_the_check_and_the_pages_refuses_the_build(
 
     from _wiki_helpers import build_wiki, leftovers, refused_build, tree_digest
 
-    from publisher.site.build import hook
-    from publisher.site.build import workers as build_workers
+    from publisher.site.lifecycle import hook
+    from publisher.site.lifecycle import workers as build_workers
     from publisher.wiki.promote import promote
 
     monkeypatch.setattr(build_workers, "default_workers", lambda: 2)

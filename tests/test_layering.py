@@ -32,6 +32,7 @@ Entry = str | tuple[str, "list[Entry]"]
 ORDER: dict[str, list[Entry]] = {
     "kernel": [
         "reasons",
+        "checkids",
         "text",
         "findings",
         "errors",
@@ -184,6 +185,24 @@ ORDER: dict[str, list[Entry]] = {
                 "prose",
                 "checkrecords",
                 "checksite",
+            ],
+        ),
+        (
+            "lifecycle",
+            [
+                "__init__",
+                "refusal",
+                "options",
+                "policy",
+                "publish",
+                "pageseal",
+                "workers",
+                "finish",
+                "sitefiles",
+                "events",
+                "hook",
+                "plugin",
+                "checkpages",
             ],
         ),
         (
@@ -521,7 +540,8 @@ def test_the_checker_resolves_relative_imports_re_exports_and_literal_importlib(
 
 
 def test_the_ranking_orders_sub_packages() -> None:
-    assert _rank("publisher.site.pages.markup") < _rank("publisher.site.checks.scan") < _rank("publisher.site.build")
+    pages, checks = _rank("publisher.site.pages.markup"), _rank("publisher.site.checks.scan")
+    assert pages < checks < _rank("publisher.site.lifecycle") < _rank("publisher.site.build")
     assert _rank("publisher.wiki.evidence") < _rank("publisher.wiki.claims.model") < _rank("publisher.wiki.check")
     assert _rank("publisher.site.pages.nothing") is None and _rank("publisher.gate.nothing") is None
     assert _rank("publisher.runs.anything") is None

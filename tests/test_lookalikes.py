@@ -93,7 +93,7 @@ def test_a_look_alike_badge_in_concept_or_report_prose_is_refused(kind: str) -> 
 def test_a_look_alike_badge_in_a_pages_heading_is_refused_with_its_line(kind: str) -> None:
     source = f"# Page\n\nPlain prose.\n\n## {BADGES[kind]}\n"
     found = check_prose(_render(source), file="docs/p.md", source=source, author="page")
-    assert found and {(f.check, f.line) for f in found} == {("C-PROSE", 5)}, found
+    assert found and {(f.check, f.line) for f in found} == {("C-PAGE-PROSE", 5)}, found
 
 
 def test_any_symbol_beside_verified_is_the_badge_and_words_alone_are_prose() -> None:
@@ -126,7 +126,7 @@ def test_a_look_alike_span_reference_is_refused(kind: str) -> None:
 def test_a_look_alike_reference_names_its_line() -> None:
     source = f"# Page\n\nPlain prose.\n\nSee also.\n\n{REFS['cyrillic']}\n"
     found = check_prose(_render(source), file="concepts/a.md", source=source, author="concept")
-    assert [(f.check, f.line) for f in found] == [("C-PROSE", 7)]
+    assert [(f.check, f.line) for f in found] == [("C-PAGE-PROSE", 7)]
 
 
 def test_words_and_numbers_are_no_reference() -> None:

@@ -108,7 +108,7 @@ def test_properdocs_builds_the_example(tmp_path: Path, wiring: str) -> None:
 def test_entry_point_names_the_plugin() -> None:
     from importlib.metadata import entry_points
 
-    from publisher.site.build.plugin import EvidencePlugin
+    from publisher.site.lifecycle.plugin import EvidencePlugin
 
     (point,) = [p for p in entry_points(group="mkdocs.plugins") if p.name == "evidence"]
     assert point.load() is EvidencePlugin

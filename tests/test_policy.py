@@ -18,7 +18,7 @@ from mkdocs.exceptions import Abort, PluginError
 
 from publisher.acquire.signing import new_key_pair
 from publisher.kernel.reasons import Reason
-from publisher.site.build.policy import resolve_policy
+from publisher.site.lifecycle.policy import resolve_policy
 
 Cli = Callable[..., CliResult]
 

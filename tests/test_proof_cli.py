@@ -36,7 +36,7 @@ def _proof(cli: Cli, run: Run, sid: str, start: int, end: int, tmp_path: Path) -
 
 def _refusal(result: CliResult) -> list[tuple[str, str]]:
     assert result.status == 1, (result.out, result.err)
-    return [(f["code"], f["check"]) for f in result.json()["findings"]]
+    return [(f["code"], f["field"]) for f in result.json()["findings"]]
 
 
 def test_proof_prints_the_contract_object_and_verifies_offline(cli: Cli, stored: tuple[Run, str], tmp_path: Path):
@@ -68,7 +68,7 @@ def test_proof_prints_the_contract_object_and_verifies_offline(cli: Cli, stored:
     # Consistent with its own root only: not anchored, exit 1.
     alone = cli("proof", "verify", path, "--json")
     assert alone.status == 1 and alone.json()["anchored"] is False
-    assert [(f["check"], f["code"]) for f in alone.json()["findings"]] == [("anchor", "SNAPSHOT_HASH_MISMATCH")]
+    assert [(f["field"], f["code"]) for f in alone.json()["findings"]] == [("anchor", "SNAPSHOT_HASH_MISMATCH")]
 
 
 def _mutated(path: Path, change: Callable[[dict[str, Any]], None]) -> Path:
@@ -121,7 +121,7 @@ def test_a_proof_made_for_its_own_root_is_not_anchored(cli: Cli, stored: tuple[R
     path.write_text(json.dumps(forged, ensure_ascii=False), encoding="utf-8")
     alone = cli("proof", "verify", path, "--json")
     assert alone.status == 1 and alone.json()["anchored"] is False
-    assert [f["check"] for f in alone.json()["findings"]] == ["anchor"]
+    assert [f["field"] for f in alone.json()["findings"]] == ["anchor"]
     record = run.path / "sources" / f"{sid}.json"
     assert _refusal(cli("proof", "verify", path, "--record", record, "--json")) == [("SNAPSHOT_HASH_MISMATCH", "root")]
     honest, _ = _proof(cli, run, sid, 0, 200, tmp_path)
@@ -265,4 +265,4 @@ def test_the_wiki_anchors_a_proof_to_a_signed_acquisition(cli: Cli, tmp_path: Pa
     other, _ = _proof(cli, stranger, snap.source_id, 0, 10, tmp_path)
     refused = cli("proof", "verify", other, "--wiki", cw.wiki, "--json")
     assert refused.status == 1 and refused.json()["anchored"] is False
-    assert [f["check"] for f in refused.json()["findings"]] == ["anchor"]
+    assert [f["field"] for f in refused.json()["findings"]] == ["anchor"]

@@ -103,7 +103,7 @@ def test_a_heading_that_slugs_to_the_themes_config_id_is_refused() -> None:
 def test_check_prose_names_the_line_of_an_attr_list_id() -> None:
     source = "# Page\n\nProse.\n\n## Heading {#__config}\n"
     found = check_prose(_render(source), file="docs/p.md", source=source)
-    assert [(f.check, f.line) for f in found] == [("C-PROSE", 5)]
+    assert [(f.check, f.line) for f in found] == [("C-PAGE-PROSE", 5)]
 
 
 def _wiki(tmp_path: Path) -> Path:
@@ -118,7 +118,7 @@ def _refused(wiki: Path) -> list[Finding]:
     before = tree_digest(wiki / "site")
     findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
-    return [f for f in findings if f.check == "C-PROSE"]
+    return [f for f in findings if f.check == "C-PAGE-PROSE"]
 
 
 def test_a_page_of_every_payload_is_refused_line_by_line(tmp_path: Path) -> None:
@@ -180,7 +180,7 @@ def test_a_file_of_docs_outside_the_inert_types_is_refused(tmp_path: Path, name:
     path = tmp_path / name
     path.write_text(REFUSED_FILES[name], encoding="utf-8")
     found = check_static(f"docs/{name}", path, own_css=frozenset({"extra.css"}), dest=name)
-    assert found and {(f.check, f.file) for f in found} == {("C-PROSE", f"docs/{name}")}
+    assert found and {(f.check, f.file) for f in found} == {("C-PAGE-PROSE", f"docs/{name}")}
 
 
 def test_inert_files_are_published(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ def test_an_svg_value_that_loads_through_a_css_function_is_refused(tmp_path: Pat
     path = tmp_path / name
     path.write_text(LOADING_SVG[name], encoding="utf-8")
     found = check_static(f"docs/{name}", path, dest=name)
-    assert [(f.check, f.file) for f in found] == [("C-PROSE", f"docs/{name}")]
+    assert [(f.check, f.file) for f in found] == [("C-PAGE-PROSE", f"docs/{name}")]
 
 
 def test_an_svg_that_only_draws_keeps_its_functions(tmp_path: Path) -> None:
@@ -106,7 +106,7 @@ def test_evidence_spelled_out_of_sight_of_the_checks_is_refused(name: str) -> No
 def test_text_in_another_order_names_its_line(tmp_path: Path) -> None:
     source = "# Page\n\nPlain prose.\n\nChecked \u202edeifirev \u2713\u202c today.\n"
     found = check_prose(_render(source), file="concepts/a.md", source=source, author="concept")
-    assert found and {(f.check, f.line) for f in found} == {("C-PROSE", 5)}
+    assert found and {(f.check, f.line) for f in found} == {("C-PAGE-PROSE", 5)}
 
 
 def test_a_report_with_a_hidden_badge_is_refused_by_the_build(tmp_path: Path) -> None:
@@ -160,7 +160,7 @@ def test_a_concept_heading_cannot_take_an_evidence_footnotes_id(tmp_path: Path) 
     line = head.count("\n") - 3
     findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
-    assert ("C-PROSE", "concepts/alpha.md", line) in {(f.check, f.file, f.line) for f in findings}, findings
+    assert ("C-PAGE-PROSE", "concepts/alpha.md", line) in {(f.check, f.file, f.line) for f in findings}, findings
 
 
 @pytest.mark.parametrize(
@@ -221,7 +221,7 @@ def test_the_build_refuses_a_page_that_closes_the_article(tmp_path: Path) -> Non
     (wiki / "docs" / "escape.md").write_text(page, encoding="utf-8")
     findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
-    assert ("C-PROSE", "docs/escape.md") in {(f.check, f.file) for f in findings}, findings
+    assert ("C-PAGE-PROSE", "docs/escape.md") in {(f.check, f.file) for f in findings}, findings
 
 
 @pytest.mark.parametrize(
@@ -311,7 +311,7 @@ def test_an_icon_the_emoji_extension_reads_from_docs_is_judged(tmp_path: Path) -
     (wiki / "docs" / "page.md").write_text("# Page\n\nPlain.\n\nAn icon :own-run: here.\n", encoding="utf-8")
     findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
-    assert ("C-PROSE", "docs/page.md") in {(f.check, f.file) for f in findings}, findings
+    assert ("C-PAGE-PROSE", "docs/page.md") in {(f.check, f.file) for f in findings}, findings
 
 
 # -- the page's policy hashes only the theme's inline code ---------------------------------------
@@ -368,7 +368,7 @@ def test_a_link_from_docs_to_a_file_outside_it_is_refused(tmp_path: Path, name: 
         (wiki / "docs" / name).symlink_to(outside / name)
     findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
-    assert ("C-PROSE", f"docs/{name}") in {(f.check, f.file) for f in findings}, findings
+    assert ("C-PAGE-PROSE", f"docs/{name}") in {(f.check, f.file) for f in findings}, findings
 
 
 def test_a_link_inside_docs_is_published(tmp_path: Path) -> None:
@@ -407,7 +407,7 @@ def test_an_icon_badge_names_the_line_of_its_shortcode() -> None:
     html = f'<h1 id="page">Page</h1><p>A light <span class="twemoji">{_ICON}</span> here.</p>'
     html += f'<h2 id="verified"><span class="twemoji">{_ICON}</span> Verified</h2>'
     found = check_prose(html, file="docs/p.md", source=source, trusted=[_ICON, _ICON])
-    assert [(f.check, f.line) for f in found] == [("C-PROSE", 5)]
+    assert [(f.check, f.line) for f in found] == [("C-PAGE-PROSE", 5)]
 
 
 @pytest.mark.parametrize(

@@ -88,14 +88,14 @@ def test_each_active_payload_in_a_page_is_refused_with_its_line(tmp_path: Path) 
     lines = _lines(findings, "docs/hostile.md")
     missing = [(n, p) for n, p in zip(expected, DOC_PAYLOADS, strict=True) if n not in lines]
     assert missing == [], findings
-    assert {f.check for f in findings} == {"C-PROSE"}
+    assert {f.check for f in findings} == {"C-PAGE-PROSE"}
 
 
 def test_unclosed_markup_at_the_end_of_a_page_is_refused(tmp_path: Path) -> None:
     wiki, _ = _published(tmp_path)
     (wiki / "docs" / "hostile.md").write_text('# Page\n\n<div>\n\n<img src="x.png" alt="', encoding="utf-8")
     findings = _refused(wiki)
-    assert {(f.check, f.file) for f in findings} == {("C-PROSE", "docs/hostile.md")}, findings
+    assert {(f.check, f.file) for f in findings} == {("C-PAGE-PROSE", "docs/hostile.md")}, findings
 
 
 def test_concept_prose_is_refused_with_the_concept_file_and_line(tmp_path: Path) -> None:
@@ -203,7 +203,7 @@ def test_static_svg_that_can_act_is_refused(tmp_path: Path, kind: str) -> None:
     docs.mkdir()
     (docs / "x.svg").write_text(SVG_PAYLOADS[kind], encoding="utf-8")
     checks = [f.check for f in check_static("docs/x.svg", docs / "x.svg")]
-    assert checks and set(checks) == {"C-PROSE"}
+    assert checks and set(checks) == {"C-PAGE-PROSE"}
 
 
 def test_static_html_is_refused_and_a_plain_svg_is_published(tmp_path: Path) -> None:
@@ -217,7 +217,7 @@ def test_static_html_is_refused_and_a_plain_svg_is_published(tmp_path: Path) -> 
     (wiki / "docs" / "page.html").write_text("<p>hand-written</p><script>alert(1)</script>", encoding="utf-8")
     (images / "active.svg").write_text(SVG_PAYLOADS["handler"], encoding="utf-8")
     findings = _refused(wiki)
-    assert {"docs/page.html", "docs/images/active.svg"} <= {f.file for f in findings if f.check == "C-PROSE"}
+    assert {"docs/page.html", "docs/images/active.svg"} <= {f.file for f in findings if f.check == "C-PAGE-PROSE"}
 
 
 def test_a_title_in_front_matter_is_not_where_a_finding_of_the_body_points(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from _policy import policy_of
 
-from publisher.site.build import publish
+from publisher.site.lifecycle import publish
 
 
 def _site(folder: Path, text: str) -> Path:
@@ -123,7 +123,7 @@ def test_the_package_imports_without_fcntl() -> None:
     code = (
         "import sys; sys.modules['fcntl'] = None\n"
         "import publisher, publisher.kernel._fs, publisher.kernel.eventlog, publisher.cli\n"
-        "import publisher.site.build.publish\n"
+        "import publisher.site.lifecycle.publish\n"
         "print('ok')\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

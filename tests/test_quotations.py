@@ -66,7 +66,7 @@ def _line_of(text: str, words_: str) -> int:
 
 
 def _c_prose(findings: list[Finding] | tuple[Finding, ...]) -> list[tuple[str | None, int | None]]:
-    return [(f.reason.value if f.reason else None, f.line) for f in findings if f.check == "C-PROSE"]
+    return [(f.reason.value if f.reason else None, f.line) for f in findings if f.check in ("C-PROSE", "C-PAGE-PROSE")]
 
 
 # -- what counts as a quotation -----------------------------------------------------------------
@@ -184,7 +184,7 @@ def test_concept_prose_refuses_a_forged_quotation(promoted: tuple[Path, RunBuild
     wiki, _, concept = promoted
     prose = CONVENTIONS[name].format(q=FORGED)
     first = _with_prose(concept, prose)
-    found = [f for f in check_wiki(wiki, policy=policy_of(wiki)).findings if f.check == "C-PROSE"]
+    found = [f for f in check_wiki(wiki, policy=policy_of(wiki)).findings if f.check == "C-PAGE-PROSE"]
     assert _c_prose(found) == [("EXCERPT_MISMATCH", first + _line_of(prose, FORGED) - 1)]
     assert {f.file for f in found} == {"concepts/alpha.md"}
 
@@ -193,7 +193,7 @@ def test_concept_prose_refuses_a_forged_quotation(promoted: tuple[Path, RunBuild
 def test_concept_prose_names_the_span_of_a_sources_words(promoted: tuple[Path, RunBuilder, Path], name: str) -> None:
     wiki, rb, concept = promoted
     _with_prose(concept, CONVENTIONS[name].format(q=REAL.rstrip(".")))
-    (finding,) = [f for f in check_wiki(wiki, policy=policy_of(wiki)).findings if f.check == "C-PROSE"]
+    (finding,) = [f for f in check_wiki(wiki, policy=policy_of(wiki)).findings if f.check == "C-PAGE-PROSE"]
     sid = next(sid for sid, text in rb.texts.items() if REAL in text)
     assert (finding.reason, finding.source_id, finding.start) == (None, sid, rb.texts[sid].index(REAL))
 
@@ -237,7 +237,7 @@ def test_the_build_refuses_a_page_that_forges_a_quotation(wiki_run: tuple[Path, 
     findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
     hits = {(f.check, f.reason, f.file, f.line) for f in findings}
-    assert ("C-PROSE", Reason.EXCERPT_MISMATCH, "docs/index.md", 2 + _line_of(prose, FORGED)) in hits, findings
+    assert ("C-PAGE-PROSE", Reason.EXCERPT_MISMATCH, "docs/index.md", 2 + _line_of(prose, FORGED)) in hits, findings
 
 
 # -- footnotes that cite a span are promotion's, byte for byte ----------------------------------
@@ -273,7 +273,7 @@ def test_a_doctored_evidence_footnote_fails_the_build(promoted: tuple[Path, RunB
     findings = refused_build(wiki)
     assert tree_digest(wiki / "site") == before and leftovers(wiki) == []
     hits = {(f.check, f.reason, f.file, f.line, f.label) for f in findings}
-    assert ("C-PROSE", Reason.EXCERPT_MISMATCH, "concepts/alpha.md", line, "doctored") in hits, findings
+    assert ("C-PAGE-PROSE", Reason.EXCERPT_MISMATCH, "concepts/alpha.md", line, "doctored") in hits, findings
 
 
 def test_an_exact_copy_of_a_promoted_footnote_passes(promoted: tuple[Path, RunBuilder, Path]) -> None:
@@ -288,7 +288,7 @@ def test_a_plain_footnote_in_a_sources_words_must_be_cited(promoted: tuple[Path,
     source's, it must cite the span that holds them."""
     wiki, rb, concept = promoted
     first = _with_prose(concept, f"See the note.[^p]\n\n[^p]: {REAL}")
-    (finding,) = [f for f in check_wiki(wiki, policy=policy_of(wiki)).findings if f.check == "C-PROSE"]
+    (finding,) = [f for f in check_wiki(wiki, policy=policy_of(wiki)).findings if f.check == "C-PAGE-PROSE"]
     sid = next(sid for sid, text in rb.texts.items() if REAL in text)
     assert (finding.reason, finding.source_id, finding.line) == (None, sid, first + 2)
     concept.write_text(concept.read_text("utf-8").replace(REAL, "The authors of this page chose the trials by hand."))

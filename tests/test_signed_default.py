@@ -19,7 +19,7 @@ from publisher.gate.assemble import assemble_run
 from publisher.gate.inputs import RunOptions
 from publisher.kernel.reasons import Reason
 from publisher.runs import Run
-from publisher.site.build.policy import resolve_policy
+from publisher.site.lifecycle.policy import resolve_policy
 
 Cli = Callable[..., CliResult]
 

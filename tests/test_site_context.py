@@ -76,7 +76,7 @@ def test_a_snapshot_changed_after_the_check_refuses_every_page_its_helpers_read_
     """The helpers read the excerpts' contexts from the snapshots (the concept pages' while the
     pages are made, each report's beside it): one changed after the wiki check refuses the
     concept and report pages quoting it (and the source page showing it), nothing published."""
-    from publisher.site.build import workers
+    from publisher.site.lifecycle import workers
 
     wiki, pre = _checked(tmp_path)
     build_wiki(wiki)

@@ -18,9 +18,9 @@ from _policy import policy_of
 from _wiki_helpers import build_wiki, leftovers, make_wiki, refused_build, tree_digest
 
 from publisher.runs import init_run
-from publisher.site.build import publish
 from publisher.site.checks.checksite import check_site
 from publisher.site.checks.manifest import MANIFEST_NAME
+from publisher.site.lifecycle import publish
 
 
 def _git_folder(at: Path) -> Path:

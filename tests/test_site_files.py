@@ -34,7 +34,7 @@ def wiki(tmp_path: Path) -> Path:
 
 
 def _codes(wiki: Path, **kwargs: str) -> set[str]:
-    return {f.code for f in check_site(wiki / "site", wiki, **kwargs).findings}
+    return {f.code for f in check_site(wiki / "site", wiki, policy=policy_of(wiki), **kwargs).findings}
 
 
 def _edit(path: Path, change: Callable[[str], str]) -> None:

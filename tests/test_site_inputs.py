@@ -48,7 +48,7 @@ def test_a_site_dir_over_an_input_is_refused_before_anything_is_read(
     wiki = _wiki(tmp_path)
     _set_site_dir(wiki, site_dir)
     before = tree_digest(wiki)
-    import publisher.site.build.hook as hook
+    import publisher.site.lifecycle.hook as hook
 
     def no_check(*args: object, **kwargs: object) -> None:
         raise AssertionError("the wiki was read before site_dir was judged")

@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from publisher.kernel.errors import UsageError
-from publisher.site.build import publish
 from publisher.site.checks.checksite import check_site
 from publisher.site.checks.manifest import MANIFEST_NAME
 from publisher.site.checks.scan import scan_page
+from publisher.site.lifecycle import publish
 from publisher.site.pages.highlight import snapshot_html
 from publisher.site.pages.markup import excerpt_html
 from publisher.site.scaffold import new_wiki

@@ -289,7 +289,7 @@ def test_a_snapshot_stored_before_roots_gets_its_root_from_the_verified_text(tmp
 
 
 def _with_helpers(monkeypatch: pytest.MonkeyPatch) -> list[RecordingHelpers]:
-    from publisher.site.build import workers
+    from publisher.site.lifecycle import workers
 
     pools: list[RecordingHelpers] = []
     monkeypatch.setattr(workers, "default_workers", lambda: 2)
@@ -313,8 +313,8 @@ def test_the_helpers_write_the_proofs_while_the_pages_are_rendered(
 ) -> None:
     """Handed over once every page's slots are filled, before the last page is rendered; the
     site is the one the build writes without helpers."""
-    from publisher.site.build import workers
-    from publisher.site.build.events import EvidenceBuild
+    from publisher.site.lifecycle import workers
+    from publisher.site.lifecycle.events import EvidenceBuild
 
     wiki, _ = _wiki(tmp_path)
     monkeypatch.setattr(workers, "helper_pool", lambda workers=1: None)
@@ -347,7 +347,7 @@ def test_proofs_of_other_bytes_than_the_published_record_refuse_the_build(
     one, so the build is refused (SNAPSHOT_HASH_MISMATCH) and the published site untouched."""
     from _wiki_helpers import leftovers, tree_digest
 
-    from publisher.site.build import events, workers
+    from publisher.site.lifecycle import events, workers
 
     wiki, _ = _wiki(tmp_path)
     build_wiki(wiki)
@@ -393,7 +393,7 @@ def test_a_failed_build_waits_for_the_proofs_it_handed_out(tmp_path: Path, monke
     from _wiki_helpers import leftovers, tree_digest
 
     from publisher.kernel.findings import Finding
-    from publisher.site.build import pageseal, workers
+    from publisher.site.lifecycle import pageseal, workers
 
     wiki, _ = _wiki(tmp_path)
     build_wiki(wiki)

@@ -17,7 +17,7 @@ from test_claims_assess import refused
 
 from publisher.kernel.errors import UsageError
 from publisher.kernel.reasons import Reason
-from publisher.site.build.policy import duplicate_keys, resolve_policy
+from publisher.site.lifecycle.policy import duplicate_keys, resolve_policy
 from publisher.wiki.claims.missingness import restricted
 from publisher.wiki.promote import promote
 

@@ -186,3 +186,14 @@ def test_the_fallback_readers_are_gone() -> None:
     assert not hasattr(policy, "fallback_policy")
     assert not hasattr(signing, "load_trusted_keys") and not hasattr(signing, "signer_from")
     assert not hasattr(runs, "read_wiki_extra") and not hasattr(runs, "trusted_key_paths")
+
+
+def test_every_check_id_is_one_member_and_the_page_check_has_its_own() -> None:
+    from publisher.gate.checks.prose import PROSE
+    from publisher.kernel.checkids import RUN_CHECKS, CheckId
+    from publisher.site.checks.inert import CHECK as DOCS_FILES
+    from publisher.site.checks.prose import CHECK as PAGES
+
+    assert len({c.value for c in CheckId}) == len(CheckId)
+    assert PROSE is CheckId.PROSE and PAGES is DOCS_FILES is CheckId.PAGE_PROSE and PAGES is not PROSE
+    assert CheckId.PROSE in RUN_CHECKS and CheckId.PAGE_PROSE not in RUN_CHECKS

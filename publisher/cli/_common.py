@@ -63,7 +63,7 @@ def add_config(parser: argparse.ArgumentParser) -> None:
 
 def wiki_policy(wiki_root: Path | None, config: Path | None) -> Policy:
     """The wiki's policy, resolved once through MkDocs' loader and passed down by the command."""
-    from ..site.build.policy import resolve_policy
+    from ..site.lifecycle.policy import resolve_policy
 
     return resolve_policy(wiki_root, config)
 

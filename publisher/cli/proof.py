@@ -121,7 +121,7 @@ def _verify(args: argparse.Namespace) -> int:
     try:
         data = loads_strict(raw)
     except ValueError as exc:
-        findings = [Finding(Reason.SCHEMA_ERROR, label, f"not valid JSON: {exc}", check="schema")]
+        findings = [Finding(Reason.SCHEMA_ERROR, label, f"not valid JSON: {exc}", field="schema")]
     else:
         proof, findings = parse_proof(data, label)
         if proof is not None:
@@ -141,7 +141,7 @@ def _verify(args: argparse.Namespace) -> int:
                 label,
                 "not anchored: the proof is consistent with its own root only; pass --root with --tree-size, "
                 "--record or --wiki",
-                check="anchor",
+                field="anchor",
             )
         ]
     if findings:
@@ -173,7 +173,7 @@ def _anchor(args: argparse.Namespace, source_id: str, label: str) -> tuple[dict[
     from ..kernel.store import verify_record
 
     def refused(detail: str, reason: Reason = Reason.UNKNOWN_SOURCE) -> tuple[None, list[Finding]]:
-        return None, [Finding(reason, label, f"not anchored: {detail}", check="anchor")]
+        return None, [Finding(reason, label, f"not anchored: {detail}", field="anchor")]
 
     if args.record is not None:
         try:

@@ -137,7 +137,7 @@ def _concept_of(wiki: Any, claim_id: str) -> str:
 
     found = sorted({s.concept for s in wiki.claims if s.claim.id == claim_id})
     if len(found) == 1:
-        return found[0]
+        return str(found[0])
     if not found:
         raise UsageError(f"no concept has a claim {claim_id[:60]!r}; 'publisher warrant --wiki WIKI --list' lists them")
     raise UsageError(f"claim {claim_id[:60]!r} is in {', '.join(found)}; name one with --concept")

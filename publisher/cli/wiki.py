@@ -38,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     c.add_argument(
         "--scheduler",
         metavar="ADDRESS",
-        help="run the check on the Dask cluster at ADDRESS (tcp://host:8786; default: extra.evidence.scheduler, "
+        help="run the check on the Dask cluster at ADDRESS (tcp://host:8786; default: $PUBLISHER_SCHEDULER, "
         "else this machine); its workers must see the wiki at the same path",
     )
     add_config(c)
@@ -115,9 +115,9 @@ def _promote(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from ..kernel.errors import UsageError
     from ..parallel import Workers
-    from ..parallel.cluster import cluster_executor
-    from ..site.build.checkpages import check_pages
-    from ..site.build.policy import config_file_for
+    from ..parallel.cluster import cluster_executor, scheduler_from
+    from ..site.lifecycle.checkpages import check_pages
+    from ..site.lifecycle.policy import config_file_for
     from ..site.terminal import terminal_progress
     from ..wiki.check import check_wiki
 
@@ -125,7 +125,7 @@ def _check(args: argparse.Namespace) -> int:
     if not wiki.is_dir():
         raise UsageError(f"wiki folder {wiki} does not exist")
     policy = wiki_policy(wiki, args.config)
-    scheduler = args.scheduler or policy.scheduler
+    scheduler = scheduler_from(args.scheduler)
     with contextlib.ExitStack() as stack:
         executor, workers = stack.enter_context(cluster_executor(scheduler)) if scheduler else (None, None)
         progress = stack.enter_context(terminal_progress("verifying snapshots", quiet=args.json))

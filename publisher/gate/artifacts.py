@@ -26,7 +26,7 @@ from ..kernel.eventlog import LogState
 from ..kernel.findings import Finding
 from ..kernel.ids import paper_problem, split_evidence_id
 from ..kernel.locate import LOCATE_BUDGET, Budget, nearest, search_quote
-from ..kernel.models import Access, RunConfig
+from ..kernel.models import Access, Event, RunConfig
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range
 from ..kernel.store import read_snapshot
@@ -119,7 +119,7 @@ class ArtifactChecker:
         reader: CheckedSnapshots,
         assets: AssetChecker,
         config: RunConfig,
-        log: LogState,
+        log: LogState[Event],
         provenance: Provenance,
         corpus: Corpus | None = None,
     ):

@@ -25,7 +25,7 @@ from ..kernel.canonical import SOURCE_ID_RE, format_ts, utc_now
 from ..kernel.errors import IntegrityError
 from ..kernel.eventlog import LogState
 from ..kernel.findings import Finding, counts_by_code
-from ..kernel.models import ACCESS_ORDER, Access
+from ..kernel.models import ACCESS_ORDER, Access, Event
 from ..kernel.reasons import Reason
 from ..kernel.text import one_line
 from ..parallel import CheckedSnapshots, SnapshotCheck
@@ -53,9 +53,9 @@ class Assembly:
     """Every finding against an artifact, in artifact order (``diagnostics.unresolved`` holds them
     in the contract's shape)."""
     reader: CheckedSnapshots
-    log: LogState
+    log: LogState[Event]
     """The log lines this assembly read (all of them unless ``log_limit`` was given)."""
-    full_log: LogState
+    full_log: LogState[Event]
     """The whole log as found on disk."""
     freshness: dict[str, Freshness]
     referenced: list[str]
@@ -72,7 +72,7 @@ class Assembly:
         return str(self.result["inputs_hash"])
 
 
-def limited_log(log: LogState, limit: int | None) -> LogState:
+def limited_log(log: LogState[Event], limit: int | None) -> LogState[Event]:
     """The log as an earlier assembly read it: its first ``limit`` lines (chain findings kept)."""
     if limit is None or limit >= len(log.digests):
         return log

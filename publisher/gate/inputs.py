@@ -55,7 +55,7 @@ from ..kernel.blobs import BlobChecker
 from ..kernel.canonical import StrictJSONError, canonical_bytes, loads_strict, prefixed, sha256_hex
 from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import LogState, read_log
-from ..kernel.models import RunConfig
+from ..kernel.models import Event, RunConfig
 from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing
 from ..parallel import CheckedSnapshots, ProgressFn
@@ -142,7 +142,7 @@ class RunInputs:
     """The upstream verifier's ``unsupported_claims`` (empty unless another verifier wrote the file)."""
     corpus: Corpus
     corpus_digest: str | None
-    log: LogState
+    log: LogState[Event]
     """The whole event log as found on disk."""
     provenance: Provenance
     """The trusted keys, the run's name and its raw bytes, for the fresh-fetch rule."""

@@ -40,7 +40,7 @@ from .checks.assembler import (
     stored_written_as,
 )
 from .checks.collect import Collector
-from .checks.eventlog import check_log
+from .checks.eventlog import check_log, seals_of
 from .checks.freshfetch import check_fresh
 from .checks.gate import check_gate
 from .checks.report import check_report
@@ -288,8 +288,9 @@ def _check_run(
     stored, stored_problem, model = prepared.stored, prepared.problem, prepared.model
     rc = RunCheck(run, label, inputs, enabled, flag, assembly, stored, stored_problem)
     out = Collector(rc)
-    log_root = check_log(out, inputs, model)
-    snapshot_roots = check_snapshots(out, reader, model)
+    seals = seals_of(inputs)
+    log_root = check_log(out, inputs, model, seals)
+    snapshot_roots = check_snapshots(out, reader, model, seals)
     assembler_root = check_assembler(out, stored, stored_problem, assembly, written=written)
     if stored is not None and rc.status(ASSEMBLER) == "pass":
         # The stored result is the assembly now apart from its time: keep one copy of it, not two

@@ -50,6 +50,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.footnote import footnote_plugin
 
+from ..kernel.checkids import CheckId
 from ..kernel.findings import Finding
 from ..kernel.locate import LOCATE_BUDGET, Budget, search_quote
 from ..kernel.reasons import Reason
@@ -446,7 +447,7 @@ def quotation_findings(
     found: list[Quotation],
     *,
     file: str,
-    check: str,
+    check: CheckId,
     texts: Callable[[], Mapping[str, str]],
     cited: Mapping[str, Iterable[tuple[str, int, int]]],
     line_offset: int = 0,

@@ -21,6 +21,7 @@ from markdown_it.token import Token
 from markupsafe import Markup
 
 from ..kernel import _fs
+from ..kernel.checkids import CheckId
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
 from ..kernel.refs import starts_with_ref
@@ -44,7 +45,7 @@ __all__ = [
 
 """The repository's top-level ``templates/`` folder."""
 
-BLOCKING_CHECKS = ("C-SNAPSHOT", "C-SPAN", "C-PROSE")
+BLOCKING_CHECKS = (CheckId.SNAPSHOT, CheckId.SPAN, CheckId.PROSE)
 """Checks whose failure refuses rendering whatever the gate: a tampered snapshot, a bad span, and
 report prose holding a quotation no cited span verifies (a report never renders an unverified
 quotation)."""

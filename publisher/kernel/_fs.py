@@ -10,7 +10,7 @@ and rename (or link) sequence, so that a crash at any instant leaves either the 
 new bytes under a name, never a mixture, and never a half-written file under a final name. Two
 writers stand apart on purpose: the hash-chained logs append one line under an exclusive lock
 (``kernel/eventlog.py``: a log is never rewritten), and a built site is published by swapping
-whole folders (``site/build/publish.py``).
+whole folders (``site/lifecycle/publish.py``).
 """
 
 from __future__ import annotations

@@ -199,15 +199,37 @@ def append_chained(
             prev = line_digest(body)
             number = previous.number + 1
         entry, data = make(number, prev)
-        written = os.write(fd, data)
-        if written != len(data):
-            raise EventLogError(f"{path}: short write ({written} of {len(data)} bytes)")
-        os.fsync(fd)
+        try:
+            _write_all(fd, data, path)
+            os.fsync(fd)
+        except BaseException:
+            # Whatever failed (a full disk, a short write, an interrupt), the log goes back to the
+            # length it had, under the same lock: a partial line would refuse every later append.
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+            raise
     finally:
         os.close(fd)
     if created:
         _fs.fsync_dir(path.parent)
     return entry
+
+
+_os_write = os.write
+"""The one call that writes log bytes (a test injects a full disk or a short write here)."""
+
+
+def _write_all(fd: int, data: bytes, path: Path) -> None:
+    """Write all of ``data`` at the end of the log; a write that makes no progress is an error."""
+    view = memoryview(data)
+    while view:
+        try:
+            written = _os_write(fd, view)
+        except OSError as exc:
+            raise EventLogError(f"{path}: cannot append ({exc.strerror or exc}); the log is unchanged") from exc
+        if written <= 0:
+            raise EventLogError(f"{path}: short write ({len(data) - len(view)} of {len(data)} bytes)")
+        view = view[written:]
 
 
 def _refused(path: Path, exc: OSError, doing: str) -> EventLogError:

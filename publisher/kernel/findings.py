@@ -12,14 +12,29 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from enum import StrEnum
 from typing import Any, Literal
 
+from .checkids import CheckId
 from .reasons import Reason
 from .text import one_line
 
-__all__ = ["Finding", "Severity", "group_findings", "grouped_lines", "counts_by_code", "summary"]
+__all__ = ["Finding", "NoteCode", "Severity", "group_findings", "grouped_lines", "counts_by_code", "summary"]
 
 Severity = Literal["fail", "warn"]
+
+
+class NoteCode(StrEnum):
+    """What a finding's ``field`` names when the problem is a missing seal or link, not a wrong
+    one: a failure on a wiki that trusts keys, a warning on a wiki configured unsigned."""
+
+    METADATA_UNSEALED = "METADATA_UNSEALED"
+    """A snapshot without ``record_hash``: its metadata (access, paper, title) can be edited."""
+    LOG_UNCHAINED = "LOG_UNCHAINED"
+    """An event log line after the first without ``prev``: lines can be removed or reordered."""
+    EVENT_UNSEALED = "EVENT_UNSEALED"
+    """An acquisition event without ``record_hash``: the snapshot's metadata is not bound to it."""
+
 
 _FIXES: dict[str, str] = {
     "UNKNOWN_SOURCE": "cite a source id that 'publisher source fetch' printed for this run",
@@ -38,7 +53,8 @@ _FIXES: dict[str, str] = {
     "SCHEMA_ERROR": "fix the file as described ('publisher schema' prints each format)",
     "C-EVENT-LOG": "restore events.jsonl byte for byte; the log is never edited by hand",
     "C-GATE": "fix or drop the unresolved artifacts named, then 'publisher assemble'",
-    "C-PROSE": "write plain Markdown: no script, style, handler, frame or evidence look-alike",
+    "C-PROSE": "cite quotations through span footnotes; no cite-line or badge look-alike in report prose",
+    "C-PAGE-PROSE": "write plain Markdown: no script, style, handler, frame or evidence look-alike",
     "C-HYPOTHESIS-WALL": "keep hypotheses under the report's hypothesis heading, findings outside it",
     "C-FULLTEXT": "label claims resting on abstracts only as such, or cite the full text",
     "C-CITE-RESOLVE": "cite only evidence the run accepts",
@@ -68,7 +84,7 @@ class Finding:
     start: int | None = None
     end: int | None = None
     line: int | None = None
-    check: str | None = None
+    check: CheckId | None = None
     """The numbered check (``C-SNAPSHOT`` ...) the finding belongs to, when it comes from one."""
     field: str | None = None
     run: str | None = None

@@ -228,7 +228,7 @@ def parse_proof(data: Any, file: str = "proof") -> tuple[ExcerptProof | None, li
     try:
         return ExcerptProof.model_validate(data), []
     except ValidationError as exc:
-        return None, [Finding(Reason.SCHEMA_ERROR, file, f"not an excerpt proof: {first_error(exc)}", check="schema")]
+        return None, [Finding(Reason.SCHEMA_ERROR, file, f"not an excerpt proof: {first_error(exc)}", field="schema")]
 
 
 def verify_proof(
@@ -260,9 +260,9 @@ def verify_proof(
     """
     found: list[Finding] = []
 
-    def fail(reason: Reason, check: str, detail: str) -> None:
+    def fail(reason: Reason, part: str, detail: str) -> None:
         found.append(
-            Finding(reason, file, detail, source_id=proof.source_id, start=proof.start, end=proof.end, check=check)
+            Finding(reason, file, detail, source_id=proof.source_id, start=proof.start, end=proof.end, field=part)
         )
 
     if proof.chunk_size != CHUNK_SIZE:

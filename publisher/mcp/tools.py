@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
@@ -100,7 +100,7 @@ class Workspace:
     def policy(self) -> Policy:
         """The wiki's policy, from the configuration MkDocs resolves (``INHERIT``, ``!ENV``), as the
         build reads it; once per server."""
-        from ..site.build.policy import resolve_policy
+        from ..site.lifecycle.policy import resolve_policy
 
         policy: Policy = _guard(lambda: resolve_policy(self.wiki))
         return policy
@@ -125,7 +125,10 @@ def _source_id(value: object) -> str:
     return value
 
 
-def _guard(action: Callable[[], Any]) -> Any:
+_T = TypeVar("_T")
+
+
+def _guard(action: Callable[[], _T]) -> _T:
     """Run a library call; its refusal becomes a :class:`ToolProblem` (one line, reason code)."""
     try:
         return action()

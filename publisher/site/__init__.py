@@ -1,6 +1,6 @@
 """The MkDocs side of an evidence wiki, in three rooms by job.
 
-- :mod:`publisher.site.build`: the build lifecycle (the hook and plugin, each build's events, the
+- :mod:`publisher.site.lifecycle`: the build lifecycle (the hook and plugin, each build's events, the
   helper processes, the seal written at the end, atomic publication);
 - :mod:`publisher.site.pages`: the generated pages and what every page shows;
 - :mod:`publisher.site.checks`: the prose allow-list, the seal and the checks of a built site

@@ -1,9 +1,9 @@
 """The plugin's former import path, kept for wikis and tools that name it.
 
-The plugin lives in :mod:`publisher.site.build.plugin`; hook files written before the site
+The plugin lives in :mod:`publisher.site.lifecycle.plugin`; hook files written before the site
 package was split import ``publisher.site.plugin.EvidencePlugin``, which is the same class.
 """
 
-from .build.plugin import EvidencePlugin
+from .lifecycle.plugin import EvidencePlugin
 
 __all__ = ["EvidencePlugin"]

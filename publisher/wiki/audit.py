@@ -30,6 +30,7 @@ from ..acquire import AcquireError, extract
 from ..acquire.http import HttpResult, http_get
 from ..kernel import _fs
 from ..kernel.canonical import StrictJSONError, loads_strict
+from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError, UsageError
 from ..kernel.eventlog import read_log
 from ..kernel.findings import Finding
@@ -126,7 +127,7 @@ def _relative(path: Path, root: Path) -> str:
         return path.name
 
 
-def _problem(exc: PublisherError, file: str, run: str, check: str | None, source_id: str | None = None) -> Finding:
+def _problem(exc: PublisherError, file: str, run: str, check: CheckId | None, source_id: str | None = None) -> Finding:
     """What kept ``file`` of ``run`` from being audited: the library's reason code, else ``check``."""
     detail = one_line(exc.message).removeprefix(f"{file}: ")
     return Finding(exc.reason, file, detail, check=check, run=run, source_id=source_id)
@@ -152,12 +153,12 @@ def refetch_audit(
     for path in discover(root)[0]:
         run = Run(path)
         rel = _relative(path, root)
-        reading: tuple[Path, str | None] = (run.config_path, None)
+        reading: tuple[Path, CheckId | None] = (run.config_path, None)
         try:
             slug = run.slug()
             reading = (run.result_path, None)
             cited = _cited(run)
-            reading = (run.events_path, "C-EVENT-LOG")
+            reading = (run.events_path, CheckId.EVENT_LOG)
             receipts = _receipts(run)
         except PublisherError as exc:
             file, check = reading
@@ -168,7 +169,7 @@ def refetch_audit(
                 snap = run.store.read(sid)
             except PublisherError as exc:
                 where = _relative(run.sources_dir / f"{sid}.json", root)
-                audit.problems.append(_problem(exc, where, rel, "C-SNAPSHOT", source_id=sid))
+                audit.problems.append(_problem(exc, where, rel, CheckId.SNAPSHOT, source_id=sid))
                 continue
             if not snap.url.startswith(_PUBLIC):
                 audit.skipped.append({"run": slug, "source_id": sid, "url": snap.url, "why": "not a public URL"})

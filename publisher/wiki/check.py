@@ -22,6 +22,7 @@ from concurrent.futures import Executor, Future
 from functools import partial
 from pathlib import Path
 
+from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.locate import forget_normal_forms
@@ -57,7 +58,7 @@ def check_wiki(
     """Check the wiki's runs and concepts; ``runs``/``concepts`` narrow it (default: all of them).
 
     ``policy`` is the wiki's evidence options as the caller resolved them through MkDocs
-    (:func:`publisher.site.build.policy.resolve_policy`; ``Policy.unsigned()`` for a caller that
+    (:func:`publisher.site.lifecycle.policy.resolve_policy`; ``Policy.unsigned()`` for a caller that
     means it): there is no default. ``workers`` says where the
     work runs (:class:`~publisher.parallel.Workers`; default: a pool of every core when the wiki is
     large enough to pay for one).
@@ -208,7 +209,7 @@ def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
     try:
         state = read_assessments(wiki.wiki_root)
     except PublisherError as exc:  # a link, a folder or a FIFO in the log's place
-        wiki.findings.append(Finding(None, ASSESSMENTS_FILE, exc.message, check="C-CLAIM", field="ASSESSMENT_LOG"))
+        wiki.findings.append(Finding(None, ASSESSMENTS_FILE, exc.message, check=CheckId.CLAIM, field="ASSESSMENT_LOG"))
         return
     keys = wiki.policy.trusted_keys  # the policy the caller resolved, never the raw YAML
     wiki.findings.extend(log_findings(state, keys))

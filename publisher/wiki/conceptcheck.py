@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..gate.quotations import quotation_findings, quotations
 from ..kernel import _fs
+from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
@@ -39,7 +40,7 @@ __all__ = [
     "read_concepts",
 ]
 
-PROSE_CHECK = "C-PROSE"
+PROSE_CHECK = CheckId.PAGE_PROSE
 """The check of prose, as the site's allow-list of pages names it: quotations and the form of
 footnotes that cite a span."""
 
@@ -181,7 +182,7 @@ def _failure(named: list[RunEvidence], ref: SpanRef) -> tuple[Reason, str | None
         rc = ev.check
         if rc is None:
             continue
-        roots = {f.source_id: f.key for f in rc.findings if f.cause is None and f.check == "C-SNAPSHOT"}
+        roots = {f.source_id: f.key for f in rc.findings if f.cause is None and f.check == CheckId.SNAPSHOT}
         artifacts = {
             entry["artifact_id"]
             for entry in (rc.stored or {}).get("accepted", ())
@@ -191,7 +192,7 @@ def _failure(named: list[RunEvidence], ref: SpanRef) -> tuple[Reason, str | None
         for finding in rc.assembly.findings:
             if finding.artifact_id in artifacts and finding.reason is not None:
                 cause = roots.get(finding.source_id or "") or next(
-                    (f.key for f in rc.findings if f.cause is None and f.check == "C-EVENT-LOG"), None
+                    (f.key for f in rc.findings if f.cause is None and f.check == CheckId.EVENT_LOG), None
                 )
                 return finding.reason, cause
         check = rc.assembly.reader.checks().get(ref.source_id)

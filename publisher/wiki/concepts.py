@@ -225,7 +225,7 @@ _SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoad
 """libyaml's parser where PyYAML was built with it (the same safe constructors, a C scanner)."""
 
 
-class _StrictLoader(_SAFE_LOADER):  # type: ignore[valid-type,misc]
+class _StrictLoader(_SAFE_LOADER):  # type: ignore[misc]
     """Safe YAML without implicit timestamps (they stay strings) and without duplicate keys."""
 
 
@@ -235,11 +235,25 @@ _StrictLoader.yaml_implicit_resolvers = {
 }
 
 
+_KEY_TYPES = (str, int, float, bool, type(None))
+"""What a mapping key may be (an allow-list): a plain scalar. A sequence or mapping as a key
+(``? [a]: 1``) is refused with the file's line, never a bare ``TypeError``."""
+
+
 def _mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
     loader.flatten_mapping(node)
     out: dict[Any, Any] = {}
     for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            kind = "sequence" if isinstance(key_node, yaml.SequenceNode) else "mapping"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a {kind} cannot be a mapping key (keys are plain scalars)", key_node.start_mark
+            )
         key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, _KEY_TYPES):
+            raise yaml.constructor.ConstructorError(
+                None, None, f"a {type(key).__name__} cannot be a mapping key", key_node.start_mark
+            )
         if key in out:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
         out[key] = loader.construct_object(value_node, deep=True)

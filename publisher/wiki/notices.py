@@ -13,13 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..acquire.notices import NOTICES_FILE, Notice, notice_signature_problem, read_notices
+from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from .evidence import WikiCheck
 
 __all__ = ["CHECK", "NoticeIndex", "notice_index", "check_notices", "retracted_sources", "source_doi"]
 
-CHECK = "C-NOTICE"
+CHECK = CheckId.NOTICE
 
 
 class NoticeIndex:

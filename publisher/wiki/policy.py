@@ -1,9 +1,9 @@
 """The wiki's policy: ``extra: evidence:`` of its configuration, validated once (CONTRACT 12).
 
 One :class:`Policy` is made per build or command, from the configuration MkDocs itself resolved
-(``INHERIT``, ``-f other.yml`` and ``!ENV`` honoured, :mod:`publisher.site.build.policy`), and handed
+(``INHERIT``, ``-f other.yml`` and ``!ENV`` honoured, :mod:`publisher.site.lifecycle.policy`), and handed
 down to everything that needs a setting: the trusted keys to the fresh-fetch rule, the reader
-options to the pages, the scheduler to the wiki check. Nothing below reads the configuration
+options to the pages. Nothing below reads the configuration
 again, so the build and ``publisher check`` cannot disagree about what a wiki trusts.
 
 The options are allow-listed: an unknown key, a value of the wrong type, a trusted key file that
@@ -40,7 +40,6 @@ OPTIONS = (
     "windows_above",
     "offline",
     "web_fonts",
-    "scheduler",
     "retracted",
     "require_warrant",
 )
@@ -65,8 +64,6 @@ class Policy:
     windows_above: int = WINDOWS_ABOVE
     offline: bool = False
     web_fonts: bool = False
-    scheduler: str | None = None
-    """Address of a Dask scheduler that runs the wiki check (None: this machine)."""
     retracted: str = "warn"
     """``fail``: a claim resting on a retracted work refuses the build (``C-NOTICE``); ``warn``:
     the build says so and publishes, the work shown apart and giving no credit."""
@@ -96,7 +93,6 @@ class Policy:
             "windows_above": self.windows_above,
             "offline": self.offline,
             "web_fonts": self.web_fonts,
-            "scheduler": self.scheduler,
             "retracted": self.retracted,
             "require_warrant": self.require_warrant,
         }
@@ -145,6 +141,12 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
         return Policy.unsigned(wiki_root)
     if not isinstance(evidence, Mapping):
         raise _bad(where, "extra.evidence must be a mapping")
+    if "scheduler" in evidence:
+        raise _bad(
+            where,
+            "extra.evidence.scheduler is not read from the wiki's configuration (it decides whose results the "
+            "check trusts): pass --scheduler ADDRESS or set PUBLISHER_SCHEDULER where the check runs",
+        )
     unknown = sorted(str(k) for k in evidence if k not in OPTIONS)
     if unknown:
         raise _bad(where, f"extra.evidence.{unknown[0][:60]} is not an option (known: {', '.join(OPTIONS)})")
@@ -160,9 +162,6 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
         if not isinstance(value, bool):
             raise _bad(where, f"extra.evidence.{key} must be true or false")
         flags[key] = value
-    scheduler = evidence.get("scheduler")
-    if scheduler is not None and (not isinstance(scheduler, str) or not scheduler.strip() or len(scheduler) > 500):
-        raise _bad(where, "extra.evidence.scheduler must be a scheduler address (tcp://host:port)")
     retracted = evidence.get("retracted", "warn")
     if retracted not in RETRACTED_MODES:
         raise _bad(where, f"extra.evidence.retracted must be one of {', '.join(RETRACTED_MODES)}")
@@ -180,7 +179,6 @@ def policy_from_evidence(evidence: Any, wiki_root: Path | None, where: str = "mk
         windows_above=above,
         offline=flags["offline"],
         web_fonts=flags["web_fonts"],
-        scheduler=scheduler,
         retracted=retracted,
         require_warrant=flags["require_warrant"],
     )

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..kernel.canonical import canonical_bytes
+from ..kernel.checkids import CheckId
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
 from ..kernel.refs import format_ref
@@ -45,7 +46,7 @@ __all__ = [
     "run_label_prefix",
 ]
 
-CHECK = "C-PROMOTED"
+CHECK = CheckId.PROMOTED
 """The check id of every finding about the promoted block."""
 
 LABEL_DIGITS = 12

@@ -26,7 +26,7 @@ from ..gate.checks.runcheck import RunCheck
 from ..gate.inputs import RunInputs, load_inputs
 from ..gate.pipeline import Loaded, Prepared, check_run, prepare, prepare_stored
 from ..kernel.errors import PublisherError
-from ..kernel.findings import Finding
+from ..kernel.findings import Finding, NoteCode
 from ..kernel.locate import forget_normal_forms
 from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing
@@ -139,6 +139,9 @@ class RunIndex:
     """Each accepted claim's span and the claims citing it."""
     excerpts: ExcerptTable
     """The excerpt of each accepted span."""
+    warnings: list[Finding]
+    """Missing seals or chain links on a wiki configured unsigned (a note code in ``field``): shown,
+    never a refusal."""
 
 
 def index_run(rc: RunCheck) -> RunIndex:
@@ -160,7 +163,11 @@ def index_run(rc: RunCheck) -> RunIndex:
     verdict, accepted_count = str(result["gate"]["verdict"]), int(counts["accepted"])
     inputs_hash = str(result["inputs_hash"])
     unresolved = counts["unresolved"]
-    return RunIndex(refusals, inputs_hash, unresolved, verdict, accepted_count, list(named), accepted, excerpts)
+    notes = {code.value for code in NoteCode}
+    warnings = [f for f in rc.findings if f.severity == "warn" and f.field in notes]
+    return RunIndex(
+        refusals, inputs_hash, unresolved, verdict, accepted_count, list(named), accepted, excerpts, warnings
+    )
 
 
 def _record(ev: RunEvidence, index: RunIndex, source: Callable[[str], SnapshotCheck], wiki: WikiCheck) -> None:
@@ -173,6 +180,7 @@ def _record(ev: RunEvidence, index: RunIndex, source: Callable[[str], SnapshotCh
     ev.inputs_hash = index.inputs_hash
     ev.verdict, ev.accepted_count = index.verdict, index.accepted_count
     wiki.findings.extend(index.refusals)
+    wiki.notices.extend(f"{ev.rel}: warning {f.one_line()}" for f in index.warnings)
     if index.unresolved and not index.refusals:
         wiki.notices.append(f"{ev.rel}: {index.unresolved} unresolved artifact(s) not published (gate off)")
     # Held until the site is built, for every source and span of a large wiki: the index's compact

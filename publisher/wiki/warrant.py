@@ -126,7 +126,8 @@ def _find(wiki: WikiCheck, concept: str, claim_id: str) -> ClaimState:
         if state.concept == concept and state.claim.id == claim_id:
             if state.entry is None:
                 break
-            return state
+            found: ClaimState = state
+            return found
     raise WarrantRefusal(
         WarrantGuard.CLAIM_UNKNOWN,
         f"concept {concept[:60]!r} has no admitted claim {claim_id[:60]!r}; 'publisher warrant --wiki WIKI' lists them",

@@ -33,18 +33,9 @@ assembly; each adds its status and its :class:`~publisher.kernel.findings.Findin
 checks (``C-CLAIM``, ``C-CONFIG`` ...) live in :mod:`publisher.wiki.check`.
 """
 
-CHECK_IDS = (
-    "C-SNAPSHOT",
-    "C-SPAN",
-    "C-FRESH-FETCH",
-    "C-ASSEMBLER",
-    "C-EVENT-LOG",
-    "C-GATE",
-    "C-CITE-RESOLVE",
-    "C-FULLTEXT",
-    "C-HYPOTHESIS-WALL",
-    "C-PROSE",
-)
+from ...kernel.checkids import RUN_CHECKS
+
+CHECK_IDS = RUN_CHECKS
 """Every numbered check, in the order a report lists them."""
 
 __all__ = ["CHECK_IDS"]

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from ...kernel import _fs
 from ...kernel.canonical import SOURCE_ID_RE, StrictJSONError, loads_written, same_json
+from ...kernel.checkids import CheckId
 from ...kernel.models import first_error
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
@@ -41,7 +42,7 @@ __all__ = [
     "check_assembler",
 ]
 
-ASSEMBLER = "C-ASSEMBLER"
+ASSEMBLER = CheckId.ASSEMBLER
 
 
 def read_stored(run: Run) -> tuple[dict[str, Any] | None, Result | None, str | None]:

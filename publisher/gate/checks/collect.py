@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding, Severity
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
@@ -24,12 +25,12 @@ class Collector:
         """``warn`` with the gate off, ``fail`` with it on."""
         return "fail" if self.rc.gate else "warn"
 
-    def add(self, check_id: str, status: Status, detail: str) -> None:
+    def add(self, check_id: CheckId, status: Status, detail: str) -> None:
         """Record the outcome of one check (its detail cut to one line)."""
         self.rc.checks.append(CheckStatus(check_id, status, one_line(detail, 500)))
 
     def find(
-        self, check: str, reason: Reason | None, file: str, detail: str, *, in_wiki: bool = False, **facts: Any
+        self, check: CheckId, reason: Reason | None, file: str, detail: str, *, in_wiki: bool = False, **facts: Any
     ) -> Finding:
         """Record a finding on ``file`` of the run (``in_wiki``: a path relative to the wiki root,
         such as a stored PDF under ``assets/papers/``)."""
@@ -38,7 +39,7 @@ class Collector:
         self.rc.findings.append(finding)
         return finding
 
-    def from_assembly(self, check: str, finding: Finding, severity: Severity, cause: str | None = None) -> None:
+    def from_assembly(self, check: CheckId, finding: Finding, severity: Severity, cause: str | None = None) -> None:
         """A finding of the assembly (against one artifact), reported under ``check``."""
         self.rc.findings.append(
             replace(

@@ -7,6 +7,7 @@ cause of every freshness it no longer proves.
 
 from __future__ import annotations
 
+from ...kernel.checkids import CheckId
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
 from ...parallel import CheckedSnapshots
@@ -15,7 +16,7 @@ from .collect import Collector
 
 __all__ = ["FRESH_FETCH", "check_fresh"]
 
-FRESH_FETCH = "C-FRESH-FETCH"
+FRESH_FETCH = CheckId.FRESH_FETCH
 
 
 def check_fresh(

@@ -8,6 +8,7 @@ other than ``evidence_basis`` ...), and ``NO_SPANS`` for an empty evidence set. 
 
 from __future__ import annotations
 
+from ...kernel.checkids import CheckId
 from ...kernel.reasons import Reason
 from ..artifacts import LOG_NOT_INTACT
 from .collect import Collector
@@ -17,7 +18,7 @@ from .span import SPAN_CODES
 
 __all__ = ["GATE", "check_gate"]
 
-GATE = "C-GATE"
+GATE = CheckId.GATE
 
 
 def check_gate(out: Collector, snapshot_roots: dict[str, str], log_root: str | None) -> None:

@@ -23,6 +23,7 @@ wiki check refuses a run with such a finding, so the build never publishes its r
 
 from __future__ import annotations
 
+from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError
 from ...kernel.reasons import Reason
 from ...kernel.refs import looks_like_evidence
@@ -34,7 +35,7 @@ from .collect import Collector
 
 __all__ = ["PROSE", "PROSE_BUDGET", "QUOTE_WORDS", "Quotation", "quotations", "check_report_prose"]
 
-PROSE = "C-PROSE"
+PROSE = CheckId.PROSE
 
 REPORT = "outputs/report.md"
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from .assembler import ASSEMBLER
@@ -34,28 +35,28 @@ def refusals(rc: RunCheck) -> list[Finding]:
         out += [
             replace(f, severity="fail", cause=f.cause or root_key)
             for f in rc.findings
-            if f.check == "C-FRESH-FETCH" and f.severity == "warn"
+            if f.check == CheckId.FRESH_FETCH and f.severity == "warn"
         ]
     result = rc.result  # read once: a packed check decodes on each reading
     counts = result["counts"]
     if (
         rc.assembly.verdict == "fail"
         and counts["unresolved"]
-        and not any(f.check in ("C-GATE", "C-FRESH-FETCH") for f in out)
+        and not any(f.check in (CheckId.GATE, CheckId.FRESH_FETCH) for f in out)
     ):
         detail = f"gate verdict fail: {counts['unresolved']} of {counts['artifacts_seen']} artifacts unresolved"
-        root = _root(rc, "C-GATE", "outputs/result.json", detail)
+        root = _root(rc, CheckId.GATE, "outputs/result.json", detail)
         out.append(root)
-        gate = [f for f in rc.findings if f.check == "C-GATE" and f.severity == "warn"]
+        gate = [f for f in rc.findings if f.check == CheckId.GATE and f.severity == "warn"]
         out += [replace(f, severity="fail", cause=f.cause or root.key) for f in gate]
     if not result["accepted"]:  # the empty-set finding of the assembly is only ever a warning
         detail = "no accepted artifact: an empty evidence set is not a pass"
-        empty = _root(rc, "C-GATE", "outputs/result.json", detail, Reason.NO_SPANS)
+        empty = _root(rc, CheckId.GATE, "outputs/result.json", detail, Reason.NO_SPANS)
         # A stored result that is not the assembly now is the root: its fix comes first.
         assembler = next((f.key for f in out if f.check == ASSEMBLER and f.cause is None), None)
         out.append(replace(empty, cause=assembler) if assembler is not None else empty)
     return out
 
 
-def _root(rc: RunCheck, check: str, file: str, detail: str, reason: Reason | None = None) -> Finding:
+def _root(rc: RunCheck, check: CheckId, file: str, detail: str, reason: Reason | None = None) -> Finding:
     return Finding(reason, rc.file(file), detail, check=check, run=rc.label)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ..reportmd import Footnote, ProseBlock
@@ -34,9 +35,9 @@ from .prose import check_report_prose
 
 __all__ = ["CITE_RESOLVE", "FULLTEXT", "HYPOTHESIS_WALL", "report_check_of", "check_report"]
 
-CITE_RESOLVE = "C-CITE-RESOLVE"
-FULLTEXT = "C-FULLTEXT"
-HYPOTHESIS_WALL = "C-HYPOTHESIS-WALL"
+CITE_RESOLVE = CheckId.CITE_RESOLVE
+FULLTEXT = CheckId.FULLTEXT
+HYPOTHESIS_WALL = CheckId.HYPOTHESIS_WALL
 
 REPORT = "outputs/report.md"
 
@@ -85,7 +86,7 @@ _CERTAINTY_WORDING = [
 _SENTENCE_RE = re.compile(r"[^.!?]+(?:[.!?]+|$)")
 
 
-def report_check_of(finding: Finding) -> str | None:
+def report_check_of(finding: Finding) -> CheckId | None:
     """The report check an assembly finding is reported under, or None (another check's)."""
     if finding.reason is Reason.SOURCE_OUTSIDE_ACCEPTED:
         return CITE_RESOLVE
@@ -102,7 +103,7 @@ def check_report(out: Collector) -> None:
     check_report_prose(out, out.rc.inputs.report_text)
 
 
-def _routed(out: Collector, check: str) -> int:
+def _routed(out: Collector, check: CheckId) -> int:
     count = 0
     for entry in out.rc.assembly.findings:
         if report_check_of(entry) == check:

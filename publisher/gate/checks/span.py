@@ -7,6 +7,7 @@ for records without the spans they owe (gated).
 
 from __future__ import annotations
 
+from ...kernel.checkids import CheckId
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
 from ...parallel import CheckedSnapshots
@@ -15,7 +16,7 @@ from .collect import Collector
 
 __all__ = ["SPAN", "SPAN_CODES", "check_spans"]
 
-SPAN = "C-SPAN"
+SPAN = CheckId.SPAN
 SPAN_CODES = frozenset({Reason.SPAN_OUT_OF_RANGE, Reason.SPAN_TOO_LONG, Reason.EXCERPT_MISMATCH})
 """The assembly's reason codes this check fails on (``NO_SPANS`` it carries gated)."""
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from ...kernel import _fs
 from ...kernel.canonical import StrictJSONError, loads_strict, sha256_hex
+from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
@@ -34,9 +35,9 @@ from .seal import Refusal, check_evidence, check_scripts
 
 __all__ = ["SiteCheck", "Reslice", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
 
-FILE_CHECK = "C-SITE-FILE"
-PIN_CHECK = "C-SITE-PIN"
-CSP_CHECK = "C-CSP"
+FILE_CHECK = CheckId.SITE_FILE
+PIN_CHECK = CheckId.SITE_PIN
+CSP_CHECK = CheckId.CSP
 
 
 @dataclass
@@ -128,7 +129,7 @@ def _load_manifest(site: Path, check: SiteCheck) -> dict[str, Any] | None:
     if not ok:
         out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "manifest does not have the expected shape"))
         return None
-    return raw
+    return raw if isinstance(raw, dict) else None
 
 
 def _entry_key(e: dict[str, Any]) -> tuple[Any, ...]:

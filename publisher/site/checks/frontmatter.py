@@ -38,11 +38,12 @@ from typing import Any
 
 import yaml
 
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 
 __all__ = ["CHECK", "HIDEABLE", "TEMPLATES", "META_RULES", "ThemeMeta", "check_meta", "meta_lines"]
 
-CHECK = "C-META"
+CHECK = CheckId.META
 
 HIDEABLE = frozenset({"navigation", "toc", "footer", "feedback", "path", "tags"})
 """What ``hide:`` may name: the parts of a page Material can hide."""

@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from lxml import etree
 
 from ...kernel import _fs
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 
 __all__ = [
@@ -50,7 +51,7 @@ __all__ = [
     "script_problem",
 ]
 
-CHECK = "C-PROSE"
+CHECK = CheckId.PAGE_PROSE
 
 RASTER = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".avif", ".ico", ".bmp")
 

@@ -60,7 +60,7 @@ def site_files(site: Path) -> tuple[list[str], list[str]]:
 def kept_entry(name: str) -> bool:
     """Whether an entry of the site folder itself (not of its subfolders) is kept across builds
     and is no part of the site: a name starting with a dot (``.git``, ``.nojekyll``), MkDocs'
-    own rule. A build carries such entries over (:mod:`publisher.site.build.publish`); the
+    own rule. A build carries such entries over (:mod:`publisher.site.lifecycle.publish`); the
     manifest does not list them and ``check-site`` does not vouch for them."""
     return name.startswith(".")
 

@@ -64,6 +64,7 @@ import nh3
 
 from ...gate.quotations import quotation_findings, quotations
 from ...kernel import _fs
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 from ...kernel.lookalike import BIDI_CONTROLS, badge_lookalike, check_mark_like, read_key, ref_lookalikes
 from ...kernel.reasons import Reason
@@ -90,7 +91,7 @@ __all__ = [
     "prose_file",
 ]
 
-CHECK = "C-PROSE"
+CHECK = CheckId.PAGE_PROSE
 
 Author = Literal["page", "concept", "report"]
 """Who wrote the prose: the wiki's hand-written pages, a concept file's body, an agent's report."""
@@ -505,7 +506,7 @@ class _Locator:
         self.decoded = [ascii_lower(fold(_TAB_NL.sub("", html.unescape(line)))) for line in self.lines]
         self._keyed: list[str] | None = None
         self.after: dict[tuple[str, ...], int] = {}
-        self.body = _body_start(self.lines)
+        self.body: int = _body_start(self.lines)
 
     def keyed(self, n: int) -> str:
         """Line ``n`` as people read it (:func:`publisher.kernel.lookalike.read_key`)."""
@@ -513,7 +514,7 @@ class _Locator:
             self._keyed = [read_key(_TAB_NL.sub("", html.unescape(line))) for line in self.lines]
         return self._keyed[n]
 
-    def _needle(self, v: Violation) -> tuple[tuple[str, ...], Any]:
+    def _needle(self, v: Violation) -> tuple[tuple[str, ...], Callable[[int], object]]:
         """A key for violations written the same way, and a test of one line (its number)."""
         if v.kind == "element":
             pattern = re.compile(rf"<\s*{re.escape(v.name)}(?![\w-])", re.IGNORECASE)
@@ -547,16 +548,17 @@ class _Locator:
         if v.kind in ("unclosed", "sanitiser"):
             return None
         key: tuple[str, ...]
+        hit: Callable[[int], object]
         if v.kind == "bidi":  # invisible once folded: looked for as written
             key, hit = ("bidi", v.name), lambda n: v.name in self.lines[n]
         else:
             key, hit = self._needle(v)
-        first = self.after.get(key, self.body)
-        for n in [*range(first, len(self.lines)), *range(self.body, first)]:
-            if hit(n):
-                self.after[key] = n + 1
-                return n + 1
-        return None
+        first: int = self.after.get(key, self.body)
+        order: list[int] = [*range(first, len(self.lines)), *range(self.body, first)]
+        found = next((n + 1 for n in order if hit(n)), None)
+        if found is not None:
+            self.after[key] = found
+        return found
 
 
 def check_prose(

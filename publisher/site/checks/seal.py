@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ...kernel.canonical import content_hash_for, sha256_hex
+from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from .csp import hash_source
@@ -36,7 +37,7 @@ __all__ = [
     "SCRIPT_CHECK",
 ]
 
-SCRIPT_CHECK = "C-CSP"
+SCRIPT_CHECK = CheckId.CSP
 """The check of a page's scripts: only those the site ships."""
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")

@@ -44,9 +44,9 @@ class TrustedOutput(Extension):
         def recording_store(chunk: Any) -> str:
             if depth[0]:
                 record.append(str(chunk))
-            return store(chunk)
+            return str(store(chunk))
 
-        md.htmlStash.store = recording_store  # type: ignore[method-assign]
+        md.htmlStash.store = recording_store
         for name in self.TRUSTED:
             if name in md.inlinePatterns:
                 pattern = md.inlinePatterns[name]
@@ -59,7 +59,7 @@ class TrustedOutput(Extension):
                     finally:
                         depth[0] -= 1
 
-                pattern.handleMatch = trusted_match  # type: ignore[method-assign]
+                pattern.handleMatch = trusted_match
         md.preprocessors.register(_Begin(md, record), "publisher_trusted_begin", 1000)
         md.postprocessors.register(_End(md, record, self._done), "publisher_trusted_end", -10_000)  # the very last
 

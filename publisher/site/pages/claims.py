@@ -15,22 +15,27 @@ from typing import Any
 from ...kernel.refs import neutral_text
 from ...wiki.claims.counts import WorkIndex, claim_view, claims_document
 from ...wiki.claims.model import STATUS_CODES
+from .markup import excerpt_html
 from .model import GeneratedPage, PageModel
 from .uris import concept_uri, source_uri
 
 __all__ = [
     "MATRIX_URI",
+    "CLAIMS_URI",
     "CLAIMS_JSON_URI",
     "ADMONITIONS",
     "WARRANT_WORDS",
     "warrant_words",
     "concept_claims",
+    "claims_page",
     "matrix_page",
     "claims_json",
 ]
 
 MATRIX_URI = "claims/index.md"
-"""The evidence matrix page (generated only when the wiki has claims)."""
+"""The evidence matrix page (generated in every wiki, so a navigation can always name it)."""
+CLAIMS_URI = "claims/all.md"
+"""Every claim of the wiki, by concept, each with its evidence in its sentence (generated in every wiki)."""
 CLAIMS_JSON_URI = "claims.json"
 """Every claim for machines (published only when the wiki has claims)."""
 
@@ -169,12 +174,70 @@ def _by_concept(model: PageModel) -> dict[str, list[dict[str, Any]]]:
     return grouped
 
 
+def _cited(model: PageModel, page: GeneratedPage, view: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each span the claim's assessment bound, as the verified excerpt it is now (linked to its
+    place on the source page) or, when it no longer verifies, as its offsets only."""
+    out: list[dict[str, Any]] = []
+    for ex in view["lineage"]["excerpts"]:
+        sid, start, end = ex["source_id"], ex["start"], ex["end"]
+        text = model.pre.excerpts.get((sid, start, end))
+        item: dict[str, Any] = {"label": ex["label"], "source_id": sid, "start": start, "end": end, "excerpt": None}
+        if text is not None:
+            page.excerpts[(sid, start, end)] += 1  # the seal requires it on the page
+            item["excerpt"] = excerpt_html(sid, start, end, text)
+            item["href"] = model.href(page.src_uri, source_uri(sid), f"span-{start}-{end}")
+        out.append(item)
+    return out
+
+
+def _claims_slot(model: PageModel, page: GeneratedPage, views: Any, prefix: str = "") -> str:
+    """A slot token for ``views``' claims, each with its evidence shown as the excerpts it rests
+    on, each in its sentence (read when the page is filled, like a footnote's)."""
+    items = []
+    for view in views:
+        item = _item(model, page, view)
+        item["cited"] = _cited(model, page, view)
+        items.append(item)
+
+    def fill() -> str:
+        for item in items:
+            for cited in item["cited"]:
+                if cited["excerpt"] is not None:
+                    cited["context"] = model.contexts.around(cited["source_id"], cited["start"], cited["end"])
+        return str(model.fragments().claims(items, prefix))
+
+    return model.slot(page, fill)
+
+
 def concept_claims(model: PageModel, page: GeneratedPage, slug: str) -> str:
     """A slot token for the claims of concept ``slug`` (empty when it has none)."""
-    items = [_item(model, page, v) for v in _by_concept(model).get(slug, ())]
-    if not items:
+    views = _by_concept(model).get(slug, ())
+    if not views:
         return ""
-    return model.slot(page, str(model.fragments().claims(items)))
+    return _claims_slot(model, page, views)
+
+
+def claims_page(model: PageModel, page: GeneratedPage) -> None:
+    """Every claim of the wiki, concept by concept, as its concept page shows it."""
+    parts = []
+    for concept, views in sorted(_by_concept(model).items()):
+        ce = next((c for c in model.pre.concepts if c.slug == concept), None)
+        title = ce.doc.front.title if ce is not None and ce.doc is not None else concept
+        href = model.href(page.src_uri, concept_uri(concept))
+        parts.append(str(model.fragments().claims_heading(title, href)))
+        parts.append(_claims_slot(model, page, views, prefix=f"{concept}-"))
+    page.title = "Claims"
+    intro = (
+        "Every claim of the wiki with its status and the excerpts it rests on, each in its sentence. "
+        "A status here is a structurally admissible proposal, not an adjudication."
+    )
+    if not parts:
+        intro = "No claim has been assessed yet: 'publisher assess' proposes one (see the Claims guide)."
+    page.markdown = str(
+        model.markdown("index.md.j2").render(
+            heading_slot=model.heading(page), intro=intro, table_slot="\n\n".join(parts)
+        )
+    )
 
 
 def matrix_page(model: PageModel, page: GeneratedPage) -> None:

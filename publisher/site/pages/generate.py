@@ -25,7 +25,7 @@ from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
 from ...wiki.evidence import ConceptEvidence, RunEvidence, WikiCheck
 from .. import TEMPLATES_DIR
-from .claims import MATRIX_URI, concept_claims, matrix_page
+from .claims import CLAIMS_URI, MATRIX_URI, claims_page, concept_claims, matrix_page
 from .highlight import SourceBody, SourceJob, SourceText
 from .indexes import index_pages
 from .markup import excerpt_html
@@ -121,9 +121,11 @@ class SiteModel(PageModel):
         for ev in pre.runs:
             self._report(self.pages[report_uri(ev.slug)], ev)
         index_pages(self)
-        if self.has_claims:
-            self.pages[MATRIX_URI] = GeneratedPage(MATRIX_URI, "index", "", in_nav=True)
-            matrix_page(self, self.pages[MATRIX_URI])
+        # Always made, so that a wiki's navigation can name them before its first claim.
+        self.pages[MATRIX_URI] = GeneratedPage(MATRIX_URI, "index", "", in_nav=True)
+        matrix_page(self, self.pages[MATRIX_URI])
+        self.pages[CLAIMS_URI] = GeneratedPage(CLAIMS_URI, "index", "", in_nav=True)
+        claims_page(self, self.pages[CLAIMS_URI])
         return list(self.pages.values())
 
     def _concept(self, page: GeneratedPage, ce: ConceptEvidence) -> None:

@@ -163,7 +163,7 @@ class WrittenProofs:
     """The manifest's ``proofs`` entries (each file's path and sha256)."""
     record: str
     """The sha256 of the record bytes the proofs were derived from: the published
-    ``record.json`` must be exactly these bytes (:func:`publisher.site.build.finish.publish_proofs`)."""
+    ``record.json`` must be exactly these bytes (:func:`publisher.site.lifecycle.finish.publish_proofs`)."""
     light: bytes | None
     """In proofs mode, the record without text that replaces the published ``record.json``."""
     signed: bool

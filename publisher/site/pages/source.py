@@ -15,6 +15,7 @@ from ...wiki.evidence import SourceInfo
 from ...wiki.notices import notice_index, source_doi
 from ...wiki.revisions import revision_index, window_change
 from .highlight import source_job
+from .markup import excerpt_html
 from .model import GeneratedPage, PageModel
 from .uris import source_uri
 
@@ -61,10 +62,19 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
         for slug, event in model.events_of(sid)
         if slug in info.holders
     ]
-    spans = [
-        {"start": start, "end": end, "cited_by": _cited_by(model, uri, sid, start, end)}
-        for start, end in sorted(info.spans)
-    ]
+    spans = []
+    for start, end in sorted(info.spans):
+        text = model.pre.excerpts.get((sid, start, end))
+        if text is not None:
+            page.excerpts[(sid, start, end)] += 1  # the seal requires each cited excerpt on the page
+        spans.append(
+            {
+                "start": start,
+                "end": end,
+                "excerpt": excerpt_html(sid, start, end, text) if text is not None else None,
+                "cited_by": _cited_by(model, uri, sid, start, end),
+            }
+        )
 
     def text_block() -> str:
         body = model.source_body(job)

@@ -1,7 +1,7 @@
 """Files the build writes into its staging folder itself (proofs, records without text, offline scripts).
 
 A staging folder is never read as the site before publication: a failed build discards it whole,
-and publication (:func:`publisher.site.build.publish.publish`) makes every file under it durable
+and publication (:func:`publisher.site.lifecycle.publish.publish`) makes every file under it durable
 (one ``syncfs``, else an fsync of each) before swapping it in. A file written into it therefore
 needs neither its own fsync nor a temporary name, exactly as MkDocs writes the pages beside it;
 :func:`publisher.kernel._fs.write_atomic` (two fsyncs a file) is for files published one by one.

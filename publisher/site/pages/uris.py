@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-__all__ = ["INDEX_URIS", "source_uri", "concept_uri", "report_uri"]
+__all__ = ["INDEX_URIS", "SECTION_INDEX", "source_uri", "concept_uri", "report_uri"]
 
 INDEX_URIS = ("concepts/index.md", "sources/index.md", "runs/index.md")
+
+SECTION_INDEX = {"concept": "concepts/index.md", "source": "sources/index.md", "report": "runs/index.md"}
+"""The index page of the section each kind of generated page belongs to (the navigation's current
+section while the page is read)."""
 """The three generated index pages, in the navigation."""
 
 

@@ -1015,6 +1015,47 @@
     return button;
   }
 
+  const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+  const DIGIT = /\p{Nd}/u;
+
+  // How many code units at the start of ``text`` continue the word or number that ``before``
+  // (the last character shown before it) ends: letters, digits and marks, and a "." or ","
+  // between two digits (6.2, 1,024).
+  function wordTail(text, before) {
+    let at = 0;
+    let prev = before;
+    const chars = Array.from(text);
+    for (let i = 0; i < chars.length; i++) {
+      const ch = chars[i];
+      const joins = (ch === "." || ch === ",") && DIGIT.test(prev) && DIGIT.test(chars[i + 1] || "");
+      if (!WORD_CHAR.test(ch) && !joins) break;
+      at += ch.length;
+      prev = ch;
+    }
+    return at;
+  }
+
+  // Put ``control`` right after ``node``, or, where a word or number runs on past it in the text
+  // that follows, after the end of that word: a control never splits "randomised" or "0.003".
+  function placeAfterWord(node, control) {
+    const shown = Array.from(node.textContent || "");
+    const last = shown.length ? shown[shown.length - 1] : "";
+    const next = node.nextSibling;
+    if (!WORD_CHAR.test(last) || !next || next.nodeType !== Node.TEXT_NODE) {
+      node.after(control);
+      return;
+    }
+    const tail = wordTail(next.data, last);
+    if (tail === 0) {
+      node.after(control);
+    } else if (tail >= next.data.length) {
+      next.after(control);
+    } else {
+      next.splitText(tail);
+      next.after(control);
+    }
+  }
+
   function scan(root) {
     const scope = root || document;
     // Footnote and report excerpts: elements carrying the three data attributes.
@@ -1029,10 +1070,12 @@
         "excerpt",
       );
       EXCERPTS.set(button, el);
-      const link = el.nextElementSibling && el.nextElementSibling.classList.contains("evidence-link")
-        ? el.nextElementSibling
-        : null;
-      (link || el).after(button);
+      // After the excerpt's link, past the rest of its sentence: never inside a word or a number.
+      let next = el.nextElementSibling;
+      if (next && next.classList.contains("evidence-context")) next = next.nextElementSibling;
+      const link = next && next.classList.contains("evidence-link") ? next : null;
+      if (link) link.after(button);
+      else placeAfterWord(el, button);
     }
     // Highlights of a snapshot text: one button after the last segment of each cited span.
     const wholes = new Map(); // source id -> the first block of its text on this page
@@ -1049,7 +1092,7 @@
       }
       for (const [token, mark] of last) {
         const [start, end] = token.split("-").map(Number);
-        mark.after(makeButton(sourceId, start, end, "highlight"));
+        placeAfterWord(mark, makeButton(sourceId, start, end, "highlight"));
       }
     }
     // Whole-record verification, an explicit action: one button before each source's text.

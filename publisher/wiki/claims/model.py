@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError, UsageError
 from ...kernel.ids import IdError, canonical_id
 from ...kernel.lookalike import invisible, read_key
@@ -38,7 +39,7 @@ __all__ = [
     "EpistemicStatus",
 ]
 
-CHECK = "C-CLAIM"
+CHECK = CheckId.CLAIM
 """The check id every claim guard reports under."""
 
 

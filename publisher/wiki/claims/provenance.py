@@ -166,7 +166,7 @@ def provenance_now(
     return out
 
 
-def log_findings(state: LogState, ring: KeyRing) -> list[Finding]:
+def log_findings(state: LogState[Assessment], ring: KeyRing) -> list[Finding]:
     """``C-CLAIM`` findings of the assessment log itself: a torn line, a broken chain."""
     out: list[Finding] = []
     if state.torn:

@@ -35,6 +35,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, V
 
 from ...acquire.signing import ALG, KeyRing, Signer
 from ...kernel.canonical import canonical_bytes, format_ts, loads_strict, utc_now
+from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError, UsageError
 from ...kernel.eventlog import LogState, append_chained, read_chain
 from ...kernel.findings import Finding
@@ -84,7 +85,7 @@ WARRANTS_FILE = "warrants.jsonl"
 SIGNED_FOR = "warrants"
 """What a warrant's ``sig.run`` names: the wiki's warrant log (not a run)."""
 
-CHECK = "C-WARRANT"
+CHECK = CheckId.WARRANT
 """The check id of every warrant finding and refusal."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)

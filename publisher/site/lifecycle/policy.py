@@ -1,0 +1,186 @@
+"""The wiki's policy as MkDocs resolves its configuration (CONTRACT section 12).
+
+The build reads ``extra: evidence:`` from the configuration MkDocs hands the plugin
+(:func:`policy_of_config`); every command that reads a wiki loads that configuration file with
+MkDocs' own loader (:func:`resolve_policy`: ``mkdocs.utils.yaml.yaml_load`` with the loader
+``MkDocsConfig.load_file`` uses, the loading half of ``mkdocs.config.load_config``, without
+validating the rest of the site or importing its theme machinery: a run command needs no theme,
+Jinja2 or docs folder), so ``INHERIT``, ``-f other.yml``
+(``--config``) and ``!ENV`` mean the same to ``publisher check`` as to ``mkdocs build``. A
+configuration MkDocs refuses is a one-line ``SCHEMA_ERROR`` usage error naming MkDocs' own
+complaint, never a wiki with no keys.
+
+YAML keeps the last of two equal keys of a mapping without a word, so a second top-level
+``extra:`` would silently drop the ``trusted_keys`` a reader sees in the first. Every
+configuration file read (the one named and each ``INHERIT`` parent) is first checked for a key
+given twice in any mapping (:func:`duplicate_keys`); one is a one-line ``SCHEMA_ERROR``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from mkdocs.exceptions import ConfigurationError, MkDocsException
+from mkdocs.utils.yaml import get_yaml_loader, yaml_load
+
+from ...kernel.errors import UsageError
+from ...kernel.reasons import Reason
+from ...kernel.text import one_line
+from ...runs import config_file_of
+from ...wiki.policy import Policy, policy_from_evidence
+
+__all__ = ["policy_of_config", "resolve_policy", "config_file_for", "duplicate_keys", "check_config_files"]
+
+_INHERIT_DEPTH = 16
+
+
+def duplicate_keys(text: str) -> tuple[str, int, int] | None:
+    """The first key given twice in one mapping of a YAML document (its dotted path, and the
+    lines of both), else None. The document is composed, never constructed: tags such as
+    ``!ENV`` or ``!!python/name`` are not run."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    todo: list[tuple[yaml.Node, str]] = [(root, "")] if root is not None else []
+    while todo:
+        node, where = todo.pop(0)
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for key, value in node.value:
+                name = str(key.value) if isinstance(key, yaml.ScalarNode) else ""
+                path = f"{where}.{name}" if where else name
+                if name and name != "<<":
+                    if name in seen:
+                        return path, seen[name], key.start_mark.line + 1
+                    seen[name] = key.start_mark.line + 1
+                todo.append((value, path))
+        elif isinstance(node, yaml.SequenceNode):
+            todo += [(item, f"{where}[{n}]") for n, item in enumerate(node.value)]
+    return None
+
+
+def check_config_files(path: Path) -> None:
+    """Refuse a configuration file, or any ``INHERIT`` parent of it, that gives a key twice in
+    one mapping (a one-line ``SCHEMA_ERROR`` naming the file, the key and both lines)."""
+    seen: set[Path] = set()
+    current: Path | None = Path(path)
+    while current is not None and len(seen) < _INHERIT_DEPTH:
+        name = current.name
+        try:
+            resolved = current.resolve(strict=True)
+            text = resolved.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            return  # MkDocs' own loader names an unreadable file
+        if resolved in seen:
+            return
+        seen.add(resolved)
+        try:
+            found = duplicate_keys(text)
+        except yaml.YAMLError:
+            return  # MkDocs' own loader names malformed YAML
+        if found is not None:
+            key, first, second = found
+            raise UsageError(
+                f"{name}:{second}: key {key!r} is given twice (lines {first} and {second}); YAML keeps only "
+                "the last, so the first would be dropped silently: merge them into one",
+                reason=Reason.SCHEMA_ERROR,
+                path=name,
+                line=second,
+            )
+        parent = _inherit(text)
+        current = (resolved.parent / parent) if parent else None
+
+
+def _inherit(text: str) -> str | None:
+    """The ``INHERIT`` value of a configuration file's top-level mapping, if any."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    if isinstance(root, yaml.MappingNode):
+        for key, value in root.value:
+            if isinstance(key, yaml.ScalarNode) and key.value == "INHERIT" and isinstance(value, yaml.ScalarNode):
+                return str(value.value)
+    return None
+
+
+def policy_of_config(config: Any, wiki_root: Path | None = None) -> Policy:
+    """The policy in a configuration MkDocs has loaded (``extra.evidence``), once its files are
+    known to give no key twice (:func:`check_config_files`)."""
+    path = config.config_file_path
+    if path:
+        check_config_files(Path(path))
+    extra = config.get("extra") if hasattr(config, "get") else config.extra
+    return _policy_of_extra(extra, path, wiki_root)
+
+
+def _policy_of_extra(extra: Any, path: str | None, wiki_root: Path | None) -> Policy:
+    """The policy in a loaded configuration's ``extra`` (``path``: the file it was loaded from)."""
+    where = Path(path).name if path else "mkdocs.yml"
+    root = wiki_root if wiki_root is not None else (Path(path).resolve().parent if path else None)
+    evidence = extra.get("evidence") if isinstance(extra, Mapping) else None
+    return policy_from_evidence(evidence, root, where)
+
+
+def config_file_for(wiki_root: Path, config_file: Path | None = None) -> Path | None:
+    """The configuration file a command reads: ``--config`` when given, else the wiki's own."""
+    if config_file is not None:
+        return Path(config_file)
+    return config_file_of(Path(wiki_root))
+
+
+def resolve_policy(wiki_root: Path | None, config_file: Path | None = None) -> Policy:
+    """The wiki's policy, through MkDocs' own loader (``--config FILE`` or the wiki's mkdocs.yml).
+
+    A wiki without a configuration (the upstream layout) has the empty policy: unsigned
+    provenance, as its pages say. A configuration MkDocs cannot load is a UsageError.
+    """
+    if wiki_root is None and config_file is None:
+        return Policy.unsigned(None)
+    root = Path(wiki_root) if wiki_root is not None else Path(config_file or ".").resolve().parent
+    path = config_file_for(root, config_file)
+    if path is None:
+        return Policy.unsigned(root)
+    name = path.name
+    if not path.is_file():
+        raise UsageError(f"{name}: no such configuration file", reason=Reason.SCHEMA_ERROR, path=name)
+    check_config_files(path)
+    try:
+        loaded = _load_config(path)
+    except (MkDocsException, OSError, ValueError, yaml.YAMLError) as exc:
+        raise UsageError(
+            f"{name}: MkDocs cannot load it ({one_line(exc, 200)}); fix it until 'mkdocs build' accepts it",
+            reason=Reason.SCHEMA_ERROR,
+            path=name,
+        ) from exc
+    return _policy_of_extra(loaded.get("extra"), os.fspath(path), root)
+
+
+class _Loading:
+    """What MkDocs' ``!relative`` placeholders read of the configuration being loaded (the file's
+    path, the raw ``docs_dir``, no page being rendered), without building an ``MkDocsConfig``: its
+    module imports the theme machinery (Jinja2, Babel)."""
+
+    _current_page = None
+
+    def __init__(self, path: Path) -> None:
+        self.config_file_path = os.fspath(path)
+        self.loaded: dict[str, Any] = {}
+
+    @property
+    def docs_dir(self) -> Any:
+        """The ``docs_dir`` as written (MkDocs' default when absent), as an unvalidated config has it."""
+        return self.loaded.get("docs_dir", "docs")
+
+
+def _load_config(path: Path) -> dict[str, Any]:
+    """The file as ``MkDocsConfig.load_file`` loads it: MkDocs' YAML loader (``!ENV``, ``!relative``
+    and ``INHERIT`` resolved) and ``load_dict``'s refusal of anything but a mapping."""
+    loading = _Loading(path)
+    with open(path, "rb") as fd:
+        data = yaml_load(fd, get_yaml_loader(config=loading))  # type: ignore[arg-type]
+    if not isinstance(data, dict):
+        raise ConfigurationError(
+            f"The configuration is invalid. Expected a key-value mapping (dict) but received: {type(data)}"
+        )
+    loading.loaded = data
+    return data

@@ -269,9 +269,15 @@ def _schema_models() -> list[str]:
     return sorted({module for module, _ in importlib.import_module("publisher.cli.schema")._MODELS.values()})
 
 
+def _parallel_homes() -> list[str]:
+    homes = importlib.import_module("publisher.parallel").HOMES.values()
+    return sorted({f"publisher.parallel.{home}" for home in homes})
+
+
 DYNAMIC: dict[str, tuple[str, Callable[[], list[str]]]] = {
     "publisher.cli": ("registers the command modules named in COMMAND_MODULES", _command_modules),
     "publisher.cli.schema": ("loads the model a schema name stands for (_MODELS)", _schema_models),
+    "publisher.parallel": ("loads the submodule defining a name on first use (HOMES)", _parallel_homes),
 }
 """Modules that import a computed name: why, and every module they can load (judged like imports)."""
 
@@ -355,13 +361,22 @@ def _tree(path: Path) -> ast.Module:
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
+def _top_level(tree: ast.Module) -> list[ast.stmt]:
+    """The module's top-level statements, those under ``if TYPE_CHECKING:`` included (lazy re-exports)."""
+    out: list[ast.stmt] = []
+    for node in tree.body:
+        guarded = isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+        out.extend(node.body if guarded else [node])
+    return out
+
+
 @cache
 def _exported(package: str, name: str) -> str | None:
     """The submodule whose ``name`` the package's ``__init__`` re-exports, or None."""
     init = _path_of(package)
     if init is None or init.name != "__init__.py":
         return None
-    for node in _tree(init).body:
+    for node in _top_level(_tree(init)):
         if isinstance(node, ast.ImportFrom):
             target = _absolute(init, node)
             for alias in node.names:

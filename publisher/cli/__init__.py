@@ -20,7 +20,7 @@ from typing import Any
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.text import one_line
-from ..parallel.gcpause import fewer_collections  # not the package: its pool and checks load every model
+from ..parallel.gcpause import fewer_collections  # light: the package loads pool and checks on first use
 from ._common import error_line
 
 __all__ = ["main", "build_parser", "ERROR_FACTS"]

@@ -18,6 +18,7 @@ from ..kernel.findings import Finding, grouped_lines
 from ..kernel.text import terminal_safe
 
 if TYPE_CHECKING:
+    from ..runs import Run
     from ..wiki.policy import Policy
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "add_config",
     "source_id_arg",
     "wiki_policy",
+    "open_run",
     "emit",
     "say",
     "warn",
@@ -64,6 +66,13 @@ def wiki_policy(wiki_root: Path | None, config: Path | None) -> Policy:
     from ..site.lifecycle.policy import resolve_policy
 
     return resolve_policy(wiki_root, config)
+
+
+def open_run(run_dir: Path) -> Run:
+    """The run at ``run_dir``, its library loaded only by the commands that open one."""
+    from ..runs import Run
+
+    return Run.open(run_dir)
 
 
 def emit(args: argparse.Namespace, data: Any, human: str | None = None) -> None:

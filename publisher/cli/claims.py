@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..kernel.text import one_line
-from ..runs import Run
-from ._common import add_config, add_json, emit, wiki_policy
+from ._common import add_config, add_json, emit, open_run, wiki_policy
 
 if TYPE_CHECKING:
     from ..kernel.trust import KeyRing
+    from ..runs import Run
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -100,7 +100,7 @@ def _run_wiki_keys(run: Run, config: Path | None) -> KeyRing:
 def _missing(args: argparse.Namespace) -> int:
     from ..wiki.claims.missingness import record_missing
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     keys = _run_wiki_keys(run, args.config)
     found = record_missing(run, args.claim, event_id=args.event, source_id=args.source_id, keys=keys)
     record = found.record
@@ -156,7 +156,7 @@ def _review(args: argparse.Namespace) -> int:
     if missing:
         flags = ", ".join("--" + name.replace("_", "-") for name in missing)
         raise UsageError(f"publisher review needs {flags} (or 'publisher review adjudicate')")
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     keys = _run_wiki_keys(run, args.config)
     done = run_review(run, args.source_id, args.claim, args.term, args.semantic_query, keys=keys)
     record = done.record
@@ -191,7 +191,7 @@ def _adjudicate(args: argparse.Namespace) -> int:
     from ..kernel.trust import Role, require_signer
     from ..wiki.claims.adjudications import adjudicate
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     ring = _run_wiki_keys(run, args.config)
     signer = require_signer(args.key, ring=ring, role=Role.ASSESS, run=run.name())
     done = adjudicate(run, args.review, args.hit, args.reason, signer=signer, ring=ring)

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..kernel.findings import Finding, grouped_lines
-from ..runs import Run
-from ._common import add_config, add_json, emit, wiki_policy
+from ._common import add_config, add_json, emit, open_run, wiki_policy
 
 if TYPE_CHECKING:
     from ..gate.inputs import RunOptions
+    from ..runs import Run
 
 _T = TypeVar("_T")
 
@@ -83,7 +83,7 @@ def _over_run(args: argparse.Namespace, step: Callable[[Run, RunOptions], _T]) -
     from ..gate.inputs import RunOptions
     from ..site.terminal import terminal_progress
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     keys = _keys(args, run)
     with terminal_progress("verifying snapshots", quiet=args.json) as progress:
         return run, step(run, RunOptions(wiki_root=args.wiki, trusted_keys=keys, progress=progress))
@@ -131,7 +131,7 @@ def _render(args: argparse.Namespace) -> int:
     from ..gate.inputs import RunOptions
     from ..gate.render import write_report
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     path = write_report(run, RunOptions(wiki_root=args.wiki, trusted_keys=_keys(args, run)))
     emit(args, {"run_dir": str(run.path), "report_html": str(path)}, f"Rendered {path}")
     return 0

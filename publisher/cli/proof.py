@@ -17,16 +17,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ..kernel import _fs
-from ..kernel.canonical import DIGEST_RE, loads_record, loads_strict
 from ..kernel.errors import IntegrityError, UsageError
-from ..kernel.eventlog import read_log
 from ..kernel.findings import Finding
-from ..kernel.merkle import MerkleTree, build_proof, parse_proof, verify_proof
 from ..kernel.reasons import Reason
-from ..kernel.store import verify_record
-from ..runs import Run
-from ._common import add_config, add_json, emit, error_line, wiki_policy
+from ._common import add_config, add_json, emit, error_line, open_run, wiki_policy
 
 __all__ = ["register"]
 
@@ -75,7 +69,9 @@ def _prove(args: argparse.Namespace) -> int:
     if missing:
         flags = ", ".join("--" + name.replace("_", "-") for name in missing)
         raise UsageError(f"publisher proof needs {flags} (or 'publisher proof verify FILE')")
-    snap = Run.open(args.run_dir).store.read(args.source_id)
+    from ..kernel.merkle import MerkleTree, build_proof
+
+    snap = open_run(args.run_dir).store.read(args.source_id)
     n = len(snap.text)
     if not 0 <= args.start < args.end <= n:
         raise IntegrityError(
@@ -100,6 +96,10 @@ def _prove(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
+    from ..kernel import _fs
+    from ..kernel.canonical import DIGEST_RE, loads_strict
+    from ..kernel.merkle import parse_proof, verify_proof
+
     if args.root is not None and not DIGEST_RE.fullmatch(args.root):
         raise UsageError(f"--root must be sha256: and 64 lowercase hex digits, not {args.root[:80]!r}")
     if args.tree_size is not None and args.tree_size < 0:
@@ -166,6 +166,12 @@ def _verify(args: argparse.Namespace) -> int:
 def _anchor(args: argparse.Namespace, source_id: str, label: str) -> tuple[dict[str, Any] | None, list[Finding]]:
     """The root and tree size to trust, from ``--record`` or ``--wiki``, or the findings why none."""
 
+    from ..kernel import _fs
+    from ..kernel.canonical import loads_record
+    from ..kernel.eventlog import read_log
+    from ..kernel.merkle import MerkleTree
+    from ..kernel.store import verify_record
+
     def refused(detail: str, reason: Reason = Reason.UNKNOWN_SOURCE) -> tuple[None, list[Finding]]:
         return None, [Finding(reason, label, f"not anchored: {detail}", field="anchor")]
 
@@ -198,7 +204,7 @@ def _anchor(args: argparse.Namespace, source_id: str, label: str) -> tuple[dict[
     ring = wiki_policy(wiki, args.config).trusted_keys
     runs, _ = discover(wiki)
     for path in runs:
-        run = Run.open(path)
+        run = open_run(path)
         try:
             snap = run.store.read(source_id)  # verified on read: the source id is re-derived from the text
         except IntegrityError as exc:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..runs import Run, init_run, read_workspace, write_workspace
-from ._common import add_config, add_json, emit, wiki_policy
+from ._common import add_config, add_json, emit, open_run, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -49,7 +48,7 @@ def _agent(args: argparse.Namespace) -> int:
     from ..kernel.trust import Role, require_signer
     from ..runs import find_wiki_root
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     trace = read_trace(args.trace)  # read and checked before anything is written
     ring = wiki_policy(find_wiki_root(run.path), args.config).trusted_keys
     signer = require_signer(args.key, ring=ring, role=Role.ACQUIRE, run=run.name())
@@ -64,6 +63,8 @@ def _agent(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
+    from ..runs import Run, init_run, read_workspace, write_workspace
+
     old = Run.open(args.from_run) if args.from_run is not None else None
     planned = read_workspace(old) if old is not None else []  # read all before creating anything
     run = init_run(args.run_dir, args.slug, gate=args.gate, question=args.question)

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..kernel.spans import MAX_SPAN
-from ..runs import Run
-from ._common import add_config, add_json, emit, source_id_arg, wiki_policy
+from ._common import add_config, add_json, emit, open_run, source_id_arg, wiki_policy
 
 if TYPE_CHECKING:
     from ..acquire import signing, sources
     from ..kernel.models import Surface
+    from ..runs import Run
 
 
 def _metadata_options(parser: argparse.ArgumentParser) -> None:
@@ -246,7 +246,7 @@ def _ranges(pages: Sequence[int]) -> str:
 def _fetch(args: argparse.Namespace) -> int:
     from ..acquire import sources
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     outcome = sources.fetch(
         run,
         args.url,
@@ -275,7 +275,7 @@ def _revise(args: argparse.Namespace) -> int:
     from ..acquire.revisions import find_snapshot
     from ..kernel.errors import UsageError
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     revision = _revision(run, args.source_id)
     old = find_snapshot(run, args.source_id, revision.wiki).snapshot
     # Access and origin say what kind of text it is, not whose: they carry over unless given.
@@ -366,7 +366,7 @@ def _notices(args: argparse.Namespace) -> int:
 def _register(args: argparse.Namespace) -> int:
     from ..acquire import sources
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     outcome = sources.register(run, args.url, args.text_file, _meta(args), actor=args.actor, signer=_signer(args, run))
     return _acquired(args, outcome, "Registered")
 
@@ -374,7 +374,7 @@ def _register(args: argparse.Namespace) -> int:
 def _local(args: argparse.Namespace) -> int:
     from ..acquire import sources
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     outcome = sources.add_local_pdf(
         run,
         args.file,
@@ -391,7 +391,7 @@ def _local(args: argparse.Namespace) -> int:
 def _read(args: argparse.Namespace) -> int:
     from ..acquire import sources
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     window = sources.read_window(run, args.source_id, args.start, args.end, actor=args.actor)
     data = {k: window[k] for k in ("source_id", "start", "end", "text", "note") if k in window}
     note = f" (note: {window['note']})" if "note" in window else ""
@@ -403,7 +403,7 @@ def _read(args: argparse.Namespace) -> int:
 def _spans(args: argparse.Namespace) -> int:
     from ..acquire import sources
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     if args.sentence or args.from_text is not None or args.to_text is not None or args.query is None:
         return _select(args, run)
     found = sources.find_spans(run, args.source_id, args.query, context=args.context, ignore_case=args.ignore_case)
@@ -421,7 +421,7 @@ def _locate(args: argparse.Namespace) -> int:
     from ..acquire.select import locate_in, located_json
     from ..kernel.text import terminal_safe
 
-    run = Run.open(args.run_dir)
+    run = open_run(args.run_dir)
     snap, candidates, stopped = locate_in(run, args.source_id, args.quote)
     found = located_json(snap.source_id, args.quote, candidates, truncated=stopped)
     lines = [f"{len(candidates)} candidate(s) in {snap.source_id} (suggestions only: cite one as a span)"]

@@ -2,9 +2,10 @@
 
 The build reads ``extra: evidence:`` from the configuration MkDocs hands the plugin
 (:func:`policy_of_config`); every command that reads a wiki loads that configuration file with
-MkDocs' own loader (:func:`resolve_policy`: ``MkDocsConfig.load_file``, the loading half of
-``mkdocs.config.load_config``, without validating the rest of the site: a run command needs no
-theme or docs folder), so ``INHERIT``, ``-f other.yml``
+MkDocs' own loader (:func:`resolve_policy`: ``mkdocs.utils.yaml.yaml_load`` with the loader
+``MkDocsConfig.load_file`` uses, the loading half of ``mkdocs.config.load_config``, without
+validating the rest of the site or importing its theme machinery: a run command needs no theme,
+Jinja2 or docs folder), so ``INHERIT``, ``-f other.yml``
 (``--config``) and ``!ENV`` mean the same to ``publisher check`` as to ``mkdocs build``. A
 configuration MkDocs refuses is a one-line ``SCHEMA_ERROR`` usage error naming MkDocs' own
 complaint, never a wiki with no keys.
@@ -23,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from mkdocs.config.defaults import MkDocsConfig
-from mkdocs.exceptions import MkDocsException
+from mkdocs.exceptions import ConfigurationError, MkDocsException
+from mkdocs.utils.yaml import get_yaml_loader, yaml_load
 
 from ...kernel.errors import UsageError
 from ...kernel.reasons import Reason
@@ -109,6 +110,11 @@ def policy_of_config(config: Any, wiki_root: Path | None = None) -> Policy:
     if path:
         check_config_files(Path(path))
     extra = config.get("extra") if hasattr(config, "get") else config.extra
+    return _policy_of_extra(extra, path, wiki_root)
+
+
+def _policy_of_extra(extra: Any, path: str | None, wiki_root: Path | None) -> Policy:
+    """The policy in a loaded configuration's ``extra`` (``path``: the file it was loaded from)."""
     where = Path(path).name if path else "mkdocs.yml"
     root = wiki_root if wiki_root is not None else (Path(path).resolve().parent if path else None)
     evidence = extra.get("evidence") if isinstance(extra, Mapping) else None
@@ -138,14 +144,43 @@ def resolve_policy(wiki_root: Path | None, config_file: Path | None = None) -> P
     if not path.is_file():
         raise UsageError(f"{name}: no such configuration file", reason=Reason.SCHEMA_ERROR, path=name)
     check_config_files(path)
-    config = MkDocsConfig(config_file_path=os.fspath(path))
     try:
-        with open(path, "rb") as fd:
-            config.load_file(fd)  # MkDocs' own YAML loader: !ENV, !relative and INHERIT resolved
+        loaded = _load_config(path)
     except (MkDocsException, OSError, ValueError, yaml.YAMLError) as exc:
         raise UsageError(
             f"{name}: MkDocs cannot load it ({one_line(exc, 200)}); fix it until 'mkdocs build' accepts it",
             reason=Reason.SCHEMA_ERROR,
             path=name,
         ) from exc
-    return policy_of_config(config, root)
+    return _policy_of_extra(loaded.get("extra"), os.fspath(path), root)
+
+
+class _Loading:
+    """What MkDocs' ``!relative`` placeholders read of the configuration being loaded (the file's
+    path, the raw ``docs_dir``, no page being rendered), without building an ``MkDocsConfig``: its
+    module imports the theme machinery (Jinja2, Babel)."""
+
+    _current_page = None
+
+    def __init__(self, path: Path) -> None:
+        self.config_file_path = os.fspath(path)
+        self.loaded: dict[str, Any] = {}
+
+    @property
+    def docs_dir(self) -> Any:
+        """The ``docs_dir`` as written (MkDocs' default when absent), as an unvalidated config has it."""
+        return self.loaded.get("docs_dir", "docs")
+
+
+def _load_config(path: Path) -> dict[str, Any]:
+    """The file as ``MkDocsConfig.load_file`` loads it: MkDocs' YAML loader (``!ENV``, ``!relative``
+    and ``INHERIT`` resolved) and ``load_dict``'s refusal of anything but a mapping."""
+    loading = _Loading(path)
+    with open(path, "rb") as fd:
+        data = yaml_load(fd, get_yaml_loader(config=loading))  # type: ignore[arg-type]
+    if not isinstance(data, dict):
+        raise ConfigurationError(
+            f"The configuration is invalid. Expected a key-value mapping (dict) but received: {type(data)}"
+        )
+    loading.loaded = data
+    return data

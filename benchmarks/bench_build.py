@@ -183,11 +183,12 @@ def generated_twin(wiki: Path, root: Path, *, slots: bool = False) -> int:
     """
     from publisher.site import STATIC_DIR, TEMPLATES_DIR
     from publisher.site.checks.manifest import record_uri
+    from publisher.site.lifecycle.policy import resolve_policy
     from publisher.site.lifecycle.workers import BuildHelper
     from publisher.site.pages.generate import SiteModel
     from publisher.wiki.check import check_wiki as run_preflight
 
-    pre = run_preflight(wiki)
+    pre = run_preflight(wiki, policy=resolve_policy(wiki))
     if not pre.ok:
         raise SystemExit(f"the benchmark wiki failed its preflight: {len(pre.findings)} finding(s)")
     model = SiteModel(pre, use_directory_urls=True, report_body=BuildHelper(wiki, pre))

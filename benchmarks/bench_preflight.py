@@ -196,7 +196,7 @@ def library_preflight_pass(wiki: Path, workers: int) -> int:
     """The whole library preflight (``run_preflight``: results, spans, assets, logs); its findings."""
     from publisher.wiki.check import check_wiki as run_preflight
 
-    return len(run_preflight(wiki, workers=Workers(count=workers)).findings)
+    return len(run_preflight(wiki, policy=resolve_policy(wiki), workers=Workers(count=workers)).findings)
 
 
 def _warm(files: list[Path]) -> int:

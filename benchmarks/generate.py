@@ -301,8 +301,31 @@ def generate_wiki(spec: WikiSpec, *, log: bool = False) -> WikiSummary:
             print(f"generate: {summary.sources} sources, {summary.file_bytes / 1e6:.0f} MB", file=sys.stderr)
     if spec.assemble:
         summary.assembled = _assemble_all(summary.runs, root)
+        if summary.assembled:
+            _promote_blocks(root)
     summary.seconds = time.perf_counter() - began
     return summary
+
+
+def _promote_blocks(root: Path) -> None:
+    """Each concept's promoted block rewritten as promotion writes it from the assembled runs (the
+    check binds the block to exactly that, ``C-PROMOTED``: the hand-made one above only places the
+    markers, the front matter and the maintainer's prose)."""
+    from publisher.site.lifecycle.policy import resolve_policy
+    from publisher.wiki.check import check_wiki
+    from publisher.wiki.concepts import dump_concept, with_generated
+    from publisher.wiki.promoted import render_block
+
+    wiki = check_wiki(root, policy=resolve_policy(root))
+    by_rel = {ev.rel: ev for ev in wiki.runs}
+    for ce in wiki.concepts:
+        if ce.doc is None:
+            continue
+        runs = [by_rel[entry.path] for entry in ce.doc.front.runs if entry.path in by_rel]
+        block = render_block(runs, wiki).text
+        ce.path.write_text(
+            dump_concept(ce.doc.front, with_generated(ce.doc.body, block, where=ce.rel)), encoding="utf-8"
+        )
 
 
 def _assemble_all(runs: list[Path], root: Path) -> int:

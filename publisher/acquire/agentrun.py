@@ -28,7 +28,16 @@ from ..kernel import _fs
 from ..kernel.canonical import canonical_bytes, format_ts, loads_strict, utc_now
 from ..kernel.errors import PublisherError, UsageError
 from ..kernel.eventlog import LogState, append_chained, read_chain
-from ..kernel.models import HexDigest, PrefixedDigest, SchemaVersion, Signature, Timestamp, first_error
+from ..kernel.models import (
+    HexDigest,
+    PrefixedDigest,
+    SchemaVersion,
+    Signature,
+    SignedLine,
+    Timestamp,
+    first_error,
+    signed_payload,
+)
 from ..kernel.trust import ALG, KeyRing, Role, Signer
 from ..runs import Run
 
@@ -70,7 +79,7 @@ class Trace(BaseModel):
     """The retrieval set-up (search services, indexes, proxies), as the agent reported it (any JSON)."""
 
 
-class AgentRun(BaseModel):
+class AgentRun(SignedLine):
     """One line of ``agent_runs.jsonl``."""
 
     model_config = _FROZEN
@@ -92,20 +101,6 @@ class AgentRun(BaseModel):
     def number(self) -> int:
         """The counter in ``agent_run_id``."""
         return int(self.agent_run_id[3:])
-
-    def wire(self) -> dict[str, Any]:
-        """The JSON object written as the line (``sig`` only when signed)."""
-        data = self.model_dump(mode="json")
-        if data["sig"] is None:
-            del data["sig"]
-        return data
-
-
-def _payload(entry: AgentRun) -> bytes:
-    data = entry.wire()
-    if isinstance(data.get("sig"), dict):
-        data["sig"] = {k: v for k, v in data["sig"].items() if k != "value"}
-    return canonical_bytes(data)
 
 
 def _parse(line: bytes) -> AgentRun:
@@ -183,7 +178,7 @@ def record_agent_run(run: Run, trace: Trace, signer: Signer | None) -> AgentRun:
             if signer is not None:
                 unsigned = Signature(alg=ALG, key_id=signer.key_id, run=name, value="")
                 entry = entry.model_copy(update={"sig": unsigned})
-                value = signer.sign(_payload(entry))
+                value = signer.sign(signed_payload(entry))
                 entry = entry.model_copy(update={"sig": unsigned.model_copy(update={"value": value})})
         except ValidationError as exc:
             raise UsageError(f"refused to log an invalid agent run: {first_error(exc)}") from exc
@@ -213,7 +208,7 @@ def trusted_agent_runs(run: Run, ring: KeyRing) -> list[AgentRun]:
             if sig is None or sig.run != entry.run:
                 continue
             why = ring.signature_problem(
-                key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=_payload(entry), role=Role.ACQUIRE
+                key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(entry), role=Role.ACQUIRE
             )
             if why is not None:
                 continue

@@ -31,7 +31,17 @@ from ..kernel.canonical import StrictJSONError, canonical_bytes, format_ts, load
 from ..kernel.errors import UsageError
 from ..kernel.eventlog import LogState, append_chained, read_chain
 from ..kernel.ids import IdError, canonical_id
-from ..kernel.models import HexDigest, PrefixedDigest, Signature, Timestamp, enum_from_str, first_error, list_as_tuple
+from ..kernel.models import (
+    HexDigest,
+    PrefixedDigest,
+    Signature,
+    SignedLine,
+    Timestamp,
+    enum_from_str,
+    first_error,
+    list_as_tuple,
+    signed_payload,
+)
 from ..kernel.trust import ALG, KeyRing, Role, Signer
 
 __all__ = [
@@ -118,7 +128,7 @@ class NoticeReceipt(BaseModel):
     raw_bytes: Annotated[StrictInt, Field(ge=0)]
 
 
-class Notice(BaseModel):
+class Notice(SignedLine):
     """One line of ``notices.jsonl``: what the registry said about one DOI, when."""
 
     model_config = _FROZEN
@@ -144,20 +154,6 @@ class Notice(BaseModel):
         """Whether a retraction or withdrawal of this work is logged."""
         kinds = (NoticeKind.RETRACTION, NoticeKind.WITHDRAWAL)
         return any(u.kind in kinds and u.about_this_work for u in self.updates)
-
-    def wire(self) -> dict[str, Any]:
-        """The JSON object written as the line (``sig`` only when signed)."""
-        data = self.model_dump(mode="json")
-        if data["sig"] is None:
-            del data["sig"]
-        return data
-
-
-def _payload(entry: Notice) -> bytes:
-    data = entry.wire()
-    if isinstance(data.get("sig"), dict):
-        data["sig"] = {k: v for k, v in data["sig"].items() if k != "value"}
-    return canonical_bytes(data)
 
 
 def _date(item: dict[str, Any]) -> str | None:
@@ -273,7 +269,7 @@ def append_notice(wiki_root: Path, asked: Asked, registry: str, signer: Signer |
             if signer is not None:
                 unsigned = Signature(alg=ALG, key_id=signer.key_id, run=SIGNED_FOR, value="")
                 entry = entry.model_copy(update={"sig": unsigned})
-                value = signer.sign(_payload(entry))
+                value = signer.sign(signed_payload(entry))
                 entry = entry.model_copy(update={"sig": unsigned.model_copy(update={"value": value})})
         except ValidationError as exc:
             raise UsageError(f"refused to log an invalid notice: {first_error(exc)}") from exc
@@ -301,7 +297,7 @@ def notice_signature_problem(entry: Notice, ring: KeyRing) -> str | None:
     if sig.run != SIGNED_FOR:
         return f"{entry.notice_id} is not a signature for the notice log"
     why = ring.signature_problem(
-        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=_payload(entry), role=Role.ACQUIRE
+        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(entry), role=Role.ACQUIRE
     )
     return None if why is None else f"{entry.notice_id}: {why}"
 

@@ -482,13 +482,25 @@ class Event(BaseModel):
 _OPTIONAL_EXT = ("record_hash", "receipt", "sig", "surface", "merkle_root", "merkle_size", "supersedes")
 
 
-def signed_payload(event: Event | dict[str, Any]) -> bytes:
-    """The bytes an event's signature covers: canonical JSON of the event without ``sig.value``.
+class SignedLine(BaseModel):
+    """A line of one of our chained logs other than the event log (assessments, warrants,
+    adjudications, notices, agent runs): written with ``sig`` only when signed."""
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON object written as the line (``sig`` only when signed)."""
+        data = self.model_dump(mode="json")
+        if data.get("sig") is None:
+            data.pop("sig", None)
+        return data
+
+
+def signed_payload(event: Event | SignedLine | dict[str, Any]) -> bytes:
+    """The bytes a line's signature covers: canonical JSON of the line without ``sig.value``.
 
     The rest of ``sig`` (``alg``, ``key_id`` and the ``run`` it names) is covered too, so an
     event copied from another run cannot be relabelled for this one without breaking it.
     """
-    data = event.wire() if isinstance(event, Event) else dict(event)
+    data = event.wire() if isinstance(event, Event | SignedLine) else dict(event)
     sig = data.get("sig")
     if isinstance(sig, dict):
         data["sig"] = {k: v for k, v in sig.items() if k != "value"}

@@ -14,14 +14,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError
 
 from ...kernel.canonical import canonical_bytes, format_ts, loads_strict, utc_now
 from ...kernel.errors import IntegrityError, UsageError
 from ...kernel.eventlog import LogState, append_chained, read_chain
-from ...kernel.models import Offset, PrefixedDigest, SchemaVersion, Signature, Timestamp, first_error
+from ...kernel.models import (
+    Offset,
+    PrefixedDigest,
+    SchemaVersion,
+    Signature,
+    SignedLine,
+    Timestamp,
+    first_error,
+    signed_payload,
+)
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
 from ...kernel.trust import ALG, KeyRing, Role, Signer
@@ -68,7 +77,7 @@ class AdjudicatedHit(BaseModel):
     end: Offset
 
 
-class Adjudication(BaseModel):
+class Adjudication(SignedLine):
     """One line of ``reviews/adjudications.jsonl`` (CONTRACT section 14)."""
 
     model_config = _FROZEN
@@ -92,13 +101,6 @@ class Adjudication(BaseModel):
         """(review id, hit key): what this entry decides."""
         return self.review_id, (self.hit.term, self.hit.start, self.hit.end)
 
-    def wire(self) -> dict[str, Any]:
-        """The JSON object written as the line (``sig`` only when signed)."""
-        data = self.model_dump(mode="json")
-        if data["sig"] is None:
-            del data["sig"]
-        return data
-
 
 @dataclass(frozen=True)
 class Adjudicated:
@@ -116,14 +118,6 @@ def hit_key(hit: Hit) -> HitKey:
 def adjudications_path(run: Run) -> Path:
     """Where the run's adjudications are logged."""
     return run.path / REVIEWS_DIR / ADJUDICATIONS_FILE
-
-
-def _payload(entry: Adjudication) -> bytes:
-    """What a signature covers: the canonical entry without ``sig.value``."""
-    data = entry.wire()
-    if isinstance(data.get("sig"), dict):
-        data["sig"] = {k: v for k, v in data["sig"].items() if k != "value"}
-    return canonical_bytes(data)
 
 
 def _parse(line: bytes) -> Adjudication:
@@ -147,7 +141,7 @@ def adjudication_problem(entry: Adjudication, ring: KeyRing, run: str) -> str | 
     if sig.run != run:
         return f"{entry.adjudication_id} is signed for run {sig.run[:80]!r}, not {run!r}"
     why = ring.signature_problem(
-        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=_payload(entry), role=Role.ASSESS
+        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(entry), role=Role.ASSESS
     )
     return None if why is None else f"{entry.adjudication_id}: {why}"
 
@@ -242,7 +236,7 @@ def adjudicate(
                 unsigned = Signature(alg=ALG, key_id=signer.key_id, run=run.name(), value="")
                 entry = entry.model_copy(update={"sig": unsigned})
                 entry = entry.model_copy(
-                    update={"sig": unsigned.model_copy(update={"value": signer.sign(_payload(entry))})}
+                    update={"sig": unsigned.model_copy(update={"value": signer.sign(signed_payload(entry))})}
                 )
         except ValidationError as exc:
             raise UsageError(f"refused to log an invalid adjudication: {first_error(exc)}") from exc

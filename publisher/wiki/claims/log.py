@@ -22,11 +22,13 @@ from ...kernel.models import (
     PrefixedDigest,
     SchemaVersion,
     Signature,
+    SignedLine,
     SourceId,
     Timestamp,
     enum_from_str,
     first_error,
     list_as_tuple,
+    signed_payload,
 )
 from ...kernel.trust import ALG, KeyRing, Role, Signer
 from ..concepts import EpistemicStatus
@@ -100,7 +102,7 @@ class Bound(BaseModel):
     missingness: BoundMissingness | None = None
 
 
-class Assessment(BaseModel):
+class Assessment(SignedLine):
     """One line of ``assessments.jsonl``: an attempt and its outcome (CONTRACT section 14)."""
 
     model_config = _FROZEN
@@ -128,21 +130,6 @@ class Assessment(BaseModel):
         """The counter in ``assessment_id``."""
         return int(self.assessment_id[3:])
 
-    def wire(self) -> dict[str, Any]:
-        """The JSON object written as the line (``sig`` only when signed)."""
-        data = self.model_dump(mode="json")
-        if data["sig"] is None:
-            del data["sig"]
-        return data
-
-
-def _payload(entry: Assessment) -> bytes:
-    """What a signature covers: the canonical entry without ``sig.value``."""
-    data = entry.wire()
-    if isinstance(data.get("sig"), dict):
-        data["sig"] = {k: v for k, v in data["sig"].items() if k != "value"}
-    return canonical_bytes(data)
-
 
 def _parse(line: bytes) -> Assessment:
     return Assessment.model_validate(loads_strict(line))
@@ -166,7 +153,7 @@ def append_assessment(wiki_root: Path, fields: dict[str, Any], signer: Signer | 
                 unsigned = Signature(alg=ALG, key_id=signer.key_id, run=SIGNED_FOR, value="")
                 entry = entry.model_copy(update={"sig": unsigned})
                 entry = entry.model_copy(
-                    update={"sig": unsigned.model_copy(update={"value": signer.sign(_payload(entry))})}
+                    update={"sig": unsigned.model_copy(update={"value": signer.sign(signed_payload(entry))})}
                 )
         except ValidationError as exc:
             raise UsageError(f"refused to log an invalid assessment: {first_error(exc)}") from exc
@@ -189,6 +176,6 @@ def signature_problem(entry: Assessment, ring: KeyRing) -> str | None:
     if sig.run != SIGNED_FOR:
         return f"{entry.assessment_id} is not a signature for the assessment log"
     why = ring.signature_problem(
-        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=_payload(entry), role=Role.ASSESS
+        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(entry), role=Role.ASSESS
     )
     return None if why is None else f"{entry.assessment_id}: {why}"

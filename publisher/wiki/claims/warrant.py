@@ -45,11 +45,13 @@ from ...kernel.models import (
     PrefixedDigest,
     SchemaVersion,
     Signature,
+    SignedLine,
     SourceId,
     Timestamp,
     enum_from_str,
     first_error,
     list_as_tuple,
+    signed_payload,
 )
 from ...kernel.trust import Role
 from ..evidence import WikiCheck
@@ -167,7 +169,7 @@ class WarrantSpan(BaseModel):
     excerpt_sha256: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")] | None
 
 
-class Warrant(BaseModel):
+class Warrant(SignedLine):
     """One line of ``warrants.jsonl``: a reviewer's decision on one claim (CONTRACT section 17)."""
 
     model_config = _FROZEN
@@ -189,21 +191,6 @@ class Warrant(BaseModel):
     def number(self) -> int:
         """The counter in ``warrant_id``."""
         return int(self.warrant_id[3:])
-
-    def wire(self) -> dict[str, Any]:
-        """The JSON object written as the line (``sig`` only when signed)."""
-        data = self.model_dump(mode="json")
-        if data["sig"] is None:
-            del data["sig"]
-        return data
-
-
-def _payload(entry: Warrant) -> bytes:
-    """What a signature covers: the canonical entry without ``sig.value``."""
-    data = entry.wire()
-    if isinstance(data.get("sig"), dict):
-        data["sig"] = {k: v for k, v in data["sig"].items() if k != "value"}
-    return canonical_bytes(data)
 
 
 def _parse(line: bytes) -> Warrant:
@@ -227,7 +214,7 @@ def append_warrant(wiki_root: Path, fields: dict[str, Any], signer: Signer) -> W
             unsigned = Signature(alg=ALG, key_id=signer.key_id, run=SIGNED_FOR, value="")
             entry = entry.model_copy(update={"sig": unsigned})
             entry = entry.model_copy(
-                update={"sig": unsigned.model_copy(update={"value": signer.sign(_payload(entry))})}
+                update={"sig": unsigned.model_copy(update={"value": signer.sign(signed_payload(entry))})}
             )
         except ValidationError as exc:
             raise UsageError(f"refused to log an invalid warrant: {first_error(exc)}") from exc
@@ -262,7 +249,7 @@ def signature_problem(entry: Warrant, ring: KeyRing) -> tuple[bool, str] | None:
     if key is None:
         return False, f"{entry.warrant_id} is signed by key {sig.key_id[:16]}…, which this wiki does not trust"
     try:
-        key.verify(base64.b64decode(sig.value, validate=True), _payload(entry))
+        key.verify(base64.b64decode(sig.value, validate=True), signed_payload(entry))
     except (binascii.Error, ValueError, InvalidSignature):
         return True, f"{entry.warrant_id}: the signature does not verify (the entry or its signature was altered)"
     if not ring.has_role(sig.key_id, Role.WARRANT):

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from . import _fs
 from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, prefixed, utc_now
+from .checkids import CheckId
 from .errors import EventLogError, UsageError
 from .findings import Finding
 from .models import ACQUISITIONS, Event, EventType, Receipt, Signature, Surface, signed_payload
@@ -273,6 +274,17 @@ class LogState(Generic[T]):
     exists: bool = False
     crlf: int = 0
     """Lines ending in a carriage return: line endings converted by a checkout or an editor."""
+
+    def integrity_findings(self, file: str, *, check: CheckId, field: str) -> list[Finding]:
+        """A torn last line and every broken link of the chain as findings of ``check`` (with
+        ``field``) on ``file``: the integrity of one of the logs besides the event log."""
+        out: list[Finding] = []
+        if self.torn:
+            out.append(Finding(None, file, "the last line is torn; repair it by hand", check=check, field=field))
+        for f in self.findings:
+            detail = f"{f.detail}: an edited, reordered or deleted line"
+            out.append(Finding(None, f.file, detail, line=f.line, check=check, field=field))
+        return out
 
     @property
     def head(self) -> str | None:

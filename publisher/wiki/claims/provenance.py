@@ -168,29 +168,7 @@ def provenance_now(
 
 def log_findings(state: LogState[Assessment], ring: KeyRing) -> list[Finding]:
     """``C-CLAIM`` findings of the assessment log itself: a torn line, a broken chain."""
-    out: list[Finding] = []
-    if state.torn:
-        out.append(
-            Finding(
-                None,
-                "assessments.jsonl",
-                "the last line is torn; repair it by hand",
-                check=CHECK,
-                field=Guard.ASSESSMENT_LOG.value,
-            )
-        )
-    for f in state.findings:
-        out.append(
-            Finding(
-                None,
-                f.file,
-                f"{f.detail}: an edited, reordered or deleted line",
-                line=f.line,
-                check=CHECK,
-                field=Guard.ASSESSMENT_LOG.value,
-            )
-        )
-    return out
+    return state.integrity_findings("assessments.jsonl", check=CHECK, field=Guard.ASSESSMENT_LOG.value)
 
 
 AdmittedIndex = dict[tuple[str, str], list[Assessment]]

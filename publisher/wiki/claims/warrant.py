@@ -364,29 +364,7 @@ def _changes(review: Warrant, state: ClaimState, entry: Assessment, spans: Seque
 
 
 def _log_findings(state: LogState[Warrant]) -> list[Finding]:
-    out = []
-    if state.torn:
-        out.append(
-            Finding(
-                None,
-                WARRANTS_FILE,
-                "the last line is torn; repair it by hand",
-                check=CHECK,
-                field=WarrantGuard.WARRANT_LOG.value,
-            )
-        )
-    for f in state.findings:
-        out.append(
-            Finding(
-                None,
-                f.file,
-                f"{f.detail}: an edited, reordered or deleted line",
-                line=f.line,
-                check=CHECK,
-                field=WarrantGuard.WARRANT_LOG.value,
-            )
-        )
-    return out
+    return state.integrity_findings(WARRANTS_FILE, check=CHECK, field=WarrantGuard.WARRANT_LOG.value)
 
 
 def apply_warrants(wiki: WikiCheck, states: Iterable[ClaimState]) -> None:

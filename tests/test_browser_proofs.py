@@ -297,7 +297,9 @@ def test_without_a_signed_root_the_full_text_anchors_and_the_whole_record_verifi
     with serve(tmp_path / "site") as base, guarded_page(browser) as guard:
         guard.page.goto(f"{base}sources/{sid}/")
         results = _verify_every_button(guard.page, "button.evidence-verify")
-        assert [state for state, _, _ in results] == ["verified"] * (len(ranges) + 1)
+        # One button per highlight and the whole record's, and one per row of the cited-spans table.
+        states = [state for state, _, _ in results]
+        assert len(states) >= len(ranges) + 1 and set(states) == {"verified"}
         assert {anchor for _, anchor, _ in results} == {"full-text"}
         assert any("merkle_root matches" in detail for _, _, detail in results)
         guard.check_clean()

@@ -223,8 +223,14 @@ def build_review(
 
 
 def _sentence(sentences: Sentences, start: int, end: int) -> HitSentence:
-    """The whole sentences covering ``text[start:end]`` (the hit itself if the splitter finds none)."""
+    """The whole sentences covering ``text[start:end]`` (the hit itself if the splitter finds none),
+    cut to at most :data:`~publisher.kernel.spans.MAX_SPAN` code points around the hit: a text with
+    no sentence end (a table, a hostile run of one word) would otherwise store the whole text once
+    per hit, and the record could never be written."""
     lo, hi = sentences.covering(start, end) or (start, end)
+    if hi - lo > MAX_SPAN:
+        side = max(0, (MAX_SPAN - (end - start)) // 2)
+        lo, hi = max(lo, start - side), min(hi, end + side)
     return HitSentence(start=lo, end=hi, text=sentences.text[lo:hi])
 
 

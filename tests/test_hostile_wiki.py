@@ -119,7 +119,8 @@ def test_site_dir_that_is_a_file_is_not_replaced(tmp_path: Path) -> None:
     rb = sample_run(wiki)
     promote(rb.run.path, wiki, policy=policy_of(wiki))
     (wiki / "site").write_text("precious", encoding="utf-8")
-    assert [(f.check, f.field, f.file) for f in refused_build(wiki)] == [("C-PUBLISH", "site_dir", "site")]
+    # Refused before anything is read or written: not a folder this build made (C-CONFIG, site_dir).
+    assert [(f.check, f.field, f.file) for f in refused_build(wiki)] == [("C-CONFIG", "site_dir", "mkdocs.yml")]
     assert (wiki / "site").read_text(encoding="utf-8") == "precious"
     assert not [p.name for p in wiki.iterdir() if p.name.startswith(".site-")]
 

@@ -157,7 +157,7 @@ def test_a_theme_override_loading_a_font_as_a_script_is_refused(built: Path, tmp
     ("name", "data", "check", "field"),
     [
         ("fonts/f.woff2", b"wOF2=1;console.log('font')//" + bytes(8), "C-CONFIG", "extra_javascript"),
-        ("js/f.js", b"wOF2=1;console.log('font')//", "C-PROSE", None),
+        ("js/f.js", b"wOF2=1;console.log('font')//", "C-PAGE-PROSE", None),
         ("https://cdn.example/x.js", None, "C-CONFIG", "extra_javascript"),
         ("js/missing.js", None, "C-CONFIG", "extra_javascript"),
     ],

@@ -142,6 +142,7 @@ def _verify(args: argparse.Namespace) -> int:
                 "not anchored: the proof is consistent with its own root only; pass --root with --tree-size, "
                 "--record or --wiki",
                 field="anchor",
+                fix="pass --root with --tree-size, --record or --wiki",
             )
         ]
     if findings:

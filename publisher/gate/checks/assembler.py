@@ -450,8 +450,10 @@ def check_assembler(
     Edited (fail): the stored inputs list does not hash to the stored ``inputs_hash``, or the
     inputs now are the stored ones yet the result differs. Stale (gated): inputs changed since
     assembly, named one by one. Absent (gated). The stored digest is a hint for the message,
-    never a reason to pass. ``written``: the stored file was proved to be exactly the assembly
-    written with the stored time (:func:`same_as_written`), so the two are not compared again.
+    never a reason to pass. The finding's ``field`` names what differs: ``inputs`` (stale, or an
+    inputs list that does not hash), else the result's differing keys, comma-separated.
+    ``written``: the stored file was proved to be exactly the assembly written with the stored
+    time (:func:`same_as_written`), so the two are not compared again.
     """
     fix = f"run 'publisher assemble --run-dir {out.rc.run_shown}'"
     fresh = assembly.result
@@ -480,18 +482,18 @@ def check_assembler(
         out.add(ASSEMBLER, out.gated(), f"{detail}; {fix}")
         return root.key
     if isinstance(then, list) and inputs_digest(then) != stored["inputs_hash"]:
-        why = "its inputs list does not hash to its inputs_hash"
+        why, at = "its inputs list does not hash to its inputs_hash", "inputs"
     elif stored["inputs_hash"] == fresh["inputs_hash"] or then == fresh["inputs"]:
-        why = f"{differing} differ(s) from assembling the same inputs now"
+        why, at = f"{differing} differ(s) from assembling the same inputs now", differing.replace(" ", "")
     else:
         changed = changed_inputs(then, fresh["inputs"]) if isinstance(then, list) else []
         named = "; ".join(changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
         because = f"inputs changed since assembly ({named})" if named else "the run's inputs changed since assembly"
         detail = f"result.json is stale: {because}"
-        root = out.find(ASSEMBLER, None, file, detail, severity=out.gated(), fix=fix)
+        root = out.find(ASSEMBLER, None, file, detail, severity=out.gated(), field="inputs", fix=fix)
         out.add(ASSEMBLER, out.gated(), f"{detail}; {fix}")
         return root.key
     detail = f"result.json was edited: {why}"
-    root = out.find(ASSEMBLER, None, file, detail, fix=fix)
+    root = out.find(ASSEMBLER, None, file, detail, field=at, fix=fix)
     out.add(ASSEMBLER, "fail", f"{detail}; {fix}")
     return root.key

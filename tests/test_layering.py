@@ -149,7 +149,6 @@ ORDER: dict[str, list[Entry]] = {
     ],
     "site": [
         "__init__",
-        "terminal",
         (
             "pages",
             [
@@ -230,6 +229,7 @@ ORDER: dict[str, list[Entry]] = {
     "mcp": ["__init__", "tools", "server"],
     "cli": [
         "_common",
+        "progress",
         "run",
         "source",
         "examples",
@@ -242,6 +242,7 @@ ORDER: dict[str, list[Entry]] = {
         "warrant",
         "agents",
         "proof",
+        "plugin",
         "__init__",
         "__main__",
     ],

@@ -298,7 +298,6 @@ PLACES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (
             "publisher.kernel.trust",
             "publisher.acquire.signing",
-            "publisher.wiki.claims.warrant",
             "publisher.site.pages.proofs",
         ),
     ),

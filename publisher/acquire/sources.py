@@ -397,14 +397,10 @@ def read_window(
     n = len(snap.text)
     lo = 0 if start is None else start
     hi = lo + MAX_READ_WINDOW if end is None else end
+    facts = {"source_id": snap.source_id, "start": lo, "end": hi}
     if lo < 0 or hi < lo:
-        raise UsageError(
-            f"window [{lo}, {hi}) is not a window: start must be >= 0 and end >= start",
-            reason=Reason.SPAN_OUT_OF_RANGE,
-            source_id=snap.source_id,
-            start=lo,
-            end=hi,
-        )
+        why = "is not a window: start must be >= 0 and end >= start"
+        raise UsageError(f"window [{lo}, {hi}) {why}", reason=Reason.SPAN_OUT_OF_RANGE, **facts)
     note = None
     if hi > n:
         if end is not None or lo > n:
@@ -412,14 +408,8 @@ def read_window(
             note = f"the text has {n} code points: window {asked} clamped to [{min(lo, n)}, {n})"
         lo, hi = min(lo, n), n
     if hi - lo > MAX_READ_WINDOW:
-        raise UsageError(
-            f"window of {hi - lo} code points is over the {MAX_READ_WINDOW} limit; read it in parts",
-            reason=Reason.SPAN_TOO_LONG,
-            source_id=snap.source_id,
-            start=lo,
-            end=hi,
-            limit=MAX_READ_WINDOW,
-        )
+        why = f"is over the {MAX_READ_WINDOW} limit; read it in parts"
+        raise UsageError(f"window of {hi - lo} code points {why}", reason=Reason.SPAN_TOO_LONG, **facts)
     if log:
         _ensure_appendable(run)
         append_event(

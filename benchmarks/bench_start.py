@@ -8,10 +8,15 @@ prints the min, median and max wall seconds and its median ratio to the bare int
 
     python benchmarks/bench_start.py               # 15 rounds
     python benchmarks/bench_start.py --rounds 5
+    python benchmarks/bench_start.py --quick        # smoke run
     python benchmarks/bench_start.py --against ../other-checkout   # each command also from there
 
 ``--against DIR`` times every command a second time, in the same round, with ``DIR`` first on
 ``PYTHONPATH`` (another checkout of this project): a paired before/after on one machine.
+
+Every command runs from byte-code cached in a temporary folder (``PYTHONPYCACHEPREFIX``), as an
+installed package does, even where ``PYTHONDONTWRITEBYTECODE`` is set (it would make each process
+compile every module of the checkout from source).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ if __package__ in (None, ""):
 from benchmarks._common import run_dirs, table
 from benchmarks.generate import WikiSpec, generate_wiki
 
-__all__ = ["commands", "timed", "main"]
+__all__ = ["commands", "bytecode_env", "timed", "main"]
 
 
 def commands(wiki: Path) -> dict[str, list[str]]:
@@ -59,8 +64,16 @@ def commands(wiki: Path) -> dict[str, list[str]]:
             "--quote",
             phrase,
         ],
+        "source revisions": [*me, "source", "revisions", source, "--wiki", os.fspath(wiki)],
         "assemble --gate": [*me, "assemble", "--gate", "--run-dir", os.fspath(run)],
     }
+
+
+def bytecode_env(folder: Path, base: dict[str, str] | None = None) -> dict[str, str]:
+    """``base`` (this environment) with byte-code written to and read from ``folder``."""
+    env = {k: v for k, v in (os.environ if base is None else base).items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = os.fspath(folder / "pycache")
+    return env
 
 
 def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
@@ -80,11 +93,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
     parser.add_argument("--sources", type=int, default=40, help="snapshots in the generated run (default 40)")
     parser.add_argument("--against", type=Path, metavar="DIR", help="also time each command from this checkout")
+    parser.add_argument("--quick", action="store_true", help="1 round on 4 snapshots, for a smoke run")
     args = parser.parse_args(argv)
-    other = None
-    if args.against is not None:
-        other = {**os.environ, "PYTHONPATH": os.fspath(args.against.resolve())}
+    if args.quick:
+        args.rounds, args.sources = 1, 4
     with tempfile.TemporaryDirectory(prefix="bench-start-") as tmp:
+        mine = bytecode_env(Path(tmp))
+        other = None
+        if args.against is not None:
+            other = bytecode_env(Path(tmp) / "against", {**os.environ, "PYTHONPATH": os.fspath(args.against.resolve())})
         wiki = Path(tmp) / "wiki"
         generate_wiki(
             WikiSpec(
@@ -97,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         lines = commands(wiki)
-        runs = {name: (line, None) for name, line in lines.items()}
+        runs = {name: (line, mine) for name, line in lines.items()}
         if other is not None:
             runs.update({f"{name} [against]": (line, other) for name, line in lines.items() if "publisher" in line})
         for line, env in runs.values():  # warm the file cache and the byte-code once

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -76,16 +77,19 @@ def bytecode_env(folder: Path, base: dict[str, str] | None = None) -> dict[str, 
     return env
 
 
-def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
-    """Wall seconds of one whole process, its output discarded; a failing command is an error."""
+def timed(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one whole process, its output discarded; a failing
+    command is an error. On a shared machine the CPU seconds move far less with the load."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     began = time.perf_counter()
     done = subprocess.run(  # from the root folder: ``-m`` must not find a checkout in the working folder
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=env, cwd=os.path.abspath(os.sep)
     )
     took = time.perf_counter() - began
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv[:6])}: exit {done.returncode}: {done.stderr.decode()[-300:]}")
-    return took
+    return took, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -119,17 +123,27 @@ def main(argv: list[str] | None = None) -> int:
             runs.update({f"{name} [against]": (line, other) for name, line in lines.items() if "publisher" in line})
         for line, env in runs.values():  # warm the file cache and the byte-code once
             timed(line, env)
-        got: dict[str, list[float]] = {name: [] for name in runs}
+        got: dict[str, list[tuple[float, float]]] = {name: [] for name in runs}
         for _ in range(args.rounds):
             for name, (line, env) in runs.items():
                 got[name].append(timed(line, env))
-    base = statistics.median(got["python -c pass"])
-    rows = [
-        [name, f"{min(t):.3f}", f"{statistics.median(t):.3f}", f"{max(t):.3f}", f"{statistics.median(t) / base:.1f}x"]
-        for name, t in got.items()
-    ]
+    base = statistics.median(wall for wall, _ in got["python -c pass"])
+    rows = []
+    for name, pairs in got.items():
+        t, cpu = [wall for wall, _ in pairs], [c for _, c in pairs]
+        median = statistics.median(t)
+        rows.append(
+            [
+                name,
+                f"{min(t):.3f}",
+                f"{median:.3f}",
+                f"{max(t):.3f}",
+                f"{median / base:.1f}x",
+                f"{statistics.median(cpu):.3f}",
+            ]
+        )
     title = f"whole-process wall seconds, {args.rounds} interleaved rounds"
-    print(table(title, ["command", "min", "median", "max", "median / python"], rows))
+    print(table(title, ["command", "min", "median", "max", "median / python", "CPU s (median)"], rows))
     return 0
 
 

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                 runs[(size, name)] = line
         for line in runs.values():  # assemble before verify; warms the file cache and the byte-code
             timed(line, env)
-        got: dict[tuple[int, str], list[float]] = {key: [] for key in runs}
+        got: dict[tuple[int, str], list[tuple[float, float]]] = {key: [] for key in runs}
         keys = list(runs)
         for n in range(rounds):
             turn = n % len(keys)
@@ -97,13 +97,16 @@ def main(argv: list[str] | None = None) -> int:
                 got[key].append(timed(runs[key], env))
     rows = []
     for size, name in keys:
-        took = got[(size, name)]
-        upstream = got.get((size, UPSTREAM))
+        took, cpu = [w for w, _ in got[(size, name)]], [c for _, c in got[(size, name)]]
+        upstream = [w for w, _ in got.get((size, UPSTREAM), [])]
+        upstream_cpu = [c for _, c in got.get((size, UPSTREAM), [])]
         ratio = f"{statistics.median(took) / statistics.median(upstream):.2f}" if upstream else "-"
+        cpu_ratio = f"{statistics.median(cpu) / statistics.median(upstream_cpu):.2f}" if upstream_cpu else "-"
         spread = [f"{min(took):.3f}", f"{statistics.median(took):.3f}", f"{max(took):.3f}"]
-        rows.append([f"{size} articles: {name}", *spread, ratio])
+        rows.append([f"{size} articles: {name}", *spread, ratio, f"{statistics.median(cpu):.3f}", cpu_ratio])
     title = f"whole-process wall seconds, {rounds} interleaved rounds"
-    print(table(title, ["command", "min", "median", "max", "median / upstream"], rows))
+    header = ["command", "min", "median", "max", "median / upstream", "CPU s (median)", "CPU / upstream"]
+    print(table(title, header, rows))
     if script is None:
         print("(no upstream column: give --upstream DIR, a checkout of the upstream kit)")
     return 0

@@ -13,6 +13,7 @@ temporary folder (``PYTHONPYCACHEPREFIX``), as installed software does, whatever
     python benchmarks/bench_upstream.py --upstream ../deep-research      # 10, 40, 160 articles
     python benchmarks/bench_upstream.py --sizes 40 --rounds 15 --upstream ../deep-research
     python benchmarks/bench_upstream.py --quick                         # 3 articles, no upstream
+    python benchmarks/bench_upstream.py --sizes 40 --against ../main    # paired with another checkout
 
 Without ``--upstream`` (or when the folder holds no ``scripts/assemble.py``) only this project's
 commands are timed, and the table says the comparison was skipped.
@@ -71,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10,40,160", help="articles per run, comma-separated (default 10,40,160)")
     parser.add_argument("--rounds", type=int, default=9, help="interleaved rounds (default 9)")
     parser.add_argument("--upstream", type=Path, metavar="DIR", help="a checkout of the upstream kit")
+    parser.add_argument(
+        "--against", type=Path, metavar="DIR", help="also time this project's commands from another checkout of it"
+    )
     parser.add_argument("--quick", action="store_true", help="one run of 3 articles, 2 rounds, no upstream")
     args = parser.parse_args(argv)
     sizes = [3] if args.quick else [int(s) for s in args.sizes.split(",")]
@@ -78,23 +82,33 @@ def main(argv: list[str] | None = None) -> int:
     script = None if args.quick else upstream_assembler(args.upstream)
     with tempfile.TemporaryDirectory(prefix="bench-upstream-") as tmp:
         env = bytecode_env(Path(tmp))
-        runs: dict[tuple[int, str], list[str]] = {}
+        other = None
+        if args.against is not None:
+            pythonpath = {**os.environ, "PYTHONPATH": os.fspath(args.against.resolve())}
+            other = bytecode_env(Path(tmp) / "against", pythonpath)
+        runs: dict[tuple[int, str], tuple[list[str], dict[str, str]]] = {}
         for size in sizes:
             fixture = make_upstream_run(Path(tmp) / f"ours-{size}", articles=size)
+            where = fixture.run.path.relative_to(fixture.wiki.parent)
             copy = None
-            if script is not None:
+            if script is not None:  # each side on its own copy: each writes its own result.json
                 shutil.copytree(fixture.wiki, Path(tmp) / f"upstream-{size}" / "wiki")
-                copy = Path(tmp) / f"upstream-{size}" / fixture.run.path.relative_to(fixture.wiki.parent)
+                copy = Path(tmp) / f"upstream-{size}" / where
             for name, line in _lines(fixture.run.path, copy, script).items():
-                runs[(size, name)] = line
-        for line in runs.values():  # assemble before verify; warms the file cache and the byte-code
-            timed(line, env)
+                runs[(size, name)] = (line, env)
+            if other is not None:
+                shutil.copytree(fixture.wiki, Path(tmp) / f"against-{size}" / "wiki")
+                for name, line in _lines(Path(tmp) / f"against-{size}" / where, None, None).items():
+                    if name.startswith("publisher"):
+                        runs[(size, f"{name} [against]")] = (line, other)
+        for line, line_env in runs.values():  # assemble before verify; warms the file cache and the byte-code
+            timed(line, line_env)
         got: dict[tuple[int, str], list[tuple[float, float]]] = {key: [] for key in runs}
         keys = list(runs)
         for n in range(rounds):
             turn = n % len(keys)
             for key in keys[turn:] + keys[:turn]:
-                got[key].append(timed(runs[key], env))
+                got[key].append(timed(*runs[key]))
     rows = []
     for size, name in keys:
         took, cpu = [w for w, _ in got[(size, name)]], [c for _, c in got[(size, name)]]

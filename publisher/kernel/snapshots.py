@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, NamedTuple
 
 from .assets import hash_asset
@@ -44,7 +45,8 @@ class SpanCheck(NamedTuple):
         return self.reason is None
 
 
-_SPAN = SpanCheck._make
+_SPAN = partial(tuple.__new__, SpanCheck)
+"""``SpanCheck`` from one tuple of its six fields, without a Python call per span."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +182,7 @@ def _rebuilt(
         True,
         None,
         detail,
-        tuple(_SPAN(item) if item[3] is None else _SPAN((*item[:3], Reason(item[3]), *item[4:])) for item in spans),
+        tuple(_SPAN(item if item[3] is None else (*item[:3], Reason(item[3]), *item[4:])) for item in spans),
         url=url,
         title=title,
         access=access,
@@ -226,21 +228,24 @@ def check_snapshot(task: Task, assets_root: str | None = None) -> SnapshotCheck:
     if wanted:
         section_at = locator(snap.sections)
         page_at = locator(snap.pages)
+        add = spans.append
         for start, end in wanted:
             excerpt, bad = slice_span(text, start, end)
             if excerpt is None:
-                spans.append(SpanCheck(start, end, None, bad, None, None))
+                add(_SPAN((start, end, None, bad, None, None)))
                 continue
             section = section_at(start)
             page = page_at(start)
-            spans.append(
-                SpanCheck(
-                    start,
-                    end,
-                    excerpt,
-                    None,
-                    section.title if section is not None else None,
-                    page.page if page is not None else None,
+            add(
+                _SPAN(
+                    (
+                        start,
+                        end,
+                        excerpt,
+                        None,
+                        section.title if section is not None else None,
+                        page.page if page is not None else None,
+                    )
                 )
             )
     asset = snap.asset

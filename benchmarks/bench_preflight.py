@@ -42,6 +42,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -345,9 +346,28 @@ _GRID = [
 ]
 
 
+def _cpu_of(spent: list[float], fn: Any) -> Any:
+    """``fn`` that also appends the CPU seconds it took to ``spent``: this process's and its
+    finished children's (a pass's pool is shut down, so its workers are counted, when it returns)."""
+
+    def timed() -> Any:
+        before = _tree_cpu()
+        value = fn()
+        spent.append(_tree_cpu() - before)
+        return value
+
+    return timed
+
+
+def _tree_cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def snapshot_grid(cache: Path, sizes: list[float], shapes: list[str], workers: int, repeat: int) -> list[list[Any]]:
     """One row per cell, the floor and the snapshot pass alone (no whole check): their best times,
-    the pass's ratio to the floor (best / median of the interleaved rounds) and its failed
+    the pass's ratio to the floor (best / median of the interleaved rounds), the same ratio of the
+    CPU time the process tree spent (steadier than wall time on a shared machine) and its failed
     snapshots (0 expected). A few seconds a cell at 100 MB, where the whole grid takes minutes."""
     rows = []
     for size in sizes:
@@ -356,11 +376,12 @@ def snapshot_grid(cache: Path, sizes: list[float], shapes: list[str], workers: i
             files, assets = snapshot_files(wiki), asset_files(wiki)
             requests = wiki_requests(wiki)
             total = _warm(files) + _warm(assets)
+            cpu: dict[str, list[float]] = {"floor": [], "snapshots": []}
             times = rounds(
                 repeat,
                 {
-                    "floor": lambda f=files, a=assets: floor_pass(f, workers, a),
-                    "snapshots": lambda r=requests, w=wiki: preflight_pass(r, workers, w),
+                    "floor": _cpu_of(cpu["floor"], lambda f=files, a=assets: floor_pass(f, workers, a)),
+                    "snapshots": _cpu_of(cpu["snapshots"], lambda r=requests, w=wiki: preflight_pass(r, workers, w)),
                 },
             )
             floor, snaps = times["floor"], times["snapshots"]
@@ -374,6 +395,7 @@ def snapshot_grid(cache: Path, sizes: list[float], shapes: list[str], workers: i
                     min(floor),
                     min(snaps),
                     f"{min(floor) / min(snaps):.2f} / {median(floor) / median(snaps):.2f}",
+                    f"{min(cpu['floor']) / min(cpu['snapshots']):.2f}",
                     preflight_pass(requests, workers, wiki),
                 ]
             )
@@ -390,6 +412,7 @@ _SNAPSHOT_GRID = [
     "floor s",
     "snapshot pass s",
     "ratio best / median",
+    "CPU ratio best",
     "failed",
 ]
 

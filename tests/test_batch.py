@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from publisher.cli.progress import terminal_progress
+from publisher.kernel import snapshots as checks_module
 from publisher.kernel.canonical import canonical_bytes
 from publisher.kernel.reasons import Reason
 from publisher.kernel.spans import MAX_SPAN
 from publisher.kernel.store import SnapshotStore, build_record
 from publisher.parallel import SnapshotCheck, pool, verify_many
-from publisher.parallel import checks as checks_module
 from publisher.parallel.progress import no_progress
 
 TEXT = "Κλινική δοκιμή — étude randomisée.\nPatients (n = 120) 𝛽-cell ≤ 0.05; 治疗 结果.\n" * 40

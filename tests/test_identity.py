@@ -19,7 +19,7 @@ from publisher.acquire.sources import Metadata, add_local_pdf, fetch
 from publisher.kernel.errors import UsageError
 from publisher.kernel.eventlog import read_log
 from publisher.kernel.models import Basis
-from publisher.parallel.checks import check_snapshot
+from publisher.kernel.snapshots import check_snapshot
 from publisher.runs import Run
 from publisher.wiki.claims.model import work_keys
 

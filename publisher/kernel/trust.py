@@ -22,17 +22,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
-
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import _fs, tty
 from .errors import UsageError
-from .models import Event, signed_payload
+from .models import Event, Signature, SignedLine, signed_payload
 from .reasons import Reason
+
+if TYPE_CHECKING:  # the library is loaded where a key is read or a signature checked: an
+    # unsigned wiki's check, assembly and reads never pay for it
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+    from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 __all__ = [
     "ALG",
@@ -49,6 +49,10 @@ __all__ = [
     "wiki_key_file",
     "trusted_key_entries",
     "key_ring",
+    "SignatureFault",
+    "line_signature_fault",
+    "line_signature_problem",
+    "sign_line",
     "event_signature_problem",
     "find_signer",
     "require_signer",
@@ -73,8 +77,33 @@ DEFAULT_ROLES = frozenset({Role.ACQUIRE, Role.ASSESS})
 """The roles of a trusted key listed as a bare path."""
 
 
+class SignatureFault(StrEnum):
+    """Why a signed line's signature does not count: the kind, beside its one-line message.
+
+    A caller that must tell an altered line (a build failure) from one that merely does not
+    count (a notice) asks :attr:`altered`.
+    """
+
+    UNSIGNED = "unsigned"
+    OTHER_TARGET = "other_target"
+    """Signed for another run or log (a line copied from elsewhere)."""
+    ALGORITHM = "algorithm"
+    UNTRUSTED = "untrusted"
+    ROLE = "role"
+    ALTERED = "altered"
+    """Made by a trusted key, but it does not verify over the line as it stands."""
+
+    @property
+    def altered(self) -> bool:
+        """Whether the line or its signature was changed after signing, rather than signed by a
+        key that does not count here."""
+        return self in (SignatureFault.OTHER_TARGET, SignatureFault.ALGORITHM, SignatureFault.ALTERED)
+
+
 def key_id_of(public: Ed25519PublicKey) -> str:
     """Lowercase hex SHA-256 of the raw 32-byte public key."""
+    from cryptography.hazmat.primitives import serialization
+
     raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return hashlib.sha256(raw).hexdigest()
 
@@ -113,6 +142,10 @@ def load_signer(path: Path, run: str, *, encrypted_only: bool = False) -> Signer
     file: without a terminal it cannot sign. ``encrypted_only`` refuses a key that is not
     encrypted (what ``publisher warrant`` signs with).
     """
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     data = _read_key_file(Path(path), "signing key")
     try:
         key = serialization.load_pem_private_key(data, password=None)
@@ -133,6 +166,9 @@ def load_signer(path: Path, run: str, *, encrypted_only: bool = False) -> Signer
 
 
 def _load_encrypted(data: bytes, path: Path) -> PrivateKeyTypes:
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+
     passphrase = tty.ask(f"passphrase for {path.name}: ", secret=True).encode("utf-8")
     try:
         return serialization.load_pem_private_key(data, password=passphrase)
@@ -142,6 +178,10 @@ def _load_encrypted(data: bytes, path: Path) -> PrivateKeyTypes:
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
     """The Ed25519 public key in ``path`` (SubjectPublicKeyInfo PEM); a one-line UsageError otherwise."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     data = _read_key_file(Path(path), "trusted key")
     try:
         key = serialization.load_pem_public_key(data)
@@ -208,25 +248,39 @@ class KeyRing:
         """A key as a message names it: its file as listed, else a short id."""
         return self.names.get(key_id) or f"key {key_id[:16]}…"
 
-    def signature_problem(self, *, key_id: str, alg: str, value_b64: str, payload: bytes, role: Role) -> str | None:
-        """Why the signature ``value_b64`` over ``payload`` does not count for ``role`` here (one
-        line), or None when it does: a trusted key that has the role made it."""
+    def signature_fault(
+        self, *, key_id: str, alg: str, value_b64: str, payload: bytes, role: Role
+    ) -> tuple[SignatureFault, str] | None:
+        """Why the signature ``value_b64`` over ``payload`` does not count for ``role`` here (its
+        kind and one line), or None when it does: a trusted key that has the role made it.
+
+        A trusted key's signature is verified before its role is asked, so an altered line reads
+        as altered whichever key it names."""
         if alg != ALG:
-            return f"signed with {alg[:20]!r}, not {ALG}"
+            return SignatureFault.ALGORITHM, f"signed with {alg[:20]!r}, not {ALG}"
         key = self.keys.get(key_id)
         if key is None:
-            return f"signed by key {key_id[:16]}…, which this wiki does not trust"
-        if not self.has_role(key_id, role):
-            roles = ", ".join(sorted(self.roles_of(key_id))) or "none"
-            return f"signed by {self.shown(key_id)}, trusted for {roles} but not {role.value}"
+            return SignatureFault.UNTRUSTED, f"signed by key {key_id[:16]}…, which this wiki does not trust"
+        from cryptography.exceptions import InvalidSignature
+
         try:
             key.verify(base64.b64decode(value_b64, validate=True), payload)
         except (binascii.Error, ValueError, InvalidSignature):
-            return "the signature does not verify (the record or its signature was altered)"
+            return SignatureFault.ALTERED, "the signature does not verify (the record or its signature was altered)"
+        if not self.has_role(key_id, role):
+            roles = ", ".join(sorted(self.roles_of(key_id))) or "none"
+            return SignatureFault.ROLE, f"signed by {self.shown(key_id)}, trusted for {roles} but not {role.value}"
         return None
+
+    def signature_problem(self, *, key_id: str, alg: str, value_b64: str, payload: bytes, role: Role) -> str | None:
+        """:meth:`signature_fault`'s one line, or None when the signature counts."""
+        fault = self.signature_fault(key_id=key_id, alg=alg, value_b64=value_b64, payload=payload, role=role)
+        return None if fault is None else fault[1]
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled as raw public keys (the wiki check hands the ring to its worker processes)."""
+        from cryptography.hazmat.primitives import serialization
+
         raw = serialization.Encoding.Raw, serialization.PublicFormat.Raw
         return _ring_of_raw, (
             {kid: key.public_bytes(*raw) for kid, key in self.keys.items()},
@@ -237,6 +291,8 @@ class KeyRing:
 
 def _ring_of_raw(raw: dict[str, bytes], roles: dict[str, list[str]], names: dict[str, str]) -> KeyRing:
     """The ring :meth:`KeyRing.__reduce__` pickled."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     return KeyRing(
         {kid: Ed25519PublicKey.from_public_bytes(data) for kid, data in raw.items()},
         {kid: frozenset(Role(r) for r in rs) for kid, rs in roles.items()},
@@ -316,18 +372,54 @@ def key_ring(entries: Iterable[TrustedKey], root: Path, where: str = "mkdocs.yml
     return KeyRing(keys, roles, names)
 
 
+def line_signature_fault(
+    line: Event | SignedLine, line_id: str, ring: KeyRing, *, signed_for: str, role: Role, log: str | None = None
+) -> tuple[SignatureFault, str] | None:
+    """Why the chained-log line ``line`` is not signed for ``signed_for`` by a key of ``ring``
+    trusted for ``role``: the kind and one line naming ``line_id``; None when it is.
+
+    The one check behind every signed line (events, assessments, adjudications, warrants,
+    notices, agent runs). ``signed_for`` is what the signature's ``run`` must name: the run the
+    line lies in, or the log's own name, which ``log`` then words for a person (``the notice
+    log``).
+    """
+    sig = getattr(line, "sig", None)
+    if not isinstance(sig, Signature):
+        return SignatureFault.UNSIGNED, f"{line_id} is unsigned"
+    if sig.run != signed_for:
+        where = f"is not a signature for {log}" if log else f"is signed for run {sig.run[:80]!r}, not {signed_for!r}"
+        return SignatureFault.OTHER_TARGET, f"{line_id} {where}"
+    fault = ring.signature_fault(
+        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(line), role=role
+    )
+    return None if fault is None else (fault[0], f"{line_id}: {fault[1]}")
+
+
+def line_signature_problem(
+    line: Event | SignedLine, line_id: str, ring: KeyRing, *, signed_for: str, role: Role, log: str | None = None
+) -> str | None:
+    """:func:`line_signature_fault`'s one line, or None when the line's signature counts."""
+    fault = line_signature_fault(line, line_id, ring, signed_for=signed_for, role=role, log=log)
+    return None if fault is None else fault[1]
+
+
+_Line = TypeVar("_Line", bound="Event | SignedLine")
+
+
+def sign_line(line: _Line, signer: Signer, *, signed_for: str) -> _Line:
+    """``line`` signed by ``signer`` for ``signed_for`` (the run it lies in, or its log's name),
+    as :func:`line_signature_fault` checks it: the signature covers the whole line, its ``sig``
+    without the value included (:func:`~publisher.kernel.models.signed_payload`)."""
+    unsigned = Signature(alg=ALG, key_id=signer.key_id, run=signed_for, value="")
+    value = signer.sign(signed_payload(line.model_copy(update={"sig": unsigned})))
+    signed = line.model_copy(update={"sig": unsigned.model_copy(update={"value": value})})
+    return cast(_Line, signed)  # model_copy keeps the line's own class
+
+
 def event_signature_problem(event: Event, ring: KeyRing, run: str, role: Role = Role.ACQUIRE) -> str | None:
     """Why ``event`` is not signed for ``run`` by a key of ``ring`` trusted for ``role`` (one
     line), or None when it is."""
-    sig = event.sig
-    if sig is None:
-        return f"{event.event_id} is unsigned"
-    if sig.run != run:
-        return f"{event.event_id} is signed for run {sig.run[:80]!r}, not {run!r}"
-    why = ring.signature_problem(
-        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(event), role=role
-    )
-    return None if why is None else f"{event.event_id}: {why}"
+    return line_signature_problem(event, event.event_id, ring, signed_for=run, role=role)
 
 
 def find_signer(

@@ -160,6 +160,33 @@ def test_report_prose_names_the_span_of_a_sources_words(wiki_run: tuple[Path, Ru
     assert (finding.reason, finding.source_id, finding.start) == (None, sid, rb.texts[sid].index(REAL))
 
 
+def test_a_skipped_block_is_left_out_and_the_prose_around_it_still_read() -> None:
+    """The parser does not tokenise what ``skip`` names (a concept's generated block): the
+    quotations around it, and the footnotes it defines that they cite, are read as without it."""
+    forged = "the trial proved the drug cured every single patient"
+    text = "\n".join(
+        [
+            f"> {forged} at once[^n1]",
+            "",
+            "<!-- begin -->",
+            f"- “{forged} in the block”[^n1]",
+            "",
+            '[^n1]: src-0000000000000000#0-10 "x"',
+            "<!-- end -->",
+            "",
+            f"After it: “{forged} again”[^n1] and <q>{forged} too</q>.",
+        ]
+    )
+    skipped = range(2, 7)
+    found = quotations(text, skip=skipped.__contains__)
+    assert found == [q for q in quotations(text) if q.line - 1 not in skipped]
+    assert [(q.line, q.kind, q.labels) for q in found] == [
+        (1, "blockquote", ("n1",)),
+        (9, "q", ("n1",)),
+        (9, "quotation", ("n1",)),
+    ]
+
+
 # -- concept prose ------------------------------------------------------------------------------
 
 

@@ -39,12 +39,13 @@ quotation** (``EXCERPT_MISMATCH``).
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Literal
+from typing import Any, Literal
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -318,9 +319,38 @@ class _Open:
     callout: bool = False
 
 
+_SKIP = "publisher_skip"
+"""The ``env`` key under which :func:`quotations` hands its ``skip`` to :func:`_inlines`."""
+
+
+def _inlines(state: Any) -> None:
+    """The quotation parser's core ``inline`` rule: markdown-it's, less the blocks ``skip`` names.
+
+    :func:`quotations` reads nothing of a skipped block's inline children (only its raw
+    ``content``), and with the footnotes left in place (``move_to_end=False``) no other token
+    depends on what an inline pass registers; so a skipped block is not tokenised (its
+    ``children`` stay empty). A concept's generated block is most of its text."""
+    md = state.md
+    skip: Callable[[int], bool] | None = state.env.get(_SKIP)
+    for token in state.tokens:
+        if token.type == "inline":
+            if token.children is None:
+                token.children = []
+            if skip is None or not skip((token.map or (0, 0))[0]):
+                md.inline.parse(token.content, md, state.env, token.children)
+
+
+_PARSERS = threading.local()
+
+
 def _parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": True})
-    md.use(footnote_plugin, inline=False, move_to_end=False)
+    """This thread's parser for :func:`quotations` (raw HTML read, footnote definitions where
+    written); building one costs about as much as parsing a short page."""
+    md: MarkdownIt | None = getattr(_PARSERS, "md", None)
+    if md is None:
+        md = _PARSERS.md = MarkdownIt("commonmark", {"html": True})
+        md.use(footnote_plugin, inline=False, move_to_end=False)
+        md.core.ruler.at("inline", _inlines)
     return md
 
 
@@ -353,7 +383,7 @@ def _marked(kind: Kind, value: str) -> list[str]:
 def quotations(text: str, *, skip: Callable[[int], bool] | None = None) -> list[Quotation]:
     """Every quotation of the Markdown ``text``, in order (lines 1-based in ``text``); ``skip``
     says of a 0-based line that it is not prose to read (a concept's generated block)."""
-    tokens = _parser().parse(_SMARTY.sub(_smarty, text))
+    tokens = _parser().parse(_SMARTY.sub(_smarty, text), {_SKIP: skip} if skip is not None else None)
     out: list[Quotation] = []
     quote: _Open | None = None
     depth = 0  # blockquotes open around the token

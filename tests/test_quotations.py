@@ -21,7 +21,16 @@ from _wiki_helpers import RunBuilder, build_wiki, leftovers, make_wiki, refused_
 
 from publisher.gate.inputs import RunOptions
 from publisher.gate.pipeline import check_run
-from publisher.gate.quotations import QUOTATION_MARKS, QUOTE_WORDS, quotations, quoted_passages, words
+from publisher.gate.quotations import (
+    QUOTATION_MARKS,
+    QUOTE_WORDS,
+    Quotation,
+    quotation_findings,
+    quotations,
+    quoted_passages,
+    words,
+)
+from publisher.kernel.checkids import CheckId
 from publisher.kernel.findings import Finding
 from publisher.kernel.reasons import Reason
 from publisher.site.checks.prose import check_page_quotations
@@ -185,6 +194,27 @@ def test_a_skipped_block_is_left_out_and_the_prose_around_it_still_read() -> Non
         (9, "q", ("n1",)),
         (9, "quotation", ("n1",)),
     ]
+
+
+def test_snapshots_passed_over_without_their_map_still_locate_and_refuse() -> None:
+    """The search passes over a snapshot from its kept normal form only where it cannot hold the
+    words: a quotation found only after normalisation, or only in fragments, is still located,
+    in every file that quotes it (the second reads the kept form), and a doctored one refused."""
+    real = "Randomisation was adequate in every one of the participating centres."
+    texts = {f"src-{n:016x}": f"Unrelated text number {n} about something else entirely." for n in range(6)}
+    texts["src-00000000000000aa"] = f"Methods. {real} Results followed."
+    at = texts["src-00000000000000aa"].index(real)
+    spaced = "Randomisation  was\nadequate in every one of the participating centres."
+    cut = "Randomisation was adequate … the participating centres."
+    doctored = "Randomisation was adequate in none of the participating centres."
+    for file in ("concepts/a.md", "concepts/b.md"):
+        found = [Quotation(n + 1, "blockquote", t) for n, t in enumerate([spaced, cut, doctored])]
+        got = quotation_findings(found, file=file, check=CheckId.PROSE, texts=lambda: texts, cited={})
+        assert [(f.line, f.reason, f.source_id, f.start) for f in got] == [
+            (1, None, "src-00000000000000aa", at),
+            (2, None, "src-00000000000000aa", at),
+            (3, Reason.EXCERPT_MISMATCH, None, None),
+        ]
 
 
 # -- concept prose ------------------------------------------------------------------------------

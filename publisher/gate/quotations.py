@@ -42,6 +42,7 @@ import re
 import threading
 import unicodedata
 from bisect import bisect_right
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -53,11 +54,20 @@ from mdit_py_plugins.footnote import footnote_plugin
 
 from ..kernel.checkids import CheckId
 from ..kernel.findings import Finding
-from ..kernel.locate import LOCATE_BUDGET, Budget, search_quote
+from ..kernel.locate import (
+    LOCATE_BUDGET,
+    MAX_FRAGMENTS,
+    Budget,
+    normal_form,
+    normalize,
+    search_quote,
+    split_fragments,
+)
 from ..kernel.reasons import Reason
 from ..kernel.refs import starts_with_ref
 
 __all__ = [
+    "NORMAL_TEXTS_CODE_POINTS",
     "PROSE_BUDGET",
     "QUOTATION_MARKS",
     "QUOTE_WORDS",
@@ -450,20 +460,67 @@ def quotations(text: str, *, skip: Callable[[int], bool] | None = None) -> list[
     return out
 
 
+NORMAL_TEXTS_CODE_POINTS = 16_000_000
+"""How many code points of snapshots' normal forms (the text only, not its map) the quotation
+check keeps between files: a wiki's concepts each search every snapshot, which would otherwise
+be normalised again for each concept that quotes."""
+
+_normal_texts: OrderedDict[str, str] = OrderedDict()
+_normal_lock = threading.Lock()
+
+
+def _normal_text(text: str) -> str:
+    """The normal form of ``text`` (:func:`~publisher.kernel.locate.normal_form`'s ``text``),
+    kept by the text itself for the next files' quotations, least recently used first out."""
+    with _normal_lock:
+        found = _normal_texts.get(text)
+        if found is not None:
+            _normal_texts.move_to_end(text)
+            return found
+    found = normal_form(text).text
+    with _normal_lock:
+        _normal_texts[text] = found
+        held = sum(len(kept) for kept in _normal_texts.values())
+        while len(_normal_texts) > 1 and held > NORMAL_TEXTS_CODE_POINTS:
+            _, dropped = _normal_texts.popitem(last=False)
+            held -= len(dropped)
+    return found
+
+
+def _absent(body: str, quote: str, needle: str, first: str | None) -> bool:
+    """Whether :func:`~publisher.kernel.locate.search_quote` of ``quote`` in ``body`` would find
+    nothing and spend nothing: no verbatim occurrence, the normalised ``needle`` not in the
+    normal form, and no fragment search or its ``first`` part not there either (each tier pays
+    only for occurrences it meets). Settled without the text's map, from its kept normal form."""
+    if not needle or quote in body:
+        return False
+    norm = _normal_text(body)
+    return needle not in norm and (first is None or first not in norm)
+
+
 def _search(texts: Mapping[str, str], quoted: list[Quotation]) -> tuple[list[list[tuple[str, int, int]]], list[bool]]:
     """Where each of ``quoted`` occurs in ``texts`` (by source id), and whether its search stopped.
 
-    Snapshot by snapshot, every quotation in turn (a text is normalised once for all of them);
-    each quotation has its own budget, all of them together :data:`PROSE_BUDGET`."""
+    Snapshot by snapshot, every quotation in turn; a snapshot where a quotation cannot occur at
+    all (:func:`_absent`) is passed over as the search would pass it, without its map. Each
+    quotation has its own budget, all of them together :data:`PROSE_BUDGET`."""
     hits: list[list[tuple[str, int, int]]] = [[] for _ in quoted]
     stopped = [False] * len(quoted)
     budgets = [Budget(LOCATE_BUDGET) for _ in quoted]
+    needles = [normalize(q.text) for q in quoted]
+    firsts: list[str | None] = []
+    for q, needle in zip(quoted, needles, strict=True):
+        parts = split_fragments(q.text)
+        fragments = bool(parts) and parts != [needle] and len(parts) <= MAX_FRAGMENTS
+        firsts.append(parts[0] if fragments else None)
     spent = 0
     for sid in sorted(texts):
         body = texts[sid]
         for i, q in enumerate(quoted):
             if spent >= PROSE_BUDGET:
                 stopped[i] = True  # the file's budget is spent: nothing more is searched
+                continue
+            if q.text.strip() and _absent(body, q.text, needles[i], firsts[i]):
                 continue
             before = budgets[i].left
             candidates, stop = search_quote(body, q.text, limit=8, budget=budgets[i])

@@ -418,4 +418,5 @@ def test_r7_hypothesis_wall_respected_passes(tmp_path: Path) -> None:
     assemble_run(Run(up.path), options_of(Run(up.path)))
     rc = check_run(Run(up.path), options_of(Run(up.path)))
     assert rc.status("C-HYPOTHESIS-WALL") == "pass" and rc.verdict == "Verified", rc.report["checks"]
-    assert "1 sentence(s) behind the hypothesis wall" in rc.check("C-HYPOTHESIS-WALL").detail
+    assert rc.check("C-HYPOTHESIS-WALL").counts == {"walled": 1, "crossings": 0}
+    assert rc.check("C-HYPOTHESIS-WALL").to_dict()["counts"] == {"walled": 1, "crossings": 0}

@@ -39,10 +39,16 @@ class CheckStatus:
     check_id: str
     status: Status
     detail: str
+    counts: dict[str, int] = field(default_factory=dict, hash=False)
+    """What the check counted, by name (e.g. ``walled`` sentences), for a reader that needs the
+    numbers without parsing ``detail``; listed in ``verification.json`` only when not empty."""
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         """As ``verification.json``'s ``checks[]`` lists it."""
-        return {"check_id": self.check_id, "status": self.status, "detail": self.detail}
+        out: dict[str, Any] = {"check_id": self.check_id, "status": self.status, "detail": self.detail}
+        if self.counts:
+            out["counts"] = dict(self.counts)
+        return out
 
 
 class _Packed:

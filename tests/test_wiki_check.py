@@ -443,6 +443,28 @@ def test_a_worker_trims_its_heap_after_each_run(monkeypatch: pytest.MonkeyPatch,
     assert done.index is not None and done.index.accepted and calls == [1]
 
 
+def test_a_worker_looks_at_its_heap_once_per_sixteen_small_runs(monkeypatch: pytest.MonkeyPatch, wiki: Path) -> None:
+    """Asking glibc how much of the heap is free walks its free lists: after a small run (its
+    snapshots under 1 MB) a worker asks only every sixteenth time; after a large run, or one of
+    unknown size, at once."""
+    from publisher.acquire.signing import KeyRing
+    from publisher.wiki import runchecks
+
+    run = sample_run(wiki).run
+    calls: list[int] = []
+    monkeypatch.setattr(runchecks, "trim_heap", lambda: calls.append(1))
+    monkeypatch.setattr(runchecks, "_small_runs", 0)
+    for _ in range(runchecks._TRIM_SMALL_RUNS - 1):
+        runchecks.check_whole_run(str(run.path), str(wiki), KeyRing(), "runs/alpha", (), 1000)
+    assert calls == []
+    runchecks.check_whole_run(str(run.path), str(wiki), KeyRing(), "runs/alpha", (), 1000)
+    assert calls == [1]
+    runchecks.check_whole_run(str(run.path), str(wiki), KeyRing(), "runs/alpha", (), 2 * 1024 * 1024)
+    assert calls == [1, 1]
+    runchecks.check_whole_run(str(run.path), str(wiki), KeyRing(), "runs/alpha", (), 1000)
+    assert calls == [1, 1], "the count starts again after any trim"
+
+
 def test_no_normal_form_stays_resident_after_a_run_or_the_claims(monkeypatch: pytest.MonkeyPatch, wiki: Path) -> None:
     """The locator keeps the last normal form it built whatever its length (a tool server searching
     one snapshot again and again); a worker's run and the wiki's claims let theirs go when done, so

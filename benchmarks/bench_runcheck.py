@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a tiny wiki, one round")
     args = parser.parse_args(argv)
     if args.quick:
-        args.size, args.repeat, args.passes = 3, 1, 1
+        args.size, args.repeat, args.passes = 1, 1, 1
     with tempfile.TemporaryDirectory(prefix="bench-runcheck-") as tmp:
         wiki = args.wiki or cell_wiki(args.cache or Path(tmp), args.size, args.shape)
         libraries = {"this": ROOT} | ({"baseline": args.baseline.resolve()} if args.baseline else {})

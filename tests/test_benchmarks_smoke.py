@@ -59,3 +59,26 @@ def test_build_with_claims_quick() -> None:
     rows = out.split("Build with claims (s)", 1)[1].split("Linearity", 1)[0].splitlines()[4:6]
     claims = [int(row.split()[1]) for row in rows]
     assert 0 < claims[0] < claims[1], rows
+
+
+def test_runcheck_quick() -> None:
+    """The per-run benchmark times this library against a baseline checkout (here: itself) and
+    breaks a run's check down by step."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_runcheck.py"),
+            "--quick",
+            "--phases",
+            "--baseline",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    out = proc.stdout
+    assert "Per-run re-derivation" in out and "baseline / this" in out
+    assert "wiki.runchecks:pack" in out

@@ -465,6 +465,33 @@ def test_a_worker_looks_at_its_heap_once_per_sixteen_small_runs(monkeypatch: pyt
     assert calls == [1, 1], "the count starts again after any trim"
 
 
+@pytest.mark.parametrize("kind", [*TAMPERINGS, "record-span"])
+def test_a_small_run_checked_whole_on_a_worker_finds_each_tampering(wiki: Path, kind: str) -> None:
+    """The worker's path (a small run checked whole, its heap looked at only now and then, its
+    paths made once) still re-derives the run: each tampering of its result, records, log or
+    snapshots is found in what it ships to the parent."""
+    from publisher.acquire.signing import KeyRing
+    from publisher.wiki import runchecks
+
+    rb = sample_run(wiki)
+    clean = runchecks.check_whole_run(str(rb.run.path), str(wiki), KeyRing(), "runs/alpha", (), 1000)
+    assert clean.index is not None and not clean.index.refusals
+    if kind == "record-span":
+        record = sorted(rb.run.extractions_dir.glob("*.json"))[0]
+        data = json.loads(record.read_text(encoding="utf-8"))
+        data["spans"][0]["end"] = data["spans"][0]["end"] + 1
+        record.write_text(json.dumps(data), encoding="utf-8")
+        expected = "C-ASSEMBLER"  # the stored result is no longer this run's assembly
+    else:
+        expected = tamper(kind, rb)
+    done = runchecks.check_whole_run(str(rb.run.path), str(wiki), KeyRing(), "runs/alpha", (), 1000)
+    found = {f.code for f in done.index.refusals} if done.index is not None else set()
+    check = done.check()
+    found |= {f.code for f in check.findings} if check is not None else set()
+    found |= {done.unreadable.code} if done.unreadable is not None else set()
+    assert expected in found
+
+
 def test_no_normal_form_stays_resident_after_a_run_or_the_claims(monkeypatch: pytest.MonkeyPatch, wiki: Path) -> None:
     """The locator keeps the last normal form it built whatever its length (a tool server searching
     one snapshot again and again); a worker's run and the wiki's claims let theirs go when done, so

@@ -492,6 +492,33 @@ def test_a_small_run_checked_whole_on_a_worker_finds_each_tampering(wiki: Path, 
     assert expected in found
 
 
+@pytest.mark.parametrize("pooled", [False, True])
+def test_claims_come_from_the_assembly_as_the_whole_result_gives_them(wiki: Path, pooled: bool) -> None:
+    """A run's accepted artifacts (what promoted blocks are rendered from) are read from the JSON
+    its check wrote out, validated on their own: the same models, in the same order, as the
+    whole result validated from the check gives; the stored result is not read for them."""
+    from publisher.gate.result import Result
+
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
+    executor = ThreadPoolExecutor(2) if pooled else None
+    try:
+        workers = Workers(executor=executor) if executor is not None else Workers(count=1)
+        checked = run_preflight(wiki, workers=workers, policy=policy_of(wiki))
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    (ev,) = checked.runs
+    check = ev.check
+    assert check is not None
+    whole = Result.model_validate(check.result).accepted
+    rb.run.result_path.unlink()  # nothing below reads the stored file
+    assert ev.accepted_artifacts() == whole and whole
+    claims = list(ev.claims(checked))
+    assert [artifact for artifact, _ in claims] == list(whole)
+    assert all(verified for _, verified in claims)
+
+
 def test_no_normal_form_stays_resident_after_a_run_or_the_claims(monkeypatch: pytest.MonkeyPatch, wiki: Path) -> None:
     """The locator keeps the last normal form it built whatever its length (a tool server searching
     one snapshot again and again); a worker's run and the wiki's claims let theirs go when done, so

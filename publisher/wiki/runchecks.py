@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
+import orjson
+
 from ..gate.checks.assembler import stored_requests
 from ..gate.checks.publication import refusals as publication_refusals
 from ..gate.checks.runcheck import RunCheck
@@ -142,6 +144,10 @@ class RunIndex:
     warnings: list[Finding]
     """Missing seals or chain links on a wiki configured unsigned (a note code in ``field``): shown,
     never a refusal."""
+    accepted_json: bytes | None = None
+    """The result's accepted artifacts now, as compact JSON (None when JSON cannot hold them): what
+    the promoted blocks are rendered from (:meth:`RunEvidence.claims`), without the run's check
+    unpacked, its stored result read again or the whole result validated in the parent."""
 
 
 def index_run(rc: RunCheck) -> RunIndex:
@@ -165,8 +171,21 @@ def index_run(rc: RunCheck) -> RunIndex:
     unresolved = counts["unresolved"]
     notes = {code.value for code in NoteCode}
     warnings = [f for f in rc.findings if f.severity == "warn" and f.field in notes]
+    try:
+        accepted_json: bytes | None = orjson.dumps(result["accepted"])
+    except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+        accepted_json = None
     return RunIndex(
-        refusals, inputs_hash, unresolved, verdict, accepted_count, list(named), accepted, excerpts, warnings
+        refusals,
+        inputs_hash,
+        unresolved,
+        verdict,
+        accepted_count,
+        list(named),
+        accepted,
+        excerpts,
+        warnings,
+        accepted_json,
     )
 
 
@@ -179,6 +198,7 @@ def _record(ev: RunEvidence, index: RunIndex, source: Callable[[str], SnapshotCh
     """
     ev.inputs_hash = index.inputs_hash
     ev.verdict, ev.accepted_count = index.verdict, index.accepted_count
+    ev.hold_accepted(index.accepted_json)
     wiki.findings.extend(index.refusals)
     wiki.notices.extend(f"{ev.rel}: warning {f.one_line()}" for f in index.warnings)
     if index.unresolved and not index.refusals:

@@ -5,18 +5,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
+from publisher.cli.progress import terminal_progress
 from publisher.kernel.canonical import canonical_bytes
 from publisher.kernel.reasons import Reason
 from publisher.kernel.spans import MAX_SPAN
 from publisher.kernel.store import SnapshotStore, build_record
 from publisher.parallel import SnapshotCheck, pool, verify_many
 from publisher.parallel import checks as checks_module
-from publisher.site.terminal import terminal_progress
+from publisher.parallel.progress import no_progress
 
 TEXT = "Κλινική δοκιμή — étude randomisée.\nPatients (n = 120) 𝛽-cell ≤ 0.05; 治疗 结果.\n" * 40
 
@@ -232,10 +234,30 @@ def test_corpus_spans_reslice(store: SnapshotStore, corpus_dir: Path) -> None:
 
 
 def test_terminal_progress_quiet(monkeypatch: pytest.MonkeyPatch) -> None:
-    with terminal_progress("x", quiet=True) as bar:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.delenv("CI", raising=False)
+    with terminal_progress("x", quiet=True) as bar:  # --json
         assert bar is None
     monkeypatch.setenv("CI", "true")
     with terminal_progress("x") as bar:
+        assert bar is None
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    monkeypatch.delenv("CI")
+    with terminal_progress("x") as bar:  # stderr is not a terminal
+        assert bar is None
+
+
+def test_terminal_progress_draws_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.delenv("CI", raising=False)
+    with terminal_progress("x") as bar:
+        assert bar is not None
+        bar(1, 2)
+        bar(2, 2)
+
+
+def test_no_progress_shows_nothing() -> None:
+    with no_progress("x") as bar:
         assert bar is None
 
 

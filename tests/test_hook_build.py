@@ -7,12 +7,14 @@ folder behind.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -71,6 +73,27 @@ def _published(tmp_path: Path, **kwargs: object) -> tuple[Path, dict[str, str]]:
 def _assert_untouched(wiki: Path, before: dict[str, str]) -> None:
     assert tree_digest(wiki / "site") == before
     assert leftovers(wiki) == []
+
+
+def test_the_build_reports_through_the_reporter_the_hook_hands_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The build draws nothing of its own: the hook file's plugin hands it the command line's
+    # reporter, and the wiki check's progress goes through that reporter alone.
+    wiki = _wiki(tmp_path)
+    seen: list[tuple[str, tuple[int, int] | None]] = []
+
+    @contextlib.contextmanager
+    def recording(label: str) -> Iterator[Callable[[int, int], None]]:
+        seen.append((label, None))
+        yield lambda done, total: seen.append((label, (done, total)))
+
+    monkeypatch.setattr("publisher.cli.plugin.terminal_progress", recording)
+    build_wiki(wiki)
+    assert seen[0] == ("evidence check", None)
+    counts = [count for _, count in seen[1:]]
+    assert counts and all(label == "evidence check" for label, _ in seen)
+    assert counts[-1] is not None and counts[-1][0] == counts[-1][1] > 0
 
 
 # ---------------------------------------------------------------------------------------------

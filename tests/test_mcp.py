@@ -26,10 +26,11 @@ mcp = pytest.importorskip("mcp")
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
+from publisher.acquire.sources import MAX_READ_WINDOW, snapshot_summary  # noqa: E402
 from publisher.kernel.canonical import SOURCE_ID_RE  # noqa: E402
 from publisher.kernel.locate import normalize  # noqa: E402
 from publisher.kernel.reasons import Reason  # noqa: E402
-from publisher.mcp.tools import TOOLS, ToolProblem, Workspace, check_span, read_source  # noqa: E402
+from publisher.mcp.tools import TOOLS, ToolProblem, Workspace, check_span, list_sources, read_source  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 READING = {
@@ -108,7 +109,7 @@ def test_the_server_lists_only_reading_tools_and_changes_nothing(fx: RunFixture)
         error, found = await _call(session, "list_sources", {})
         assert not error and {s["source_id"] for s in found["sources"]} == {a.source_id for a in fx.articles}
         assert all(
-            s["length"] == len(a.text) for s in found["sources"] for a in fx.articles if a.source_id == s["source_id"]
+            s["chars"] == len(a.text) for s in found["sources"] for a in fx.articles if a.source_id == s["source_id"]
         )
 
         error, window = await _call(session, "read_source", {"source_id": sid, "start": start, "end": end})
@@ -228,6 +229,54 @@ def test_without_a_run_the_server_reads_every_run_of_the_wiki(fx: RunFixture) ->
         assert not error and window["text"] == fx.articles[1].text[:10]
 
     _serve(fx, body, run_dir=False)
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "code"),
+    [
+        (50, 10, Reason.SPAN_OUT_OF_RANGE),  # reversed
+        (0, MAX_READ_WINDOW + 1, Reason.SPAN_TOO_LONG),  # longer than a read: refused, never cut short
+    ],
+)
+def test_a_window_the_command_refuses_the_tool_refuses_with_the_same_code(
+    fx: RunFixture, cli: Any, start: int, end: int, code: Reason
+) -> None:
+    article = max(fx.articles, key=lambda a: len(a.text))
+    if len(article.text) <= end:
+        pytest.skip("the corpus article is shorter than the window")
+    events = fx.run.events_path.read_bytes()
+    out = cli("source", "read", "--run-dir", fx.run.path, "--source-id", article.source_id,
+              "--start", start, "--end", end, "--json")  # fmt: skip
+    assert out.status == 2 and out.json()["error"]["reason_code"] == code.value
+    with pytest.raises(ToolProblem) as refused:
+        read_source(Workspace(fx.wiki, fx.run.path), article.source_id, start, end)
+    assert refused.value.reason == code
+    assert fx.run.events_path.read_bytes() == events  # neither logged a read
+
+
+def test_a_window_both_read_is_the_same_window(fx: RunFixture, cli: Any) -> None:
+    article = fx.articles[0]
+    n = len(article.text)
+    for start, end in ((0, 10), (n - 5, n + 50), (n + 10, n + 20)):
+        out = cli("source", "read", "--run-dir", fx.run.path, "--source-id", article.source_id,
+                  "--start", start, "--end", end, "--json")  # fmt: skip
+        shown = read_source(Workspace(fx.wiki, fx.run.path), article.source_id, start, end)
+        assert out.status == 0 and out.json() == {k: shown[k] for k in out.json()}
+        assert ("note" in shown) == (end > n)
+
+
+def test_list_sources_summarises_a_source_as_the_command_does(fx: RunFixture, cli: Any, tmp_path: Path) -> None:
+    text = tmp_path / "text.txt"
+    text.write_text("A short text an agent registered. It has two sentences.", encoding="utf-8")
+    out = cli("source", "register", "--run-dir", fx.run.path, "--url", "https://example.org/short",
+              "--text-file", text, "--title", "Short", "--json")  # fmt: skip
+    assert out.status == 0
+    acquired = out.json()
+    (listed,) = [s for s in list_sources(Workspace(fx.wiki, fx.run.path))["sources"]
+                 if s["source_id"] == acquired["source_id"]]  # fmt: skip
+    assert listed.pop("run") == fx.run.path.name
+    assert listed == {key: acquired[key] for key in listed}
+    assert set(listed) == set(snapshot_summary(fx.run.store.read(acquired["source_id"])))
 
 
 def test_a_tampered_snapshot_is_a_tool_error_with_its_reason(fx: RunFixture) -> None:

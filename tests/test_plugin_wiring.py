@@ -108,8 +108,12 @@ def test_properdocs_builds_the_example(tmp_path: Path, wiring: str) -> None:
 def test_entry_point_names_the_plugin() -> None:
     from importlib.metadata import entry_points
 
-    from publisher.site.lifecycle.plugin import EvidencePlugin
+    from publisher.cli.plugin import EvidencePlugin
+    from publisher.cli.progress import terminal_progress
+    from publisher.site.lifecycle.plugin import EvidencePlugin as Build
 
     (point,) = [p for p in entry_points(group="mkdocs.plugins") if p.name == "evidence"]
     assert point.load() is EvidencePlugin
+    # The build draws nothing of its own: the plugin MkDocs loads hands it the terminal's bar.
+    assert issubclass(EvidencePlugin, Build) and EvidencePlugin().reporter is terminal_progress
     assert shutil.which("properdocs", path=str(BIN)) is not None

@@ -18,11 +18,15 @@ from publisher.kernel.trust import (
     KEY_ENV,
     KeyRing,
     Role,
+    SignatureFault,
     event_signature_problem,
     find_signer,
     key_ring,
+    line_signature_fault,
+    line_signature_problem,
     load_signer,
     require_signer,
+    sign_line,
     trusted_key_entries,
 )
 
@@ -104,6 +108,42 @@ def test_an_altered_event_does_not_verify(tmp_path: Path) -> None:
     assert event_signature_problem(event, ring, RUN, Role.ACQUIRE) is None
     edited = event.model_copy(update={"url": "https://example.org/b"})
     assert event_signature_problem(edited, ring, RUN, Role.ACQUIRE) is not None
+
+
+def test_one_check_names_each_way_a_signed_line_fails(tmp_path: Path) -> None:
+    # Every signed log line (events, assessments, adjudications, warrants, notices, agent runs)
+    # is checked by line_signature_fault: each fault has its kind, and only changed lines are
+    # "altered" (a build failure where a caller makes that distinction).
+    private, _, _ = _keys(tmp_path, "assessor")
+    ring = _wiki_ring(tmp_path, [{"path": "assessor.pub", "roles": ["assess"]}])
+    event = _signed_event(private)
+    sig = event.sig
+    assert sig is not None
+
+    def fault(line: Event, role: Role = Role.ASSESS, ring: KeyRing = ring, **kw: str) -> SignatureFault | None:
+        found = line_signature_fault(line, "ev-0001", ring, signed_for=kw.get("signed_for", RUN), role=role)
+        problem = line_signature_problem(line, "ev-0001", ring, signed_for=kw.get("signed_for", RUN), role=role)
+        assert (found is None) == (problem is None) and (found is None or found[1] == problem)
+        assert found is None or found[1].startswith("ev-0001")
+        return None if found is None else found[0]
+
+    assert fault(event) is None
+    bare = event.model_copy(update={"sig": None})
+    assert fault(bare) is SignatureFault.UNSIGNED
+    assert sign_line(bare, load_signer(private, RUN), signed_for=RUN) == event  # the one way a line is signed
+    assert fault(sign_line(bare, load_signer(private, RUN), signed_for="other@x")) is SignatureFault.OTHER_TARGET
+    assert fault(event, signed_for="other@2026-05-01T10:00:00Z") is SignatureFault.OTHER_TARGET
+    assert fault(event.model_copy(update={"sig": sig.model_copy(update={"alg": "rsa"})})) is SignatureFault.ALGORITHM
+    assert fault(event, ring=KeyRing()) is SignatureFault.UNTRUSTED
+    assert fault(event, role=Role.ACQUIRE) is SignatureFault.ROLE
+    edited = event.model_copy(update={"url": "https://example.org/b"})
+    assert fault(edited) is SignatureFault.ALTERED
+    assert fault(edited, role=Role.WARRANT) is SignatureFault.ALTERED  # altered, whatever role is asked
+    assert [f for f in SignatureFault if f.altered] == [
+        SignatureFault.OTHER_TARGET,
+        SignatureFault.ALGORITHM,
+        SignatureFault.ALTERED,
+    ]
 
 
 def test_the_signer_is_found_in_the_users_key_folder_by_role(tmp_path: Path) -> None:

@@ -36,9 +36,8 @@ from ..kernel.models import (
     SignedLine,
     Timestamp,
     first_error,
-    signed_payload,
 )
-from ..kernel.trust import ALG, KeyRing, Role, Signer
+from ..kernel.trust import KeyRing, Role, Signer, line_signature_problem, sign_line
 from ..runs import Run
 
 __all__ = [
@@ -176,10 +175,7 @@ def record_agent_run(run: Run, trace: Trace, signer: Signer | None) -> AgentRun:
                 retrieval_infrastructure_sha256=digests["retrieval_infrastructure"],
             )
             if signer is not None:
-                unsigned = Signature(alg=ALG, key_id=signer.key_id, run=name, value="")
-                entry = entry.model_copy(update={"sig": unsigned})
-                value = signer.sign(signed_payload(entry))
-                entry = entry.model_copy(update={"sig": unsigned.model_copy(update={"value": value})})
+                entry = sign_line(entry, signer, signed_for=name)
         except ValidationError as exc:
             raise UsageError(f"refused to log an invalid agent run: {first_error(exc)}") from exc
         return entry, canonical_bytes(entry.wire()) + b"\n"
@@ -203,15 +199,8 @@ def trusted_agent_runs(run: Run, ring: KeyRing) -> list[AgentRun]:
         return []
     out = []
     for entry in state.events:
-        if ring:
-            sig = entry.sig
-            if sig is None or sig.run != entry.run:
-                continue
-            why = ring.signature_problem(
-                key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(entry), role=Role.ACQUIRE
-            )
-            if why is not None:
-                continue
+        if ring and line_signature_problem(entry, entry.agent_run_id, ring, signed_for=entry.run, role=Role.ACQUIRE):
+            continue
         out.append(entry)
     return out
 

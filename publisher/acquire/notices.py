@@ -40,9 +40,8 @@ from ..kernel.models import (
     enum_from_str,
     first_error,
     list_as_tuple,
-    signed_payload,
 )
-from ..kernel.trust import ALG, KeyRing, Role, Signer
+from ..kernel.trust import KeyRing, Role, Signer, line_signature_problem, sign_line
 
 __all__ = [
     "NOTICES_FILE",
@@ -267,10 +266,7 @@ def append_notice(wiki_root: Path, asked: Asked, registry: str, signer: Signer |
                 receipt=NoticeReceipt.model_validate(asked.receipt),
             )
             if signer is not None:
-                unsigned = Signature(alg=ALG, key_id=signer.key_id, run=SIGNED_FOR, value="")
-                entry = entry.model_copy(update={"sig": unsigned})
-                value = signer.sign(signed_payload(entry))
-                entry = entry.model_copy(update={"sig": unsigned.model_copy(update={"value": value})})
+                entry = sign_line(entry, signer, signed_for=SIGNED_FOR)
         except ValidationError as exc:
             raise UsageError(f"refused to log an invalid notice: {first_error(exc)}") from exc
         return entry, canonical_bytes(entry.wire()) + b"\n"
@@ -291,15 +287,9 @@ def read_notices(wiki_root: Path) -> LogState[Notice]:
 def notice_signature_problem(entry: Notice, ring: KeyRing) -> str | None:
     """Why ``entry`` is not signed for the notice log by a key of ``ring`` trusted for ``acquire``
     (a notice is a retrieval, like a fetch), or None."""
-    sig = entry.sig
-    if sig is None:
-        return f"{entry.notice_id} is unsigned"
-    if sig.run != SIGNED_FOR:
-        return f"{entry.notice_id} is not a signature for the notice log"
-    why = ring.signature_problem(
-        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(entry), role=Role.ACQUIRE
+    return line_signature_problem(
+        entry, entry.notice_id, ring, signed_for=SIGNED_FOR, role=Role.ACQUIRE, log="the notice log"
     )
-    return None if why is None else f"{entry.notice_id}: {why}"
 
 
 def wiki_dois(dois: list[str]) -> list[str]:

@@ -26,6 +26,7 @@ from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import EventSigner, append_event, read_log
 from ..kernel.locate import search_term
 from ..kernel.models import Event, EventType, Origin, Receipt, Snapshot
+from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN
 from ..kernel.store import build_record
 from ..runs import Run
@@ -44,6 +45,7 @@ __all__ = [
     "register",
     "add_local_pdf",
     "read_window",
+    "snapshot_summary",
     "find_spans",
     "Revision",
     "PAPERS_DIR",
@@ -71,28 +73,36 @@ class Acquired:
     """What could not be derived of the paper's identity (an ambiguous document, no title)."""
 
     def summary(self) -> dict[str, Any]:
-        """Machine-readable outcome for ``--json``."""
-        snap = self.snapshot
-        return {
-            "source_id": snap.source_id,
+        """Machine-readable outcome for ``--json``: the snapshot's :func:`snapshot_summary`, and
+        what this acquisition did."""
+        return snapshot_summary(self.snapshot) | {
             "created": self.created,
-            "url": snap.url,
-            "title": snap.title,
-            "access": snap.access.value,
-            "origin": snap.origin.value,
-            "paper": snap.paper.model_dump() if snap.paper else None,
-            "identity": snap.identity.model_dump(mode="json", exclude_none=True) if snap.identity else None,
-            "supersedes": snap.supersedes,
             "identity_notes": list(self.notes),
-            "chars": len(snap.text),
-            "sections": len(snap.sections or ()),
-            "pages": len(snap.pages or ()),
             "event_id": self.event.event_id,
             "fresh": self.event.fresh,
             "signed_by": self.event.sig.key_id if self.event.sig else None,
             "raw_sha256": self.event.receipt.raw_sha256 if self.event.receipt else None,
-            "surface": snap.surface.model_dump(mode="json") if snap.surface else None,
         }
+
+
+def snapshot_summary(snap: Snapshot) -> dict[str, Any]:
+    """What a stored snapshot is, for a listing or ``--json``: its id, metadata, identity, length
+    in code points (``chars``) and counts of sections and pages. One summary for every caller
+    (``source fetch --json``, the agents' ``list_sources``), so they can never disagree."""
+    return {
+        "source_id": snap.source_id,
+        "url": snap.url,
+        "title": snap.title,
+        "access": snap.access.value,
+        "origin": snap.origin.value,
+        "paper": snap.paper.model_dump() if snap.paper else None,
+        "identity": snap.identity.model_dump(mode="json", exclude_none=True) if snap.identity else None,
+        "supersedes": snap.supersedes,
+        "chars": len(snap.text),
+        "sections": len(snap.sections or ()),
+        "pages": len(snap.pages or ()),
+        "surface": snap.surface.model_dump(mode="json") if snap.surface else None,
+    }
 
 
 @dataclass(frozen=True)
@@ -375,18 +385,22 @@ def read_window(
     actor: str = "main",
     log: bool = True,
 ) -> dict[str, Any]:
-    """A verified, bounded window of a snapshot's text with its offsets; logs a ``read`` event.
+    """A verified, bounded window of a snapshot's text with its offsets; logs a ``read`` event
+    unless ``log`` is false (the agents' server writes nothing).
 
     A window reaching past the end of the text is clamped to it, and the result's ``note`` says
     so (an agent that guessed the length still gets the text and the true offsets); a negative or
-    reversed window is a usage error.
+    reversed window is refused (``SPAN_OUT_OF_RANGE``), and so is one longer than
+    :data:`MAX_READ_WINDOW` (``SPAN_TOO_LONG``): never cut short silently.
     """
     snap = run.store.read(source_id)
     n = len(snap.text)
     lo = 0 if start is None else start
     hi = lo + MAX_READ_WINDOW if end is None else end
+    facts = {"source_id": snap.source_id, "start": lo, "end": hi}
     if lo < 0 or hi < lo:
-        raise UsageError(f"window [{lo}, {hi}) is not a window: start must be >= 0 and end >= start")
+        why = "is not a window: start must be >= 0 and end >= start"
+        raise UsageError(f"window [{lo}, {hi}) {why}", reason=Reason.SPAN_OUT_OF_RANGE, **facts)
     note = None
     if hi > n:
         if end is not None or lo > n:
@@ -394,7 +408,8 @@ def read_window(
             note = f"the text has {n} code points: window {asked} clamped to [{min(lo, n)}, {n})"
         lo, hi = min(lo, n), n
     if hi - lo > MAX_READ_WINDOW:
-        raise UsageError(f"window of {hi - lo} code points is over the {MAX_READ_WINDOW} limit; read it in parts")
+        why = f"is over the {MAX_READ_WINDOW} limit; read it in parts"
+        raise UsageError(f"window of {hi - lo} code points {why}", reason=Reason.SPAN_TOO_LONG, **facts)
     if log:
         _ensure_appendable(run)
         append_event(

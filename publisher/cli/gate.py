@@ -81,7 +81,7 @@ def _keys(args: argparse.Namespace, run: Run) -> Any:
 def _over_run(args: argparse.Namespace, step: Callable[[Run, RunOptions], _T]) -> tuple[Run, _T]:
     """Open ``--run-dir`` and run ``step`` over it with the wiki's keys, drawing its progress."""
     from ..gate.inputs import RunOptions
-    from ..site.terminal import terminal_progress
+    from .progress import terminal_progress
 
     run = open_run(args.run_dir)
     keys = _keys(args, run)

@@ -79,8 +79,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _promote(args: argparse.Namespace) -> int:
-    from ..site.terminal import terminal_progress
     from ..wiki.promote import PromotionRefused, promote
+    from .progress import terminal_progress
 
     try:
         with terminal_progress("verifying snapshots", quiet=args.json) as progress:
@@ -118,8 +118,8 @@ def _check(args: argparse.Namespace) -> int:
     from ..parallel.cluster import cluster_executor, scheduler_from
     from ..site.lifecycle.checkpages import check_pages
     from ..site.lifecycle.policy import config_file_for
-    from ..site.terminal import terminal_progress
     from ..wiki.check import check_wiki
+    from .progress import terminal_progress
 
     wiki = Path(args.wiki)
     if not wiki.is_dir():

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -31,7 +31,7 @@ from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 from . import _fs, tty
 from .errors import UsageError
-from .models import Event, signed_payload
+from .models import Event, Signature, SignedLine, signed_payload
 from .reasons import Reason
 
 __all__ = [
@@ -49,6 +49,10 @@ __all__ = [
     "wiki_key_file",
     "trusted_key_entries",
     "key_ring",
+    "SignatureFault",
+    "line_signature_fault",
+    "line_signature_problem",
+    "sign_line",
     "event_signature_problem",
     "find_signer",
     "require_signer",
@@ -71,6 +75,29 @@ class Role(StrEnum):
 
 DEFAULT_ROLES = frozenset({Role.ACQUIRE, Role.ASSESS})
 """The roles of a trusted key listed as a bare path."""
+
+
+class SignatureFault(StrEnum):
+    """Why a signed line's signature does not count: the kind, beside its one-line message.
+
+    A caller that must tell an altered line (a build failure) from one that merely does not
+    count (a notice) asks :attr:`altered`.
+    """
+
+    UNSIGNED = "unsigned"
+    OTHER_TARGET = "other_target"
+    """Signed for another run or log (a line copied from elsewhere)."""
+    ALGORITHM = "algorithm"
+    UNTRUSTED = "untrusted"
+    ROLE = "role"
+    ALTERED = "altered"
+    """Made by a trusted key, but it does not verify over the line as it stands."""
+
+    @property
+    def altered(self) -> bool:
+        """Whether the line or its signature was changed after signing, rather than signed by a
+        key that does not count here."""
+        return self in (SignatureFault.OTHER_TARGET, SignatureFault.ALGORITHM, SignatureFault.ALTERED)
 
 
 def key_id_of(public: Ed25519PublicKey) -> str:
@@ -208,22 +235,32 @@ class KeyRing:
         """A key as a message names it: its file as listed, else a short id."""
         return self.names.get(key_id) or f"key {key_id[:16]}…"
 
-    def signature_problem(self, *, key_id: str, alg: str, value_b64: str, payload: bytes, role: Role) -> str | None:
-        """Why the signature ``value_b64`` over ``payload`` does not count for ``role`` here (one
-        line), or None when it does: a trusted key that has the role made it."""
+    def signature_fault(
+        self, *, key_id: str, alg: str, value_b64: str, payload: bytes, role: Role
+    ) -> tuple[SignatureFault, str] | None:
+        """Why the signature ``value_b64`` over ``payload`` does not count for ``role`` here (its
+        kind and one line), or None when it does: a trusted key that has the role made it.
+
+        A trusted key's signature is verified before its role is asked, so an altered line reads
+        as altered whichever key it names."""
         if alg != ALG:
-            return f"signed with {alg[:20]!r}, not {ALG}"
+            return SignatureFault.ALGORITHM, f"signed with {alg[:20]!r}, not {ALG}"
         key = self.keys.get(key_id)
         if key is None:
-            return f"signed by key {key_id[:16]}…, which this wiki does not trust"
-        if not self.has_role(key_id, role):
-            roles = ", ".join(sorted(self.roles_of(key_id))) or "none"
-            return f"signed by {self.shown(key_id)}, trusted for {roles} but not {role.value}"
+            return SignatureFault.UNTRUSTED, f"signed by key {key_id[:16]}…, which this wiki does not trust"
         try:
             key.verify(base64.b64decode(value_b64, validate=True), payload)
         except (binascii.Error, ValueError, InvalidSignature):
-            return "the signature does not verify (the record or its signature was altered)"
+            return SignatureFault.ALTERED, "the signature does not verify (the record or its signature was altered)"
+        if not self.has_role(key_id, role):
+            roles = ", ".join(sorted(self.roles_of(key_id))) or "none"
+            return SignatureFault.ROLE, f"signed by {self.shown(key_id)}, trusted for {roles} but not {role.value}"
         return None
+
+    def signature_problem(self, *, key_id: str, alg: str, value_b64: str, payload: bytes, role: Role) -> str | None:
+        """:meth:`signature_fault`'s one line, or None when the signature counts."""
+        fault = self.signature_fault(key_id=key_id, alg=alg, value_b64=value_b64, payload=payload, role=role)
+        return None if fault is None else fault[1]
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled as raw public keys (the wiki check hands the ring to its worker processes)."""
@@ -316,18 +353,54 @@ def key_ring(entries: Iterable[TrustedKey], root: Path, where: str = "mkdocs.yml
     return KeyRing(keys, roles, names)
 
 
+def line_signature_fault(
+    line: Event | SignedLine, line_id: str, ring: KeyRing, *, signed_for: str, role: Role, log: str | None = None
+) -> tuple[SignatureFault, str] | None:
+    """Why the chained-log line ``line`` is not signed for ``signed_for`` by a key of ``ring``
+    trusted for ``role``: the kind and one line naming ``line_id``; None when it is.
+
+    The one check behind every signed line (events, assessments, adjudications, warrants,
+    notices, agent runs). ``signed_for`` is what the signature's ``run`` must name: the run the
+    line lies in, or the log's own name, which ``log`` then words for a person (``the notice
+    log``).
+    """
+    sig = getattr(line, "sig", None)
+    if not isinstance(sig, Signature):
+        return SignatureFault.UNSIGNED, f"{line_id} is unsigned"
+    if sig.run != signed_for:
+        where = f"is not a signature for {log}" if log else f"is signed for run {sig.run[:80]!r}, not {signed_for!r}"
+        return SignatureFault.OTHER_TARGET, f"{line_id} {where}"
+    fault = ring.signature_fault(
+        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(line), role=role
+    )
+    return None if fault is None else (fault[0], f"{line_id}: {fault[1]}")
+
+
+def line_signature_problem(
+    line: Event | SignedLine, line_id: str, ring: KeyRing, *, signed_for: str, role: Role, log: str | None = None
+) -> str | None:
+    """:func:`line_signature_fault`'s one line, or None when the line's signature counts."""
+    fault = line_signature_fault(line, line_id, ring, signed_for=signed_for, role=role, log=log)
+    return None if fault is None else fault[1]
+
+
+_Line = TypeVar("_Line", bound="Event | SignedLine")
+
+
+def sign_line(line: _Line, signer: Signer, *, signed_for: str) -> _Line:
+    """``line`` signed by ``signer`` for ``signed_for`` (the run it lies in, or its log's name),
+    as :func:`line_signature_fault` checks it: the signature covers the whole line, its ``sig``
+    without the value included (:func:`~publisher.kernel.models.signed_payload`)."""
+    unsigned = Signature(alg=ALG, key_id=signer.key_id, run=signed_for, value="")
+    value = signer.sign(signed_payload(line.model_copy(update={"sig": unsigned})))
+    signed = line.model_copy(update={"sig": unsigned.model_copy(update={"value": value})})
+    return cast(_Line, signed)  # model_copy keeps the line's own class
+
+
 def event_signature_problem(event: Event, ring: KeyRing, run: str, role: Role = Role.ACQUIRE) -> str | None:
     """Why ``event`` is not signed for ``run`` by a key of ``ring`` trusted for ``role`` (one
     line), or None when it is."""
-    sig = event.sig
-    if sig is None:
-        return f"{event.event_id} is unsigned"
-    if sig.run != run:
-        return f"{event.event_id} is signed for run {sig.run[:80]!r}, not {run!r}"
-    why = ring.signature_problem(
-        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(event), role=role
-    )
-    return None if why is None else f"{event.event_id}: {why}"
+    return line_signature_problem(event, event.event_id, ring, signed_for=run, role=role)
 
 
 def find_signer(

@@ -22,7 +22,7 @@ from typing import Annotated, Any, TypeVar
 from pydantic import Field
 
 from ..acquire.select import MAX_QUOTE, locate_in, located_json, select_spans
-from ..acquire.sources import MAX_READ_WINDOW
+from ..acquire.sources import read_window, snapshot_summary
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import PublisherError
 from ..kernel.ids import paper_problem
@@ -138,24 +138,10 @@ def _guard(action: Callable[[], _T]) -> _T:
         raise ToolProblem(f"cannot read: {exc.strerror or type(exc).__name__}") from exc
 
 
-def _summary(run: Run, snap: Snapshot) -> dict[str, Any]:
-    return {
-        "source_id": snap.source_id,
-        "url": snap.url,
-        "title": snap.title,
-        "access": snap.access.value,
-        "origin": snap.origin.value,
-        "paper": snap.paper.model_dump() if snap.paper else None,
-        "length": len(snap.text),
-        "sections": len(snap.sections or ()),
-        "pages": len(snap.pages or ()),
-        "run": run.path.name,
-    }
-
-
 def list_sources(ws: Workspace) -> dict[str, Any]:
-    """Every snapshot in the workspace with its metadata and length (verified as it is read); a
-    snapshot that does not verify is listed with its reason code instead."""
+    """Every snapshot in the workspace, verified as it is read, as ``publisher source`` summarises
+    it (:func:`~publisher.acquire.sources.snapshot_summary`) with its run; a snapshot that does not
+    verify is listed with its reason code instead."""
     sources: list[dict[str, Any]] = []
     problems: list[dict[str, Any]] = []
     for run in ws.runs():
@@ -168,7 +154,7 @@ def list_sources(ws: Workspace) -> dict[str, Any]:
             if len(sources) >= MAX_LISTED:
                 return {"sources": sources, "problems": problems, "truncated": True}
             try:
-                sources.append(_summary(run, run.store.read(stem)))
+                sources.append(snapshot_summary(run.store.read(stem)) | {"run": run.path.name})
             except PublisherError as exc:
                 problems.append(
                     {
@@ -181,24 +167,16 @@ def list_sources(ws: Workspace) -> dict[str, Any]:
 
 
 def read_source(ws: Workspace, source_id: SourceId, start: Offset = 0, end: Offset | None = None) -> dict[str, Any]:
-    """A verified window of a snapshot's text with its true offsets, at most 20,000 code points.
+    """A verified window of a snapshot's text with its true offsets, as ``publisher source read``
+    gives it (:func:`~publisher.acquire.sources.read_window`), except that nothing is logged.
 
-    The window is clamped to the text and to the limit, and ``note`` says when it was; a reversed
-    window is refused. Nothing is logged.
+    A window past the end of the text is clamped to it with a ``note``; a reversed window
+    (``SPAN_OUT_OF_RANGE``) or one longer than 20,000 code points (``SPAN_TOO_LONG``) is refused
+    as the command refuses it, a tool error with that reason code.
     """
-    _, snap = ws.snapshot(source_id)
-    n = len(snap.text)
-    if end is not None and end < start:
-        raise ToolProblem(f"window [{start}, {end}) is reversed: end must be >= start", Reason.SPAN_OUT_OF_RANGE)
-    lo = min(start, n)
-    hi = min(n, end if end is not None else lo + MAX_READ_WINDOW, lo + MAX_READ_WINDOW)
-    out: dict[str, Any] = {"source_id": snap.source_id, "start": lo, "end": hi, "length": n, "text": snap.text[lo:hi]}
-    if start > n or (end is not None and (lo, hi) != (start, end)):
-        asked = f"[{start}, {end})" if end is not None else f"from {start}"
-        out["note"] = (
-            f"window {asked} clamped to [{lo}, {hi}): the text has {n} code points, a window at most {MAX_READ_WINDOW}"
-        )
-    return out
+    run = ws.run_of(source_id)
+    window: dict[str, Any] = _guard(lambda: read_window(run, source_id, start, end, log=False))
+    return window
 
 
 def find_spans(

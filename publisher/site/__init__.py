@@ -6,9 +6,11 @@
 - :mod:`publisher.site.checks`: the prose allow-list, the seal and the checks of a built site
   (``check-site``).
 
-:mod:`.scaffold` writes a new wiki (``publisher new``); :mod:`.terminal` draws the progress bar of
-the build and the commands. ``publisher.site.plugin`` and ``publisher.site.hook`` are the former
-import paths of the plugin and the hook, kept for hook files that name them. The imports go one
+:mod:`.scaffold` writes a new wiki (``publisher new``). The build draws no progress itself: it is
+handed a reporter (:mod:`publisher.parallel.progress`; the command line's bar is
+:mod:`publisher.cli.progress`). ``publisher.site.plugin`` and ``publisher.site.hook`` are the
+former import paths of the plugin and the hook, kept for hook files that name them (they draw no
+progress). The imports go one
 way: ``pages`` < ``checks`` < ``build``.
 
 Only the build's modules import MkDocs; importing this package does not, so ``check-site`` and

@@ -69,11 +69,11 @@ from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError
 from ...parallel import Workers, default_workers, warm_pool
 from ...parallel.cluster import cluster_executor, scheduler_from
+from ...parallel.progress import Reporter, no_progress
 from ...runs import RUN_LAYOUTS
 from ...wiki.check import check_wiki
 from ...wiki.claims.log import ASSESSMENTS_FILE
 from ...wiki.evidence import WikiCheck
-from ..terminal import terminal_progress
 from .events import EvidenceBuild, PublishAt
 from .options import site_dir_apart, site_dir_ours, wiki_root
 from .policy import policy_of_config
@@ -103,8 +103,12 @@ PRECHECKED: ContextVar[WikiCheck | None] = ContextVar("publisher_prechecked", de
 log = logging.getLogger("mkdocs.plugins.publisher")
 
 
-def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuild:
-    """Run the wiki check before anything is written; stage the build beside the real site."""
+def configure(config: Any, publish_at: PublishAt = "post_build", *, reporter: Reporter) -> EvidenceBuild:
+    """Run the wiki check before anything is written; stage the build beside the real site.
+
+    ``reporter`` shows the check's progress: whoever wires the build chooses it (the plugin MkDocs
+    loads draws a bar on a terminal, :mod:`publisher.cli.plugin`; this package draws nothing itself).
+    """
     root = wiki_root(config)
     site_dir_apart(config, root)  # before anything is read or written
     site_dir_ours(config)
@@ -126,7 +130,7 @@ def configure(config: Any, publish_at: PublishAt = "post_build") -> EvidenceBuil
                 executor, workers = (
                     stack.enter_context(cluster_executor(scheduler)) if scheduler else _server_pool(root)
                 )
-                progress = stack.enter_context(terminal_progress("evidence check"))
+                progress = stack.enter_context(reporter("evidence check"))
                 pre = check_wiki(root, policy=policy, workers=Workers(executor, workers, progress))
         except PublisherError as exc:
             raise refuse("evidence check", [error_finding(exc, ".", CheckId.BUILD)]) from exc
@@ -170,8 +174,9 @@ def watch(server: Any, config: Any) -> Any:
 
 
 def on_config(config: Any) -> Any:
-    """Hook files that predate the plugin: no ``on_startup``, so publication ends ``on_post_build``."""
-    configure(config)
+    """Hook files that predate the plugin: no ``on_startup``, so publication ends ``on_post_build``
+    (and no progress is drawn: such a file names no reporter)."""
+    configure(config, reporter=no_progress)
     return config
 
 

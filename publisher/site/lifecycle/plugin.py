@@ -1,8 +1,9 @@
 """The evidence build as an installable MkDocs plugin: ``plugins: - evidence``.
 
-Registered through the ``mkdocs.plugins`` entry point (``evidence``), and also the object behind
-the hook file ``hooks/evidence.py``, which creates one instance and exposes its event methods, so
-both wirings run this one implementation over :mod:`publisher.site.lifecycle.hook`.
+The ``mkdocs.plugins`` entry point (``evidence``) and the hook file ``hooks/evidence.py`` both use
+:class:`publisher.cli.plugin.EvidencePlugin`, this class handed the terminal's progress bar (the
+hook file creates one instance and exposes its event methods), so both wirings run this one
+implementation over :mod:`publisher.site.lifecycle.hook`.
 
 The instance outlives a single build on purpose: MkDocs keeps a plugin that has ``on_startup``
 across the rebuilds of ``mkdocs serve`` (and a hook module is loaded once), and the instance is
@@ -17,6 +18,7 @@ from typing import Any
 
 from mkdocs.plugins import BasePlugin
 
+from ...parallel.progress import Reporter, no_progress
 from .events import EvidenceBuild, PublishAt
 from .hook import CHECK_COMMAND, PLUGIN_KEY, configure, watch
 
@@ -28,8 +30,11 @@ class EvidencePlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
 
     supports_multiple_instances = False
 
-    def __init__(self) -> None:
+    def __init__(self, reporter: Reporter = no_progress) -> None:
+        """``reporter`` shows the wiki check's progress (none by default: the plugin MkDocs loads,
+        :class:`publisher.cli.plugin.EvidencePlugin`, hands this one the terminal's bar)."""
         super().__init__()
+        self.reporter = reporter
         self.command: str | None = None
         self.serving = False
         self.current: EvidenceBuild | None = None
@@ -48,7 +53,7 @@ class EvidencePlugin(BasePlugin):  # type: ignore[type-arg,no-untyped-call]
 
     def on_config(self, config: Any) -> Any:
         self.current = None
-        self.current = configure(config, self._publish_at())
+        self.current = configure(config, self._publish_at(), reporter=self.reporter)
         return config
 
     def on_serve(self, server: Any, *, config: Any, builder: Any) -> Any:

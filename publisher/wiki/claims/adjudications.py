@@ -29,11 +29,10 @@ from ...kernel.models import (
     SignedLine,
     Timestamp,
     first_error,
-    signed_payload,
 )
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
-from ...kernel.trust import ALG, KeyRing, Role, Signer
+from ...kernel.trust import KeyRing, Role, Signer, line_signature_problem, sign_line
 from ...runs import Run
 from .model import ID_RE
 from .records import REVIEWS_DIR, Hit, ReviewRecord, read_record
@@ -135,15 +134,7 @@ def adjudication_problem(entry: Adjudication, ring: KeyRing, run: str) -> str | 
 
     Signed for the run it lies in: a line copied into another run's log does not verify there.
     """
-    sig = entry.sig
-    if sig is None:
-        return f"{entry.adjudication_id} is unsigned"
-    if sig.run != run:
-        return f"{entry.adjudication_id} is signed for run {sig.run[:80]!r}, not {run!r}"
-    why = ring.signature_problem(
-        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(entry), role=Role.ASSESS
-    )
-    return None if why is None else f"{entry.adjudication_id}: {why}"
+    return line_signature_problem(entry, entry.adjudication_id, ring, signed_for=run, role=Role.ASSESS)
 
 
 def valid_adjudications(
@@ -233,11 +224,7 @@ def adjudicate(
                 }
             )
             if signer is not None:
-                unsigned = Signature(alg=ALG, key_id=signer.key_id, run=run.name(), value="")
-                entry = entry.model_copy(update={"sig": unsigned})
-                entry = entry.model_copy(
-                    update={"sig": unsigned.model_copy(update={"value": signer.sign(signed_payload(entry))})}
-                )
+                entry = sign_line(entry, signer, signed_for=run.name())
         except ValidationError as exc:
             raise UsageError(f"refused to log an invalid adjudication: {first_error(exc)}") from exc
         return entry, canonical_bytes(entry.wire()) + b"\n"

@@ -28,9 +28,8 @@ from ...kernel.models import (
     enum_from_str,
     first_error,
     list_as_tuple,
-    signed_payload,
 )
-from ...kernel.trust import ALG, KeyRing, Role, Signer
+from ...kernel.trust import KeyRing, Role, Signer, line_signature_problem, sign_line
 from ..concepts import EpistemicStatus
 from .model import Guard
 
@@ -150,11 +149,7 @@ def append_assessment(wiki_root: Path, fields: dict[str, Any], signer: Signer | 
                 }
             )
             if signer is not None:
-                unsigned = Signature(alg=ALG, key_id=signer.key_id, run=SIGNED_FOR, value="")
-                entry = entry.model_copy(update={"sig": unsigned})
-                entry = entry.model_copy(
-                    update={"sig": unsigned.model_copy(update={"value": signer.sign(signed_payload(entry))})}
-                )
+                entry = sign_line(entry, signer, signed_for=SIGNED_FOR)
         except ValidationError as exc:
             raise UsageError(f"refused to log an invalid assessment: {first_error(exc)}") from exc
         return entry, canonical_bytes(entry.wire()) + b"\n"
@@ -169,13 +164,7 @@ def read_assessments(wiki_root: Path) -> LogState[Assessment]:
 
 def signature_problem(entry: Assessment, ring: KeyRing) -> str | None:
     """Why ``entry`` is not signed for the assessment log by a key of ``ring`` trusted for
-    ``assess`` (:meth:`~publisher.kernel.trust.KeyRing.signature_problem`), or None."""
-    sig = entry.sig
-    if sig is None:
-        return f"{entry.assessment_id} is unsigned"
-    if sig.run != SIGNED_FOR:
-        return f"{entry.assessment_id} is not a signature for the assessment log"
-    why = ring.signature_problem(
-        key_id=sig.key_id, alg=sig.alg, value_b64=sig.value, payload=signed_payload(entry), role=Role.ASSESS
+    ``assess`` (:func:`~publisher.kernel.trust.line_signature_problem`), or None."""
+    return line_signature_problem(
+        entry, entry.assessment_id, ring, signed_for=SIGNED_FOR, role=Role.ASSESS, log="the assessment log"
     )
-    return None if why is None else f"{entry.assessment_id}: {why}"

@@ -20,8 +20,6 @@ verify, fails the build (``C-WARRANT``), as does any claim without a current ``c
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import os
 from collections.abc import Iterable, Sequence
@@ -30,10 +28,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
-from cryptography.exceptions import InvalidSignature
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictStr, ValidationError
 
-from ...acquire.signing import ALG, KeyRing, Signer
+from ...acquire.signing import KeyRing, Signer
 from ...kernel.canonical import canonical_bytes, format_ts, loads_strict, utc_now
 from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError, UsageError
@@ -51,9 +48,8 @@ from ...kernel.models import (
     enum_from_str,
     first_error,
     list_as_tuple,
-    signed_payload,
 )
-from ...kernel.trust import Role
+from ...kernel.trust import Role, line_signature_fault, sign_line
 from ..evidence import WikiCheck
 from .log import Assessment
 from .provenance import ClaimState
@@ -211,11 +207,7 @@ def append_warrant(wiki_root: Path, fields: dict[str, Any], signer: Signer) -> W
                     "at": format_ts(utc_now()),
                 }
             )
-            unsigned = Signature(alg=ALG, key_id=signer.key_id, run=SIGNED_FOR, value="")
-            entry = entry.model_copy(update={"sig": unsigned})
-            entry = entry.model_copy(
-                update={"sig": unsigned.model_copy(update={"value": signer.sign(signed_payload(entry))})}
-            )
+            entry = sign_line(entry, signer, signed_for=SIGNED_FOR)
         except ValidationError as exc:
             raise UsageError(f"refused to log an invalid warrant: {first_error(exc)}") from exc
         return entry, canonical_bytes(entry.wire()) + b"\n"
@@ -240,21 +232,10 @@ def signature_problem(entry: Warrant, ring: KeyRing) -> tuple[bool, str] | None:
     """Why ``entry`` gives no credit, or None when a key of ``ring`` with the ``warrant`` role
     signed it. The flag says whether the line was altered (a trusted key's signature that does
     not verify), which fails the build, rather than merely not counting."""
-    sig = entry.sig
-    if sig is None:
-        return False, f"{entry.warrant_id} is unsigned"
-    if sig.alg != ALG or sig.run != SIGNED_FOR:
-        return True, f"{entry.warrant_id} is not an {ALG} signature for the warrant log"
-    key = ring.keys.get(sig.key_id)
-    if key is None:
-        return False, f"{entry.warrant_id} is signed by key {sig.key_id[:16]}…, which this wiki does not trust"
-    try:
-        key.verify(base64.b64decode(sig.value, validate=True), signed_payload(entry))
-    except (binascii.Error, ValueError, InvalidSignature):
-        return True, f"{entry.warrant_id}: the signature does not verify (the entry or its signature was altered)"
-    if not ring.has_role(sig.key_id, Role.WARRANT):
-        return False, f"{entry.warrant_id} is signed by key {key_label(ring, sig.key_id)}, which lacks the warrant role"
-    return None
+    fault = line_signature_fault(
+        entry, entry.warrant_id, ring, signed_for=SIGNED_FOR, role=Role.WARRANT, log="the warrant log"
+    )
+    return None if fault is None else (fault[0].altered, fault[1])
 
 
 def key_label(ring: KeyRing, key_id: str) -> str:

@@ -5,7 +5,7 @@ event methods MkDocs calls as it calls a plugin's. Wire it in ``mkdocs.yml`` wit
 ``hooks: [hooks/evidence.py]``, or drop this file and use ``plugins: [search, evidence]``.
 """
 
-from publisher.site.plugin import EvidencePlugin
+from publisher.cli.plugin import EvidencePlugin
 
 _evidence = EvidencePlugin()
 on_startup = _evidence.on_startup

@@ -1,8 +1,9 @@
-"""A progress bar on a terminal, for the commands and the build (the edges that talk to a person).
+"""A progress bar on a terminal, for the commands and the MkDocs build a person starts.
 
 The library below draws nothing: long work takes a plain
-:data:`~publisher.parallel.progress.ProgressFn` callback; :func:`terminal_progress` makes one
-that draws a ``rich`` bar on stderr, or hands ``None`` where nothing should be drawn.
+:data:`~publisher.parallel.progress.ProgressFn` callback, and the build is handed a
+:class:`~publisher.parallel.progress.Reporter`. :func:`terminal_progress` is such a reporter: it
+draws a ``rich`` bar on stderr, or hands ``None`` where nothing should be drawn.
 """
 
 from __future__ import annotations

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
-import orjson
 from pydantic import TypeAdapter
 
-from ..gate.checks.runcheck import RunCheck
+from ..gate.checks.runcheck import RunCheck, from_compact_json
 from ..gate.result import AcceptedArtifact, Result
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding, counts_by_code
@@ -165,7 +164,7 @@ class RunEvidence:
         could not be assembled). Validated from the JSON the check held (:meth:`hold_accepted`),
         a fresh copy on each call, as the whole result validates them; else from :attr:`result`."""
         if self._result is None and self._accepted is not None:
-            return _ACCEPTED.validate_python(orjson.loads(self._accepted))
+            return _ACCEPTED.validate_python(from_compact_json(self._accepted))
         result = self.result
         return result.accepted if result is not None else ()
 

@@ -20,11 +20,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
 
-import orjson
-
 from ..gate.checks.assembler import stored_requests
 from ..gate.checks.publication import refusals as publication_refusals
-from ..gate.checks.runcheck import RunCheck
+from ..gate.checks.runcheck import RunCheck, compact_json
 from ..gate.inputs import RunInputs, load_inputs
 from ..gate.pipeline import Loaded, Prepared, check_run, prepare, prepare_stored
 from ..kernel.errors import PublisherError
@@ -171,10 +169,7 @@ def index_run(rc: RunCheck) -> RunIndex:
     unresolved = counts["unresolved"]
     notes = {code.value for code in NoteCode}
     warnings = [f for f in rc.findings if f.severity == "warn" and f.field in notes]
-    try:
-        accepted_json: bytes | None = orjson.dumps(result["accepted"])
-    except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
-        accepted_json = None
+    accepted_json = compact_json(result["accepted"])
     return RunIndex(
         refusals,
         inputs_hash,

@@ -61,6 +61,31 @@ def test_build_with_claims_quick() -> None:
     assert 0 < claims[0] < claims[1], rows
 
 
+def test_start_and_upstream_quick(tmp_path: Path) -> None:
+    """The start-up benchmarks run without an upstream checkout and say the comparison was skipped."""
+    for script, title in (("bench_start.py", "whole-process wall seconds"), ("bench_upstream.py", "3 articles")):
+        proc = subprocess.run(
+            [sys.executable, str(ROOT / "benchmarks" / script), "--quick"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+        assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert title in proc.stdout
+    missing = tmp_path / "no-checkout"
+    line = [sys.executable, str(ROOT / "benchmarks" / "bench_upstream.py"), "--sizes", "2", "--rounds", "1"]
+    proc = subprocess.run(
+        [*line, "--upstream", str(missing)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert "upstream comparison skipped" in proc.stdout and "median / upstream" in proc.stdout
+
+
 def test_runcheck_quick() -> None:
     """The per-run benchmark times this library against a baseline checkout (here: itself) and
     breaks a run's check down by step."""

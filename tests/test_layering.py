@@ -313,6 +313,10 @@ PLACES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("publisher.gate", "publisher.wiki"),
     ),
     "YAML front matter and configuration": (("yaml",), ("publisher.wiki.concepts", "publisher.site")),
+    "MkDocs' configuration tags and INHERIT merge, without MkDocs": (
+        ("yaml_env_tag", "mergedeep"),
+        ("publisher.site.lifecycle.policy",),
+    ),
     "templates and their escaping": (("jinja2", "markupsafe"), ("publisher.gate.render", "publisher.site")),
 }
 """Third-party libraries (top-level names) and the only packages or modules that may import them.

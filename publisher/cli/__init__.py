@@ -23,7 +23,7 @@ from ..kernel.text import one_line
 from ..parallel.gcpause import fewer_collections  # light: the package loads pool and checks on first use
 from ._common import error_line
 
-__all__ = ["main", "build_parser", "ERROR_FACTS"]
+__all__ = ["main", "build_parser", "COMMANDS", "ERROR_FACTS"]
 
 COMMAND_MODULES = (
     "run",
@@ -39,6 +39,33 @@ COMMAND_MODULES = (
     "proof",
 )
 """Sub-command groups, each a module of ``publisher._cli`` with ``register(subparsers)``."""
+
+COMMANDS = {
+    "run": "run",
+    "source": "source",
+    "schema": "schema",
+    "assemble": "gate",
+    "verify": "gate",
+    "render": "gate",
+    "promote": "wiki",
+    "check": "wiki",
+    "migrate": "wiki",
+    "new": "wiki",
+    "check-site": "site",
+    "keys": "provenance",
+    "audit": "provenance",
+    "missing": "claims",
+    "review": "claims",
+    "assess": "claims",
+    "warrant": "warrant",
+    "import": "agents",
+    "export": "agents",
+    "mcp": "agents",
+    "proof": "proof",
+}
+"""Each top-level command and the module of :data:`COMMAND_MODULES` that registers it: a command
+line naming one is parsed with that module's commands only (importing and registering every group
+costs an agent's call more than the call itself)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -56,8 +83,9 @@ _USAGE_AS_JSON = False
 """Set by :func:`main` for the parse of a command line that asks for ``--json``."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every sub-command registered."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser: with every sub-command registered, or, when ``argv`` starts with a
+    command of :data:`COMMANDS`, with that command's group only (the same parser for that line)."""
     from .. import __version__
 
     parser = _Parser(
@@ -67,7 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"publisher {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    for name in COMMAND_MODULES:
+    group = COMMANDS.get(argv[0]) if argv else None
+    for name in COMMAND_MODULES if group is None else (group,):
         module = importlib.import_module(f"publisher.cli.{name}")
         module.register(sub)
     return parser
@@ -75,11 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
-    parser = build_parser()
+    line = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(line)
     global _USAGE_AS_JSON
-    _USAGE_AS_JSON = "--json" in (sys.argv[1:] if argv is None else list(argv))
+    _USAGE_AS_JSON = "--json" in line
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(line)
     finally:
         _USAGE_AS_JSON = False
     try:

@@ -177,7 +177,7 @@ AccessField = Annotated[Access, enum_from_str(Access)]
 OriginField = Annotated[Origin, enum_from_str(Origin)]
 EventTypeField = Annotated[EventType, enum_from_str(EventType)]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 
 
 class Paper(BaseModel):
@@ -514,7 +514,7 @@ class Span(BaseModel):
     what the snapshot says. Unknown fields are ignored by the record readers, never here.
     """
 
-    model_config = ConfigDict(frozen=True, extra="ignore", strict=True)
+    model_config = ConfigDict(frozen=True, extra="ignore", strict=True, defer_build=True)
     claim: StrictStr | None = None
     evidence_id: StrictStr | None = None
     source_id: StrictStr
@@ -528,14 +528,14 @@ class Span(BaseModel):
 class Gates(BaseModel):
     """Switches in ``config.json``."""
 
-    model_config = ConfigDict(frozen=True, extra="allow", strict=True)
+    model_config = ConfigDict(frozen=True, extra="allow", strict=True, defer_build=True)
     evidence_kernel: StrictBool = False
 
 
 class RunConfig(BaseModel):
     """``config.json``. Upstream runs may omit ``run_slug`` and carry other fields, kept as is."""
 
-    model_config = ConfigDict(frozen=True, extra="allow", strict=True)
+    model_config = ConfigDict(frozen=True, extra="allow", strict=True, defer_build=True)
     schema_version: SchemaVersion
     run_slug: StrictStr | None = None
     created_at: Timestamp | None = None

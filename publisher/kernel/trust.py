@@ -22,17 +22,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar, cast
-
-from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import _fs, tty
 from .errors import UsageError
 from .models import Event, Signature, SignedLine, signed_payload
 from .reasons import Reason
+
+if TYPE_CHECKING:  # the library is loaded where a key is read or a signature checked: an
+    # unsigned wiki's check, assembly and reads never pay for it
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+    from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 __all__ = [
     "ALG",
@@ -102,6 +102,8 @@ class SignatureFault(StrEnum):
 
 def key_id_of(public: Ed25519PublicKey) -> str:
     """Lowercase hex SHA-256 of the raw 32-byte public key."""
+    from cryptography.hazmat.primitives import serialization
+
     raw = public.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return hashlib.sha256(raw).hexdigest()
 
@@ -140,6 +142,10 @@ def load_signer(path: Path, run: str, *, encrypted_only: bool = False) -> Signer
     file: without a terminal it cannot sign. ``encrypted_only`` refuses a key that is not
     encrypted (what ``publisher warrant`` signs with).
     """
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     data = _read_key_file(Path(path), "signing key")
     try:
         key = serialization.load_pem_private_key(data, password=None)
@@ -160,6 +166,9 @@ def load_signer(path: Path, run: str, *, encrypted_only: bool = False) -> Signer
 
 
 def _load_encrypted(data: bytes, path: Path) -> PrivateKeyTypes:
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+
     passphrase = tty.ask(f"passphrase for {path.name}: ", secret=True).encode("utf-8")
     try:
         return serialization.load_pem_private_key(data, password=passphrase)
@@ -169,6 +178,10 @@ def _load_encrypted(data: bytes, path: Path) -> PrivateKeyTypes:
 
 def load_public_key(path: Path) -> Ed25519PublicKey:
     """The Ed25519 public key in ``path`` (SubjectPublicKeyInfo PEM); a one-line UsageError otherwise."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     data = _read_key_file(Path(path), "trusted key")
     try:
         key = serialization.load_pem_public_key(data)
@@ -248,6 +261,8 @@ class KeyRing:
         key = self.keys.get(key_id)
         if key is None:
             return SignatureFault.UNTRUSTED, f"signed by key {key_id[:16]}…, which this wiki does not trust"
+        from cryptography.exceptions import InvalidSignature
+
         try:
             key.verify(base64.b64decode(value_b64, validate=True), payload)
         except (binascii.Error, ValueError, InvalidSignature):
@@ -264,6 +279,8 @@ class KeyRing:
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled as raw public keys (the wiki check hands the ring to its worker processes)."""
+        from cryptography.hazmat.primitives import serialization
+
         raw = serialization.Encoding.Raw, serialization.PublicFormat.Raw
         return _ring_of_raw, (
             {kid: key.public_bytes(*raw) for kid, key in self.keys.items()},
@@ -274,6 +291,8 @@ class KeyRing:
 
 def _ring_of_raw(raw: dict[str, bytes], roles: dict[str, list[str]], names: dict[str, str]) -> KeyRing:
     """The ring :meth:`KeyRing.__reduce__` pickled."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
     return KeyRing(
         {kid: Ed25519PublicKey.from_public_bytes(data) for kid, data in raw.items()},
         {kid: frozenset(Role(r) for r in rs) for kid, rs in roles.items()},

@@ -10,6 +10,12 @@ Jinja2 or docs folder), so ``INHERIT``, ``-f other.yml``
 configuration MkDocs refuses is a one-line ``SCHEMA_ERROR`` usage error naming MkDocs' own
 complaint, never a wiki with no keys.
 
+The loading runs without importing MkDocs itself (whose exceptions module imports Click): the same
+YAML loader class (``yaml.Loader``), the same ``!ENV`` constructor (``yaml_env_tag``), the same
+``INHERIT`` rule (the parent beside the file, merged under it with ``mergedeep``); only a
+``!relative`` tag, which builds MkDocs' own placeholder objects, imports MkDocs, when one is met.
+Tests hold the result equal to MkDocs' ``yaml_load`` for each of these forms and refusals.
+
 YAML keeps the last of two equal keys of a mapping without a word, so a second top-level
 ``extra:`` would silently drop the ``trusted_keys`` a reader sees in the first. Every
 configuration file read (the one named and each ``INHERIT`` parent) is first checked for a key
@@ -24,8 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from mkdocs.exceptions import ConfigurationError, MkDocsException
-from mkdocs.utils.yaml import get_yaml_loader, yaml_load
+import yaml_env_tag
 
 from ...kernel.errors import UsageError
 from ...kernel.reasons import Reason
@@ -33,7 +38,15 @@ from ...kernel.text import one_line
 from ...runs import config_file_of
 from ...wiki.policy import Policy, policy_from_evidence
 
-__all__ = ["policy_of_config", "resolve_policy", "config_file_for", "duplicate_keys", "check_config_files"]
+__all__ = [
+    "policy_of_config",
+    "resolve_policy",
+    "config_file_for",
+    "duplicate_keys",
+    "check_config_files",
+    "ConfigLoadError",
+    "load_config_file",
+]
 
 _INHERIT_DEPTH = 16
 
@@ -146,13 +159,18 @@ def resolve_policy(wiki_root: Path | None, config_file: Path | None = None) -> P
     check_config_files(path)
     try:
         loaded = _load_config(path)
-    except (MkDocsException, OSError, ValueError, yaml.YAMLError) as exc:
+    except (ConfigLoadError, OSError, ValueError, yaml.YAMLError) as exc:
         raise UsageError(
             f"{name}: MkDocs cannot load it ({one_line(exc, 200)}); fix it until 'mkdocs build' accepts it",
             reason=Reason.SCHEMA_ERROR,
             path=name,
         ) from exc
     return _policy_of_extra(loaded.get("extra"), os.fspath(path), root)
+
+
+class ConfigLoadError(ValueError):
+    """A configuration file MkDocs' loader would refuse: malformed YAML, a missing ``INHERIT``
+    parent, a ``!relative`` tag it does not know, or a document that is not a mapping."""
 
 
 class _Loading:
@@ -172,15 +190,56 @@ class _Loading:
         return self.loaded.get("docs_dir", "docs")
 
 
+def _loader_for(loading: _Loading) -> type[yaml.Loader]:
+    """A fresh subclass of the loader MkDocs wraps (``yaml.Loader``) with its two tags."""
+
+    def relative(loader: yaml.Loader, node: yaml.Node) -> Any:
+        from mkdocs.exceptions import MkDocsException
+        from mkdocs.utils import yaml as mkdocs_yaml
+
+        try:
+            return mkdocs_yaml._construct_dir_placeholder(loading, loader, node)  # type: ignore[arg-type]
+        except MkDocsException as exc:
+            raise ConfigLoadError(str(exc)) from exc
+
+    class Loader(yaml.Loader):  # type: ignore[misc]
+        """MkDocs' configuration loader: ``!ENV`` and ``!relative`` on top of ``yaml.Loader``."""
+
+    Loader.add_constructor("!ENV", yaml_env_tag.construct_env_tag)
+    Loader.add_constructor("!relative", relative)
+    return Loader
+
+
+def load_config_file(path: Path, loader: type[yaml.Loader], depth: int = 0) -> Any:
+    """One configuration file with its ``INHERIT`` chain merged in, as MkDocs' ``yaml_load``
+    merges it: the parent named relative to the file, loaded with the same loader, the child
+    deep-merged over it; an empty document is an empty mapping (any other document as it is)."""
+    with open(path, "rb") as fd:
+        try:
+            result = yaml.load(fd, Loader=loader)  # MkDocs' own loader class, kept for parity
+        except yaml.YAMLError as exc:
+            raise ConfigLoadError(f"the YAML cannot be parsed: {exc}") from exc
+    if result is None:
+        return {}
+    if isinstance(result, dict) and "INHERIT" in result:
+        relpath = result.pop("INHERIT")
+        parent = os.path.normpath(os.path.join(os.path.dirname(os.fspath(path)), relpath))
+        if not os.path.exists(parent):
+            raise ConfigLoadError(f"the INHERIT parent {relpath!r} does not exist at {parent!r}")
+        if depth >= _INHERIT_DEPTH:
+            raise ConfigLoadError(f"INHERIT goes deeper than {_INHERIT_DEPTH} files")
+        import mergedeep
+
+        return mergedeep.merge(load_config_file(Path(parent), loader, depth + 1), result)
+    return result
+
+
 def _load_config(path: Path) -> dict[str, Any]:
     """The file as ``MkDocsConfig.load_file`` loads it: MkDocs' YAML loader (``!ENV``, ``!relative``
     and ``INHERIT`` resolved) and ``load_dict``'s refusal of anything but a mapping."""
     loading = _Loading(path)
-    with open(path, "rb") as fd:
-        data = yaml_load(fd, get_yaml_loader(config=loading))  # type: ignore[arg-type]
+    data = load_config_file(path, _loader_for(loading))
     if not isinstance(data, dict):
-        raise ConfigurationError(
-            f"The configuration is invalid. Expected a key-value mapping (dict) but received: {type(data)}"
-        )
+        raise ConfigLoadError(f"the configuration is not a key-value mapping but a {type(data).__name__}")
     loading.loaded = data
     return data

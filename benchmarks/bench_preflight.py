@@ -32,6 +32,7 @@ The grid (default) crosses three sizes with three shapes of wiki, generated once
     python benchmarks/bench_preflight.py --sizes 10,100 --repeat 5    # a smaller grid
     python benchmarks/bench_preflight.py --quick                      # seconds, tiny sizes
     python benchmarks/bench_preflight.py --sizes 1000 --memory-only   # the 1 GB memory table only
+    python benchmarks/bench_preflight.py --sizes 100,1000 --snapshot-pass  # floor and snapshot pass only
     python benchmarks/bench_preflight.py --wiki /tmp/wiki             # one existing wiki, 1 and all workers
 """
 
@@ -41,6 +42,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -344,6 +346,77 @@ _GRID = [
 ]
 
 
+def _cpu_of(spent: list[float], fn: Any) -> Any:
+    """``fn`` that also appends the CPU seconds it took to ``spent``: this process's and its
+    finished children's (a pass's pool is shut down, so its workers are counted, when it returns)."""
+
+    def timed() -> Any:
+        before = _tree_cpu()
+        value = fn()
+        spent.append(_tree_cpu() - before)
+        return value
+
+    return timed
+
+
+def _tree_cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def snapshot_grid(cache: Path, sizes: list[float], shapes: list[str], workers: int, repeat: int) -> list[list[Any]]:
+    """One row per cell, the floor and the snapshot pass alone (no whole check): their best times,
+    the pass's ratio to the floor (best / median of the interleaved rounds), the same ratio of the
+    CPU time the process tree spent (steadier than wall time on a shared machine) and its failed
+    snapshots (0 expected). A few seconds a cell at 100 MB, where the whole grid takes minutes."""
+    rows = []
+    for size in sizes:
+        for shape in shapes:
+            wiki = cell_wiki(cache, size, shape)
+            files, assets = snapshot_files(wiki), asset_files(wiki)
+            requests = wiki_requests(wiki)
+            total = _warm(files) + _warm(assets)
+            cpu: dict[str, list[float]] = {"floor": [], "snapshots": []}
+            times = rounds(
+                repeat,
+                {
+                    "floor": _cpu_of(cpu["floor"], lambda f=files, a=assets: floor_pass(f, workers, a)),
+                    "snapshots": _cpu_of(cpu["snapshots"], lambda r=requests, w=wiki: preflight_pass(r, workers, w)),
+                },
+            )
+            floor, snaps = times["floor"], times["snapshots"]
+            rows.append(
+                [
+                    f"{size:g} MB",
+                    shape,
+                    len(files),
+                    sum(len(spans) for _, _, spans in requests),
+                    total / MB,
+                    min(floor),
+                    min(snaps),
+                    f"{min(floor) / min(snaps):.2f} / {median(floor) / median(snaps):.2f}",
+                    f"{min(cpu['floor']) / min(cpu['snapshots']):.2f}",
+                    preflight_pass(requests, workers, wiki),
+                ]
+            )
+            print(table("cell", _SNAPSHOT_GRID, rows[-1:]), file=sys.stderr)
+    return rows
+
+
+_SNAPSHOT_GRID = [
+    "size",
+    "shape",
+    "snapshots",
+    "spans",
+    "MB read",
+    "floor s",
+    "snapshot pass s",
+    "ratio best / median",
+    "CPU ratio best",
+    "failed",
+]
+
+
 def check_memory_rows(wikis: list[Path], workers: int) -> list[list[Any]]:
     """Peak memory of the whole check of each wiki, in a fresh interpreter sampled from outside."""
     rows = []
@@ -422,6 +495,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory run of the 1 GB cells")
     parser.add_argument("--memory-only", action="store_true", help="only the peak-memory run of the 1 GB cells")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, one repeat")
+    parser.add_argument(
+        "--snapshot-pass", action="store_true", help="the grid's floor and snapshot pass only (no check, no memory)"
+    )
     parser.add_argument("--check-probe", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     cores = default_workers()
@@ -444,7 +520,12 @@ def main(argv: list[str] | None = None) -> int:
             if unknown:
                 raise SystemExit(f"bench_preflight: unknown shape {unknown[0]!r} (known: {', '.join(SHAPES)})")
             workers = (workers_list or [cores])[-1]
-            if not args.memory_only:
+            if args.snapshot_pass:
+                rows = snapshot_grid(cache, sizes, shapes, workers, args.repeat)
+                title = f"The snapshot pass vs the in-run floor ({workers} workers, {cores} cores"
+                print(table(f"{title}, {args.repeat} rounds)", _SNAPSHOT_GRID, rows))
+                args.no_memory = True
+            elif not args.memory_only:
                 rows = grid(cache, sizes, shapes, workers, args.repeat)
                 title = f"The whole wiki check vs the in-run floor ({workers} workers, {cores} cores"
                 print(table(f"{title}, {args.repeat} rounds)", _GRID, rows))

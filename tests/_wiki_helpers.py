@@ -519,7 +519,7 @@ def count_asset_hashes(monkeypatch: Any) -> list[str]:
     import pytest
 
     from publisher.kernel import assets
-    from publisher.parallel import checks
+    from publisher.kernel import snapshots as checks
 
     hashed: list[str] = []
     real = checks.hash_asset

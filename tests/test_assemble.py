@@ -11,6 +11,7 @@ from _policy import options_of
 from publisher.gate.assemble import assemble_run
 from publisher.gate.pipeline import verify_run
 from publisher.gate.result import Result
+from publisher.kernel.findings import NoteCode
 from publisher.kernel.ids import paper_problem
 from publisher.kernel.models import Paper
 
@@ -157,7 +158,7 @@ def test_upstream_v1_run_assembles_and_verifies(tmp_path: Path) -> None:
     assert kinds["report:pmc-0"] == "synthesis_claim"
     verification = verify_run(fx.run, options_of(fx.run))
     assert verification.verdict == "Verified", verification.report["checks"]
-    assert "unsealed" in verification.check("C-SNAPSHOT").detail
+    assert NoteCode.METADATA_UNSEALED.value in verification.check("C-SNAPSHOT").detail  # the note's code, shown
 
 
 def test_paper_problem_rules() -> None:

@@ -13,11 +13,12 @@ from publisher.gate.assemble import assemble_run
 from publisher.gate.freshness import freshness
 from publisher.gate.inputs import RunOptions
 from publisher.gate.pipeline import verify_run
+from publisher.kernel import snapshots as checks
 from publisher.kernel import store
 from publisher.kernel.assets import AssetChecker
 from publisher.kernel.eventlog import read_log
 from publisher.kernel.reasons import Reason
-from publisher.parallel import CheckedSnapshots, checks, verify_many
+from publisher.parallel import CheckedSnapshots, verify_many
 
 
 def _without_time(result: dict) -> dict:

@@ -9,7 +9,6 @@ benchmark (benchmarks/bench_reader.py) measures the same at 1, 10 and 50 MB.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -92,12 +91,15 @@ def test_the_page_is_quick_and_its_excerpts_verify(
         page = guard.page
         if fallback:
             page.add_init_script("Object.defineProperty(window, 'isSecureContext', {value: false});")
-        began = time.perf_counter()
         page.goto(f"{base}sources/{sid}/#span-{start}-{end}")
         page.wait_for_selector(button, state="attached")
-        assert time.perf_counter() - began < 10  # measured in benchmarks/bench_reader.py; this only catches a hang
+        # Quick by structure, not by a stopwatch (benchmarks/bench_reader.py measures it): the page
+        # opens on its small window and never loads the multi-megabyte record until a reader asks.
+        record = f"{base}sources/{sid}/record.json"
+        assert not [url for url in guard.requests if url.startswith(f"{base}sources/{sid}/record")]
         page.click(button)
         assert wait_for_state(page, button) == "verified", page.get_attribute(button, "data-detail")
+        assert guard.requests.count(record) == 1  # fetched once, on the reader's click
         how = page.get_attribute(button, "data-detail") or ""
         assert ("built-in SHA-256" in how) == fallback
         guard.check_clean()

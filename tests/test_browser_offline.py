@@ -156,4 +156,4 @@ def test_a_record_script_for_another_source_is_refused(
     start, end = ranges[0]
     with guarded_page(browser) as guard:
         state, label = _verify_on_source_page(guard.page, site, sid, start, end)
-        assert state == "error" and "did not hand over the record" in label
+        assert state == "error" and (site / "sources" / sid / "record.js").as_uri() in label  # the file at fault

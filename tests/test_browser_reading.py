@@ -194,16 +194,17 @@ def test_tampered_text_reports_the_digest_and_the_first_differing_code_point(
         button = _highlight_button(str(astral_site.source_id), start, end)
         page.click(button)
         assert wait_for_state(page, button) == "mismatch"
-        label = page.get_attribute(button, "data-label") or ""
-        detail = page.get_attribute(button, "data-detail") or ""
+        problems = json.loads(page.get_attribute(button, "data-problems") or "[]")
         changed = ASTRAL_TEXT[:inside] + "👎" + ASTRAL_TEXT[inside + 1 :]
         url = "https://example.org/𝛼/trial?lang=fr&x=1"
         got = "src-" + hashlib.sha256(url.encode() + b"\x00" + changed.encode()).hexdigest()
-        assert label.startswith("✗ source_id:")
-        assert f"expected {astral_site.source_id}, got {got}" in label
-        assert "content_hash mismatch" in detail
-        assert f"excerpt differs at code point {inside - start} (offset {inside})" in detail
-        assert "U+1F44D" in detail and "U+1F44E" in detail
+        by_check = {p["check"]: p for p in problems}
+        assert [p["check"] for p in problems][:1] == ["source_id"]  # the first one is the label's
+        assert (by_check["source_id"]["expected"], by_check["source_id"]["got"]) == (astral_site.source_id, got)
+        assert by_check["content_hash"]["got"] == "sha256:" + hashlib.sha256(changed.encode()).hexdigest()
+        excerpt = by_check["excerpt"]  # the first differing code point, counted from the span's start
+        assert excerpt["index"] == inside - start
+        assert (excerpt["expected"].split()[0], excerpt["got"].split()[0]) == ("U+1F44E", "U+1F44D")  # record, page
         screenshot(page, "source-page-tampered-text.png")
         guard.check_clean()
 

@@ -44,7 +44,7 @@ def test_the_reviews_hits_are_shown_in_their_sentences_with_their_adjudications(
             assert f"{hit['start']}–{hit['end']}" in item.locator("blockquote a").get_attribute("title")
             assert item.locator("blockquote").inner_text().split() == hit["sentence"]["text"].split()
             assert item.locator("mark").inner_text() == cw.a_text[hit["start"] : hit["end"]]
-            assert "does not support the claim" in item.locator("p").inner_text()
+            assert "the sentence names the term, not the claim" in item.locator("p").inner_text()  # its adjudication
         # Each sentence links to the source page of the reviewed snapshot.
         link = shown.first.locator("blockquote a")
         link.click()

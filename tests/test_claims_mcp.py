@@ -27,6 +27,7 @@ from publisher.mcp.tools import (  # noqa: E402
     run_document_review,
     validate_evidence_assessment,
 )
+from publisher.wiki.claims.counts import ADMISSIBLE  # noqa: E402
 from publisher.wiki.claims.log import read_assessments  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -51,7 +52,7 @@ def test_reviews_and_assessments_through_the_tools(cw: ClaimsWiki) -> None:
     confident = validate_evidence_assessment(ws, CONCEPT, "c1", "It helps.", "S")
     assert confident["guard"] == "EVIDENCE_REQUIRED"
     ns = validate_evidence_assessment(ws, CONCEPT, "ns1", claim, "NS", review=review["review_id"])
-    assert ns["admitted"] is True and "not adjudicated" in ns["meaning"]
+    assert ns["admitted"] is True and ns["meaning"] == ADMISSIBLE.format(status="not_supported")
     entries = read_assessments(cw.wiki).events
     assert [(e.admitted, e.sig) for e in entries] == [(False, None), (False, None), (True, None)]
     matrix = build_evidence_matrix(ws)

@@ -108,7 +108,9 @@ def test_usage_errors_are_one_line_exit_2(cli: Cli, run_dir: Path) -> None:
 def test_register_human_output(cli: Cli, run_dir: Path, tmp_path: Path) -> None:
     result = _register(cli, run_dir, tmp_path)
     assert result.status == 0 and result.err == ""
-    assert "src-" in result.out and "fresh: no" in result.out
+    (event,) = read_log(run_dir / "events.jsonl").events
+    assert event.source_id is not None and not event.fresh
+    assert event.source_id in result.out and event.event_id in result.out  # the facts, by their ids
 
 
 def test_register_json_and_what_lands_on_disk(cli: Cli, run_dir: Path, tmp_path: Path) -> None:

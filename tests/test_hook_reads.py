@@ -10,8 +10,9 @@ import pytest
 from _policy import policy_of
 from _wiki_helpers import build_wiki, make_wiki, sample_run
 
+from publisher.kernel import snapshots as checks
 from publisher.kernel import store
-from publisher.parallel import SnapshotCheck, checks
+from publisher.parallel import SnapshotCheck
 from publisher.site.checks.manifest import MANIFEST_NAME
 from publisher.site.checks.scan import scan_page
 from publisher.site.lifecycle import workers as helper_module

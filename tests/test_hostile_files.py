@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -132,15 +131,53 @@ def _never_blocks(call: object) -> BaseException:
     return outcome[0]
 
 
-def test_report_fifo_is_refused_by_render(tmp_path: Path, cli: object) -> None:
+def _returns(call: object) -> object:
+    """What ``call`` returns, run in a thread. A generous join only turns a hang into a failure;
+    what a test checks is how the FIFO was opened, never how long anything took."""
+    outcome: list[object] = []
+    thread = threading.Thread(target=lambda: outcome.append(call()), daemon=True)  # type: ignore[operator]
+    thread.start()
+    thread.join(timeout=300)
+    assert outcome, "the command blocked on a FIFO"
+    return outcome[0]
+
+
+def test_report_fifo_is_refused_by_render(tmp_path: Path, cli: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The FIFO is only ever opened non-blocking (then refused by its type) and never read: a
+    blocking open of it is refused by the spy below, so a reader that would hang fails at once."""
+    import builtins
+    import io
+
     _, rb, _ = _published(tmp_path)
     report = rb.run.report_md  # type: ignore[attr-defined]
     report.unlink(missing_ok=True)
     os.mkfifo(report)
-    started = time.monotonic()
-    outcome = cli("render", "--run-dir", rb.run.path)  # type: ignore[operator,attr-defined]
-    assert outcome.status in (1, 2) and "Traceback" not in outcome.err
-    assert time.monotonic() - started < 30
+    fifo = os.path.realpath(report)
+    opens: list[str] = []
+    real_os_open, real_open = os.open, builtins.open
+
+    def is_fifo(path: object) -> bool:
+        return isinstance(path, (str, bytes, os.PathLike)) and os.path.realpath(os.fsdecode(path)) == fifo
+
+    def spy_os_open(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if is_fifo(path):
+            opens.append("non-blocking" if flags & os.O_NONBLOCK else "blocking")
+            if not flags & os.O_NONBLOCK:
+                raise OSError(f"test spy: a blocking open of the FIFO {fifo}")
+        return real_os_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    def spy_open(file: object, *args: object, **kwargs: object) -> object:
+        if is_fifo(file):
+            opens.append("blocking")
+            raise OSError(f"test spy: open() of the FIFO {fifo}")
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(os, "open", spy_os_open)
+    monkeypatch.setattr(builtins, "open", spy_open)
+    monkeypatch.setattr(io, "open", spy_open)
+    outcome = _returns(lambda: cli("render", "--run-dir", rb.run.path))  # type: ignore[operator,attr-defined]
+    assert outcome.status in (1, 2) and "Traceback" not in outcome.err  # type: ignore[attr-defined]
+    assert set(opens) <= {"non-blocking"}, opens
 
 
 def test_concept_swapped_for_a_fifo_is_refused_by_promote(tmp_path: Path) -> None:

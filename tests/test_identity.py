@@ -17,8 +17,9 @@ from publisher.acquire import extract
 from publisher.acquire.identity import derive_identity, printed_dois, registry_ids, xmp_stated
 from publisher.acquire.sources import Metadata, add_local_pdf, fetch
 from publisher.kernel.errors import UsageError
+from publisher.kernel.eventlog import read_log
 from publisher.kernel.models import Basis
-from publisher.parallel.checks import check_snapshot
+from publisher.kernel.snapshots import check_snapshot
 from publisher.runs import Run
 from publisher.wiki.claims.model import work_keys
 
@@ -304,6 +305,8 @@ def test_the_cli_says_what_was_stored_and_how_to_add_an_id(
     base, _ = served
     out = cli("source", "fetch", "--run-dir", run.path, "--url", f"{base}/fake.txt")
     assert out.status == 0, out.err
-    assert "no paper id derived" in out.out and "source revise" in out.out
+    (sid,) = [e.source_id for e in read_log(run.events_path).events if e.source_id is not None]
+    assert run.store.read(sid).paper is None  # no id derived ...
+    assert f"--source-id {sid} --url URL" in out.out  # ... and the command that adds one, for this source
     out = cli("source", "fetch", "--run-dir", run.path, "--url", f"{base}/article.nxml", "--json")
     assert out.status == 0 and out.json()["identity"]["pmcid"]["basis"] == "document"

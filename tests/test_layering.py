@@ -54,6 +54,7 @@ ORDER: dict[str, list[Entry]] = {
         "store",
         "eventlog",
         "assets",
+        "snapshots",
         "__init__",
     ],
     "parallel": ["gcpause", "progress", "checks", "pool", "reader", "cluster", "__init__"],

@@ -139,7 +139,7 @@ def test_trusting_keys_in_a_wiki_of_unsigned_runs_is_one_root_finding_with_its_f
     findings = json.loads(done.out)["findings"]
     roots = [f for f in findings if f["cause"] is None]
     assert [(f["check"], f["reason_code"]) for f in roots] == [("C-ASSEMBLER", None)]
-    assert "publisher assemble --run-dir runs/alpha" in roots[0]["detail"]
+    assert "runs/alpha" in roots[0]["fix"]  # the command that re-assembles names the run
     consequences = {f["reason_code"] for f in findings if f["cause"] == roots[0]["key"]}
     assert Reason.NO_FRESH_FETCH.value in consequences
     assert not any("raw" in f["detail"] for f in findings)

@@ -125,7 +125,7 @@ def test_resealed_metadata_is_no_fresh_fetch(tmp_path: Path) -> None:
     assert run.store.read(sid).sealed  # the record itself verifies: only the receipt can tell
     assert _codes(run) == {("NO_FRESH_FETCH", sid)}
     got = assemble_run(run, options_of(run), write=False).freshness[sid]
-    assert "metadata" in got.detail
+    assert (got.fresh, got.field) == (False, "record_hash")  # the resealed metadata, not the bytes or the key
 
 
 def test_missing_or_corrupt_raw_bytes_are_no_fresh_fetch(tmp_path: Path) -> None:

@@ -102,7 +102,10 @@ def test_edited_window_text_fails_check_site(built: Path) -> None:
     page.write_text(page.read_text(encoding="utf-8").replace("und. <mark", "und! <mark", 1), encoding="utf-8")
     findings = check_site(built / "site", built, policy=policy_of(built)).findings
     assert {f.code for f in findings} == {"EXCERPT_MISMATCH", "C-SITE-FILE"}
-    assert any("window text differs" in f.detail for f in findings)
+    rel = page.relative_to(built / "site").as_posix()
+    windows = {(w["source_id"], w["start"], w["end"]) for w in _manifest(built)["windows"] if w["page"] == rel}
+    mismatched = [f for f in findings if f.code == "EXCERPT_MISMATCH"]
+    assert mismatched and all(f.file == rel and (f.source_id, f.start, f.end) in windows for f in mismatched)
 
 
 def test_moved_window_offsets_fail_check_site(built: Path) -> None:

@@ -372,8 +372,8 @@ def test_a_large_runs_check_is_made_again_only_for_a_result_that_is_not_valid(
 
     from _wiki_helpers import make_wiki, sample_run
 
+    from publisher.kernel.snapshots import check_snapshot
     from publisher.parallel import Workers
-    from publisher.parallel.checks import check_snapshot
     from publisher.wiki import runchecks
     from publisher.wiki.check import check_wiki
 

@@ -69,7 +69,8 @@ def test_removed_accepted_artifact_is_an_edited_result_whatever_the_gate(assembl
     for gate in (None, True):
         verification = verify_run(assembled.run, options_of(assembled.run), gate=gate, write=False)
         assert verification.failed("C-ASSEMBLER")
-        assert "accepted" in verification.check("C-ASSEMBLER").detail
+        (edited,) = [f for f in verification.findings if f.check == "C-ASSEMBLER"]
+        assert edited.severity == "fail" and "accepted" in (edited.field or "").split(",")
         assert verification.verdict == "Failed"
 
 
@@ -133,7 +134,9 @@ def test_torn_last_line_fails_the_event_log_check(assembled: RunFixture) -> None
         fh.write(b'{"schema_version": 1, "event_id": "ev-0003"')
     verification = verify_run(assembled.run, options_of(assembled.run), write=False)
     assert verification.failed("C-EVENT-LOG")
-    assert "torn" in verification.check("C-EVENT-LOG").detail
+    lines = len(_log_lines(assembled))
+    failing = [(f.check, f.line) for f in verification.findings if f.severity == "fail"]
+    assert failing == [("C-EVENT-LOG", lines)]  # the torn last line, and only it
 
 
 def test_lines_appended_after_assembly_neither_stale_nor_disturb_the_result(assembled: RunFixture) -> None:

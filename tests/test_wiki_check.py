@@ -326,7 +326,7 @@ def test_runs_checked_on_the_workers_find_what_the_check_here_finds(
 def test_a_run_that_cannot_be_loaded_drops_its_snapshot_work(wiki: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """In this process the stored result's snapshots are declared before the run's config is
     read; a run whose config is broken is a finding, in its turn, and its snapshots are never read."""
-    from publisher.parallel import checks as checks_module
+    from publisher.kernel import snapshots as checks_module
 
     paths = _three_runs(wiki)
     (paths[0] / "config.json").write_text("{not json", encoding="utf-8")
@@ -391,7 +391,7 @@ def test_a_large_runs_handed_out_checks_are_taken_only_when_its_stored_result_is
     """The outcomes a large run's check receives were asked for by an unvalidated reading of its
     stored result; they are adopted only when the result validates (then they are exactly what it
     names). With a broken result they are left aside and whatever the run needs is read again."""
-    from publisher.parallel.checks import check_snapshot
+    from publisher.kernel.snapshots import check_snapshot
     from publisher.wiki.runchecks import check_whole_run
 
     run = sample_run(wiki).run

@@ -101,13 +101,15 @@ def _verify(args: argparse.Namespace) -> int:
     from ..kernel.merkle import parse_proof, verify_proof
 
     if args.root is not None and not DIGEST_RE.fullmatch(args.root):
-        raise UsageError(f"--root must be sha256: and 64 lowercase hex digits, not {args.root[:80]!r}")
+        raise UsageError(f"--root must be sha256: and 64 lowercase hex digits, not {args.root[:80]!r}", field="root")
     if args.tree_size is not None and args.tree_size < 0:
-        raise UsageError("--tree-size must be 0 or more")
+        raise UsageError("--tree-size must be 0 or more", field="tree_size")
     if args.root is not None and args.tree_size is None:
         # A root alone does not fix the tree's size: chunk 2 of a tree of 3 is also leaf 1 of a
         # tree of 2 under the same root, so the excerpt's offsets would not be proven.
-        raise UsageError("--root needs --tree-size (a root alone does not fix where the excerpt lies)")
+        raise UsageError(
+            "--root needs --tree-size (a root alone does not fix where the excerpt lies)", field="tree_size"
+        )
     label = str(args.file)
     try:
         raw = _fs.read_regular(args.file)
@@ -142,6 +144,7 @@ def _verify(args: argparse.Namespace) -> int:
                 "not anchored: the proof is consistent with its own root only; pass --root with --tree-size, "
                 "--record or --wiki",
                 field="anchor",
+                fix="pass --root with --tree-size, --record or --wiki",
             )
         ]
     if findings:

@@ -58,6 +58,9 @@ class Freshness:
     event_id: str | None
     reason: Reason | None
     detail: str
+    field: str | None = None
+    """What on a matching acquisition event kept it from counting: ``sig``, ``record_hash`` (the
+    metadata changed since acquisition) or ``receipt`` (its raw bytes); None otherwise."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ def freshness(
     signed = bool(trusted_keys)
     text_digest = text_sha256
     asset_problem: str | None = None
-    problem: str | None = None
+    problem: tuple[str, str] | None = None
     saw_local = False
     for event in events:
         if event.source_id != snap.source_id or not event.fresh:
@@ -174,7 +177,7 @@ def freshness(
     if saw_local and asset_problem:
         return Freshness(False, None, Reason.ASSET_HASH_MISMATCH, asset_problem)
     if problem is not None:
-        return Freshness(False, None, Reason.NO_FRESH_FETCH, problem)
+        return Freshness(False, None, Reason.NO_FRESH_FETCH, problem[1], field=problem[0])
     return Freshness(False, None, Reason.NO_FRESH_FETCH, f"no fresh fetch of {snap.source_id} since {created_at}")
 
 
@@ -184,20 +187,22 @@ def _provenance_problem(
     trusted_keys: KeyRing,
     run_name: str | None,
     raw: BlobChecker | None,
-) -> str | None:
-    """Why an otherwise matching acquisition event cannot make ``snap`` fresh (section 12)."""
+) -> tuple[str, str] | None:
+    """Why an otherwise matching acquisition event cannot make ``snap`` fresh (section 12): the
+    event's field at fault (:attr:`Freshness.field`) and one line of detail."""
     if trusted_keys:
         why = event_signature_problem(event, trusted_keys, run_name or "", Role.ACQUIRE)
         if why is not None:
-            return why
+            return "sig", why
     if event.record_hash is not None and event.record_hash != snap.record_hash:
         now = snap.record_hash or "unsealed"
         return (
-            f"metadata changed since acquisition: {event.event_id} recorded {event.record_hash}, the snapshot is {now}"
+            "record_hash",
+            f"metadata changed since acquisition: {event.event_id} recorded {event.record_hash}, the snapshot is {now}",
         )
     receipt = event.receipt
     if raw is not None and event.type is EventType.FETCH and receipt is not None and receipt.raw_sha256:
         trouble = raw.problem(receipt.raw_sha256)
         if trouble is not None:
-            return f"{event.event_id}: {trouble}; the retrieval cannot be audited"
+            return "receipt", f"{event.event_id}: {trouble}; the retrieval cannot be audited"
     return None

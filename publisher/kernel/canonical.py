@@ -30,6 +30,7 @@ __all__ = [
     "record_hash_for",
     "loads_strict",
     "loads_record",
+    "loads_canonical_floats_unchecked",
     "loads_written",
     "seal_of_canonical",
     "StrictJSONError",
@@ -273,7 +274,23 @@ def _has_float(value: Any) -> bool:
     return False
 
 
-def _fast_canonical(data: bytes) -> Any:
+def loads_canonical_floats_unchecked(data: bytes) -> Any:
+    """The value of ``data`` if orjson writes it back byte for byte (plus an optional newline),
+    floats not looked for; else None.
+
+    For a caller whose schema refuses every float (a strict model with no float field and no
+    extra keys): once the value validates it holds none, and the file was canonical, without
+    walking the value. A value that does not validate must be judged again by
+    :func:`loads_record`, which looks for floats (they are the one value the two encoders spell
+    differently) and words every refusal.
+    """
+    if not _FAST:
+        return None
+    value = _fast_canonical(data, floats=False)
+    return None if value is _NOT_CANONICAL else value
+
+
+def _fast_canonical(data: bytes, *, floats: bool = True) -> Any:
     """The value of ``data`` if orjson proves it canonical (plus an optional newline), else ``_NOT_CANONICAL``.
 
     The file is parsed and compared in place, without copying it to drop the newline.
@@ -281,13 +298,14 @@ def _fast_canonical(data: bytes) -> Any:
     orjson refuses what the strict path refuses (invalid UTF-8, a BOM, NaN, lone surrogates) and
     escapes strings exactly as :func:`canonical_bytes` does; a duplicate key makes its re-encoding
     shorter. Floats are the one place the two encoders spell values differently (``1e-07`` vs
-    ``1e-7``), and integers past 64 bits parse as floats, so any float defers to the stdlib path.
+    ``1e-7``), and integers past 64 bits parse as floats, so any float defers to the stdlib path
+    (``floats=False`` leaves that to the caller's schema: :func:`loads_canonical_floats_unchecked`).
     """
     try:
         value = orjson.loads(data)
     except (ValueError, RecursionError):
         return _NOT_CANONICAL
-    if _has_float(value):
+    if floats and _has_float(value):
         return _NOT_CANONICAL
     try:
         encoded = orjson.dumps(value, option=orjson.OPT_SORT_KEYS)

@@ -19,7 +19,16 @@ from .checkids import CheckId
 from .reasons import Reason
 from .text import one_line
 
-__all__ = ["Finding", "NoteCode", "Severity", "group_findings", "grouped_lines", "counts_by_code", "summary"]
+__all__ = [
+    "Finding",
+    "NoteCode",
+    "Severity",
+    "typed_fix",
+    "group_findings",
+    "grouped_lines",
+    "counts_by_code",
+    "summary",
+]
 
 Severity = Literal["fail", "warn"]
 
@@ -36,39 +45,52 @@ class NoteCode(StrEnum):
     """An acquisition event without ``record_hash``: the snapshot's metadata is not bound to it."""
 
 
-_FIXES: dict[str, str] = {
-    "UNKNOWN_SOURCE": "cite a source id that 'publisher source fetch' printed for this run",
-    "SNAPSHOT_HASH_MISMATCH": "restore the snapshot file byte for byte, or fetch the source again",
-    "SPAN_OUT_OF_RANGE": "take the offsets from 'publisher source spans'",
-    "SPAN_TOO_LONG": "cite at most 2000 code points; split the span",
-    "EXCERPT_MISMATCH": "quote the text exactly as 'publisher source read' prints it",
-    "NO_SPANS": "cite each claim with a span from 'publisher source spans'",
-    "URL_NOT_RETRIEVED": "fetch the URL in this run with 'publisher source fetch'",
-    "NO_FRESH_FETCH": "fetch the source again in this run with 'publisher source fetch'",
-    "UNSUPPORTED_VERDICT": "revise or drop what the independent checker rejects",
-    "SOURCE_OUTSIDE_ACCEPTED": "cite only accepted evidence",
-    "NO_PAPER_ID": "cite it as url:/web:, or 'publisher run init NEW --from RUN' and fetch with its ids",
-    "ASSET_HASH_MISMATCH": "restore the PDF under assets/papers/ or add it with 'publisher source local'",
-    "ACCESS_MISMATCH": "state the snapshot's own access level, or leave access out",
-    "SCHEMA_ERROR": "fix the file as described ('publisher schema' prints each format)",
-    "C-EVENT-LOG": "restore events.jsonl byte for byte; the log is never edited by hand",
-    "C-GATE": "fix or drop the unresolved artifacts named, then 'publisher assemble'",
-    "C-PROSE": "cite quotations through span footnotes; no cite-line or badge look-alike in report prose",
-    "C-PAGE-PROSE": "write plain Markdown: no script, style, handler, frame or evidence look-alike",
-    "C-HYPOTHESIS-WALL": "keep hypotheses under the report's hypothesis heading, findings outside it",
-    "C-FULLTEXT": "label claims resting on abstracts only as such, or cite the full text",
-    "C-CITE-RESOLVE": "cite only evidence the run accepts",
-    "C-SITE-FILE": "rebuild the site with 'mkdocs build'; never edit a built site",
-    "C-SITE-PIN": "rebuild, or pin the digest check-site prints for the site you publish",
-    "C-CSP": "rebuild the site with 'mkdocs build'; never edit a built site",
-    "C-PROMOTED": "restore the promoted text, or promote the run again; write your own prose outside the block",
-    "C-META": "keep to the front matter keys the theme may render, with the values docs/reading.md lists",
+_FIX_BY_REASON: dict[Reason, str] = {
+    Reason.UNKNOWN_SOURCE: "cite a source id that 'publisher source fetch' printed for this run",
+    Reason.SNAPSHOT_HASH_MISMATCH: "restore the snapshot file byte for byte, or fetch the source again",
+    Reason.SPAN_OUT_OF_RANGE: "take the offsets from 'publisher source spans'",
+    Reason.SPAN_TOO_LONG: "cite at most 2000 code points; split the span",
+    Reason.EXCERPT_MISMATCH: "quote the text exactly as 'publisher source read' prints it",
+    Reason.NO_SPANS: "cite each claim with a span from 'publisher source spans'",
+    Reason.URL_NOT_RETRIEVED: "fetch the URL in this run with 'publisher source fetch'",
+    Reason.NO_FRESH_FETCH: "fetch the source again in this run with 'publisher source fetch'",
+    Reason.UNSUPPORTED_VERDICT: "revise or drop what the independent checker rejects",
+    Reason.SOURCE_OUTSIDE_ACCEPTED: "cite only accepted evidence",
+    Reason.NO_PAPER_ID: "cite it as url:/web:, or 'publisher run init NEW --from RUN' and fetch with its ids",
+    Reason.ASSET_HASH_MISMATCH: "restore the PDF under assets/papers/ or add it with 'publisher source local'",
+    Reason.ACCESS_MISMATCH: "state the snapshot's own access level, or leave access out",
+    Reason.SCHEMA_ERROR: "fix the file as described ('publisher schema' prints each format)",
 }
-"""The one-line fix of each code, shown under a root finding whose detail names none."""
+"""The one-line fix of each reason code: a finding's fix unless its site names its own."""
 
-_FIX_BY_CHECK = frozenset({"C-PROMOTED"})
+_FIX_BY_CHECK: dict[CheckId, str] = {
+    CheckId.EVENT_LOG: "restore events.jsonl byte for byte; the log is never edited by hand",
+    CheckId.GATE: "fix or drop the unresolved artifacts named, then 'publisher assemble'",
+    CheckId.PROSE: "cite quotations through span footnotes; no cite-line or badge look-alike in report prose",
+    CheckId.PAGE_PROSE: "write plain Markdown: no script, style, handler, frame or evidence look-alike",
+    CheckId.HYPOTHESIS_WALL: "keep hypotheses under the report's hypothesis heading, findings outside it",
+    CheckId.FULLTEXT: "label claims resting on abstracts only as such, or cite the full text",
+    CheckId.CITE_RESOLVE: "cite only evidence the run accepts",
+    CheckId.SITE_FILE: "rebuild the site with 'mkdocs build'; never edit a built site",
+    CheckId.SITE_PIN: "rebuild, or pin the digest check-site prints for the site you publish",
+    CheckId.CSP: "rebuild the site with 'mkdocs build'; never edit a built site",
+    CheckId.PROMOTED: "restore the promoted text, or promote the run again; write your own prose outside the block",
+    CheckId.META: "keep to the front matter keys the theme may render, with the values docs/reading.md lists",
+}
+"""The one-line fix of each check, for a finding without a reason code (or one of
+:data:`_CHECK_FIRST`) whose site names no fix of its own."""
+
+_CHECK_FIRST = frozenset({CheckId.PROMOTED})
 """Checks whose fix is shown rather than their reason code's (the code says what differs, the check
 what to do)."""
+
+
+def typed_fix(reason: Reason | None, check: CheckId | None) -> str | None:
+    """The fix a finding of ``reason`` under ``check`` gets when its site names none: the check's
+    for :data:`_CHECK_FIRST`, else the reason code's, else the check's (None when neither has one)."""
+    if check is not None and (reason is None or check in _CHECK_FIRST):
+        return _FIX_BY_CHECK.get(check)
+    return _FIX_BY_REASON.get(reason) if reason is not None else None
 
 
 @dataclass(frozen=True)
@@ -96,6 +118,13 @@ class Finding:
     """What the check required at this place (the text promotion writes on a ``C-PROMOTED`` line)."""
     found: str | None = None
     """What the file holds there instead."""
+    fix: str | None = None
+    """What fixes this finding, in one short line: the site's own where it names one (``fix=``),
+    else, chosen at construction, the one of its reason code or check (:func:`typed_fix`)."""
+
+    def __post_init__(self) -> None:
+        if self.fix is None:
+            object.__setattr__(self, "fix", typed_fix(self.reason, self.check))
 
     @property
     def code(self) -> str:
@@ -109,15 +138,6 @@ class Finding:
         """A stable name for this finding as a root cause (``code file[:line] source``)."""
         where = self.file + (f":{self.line}" if self.line else "")
         return " ".join(p for p in (self.code, where, self.source_id) if p)
-
-    @property
-    def fix(self) -> str | None:
-        """What fixes this finding, in one short line (None when its detail already says)."""
-        if "publisher " in self.detail or "; fix" in self.detail:
-            return None
-        if self.check in _FIX_BY_CHECK:
-            return _FIXES.get(self.check)
-        return _FIXES.get(self.code)
 
     def one_line(self, detail: bool = True) -> str:
         """``CODE file[:line] [footnote ^label|artifact id] [field] [src#s-e]: detail`` (without
@@ -143,7 +163,6 @@ class Finding:
         out["reason_code"] = self.reason.value if self.reason is not None else None
         out["code"] = self.code
         out["key"] = self.key  # what a consequence's ``cause`` names
-        out["fix"] = self.fix
         del out["reason"]
         return out
 

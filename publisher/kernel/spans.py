@@ -67,8 +67,8 @@ def locator(entries: Sequence[T] | None) -> Callable[[int], T | None]:
     starts = [e.start for e in ordered]
 
     def find(offset: int) -> T | None:
-        i = bisect_right(starts, offset)
-        for entry in reversed(ordered[:i]):
+        for i in range(bisect_right(starts, offset) - 1, -1, -1):  # no copy of the entries before
+            entry = ordered[i]
             if entry.start <= offset < entry.end:
                 return entry
         return None

@@ -24,6 +24,7 @@ from .canonical import (
     StrictJSONError,
     canonical_bytes,
     content_hash_for,
+    loads_canonical_floats_unchecked,
     loads_record,
     prefixed,
     record_hash_for,
@@ -72,6 +73,16 @@ def read_snapshot(sources_dir: Path | str, source_id: str, max_bytes: int = MAX_
     """
     path = os.path.join(sources_dir, _checked_id(source_id) + ".json")
     data = _read_bytes(path, source_id, max_bytes)
+    raw = loads_canonical_floats_unchecked(data)
+    if isinstance(raw, dict):
+        # The usual file, written by this product: its model proves it holds no float, so it was
+        # canonical without a walk over the value. Anything else is judged below, from the start.
+        try:
+            snap = Snapshot.model_validate(raw)
+        except ValidationError:
+            pass
+        else:
+            return verify_record(raw, source_id, canonical_body=data, validated=snap)
     try:
         raw, canonical = loads_record(data)
     except (StrictJSONError, ValueError) as exc:
@@ -124,6 +135,7 @@ def verify_record(
     *,
     canonical_body: bytes | None = None,
     merkle_of: Callable[[str], tuple[str, int]] | None = None,
+    validated: Snapshot | None = None,
 ) -> Snapshot:
     """Check a parsed snapshot record: schema, identity, body hash, seal and maps.
 
@@ -133,15 +145,18 @@ def verify_record(
     confirmed them); the seal is then hashed from
     those bytes instead of re-encoding the record. ``merkle_of``, when given, computes the text's
     Merkle root and size (a caller that builds the whole tree anyway keeps it, and the root is not
-    computed twice). Raises :class:`IntegrityError` (``SNAPSHOT_HASH_MISMATCH``).
+    computed twice). ``validated``, when given, is ``Snapshot.model_validate(raw)`` made by the
+    caller (the schema is not checked twice). Raises :class:`IntegrityError` (``SNAPSHOT_HASH_MISMATCH``).
     """
     label = expected_id or "record"
     if not isinstance(raw, dict):
         raise _corrupt(label, "is not a JSON object")
-    try:
-        snap = Snapshot.model_validate(raw)
-    except ValidationError as exc:
-        raise _corrupt(label, first_error(exc)) from exc
+    snap = validated
+    if snap is None:
+        try:
+            snap = Snapshot.model_validate(raw)
+        except ValidationError as exc:
+            raise _corrupt(label, first_error(exc)) from exc
     if expected_id is not None and snap.source_id != expected_id:
         raise _corrupt(label, f"names itself {snap.source_id}", stored=snap.source_id)
     try:

@@ -317,6 +317,7 @@ def validate_evidence_assessment(
     proposal, never an adjudication."""
     from ..wiki.assess import assess, propose
     from ..wiki.claims.admission import Proposal
+    from ..wiki.claims.counts import ADMISSIBLE
     from ..wiki.claims.model import ClaimRefusal, parse_status
 
     proposal = Proposal(
@@ -330,7 +331,7 @@ def validate_evidence_assessment(
     )
     policy = ws.policy
     ring = policy.trusted_keys
-    meaning = f"structurally admissible proposal for {proposal.status.value} — not adjudicated"
+    meaning = ADMISSIBLE.format(status=proposal.status.value)
     if ring and (ws.signer is None or not ring.has_role(ws.signer.key_id, Role.ASSESS)):
         # A signed wiki and no key of it: an unsigned entry would fail the next build, so nothing
         # is written and the answer says what would be admitted.

@@ -12,7 +12,8 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .checks import Request, SnapshotCheck, SpanCheck
+    from ..kernel.snapshots import SnapshotCheck, SpanCheck
+    from .checks import Request
     from .gcpause import fewer_collections, trim_heap
     from .pool import (
         IN_PROCESS_BYTES,

@@ -4,7 +4,7 @@ Commands that check many snapshots (the wiki check, ``assemble``, ``verify``, ``
 --check``) hand :func:`verify_many` a list of requests, each naming a snapshot and the spans to
 slice from it. Requests are grouped by snapshot first, so a snapshot cited a thousand times is
 read once. Worker processes read and verify the files through the store (every digest
-recomputed) and send back a small :class:`~publisher.parallel.checks.SnapshotCheck`: the
+recomputed) and send back a small :class:`~publisher.kernel.snapshots.SnapshotCheck`: the
 outcome, the excerpts of the requested spans and the snapshot's metadata, never its text. Memory
 therefore stays bounded by the largest snapshot in flight per worker, not by the corpus.
 
@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ..kernel import snapshots as _snapshots
 from ..kernel.errors import PublisherError
-from . import checks as _checks
-from .checks import Request, SnapshotCheck, Task, normalise
+from ..kernel.snapshots import SnapshotCheck, Task
+from .checks import Request, check_chunk, normalise
 from .gcpause import freeze_inherited
 from .progress import ProgressFn
 
@@ -66,7 +67,7 @@ is :data:`SLOW_START_FACTOR` times larger."""
 SLOW_START_FACTOR = 8
 
 _CHUNK_BYTES = 8 * 1024 * 1024
-_CHUNK_MAX = 64
+_CHUNK_MAX = 256
 _IN_FLIGHT_PER_WORKER = 3
 
 
@@ -300,7 +301,7 @@ def verify_many(
     sizes = [_size(task) for task in tasks]
     if executor is None and (workers == 1 or total == 1 or sum(sizes) < _in_process_limit()):
         for done, task in enumerate(tasks, 1):
-            check = _checks.check_snapshot(task, root)
+            check = _snapshots.check_snapshot(task, root)
             if progress is not None:
                 progress(done, total)
             yield check
@@ -365,14 +366,14 @@ class Batches:
         if self._executor is None or not tasks:
             return Batch([], tasks, len(tasks))
         chunks = _chunks(*_largest_first(tasks, [_size(task) for task in tasks]))
-        futures = [self._executor.submit(_checks.check_chunk, chunk, self._root) for chunk in chunks]
+        futures = [self._executor.submit(check_chunk, chunk, self._root) for chunk in chunks]
         self._open.update(futures)
         return Batch(futures, [], len(tasks))
 
     def collect(self, batch: Batch) -> Iterator[SnapshotCheck]:
         """The checks of one submitted batch, in completion order (blocks until each is done)."""
         for task in batch.tasks:
-            yield self._tick(_checks.check_snapshot(task, self._root))
+            yield self._tick(_snapshots.check_snapshot(task, self._root))
         pending = set(batch.futures)
         try:
             while pending:
@@ -449,7 +450,7 @@ def _stream(
             chunk = next(pending, None)
             if chunk is None:
                 return
-            in_flight.append(pool.submit(_checks.check_chunk, chunk, assets_root))
+            in_flight.append(pool.submit(check_chunk, chunk, assets_root))
 
     refill()
     try:

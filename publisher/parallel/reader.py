@@ -8,10 +8,10 @@ from concurrent.futures import Executor
 from dataclasses import replace
 from pathlib import Path
 
+from ..kernel import snapshots as _snapshots
 from ..kernel.errors import PublisherError
 from ..kernel.reasons import Reason
-from . import checks as _checks
-from .checks import SnapshotCheck, SpanCheck, as_error
+from ..kernel.snapshots import SnapshotCheck, SpanCheck, as_error
 from .pool import verify_many
 from .progress import ProgressFn
 
@@ -123,7 +123,7 @@ class CheckedSnapshots:
         """The check of ``source_id``, good or bad (read now if it was never declared)."""
         hit = self._checks.get(source_id)
         if hit is None:
-            self._keep(_checks.check_snapshot((os.fspath(self.folder), source_id, ())))
+            self._keep(_snapshots.check_snapshot((os.fspath(self.folder), source_id, ())))
             hit = self._checks[source_id]
         return hit
 
@@ -140,7 +140,7 @@ class CheckedSnapshots:
         item = self._spans[source_id].get((start, end))
         if item is None:
             wanted = (*self._spans[source_id], (start, end))
-            self._keep(_checks.check_snapshot((os.fspath(self.folder), source_id, wanted)))
+            self._keep(_snapshots.check_snapshot((os.fspath(self.folder), source_id, wanted)))
             self.get(source_id)
             item = self._spans[source_id][(start, end)]
         return item

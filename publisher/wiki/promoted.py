@@ -355,11 +355,10 @@ def promoted_findings(doc: ConceptDoc, rel: str, runs: Sequence[RunEvidence], wi
     out: list[Finding] = []
     if found != wanted:
         if found == render_block(runs, wiki, legacy=True).lines():
-            why = (
-                "the promoted block carries positional labels of an earlier version; "
-                "run 'publisher migrate labels --wiki .' to rewrite them with the claims bound to them"
-            )
-            return [Finding(Reason.SCHEMA_ERROR, rel, why, line=doc.file_line(at.begin), check=CHECK, field="labels")]
+            why = "the promoted block carries positional labels of an earlier version"
+            fix = "run 'publisher migrate labels --wiki .' to rewrite them with the claims bound to them"
+            line = doc.file_line(at.begin)
+            return [Finding(Reason.SCHEMA_ERROR, rel, why, line=line, check=CHECK, field="labels", fix=fix)]
         out += _differences(rel, doc, at, found, wanted)
     labels = {item.label for item in rendered.cited}
     for index, label in _outside_definitions(lines, at, labels):

@@ -427,8 +427,8 @@ def _keys(result: dict[str, Any]) -> set[str]:
     return set(policy["trusted_keys"]) if isinstance(policy, dict) else set()
 
 
-def _policy_changed(stored: dict[str, Any], fresh: dict[str, Any], label: str) -> str:
-    """One line: the trusted keys changed since assembly, and what fixes it."""
+def _policy_changed(stored: dict[str, Any], fresh: dict[str, Any], label: str) -> tuple[str, str]:
+    """The trusted keys changed since assembly, and what fixes it: one line each."""
     then, now = _keys(stored), _keys(fresh)
     run = label or "RUN"
     unsigned = [s["source_id"][:12] for s in fresh["sources"] if s["status"] == "ok" and not s["fresh"]]
@@ -436,10 +436,10 @@ def _policy_changed(stored: dict[str, Any], fresh: dict[str, Any], label: str) -
     detail = f"result.json predates the wiki's trusted keys ({change})"
     if unsigned:
         return (
-            f"{detail}; {len(unsigned)} source(s) lack a fetch signed by them: fetch them again "
-            f"(publisher source fetch signs), then 'publisher assemble --run-dir {run}'"
+            f"{detail}; {len(unsigned)} source(s) lack a fetch signed by them",
+            f"fetch them again (publisher source fetch signs), then 'publisher assemble --run-dir {run}'",
         )
-    return f"{detail}; run 'publisher assemble --run-dir {run}'"
+    return detail, f"run 'publisher assemble --run-dir {run}'"
 
 
 def check_assembler(
@@ -450,47 +450,50 @@ def check_assembler(
     Edited (fail): the stored inputs list does not hash to the stored ``inputs_hash``, or the
     inputs now are the stored ones yet the result differs. Stale (gated): inputs changed since
     assembly, named one by one. Absent (gated). The stored digest is a hint for the message,
-    never a reason to pass. ``written``: the stored file was proved to be exactly the assembly
-    written with the stored time (:func:`same_as_written`), so the two are not compared again.
+    never a reason to pass. The finding's ``field`` names what differs: ``inputs`` (stale, or an
+    inputs list that does not hash), else the result's differing keys, comma-separated.
+    ``written``: the stored file was proved to be exactly the assembly written with the stored
+    time (:func:`same_as_written`), so the two are not compared again.
     """
     fix = f"run 'publisher assemble --run-dir {out.rc.run_shown}'"
     fresh = assembly.result
     file = "outputs/result.json"
     if problem is not None:
-        root = out.find(ASSEMBLER, Reason.SCHEMA_ERROR, file, f"result.json {problem}; {fix}")
+        root = out.find(ASSEMBLER, Reason.SCHEMA_ERROR, file, f"result.json {problem}", fix=fix)
         out.add(ASSEMBLER, "fail", f"result.json {problem}")
         return root.key
     if stored is None:
-        root = out.find(ASSEMBLER, None, file, f"result.json is absent; {fix}", severity=out.gated())
+        root = out.find(ASSEMBLER, None, file, "result.json is absent", severity=out.gated(), fix=fix)
         out.add(ASSEMBLER, out.gated(), f"result.json is absent ({fix})")
         return root.key
     if written or same_json(_without_time(stored), _without_time(fresh)):
         out.add(ASSEMBLER, "pass", "result.json equals assembling its inputs now")
         return None
     if not same_json(stored.get("policy"), fresh.get("policy")):
-        root = out.find(ASSEMBLER, None, file, _policy_changed(stored, fresh, out.rc.run_shown), severity=out.gated())
+        detail, keys_fix = _policy_changed(stored, fresh, out.rc.run_shown)
+        root = out.find(ASSEMBLER, None, file, detail, severity=out.gated(), fix=keys_fix)
         out.add(ASSEMBLER, out.gated(), "result.json was assembled under other trusted keys")
         return root.key
     then = stored.get("inputs")
     differing = ", ".join(_differences(stored, fresh))
     if then is None and differing == "inputs":
-        detail = f"result.json has no inputs list (written by an older version); {fix}"
-        root = out.find(ASSEMBLER, None, file, detail, severity=out.gated())
-        out.add(ASSEMBLER, out.gated(), detail)
+        detail = "result.json has no inputs list (written by an older version)"
+        root = out.find(ASSEMBLER, None, file, detail, severity=out.gated(), fix=fix)
+        out.add(ASSEMBLER, out.gated(), f"{detail}; {fix}")
         return root.key
     if isinstance(then, list) and inputs_digest(then) != stored["inputs_hash"]:
-        why = "its inputs list does not hash to its inputs_hash"
+        why, at = "its inputs list does not hash to its inputs_hash", "inputs"
     elif stored["inputs_hash"] == fresh["inputs_hash"] or then == fresh["inputs"]:
-        why = f"{differing} differ(s) from assembling the same inputs now"
+        why, at = f"{differing} differ(s) from assembling the same inputs now", differing.replace(" ", "")
     else:
         changed = changed_inputs(then, fresh["inputs"]) if isinstance(then, list) else []
         named = "; ".join(changed[:5]) + (f"; and {len(changed) - 5} more" if len(changed) > 5 else "")
         because = f"inputs changed since assembly ({named})" if named else "the run's inputs changed since assembly"
-        detail = f"result.json is stale: {because}; {fix}"
-        root = out.find(ASSEMBLER, None, file, detail, severity=out.gated())
-        out.add(ASSEMBLER, out.gated(), detail)
+        detail = f"result.json is stale: {because}"
+        root = out.find(ASSEMBLER, None, file, detail, severity=out.gated(), field="inputs", fix=fix)
+        out.add(ASSEMBLER, out.gated(), f"{detail}; {fix}")
         return root.key
-    detail = f"result.json was edited: {why}; {fix}"
-    root = out.find(ASSEMBLER, None, file, detail)
-    out.add(ASSEMBLER, "fail", detail)
+    detail = f"result.json was edited: {why}"
+    root = out.find(ASSEMBLER, None, file, detail, field=at, fix=fix)
+    out.add(ASSEMBLER, "fail", f"{detail}; {fix}")
     return root.key

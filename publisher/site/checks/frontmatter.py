@@ -203,13 +203,14 @@ def check_meta(meta: Any, *, file: str, source: str | None, theme: ThemeMeta) ->
     for key, value in meta.items():
         rule = META_RULES.get(key) if isinstance(key, str) else None
         if rule is None:
-            allowed = ", ".join(META_RULES)
-            detail = f"front matter key {str(key)[:40]!r} is not one the theme may render; fix: keep to {allowed}"
+            detail = f"front matter key {str(key)[:40]!r} is not one the theme may render"
+            fix: str | None = f"keep to {', '.join(META_RULES)}"
         else:
+            fix = None
             problem = rule(value, theme)
             if problem is None:
                 continue
             detail = f"front matter {key}: {problem}"
         line = lines.get(str(key).lower()) if lines else None
-        found.append(Finding(None, file, detail, line=line, check=CHECK, field=str(key)[:40]))
+        found.append(Finding(None, file, detail, line=line, check=CHECK, field=str(key)[:40], fix=fix))
     return found

@@ -26,8 +26,11 @@ def wiki_root(config: Any) -> Path:
     """The folder of the wiki's ``mkdocs.yml``."""
     path = config.config_file_path
     if not path:
-        detail = "the evidence build needs a wiki with an mkdocs.yml file; fix: build from the wiki's mkdocs.yml"
-        raise refuse("evidence options", [Finding(Reason.SCHEMA_ERROR, "mkdocs.yml", detail, check=CheckId.CONFIG)])
+        detail = "the evidence build needs a wiki with an mkdocs.yml file"
+        fix = "build from the wiki's mkdocs.yml"
+        raise refuse(
+            "evidence options", [Finding(Reason.SCHEMA_ERROR, "mkdocs.yml", detail, check=CheckId.CONFIG, fix=fix)]
+        )
     return Path(path).resolve().parent
 
 

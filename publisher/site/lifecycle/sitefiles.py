@@ -64,13 +64,15 @@ def config_scripts(config: Any, files: Files) -> tuple[list[Finding], frozenset[
         if problem is None:
             own.add(path)
             continue
-        detail = f"script {path[:80]!r} {problem}; fix: name a .js or .mjs file of docs/, or drop it"
-        found.append(Finding(None, config_name, detail, check=SCRIPT_CHECK, field=field))
+        fix = "name a .js or .mjs file of docs/, or drop it"
+        found.append(
+            Finding(None, config_name, f"script {path[:80]!r} {problem}", check=SCRIPT_CHECK, field=field, fix=fix)
+        )
     return found, frozenset(own)
 
 
 def _in_the_way(where: str, detail: str) -> Finding:
-    return Finding(None, where, f"{detail}; fix: rename or remove it", check=CHECK)
+    return Finding(None, where, detail, check=CHECK, fix="rename or remove it")
 
 
 def wire_config(config: Any, *, offline: bool, web_fonts: bool = False) -> TrustedOutput:

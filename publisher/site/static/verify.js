@@ -898,11 +898,16 @@
     button.setAttribute("data-detail", detail || label);
     if (anchor) button.setAttribute("data-anchor", anchor);
     else button.removeAttribute("data-anchor");
+    button.removeAttribute("data-problems");
   }
 
+  /** A mismatch: the first problem as the label, all of them as the detail, and their facts (each
+   * problem without its message: check, expected, got, index) as JSON in data-problems, for programs. */
   function refuse(button, problems) {
     const first = problems[0];
     setState(button, "mismatch", `✗ ${first.check}: ${first.message}`, problems.map((p) => p.message).join("\n"));
+    const facts = problems.map((p) => Object.fromEntries(Object.entries(p).filter(([key]) => key !== "message")));
+    button.setAttribute("data-problems", JSON.stringify(facts));
   }
 
   /**

@@ -272,9 +272,12 @@ def check_concept_claims(
     statements: dict[str, str] = {}
     for index, claim in enumerate(doc.front.claims):
 
-        def add(guard: Guard, detail: str, claim: ConceptClaim = claim, index: int = index) -> None:
+        def add(
+            guard: Guard, detail: str, fix: str | None = None, claim: ConceptClaim = claim, index: int = index
+        ) -> None:
+            artifact = f"claim:{claim.id}"
             wiki.findings.append(
-                Finding(None, ce.rel, detail, artifact_id=f"claim:{claim.id}", check=CHECK, field=guard.value)
+                Finding(None, ce.rel, detail, artifact_id=artifact, check=CHECK, field=guard.value, fix=fix)
             )
 
         state = ClaimState(ce.slug, ce.rel, claim, claim_hash(claim.statement), None)
@@ -283,14 +286,16 @@ def check_concept_claims(
             add(problem.guard, problem.detail)
         first = statements.setdefault(conflict_key(claim.statement), claim.id)
         if first != claim.id:  # one statement, one status, however it was put back by hand
-            add(Guard.CLAIM_CONFLICT, f"claim {first!r} of {ce.rel} has this statement; keep one of them")
+            add(Guard.CLAIM_CONFLICT, f"claim {first!r} of {ce.rel} has this statement", "keep one of them")
         if claim.assessment is None:
-            add(Guard.ASSESSMENT_MISSING, "no assessment admitted this claim; propose it with 'publisher assess'")
+            add(Guard.ASSESSMENT_MISSING, "no assessment admitted this claim", "propose it with 'publisher assess'")
             continue
         entry = entries.get(claim.assessment)
         if entry is None or not entry.admitted:
             what = "is not in assessments.jsonl" if entry is None else "was rejected"
-            add(Guard.ASSESSMENT_MISSING, f"{claim.assessment[:40]} {what}; propose the claim with 'publisher assess'")
+            add(
+                Guard.ASSESSMENT_MISSING, f"{claim.assessment[:40]} {what}", "propose the claim with 'publisher assess'"
+            )
             continue
         if not log_ok:
             add(Guard.ASSESSMENT_LOG, "assessments.jsonl does not verify, so its entries are not trusted")
@@ -298,25 +303,25 @@ def check_concept_claims(
         if ring:
             unsigned = signature_problem(entry, ring)
             if unsigned is not None:
-                add(Guard.ASSESSMENT_LOG, f"{unsigned}; assess again with a trusted key (--key)")
+                add(Guard.ASSESSMENT_LOG, unsigned, "assess again with a trusted key (--key)")
                 continue
         unbound = bound_problem(entry)
         if unbound is not None:
-            add(Guard.ASSESSMENT_LOG, f"{unbound}: not a line 'publisher assess' writes; assess the claim again")
+            add(Guard.ASSESSMENT_LOG, f"{unbound}: not a line 'publisher assess' writes", "assess the claim again")
             continue
         differences = _differences(claim, entry, ce.slug, notes)
         later = None if differences else _superseded_by(entry, admitted, ring)
         if later is not None:
             add(
                 Guard.ASSESSMENT_MISMATCH,
-                f"{entry.assessment_id} was superseded by {later.assessment_id} of the same claim; "
+                f"{entry.assessment_id} was superseded by {later.assessment_id} of the same claim",
                 "restore the front matter it wrote, or propose the change with 'publisher assess'",
             )
             continue
         if differences:
             add(
                 Guard.ASSESSMENT_MISMATCH,
-                f"front matter differs from {entry.assessment_id} in {', '.join(differences)}; "
+                f"front matter differs from {entry.assessment_id} in {', '.join(differences)}",
                 "restore it, or propose the change with 'publisher assess'",
             )
             continue

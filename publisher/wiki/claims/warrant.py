@@ -404,10 +404,11 @@ def apply_warrants(wiki: WikiCheck, states: Iterable[ClaimState]) -> None:
                     None,
                     state.rel,
                     f"claim {state.claim.id} is {state.warrant.state.replace('_', ' ')}: require_warrant needs a "
-                    "current confirmed or qualified review ('publisher warrant')",
+                    "current confirmed or qualified review",
                     artifact_id=f"claim:{state.claim.id}",
                     check=CHECK,
                     field=WarrantGuard.WARRANT_REQUIRED.value,
+                    fix="review the claim with 'publisher warrant'",
                 )
             )
 

@@ -1,0 +1,296 @@
+"""One snapshot checked: read, verified and sliced, in whichever process runs it.
+
+A :class:`SnapshotCheck` is what a check of one snapshot file gives: the verified metadata and
+the excerpts of the requested spans, never the text, so memory stays bounded by the largest
+snapshot in flight. It is also the one "snapshot facts" type the layers above use. It travels
+between processes as plain values (:meth:`SnapshotCheck.__reduce__`): a pool's worker sends a
+batch of checks back as tuples of strings and ints, and the receiving process rebuilds the
+metadata models from their fields.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, NamedTuple
+
+from .assets import hash_asset
+from .errors import IntegrityError, PublisherError, ResourceError
+from .models import Asset, Identity, Paper, Surface
+from .reasons import Reason
+from .spans import locator, slice_span
+from .store import read_snapshot
+from .text import one_line
+
+__all__ = ["Task", "SpanCheck", "SnapshotCheck", "check_snapshot", "check_snapshots", "as_error"]
+
+Task = tuple[str, str, Sequence[tuple[int, int]]]
+"""``(sources folder, source_id, [(start, end), ...])``: one snapshot and the spans to slice from it."""
+
+
+class SpanCheck(NamedTuple):
+    """One requested span: its excerpt when in range, else the reason it is unusable."""
+
+    start: int
+    end: int
+    excerpt: str | None
+    reason: Reason | None
+    section: str | None
+    page: int | None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the span lies in the text (its excerpt is set)."""
+        return self.reason is None
+
+
+_SPAN = partial(tuple.__new__, SpanCheck)
+"""``SpanCheck`` from one tuple of its six fields, without a Python call per span."""
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotCheck:
+    """The outcome of reading and verifying one snapshot file, without its text.
+
+    ``location`` is the sources folder the snapshot was read from. When ``ok`` is false,
+    ``reason`` is ``UNKNOWN_SOURCE`` or ``SNAPSHOT_HASH_MISMATCH`` (None: the machine failed,
+    see :func:`as_error`), ``detail`` says why in one line, the metadata fields are None and
+    ``spans`` is empty.
+    """
+
+    location: str
+    source_id: str
+    ok: bool
+    reason: Reason | None
+    detail: str
+    spans: tuple[SpanCheck, ...] = ()
+    url: str | None = None
+    title: str | None = None
+    access: str | None = None
+    origin: str | None = None
+    paper: Paper | None = None
+    asset: Asset | None = None
+    retrieved_at: str | None = None
+    content_hash: str | None = None
+    record_hash: str | None = None
+    sealed: bool = False
+    text_length: int = 0
+    asset_digest: str | None = None
+    """The bare sha256 of the asset file as it is now, under ``assets_root`` (None: missing)."""
+    assets_root: str | None = None
+    """The folder the asset was hashed under; None when it was not hashed."""
+    surface: Surface | None = None
+    """The text surface declared at acquisition (sealed in the record), when it has one."""
+    identity: Identity | None = None
+    """Each paper id and the title with its basis (sealed in the record), when recorded."""
+    supersedes: str | None = None
+    """The snapshot this one revises (sealed in the record), when it is a revision."""
+
+    def derived_ids(self) -> dict[str, str]:
+        """The paper ids a work rests on (see :meth:`publisher.kernel.models.Snapshot.derived_ids`)."""
+        if self.identity is not None:
+            return self.identity.derived_ids()
+        return self.paper.ids() if self.paper is not None else {}
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """``(location, source_id)``: what requests are grouped by."""
+        return (self.location, self.source_id)
+
+    @property
+    def text_sha256(self) -> str | None:
+        """Bare hex digest of the text (verified), as events carry it."""
+        return self.content_hash[7:] if self.content_hash else None
+
+    def span(self, start: int, end: int) -> SpanCheck | None:
+        """The check of a requested span, or None if it was not requested."""
+        for item in self.spans:
+            if item.start == start and item.end == end:
+                return item
+        return None
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as plain values: a batch of checks crosses a process boundary as tuples of
+        strings and ints, with no model or enum object (their own pickling runs Python code
+        per object, on both sides); :func:`_rebuilt` makes the check again."""
+        if not self.ok:
+            return _failed, (self.location, self.source_id, self.reason.value if self.reason else None, self.detail)
+        spans = tuple(
+            tuple(item) if item.reason is None else (*item[:3], item.reason.value, *item[4:]) for item in self.spans
+        )
+        return _rebuilt, (
+            self.location,
+            self.source_id,
+            self.detail,
+            spans,
+            self.url,
+            self.title,
+            self.access,
+            self.origin,
+            _fields(self.paper),
+            _fields(self.asset),
+            self.retrieved_at,
+            self.content_hash,
+            self.record_hash,
+            self.sealed,
+            self.text_length,
+            self.asset_digest,
+            self.assets_root,
+            _fields(self.surface),
+            _fields(self.identity),
+            self.supersedes,
+        )
+
+
+def _fields(model: Any) -> dict[str, Any] | None:
+    """A model's fields as given, in JSON terms (defaults left out): they validate back to an equal model."""
+    return model.model_dump(mode="json", exclude_unset=True) if model is not None else None
+
+
+def _failed(location: str, source_id: str, reason: str | None, detail: str) -> SnapshotCheck:
+    """A failed check from its pickled values."""
+    return SnapshotCheck(location, source_id, False, Reason(reason) if reason is not None else None, detail)
+
+
+def _rebuilt(
+    location: str,
+    source_id: str,
+    detail: str,
+    spans: tuple[tuple[Any, ...], ...],
+    url: str,
+    title: str | None,
+    access: str,
+    origin: str,
+    paper: dict[str, Any] | None,
+    asset: dict[str, Any] | None,
+    retrieved_at: str,
+    content_hash: str,
+    record_hash: str | None,
+    sealed: bool,
+    text_length: int,
+    asset_digest: str | None,
+    assets_root: str | None,
+    surface: dict[str, Any] | None,
+    identity: dict[str, Any] | None,
+    supersedes: str | None,
+) -> SnapshotCheck:
+    """A verified check from its pickled values (the models validated again from their fields)."""
+    return SnapshotCheck(
+        location,
+        source_id,
+        True,
+        None,
+        detail,
+        tuple(_SPAN(item if item[3] is None else (*item[:3], Reason(item[3]), *item[4:])) for item in spans),
+        url=url,
+        title=title,
+        access=access,
+        origin=origin,
+        paper=Paper.model_validate(paper) if paper is not None else None,
+        asset=Asset.model_validate(asset) if asset is not None else None,
+        retrieved_at=retrieved_at,
+        content_hash=content_hash,
+        record_hash=record_hash,
+        sealed=sealed,
+        text_length=text_length,
+        asset_digest=asset_digest,
+        assets_root=assets_root,
+        surface=Surface.model_validate(surface) if surface is not None else None,
+        identity=Identity.model_validate(identity) if identity is not None else None,
+        supersedes=supersedes,
+    )
+
+
+def check_snapshot(task: Task, assets_root: str | None = None) -> SnapshotCheck:
+    """Read, verify and slice one snapshot; hash its asset under ``assets_root``.
+
+    A bad snapshot is a failed check, never an exception: its reason code and one-line detail
+    are what :func:`~publisher.kernel.store.read_snapshot` raised.
+    """
+    folder, source_id, wanted = task
+    try:
+        snap = read_snapshot(folder, source_id)
+    except ResourceError as exc:
+        return SnapshotCheck(folder, source_id, False, None, exc.one_line())
+    except PublisherError as exc:
+        reason = exc.reason if exc.reason is not None else Reason.SNAPSHOT_HASH_MISMATCH
+        return SnapshotCheck(folder, source_id, False, reason, exc.one_line())
+    except (OSError, MemoryError) as exc:
+        # The machine failed (an I/O error, no memory): an error to report, never a tamper code.
+        detail = one_line(f"snapshot {source_id[:80]} cannot be read: {type(exc).__name__}: {exc}")
+        return SnapshotCheck(folder, source_id, False, None, detail)
+    except ValueError as exc:
+        detail = one_line(f"snapshot {source_id[:80]} cannot be verified: {type(exc).__name__}: {exc}")
+        return SnapshotCheck(folder, source_id, False, Reason.SNAPSHOT_HASH_MISMATCH, detail)
+    text = snap.text
+    spans: list[SpanCheck] = []
+    if wanted:
+        section_at = locator(snap.sections)
+        page_at = locator(snap.pages)
+        add = spans.append
+        for start, end in wanted:
+            excerpt, bad = slice_span(text, start, end)
+            if excerpt is None:
+                add(_SPAN((start, end, None, bad, None, None)))
+                continue
+            section = section_at(start)
+            page = page_at(start)
+            add(
+                _SPAN(
+                    (
+                        start,
+                        end,
+                        excerpt,
+                        None,
+                        section.title if section is not None else None,
+                        page.page if page is not None else None,
+                    )
+                )
+            )
+    asset = snap.asset
+    hashed = assets_root if assets_root and asset is not None else None
+    return SnapshotCheck(
+        folder,
+        source_id,
+        True,
+        None,
+        "sealed" if snap.sealed else "metadata unsealed",
+        tuple(spans),
+        url=snap.url,
+        title=snap.title,
+        access=snap.access.value,
+        origin=snap.origin.value,
+        paper=snap.paper,
+        asset=asset,
+        retrieved_at=snap.retrieved_at,
+        content_hash=snap.content_hash,
+        record_hash=snap.record_hash,
+        sealed=snap.sealed,
+        text_length=len(text),
+        asset_digest=hash_asset(hashed, asset.path) if hashed is not None and asset is not None else None,
+        assets_root=hashed,
+        surface=snap.surface,
+        identity=snap.identity,
+        supersedes=snap.supersedes,
+    )
+
+
+def check_snapshots(tasks: Sequence[Task], assets_root: str | None = None) -> list[SnapshotCheck]:
+    """:func:`check_snapshot` of each task, in order (a pool's unit of work: many small files or one large)."""
+    return [check_snapshot(task, assets_root) for task in tasks]
+
+
+def as_error(check: SnapshotCheck) -> PublisherError:
+    """The error a serial read would have raised, with the same reason and one-line message.
+
+    A check without a reason failed for want of resources (I/O, memory): a
+    :class:`~publisher.kernel.errors.ResourceError`, never a tamper code.
+    """
+    if check.reason is None:
+        return ResourceError(check.detail, source_id=check.source_id)
+    reason = check.reason
+    prefix = f"{reason.value}: "
+    if check.detail.startswith(prefix):
+        return IntegrityError(check.detail[len(prefix) :], reason=reason, source_id=check.source_id)
+    return IntegrityError(check.detail, reason=reason, source_id=check.source_id)

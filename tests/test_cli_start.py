@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import subprocess
 import sys
 
@@ -54,3 +55,41 @@ def test_the_reading_and_assembling_commands_import_no_build_or_signing_library(
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_importing_the_read_path_builds_no_validator_and_compiles_no_cut_pattern() -> None:
+    """A read builds the validators of the records it reads, on first use: importing the modules
+    of the read path completes no record model (each costs a few ms), reads no package metadata
+    (``importlib.metadata``: the fetch's receipts and the validation library's plugin search need
+    it, a read's import does not) and leaves the span search's cut pattern uncompiled."""
+    probe = (
+        "import sys\n"
+        "from pydantic import BaseModel\n"
+        "from publisher.cli import build_parser\n"
+        "build_parser(['source', 'read'])\n"
+        "import publisher.cli.source, publisher.acquire.sources, publisher.acquire.select\n"
+        "import publisher.kernel.locate as locate\n"
+        "built = sorted(\n"
+        "    f'{c.__module__}.{c.__name__}' for m in list(sys.modules.values())\n"
+        "    if getattr(m, '__name__', '').startswith('publisher') for c in vars(m).values()\n"
+        "    if isinstance(c, type) and issubclass(c, BaseModel) and c is not BaseModel and c.__pydantic_complete__\n"
+        ")\n"
+        "print(built, 'importlib.metadata' in sys.modules, locate._cut_re is None)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[] False True"
+
+
+def test_the_command_line_skips_the_plugin_search_unless_the_caller_decides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``entry`` sets ``PYDANTIC_DISABLE_PLUGINS`` for its process; a value the caller set stays."""
+    from publisher import cli
+
+    seen: list[str | None] = []
+    monkeypatch.setattr(cli, "main", lambda: seen.append(os.environ.get(cli.PLUGINS_VARIABLE)) or 0)
+    monkeypatch.delenv(cli.PLUGINS_VARIABLE, raising=False)
+    with pytest.raises(SystemExit):
+        cli.entry()
+    monkeypatch.setenv(cli.PLUGINS_VARIABLE, "")
+    with pytest.raises(SystemExit):
+        cli.entry()
+    assert seen == ["__all__", ""]

@@ -13,7 +13,6 @@ import importlib
 import json
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -132,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except Exception as exc:  # the edge: anything unexpected becomes one line, exit 2
         if os.environ.get("PUBLISHER_DEBUG"):
+            import traceback  # only where a developer asks for it
+
             traceback.print_exc()
         detail = one_line(exc)
         error_line(f"publisher: internal error: {type(exc).__name__}: {detail}")

@@ -690,9 +690,11 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     build_wiki(wiki)
     assert _built_pages(wiki) == expected
     jobs = helpers[-1].jobs
-    # the concepts' sentence contexts first, then the texts and the report, the pages' prose as
-    # they are converted; the excerpt proofs and the pages' seals once every slot is filled
-    assert jobs[:3] == ["context_chunk", "render_source_chunk", "render_report_job"]
+    # the sentence contexts first (the concepts' and the reports'), then the texts and the report
+    # (handed the contexts already read, once they are), the pages' prose as they are converted;
+    # the excerpt proofs and the pages' seals once every slot is filled
+    assert jobs[:2] == ["context_chunk", "render_source_chunk"]
+    assert "render_report_job" not in jobs
     assert "prose_chunk" in jobs
     last_prose = max(i for i, job in enumerate(jobs) if job == "prose_chunk")
     assert set(jobs[last_prose + 1 :]) == {"proof_chunk", "seal_chunk"}
@@ -700,6 +702,36 @@ def test_helper_results_equal_in_process_and_a_dead_helper_changes_nothing(
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: _BrokenHelper())
     build_wiki(wiki)
     assert _built_pages(wiki) == expected
+
+
+def test_each_source_is_read_once_for_the_contexts_of_concepts_and_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The concept pages and the report show the same excerpts in their sentences: each source's
+    snapshot is read (and verified) once for them, on the helpers, and the pages are those built
+    in-process."""
+    from publisher.site.lifecycle import workers as hook
+    from publisher.site.pages import context
+
+    wiki, _ = _published(tmp_path)
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)
+    build_wiki(wiki)
+    expected = _built_pages(wiki)
+    reads: list[str] = []
+    real = context.source_contexts
+
+    def counted(source: context.ContextSource) -> dict[tuple[int, int], context.Context]:
+        reads.append(source.source_id)
+        return real(source)
+
+    monkeypatch.setattr(context, "source_contexts", counted)
+    monkeypatch.setattr(hook, "source_contexts", counted)
+    monkeypatch.setattr(hook, "default_workers", lambda: 2)
+    helpers: list[RecordingHelpers] = []
+    monkeypatch.setattr(hook, "helper_pool", lambda workers=1: helpers.append(RecordingHelpers(1)) or helpers[-1])
+    build_wiki(wiki)
+    assert _built_pages(wiki) == expected
+    assert reads and len(reads) == len(set(reads)), reads
 
 
 def _every_page(wiki: Path) -> dict[str, str]:

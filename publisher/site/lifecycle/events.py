@@ -228,7 +228,7 @@ class EvidenceBuild:
                 at = {source_uri(sid): sid for sid in self.pre.sources}
                 order = [at[page.src_uri] for page in pages if page.src_uri in at]
                 sources = [source_job(sid, self.pre.sources[sid], options) for sid in order]
-                contexts = [context_source(self.pre, sid) for sid in self.model.cited_sources()]
+                contexts = [context_source(self.pre, sid) for sid in self.model.context_sources()]
                 # A report handed out reads its result again here (a result changed since the
                 # check is refused like any page's evidence).
                 self.helper.start(sources, list(self.pre.runs), contexts)

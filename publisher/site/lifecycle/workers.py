@@ -252,9 +252,10 @@ class BuildHelper:
     def start(self, sources: list[SourceJob], runs: list[RunEvidence], contexts: Sequence[ContextSource] = ()) -> None:
         """Start rendering these source texts and reports in helper processes, when that pays.
 
-        ``contexts`` are the sources whose sentence contexts the concept pages show, in the order
-        those pages ask for them: they go out first, all of them (small results; the concept
-        pages come before the source pages), and :meth:`context_of` takes them.
+        ``contexts`` are the sources whose sentence contexts the concept pages and the reports
+        show, in the order those pages ask for them: they go out first, all of them (small
+        results; the concept pages come before the source pages), :meth:`context_of` takes them
+        and each report is handed its own once they are read (a report waits for them).
         """
         self.close()
         if not (sources or runs) or default_workers() < 2:
@@ -411,13 +412,41 @@ class BuildHelper:
         """A source's sentence contexts (the reader of the model's
         :class:`~publisher.site.pages.context.SentenceContexts`): from the helper it was handed
         to, exactly as asked, else read here. An error in the helper is raised here."""
-        handed = self._contexts.pop(source.source_id, None)
+        handed = self._contexts.get(source.source_id)  # kept: the reports take theirs too
         if handed is not None and handed[0] == source:
             try:
                 return handed[1].result()[handed[2]]
             except (BrokenProcessPool, CancelledError):
                 pass  # the helper died: read it here
         return source_contexts(source)
+
+    def _handed_contexts(self, ev: RunEvidence) -> tuple[bool, dict[str, tuple[str, str, bool, bool]] | None]:
+        """The sentence contexts of ``ev``'s report from the chunks :meth:`start` handed out
+        (each source's snapshot read and verified once a build, for the concept pages and the
+        reports alike): ``(False, None)`` while one of them is still being read; ``(True,
+        None)`` where they cannot serve (a source not handed out, a chunk that failed or whose
+        helper died): the report's own helper reads its contexts, and meets the same error."""
+        if self.context_sources is None:
+            return True, None
+        keyed: dict[str, tuple[str, str, bool, bool]] = {}
+        for source in self.context_sources(ev):
+            handed = self._contexts.get(source.source_id)
+            if handed is None or not set(source.spans) <= set(handed[0].spans):
+                return True, None
+            future = handed[1]
+            if not future.done():
+                return False, None
+            try:
+                failed = future.exception() is not None
+            except CancelledError:
+                failed = True
+            if failed:
+                return True, None
+            found = future.result()[handed[2]]
+            for start, end in sorted(source.spans):
+                c = found[(start, end)]
+                keyed[f"{source.source_id}#{start}-{end}"] = (c.before, c.after, c.cut_before, c.cut_after)
+        return True, keyed
 
     def _pump(self) -> bool:
         """Keep a few chunks of texts and one report in the helpers' hands; False if they are gone."""
@@ -429,13 +458,19 @@ class BuildHelper:
                 jobs = self._waiting.popleft()
                 self._chunks.append((jobs, pool.submit(render_source_chunk, jobs)))
             if self._queued and (self._report is None or self._report.done()):
-                ev = self._queued.popleft()
-                if self.context_sources is not None:
-                    view, links, _ = self._report_job(ev, contexts=False)
-                    job = pool.submit(render_report_job, view, links, self.context_sources(ev))
-                else:
-                    job = pool.submit(render_report_page, *self._report_job(ev))
-                self._report = self._reports[ev.rel] = job
+                ev = self._queued[0]
+                read, keyed = self._handed_contexts(ev)
+                if read:  # else wait: its sources' contexts are still being read
+                    self._queued.popleft()
+                    if keyed is not None:  # read once this build, for the concept pages and reports
+                        view, links, _ = self._report_job(ev, contexts=False)
+                        job = pool.submit(render_report_page, view, links, keyed)
+                    elif self.context_sources is not None:
+                        view, links, _ = self._report_job(ev, contexts=False)
+                        job = pool.submit(render_report_job, view, links, self.context_sources(ev))
+                    else:
+                        job = pool.submit(render_report_page, *self._report_job(ev))
+                    self._report = self._reports[ev.rel] = job
         except (BrokenProcessPool, RuntimeError, OSError):
             self._waiting.clear()  # the helpers are gone: what is left is rendered in-process
             self._queued.clear()

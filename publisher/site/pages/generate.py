@@ -197,6 +197,17 @@ class SiteModel(PageModel):
                     seen.setdefault(ref.source_id)
         return [sid for sid in seen if sid in self.pre.sources]
 
+    def context_sources(self) -> list[str]:
+        """Every source whose excerpts a page shows in their sentences: those the concepts quote
+        (:meth:`cited_sources`), then the other sources of the reports, in run order. Each is read
+        for its contexts once a build."""
+        seen = dict.fromkeys(self.cited_sources())
+        for ev in self.pre.runs:
+            for sid in ev.accepted.sources():
+                if sid in self.pre.sources:
+                    seen.setdefault(sid)
+        return list(seen)
+
     def _report(self, page: GeneratedPage, ev: RunEvidence) -> None:
         uri = page.src_uri
         body = self._report_body

@@ -40,6 +40,11 @@ def test_a_line_naming_no_command_first_gets_every_command(line: list[str]) -> N
     assert list(_choices(build_parser(line))) == list(COMMANDS)
 
 
+def _fresh(probe: str) -> str:
+    """What ``probe`` prints in a fresh interpreter (nothing imported by this test run)."""
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+
+
 def test_the_reading_and_assembling_commands_import_no_build_or_signing_library() -> None:
     """What a read, a span search, an assembly or a verification loads before it runs: no MkDocs
     (nor Click, Jinja2, Babel) and no cryptography, which only keys and signatures need."""
@@ -53,8 +58,7 @@ def test_the_reading_and_assembling_commands_import_no_build_or_signing_library(
         "heavy = ('mkdocs', 'click', 'jinja2', 'babel', 'cryptography', 'material')\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert _fresh(probe) == "[]"
 
 
 def test_importing_the_read_path_builds_no_validator_and_loads_no_search_module() -> None:
@@ -81,8 +85,7 @@ def test_importing_the_read_path_builds_no_validator_and_loads_no_search_module(
         "import publisher.kernel.locate as locate\n"
         "print(built, loaded, locate._cut_re is None)\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[] [] True"
+    assert _fresh(probe) == "[] [] True"
 
 
 def test_the_command_line_skips_the_plugin_search_unless_the_caller_decides(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -57,66 +58,70 @@ RUN_LAYOUTS = ("runs/*", "outputs/deep-research/*")
 
 @dataclass(frozen=True)
 class Run:
-    """One run directory and the well-known paths inside it."""
+    """One run directory and the well-known paths inside it (each made once per object: a wiki
+    check asks a run for its paths some thirty times; a pickle carries the folder alone)."""
 
     path: Path
 
-    @property
+    def __getstate__(self) -> dict[str, Path]:
+        return {"path": self.path}
+
+    @cached_property
     def config_path(self) -> Path:
         return self.path / "config.json"
 
-    @property
+    @cached_property
     def sources_dir(self) -> Path:
         return self.path / "sources"
 
-    @property
+    @cached_property
     def events_path(self) -> Path:
         return self.path / "events.jsonl"
 
-    @property
+    @cached_property
     def raw_dir(self) -> Path:
         """Raw bytes behind retrieval receipts, write-once under their SHA-256."""
         return self.path / "raw"
 
-    @property
+    @cached_property
     def corpus_path(self) -> Path:
         return self.path / "corpus.jsonl"
 
-    @property
+    @cached_property
     def extractions_dir(self) -> Path:
         return self.path / "workspace" / "extractions"
 
-    @property
+    @cached_property
     def appraisals_dir(self) -> Path:
         return self.path / "workspace" / "appraisals"
 
-    @property
+    @cached_property
     def verifier_path(self) -> Path:
         return self.path / "workspace" / "verifier.json"
 
-    @property
+    @cached_property
     def outputs_dir(self) -> Path:
         return self.path / "outputs"
 
-    @property
+    @cached_property
     def report_md(self) -> Path:
         return self.outputs_dir / "report.md"
 
-    @property
+    @cached_property
     def result_path(self) -> Path:
         return self.outputs_dir / "result.json"
 
-    @property
+    @cached_property
     def verification_path(self) -> Path:
         return self.outputs_dir / "verification.json"
 
-    @property
+    @cached_property
     def own_verification_path(self) -> Path:
         """Where ``publisher verify`` writes its report when ``verification.json`` is the upstream
         verifier's (which it never overwrites, see :mod:`publisher.gate.verdicts`)."""
         return self.outputs_dir / "publisher-verification.json"
 
-    @property
+    @cached_property
     def report_html(self) -> Path:
         return self.outputs_dir / "report.html"
 

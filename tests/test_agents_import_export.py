@@ -97,6 +97,7 @@ def test_exact_altered_and_shifted_citations(tmp_path: Path, cli: Cli) -> None:
     assert shifted["reason_code"] == "EXCERPT_MISMATCH" and not shifted["kept"]
     # the shifted citation's quote is located where it really is: the suggestion, never the span
     assert {"kind": "exact", "start": two["start"], "end": two["end"]} in shifted["candidates"]
+    assert shifted["located"] == "LOCATED" and kept["located"] is None
     record = json.loads((fx.run.path / out["record"]).read_text(encoding="utf-8"))
     assert [(sp["source_id"], sp["start"], sp["end"]) for sp in record["spans"]] == [(sid, s, e)]
     assert record["spans"][0]["claim"] == "The outcome improved." and record["evidence_id"] == article.evidence_id
@@ -194,6 +195,9 @@ def test_locating_rejected_citations_is_bounded(run: Run, tmp_path: Path, cli: C
     assert len(located) == citations.MAX_LOCATED
     assert located[0]["candidates"][0]["kind"] == "normalized"
     assert all(not c["candidates"] for c in outcomes[citations.MAX_LOCATED :])
+    # why the rest name no candidate: the limit was reached
+    beyond = many + 1 - citations.MAX_LOCATED
+    assert [c["located"] for c in outcomes] == ["LOCATED"] * citations.MAX_LOCATED + ["OVER_LIMIT"] * beyond
     assert normalised[0] <= 1
 
 

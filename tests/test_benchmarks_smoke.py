@@ -84,3 +84,26 @@ def test_start_and_upstream_quick(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert "upstream comparison skipped" in proc.stdout and "median / upstream" in proc.stdout
+
+
+def test_runcheck_quick() -> None:
+    """The per-run benchmark times this library against a baseline checkout (here: itself) and
+    breaks a run's check down by step."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_runcheck.py"),
+            "--quick",
+            "--phases",
+            "--baseline",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    out = proc.stdout
+    assert "Per-run re-derivation" in out and "baseline / this" in out
+    assert "wiki.runchecks:pack" in out

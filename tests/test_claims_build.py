@@ -85,9 +85,9 @@ def test_with_trusted_keys_only_signed_assessments_count(cli: Cli, tmp_path: Pat
     cw = claims_wiki(tmp_path / "wiki", corpus_dir, key=private, extra=trusted)
     assert cli("check", "--wiki", cw.wiki).status == 0
     log = cw.wiki / "assessments.jsonl"
-    unsigned = assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0])
+    unsigned = assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0], "--json")
     assert unsigned.status == 2 and not log.exists()  # no key found: refused before anything is logged
-    assert "keys/wiki.pub" in unsigned.err  # naming the key to sign with
+    assert unsigned.json()["error"]["file"] == "keys/wiki.pub"  # naming the key to sign with
     other, _, _ = new_key_pair(tmp_path / "other")
     untrusted = assess(cli, cw, "c1", "It helps.", "S", "--evidence", cw.labels[0], "--key", other)
     assert untrusted.status == 2 and not log.exists()  # a key the wiki does not trust: refused too

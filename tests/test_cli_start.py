@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import subprocess
 import sys
 
@@ -39,6 +40,11 @@ def test_a_line_naming_no_command_first_gets_every_command(line: list[str]) -> N
     assert list(_choices(build_parser(line))) == list(COMMANDS)
 
 
+def _fresh(probe: str) -> str:
+    """What ``probe`` prints in a fresh interpreter (nothing imported by this test run)."""
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+
+
 def test_the_reading_and_assembling_commands_import_no_build_or_signing_library() -> None:
     """What a read, a span search, an assembly or a verification loads before it runs: no MkDocs
     (nor Click, Jinja2, Babel) and no cryptography, which only keys and signatures need."""
@@ -52,5 +58,46 @@ def test_the_reading_and_assembling_commands_import_no_build_or_signing_library(
         "heavy = ('mkdocs', 'click', 'jinja2', 'babel', 'cryptography', 'material')\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & set(heavy)))\n"
     )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"
+    assert _fresh(probe) == "[]"
+
+
+def test_importing_the_read_path_builds_no_validator_and_loads_no_search_module() -> None:
+    """A read builds the validators of the records it reads, on first use: importing the modules
+    of ``source read`` completes no record model (each costs a few ms), reads no package metadata
+    (``importlib.metadata``: the fetch's receipts and the validation library's plugin search need
+    it, a read's import does not), loads no ``ctypes`` (the pool's heap trim), none of the span
+    search's modules and none of a revision's; the search module compiles its cut pattern on
+    first use."""
+    probe = (
+        "import sys\n"
+        "from pydantic import BaseModel\n"
+        "from publisher.cli import build_parser\n"
+        "build_parser(['source', 'read'])\n"
+        "import publisher.cli.source, publisher.acquire.sources\n"
+        "built = sorted(\n"
+        "    f'{c.__module__}.{c.__name__}' for m in list(sys.modules.values())\n"
+        "    if getattr(m, '__name__', '').startswith('publisher') for c in vars(m).values()\n"
+        "    if isinstance(c, type) and issubclass(c, BaseModel) and c is not BaseModel and c.__pydantic_complete__\n"
+        ")\n"
+        "lazy = {'importlib.metadata', 'ctypes', 'publisher.kernel.locate', 'publisher.kernel.sentences',\n"
+        "        'publisher.acquire.select', 'publisher.acquire.revisions'}\n"
+        "loaded = sorted(lazy & set(sys.modules))\n"
+        "import publisher.kernel.locate as locate\n"
+        "print(built, loaded, locate._cut_re is None)\n"
+    )
+    assert _fresh(probe) == "[] [] True"
+
+
+def test_the_command_line_skips_the_plugin_search_unless_the_caller_decides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``entry`` sets ``PYDANTIC_DISABLE_PLUGINS`` for its process; a value the caller set stays."""
+    from publisher import cli
+
+    seen: list[str | None] = []
+    monkeypatch.setattr(cli, "main", lambda: seen.append(os.environ.get(cli.PLUGINS_VARIABLE)) or 0)
+    monkeypatch.delenv(cli.PLUGINS_VARIABLE, raising=False)
+    with pytest.raises(SystemExit):
+        cli.entry()
+    monkeypatch.setenv(cli.PLUGINS_VARIABLE, "")
+    with pytest.raises(SystemExit):
+        cli.entry()
+    assert seen == ["__all__", ""]

@@ -8,6 +8,7 @@ folder behind.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import posixpath
 import re
@@ -647,6 +648,33 @@ def _built_pages(wiki: Path) -> dict[str, str]:
     return {p.relative_to(site).as_posix(): _STAMP.sub("<time>", p.read_text(encoding="utf-8")) for p in pages}
 
 
+_RECORDING_BUILD = """
+import atexit, json, sys
+from mkdocs.__main__ import cli
+from publisher.site.lifecycle import workers
+
+out, jobs = sys.argv.pop(1), []
+real = workers.helper_pool
+
+def recording(*args, **kwargs):
+    pool = real(*args, **kwargs)
+    if pool is not None:
+        submit = pool.submit
+        def counted(fn, /, *a, **kw):
+            jobs.append(getattr(fn, "__name__", repr(fn)))
+            return submit(fn, *a, **kw)
+        pool.submit = counted
+    return pool
+
+workers.helper_pool = recording
+atexit.register(lambda: open(out, "w", encoding="utf-8").write(json.dumps(jobs)))
+sys.argv[0] = "mkdocs"
+cli()
+"""
+"""``mkdocs build`` with every job handed to a helper process recorded, by function name, in the
+file named by its first argument."""
+
+
 def test_cli_build_renders_in_a_helper_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``mkdocs build`` (one thread) forks a helper that renders the source texts and reports
     while MkDocs builds the pages; the pages are the same as rendered in-process."""
@@ -654,10 +682,23 @@ def test_cli_build_renders_in_a_helper_process(tmp_path: Path, monkeypatch: pyte
     from publisher.site.lifecycle import workers as hook
 
     wiki = _wiki(tmp_path)
-    done = _mkdocs("build", "--strict", "-v", cwd=wiki)
+    script, jobs = tmp_path / "recording_build.py", tmp_path / "jobs.json"
+    script.write_text(_RECORDING_BUILD, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), str(jobs), "build", "--strict"],
+        cwd=wiki,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    helper = "rendering 3 source text(s), 1 report(s) in helper processes" in done.stderr
-    assert helper == (default_workers() >= 2), done.stderr[-2000:]
+    handed = json.loads(jobs.read_text(encoding="utf-8"))  # each job handed to a helper, by function
+    if default_workers() >= 2:
+        reports = [job for job in handed if job in ("render_report_page", "render_report_job")]
+        assert len(reports) == 1 and "render_source_chunk" in handed, handed
+    else:
+        assert handed == []
     forked = _built_pages(wiki)
     assert len(forked) == 4
     monkeypatch.setattr(hook, "helper_pool", lambda workers=1: None)

@@ -19,6 +19,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from publisher.kernel import locate as locate_module
+from publisher.kernel.findings import Located, LocateOutcome
 from publisher.kernel.locate import (
     Candidate,
     Normalized,
@@ -469,16 +470,24 @@ def test_excerpt_mismatch_names_the_nearest_candidate(tmp_path: Path) -> None:
     fx.put_extraction(0, record)
     (finding,) = _mismatches(assemble_run(fx.run, options_of(fx.run)))
     assert finding.field == "outcomes[0].spans[0]" and len(finding.detail) <= 300
-    assert f"nearest located candidate: {start}-{end} (exact)" in finding.detail
+    assert finding.located == Located(LocateOutcome.LOCATED, "exact", start, end, 1)
+    assert finding.to_dict()["located"] == {
+        "outcome": "LOCATED",
+        "kind": "exact",
+        "start": start,
+        "end": end,
+        "candidates": 1,
+    }
     # the agent's quote with its white space flattened and one line break doubled
     quoted.update(start=start, end=end, text="  ".join(quoted["text"].split()) + " ")
     fx.put_extraction(0, record)
     (finding,) = _mismatches(assemble_run(fx.run, options_of(fx.run)))
-    assert f"{start}-{end} (normalized)" in finding.detail and len(finding.detail) <= 300
+    assert finding.located == Located(LocateOutcome.LOCATED, "normalized", start, end, 1)
+    assert len(finding.detail) <= 300
     quoted.update(text="Words that appear in no article at all, invented for this test.")
     fx.put_extraction(0, record)
     (finding,) = _mismatches(assemble_run(fx.run, options_of(fx.run)))
-    assert "found nowhere" in finding.detail
+    assert finding.located == Located(LocateOutcome.NOWHERE)
 
 
 def test_a_report_footnote_mismatch_names_the_candidate(tmp_path: Path) -> None:
@@ -496,8 +505,10 @@ def test_a_report_footnote_mismatch_names_the_candidate(tmp_path: Path) -> None:
     bad = format_ref(article.source_id, span["start"], span["end"], elided)
     fx.report.write_text(fx.report.read_text().replace(good, bad))
     (finding,) = _mismatches(assemble_run(fx.run, options_of(fx.run)))
-    assert finding.artifact_id == "report:a0"
-    assert "(fragments)" in finding.detail and len(finding.detail) <= 300
+    assert finding.artifact_id == "report:a0" and len(finding.detail) <= 300
+    assert finding.located is not None and finding.located.outcome is LocateOutcome.LOCATED
+    assert finding.located.kind == "fragments"
+    assert (finding.located.start, finding.located.end) == (span["start"], span["end"])
 
 
 def test_locating_mismatches_is_bounded_per_assembly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -513,4 +524,4 @@ def test_locating_mismatches_is_bounded_per_assembly(tmp_path: Path, monkeypatch
     fx.put_extraction(0, record)
     monkeypatch.setattr(artifacts, "MAX_LOCATED", 0)
     (finding,) = _mismatches(assemble_run(fx.run, options_of(fx.run)))
-    assert "not located (over 0 mismatches)" in finding.detail
+    assert finding.located == Located(LocateOutcome.OVER_LIMIT)

@@ -25,6 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from publisher.kernel import locate as locate_module
+from publisher.kernel.findings import Located, LocateOutcome
 from publisher.kernel.locate import (
     LOCATE_BUDGET,
     MAX_CANDIDATES,
@@ -260,13 +261,13 @@ def test_an_excerpt_mismatch_whose_search_runs_out_names_no_candidate(
     quoted.update(text="  ".join(quoted["text"].split()) + " ")  # found only after normalisation
     fx.put_extraction(0, record)
     (finding,) = [f for f in assemble_run(fx.run, options_of(fx.run)).findings if f.code == "EXCERPT_MISMATCH"]
-    assert f"{start}-{end} (normalized)" in finding.detail
+    assert finding.located == Located(LocateOutcome.LOCATED, "normalized", start, end, 1)
     # The same mismatch once the assembly's search budget cannot pay for it: the same finding,
     # with no candidate named.
     monkeypatch.setattr(artifacts, "LOCATE_BUDGET", 0)
     (finding,) = [f for f in assemble_run(fx.run, options_of(fx.run)).findings if f.code == "EXCERPT_MISMATCH"]
-    assert finding.field == "outcomes[0].spans[0]" and "(normalized)" not in finding.detail
-    assert "not located" in finding.detail
+    assert finding.field == "outcomes[0].spans[0]" and finding.located == Located(LocateOutcome.BUDGET)
+    assert finding.to_dict()["located"]["outcome"] == "BUDGET"
 
 
 def test_a_rejected_citation_whose_search_runs_out_names_no_candidate(
@@ -275,17 +276,17 @@ def test_a_rejected_citation_whose_search_runs_out_names_no_candidate(
     from publisher.gate import citations
 
     snap, _ = run.store.put(make_record(text=WORDS_TEXT))
-    candidates, detail = citations._Locator()(snap, FRAGMENTS_QUOTE)
-    assert candidates == () and detail.startswith("not located")
+    candidates, outcome = citations._Locator()(snap, FRAGMENTS_QUOTE)
+    assert candidates == () and outcome is LocateOutcome.BUDGET
     # An ordinary rejected citation is located; one budget is shared by the whole import.
     locator = citations._Locator()
-    candidates, _ = locator(snap, "a  a")
-    assert [c.kind for c in candidates] == ["normalized"] * MAX_CANDIDATES
+    candidates, outcome = locator(snap, "a  a")
+    assert [c.kind for c in candidates] == ["normalized"] * MAX_CANDIDATES and outcome is LocateOutcome.LOCATED
     # A budget that stops the search after its first candidate: none is named (a nearer one may lie
     # past it).
     monkeypatch.setattr(citations, "LOCATE_BUDGET", 1)
-    candidates, detail = citations._Locator()(snap, "a  a")
-    assert candidates == () and detail.startswith("not located")
+    candidates, outcome = citations._Locator()(snap, "a  a")
+    assert candidates == () and outcome is LocateOutcome.BUDGET
 
 
 def test_the_normal_forms_kept_are_safe_under_threads() -> None:

@@ -280,7 +280,7 @@ def test_a_quote_that_differs_names_the_first_code_point_that_differs(tmp_path: 
     up.extraction([span])
     (finding,) = assemble_run(Run(up.path), options_of(Run(up.path)), write=False).findings
     assert finding.code == "EXCERPT_MISMATCH"
-    assert f"at code point {at} " in finding.detail
+    assert finding.differs_at == at and finding.to_dict()["differs_at"] == at
 
 
 def test_two_records_of_one_artifact_each_name_the_other(tmp_path: Path) -> None:

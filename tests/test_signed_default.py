@@ -117,5 +117,6 @@ def test_a_fetch_without_the_wikis_private_key_is_refused_before_anything_is_wri
         )
     for refused in (fetched, registered):
         assert refused.status == 2
-        assert "keys/" in refused.json()["error"]["message"]  # the key to use, by its file in the wiki
+        key_file = refused.json()["error"]["file"]  # the key to use, by its file in the wiki
+        assert key_file.endswith(".pub") and (wiki / key_file).is_file()
     assert sorted(p.relative_to(run) for p in run.rglob("*")) == before

@@ -168,9 +168,12 @@ def test_a_signed_wiki_refuses_a_write_it_cannot_sign(tmp_path: Path) -> None:
     env = {"XDG_CONFIG_HOME": str(tmp_path / "nobody")}
     with pytest.raises(UsageError) as none_found:
         require_signer(None, ring=ring, role=Role.ACQUIRE, run=RUN, environ=env)
-    assert "wiki.pub" in none_found.value.message  # names the key to use
-    with pytest.raises(UsageError):
+    assert none_found.value.context["file"] == "wiki.pub"  # names the key to use
+    assert none_found.value.context["key_ids"] == ring.ids_for(Role.ACQUIRE)
+    assert none_found.value.finding().file == "wiki.pub"
+    with pytest.raises(UsageError) as untrusted:
         require_signer(other, ring=ring, role=Role.ACQUIRE, run=RUN, environ=env)  # not a trusted key
+    assert untrusted.value.context["file"] == "wiki.pub"
     with pytest.raises(UsageError):
         require_signer(None, ring=ring, role=Role.ACQUIRE, run=RUN, environ={**env, KEY_ENV: str(other)})
     # An unsigned wiki, as configured: no signer is no refusal.

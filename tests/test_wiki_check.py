@@ -443,6 +443,82 @@ def test_a_worker_trims_its_heap_after_each_run(monkeypatch: pytest.MonkeyPatch,
     assert done.index is not None and done.index.accepted and calls == [1]
 
 
+def test_a_worker_looks_at_its_heap_once_per_sixteen_small_runs(monkeypatch: pytest.MonkeyPatch, wiki: Path) -> None:
+    """Asking glibc how much of the heap is free walks its free lists: after a small run (its
+    snapshots under 1 MB) a worker asks only every sixteenth time; after a large run, or one of
+    unknown size, at once."""
+    from publisher.acquire.signing import KeyRing
+    from publisher.wiki import runchecks
+
+    run = sample_run(wiki).run
+    calls: list[int] = []
+    monkeypatch.setattr(runchecks, "trim_heap", lambda: calls.append(1))
+    monkeypatch.setattr(runchecks, "_small_runs", 0)
+    for _ in range(runchecks._TRIM_SMALL_RUNS - 1):
+        runchecks.check_whole_run(str(run.path), str(wiki), KeyRing(), "runs/alpha", (), 1000)
+    assert calls == []
+    runchecks.check_whole_run(str(run.path), str(wiki), KeyRing(), "runs/alpha", (), 1000)
+    assert calls == [1]
+    runchecks.check_whole_run(str(run.path), str(wiki), KeyRing(), "runs/alpha", (), 2 * 1024 * 1024)
+    assert calls == [1, 1]
+    runchecks.check_whole_run(str(run.path), str(wiki), KeyRing(), "runs/alpha", (), 1000)
+    assert calls == [1, 1], "the count starts again after any trim"
+
+
+@pytest.mark.parametrize("kind", [*TAMPERINGS, "record-span"])
+def test_a_small_run_checked_whole_on_a_worker_finds_each_tampering(wiki: Path, kind: str) -> None:
+    """The worker's path (a small run checked whole, its heap looked at only now and then, its
+    paths made once) still re-derives the run: each tampering of its result, records, log or
+    snapshots is found in what it ships to the parent."""
+    from publisher.acquire.signing import KeyRing
+    from publisher.wiki import runchecks
+
+    rb = sample_run(wiki)
+    clean = runchecks.check_whole_run(str(rb.run.path), str(wiki), KeyRing(), "runs/alpha", (), 1000)
+    assert clean.index is not None and not clean.index.refusals
+    if kind == "record-span":
+        record = sorted(rb.run.extractions_dir.glob("*.json"))[0]
+        data = json.loads(record.read_text(encoding="utf-8"))
+        data["spans"][0]["end"] = data["spans"][0]["end"] + 1
+        record.write_text(json.dumps(data), encoding="utf-8")
+        expected = "C-ASSEMBLER"  # the stored result is no longer this run's assembly
+    else:
+        expected = tamper(kind, rb)
+    done = runchecks.check_whole_run(str(rb.run.path), str(wiki), KeyRing(), "runs/alpha", (), 1000)
+    found = {f.code for f in done.index.refusals} if done.index is not None else set()
+    check = done.check()
+    found |= {f.code for f in check.findings} if check is not None else set()
+    found |= {done.unreadable.code} if done.unreadable is not None else set()
+    assert expected in found
+
+
+@pytest.mark.parametrize("pooled", [False, True])
+def test_claims_come_from_the_assembly_as_the_whole_result_gives_them(wiki: Path, pooled: bool) -> None:
+    """A run's accepted artifacts (what promoted blocks are rendered from) are read from the JSON
+    its check wrote out, validated on their own: the same models, in the same order, as the
+    whole result validated from the check gives; the stored result is not read for them."""
+    from publisher.gate.result import Result
+
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
+    executor = ThreadPoolExecutor(2) if pooled else None
+    try:
+        workers = Workers(executor=executor) if executor is not None else Workers(count=1)
+        checked = run_preflight(wiki, workers=workers, policy=policy_of(wiki))
+    finally:
+        if executor is not None:
+            executor.shutdown()
+    (ev,) = checked.runs
+    check = ev.check
+    assert check is not None
+    whole = Result.model_validate(check.result).accepted
+    rb.run.result_path.unlink()  # nothing below reads the stored file
+    assert ev.accepted_artifacts() == whole and whole
+    claims = list(ev.claims(checked))
+    assert [artifact for artifact, _ in claims] == list(whole)
+    assert all(verified for _, verified in claims)
+
+
 def test_no_normal_form_stays_resident_after_a_run_or_the_claims(monkeypatch: pytest.MonkeyPatch, wiki: Path) -> None:
     """The locator keeps the last normal form it built whatever its length (a tool server searching
     one snapshot again and again); a worker's run and the wiki's claims let theirs go when done, so

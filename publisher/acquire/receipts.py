@@ -9,7 +9,6 @@ which anchors the sealed metadata to the retrieval.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING
 
 from .. import __version__
@@ -26,6 +25,10 @@ _LIBRARIES = {"pdf": "pypdfium2", "html": "lxml", "jats": "lxml"}
 
 
 def _library(name: str) -> str:
+    """``"<name>.<installed version>"``; the package metadata is read here, when a fetch names its
+    extractor, not when a read imports this module."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return f"{name}.{version(name)}"
     except PackageNotFoundError:  # pragma: no cover - an unusual install

@@ -24,7 +24,6 @@ from ..kernel.blobs import put_blob
 from ..kernel.canonical import format_ts, record_hash_for, utc_now
 from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import EventSigner, append_event, read_log
-from ..kernel.locate import search_term
 from ..kernel.models import Event, EventType, Origin, Receipt, Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN
@@ -33,8 +32,6 @@ from ..runs import Run
 from . import AcquireError, Extracted, extract
 from .metadata import Metadata, refuse_amendment, resolve_metadata
 from .receipts import extractor_id, failure_receipt, http_receipt, local_receipt, log_failed
-from .revisions import find_snapshot, prior_revision, refuse_other_work
-from .select import SEARCH_BUDGET, stopped_empty
 from .surface import Declaration, declare_surface, parse_pages
 
 __all__ = [
@@ -124,6 +121,8 @@ def _revised(run: Run, record: dict[str, Any], revision: Revision) -> dict[str, 
     work and other text or URL; otherwise the newest revision of the same work in an earlier run
     of the wiki is superseded, when there is one.
     """
+    from .revisions import find_snapshot, prior_revision, refuse_other_work  # an acquisition's only
+
     if revision.supersedes is not None:
         old = find_snapshot(run, revision.supersedes, revision.wiki)
         refuse_other_work(old.snapshot, record)
@@ -446,6 +445,9 @@ def find_spans(
     the raw text. :func:`publisher.acquire.select.select_spans` adds sentences, from-to ranges,
     excerpts, sections and pages.
     """
+    from ..kernel.locate import search_term  # the search's modules for a search only, not a read
+    from .select import SEARCH_BUDGET, stopped_empty
+
     if not query.strip():
         raise UsageError("--query must not be empty")
     if len(query) > MAX_SPAN:

@@ -123,7 +123,7 @@ def _verify(args: argparse.Namespace) -> int:
     lines.append(f"  wrote {verification.written}")
     if verification.written != run.verification_path:
         lines.append(f"  kept {run.verification_path} as is: another verifier's verdict, an input of the assembly")
-    emit(args, report, "\n".join(lines))
+    emit(args, {**report, "written": str(verification.written)}, "\n".join(lines))
     return verification.exit_status
 
 

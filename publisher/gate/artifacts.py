@@ -23,7 +23,7 @@ from ..kernel.assets import AssetChecker
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import IntegrityError, PublisherError
 from ..kernel.eventlog import LogState
-from ..kernel.findings import Finding
+from ..kernel.findings import Finding, Located, LocateOutcome
 from ..kernel.ids import paper_problem, split_evidence_id
 from ..kernel.locate import LOCATE_BUDGET, Budget, nearest, search_quote
 from ..kernel.models import Access, Event, RunConfig
@@ -73,7 +73,16 @@ class Artifact:
     sources: dict[str, str] = field(default_factory=dict)
     """Backing source id -> first field that cites it, in citation order."""
 
-    def find(self, field_name: str, reason: Reason, detail: str, source_id: str | None = None) -> None:
+    def find(
+        self,
+        field_name: str,
+        reason: Reason,
+        detail: str,
+        source_id: str | None = None,
+        *,
+        differs_at: int | None = None,
+        located: Located | None = None,
+    ) -> None:
         """Record a finding against this artifact (it stays unresolved)."""
         self.findings.append(
             Finding(
@@ -83,6 +92,8 @@ class Artifact:
                 artifact_id=self.artifact_id,
                 field=field_name,
                 source_id=source_id,
+                differs_at=differs_at,
+                located=located,
             )
         )
 
@@ -180,38 +191,53 @@ class ArtifactChecker:
 
     # -- spans -------------------------------------------------------------------------------
 
-    def located(self, source_id: str, quoted: str, start: int, end: int) -> str:
+    def located(self, source_id: str, quoted: str, start: int, end: int) -> Located:
         """Where a mismatched quote really is, for an EXCERPT_MISMATCH detail: the nearest candidate.
 
-        The quote locator only suggests: the span stays rejected, and the detail names the
-        candidate (its offsets and kind) so that the author can cite it instead. The last text
-        located in is kept (mismatches come in runs on one source), its normal form is built once
-        per process and only for a quote not found verbatim
+        The quote locator only suggests: the span stays rejected, and the finding names the
+        candidate (its offsets and kind, in ``located`` and the detail) so that the author can cite
+        it instead. The last text located in is kept (mismatches come in runs on one source), its
+        normal form is built once per process and only for a quote not found verbatim
         (:func:`~publisher.kernel.locate.normal_form`), and at most
         :data:`MAX_LOCATED` quotes are located per assembly within one shared work budget, so a
         record of thousands of bad quotes, or of a few hostile ones, costs no more than a few. A
         search that stops at the budget names no candidate: the finding stands as it is.
         """
         if not quoted.strip() or len(quoted) > 2 * MAX_SPAN:
-            return "not located"
+            return Located(LocateOutcome.NOT_SEARCHED)
         if self._located_count >= MAX_LOCATED:
-            return f"not located (over {MAX_LOCATED} mismatches)"
+            return Located(LocateOutcome.OVER_LIMIT)
         self._located_count += 1
         if self._located_text is None or self._located_text[0] != source_id:
             try:
                 text = read_snapshot(self.reader.folder, source_id).text
             except PublisherError:
-                return "not located"
+                return Located(LocateOutcome.NOT_SEARCHED)
             self._located_text = (source_id, text)
         _, text = self._located_text
         candidates, stopped = search_quote(text, quoted, budget=self._located_budget)  # normal_form when needed
         if stopped:
-            return f"not located (the search stopped at its budget of {LOCATE_BUDGET:,} units of work)"
+            return Located(LocateOutcome.BUDGET)
         best = nearest(candidates, start, end)
         if best is None:
-            return "the quote is found nowhere in the snapshot"
-        more = f" of {len(candidates)}" if len(candidates) > 1 else ""
-        return f"nearest located candidate{more}: {best.start}-{best.end} ({best.kind})"
+            return Located(LocateOutcome.NOWHERE)
+        return Located(LocateOutcome.LOCATED, best.kind, best.start, best.end, len(candidates))
+
+    @staticmethod
+    def located_words(located: Located) -> str:
+        """The detail's wording of :meth:`located` (the finding's ``located`` field holds the facts)."""
+        match located.outcome:
+            case LocateOutcome.LOCATED:
+                more = f" of {located.candidates}" if located.candidates > 1 else ""
+                return f"nearest located candidate{more}: {located.start}-{located.end} ({located.kind})"
+            case LocateOutcome.NOWHERE:
+                return "the quote is found nowhere in the snapshot"
+            case LocateOutcome.OVER_LIMIT:
+                return f"not located (over {MAX_LOCATED} mismatches)"
+            case LocateOutcome.BUDGET:
+                return f"not located (the search stopped at its budget of {LOCATE_BUDGET:,} units of work)"
+            case _:
+                return "not located"
 
     def check_span(
         self,
@@ -247,13 +273,15 @@ class ArtifactChecker:
                     ok = False
                     at = next((i for i, (a, b) in enumerate(zip(text, excerpt, strict=False)) if a != b), None)
                     at = min(len(text), len(excerpt)) if at is None else at
+                    located = self.located(source_id, text, start, end)
                     art.find(
                         field_name,
                         Reason.EXCERPT_MISMATCH,
                         f"{name} differs from the re-slice of {where} at code point {at} "
-                        f"(quoted {len(text)}, re-slice {len(excerpt)} code points); "
-                        + self.located(source_id, text, start, end),
+                        f"(quoted {len(text)}, re-slice {len(excerpt)} code points); " + self.located_words(located),
                         source_id,
+                        differs_at=at,
+                        located=located,
                     )
         if access is not None and access != snap.access:
             ok = False
@@ -400,12 +428,13 @@ class ArtifactChecker:
             if reason is not None:
                 art.find(quote.field, reason, f"legacy quote {where} on a text of {snap.text_length}", quote.source_id)
             elif self.reader.span(quote.source_id, quote.start, quote.end).excerpt != quote.text:
+                located = self.located(quote.source_id, quote.text, quote.start, quote.end)
                 art.find(
                     quote.field,
                     Reason.EXCERPT_MISMATCH,
-                    f"legacy quote differs from the re-slice of {where}; "
-                    + self.located(quote.source_id, quote.text, quote.start, quote.end),
+                    f"legacy quote differs from the re-slice of {where}; " + self.located_words(located),
                     quote.source_id,
+                    located=located,
                 )
         if record.quotes:
             detail = f"{len(record.quotes)} legacy quote(s) compared and discarded; quotes are derived"

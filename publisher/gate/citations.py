@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, Validat
 from ..kernel import _fs
 from ..kernel.canonical import SOURCE_ID_RE, StrictJSONError, canonical_bytes, loads_strict, sha256_hex
 from ..kernel.errors import UsageError
-from ..kernel.findings import Finding
+from ..kernel.findings import Finding, LocateOutcome
 from ..kernel.locate import LOCATE_BUDGET, Budget, Candidate, search_quote
 from ..kernel.models import Snapshot
 from ..kernel.reasons import Reason
@@ -111,6 +111,8 @@ class CitationOutcome:
     reason: Reason | None = None
     detail: str = ""
     candidates: tuple[Candidate, ...] = ()
+    located: LocateOutcome | None = None
+    """For a rejected citation whose snapshot was read: what the quote locator made of its text."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form for the command's output."""
@@ -126,6 +128,7 @@ class CitationOutcome:
             "reason_code": self.reason.value if self.reason else None,
             "detail": self.detail,
             "candidates": [c.as_json() for c in self.candidates],
+            "located": self.located.value if self.located is not None else None,
         }
 
 
@@ -294,17 +297,30 @@ class _Locator:
     count: int = 0
     budget: Budget = field(default_factory=lambda: Budget(LOCATE_BUDGET))
 
-    def __call__(self, snap: Snapshot, quoted: str | None) -> tuple[tuple[Candidate, ...], str]:
+    def __call__(self, snap: Snapshot, quoted: str | None) -> tuple[tuple[Candidate, ...], LocateOutcome]:
         if not quoted or not quoted.strip() or len(quoted) > 2 * MAX_SPAN:
-            return (), "not located"
+            return (), LocateOutcome.NOT_SEARCHED
         if self.count >= MAX_LOCATED:
-            return (), f"not located (over {MAX_LOCATED} rejected citations)"
+            return (), LocateOutcome.OVER_LIMIT
         self.count += 1
         found, stopped = search_quote(snap.text, quoted, budget=self.budget)
         if stopped:
-            return (), f"not located (the search stopped at its budget of {LOCATE_BUDGET:,} units of work)"
+            return (), LocateOutcome.BUDGET
         candidates = tuple(found)
-        return candidates, (f"{len(candidates)} located candidate(s)" if candidates else "not located")
+        return candidates, (LocateOutcome.LOCATED if candidates else LocateOutcome.NOWHERE)
+
+    @staticmethod
+    def words(outcome: LocateOutcome, candidates: int) -> str:
+        """The detail's wording of an outcome (``located`` in the JSON holds the fact)."""
+        match outcome:
+            case LocateOutcome.LOCATED:
+                return f"{candidates} located candidate(s)"
+            case LocateOutcome.OVER_LIMIT:
+                return f"not located (over {MAX_LOCATED} rejected citations)"
+            case LocateOutcome.BUDGET:
+                return f"not located (the search stopped at its budget of {LOCATE_BUDGET:,} units of work)"
+            case _:
+                return "not located"
 
 
 def _outcome(
@@ -330,7 +346,7 @@ def _outcome(
     if problem is None:
         return CitationOutcome(block, index, cit.type, doc, True, snap.source_id, start, end), claim
     candidates, located = locator(snap, cit.cited_text)
-    detail = f"{problem.detail}; {located}"
+    detail = f"{problem.detail}; {locator.words(located, len(candidates))}"
     return (
         CitationOutcome(
             block,
@@ -344,6 +360,7 @@ def _outcome(
             problem.reason,
             one_line(detail),
             candidates,
+            located,
         ),
         claim,
     )

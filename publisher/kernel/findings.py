@@ -21,6 +21,8 @@ from .text import one_line
 
 __all__ = [
     "Finding",
+    "LocateOutcome",
+    "Located",
     "NoteCode",
     "Severity",
     "typed_fix",
@@ -43,6 +45,35 @@ class NoteCode(StrEnum):
     """An event log line after the first without ``prev``: lines can be removed or reordered."""
     EVENT_UNSEALED = "EVENT_UNSEALED"
     """An acquisition event without ``record_hash``: the snapshot's metadata is not bound to it."""
+
+
+class LocateOutcome(StrEnum):
+    """What the quote locator made of a mismatched quote: why a candidate is named or is not."""
+
+    LOCATED = "LOCATED"
+    """The search finished and names its nearest candidate."""
+    NOWHERE = "NOWHERE"
+    """The search finished and the quote is nowhere in the text, not even after normalisation."""
+    NOT_SEARCHED = "NOT_SEARCHED"
+    """No search: the quote is blank, longer than a span's quote may be, or its text unreadable."""
+    OVER_LIMIT = "OVER_LIMIT"
+    """No search: more quotes than are located per assembly or import were already searched."""
+    BUDGET = "BUDGET"
+    """The search stopped at its shared work budget; a nearer candidate may lie past where it stopped."""
+
+
+@dataclass(frozen=True)
+class Located:
+    """The quote locator's answer for one mismatched quote, as data: the outcome and, when
+    :attr:`LocateOutcome.LOCATED`, the nearest candidate's kind and raw code-point range."""
+
+    outcome: LocateOutcome
+    kind: str | None = None
+    """``exact``, ``normalized`` or ``fragments`` (the candidate's kind), else None."""
+    start: int | None = None
+    end: int | None = None
+    candidates: int = 0
+    """How many candidates the search found (the nearest is the one named)."""
 
 
 _FIX_BY_REASON: dict[Reason, str] = {
@@ -121,6 +152,11 @@ class Finding:
     fix: str | None = None
     """What fixes this finding, in one short line: the site's own where it names one (``fix=``),
     else, chosen at construction, the one of its reason code or check (:func:`typed_fix`)."""
+    differs_at: int | None = None
+    """For ``EXCERPT_MISMATCH``: the first code point at which the quote and the re-slice differ
+    (the shorter one's length when one is the other's beginning)."""
+    located: Located | None = None
+    """For ``EXCERPT_MISMATCH``: where the quote locator found the quote, or why it names nothing."""
 
     def __post_init__(self) -> None:
         if self.fix is None:

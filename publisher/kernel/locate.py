@@ -351,13 +351,17 @@ snapshot would need about 16 GB."""
 BLOCK = 1 << 16
 """Raw code points a streamed search takes at a time (a few MB at most, let go before the next)."""
 
-_CUT = re.compile(
+_CUT_PATTERN = (
     "[!-~\u0400-\u04ff\u0391-\u03c9\u0621-\u064a\u3041-\u3096\u30a1-\u30fa\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7a3]"
 )
 """Characters that always start a cluster of their own and normalise to no white space: printable
 ASCII other than the space, and the letters of the Cyrillic, Greek, Arabic, kana, CJK and Hangul
 syllable blocks (starters that no preceding character composes with). The normal form of a text cut
 before one is the normal forms of the two parts put end to end, map included."""
+
+_cut_re: re.Pattern[str] | None = None
+""":data:`_CUT_PATTERN` compiled, on the first cut: its code-point ranges cost some 10 ms of CPU to
+compile, which a command that never normalises a text (``source read``) should not pay."""
 
 _FOLD_PAIRS = tuple((chr(key), value) for key, value in _FOLDS.items() if isinstance(value, str))
 """The typographic folds as pairs (``str.replace`` a pair at a time outruns ``str.translate`` with a
@@ -366,8 +370,11 @@ table some twenty times)."""
 
 def _cut_at(text: str, at: int) -> int:
     """The first position at or after ``at`` where a text may be cut for normalising (see
-    :data:`_CUT`), or the text's length."""
-    found = _CUT.search(text, at)
+    :data:`_CUT_PATTERN`), or the text's length."""
+    global _cut_re
+    if _cut_re is None:
+        _cut_re = re.compile(_CUT_PATTERN)
+    found = _cut_re.search(text, at)
     return len(text) if found is None else found.start()
 
 

@@ -183,7 +183,7 @@ def root_from_path(index: int, size: int, leaf: bytes, path: Sequence[bytes]) ->
 class ExcerptProof(BaseModel):
     """The proof of one span (CONTRACT section 16), as ``publisher proof`` prints it."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
     source_id: SourceId
     start: Offset
     end: Offset

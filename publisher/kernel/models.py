@@ -5,12 +5,10 @@ which own the bytes; a model never recomputes a hash. Agent-written records (ext
 appraisals) live in :mod:`publisher.records`, because they are read leniently.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AfterValidator,
@@ -307,7 +305,7 @@ class Surface(BaseModel):
     manifest_hash: PrefixedDigest
 
     @model_validator(mode="after")
-    def _consistent(self) -> Surface:
+    def _consistent(self) -> Self:
         for name in ("expected_pages", "extracted_pages", "missing_pages", "unexpected_pages"):
             pages = getattr(self, name) or ()
             if list(pages) != sorted(set(pages)):
@@ -363,7 +361,7 @@ class Snapshot(BaseModel):
     """The snapshot this one is a revision of (CONTRACT section 18); absent on a first acquisition."""
 
     @model_validator(mode="after")
-    def _complete_full_text(self) -> Snapshot:
+    def _complete_full_text(self) -> Self:
         if self.surface is not None and self.surface.complete and self.access is Access.ABSTRACT:
             raise ValueError("an abstract's surface is never complete")
         if self.supersedes == self.source_id:
@@ -371,7 +369,7 @@ class Snapshot(BaseModel):
         return self
 
     @model_validator(mode="after")
-    def _identity_matches_paper(self) -> Snapshot:
+    def _identity_matches_paper(self) -> Self:
         if self.identity is None:
             return self
         ids = {k: e.value for k, e in self.identity.ids().items()}
@@ -457,7 +455,7 @@ class Event(BaseModel):
     """On an acquisition of a revision: the snapshot it supersedes (signed with the event)."""
 
     @model_validator(mode="after")
-    def _failed_has_no_source(self) -> Event:
+    def _failed_has_no_source(self) -> Self:
         failed = self.type is EventType.FETCH_FAILED
         if failed and (self.source_id is not None or self.fresh):
             raise ValueError("a fetch_failed event has source_id null and fresh false")
@@ -485,6 +483,8 @@ _OPTIONAL_EXT = ("record_hash", "receipt", "sig", "surface", "merkle_root", "mer
 class SignedLine(BaseModel):
     """A line of one of our chained logs other than the event log (assessments, warrants,
     adjudications, notices, agent runs): written with ``sig`` only when signed."""
+
+    model_config = ConfigDict(defer_build=True)
 
     def wire(self) -> dict[str, Any]:
         """The JSON object written as the line (``sig`` only when signed)."""
@@ -539,7 +539,7 @@ class RunConfig(BaseModel):
     schema_version: SchemaVersion
     run_slug: StrictStr | None = None
     created_at: Timestamp | None = None
-    gates: Gates = Gates()
+    gates: Gates = Field(default_factory=Gates)
 
     def extras(self) -> dict[str, Any]:
         """Fields beyond the schema (e.g. ``question``), shown but never required."""

@@ -248,6 +248,13 @@ class KeyRing:
         """A key as a message names it: its file as listed, else a short id."""
         return self.names.get(key_id) or f"key {key_id[:16]}…"
 
+    def key_fact(self, key_ids: list[str]) -> dict[str, Any]:
+        """The facts of a refusal that asks for one of ``key_ids``' private keys, as an error's
+        context: ``file``, the first one's public key file as listed (None when it has no file),
+        and ``key_ids``."""
+        listed = next((self.names[kid] for kid in key_ids if kid in self.names), None)
+        return {"file": listed, "key_ids": list(key_ids)}
+
     def signature_fault(
         self, *, key_id: str, alg: str, value_b64: str, payload: bytes, role: Role
     ) -> tuple[SignatureFault, str] | None:
@@ -453,14 +460,17 @@ def require_signer(
             f"with roles: [{role.value}]",
             reason=Reason.SCHEMA_ERROR,
         )
+    to_use = ring.key_fact(wanted)
     if signer is None:
         raise UsageError(
             f"this wiki trusts signed {role.value} facts only, and no private key was found for {keys}: "
-            f"pass --key FILE or set {KEY_ENV} (expected at {user_key_dir(environ)}/<key id>.key); nothing written"
+            f"pass --key FILE or set {KEY_ENV} (expected at {user_key_dir(environ)}/<key id>.key); nothing written",
+            **to_use,
         )
     if not ring.has_role(signer.key_id, role):
         raise UsageError(
             f"signing key {signer.key_id[:16]}… is not trusted by this wiki for {role.value} "
-            f"(use the private key of {keys}); nothing written"
+            f"(use the private key of {keys}); nothing written",
+            **to_use,
         )
     return signer

@@ -10,7 +10,6 @@ their collections never walk (and so never copy) the pages they share with their
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import gc
 import threading
 from collections.abc import Iterator
@@ -57,24 +56,29 @@ TRIM_KEEP = 16 * 1024 * 1024
 """Free heap a worker keeps between tasks: below this, :func:`trim_heap` leaves the heap alone."""
 
 
-class _MallInfo2(ctypes.Structure):
-    """glibc's ``struct mallinfo2`` (2.33 and later): the heap's totals, in bytes."""
+def _mallinfo2_type() -> Any:
+    """glibc's ``struct mallinfo2`` (2.33 and later) as a ctypes structure: the heap's totals, in
+    bytes. Made on the first trim, so that a command which never trims does not load ctypes."""
+    import ctypes
 
-    _fields_ = [
-        (name, ctypes.c_size_t)
-        for name in (
-            "arena",
-            "ordblks",
-            "smblks",
-            "hblks",
-            "hblkhd",
-            "usmblks",
-            "fsmblks",
-            "uordblks",
-            "fordblks",
-            "keepcost",
-        )
-    ]
+    class _MallInfo2(ctypes.Structure):
+        _fields_ = [
+            (name, ctypes.c_size_t)
+            for name in (
+                "arena",
+                "ordblks",
+                "smblks",
+                "hblks",
+                "hblkhd",
+                "usmblks",
+                "fsmblks",
+                "uordblks",
+                "fordblks",
+                "keepcost",
+            )
+        ]
+
+    return _MallInfo2
 
 
 def trim_heap(keep: int = TRIM_KEEP) -> bool:
@@ -92,6 +96,8 @@ def trim_heap(keep: int = TRIM_KEEP) -> bool:
     """
     global _trim, _info
     if _trim is None:
+        import ctypes
+
         libc: Any = None
         trim: Any = False
         info: Any = False
@@ -102,7 +108,7 @@ def trim_heap(keep: int = TRIM_KEEP) -> bool:
             pass
         try:
             info = libc.mallinfo2 if libc is not None else False
-            info.restype = _MallInfo2
+            info.restype = _mallinfo2_type()
         except AttributeError:
             info = False
         _info, _trim = info, trim  # each set up whole before a caller sees it

@@ -121,7 +121,8 @@ def assess(wiki_root: Path, concept: str, proposal: Proposal, *, signer: Signer 
         keys = ", ".join(ring.shown(kid) for kid in ring.ids_for(Role.ASSESS)) or "none"
         raise UsageError(
             f"this wiki trusts signed assessments only: sign with the private key of {keys} "
-            "(--key FILE or $PUBLISHER_SIGNING_KEY); nothing logged"
+            "(--key FILE or $PUBLISHER_SIGNING_KEY); nothing logged",
+            **ring.key_fact(ring.ids_for(Role.ASSESS)),
         )
     path, rel, before, wiki, ce, proposal = _prepared(wiki_root, concept, proposal, policy)
     statement = proposal.statement

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
-from ..gate.checks.runcheck import RunCheck
+from pydantic import TypeAdapter
+
+from ..gate.checks.runcheck import RunCheck, from_compact_json
 from ..gate.result import AcceptedArtifact, Result
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding, counts_by_code
@@ -89,6 +91,7 @@ class RunEvidence:
     _result: Result | None = field(default=None, init=False, repr=False, compare=False)
     _check: RunCheck | bytes | None = field(default=None, init=False, repr=False, compare=False)
     _events: list[Event] | bytes = field(default_factory=list, init=False, repr=False, compare=False)
+    _accepted: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def events(self) -> list[Event]:
@@ -150,11 +153,24 @@ class RunEvidence:
         question = self.config.get("question")
         return question.strip() if isinstance(question, str) and question.strip() else self.slug
 
+    def hold_accepted(self, data: bytes | None) -> None:
+        """Hold the accepted artifacts of the run's assembly now as compact JSON (what the check
+        that assembled it wrote out: :class:`~publisher.wiki.runchecks.RunIndex`), which
+        :meth:`claims` reads; None: :meth:`claims` reads :attr:`result`."""
+        self._accepted = data
+
+    def accepted_artifacts(self) -> tuple[AcceptedArtifact, ...]:
+        """The accepted artifacts of the run's assembly now, in result order (none when the run
+        could not be assembled). Validated from the JSON the check held (:meth:`hold_accepted`),
+        a fresh copy on each call, as the whole result validates them; else from :attr:`result`."""
+        if self._result is None and self._accepted is not None:
+            return _ACCEPTED.validate_python(from_compact_json(self._accepted))
+        result = self.result
+        return result.accepted if result is not None else ()
+
     def claims(self, wiki: WikiCheck) -> Iterator[tuple[AcceptedArtifact, list[VerifiedClaim]]]:
         """Accepted artifacts in result order with their verified claims."""
-        if self.result is None:
-            return
-        for artifact in self.result.accepted:
+        for artifact in self.accepted_artifacts():
             verified = []
             for index, claim in enumerate(artifact.claims):
                 excerpt = wiki.excerpts.get((claim.source_id, claim.start, claim.end))
@@ -176,6 +192,10 @@ class RunEvidence:
                     )
                 )
             yield artifact, verified
+
+
+_ACCEPTED: TypeAdapter[tuple[AcceptedArtifact, ...]] = TypeAdapter(tuple[AcceptedArtifact, ...])
+"""Validates a result's ``accepted`` on its own, exactly as :class:`Result` validates it."""
 
 
 @dataclass

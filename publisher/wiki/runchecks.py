@@ -22,7 +22,7 @@ from typing import Any, cast
 
 from ..gate.checks.assembler import stored_requests
 from ..gate.checks.publication import refusals as publication_refusals
-from ..gate.checks.runcheck import RunCheck
+from ..gate.checks.runcheck import RunCheck, compact_json
 from ..gate.inputs import RunInputs, load_inputs
 from ..gate.pipeline import Loaded, Prepared, check_run, prepare, prepare_stored
 from ..kernel.errors import PublisherError
@@ -142,6 +142,10 @@ class RunIndex:
     warnings: list[Finding]
     """Missing seals or chain links on a wiki configured unsigned (a note code in ``field``): shown,
     never a refusal."""
+    accepted_json: bytes | None = None
+    """The result's accepted artifacts now, as compact JSON (None when JSON cannot hold them): what
+    the promoted blocks are rendered from (:meth:`RunEvidence.claims`), without the run's check
+    unpacked, its stored result read again or the whole result validated in the parent."""
 
 
 def index_run(rc: RunCheck) -> RunIndex:
@@ -165,8 +169,18 @@ def index_run(rc: RunCheck) -> RunIndex:
     unresolved = counts["unresolved"]
     notes = {code.value for code in NoteCode}
     warnings = [f for f in rc.findings if f.severity == "warn" and f.field in notes]
+    accepted_json = compact_json(result["accepted"])
     return RunIndex(
-        refusals, inputs_hash, unresolved, verdict, accepted_count, list(named), accepted, excerpts, warnings
+        refusals,
+        inputs_hash,
+        unresolved,
+        verdict,
+        accepted_count,
+        list(named),
+        accepted,
+        excerpts,
+        warnings,
+        accepted_json,
     )
 
 
@@ -179,6 +193,7 @@ def _record(ev: RunEvidence, index: RunIndex, source: Callable[[str], SnapshotCh
     """
     ev.inputs_hash = index.inputs_hash
     ev.verdict, ev.accepted_count = index.verdict, index.accepted_count
+    ev.hold_accepted(index.accepted_json)
     wiki.findings.extend(index.refusals)
     wiki.notices.extend(f"{ev.rel}: warning {f.one_line()}" for f in index.warnings)
     if index.unresolved and not index.refusals:
@@ -225,7 +240,12 @@ class WholeRun:
 
 
 def check_whole_run(
-    path: str, wiki_root: str, keys: KeyRing, rel: str, checks: Sequence[SnapshotCheck] = ()
+    path: str,
+    wiki_root: str,
+    keys: KeyRing,
+    rel: str,
+    checks: Sequence[SnapshotCheck] = (),
+    snapshot_bytes: int | None = None,
 ) -> WholeRun:
     """Read, verify and check one run: a task of the wiki check's pool, so that the run's records,
     its re-assembly and the comparison with its stored result run on a worker beside the other
@@ -242,6 +262,9 @@ def check_whole_run(
     the word of the check to come, which proves the file equal to the assembly (valid, never
     parsed) in the usual case; should the result prove not valid, the run is checked again
     without them, from the start.
+
+    ``snapshot_bytes``: the bytes of the run's snapshot files, as the caller measured them (None:
+    not known), which decides how soon the heap is trimmed (:func:`_trim_after`).
     """
     run, root = Run(Path(path)), Path(wiki_root)
     checked = _check_whole(run, root, keys, rel, checks, provisional=True)
@@ -262,8 +285,30 @@ def check_whole_run(
     done = WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, events, sources, index)
     del rc, inputs, reader, checked
     forget_normal_forms()  # a mismatched quote's or the prose check's normal forms go with the run
-    trim_heap()  # what a large run freed leaves the worker before the next run peaks on top of it
+    _trim_after(snapshot_bytes)  # what a large run freed leaves before the next run peaks on top of it
     return done
+
+
+_TRIM_SMALL_RUNS = 16
+"""Small runs a worker checks between two looks at its heap's free memory."""
+_SMALL_RUN_BYTES = 1024 * 1024
+"""A run whose snapshot files hold at most this many bytes is small: what it frees is reused by
+the next run, far below what :func:`~publisher.parallel.trim_heap` hands back."""
+_small_runs = 0
+
+
+def _trim_after(snapshot_bytes: int | None) -> None:
+    """Trim the heap (:func:`~publisher.parallel.trim_heap`) after a large run, or a run of unknown
+    size, at once; after small runs only every :data:`_TRIM_SMALL_RUNS`-th. Asking glibc how
+    much is free walks its free lists (about 0.3 ms in a worker's fragmented heap, a tenth of a
+    small run's check), and a small run cannot free what trimming is for."""
+    global _small_runs
+    if snapshot_bytes is not None and snapshot_bytes <= _SMALL_RUN_BYTES:
+        _small_runs += 1
+        if _small_runs < _TRIM_SMALL_RUNS:
+            return
+    _small_runs = 0
+    trim_heap()
 
 
 def _check_whole(
@@ -307,6 +352,8 @@ class _OnPool:
     ev: RunEvidence
     count: int
     """Snapshots the progress counts when the check comes back (0 when they were counted as checked)."""
+    size: int | None = None
+    """The bytes of a small run's snapshot files (None for a large run)."""
     hint: Future[list[tuple[str, list[tuple[int, int]]]]] | None = None
     """A large run's stored result being read on a worker for what it names (:func:`stored_requests`)."""
     batches: list[Batch] | None = None
@@ -370,8 +417,8 @@ def _check_runs_on_pool(
     large: deque[_OnPool] = deque()  # large runs whose snapshots are with the workers
 
     def send(entry: _OnPool, checks: Sequence[SnapshotCheck] = ()) -> None:
-        path = os.fspath(entry.ev.run.path)
-        entry.future = batches.call(check_whole_run, path, root, keys, entry.ev.rel, checks, count=entry.count)
+        path, rel = os.fspath(entry.ev.run.path), entry.ev.rel
+        entry.future = batches.call(check_whole_run, path, root, keys, rel, checks, entry.size, count=entry.count)
 
     def send_oldest_large() -> None:
         entry = large.popleft()
@@ -415,7 +462,7 @@ def _check_runs_on_pool(
             ev = RunEvidence(run, relative(path, wiki.wiki_root, real_root, wiki.real_path), path.name, {})
             wiki.runs.append(ev)
             if size <= _WHOLE_RUN_BYTES:
-                entry = _OnPool(ev, count)
+                entry = _OnPool(ev, count, size)
                 send(entry)
             else:
                 # What the stored result names, read on a worker without validating it (the run's

@@ -25,9 +25,9 @@ class Collector:
         """``warn`` with the gate off, ``fail`` with it on."""
         return "fail" if self.rc.gate else "warn"
 
-    def add(self, check_id: CheckId, status: Status, detail: str) -> None:
-        """Record the outcome of one check (its detail cut to one line)."""
-        self.rc.checks.append(CheckStatus(check_id, status, one_line(detail, 500)))
+    def add(self, check_id: CheckId, status: Status, detail: str, counts: dict[str, int] | None = None) -> None:
+        """Record the outcome of one check (its detail cut to one line, what it counted as ``counts``)."""
+        self.rc.checks.append(CheckStatus(check_id, status, one_line(detail, 500), dict(counts or {})))
 
     def find(
         self, check: CheckId, reason: Reason | None, file: str, detail: str, *, in_wiki: bool = False, **facts: Any

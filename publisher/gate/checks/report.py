@@ -218,4 +218,4 @@ def _hypothesis_wall(out: Collector) -> None:
                 )
                 break
     detail = f"{walled} sentence(s) behind the hypothesis wall; {crossings} worded across it"
-    out.add(HYPOTHESIS_WALL, "fail" if crossings else "pass", detail)
+    out.add(HYPOTHESIS_WALL, "fail" if crossings else "pass", detail, {"walled": walled, "crossings": crossings})

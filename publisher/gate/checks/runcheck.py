@@ -26,7 +26,7 @@ from ..inputs import RunInputs
 if TYPE_CHECKING:
     from ..assemble import Assembly
 
-__all__ = ["RunCheck", "CheckStatus", "Status", "finding_entry"]
+__all__ = ["RunCheck", "CheckStatus", "Status", "finding_entry", "compact_json", "from_compact_json"]
 
 
 Status = Literal["pass", "warn", "fail"]
@@ -39,10 +39,16 @@ class CheckStatus:
     check_id: str
     status: Status
     detail: str
+    counts: dict[str, int] = field(default_factory=dict, hash=False)
+    """What the check counted, by name (e.g. ``walled`` sentences), for a reader that needs the
+    numbers without parsing ``detail``; listed in ``verification.json`` only when not empty."""
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         """As ``verification.json``'s ``checks[]`` lists it."""
-        return {"check_id": self.check_id, "status": self.status, "detail": self.detail}
+        out: dict[str, Any] = {"check_id": self.check_id, "status": self.status, "detail": self.detail}
+        if self.counts:
+            out["counts"] = dict(self.counts)
+        return out
 
 
 class _Packed:
@@ -140,6 +146,20 @@ def _sorted_pieces(value: Any, top: bool = True) -> Iterator[bytes]:
         yield b"]"
     else:
         yield orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+
+
+def compact_json(value: Any) -> bytes | None:
+    """``value`` as compact JSON in its own key order (how a checked run's results are held), or
+    None for what JSON cannot hold as it is (an integer beyond 64 bits, a lone surrogate)."""
+    try:
+        return orjson.dumps(value)
+    except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+        return None
+
+
+def from_compact_json(data: bytes) -> Any:
+    """What :func:`compact_json` wrote, as a fresh value."""
+    return orjson.loads(data)
 
 
 class _PackedAway(Mapping[str, Any]):

@@ -200,7 +200,8 @@ def adjudicate(
         keys = ", ".join(ring.shown(kid) for kid in ring.ids_for(Role.ASSESS)) or "none"
         raise UsageError(
             f"this wiki trusts signed adjudications only: sign with the private key of {keys} "
-            "(--key FILE or $PUBLISHER_SIGNING_KEY); nothing written"
+            "(--key FILE or $PUBLISHER_SIGNING_KEY); nothing written",
+            **ring.key_fact(ring.ids_for(Role.ASSESS)),
         )
     found = valid_adjudications(run, review_id, ring)
     if isinstance(found, str):

@@ -357,3 +357,16 @@ def test_snapshots_are_read_only_where_prose_quotes(promoted: tuple[Path, RunBui
     assert check_wiki(wiki, policy=policy_of(wiki))._texts is None
     _with_prose(concept, f"\u201c{FORGED}\u201d")
     assert check_wiki(wiki, policy=policy_of(wiki))._texts
+
+
+def test_the_kept_normal_forms_count_the_texts_that_key_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap on kept normal forms holds the snapshot texts too (they are the keys): two texts
+    whose normal forms fit under the cap but whose texts and forms together do not are not both kept."""
+    from publisher.gate import quotations as q
+
+    monkeypatch.setattr(q, "_normal_texts", type(q._normal_texts)())
+    monkeypatch.setattr(q, "NORMAL_TEXTS_CODE_POINTS", 500)
+    first, second = "alpha " * 40, "beta " * 40  # 240 and 200 code points, forms about as long
+    q._normal_text(first)
+    q._normal_text(second)
+    assert list(q._normal_texts) == [second]  # the forms alone (about 440) would fit; with their texts not

@@ -461,7 +461,8 @@ def quotations(text: str, *, skip: Callable[[int], bool] | None = None) -> list[
 
 
 NORMAL_TEXTS_CODE_POINTS = 16_000_000
-"""How many code points of snapshots' normal forms (the text only, not its map) the quotation
+"""How many code points of snapshots and their normal forms (the text only, not its map; each kept
+text counts with its normal form, since it is the key that holds it) the quotation
 check keeps between files: a wiki's concepts each search every snapshot, which would otherwise
 be normalised again for each concept that quotes."""
 
@@ -480,10 +481,10 @@ def _normal_text(text: str) -> str:
     found = normal_form(text).text
     with _normal_lock:
         _normal_texts[text] = found
-        held = sum(len(kept) for kept in _normal_texts.values())
+        held = sum(len(key) + len(kept) for key, kept in _normal_texts.items())
         while len(_normal_texts) > 1 and held > NORMAL_TEXTS_CODE_POINTS:
-            _, dropped = _normal_texts.popitem(last=False)
-            held -= len(dropped)
+            key, dropped = _normal_texts.popitem(last=False)
+            held -= len(key) + len(dropped)
     return found
 
 

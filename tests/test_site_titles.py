@@ -7,11 +7,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markupsafe import Markup
 
 from publisher.kernel.lookalike import BIDI_CONTROLS
+from publisher.kernel.refs import looks_like_evidence, neutral_text
 from publisher.site.pages.titles import escape_nav, escape_site_strings, html_text, plain_title, set_page_title
 
 _TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80)
@@ -32,11 +33,16 @@ PAYLOADS = [
 
 @settings(max_examples=500)
 @given(_TEXT)
+@example("\u202a")  # a lone bidi control shows as nothing
+@example("x \u202eevil\u202c")
 def test_any_text_becomes_html_that_shows_it(text: str) -> None:
     out = html_text(text)
     assert isinstance(out, Markup)
     assert not set("<>\"'") & set(str(out))
-    assert html.unescape(str(out)) == text
+    # it shows the text a reader may be shown: bidi controls dropped, evidence look-alikes spelled out
+    assert html.unescape(str(out)) == neutral_text(text)
+    if not BIDI_CONTROLS.search(text) and looks_like_evidence(text) is None:
+        assert html.unescape(str(out)) == text
     assert html_text(out) is out  # the boundary is applied once, whatever calls it twice
 
 

@@ -60,7 +60,7 @@ BLOBS_DIR = "agent"
 """Where the trace's texts are kept, by SHA-256 of their UTF-8."""
 
 _MAX_TRACE = 16 * 1024 * 1024
-_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 _SHORT = Annotated[StrictStr, Field(min_length=1, max_length=300)]
 
 

@@ -97,7 +97,7 @@ _RELATIONS = {
     "has-expression-of-concern": NoticeKind.EXPRESSION_OF_CONCERN,
     "is-withdrawn-by": NoticeKind.WITHDRAWAL,
 }
-_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 
 
 class Update(BaseModel):

@@ -67,7 +67,7 @@ MAX_CLAIM = 2000
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,119}")
 _DOCUMENT_RE = re.compile(r"(\d{1,6})=(.*)", re.DOTALL)
 
-_LENIENT = ConfigDict(frozen=True, extra="allow")
+_LENIENT = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
 
 class _Citation(BaseModel):

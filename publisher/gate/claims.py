@@ -32,6 +32,13 @@ class ReportClaims:
     def __init__(self, checker: ArtifactChecker) -> None:
         self.checker = checker
         self.corpus = checker.corpus
+        self._index: tuple[list[Artifact], dict[tuple[str, str], set[int]]] | None = None
+
+    def _by_paper_id(self, accepted: list[Artifact]) -> dict[tuple[str, str], set[int]]:
+        """``accepted`` indexed by paper id, made once for the list a report's footnotes share."""
+        if self._index is None or self._index[0] is not accepted:
+            self._index = (accepted, _paper_index(accepted))
+        return self._index[1]
 
     def artifacts(self, footnotes: list[Footnote], accepted_records: list[Artifact]) -> list[Artifact]:
         """One artifact per footnote label: every footnote is a citation."""
@@ -139,7 +146,8 @@ class ReportClaims:
                 "resolve its label",
             )
             return []
-        matched = [a for a in accepted if _resolves(note.paper_ids, a)]
+        named = _named_by(self._by_paper_id(accepted), note.paper_ids)  # the only records that can resolve
+        matched = [a for a in accepted if id(a) in named and _resolves(note.paper_ids, a)]
         if not matched:
             detail = f"{stated} resolves to no accepted extraction or appraisal"
             art.find(f"{prefix}paper_ids", Reason.SOURCE_OUTSIDE_ACCEPTED, detail)
@@ -163,6 +171,49 @@ class ReportClaims:
         except IdError:
             return False
         return all(same_id(kind, value, k) for k in known)
+
+
+def _artifact_ids(art: Artifact) -> list[tuple[str, str]]:
+    """The paper ids an accepted record states (its evidence id, its ``_paper``), as ``(kind, value)``."""
+    ids: list[tuple[str, str]] = []
+    if art.evidence_id and ":" in art.evidence_id:
+        kind, value = art.evidence_id.split(":", 1)
+        ids.append((kind.lower(), value))
+    paper = art.data.get("_paper")
+    if isinstance(paper, dict):
+        ids += [(kind, value) for kind, value in paper.items() if isinstance(value, str) and value]
+    return ids
+
+
+def _id_key(kind: str, value: str) -> tuple[str, str] | None:
+    """The key two spellings of one paper id share (:func:`same_id` is equality of keys), or None."""
+    try:
+        canonical = canonical_id(kind, value)
+    except IdError:
+        return None
+    return kind, canonical.lower() if kind == "doi" else canonical
+
+
+def _paper_index(accepted: list[Artifact]) -> dict[tuple[str, str], set[int]]:
+    """Accepted records by the key of every paper id they state (made once per report, so a report of
+    n footnotes over n records costs n lookups, not n x n id comparisons)."""
+    index: dict[tuple[str, str], set[int]] = {}
+    for art in accepted:
+        for kind, value in _artifact_ids(art):
+            key = _id_key(kind, value)
+            if key is not None:
+                index.setdefault(key, set()).add(id(art))
+    return index
+
+
+def _named_by(index: dict[tuple[str, str], set[int]], paper_ids: tuple[tuple[str, str], ...]) -> set[int]:
+    """The records that state at least one of ``paper_ids`` (a superset of those that resolve)."""
+    named: set[int] = set()
+    for kind, value in paper_ids:
+        key = _id_key(kind, value)
+        if key is not None:
+            named |= index.get(key, set())
+    return named
 
 
 def _resolves(paper_ids: tuple[tuple[str, str], ...], art: Artifact) -> bool:

@@ -23,7 +23,7 @@ __all__ = [
     "NUMERIC_OUTCOME_FIELDS",
 ]
 
-_AGENT = ConfigDict(frozen=True, extra="allow")
+_AGENT = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
 
 def _int_to_str(value: Any) -> Any:

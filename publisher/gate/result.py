@@ -29,7 +29,7 @@ __all__ = [
     "Result",
 ]
 
-_OURS = ConfigDict(frozen=True, extra="forbid")
+_OURS = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class ResultGate(BaseModel):

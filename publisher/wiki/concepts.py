@@ -96,7 +96,7 @@ def _check_digest(value: str) -> str:
     return value
 
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_FROZEN = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class EpistemicStatus(StrEnum):

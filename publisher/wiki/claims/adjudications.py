@@ -61,7 +61,7 @@ DECISION = "does_not_support"
 MAX_REASON = 1000
 """Longest reason an adjudication keeps (one line)."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 
 HitKey = tuple[str, int, int]
 """A hit as an adjudication names it: (term, start, end)."""

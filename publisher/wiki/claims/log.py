@@ -53,7 +53,7 @@ ASSESSMENTS_FILE = "assessments.jsonl"
 SIGNED_FOR = "assessments"
 """What an assessment's ``sig.run`` names: the wiki's assessment log (not a run)."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 
 
 class BoundRef(BaseModel):

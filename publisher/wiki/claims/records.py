@@ -56,7 +56,7 @@ MISSINGNESS_DIR = "missingness"
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 """A record file larger than this is refused unread."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 
 
 class MissingKind(StrEnum):

@@ -86,7 +86,7 @@ SIGNED_FOR = "warrants"
 CHECK = CheckId.WARRANT
 """The check id of every warrant finding and refusal."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True)
+_FROZEN = ConfigDict(frozen=True, extra="forbid", strict=True, defer_build=True)
 
 
 class Decision(StrEnum):

@@ -43,7 +43,7 @@ import threading
 import unicodedata
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from typing import Any, Literal
@@ -499,7 +499,9 @@ def _absent(body: str, quote: str, needle: str, first: str | None) -> bool:
     return needle not in norm and (first is None or first not in norm)
 
 
-def _search(texts: Mapping[str, str], quoted: list[Quotation]) -> tuple[list[list[tuple[str, int, int]]], list[bool]]:
+def _search(
+    texts: Mapping[str, str], quoted: Sequence[Quotation]
+) -> tuple[list[list[tuple[str, int, int]]], list[bool]]:
     """Where each of ``quoted`` occurs in ``texts`` (by source id), and whether its search stopped.
 
     Snapshot by snapshot, every quotation in turn; a snapshot where a quotation cannot occur at
@@ -532,7 +534,7 @@ def _search(texts: Mapping[str, str], quoted: list[Quotation]) -> tuple[list[lis
 
 
 def quotation_findings(
-    found: list[Quotation],
+    found: Sequence[Quotation],
     *,
     file: str,
     check: CheckId,

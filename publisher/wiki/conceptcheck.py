@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ..gate.quotations import quotation_findings, quotations
+from ..gate.quotations import Quotation, quotation_findings, quotations
 from ..kernel import _fs
 from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError
@@ -35,6 +35,7 @@ __all__ = [
     "check_concept",
     "check_concept_text",
     "concept_folder",
+    "concept_quotations",
     "parse_concept_text",
     "read_concept_file",
     "read_concepts",
@@ -147,12 +148,17 @@ def _generated_lines(body: str) -> range:
     return range(begin, end + 1) if begin is not None and end is not None and begin <= end else range(0)
 
 
+def concept_quotations(doc: ConceptDoc) -> tuple[Quotation, ...]:
+    """The quotations of a concept's own prose, its generated block (promotion's) left out."""
+    block = _generated_lines(doc.body)
+    return tuple(quotations(doc.body, skip=block.__contains__))
+
+
 def _check_quotations(wiki: WikiCheck, ce: ConceptEvidence, doc: ConceptDoc) -> None:
     """C-PROSE over the concept's own prose (the generated block is promotion's): every quotation
     (:mod:`publisher.gate.quotations`) located in the snapshots of the wiki's runs, and cited
     through an evidence footnote whose span covers it, or refused."""
-    block = _generated_lines(doc.body)
-    found = quotations(doc.body, skip=block.__contains__)
+    found = ce.quotations if ce.quotations is not None else concept_quotations(doc)
     if not found:
         return
     cited: dict[str, list[tuple[str, int, int]]] = {}
@@ -260,14 +266,19 @@ def parse_concept_text(text: str, rel: str, slug: str, wiki_root: Path, out: lis
 def read_concept_file(
     path: Path, wiki_root: Path, out: list[Finding], folder_rel: str | None = None
 ) -> ConceptEvidence:
-    """A concept file read through the fail-closed reader (no links, no FIFOs) and parsed."""
+    """A concept file read through the fail-closed reader (no links, no FIFOs) and parsed, with
+    the quotations of its prose found here too (:func:`concept_quotations`): where many concepts
+    are read on the workers, the check's main process then parses nothing again."""
     rel = (folder_rel if folder_rel is not None else relative(path.parent, wiki_root)) + "/" + path.name
     try:
         text = _fs.read_regular(path, follow_symlinks=False).decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         out.append(Finding(Reason.SCHEMA_ERROR, rel, f"cannot be read as UTF-8 ({exc})"))
         return ConceptEvidence(path, rel, path.stem, None)
-    return parse_concept_text(text, rel, path.stem, wiki_root, out)
+    ce = parse_concept_text(text, rel, path.stem, wiki_root, out)
+    if ce.doc is not None:
+        ce.quotations = concept_quotations(ce.doc)
+    return ce
 
 
 def read_concepts(paths: list[str], wiki_root: str, folders: list[str]) -> list[tuple[ConceptEvidence, list[Finding]]]:

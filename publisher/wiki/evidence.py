@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlsplit
 from pydantic import TypeAdapter
 
 from ..gate.checks.runcheck import RunCheck, from_compact_json
+from ..gate.quotations import Quotation
 from ..gate.result import AcceptedArtifact, Result
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding, counts_by_code
@@ -206,6 +207,10 @@ class ConceptEvidence:
     rel: str
     slug: str
     doc: ConceptDoc | None
+    quotations: tuple[Quotation, ...] | None = None
+    """The quotations of the concept's own prose, found where the file was read and parsed (on a
+    worker when there are many concepts), so the check does not parse the text again; None when
+    not looked for yet."""
 
 
 @dataclass

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _policy import policy_of
@@ -227,3 +228,37 @@ def test_a_concept_and_its_page_keep_their_labels_when_a_span_is_added_before_th
     assert len(after) == len(before) + 1
     assert {label: after[label] for label in before} == before
     assert check_wiki(wiki, policy=policy_of(wiki)).ok
+
+
+def test_concepts_naming_the_same_runs_share_one_rendering_and_each_is_still_compared(
+    trial: tuple[Path, RunBuilder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The check renders a block once for every concept naming the same runs; a concept naming
+    other runs gets its own, and an edited copy is refused exactly as without the sharing."""
+    import publisher.wiki.promoted as promoted
+
+    wiki, rb = trial
+    promote(rb.run.path, wiki, concept="dusk", policy=policy_of(wiki))
+    other = RunBuilder(wiki, "dusk", question="Does evening light harm?")
+    sid = other.source("https://example.org/dusk", TEXT, paper={"pmid": "48213508", "doi": None, "pmcid": None})
+    other.extraction("pmid:48213508", [Claim("spans[0]", BULLET, sid, TEXT.index("The trial"), TEXT.index(" Results"))])
+    other.assemble()
+    promote(other.run.path, wiki, concept="evening", policy=policy_of(wiki))
+    dusk = wiki / "concepts" / "dusk.md"
+    dusk.write_text(_edit_excerpt(dusk.read_text(encoding="utf-8")), encoding="utf-8")
+    rendered: list[tuple[str, ...]] = []
+    real = promoted.render_block
+
+    def counting(runs: Any, check: Any, *, legacy: bool = False) -> promoted.RenderedBlock:
+        if not legacy:
+            rendered.append(tuple(ev.slug for ev in runs))
+        return real(runs, check, legacy=legacy)
+
+    monkeypatch.setattr(promoted, "render_block", counting)
+    shared = check_wiki(wiki, policy=policy_of(wiki)).findings
+    assert sorted(rendered) == [("dawn",), ("dusk",)]  # dawn.md and dusk.md share one rendering
+    found = _promoted(shared)
+    assert found and {f.file for f in found} == {"concepts/dusk.md"}
+    assert all(f.expected is not None and "60 per arm" in f.expected for f in found if f.expected)
+    monkeypatch.setattr(promoted.BlockCache, "get", lambda self, runs: None)  # each concept renders its own
+    assert [repr(f) for f in check_wiki(wiki, policy=policy_of(wiki)).findings] == [repr(f) for f in shared]

@@ -38,6 +38,7 @@ from .discover import discover, inside
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
 from .notices import check_notices
 from .policy import Policy
+from .promoted import BlockCache
 from .runchecks import check_runs, run_bytes
 
 __all__ = ["check_wiki", "check_claims", "check_claims_text"]
@@ -182,8 +183,9 @@ def _check_wiki(
         target = target_of(rel)
         return by_path.get(target) if target is not None else None
 
+    blocks = BlockCache()  # concepts naming the same runs share one rendering of their block
     for ce in wiki.concepts:
-        check_concept(ce, wiki, run_for)
+        check_concept(ce, wiki, run_for, blocks=blocks)
     check_claims(wiki, wiki.concepts)
     check_notices(wiki)
     forget_normal_forms()  # the reviews' normal forms: none stays resident through the site's build

@@ -28,7 +28,7 @@ from ..kernel.refs import SpanRef, format_ref
 from .concepts import GENERATED_BEGIN, GENERATED_END, ConceptDoc, EvidenceFootnote, parse_concept
 from .discover import relative
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
-from .promoted import promoted_findings
+from .promoted import BlockCache, promoted_findings
 
 __all__ = [
     "PROSE_CHECK",
@@ -46,8 +46,15 @@ PROSE_CHECK = CheckId.PAGE_PROSE
 footnotes that cite a span."""
 
 
-def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str], RunEvidence | None]) -> None:
-    """Every check of one parsed concept; findings go to ``wiki.findings``."""
+def check_concept(
+    ce: ConceptEvidence,
+    wiki: WikiCheck,
+    run_for: Callable[[str], RunEvidence | None],
+    *,
+    blocks: BlockCache | None = None,
+) -> None:
+    """Every check of one parsed concept; findings go to ``wiki.findings``. ``blocks`` shares the
+    promoted blocks rendered for the other concepts of one pass (:class:`~.promoted.BlockCache`)."""
     doc = ce.doc
     if doc is None:
         return
@@ -94,7 +101,7 @@ def check_concept(ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str],
         # C-PROMOTED: the block is what promotion writes now. Skipped while a named run is itself
         # refused: its findings name the cause, and a block rendered from it would differ anyway.
         here = {f.line: f.key for f in wiki.findings[before:] if f.file == ce.rel and f.line is not None}
-        for finding in promoted_findings(doc, ce.rel, named, wiki):
+        for finding in promoted_findings(doc, ce.rel, named, wiki, blocks=blocks):
             cause = here.get(finding.line) if finding.line is not None else None
             wiki.findings.append(replace(finding, cause=cause) if cause is not None else finding)
     _check_quotations(wiki, ce, doc)

@@ -42,6 +42,7 @@ __all__ = [
     "render_block",
     "block_lines",
     "promoted_findings",
+    "BlockCache",
     "label_facts",
     "run_label_prefix",
 ]
@@ -329,7 +330,46 @@ def _outside_definitions(lines: Sequence[str], at: BlockLines, labels: set[str])
     return out
 
 
-def promoted_findings(doc: ConceptDoc, rel: str, runs: Sequence[RunEvidence], wiki: WikiCheck) -> list[Finding]:
+class BlockCache:
+    """The promoted blocks rendered during one check, by the runs they were rendered for.
+
+    Concepts that name the same runs in the same order hold the same block; rendering it once
+    for all of them is exact while neither the runs nor what the wiki verified change, so a
+    cache lives for one pass over the concepts of one check. Each entry keeps its runs (the
+    very objects), so a key of object ids can never be taken by other runs."""
+
+    def __init__(self) -> None:
+        self._held: dict[tuple[int, ...], tuple[tuple[RunEvidence, ...], RenderedBlock, list[str]]] = {}
+
+    def get(self, runs: Sequence[RunEvidence]) -> tuple[RenderedBlock, list[str]] | None:
+        """The block and its lines rendered for exactly these runs, or None."""
+        held = self._held.get(tuple(id(ev) for ev in runs))
+        if held is None or len(held[0]) != len(runs) or any(a is not b for a, b in zip(held[0], runs, strict=True)):
+            return None
+        return held[1], held[2]
+
+    def put(self, runs: Sequence[RunEvidence], rendered: RenderedBlock, lines: list[str]) -> None:
+        """Keep the block rendered for ``runs`` and its lines."""
+        self._held[tuple(id(ev) for ev in runs)] = (tuple(runs), rendered, lines)
+
+
+def _rendered(
+    runs: Sequence[RunEvidence], wiki: WikiCheck, blocks: BlockCache | None
+) -> tuple[RenderedBlock, list[str]]:
+    """The block promotion writes for ``runs`` and its lines, from ``blocks`` when rendered there."""
+    kept = blocks.get(runs) if blocks is not None else None
+    if kept is not None:
+        return kept
+    rendered = render_block(runs, wiki)
+    lines = rendered.lines()
+    if blocks is not None:
+        blocks.put(runs, rendered, lines)
+    return rendered, lines
+
+
+def promoted_findings(
+    doc: ConceptDoc, rel: str, runs: Sequence[RunEvidence], wiki: WikiCheck, *, blocks: BlockCache | None = None
+) -> list[Finding]:
     """``C-PROMOTED``: the concept's promoted block is exactly what promotion writes for ``runs``
     (the runs its front matter names, in order) from what ``wiki`` verified now.
 
@@ -337,7 +377,8 @@ def promoted_findings(doc: ConceptDoc, rel: str, runs: Sequence[RunEvidence], wi
     (``SCHEMA_ERROR``); every line inside must be the promoted line (``EXCERPT_MISMATCH``, with the
     promoted and the found text); no footnote outside the block may define one of its labels.
     A block whose only difference is the positional labels of earlier versions gets one finding
-    naming ``publisher migrate labels``.
+    naming ``publisher migrate labels``. ``blocks`` keeps the blocks rendered for other concepts
+    of the same check (the lines compared are read, never changed).
     """
     at = block_lines(doc.body)
     if isinstance(at, tuple):
@@ -350,8 +391,7 @@ def promoted_findings(doc: ConceptDoc, rel: str, runs: Sequence[RunEvidence], wi
         return [Finding(Reason.SCHEMA_ERROR, rel, why, line=1, check=CHECK)]
     lines = doc.body.split("\n")
     found = at.inside(lines)
-    rendered = render_block(runs, wiki)
-    wanted = rendered.lines()
+    rendered, wanted = _rendered(runs, wiki, blocks)
     out: list[Finding] = []
     if found != wanted:
         if found == render_block(runs, wiki, legacy=True).lines():

@@ -206,6 +206,13 @@ _PIECES = [
     "1. [^e]: src-" + "e" * 64 + "#4-5",
     "<span>[^a]</span>",
     "[link [^a]](https://example.org)",
+    "[^a](https://example.org) an inline link, not a reference",
+    "[^a][c] and [^b][] and [^e]( unclosed",
+    "[c]: https://example.org/reference",
+    "[^x y]: https://example.org/a-link-reference-with-a-caret",
+    "[^x y] [^X Y]",
+    "run [^r.1:a_b-c] and [^r.1:a_b-c]\\",
+    "[^r.1:a_b-c]: src-" + "f" * 64 + "#6-7",
     "[^d]",
     "plain prose without any reference",
     "*emphasis* and **strong** text",
@@ -216,26 +223,50 @@ _PIECES = [
 ]
 
 
-@given(st.lists(st.sampled_from(_PIECES), max_size=14), st.sampled_from(["\n", "\n\n"]))
-def test_the_footnote_parse_reads_every_body_as_the_full_parser_does(pieces: list[str], sep: str) -> None:
-    """The footnote parser tokenises only the inline blocks that can hold a reference ("[^" or
-    "^["): which definitions are footnotes, in what order, with which lines and code blocks, is
-    exactly what markdown-it's full parse gives."""
+def _full_parse(body: str) -> tuple[object, ...]:
+    """:func:`evidence_footnotes` through markdown-it's own parser (every block, every rule)."""
     from markdown_it import MarkdownIt
     from mdit_py_plugins.footnote import footnote_plugin
 
     from publisher.wiki import concepts as concepts_module
 
-    body = sep.join(pieces)
-    fast = evidence_footnotes(body)
     full = MarkdownIt("commonmark").use(footnote_plugin)
     real = concepts_module._footnote_parser
     try:
         concepts_module._footnote_parser = lambda: full  # type: ignore[assignment]
-        slow = evidence_footnotes(body)
+        return evidence_footnotes(body)
     finally:
         concepts_module._footnote_parser = real  # type: ignore[assignment]
-    assert fast == slow
+
+
+_DEF_A = "[^a]: src-" + "a" * 64 + "#1-5"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"See [^a](https://example.org).\n\n{_DEF_A}\n",  # an inline link, no reference
+        f"See [^a][c].\n\n[c]: https://example.org\n\n{_DEF_A}\n",  # a full reference link
+        f"See [^a].\n\n[^a\n]: https://example.org\n\n{_DEF_A}\n",  # a link reference labelled ^a
+    ],
+)
+def test_a_reference_the_link_rule_takes_is_no_footnote_reference(body: str) -> None:
+    """Where ``[^a]`` is a link (followed by ``(`` or ``[``, or a link reference definition has
+    its label), the definition it would cite is unreferenced: not an evidence footnote but a
+    stray definition refused with a grammar error, as markdown-it's full parse reads it."""
+    notes = evidence_footnotes(body)
+    assert notes == _full_parse(body)
+    assert [(n.label, n.refs, n.error is not None) for n in notes] == [("a", (), True)]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=14), st.sampled_from(["\n", "\n\n"]))
+def test_the_footnote_parse_reads_every_body_as_the_full_parser_does(pieces: list[str], sep: str) -> None:
+    """The footnote parser tokenises only the inline blocks that can hold a reference ("[^" or
+    "^["), and reads a plain ``[^label]`` before the link rule where that rule cannot match:
+    which definitions are footnotes, in what order, with which lines and code blocks, is
+    exactly what markdown-it's full parse gives."""
+    body = sep.join(pieces)
+    assert evidence_footnotes(body) == _full_parse(body)
 
 
 # --- front matter of any YAML structure: a parsed concept or one SCHEMA_ERROR, never a crash ------

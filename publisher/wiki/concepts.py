@@ -22,7 +22,9 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import normalizeReference
 from mdit_py_plugins.footnote import footnote_plugin
+from mdit_py_plugins.footnote.index import footnote_ref
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -300,12 +302,42 @@ def _footnote_inlines(state: Any) -> None:
                 md.inline.parse(content, md, state.env, token.children)
 
 
+_PLAIN_REFERENCE = re.compile(r"\[\^[A-Za-z0-9._:-]+\]")
+"""A footnote reference whose label holds nothing an inline rule reads (promotion's labels)."""
+
+
+def _plain_reference(state: Any, silent: bool) -> bool:
+    """A footnote reference read before markdown-it's ``link`` rule, where that rule cannot match.
+
+    At ``[^label]`` the ``link`` rule runs first: it scans the label token by token (the costliest
+    part of a concept's inline pass, one scan per promoted claim line) and, unless ``(`` or ``[``
+    follows or a link reference definition has that label, fails; ``image`` and the inline
+    footnote need other first characters, and ``footnote_ref`` then reads the reference. Here,
+    for a label of letters, digits and ``._:-`` only (no character that starts an inline token,
+    so the scan ends at the first ``]``), that case goes straight to ``footnote_ref``; any other
+    returns False and the rules run as before: the same tokens and references, in the same order."""
+    src, pos, end = state.src, state.pos, state.posMax
+    if not src.startswith("[^", pos):
+        return False
+    match = _PLAIN_REFERENCE.match(src, pos, end)
+    if match is None:
+        return False
+    after = match.end()
+    if after < end and src[after] in "([":
+        return False
+    links = state.env.get("references")
+    if links and links.get(normalizeReference(src[pos + 1 : after - 1])):
+        return False
+    return bool(footnote_ref(state, silent))
+
+
 def _footnote_parser() -> MarkdownIt:
     """This thread's footnote parser (building one costs more than parsing a short concept)."""
     parser = getattr(_PARSERS, "md", None)
     if parser is None:
         parser = _PARSERS.md = MarkdownIt("commonmark").use(footnote_plugin)
         parser.core.ruler.at("inline", _footnote_inlines)
+        parser.inline.ruler.before("link", "publisher_plain_reference", _plain_reference)
     return parser
 
 

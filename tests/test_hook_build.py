@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _policy import policy_of
@@ -339,6 +340,7 @@ def test_the_seal_refuses_every_bad_page_at_once(tmp_path: Path) -> None:
 _FORGE_RECORD = """
 import json, os
 from pathlib import Path
+from typing import Any
 
 def on_post_build(config):
     (record,) = sorted(Path(config.site_dir).glob("sources/src-*/record.json"))[:1]
@@ -371,6 +373,7 @@ def test_plugin_altering_a_published_record_fails_before_publication(
 
 _FORGE_PROOF = """
 from pathlib import Path
+from typing import Any
 
 def on_post_build(config):
     for proof in sorted(Path(config.site_dir).glob("sources/src-*/proofs/*.js"))[:1]:
@@ -379,6 +382,7 @@ def on_post_build(config):
 
 _READ_PAGES = """
 from pathlib import Path
+from typing import Any
 
 def on_post_build(config):
     site = Path(config.site_dir)
@@ -1071,3 +1075,52 @@ def _load_config(wiki: Path) -> object:
     from mkdocs.config import load_config
 
     return load_config(str(wiki / "mkdocs.yml"))
+
+
+class _ForgetfulNotes(dict):  # type: ignore[type-arg]
+    """A note cache that keeps nothing: every footnote's note made on its own, as before."""
+
+    def __setitem__(self, key: object, value: object) -> None:
+        return None
+
+
+def test_a_note_quoting_the_same_spans_is_made_once_for_the_concept_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two concept pages quoting the same spans: each footnote's note (excerpts in their
+    sentences, links) is made once for both pages, and every page is byte for byte the page
+    made when each note is made on its own."""
+    rb = _sample(tmp_path)
+    wiki = rb.wiki
+    promote(rb.run.path, wiki, concept="twin", policy=policy_of(wiki))
+    made: list[int] = []
+    real_fragments = pages_module.SiteModel.fragments
+
+    class Counting:
+        def __init__(self, module: Any) -> None:
+            self._module = module
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self._module, name)
+
+        def evidence_note(self, items: Any) -> Any:
+            made.append(len(items))
+            return self._module.evidence_note(items)
+
+    monkeypatch.setattr(pages_module.SiteModel, "fragments", lambda self: Counting(real_fragments(self)))
+    build_wiki(wiki)
+    shared, once = _every_page(wiki), len(made)
+    concepts = [uri for uri in shared if uri.startswith("concepts/") and uri != "concepts/index.html"]
+    assert len(concepts) == 2 and once > 0
+    made.clear()
+    real_build = pages_module.SiteModel.build
+
+    def forgetful(self: Any) -> Any:
+        pages = real_build(self)
+        self._notes = _ForgetfulNotes()
+        return pages
+
+    monkeypatch.setattr(pages_module.SiteModel, "build", forgetful)
+    build_wiki(wiki)
+    assert len(made) == 2 * once  # each page made its own notes
+    assert _every_page(wiki) == shared

@@ -89,6 +89,7 @@ class SiteModel(PageModel):
                 if event.source_id is not None:  # a fetch_failed attempt concerns no source
                     self._events.setdefault(event.source_id, []).append((ev.slug, event))
         self._citations: dict[tuple[str, int, int], list[Citation]] = {}
+        self._notes: dict[tuple[tuple[str, int, int, str], ...], str] = {}
         for ce in pre.concepts:
             for note in ce.doc.footnotes if ce.doc else ():
                 for ref in note.refs:
@@ -178,12 +179,20 @@ class SiteModel(PageModel):
 
     def _note(self, items: list[dict[str, Any]]) -> Callable[[], str]:
         """A footnote's excerpts in their sentences, made when its page is filled: the contexts
-        are read then (from the build's helpers, which read them while the pages are made)."""
+        are read then (from the build's helpers, which read them while the pages are made).
+
+        The HTML is made from the spans, their verified excerpts and contexts and the links to
+        them alone, so a footnote of another concept page quoting the same spans with the same
+        links (the pages of one folder) gets the note made for the first, not made again."""
+        key = tuple((item["source_id"], item["start"], item["end"], item["href"]) for item in items)
 
         def note() -> str:
-            for item in items:
-                item["context"] = self.contexts.around(item["source_id"], item["start"], item["end"])
-            return str(self.fragments().evidence_note(items))
+            made = self._notes.get(key)
+            if made is None:
+                for item in items:
+                    item["context"] = self.contexts.around(item["source_id"], item["start"], item["end"])
+                made = self._notes[key] = str(self.fragments().evidence_note(items))
+            return made
 
         return note
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -152,10 +153,11 @@ class Run:
             )
         return run
 
-    def load_config(self) -> RunConfig:
-        """The run's config, strictly parsed; a malformed config is a SCHEMA_ERROR usage error."""
+    def load_config(self, data: bytes | None = None) -> RunConfig:
+        """The run's config, strictly parsed; a malformed config is a SCHEMA_ERROR usage error.
+        ``data``: the file's bytes, already read by the caller (None: read here)."""
         try:
-            raw = loads_strict(_fs.read_regular(self.config_path))
+            raw = loads_strict(_fs.read_regular(self.config_path) if data is None else data)
             config = RunConfig.model_validate(raw)
             problem = None if config.run_slug is None else slug_problem(config.run_slug)
             if problem is not None:
@@ -173,8 +175,12 @@ class Run:
     def upstream_layout(self) -> bool:
         """Whether the run sits where the upstream kit writes runs (``outputs/deep-research/<slug>``):
         such runs keep upstream's rules (no seals, no chain; see docs/upstream.md)."""
-        parents = self.path.resolve().parents
-        return len(parents) >= 2 and parents[0].name == "deep-research" and parents[1].name == "outputs"
+        folder = _real_folder(self.path)
+        if folder is None:
+            parents = self.path.resolve().parents
+            return len(parents) >= 2 and parents[0].name == "deep-research" and parents[1].name == "outputs"
+        above, here = os.path.split(folder)
+        return here == "deep-research" and os.path.basename(above) == "outputs"
 
     def slug(self, config: RunConfig | None = None) -> str:
         """The run's slug: ``run_slug`` from the config, else the folder name (held to :data:`SLUG_RE`)."""
@@ -279,6 +285,48 @@ def write_workspace(new: Run, files: list[tuple[str, bytes]]) -> list[str]:
         if not _fs.create_exclusive(target, data, mode=0o644):
             raise UsageError(f"{rel} already exists in the new run")
     return [rel for rel, _ in files]
+
+
+_REAL_FOLDERS: dict[str, tuple[int, int, str]] = {}
+"""A folder as given -> its device, inode and real path (:func:`_real_folder`): the runs of a wiki
+share a few folders, whose components need not be walked again for each run."""
+
+_REAL_FOLDERS_HELD = 256
+"""Folders :data:`_REAL_FOLDERS` holds at most (it starts again when full)."""
+
+
+def _real_folder(path: Path) -> str | None:
+    """The real path of the folder that ``path`` (no link itself) sits in, or None when it must be
+    resolved whole: a link, a relative or dotted path, or anything that cannot be looked at.
+
+    Resolving walks every component with ``lstat`` (some 60 microseconds a run for a wiki check
+    that asks each run where it sits), and the runs of a wiki share a few folders: a folder's real
+    path is held (:data:`_REAL_FOLDERS`) and taken again while the folder at the given path and
+    at the real path held are still the same one (device and inode). ``path`` itself is looked at
+    every time."""
+    name = path.name
+    if not path.is_absolute() or name in ("", "..", "."):
+        return None
+    folder = os.fspath(path.parent)
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return None
+        here = os.stat(folder)
+        held = _REAL_FOLDERS.get(folder)
+        if held is not None and held[0] == here.st_dev and held[1] == here.st_ino:
+            there = os.stat(held[2])
+            if there.st_dev == here.st_dev and there.st_ino == here.st_ino:
+                return held[2]
+        real = os.path.realpath(folder)
+        there = os.stat(real)
+    except OSError:
+        return None
+    if there.st_dev != here.st_dev or there.st_ino != here.st_ino:  # changed while resolved
+        return None
+    if len(_REAL_FOLDERS) >= _REAL_FOLDERS_HELD:
+        _REAL_FOLDERS.clear()
+    _REAL_FOLDERS[folder] = (here.st_dev, here.st_ino, real)
+    return real
 
 
 def find_wiki_root(start: Path) -> Path | None:

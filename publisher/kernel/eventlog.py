@@ -18,7 +18,15 @@ from typing import Generic, Protocol, TypeVar
 from pydantic import ValidationError
 
 from . import _fs
-from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, prefixed, utc_now
+from .canonical import (
+    StrictJSONError,
+    canonical_bytes,
+    format_ts,
+    loads_canonical_floats_unchecked,
+    loads_strict,
+    prefixed,
+    utc_now,
+)
 from .checkids import CheckId
 from .errors import EventLogError, UsageError
 from .findings import Finding
@@ -48,8 +56,18 @@ def line_digest(line: bytes) -> str:
 
 
 def _parse_event(line: bytes) -> Event:
-    raw = loads_strict(line)
-    return Event.model_validate(raw)
+    """One line as an event. A line this product wrote is canonical JSON, parsed without looking
+    for floats: the event's schema refuses every float (strict, no float field, no extra key), so
+    a canonical line that validates held none, and its value is exactly the strict path's. Any
+    other line, and any canonical one that does not validate, is judged by the strict path,
+    which says why."""
+    raw = loads_canonical_floats_unchecked(line)
+    if isinstance(raw, dict):
+        try:
+            return Event.model_validate(raw)
+        except ValidationError:
+            pass
+    return Event.model_validate(loads_strict(line))
 
 
 def _tail(fd: int, size: int) -> bytes:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
+from typing import Any, Generic, TypeVar, overload
 
 from pydantic import ValidationError
 
@@ -57,6 +58,33 @@ RUN_LAYOUTS = ("runs/*", "outputs/deep-research/*")
 """Where a wiki keeps its runs: our default layout first, then the upstream one."""
 
 
+_T = TypeVar("_T")
+
+
+class _made_once(Generic[_T]):
+    """``functools.cached_property`` without its lock: a run's paths are made from its folder
+    alone, so two threads that make one at once store equal values, and Python 3.11 takes a lock
+    on each first reading (a run check makes a dozen paths of every run it reads)."""
+
+    def __init__(self, make: Callable[[Any], _T]) -> None:
+        self._make = make
+        self._name = make.__name__
+        self.__doc__ = make.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> _made_once[_T]: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> _T: ...
+    def __get__(self, instance: object | None, owner: type | None = None) -> _T | _made_once[_T]:
+        if instance is None:
+            return self
+        made = instance.__dict__[self._name] = self._make(instance)
+        return made
+
+
 @dataclass(frozen=True)
 class Run:
     """One run directory and the well-known paths inside it (each made once per object: a wiki
@@ -67,62 +95,62 @@ class Run:
     def __getstate__(self) -> dict[str, Path]:
         return {"path": self.path}
 
-    @cached_property
+    @_made_once
     def config_path(self) -> Path:
         return self.path / "config.json"
 
-    @cached_property
+    @_made_once
     def sources_dir(self) -> Path:
         return self.path / "sources"
 
-    @cached_property
+    @_made_once
     def events_path(self) -> Path:
         return self.path / "events.jsonl"
 
-    @cached_property
+    @_made_once
     def raw_dir(self) -> Path:
         """Raw bytes behind retrieval receipts, write-once under their SHA-256."""
         return self.path / "raw"
 
-    @cached_property
+    @_made_once
     def corpus_path(self) -> Path:
         return self.path / "corpus.jsonl"
 
-    @cached_property
+    @_made_once
     def extractions_dir(self) -> Path:
         return self.path / "workspace" / "extractions"
 
-    @cached_property
+    @_made_once
     def appraisals_dir(self) -> Path:
         return self.path / "workspace" / "appraisals"
 
-    @cached_property
+    @_made_once
     def verifier_path(self) -> Path:
         return self.path / "workspace" / "verifier.json"
 
-    @cached_property
+    @_made_once
     def outputs_dir(self) -> Path:
         return self.path / "outputs"
 
-    @cached_property
+    @_made_once
     def report_md(self) -> Path:
         return self.outputs_dir / "report.md"
 
-    @cached_property
+    @_made_once
     def result_path(self) -> Path:
         return self.outputs_dir / "result.json"
 
-    @cached_property
+    @_made_once
     def verification_path(self) -> Path:
         return self.outputs_dir / "verification.json"
 
-    @cached_property
+    @_made_once
     def own_verification_path(self) -> Path:
         """Where ``publisher verify`` writes its report when ``verification.json`` is the upstream
         verifier's (which it never overwrites, see :mod:`publisher.gate.verdicts`)."""
         return self.outputs_dir / "publisher-verification.json"
 
-    @cached_property
+    @_made_once
     def report_html(self) -> Path:
         return self.outputs_dir / "report.html"
 

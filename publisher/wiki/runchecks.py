@@ -148,6 +148,10 @@ class RunIndex:
     unpacked, its stored result read again or the whole result validated in the parent."""
 
 
+_NOTES = frozenset(code.value for code in NoteCode)
+"""The note codes a warning of an unsigned wiki carries in its ``field`` (:attr:`RunIndex.warnings`)."""
+
+
 def index_run(rc: RunCheck) -> RunIndex:
     """Index a checked run before it is packed (:func:`release_records`): its refusals, and what
     its result now accepts, already in the compact tables the wiki check holds (built where the
@@ -167,8 +171,7 @@ def index_run(rc: RunCheck) -> RunIndex:
     verdict, accepted_count = str(result["gate"]["verdict"]), int(counts["accepted"])
     inputs_hash = str(result["inputs_hash"])
     unresolved = counts["unresolved"]
-    notes = {code.value for code in NoteCode}
-    warnings = [f for f in rc.findings if f.severity == "warn" and f.field in notes]
+    warnings = [f for f in rc.findings if f.severity == "warn" and f.field in _NOTES]
     accepted_json = compact_json(result["accepted"])
     return RunIndex(
         refusals,

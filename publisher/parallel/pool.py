@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..kernel import snapshots as _snapshots
 from ..kernel.errors import PublisherError
+from ..kernel.models import Snapshot, build_validators
 from ..kernel.snapshots import SnapshotCheck, Task
 from .checks import Request, check_chunk, normalise
 from .gcpause import freeze_inherited
@@ -270,6 +271,7 @@ def _process_pool(workers: int) -> ProcessPoolExecutor:
     context: multiprocessing.context.BaseContext
     if _can_fork():
         context = multiprocessing.get_context("fork")
+        build_validators((Snapshot,))  # every worker validates snapshots: built once, inherited
     elif "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["publisher.parallel.pool"])

@@ -22,8 +22,8 @@ from typing import Any
 from ..kernel import _fs
 from ..kernel.blobs import put_blob
 from ..kernel.canonical import format_ts, record_hash_for, utc_now
-from ..kernel.errors import EventLogError, UsageError
-from ..kernel.eventlog import EventSigner, append_event, read_log
+from ..kernel.errors import UsageError
+from ..kernel.eventlog import EventSigner, append_event, check_appendable
 from ..kernel.models import Event, EventType, Origin, Receipt, Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN
@@ -136,14 +136,9 @@ def _revised(run: Run, record: dict[str, Any], revision: Revision) -> dict[str, 
 
 
 def _ensure_appendable(run: Run) -> None:
-    """Refuse before writing anything when the log's last line is torn (appends would fail)."""
-    state = read_log(run.events_path)
-    if state.torn:
-        raise EventLogError(
-            f"{run.events_path}: the last line is torn; nothing was written. Repair or remove "
-            "that line by hand, then retry",
-            path=str(run.events_path),
-        )
+    """Refuse before writing anything when the log's last line is torn or invalid (the append
+    that follows the write would be refused); reads the last line only."""
+    check_appendable(run.events_path)
 
 
 def _log(
@@ -409,8 +404,7 @@ def read_window(
     if hi - lo > MAX_READ_WINDOW:
         why = f"is over the {MAX_READ_WINDOW} limit; read it in parts"
         raise UsageError(f"window of {hi - lo} code points {why}", reason=Reason.SPAN_TOO_LONG, **facts)
-    if log:
-        _ensure_appendable(run)
+    if log:  # a torn or invalid last line refuses the append, and nothing is written
         append_event(
             run.events_path,
             type=EventType.READ,

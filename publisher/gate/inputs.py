@@ -44,11 +44,10 @@ since assembly ("stale") and tell it from a result edited by hand.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..kernel import _fs
 from ..kernel.blobs import BlobChecker
@@ -65,6 +64,9 @@ from .freshness import Provenance
 from .records import AgentRecord, read_records
 from .reportmd import Footnote, ProseBlock, read_report
 from .verdicts import UpstreamVerification, read_upstream_verification
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 __all__ = ["RunOptions", "RunInputs", "load_inputs", "file_digest", "gate_setting", "inputs_digest", "changed_inputs"]
 

@@ -63,7 +63,8 @@ def test_the_reading_and_assembling_commands_import_no_build_or_signing_library(
 
 def test_importing_the_read_path_builds_no_validator_and_loads_no_search_module() -> None:
     """A read builds the validators of the records it reads, on first use: importing the modules
-    of ``source read`` completes no record model (each costs a few ms), reads no package metadata
+    of ``source read`` completes no record model (each costs a few ms), loads none of acquisition's
+    modules (metadata, receipts, identity: a read is :mod:`publisher.acquire.reading`), reads no package metadata
     (``importlib.metadata``: the fetch's receipts and the validation library's plugin search need
     it, a read's import does not), loads no ``ctypes`` (the pool's heap trim), none of the span
     search's modules and none of a revision's; the search module compiles its cut pattern on
@@ -73,14 +74,15 @@ def test_importing_the_read_path_builds_no_validator_and_loads_no_search_module(
         "from pydantic import BaseModel\n"
         "from publisher.cli import build_parser\n"
         "build_parser(['source', 'read'])\n"
-        "import publisher.cli.source, publisher.acquire.sources\n"
+        "import publisher.cli.source, publisher.acquire.reading\n"
         "built = sorted(\n"
         "    f'{c.__module__}.{c.__name__}' for m in list(sys.modules.values())\n"
         "    if getattr(m, '__name__', '').startswith('publisher') for c in vars(m).values()\n"
         "    if isinstance(c, type) and issubclass(c, BaseModel) and c is not BaseModel and c.__pydantic_complete__\n"
         ")\n"
         "lazy = {'importlib.metadata', 'ctypes', 'publisher.kernel.locate', 'publisher.kernel.sentences',\n"
-        "        'publisher.acquire.select', 'publisher.acquire.revisions'}\n"
+        "        'publisher.acquire.select', 'publisher.acquire.revisions', 'publisher.acquire.sources',\n"
+        "        'publisher.acquire.metadata', 'publisher.acquire.receipts', 'publisher.acquire.identity'}\n"
         "loaded = sorted(lazy & set(sys.modules))\n"
         "import publisher.kernel.locate as locate\n"
         "print(built, loaded, locate._cut_re is None)\n"

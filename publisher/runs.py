@@ -323,6 +323,15 @@ _REAL_FOLDERS_HELD = 256
 """Folders :data:`_REAL_FOLDERS` holds at most (it starts again when full)."""
 
 
+def _same(path: str, info: os.stat_result) -> bool:
+    """Whether ``path`` names the file ``info`` was taken of (same device and inode)."""
+    try:
+        there = os.stat(path)
+    except OSError:
+        return False
+    return there.st_dev == info.st_dev and there.st_ino == info.st_ino
+
+
 def _real_folder(path: Path) -> str | None:
     """The real path of the folder that ``path`` (no link itself) sits in, or None when it must be
     resolved whole: a link, a relative or dotted path, or anything that cannot be looked at.
@@ -341,15 +350,12 @@ def _real_folder(path: Path) -> str | None:
             return None
         here = os.stat(folder)
         held = _REAL_FOLDERS.get(folder)
-        if held is not None and held[0] == here.st_dev and held[1] == here.st_ino:
-            there = os.stat(held[2])
-            if there.st_dev == here.st_dev and there.st_ino == here.st_ino:
-                return held[2]
+        if held is not None and held[0] == here.st_dev and held[1] == here.st_ino and _same(held[2], here):
+            return held[2]
         real = os.path.realpath(folder)
-        there = os.stat(real)
     except OSError:
         return None
-    if there.st_dev != here.st_dev or there.st_ino != here.st_ino:  # changed while resolved
+    if not _same(real, here):  # changed while resolved
         return None
     if len(_REAL_FOLDERS) >= _REAL_FOLDERS_HELD:
         _REAL_FOLDERS.clear()

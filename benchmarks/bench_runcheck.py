@@ -100,7 +100,7 @@ PHASES = [
     "publisher.gate.pipeline:stored_written_as",
     "publisher.wiki.runchecks:index_run",
     "publisher.wiki.runchecks:release_records",
-    "publisher.wiki.runchecks:pack",
+    "publisher.wiki.runchecks:pack_pair",
 ]
 """What ``--phases`` times (CPU, ms a run), each where ``check_whole_run``'s modules call it: the
 inputs read (of which the records and the event log), the check (of which the assembly, the

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
+from typing import Any, Generic, TypeVar, overload
 
 from pydantic import ValidationError
 
@@ -56,6 +58,33 @@ RUN_LAYOUTS = ("runs/*", "outputs/deep-research/*")
 """Where a wiki keeps its runs: our default layout first, then the upstream one."""
 
 
+_T = TypeVar("_T")
+
+
+class _made_once(Generic[_T]):
+    """``functools.cached_property`` without its lock: a run's paths are made from its folder
+    alone, so two threads that make one at once store equal values, and Python 3.11 takes a lock
+    on each first reading (a run check makes a dozen paths of every run it reads)."""
+
+    def __init__(self, make: Callable[[Any], _T]) -> None:
+        self._make = make
+        self._name = make.__name__
+        self.__doc__ = make.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> _made_once[_T]: ...
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> _T: ...
+    def __get__(self, instance: object | None, owner: type | None = None) -> _T | _made_once[_T]:
+        if instance is None:
+            return self
+        made = instance.__dict__[self._name] = self._make(instance)
+        return made
+
+
 @dataclass(frozen=True)
 class Run:
     """One run directory and the well-known paths inside it (each made once per object: a wiki
@@ -66,62 +95,62 @@ class Run:
     def __getstate__(self) -> dict[str, Path]:
         return {"path": self.path}
 
-    @cached_property
+    @_made_once
     def config_path(self) -> Path:
         return self.path / "config.json"
 
-    @cached_property
+    @_made_once
     def sources_dir(self) -> Path:
         return self.path / "sources"
 
-    @cached_property
+    @_made_once
     def events_path(self) -> Path:
         return self.path / "events.jsonl"
 
-    @cached_property
+    @_made_once
     def raw_dir(self) -> Path:
         """Raw bytes behind retrieval receipts, write-once under their SHA-256."""
         return self.path / "raw"
 
-    @cached_property
+    @_made_once
     def corpus_path(self) -> Path:
         return self.path / "corpus.jsonl"
 
-    @cached_property
+    @_made_once
     def extractions_dir(self) -> Path:
         return self.path / "workspace" / "extractions"
 
-    @cached_property
+    @_made_once
     def appraisals_dir(self) -> Path:
         return self.path / "workspace" / "appraisals"
 
-    @cached_property
+    @_made_once
     def verifier_path(self) -> Path:
         return self.path / "workspace" / "verifier.json"
 
-    @cached_property
+    @_made_once
     def outputs_dir(self) -> Path:
         return self.path / "outputs"
 
-    @cached_property
+    @_made_once
     def report_md(self) -> Path:
         return self.outputs_dir / "report.md"
 
-    @cached_property
+    @_made_once
     def result_path(self) -> Path:
         return self.outputs_dir / "result.json"
 
-    @cached_property
+    @_made_once
     def verification_path(self) -> Path:
         return self.outputs_dir / "verification.json"
 
-    @cached_property
+    @_made_once
     def own_verification_path(self) -> Path:
         """Where ``publisher verify`` writes its report when ``verification.json`` is the upstream
         verifier's (which it never overwrites, see :mod:`publisher.gate.verdicts`)."""
         return self.outputs_dir / "publisher-verification.json"
 
-    @cached_property
+    @_made_once
     def report_html(self) -> Path:
         return self.outputs_dir / "report.html"
 
@@ -152,10 +181,11 @@ class Run:
             )
         return run
 
-    def load_config(self) -> RunConfig:
-        """The run's config, strictly parsed; a malformed config is a SCHEMA_ERROR usage error."""
+    def load_config(self, data: bytes | None = None) -> RunConfig:
+        """The run's config, strictly parsed; a malformed config is a SCHEMA_ERROR usage error.
+        ``data``: the file's bytes, already read by the caller (None: read here)."""
         try:
-            raw = loads_strict(_fs.read_regular(self.config_path))
+            raw = loads_strict(_fs.read_regular(self.config_path) if data is None else data)
             config = RunConfig.model_validate(raw)
             problem = None if config.run_slug is None else slug_problem(config.run_slug)
             if problem is not None:
@@ -173,8 +203,12 @@ class Run:
     def upstream_layout(self) -> bool:
         """Whether the run sits where the upstream kit writes runs (``outputs/deep-research/<slug>``):
         such runs keep upstream's rules (no seals, no chain; see docs/upstream.md)."""
-        parents = self.path.resolve().parents
-        return len(parents) >= 2 and parents[0].name == "deep-research" and parents[1].name == "outputs"
+        folder = _real_folder(self.path)
+        if folder is None:
+            parents = self.path.resolve().parents
+            return len(parents) >= 2 and parents[0].name == "deep-research" and parents[1].name == "outputs"
+        above, here = os.path.split(folder)
+        return here == "deep-research" and os.path.basename(above) == "outputs"
 
     def slug(self, config: RunConfig | None = None) -> str:
         """The run's slug: ``run_slug`` from the config, else the folder name (held to :data:`SLUG_RE`)."""
@@ -279,6 +313,54 @@ def write_workspace(new: Run, files: list[tuple[str, bytes]]) -> list[str]:
         if not _fs.create_exclusive(target, data, mode=0o644):
             raise UsageError(f"{rel} already exists in the new run")
     return [rel for rel, _ in files]
+
+
+_REAL_FOLDERS: dict[str, tuple[int, int, str]] = {}
+"""A folder as given -> its device, inode and real path (:func:`_real_folder`): the runs of a wiki
+share a few folders, whose components need not be walked again for each run."""
+
+_REAL_FOLDERS_HELD = 256
+"""Folders :data:`_REAL_FOLDERS` holds at most (it starts again when full)."""
+
+
+def _same(path: str, info: os.stat_result) -> bool:
+    """Whether ``path`` names the file ``info`` was taken of (same device and inode)."""
+    try:
+        there = os.stat(path)
+    except OSError:
+        return False
+    return there.st_dev == info.st_dev and there.st_ino == info.st_ino
+
+
+def _real_folder(path: Path) -> str | None:
+    """The real path of the folder that ``path`` (no link itself) sits in, or None when it must be
+    resolved whole: a link, a relative or dotted path, or anything that cannot be looked at.
+
+    Resolving walks every component with ``lstat`` (some 60 microseconds a run for a wiki check
+    that asks each run where it sits), and the runs of a wiki share a few folders: a folder's real
+    path is held (:data:`_REAL_FOLDERS`) and taken again while the folder at the given path and
+    at the real path held are still the same one (device and inode). ``path`` itself is looked at
+    every time."""
+    name = path.name
+    if not path.is_absolute() or name in ("", "..", "."):
+        return None
+    folder = os.fspath(path.parent)
+    try:
+        if stat.S_ISLNK(os.lstat(path).st_mode):
+            return None
+        here = os.stat(folder)
+        held = _REAL_FOLDERS.get(folder)
+        if held is not None and held[0] == here.st_dev and held[1] == here.st_ino and _same(held[2], here):
+            return held[2]
+        real = os.path.realpath(folder)
+    except OSError:
+        return None
+    if not _same(real, here):  # changed while resolved
+        return None
+    if len(_REAL_FOLDERS) >= _REAL_FOLDERS_HELD:
+        _REAL_FOLDERS.clear()
+    _REAL_FOLDERS[folder] = (here.st_dev, here.st_ino, real)
+    return real
 
 
 def find_wiki_root(start: Path) -> Path | None:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from publisher.kernel.canonical import (
@@ -17,6 +17,7 @@ from publisher.kernel.canonical import (
     StrictJSONError,
     canonical_bytes,
     content_hash_for,
+    dumps_written,
     format_ts,
     loads_record,
     loads_strict,
@@ -29,6 +30,7 @@ from publisher.kernel.canonical import (
     source_id_for,
     utc_now,
 )
+from publisher.kernel.reasons import Reason
 
 
 def test_canonical_form_is_sorted_compact_utf8() -> None:
@@ -200,6 +202,35 @@ def test_loads_written_is_loads_strict(value: Any) -> None:
         got = loads_written(data)
         assert got == value
         assert canonical_bytes(got) == canonical_bytes(loads_strict(data))
+
+
+_WRITTEN_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)  # past 64 bits too: the standard encoder's
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.floats(min_value=-1e-3, max_value=1e-3)  # 1e-05 and such, which orjson spells its own way
+    | st.text(alphabet=st.characters(blacklist_categories=("Cs",)))
+    | st.sampled_from(list(Reason))  # a str subclass
+)
+_WRITTEN = st.recursive(
+    _WRITTEN_LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=8) | st.integers(0, 9), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_WRITTEN)
+@example({"a": [1e-05, "\x1f\x7f\u2028"], 1: 2**64})
+@example({"run": {"n": -(2**63), "m": 2**64 - 1, "t": ("x", None)}})
+def test_dumps_written_is_byte_for_byte_the_standard_indented_json(value: Any) -> None:
+    expected = (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    assert dumps_written(value) == expected
 
 
 @settings(max_examples=100, deadline=None)

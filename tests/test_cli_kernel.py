@@ -315,13 +315,13 @@ def test_python_dash_m_help_and_version() -> None:
 
 
 def test_internal_errors_are_one_line(cli: Cli, run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import publisher.acquire.sources
+    import publisher.acquire.reading
 
     def explode(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("boom\nsecond line")
 
     monkeypatch.delenv("PUBLISHER_DEBUG", raising=False)
-    monkeypatch.setattr(publisher.acquire.sources, "read_window", explode)
+    monkeypatch.setattr(publisher.acquire.reading, "read_window", explode)
     result = cli("source", "read", "--run-dir", run_dir, "--source-id", "src-" + "0" * 64)
     _assert_one_line_error(result, 2)
 

@@ -63,7 +63,8 @@ def test_the_reading_and_assembling_commands_import_no_build_or_signing_library(
 
 def test_importing_the_read_path_builds_no_validator_and_loads_no_search_module() -> None:
     """A read builds the validators of the records it reads, on first use: importing the modules
-    of ``source read`` completes no record model (each costs a few ms), reads no package metadata
+    of ``source read`` completes no record model (each costs a few ms), loads none of acquisition's
+    modules (metadata, receipts, identity: a read is :mod:`publisher.acquire.reading`), reads no package metadata
     (``importlib.metadata``: the fetch's receipts and the validation library's plugin search need
     it, a read's import does not), loads no ``ctypes`` (the pool's heap trim), none of the span
     search's modules and none of a revision's; the search module compiles its cut pattern on
@@ -73,14 +74,15 @@ def test_importing_the_read_path_builds_no_validator_and_loads_no_search_module(
         "from pydantic import BaseModel\n"
         "from publisher.cli import build_parser\n"
         "build_parser(['source', 'read'])\n"
-        "import publisher.cli.source, publisher.acquire.sources\n"
+        "import publisher.cli.source, publisher.acquire.reading\n"
         "built = sorted(\n"
         "    f'{c.__module__}.{c.__name__}' for m in list(sys.modules.values())\n"
         "    if getattr(m, '__name__', '').startswith('publisher') for c in vars(m).values()\n"
         "    if isinstance(c, type) and issubclass(c, BaseModel) and c is not BaseModel and c.__pydantic_complete__\n"
         ")\n"
         "lazy = {'importlib.metadata', 'ctypes', 'publisher.kernel.locate', 'publisher.kernel.sentences',\n"
-        "        'publisher.acquire.select', 'publisher.acquire.revisions'}\n"
+        "        'publisher.acquire.select', 'publisher.acquire.revisions', 'publisher.acquire.sources',\n"
+        "        'publisher.acquire.metadata', 'publisher.acquire.receipts', 'publisher.acquire.identity'}\n"
         "loaded = sorted(lazy & set(sys.modules))\n"
         "import publisher.kernel.locate as locate\n"
         "print(built, loaded, locate._cut_re is None)\n"
@@ -101,3 +103,60 @@ def test_the_command_line_skips_the_plugin_search_unless_the_caller_decides(monk
     with pytest.raises(SystemExit):
         cli.entry()
     assert seen == ["__all__", ""]
+
+
+def test_with_plugins_off_the_command_line_validates_without_the_plugin_search() -> None:
+    """The command line's process answers the validation library's plugin lookup itself while
+    plugins are off: a model validates, no package metadata is loaded for it, and a name the
+    library might ask of its loader besides ``get_plugins`` still comes from the real module."""
+    probe = (
+        "import os, sys\n"
+        "os.environ['PYDANTIC_DISABLE_PLUGINS'] = '__all__'\n"
+        "from publisher import cli\n"
+        "cli._skip_plugin_loader()\n"
+        "from pydantic import BaseModel\n"
+        "class M(BaseModel):\n"
+        "    n: int\n"
+        "valid = M.model_validate({'n': 1}).n\n"
+        "searched = 'importlib.metadata' in sys.modules\n"
+        "from pydantic.plugin._loader import PYDANTIC_ENTRY_POINT_GROUP, get_plugins\n"
+        "print(valid, searched, list(get_plugins()), PYDANTIC_ENTRY_POINT_GROUP)\n"
+    )
+    assert _fresh(probe) == "1 False [] pydantic"
+
+
+@pytest.mark.parametrize("value", ["", "some-plugin"])
+def test_with_plugins_on_the_real_plugin_loader_is_left_alone(value: str) -> None:
+    """A caller who turns plugins on (or names some off) gets the library's own loader."""
+    probe = (
+        "import os, sys\n"
+        f"os.environ['PYDANTIC_DISABLE_PLUGINS'] = {value!r}\n"
+        "from publisher import cli\n"
+        "cli._skip_plugin_loader()\n"
+        "from pydantic import BaseModel\n"
+        "class M(BaseModel):\n"
+        "    n: int\n"
+        "M(n=1)\n"
+        "print(sys.modules['pydantic.plugin._loader'].__file__ is not None)\n"
+    )
+    assert _fresh(probe) == "True"
+
+
+def test_forked_workers_inherit_the_validators_their_checks_use() -> None:
+    """Models build their validators on first use; a check that forks workers builds them first,
+    so no worker builds its own copy (the snapshot pass's pool builds the snapshot's)."""
+    probe = (
+        "from publisher.gate.recordschema import Extraction\n"
+        "from publisher.gate.result import Result\n"
+        "from publisher.kernel.models import Event, Snapshot\n"
+        "from publisher.parallel.pool import worker_pool\n"
+        "from publisher.wiki.check import _forked_pool\n"
+        "before = [m.__pydantic_complete__ for m in (Snapshot, Event, Extraction, Result)]\n"
+        "with worker_pool(2) as pool:\n"
+        "    snapshot_only = pool.submit(getattr, Event, '__pydantic_complete__').result()\n"
+        "    snapshot = pool.submit(getattr, Snapshot, '__pydantic_complete__').result()\n"
+        "with _forked_pool(2) as pool:\n"
+        "    seen = [pool.submit(getattr, m, '__pydantic_complete__').result() for m in (Event, Extraction, Result)]\n"
+        "print(before, snapshot, snapshot_only, seen)\n"
+    )
+    assert _fresh(probe) == "[False, False, False, False] True False [True, True, True]"

@@ -438,3 +438,38 @@ def test_a_failed_fsync_also_truncates(log: Path, monkeypatch: pytest.MonkeyPatc
         _append(log, 1)
     monkeypatch.undo()
     assert log.read_bytes() == before
+
+
+def _outcome(parse: Any, line: bytes) -> Any:
+    """What parsing ``line`` gives: the event, or the kind and wording of the refusal."""
+    try:
+        return parse(line)
+    except Exception as exc:  # the refusal itself is what is compared
+        return (type(exc).__name__, str(exc))
+
+
+def test_a_line_reads_as_the_strict_path_reads_it(log: Path) -> None:
+    """A canonical line is read without the strict parser's walk for floats: every line reads
+    as the strict parse and the event's schema read it (the same event, or the same refusal)."""
+    line = _lines(log)[1]
+    raw = json.loads(line)
+    canonical = canonical_bytes(raw)
+    duplicate = canonical.replace(b'"actor":"main"', b'"actor":"main","actor":"other"')
+    lines = [
+        line,
+        canonical,
+        canonical.replace(b'"fresh":true', b'"fresh":true,"merkle_size":1.0'),  # a float, canonical
+        canonical.replace(b'"fresh":true', b'"fresh":true,"merkle_size":18446744073709551616'),  # past 64 bits
+        canonical.replace(b'"fresh":true', b'"fresh":true,"merkle_size":3'),
+        duplicate,  # orjson keeps the last key: only the strict path refuses it
+        duplicate.replace(b'"actor":"other"', b'"actor":"main"'),
+        canonical + b"\r",
+        line.replace(b'"main"', b'"m\\u0061in"'),
+        b'{"schema_version":1}',
+        b"[1]",
+        b"{",
+    ]
+    for each in lines:
+        strict = _outcome(lambda data: Event.model_validate(loads_strict(data)), each)
+        assert _outcome(eventlog._parse_event, each) == strict, each
+    assert isinstance(_outcome(eventlog._parse_event, duplicate), tuple)

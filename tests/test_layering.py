@@ -62,6 +62,7 @@ ORDER: dict[str, list[Entry]] = {
         "__init__",
         "signing",
         "select",
+        "reading",
         "plain",
         "_jats_flow",
         "jats",

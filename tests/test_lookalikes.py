@@ -8,6 +8,7 @@ The payloads are this file's own."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -221,3 +222,14 @@ def test_every_title_reaches_the_theme_without_bidi_controls_or_the_look(title: 
     assert looks_like_evidence(shown) is None and not BIDI_CONTROLS.search(shown)
     emoji = "Walking \U0001f469\u200d\U0001f4bb trial"  # a joiner inside an emoji sequence stays
     assert html_text(emoji).unescape() == emoji
+
+
+def test_the_invisible_code_points_kept_for_this_unicode_version_are_those_a_scan_finds() -> None:
+    """The skeleton drops every invisible code point; the ranges kept per Unicode version (so a
+    process need not read 135,168 categories) are exactly what reading them finds."""
+    from publisher.kernel import lookalike
+
+    assert unicodedata.unidata_version in lookalike._INVISIBLE_RANGES  # the interpreters this runs on
+    kept = lookalike.invisible_codes()
+    assert kept == lookalike.invisible_codes(scan=True)
+    assert {0x200B, 0x00AD, 0x202E, 0x2066, 0xFEFF, 0xE0001} <= set(kept) and 0x20 not in kept

@@ -191,3 +191,30 @@ def test_once_the_reports_budget_is_spent_nothing_more_is_verified(
     monkeypatch.setattr(prose_module, "PROSE_BUDGET", 0)
     found, status = _prose(rb, wiki, report)
     assert status == "fail" and [(f.reason, f.line) for f in found] == [(Reason.EXCERPT_MISMATCH, 3)]
+
+
+def test_reading_a_reports_claims_and_checking_its_prose_share_one_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The claims and the cite-line check read the same parse of one text; a changed text is
+    parsed again (never the tokens of another report)."""
+    from markdown_it import MarkdownIt
+
+    from publisher.gate.reportmd import read_report
+
+    parses: list[str] = []  # by the report's parser (raw HTML off; the quotation search keeps it on)
+    real = MarkdownIt.parse
+
+    def counted(self: MarkdownIt, src: str, env: object = None) -> object:
+        if not self.options["html"]:
+            parses.append(src)
+        return real(self, src, env)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(MarkdownIt, "parse", counted)
+    text = "# R\n\nA claim src-" + "a" * 64 + "#1-2 in prose.[^1]\n\n[^1]: pmid:123\n"
+    before = [q.kind for q in quotations(text) if q.kind == "cite-line"]
+    first = read_report(text).footnotes
+    assert before == ["cite-line"] and [f.label for f in first] == ["1"]
+    own = [src for src in parses if src == text]
+    assert len(own) == 1  # the cite-line check parsed it; the claims reused that parse
+    other = text.replace("[^1]", "[^2]")
+    assert [f.label for f in read_report(other).footnotes] == ["2"]
+    assert parses.count(other) == 1

@@ -353,3 +353,46 @@ def test_local_pdf_failures_write_nothing(run: Run, wiki: Path, tmp_path: Path) 
     assert failed.receipt is not None and failed.receipt.raw_sha256 is not None
     assert (run.raw_dir / failed.receipt.raw_sha256).read_bytes() == not_pdf.read_bytes()
     assert not (wiki / "assets").exists() or os.listdir(wiki / "assets" / "papers") == []
+
+
+@pytest.mark.parametrize(
+    "last", [b'{"schema_version":1,"event_id":"ev-0002"', b'{"schema_version":1,"event_id":"ev-0002"}\n']
+)
+def test_a_torn_or_invalid_last_line_refuses_a_register_and_a_read(run: Run, tmp_path: Path, last: bytes) -> None:
+    """Before the snapshot is written (register) and before the read is logged: nothing is written."""
+    register(run, URL, _text_file(tmp_path, "the text of the source"))
+    sid = read_log(run.events_path).events[-1].source_id
+    assert sid is not None
+    bad = run.events_path.read_bytes() + last
+    run.events_path.write_bytes(bad)
+    snapshots = sorted(p.name for p in run.sources_dir.iterdir())
+    with pytest.raises(EventLogError):
+        register(run, URL + "/other", _text_file(tmp_path, "another text", "u.txt"))
+    with pytest.raises(EventLogError):
+        read_window(run, sid, 0, 5)
+    assert run.events_path.read_bytes() == bad
+    assert sorted(p.name for p in run.sources_dir.iterdir()) == snapshots
+
+
+def test_a_read_parses_only_the_logs_last_line(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A logged read costs the same on a long log as on a short one: the append reads the last
+    line for its place in the chain, and nothing reads the rest (agents read hundreds of times)."""
+    from publisher.kernel import eventlog
+
+    register(run, URL, _text_file(tmp_path, "the text of the source"))
+    sid = read_log(run.events_path).events[-1].source_id
+    assert sid is not None
+    for _ in range(30):
+        read_window(run, sid, 0, 5)
+    parsed: list[bytes] = []
+    real = eventlog._parse_event
+
+    def counted(line: bytes) -> object:
+        parsed.append(line)
+        return real(line)
+
+    monkeypatch.setattr(eventlog, "_parse_event", counted)
+    window = read_window(run, sid, 0, 8)
+    events = read_log(run.events_path).events
+    assert window["text"] == "the text" and len(events) == 32 and events[-1].type == EventType.READ
+    assert len(parsed) - 32 == 1  # the append's own look at the last line; 32 more are read_log's above

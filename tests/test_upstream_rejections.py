@@ -306,6 +306,39 @@ def test_r6_wiki_root_from_the_upstream_layout(tmp_path: Path) -> None:
     assert find_wiki_root(up.wiki / "elsewhere") is None
 
 
+def test_r6_upstream_layout_is_where_the_run_really_sits(tmp_path: Path) -> None:
+    """A run's layout is told from where it resolves to, asked again after links and folders
+    change under the same names (the resolved folders are held between runs)."""
+
+    def resolved(path: Path) -> bool:
+        parents = path.resolve().parents
+        return len(parents) >= 2 and parents[0].name == "deep-research" and parents[1].name == "outputs"
+
+    upstream = tmp_path / "outputs" / "deep-research"
+    (upstream / "a").mkdir(parents=True)
+    (upstream / "deep-research").mkdir()
+    (tmp_path / "runs" / "b").mkdir(parents=True)
+    (tmp_path / "runs" / "link").symlink_to(upstream / "a")
+    (tmp_path / "up").symlink_to(upstream)
+    paths = [upstream / "a", tmp_path / "runs" / "b", tmp_path / "runs" / "link", tmp_path / "up" / "a"]
+    paths += [upstream / "deep-research", upstream / "a" / "..", tmp_path / "gone" / "x", Path("runs/b")]
+    for path in paths * 2:  # the second time from the held folders
+        assert Run(path).upstream_layout is resolved(path), path
+    # The folder behind a name changes: a link pointed elsewhere, the same folder renamed.
+    (tmp_path / "up").unlink()
+    (tmp_path / "up").symlink_to(tmp_path / "runs")
+    (tmp_path / "up" / "a").mkdir()
+    assert Run(tmp_path / "up" / "a").upstream_layout is False
+    (tmp_path / "up").unlink()
+    (tmp_path / "up").symlink_to(upstream)
+    assert Run(tmp_path / "up" / "a").upstream_layout is True
+    (tmp_path / "outputs").rename(tmp_path / "renamed")  # the link now points at the same folder's new name
+    (tmp_path / "up").unlink()
+    (tmp_path / "up").symlink_to(tmp_path / "renamed" / "deep-research")
+    assert Run(tmp_path / "up" / "a").upstream_layout is False
+    assert resolved(tmp_path / "up" / "a") is False
+
+
 def test_r6_user_supplied_pdf_without_mkdocs(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
     up = upstream_run(tmp_path)
     pdf = b"%PDF-1.4 a user-supplied trial report"

@@ -22,15 +22,14 @@ from typing import Any
 from ..kernel import _fs
 from ..kernel.blobs import put_blob
 from ..kernel.canonical import format_ts, record_hash_for, utc_now
-from ..kernel.errors import EventLogError, UsageError
-from ..kernel.eventlog import EventSigner, append_event, read_log
+from ..kernel.errors import UsageError
+from ..kernel.eventlog import EventSigner, append_event, check_appendable
 from ..kernel.models import Event, EventType, Origin, Receipt, Snapshot
-from ..kernel.reasons import Reason
-from ..kernel.spans import MAX_SPAN
 from ..kernel.store import build_record
 from ..runs import Run
 from . import AcquireError, Extracted, extract
 from .metadata import Metadata, refuse_amendment, resolve_metadata
+from .reading import MAX_READ_WINDOW, find_spans, read_window, snapshot_summary
 from .receipts import extractor_id, failure_receipt, http_receipt, local_receipt, log_failed
 from .surface import Declaration, declare_surface, parse_pages
 
@@ -55,9 +54,6 @@ PAPERS_DIR = "assets/papers"
 _NO_METADATA = Metadata()
 _UNDECLARED = Declaration()
 
-MAX_READ_WINDOW = 20_000
-"""Longest window ``source read`` returns at once, in code points."""
-
 
 @dataclass(frozen=True)
 class Acquired:
@@ -80,26 +76,6 @@ class Acquired:
             "signed_by": self.event.sig.key_id if self.event.sig else None,
             "raw_sha256": self.event.receipt.raw_sha256 if self.event.receipt else None,
         }
-
-
-def snapshot_summary(snap: Snapshot) -> dict[str, Any]:
-    """What a stored snapshot is, for a listing or ``--json``: its id, metadata, identity, length
-    in code points (``chars``) and counts of sections and pages. One summary for every caller
-    (``source fetch --json``, the agents' ``list_sources``), so they can never disagree."""
-    return {
-        "source_id": snap.source_id,
-        "url": snap.url,
-        "title": snap.title,
-        "access": snap.access.value,
-        "origin": snap.origin.value,
-        "paper": snap.paper.model_dump() if snap.paper else None,
-        "identity": snap.identity.model_dump(mode="json", exclude_none=True) if snap.identity else None,
-        "supersedes": snap.supersedes,
-        "chars": len(snap.text),
-        "sections": len(snap.sections or ()),
-        "pages": len(snap.pages or ()),
-        "surface": snap.surface.model_dump(mode="json") if snap.surface else None,
-    }
 
 
 @dataclass(frozen=True)
@@ -136,14 +112,9 @@ def _revised(run: Run, record: dict[str, Any], revision: Revision) -> dict[str, 
 
 
 def _ensure_appendable(run: Run) -> None:
-    """Refuse before writing anything when the log's last line is torn (appends would fail)."""
-    state = read_log(run.events_path)
-    if state.torn:
-        raise EventLogError(
-            f"{run.events_path}: the last line is torn; nothing was written. Repair or remove "
-            "that line by hand, then retry",
-            path=str(run.events_path),
-        )
+    """Refuse before writing anything when the log's last line is torn or invalid (the append
+    that follows the write would be refused); reads the last line only."""
+    check_appendable(run.events_path)
 
 
 def _log(
@@ -373,94 +344,3 @@ def _refuse_other_surface(run: Run, record: dict[str, Any], declaration: Declara
             "new run ('publisher run init')",
             source_id=record["source_id"],
         )
-
-
-def read_window(
-    run: Run,
-    source_id: str,
-    start: int | None = None,
-    end: int | None = None,
-    *,
-    actor: str = "main",
-    log: bool = True,
-) -> dict[str, Any]:
-    """A verified, bounded window of a snapshot's text with its offsets; logs a ``read`` event
-    unless ``log`` is false (the agents' server writes nothing).
-
-    A window reaching past the end of the text is clamped to it, and the result's ``note`` says
-    so (an agent that guessed the length still gets the text and the true offsets); a negative or
-    reversed window is refused (``SPAN_OUT_OF_RANGE``), and so is one longer than
-    :data:`MAX_READ_WINDOW` (``SPAN_TOO_LONG``): never cut short silently.
-    """
-    snap = run.store.read(source_id)
-    n = len(snap.text)
-    lo = 0 if start is None else start
-    hi = lo + MAX_READ_WINDOW if end is None else end
-    facts = {"source_id": snap.source_id, "start": lo, "end": hi}
-    if lo < 0 or hi < lo:
-        why = "is not a window: start must be >= 0 and end >= start"
-        raise UsageError(f"window [{lo}, {hi}) {why}", reason=Reason.SPAN_OUT_OF_RANGE, **facts)
-    note = None
-    if hi > n:
-        if end is not None or lo > n:
-            asked = f"[{lo}, {hi})" if end is not None else f"from {lo}"
-            note = f"the text has {n} code points: window {asked} clamped to [{min(lo, n)}, {n})"
-        lo, hi = min(lo, n), n
-    if hi - lo > MAX_READ_WINDOW:
-        why = f"is over the {MAX_READ_WINDOW} limit; read it in parts"
-        raise UsageError(f"window of {hi - lo} code points {why}", reason=Reason.SPAN_TOO_LONG, **facts)
-    if log:
-        _ensure_appendable(run)
-        append_event(
-            run.events_path,
-            type=EventType.READ,
-            source_id=snap.source_id,
-            url=snap.url,
-            fresh=False,
-            sha256=snap.content_hash[7:],
-            actor=actor,
-            detail=f"window {lo}-{hi} of {n}" + ("; clamped" if note else ""),
-        )
-    window = {"source_id": snap.source_id, "start": lo, "end": hi, "text": snap.text[lo:hi], "length": n}
-    return window | ({"note": note} if note else {})
-
-
-def find_spans(
-    run: Run,
-    source_id: str,
-    query: str,
-    *,
-    context: int = 80,
-    ignore_case: bool = False,
-    limit: int = 200,
-) -> dict[str, Any]:
-    """Every occurrence of ``query`` with exact offsets and a window of context around it.
-
-    The CONTRACT's shape, with ``truncated: true`` added (only) when the search stopped at
-    :data:`~publisher.acquire.select.SEARCH_BUDGET`: its matches are genuine, but there may be
-    more; a search that stopped having found nothing is refused (:class:`UsageError`, field
-    ``query``), never reported as finding nothing. Occurrences are found by the quote locator's term
-    search (:func:`publisher.kernel.locate.search_term`), verbatim or after its normalisation
-    (typographic marks and white space runs folded), always as raw offsets: ``text[start:end]`` is
-    the raw text. :func:`publisher.acquire.select.select_spans` adds sentences, from-to ranges,
-    excerpts, sections and pages.
-    """
-    from ..kernel.locate import search_term  # the search's modules for a search only, not a read
-    from .select import SEARCH_BUDGET, stopped_empty
-
-    if not query.strip():
-        raise UsageError("--query must not be empty")
-    if len(query) > MAX_SPAN:
-        raise UsageError(f"--query is longer than a span may be ({MAX_SPAN} code points)")
-    snap = run.store.read(source_id)
-    text = snap.text
-    matches: list[dict[str, Any]] = []
-    found, stopped = search_term(text, query, fold_case=ignore_case, limit=limit, budget=SEARCH_BUDGET)
-    if stopped and not found:
-        raise stopped_empty("the --query text", snap.source_id, SEARCH_BUDGET, "query")
-    for hit in found:
-        s, e = hit.start, hit.end
-        ws, we = max(0, s - context), min(len(text), e + context)
-        matches.append({"start": s, "end": e, "window_start": ws, "window_end": we, "window": text[ws:we]})
-    out = {"source_id": snap.source_id, "query": query, "matches": matches}
-    return out | ({"truncated": True} if stopped else {})

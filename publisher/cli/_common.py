@@ -8,7 +8,6 @@ sequence in a fetched page, a title or a snapshot) is shown as an escape, never 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -78,7 +77,9 @@ def open_run(run_dir: Path) -> Run:
 def emit(args: argparse.Namespace, data: Any, human: str | None = None) -> None:
     """Print ``data`` as JSON with ``--json``, else the human text."""
     if getattr(args, "json", False):
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        from ..kernel.canonical import dumps_written
+
+        sys.stdout.write(dumps_written(data).decode("utf-8"))
     elif human is not None:
         text = terminal_safe(human)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

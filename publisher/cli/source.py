@@ -389,10 +389,10 @@ def _local(args: argparse.Namespace) -> int:
 
 
 def _read(args: argparse.Namespace) -> int:
-    from ..acquire import sources
+    from ..acquire import reading
 
     run = open_run(args.run_dir)
-    window = sources.read_window(run, args.source_id, args.start, args.end, actor=args.actor)
+    window = reading.read_window(run, args.source_id, args.start, args.end, actor=args.actor)
     data = {k: window[k] for k in ("source_id", "start", "end", "text", "note") if k in window}
     note = f" (note: {window['note']})" if "note" in window else ""
     human = f"{window['source_id']} [{window['start']}, {window['end']}) of {window['length']}{note}\n{window['text']}"
@@ -401,12 +401,12 @@ def _read(args: argparse.Namespace) -> int:
 
 
 def _spans(args: argparse.Namespace) -> int:
-    from ..acquire import sources
+    from ..acquire import reading
 
     run = open_run(args.run_dir)
     if args.sentence or args.from_text is not None or args.to_text is not None or args.query is None:
         return _select(args, run)
-    found = sources.find_spans(run, args.source_id, args.query, context=args.context, ignore_case=args.ignore_case)
+    found = reading.find_spans(run, args.source_id, args.query, context=args.context, ignore_case=args.ignore_case)
     lines = [f"{len(found['matches'])} match(es) for {args.query!r} in {found['source_id']}"]
     for m in found["matches"]:
         window = m["window"].replace("\n", "⏎")

@@ -13,7 +13,6 @@ always assemble to the same result apart from ``generated_at``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 from ..kernel import _fs
 from ..kernel.assets import AssetChecker
-from ..kernel.canonical import SOURCE_ID_RE, format_ts, utc_now
+from ..kernel.canonical import SOURCE_ID_RE, dumps_written, format_ts, utc_now
 from ..kernel.errors import IntegrityError
 from ..kernel.eventlog import LogState
 from ..kernel.findings import Finding, counts_by_code
@@ -366,4 +365,4 @@ def _quote(claim: dict[str, Any], snap: SnapshotCheck, checker: ArtifactChecker)
 
 def dump_result(result: dict[str, Any]) -> bytes:
     """The bytes of ``result.json`` (indented for people; key order as built)."""
-    return (json.dumps(result, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    return dumps_written(result)

@@ -32,12 +32,13 @@ class ReportClaims:
     def __init__(self, checker: ArtifactChecker) -> None:
         self.checker = checker
         self.corpus = checker.corpus
-        self._index: tuple[list[Artifact], dict[tuple[str, str], set[int]]] | None = None
+        self._index: tuple[list[Artifact], _Index] | None = None
 
-    def _by_paper_id(self, accepted: list[Artifact]) -> dict[tuple[str, str], set[int]]:
-        """``accepted`` indexed by paper id, made once for the list a report's footnotes share."""
+    def _indexed(self, accepted: list[Artifact]) -> _Index:
+        """``accepted`` indexed by paper id and evidence id, made once for the list a report's
+        footnotes share (so n footnotes over n records cost n lookups, not n x n comparisons)."""
         if self._index is None or self._index[0] is not accepted:
-            self._index = (accepted, _paper_index(accepted))
+            self._index = (accepted, _Index(accepted))
         return self._index[1]
 
     def artifacts(self, footnotes: list[Footnote], accepted_records: list[Artifact]) -> list[Artifact]:
@@ -119,7 +120,7 @@ class ReportClaims:
             if evidence_id is None:
                 art.find(f"{prefix}label", Reason.SOURCE_OUTSIDE_ACCEPTED, problem or "label resolves to nothing")
                 return []
-            matched = [a for a in accepted if a.evidence_id == evidence_id]
+            matched = [accepted[at] for at in self._indexed(accepted).by_evidence_id.get(evidence_id, [])]
             if not matched:
                 art.find(
                     f"{prefix}label",
@@ -146,8 +147,8 @@ class ReportClaims:
                 "resolve its label",
             )
             return []
-        named = _named_by(self._by_paper_id(accepted), note.paper_ids)  # the only records that can resolve
-        matched = [a for a in accepted if id(a) in named and _resolves(note.paper_ids, a)]
+        named = self._indexed(accepted).stating(note.paper_ids)  # the only records that can resolve
+        matched = [accepted[at] for at in sorted(named) if _resolves(note.paper_ids, accepted[at])]
         if not matched:
             detail = f"{stated} resolves to no accepted extraction or appraisal"
             art.find(f"{prefix}paper_ids", Reason.SOURCE_OUTSIDE_ACCEPTED, detail)
@@ -194,26 +195,29 @@ def _id_key(kind: str, value: str) -> tuple[str, str] | None:
     return kind, canonical.lower() if kind == "doi" else canonical
 
 
-def _paper_index(accepted: list[Artifact]) -> dict[tuple[str, str], set[int]]:
-    """Accepted records by the key of every paper id they state (made once per report, so a report of
-    n footnotes over n records costs n lookups, not n x n id comparisons)."""
-    index: dict[tuple[str, str], set[int]] = {}
-    for art in accepted:
-        for kind, value in _artifact_ids(art):
+class _Index:
+    """Where each record of a list of accepted records stands, by evidence id and by the key of
+    every paper id it states."""
+
+    def __init__(self, accepted: list[Artifact]) -> None:
+        self.by_evidence_id: dict[str | None, list[int]] = {}
+        self.by_paper_id: dict[tuple[str, str], set[int]] = {}
+        for at, art in enumerate(accepted):
+            self.by_evidence_id.setdefault(art.evidence_id, []).append(at)
+            for kind, value in _artifact_ids(art):
+                key = _id_key(kind, value)
+                if key is not None:
+                    self.by_paper_id.setdefault(key, set()).add(at)
+
+    def stating(self, paper_ids: tuple[tuple[str, str], ...]) -> set[int]:
+        """The places of the records that state at least one of ``paper_ids`` (a superset of
+        those that resolve)."""
+        named: set[int] = set()
+        for kind, value in paper_ids:
             key = _id_key(kind, value)
             if key is not None:
-                index.setdefault(key, set()).add(id(art))
-    return index
-
-
-def _named_by(index: dict[tuple[str, str], set[int]], paper_ids: tuple[tuple[str, str], ...]) -> set[int]:
-    """The records that state at least one of ``paper_ids`` (a superset of those that resolve)."""
-    named: set[int] = set()
-    for kind, value in paper_ids:
-        key = _id_key(kind, value)
-        if key is not None:
-            named |= index.get(key, set())
-    return named
+                named |= self.by_paper_id.get(key, set())
+        return named
 
 
 def _resolves(paper_ids: tuple[tuple[str, str], ...], art: Artifact) -> bool:

@@ -44,11 +44,10 @@ since assembly ("stale") and tell it from a result edited by hand.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..kernel import _fs
 from ..kernel.blobs import BlobChecker
@@ -65,6 +64,9 @@ from .freshness import Provenance
 from .records import AgentRecord, read_records
 from .reportmd import Footnote, ProseBlock, read_report
 from .verdicts import UpstreamVerification, read_upstream_verification
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 __all__ = ["RunOptions", "RunInputs", "load_inputs", "file_digest", "gate_setting", "inputs_digest", "changed_inputs"]
 
@@ -196,8 +198,15 @@ def load_inputs(run: Run, *, trusted_keys: KeyRing, wiki_root: Path | None = Non
     acquisition must be signed by, from the policy the caller resolved (an empty ring: unsigned
     provenance, as the wiki's configuration says).
     """
-    config = run.load_config()
-    config_digest, _ = file_digest(run.config_path)
+    try:  # read once, for the config and its digest alike (as the two readings below would read it)
+        config_bytes: bytes | None = _fs.read_regular(run.config_path, follow_symlinks=False)
+    except OSError:
+        config_bytes = None  # not a regular file here: each reading says why, as it would
+    config = run.load_config(config_bytes)
+    if config_bytes is None:
+        config_digest, _ = file_digest(run.config_path)
+    else:
+        config_digest = prefixed(sha256_hex(config_bytes))
     with _about(run.verifier_path):
         verifier, verifier_digest = _read_verifier(run)
     records = read_records(run.extractions_dir, run.appraisals_dir)

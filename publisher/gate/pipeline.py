@@ -15,7 +15,6 @@ fails, else Inconclusive if any warns, else Verified.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..kernel import _fs
-from ..kernel.canonical import format_ts, utc_now
+from ..kernel.canonical import dumps_written, format_ts, utc_now
 from ..kernel.errors import UsageError
 from ..parallel import CheckedSnapshots, fewer_collections
 from ..runs import Run
@@ -333,7 +332,7 @@ def write_verification(rc: RunCheck) -> Path:
     report["generated_at"] = format_ts(utc_now())
     path = verification_target(rc.run)
     path.parent.mkdir(parents=True, exist_ok=True)
-    _fs.write_atomic(path, (json.dumps(report, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+    _fs.write_atomic(path, dumps_written(report))
     rc.written = path
     return path
 

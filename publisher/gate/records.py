@@ -15,6 +15,7 @@ a URL cited in a record must have been retrieved in the run.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -325,15 +326,23 @@ def read_records(extractions_dir: Path, appraisals_dir: Path) -> list[AgentRecor
         return _read_records(extractions_dir, appraisals_dir)
 
 
+_NO_FOLDER = frozenset({errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP})
+"""Why a records folder is not there (what ``Path.is_dir`` answers False for): no records."""
+
+
 def _read_records(extractions_dir: Path, appraisals_dir: Path) -> list[AgentRecord]:
     out: list[AgentRecord] = []
     for kind, folder in (("extraction", extractions_dir), ("appraisal", appraisals_dir)):
-        if not folder.is_dir():
-            continue
         where, prefix = os.fspath(folder), f"workspace/{folder.name}/"
+        try:
+            names = os.listdir(where)
+        except OSError as exc:
+            if exc.errno in _NO_FOLDER:
+                continue
+            raise
         # Names, not paths: a record is named ``x.json`` (what ``Path.suffix`` calls ``.json``
         # for any name that does not start with a dot), and hidden names are passed over.
-        for name in sorted(os.listdir(where)):
+        for name in sorted(names):
             if not name.endswith(".json") or name.startswith("."):
                 continue
             relative = prefix + name

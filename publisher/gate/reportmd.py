@@ -34,6 +34,7 @@ __all__ = [
     "parse_report",
     "read_report",
     "markdown_parser",
+    "report_tokens",
     "paper_ids_in",
     "link_key",
 ]
@@ -212,10 +213,28 @@ def parse_report(text: str) -> list[Footnote]:
     return read_report(text).footnotes
 
 
+_LAST_PARSE: tuple[str, list[Token]] | None = None
+
+
+def report_tokens(text: str) -> list[Token]:
+    """The tokens of a report parsed with its footnote definitions where written.
+
+    The last report parsed is kept, so reading its claims (:func:`read_report`) and checking its
+    prose (``C-PROSE``) share one parse of the same text; callers read the tokens and never change
+    them. One report's tokens are held at a time.
+    """
+    global _LAST_PARSE
+    last = _LAST_PARSE
+    if last is not None and last[0] == text:
+        return last[1]
+    tokens = markdown_parser(keep_definitions=True).parse(text)
+    _LAST_PARSE = (text, tokens)
+    return tokens
+
+
 def read_report(text: str) -> ParsedReport:
     """One parse of the report: its footnotes and its headings and prose, in order."""
-    md = markdown_parser(keep_definitions=True)
-    tokens = md.parse(text)
+    tokens = report_tokens(text)
     lines = _NEWLINE_RE.split(text)
     claims: dict[str, str] = {}
     cited: dict[str, list[int]] = {}

@@ -32,6 +32,7 @@ __all__ = [
     "loads_record",
     "loads_canonical_floats_unchecked",
     "loads_written",
+    "dumps_written",
     "seal_of_canonical",
     "StrictJSONError",
     "SOURCE_ID_RE",
@@ -228,6 +229,40 @@ def loads_record(data: bytes) -> tuple[Any, bool]:
 
 
 _NOT_CANONICAL = object()
+
+
+def _holds_float(value: Any) -> bool:
+    """Whether a float sits anywhere in ``value`` (the one kind of leaf orjson spells its own way)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is float:
+            return True
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif not (kind is str or kind is int or kind is bool or item is None):
+            return True  # a subclass or another type: the standard encoder decides what it becomes
+    return False
+
+
+def dumps_written(value: Any) -> bytes:
+    """The bytes of a file people read (``result.json``): ``json.dumps(value, ensure_ascii=False,
+    indent=2)`` plus a newline, in UTF-8, byte for byte.
+
+    orjson writes it when it provably writes the same bytes: a tree of dicts with string keys,
+    lists, strings, 64-bit ints, booleans and None (``tests/test_canonical.py`` compares the two
+    on generated trees). A float (``1e-05`` is ``0.00001`` to orjson), any other type, a
+    non-string key or an int past 64 bits goes to the standard encoder.
+    """
+    if _FAST and not _holds_float(value):
+        try:
+            return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+        except (TypeError, RecursionError):  # JSONEncodeError: a non-string key, an int past 64 bits
+            pass
+    return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
 def loads_written(data: bytes) -> Any:

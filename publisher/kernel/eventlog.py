@@ -18,7 +18,15 @@ from typing import Generic, Protocol, TypeVar
 from pydantic import ValidationError
 
 from . import _fs
-from .canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, prefixed, utc_now
+from .canonical import (
+    StrictJSONError,
+    canonical_bytes,
+    format_ts,
+    loads_canonical_floats_unchecked,
+    loads_strict,
+    prefixed,
+    utc_now,
+)
 from .checkids import CheckId
 from .errors import EventLogError, UsageError
 from .findings import Finding
@@ -32,6 +40,7 @@ __all__ = [
     "EventSigner",
     "LogState",
     "append_event",
+    "check_appendable",
     "read_log",
     "line_digest",
 ]
@@ -48,8 +57,18 @@ def line_digest(line: bytes) -> str:
 
 
 def _parse_event(line: bytes) -> Event:
-    raw = loads_strict(line)
-    return Event.model_validate(raw)
+    """One line as an event. A line this product wrote is canonical JSON, parsed without looking
+    for floats: the event's schema refuses every float (strict, no float field, no extra key), so
+    a canonical line that validates held none, and its value is exactly the strict path's. Any
+    other line, and any canonical one that does not validate, is judged by the strict path,
+    which says why."""
+    raw = loads_canonical_floats_unchecked(line)
+    if isinstance(raw, dict):
+        try:
+            return Event.model_validate(raw)
+        except ValidationError:
+            pass
+    return Event.model_validate(loads_strict(line))
 
 
 def _tail(fd: int, size: int) -> bytes:
@@ -158,6 +177,48 @@ class Chained(Protocol):
     def prev(self) -> str | None: ...
 
 
+def _next_place(fd: int, size: int, parse: Callable[[bytes], Chained], path: Path, what: str) -> tuple[int, str | None]:
+    """The counter and ``prev`` of the entry that follows the log's last line, read from that line
+    alone; a torn or invalid last line refuses (:class:`EventLogError`)."""
+    last = _tail(fd, size)
+    if not last:
+        return 1, None
+    if not last.endswith(b"\n"):
+        raise EventLogError(
+            f"{path}: the last line is torn (no trailing newline); appends are refused until "
+            "a person repairs or removes it",
+            path=str(path),
+        )
+    body = last[:-1]
+    try:
+        previous = parse(body)
+    except (ValueError, ValidationError, StrictJSONError) as exc:
+        raise EventLogError(
+            f"{path}: the last line is not a valid {what}; appends are refused until a person repairs it",
+            path=str(path),
+        ) from exc
+    return previous.number + 1, line_digest(body)
+
+
+def check_appendable(path: Path) -> None:
+    """Refuse now, with :class:`EventLogError`, what :func:`append_event` would refuse later: a
+    torn or invalid last line of the log at ``path`` (a missing log is appendable).
+
+    A command that writes a file before it logs the event checks first, so nothing is written
+    that no event records. Only the last line is read (under a shared lock): the check costs
+    the same on a log of ten lines or of a million.
+    """
+    try:
+        fd = _open_log(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        _fs.lock(fd, shared=True)
+        _next_place(fd, os.fstat(fd).st_size, _parse_event, path, "event")
+    finally:
+        os.close(fd)
+
+
 def append_chained(
     path: Path,
     make: Callable[[int, str | None], tuple[T, bytes]],
@@ -179,26 +240,7 @@ def append_chained(
     try:
         _fs.lock(fd)
         size = os.fstat(fd).st_size
-        last = _tail(fd, size)
-        if last and not last.endswith(b"\n"):
-            raise EventLogError(
-                f"{path}: the last line is torn (no trailing newline); appends are refused until "
-                "a person repairs or removes it",
-                path=str(path),
-            )
-        prev: str | None = None
-        number = 1
-        if last:
-            body = last[:-1]
-            try:
-                previous = parse(body)
-            except (ValueError, ValidationError, StrictJSONError) as exc:
-                raise EventLogError(
-                    f"{path}: the last line is not a valid {what}; appends are refused until a person repairs it",
-                    path=str(path),
-                ) from exc
-            prev = line_digest(body)
-            number = previous.number + 1
+        number, prev = _next_place(fd, size, parse, path, what)
         entry, data = make(number, prev)
         try:
             _write_all(fd, data, path)

@@ -7,6 +7,7 @@ appraisals) live in :mod:`publisher.records`, because they are read leniently.
 
 import hashlib
 import re
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
@@ -28,6 +29,7 @@ from .canonical import DIGEST_RE, HEX64_RE, SOURCE_ID_RE, canonical_bytes, parse
 
 __all__ = [
     "first_error",
+    "build_validators",
     "Access",
     "Origin",
     "EventType",
@@ -544,3 +546,14 @@ class RunConfig(BaseModel):
     def extras(self) -> dict[str, Any]:
         """Fields beyond the schema (e.g. ``question``), shown but never required."""
         return dict(self.model_extra or {})
+
+
+def build_validators(models: Iterable[type[BaseModel]]) -> None:
+    """Build the validators of ``models`` now (each model defers its own to first use).
+
+    A command calls this before it forks worker processes that validate these models, so every
+    worker inherits the built validators instead of building its own copy.
+    """
+    for model in models:
+        if not model.__pydantic_complete__:
+            model.model_rebuild()

@@ -21,8 +21,8 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import Field
 
+from ..acquire.reading import read_window, snapshot_summary
 from ..acquire.select import MAX_QUOTE, locate_in, located_json, select_spans
-from ..acquire.sources import read_window, snapshot_summary
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import PublisherError
 from ..kernel.ids import paper_problem
@@ -140,7 +140,7 @@ def _guard(action: Callable[[], _T]) -> _T:
 
 def list_sources(ws: Workspace) -> dict[str, Any]:
     """Every snapshot in the workspace, verified as it is read, as ``publisher source`` summarises
-    it (:func:`~publisher.acquire.sources.snapshot_summary`) with its run; a snapshot that does not
+    it (:func:`~publisher.acquire.reading.snapshot_summary`) with its run; a snapshot that does not
     verify is listed with its reason code instead."""
     sources: list[dict[str, Any]] = []
     problems: list[dict[str, Any]] = []
@@ -168,7 +168,7 @@ def list_sources(ws: Workspace) -> dict[str, Any]:
 
 def read_source(ws: Workspace, source_id: SourceId, start: Offset = 0, end: Offset | None = None) -> dict[str, Any]:
     """A verified window of a snapshot's text with its true offsets, as ``publisher source read``
-    gives it (:func:`~publisher.acquire.sources.read_window`), except that nothing is logged.
+    gives it (:func:`~publisher.acquire.reading.read_window`), except that nothing is logged.
 
     A window past the end of the text is clamped to it with a ``note``; a reversed window
     (``SPAN_OUT_OF_RANGE``) or one longer than 20,000 code points (``SPAN_TOO_LONG``) is refused

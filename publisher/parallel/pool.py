@@ -18,26 +18,28 @@ in-process, with no pool to start.
 from __future__ import annotations
 
 import atexit
-import ctypes
-import multiprocessing
 import os
 import select
 import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..kernel import snapshots as _snapshots
 from ..kernel.errors import PublisherError
+from ..kernel.models import Snapshot, build_validators
 from ..kernel.snapshots import SnapshotCheck, Task
 from .checks import Request, check_chunk, normalise
 from .gcpause import freeze_inherited
 from .progress import ProgressFn
+
+if TYPE_CHECKING:  # the process machinery loads when a pool is made, not for work done in-process
+    import multiprocessing.context
+    from concurrent.futures import Executor, Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
 __all__ = [
     "verify_many",
@@ -130,7 +132,7 @@ def _can_fork() -> bool:
     """Whether workers may be forked: fork starts in milliseconds but is only safe while this
     process runs a single thread; with other threads (mkdocs serve, a Dask client) a forked
     child could inherit a held lock."""
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+    return hasattr(os, "fork") and threading.active_count() == 1  # multiprocessing offers fork wherever os has it
 
 
 def _in_process_limit() -> int:
@@ -184,6 +186,8 @@ def _die_with_parent(parent: int, forked: bool) -> None:
 
     A worker also freezes what it inherited (:func:`~.gcpause.freeze_inherited`).
     """
+    import ctypes
+
     freeze_inherited()
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -209,6 +213,8 @@ def _die_with_parent(parent: int, forked: bool) -> None:
 
 
 def _pool(workers: int, context: multiprocessing.context.BaseContext) -> ProcessPoolExecutor:
+    from concurrent.futures import ProcessPoolExecutor
+
     forked = context.get_start_method() == "fork"
     return ProcessPoolExecutor(
         max_workers=workers, mp_context=context, initializer=_die_with_parent, initargs=(os.getpid(), forked)
@@ -221,6 +227,8 @@ def helper_pool(workers: int = 1) -> ProcessPoolExecutor | None:
     For work that only pays when the workers start at once (a build's helper process), unlike
     :func:`verify_many`, which falls back to a forkserver.
     """
+    import multiprocessing
+
     if not _can_fork():
         return None
     return _pool(workers, multiprocessing.get_context("fork"))
@@ -257,10 +265,13 @@ def _close_warm() -> None:
 
 def _process_pool(workers: int) -> ProcessPoolExecutor:
     # Without fork the workers come from a forkserver, which costs a fresh interpreter and imports.
+    import multiprocessing
+
     methods = multiprocessing.get_all_start_methods()
     context: multiprocessing.context.BaseContext
     if _can_fork():
         context = multiprocessing.get_context("fork")
+        build_validators((Snapshot,))  # every worker validates snapshots: built once, inherited
     elif "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["publisher.parallel.pool"])
@@ -309,6 +320,8 @@ def verify_many(
     if not ordered:
         tasks, sizes = _largest_first(tasks, sizes)
     chunks = _chunks(tasks, sizes)
+    from concurrent.futures.process import BrokenProcessPool
+
     own = executor is None
     pool = _process_pool(workers) if executor is None else executor
     try:
@@ -374,6 +387,11 @@ class Batches:
         """The checks of one submitted batch, in completion order (blocks until each is done)."""
         for task in batch.tasks:
             yield self._tick(_snapshots.check_snapshot(task, self._root))
+        if not batch.futures:
+            return
+        from concurrent.futures import FIRST_COMPLETED, wait  # an executor exists: already loaded
+        from concurrent.futures.process import BrokenProcessPool
+
         pending = set(batch.futures)
         try:
             while pending:
@@ -399,6 +417,8 @@ class Batches:
     def outcome(self, future: Future[T], count: int) -> T:
         """The value of a :meth:`call` (blocks until it is done); a dead worker raises
         :class:`PublisherError`, and what the task raised is raised here."""
+        from concurrent.futures.process import BrokenProcessPool
+
         try:
             value = future.result()
         except BrokenProcessPool as exc:
@@ -440,6 +460,8 @@ def _stream(
     ordered: bool,
     assets_root: str | None,
 ) -> Iterator[SnapshotCheck]:
+    from concurrent.futures import FIRST_COMPLETED, wait
+
     limit = max(2, workers * _IN_FLIGHT_PER_WORKER)
     pending = iter(chunks)
     in_flight: deque[Future[list[SnapshotCheck]]] = deque()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from concurrent.futures import Executor
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..kernel import snapshots as _snapshots
 from ..kernel.errors import PublisherError
@@ -14,6 +14,9 @@ from ..kernel.reasons import Reason
 from ..kernel.snapshots import SnapshotCheck, SpanCheck, as_error
 from .pool import verify_many
 from .progress import ProgressFn
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor
 
 __all__ = ["CheckedSnapshots"]
 

@@ -22,13 +22,13 @@ names of the same triple, so the same excerpt keeps its id from one export to th
 from __future__ import annotations
 
 import base64
-import json
 import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..kernel.canonical import dumps_written
 from ..kernel.errors import IntegrityError, UsageError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
@@ -76,7 +76,7 @@ class Collection:
 
     def to_bytes(self) -> bytes:
         """UTF-8 JSON-LD (not ASCII-escaped), two-space indented, one trailing newline."""
-        return (json.dumps(self.data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+        return dumps_written(self.data)
 
 
 def _id(base: str | None, *parts: str) -> str:

@@ -22,10 +22,13 @@ from concurrent.futures import Executor, Future
 from functools import partial
 from pathlib import Path
 
+from ..gate.recordschema import Appraisal, Extraction
+from ..gate.result import Result
 from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.locate import forget_normal_forms
+from ..kernel.models import Event, RunConfig, Snapshot, Span, build_validators
 from ..kernel.reasons import Reason
 from ..parallel import Workers, default_workers, fewer_collections, pool_pays, worker_pool
 from ..runs import RUN_LAYOUTS, Run
@@ -34,6 +37,7 @@ from .claims.missingness import LogCache
 from .claims.provenance import admitted_index, check_concept_claims, log_findings
 from .claims.warrant import WARRANTS_FILE, WarrantGuard, apply_warrants
 from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
+from .concepts import ConceptFrontMatter
 from .discover import discover, inside
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
 from .notices import check_notices
@@ -45,6 +49,13 @@ __all__ = ["check_wiki", "check_claims", "check_claims_text"]
 
 _CONCEPTS_PER_TASK = 16
 """Concept files parsed per task when the concepts are parsed on the workers."""
+
+
+def _forked_pool(count: int) -> Executor:
+    """The check's own pool, its workers started with the validators of everything a run check
+    and a concept parse validate already built (inherited, not built again in every worker)."""
+    build_validators((Snapshot, Event, Span, RunConfig, Extraction, Appraisal, Result, ConceptFrontMatter))
+    return worker_pool(count)
 
 
 def check_wiki(
@@ -110,7 +121,7 @@ def _check_wiki(
     if workers is not None and workers < 1:
         raise ValueError("workers must be at least 1")
     if executor is None and count > 1 and (many or pool_pays(run_bytes(run_paths), count)):
-        executor = own_pool = worker_pool(count)
+        executor = own_pool = _forked_pool(count)
     try:
         parsing: list[Future[list[tuple[ConceptEvidence, list[Finding]]]]] = []
 
@@ -157,7 +168,7 @@ def _check_wiki(
                     named.append(target)
         if named:
             if executor is None and pool_pays(run_bytes(named), count):
-                executor = own_pool = worker_pool(count)
+                executor = own_pool = _forked_pool(count)
             check_runs(named, wiki, executor, progress, None, workers=count)
     finally:
         if own_pool is not None:

@@ -42,7 +42,7 @@ from ..parallel import (
 )
 from ..runs import Run
 from .discover import relative
-from .evidence import RunEvidence, SourceInfo, WikiCheck, pack, unpack
+from .evidence import RunEvidence, SourceInfo, WikiCheck, pack_pair, unpack_part
 from .spantables import AcceptedSpans, ExcerptTable
 
 __all__ = ["check_runs", "check_whole_run", "index_run", "release_records", "run_bytes", "RunIndex", "WholeRun"]
@@ -148,6 +148,10 @@ class RunIndex:
     unpacked, its stored result read again or the whole result validated in the parent."""
 
 
+_NOTES = frozenset(code.value for code in NoteCode)
+"""The note codes a warning of an unsigned wiki carries in its ``field`` (:attr:`RunIndex.warnings`)."""
+
+
 def index_run(rc: RunCheck) -> RunIndex:
     """Index a checked run before it is packed (:func:`release_records`): its refusals, and what
     its result now accepts, already in the compact tables the wiki check holds (built where the
@@ -167,8 +171,7 @@ def index_run(rc: RunCheck) -> RunIndex:
     verdict, accepted_count = str(result["gate"]["verdict"]), int(counts["accepted"])
     inputs_hash = str(result["inputs_hash"])
     unresolved = counts["unresolved"]
-    notes = {code.value for code in NoteCode}
-    warnings = [f for f in rc.findings if f.severity == "warn" and f.field in notes]
+    warnings = [f for f in rc.findings if f.severity == "warn" and f.field in _NOTES]
     accepted_json = compact_json(result["accepted"])
     return RunIndex(
         refusals,
@@ -221,13 +224,12 @@ class WholeRun:
     slug: str | None
     config: dict[str, Any] | None
     packed: bytes | None
-    """The run's check, its records released (:func:`release_records`), packed here
-    (:func:`~publisher.wiki.evidence.pack`): the parent holds these bytes
-    (:meth:`RunEvidence.hold_packed`) and unpacks a copy only when a page or a refusal's cause
-    asks for it, so it never rebuilds thousands of checks' objects it does not read."""
-    events: bytes | None
-    """The run's event log as assembled, packed here too (:func:`~publisher.wiki.evidence.pack`;
-    read once per wiki, by the pages and the claims' counts)."""
+    """The run's check, its records released (:func:`release_records`), and its event log as
+    assembled, packed here together (:func:`~publisher.wiki.evidence.pack_pair`): the parent holds
+    these bytes (:meth:`RunEvidence.hold_packed`) and unpacks a copy of one or the other only when
+    asked: the check when a page or a refusal's cause asks for it, so it never rebuilds thousands
+    of checks' objects it does not read; the events once per wiki, for the pages and the claims'
+    counts."""
     sources: dict[str, SnapshotCheck] | None
     """The verified check of each source the run's accepted artifacts name, without its spans
     (the index carries the excerpts the wiki records)."""
@@ -236,7 +238,7 @@ class WholeRun:
 
     def check(self) -> RunCheck | None:
         """The run's check, unpacked (a fresh copy on each call)."""
-        return None if self.packed is None else cast(RunCheck, unpack(self.packed))
+        return None if self.packed is None else cast(RunCheck, unpack_part(self.packed, 0))
 
 
 def check_whole_run(
@@ -271,7 +273,7 @@ def check_whole_run(
     if checked is None:  # the outcomes were taken on the word of a result that is not valid
         checked = _check_whole(run, root, keys, rel, checks, provisional=False)
     if isinstance(checked, Finding):
-        return WholeRun(None, None, None, None, None, None, checked)
+        return WholeRun(None, None, None, None, None, checked)
     if checked is None:  # unreachable: outcomes taken after the result was read are kept
         raise RuntimeError(f"{rel}: checked again without the handed-over outcomes, and refused again")
     inputs, reader, rc = checked
@@ -280,9 +282,8 @@ def check_whole_run(
     index = index_run(rc)
     release_records(rc)
     sources = {sid: replace(reader.get(sid), spans=()) for sid in index.source_ids}
-    packed = pack(rc)
-    events = pack(list(rc.assembly.log.events))
-    done = WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, events, sources, index)
+    packed = pack_pair(rc, list(rc.assembly.log.events))
+    done = WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, sources, index)
     del rc, inputs, reader, checked
     forget_normal_forms()  # a mismatched quote's or the prose check's normal forms go with the run
     _trim_after(snapshot_bytes)  # what a large run freed leaves before the next run peaks on top of it
@@ -540,12 +541,12 @@ def _adopt(ev: RunEvidence, done: WholeRun, wiki: WikiCheck) -> None:
     if done.unreadable is not None:
         wiki.findings.append(done.unreadable)
         return
-    packed, events, sources, index = done.packed, done.events, done.sources, done.index
-    if packed is None or events is None or sources is None or done.slug is None or index is None:
+    packed, sources, index = done.packed, done.sources, done.index
+    if packed is None or sources is None or done.slug is None or index is None:
         raise RuntimeError(f"{ev.rel}: a worker returned an incomplete check")  # unreachable by construction
     ev.slug = done.slug
     ev.config = done.config or {}
-    ev.hold_packed(packed, events)
+    ev.hold_packed(packed)
     _record(ev, index, sources.__getitem__, wiki)
 
 

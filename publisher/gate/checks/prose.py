@@ -30,7 +30,7 @@ from ...kernel.refs import looks_like_evidence
 from ...kernel.store import read_snapshot
 from ..quotations import PROSE_BUDGET, QUOTE_WORDS, Quotation, quotation_findings
 from ..quotations import quotations as prose_quotations
-from ..reportmd import markdown_parser
+from ..reportmd import report_tokens
 from .collect import Collector
 
 __all__ = ["PROSE", "PROSE_BUDGET", "QUOTE_WORDS", "Quotation", "quotations", "check_report_prose"]
@@ -45,7 +45,7 @@ def _cite_lines(text: str) -> list[Quotation]:
     footnote definitions: only footnotes cite, and only the build shows the badge."""
     out: list[Quotation] = []
     depth = 0
-    for token in markdown_parser(keep_definitions=True).parse(text):
+    for token in report_tokens(text):
         if token.type == "footnote_reference_open":
             depth += 1
         elif token.type == "footnote_reference_close":

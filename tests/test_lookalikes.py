@@ -8,7 +8,6 @@ The payloads are this file's own."""
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 
@@ -229,7 +228,6 @@ def test_the_invisible_code_points_kept_for_this_unicode_version_are_those_a_sca
     process need not read 135,168 categories) are exactly what reading them finds."""
     from publisher.kernel import lookalike
 
-    assert unicodedata.unidata_version in lookalike._INVISIBLE_RANGES  # the interpreters this runs on
-    kept = lookalike.invisible_codes()
+    kept = lookalike.invisible_codes()  # from the kept ranges on 3.11 to 3.13, a scan elsewhere
     assert kept == lookalike.invisible_codes(scan=True)
     assert {0x200B, 0x00AD, 0x202E, 0x2066, 0xFEFF, 0xE0001} <= set(kept) and 0x20 not in kept

@@ -231,21 +231,22 @@ def loads_record(data: bytes) -> tuple[Any, bool]:
 _NOT_CANONICAL = object()
 
 
-def _holds_float(value: Any) -> bool:
-    """Whether a float sits anywhere in ``value`` (the one kind of leaf orjson spells its own way)."""
+def _plain_without_float(value: Any) -> bool:
+    """Whether ``value`` is made only of dicts, lists, tuples, strings, ints, booleans and None
+    (exact types, no float): what orjson writes as the standard encoder does. Unlike
+    :func:`_has_float`, which walks a value parsed from JSON, this judges any Python value, so a
+    subclass or another type counts as not plain."""
     stack = [value]
     while stack:
         item = stack.pop()
         kind = type(item)
-        if kind is float:
-            return True
         if kind is dict:
             stack.extend(item.values())
         elif kind is list or kind is tuple:
             stack.extend(item)
         elif not (kind is str or kind is int or kind is bool or item is None):
-            return True  # a subclass or another type: the standard encoder decides what it becomes
-    return False
+            return False  # a float, a subclass or another type: the standard encoder decides
+    return True
 
 
 def dumps_written(value: Any) -> bytes:
@@ -257,7 +258,7 @@ def dumps_written(value: Any) -> bytes:
     on generated trees). A float (``1e-05`` is ``0.00001`` to orjson), any other type, a
     non-string key or an int past 64 bits goes to the standard encoder.
     """
-    if _FAST and not _holds_float(value):
+    if _FAST and _plain_without_float(value):
         try:
             return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
         except (TypeError, RecursionError):  # JSONEncodeError: a non-string key, an int past 64 bits

@@ -85,6 +85,7 @@ ORDER: dict[str, list[Entry]] = {
         "records",
         "result",
         "reportmd",
+        "mdparts",
         "quotations",
         "corpus",
         "verdicts",

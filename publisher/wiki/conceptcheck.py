@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ..gate.quotations import Quotation, quotation_findings, quotations
+from ..gate.quotations import Quotation, quotation_findings, quotations, quotations_around
 from ..kernel import _fs
 from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError
@@ -156,9 +156,12 @@ def _generated_lines(body: str) -> range:
 
 
 def concept_quotations(doc: ConceptDoc) -> tuple[Quotation, ...]:
-    """The quotations of a concept's own prose, its generated block (promotion's) left out."""
+    """The quotations of a concept's own prose, its generated block (promotion's) left out (and
+    not parsed where it stands apart from the prose: :func:`~publisher.gate.quotations.quotations_around`)."""
     block = _generated_lines(doc.body)
-    return tuple(quotations(doc.body, skip=block.__contains__))
+    if not block:
+        return tuple(quotations(doc.body, skip=block.__contains__))
+    return tuple(quotations_around(doc.body, block))
 
 
 def _check_quotations(wiki: WikiCheck, ce: ConceptEvidence, doc: ConceptDoc) -> None:

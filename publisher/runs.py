@@ -8,17 +8,17 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar, overload
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from .kernel import _fs
 from .kernel.canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
 from .kernel.errors import UsageError
-from .kernel.models import RunConfig
 from .kernel.reasons import Reason
 from .kernel.store import SnapshotStore
 from .kernel.text import one_line
+
+if TYPE_CHECKING:
+    from .kernel.models import RunConfig
 
 __all__ = [
     "Run",
@@ -184,6 +184,8 @@ class Run:
     def load_config(self, data: bytes | None = None) -> RunConfig:
         """The run's config, strictly parsed; a malformed config is a SCHEMA_ERROR usage error.
         ``data``: the file's bytes, already read by the caller (None: read here)."""
+        from .kernel.models import RunConfig  # the validation library only for a command that reads the config
+
         try:
             raw = loads_strict(_fs.read_regular(self.config_path) if data is None else data)
             config = RunConfig.model_validate(raw)
@@ -191,7 +193,7 @@ class Run:
             if problem is not None:
                 raise ValueError(problem)
             return config
-        except (OSError, ValueError, StrictJSONError, ValidationError) as exc:
+        except (OSError, ValueError, StrictJSONError) as exc:  # the library's validation error is a ValueError
             detail = one_line(exc, 200)
             raise UsageError(
                 f"{self.config_path}: not a valid run config ({detail})",

@@ -14,6 +14,7 @@ from .kernel import _fs
 from .kernel.canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
 from .kernel.errors import UsageError
 from .kernel.reasons import Reason
+from .kernel.shapes import config_shape
 from .kernel.store import SnapshotStore
 from .kernel.text import one_line
 
@@ -200,6 +201,21 @@ class Run:
                 reason=Reason.SCHEMA_ERROR,
                 path=str(self.config_path),
             ) from exc
+
+    def created_at(self) -> str | None:
+        """The config's ``created_at``, refused as :meth:`load_config` refuses a malformed config;
+        a config :func:`~publisher.kernel.shapes.config_shape` accepts is read without the
+        validation library (listing a wiki's revisions reads every run's config)."""
+        try:
+            data = _fs.read_regular(self.config_path)
+            raw = loads_strict(data)
+        except (OSError, ValueError, StrictJSONError):
+            return self.load_config().created_at  # which words the refusal
+        slug = raw.get("run_slug") if isinstance(raw, dict) else None
+        if config_shape(raw) and (slug is None or slug_problem(slug) is None):
+            created: str | None = raw.get("created_at")
+            return created
+        return self.load_config(data).created_at
 
     @property
     def upstream_layout(self) -> bool:

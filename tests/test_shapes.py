@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 from publisher.kernel.canonical import canonical_bytes, format_ts, parse_ts
 from publisher.kernel.errors import PublisherError, UsageError
 from publisher.kernel.eventlog import append_event, append_read, read_log
-from publisher.kernel.models import Event, Snapshot
-from publisher.kernel.shapes import SnapshotView, event_shape, snapshot_shape
+from publisher.kernel.models import Event, RunConfig, Snapshot
+from publisher.kernel.shapes import SnapshotView, config_shape, event_shape, snapshot_shape
 from publisher.kernel.store import SnapshotStore, build_record, read_snapshot, read_view
 from publisher.kernel.vocab import EventType
+from publisher.runs import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = "src-" + "a" * 64
@@ -131,7 +132,7 @@ def _events() -> list[dict[str, Any]]:
     return [base, fetch, failed, upstream, base | {"detail": "x" * 300, "actor": "worker-1"}]
 
 
-def _model_accepts(model: type[Snapshot] | type[Event], raw: Any) -> bool:
+def _model_accepts(model: type[Snapshot] | type[Event] | type[RunConfig], raw: Any) -> bool:
     try:
         model.model_validate(raw)
     except ValueError:
@@ -221,6 +222,53 @@ def test_an_event_the_fast_check_takes_is_one_the_model_takes(index: int, data: 
         raw = _mutate(raw, data)
     if event_shape(raw):
         assert _model_accepts(Event, copy.deepcopy(raw)), raw
+
+
+_CONFIG = {
+    "schema_version": 1,
+    "run_slug": "a-run",
+    "created_at": "2026-01-02T03:04:05Z",
+    "gates": {"evidence_kernel": True, "other": [1]},
+    "question": "Does it work?",
+}
+
+
+@settings(max_examples=300)
+@given(data=st.data(), rounds=st.integers(1, 3))
+@example(data=None, rounds=0)
+def test_a_config_the_fast_check_takes_is_one_the_model_takes(data: st.DataObject | None, rounds: int) -> None:
+    raw = copy.deepcopy(_CONFIG)
+    assert config_shape(raw) and _model_accepts(RunConfig, raw)
+    for _ in range(rounds):
+        assert data is not None
+        raw = _mutate(raw, data)
+    if config_shape(raw):
+        assert _model_accepts(RunConfig, copy.deepcopy(raw)), raw
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        _CONFIG,
+        {"schema_version": 1},
+        _CONFIG | {"created_at": None, "run_slug": None},
+        _CONFIG | {"run_slug": "../x"},
+        _CONFIG | {"created_at": "yesterday"},
+        _CONFIG | {"gates": {"evidence_kernel": "yes"}},
+        _CONFIG | {"schema_version": 2},
+        [1],
+    ],
+)
+def test_a_runs_creation_time_is_read_as_the_model_reads_it(tmp_path: Path, config: Any) -> None:
+    (tmp_path / "config.json").write_bytes(canonical_bytes(config))
+    run = Run.open(tmp_path)
+    outcomes = []
+    for read in (run.created_at, lambda: run.load_config().created_at):
+        try:
+            outcomes.append(("read", read()))
+        except PublisherError as exc:
+            outcomes.append((type(exc).__name__, exc.reason, exc.one_line()))
+    assert outcomes[0] == outcomes[1]
 
 
 @pytest.mark.parametrize(
@@ -434,12 +482,13 @@ def test_an_append_after_any_kind_of_line_chains_to_it(tmp_path: Path, index: in
         ["spans", "--query", "the"],
         ["spans", "--sentence", "--query", "the"],
         ["locate", "--quote", "the trial"],
+        ["revisions"],
     ],
 )
 def test_a_read_only_source_command_loads_no_validation_library(tmp_path: Path, args: list[str]) -> None:
     """What makes an agent's read as fast as the interpreter's start: no pydantic, no MkDocs.
     Checked structurally, by the modules a command loaded (no timing)."""
-    run = tmp_path / "run"
+    run = tmp_path / "runs" / "one"
     init = [sys.executable, "-m", "publisher", "run", "init", str(run), "--slug", "shapes"]
     subprocess.run(init, check=True, capture_output=True)
     store = SnapshotStore(run / "sources")
@@ -457,7 +506,9 @@ def test_a_read_only_source_command_loads_no_validation_library(tmp_path: Path, 
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("COV")}
     done = subprocess.run(
-        [sys.executable, "-c", probe, *args, "--run-dir", str(run), "--source-id", snap.source_id],
+        [sys.executable, "-c", probe, *args, "--run-dir", str(run), "--source-id", snap.source_id]
+        if args != ["revisions"]
+        else [sys.executable, "-c", probe, "revisions", "--wiki", str(tmp_path), snap.source_id],
         capture_output=True,
         text=True,
         env=env,
@@ -467,3 +518,5 @@ def test_a_read_only_source_command_loads_no_validation_library(tmp_path: Path, 
     assert "LOADED []" in done.stderr, done.stderr
     if args[0] == "read":
         assert read_log(run / "events.jsonl").events[-1].type is EventType.READ
+    if args[0] == "revisions":
+        assert snap.source_id in done.stdout and "1 revision(s)" in done.stdout, done.stdout

@@ -25,7 +25,7 @@ from typing import Any
 from .canonical import DIGEST_RE, HEX64_RE, SOURCE_ID_RE, parse_ts
 from .vocab import Access, Basis, EventType, Origin, SurfaceType
 
-__all__ = ["snapshot_shape", "event_shape", "SnapshotView", "SectionView", "PageView"]
+__all__ = ["snapshot_shape", "event_shape", "config_shape", "SnapshotView", "SectionView", "PageView"]
 
 _ACCESS = frozenset(a.value for a in Access)
 _ORIGIN = frozenset(o.value for o in Origin)
@@ -298,6 +298,23 @@ def event_shape(raw: Any) -> bool:
     if kind == EventType.FETCH_FAILED.value:
         return source_id is None and raw["fresh"] is False
     return source_id is not None and raw["sha256"] is not None
+
+
+def config_shape(raw: Any) -> bool:
+    """True only when :class:`~publisher.kernel.models.RunConfig` certainly accepts ``raw``, a
+    run's parsed ``config.json`` (fields beyond the schema are kept as they are, as the model
+    keeps them); False for anything else (ask the model)."""
+    if type(raw) is not dict or "schema_version" not in raw:
+        return False
+    gates = raw.get("gates", {})
+    return (
+        _count(raw["schema_version"], 1)
+        and raw["schema_version"] == 1
+        and _opt_str(raw.get("run_slug"))
+        and (raw.get("created_at") is None or _timestamp(raw["created_at"]))
+        and type(gates) is dict
+        and type(gates.get("evidence_kernel", False)) is bool
+    )
 
 
 @dataclass(frozen=True, slots=True)

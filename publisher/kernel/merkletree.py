@@ -28,6 +28,8 @@ __all__ = [
     "merkle_root",
     "node_hash",
     "root_from_path",
+    "root_of_leaves",
+    "text_digests",
 ]
 
 CHUNK_SIZE = 1024
@@ -129,7 +131,12 @@ class MerkleTree:
 
 def merkle_root(text: str) -> str:
     """The Merkle root of ``text``, ``"sha256:" + hex`` (linear time; 32 bytes per leaf)."""
-    level = leaf_hashes(text)
+    return root_of_leaves(leaf_hashes(text))
+
+
+def root_of_leaves(leaves: list[bytes]) -> str:
+    """The root over precomputed leaf hashes, ``"sha256:" + hex`` (:data:`EMPTY_ROOT` for none)."""
+    level = leaves
     if not level:
         return EMPTY_ROOT
     sha256 = hashlib.sha256
@@ -139,6 +146,42 @@ def merkle_root(text: str) -> str:
             pairs.append(level[-1])
         level = pairs
     return "sha256:" + level[0].hex()
+
+
+def text_digests(url: str, text: str, *, leaves: bool) -> tuple[str, str, list[bytes] | None]:
+    """A snapshot's ``source_id`` (``"src-" + SHA-256(url NUL text)``), its ``content_hash``
+    (``"sha256:" + SHA-256(text)``) and, with ``leaves``, its Merkle leaf hashes, from one
+    encoding of the text: a text that is not ASCII is encoded a chunk at a time, and each chunk
+    feeds all three (encoding costs more than hashing, so the store's every read encodes once, not
+    twice). Raises ``UnicodeEncodeError`` for a text or URL that is not valid Unicode."""
+    id_hash = hashlib.sha256(url.encode("utf-8"))
+    id_hash.update(b"\x00")
+    body_hash = hashlib.sha256()
+    out: list[bytes] | None = None
+    if text.isascii() or not leaves:
+        data = text.encode("utf-8")
+        id_hash.update(data)
+        body_hash.update(data)
+        if leaves:
+            out = []
+            append, fresh, view = out.append, _LEAF_PREFIX.copy, memoryview(data)
+            for i in range(0, len(view), CHUNK_SIZE):
+                h = fresh()
+                h.update(view[i : i + CHUNK_SIZE])
+                append(h.digest())
+        del data
+    else:
+        out = []
+        append, fresh = out.append, _LEAF_PREFIX.copy
+        id_update, body_update = id_hash.update, body_hash.update
+        for i in range(0, len(text), CHUNK_SIZE):
+            chunk = text[i : i + CHUNK_SIZE].encode("utf-8")
+            id_update(chunk)
+            body_update(chunk)
+            h = fresh()
+            h.update(chunk)
+            append(h.digest())
+    return "src-" + id_hash.hexdigest(), "sha256:" + body_hash.hexdigest(), out
 
 
 def root_from_path(index: int, size: int, leaf: bytes, path: Sequence[bytes]) -> bytes | None:

@@ -9,7 +9,6 @@ A snapshot lives at ``<run>/sources/src-<64hex>.json``. Its name is its identity
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,14 +23,12 @@ from .canonical import (
     content_hash_for,
     loads_canonical_floats_unchecked,
     loads_record,
-    prefixed,
     record_hash_for,
     seal_of_canonical,
-    sha256_hex,
     source_id_for,
 )
 from .errors import ConflictError, IntegrityError, ResourceError
-from .merkletree import CHUNK_SIZE, merkle_root
+from .merkletree import CHUNK_SIZE, merkle_root, root_of_leaves, text_digests
 from .reasons import Reason
 from .shapes import SnapshotView, snapshot_shape
 from .vocab import surface_manifest_hash
@@ -214,16 +211,12 @@ def _check_digests(
     source_id, url, text, content_hash = raw["source_id"], raw["url"], raw["text"], raw["content_hash"]
     if expected_id is not None and source_id != expected_id:
         raise _corrupt(label, f"names itself {source_id}", stored=source_id)
+    root, size = raw.get("merkle_root"), raw.get("merkle_size")
+    tree = (root is not None or size is not None) and merkle_of is None
     try:
-        text_bytes = text.encode("utf-8")
-        id_hash = hashlib.sha256(url.encode("utf-8"))
+        got_id, got_body, leaves = text_digests(url, text, leaves=tree)
     except UnicodeEncodeError as exc:
         raise _corrupt(label, "text or url is not encodable as UTF-8") from exc
-    id_hash.update(b"\x00")
-    id_hash.update(text_bytes)
-    got_id = "src-" + id_hash.hexdigest()
-    got_body = prefixed(sha256_hex(text_bytes))
-    del text_bytes
     if got_id != source_id:
         raise _corrupt(label, f"source_id recomputes to {got_id}", expected=source_id, got=got_id)
     if got_body != content_hash:
@@ -235,12 +228,11 @@ def _check_digests(
             got_seal = record_hash_for(raw)
         if got_seal != record_hash:
             raise _corrupt(label, f"record_hash recomputes to {got_seal}", expected=record_hash, got=got_seal)
-    root, size = raw.get("merkle_root"), raw.get("merkle_size")
     if root is not None or size is not None:
         if merkle_of is not None:
             got_root, got_size = merkle_of(text)
         else:
-            got_root, got_size = merkle_root(text), -(-len(text) // CHUNK_SIZE)
+            got_root, got_size = root_of_leaves(leaves or []), len(leaves or ())
         if (root, size) != (got_root, got_size):
             raise _corrupt(
                 label,

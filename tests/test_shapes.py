@@ -292,6 +292,9 @@ def test_a_runs_creation_time_is_read_as_the_model_reads_it(tmp_path: Path, conf
         {"sections": [{"title": "x", "start": -1, "end": 2}]},
         {"pages": [{"page": 1, "start": 0, "end": 2, "extra": 1}]},
         {"merkle_size": -1},
+        {"surface": _surface() | {"manifest_hash": DIGEST, "type": ["WHOLE_TEXT"]}},
+        {"access": ["full_text"]},
+        {"identity": {"pmid": {"value": "1", "basis": {"document": 1}, "via": "x"}}},
     ],
 )
 def test_each_rule_of_the_model_is_one_of_the_fast_check(change: dict[str, Any]) -> None:

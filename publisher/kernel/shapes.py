@@ -152,8 +152,8 @@ def _surface(value: Any) -> bool:
     extracted, missing, unexpected = value["extracted_pages"], value["missing_pages"], value["unexpected_pages"]
     modalities = value["excluded_modalities"]
     if not (
-        value["type"] in _SURFACE_TYPES
-        and type(value["type"]) is str
+        type(value["type"]) is str
+        and value["type"] in _SURFACE_TYPES
         and (expected is None or _pages(expected))
         and _pages(extracted)
         and _pages(missing)

@@ -224,6 +224,49 @@ def test_an_event_the_fast_check_takes_is_one_the_model_takes(index: int, data: 
         assert _model_accepts(Event, copy.deepcopy(raw)), raw
 
 
+_ODD = [None, True, False, 0, -1, 2, 1.5, "", "x", SRC, [], [1], ["x"], [{}], {}, {"a": 1}, {"value": "x"}]
+
+
+def _paths(value: Any, here: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value: each key of each object and each item of each list."""
+    out: list[tuple[Any, ...]] = [here] if here else []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        out += _paths(inner, (*here, key))
+    return out
+
+
+def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    value = copy.deepcopy(value)
+    place = value
+    for key in path[:-1]:
+        place = place[key]
+    place[path[-1]] = new
+    return value
+
+
+@pytest.mark.parametrize(
+    ("check", "model", "values"),
+    [(snapshot_shape, Snapshot, _records), (event_shape, Event, _events)],
+    ids=["snapshot", "event"],
+)
+def test_any_odd_value_anywhere_is_never_taken_where_the_model_refuses_it(
+    check: Any, model: type[Snapshot] | type[Event], values: Any
+) -> None:
+    """Every place of every written shape, each replaced by each of a set of odd JSON values:
+    the hand check never raises, and takes nothing the model refuses."""
+    tried = 0
+    for value in values():
+        raw = json.loads(canonical_bytes(value))
+        for path in _paths(raw):
+            for new in _ODD:
+                changed = _replaced(raw, path, new)
+                if check(changed):
+                    assert _model_accepts(model, copy.deepcopy(changed)), (path, new)
+                tried += 1
+    assert tried > 1000
+
+
 _CONFIG = {
     "schema_version": 1,
     "run_slug": "a-run",

@@ -76,12 +76,14 @@ def _parse_event(line: bytes) -> Event:
     return Event.model_validate(loads_strict(line))
 
 
-@dataclass(frozen=True, slots=True)
 class _Place:
-    """Where a log line stands in its chain: its counter and the digest it chains to."""
+    """Where a log line stands in its chain: its counter and the digest it chains to (a plain
+    class: a dataclass compiles its methods at import, which every read would pay)."""
 
-    number: int
-    prev: str | None
+    __slots__ = ("number", "prev")
+
+    def __init__(self, number: int, prev: str | None) -> None:
+        self.number, self.prev = number, prev
 
 
 def _event_place(line: bytes) -> Chained:

@@ -254,8 +254,8 @@ def test_a_block_left_out_of_the_parse_gives_the_quotations_of_the_whole_parse(
 
 
 def test_a_block_that_stands_apart_is_read_once_for_every_file(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two files holding the same block: whether it closes is read once, and neither file's
-    parse reads it again; the quotations around it are each file's own."""
+    """Two files holding the same block: whether it closes is read once for both, and the
+    quotations around it are each file's own, as the whole parse gives them."""
     from publisher.gate import quotations as quotations_module
 
     quotations_module._CLOSED_BLOCKS.clear()

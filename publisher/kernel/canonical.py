@@ -231,12 +231,28 @@ def loads_record(data: bytes) -> tuple[Any, bool]:
 _NOT_CANONICAL = object()
 
 
-def _plain_without_float(value: Any) -> bool:
-    """Whether ``value`` is made only of dicts, lists, tuples, strings, ints, booleans and None
-    (exact types, no float): what orjson writes as the standard encoder does. Unlike
-    :func:`_has_float`, which walks a value parsed from JSON, this judges any Python value, so a
-    subclass or another type counts as not plain."""
+_NOT_PLAIN = object()
+
+
+def _float_text(value: float) -> str:
+    """A float as the standard encoder writes it (``allow_nan``: ``NaN``, ``Infinity``)."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
+def _as_orjson_writes(value: Any) -> Any:
+    """``value`` with every float in the standard encoder's spelling (an ``orjson.Fragment``,
+    which orjson writes as given), so that orjson writes the standard encoder's bytes; or
+    ``_NOT_PLAIN`` when it holds anything but dicts, lists, tuples, strings, ints, floats, booleans
+    and None (exact types: a subclass or another type goes to the standard encoder).
+
+    A tree without floats is returned as it is, after one walk: copying is paid only where a
+    float is met (agents' outcome figures in ``result.json``)."""
     stack = [value]
+    floats = False
     while stack:
         item = stack.pop()
         kind = type(item)
@@ -244,9 +260,23 @@ def _plain_without_float(value: Any) -> bool:
             stack.extend(item.values())
         elif kind is list or kind is tuple:
             stack.extend(item)
+        elif kind is float:
+            floats = True
         elif not (kind is str or kind is int or kind is bool or item is None):
-            return False  # a float, a subclass or another type: the standard encoder decides
-    return True
+            return _NOT_PLAIN
+    return _with_fragments(value) if floats else value
+
+
+def _with_fragments(value: Any) -> Any:
+    """A copy of a plain tree with each float an ``orjson.Fragment`` of its standard spelling."""
+    kind = type(value)
+    if kind is float:
+        return orjson.Fragment(_float_text(value))
+    if kind is dict:
+        return {key: _with_fragments(item) for key, item in value.items()}
+    if kind is list or kind is tuple:
+        return [_with_fragments(item) for item in value]
+    return value
 
 
 def dumps_written(value: Any) -> bytes:
@@ -254,13 +284,16 @@ def dumps_written(value: Any) -> bytes:
     indent=2)`` plus a newline, in UTF-8, byte for byte.
 
     orjson writes it when it provably writes the same bytes: a tree of dicts with string keys,
-    lists, strings, 64-bit ints, booleans and None (``tests/test_canonical.py`` compares the two
-    on generated trees). A float (``1e-05`` is ``0.00001`` to orjson), any other type, a
+    lists, strings, 64-bit ints, floats, booleans and None (``tests/test_canonical.py`` compares
+    the two on generated trees). A float is handed to orjson already spelled as the standard
+    encoder spells it (``1e-05``, which orjson alone writes ``1e-5``; ``NaN``); any other type, a
     non-string key or an int past 64 bits goes to the standard encoder.
     """
-    if _FAST and _plain_without_float(value):
+    if _FAST:
         try:
-            return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+            plain = _as_orjson_writes(value)
+            if plain is not _NOT_PLAIN:
+                return orjson.dumps(plain, option=orjson.OPT_INDENT_2) + b"\n"
         except (TypeError, RecursionError):  # JSONEncodeError: a non-string key, an int past 64 bits
             pass
     return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")

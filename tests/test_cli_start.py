@@ -90,6 +90,21 @@ def test_importing_the_read_path_builds_no_validator_and_loads_no_search_module(
     assert _fresh(probe) == "[] [] True"
 
 
+def test_assembling_an_unsigned_run_loads_no_module_only_a_mismatch_or_a_signature_needs() -> None:
+    """What ``assemble`` imports before it runs: not the result's models (only a signed wiki's
+    declared policy and the checks of a stored result use them), not the quote locator (a
+    mismatched quote), not the look-alike tables (the prose checks of ``verify``)."""
+    probe = (
+        "import sys\n"
+        "from publisher.cli import build_parser\n"
+        "build_parser(['assemble'])\n"
+        "import publisher.cli.gate, publisher.gate.assemble\n"
+        "lazy = ('publisher.gate.result', 'publisher.kernel.locate', 'publisher.kernel.lookalike')\n"
+        "print(sorted(set(lazy) & set(sys.modules)))\n"
+    )
+    assert _fresh(probe) == "[]"
+
+
 def test_the_command_line_skips_the_plugin_search_unless_the_caller_decides(monkeypatch: pytest.MonkeyPatch) -> None:
     """``entry`` sets ``PYDANTIC_DISABLE_PLUGINS`` for its process; a value the caller set stays."""
     from publisher import cli

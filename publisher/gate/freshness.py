@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..kernel.assets import AssetChecker
 from ..kernel.blobs import BlobChecker
@@ -26,7 +26,9 @@ from ..kernel.canonical import parse_ts
 from ..kernel.models import ACQUISITIONS, Asset, Event, EventType, Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing, Role, event_signature_problem
-from .result import ResultPolicy
+
+if TYPE_CHECKING:
+    from .result import ResultPolicy
 
 __all__ = ["Freshness", "Provenance", "SnapshotFacts", "freshness"]
 
@@ -104,6 +106,8 @@ class Provenance:
         """
         if not self.trusted_keys:
             return None
+        from .result import ResultPolicy  # the result's models: an unsigned wiki's assembly never needs them
+
         signers = {e.sig.key_id for e in events if e.sig is not None and e.type in ACQUISITIONS}
         deciding = [kid for kid in self.trusted_keys.ids_for(Role.ACQUIRE) if kid in signers]
         return ResultPolicy(trusted_keys=tuple(deciding))

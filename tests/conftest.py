@@ -42,8 +42,11 @@ def corpus_dir(shared_dir: Path) -> Path:
 @pytest.fixture(autouse=True)
 def _user_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keys that ``publisher new`` keeps in the user's configuration folder go to a temporary one,
-    never to the real ``~/.config`` of whoever runs the tests."""
+    never to the real ``~/.config`` of whoever runs the tests; resolved configurations likewise go
+    to a temporary cache folder, never to the real ``~/.cache``."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "user-config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "user-cache"))
+    monkeypatch.delenv("PUBLISHER_CACHE_DIR", raising=False)
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -105,12 +106,29 @@ def test_assembling_an_unsigned_run_loads_no_module_only_a_mismatch_or_a_signatu
     assert _fresh(probe) == "[]"
 
 
+def test_a_command_leaves_its_objects_to_the_process_end_and_still_writes_everything() -> None:
+    """Once the command has returned, its objects are frozen out of the cyclic collector's reach
+    (the interpreter's shutdown would walk them all again, as long as the command took); the exit
+    handlers still run, the output is whole and the exit status is the command's."""
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: sys.stderr.write(f'frozen={gc.get_freeze_count() > 0}\\n'))\n"
+        "sys.argv = ['publisher', 'schema', 'result']\n"
+        "from publisher.cli import entry\n"
+        "entry()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stderr.strip() == "frozen=True"
+    assert json.loads(done.stdout)["title"] == "Result"
+
+
 def test_the_command_line_skips_the_plugin_search_unless_the_caller_decides(monkeypatch: pytest.MonkeyPatch) -> None:
     """``entry`` sets ``PYDANTIC_DISABLE_PLUGINS`` for its process; a value the caller set stays."""
     from publisher import cli
 
     seen: list[str | None] = []
     monkeypatch.setattr(cli, "main", lambda: seen.append(os.environ.get(cli.PLUGINS_VARIABLE)) or 0)
+    monkeypatch.setattr(cli, "_leave_to_exit", lambda: None)  # the test process goes on: nothing frozen
     monkeypatch.delenv(cli.PLUGINS_VARIABLE, raising=False)
     with pytest.raises(SystemExit):
         cli.entry()

@@ -8,17 +8,18 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar, overload
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from .kernel import _fs
 from .kernel.canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
 from .kernel.errors import UsageError
-from .kernel.models import RunConfig
 from .kernel.reasons import Reason
+from .kernel.shapes import config_shape
 from .kernel.store import SnapshotStore
 from .kernel.text import one_line
+
+if TYPE_CHECKING:
+    from .kernel.models import RunConfig
 
 __all__ = [
     "Run",
@@ -184,6 +185,8 @@ class Run:
     def load_config(self, data: bytes | None = None) -> RunConfig:
         """The run's config, strictly parsed; a malformed config is a SCHEMA_ERROR usage error.
         ``data``: the file's bytes, already read by the caller (None: read here)."""
+        from .kernel.models import RunConfig  # the validation library only for a command that reads the config
+
         try:
             raw = loads_strict(_fs.read_regular(self.config_path) if data is None else data)
             config = RunConfig.model_validate(raw)
@@ -191,13 +194,28 @@ class Run:
             if problem is not None:
                 raise ValueError(problem)
             return config
-        except (OSError, ValueError, StrictJSONError, ValidationError) as exc:
+        except (OSError, ValueError, StrictJSONError) as exc:  # the library's validation error is a ValueError
             detail = one_line(exc, 200)
             raise UsageError(
                 f"{self.config_path}: not a valid run config ({detail})",
                 reason=Reason.SCHEMA_ERROR,
                 path=str(self.config_path),
             ) from exc
+
+    def created_at(self) -> str | None:
+        """The config's ``created_at``, refused as :meth:`load_config` refuses a malformed config;
+        a config :func:`~publisher.kernel.shapes.config_shape` accepts is read without the
+        validation library (listing a wiki's revisions reads every run's config)."""
+        try:
+            data = _fs.read_regular(self.config_path)
+            raw = loads_strict(data)
+        except (OSError, ValueError, StrictJSONError):
+            return self.load_config().created_at  # which words the refusal
+        slug = raw.get("run_slug") if isinstance(raw, dict) else None
+        if config_shape(raw) and (slug is None or slug_problem(slug) is None):
+            created: str | None = raw.get("created_at")
+            return created
+        return self.load_config(data).created_at
 
     @property
     def upstream_layout(self) -> bool:

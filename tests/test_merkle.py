@@ -10,7 +10,10 @@ import json
 
 import pytest
 from _scaling import grows_linearly
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
+from publisher.kernel.canonical import content_hash_for, source_id_for
 from publisher.kernel.merkle import (
     EMPTY_ROOT,
     ExcerptProof,
@@ -21,6 +24,7 @@ from publisher.kernel.merkle import (
     root_from_path,
     verify_proof,
 )
+from publisher.kernel.merkletree import CHUNK_SIZE, chunks_of, leaf_hash, root_of_leaves, text_digests
 from publisher.kernel.reasons import Reason
 
 SID = "src-" + "ab" * 32
@@ -309,3 +313,30 @@ def test_a_proof_with_a_malformed_digest_id_or_offset_is_a_schema_finding(field:
     proof, findings = parse_proof({**wire, field: value}, file="p.json")
     assert proof is None
     assert [(f.reason, f.file, f.field) for f in findings] == [(Reason.SCHEMA_ERROR, "p.json", "schema")]
+
+
+@settings(max_examples=200)
+@given(
+    url=st.text(max_size=20),
+    text=st.one_of(
+        st.text(max_size=3000),
+        st.text(st.characters(max_codepoint=127), max_size=3000),
+        st.integers(0, 4).map(lambda k: "é" * (CHUNK_SIZE * k) + "a" * k),
+    ),
+)
+@example(url="u", text="")
+@example(url="u", text="𝔄" * (CHUNK_SIZE + 1))
+def test_one_pass_digests_are_the_separate_digests(url: str, text: str) -> None:
+    """The store's one-pass digests (one encoding feeding id, body and leaves) equal each digest
+    computed on its own, ASCII or not, at and across chunk boundaries."""
+    source_id, content_hash, leaves = text_digests(url, text, leaves=True)
+    assert source_id == source_id_for(url, text)
+    assert content_hash == content_hash_for(text)
+    assert leaves == [leaf_hash(chunk) for chunk in chunks_of(text)]
+    assert root_of_leaves(leaves) == merkle_root(text) == MerkleTree.of_text(text).root
+    assert text_digests(url, text, leaves=False) == (source_id, content_hash, None)
+
+
+def test_a_text_that_is_not_unicode_is_refused_by_the_one_pass_digests() -> None:
+    with pytest.raises(UnicodeEncodeError):
+        text_digests("u", "é" * 2000 + "\ud800", leaves=True)

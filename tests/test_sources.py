@@ -384,15 +384,22 @@ def test_a_read_parses_only_the_logs_last_line(run: Run, tmp_path: Path, monkeyp
     assert sid is not None
     for _ in range(30):
         read_window(run, sid, 0, 5)
+    placed: list[bytes] = []
     parsed: list[bytes] = []
-    real = eventlog._parse_event
+    real_place, real_parse = eventlog._event_place, eventlog._parse_event
 
-    def counted(line: bytes) -> object:
+    def counted_place(line: bytes) -> object:
+        placed.append(line)
+        return real_place(line)
+
+    def counted_parse(line: bytes) -> object:
         parsed.append(line)
-        return real(line)
+        return real_parse(line)
 
-    monkeypatch.setattr(eventlog, "_parse_event", counted)
+    monkeypatch.setattr(eventlog, "_event_place", counted_place)
+    monkeypatch.setattr(eventlog, "_parse_event", counted_parse)
     window = read_window(run, sid, 0, 8)
+    assert len(placed) == 1 and not parsed  # the append's own look at the last line, without the model
     events = read_log(run.events_path).events
     assert window["text"] == "the text" and len(events) == 32 and events[-1].type == EventType.READ
-    assert len(parsed) - 32 == 1  # the append's own look at the last line; 32 more are read_log's above
+    assert len(parsed) == 32  # read_log's, one a line

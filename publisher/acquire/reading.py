@@ -9,14 +9,16 @@ append refuses a torn or invalid last line of the log, and nothing is written th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..kernel.errors import UsageError
-from ..kernel.eventlog import append_event
-from ..kernel.models import EventType, Snapshot
+from ..kernel.eventlog import append_read
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN
 from ..runs import Run
+
+if TYPE_CHECKING:
+    from ..kernel.models import Snapshot
 
 __all__ = ["MAX_READ_WINDOW", "read_window", "find_spans", "snapshot_summary"]
 
@@ -61,7 +63,7 @@ def read_window(
     reversed window is refused (``SPAN_OUT_OF_RANGE``), and so is one longer than
     :data:`MAX_READ_WINDOW` (``SPAN_TOO_LONG``): never cut short silently.
     """
-    snap = run.store.read(source_id)
+    snap = run.store.read_view(source_id)
     n = len(snap.text)
     lo = 0 if start is None else start
     hi = lo + MAX_READ_WINDOW if end is None else end
@@ -79,12 +81,10 @@ def read_window(
         why = f"is over the {MAX_READ_WINDOW} limit; read it in parts"
         raise UsageError(f"window of {hi - lo} code points {why}", reason=Reason.SPAN_TOO_LONG, **facts)
     if log:  # a torn or invalid last line refuses the append, and nothing is written
-        append_event(
+        append_read(
             run.events_path,
-            type=EventType.READ,
             source_id=snap.source_id,
             url=snap.url,
-            fresh=False,
             sha256=snap.content_hash[7:],
             actor=actor,
             detail=f"window {lo}-{hi} of {n}" + ("; clamped" if note else ""),
@@ -120,7 +120,7 @@ def find_spans(
         raise UsageError("--query must not be empty")
     if len(query) > MAX_SPAN:
         raise UsageError(f"--query is longer than a span may be ({MAX_SPAN} code points)")
-    snap = run.store.read(source_id)
+    snap = run.store.read_view(source_id)
     text = snap.text
     matches: list[dict[str, Any]] = []
     found, stopped = search_term(text, query, fold_case=ignore_case, limit=limit, budget=SEARCH_BUDGET)

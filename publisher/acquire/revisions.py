@@ -11,28 +11,53 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ..kernel.canonical import parse_ts
 from ..kernel.errors import PublisherError, UsageError
 from ..kernel.ids import same_id
-from ..kernel.models import Snapshot
-from ..kernel.store import read_snapshot
+from ..kernel.shapes import SnapshotView
+from ..kernel.store import read_snapshot, read_view
 from ..runs import RUN_LAYOUTS, Run
 
-__all__ = ["Stored", "wiki_snapshots", "find_snapshot", "prior_revision", "refuse_other_work", "chain"]
+if TYPE_CHECKING:
+    from ..kernel.models import Snapshot
+
+__all__ = [
+    "Stored",
+    "wiki_snapshots",
+    "wiki_views",
+    "find_snapshot",
+    "prior_revision",
+    "refuse_other_work",
+    "chain",
+]
+
+
+class _Revision(Protocol):
+    """What a revision chain reads of a snapshot (a model or a view)."""
+
+    @property
+    def source_id(self) -> str: ...
+    @property
+    def supersedes(self) -> str | None: ...
+    @property
+    def retrieved_at(self) -> str: ...
+
+
+S = TypeVar("S", bound=_Revision)
 
 
 @dataclass(frozen=True)
-class Stored:
+class Stored(Generic[S]):
     """A verified snapshot of one of the wiki's runs, with the run's folder and creation time."""
 
     run: Path
     created_at: str | None
-    snapshot: Snapshot
+    snapshot: S
 
 
 def _runs(wiki_root: Path) -> list[Path]:
@@ -46,15 +71,29 @@ def _runs(wiki_root: Path) -> list[Path]:
     return list(found.values())
 
 
-def wiki_snapshots(wiki_root: Path, *, before: str | None = None, skip: Path | None = None) -> Iterator[Stored]:
+def wiki_snapshots(
+    wiki_root: Path, *, before: str | None = None, skip: Path | None = None
+) -> Iterator[Stored[Snapshot]]:
     """Every snapshot of the wiki's runs that verifies; one that does not is skipped (the wiki
     check reports it), never named as a revision. ``before``: only runs created earlier than that
     instant (a run without ``created_at`` has none); ``skip``: a run folder left out."""
+    return _stored(wiki_root, read_snapshot, before, skip)
+
+
+def wiki_views(wiki_root: Path) -> Iterator[Stored[SnapshotView]]:
+    """:func:`wiki_snapshots` as plain values (:class:`~publisher.kernel.shapes.SnapshotView`):
+    the same snapshots, verified alike, without the validation library (``source revisions``)."""
+    return _stored(wiki_root, read_view, None, None)
+
+
+def _stored(
+    wiki_root: Path, read: Callable[[Path, str], S], before: str | None, skip: Path | None
+) -> Iterator[Stored[S]]:
     for folder in _runs(wiki_root):
         if skip is not None and folder.resolve() == skip.resolve():
             continue
         try:
-            created = Run.open(folder).load_config().created_at
+            created = Run.open(folder).created_at()
         except PublisherError:
             continue
         if before is not None and not _before(before, created):
@@ -64,13 +103,13 @@ def wiki_snapshots(wiki_root: Path, *, before: str | None = None, skip: Path | N
             continue
         for entry in sorted(sources.glob("src-*.json")):
             try:
-                snap = read_snapshot(sources, entry.name[: -len(".json")])
+                snap = read(sources, entry.name[: -len(".json")])
             except (PublisherError, OSError, ValueError):
                 continue
             yield Stored(folder, created, snap)
 
 
-def find_snapshot(run: Run, source_id: str, wiki_root: Path | None) -> Stored:
+def find_snapshot(run: Run, source_id: str, wiki_root: Path | None) -> Stored[Snapshot]:
     """The snapshot ``source_id`` of ``run``, else of another run of its wiki; else a usage error."""
     if run.store.exists(source_id):
         return Stored(run.path, run.load_config().created_at, run.store.read(source_id))
@@ -108,6 +147,8 @@ def prior_revision(run: Run, record: dict[str, Any], wiki_root: Path | None) -> 
     """
     if wiki_root is None:
         return None
+    from ..kernel.models import Snapshot  # an acquisition's, which validates anyway
+
     mine = Snapshot.model_validate(record)
     created = run.load_config().created_at
     if created is None:
@@ -130,6 +171,8 @@ def prior_revision(run: Run, record: dict[str, Any], wiki_root: Path | None) -> 
 
 def refuse_other_work(old: Snapshot, record: dict[str, Any]) -> None:
     """Refuse a revision whose derived ids contradict those of the snapshot it supersedes."""
+    from ..kernel.models import Snapshot
+
     new = Snapshot.model_validate(record)
     if new.source_id == old.source_id:
         raise UsageError(
@@ -146,13 +189,13 @@ def refuse_other_work(old: Snapshot, record: dict[str, Any]) -> None:
             )
 
 
-def chain(snapshots: list[Stored], source_id: str) -> list[Stored]:
+def chain(snapshots: list[Stored[S]], source_id: str) -> list[Stored[S]]:
     """The revisions of ``source_id``'s chain, first to newest (each the newest one superseding
     the previous); a usage error when no snapshot has that id."""
     by_id = {s.snapshot.source_id: s for s in snapshots}
     if source_id not in by_id:
         raise UsageError(f"no snapshot {source_id} in the wiki's runs", source_id=source_id)
-    later: dict[str, list[Stored]] = {}
+    later: dict[str, list[Stored[S]]] = {}
     for stored in snapshots:
         if stored.snapshot.supersedes is not None:
             later.setdefault(stored.snapshot.supersedes, []).append(stored)

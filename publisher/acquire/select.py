@@ -27,8 +27,8 @@ from typing import Any
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import UsageError
 from ..kernel.locate import LOCATE_BUDGET, MAX_CANDIDATES, Candidate, search_quote, search_term
-from ..kernel.models import Snapshot
 from ..kernel.sentences import Sentences
+from ..kernel.shapes import SnapshotView
 from ..kernel.spans import MAX_SPAN, locator
 from ..runs import Run
 
@@ -87,7 +87,7 @@ def _found(text: str, term: str, ignore_case: bool) -> tuple[list[tuple[int, int
 class _Selector:
     """One snapshot's text with its section, page and sentence maps, built once per command."""
 
-    def __init__(self, snap: Snapshot, context: int) -> None:
+    def __init__(self, snap: SnapshotView, context: int) -> None:
         self.source_id = snap.source_id
         self.text = snap.text
         self.context = context
@@ -168,7 +168,7 @@ def select_spans(
         raise UsageError(f"--context {context} must not be negative")
     given = ((query, "--query"), (from_text, "--from"), (to_text, "--to"))
     terms = [_checked(text, option) for text, option in given if text is not None]
-    sel = _Selector(run.store.read(source_id), context)
+    sel = _Selector(run.store.read_view(source_id), context)
     out: dict[str, Any] = {"source_id": source_id, "mode": "range" if query is None else "query", "sentence": sentence}
     matches: list[dict[str, Any]] = []
     seen: set[tuple[int, int]] = set()
@@ -223,7 +223,7 @@ longer than the span)."""
 
 def locate_in(
     run: Run, source_id: str, quote: str, *, limit: int = MAX_CANDIDATES
-) -> tuple[Snapshot, list[Candidate], bool]:
+) -> tuple[SnapshotView, list[Candidate], bool]:
     """The verified snapshot, the candidate offsets of ``quote`` in it (see :func:`locate_quote`),
     and whether the search stopped at :data:`~publisher.kernel.locate.LOCATE_BUDGET` (its
     candidates then genuine but maybe not all). A search that stopped before finding any is
@@ -234,7 +234,7 @@ def locate_in(
         raise UsageError("--quote must not be empty")
     if len(quote) > MAX_QUOTE:
         raise UsageError(f"--quote is {len(quote)} code points, over the {MAX_QUOTE} a quote of a span may be")
-    snap = run.store.read(source_id)
+    snap = run.store.read_view(source_id)
     found, stopped = search_quote(snap.text, quote, limit=limit, budget=LOCATE_BUDGET)
     if stopped and not found:
         raise stopped_empty("the quote", snap.source_id, LOCATE_BUDGET, "quote")

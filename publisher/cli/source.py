@@ -301,9 +301,9 @@ def _revise(args: argparse.Namespace) -> int:
 
 
 def _revisions(args: argparse.Namespace) -> int:
-    from ..acquire.revisions import chain, wiki_snapshots
+    from ..acquire.revisions import chain, wiki_views
 
-    stored = list(wiki_snapshots(args.wiki))
+    stored = list(wiki_views(args.wiki))
     found = chain(stored, args.source_id)
     rows = [
         {

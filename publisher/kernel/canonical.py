@@ -231,28 +231,12 @@ def loads_record(data: bytes) -> tuple[Any, bool]:
 _NOT_CANONICAL = object()
 
 
-_NOT_PLAIN = object()
-
-
-def _float_text(value: float) -> str:
-    """A float as the standard encoder writes it (``allow_nan``: ``NaN``, ``Infinity``)."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    return float.__repr__(value)
-
-
-def _as_orjson_writes(value: Any) -> Any:
-    """``value`` with every float in the standard encoder's spelling (an ``orjson.Fragment``,
-    which orjson writes as given), so that orjson writes the standard encoder's bytes; or
-    ``_NOT_PLAIN`` when it holds anything but dicts, lists, tuples, strings, ints, floats, booleans
-    and None (exact types: a subclass or another type goes to the standard encoder).
-
-    A tree without floats is returned as it is, after one walk: copying is paid only where a
-    float is met (agents' outcome figures in ``result.json``)."""
+def _plain_without_float(value: Any) -> bool:
+    """Whether ``value`` is made only of dicts, lists, tuples, strings, ints, booleans and None
+    (exact types, no float): what orjson writes as the standard encoder does. Unlike
+    :func:`_has_float`, which walks a value parsed from JSON, this judges any Python value, so a
+    subclass or another type counts as not plain."""
     stack = [value]
-    floats = False
     while stack:
         item = stack.pop()
         kind = type(item)
@@ -260,23 +244,9 @@ def _as_orjson_writes(value: Any) -> Any:
             stack.extend(item.values())
         elif kind is list or kind is tuple:
             stack.extend(item)
-        elif kind is float:
-            floats = True
         elif not (kind is str or kind is int or kind is bool or item is None):
-            return _NOT_PLAIN
-    return _with_fragments(value) if floats else value
-
-
-def _with_fragments(value: Any) -> Any:
-    """A copy of a plain tree with each float an ``orjson.Fragment`` of its standard spelling."""
-    kind = type(value)
-    if kind is float:
-        return orjson.Fragment(_float_text(value))
-    if kind is dict:
-        return {key: _with_fragments(item) for key, item in value.items()}
-    if kind is list or kind is tuple:
-        return [_with_fragments(item) for item in value]
-    return value
+            return False  # a float, a subclass or another type: the standard encoder decides
+    return True
 
 
 def dumps_written(value: Any) -> bytes:
@@ -284,19 +254,66 @@ def dumps_written(value: Any) -> bytes:
     indent=2)`` plus a newline, in UTF-8, byte for byte.
 
     orjson writes it when it provably writes the same bytes: a tree of dicts with string keys,
-    lists, strings, 64-bit ints, floats, booleans and None (``tests/test_canonical.py`` compares
-    the two on generated trees). A float is handed to orjson already spelled as the standard
-    encoder spells it (``1e-05``, which orjson alone writes ``1e-5``; ``NaN``); any other type, a
-    non-string key or an int past 64 bits goes to the standard encoder.
+    lists, strings, 64-bit ints, booleans, floats and None (``tests/test_canonical.py`` compares
+    the two on generated trees). A float is handed to orjson already spelt as the standard
+    encoder spells it (``float.__repr__``: ``1e-05``, where orjson writes ``0.00001``; ``NaN``,
+    ``Infinity``), as a verbatim fragment. Any other type, a subclass, a non-string key or an int
+    past 64 bits goes to the standard encoder, whose pure-Python indented encoder is ten times
+    slower.
     """
     if _FAST:
+        plain = _plain_without_float(value)
         try:
-            plain = _as_orjson_writes(value)
-            if plain is not _NOT_PLAIN:
-                return orjson.dumps(plain, option=orjson.OPT_INDENT_2) + b"\n"
+            if plain:
+                return orjson.dumps(value, option=orjson.OPT_INDENT_2) + b"\n"
+            spelt = _floats_spelt(value) if _FRAGMENT is not None else _NOT_PLAIN
+            if spelt is not _NOT_PLAIN:
+                return orjson.dumps(spelt, option=orjson.OPT_INDENT_2) + b"\n"
         except (TypeError, RecursionError):  # JSONEncodeError: a non-string key, an int past 64 bits
             pass
     return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+_NOT_PLAIN = object()
+_FRAGMENT: Any = getattr(orjson, "Fragment", None)
+"""orjson's verbatim fragment (orjson 3.10 and later); without it floats go to the standard encoder."""
+
+
+def _float_text(number: float) -> str:
+    """A float as the standard encoder writes it (``allow_nan`` is its default)."""
+    if number != number:
+        return "NaN"
+    if number in (math.inf, -math.inf):
+        return "Infinity" if number > 0 else "-Infinity"
+    return float.__repr__(number)
+
+
+def _floats_spelt(value: Any) -> Any:
+    """A copy of ``value`` with each exact float replaced by an orjson fragment of its standard
+    spelling, or ``_NOT_PLAIN`` when the tree holds any type but dicts, lists, tuples, strings,
+    ints, booleans, floats and None (exact types): those are the standard encoder's to write."""
+    kind = type(value)
+    if kind is float:
+        return _FRAGMENT(_float_text(value))
+    if kind is dict:
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            spelt = _floats_spelt(item)
+            if spelt is _NOT_PLAIN:
+                return _NOT_PLAIN
+            out[key] = spelt
+        return out
+    if kind is list or kind is tuple:
+        items = []
+        for item in value:
+            spelt = _floats_spelt(item)
+            if spelt is _NOT_PLAIN:
+                return _NOT_PLAIN
+            items.append(spelt)
+        return items
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    return _NOT_PLAIN
 
 
 def loads_written(data: bytes) -> Any:

@@ -13,9 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from . import _fs
 from .canonical import (
@@ -30,8 +28,12 @@ from .canonical import (
 from .checkids import CheckId
 from .errors import EventLogError, UsageError
 from .findings import Finding
-from .models import ACQUISITIONS, Event, EventType, Receipt, Signature, Surface, signed_payload
+from .shapes import event_shape
 from .text import one_line
+from .vocab import ACQUISITIONS, EventType
+
+if TYPE_CHECKING:
+    from .models import Event, Receipt, Surface
 
 __all__ = [
     "Chained",
@@ -40,6 +42,7 @@ __all__ = [
     "EventSigner",
     "LogState",
     "append_event",
+    "append_read",
     "check_appendable",
     "read_log",
     "line_digest",
@@ -62,13 +65,33 @@ def _parse_event(line: bytes) -> Event:
     a canonical line that validates held none, and its value is exactly the strict path's. Any
     other line, and any canonical one that does not validate, is judged by the strict path,
     which says why."""
+    from .models import Event
+
     raw = loads_canonical_floats_unchecked(line)
     if isinstance(raw, dict):
         try:
             return Event.model_validate(raw)
-        except ValidationError:
+        except ValueError:  # the library's validation error is a ValueError
             pass
     return Event.model_validate(loads_strict(line))
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a log line stands in its chain: its counter and the digest it chains to."""
+
+    number: int
+    prev: str | None
+
+
+def _event_place(line: bytes) -> Chained:
+    """The counter and ``prev`` of a valid event line, for the append that follows it. A line
+    :func:`~publisher.kernel.shapes.event_shape` accepts is one the model accepts (and canonical,
+    read without a walk for floats); any other is judged by the model (:func:`_parse_event`)."""
+    raw = loads_canonical_floats_unchecked(line)
+    if event_shape(raw):
+        return _Place(int(raw["event_id"][3:]), raw.get("prev"))
+    return _parse_event(line)
 
 
 def _tail(fd: int, size: int) -> bytes:
@@ -135,6 +158,7 @@ def append_event(
         raise EventLogError(f"a {kind.value} event is never fresh")
     if detail is not None:
         detail = one_line(detail)
+    from .models import Event, Signature, signed_payload
 
     def line(number: int, prev: str | None) -> tuple[Event, bytes]:
         try:
@@ -161,11 +185,55 @@ def append_event(
                 unsigned = Signature(alg="ed25519", key_id=signer.key_id, run=signer.run, value="")
                 value = signer.sign(signed_payload(event.model_copy(update={"sig": unsigned})))
                 event = Event.model_validate({**event.wire(), "sig": {**unsigned.model_dump(), "value": value}})
-        except ValidationError as exc:
+        except ValueError as exc:  # the library's validation error
             raise UsageError(f"refused to log an invalid event: {_short(exc)}", path=str(path)) from exc
         return event, canonical_bytes(event.wire()) + b"\n"
 
-    return append_chained(path, line, _parse_event, what="event")
+    return append_chained(path, line, _event_place, what="event")
+
+
+def append_read(
+    path: Path,
+    *,
+    source_id: str,
+    url: str,
+    sha256: str,
+    actor: str = "main",
+    detail: str | None = None,
+    at: datetime | None = None,
+) -> dict[str, Any]:
+    """Append a ``read`` event (never fresh) exactly as :func:`append_event` writes it, without
+    the validation library where :func:`~publisher.kernel.shapes.event_shape` accepts the line;
+    returns the line's JSON object. Anything it does not accept is judged by the model, which
+    refuses it with the same :class:`UsageError` as :func:`append_event`. The commands agents
+    call most (``source read``) log through this."""
+    detail = one_line(detail) if detail is not None else None
+    moment = format_ts(at or utc_now())
+
+    def line(number: int, prev: str | None) -> tuple[dict[str, Any], bytes]:
+        wire: dict[str, Any] = {
+            "schema_version": 1,
+            "event_id": f"ev-{number:04d}",
+            "type": EventType.READ.value,
+            "source_id": source_id,
+            "url": url,
+            "at": moment,
+            "fresh": False,
+            "sha256": sha256,
+            "actor": actor,
+            "detail": detail,
+            "prev": prev,
+        }
+        if not event_shape(wire):
+            from .models import Event
+
+            try:
+                wire = Event.model_validate(wire).wire()
+            except ValueError as exc:  # the library's validation error
+                raise UsageError(f"refused to log an invalid event: {_short(exc)}", path=str(path)) from exc
+        return wire, canonical_bytes(wire) + b"\n"
+
+    return append_chained(path, line, _event_place, what="event")
 
 
 class Chained(Protocol):
@@ -192,7 +260,7 @@ def _next_place(fd: int, size: int, parse: Callable[[bytes], Chained], path: Pat
     body = last[:-1]
     try:
         previous = parse(body)
-    except (ValueError, ValidationError, StrictJSONError) as exc:
+    except (ValueError, StrictJSONError) as exc:  # the library's validation error is a ValueError
         raise EventLogError(
             f"{path}: the last line is not a valid {what}; appends are refused until a person repairs it",
             path=str(path),
@@ -214,7 +282,7 @@ def check_appendable(path: Path) -> None:
         return
     try:
         _fs.lock(fd, shared=True)
-        _next_place(fd, os.fstat(fd).st_size, _parse_event, path, "event")
+        _next_place(fd, os.fstat(fd).st_size, _event_place, path, "event")
     finally:
         os.close(fd)
 
@@ -380,7 +448,7 @@ def read_chain(path: Path, parse: Callable[[bytes], C], ident: Callable[[C], str
             state.crlf += 1
         try:
             event = parse(line)
-        except (ValueError, ValidationError, StrictJSONError) as exc:
+        except (ValueError, StrictJSONError) as exc:  # the library's validation error is a ValueError
             if is_last:
                 state.torn = True
             else:

@@ -1,30 +1,29 @@
-"""Merkle trees over a snapshot's text and excerpt proofs (CONTRACT section 16).
+"""Excerpt proofs over a snapshot's Merkle tree (CONTRACT section 16).
 
-A text is cut into consecutive chunks of :data:`CHUNK_SIZE` code points (the last may be
-shorter). Leaf hash ``SHA-256(0x00 || UTF-8(chunk))``, node hash ``SHA-256(0x01 || left ||
-right)``, tree shape of RFC 9162 section 2.1.1 (the left subtree holds the largest power of two
-leaves smaller than the total); the root of an empty text is ``SHA-256("")``. Roots are written
-``"sha256:" + hex``.
-
+The tree itself (chunks, leaf and node hashes, the root) is :mod:`.merkletree`, re-exported here.
 An :class:`ExcerptProof` carries the chunks that cover a span and one RFC 9162 inclusion path per
 chunk, so anyone holding only the root can check that code points ``[start, end)`` of the text
 are the excerpt (:func:`verify_proof`), without the rest of the text.
-
-The tree is built bottom-up, a level at a time, promoting the last node of an odd level
-unchanged; this gives exactly the RFC 9162 shape in linear time and memory (32 bytes per leaf
-and level), so a 50 MB text costs one pass of hashing.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
 from .findings import Finding
+from .merkletree import (
+    CHUNK_SIZE,
+    EMPTY_ROOT,
+    MerkleTree,
+    chunks_of,
+    leaf_hash,
+    leaf_hashes,
+    merkle_root,
+    node_hash,
+    root_from_path,
+)
 from .models import HexDigest, Offset, PrefixedDigest, SourceId, first_error
 from .reasons import Reason
 
@@ -43,141 +42,6 @@ __all__ = [
     "root_from_path",
     "verify_proof",
 ]
-
-CHUNK_SIZE = 1024
-"""Code points per leaf."""
-
-EMPTY_ROOT = "sha256:" + hashlib.sha256(b"").hexdigest()
-"""The root of the empty text."""
-
-
-_LEAF_PREFIX = hashlib.sha256(b"\x00")
-"""A hash that has consumed the leaf prefix: each leaf copies it (no concatenated copy of the chunk)."""
-
-
-def leaf_hash(chunk: str) -> bytes:
-    """``SHA-256(0x00 || UTF-8(chunk))``."""
-    h = _LEAF_PREFIX.copy()
-    h.update(chunk.encode("utf-8"))
-    return h.digest()
-
-
-def leaf_hashes(text: str) -> list[bytes]:
-    """Every leaf hash of ``text``, in order (:func:`leaf_hash` of each chunk, in one tight loop:
-    the Merkle root is recomputed for every snapshot the wiki check reads)."""
-    out: list[bytes] = []
-    append, fresh = out.append, _LEAF_PREFIX.copy
-    if text.isascii():  # one encoding, and every chunk a byte slice of it
-        data = memoryview(text.encode("ascii"))
-        for i in range(0, len(data), CHUNK_SIZE):
-            h = fresh()
-            h.update(data[i : i + CHUNK_SIZE])
-            append(h.digest())
-        return out
-    for i in range(0, len(text), CHUNK_SIZE):
-        h = fresh()
-        h.update(text[i : i + CHUNK_SIZE].encode("utf-8"))
-        append(h.digest())
-    return out
-
-
-def node_hash(left: bytes, right: bytes) -> bytes:
-    """``SHA-256(0x01 || left || right)``."""
-    return hashlib.sha256(b"\x01" + left + right).digest()
-
-
-def chunks_of(text: str) -> Iterator[str]:
-    """The leaves' texts, in order: consecutive slices of :data:`CHUNK_SIZE` code points."""
-    for i in range(0, len(text), CHUNK_SIZE):
-        yield text[i : i + CHUNK_SIZE]
-
-
-@dataclass(frozen=True)
-class MerkleTree:
-    """Every level of the tree over a text: ``levels[0]`` the leaf hashes, the last the root."""
-
-    levels: tuple[tuple[bytes, ...], ...]
-
-    @classmethod
-    def of_text(cls, text: str) -> MerkleTree:
-        """The tree over ``text`` (a chunk at a time; nothing is copied but the chunk hashed)."""
-        return cls.of_leaves(leaf_hashes(text))
-
-    @classmethod
-    def of_leaves(cls, leaves: Sequence[bytes]) -> MerkleTree:
-        """The tree over precomputed leaf hashes."""
-        level = tuple(leaves)
-        levels = [level]
-        while len(level) > 1:
-            pairs = [node_hash(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
-            if len(level) % 2:
-                pairs.append(level[-1])
-            level = tuple(pairs)
-            levels.append(level)
-        return cls(tuple(levels))
-
-    @property
-    def size(self) -> int:
-        """The number of leaves."""
-        return len(self.levels[0])
-
-    @property
-    def root(self) -> str:
-        """``"sha256:" + hex`` of the root (:data:`EMPTY_ROOT` for no leaves)."""
-        if not self.levels[0]:
-            return EMPTY_ROOT
-        return "sha256:" + self.levels[-1][0].hex()
-
-    def path(self, index: int) -> list[bytes]:
-        """The RFC 9162 inclusion path of leaf ``index``, from the leaf's sibling upward."""
-        if not 0 <= index < self.size:
-            raise IndexError(f"leaf {index} outside a tree of {self.size}")
-        out: list[bytes] = []
-        for level in self.levels[:-1]:
-            sibling = index ^ 1
-            if sibling < len(level):
-                out.append(level[sibling])
-            index >>= 1
-        return out
-
-
-def merkle_root(text: str) -> str:
-    """The Merkle root of ``text``, ``"sha256:" + hex`` (linear time; 32 bytes per leaf)."""
-    level = leaf_hashes(text)
-    if not level:
-        return EMPTY_ROOT
-    sha256 = hashlib.sha256
-    while len(level) > 1:
-        pairs = [sha256(b"\x01" + level[i] + level[i + 1]).digest() for i in range(0, len(level) - 1, 2)]
-        if len(level) % 2:
-            pairs.append(level[-1])
-        level = pairs
-    return "sha256:" + level[0].hex()
-
-
-def root_from_path(index: int, size: int, leaf: bytes, path: Sequence[bytes]) -> bytes | None:
-    """The root that ``path`` proves leaf ``index`` of a tree of ``size`` leaves under, or None.
-
-    RFC 9162 section 2.1.3.2, step by step; None when the path cannot belong to such a tree
-    (index out of range, too many or too few elements).
-    """
-    if not 0 <= index < size:
-        return None
-    fn, sn, r = index, size - 1, leaf
-    for p in path:
-        if sn == 0:
-            return None
-        if fn & 1 or fn == sn:
-            r = node_hash(p, r)
-            if not fn & 1:
-                while not fn & 1 and fn != 0:
-                    fn >>= 1
-                    sn >>= 1
-        else:
-            r = node_hash(r, p)
-        fn >>= 1
-        sn >>= 1
-    return r if sn == 0 else None
 
 
 class ExcerptProof(BaseModel):

@@ -5,7 +5,6 @@ which own the bytes; a model never recomputes a hash. Agent-written records (ext
 appraisals) live in :mod:`publisher.records`, because they are read leniently.
 """
 
-import hashlib
 import re
 from collections.abc import Iterable
 from enum import StrEnum
@@ -26,6 +25,18 @@ from pydantic import (
 )
 
 from .canonical import DIGEST_RE, HEX64_RE, SOURCE_ID_RE, canonical_bytes, parse_ts
+from .vocab import (
+    ACCESS_ORDER,
+    ACQUISITIONS,
+    DEFAULT_EXCLUDED_MODALITIES,
+    IDENTITY_KINDS,
+    Access,
+    Basis,
+    EventType,
+    Origin,
+    SurfaceType,
+    surface_manifest_hash,
+)
 
 __all__ = [
     "first_error",
@@ -63,52 +74,6 @@ __all__ = [
     "list_as_tuple",
     "enum_from_str",
 ]
-
-
-class Access(StrEnum):
-    """What the text of a snapshot can support."""
-
-    FULL_TEXT = "full_text"
-    ABSTRACT = "abstract"
-    PREPRINT = "preprint"
-    GUIDELINE = "guideline"
-    WEB = "web"
-
-
-ACCESS_ORDER: dict[Access, int] = {
-    Access.WEB: 0,
-    Access.ABSTRACT: 1,
-    Access.PREPRINT: 2,
-    Access.GUIDELINE: 3,
-    Access.FULL_TEXT: 4,
-}
-"""Weakest first: where several snapshots back one artifact, the weakest access wins."""
-
-
-class Origin(StrEnum):
-    """Where a snapshot's text came from."""
-
-    PUBMED = "pubmed"
-    PMC = "pmc"
-    EUROPEPMC = "europepmc"
-    UNPAYWALL = "unpaywall"
-    OA_PDF = "oa-pdf"
-    USER_SUPPLIED_PDF = "user-supplied-pdf"
-    WEB = "web"
-
-
-class EventType(StrEnum):
-    """The kinds of event in ``events.jsonl``; ``fetch_failed`` (ext) logs an attempt that failed."""
-
-    FETCH = "fetch"
-    LOCAL_PDF = "local_pdf"
-    REGISTER = "register"
-    READ = "read"
-    FETCH_FAILED = "fetch_failed"
-
-
-ACQUISITIONS = frozenset({EventType.FETCH, EventType.LOCAL_PDF, EventType.FETCH_FAILED})
-"""Event types that record an acquisition attempt: they carry a receipt and may be signed."""
 
 
 def first_error(exc: ValidationError, whole: str = "record") -> str:
@@ -193,19 +158,6 @@ class Paper(BaseModel):
         return {k: v for k, v in (("pmid", self.pmid), ("doi", self.doi), ("pmcid", self.pmcid)) if v}
 
 
-class Basis(StrEnum):
-    """What an identity entry rests on (CONTRACT section 18): the document's own statement, a
-    registry's canonical article URL, or the acquirer's word alone."""
-
-    DOCUMENT = "document"
-    REGISTRY_URL = "registry_url"
-    ASSERTED = "asserted"
-
-
-IDENTITY_KINDS = ("pmid", "doi", "pmcid", "title")
-"""The entries an identity may hold: the three paper ids and the title."""
-
-
 class IdentityEntry(BaseModel):
     """One id (or the title) of a snapshot with its basis and where it was read (``via``)."""
 
@@ -273,16 +225,6 @@ class Page(BaseModel):
     end: Offset
 
 
-class SurfaceType(StrEnum):
-    """How a declared text surface is indexed: by PDF page, or as one whole text."""
-
-    PAGE_INDEXED_TEXT = "PAGE_INDEXED_TEXT"
-    WHOLE_TEXT = "WHOLE_TEXT"
-
-
-DEFAULT_EXCLUDED_MODALITIES = ("IMAGES", "TABLE_STRUCTURE", "EMBEDDED_FILES")
-"""What a text surface never covers: a complete text is not a semantically exhausted document."""
-
 _PageList = Annotated[tuple[Annotated[StrictInt, Field(ge=1)], ...], BeforeValidator(list_as_tuple)]
 
 
@@ -326,12 +268,6 @@ class Surface(BaseModel):
         if self.complete != (declared and not missing):
             raise ValueError("a page-indexed surface is complete exactly when pages were declared and none is missing")
         return self
-
-
-def surface_manifest_hash(surface: dict[str, Any], content_hash: str) -> str:
-    """``sha256:`` over the surface's fields (but ``manifest_hash``) and the text's content hash."""
-    fields = {k: v for k, v in surface.items() if k != "manifest_hash"}
-    return "sha256:" + hashlib.sha256(canonical_bytes({"content_hash": content_hash, "surface": fields})).hexdigest()
 
 
 class Snapshot(BaseModel):

@@ -9,14 +9,11 @@ A snapshot lives at ``<run>/sources/src-<64hex>.json``. Its name is its identity
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from . import _fs
 from .canonical import (
@@ -26,16 +23,18 @@ from .canonical import (
     content_hash_for,
     loads_canonical_floats_unchecked,
     loads_record,
-    prefixed,
     record_hash_for,
     seal_of_canonical,
-    sha256_hex,
     source_id_for,
 )
 from .errors import ConflictError, IntegrityError, ResourceError
-from .merkle import CHUNK_SIZE, merkle_root
-from .models import Snapshot, first_error, surface_manifest_hash
+from .merkletree import CHUNK_SIZE, merkle_root, root_of_leaves, text_digests
 from .reasons import Reason
+from .shapes import SnapshotView, snapshot_shape
+from .vocab import surface_manifest_hash
+
+if TYPE_CHECKING:
+    from .models import Snapshot
 
 __all__ = [
     "MAX_SNAPSHOT_BYTES",
@@ -44,6 +43,7 @@ __all__ = [
     "verify_record",
     "snapshot_path",
     "read_snapshot",
+    "read_view",
 ]
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
@@ -71,8 +71,11 @@ def read_snapshot(sources_dir: Path | str, source_id: str, max_bytes: int = MAX_
     The id's syntax is checked before any file access; the file is opened without following
     links, must be a regular file of at most ``max_bytes``, and every digest is recomputed.
     """
-    path = os.path.join(sources_dir, _checked_id(source_id) + ".json")
-    data = _read_bytes(path, source_id, max_bytes)
+    from pydantic import ValidationError
+
+    from .models import Snapshot
+
+    data = _read_bytes(_file_of(sources_dir, source_id), source_id, max_bytes)
     raw = loads_canonical_floats_unchecked(data)
     if isinstance(raw, dict):
         # The usual file, written by this product: its model proves it holds no float, so it was
@@ -83,11 +86,41 @@ def read_snapshot(sources_dir: Path | str, source_id: str, max_bytes: int = MAX_
             pass
         else:
             return verify_record(raw, source_id, canonical_body=data, validated=snap)
+    raw, canonical = _strict(data, source_id)
+    return verify_record(raw, source_id, canonical_body=data if canonical else None)
+
+
+def read_view(sources_dir: Path | str, source_id: str, max_bytes: int = MAX_SNAPSHOT_BYTES) -> SnapshotView:
+    """:func:`read_snapshot` for a caller that needs the text, its identity and its maps, not the
+    model: the same file checks, digests and refusals, and the usual record starts no validation
+    library.
+
+    A record :func:`~publisher.kernel.shapes.snapshot_shape` accepts is one the model accepts; any
+    other goes through the model, which accepts it or words the refusal exactly as
+    :func:`read_snapshot` does.
+    """
+    data = _read_bytes(_file_of(sources_dir, source_id), source_id, max_bytes)
+    raw = loads_canonical_floats_unchecked(data)
+    canonical = True
+    if not snapshot_shape(raw):
+        raw, canonical = _strict(data, source_id)
+        if not snapshot_shape(raw):
+            verify_record(raw, source_id, canonical_body=data if canonical else None)
+            return SnapshotView.of(raw)
+    _check_digests(raw, source_id, source_id, data if canonical else None, None)
+    return SnapshotView.of(raw)
+
+
+def _file_of(sources_dir: Path | str, source_id: str) -> str:
+    return os.path.join(sources_dir, _checked_id(source_id) + ".json")
+
+
+def _strict(data: bytes, source_id: str) -> tuple[Any, bool]:
+    """The record strictly parsed, and whether ``data`` are its canonical bytes."""
     try:
-        raw, canonical = loads_record(data)
+        return loads_record(data)
     except (StrictJSONError, ValueError) as exc:
         raise _corrupt(source_id, f"is not strict JSON ({exc})") from exc
-    return verify_record(raw, source_id, canonical_body=data if canonical else None)
 
 
 def _corrupt(source_id: str, why: str, **facts: Any) -> IntegrityError:
@@ -153,54 +186,70 @@ def verify_record(
         raise _corrupt(label, "is not a JSON object")
     snap = validated
     if snap is None:
+        from pydantic import ValidationError
+
+        from .models import Snapshot, first_error
+
         try:
             snap = Snapshot.model_validate(raw)
         except ValidationError as exc:
             raise _corrupt(label, first_error(exc)) from exc
-    if expected_id is not None and snap.source_id != expected_id:
-        raise _corrupt(label, f"names itself {snap.source_id}", stored=snap.source_id)
+    _check_digests(raw, expected_id, label, canonical_body, merkle_of)
+    return snap
+
+
+def _check_digests(
+    raw: dict[str, Any],
+    expected_id: str | None,
+    label: str,
+    canonical_body: bytes | None,
+    merkle_of: Callable[[str], tuple[str, int]] | None,
+) -> None:
+    """Every digest of a record whose shape the model (or :func:`snapshot_shape`) accepted,
+    recomputed from its own fields: identity, body hash, seal, Merkle root, surface manifest, and
+    the sections and pages inside the text (see :func:`verify_record`)."""
+    source_id, url, text, content_hash = raw["source_id"], raw["url"], raw["text"], raw["content_hash"]
+    if expected_id is not None and source_id != expected_id:
+        raise _corrupt(label, f"names itself {source_id}", stored=source_id)
+    root, size = raw.get("merkle_root"), raw.get("merkle_size")
+    tree = (root is not None or size is not None) and merkle_of is None
     try:
-        text_bytes = snap.text.encode("utf-8")
-        id_hash = hashlib.sha256(snap.url.encode("utf-8"))
+        got_id, got_body, leaves = text_digests(url, text, leaves=tree)
     except UnicodeEncodeError as exc:
         raise _corrupt(label, "text or url is not encodable as UTF-8") from exc
-    id_hash.update(b"\x00")
-    id_hash.update(text_bytes)
-    got_id = "src-" + id_hash.hexdigest()
-    got_body = prefixed(sha256_hex(text_bytes))
-    del text_bytes
-    if got_id != snap.source_id:
-        raise _corrupt(label, f"source_id recomputes to {got_id}", expected=snap.source_id, got=got_id)
-    if got_body != snap.content_hash:
-        raise _corrupt(label, f"content_hash recomputes to {got_body}", expected=snap.content_hash, got=got_body)
-    if snap.record_hash is not None:
+    if got_id != source_id:
+        raise _corrupt(label, f"source_id recomputes to {got_id}", expected=source_id, got=got_id)
+    if got_body != content_hash:
+        raise _corrupt(label, f"content_hash recomputes to {got_body}", expected=content_hash, got=got_body)
+    record_hash = raw.get("record_hash")
+    if record_hash is not None:
         got_seal = seal_of_canonical(canonical_body, raw) if canonical_body is not None else None
         if got_seal is None:
             got_seal = record_hash_for(raw)
-        if got_seal != snap.record_hash:
-            raise _corrupt(label, f"record_hash recomputes to {got_seal}", expected=snap.record_hash, got=got_seal)
-    if snap.merkle_root is not None or snap.merkle_size is not None:
+        if got_seal != record_hash:
+            raise _corrupt(label, f"record_hash recomputes to {got_seal}", expected=record_hash, got=got_seal)
+    if root is not None or size is not None:
         if merkle_of is not None:
-            got_root, got_size = merkle_of(snap.text)
+            got_root, got_size = merkle_of(text)
         else:
-            got_root, got_size = merkle_root(snap.text), -(-len(snap.text) // CHUNK_SIZE)
-        if (snap.merkle_root, snap.merkle_size) != (got_root, got_size):
+            got_root, got_size = root_of_leaves(leaves or []), len(leaves or ())
+        if (root, size) != (got_root, got_size):
             raise _corrupt(
                 label,
                 f"merkle_root/merkle_size recompute to {got_root}/{got_size}",
-                expected=f"{snap.merkle_root}/{snap.merkle_size}",
+                expected=f"{root}/{size}",
                 got=f"{got_root}/{got_size}",
             )
-    if snap.surface is not None:
-        got_manifest = surface_manifest_hash(snap.surface.model_dump(mode="json"), snap.content_hash)
-        if got_manifest != snap.surface.manifest_hash:
+    surface = raw.get("surface")
+    if surface is not None:
+        got_manifest = surface_manifest_hash(surface, content_hash)
+        if got_manifest != surface["manifest_hash"]:
             raise _corrupt(label, f"surface manifest_hash recomputes to {got_manifest}", got=got_manifest)
-    n = len(snap.text)
-    for kind, entries in (("section", snap.sections or ()), ("page", snap.pages or ())):
+    n = len(text)
+    for kind, entries in (("section", raw.get("sections") or ()), ("page", raw.get("pages") or ())):
         for entry in entries:
-            if not 0 <= entry.start <= entry.end <= n:
-                raise _corrupt(label, f"{kind} range [{entry.start}, {entry.end}) outside the text of {n}")
-    return snap
+            if not 0 <= entry["start"] <= entry["end"] <= n:
+                raise _corrupt(label, f"{kind} range [{entry['start']}, {entry['end']}) outside the text of {n}")
 
 
 def build_record(
@@ -273,6 +322,10 @@ class SnapshotStore:
     def read(self, source_id: str) -> Snapshot:
         """Read and verify one snapshot; raises IntegrityError with the reason code."""
         return read_snapshot(self.folder, source_id, self.max_bytes)
+
+    def read_view(self, source_id: str) -> SnapshotView:
+        """:meth:`read` as plain values, without the validation library (:func:`read_view`)."""
+        return read_view(self.folder, source_id, self.max_bytes)
 
     def put(self, record: dict[str, Any]) -> tuple[Snapshot, bool]:
         """Publish a record built by :func:`build_record`; returns (snapshot, created).

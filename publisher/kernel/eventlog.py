@@ -65,23 +65,27 @@ def _parse_event(line: bytes) -> Event:
     a canonical line that validates held none, and its value is exactly the strict path's. Any
     other line, and any canonical one that does not validate, is judged by the strict path,
     which says why."""
+    from pydantic import ValidationError
+
     from .models import Event
 
     raw = loads_canonical_floats_unchecked(line)
     if isinstance(raw, dict):
         try:
             return Event.model_validate(raw)
-        except ValueError:  # the library's validation error is a ValueError
+        except ValidationError:
             pass
     return Event.model_validate(loads_strict(line))
 
 
-@dataclass(frozen=True, slots=True)
 class _Place:
-    """Where a log line stands in its chain: its counter and the digest it chains to."""
+    """Where a log line stands in its chain: its counter and the digest it chains to (a plain
+    class: a dataclass compiles its methods at import, which every read would pay)."""
 
-    number: int
-    prev: str | None
+    __slots__ = ("number", "prev")
+
+    def __init__(self, number: int, prev: str | None) -> None:
+        self.number, self.prev = number, prev
 
 
 def _event_place(line: bytes) -> Chained:
@@ -158,6 +162,8 @@ def append_event(
         raise EventLogError(f"a {kind.value} event is never fresh")
     if detail is not None:
         detail = one_line(detail)
+    from pydantic import ValidationError
+
     from .models import Event, Signature, signed_payload
 
     def line(number: int, prev: str | None) -> tuple[Event, bytes]:
@@ -185,7 +191,7 @@ def append_event(
                 unsigned = Signature(alg="ed25519", key_id=signer.key_id, run=signer.run, value="")
                 value = signer.sign(signed_payload(event.model_copy(update={"sig": unsigned})))
                 event = Event.model_validate({**event.wire(), "sig": {**unsigned.model_dump(), "value": value}})
-        except ValueError as exc:  # the library's validation error
+        except ValidationError as exc:
             raise UsageError(f"refused to log an invalid event: {_short(exc)}", path=str(path)) from exc
         return event, canonical_bytes(event.wire()) + b"\n"
 
@@ -208,9 +214,9 @@ def append_read(
     refuses it with the same :class:`UsageError` as :func:`append_event`. The commands agents
     call most (``source read``) log through this."""
     detail = one_line(detail) if detail is not None else None
-    moment = format_ts(at or utc_now())
 
     def line(number: int, prev: str | None) -> tuple[dict[str, Any], bytes]:
+        moment = format_ts(at or utc_now())  # under the lock, as append_event stamps its events
         wire: dict[str, Any] = {
             "schema_version": 1,
             "event_id": f"ev-{number:04d}",
@@ -225,11 +231,13 @@ def append_read(
             "prev": prev,
         }
         if not event_shape(wire):
+            from pydantic import ValidationError
+
             from .models import Event
 
             try:
                 wire = Event.model_validate(wire).wire()
-            except ValueError as exc:  # the library's validation error
+            except ValidationError as exc:
                 raise UsageError(f"refused to log an invalid event: {_short(exc)}", path=str(path)) from exc
         return wire, canonical_bytes(wire) + b"\n"
 

@@ -1,13 +1,16 @@
 """Excerpt proofs over a snapshot's Merkle tree (CONTRACT section 16).
 
-The tree itself (chunks, leaf and node hashes, the root) is :mod:`.merkletree`, re-exported here.
-An :class:`ExcerptProof` carries the chunks that cover a span and one RFC 9162 inclusion path per
+The tree's hashing (chunks, leaf and node hashes, the root) is :mod:`.merkletree`, re-exported
+here; a :class:`MerkleTree` keeps every level of it, which a proof's paths are read from. An
+:class:`ExcerptProof` carries the chunks that cover a span and one RFC 9162 inclusion path per
 chunk, so anyone holding only the root can check that code points ``[start, end)`` of the text
 are the excerpt (:func:`verify_proof`), without the rest of the text.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
@@ -16,7 +19,6 @@ from .findings import Finding
 from .merkletree import (
     CHUNK_SIZE,
     EMPTY_ROOT,
-    MerkleTree,
     chunks_of,
     leaf_hash,
     leaf_hashes,
@@ -42,6 +44,55 @@ __all__ = [
     "root_from_path",
     "verify_proof",
 ]
+
+
+@dataclass(frozen=True)
+class MerkleTree:
+    """Every level of the tree over a text: ``levels[0]`` the leaf hashes, the last the root."""
+
+    levels: tuple[tuple[bytes, ...], ...]
+
+    @classmethod
+    def of_text(cls, text: str) -> MerkleTree:
+        """The tree over ``text`` (a chunk at a time; nothing is copied but the chunk hashed)."""
+        return cls.of_leaves(leaf_hashes(text))
+
+    @classmethod
+    def of_leaves(cls, leaves: Sequence[bytes]) -> MerkleTree:
+        """The tree over precomputed leaf hashes."""
+        level = tuple(leaves)
+        levels = [level]
+        while len(level) > 1:
+            pairs = [node_hash(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+            if len(level) % 2:
+                pairs.append(level[-1])
+            level = tuple(pairs)
+            levels.append(level)
+        return cls(tuple(levels))
+
+    @property
+    def size(self) -> int:
+        """The number of leaves."""
+        return len(self.levels[0])
+
+    @property
+    def root(self) -> str:
+        """``"sha256:" + hex`` of the root (:data:`EMPTY_ROOT` for no leaves)."""
+        if not self.levels[0]:
+            return EMPTY_ROOT
+        return "sha256:" + self.levels[-1][0].hex()
+
+    def path(self, index: int) -> list[bytes]:
+        """The RFC 9162 inclusion path of leaf ``index``, from the leaf's sibling upward."""
+        if not 0 <= index < self.size:
+            raise IndexError(f"leaf {index} outside a tree of {self.size}")
+        out: list[bytes] = []
+        for level in self.levels[:-1]:
+            sibling = index ^ 1
+            if sibling < len(level):
+                out.append(level[sibling])
+            index >>= 1
+        return out
 
 
 class ExcerptProof(BaseModel):

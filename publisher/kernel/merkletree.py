@@ -9,19 +9,18 @@ leaves smaller than the total); the root of an empty text is ``SHA-256("")``. Ro
 The tree is built bottom-up, a level at a time, promoting the last node of an odd level
 unchanged; this gives exactly the RFC 9162 shape in linear time and memory (32 bytes per leaf
 and level), so a 50 MB text costs one pass of hashing. The store recomputes a snapshot's root
-on every read with this module alone; the excerpt proofs over it live in :mod:`.merkle`.
+on every read with this module alone; the tree kept whole (:class:`~publisher.kernel.merkle.MerkleTree`)
+and the excerpt proofs over it live in :mod:`.merkle`.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 __all__ = [
     "CHUNK_SIZE",
     "EMPTY_ROOT",
-    "MerkleTree",
     "chunks_of",
     "leaf_hash",
     "leaf_hashes",
@@ -78,55 +77,6 @@ def chunks_of(text: str) -> Iterator[str]:
     """The leaves' texts, in order: consecutive slices of :data:`CHUNK_SIZE` code points."""
     for i in range(0, len(text), CHUNK_SIZE):
         yield text[i : i + CHUNK_SIZE]
-
-
-@dataclass(frozen=True)
-class MerkleTree:
-    """Every level of the tree over a text: ``levels[0]`` the leaf hashes, the last the root."""
-
-    levels: tuple[tuple[bytes, ...], ...]
-
-    @classmethod
-    def of_text(cls, text: str) -> MerkleTree:
-        """The tree over ``text`` (a chunk at a time; nothing is copied but the chunk hashed)."""
-        return cls.of_leaves(leaf_hashes(text))
-
-    @classmethod
-    def of_leaves(cls, leaves: Sequence[bytes]) -> MerkleTree:
-        """The tree over precomputed leaf hashes."""
-        level = tuple(leaves)
-        levels = [level]
-        while len(level) > 1:
-            pairs = [node_hash(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
-            if len(level) % 2:
-                pairs.append(level[-1])
-            level = tuple(pairs)
-            levels.append(level)
-        return cls(tuple(levels))
-
-    @property
-    def size(self) -> int:
-        """The number of leaves."""
-        return len(self.levels[0])
-
-    @property
-    def root(self) -> str:
-        """``"sha256:" + hex`` of the root (:data:`EMPTY_ROOT` for no leaves)."""
-        if not self.levels[0]:
-            return EMPTY_ROOT
-        return "sha256:" + self.levels[-1][0].hex()
-
-    def path(self, index: int) -> list[bytes]:
-        """The RFC 9162 inclusion path of leaf ``index``, from the leaf's sibling upward."""
-        if not 0 <= index < self.size:
-            raise IndexError(f"leaf {index} outside a tree of {self.size}")
-        out: list[bytes] = []
-        for level in self.levels[:-1]:
-            sibling = index ^ 1
-            if sibling < len(level):
-                out.append(level[sibling])
-            index >>= 1
-        return out
 
 
 def merkle_root(text: str) -> str:

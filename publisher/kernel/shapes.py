@@ -18,7 +18,6 @@ floats is canonical once they accept it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
@@ -317,59 +316,62 @@ def config_shape(raw: Any) -> bool:
     )
 
 
-@dataclass(frozen=True, slots=True)
 class SectionView:
     """A titled half-open range of a snapshot's text (the fields of the model's ``Section``)."""
 
-    title: str
-    start: int
-    end: int
+    __slots__ = ("end", "start", "title")
+
+    def __init__(self, title: str, start: int, end: int) -> None:
+        self.title, self.start, self.end = title, start, end
 
 
-@dataclass(frozen=True, slots=True)
 class PageView:
     """A PDF page's half-open range of a snapshot's text (the fields of the model's ``Page``)."""
 
-    page: int
-    start: int
-    end: int
+    __slots__ = ("end", "page", "start")
+
+    def __init__(self, page: int, start: int, end: int) -> None:
+        self.page, self.start, self.end = page, start, end
 
 
-@dataclass(frozen=True, slots=True)
 class SnapshotView:
     """A verified snapshot record as plain values, for the commands that read a text without
     loading the validation library: the text, its identity and its maps; the rest of the record
-    (paper, asset, surface, identity) stays JSON in :attr:`record`."""
+    (paper, asset, surface, identity) stays JSON in :attr:`record`. Plain slotted classes, not
+    dataclasses: a dataclass compiles its methods when its module is imported, which a command
+    that starts hundreds of times a session pays each time."""
 
-    source_id: str
-    url: str
-    title: str | None
-    content_hash: str
-    retrieved_at: str
-    access: Access
-    origin: Origin
-    text: str
-    sections: tuple[SectionView, ...] | None
-    pages: tuple[PageView, ...] | None
-    supersedes: str | None
-    record: dict[str, Any]
+    __slots__ = (
+        "access",
+        "content_hash",
+        "origin",
+        "pages",
+        "record",
+        "retrieved_at",
+        "sections",
+        "source_id",
+        "supersedes",
+        "text",
+        "title",
+        "url",
+    )  # fmt: skip
 
-    @classmethod
-    def of(cls, record: dict[str, Any]) -> SnapshotView:
+    def __init__(self, record: dict[str, Any]) -> None:
         """The view of a record that :func:`snapshot_shape` or the model accepted."""
         sections, pages = record.get("sections"), record.get("pages")
-        section = SectionView
-        return cls(
-            source_id=record["source_id"],
-            url=record["url"],
-            title=record["title"],
-            content_hash=record["content_hash"],
-            retrieved_at=record["retrieved_at"],
-            access=Access(record["access"]),
-            origin=Origin(record["origin"]),
-            text=record["text"],
-            sections=None if sections is None else tuple(section(s["title"], s["start"], s["end"]) for s in sections),
-            pages=None if pages is None else tuple(PageView(p["page"], p["start"], p["end"]) for p in pages),
-            supersedes=record.get("supersedes"),
-            record=record,
+        self.source_id: str = record["source_id"]
+        self.url: str = record["url"]
+        self.title: str | None = record["title"]
+        self.content_hash: str = record["content_hash"]
+        self.retrieved_at: str = record["retrieved_at"]
+        self.access = Access(record["access"])
+        self.origin = Origin(record["origin"])
+        self.text: str = record["text"]
+        self.sections: tuple[SectionView, ...] | None = (
+            None if sections is None else tuple(SectionView(s["title"], s["start"], s["end"]) for s in sections)
         )
+        self.pages: tuple[PageView, ...] | None = (
+            None if pages is None else tuple(PageView(p["page"], p["start"], p["end"]) for p in pages)
+        )
+        self.supersedes: str | None = record.get("supersedes")
+        self.record = record

@@ -106,9 +106,9 @@ def read_view(sources_dir: Path | str, source_id: str, max_bytes: int = MAX_SNAP
         raw, canonical = _strict(data, source_id)
         if not snapshot_shape(raw):
             verify_record(raw, source_id, canonical_body=data if canonical else None)
-            return SnapshotView.of(raw)
+            return SnapshotView(raw)
     _check_digests(raw, source_id, source_id, data if canonical else None, None)
-    return SnapshotView.of(raw)
+    return SnapshotView(raw)
 
 
 def _file_of(sources_dir: Path | str, source_id: str) -> str:

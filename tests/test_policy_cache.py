@@ -57,7 +57,9 @@ def test_a_resolved_configuration_is_read_back_without_loading_yaml(tmp_path: Pa
     assert done.stdout.split() == ["windows", "120", "True", first.digest, "False"]
 
 
-def test_a_changed_file_or_inherit_parent_is_resolved_again(tmp_path: Path, cache: Path) -> None:
+def test_a_changed_file_or_inherit_parent_is_resolved_again(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     files = {
         "mkdocs.yml": "INHERIT: base/parent.yml\nsite_name: w\n",
         "base/parent.yml": "extra:\n  evidence:\n    context: 100\n",
@@ -69,6 +71,12 @@ def test_a_changed_file_or_inherit_parent_is_resolved_again(tmp_path: Path, cach
     assert resolve_policy(wiki).context == 200
     (wiki / "mkdocs.yml").write_text("site_name: w\n", encoding="utf-8")
     assert resolve_policy(wiki).context == Policy.unsigned().context
+    # Named relative to the working folder, the files read are kept by their absolute paths.
+    (wiki / "mkdocs.yml").write_text("INHERIT: base/parent.yml\nsite_name: relative\n", encoding="utf-8")
+    monkeypatch.chdir(wiki)
+    assert resolve_policy(Path("."), Path("mkdocs.yml")).context == 200
+    for entry in _entries(cache):
+        assert all(os.path.isabs(name) for name, _ in json.loads(entry.read_text(encoding="utf-8"))["files"])
     # The same bytes at another path are another entry (INHERIT is relative to the file).
     other = _wiki(tmp_path / "other", {"mkdocs.yml": files["mkdocs.yml"], "base/parent.yml": "extra: {}\n"})
     assert resolve_policy(other).context == Policy.unsigned().context

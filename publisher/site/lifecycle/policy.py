@@ -382,7 +382,7 @@ def load_config_file(path: Path, loader: type[yaml.Loader], depth: int = 0, read
             raise ConfigLoadError(f"the YAML cannot be parsed: {exc}") from exc
         if read is not None:
             fd.seek(0)
-            read[os.fspath(path)] = _digest(fd.read())  # the bytes just loaded, not a later version
+            read[os.path.abspath(path)] = _digest(fd.read())  # the bytes just loaded, not a later version
     if result is None:
         return {}
     if isinstance(result, dict) and "INHERIT" in result:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..kernel.assets import AssetChecker
@@ -52,26 +51,30 @@ class SnapshotFacts(Protocol):
     def record_hash(self) -> str | None: ...
 
 
-@dataclass(frozen=True)
 class Freshness:
-    """Outcome of the fresh-fetch rule for one snapshot in one run."""
+    """Outcome of the fresh-fetch rule for one snapshot in one run.
 
-    fresh: bool
-    event_id: str | None
-    reason: Reason | None
-    detail: str
-    field: str | None = None
-    """What on a matching acquisition event kept it from counting: ``sig``, ``record_hash`` (the
-    metadata changed since acquisition) or ``receipt`` (its raw bytes); None otherwise."""
+    ``field``: what on a matching acquisition event kept it from counting: ``sig``,
+    ``record_hash`` (the metadata changed since acquisition) or ``receipt`` (its raw bytes); None
+    otherwise. This and :class:`Provenance` are plain slotted classes: a dataclass compiles its
+    methods each time its module is imported, which every ``assemble`` and ``verify`` pays, and
+    nothing compares these."""
+
+    __slots__ = ("detail", "event_id", "field", "fresh", "reason")
+
+    def __init__(
+        self, fresh: bool, event_id: str | None, reason: Reason | None, detail: str, field: str | None = None
+    ) -> None:
+        self.fresh, self.event_id, self.reason, self.detail, self.field = fresh, event_id, reason, detail, field
 
 
-@dataclass(frozen=True)
 class Provenance:
     """What the fresh-fetch rule needs beyond the log (CONTRACT section 12), one per assembly."""
 
-    trusted_keys: KeyRing
-    run_name: str
-    raw: BlobChecker
+    __slots__ = ("raw", "run_name", "trusted_keys")
+
+    def __init__(self, trusted_keys: KeyRing, run_name: str, raw: BlobChecker) -> None:
+        self.trusted_keys, self.run_name, self.raw = trusted_keys, run_name, raw
 
     def freshness(
         self, snap: Snapshot | SnapshotFacts, events: list[Event], created_at: str | None, assets: AssetChecker

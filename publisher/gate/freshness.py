@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..kernel.assets import AssetChecker
@@ -51,25 +52,24 @@ class SnapshotFacts(Protocol):
     def record_hash(self) -> str | None: ...
 
 
+@dataclass(frozen=True)
 class Freshness:
-    """Outcome of the fresh-fetch rule for one snapshot in one run.
+    """Outcome of the fresh-fetch rule for one snapshot in one run (compared by value: the same
+    rule over a text and over its digest must agree)."""
 
-    ``field``: what on a matching acquisition event kept it from counting: ``sig``,
-    ``record_hash`` (the metadata changed since acquisition) or ``receipt`` (its raw bytes); None
-    otherwise. This and :class:`Provenance` are plain slotted classes: a dataclass compiles its
-    methods each time its module is imported, which every ``assemble`` and ``verify`` pays, and
-    nothing compares these."""
-
-    __slots__ = ("detail", "event_id", "field", "fresh", "reason")
-
-    def __init__(
-        self, fresh: bool, event_id: str | None, reason: Reason | None, detail: str, field: str | None = None
-    ) -> None:
-        self.fresh, self.event_id, self.reason, self.detail, self.field = fresh, event_id, reason, detail, field
+    fresh: bool
+    event_id: str | None
+    reason: Reason | None
+    detail: str
+    field: str | None = None
+    """What on a matching acquisition event kept it from counting: ``sig``, ``record_hash`` (the
+    metadata changed since acquisition) or ``receipt`` (its raw bytes); None otherwise."""
 
 
 class Provenance:
-    """What the fresh-fetch rule needs beyond the log (CONTRACT section 12), one per assembly."""
+    """What the fresh-fetch rule needs beyond the log (CONTRACT section 12), one per assembly. A
+    plain slotted class: a dataclass compiles its methods each time its module is imported, which
+    every ``assemble`` and ``verify`` pays, and nothing compares these."""
 
     __slots__ = ("raw", "run_name", "trusted_keys")
 

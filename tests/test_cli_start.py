@@ -108,17 +108,27 @@ def test_assembling_an_unsigned_run_loads_no_module_only_a_mismatch_or_a_signatu
 
 def test_a_command_leaves_its_objects_to_the_process_end_and_still_writes_everything() -> None:
     """Once the command has returned, its objects are frozen out of the cyclic collector's reach
-    (the interpreter's shutdown would walk them all again, as long as the command took); the exit
-    handlers still run, the output is whole and the exit status is the command's."""
+    (the interpreter's shutdown would walk them all again, as long as the command took) and no
+    collection runs between its return and the exit handlers (the end of the command's burst
+    would walk all its young objects once more); the exit handlers still run, the output is
+    whole and the exit status is the command's."""
     probe = (
         "import atexit, gc, sys\n"
-        "atexit.register(lambda: sys.stderr.write(f'frozen={gc.get_freeze_count() > 0}\\n'))\n"
+        "import publisher.cli as cli\n"
+        "real, returned, after = cli.main, [], []\n"
+        "def main(argv=None):\n"
+        "    status = real(argv)\n"
+        "    returned.append(gc.get_threshold()[0])\n"
+        "    return status\n"
+        "cli.main = main\n"
+        "gc.callbacks.append(lambda phase, info: returned and phase == 'start' and after.append(info))\n"
+        "atexit.register(lambda: sys.stderr.write(f'frozen={gc.get_freeze_count() > 0} after={len(after)} '\n"
+        "                                         f'burst={returned[0] > 700}\\n'))\n"
         "sys.argv = ['publisher', 'schema', 'result']\n"
-        "from publisher.cli import entry\n"
-        "entry()\n"
+        "cli.entry()\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
-    assert done.returncode == 0 and done.stderr.strip() == "frozen=True"
+    assert done.returncode == 0 and done.stderr.strip() == "frozen=True after=0 burst=True"
     assert json.loads(done.stdout)["title"] == "Result"
 
 

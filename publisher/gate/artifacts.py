@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..kernel.assets import AssetChecker
 from ..kernel.canonical import SOURCE_ID_RE
@@ -25,7 +25,6 @@ from ..kernel.errors import IntegrityError, PublisherError
 from ..kernel.eventlog import LogState
 from ..kernel.findings import Finding, Located, LocateOutcome
 from ..kernel.ids import paper_problem, split_evidence_id
-from ..kernel.locate import LOCATE_BUDGET, Budget, nearest, search_quote
 from ..kernel.models import Access, Event, RunConfig
 from ..kernel.reasons import Reason
 from ..kernel.spans import MAX_SPAN, check_range
@@ -37,6 +36,9 @@ from .corpus import Corpus
 from .freshness import Freshness, Provenance
 from .records import AgentRecord
 from .urls import fetched_urls, identifier_keys, url_key
+
+if TYPE_CHECKING:
+    from ..kernel.locate import Budget
 
 __all__ = [
     "Artifact",
@@ -150,7 +152,9 @@ class ArtifactChecker:
         """What was ignored on purpose (severity ``warn``): never blocks."""
         self._located_text: tuple[str, str] | None = None
         self._located_count = 0
-        self._located_budget = Budget(LOCATE_BUDGET)
+        self._located_budget: Budget | None = None
+        """The work budget of every quote located by this checker (made with the first: the
+        quote locator and its tables load only where a quote mismatches)."""
         self._paper_problems: dict[tuple[str, str], str | None] = {}
 
     # -- snapshots ---------------------------------------------------------------------------
@@ -215,6 +219,10 @@ class ArtifactChecker:
                 return Located(LocateOutcome.NOT_SEARCHED)
             self._located_text = (source_id, text)
         _, text = self._located_text
+        from ..kernel.locate import LOCATE_BUDGET, Budget, nearest, search_quote
+
+        if self._located_budget is None:
+            self._located_budget = Budget(LOCATE_BUDGET)
         candidates, stopped = search_quote(text, quoted, budget=self._located_budget)  # normal_form when needed
         if stopped:
             return Located(LocateOutcome.BUDGET)
@@ -235,6 +243,8 @@ class ArtifactChecker:
             case LocateOutcome.OVER_LIMIT:
                 return f"not located (over {MAX_LOCATED} mismatches)"
             case LocateOutcome.BUDGET:
+                from ..kernel.locate import LOCATE_BUDGET
+
                 return f"not located (the search stopped at its budget of {LOCATE_BUDGET:,} units of work)"
             case _:
                 return "not located"

@@ -15,7 +15,6 @@ different records for one evidence id make the run unreadable (``SCHEMA_ERROR``,
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..kernel.canonical import SOURCE_ID_RE, StrictJSONError, loads_strict
@@ -33,16 +32,19 @@ def label_key(text: str) -> str:
     return _NOT_ALNUM_RE.sub("", text.lower())
 
 
-@dataclass(frozen=True)
 class CorpusRecord:
-    """One corpus line: the evidence id, the paper ids it states and the snapshots it registers."""
+    """One corpus line: the evidence id, the paper ids it states and the snapshots it registers.
 
-    evidence_id: str
-    line: int
-    ids: dict[str, str]
-    """Paper id kind (``pmid``, ``doi``, ``pmcid``) -> canonical value, for the ids the line states."""
-    source_ids: tuple[str, ...]
-    """The snapshots registered for this evidence id; empty when the record names none."""
+    ``ids``: paper id kind (``pmid``, ``doi``, ``pmcid``) -> canonical value, for the ids the line
+    states; ``source_ids``: the snapshots registered for this evidence id, empty when the record
+    names none. This and :class:`Corpus` are plain slotted classes: a dataclass compiles its
+    methods each time its module is imported, which every ``assemble`` and ``verify`` pays, and
+    nothing compares these."""
+
+    __slots__ = ("evidence_id", "ids", "line", "source_ids")
+
+    def __init__(self, evidence_id: str, line: int, ids: dict[str, str], source_ids: tuple[str, ...]) -> None:
+        self.evidence_id, self.line, self.ids, self.source_ids = evidence_id, line, ids, source_ids
 
     def label_keys(self) -> set[str]:
         """The footnote labels that name this record, as :func:`label_key` reduces them.
@@ -63,13 +65,17 @@ class CorpusRecord:
         return keys
 
 
-@dataclass(frozen=True)
 class Corpus:
-    """The records of ``corpus.jsonl`` by evidence id (empty when the run has no corpus)."""
+    """The records of ``corpus.jsonl`` by evidence id (empty when the run has no corpus), and the
+    :func:`label_key` of every label that names a record -> the evidence ids it names."""
 
-    records: dict[str, CorpusRecord] = field(default_factory=dict)
-    labels: dict[str, list[str]] = field(default_factory=dict)
-    """:func:`label_key` of every label that names a record -> the evidence ids it names."""
+    __slots__ = ("labels", "records")
+
+    def __init__(
+        self, records: dict[str, CorpusRecord] | None = None, labels: dict[str, list[str]] | None = None
+    ) -> None:
+        self.records: dict[str, CorpusRecord] = {} if records is None else records
+        self.labels: dict[str, list[str]] = {} if labels is None else labels
 
     @classmethod
     def of(cls, records: dict[str, CorpusRecord]) -> Corpus:

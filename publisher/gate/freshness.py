@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..kernel.assets import AssetChecker
 from ..kernel.blobs import BlobChecker
@@ -26,7 +26,9 @@ from ..kernel.canonical import parse_ts
 from ..kernel.models import ACQUISITIONS, Asset, Event, EventType, Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing, Role, event_signature_problem
-from .result import ResultPolicy
+
+if TYPE_CHECKING:
+    from .result import ResultPolicy
 
 __all__ = ["Freshness", "Provenance", "SnapshotFacts", "freshness"]
 
@@ -52,7 +54,8 @@ class SnapshotFacts(Protocol):
 
 @dataclass(frozen=True)
 class Freshness:
-    """Outcome of the fresh-fetch rule for one snapshot in one run."""
+    """Outcome of the fresh-fetch rule for one snapshot in one run (compared by value: the same
+    rule over a text and over its digest must agree)."""
 
     fresh: bool
     event_id: str | None
@@ -63,13 +66,15 @@ class Freshness:
     metadata changed since acquisition) or ``receipt`` (its raw bytes); None otherwise."""
 
 
-@dataclass(frozen=True)
 class Provenance:
-    """What the fresh-fetch rule needs beyond the log (CONTRACT section 12), one per assembly."""
+    """What the fresh-fetch rule needs beyond the log (CONTRACT section 12), one per assembly. A
+    plain slotted class: a dataclass compiles its methods each time its module is imported, which
+    every ``assemble`` and ``verify`` pays, and nothing compares these."""
 
-    trusted_keys: KeyRing
-    run_name: str
-    raw: BlobChecker
+    __slots__ = ("raw", "run_name", "trusted_keys")
+
+    def __init__(self, trusted_keys: KeyRing, run_name: str, raw: BlobChecker) -> None:
+        self.trusted_keys, self.run_name, self.raw = trusted_keys, run_name, raw
 
     def freshness(
         self, snap: Snapshot | SnapshotFacts, events: list[Event], created_at: str | None, assets: AssetChecker
@@ -104,6 +109,8 @@ class Provenance:
         """
         if not self.trusted_keys:
             return None
+        from .result import ResultPolicy  # the result's models: an unsigned wiki's assembly never needs them
+
         signers = {e.sig.key_id for e in events if e.sig is not None and e.type in ACQUISITIONS}
         deciding = [kid for kid in self.trusted_keys.ids_for(Role.ACQUIRE) if kid in signers]
         return ResultPolicy(trusted_keys=tuple(deciding))

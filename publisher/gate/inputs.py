@@ -124,36 +124,69 @@ class RunOptions:
         )
 
 
-@dataclass
 class RunInputs:
-    """What one assembly reads of a run, besides the snapshots (which a reader verifies)."""
+    """What one assembly reads of a run, besides the snapshots (which a reader verifies).
 
-    run: Run
-    config: RunConfig
-    slug: str
-    wiki_root: Path | None
-    config_digest: str | None
-    records: list[AgentRecord]
-    report_digest: str | None
-    footnotes: list[Footnote] | None
-    """The report's footnote definitions; None when the run has no report."""
-    verifier: dict[str, list[str]]
-    """Artifact id -> the independent checker's reasons for calling it unsupported."""
-    verifier_digest: str | None
-    verification: UpstreamVerification
-    """The upstream verifier's ``unsupported_claims`` (empty unless another verifier wrote the file)."""
-    corpus: Corpus
-    corpus_digest: str | None
-    log: LogState[Event]
-    """The whole event log as found on disk."""
-    provenance: Provenance
-    """The trusted keys, the run's name and its raw bytes, for the fresh-fetch rule."""
-    log_problem: str | None = None
-    """Why the log could not be read at all (a link, folder or FIFO in its place), or None."""
-    report_blocks: list[ProseBlock] | None = None
-    """The report's headings and prose outside footnotes (None when the run has no report)."""
-    report_text: str | None = None
-    """The report as written (None when the run has no report), for the prose check."""
+    ``footnotes``: the report's footnote definitions, None when the run has no report;
+    ``verifier``: artifact id -> the independent checker's reasons for calling it unsupported;
+    ``verification``: the upstream verifier's ``unsupported_claims`` (empty unless another
+    verifier wrote the file); ``log``: the whole event log as found on disk; ``provenance``: the
+    trusted keys, the run's name and its raw bytes, for the fresh-fetch rule; ``log_problem``: why
+    the log could not be read at all (a link, folder or FIFO in its place), or None;
+    ``report_blocks``: the report's headings and prose outside footnotes and ``report_text`` the
+    report as written (both None when the run has no report). A plain slotted class: a dataclass
+    compiles its methods each time its module is imported, which every ``assemble`` and
+    ``verify`` pays, and nothing compares these.
+    """
+
+    __slots__ = (
+        "config",
+        "config_digest",
+        "corpus",
+        "corpus_digest",
+        "footnotes",
+        "log",
+        "log_problem",
+        "provenance",
+        "records",
+        "report_blocks",
+        "report_digest",
+        "report_text",
+        "run",
+        "slug",
+        "verification",
+        "verifier",
+        "verifier_digest",
+        "wiki_root",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        run: Run,
+        config: RunConfig,
+        slug: str,
+        wiki_root: Path | None,
+        config_digest: str | None,
+        records: list[AgentRecord],
+        report_digest: str | None,
+        footnotes: list[Footnote] | None,
+        verifier: dict[str, list[str]],
+        verifier_digest: str | None,
+        verification: UpstreamVerification,
+        corpus: Corpus,
+        corpus_digest: str | None,
+        log: LogState[Event],
+        provenance: Provenance,
+        log_problem: str | None = None,
+        report_blocks: list[ProseBlock] | None = None,
+        report_text: str | None = None,
+    ) -> None:
+        self.run, self.config, self.slug, self.wiki_root = run, config, slug, wiki_root
+        self.config_digest, self.records, self.report_digest = config_digest, records, report_digest
+        self.footnotes, self.verifier, self.verifier_digest = footnotes, verifier, verifier_digest
+        self.verification, self.corpus, self.corpus_digest = verification, corpus, corpus_digest
+        self.log, self.provenance, self.log_problem = log, provenance, log_problem
+        self.report_blocks, self.report_text = report_blocks, report_text
 
 
 def _read_verifier(run: Run) -> tuple[dict[str, list[str]], str | None]:

@@ -264,13 +264,16 @@ def _check_run(
     # Re-assemble with the gate the result was assembled with, so that a result assembled with
     # --gate compares equal; the gate here only folds the verdict. Read only the log lines the
     # result read: lines appended since neither stale nor disturb it (C-EVENT-LOG checks them).
-    # A stored result not read yet is taken to be the assembly now (the config's gate, the whole
-    # log); unless its bytes prove it, it is read and the run assembled again if it asks otherwise.
+    # A stored result not read yet is taken to be the assembly now with this check's switch (a
+    # run assembled with --gate is verified with --gate) and the whole log: what an unusable
+    # stored result assembles with too; unless its bytes prove it, it is read and the run
+    # assembled again if it asks otherwise.
     written = False
     if prepared.settled:
         assembly = _assemble_as(inputs, reader, prepared.model, gate)
     else:
-        assembly = assemble(inputs, reader, gate=False, log_limit=None, declared=True)  # by prepare()
+        speculated = _assembly_args(inputs, None, gate)
+        assembly = _assemble_as(inputs, reader, None, gate)  # declared by prepare()
         candidate = prepared.matches(assembly.result)
         if candidate is not None and loaded is not None and loaded.drop_records and not gate:
             # The file is this assembly's: it is final whatever the validation says (a result
@@ -280,7 +283,7 @@ def _check_run(
         if not written:
             prepared.settle()
             reader.load()  # what the stored result names, in one pass
-            if _assembly_args(inputs, prepared.model, gate) != _assembly_args(inputs, None, False):
+            if _assembly_args(inputs, prepared.model, gate) != speculated:
                 assembly = _assemble_as(inputs, reader, prepared.model, gate)
     if loaded is not None and loaded.drop_records:
         inputs.records = []  # the assembly is final: no check after it reads them

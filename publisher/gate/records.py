@@ -18,7 +18,6 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -47,41 +46,45 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
 class SpanEntry:
-    """A well-formed span of a record and the field path it sits at (``outcomes[0].spans[1]``)."""
+    """A well-formed span of a record and the field path it sits at (``outcomes[0].spans[1]``).
 
-    field: str
-    span: Span
+    The record's parts are plain slotted classes: a dataclass compiles its methods each time its
+    module is imported, which every ``assemble`` and ``verify`` pays, and nothing compares these."""
+
+    __slots__ = ("field", "span")
+
+    def __init__(self, field: str, span: Span) -> None:
+        self.field, self.span = field, span
 
 
-@dataclass(frozen=True)
 class LegacyQuote:
     """A quote an older agent typed with offsets; compared with the re-slice, never used."""
 
-    field: str
-    source_id: str
-    start: int
-    end: int
-    text: str
+    __slots__ = ("end", "field", "source_id", "start", "text")
+
+    def __init__(self, field: str, source_id: str, start: int, end: int, text: str) -> None:
+        self.field, self.source_id, self.start, self.end, self.text = field, source_id, start, end, text
 
 
-@dataclass
 class AgentRecord:
-    """One extraction or appraisal file, read leniently."""
+    """One extraction or appraisal file, read leniently.
 
-    kind: Literal["extraction", "appraisal"]
-    record: str
-    digest: str
-    evidence_id: str | None
-    spans: list[SpanEntry] = field(default_factory=list)
-    quotes: list[LegacyQuote] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    """Problems of the record itself (SCHEMA_ERROR, NO_SPANS), each naming its field."""
-    warnings: list[tuple[str, str]] = field(default_factory=list)
-    data: dict[str, Any] = field(default_factory=dict)
-    urls: list[tuple[str, str]] = field(default_factory=list)
-    """``(field path, url)`` of every URL written in any string of the record."""
+    ``findings``: problems of the record itself (SCHEMA_ERROR, NO_SPANS), each naming its field;
+    ``urls``: ``(field path, url)`` of every URL written in any string of the record."""
+
+    __slots__ = ("data", "digest", "evidence_id", "findings", "kind", "quotes", "record", "spans", "urls", "warnings")
+
+    def __init__(
+        self, kind: Literal["extraction", "appraisal"], record: str, digest: str, evidence_id: str | None
+    ) -> None:
+        self.kind, self.record, self.digest, self.evidence_id = kind, record, digest, evidence_id
+        self.spans: list[SpanEntry] = []
+        self.quotes: list[LegacyQuote] = []
+        self.findings: list[Finding] = []
+        self.warnings: list[tuple[str, str]] = []
+        self.data: dict[str, Any] = {}
+        self.urls: list[tuple[str, str]] = []
 
     @property
     def artifact_id(self) -> str:

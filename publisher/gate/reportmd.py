@@ -17,7 +17,6 @@ definition answers is a citation too, of nothing: it is reported with ``defined`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Literal
 
 from markdown_it import MarkdownIt
@@ -62,28 +61,52 @@ def markdown_parser(*, keep_definitions: bool = False) -> MarkdownIt:
     return md
 
 
-@dataclass(frozen=True)
 class Footnote:
-    """One footnote definition and what it claims."""
+    """One footnote definition and what it claims.
 
-    label: str
-    line: int
-    """1-based line of the definition in report.md."""
-    ordinal: int
-    """0 for the first definition of a label, 1 for a second (duplicate) one, and so on."""
-    body: str
-    refs: tuple[SpanRef, ...]
-    ref_error: str | None
-    links: tuple[str, ...]
-    paper_ids: tuple[tuple[str, str], ...]
-    claim: str | None
-    """The sentence that cites the footnote (its first citation), None when nothing cites it."""
-    bare_urls: tuple[str, ...] = ()
-    """``http(s)`` URLs written in the definition's text that are not the target of a link."""
-    ref_lines: tuple[int, ...] = ()
-    """1-based lines of report.md where the footnote is cited."""
-    defined: bool = True
-    """False for a reference that no definition answers (``line`` is then its first citation)."""
+    ``line``: 1-based line of the definition in report.md; ``ordinal``: 0 for the first
+    definition of a label, 1 for a second (duplicate) one, and so on; ``claim``: the sentence that
+    cites the footnote (its first citation), None when nothing cites it; ``bare_urls``: the
+    ``http(s)`` URLs written in the definition's text that are not the target of a link;
+    ``ref_lines``: the 1-based lines of report.md where it is cited; ``defined``: False for a
+    reference that no definition answers (``line`` is then its first citation). A plain slotted
+    class, as the report's other parts: a dataclass compiles its methods each time its module is
+    imported, which every ``assemble`` and ``verify`` pays, and nothing compares these.
+    """
+
+    __slots__ = (
+        "bare_urls",
+        "body",
+        "claim",
+        "defined",
+        "label",
+        "line",
+        "links",
+        "ordinal",
+        "paper_ids",
+        "ref_error",
+        "ref_lines",
+        "refs",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        label: str,
+        line: int,
+        ordinal: int,
+        body: str,
+        refs: tuple[SpanRef, ...],
+        ref_error: str | None,
+        links: tuple[str, ...],
+        paper_ids: tuple[tuple[str, str], ...],
+        claim: str | None,
+        bare_urls: tuple[str, ...] = (),
+        ref_lines: tuple[int, ...] = (),
+        defined: bool = True,
+    ) -> None:
+        self.label, self.line, self.ordinal, self.body = label, line, ordinal, body
+        self.refs, self.ref_error, self.links, self.paper_ids = refs, ref_error, links, paper_ids
+        self.claim, self.bare_urls, self.ref_lines, self.defined = claim, bare_urls, ref_lines, defined
 
     @property
     def kind(self) -> Literal["report_claim", "synthesis_claim"]:
@@ -187,24 +210,26 @@ def _bare_urls(text: str, links: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(url for url in urls_in(text) if url_key(url) not in targets)
 
 
-@dataclass(frozen=True)
 class ProseBlock:
-    """One run of inline text of the report outside footnote definitions: a heading or prose."""
+    """One run of inline text of the report outside footnote definitions: a heading or prose.
 
-    line: int
-    """1-based line of report.md where the text starts."""
-    heading: int | None
-    """The heading level (1-6) when the text is a heading, else None."""
-    text: str
-    """The inline source, its line breaks kept (line ``line + k`` is after the k-th break)."""
+    ``line``: the 1-based line of report.md where the text starts; ``heading``: the heading level
+    (1-6) when the text is a heading, else None; ``text``: the inline source, its line breaks kept
+    (line ``line + k`` is after the k-th break)."""
+
+    __slots__ = ("heading", "line", "text")
+
+    def __init__(self, line: int, heading: int | None, text: str) -> None:
+        self.line, self.heading, self.text = line, heading, text
 
 
-@dataclass(frozen=True)
 class ParsedReport:
     """What one parse of report.md yields: its footnotes (:func:`parse_report`) and its prose."""
 
-    footnotes: list[Footnote]
-    blocks: list[ProseBlock]
+    __slots__ = ("blocks", "footnotes")
+
+    def __init__(self, footnotes: list[Footnote], blocks: list[ProseBlock]) -> None:
+        self.footnotes, self.blocks = footnotes, blocks
 
 
 def parse_report(text: str) -> list[Footnote]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,16 +46,25 @@ class _Artifact(Protocol):
     def find(self, field_name: str, reason: Reason, detail: str, source_id: str | None = None) -> None: ...
 
 
-@dataclass(frozen=True)
 class Unsupported:
-    """One ``unsupported_claims[]`` entry and what it names."""
+    """One ``unsupported_claims[]`` entry and what it names. This and
+    :class:`UpstreamVerification` are plain slotted classes: a dataclass compiles its methods each
+    time its module is imported, which every ``assemble`` and ``verify`` pays, and nothing compares
+    these (entries are told apart by their index)."""
 
-    index: int
-    reason: str
-    artifact_id: str | None = None
-    evidence_id: str | None = None
-    line: int | None = None
-    label: str | None = None
+    __slots__ = ("artifact_id", "evidence_id", "index", "label", "line", "reason")
+
+    def __init__(
+        self,
+        index: int,
+        reason: str,
+        artifact_id: str | None = None,
+        evidence_id: str | None = None,
+        line: int | None = None,
+        label: str | None = None,
+    ) -> None:
+        self.index, self.reason, self.artifact_id = index, reason, artifact_id
+        self.evidence_id, self.line, self.label = evidence_id, line, label
 
     def names(self, art: _Artifact) -> bool:
         """Whether this entry calls ``art`` unsupported."""
@@ -69,13 +77,14 @@ class Unsupported:
         return self.line == art.data.get("line") or self.line in art.data.get("_ref_lines", ())
 
 
-@dataclass(frozen=True)
 class UpstreamVerification:
-    """What ``outputs/verification.json`` contributes to an assembly."""
+    """What ``outputs/verification.json`` contributes to an assembly: ``digest``, the ``sha256:``
+    of the file when it is an independent verdict (None when absent or ours), and its entries."""
 
-    digest: str | None
-    """``sha256:`` of the file when it is an independent verdict; None when absent or ours."""
-    unsupported: tuple[Unsupported, ...] = ()
+    __slots__ = ("digest", "unsupported")
+
+    def __init__(self, digest: str | None, unsupported: tuple[Unsupported, ...] = ()) -> None:
+        self.digest, self.unsupported = digest, unsupported
 
 
 def _is_ours(raw: Any) -> bool:

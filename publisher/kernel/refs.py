@@ -12,9 +12,6 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .locate import normalize
-from .lookalike import BIDI_CONTROLS, badge_lookalike, check_mark_like, invisible, ref_lookalikes, symbol_like
-
 __all__ = [
     "SpanRef",
     "ParsedRefs",
@@ -49,6 +46,8 @@ def as_read(text: str) -> str:
     (:func:`publisher.kernel.locate.normalize`: NFKC, dashes as ``-``, white space collapsed)."""
     if text.isascii():
         return text
+    from .locate import normalize  # the quote locator's tables, loaded where non-ASCII text is read
+
     return normalize("".join(c for c in text if c.isascii() or unicodedata.category(c) != "Cf"))
 
 
@@ -60,6 +59,8 @@ def looks_like_evidence(text: str) -> str | None:
     match = READ_AS_REF.search(read) or VERIFIED_BADGE.search(read)
     if match:
         return match.group(0)
+    from .lookalike import badge_lookalike, ref_lookalikes  # only the prose checks ask: not a footnote's parse
+
     refs = ref_lookalikes(text)
     return refs[0] if refs else badge_lookalike(text)
 
@@ -70,6 +71,8 @@ def neutral_text(text: str) -> str:
     is left reads as a span reference or the verified badge, invisible characters dropped and every
     symbol and ``#`` spelled out as its code point (``[U+2713]``), so the words stay readable and
     the look is gone."""
+    from .lookalike import BIDI_CONTROLS, check_mark_like, invisible, symbol_like
+
     shown = BIDI_CONTROLS.sub("", text)
     if looks_like_evidence(shown) is None:
         return shown  # a joiner inside an emoji sequence stays

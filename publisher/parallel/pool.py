@@ -20,7 +20,6 @@ from __future__ import annotations
 import atexit
 import os
 import select
-import signal
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -187,6 +186,7 @@ def _die_with_parent(parent: int, forked: bool) -> None:
     A worker also freezes what it inherited (:func:`~.gcpause.freeze_inherited`).
     """
     import ctypes
+    import signal
 
     freeze_inherited()
     try:

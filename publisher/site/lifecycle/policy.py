@@ -27,16 +27,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import yaml
-import yaml_env_tag
+from typing import TYPE_CHECKING, Any
 
 from ...kernel.errors import UsageError
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
 from ...runs import config_file_of
 from ...wiki.policy import Policy, policy_from_evidence
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "policy_of_config",
@@ -55,6 +55,8 @@ def duplicate_keys(text: str) -> tuple[str, int, int] | None:
     """The first key given twice in one mapping of a YAML document (its dotted path, and the
     lines of both), else None. The document is composed, never constructed: tags such as
     ``!ENV`` or ``!!python/name`` are not run."""
+    import yaml
+
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     todo: list[tuple[yaml.Node, str]] = [(root, "")] if root is not None else []
     while todo:
@@ -77,6 +79,8 @@ def duplicate_keys(text: str) -> tuple[str, int, int] | None:
 def check_config_files(path: Path) -> None:
     """Refuse a configuration file, or any ``INHERIT`` parent of it, that gives a key twice in
     one mapping (a one-line ``SCHEMA_ERROR`` naming the file, the key and both lines)."""
+    import yaml
+
     seen: set[Path] = set()
     current: Path | None = Path(path)
     while current is not None and len(seen) < _INHERIT_DEPTH:
@@ -108,6 +112,8 @@ def check_config_files(path: Path) -> None:
 
 def _inherit(text: str) -> str | None:
     """The ``INHERIT`` value of a configuration file's top-level mapping, if any."""
+    import yaml
+
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     if isinstance(root, yaml.MappingNode):
         for key, value in root.value:
@@ -156,6 +162,8 @@ def resolve_policy(wiki_root: Path | None, config_file: Path | None = None) -> P
     name = path.name
     if not path.is_file():
         raise UsageError(f"{name}: no such configuration file", reason=Reason.SCHEMA_ERROR, path=name)
+    import yaml
+
     check_config_files(path)
     try:
         loaded = _load_config(path)
@@ -192,6 +200,8 @@ class _Loading:
 
 def _loader_for(loading: _Loading) -> type[yaml.Loader]:
     """A fresh subclass of the loader MkDocs wraps (``yaml.Loader``) with its two tags."""
+    import yaml
+    import yaml_env_tag
 
     def relative(loader: yaml.Loader, node: yaml.Node) -> Any:
         from mkdocs.exceptions import MkDocsException
@@ -214,6 +224,8 @@ def load_config_file(path: Path, loader: type[yaml.Loader], depth: int = 0) -> A
     """One configuration file with its ``INHERIT`` chain merged in, as MkDocs' ``yaml_load``
     merges it: the parent named relative to the file, loaded with the same loader, the child
     deep-merged over it; an empty document is an empty mapping (any other document as it is)."""
+    import yaml
+
     with open(path, "rb") as fd:
         try:
             result = yaml.load(fd, Loader=loader)  # MkDocs' own loader class, kept for parity

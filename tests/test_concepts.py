@@ -231,12 +231,14 @@ def _full_parse(body: str) -> tuple[object, ...]:
     from publisher.wiki import concepts as concepts_module
 
     full = MarkdownIt("commonmark").use(footnote_plugin)
-    real = concepts_module._footnote_parser
+    real, shared = concepts_module._footnote_parser, concepts_module._generated_footnotes
     try:
         concepts_module._footnote_parser = lambda: full  # type: ignore[assignment]
+        concepts_module._generated_footnotes = lambda body: None  # type: ignore[assignment]
         return evidence_footnotes(body)
     finally:
         concepts_module._footnote_parser = real  # type: ignore[assignment]
+        concepts_module._generated_footnotes = shared  # type: ignore[assignment]
 
 
 _DEF_A = "[^a]: src-" + "a" * 64 + "#1-5"
@@ -267,6 +269,83 @@ def test_the_footnote_parse_reads_every_body_as_the_full_parser_does(pieces: lis
     exactly what markdown-it's full parse gives."""
     body = sep.join(pieces)
     assert evidence_footnotes(body) == _full_parse(body)
+
+
+_AROUND = [
+    "```",
+    "~~~",
+    "<pre>",
+    "<!-- a comment left open",
+    "<div>",
+    "- an item",
+    "  an item's continuation",
+    "> a quote",
+    "| a | b |\n|---|---|",
+    "    indented code",
+    "A setext title",
+    "===",
+    "Prose [^a] citing the block.",
+    "[c]: https://example.org/reference",
+    "*emphasis* only",
+    "",
+]
+"""Prose around a generated block: what could stay open into it, or read its labels."""
+
+
+def _with_block(before: list[str], block: list[str], after: list[str], sep: str) -> str:
+    inside = sep.join(block)
+    return sep.join([*before, GENERATED_BEGIN, inside, "", GENERATED_END, *after])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_AROUND + _PIECES), max_size=5),
+    st.lists(st.sampled_from(_PIECES + _AROUND), max_size=8),
+    st.lists(st.sampled_from(_AROUND + _PIECES), max_size=5),
+    st.sampled_from(["\n", "\n\n"]),
+)
+def test_a_generated_block_read_on_its_own_gives_the_footnotes_of_the_whole_parse(
+    before: list[str], block: list[str], after: list[str], sep: str
+) -> None:
+    """Where the generated block is parsed on its own and shared (it stands apart, the prose
+    around writes no label), the footnotes are exactly the whole body's parse; elsewhere the
+    whole body is parsed: prose left open into the block, a block left open past its end
+    marker, labels read across the markers."""
+    body = _with_block(before, block, after, sep)
+    assert evidence_footnotes(body) == _full_parse(body)
+
+
+def test_concepts_holding_the_same_block_parse_it_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two concepts promoting the same runs hold the same generated block: it is parsed once, and
+    each concept's footnotes are its own lines' (the prose before the block differs in length)."""
+    from publisher.wiki import concepts as concepts_module
+
+    concepts_module._BLOCK_FOOTNOTES.clear()
+    parsed: list[str] = []
+    real = concepts_module._block_footnotes
+
+    def counted(part: str) -> object:
+        parsed.append(part)
+        return real(part)
+
+    monkeypatch.setattr(concepts_module, "_block_footnotes", counted)
+    block = ["## Evidence", "", "- a claim[^a]", "- another[^b]", "", _PIECES[6], _PIECES[7]]
+    first = _with_block(["# One", "", "Prose."], block, ["After."], "\n")
+    second = _with_block(["# Two", "", "Longer prose,", "on two lines."], block, [], "\n")
+    notes = [evidence_footnotes(first), evidence_footnotes(second)]
+    assert len(parsed) == 1
+    assert notes == [_full_parse(first), _full_parse(second)]
+    assert [[(n.label, n.first) for n in found] for found in notes] == [[("a", 9), ("b", 10)], [("a", 10), ("b", 11)]]
+
+
+def test_prose_that_keeps_a_block_open_is_parsed_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fence left open before the begin marker holds the whole block as code: no footnote is
+    evidence, as the whole parse reads it, and the block's own parse is never asked for."""
+    from publisher.wiki import concepts as concepts_module
+
+    monkeypatch.setattr(concepts_module, "_block_footnotes", lambda part: pytest.fail("the block was shared"))
+    body = _with_block(["```"], ["- a claim[^a]", "", _PIECES[6]], [], "\n")
+    assert evidence_footnotes(body) == _full_parse(body) == ()
 
 
 # --- front matter of any YAML structure: a parsed concept or one SCHEMA_ERROR, never a crash ------

@@ -88,6 +88,7 @@ ORDER: dict[str, list[Entry]] = {
         "records",
         "result",
         "reportmd",
+        "mdparts",
         "quotations",
         "corpus",
         "verdicts",

@@ -262,3 +262,43 @@ def test_concepts_naming_the_same_runs_share_one_rendering_and_each_is_still_com
     assert all(f.expected is not None and "60 per arm" in f.expected for f in found if f.expected)
     monkeypatch.setattr(promoted.BlockCache, "get", lambda self, runs: None)  # each concept renders its own
     assert [repr(f) for f in check_wiki(wiki, policy=policy_of(wiki)).findings] == [repr(f) for f in shared]
+
+
+def test_a_footnote_form_made_once_a_pass_is_still_compared_for_each_concept(
+    trial: tuple[Path, RunBuilder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Concepts holding the same footnotes share the line promotion writes for each (made once a
+    pass), and each concept's own line is still compared with it: words added after one
+    concept's excerpt are refused there (C-PROSE, EXCERPT_MISMATCH) and nowhere else, the same
+    findings as with every line made again."""
+    import publisher.wiki.conceptcheck as conceptcheck
+    from publisher.kernel.checkids import CheckId
+    from publisher.kernel.reasons import Reason
+
+    wiki, rb = trial
+    promote(rb.run.path, wiki, concept="dusk", policy=policy_of(wiki))
+    dusk = wiki / "concepts" / "dusk.md"
+    lines = dusk.read_text(encoding="utf-8").split("\n")
+    at = next(n for n, line in enumerate(lines) if line.startswith("[^") and '"' in line)
+    label = lines[at][2 : lines[at].index("]")]
+    lines[at] += " as the authors say"
+    dusk.write_text("\n".join(lines), encoding="utf-8")
+    made: list[tuple[Any, ...]] = []
+    real = conceptcheck.format_ref
+
+    def counting(*args: Any) -> str:
+        made.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(conceptcheck, "format_ref", counting)
+    shared = check_wiki(wiki, policy=policy_of(wiki)).findings
+    assert len(made) == len(set(made)) == 2  # the two footnotes, for dawn.md and dusk.md alike
+    prose = [(f.file, f.reason, f.label) for f in shared if f.check == CheckId.PAGE_PROSE]
+    assert prose == [("concepts/dusk.md", Reason.EXCERPT_MISMATCH, label)]
+    real_check = conceptcheck._check_promoted_form
+    monkeypatch.setattr(
+        conceptcheck,
+        "_check_promoted_form",
+        lambda wiki, ce, note, raw, line, blocks=None: real_check(wiki, ce, note, raw, line),
+    )
+    assert [repr(f) for f in check_wiki(wiki, policy=policy_of(wiki)).findings] == [repr(f) for f in shared]

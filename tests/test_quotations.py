@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from _policy import keys_of, policy_of
 from _wiki_helpers import RunBuilder, build_wiki, leftovers, make_wiki, refused_build, sample_run, tree_digest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from publisher.gate.inputs import RunOptions
 from publisher.gate.pipeline import check_run
@@ -27,6 +29,7 @@ from publisher.gate.quotations import (
     Quotation,
     quotation_findings,
     quotations,
+    quotations_around,
     quoted_passages,
     words,
 )
@@ -194,6 +197,78 @@ def test_a_skipped_block_is_left_out_and_the_prose_around_it_still_read() -> Non
         (9, "q", ("n1",)),
         (9, "quotation", ("n1",)),
     ]
+
+
+_QUOTING = "the trial proved the drug cured every single patient"
+
+_PROSE_PIECES = [
+    "```",
+    "<pre>",
+    "<!-- a comment left open",
+    "- an item",
+    "> a quote",
+    f"> {_QUOTING}",
+    f"Prose: “{_QUOTING}”.",
+    f"Prose <<{_QUOTING}>> in guillemets.",
+    f"Cited in the block[^n1]: “{_QUOTING}”.",
+    "| a | b |\n|---|---|",
+    "    indented code",
+    "A setext title",
+    "===",
+    "[c]: https://example.org/reference",
+    f'[The trial][c] and [the other][d]: "{_QUOTING}"',
+    "",
+]
+"""Prose around a block: quotations, what could stay open into it, labels it could read."""
+
+_BLOCK_PIECES = [
+    "```",
+    "<pre>",
+    f"- “{_QUOTING} in the block”[^n1]",
+    f"> {_QUOTING}",
+    '[^n1]: src-0000000000000000#0-10 "x"',
+    "[d]: https://example.org/defined-in-the-block 'a title'",
+    "<!-- a comment -->",
+    "",
+]
+"""Lines of a generated block: what it shows, what could stay open past its end."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PROSE_PIECES), max_size=5),
+    st.lists(st.sampled_from(_BLOCK_PIECES), max_size=6),
+    st.lists(st.sampled_from(_PROSE_PIECES), max_size=5),
+)
+def test_a_block_left_out_of_the_parse_gives_the_quotations_of_the_whole_parse(
+    before: list[str], block: list[str], after: list[str]
+) -> None:
+    """:func:`quotations_around` leaves a block out of the parse only where that cannot change
+    what the prose around it reads: the same quotations, lines and labels as the whole parse
+    with the block skipped, whatever stays open into the block or past it, and whatever label
+    one side defines for the other."""
+    lines = [*before, "<!-- begin -->", *block, "", "<!-- end -->", *after]
+    text = "\n".join(lines)
+    block_lines = range(len(before), len(before) + len(block) + 3)
+    assert quotations_around(text, block_lines) == quotations(text, skip=block_lines.__contains__)
+
+
+def test_a_block_that_stands_apart_is_read_once_for_every_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two files holding the same block: whether it closes is read once for both, and the
+    quotations around it are each file's own, as the whole parse gives them."""
+    from publisher.gate import quotations as quotations_module
+
+    quotations_module._CLOSED_BLOCKS.clear()
+    read: list[str] = []
+    real = quotations_module._closed_block
+    monkeypatch.setattr(quotations_module, "_closed_block", lambda raw: read.append(raw) or real(raw))
+    block = ["<!-- begin -->", f"> {_QUOTING} in the block", "", "<!-- end -->"]
+    texts = ["\n".join([f"> {_QUOTING}", "", *block]), "\n".join(["Intro.", "", *block, f"Then <q>{_QUOTING}</q>."])]
+    ranges = [range(2, 6), range(2, 6)]
+    found = [quotations_around(text, lines) for text, lines in zip(texts, ranges, strict=True)]
+    assert len(read) == 1
+    assert found == [quotations(t, skip=r.__contains__) for t, r in zip(texts, ranges, strict=True)]
+    assert [[(q.line, q.kind) for q in one] for one in found] == [[(1, "blockquote")], [(7, "q")]]
 
 
 def test_snapshots_passed_over_without_their_map_still_locate_and_refuse() -> None:

@@ -65,6 +65,7 @@ from ..kernel.locate import (
 )
 from ..kernel.reasons import Reason
 from ..kernel.refs import starts_with_ref
+from .mdparts import PartCache, ends_apart, parse_part, stands_apart
 
 __all__ = [
     "NORMAL_TEXTS_CODE_POINTS",
@@ -75,6 +76,7 @@ __all__ = [
     "Quotation",
     "quoted_passages",
     "quotations",
+    "quotations_around",
     "quotation_findings",
     "words",
 ]
@@ -394,6 +396,51 @@ def quotations(text: str, *, skip: Callable[[int], bool] | None = None) -> list[
     """Every quotation of the Markdown ``text``, in order (lines 1-based in ``text``); ``skip``
     says of a 0-based line that it is not prose to read (a concept's generated block)."""
     tokens = _parser().parse(_SMARTY.sub(_smarty, text), {_SKIP: skip} if skip is not None else None)
+    return _read_tokens(tokens, skip)
+
+
+_CLOSED_BLOCKS: PartCache[bool] = PartCache()
+"""Whether a block (its lines after its first, as written) ends apart and defines no link label."""
+
+
+def _closed_block(raw: str) -> bool:
+    """Whether the block ``raw`` (the lines after its first line, as written), read from the top
+    level, ends with its last line standing apart and leaves no link reference definition that
+    the prose around it could use."""
+    tokens, env = parse_part(_parser(), _SMARTY.sub(_smarty, raw))
+    return ends_apart(tokens, raw.count("\n") + 1) and not env.get("references")
+
+
+def quotations_around(text: str, block: range) -> list[Quotation]:
+    """:func:`quotations` of ``text`` with the lines of ``block`` skipped, the same list, without
+    reading the block where it stands apart from the prose around it.
+
+    Where the block's first line is a top-level HTML block of its own, its last line is one too
+    when the rest of the block is read from the top level (:mod:`.mdparts`; that answer is kept
+    by the block's text, for the next file holding it), the block defines no link label and the
+    prose writes no footnote reference (a footnote the block defines is then cited nowhere else),
+    the block can only open and close around tokens that are skipped: it is left out of the
+    parse (its lines left empty, so every line keeps its number). Otherwise the whole text is
+    parsed, as :func:`quotations` does."""
+    skip = block.__contains__
+    lines = text.split("\n")
+    first, last = block.start, block.stop - 1
+    if block.step != 1 or not 0 <= first < last < len(lines):
+        return quotations(text, skip=skip)
+    prose = lines[:first] + lines[last + 1 :]
+    if any("[^" in line for line in prose):
+        return quotations(text, skip=skip)
+    head = [_SMARTY.sub(_smarty, line) for line in lines[: first + 2]]
+    if not stands_apart(_parser(), head, first) or not _CLOSED_BLOCKS.get(
+        "\n".join(lines[first + 1 : last + 1]), _closed_block
+    ):
+        return quotations(text, skip=skip)
+    kept = head[: first + 1] + [""] * (last - first - 1) + [_SMARTY.sub(_smarty, line) for line in lines[last:]]
+    return _read_tokens(_parser().parse("\n".join(kept), {_SKIP: skip}), skip)
+
+
+def _read_tokens(tokens: Sequence[Token], skip: Callable[[int], bool] | None) -> list[Quotation]:
+    """The quotations of a parse by :func:`_parser`, in order."""
     out: list[Quotation] = []
     quote: _Open | None = None
     depth = 0  # blockquotes open around the token

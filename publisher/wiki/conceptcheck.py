@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from ..gate.quotations import Quotation, quotation_findings, quotations
+from ..gate.quotations import Quotation, quotation_findings, quotations, quotations_around
 from ..kernel import _fs
 from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError
@@ -96,7 +96,7 @@ def check_concept(
         for ref in note.refs:
             _check_ref(wiki, ce, named, note.label, line, ref)
         if len(wiki.findings) == at_note:
-            _check_promoted_form(wiki, ce, note, lines[note.first : note.last], line)
+            _check_promoted_form(wiki, ce, note, lines[note.first : note.last], line, blocks)
     if complete and not any(_has_findings(wiki, ev) for ev in named):
         # C-PROMOTED: the block is what promotion writes now. Skipped while a named run is itself
         # refused: its findings name the cause, and a block rendered from it would differ anyway.
@@ -114,19 +114,29 @@ def _has_findings(wiki: WikiCheck, ev: RunEvidence) -> bool:
 
 
 def _check_promoted_form(
-    wiki: WikiCheck, ce: ConceptEvidence, note: EvidenceFootnote, raw: list[str], line: int
+    wiki: WikiCheck,
+    ce: ConceptEvidence,
+    note: EvidenceFootnote,
+    raw: list[str],
+    line: int,
+    blocks: BlockCache | None = None,
 ) -> None:
     """C-PROSE, ``EXCERPT_MISMATCH``: a footnote that cites a span is exactly what promotion
     writes, ``[^label]: src-…#start-end "excerpt"`` on one line with the excerpt as the re-slice,
     nothing before or after it. The page shows the sealed excerpt and its verified look in the
-    footnote's place, so any words of the author's own there would stand beside it as verified."""
-    if len(note.refs) == 1:
+    footnote's place, so any words of the author's own there would stand beside it as verified.
+    ``blocks`` keeps that line for the other concepts of the pass holding the same footnote."""
+    if len(note.refs) == 1 and len(raw) == 1:
         ref = note.refs[0]
-        key = (ref.source_id, ref.start, ref.end)
-        if key in wiki.excerpts:
-            promoted = f"[^{note.label}]: {format_ref(ref.source_id, ref.start, ref.end, wiki.excerpts[key])}"
-            if len(raw) == 1 and raw[0].removesuffix("\r") == promoted:
-                return
+        form = (note.label, ref.source_id, ref.start, ref.end)
+        promoted = blocks.forms.get(form) if blocks is not None else None
+        if promoted is None and (ref.source_id, ref.start, ref.end) in wiki.excerpts:
+            excerpt = wiki.excerpts[(ref.source_id, ref.start, ref.end)]
+            promoted = f"[^{note.label}]: {format_ref(ref.source_id, ref.start, ref.end, excerpt)}"
+            if blocks is not None:
+                blocks.forms[form] = promoted
+        if promoted is not None and raw[0].removesuffix("\r") == promoted:
+            return
     detail = (
         "a footnote that cites a span must be exactly what promotion writes (one reference and "
         "its excerpt as promoted, on one line): nothing before or after it"
@@ -156,9 +166,12 @@ def _generated_lines(body: str) -> range:
 
 
 def concept_quotations(doc: ConceptDoc) -> tuple[Quotation, ...]:
-    """The quotations of a concept's own prose, its generated block (promotion's) left out."""
+    """The quotations of a concept's own prose, its generated block (promotion's) left out (and
+    not parsed where it stands apart from the prose: :func:`~publisher.gate.quotations.quotations_around`)."""
     block = _generated_lines(doc.body)
-    return tuple(quotations(doc.body, skip=block.__contains__))
+    if not block:
+        return tuple(quotations(doc.body, skip=block.__contains__))
+    return tuple(quotations_around(doc.body, block))
 
 
 def _check_quotations(wiki: WikiCheck, ce: ConceptEvidence, doc: ConceptDoc) -> None:

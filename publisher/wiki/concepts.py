@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -36,6 +36,7 @@ from pydantic import (
     field_validator,
 )
 
+from ..gate.mdparts import PartCache, ends_apart, parse_part, stands_apart
 from ..kernel.canonical import DIGEST_RE
 from ..kernel.errors import IntegrityError
 from ..kernel.models import Timestamp, list_as_tuple
@@ -348,10 +349,66 @@ def evidence_footnotes(body: str) -> tuple[EvidenceFootnote, ...]:
     """Every footnote definition in ``body`` that starts with a span reference.
 
     Bodies are read from the raw source lines (the parser only says where each definition
-    is), so JSON escapes inside excerpts reach :func:`publisher.refs.parse_refs` intact.
+    is), so JSON escapes inside excerpts reach :func:`publisher.refs.parse_refs` intact. A
+    generated block standing apart from prose without footnotes is parsed once for every
+    concept holding it (:func:`_generated_footnotes`).
     """
-    tokens = _footnote_parser().parse(body)
+    shared = _generated_footnotes(body)
+    if shared is not None:
+        return shared
+    tokens, lines = _footnote_parser().parse(body), body.split("\n")
+    found = _definitions(tokens, lines)
+    return tuple(found) + _stray_references(tokens, lines, found)
+
+
+_BLOCK_FOOTNOTES: PartCache[tuple[EvidenceFootnote, ...] | None] = PartCache()
+"""The evidence footnotes of a generated block read on its own (None: it cannot be shared)."""
+
+_FOOTNOTE_MARKS = ("[^", "^[", "]:")
+"""What any footnote or link label, definition or reference, starts or ends with."""
+
+
+def _block_footnotes(part: str) -> tuple[EvidenceFootnote, ...] | None:
+    """The evidence footnotes of ``part`` (a generated block after its first marker line) read
+    on its own, lines counted from its start; None where its last line does not end it apart
+    or a footnote citing a span stands outside a definition there (that finding names lines)."""
+    tokens, _ = parse_part(_footnote_parser(), part)
+    lines = part.split("\n")
+    if not ends_apart(tokens, len(lines)):
+        return None
+    found = _definitions(tokens, lines)
+    return None if _stray_references(tokens, lines, found) else tuple(found)
+
+
+def _generated_footnotes(body: str) -> tuple[EvidenceFootnote, ...] | None:
+    """:func:`evidence_footnotes` of ``body`` from its generated block's own parse, or None.
+
+    Where each marker is a line of its own and the first stands apart at the top level, the
+    block after it is read from the top level; where its end marker then stands apart too
+    (:mod:`publisher.gate.mdparts`) and the prose around writes no footnote or link label at all,
+    every footnote of the body is the block's and no label of the block is read elsewhere: the
+    block's footnotes are the body's, line numbers shifted. That parse is kept by the block's
+    text, so the concepts promoting the same runs parse it once."""
+    if body.count(GENERATED_BEGIN) != 1 or body.count(GENERATED_END) != 1:
+        return None
     lines = body.split("\n")
+    try:
+        first, last = lines.index(GENERATED_BEGIN), lines.index(GENERATED_END)
+    except ValueError:
+        return None
+    if last <= first or any(mark in line for line in lines[:first] + lines[last + 1 :] for mark in _FOOTNOTE_MARKS):
+        return None
+    if not stands_apart(_footnote_parser(), lines, first):
+        return None
+    found = _BLOCK_FOOTNOTES.get("\n".join(lines[first + 1 : last + 1]), _block_footnotes)
+    if found is None:
+        return None
+    shift = first + 1
+    return tuple(replace(note, first=note.first + shift, last=note.last + shift) for note in found)
+
+
+def _definitions(tokens: list[Any], lines: list[str]) -> list[EvidenceFootnote]:
+    """The footnote definitions citing a span in a footnote parser's ``tokens`` of ``lines``."""
     out: list[EvidenceFootnote] = []
     index = 0
     while index < len(tokens):
@@ -379,7 +436,7 @@ def evidence_footnotes(body: str) -> tuple[EvidenceFootnote, ...]:
             continue
         parsed = parse_refs(text)
         out.append(EvidenceFootnote(label, first, last, parsed.refs, parsed.rest, parsed.error))
-    return tuple(out) + _stray_references(tokens, lines, out)
+    return out
 
 
 _STRAY_DEF_RE = re.compile(r"\[\^([^\]]+)\]:[ \t]*src-")

@@ -340,6 +340,9 @@ class BlockCache:
 
     def __init__(self) -> None:
         self._held: dict[tuple[int, ...], tuple[tuple[RunEvidence, ...], RenderedBlock, list[str]]] = {}
+        self.forms: dict[tuple[str, str, int, int], str] = {}
+        """The line promotion writes for a footnote citing one span, by its label and the span
+        (made from what the wiki verified, which one pass does not change)."""
 
     def get(self, runs: Sequence[RunEvidence]) -> tuple[RenderedBlock, list[str]] | None:
         """The block and its lines rendered for exactly these runs, or None."""

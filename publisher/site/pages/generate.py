@@ -147,7 +147,7 @@ class SiteModel(PageModel):
                 page.excerpts[key] += 1
                 items.append(
                     {
-                        "excerpt": excerpt_html(ref.source_id, ref.start, ref.end, excerpt),
+                        "text": excerpt,
                         "href": self.href(page.src_uri, source_uri(ref.source_id), f"span-{ref.start}-{ref.end}"),
                         "source_id": ref.source_id,
                         "start": ref.start,
@@ -181,15 +181,17 @@ class SiteModel(PageModel):
         """A footnote's excerpts in their sentences, made when its page is filled: the contexts
         are read then (from the build's helpers, which read them while the pages are made).
 
-        The HTML is made from the spans, their verified excerpts and contexts and the links to
-        them alone, so a footnote of another concept page quoting the same spans with the same
-        links (the pages of one folder) gets the note made for the first, not made again."""
+        The HTML is made from the spans, their verified excerpts (``text``) and contexts and the
+        links to them alone, so a footnote of another concept page quoting the same spans with
+        the same links (the pages of one folder) gets the note made for the first, not made
+        again (nor its excerpts' elements)."""
         key = tuple((item["source_id"], item["start"], item["end"], item["href"]) for item in items)
 
         def note() -> str:
             made = self._notes.get(key)
             if made is None:
                 for item in items:
+                    item["excerpt"] = excerpt_html(item["source_id"], item["start"], item["end"], item["text"])
                     item["context"] = self.contexts.around(item["source_id"], item["start"], item["end"])
                 made = self._notes[key] = str(self.fragments().evidence_note(items))
             return made

@@ -44,6 +44,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
+from .segmented import SegmentedText
 from .spans import MAX_SPAN
 
 __all__ = [
@@ -117,6 +118,10 @@ that lives on); the most recent one is kept whatever its length (it was just bui
 costs no more memory than the search that built it held)."""
 
 Kind = Literal["exact", "normalized", "fragments"]
+
+Text = str | SegmentedText
+"""A text searched: a string, or a long one read a piece at a time (:func:`search_term` finds the
+same occurrences in both)."""
 
 # Typographic marks folded to their ASCII look-alikes after NFKC (which leaves these alone).
 _FOLDS = str.maketrans(
@@ -368,14 +373,23 @@ _FOLD_PAIRS = tuple((chr(key), value) for key, value in _FOLDS.items() if isinst
 table some twenty times)."""
 
 
-def _cut_at(text: str, at: int) -> int:
+def _cut_at(text: Text, at: int) -> int:
     """The first position at or after ``at`` where a text may be cut for normalising (see
     :data:`_CUT_PATTERN`), or the text's length."""
     global _cut_re
     if _cut_re is None:
         _cut_re = re.compile(_CUT_PATTERN)
-    found = _cut_re.search(text, at)
-    return len(text) if found is None else found.start()
+    if isinstance(text, str):
+        found = _cut_re.search(text, at)
+        return len(text) if found is None else found.start()
+    n, span = len(text), 4096  # the pattern is one character: looked for a slice at a time
+    while at < n:
+        part = text[at : at + span]
+        found = _cut_re.search(part)
+        if found is not None:
+            return at + found.start()
+        at, span = at + len(part), span * 2
+    return n
 
 
 def _normal_text(text: str, lo: int, hi: int, fold_case: bool) -> str:
@@ -399,7 +413,7 @@ def _normal_text(text: str, lo: int, hi: int, fold_case: bool) -> str:
     return lead + " ".join(piece.split()) + trail
 
 
-def _only_verbatim(text: str, needle: str, window: str, ends: list[int], lo: int, hi: int) -> bool:
+def _only_verbatim(text: Text, needle: str, window: str, ends: list[int], lo: int, hi: int) -> bool:
     """Whether the occurrences of ``needle`` in ``window`` (the normal form reaching into
     ``text[lo:hi]``) are just the verbatim ones ending there (``ends``: every verbatim occurrence's
     end, sorted). A verbatim occurrence of an ASCII term that is its own normal form, with an ASCII
@@ -416,7 +430,7 @@ def _only_verbatim(text: str, needle: str, window: str, ends: list[int], lo: int
 
 
 def _streamed_hits(
-    text: str,
+    text: Text,
     needle: str,
     fold_case: bool,
     limit: int,
@@ -440,14 +454,24 @@ def _streamed_hits(
     ends = sorted(end for _, end in exact) if simple else []
     while lo < n and len(hits) < limit:
         hi = _cut_at(text, min(n, lo + BLOCK))
-        normal = _normal_text(text, lo, hi, fold_case)
+        if isinstance(text, str):
+            normal = _normal_text(text, lo, hi, fold_case)
+        else:
+            block = text[lo:hi]
+            normal = _normal_text(block, 0, len(block), fold_case)
         prev = "".join(part for _, part in before)
         reach = max(0, len(prev) - len(needle) + 1)
         window = prev[reach:] + normal
         if needle in window and not (simple and _only_verbatim(text, needle, window, ends, lo, hi)):
             first = before[0][0] if before else lo
-            norm = normalize_map(text, fold_case=fold_case, lo=first, hi=hi)
-            found, stopped = _normalized_hits(text, norm, needle, fold_case, limit - len(hits), budget, exact, reach)
+            left = limit - len(hits)
+            if isinstance(text, str):
+                norm = normalize_map(text, fold_case=fold_case, lo=first, hi=hi)
+                found, stopped = _normalized_hits(text, norm, needle, fold_case, left, budget, exact, reach)
+            else:  # the same map, of the blocks' own string (its offsets shifted back)
+                local = text[first:hi]
+                norm = normalize_map(local, fold_case=fold_case)
+                found, stopped = _normalized_hits(local, norm, needle, fold_case, left, budget, exact, reach, first)
             hits.extend(found)
             if stopped:
                 return hits, True
@@ -523,7 +547,7 @@ def _paid(budget: Budget | None, cost: int) -> bool:
     return True
 
 
-def _exact(text: str, quote: str, limit: int, budget: Budget | None = None) -> tuple[list[tuple[int, int]], bool]:
+def _exact(text: Text, quote: str, limit: int, budget: Budget | None = None) -> tuple[list[tuple[int, int]], bool]:
     """The first ``limit`` verbatim occurrences (overlapping ones included), and whether ``budget``
     stopped the search first."""
     hits: list[tuple[int, int]] = []
@@ -546,7 +570,7 @@ def _case_key(ch: str) -> str:
 
 
 def _caseless_exact(
-    text: str, term: str, limit: int, budget: Budget | None = None
+    text: Text, term: str, limit: int, budget: Budget | None = None
 ) -> tuple[list[tuple[int, int]], bool]:
     """The first ``limit`` occurrences of ``term`` as ``re.IGNORECASE`` matches it, and whether
     ``budget`` stopped the search first.
@@ -572,9 +596,9 @@ def _caseless_exact(
         while i != -1 and i < step and len(hits) < limit:
             if not _paid(budget, cost):
                 return hits, True
-            match = pattern.match(text, lo + i)
+            match = pattern.match(window, i)  # a literal: the window holds all it can match
             if match is not None:
-                hits.append((lo + i, match.end()))
+                hits.append((lo + i, lo + match.end()))
             i = keyed.find(key, i + 1)
         if len(hits) >= limit:
             break
@@ -599,12 +623,14 @@ def _normalized_hits(
     budget: Budget | None = None,
     exact: Collection[tuple[int, int]] = (),
     skip: int = 0,
+    offset: int = 0,
 ) -> tuple[list[tuple[int, int]], bool]:
     """Raw ranges of every aligned occurrence of the normalised ``needle`` whose raw slice
     normalises back to it (checked, never assumed, except for a range in ``exact``: a verbatim
     occurrence of the term normalises to the needle by definition); and whether the search stopped
     because ``budget`` (None: no budget) could not pay for the next occurrence (see :class:`Budget`).
-    Occurrences are looked for from ``norm.text[skip]`` on."""
+    Occurrences are looked for from ``norm.text[skip]`` on. ``offset``: where ``text`` starts in the
+    text searched (a piece of a long one): ``exact`` and the ranges returned are in its offsets."""
     hits: list[tuple[int, int]] = []
     if not needle:
         return hits, False
@@ -614,14 +640,14 @@ def _normalized_hits(
         if not _paid(budget, cost):
             return hits, True
         raw = norm.raw_range(i, i + len(needle))
-        if raw is not None and raw in exact:
-            hits.append(raw)
+        if raw is not None and (raw[0] + offset, raw[1] + offset) in exact:
+            hits.append((raw[0] + offset, raw[1] + offset))
         elif raw is not None:
             piece = text[raw[0] : raw[1]]
             if budget is not None:
                 budget.left -= check_cost(piece)
             if normalize(piece, fold_case=fold_case) == needle:
-                hits.append(raw)
+                hits.append((raw[0] + offset, raw[1] + offset))
         i = norm.text.find(needle, i + 1)
     return hits, False
 
@@ -639,7 +665,7 @@ def find_term(
 
 
 def search_term(
-    text: str,
+    text: Text,
     term: str,
     *,
     fold_case: bool = False,
@@ -662,7 +688,8 @@ def search_term(
     (see there); the second value says whether the search stopped there, its occurrences then
     being the first ones found exactly and those checked (a caller must then never report an
     occurrence absent). With ``fold_case`` the
-    verbatim search is as :data:`re.IGNORECASE` compares, in time linear in the text.
+    verbatim search is as :data:`re.IGNORECASE` compares, in time linear in the text. A
+    :class:`~publisher.kernel.segmented.SegmentedText` is always searched a block at a time.
     """
     if not term.strip():
         return [], False
@@ -675,7 +702,7 @@ def search_term(
     if not stopped:
         needle = normalize(term, fold_case=fold_case)
         verbatim = frozenset(exact) if not fold_case else frozenset()  # a case-insensitive match is checked
-        if mapped is None and len(text) > STREAM_ABOVE:
+        if not isinstance(text, str) or (mapped is None and len(text) > STREAM_ABOVE):
             simple = not fold_case and term == needle and term.isascii()
             normalized, stopped = _streamed_hits(text, needle, fold_case, limit, spend, verbatim, simple)
         else:

@@ -10,6 +10,8 @@ combining marks. The normal forms of the pieces put end to end are the whole tex
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -107,3 +109,52 @@ def test_a_verbatim_occurrence_inside_a_cluster_never_stands_for_a_normalised_on
     whole = search_term(text, "cafe", limit=10, mapped=normalize_map(text))
     assert search_term(text, "cafe", limit=10) == whole
     assert [(h.kind, text[h.start : h.end]) for h in whole[0]] == [("exact", "cafe"), ("normalized", "ｃａｆｅ")]
+
+
+WIDE_ALPHABET = st.sampled_from(
+    [
+        *"ab ?.\n\t-",
+        "\x1c",
+        "\x85",
+        "\u00a0",
+        "\u1680",
+        "\u2028",
+        "\u3000",
+        "\u2009",
+        "\u0301",
+        "\u0340",
+        "\u0344",
+        "\u0f73",
+        "\u0f71",
+        "\u1100",
+        "\u1161",
+        "\u11a8",
+        "\uac00",
+        "\ufb01",
+        "\uff21",
+        "\u2460",
+        "\u00bd",
+        "\u0130",
+        "\u03c2",
+        "\u1e9b",
+        "\u0323",
+        "\u201c",
+        "\u2013",
+        "ß",
+        "\ud800",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(WIDE_ALPHABET, max_size=60).map("".join), st.booleans())
+def test_the_quick_normal_form_is_the_mapped_one(text: str, fold_case: bool) -> None:
+    # NFKC is taken only over the runs outside ASCII (each with the ASCII character before it):
+    # combining marks after ASCII bases, conjoining jamo, marks that reorder, question marks of the
+    # text itself (the codec's mark for a run), lone surrogates and every kind of white space.
+    assert locate_module._normal_text(text, 0, len(text), fold_case) == normalize_map(text, fold_case=fold_case).text
+
+
+def test_runs_outside_ascii_normalise_with_their_base() -> None:
+    text = "cafe\u0301? \ufb01x e\u0323\u0301 \u1100\u1161\u11a8?"
+    assert locate_module._nfkc_of_runs(text) == unicodedata.normalize("NFKC", text)

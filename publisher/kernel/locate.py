@@ -399,7 +399,7 @@ def _normal_text(text: str, lo: int, hi: int, fold_case: bool) -> str:
     character at a time."""
     piece = text[lo:hi]
     if not piece.isascii():
-        piece = unicodedata.normalize("NFKC", piece)
+        piece = _nfkc_of_runs(piece)
         for mark, folded in _FOLD_PAIRS:
             if mark in piece:
                 piece = piece.replace(mark, folded)
@@ -411,6 +411,33 @@ def _normal_text(text: str, lo: int, hi: int, fold_case: bool) -> str:
     lead = " " if piece[0].isspace() else ""
     trail = " " if piece[-1].isspace() and not piece.isspace() else ""
     return lead + " ".join(piece.split()) + trail
+
+
+def _nfkc_of_runs(piece: str) -> str:
+    """NFKC of ``piece``, normalising only its runs of code points outside ASCII, each with the
+    ASCII character before it (a combining mark composes with its base): NFKC leaves ASCII as it
+    is, and an ASCII character neither composes with what precedes it nor lets a mark reorder
+    across it, so the text may be cut before any one. Prose is mostly ASCII, and normalising
+    every character costs some four times more than finding the few that need it (the ASCII
+    codec marks each of them with a ``?``, at the speed of a copy)."""
+    marked = piece.encode("ascii", "replace")
+    out: list[str] = []
+    pos, n = 0, len(piece)
+    i = marked.find(b"?")
+    while i != -1:
+        if piece[i] == "?":  # a question mark of the text itself
+            i = marked.find(b"?", i + 1)
+            continue
+        j = i + 1
+        while j < n and not piece[j].isascii():
+            j += 1
+        base = i - 1 if i > pos else i  # everything from ``pos`` to ``i`` is ASCII
+        out.append(piece[pos:base])
+        out.append(unicodedata.normalize("NFKC", piece[base:j]))
+        pos = j
+        i = marked.find(b"?", j)
+    out.append(piece[pos:])
+    return "".join(out)
 
 
 def _only_verbatim(text: Text, needle: str, window: str, ends: list[int], lo: int, hi: int) -> bool:

@@ -373,6 +373,10 @@ _FOLD_PAIRS = tuple((chr(key), value) for key, value in _FOLDS.items() if isinst
 table some twenty times)."""
 
 
+_CUT_LOOK = 4096
+"""Code points of a segmented text first looked at for the next cut (twice as many each time)."""
+
+
 def _cut_at(text: Text, at: int) -> int:
     """The first position at or after ``at`` where a text may be cut for normalising (see
     :data:`_CUT_PATTERN`), or the text's length."""
@@ -382,7 +386,7 @@ def _cut_at(text: Text, at: int) -> int:
     if isinstance(text, str):
         found = _cut_re.search(text, at)
         return len(text) if found is None else found.start()
-    n, span = len(text), 4096  # the pattern is one character: looked for a slice at a time
+    n, span = len(text), _CUT_LOOK  # the pattern is one character: looked for a slice at a time
     while at < n:
         part = text[at : at + span]
         found = _cut_re.search(part)

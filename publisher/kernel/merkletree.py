@@ -163,17 +163,15 @@ class TextDigester:
         whole = len(piece) - len(piece) % CHUNK_SIZE
         if whole:
             leaves = leaf_hashes(piece[:whole] if whole < len(piece) else piece)
-            for leaf in leaves:
-                self._push(leaf)
+            stack, sha256 = self._stack, hashlib.sha256
+            for node in leaves:  # each leaf joins the subtrees of its height, as far as they go
+                height = 0
+                while stack and stack[-1][0] == height:
+                    node = sha256(b"\x01" + stack.pop()[1] + node).digest()
+                    height += 1
+                stack.append((height, node))
+            self._size += len(leaves)
         self._rest = piece[whole:]
-
-    def _push(self, leaf: bytes) -> None:
-        stack, height, node = self._stack, 0, leaf
-        while stack and stack[-1][0] == height:
-            node = node_hash(stack.pop()[1], node)
-            height += 1
-        stack.append((height, node))
-        self._size += 1
 
     def digests(self) -> tuple[str, str, str, int]:
         """``(source_id, content_hash, merkle_root, merkle_size)`` of everything fed (the root and

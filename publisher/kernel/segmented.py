@@ -20,7 +20,7 @@ from .canonical import string_of_canonical
 
 __all__ = ["PIECE_BYTES", "SegmentedText", "decode_piece", "piece_ends"]
 
-PIECE_BYTES = 1 << 20
+PIECE_BYTES = 1 << 18
 """Bytes of escaped JSON a piece holds (about; a cut moves back to the nearest safe place)."""
 
 _KEPT = 3
@@ -102,7 +102,7 @@ class SegmentedText:
         if found is not None:
             self._cache.move_to_end(k)
             return found
-        found = decode_piece(self._data[self._offsets[k] : self._offsets[k + 1]])
+        found = string_of_canonical(self._data[self._offsets[k] : self._offsets[k + 1]], checked=False)
         self._cache[k] = found
         while len(self._cache) > _KEPT:
             self._cache.popitem(last=False)

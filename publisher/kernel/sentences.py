@@ -113,6 +113,10 @@ class Sliced(Protocol):
 _SPAN = 1 << 20
 """Code points of a long text looked at together (its line lengths, the start of its stretches)."""
 
+_LOOK = 4096
+"""Code points of a long text first looked at around a range for the hard breaks about it (twice
+as many each time none is found)."""
+
 _REACH = 64
 """Code points after a stretch its sentences may look at (a citation stuck to its last sentence)."""
 
@@ -195,7 +199,7 @@ class Sentences:
         """Where the first hard break at or after ``at`` starts and ends, as ``search`` from ``at``
         finds it (the text's end and None if there is none), from ever longer slices: a break
         found in a slice is the one the whole text has (no break starts inside another)."""
-        n, span = len(far), 4096
+        n, span = len(far), _LOOK
         while True:
             part = far[at : at + span]
             found = self._breaks.search(part)
@@ -209,15 +213,16 @@ class Sentences:
         """:meth:`_stretch_start` of a long text: the end of the last hard break ending at or before
         ``pos``. Found in a slice that starts after a character no break holds, where every break
         of the whole text starts anew, and reaching back further while none is found."""
-        hi, span = pos, 4096
+        hi, span = pos, _LOOK
         while hi > 0:
             lo = max(0, hi - span)
             while lo > 0:  # back to a character outside every break
-                kept = far[max(0, lo - 256) : lo].rstrip(_BREAK_CHARS)
+                back = max(0, lo - _LOOK)
+                kept = far[back:lo].rstrip(_BREAK_CHARS)
                 if kept:
-                    lo = max(0, lo - 256) + len(kept)
+                    lo = back + len(kept)
                     break
-                lo = max(0, lo - 256)
+                lo = back
             last = None
             for last in self._breaks.finditer(far[lo:hi]):
                 pass

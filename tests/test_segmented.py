@@ -249,7 +249,7 @@ def test_sentences_are_the_whole_texts(tiny: None, text: str, wrapped: bool, dat
 
 
 def test_the_median_line_of_a_long_text(tiny: None) -> None:
-    for text in ["", "\n\n", "a", "ab\ncd\n\nxyz\n  \nq", "a\nbb\nccc\ndddd", "one line" * 9 + "\n" + "x"]:
+    for text in ["", "\n\n", "a", "ab\ncd\n\nxyz\n  \nq", "a\nbb\nccc\ndddd", "a\n \t \n   \n   \nbb", "one line" * 9 + "\n" + "x"]:
         assert sentences._far_median(_segmented(text, 3)) == sentences._median_line(text)
 
 

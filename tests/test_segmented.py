@@ -133,7 +133,7 @@ def test_the_segmented_read_is_the_whole_read(tmp_path: Path, tiny: None, text: 
     folder = tmp_path / f"s{abs(hash((text, mapped)))}"
     sections = [{"title": "all", "start": 0, "end": len(text)}] if mapped else None
     pages = [{"page": 1, "start": 0, "end": len(text)}] if mapped else None
-    st_, sid = _put(folder, text, sections=sections, pages=pages)
+    _, sid = _put(folder, text, sections=sections, pages=pages)
     view, got = read_text(folder, sid)
     whole = read_view(folder, sid)
     assert isinstance(got, SegmentedText) and got[:] == whole.text
@@ -143,7 +143,7 @@ def test_the_segmented_read_is_the_whole_read(tmp_path: Path, tiny: None, text: 
 
 
 def test_a_small_file_is_read_whole(tmp_path: Path) -> None:
-    st_, sid = _put(tmp_path, "a short text")
+    _, sid = _put(tmp_path, "a short text")
     view, text = read_text(tmp_path, sid)
     assert type(text) is str and text == view.text == read_view(tmp_path, sid).text
 
@@ -249,14 +249,22 @@ def test_sentences_are_the_whole_texts(tiny: None, text: str, wrapped: bool, dat
 
 
 def test_the_median_line_of_a_long_text(tiny: None) -> None:
-    for text in ["", "\n\n", "a", "ab\ncd\n\nxyz\n  \nq", "a\nbb\nccc\ndddd", "a\n \t \n   \n   \nbb", "one line" * 9 + "\n" + "x"]:
+    for text in [
+        "",
+        "\n\n",
+        "a",
+        "ab\ncd\n\nxyz\n  \nq",
+        "a\nbb\nccc\ndddd",
+        "a\n \t \n   \n   \nbb",
+        "one line" * 9 + "\n" + "x",
+    ]:
         assert sentences._far_median(_segmented(text, 3)) == sentences._median_line(text)
 
 
 ARTICLE = (
     "Background\n\nDepression is common (Smith et al. 2020). We ran a \u201ctrial\u201d, e.g. in schools.\n\n"
     "Results\n\nThe CDI-2 score fell (SMD \u22120.41, p < .001; Fig. 2). The CDI-2  score rose later [12]. "
-    "It was 0.05 lower.\f1. Next page \\ with a \"quote\"\nand a wrapped line. The CDI-2\u00a0score again."
+    'It was 0.05 lower.\f1. Next page \\ with a "quote"\nand a wrapped line. The CDI-2\u00a0score again.'
 )
 
 
@@ -305,3 +313,15 @@ def test_selections_windows_and_find_spans_are_the_whole_texts(
     monkeypatch.setattr(sentences, "_LOOK", 3)
     assert isinstance(run.store.read_text(sid)[1], SegmentedText)
     assert answers() == whole
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts, st.data(), st.booleans(), st.sampled_from([None, 3, 20, 200]), st.booleans())
+def test_terms_searched_together_are_each_searched_alone(
+    tiny: None, text: str, data: st.DataObject, fold_case: bool, budget: int | None, far: bool
+) -> None:
+    terms = data.draw(st.lists(st.sampled_from([*TERMS, text[:4] or "a", text[-7:] or "b"]), min_size=1, max_size=3))
+    searched = _segmented(text, 5) if far else text
+    together = locate.search_terms(searched, terms, fold_case=fold_case, budget=budget)
+    alone = [search_term(searched, term, fold_case=fold_case, budget=budget) for term in terms]
+    assert [(_answers(found), found[1]) for found in together] == [(_answers(found), found[1]) for found in alone]

@@ -66,6 +66,7 @@ __all__ = [
     "check_cost",
     "find_term",
     "search_term",
+    "search_terms",
     "locate",
     "search_quote",
     "nearest",
@@ -478,12 +479,37 @@ def _streamed_hits(
     reach into it: an occurrence is found once, with the block it ends in. ``simple``: the term is
     ASCII and its own normal form, and ``exact`` holds all its verbatim occurrences; a block whose
     normal form holds only those (:func:`_only_verbatim`) is not mapped (they are known already)."""
-    hits: list[tuple[int, int]] = []
+    search = _Streamed(needle, limit, budget, exact, simple)
+    _stream(text, fold_case, [search])
+    return search.hits, search.stopped
+
+
+class _Streamed:
+    """One needle's search in :func:`_stream`: what it looks for, may find and has found."""
+
+    def __init__(
+        self, needle: str, limit: int, budget: Budget | None, exact: Collection[tuple[int, int]], simple: bool
+    ) -> None:
+        self.needle, self.limit, self.budget, self.exact, self.simple = needle, limit, budget, exact, simple
+        self.ends = sorted(end for _, end in exact) if simple else []
+        self.hits: list[tuple[int, int]] = []
+        self.stopped = False
+
+    @property
+    def done(self) -> bool:
+        return self.stopped or len(self.hits) >= self.limit
+
+
+def _stream(text: Text, fold_case: bool, searches: list[_Streamed]) -> None:
+    """:func:`_streamed_hits` for several needles in one pass: each block is normalised once for all
+    of them, and each needle is looked for in it as its own search would (the blocks kept before
+    are those the longest needle may reach back into; a shorter one looks only as far back as its
+    own length, so every needle finds, stops and is paid for as alone)."""
     n = len(text)
     lo = 0
     before: deque[tuple[int, str]] = deque()  # the blocks before: their starts and normal forms
-    ends = sorted(end for _, end in exact) if simple else []
-    while lo < n and len(hits) < limit:
+    longest = max((len(search.needle) for search in searches), default=0)
+    while lo < n and not all(search.done for search in searches):
         hi = _cut_at(text, min(n, lo + BLOCK))
         if isinstance(text, str):
             normal = _normal_text(text, lo, hi, fold_case)
@@ -491,27 +517,35 @@ def _streamed_hits(
             block = text[lo:hi]
             normal = _normal_text(block, 0, len(block), fold_case)
         prev = "".join(part for _, part in before)
-        reach = max(0, len(prev) - len(needle) + 1)
-        window = prev[reach:] + normal
-        if needle in window and not (simple and _only_verbatim(text, needle, window, ends, lo, hi)):
+        local: str | None = None
+        for search in searches:
+            needle = search.needle
+            if search.done:
+                continue
+            reach = max(0, len(prev) - len(needle) + 1)
+            window = prev[reach:] + normal
+            if needle not in window or (search.simple and _only_verbatim(text, needle, window, search.ends, lo, hi)):
+                continue
             first = before[0][0] if before else lo
-            left = limit - len(hits)
+            left = search.limit - len(search.hits)
             if isinstance(text, str):
                 norm = normalize_map(text, fold_case=fold_case, lo=first, hi=hi)
-                found, stopped = _normalized_hits(text, norm, needle, fold_case, left, budget, exact, reach)
+                found, stopped = _normalized_hits(
+                    text, norm, needle, fold_case, left, search.budget, search.exact, reach
+                )
             else:  # the same map, of the blocks' own string (its offsets shifted back)
-                local = text[first:hi]
+                local = text[first:hi] if local is None else local
                 norm = normalize_map(local, fold_case=fold_case)
-                found, stopped = _normalized_hits(local, norm, needle, fold_case, left, budget, exact, reach, first)
-            hits.extend(found)
-            if stopped:
-                return hits, True
+                found, stopped = _normalized_hits(
+                    local, norm, needle, fold_case, left, search.budget, search.exact, reach, first
+                )
+            search.hits.extend(found)
+            search.stopped = stopped
         before.append((lo, normal))
         held = len(prev) + len(normal)
-        while before and held - len(before[0][1]) >= len(needle) - 1:
+        while before and held - len(before[0][1]) >= longest - 1:
             held -= len(before.popleft()[1])
         lo = hi
-    return hits, False
 
 
 _remembered: OrderedDict[tuple[str, bool], Normalized] = OrderedDict()
@@ -722,27 +756,71 @@ def search_term(
     verbatim search is as :data:`re.IGNORECASE` compares, in time linear in the text. A
     :class:`~publisher.kernel.segmented.SegmentedText` is always searched a block at a time.
     """
-    if not term.strip():
-        return [], False
-    spend = Budget(budget) if isinstance(budget, int) else budget
-    if fold_case:
-        exact, stopped = _caseless_exact(text, term, limit, spend)
-    else:
-        exact, stopped = _exact(text, term, limit, spend)
-    found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
-    if not stopped:
+    return _search_all(text, [term], fold_case, limit, mapped, [budget])[0]
+
+
+def search_terms(
+    text: Text,
+    terms: list[str],
+    *,
+    fold_case: bool = False,
+    limit: int = MAX_CANDIDATES,
+    budget: int | None = None,
+) -> list[tuple[list[Occurrence], bool]]:
+    """:func:`search_term` of each of ``terms``, each with a budget of its own (``budget`` units, or
+    none), its answer what :func:`search_term` alone gives: over a long text the blocks are
+    normalised once for all the terms (``--from`` and ``--to`` in one pass)."""
+    return _search_all(text, terms, fold_case, limit, None, [budget] * len(terms))
+
+
+def _search_all(
+    text: Text,
+    terms: list[str],
+    fold_case: bool,
+    limit: int,
+    mapped: Normalized | None,
+    budgets: list[int | Budget | None],
+) -> list[tuple[list[Occurrence], bool]]:
+    """The searches of :func:`search_term` and :func:`search_terms`: each term's verbatim
+    occurrences, then its normalised ones (the streamed ones of all terms in one pass)."""
+    found: list[dict[tuple[int, int], Literal["exact", "normalized"]]] = []
+    stops: list[bool] = []
+    streamed: list[tuple[int, _Streamed]] = []
+    for term, budget in zip(terms, budgets, strict=True):
+        found.append({})
+        stops.append(False)
+        if not term.strip():
+            continue
+        spend = Budget(budget) if isinstance(budget, int) else budget
+        if fold_case:
+            exact, stopped = _caseless_exact(text, term, limit, spend)
+        else:
+            exact, stopped = _exact(text, term, limit, spend)
+        found[-1] = dict.fromkeys(exact, "exact")
+        stops[-1] = stopped
+        if stopped:
+            continue
         needle = normalize(term, fold_case=fold_case)
         verbatim = frozenset(exact) if not fold_case else frozenset()  # a case-insensitive match is checked
         if not isinstance(text, str) or (mapped is None and len(text) > STREAM_ABOVE):
             simple = not fold_case and term == needle and term.isascii()
-            normalized, stopped = _streamed_hits(text, needle, fold_case, limit, spend, verbatim, simple)
-        else:
-            norm = mapped if mapped is not None else normal_form(text, fold_case=fold_case)
-            normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)
+            streamed.append((len(found) - 1, _Streamed(needle, limit, spend, verbatim, simple)))
+            continue
+        norm = mapped if mapped is not None else normal_form(text, fold_case=fold_case)
+        normalized, stops[-1] = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)
         for hit in normalized:
-            found.setdefault(hit, "normalized")
-    ordered = sorted(found.items())[:limit]
-    return [Occurrence(kind, start, end) for (start, end), kind in ordered], stopped
+            found[-1].setdefault(hit, "normalized")
+    if streamed:
+        _stream(text, fold_case, [search for _, search in streamed])
+        for at, search in streamed:
+            for hit in search.hits:
+                found[at].setdefault(hit, "normalized")
+            stops[at] = search.stopped
+    out = []
+    for hits, stopped in zip(found, stops, strict=True):
+        ordered = sorted(hits.items())[:limit]
+        out.append(([Occurrence(kind, start, end) for (start, end), kind in ordered], stopped))
+    return out
 
 
 def _fragment_candidates(

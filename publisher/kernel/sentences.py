@@ -177,7 +177,7 @@ class Sentences:
         if far is None:
             yield from self._stretch(0, len(self.text))
             return
-        lo, n = 0, len(far)
+        lo = 0
         while True:  # each stretch between two hard breaks, as the breaks follow one another
             hi, after = self._next_break(far, lo)
             yield from self._far_stretch(far, lo, hi)
@@ -223,11 +223,9 @@ class Sentences:
                     lo = back + len(kept)
                     break
                 lo = back
-            last = None
-            for last in self._breaks.finditer(far[lo:hi]):
-                pass
-            if last is not None:
-                return lo + last.end()
+            ends = [found.end() for found in self._breaks.finditer(far[lo:hi])]
+            if ends:
+                return lo + ends[-1]
             hi, span = lo, span * 2
         return 0
 

@@ -325,3 +325,11 @@ def test_terms_searched_together_are_each_searched_alone(
     together = locate.search_terms(searched, terms, fold_case=fold_case, budget=budget)
     alone = [search_term(searched, term, fold_case=fold_case, budget=budget) for term in terms]
     assert [(_answers(found), found[1]) for found in together] == [(_answers(found), found[1]) for found in alone]
+
+
+def test_a_short_term_beside_a_long_one_keeps_the_blocks_the_long_one_reaches_into(tiny: None) -> None:
+    text = "xx" + "c\u00a0d\u00a0e\u00a0f " * 3
+    for searched in (text, _segmented(text, 5)):
+        short, long = locate.search_terms(searched, ["x", "c d e f"])
+        assert [hit.kind for hit in long[0]] == ["normalized"] * 3
+        assert (short, long) == (search_term(searched, "x"), search_term(searched, "c d e f"))

@@ -40,7 +40,7 @@ import threading
 import unicodedata
 from bisect import bisect_left
 from collections import OrderedDict, deque
-from collections.abc import Collection
+from collections.abc import Collection, Generator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -615,6 +615,8 @@ def _paid(budget: Budget | None, cost: int) -> bool:
 def _exact(text: Text, quote: str, limit: int, budget: Budget | None = None) -> tuple[list[tuple[int, int]], bool]:
     """The first ``limit`` verbatim occurrences (overlapping ones included), and whether ``budget``
     stopped the search first."""
+    if not isinstance(text, str):
+        return _drained(_exact_steps(text, quote, limit, budget))
     hits: list[tuple[int, int]] = []
     cost = _find_cost(quote)
     i = text.find(quote)
@@ -624,6 +626,60 @@ def _exact(text: Text, quote: str, limit: int, budget: Budget | None = None) -> 
         hits.append((i, i + len(quote)))
         i = text.find(quote, i + 1)
     return hits, False
+
+
+_Steps = Generator[int, None, tuple[list[tuple[int, int]], bool]]
+"""A verbatim search taken a stretch at a time: it yields where it has looked up to, and returns
+what :func:`_exact` returns."""
+
+
+def _exact_steps(text: Text, quote: str, limit: int, budget: Budget | None) -> _Steps:
+    """:func:`_exact` a :data:`BLOCK` of starts at a time (the same occurrences, paid for in the
+    same order), so that the searches of several terms go through a segmented text together and
+    each piece is decoded once for all of them (:func:`_verbatim_together`)."""
+    hits: list[tuple[int, int]] = []
+    cost = _find_cost(quote)
+    n, m, at = len(text), len(quote), 0
+    while at < n:
+        stop = min(n, at + BLOCK)
+        i = text.find(quote, at, stop + m - 1)  # the occurrences that start before ``stop``
+        while i != -1 and len(hits) < limit:
+            if not _paid(budget, cost):
+                return hits, True
+            hits.append((i, i + m))
+            i = text.find(quote, i + 1, stop + m - 1)
+        if len(hits) >= limit:
+            break
+        at = stop
+        yield at
+    return hits, False
+
+
+def _drained(steps: _Steps) -> tuple[list[tuple[int, int]], bool]:
+    """What a search taken a stretch at a time returns, all its steps taken."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            result: tuple[list[tuple[int, int]], bool] = done.value
+            return result
+
+
+def _verbatim_together(steps: list[_Steps]) -> list[tuple[list[tuple[int, int]], bool]]:
+    """Several searches taken a stretch at a time in step, the one furthest behind first: over a
+    segmented text they look at the same few pieces at once (each is its own search: its answer
+    does not depend on the others')."""
+    results: list[tuple[list[tuple[int, int]], bool] | None] = [None] * len(steps)
+    at = [0] * len(steps)
+    going = list(range(len(steps)))
+    while going:
+        k = min(going, key=at.__getitem__)
+        try:
+            at[k] = next(steps[k])
+        except StopIteration as done:
+            results[k] = done.value
+            going.remove(k)
+    return [result if result is not None else ([], False) for result in results]
 
 
 def _case_key(ch: str) -> str:
@@ -646,6 +702,11 @@ def _caseless_exact(
     is confirmed by the regular expression there (the key is coarser than its case rules). A text
     over :data:`STREAM_ABOVE` is keyed a :data:`BLOCK` at a time (each with the term's length less
     one after it), never copied whole."""
+    return _drained(_caseless_steps(text, term, limit, budget))
+
+
+def _caseless_steps(text: Text, term: str, limit: int, budget: Budget | None) -> _Steps:
+    """:func:`_caseless_exact` a window at a time (see :func:`_exact_steps`)."""
     pattern = re.compile(re.escape(term), re.IGNORECASE)
     hits: list[tuple[int, int]] = []
     cost = _find_cost(term) + len(term) // FIND_STRIDE  # the find, then the confirmation
@@ -667,6 +728,7 @@ def _caseless_exact(
             i = keyed.find(key, i + 1)
         if len(hits) >= limit:
             break
+        yield lo + step
     return hits, False
 
 
@@ -786,13 +848,22 @@ def _search_all(
     found: list[dict[tuple[int, int], Literal["exact", "normalized"]]] = []
     stops: list[bool] = []
     streamed: list[tuple[int, _Streamed]] = []
-    for term, budget in zip(terms, budgets, strict=True):
+    spends = [Budget(budget) if isinstance(budget, int) else budget for budget in budgets]
+    verbatim_of: dict[int, tuple[list[tuple[int, int]], bool]] = {}
+    if not isinstance(text, str):  # the terms' verbatim searches through the pieces together
+        asked = [k for k, term in enumerate(terms) if term.strip()]
+        steps = _caseless_steps if fold_case else _exact_steps
+        together = _verbatim_together([steps(text, terms[k], limit, spends[k]) for k in asked])
+        verbatim_of = dict(zip(asked, together, strict=True))
+    for k, term in enumerate(terms):
         found.append({})
         stops.append(False)
         if not term.strip():
             continue
-        spend = Budget(budget) if isinstance(budget, int) else budget
-        if fold_case:
+        spend = spends[k]
+        if k in verbatim_of:
+            exact, stopped = verbatim_of[k]
+        elif fold_case:
             exact, stopped = _caseless_exact(text, term, limit, spend)
         else:
             exact, stopped = _exact(text, term, limit, spend)

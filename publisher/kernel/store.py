@@ -118,7 +118,7 @@ def _view_of(data: bytes, source_id: str) -> SnapshotView:
     return SnapshotView(raw)
 
 
-SEGMENT_ABOVE = 32 * 1024 * 1024
+SEGMENT_ABOVE = 8 * 1024 * 1024
 """Snapshot files larger than this are read by :func:`read_text` without their text as one string."""
 
 

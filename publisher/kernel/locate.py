@@ -518,24 +518,30 @@ def _stream(text: Text, fold_case: bool, searches: list[_Streamed]) -> None:
             normal = _normal_text(block, 0, len(block), fold_case)
         prev = "".join(part for _, part in before)
         local: str | None = None
+        norm: Normalized | None = None  # mapped once for every needle that needs it
         for search in searches:
             needle = search.needle
             if search.done:
                 continue
             reach = max(0, len(prev) - len(needle) + 1)
-            window = prev[reach:] + normal
-            if needle not in window or (search.simple and _only_verbatim(text, needle, window, search.ends, lo, hi)):
+            tail = prev[reach:]  # an occurrence reaching back into it ends in the seam, not copied whole
+            if needle not in normal and needle not in tail + normal[: len(needle) - 1]:
+                continue
+            window = tail + normal
+            if search.simple and _only_verbatim(text, needle, window, search.ends, lo, hi):
                 continue
             first = before[0][0] if before else lo
             left = search.limit - len(search.hits)
             if isinstance(text, str):
-                norm = normalize_map(text, fold_case=fold_case, lo=first, hi=hi)
+                if norm is None:
+                    norm = normalize_map(text, fold_case=fold_case, lo=first, hi=hi)
                 found, stopped = _normalized_hits(
                     text, norm, needle, fold_case, left, search.budget, search.exact, reach
                 )
             else:  # the same map, of the blocks' own string (its offsets shifted back)
-                local = text[first:hi] if local is None else local
-                norm = normalize_map(local, fold_case=fold_case)
+                if local is None or norm is None:
+                    local = text[first:hi]
+                    norm = normalize_map(local, fold_case=fold_case)
                 found, stopped = _normalized_hits(
                     local, norm, needle, fold_case, left, search.budget, search.exact, reach, first
                 )

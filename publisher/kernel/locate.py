@@ -63,6 +63,7 @@ __all__ = [
     "Fragment",
     "Normalized",
     "Occurrence",
+    "Text",
     "check_cost",
     "find_term",
     "search_term",

@@ -333,3 +333,17 @@ def test_a_short_term_beside_a_long_one_keeps_the_blocks_the_long_one_reaches_in
         short, long = locate.search_terms(searched, ["x", "c d e f"])
         assert [hit.kind for hit in long[0]] == ["normalized"] * 3
         assert (short, long) == (search_term(searched, "x"), search_term(searched, "c d e f"))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(texts, st.data(), st.booleans(), st.sampled_from([1, 3, 10, 30, 100]), st.integers(1, 50))
+def test_a_budget_stops_the_segmented_search_with_genuine_occurrences(
+    tiny: None, text: str, data: st.DataObject, fold_case: bool, budget: int, limit: int
+) -> None:
+    at = data.draw(st.integers(0, len(text)))
+    term = data.draw(st.sampled_from([*TERMS, text[at : at + 3] or "a"]))
+    full = _answers(search_term(text, term, fold_case=fold_case, limit=len(text) + 1))
+    found, stopped = search_term(_segmented(text, 5), term, fold_case=fold_case, limit=limit, budget=budget)
+    assert set(_answers((found, stopped))) <= set(full)  # genuine, whatever the budget
+    if not stopped:
+        assert _answers((found, stopped)) == full[:limit]  # and all of them when it did not stop

@@ -40,9 +40,9 @@ import threading
 import unicodedata
 from bisect import bisect_left
 from collections import OrderedDict, deque
-from collections.abc import Collection, Generator
+from collections.abc import Callable, Collection, Generator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
 from .segmented import SegmentedText
 from .spans import MAX_SPAN
@@ -501,17 +501,22 @@ class _Streamed:
         return self.stopped or len(self.hits) >= self.limit
 
 
-def _stream(text: Text, fold_case: bool, searches: list[_Streamed]) -> None:
+def _stream(text: Text, fold_case: bool, searches: list[_Streamed], ahead: Callable[[int], None] | None = None) -> None:
     """:func:`_streamed_hits` for several needles in one pass: each block is normalised once for all
     of them, and each needle is looked for in it as its own search would (the blocks kept before
     are those the longest needle may reach back into; a shorter one looks only as far back as its
-    own length, so every needle finds, stops and is paid for as alone)."""
+    own length, so every needle finds, stops and is paid for as alone). ``ahead``, when given, is
+    called with each block's end before the block is searched (see :func:`_search_far`)."""
     n = len(text)
     lo = 0
     before: deque[tuple[int, str]] = deque()  # the blocks before: their starts and normal forms
     longest = max((len(search.needle) for search in searches), default=0)
     while lo < n and not all(search.done for search in searches):
         hi = _cut_at(text, min(n, lo + BLOCK))
+        if ahead is not None:
+            ahead(hi)
+            if all(search.done for search in searches):
+                break
         if isinstance(text, str):
             normal = _normal_text(text, lo, hi, fold_case)
         else:
@@ -640,11 +645,13 @@ _Steps = Generator[int, None, tuple[list[tuple[int, int]], bool]]
 what :func:`_exact` returns."""
 
 
-def _exact_steps(text: Text, quote: str, limit: int, budget: Budget | None) -> _Steps:
+def _exact_steps(
+    text: Text, quote: str, limit: int, budget: Budget | None, hits: list[tuple[int, int]] | None = None
+) -> _Steps:
     """:func:`_exact` a :data:`BLOCK` of starts at a time (the same occurrences, paid for in the
-    same order), so that the searches of several terms go through a segmented text together and
-    each piece is decoded once for all of them (:func:`_verbatim_together`)."""
-    hits: list[tuple[int, int]] = []
+    same order), so that searches go through a segmented text together and each piece is decoded
+    once for all of them (:func:`_search_far`); ``hits`` collects the occurrences as they are found."""
+    hits = [] if hits is None else hits
     cost = _find_cost(quote)
     n, m, at = len(text), len(quote), 0
     while at < n:
@@ -672,23 +679,6 @@ def _drained(steps: _Steps) -> tuple[list[tuple[int, int]], bool]:
             return result
 
 
-def _verbatim_together(steps: list[_Steps]) -> list[tuple[list[tuple[int, int]], bool]]:
-    """Several searches taken a stretch at a time in step, the one furthest behind first: over a
-    segmented text they look at the same few pieces at once (each is its own search: its answer
-    does not depend on the others')."""
-    results: list[tuple[list[tuple[int, int]], bool] | None] = [None] * len(steps)
-    at = [0] * len(steps)
-    going = list(range(len(steps)))
-    while going:
-        k = min(going, key=at.__getitem__)
-        try:
-            at[k] = next(steps[k])
-        except StopIteration as done:
-            results[k] = done.value
-            going.remove(k)
-    return [result if result is not None else ([], False) for result in results]
-
-
 def _case_key(ch: str) -> str:
     """One code point standing for every code point a case-insensitive regular expression takes
     for ``ch`` (and a few more: ``ß`` and ``s`` share one): its lower case, through upper and
@@ -712,10 +702,12 @@ def _caseless_exact(
     return _drained(_caseless_steps(text, term, limit, budget))
 
 
-def _caseless_steps(text: Text, term: str, limit: int, budget: Budget | None) -> _Steps:
+def _caseless_steps(
+    text: Text, term: str, limit: int, budget: Budget | None, hits: list[tuple[int, int]] | None = None
+) -> _Steps:
     """:func:`_caseless_exact` a window at a time (see :func:`_exact_steps`)."""
     pattern = re.compile(re.escape(term), re.IGNORECASE)
-    hits: list[tuple[int, int]] = []
+    hits = [] if hits is None else hits
     cost = _find_cost(term) + len(term) // FIND_STRIDE  # the find, then the confirmation
     step = max(1, len(text) if len(text) <= STREAM_ABOVE else BLOCK)
     for lo in range(0, len(text), step):
@@ -856,21 +848,15 @@ def _search_all(
     stops: list[bool] = []
     streamed: list[tuple[int, _Streamed]] = []
     spends = [Budget(budget) if isinstance(budget, int) else budget for budget in budgets]
-    verbatim_of: dict[int, tuple[list[tuple[int, int]], bool]] = {}
-    if not isinstance(text, str):  # the terms' verbatim searches through the pieces together
-        asked = [k for k, term in enumerate(terms) if term.strip()]
-        steps = _caseless_steps if fold_case else _exact_steps
-        together = _verbatim_together([steps(text, terms[k], limit, spends[k]) for k in asked])
-        verbatim_of = dict(zip(asked, together, strict=True))
+    if not isinstance(text, str):
+        return _search_far(text, terms, fold_case, limit, spends)
     for k, term in enumerate(terms):
         found.append({})
         stops.append(False)
         if not term.strip():
             continue
         spend = spends[k]
-        if k in verbatim_of:
-            exact, stopped = verbatim_of[k]
-        elif fold_case:
+        if fold_case:
             exact, stopped = _caseless_exact(text, term, limit, spend)
         else:
             exact, stopped = _exact(text, term, limit, spend)
@@ -880,7 +866,7 @@ def _search_all(
             continue
         needle = normalize(term, fold_case=fold_case)
         verbatim = frozenset(exact) if not fold_case else frozenset()  # a case-insensitive match is checked
-        if not isinstance(text, str) or (mapped is None and len(text) > STREAM_ABOVE):
+        if mapped is None and len(text) > STREAM_ABOVE:
             simple = not fold_case and term == needle and term.isascii()
             streamed.append((len(found) - 1, _Streamed(needle, limit, spend, verbatim, simple)))
             continue
@@ -898,6 +884,59 @@ def _search_all(
     for hits, stopped in zip(found, stops, strict=True):
         ordered = sorted(hits.items())[:limit]
         out.append(([Occurrence(kind, start, end) for (start, end), kind in ordered], stopped))
+    return out
+
+
+def _search_far(
+    text: SegmentedText, terms: list[str], fold_case: bool, limit: int, spends: list[Budget | None]
+) -> list[tuple[list[Occurrence], bool]]:
+    """:func:`_search_all` over a segmented text in one pass through its pieces: each term's
+    verbatim search is taken a block ahead of the normalised ones (which need the verbatim
+    occurrences of the blocks they look at), so every piece is decoded about once. The answers are
+    :func:`search_term`'s; only where a budget runs out may it stop elsewhere (a verbatim search
+    that stops ends its term's normalised one there, keeping what it found)."""
+    asked = [k for k, term in enumerate(terms) if term.strip()]
+    step_of = _caseless_steps if fold_case else _exact_steps
+    exact: dict[int, list[tuple[int, int]]] = {k: [] for k in asked}
+    steps = {k: step_of(text, terms[k], limit, spends[k], exact[k]) for k in asked}
+    done: dict[int, bool] = {}  # each finished verbatim search: whether its budget stopped it
+    searched: dict[int, _Streamed] = {}
+    for k in asked:
+        needle = normalize(terms[k], fold_case=fold_case)
+        simple = not fold_case and terms[k] == needle and terms[k].isascii()
+        searched[k] = _Streamed(needle, limit, spends[k], set(), simple)
+    taken = dict.fromkeys(asked, 0)  # how many of each term's verbatim occurrences the search knows
+    looked = dict.fromkeys(asked, 0)  # where each verbatim search has looked up to
+
+    def ahead(upto: int) -> None:
+        """Each verbatim search taken past ``upto``, what it found handed to its normalised one."""
+        for k in asked:
+            while k not in done and looked[k] < upto:
+                try:
+                    looked[k] = next(steps[k])
+                except StopIteration as finished:
+                    done[k] = finished.value[1]
+            search, new = searched[k], exact[k][taken[k] :]
+            taken[k] += len(new)
+            if not fold_case:  # a case-insensitive match is checked like any other
+                cast(set[tuple[int, int]], search.exact).update(new)
+                if search.simple:
+                    search.ends.extend(end for _, end in new)
+            if done.get(k):
+                search.stopped = True
+
+    _stream(text, fold_case, list(searched.values()), ahead)
+    ahead(len(text) + 1)
+    out: list[tuple[list[Occurrence], bool]] = []
+    for k in range(len(terms)):
+        if k not in searched:
+            out.append(([], False))
+            continue
+        found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact[k], "exact")
+        for hit in searched[k].hits:
+            found.setdefault(hit, "normalized")
+        ordered = sorted(found.items())[:limit]
+        out.append(([Occurrence(kind, start, end) for (start, end), kind in ordered], searched[k].stopped))
     return out
 
 

@@ -115,7 +115,12 @@ WIDE_ALPHABET = st.sampled_from(
     [
         *"ab ?.\n\t-",
         "\x1c",
+        "\x1f",
+        "\r",
+        "\x0b",
+        "   ",
         "\x85",
+        "\u2029",
         "\u00a0",
         "\u1680",
         "\u2028",
@@ -155,6 +160,29 @@ def test_the_quick_normal_form_is_the_mapped_one(text: str, fold_case: bool) -> 
     assert locate_module._normal_text(text, 0, len(text), fold_case) == normalize_map(text, fold_case=fold_case).text
 
 
-def test_runs_outside_ascii_normalise_with_their_base() -> None:
-    text = "cafe\u0301? \ufb01x e\u0323\u0301 \u1100\u1161\u11a8?"
-    assert locate_module._nfkc_of_runs(text) == unicodedata.normalize("NFKC", text)
+def test_runs_outside_ascii_normalise_as_the_map_cuts_them() -> None:
+    # A mark composes with its ASCII base; marks out of canonical order are cut into clusters as the
+    # map cuts them (b, then the two marks reordered: not the NFKC of the whole, which composes b).
+    text = "cafe\u0301? \ufb01x e\u0323\u0301 \u1100\u1161\u11a8? b\u0301\u0323"
+    assert locate_module._nfkc_of_runs(text) == normalize_map(text).text
+    reordered = "b\u0301\u0323"
+    assert locate_module._nfkc_of_runs(reordered) == "b\u0323\u0301" != unicodedata.normalize("NFKC", reordered)
+
+
+def test_the_white_space_nfkc_leaves_outside_ascii_is_known() -> None:
+    # The quick collapse of white-space runs looks only for ASCII white space unless one of these is
+    # in the piece: every other white space outside ASCII is a space once normalised (and case folded).
+    left = set()
+    for code in range(0x110000):
+        normal = unicodedata.normalize("NFKC", chr(code))
+        left.update(c for c in normal + normal.casefold() if c.isspace() and not c.isascii())
+    assert left == set(locate_module._WIDE_SPACES)
+    assert set(locate_module._NARROW_SPACES) == {c for c in map(chr, range(128)) if c.isspace()} - {" "}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", " ", "   ", "a", " a ", "\t a \n\n b\r", "a  b   c    ", "\x1c\x1d a\u2028b", "x\u00a0\u2009 y", "\u3000"],
+)
+def test_white_space_runs_become_one_space(text: str) -> None:
+    assert locate_module._normal_text(text, 0, len(text), False) == normalize_map(text).text

@@ -40,7 +40,7 @@ import threading
 import unicodedata
 from bisect import bisect_left
 from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Generator
+from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass
 from typing import Literal, cast
 
@@ -404,13 +404,17 @@ def _normal_text(text: str, lo: int, hi: int, fold_case: bool) -> str:
     end (that is how clusters are cut), and the folds, case folding and white-space runs act a
     character at a time."""
     piece = text[lo:hi]
+    wide = False
     if not piece.isascii():
         piece = _nfkc_of_runs(piece)
         for mark, folded in _FOLD_PAIRS:
             if mark in piece:
                 piece = piece.replace(mark, folded)
+        wide = not piece.isascii() and any(space in piece for space in _WIDE_SPACES)
     if fold_case:
         piece = piece.casefold()
+    if not wide:
+        return _one_space(piece)
     if not piece:
         return piece
     # Every white-space run (what str.isspace calls white space) as one space, at the ends too.
@@ -419,13 +423,46 @@ def _normal_text(text: str, lo: int, hi: int, fold_case: bool) -> str:
     return lead + " ".join(piece.split()) + trail
 
 
+_WIDE_SPACES = "\x85\u1680\u2028\u2029"
+"""The white space outside ASCII that NFKC and case folding leave as it is: NFKC makes every other
+such character a space (the tests check this against every code point)."""
+
+_NARROW_SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+"""The ASCII white space (what ``str.isspace`` calls white space) other than the space itself."""
+
+_SPACE_RUN = re.compile(" +")
+
+
+def _one_space(piece: str) -> str:
+    """Every white-space run of ``piece`` as one space, at the ends too, where none of its white
+    space lies outside ASCII: each other white-space character becomes a space, then each run of
+    spaces one. Prose has few runs, so finding them beats splitting the piece into its words some
+    threefold."""
+    for space in _NARROW_SPACES:
+        if space in piece:
+            piece = piece.replace(space, " ")
+    at = piece.find("  ")
+    if at == -1:
+        return piece
+    out: list[str] = []
+    pos = 0
+    while at != -1:
+        run = _SPACE_RUN.match(piece, at)
+        end = run.end() if run is not None else at + 2  # always a match: two spaces start there
+        out.append(piece[pos : at + 1])
+        pos = end
+        at = piece.find("  ", end)
+    out.append(piece[pos:])
+    return "".join(out)
+
+
 def _nfkc_of_runs(piece: str) -> str:
-    """NFKC of ``piece``, normalising only its runs of code points outside ASCII, each with the
-    ASCII character before it (a combining mark composes with its base): NFKC leaves ASCII as it
-    is, and an ASCII character neither composes with what precedes it nor lets a mark reorder
-    across it, so the text may be cut before any one. Prose is mostly ASCII, and normalising
-    every character costs some four times more than finding the few that need it (the ASCII
-    codec marks each of them with a ``?``, at the speed of a copy)."""
+    """``piece`` with NFKC taken as :func:`normalize_map` takes it (cluster by cluster), looking only
+    at its runs of code points outside ASCII, each with the ASCII character before it (a combining
+    mark's base): ASCII is its own normal form and starts a cluster of its own. A run NFKC leaves
+    as it is is left so cluster by cluster too; any other is cut into the map's clusters. Prose is
+    mostly ASCII, and normalising every character costs some four times more than finding the few
+    that need it (the ASCII codec marks each of them with a ``?``, at the speed of a copy)."""
     marked = piece.encode("ascii", "replace")
     out: list[str] = []
     pos, n = 0, len(piece)
@@ -439,11 +476,23 @@ def _nfkc_of_runs(piece: str) -> str:
             j += 1
         base = i - 1 if i > pos else i  # everything from ``pos`` to ``i`` is ASCII
         out.append(piece[pos:base])
-        out.append(unicodedata.normalize("NFKC", piece[base:j]))
+        run = piece[base:j]
+        normal = unicodedata.normalize("NFKC", run)
+        if normal != run:  # the map normalises each cluster apart: a mark may not compose across one
+            normal = "".join(_clusters_normal(piece, base, j))
+        out.append(normal)
         pos = j
         i = marked.find(b"?", j)
     out.append(piece[pos:])
     return "".join(out)
+
+
+def _clusters_normal(text: str, lo: int, hi: int) -> Iterator[str]:
+    """NFKC of each cluster of ``text[lo:hi]`` in turn, cut as :func:`normalize_map` cuts them."""
+    while lo < hi:
+        end = _cluster_end(text, lo, hi)
+        yield unicodedata.normalize("NFKC", text[lo:end])
+        lo = end
 
 
 def _only_verbatim(text: Text, needle: str, window: str, ends: list[int], lo: int, hi: int) -> bool:

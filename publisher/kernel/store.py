@@ -4,6 +4,8 @@ A snapshot lives at ``<run>/sources/src-<64hex>.json``. Its name is its identity
 ``source_id = "src-" + sha256(url NUL text)``. Reads re-derive the identity, the body hash and
 (when present) the record seal from the bytes and refuse the record on any difference
 (``SNAPSHOT_HASH_MISMATCH``); writes publish under an exclusive name and never replace one.
+The commands that search or slice a text read a large file with :func:`read_text`, which checks the
+same digests a piece at a time and never holds the text as one string.
 """
 
 from __future__ import annotations

@@ -75,13 +75,13 @@ def test_each_snapshot_read_once_and_spans_deduplicated(store: SnapshotStore, mo
     a = _put(store, "https://example.org/a")
     b = _put(store, "https://example.org/b")
     reads: list[str] = []
-    original = checks_module.read_snapshot
+    original = checks_module.read_view
 
     def counting(folder: Path | str, source_id: str):  # type: ignore[no-untyped-def]
         reads.append(source_id)
         return original(folder, source_id)
 
-    monkeypatch.setattr(checks_module, "read_snapshot", counting)
+    monkeypatch.setattr(checks_module, "read_view", counting)
     requests = [(store.folder, a, [(0, 5)]), (store.folder, b, [(1, 2)]), (store.folder, a, [(0, 5), (5, 9)])]
     checks = list(verify_many(requests, workers=1))
     assert sorted(reads) == sorted([a, b])

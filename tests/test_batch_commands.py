@@ -29,15 +29,20 @@ def _without_time(result: dict) -> dict:
 def counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Every snapshot id the store reads, in order."""
     seen: list[str] = []
-    original = store.read_snapshot
+    original, original_view = store.read_snapshot, store.read_view
 
     def read(folder: Path | str, source_id: str, *args: object):  # type: ignore[no-untyped-def]
         seen.append(source_id)
         return original(folder, source_id, *args)  # type: ignore[arg-type]
 
-    # The batch reader and SnapshotStore.read both read through store.read_snapshot.
+    def read_view(folder: Path | str, source_id: str, *args: object):  # type: ignore[no-untyped-def]
+        seen.append(source_id)
+        return original_view(folder, source_id, *args)  # type: ignore[arg-type]
+
+    # The batch reader reads through store.read_view, SnapshotStore.read through store.read_snapshot.
     monkeypatch.setattr(store, "read_snapshot", read)
-    monkeypatch.setattr(checks, "read_snapshot", read)
+    monkeypatch.setattr(store, "read_view", read_view)
+    monkeypatch.setattr(checks, "read_view", read_view)
     return seen
 
 

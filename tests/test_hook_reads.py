@@ -26,7 +26,7 @@ def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.M
     promote(rb.run.path, wiki, policy=policy_of(wiki))
     checked: Counter[str] = Counter()
     texts: Counter[str] = Counter()
-    check_one, read = checks.check_snapshot, store.read_snapshot
+    check_one, read, read_view = checks.check_snapshot, store.read_snapshot, store.read_view
 
     def counting_check(task: tuple[str, str, object], assets_root: str | None = None) -> SnapshotCheck:
         checked[task[1]] += 1
@@ -36,10 +36,16 @@ def test_build_verifies_each_snapshot_once(tmp_path: Path, monkeypatch: pytest.M
         texts[source_id] += 1
         return read(folder, source_id, *args)  # type: ignore[arg-type]
 
-    # Every snapshot read (the batch's and SnapshotStore.read) goes through store.read_snapshot.
+    def counting_view(folder: Path | str, source_id: str, *args: object):  # type: ignore[no-untyped-def]
+        texts[source_id] += 1
+        return read_view(folder, source_id, *args)  # type: ignore[arg-type]
+
+    # Every snapshot read goes through store.read_snapshot (SnapshotStore.read, the pages) or
+    # store.read_view (the batch's checks).
     monkeypatch.setattr(checks, "check_snapshot", counting_check)
     monkeypatch.setattr(store, "read_snapshot", counting_read)
-    monkeypatch.setattr(checks, "read_snapshot", counting_read)
+    monkeypatch.setattr(store, "read_view", counting_view)
+    monkeypatch.setattr(checks, "read_view", counting_view)
     monkeypatch.setattr(highlight, "read_snapshot", counting_read)
     monkeypatch.setattr(context, "read_snapshot", counting_read)
     # Counted in this process: no helper process renders source texts or reports here.

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,9 @@ from publisher.kernel.canonical import canonical_bytes, format_ts, parse_ts
 from publisher.kernel.errors import PublisherError, UsageError
 from publisher.kernel.eventlog import append_event, append_read, read_log
 from publisher.kernel.models import Event, RunConfig, Snapshot
+from publisher.kernel.reasons import Reason
 from publisher.kernel.shapes import SnapshotView, config_shape, event_shape, snapshot_shape
+from publisher.kernel.snapshots import check_snapshot, packed_check, unpacked
 from publisher.kernel.store import SnapshotStore, build_record, read_snapshot, read_view
 from publisher.kernel.vocab import EventType
 from publisher.runs import Run
@@ -566,3 +569,45 @@ def test_a_read_only_source_command_loads_no_validation_library(tmp_path: Path, 
         assert read_log(run / "events.jsonl").events[-1].type is EventType.READ
     if args[0] == "revisions":
         assert snap.source_id in done.stdout and "1 revision(s)" in done.stdout, done.stdout
+
+
+# --- snapshot checks: made from the view, the same as from the model -------------------------------
+
+
+@pytest.mark.parametrize("index", range(6))
+def test_a_packed_check_is_the_check_the_model_gives(tmp_path: Path, index: int) -> None:
+    # The pool's workers check snapshots through the view and send plain values: once unpickled
+    # (or unpacked, where no pickling happens) the check holds the model's metadata.
+    store, sid = _store_with(tmp_path, _records()[index])
+    snap = store.read(sid)
+    n = len(snap.text)
+    task = (os.fspath(store.folder), sid, ((0, min(5, n)), (n, n + 3), (-1, 2)))
+    packed = packed_check(task, os.fspath(tmp_path))
+    check = pickle.loads(pickle.dumps(packed))
+    assert check == packed.unpack() == unpacked(packed) == check_snapshot(task, os.fspath(tmp_path))
+    assert check.ok and check.detail == ("sealed" if snap.sealed else "metadata unsealed")
+    for name in ("url", "title", "retrieved_at", "content_hash", "record_hash", "paper", "asset", "surface"):
+        assert getattr(check, name) == getattr(snap, name), name
+    assert (check.identity, check.supersedes, check.sealed) == (snap.identity, snap.supersedes, snap.sealed)
+    assert (check.access, check.origin, check.text_length) == (snap.access.value, snap.origin.value, n)
+    spans = [(s.start, s.end, s.excerpt, s.reason) for s in check.spans]
+    assert spans[0] == (0, min(5, n), snap.text[: min(5, n)], None) or n == 0
+    assert [reason for *_, reason in spans[1:]] == [Reason.SPAN_OUT_OF_RANGE, Reason.SPAN_OUT_OF_RANGE]
+
+
+@pytest.mark.parametrize("how", ["title", "missing"])
+def test_a_packed_check_fails_as_the_models_read_fails(tmp_path: Path, how: str) -> None:
+    store, sid = _store_with(tmp_path, _records()[2])
+    path = store.path_for(sid)
+    if how == "missing":
+        path.unlink()
+    else:
+        raw = json.loads(path.read_bytes())
+        raw["title"] = "Another trial"
+        path.chmod(0o644)
+        path.write_bytes(canonical_bytes(raw) + b"\n")
+    with pytest.raises(PublisherError) as info:
+        read_snapshot(store.folder, sid)
+    check = pickle.loads(pickle.dumps(packed_check((os.fspath(store.folder), sid, ((0, 1),)))))
+    assert not check.ok and check.spans == ()
+    assert (check.reason, check.detail) == (info.value.reason, info.value.one_line())

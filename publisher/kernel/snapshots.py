@@ -10,7 +10,7 @@ metadata models from their fields.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, NamedTuple
@@ -20,10 +20,20 @@ from .errors import IntegrityError, PublisherError, ResourceError
 from .models import Asset, Identity, Paper, Surface
 from .reasons import Reason
 from .spans import locator, slice_span
-from .store import read_snapshot
+from .store import read_view
 from .text import one_line
 
-__all__ = ["Task", "SpanCheck", "SnapshotCheck", "check_snapshot", "check_snapshots", "as_error"]
+__all__ = [
+    "Task",
+    "SpanCheck",
+    "SnapshotCheck",
+    "PackedCheck",
+    "check_snapshot",
+    "check_snapshots",
+    "packed_check",
+    "unpacked",
+    "as_error",
+]
 
 Task = tuple[str, str, Sequence[tuple[int, int]]]
 """``(sources folder, source_id, [(start, end), ...])``: one snapshot and the spans to slice from it."""
@@ -202,29 +212,62 @@ def _rebuilt(
     )
 
 
+class PackedCheck:
+    """A snapshot check as the plain values it travels as, made where the snapshot was checked: a
+    pool's worker sends these, and each arrives (unpickled) as the :class:`SnapshotCheck` it stands
+    for, its metadata models made on the receiving side only. :meth:`unpack` makes it where no
+    pickling happens (the check ran in this process, or an executor of threads ran it)."""
+
+    __slots__ = ("_args", "_make")
+
+    def __init__(self, make: Callable[..., SnapshotCheck], args: tuple[Any, ...]) -> None:
+        self._make = make
+        self._args = args
+
+    def unpack(self) -> SnapshotCheck:
+        """The check these values stand for."""
+        return self._make(*self._args)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return self._make, self._args
+
+
+def unpacked(check: SnapshotCheck | PackedCheck) -> SnapshotCheck:
+    """``check`` as a :class:`SnapshotCheck`, whichever form it came back in."""
+    return check.unpack() if isinstance(check, PackedCheck) else check
+
+
 def check_snapshot(task: Task, assets_root: str | None = None) -> SnapshotCheck:
     """Read, verify and slice one snapshot; hash its asset under ``assets_root``.
 
     A bad snapshot is a failed check, never an exception: its reason code and one-line detail
     are what :func:`~publisher.kernel.store.read_snapshot` raised.
     """
+    return packed_check(task, assets_root).unpack()
+
+
+def packed_check(task: Task, assets_root: str | None = None) -> PackedCheck:
+    """:func:`check_snapshot` as plain values (see :class:`PackedCheck`): the record is read through
+    :func:`~publisher.kernel.store.read_view`, which accepts and refuses exactly what
+    :func:`~publisher.kernel.store.read_snapshot` does, with the same reason codes and wording,
+    and builds no model for the usual record."""
     folder, source_id, wanted = task
     try:
-        snap = read_snapshot(folder, source_id)
+        snap = read_view(folder, source_id)
     except ResourceError as exc:
-        return SnapshotCheck(folder, source_id, False, None, exc.one_line())
+        return PackedCheck(_failed, (folder, source_id, None, exc.one_line()))
     except PublisherError as exc:
         reason = exc.reason if exc.reason is not None else Reason.SNAPSHOT_HASH_MISMATCH
-        return SnapshotCheck(folder, source_id, False, reason, exc.one_line())
+        return PackedCheck(_failed, (folder, source_id, reason.value, exc.one_line()))
     except (OSError, MemoryError) as exc:
         # The machine failed (an I/O error, no memory): an error to report, never a tamper code.
         detail = one_line(f"snapshot {source_id[:80]} cannot be read: {type(exc).__name__}: {exc}")
-        return SnapshotCheck(folder, source_id, False, None, detail)
+        return PackedCheck(_failed, (folder, source_id, None, detail))
     except ValueError as exc:
         detail = one_line(f"snapshot {source_id[:80]} cannot be verified: {type(exc).__name__}: {exc}")
-        return SnapshotCheck(folder, source_id, False, Reason.SNAPSHOT_HASH_MISMATCH, detail)
-    text = snap.text
-    spans: list[SpanCheck] = []
+        return PackedCheck(_failed, (folder, source_id, Reason.SNAPSHOT_HASH_MISMATCH.value, detail))
+    text, record = snap.text, snap.record
+    spans: list[tuple[Any, ...]] = []
     if wanted:
         section_at = locator(snap.sections)
         page_at = locator(snap.pages)
@@ -232,47 +275,47 @@ def check_snapshot(task: Task, assets_root: str | None = None) -> SnapshotCheck:
         for start, end in wanted:
             excerpt, bad = slice_span(text, start, end)
             if excerpt is None:
-                add(_SPAN((start, end, None, bad, None, None)))
+                add((start, end, None, bad.value if bad is not None else None, None, None))
                 continue
             section = section_at(start)
             page = page_at(start)
             add(
-                _SPAN(
-                    (
-                        start,
-                        end,
-                        excerpt,
-                        None,
-                        section.title if section is not None else None,
-                        page.page if page is not None else None,
-                    )
+                (
+                    start,
+                    end,
+                    excerpt,
+                    None,
+                    section.title if section is not None else None,
+                    page.page if page is not None else None,
                 )
             )
-    asset = snap.asset
+    asset = record["asset"]
     hashed = assets_root if assets_root and asset is not None else None
-    return SnapshotCheck(
-        folder,
-        source_id,
-        True,
-        None,
-        "sealed" if snap.sealed else "metadata unsealed",
-        tuple(spans),
-        url=snap.url,
-        title=snap.title,
-        access=snap.access.value,
-        origin=snap.origin.value,
-        paper=snap.paper,
-        asset=asset,
-        retrieved_at=snap.retrieved_at,
-        content_hash=snap.content_hash,
-        record_hash=snap.record_hash,
-        sealed=snap.sealed,
-        text_length=len(text),
-        asset_digest=hash_asset(hashed, asset.path) if hashed is not None and asset is not None else None,
-        assets_root=hashed,
-        surface=snap.surface,
-        identity=snap.identity,
-        supersedes=snap.supersedes,
+    sealed = record.get("record_hash") is not None
+    return PackedCheck(
+        _rebuilt,
+        (
+            folder,
+            source_id,
+            "sealed" if sealed else "metadata unsealed",
+            tuple(spans),
+            snap.url,
+            snap.title,
+            record["access"],
+            record["origin"],
+            record["paper"],
+            asset,
+            snap.retrieved_at,
+            snap.content_hash,
+            record.get("record_hash"),
+            sealed,
+            len(text),
+            hash_asset(hashed, asset["path"]) if hashed is not None and asset is not None else None,
+            hashed,
+            record.get("surface"),
+            record.get("identity"),
+            snap.supersedes,
+        ),
     )
 
 

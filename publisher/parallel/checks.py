@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from ..kernel import snapshots as _snapshots
-from ..kernel.snapshots import SnapshotCheck, SpanCheck, Task, as_error, check_snapshot
+from ..kernel.snapshots import PackedCheck, SnapshotCheck, SpanCheck, Task, as_error, check_snapshot
 from .gcpause import fewer_collections
 
 __all__ = ["Request", "SpanCheck", "SnapshotCheck", "check_snapshot", "check_chunk", "normalise", "as_error", "Task"]
@@ -42,11 +42,13 @@ def normalise(requests: Iterable[Request]) -> list[Task]:
     return [(folder, sid, tuple(spans)) for (folder, sid), spans in groups.items()]
 
 
-def check_chunk(chunk: list[Task], assets_root: str | None = None) -> list[SnapshotCheck]:
-    """A worker's unit of work: several small snapshots or one large one.
+def check_chunk(chunk: list[Task], assets_root: str | None = None) -> list[SnapshotCheck | PackedCheck]:
+    """A worker's unit of work: several small snapshots or one large one, each check as plain values
+    (:class:`~publisher.kernel.snapshots.PackedCheck`: it arrives as a :class:`SnapshotCheck`
+    through a process pool; :func:`~publisher.kernel.snapshots.unpacked` makes one otherwise).
 
     The collector is held back meanwhile (:func:`~.gcpause.fewer_collections`): each snapshot's
-    parsed record and model are many small objects that die together, none in a cycle.
+    parsed record is many small objects that die together, none in a cycle.
     """
     with fewer_collections():
-        return _snapshots.check_snapshots(chunk, assets_root)
+        return [_snapshots.packed_check(task, assets_root) for task in chunk]

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..kernel import snapshots as _snapshots
 from ..kernel.errors import PublisherError
 from ..kernel.models import Snapshot, build_validators
-from ..kernel.snapshots import SnapshotCheck, Task
+from ..kernel.snapshots import PackedCheck, SnapshotCheck, Task
 from .checks import Request, check_chunk, normalise
 from .gcpause import freeze_inherited
 from .progress import ProgressFn
@@ -338,7 +338,7 @@ class Batch:
 
     __slots__ = ("count", "futures", "tasks")
 
-    def __init__(self, futures: list[Future[list[SnapshotCheck]]], tasks: list[Task], count: int) -> None:
+    def __init__(self, futures: list[Future[list[SnapshotCheck | PackedCheck]]], tasks: list[Task], count: int) -> None:
         self.futures = futures
         self.tasks = tasks
         self.count = count
@@ -398,7 +398,7 @@ class Batches:
                 ready, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in ready:
                     for check in future.result():
-                        yield self._tick(check)
+                        yield self._tick(_snapshots.unpacked(check))
         except BrokenProcessPool as exc:
             raise _worker_died(exc) from exc
         finally:
@@ -464,7 +464,7 @@ def _stream(
 
     limit = max(2, workers * _IN_FLIGHT_PER_WORKER)
     pending = iter(chunks)
-    in_flight: deque[Future[list[SnapshotCheck]]] = deque()
+    in_flight: deque[Future[list[SnapshotCheck | PackedCheck]]] = deque()
     done = 0
 
     def refill() -> None:
@@ -490,7 +490,7 @@ def _stream(
                     done += 1
                     if progress is not None:
                         progress(done, total)
-                    yield check
+                    yield _snapshots.unpacked(check)
     finally:
         for future in in_flight:
             future.cancel()

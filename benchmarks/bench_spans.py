@@ -8,6 +8,7 @@ ligature), so both the verbatim and the normalised searches do real work.
 
     python benchmarks/bench_spans.py                 # 20 MB and 200 MB
     python benchmarks/bench_spans.py --sizes 5       # quick
+    python benchmarks/bench_spans.py --runs RUN ...  # runs made already, one snapshot each
 """
 
 from __future__ import annotations
@@ -120,16 +121,28 @@ def measure(run: Path, source_id: str, extra: list[str]) -> tuple[float, float, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[20.0, 200.0], help="snapshot sizes in MB")
+    parser.add_argument(
+        "--runs", type=Path, nargs="+", help="run folders made already (one snapshot each), instead of --sizes"
+    )
+    parser.add_argument("--quick", action="store_true", help="one small snapshot (a smoke test)")
     args = parser.parse_args()
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp)
-        for mb in args.sizes:
-            run, source_id = make_run(base, mb)
-            size = (run / "sources" / f"{source_id}.json").stat().st_size / MB
-            for name, extra in QUERIES.items():
-                wall, rss, code, matches = measure(run, source_id, extra)
-                rows.append([f"{mb:g}", f"{size:.1f}", name, code, matches, f"{wall:.2f}", f"{rss:.0f}"])
+
+    def row(label: str, run: Path, source_id: str) -> None:
+        size = (run / "sources" / f"{source_id}.json").stat().st_size / MB
+        for name, extra in QUERIES.items():
+            wall, rss, code, matches = measure(run, source_id, extra)
+            rows.append([label, f"{size:.1f}", name, code, matches, f"{wall:.2f}", f"{rss:.0f}"])
+
+    if args.runs:
+        for run in args.runs:
+            (snapshot,) = sorted((run / "sources").glob("src-*.json"))
+            row(run.name, run, snapshot.stem)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            for mb in [0.2] if args.quick else args.sizes:
+                run, source_id = make_run(Path(tmp), mb)
+                row(f"{mb:g}", run, source_id)
     print(table("span search, whole processes", ["MB", "file MB", "command", "exit", "matches", "s", "peak MB"], rows))
 
 

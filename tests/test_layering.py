@@ -42,6 +42,7 @@ ORDER: dict[str, list[Entry]] = {
         "tty",
         "ids",
         "canonical",
+        "segmented",
         "vocab",
         "merkletree",
         "shapes",

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import UsageError
-from ..kernel.locate import LOCATE_BUDGET, MAX_CANDIDATES, Candidate, search_quote, search_term
+from ..kernel.locate import LOCATE_BUDGET, MAX_CANDIDATES, Candidate, Text, search_quote, search_terms
 from ..kernel.sentences import Sentences
 from ..kernel.shapes import SnapshotView
 from ..kernel.spans import MAX_SPAN, locator
@@ -75,26 +75,25 @@ def stopped_empty(what: str, source_id: str, budget: int, option: str) -> UsageE
     )
 
 
-def _found(text: str, term: str, ignore_case: bool) -> tuple[list[tuple[int, int]], bool]:
-    """The occurrences of ``term``, exact or normalised (:func:`~publisher.kernel.locate.search_term`),
-    the first ones within :data:`SEARCH_BUDGET`; and whether the search stopped there."""
-    # The text's normal form is built once for --from and --to, and kept for the next call
-    # (:func:`~publisher.kernel.locate.normal_form`).
-    hits, stopped = search_term(text, term, fold_case=ignore_case, limit=len(text) + 1, budget=SEARCH_BUDGET)
-    return [(hit.start, hit.end) for hit in hits], stopped
+def _found(text: Text, terms: list[str], ignore_case: bool) -> list[tuple[list[tuple[int, int]], bool]]:
+    """The occurrences of each term, exact or normalised (:func:`~publisher.kernel.locate.search_terms`),
+    the first ones within :data:`SEARCH_BUDGET` each; and whether its search stopped there."""
+    # --from and --to are searched together: a long text's blocks are normalised once for both.
+    answers = search_terms(text, terms, fold_case=ignore_case, limit=len(text) + 1, budget=SEARCH_BUDGET)
+    return [([(hit.start, hit.end) for hit in hits], stopped) for hits, stopped in answers]
 
 
 class _Selector:
     """One snapshot's text with its section, page and sentence maps, built once per command."""
 
-    def __init__(self, snap: SnapshotView, context: int) -> None:
+    def __init__(self, snap: SnapshotView, text: Text, context: int) -> None:
         self.source_id = snap.source_id
-        self.text = snap.text
+        self.text = text  # a long one is read a piece at a time (see ``SnapshotStore.read_text``)
         self.context = context
         self.section_at = locator(snap.sections)
         self.page_at = locator(snap.pages)
         # A PDF's lines are wrapped inside sentences; every other extractor breaks lines between blocks.
-        self.sentences = Sentences(snap.text, wrapped=snap.pages is not None)
+        self.sentences = Sentences(text, wrapped=snap.pages is not None)
 
     def entry(self, start: int, end: int, **extra: Any) -> dict[str, Any]:
         text = self.text
@@ -168,7 +167,7 @@ def select_spans(
         raise UsageError(f"--context {context} must not be negative")
     given = ((query, "--query"), (from_text, "--from"), (to_text, "--to"))
     terms = [_checked(text, option) for text, option in given if text is not None]
-    sel = _Selector(run.store.read_view(source_id), context)
+    sel = _Selector(*run.store.read_text(source_id), context)
     out: dict[str, Any] = {"source_id": source_id, "mode": "range" if query is None else "query", "sentence": sentence}
     matches: list[dict[str, Any]] = []
     seen: set[tuple[int, int]] = set()
@@ -176,12 +175,11 @@ def select_spans(
     found: Iterator[tuple[int, int, int, int] | None]
     if query is not None:
         out["query"] = query
-        hits, truncated = _found(sel.text, terms[0], ignore_case)
+        ((hits, truncated),) = _found(sel.text, terms, ignore_case)
         found = ((s, e, s, e) for s, e in hits)
     else:
         out["from"], out["to"] = from_text, to_text
-        firsts, more_firsts = _found(sel.text, terms[0], ignore_case)
-        seconds, more_seconds = _found(sel.text, terms[1], ignore_case)
+        (firsts, more_firsts), (seconds, more_seconds) = _found(sel.text, terms, ignore_case)
         truncated = more_firsts or more_seconds  # the searches stopped at their budget
         frontier = (seconds[-1][0] if seconds else -1) if more_seconds else None
         found = _ranges(firsts, seconds, frontier)

@@ -34,6 +34,7 @@ __all__ = [
     "loads_written",
     "dumps_written",
     "seal_of_canonical",
+    "string_of_canonical",
     "StrictJSONError",
     "SOURCE_ID_RE",
     "HEX64_RE",
@@ -437,6 +438,23 @@ def seal_of_canonical(body: bytes, record: dict[str, Any]) -> str | None:
         h.update(view[:at])
         h.update(view[end:])
     return prefixed(h.hexdigest())
+
+
+def string_of_canonical(spelt: bytes, *, checked: bool = True) -> str:
+    """The string that ``spelt`` spells between the quotes of its canonical JSON (a piece of a long
+    string value cut where no escape or UTF-8 sequence is split); ValueError unless ``spelt`` is
+    exactly that spelling (a needless escape, a raw control character or a lone surrogate is not).
+    ``checked=False`` only decodes: for bytes that passed the check before and are held unchanged."""
+    quoted = b'"' + spelt + b'"'
+    if _FAST:
+        value = orjson.loads(quoted)  # orjson.JSONDecodeError is a ValueError
+        if type(value) is not str or (checked and orjson.dumps(value) != quoted):
+            raise ValueError("not the canonical spelling of a string")
+        return value
+    value = json.loads(quoted)
+    if type(value) is not str or (checked and canonical_bytes(value) != quoted):
+        raise ValueError("not the canonical spelling of a string")
+    return value
 
 
 def utc_now() -> datetime:

@@ -40,10 +40,11 @@ import threading
 import unicodedata
 from bisect import bisect_left
 from collections import OrderedDict, deque
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Generator, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, cast
 
+from .segmented import SegmentedText
 from .spans import MAX_SPAN
 
 __all__ = [
@@ -62,9 +63,11 @@ __all__ = [
     "Fragment",
     "Normalized",
     "Occurrence",
+    "Text",
     "check_cost",
     "find_term",
     "search_term",
+    "search_terms",
     "locate",
     "search_quote",
     "nearest",
@@ -117,6 +120,10 @@ that lives on); the most recent one is kept whatever its length (it was just bui
 costs no more memory than the search that built it held)."""
 
 Kind = Literal["exact", "normalized", "fragments"]
+
+Text = str | SegmentedText
+"""A text searched: a string, or a long one read a piece at a time (:func:`search_term` finds the
+same occurrences in both)."""
 
 # Typographic marks folded to their ASCII look-alikes after NFKC (which leaves these alone).
 _FOLDS = str.maketrans(
@@ -368,14 +375,27 @@ _FOLD_PAIRS = tuple((chr(key), value) for key, value in _FOLDS.items() if isinst
 table some twenty times)."""
 
 
-def _cut_at(text: str, at: int) -> int:
+_CUT_LOOK = 4096
+"""Code points of a segmented text first looked at for the next cut (twice as many each time)."""
+
+
+def _cut_at(text: Text, at: int) -> int:
     """The first position at or after ``at`` where a text may be cut for normalising (see
     :data:`_CUT_PATTERN`), or the text's length."""
     global _cut_re
     if _cut_re is None:
         _cut_re = re.compile(_CUT_PATTERN)
-    found = _cut_re.search(text, at)
-    return len(text) if found is None else found.start()
+    if isinstance(text, str):
+        found = _cut_re.search(text, at)
+        return len(text) if found is None else found.start()
+    n, span = len(text), _CUT_LOOK  # the pattern is one character: looked for a slice at a time
+    while at < n:
+        part = text[at : at + span]
+        found = _cut_re.search(part)
+        if found is not None:
+            return at + found.start()
+        at, span = at + len(part), span * 2
+    return n
 
 
 def _normal_text(text: str, lo: int, hi: int, fold_case: bool) -> str:
@@ -475,7 +495,7 @@ def _clusters_normal(text: str, lo: int, hi: int) -> Iterator[str]:
         lo = end
 
 
-def _only_verbatim(text: str, needle: str, window: str, ends: list[int], lo: int, hi: int) -> bool:
+def _only_verbatim(text: Text, needle: str, window: str, ends: list[int], lo: int, hi: int) -> bool:
     """Whether the occurrences of ``needle`` in ``window`` (the normal form reaching into
     ``text[lo:hi]``) are just the verbatim ones ending there (``ends``: every verbatim occurrence's
     end, sorted). A verbatim occurrence of an ASCII term that is its own normal form, with an ASCII
@@ -492,7 +512,7 @@ def _only_verbatim(text: str, needle: str, window: str, ends: list[int], lo: int
 
 
 def _streamed_hits(
-    text: str,
+    text: Text,
     needle: str,
     fold_case: bool,
     limit: int,
@@ -509,30 +529,84 @@ def _streamed_hits(
     reach into it: an occurrence is found once, with the block it ends in. ``simple``: the term is
     ASCII and its own normal form, and ``exact`` holds all its verbatim occurrences; a block whose
     normal form holds only those (:func:`_only_verbatim`) is not mapped (they are known already)."""
-    hits: list[tuple[int, int]] = []
+    search = _Streamed(needle, limit, budget, exact, simple)
+    _stream(text, fold_case, [search])
+    return search.hits, search.stopped
+
+
+class _Streamed:
+    """One needle's search in :func:`_stream`: what it looks for, may find and has found."""
+
+    def __init__(
+        self, needle: str, limit: int, budget: Budget | None, exact: Collection[tuple[int, int]], simple: bool
+    ) -> None:
+        self.needle, self.limit, self.budget, self.exact, self.simple = needle, limit, budget, exact, simple
+        self.ends = sorted(end for _, end in exact) if simple else []
+        self.hits: list[tuple[int, int]] = []
+        self.stopped = False
+
+    @property
+    def done(self) -> bool:
+        return self.stopped or len(self.hits) >= self.limit
+
+
+def _stream(text: Text, fold_case: bool, searches: list[_Streamed], ahead: Callable[[int], None] | None = None) -> None:
+    """:func:`_streamed_hits` for several needles in one pass: each block is normalised once for all
+    of them, and each needle is looked for in it as its own search would (the blocks kept before
+    are those the longest needle may reach back into; a shorter one looks only as far back as its
+    own length, so every needle finds, stops and is paid for as alone). ``ahead``, when given, is
+    called with each block's end before the block is searched (see :func:`_search_far`)."""
     n = len(text)
     lo = 0
     before: deque[tuple[int, str]] = deque()  # the blocks before: their starts and normal forms
-    ends = sorted(end for _, end in exact) if simple else []
-    while lo < n and len(hits) < limit:
+    longest = max((len(search.needle) for search in searches), default=0)
+    while lo < n and not all(search.done for search in searches):
         hi = _cut_at(text, min(n, lo + BLOCK))
-        normal = _normal_text(text, lo, hi, fold_case)
+        if ahead is not None:
+            ahead(hi)
+            if all(search.done for search in searches):
+                break
+        if isinstance(text, str):
+            normal = _normal_text(text, lo, hi, fold_case)
+        else:
+            block = text[lo:hi]
+            normal = _normal_text(block, 0, len(block), fold_case)
         prev = "".join(part for _, part in before)
-        reach = max(0, len(prev) - len(needle) + 1)
-        window = prev[reach:] + normal
-        if needle in window and not (simple and _only_verbatim(text, needle, window, ends, lo, hi)):
+        local: str | None = None
+        norm: Normalized | None = None  # mapped once for every needle that needs it
+        for search in searches:
+            needle = search.needle
+            if search.done:
+                continue
+            reach = max(0, len(prev) - len(needle) + 1)
+            tail = prev[reach:]  # an occurrence reaching back into it ends in the seam, not copied whole
+            if needle not in normal and needle not in tail + normal[: len(needle) - 1]:
+                continue
+            window = tail + normal
+            if search.simple and _only_verbatim(text, needle, window, search.ends, lo, hi):
+                continue
             first = before[0][0] if before else lo
-            norm = normalize_map(text, fold_case=fold_case, lo=first, hi=hi)
-            found, stopped = _normalized_hits(text, norm, needle, fold_case, limit - len(hits), budget, exact, reach)
-            hits.extend(found)
-            if stopped:
-                return hits, True
+            left = search.limit - len(search.hits)
+            if isinstance(text, str):
+                if norm is None:
+                    norm = normalize_map(text, fold_case=fold_case, lo=first, hi=hi)
+                found, stopped = _normalized_hits(
+                    text, norm, needle, fold_case, left, search.budget, search.exact, reach
+                )
+            else:  # the same map, of the blocks' own string (its offsets shifted back)
+                if local is None or norm is None:
+                    local = text[first:hi]
+                    norm = normalize_map(local, fold_case=fold_case)
+                found, stopped = _normalized_hits(
+                    local, norm, needle, fold_case, left, search.budget, search.exact, reach, first
+                )
+            search.hits.extend(found)
+            search.stopped = stopped
         before.append((lo, normal))
         held = len(prev) + len(normal)
-        while before and held - len(before[0][1]) >= len(needle) - 1:
+        while before and held - len(before[0][1]) >= longest - 1:
             held -= len(before.popleft()[1])
         lo = hi
-    return hits, False
 
 
 _remembered: OrderedDict[tuple[str, bool], Normalized] = OrderedDict()
@@ -599,9 +673,11 @@ def _paid(budget: Budget | None, cost: int) -> bool:
     return True
 
 
-def _exact(text: str, quote: str, limit: int, budget: Budget | None = None) -> tuple[list[tuple[int, int]], bool]:
+def _exact(text: Text, quote: str, limit: int, budget: Budget | None = None) -> tuple[list[tuple[int, int]], bool]:
     """The first ``limit`` verbatim occurrences (overlapping ones included), and whether ``budget``
     stopped the search first."""
+    if not isinstance(text, str):
+        return _drained(_exact_steps(text, quote, limit, budget))
     hits: list[tuple[int, int]] = []
     cost = _find_cost(quote)
     i = text.find(quote)
@@ -613,6 +689,45 @@ def _exact(text: str, quote: str, limit: int, budget: Budget | None = None) -> t
     return hits, False
 
 
+_Steps = Generator[int, None, tuple[list[tuple[int, int]], bool]]
+"""A verbatim search taken a stretch at a time: it yields where it has looked up to, and returns
+what :func:`_exact` returns."""
+
+
+def _exact_steps(
+    text: Text, quote: str, limit: int, budget: Budget | None, hits: list[tuple[int, int]] | None = None
+) -> _Steps:
+    """:func:`_exact` a :data:`BLOCK` of starts at a time (the same occurrences, paid for in the
+    same order), so that searches go through a segmented text together and each piece is decoded
+    once for all of them (:func:`_search_far`); ``hits`` collects the occurrences as they are found."""
+    hits = [] if hits is None else hits
+    cost = _find_cost(quote)
+    n, m, at = len(text), len(quote), 0
+    while at < n:
+        stop = min(n, at + BLOCK)
+        i = text.find(quote, at, stop + m - 1)  # the occurrences that start before ``stop``
+        while i != -1 and len(hits) < limit:
+            if not _paid(budget, cost):
+                return hits, True
+            hits.append((i, i + m))
+            i = text.find(quote, i + 1, stop + m - 1)
+        if len(hits) >= limit:
+            break
+        at = stop
+        yield at
+    return hits, False
+
+
+def _drained(steps: _Steps) -> tuple[list[tuple[int, int]], bool]:
+    """What a search taken a stretch at a time returns, all its steps taken."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            result: tuple[list[tuple[int, int]], bool] = done.value
+            return result
+
+
 def _case_key(ch: str) -> str:
     """One code point standing for every code point a case-insensitive regular expression takes
     for ``ch`` (and a few more: ``ß`` and ``s`` share one): its lower case, through upper and
@@ -622,7 +737,7 @@ def _case_key(ch: str) -> str:
 
 
 def _caseless_exact(
-    text: str, term: str, limit: int, budget: Budget | None = None
+    text: Text, term: str, limit: int, budget: Budget | None = None
 ) -> tuple[list[tuple[int, int]], bool]:
     """The first ``limit`` occurrences of ``term`` as ``re.IGNORECASE`` matches it, and whether
     ``budget`` stopped the search first.
@@ -633,8 +748,15 @@ def _caseless_exact(
     is confirmed by the regular expression there (the key is coarser than its case rules). A text
     over :data:`STREAM_ABOVE` is keyed a :data:`BLOCK` at a time (each with the term's length less
     one after it), never copied whole."""
+    return _drained(_caseless_steps(text, term, limit, budget))
+
+
+def _caseless_steps(
+    text: Text, term: str, limit: int, budget: Budget | None, hits: list[tuple[int, int]] | None = None
+) -> _Steps:
+    """:func:`_caseless_exact` a window at a time (see :func:`_exact_steps`)."""
     pattern = re.compile(re.escape(term), re.IGNORECASE)
-    hits: list[tuple[int, int]] = []
+    hits = [] if hits is None else hits
     cost = _find_cost(term) + len(term) // FIND_STRIDE  # the find, then the confirmation
     step = max(1, len(text) if len(text) <= STREAM_ABOVE else BLOCK)
     for lo in range(0, len(text), step):
@@ -648,12 +770,13 @@ def _caseless_exact(
         while i != -1 and i < step and len(hits) < limit:
             if not _paid(budget, cost):
                 return hits, True
-            match = pattern.match(text, lo + i)
+            match = pattern.match(window, i)  # a literal: the window holds all it can match
             if match is not None:
-                hits.append((lo + i, match.end()))
+                hits.append((lo + i, lo + match.end()))
             i = keyed.find(key, i + 1)
         if len(hits) >= limit:
             break
+        yield lo + step
     return hits, False
 
 
@@ -675,12 +798,14 @@ def _normalized_hits(
     budget: Budget | None = None,
     exact: Collection[tuple[int, int]] = (),
     skip: int = 0,
+    offset: int = 0,
 ) -> tuple[list[tuple[int, int]], bool]:
     """Raw ranges of every aligned occurrence of the normalised ``needle`` whose raw slice
     normalises back to it (checked, never assumed, except for a range in ``exact``: a verbatim
     occurrence of the term normalises to the needle by definition); and whether the search stopped
     because ``budget`` (None: no budget) could not pay for the next occurrence (see :class:`Budget`).
-    Occurrences are looked for from ``norm.text[skip]`` on."""
+    Occurrences are looked for from ``norm.text[skip]`` on. ``offset``: where ``text`` starts in the
+    text searched (a piece of a long one): ``exact`` and the ranges returned are in its offsets."""
     hits: list[tuple[int, int]] = []
     if not needle:
         return hits, False
@@ -690,14 +815,14 @@ def _normalized_hits(
         if not _paid(budget, cost):
             return hits, True
         raw = norm.raw_range(i, i + len(needle))
-        if raw is not None and raw in exact:
-            hits.append(raw)
+        if raw is not None and (raw[0] + offset, raw[1] + offset) in exact:
+            hits.append((raw[0] + offset, raw[1] + offset))
         elif raw is not None:
             piece = text[raw[0] : raw[1]]
             if budget is not None:
                 budget.left -= check_cost(piece)
             if normalize(piece, fold_case=fold_case) == needle:
-                hits.append(raw)
+                hits.append((raw[0] + offset, raw[1] + offset))
         i = norm.text.find(needle, i + 1)
     return hits, False
 
@@ -715,7 +840,7 @@ def find_term(
 
 
 def search_term(
-    text: str,
+    text: Text,
     term: str,
     *,
     fold_case: bool = False,
@@ -738,29 +863,130 @@ def search_term(
     (see there); the second value says whether the search stopped there, its occurrences then
     being the first ones found exactly and those checked (a caller must then never report an
     occurrence absent). With ``fold_case`` the
-    verbatim search is as :data:`re.IGNORECASE` compares, in time linear in the text.
+    verbatim search is as :data:`re.IGNORECASE` compares, in time linear in the text. A
+    :class:`~publisher.kernel.segmented.SegmentedText` is always searched a block at a time.
     """
-    if not term.strip():
-        return [], False
-    spend = Budget(budget) if isinstance(budget, int) else budget
-    if fold_case:
-        exact, stopped = _caseless_exact(text, term, limit, spend)
-    else:
-        exact, stopped = _exact(text, term, limit, spend)
-    found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact, "exact")
-    if not stopped:
+    return _search_all(text, [term], fold_case, limit, mapped, [budget])[0]
+
+
+def search_terms(
+    text: Text,
+    terms: list[str],
+    *,
+    fold_case: bool = False,
+    limit: int = MAX_CANDIDATES,
+    budget: int | None = None,
+) -> list[tuple[list[Occurrence], bool]]:
+    """:func:`search_term` of each of ``terms``, each with a budget of its own (``budget`` units, or
+    none), its answer what :func:`search_term` alone gives: over a long text the blocks are
+    normalised once for all the terms (``--from`` and ``--to`` in one pass)."""
+    return _search_all(text, terms, fold_case, limit, None, [budget] * len(terms))
+
+
+def _search_all(
+    text: Text,
+    terms: list[str],
+    fold_case: bool,
+    limit: int,
+    mapped: Normalized | None,
+    budgets: list[int | Budget | None],
+) -> list[tuple[list[Occurrence], bool]]:
+    """The searches of :func:`search_term` and :func:`search_terms`: each term's verbatim
+    occurrences, then its normalised ones (the streamed ones of all terms in one pass)."""
+    found: list[dict[tuple[int, int], Literal["exact", "normalized"]]] = []
+    stops: list[bool] = []
+    streamed: list[tuple[int, _Streamed]] = []
+    spends = [Budget(budget) if isinstance(budget, int) else budget for budget in budgets]
+    if not isinstance(text, str):
+        return _search_far(text, terms, fold_case, limit, spends)
+    for k, term in enumerate(terms):
+        found.append({})
+        stops.append(False)
+        if not term.strip():
+            continue
+        spend = spends[k]
+        if fold_case:
+            exact, stopped = _caseless_exact(text, term, limit, spend)
+        else:
+            exact, stopped = _exact(text, term, limit, spend)
+        found[-1] = dict.fromkeys(exact, "exact")
+        stops[-1] = stopped
+        if stopped:
+            continue
         needle = normalize(term, fold_case=fold_case)
         verbatim = frozenset(exact) if not fold_case else frozenset()  # a case-insensitive match is checked
         if mapped is None and len(text) > STREAM_ABOVE:
             simple = not fold_case and term == needle and term.isascii()
-            normalized, stopped = _streamed_hits(text, needle, fold_case, limit, spend, verbatim, simple)
-        else:
-            norm = mapped if mapped is not None else normal_form(text, fold_case=fold_case)
-            normalized, stopped = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)
+            streamed.append((len(found) - 1, _Streamed(needle, limit, spend, verbatim, simple)))
+            continue
+        norm = mapped if mapped is not None else normal_form(text, fold_case=fold_case)
+        normalized, stops[-1] = _normalized_hits(text, norm, needle, fold_case, limit, spend, verbatim)
         for hit in normalized:
+            found[-1].setdefault(hit, "normalized")
+    if streamed:
+        _stream(text, fold_case, [search for _, search in streamed])
+        for at, search in streamed:
+            for hit in search.hits:
+                found[at].setdefault(hit, "normalized")
+            stops[at] = search.stopped
+    out = []
+    for hits, stopped in zip(found, stops, strict=True):
+        ordered = sorted(hits.items())[:limit]
+        out.append(([Occurrence(kind, start, end) for (start, end), kind in ordered], stopped))
+    return out
+
+
+def _search_far(
+    text: SegmentedText, terms: list[str], fold_case: bool, limit: int, spends: list[Budget | None]
+) -> list[tuple[list[Occurrence], bool]]:
+    """:func:`_search_all` over a segmented text in one pass through its pieces: each term's
+    verbatim search is taken a block ahead of the normalised ones (which need the verbatim
+    occurrences of the blocks they look at), so every piece is decoded about once. The answers are
+    :func:`search_term`'s; only where a budget runs out may it stop elsewhere (a verbatim search
+    that stops ends its term's normalised one there, keeping what it found)."""
+    asked = [k for k, term in enumerate(terms) if term.strip()]
+    step_of = _caseless_steps if fold_case else _exact_steps
+    exact: dict[int, list[tuple[int, int]]] = {k: [] for k in asked}
+    steps = {k: step_of(text, terms[k], limit, spends[k], exact[k]) for k in asked}
+    done: dict[int, bool] = {}  # each finished verbatim search: whether its budget stopped it
+    searched: dict[int, _Streamed] = {}
+    for k in asked:
+        needle = normalize(terms[k], fold_case=fold_case)
+        simple = not fold_case and terms[k] == needle and terms[k].isascii()
+        searched[k] = _Streamed(needle, limit, spends[k], set(), simple)
+    taken = dict.fromkeys(asked, 0)  # how many of each term's verbatim occurrences the search knows
+    looked = dict.fromkeys(asked, 0)  # where each verbatim search has looked up to
+
+    def ahead(upto: int) -> None:
+        """Each verbatim search taken past ``upto``, what it found handed to its normalised one."""
+        for k in asked:
+            while k not in done and looked[k] < upto:
+                try:
+                    looked[k] = next(steps[k])
+                except StopIteration as finished:
+                    done[k] = finished.value[1]
+            search, new = searched[k], exact[k][taken[k] :]
+            taken[k] += len(new)
+            if not fold_case:  # a case-insensitive match is checked like any other
+                cast(set[tuple[int, int]], search.exact).update(new)
+                if search.simple:
+                    search.ends.extend(end for _, end in new)
+            if done.get(k):
+                search.stopped = True
+
+    _stream(text, fold_case, list(searched.values()), ahead)
+    ahead(len(text) + 1)
+    out: list[tuple[list[Occurrence], bool]] = []
+    for k in range(len(terms)):
+        if k not in searched:
+            out.append(([], False))
+            continue
+        found: dict[tuple[int, int], Literal["exact", "normalized"]] = dict.fromkeys(exact[k], "exact")
+        for hit in searched[k].hits:
             found.setdefault(hit, "normalized")
-    ordered = sorted(found.items())[:limit]
-    return [Occurrence(kind, start, end) for (start, end), kind in ordered], stopped
+        ordered = sorted(found.items())[:limit]
+        out.append(([Occurrence(kind, start, end) for (start, end), kind in ordered], searched[k].stopped))
+    return out
 
 
 def _fragment_candidates(

@@ -29,6 +29,7 @@ __all__ = [
     "root_from_path",
     "root_of_leaves",
     "text_digests",
+    "TextDigester",
 ]
 
 CHUNK_SIZE = 1024
@@ -132,6 +133,62 @@ def text_digests(url: str, text: str, *, leaves: bool) -> tuple[str, str, list[b
             h.update(chunk)
             append(h.digest())
     return "src-" + id_hash.hexdigest(), "sha256:" + body_hash.hexdigest(), out
+
+
+class TextDigester:
+    """:func:`text_digests` of a text fed a piece at a time, with the Merkle root and size in place
+    of the leaves: the text is never held whole, and the tree is kept as its perfect subtrees (a
+    hash per level), so a snapshot of hundreds of megabytes is checked as it is decoded."""
+
+    __slots__ = ("_body", "_id", "_rest", "_size", "_stack")
+
+    def __init__(self, url: str) -> None:
+        """Start with the URL (``UnicodeEncodeError`` for one that is not valid Unicode)."""
+        self._id = hashlib.sha256(url.encode("utf-8"))
+        self._id.update(b"\x00")
+        self._body = hashlib.sha256()
+        self._stack: list[tuple[int, bytes]] = []
+        """The roots of the perfect subtrees over the leaves so far, each with its height, largest first."""
+        self._size = 0
+        self._rest = ""
+        """The code points after the last whole leaf."""
+
+    def update(self, piece: str) -> None:
+        """Feed the next piece of the text (``UnicodeEncodeError`` for a lone surrogate)."""
+        data = piece.encode("utf-8")
+        self._id.update(data)
+        self._body.update(data)
+        if self._rest:
+            piece = self._rest + piece
+        whole = len(piece) - len(piece) % CHUNK_SIZE
+        if whole:
+            leaves = leaf_hashes(piece[:whole] if whole < len(piece) else piece)
+            stack, sha256 = self._stack, hashlib.sha256
+            for node in leaves:  # each leaf joins the subtrees of its height, as far as they go
+                height = 0
+                while stack and stack[-1][0] == height:
+                    node = sha256(b"\x01" + stack.pop()[1] + node).digest()
+                    height += 1
+                stack.append((height, node))
+            self._size += len(leaves)
+        self._rest = piece[whole:]
+
+    def digests(self) -> tuple[str, str, str, int]:
+        """``(source_id, content_hash, merkle_root, merkle_size)`` of everything fed (the root and
+        size as :func:`merkle_root` and the leaf count give them)."""
+        stack, size = list(self._stack), self._size
+        if self._rest:
+            node, height = leaf_hash(self._rest), 0
+            while stack and stack[-1][0] == height:
+                node, height = node_hash(stack.pop()[1], node), height + 1
+            stack.append((height, node))
+            size += 1
+        if not stack:
+            return "src-" + self._id.hexdigest(), "sha256:" + self._body.hexdigest(), EMPTY_ROOT, 0
+        root = stack[-1][1]
+        for _, left in reversed(stack[:-1]):
+            root = node_hash(left, root)
+        return "src-" + self._id.hexdigest(), "sha256:" + self._body.hexdigest(), "sha256:" + root.hex(), size
 
 
 def root_from_path(index: int, size: int, leaf: bytes, path: Sequence[bytes]) -> bytes | None:

@@ -36,14 +36,15 @@ from __future__ import annotations
 import bisect
 import re
 import statistics
+from collections import Counter
 from collections.abc import Iterator
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from nltk.tokenize.punkt import PunktSentenceTokenizer
 
-__all__ = ["ABBREVIATIONS", "HEADING_RATIO", "Sentences"]
+__all__ = ["ABBREVIATIONS", "HEADING_RATIO", "Sentences", "Sliced"]
 
 HEADING_RATIO = 0.6
 """In wrapped text, a line shorter than this share of the median line length may be a heading."""
@@ -100,14 +101,68 @@ def _median_line(text: str) -> float:
     return statistics.median(lengths) if lengths else 0.0
 
 
+class Sliced(Protocol):
+    """A text too long to hold as one string (a
+    :class:`~publisher.kernel.segmented.SegmentedText`): its length and any slice of it."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, key: slice, /) -> str: ...
+
+
+_SPAN = 1 << 20
+"""Code points of a long text looked at together (its line lengths, the start of its stretches)."""
+
+_LOOK = 4096
+"""Code points of a long text first looked at around a range for the hard breaks about it (twice
+as many each time none is found)."""
+
+_REACH = 64
+"""Code points after a stretch its sentences may look at (a citation stuck to its last sentence)."""
+
+_BREAK_CHARS = "\n\f \t\r"
+"""Every character a hard break is made of: no break runs over a character outside them."""
+
+
+def _far_median(text: Sliced) -> float:
+    """:func:`_median_line` of a long text, a slice at a time, from a count of each line length."""
+    counts: Counter[int] = Counter()
+    length, blank = 0, True
+    for at in range(0, len(text), _SPAN):
+        for k, part in enumerate(text[at : at + _SPAN].split("\n")):
+            if k:  # a line break ended the line before
+                if not blank:
+                    counts[length] += 1
+                length, blank = 0, True
+            length += len(part)
+            blank = blank and not part.strip()
+    if not blank:
+        counts[length] += 1
+    total = sum(counts.values())
+    if not total:
+        return 0.0
+    middle: list[int] = []  # the one or two middle lengths, in sorted order
+    wanted = [total // 2] if total % 2 else [total // 2 - 1, total // 2]
+    seen = 0
+    for value in sorted(counts):
+        seen += counts[value]
+        while wanted and wanted[0] < seen:
+            middle.append(value)
+            wanted.pop(0)
+    return middle[0] if len(middle) == 1 else (middle[0] + middle[1]) / 2
+
+
 class Sentences:
     """The sentences of one text: all of them in order, or the ones covering a range.
 
-    ``wrapped`` says that single line breaks are wrapping (a PDF's text), not ends (rule 1).
+    ``wrapped`` says that single line breaks are wrapping (a PDF's text), not ends (rule 1). A long
+    text read a piece at a time (:class:`Sliced`) gives the same sentences: each stretch is found
+    by looking near the range and segmented from a string of its own.
     """
 
-    def __init__(self, text: str, *, wrapped: bool = False) -> None:
-        self.text = text
+    def __init__(self, text: str | Sliced, *, wrapped: bool = False) -> None:
+        self.text: str = text if isinstance(text, str) else ""
+        self._far: Sliced | None = None if isinstance(text, str) else text
         self.wrapped = wrapped
         self._breaks = _BLANK_LINE if wrapped else _LINE_BREAK
         self._median: float | None = None
@@ -118,7 +173,61 @@ class Sentences:
 
     def __iter__(self) -> Iterator[tuple[int, int]]:
         """Every sentence as a half-open ``(start, end)``, in order, without edge whitespace."""
-        yield from self._stretch(0, len(self.text))
+        far = self._far
+        if far is None:
+            yield from self._stretch(0, len(self.text))
+            return
+        lo = 0
+        while True:  # each stretch between two hard breaks, as the breaks follow one another
+            hi, after = self._next_break(far, lo)
+            yield from self._far_stretch(far, lo, hi)
+            if after is None:
+                return
+            lo = after
+
+    def _far_stretch(self, far: Sliced, lo: int, hi: int) -> list[tuple[int, int]]:
+        """:meth:`_stretch` of a long text: the stretch ``[lo, hi)`` as a string of its own (with what
+        its last sentence may look at after it), segmented as the whole text would be."""
+        local = Sentences(far[lo : min(len(far), hi + _REACH)], wrapped=self.wrapped)
+        if self.wrapped:
+            if self._median is None:
+                self._median = _far_median(far)
+            local._median = self._median
+        return [(s + lo, e + lo) for s, e in local._stretch(0, hi - lo)]
+
+    def _next_break(self, far: Sliced, at: int) -> tuple[int, int | None]:
+        """Where the first hard break at or after ``at`` starts and ends, as ``search`` from ``at``
+        finds it (the text's end and None if there is none), from ever longer slices: a break
+        found in a slice is the one the whole text has (no break starts inside another)."""
+        n, span = len(far), _LOOK
+        while True:
+            part = far[at : at + span]
+            found = self._breaks.search(part)
+            if found is not None:
+                return at + found.start(), at + found.end()
+            if at + len(part) >= n:
+                return n, None
+            span *= 2
+
+    def _last_break_end(self, far: Sliced, pos: int) -> int:
+        """:meth:`_stretch_start` of a long text: the end of the last hard break ending at or before
+        ``pos``. Found in a slice that starts after a character no break holds, where every break
+        of the whole text starts anew, and reaching back further while none is found."""
+        hi, span = pos, _LOOK
+        while hi > 0:
+            lo = max(0, hi - span)
+            while lo > 0:  # back to a character outside every break
+                back = max(0, lo - _LOOK)
+                kept = far[back:lo].rstrip(_BREAK_CHARS)
+                if kept:
+                    lo = back + len(kept)
+                    break
+                lo = back
+            ends = [found.end() for found in self._breaks.finditer(far[lo:hi])]
+            if ends:
+                return lo + ends[-1]
+            hi, span = lo, span * 2
+        return 0
 
     def covering(self, start: int, end: int) -> tuple[int, int] | None:
         """The smallest run of whole sentences covering ``text[start:end]``; None if it covers no text.
@@ -126,14 +235,19 @@ class Sentences:
         Only the stretch (line or paragraph) around the range is segmented, once per instance, so
         the cost follows the paragraph's length, not the text's, however many ranges lie in it.
         """
-        if not 0 <= start < end <= len(self.text):
+        far = self._far
+        if not 0 <= start < end <= len(self.text if far is None else far):
             return None
-        after = self._breaks.search(self.text, end)
-        hi = after.start() if after else len(self.text)
-        lo = self._stretch_start(start)
+        if far is None:
+            after = self._breaks.search(self.text, end)
+            hi = after.start() if after else len(self.text)
+            lo = self._stretch_start(start)
+        else:
+            hi, lo = self._next_break(far, end)[0], self._last_break_end(far, start)
         stretch = self._segmented.get((lo, hi))
         if stretch is None:
-            stretch = self._segmented[(lo, hi)] = list(self._stretch(lo, hi))
+            made = list(self._stretch(lo, hi)) if far is None else self._far_stretch(far, lo, hi)
+            stretch = self._segmented[(lo, hi)] = made
         found = [(s, e) for s, e in stretch if s < end and start < e]
         return (found[0][0], found[-1][1]) if found else None
 

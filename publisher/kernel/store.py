@@ -4,6 +4,8 @@ A snapshot lives at ``<run>/sources/src-<64hex>.json``. Its name is its identity
 ``source_id = "src-" + sha256(url NUL text)``. Reads re-derive the identity, the body hash and
 (when present) the record seal from the bytes and refuse the record on any difference
 (``SNAPSHOT_HASH_MISMATCH``); writes publish under an exclusive name and never replace one.
+The commands that search or slice a text read a large file with :func:`read_text`, which checks the
+same digests a piece at a time and never holds the text as one string.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import _fs
+from . import _fs, segmented
 from .canonical import (
     SOURCE_ID_RE,
     StrictJSONError,
@@ -28,8 +30,9 @@ from .canonical import (
     source_id_for,
 )
 from .errors import ConflictError, IntegrityError, ResourceError
-from .merkletree import CHUNK_SIZE, merkle_root, root_of_leaves, text_digests
+from .merkletree import CHUNK_SIZE, TextDigester, merkle_root, root_of_leaves, text_digests
 from .reasons import Reason
+from .segmented import SegmentedText, decode_piece, piece_ends
 from .shapes import SnapshotView, snapshot_shape
 from .vocab import surface_manifest_hash
 
@@ -44,6 +47,8 @@ __all__ = [
     "snapshot_path",
     "read_snapshot",
     "read_view",
+    "read_text",
+    "SEGMENT_ABOVE",
 ]
 
 MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024
@@ -99,7 +104,11 @@ def read_view(sources_dir: Path | str, source_id: str, max_bytes: int = MAX_SNAP
     other goes through the model, which accepts it or words the refusal exactly as
     :func:`read_snapshot` does.
     """
-    data = _read_bytes(_file_of(sources_dir, source_id), source_id, max_bytes)
+    return _view_of(_read_bytes(_file_of(sources_dir, source_id), source_id, max_bytes), source_id)
+
+
+def _view_of(data: bytes, source_id: str) -> SnapshotView:
+    """:func:`read_view` of a snapshot file's bytes, read already."""
     raw = loads_canonical_floats_unchecked(data)
     canonical = True
     if not snapshot_shape(raw):
@@ -109,6 +118,81 @@ def read_view(sources_dir: Path | str, source_id: str, max_bytes: int = MAX_SNAP
             return SnapshotView(raw)
     _check_digests(raw, source_id, source_id, data if canonical else None, None)
     return SnapshotView(raw)
+
+
+SEGMENT_ABOVE = 8 * 1024 * 1024
+"""Snapshot files larger than this are read by :func:`read_text` without their text as one string."""
+
+
+def read_text(
+    sources_dir: Path | str, source_id: str, max_bytes: int = MAX_SNAPSHOT_BYTES
+) -> tuple[SnapshotView, str | SegmentedText]:
+    """:func:`read_view` for the commands that search or slice a text: the view and the text.
+
+    A file over :data:`SEGMENT_ABOVE` bytes keeps its bytes and gives its text as a
+    :class:`~publisher.kernel.segmented.SegmentedText`, checked a piece at a time with every digest
+    :func:`read_view` checks (its view's ``text`` is then empty: use the second value); anything
+    that check is not sure of is read whole, so a record is accepted or refused as
+    :func:`read_view` does, with the same reason codes.
+    """
+    data = _read_bytes(_file_of(sources_dir, source_id), source_id, max_bytes)
+    if len(data) > SEGMENT_ABOVE:
+        found = _segmented_view(data, source_id)
+        if found is not None:
+            return found
+    view = _view_of(data, source_id)
+    return view, view.text
+
+
+_TEXT_KEY = b',"text":"'
+_TITLE_KEY = b'","title":'
+
+
+def _segmented_view(data: bytes, source_id: str) -> tuple[SnapshotView, SegmentedText] | None:
+    """The view and the segmented text of a canonical record file, every digest checked; None when
+    the file is not plainly one this reading is sure of (the whole read decides then).
+
+    With sorted keys the text is the third member from the end (``text``, ``title``, ``url``), and
+    a quotation mark inside a JSON string is always escaped: the value runs from after the last
+    ``,"text":"`` to the first ``","title":`` after it. The rest of the record, its text cut out, must
+    be canonical on its own, end with those three members, and have the snapshot's shape; each
+    piece of the text must be the canonical spelling of its code points (:func:`decode_piece`).
+    Together that is the canonical file of the record holding the decoded text.
+    """
+    body_end = len(data) - 1 if data.endswith(b"\n") else len(data)
+    key = data.rfind(_TEXT_KEY, 0, body_end)
+    if key == -1:
+        return None
+    lo = key + len(_TEXT_KEY)
+    hi = data.find(_TITLE_KEY, lo, body_end)
+    if hi == -1:
+        return None
+    rest_bytes = data[:lo] + data[hi:]
+    rest = loads_canonical_floats_unchecked(rest_bytes)
+    if not snapshot_shape(rest) or rest["text"] != "":
+        return None
+    tail = b'""' + _TITLE_KEY[1:] + canonical_bytes(rest["title"]) + b',"url":' + canonical_bytes(rest["url"]) + b"}"
+    if rest_bytes[lo - 1 : lo - 1 + len(tail)] != tail or lo - 1 + len(tail) != body_end - (hi - lo):
+        return None
+    seal = seal_of_canonical(data, rest) if rest.get("record_hash") is not None else ""
+    if seal is None:
+        return None
+    try:
+        digester = TextDigester(rest["url"])
+    except UnicodeEncodeError:
+        return None
+    offsets, starts = [lo], [0]
+    for end in piece_ends(data, lo, hi, segmented.PIECE_BYTES):
+        try:
+            piece = decode_piece(data[offsets[-1] : end])
+            digester.update(piece)
+        except ValueError:  # UnicodeEncodeError too: the whole read words it
+            return None
+        offsets.append(end)
+        starts.append(starts[-1] + len(piece))
+    known = (*digester.digests(), starts[-1], seal)
+    _check_digests(rest, source_id, source_id, None, None, known=known)
+    return SnapshotView(rest), SegmentedText(data, offsets, starts)
 
 
 def _file_of(sources_dir: Path | str, source_id: str) -> str:
@@ -204,32 +288,45 @@ def _check_digests(
     label: str,
     canonical_body: bytes | None,
     merkle_of: Callable[[str], tuple[str, int]] | None,
+    *,
+    known: tuple[str, str, str, int, int, str] | None = None,
 ) -> None:
     """Every digest of a record whose shape the model (or :func:`snapshot_shape`) accepted,
     recomputed from its own fields: identity, body hash, seal, Merkle root, surface manifest, and
-    the sections and pages inside the text (see :func:`verify_record`)."""
+    the sections and pages inside the text (see :func:`verify_record`). ``known``: the text's
+    digests, Merkle root and size, length and seal, computed already from a text read a piece at a time (the
+    record's own ``text`` is then not looked at)."""
     source_id, url, text, content_hash = raw["source_id"], raw["url"], raw["text"], raw["content_hash"]
     if expected_id is not None and source_id != expected_id:
         raise _corrupt(label, f"names itself {source_id}", stored=source_id)
     root, size = raw.get("merkle_root"), raw.get("merkle_size")
     tree = (root is not None or size is not None) and merkle_of is None
-    try:
-        got_id, got_body, leaves = text_digests(url, text, leaves=tree)
-    except UnicodeEncodeError as exc:
-        raise _corrupt(label, "text or url is not encodable as UTF-8") from exc
+    leaves: list[bytes] | None = None
+    if known is not None:
+        got_id, got_body, known_root, known_size, n, known_seal = known
+    else:
+        try:
+            got_id, got_body, leaves = text_digests(url, text, leaves=tree)
+        except UnicodeEncodeError as exc:
+            raise _corrupt(label, "text or url is not encodable as UTF-8") from exc
+        n, known_seal = len(text), None
     if got_id != source_id:
         raise _corrupt(label, f"source_id recomputes to {got_id}", expected=source_id, got=got_id)
     if got_body != content_hash:
         raise _corrupt(label, f"content_hash recomputes to {got_body}", expected=content_hash, got=got_body)
     record_hash = raw.get("record_hash")
     if record_hash is not None:
-        got_seal = seal_of_canonical(canonical_body, raw) if canonical_body is not None else None
+        got_seal = known_seal
+        if got_seal is None and canonical_body is not None:
+            got_seal = seal_of_canonical(canonical_body, raw)
         if got_seal is None:
             got_seal = record_hash_for(raw)
         if got_seal != record_hash:
             raise _corrupt(label, f"record_hash recomputes to {got_seal}", expected=record_hash, got=got_seal)
     if root is not None or size is not None:
-        if merkle_of is not None:
+        if known is not None:
+            got_root, got_size = known_root, known_size
+        elif merkle_of is not None:
             got_root, got_size = merkle_of(text)
         else:
             got_root, got_size = root_of_leaves(leaves or []), len(leaves or ())
@@ -245,7 +342,6 @@ def _check_digests(
         got_manifest = surface_manifest_hash(surface, content_hash)
         if got_manifest != surface["manifest_hash"]:
             raise _corrupt(label, f"surface manifest_hash recomputes to {got_manifest}", got=got_manifest)
-    n = len(text)
     for kind, entries in (("section", raw.get("sections") or ()), ("page", raw.get("pages") or ())):
         for entry in entries:
             if not 0 <= entry["start"] <= entry["end"] <= n:
@@ -326,6 +422,10 @@ class SnapshotStore:
     def read_view(self, source_id: str) -> SnapshotView:
         """:meth:`read` as plain values, without the validation library (:func:`read_view`)."""
         return read_view(self.folder, source_id, self.max_bytes)
+
+    def read_text(self, source_id: str) -> tuple[SnapshotView, str | SegmentedText]:
+        """:meth:`read_view` for searching and slicing: a long text is not one string (:func:`read_text`)."""
+        return read_text(self.folder, source_id, self.max_bytes)
 
     def put(self, record: dict[str, Any]) -> tuple[Snapshot, bool]:
         """Publish a record built by :func:`build_record`; returns (snapshot, created).

@@ -25,7 +25,7 @@ from publisher.kernel.locate import search_term
 from publisher.kernel.reasons import Reason
 from publisher.kernel.segmented import SegmentedText, decode_piece, piece_ends
 from publisher.kernel.sentences import Sentences
-from publisher.kernel.store import SnapshotStore, read_text, read_view
+from publisher.kernel.store import SnapshotStore, read_searchable, read_view
 from publisher.runs import Run, init_run
 
 # What makes a text hard to cut, decode, normalise and case-fold: white space of every kind,
@@ -134,7 +134,7 @@ def test_the_segmented_read_is_the_whole_read(tmp_path: Path, tiny: None, text: 
     sections = [{"title": "all", "start": 0, "end": len(text)}] if mapped else None
     pages = [{"page": 1, "start": 0, "end": len(text)}] if mapped else None
     _, sid = _put(folder, text, sections=sections, pages=pages)
-    view, got = read_text(folder, sid)
+    view, got = read_searchable(folder, sid)
     whole = read_view(folder, sid)
     assert isinstance(got, SegmentedText) and got[:] == whole.text
     for name in ("source_id", "url", "title", "content_hash", "access", "origin"):
@@ -144,7 +144,7 @@ def test_the_segmented_read_is_the_whole_read(tmp_path: Path, tiny: None, text: 
 
 def test_a_small_file_is_read_whole(tmp_path: Path) -> None:
     _, sid = _put(tmp_path, "a short text")
-    view, text = read_text(tmp_path, sid)
+    view, text = read_searchable(tmp_path, sid)
     assert type(text) is str and text == view.text == read_view(tmp_path, sid).text
 
 
@@ -191,7 +191,7 @@ def test_a_tampered_file_gets_the_whole_reads_answer(
     whole = _outcome(lambda: read_view(folder, sid))
     monkeypatch.setattr(store, "SEGMENT_ABOVE", 0)
     monkeypatch.setattr(segmented, "PIECE_BYTES", 7)
-    assert _outcome(lambda: read_text(folder, sid)) == whole
+    assert _outcome(lambda: read_searchable(folder, sid)) == whole
     if name.startswith(("a flipped", "a truncated", "the text cut", "a seal", "the text's key")):
         assert whole == Reason.SNAPSHOT_HASH_MISMATCH
 
@@ -208,7 +208,7 @@ def test_a_section_past_the_text_is_refused_as_the_whole_read_refuses(
     whole = _outcome(lambda: read_view(folder, record["source_id"]))
     monkeypatch.setattr(store, "SEGMENT_ABOVE", 0)
     assert whole == Reason.SNAPSHOT_HASH_MISMATCH
-    assert _outcome(lambda: read_text(folder, record["source_id"])) == whole
+    assert _outcome(lambda: read_searchable(folder, record["source_id"])) == whole
 
 
 def _answers(found: tuple[list[locate.Occurrence], bool]) -> list[tuple[str, int, int]]:
@@ -311,7 +311,7 @@ def test_selections_windows_and_find_spans_are_the_whole_texts(
     monkeypatch.setattr(segmented, "PIECE_BYTES", 5)
     monkeypatch.setattr(locate, "BLOCK", 4)
     monkeypatch.setattr(sentences, "_LOOK", 3)
-    assert isinstance(run.store.read_text(sid)[1], SegmentedText)
+    assert isinstance(run.store.read_searchable(sid)[1], SegmentedText)
     assert answers() == whole
 
 

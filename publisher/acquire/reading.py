@@ -63,7 +63,7 @@ def read_window(
     reversed window is refused (``SPAN_OUT_OF_RANGE``), and so is one longer than
     :data:`MAX_READ_WINDOW` (``SPAN_TOO_LONG``): never cut short silently.
     """
-    snap, text = run.store.read_text(source_id)  # a long text is read a piece at a time
+    snap, text = run.store.read_searchable(source_id)  # a long text is read a piece at a time
     n = len(text)
     lo = 0 if start is None else start
     hi = lo + MAX_READ_WINDOW if end is None else end
@@ -120,7 +120,7 @@ def find_spans(
         raise UsageError("--query must not be empty")
     if len(query) > MAX_SPAN:
         raise UsageError(f"--query is longer than a span may be ({MAX_SPAN} code points)")
-    snap, text = run.store.read_text(source_id)  # a long text is read a piece at a time
+    snap, text = run.store.read_searchable(source_id)  # a long text is read a piece at a time
     matches: list[dict[str, Any]] = []
     found, stopped = search_term(text, query, fold_case=ignore_case, limit=limit, budget=SEARCH_BUDGET)
     if stopped and not found:

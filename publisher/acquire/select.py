@@ -88,7 +88,7 @@ class _Selector:
 
     def __init__(self, snap: SnapshotView, text: Text, context: int) -> None:
         self.source_id = snap.source_id
-        self.text = text  # a long one is read a piece at a time (see ``SnapshotStore.read_text``)
+        self.text = text  # a long one is read a piece at a time (see ``SnapshotStore.read_searchable``)
         self.context = context
         self.section_at = locator(snap.sections)
         self.page_at = locator(snap.pages)
@@ -167,7 +167,7 @@ def select_spans(
         raise UsageError(f"--context {context} must not be negative")
     given = ((query, "--query"), (from_text, "--from"), (to_text, "--to"))
     terms = [_checked(text, option) for text, option in given if text is not None]
-    sel = _Selector(*run.store.read_text(source_id), context)
+    sel = _Selector(*run.store.read_searchable(source_id), context)
     out: dict[str, Any] = {"source_id": source_id, "mode": "range" if query is None else "query", "sentence": sentence}
     matches: list[dict[str, Any]] = []
     seen: set[tuple[int, int]] = set()

@@ -4,7 +4,7 @@ A snapshot lives at ``<run>/sources/src-<64hex>.json``. Its name is its identity
 ``source_id = "src-" + sha256(url NUL text)``. Reads re-derive the identity, the body hash and
 (when present) the record seal from the bytes and refuse the record on any difference
 (``SNAPSHOT_HASH_MISMATCH``); writes publish under an exclusive name and never replace one.
-The commands that search or slice a text read a large file with :func:`read_text`, which checks the
+The commands that search or slice a text read a large file with :func:`read_searchable`, which checks the
 same digests a piece at a time and never holds the text as one string.
 """
 
@@ -47,7 +47,7 @@ __all__ = [
     "snapshot_path",
     "read_snapshot",
     "read_view",
-    "read_text",
+    "read_searchable",
     "SEGMENT_ABOVE",
 ]
 
@@ -121,10 +121,10 @@ def _view_of(data: bytes, source_id: str) -> SnapshotView:
 
 
 SEGMENT_ABOVE = 8 * 1024 * 1024
-"""Snapshot files larger than this are read by :func:`read_text` without their text as one string."""
+"""Snapshot files larger than this are read by :func:`read_searchable` without their text as one string."""
 
 
-def read_text(
+def read_searchable(
     sources_dir: Path | str, source_id: str, max_bytes: int = MAX_SNAPSHOT_BYTES
 ) -> tuple[SnapshotView, str | SegmentedText]:
     """:func:`read_view` for the commands that search or slice a text: the view and the text.
@@ -423,9 +423,9 @@ class SnapshotStore:
         """:meth:`read` as plain values, without the validation library (:func:`read_view`)."""
         return read_view(self.folder, source_id, self.max_bytes)
 
-    def read_text(self, source_id: str) -> tuple[SnapshotView, str | SegmentedText]:
-        """:meth:`read_view` for searching and slicing: a long text is not one string (:func:`read_text`)."""
-        return read_text(self.folder, source_id, self.max_bytes)
+    def read_searchable(self, source_id: str) -> tuple[SnapshotView, str | SegmentedText]:
+        """:meth:`read_view` for searching and slicing: a long text is not one string (:func:`read_searchable`)."""
+        return read_searchable(self.folder, source_id, self.max_bytes)
 
     def put(self, record: dict[str, Any]) -> tuple[Snapshot, bool]:
         """Publish a record built by :func:`build_record`; returns (snapshot, created).

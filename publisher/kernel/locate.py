@@ -478,7 +478,9 @@ def _nfkc_of_runs(piece: str) -> str:
         out.append(piece[pos:base])
         run = piece[base:j]
         normal = unicodedata.normalize("NFKC", run)
-        if normal != run:  # the map normalises each cluster apart: a mark may not compose across one
+        if normal != run and j - i > 1:  # the map normalises each cluster apart: a mark may not
+            # compose across one. One code point outside ASCII (after its base, or alone) is one
+            # cluster with the base, or two whose normal forms put together are the run's.
             normal = "".join(_clusters_normal(piece, base, j))
         out.append(normal)
         pos = j

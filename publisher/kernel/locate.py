@@ -351,7 +351,7 @@ def _ascii_run(
 
 
 STREAM_ABOVE = REMEMBERED_CODE_POINTS
-"""Texts longer than this are searched a block at a time (:func:`_streamed_hits`) instead of through
+"""Texts longer than this are searched a block at a time (:func:`_stream`) instead of through
 a normal form of the whole text, whose position map holds some 80 bytes a code point: a 200 MB
 snapshot would need about 16 GB."""
 
@@ -413,19 +413,16 @@ def _normal_text(text: str, lo: int, hi: int, fold_case: bool) -> str:
         wide = not piece.isascii() and any(space in piece for space in _WIDE_SPACES)
     if fold_case:
         piece = piece.casefold()
-    if not wide:
-        return _one_space(piece)
-    if not piece:
-        return piece
-    # Every white-space run (what str.isspace calls white space) as one space, at the ends too.
-    lead = " " if piece[0].isspace() else ""
-    trail = " " if piece[-1].isspace() and not piece.isspace() else ""
-    return lead + " ".join(piece.split()) + trail
+    if wide:  # rare: white space outside ASCII that NFKC keeps is white space all the same
+        for space in _WIDE_SPACES:
+            piece = piece.replace(space, " ")
+    return _one_space(piece)
 
 
 _WIDE_SPACES = "\x85\u1680\u2028\u2029"
 """The white space outside ASCII that NFKC and case folding leave as it is: NFKC makes every other
-such character a space (the tests check this against every code point)."""
+such character a space (the tests check this against every code point). :func:`_normal_text` looks
+for these only in a block that is not ASCII once normalised."""
 
 _NARROW_SPACES = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
 """The ASCII white space (what ``str.isspace`` calls white space) other than the space itself."""
@@ -434,10 +431,10 @@ _SPACE_RUN = re.compile(" +")
 
 
 def _one_space(piece: str) -> str:
-    """Every white-space run of ``piece`` as one space, at the ends too, where none of its white
-    space lies outside ASCII: each other white-space character becomes a space, then each run of
-    spaces one. Prose has few runs, so finding them beats splitting the piece into its words some
-    threefold."""
+    """Every white-space run of ``piece`` as one space, at the ends too (what ``" ".join(piece.split())``
+    does in between), where none of its white space lies outside ASCII: each other white-space
+    character becomes a space, then each run of spaces one. Prose has few runs, so finding them
+    beats splitting the piece into its words some threefold."""
     for space in _NARROW_SPACES:
         if space in piece:
             piece = piece.replace(space, " ")
@@ -513,29 +510,6 @@ def _only_verbatim(text: Text, needle: str, window: str, ends: list[int], lo: in
     return count == last - first
 
 
-def _streamed_hits(
-    text: Text,
-    needle: str,
-    fold_case: bool,
-    limit: int,
-    budget: Budget | None,
-    exact: Collection[tuple[int, int]],
-    simple: bool = False,
-) -> tuple[list[tuple[int, int]], bool]:
-    """:func:`_normalized_hits` over ``text`` a :data:`BLOCK` at a time, never normalised whole.
-
-    Each block, cut where :func:`_cut_at` allows, is normalised without a map first. Only a block
-    whose normal form, after the last ``len(needle) - 1`` code points of what came before it, holds
-    the needle is mapped, together with as many blocks before it as those code points come from
-    (a block of white space normalises to one), and searched from where an occurrence could first
-    reach into it: an occurrence is found once, with the block it ends in. ``simple``: the term is
-    ASCII and its own normal form, and ``exact`` holds all its verbatim occurrences; a block whose
-    normal form holds only those (:func:`_only_verbatim`) is not mapped (they are known already)."""
-    search = _Streamed(needle, limit, budget, exact, simple)
-    _stream(text, fold_case, [search])
-    return search.hits, search.stopped
-
-
 class _Streamed:
     """One needle's search in :func:`_stream`: what it looks for, may find and has found."""
 
@@ -553,11 +527,20 @@ class _Streamed:
 
 
 def _stream(text: Text, fold_case: bool, searches: list[_Streamed], ahead: Callable[[int], None] | None = None) -> None:
-    """:func:`_streamed_hits` for several needles in one pass: each block is normalised once for all
-    of them, and each needle is looked for in it as its own search would (the blocks kept before
-    are those the longest needle may reach back into; a shorter one looks only as far back as its
-    own length, so every needle finds, stops and is paid for as alone). ``ahead``, when given, is
-    called with each block's end before the block is searched (see :func:`_search_far`)."""
+    """:func:`_normalized_hits` of each of several needles over ``text`` a :data:`BLOCK` at a time,
+    never normalised whole, in one pass.
+
+    Each block, cut where :func:`_cut_at` allows, is normalised once without a map, for every
+    needle. Only a block whose normal form, after the last ``len(needle) - 1`` code points of what
+    came before it, holds a needle is mapped, together with as many blocks before it as those code
+    points come from (a block of white space normalises to one), and searched from where an
+    occurrence could first reach into it: an occurrence is found once, with the block it ends in.
+    The blocks kept before are those the longest needle may reach back into; a shorter one looks
+    only as far back as its own length, so every needle finds, stops and is paid for as alone. A
+    ``simple`` search (an ASCII term that is its own normal form, ``exact`` holding its verbatim
+    occurrences) does not map a block whose normal form holds only those (:func:`_only_verbatim`).
+    ``ahead``, when given, is called with each block's end before the block is searched (see
+    :func:`_search_far`)."""
     n = len(text)
     lo = 0
     before: deque[tuple[int, str]] = deque()  # the blocks before: their starts and normal forms

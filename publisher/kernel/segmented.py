@@ -27,7 +27,7 @@ _KEPT = 3
 """Decoded pieces a :class:`SegmentedText` keeps (a slice across a seam needs two)."""
 
 _ESCAPE_LONGEST = 6
-"""Bytes of the longest escape (``\\uXXXX``)."""
+"""Bytes of the longest escape: a backslash, ``u`` and four hex digits."""
 
 
 def decode_piece(raw: bytes) -> str:

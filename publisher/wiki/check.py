@@ -36,7 +36,14 @@ from .claims.log import ASSESSMENTS_FILE, read_assessments
 from .claims.missingness import LogCache
 from .claims.provenance import admitted_index, check_concept_claims, log_findings
 from .claims.warrant import WARRANTS_FILE, WarrantGuard, apply_warrants
-from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
+from .conceptcheck import (
+    check_concept,
+    concept_folder,
+    parse_concept_text,
+    read_concept_file,
+    read_concepts,
+    render_ahead,
+)
 from .concepts import ConceptFrontMatter
 from .discover import discover, inside
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
@@ -102,6 +109,7 @@ def _check_wiki(
     concept_findings: list[Finding] = []
     folders: dict[Path, str] = {}
     todo: deque[Callable[[], object]] = deque()
+    ahead = BlockCache()
 
     def parse_at(path: Path) -> None:
         wiki.concepts.append(
@@ -140,14 +148,6 @@ def _check_wiki(
             check_runs(run_paths, wiki, executor, progress, next_piece, workers=count)
         while todo:
             next_piece()
-        for future in parsing:
-            for ce, found in future.result():
-                wiki.concepts.append(ce)
-                concept_findings.extend(found)
-        # A run that only a concept names (outside the usual layouts) is checked once the
-        # concepts are known.
-        known = {real(p) for p in run_paths}
-        named: list[Path] = []
         resolved: dict[str, Path | None] = {}  # a run a concept names, by the path it is named by
 
         def target_of(rel: str) -> Path | None:
@@ -155,6 +155,26 @@ def _check_wiki(
                 resolved[rel] = inside(wiki_root, rel, real_root)
             return resolved[rel]
 
+        # While the workers parse the later concepts, this process renders the promoted blocks of
+        # those that came back (the costliest part of checking a concept, here): kept for the
+        # checks below if no run is checked meanwhile, which is when the blocks would be the same.
+        checked_runs: dict[Path, RunEvidence] = {}
+        for ev in wiki.runs if parsing else ():
+            checked_runs.setdefault(real(ev.run.path), ev)
+
+        def checked_run(rel: str) -> RunEvidence | None:
+            target = target_of(rel)
+            return checked_runs.get(target) if target is not None else None
+
+        for future in parsing:
+            for ce, found in future.result():
+                wiki.concepts.append(ce)
+                concept_findings.extend(found)
+                render_ahead(ce, wiki, checked_run, ahead)
+        # A run that only a concept names (outside the usual layouts) is checked once the
+        # concepts are known.
+        known = {real(p) for p in run_paths}
+        named: list[Path] = []
         for ce in wiki.concepts:
             for entry in ce.doc.front.runs if ce.doc else ():
                 target = target_of(entry.path)
@@ -194,7 +214,9 @@ def _check_wiki(
         target = target_of(rel)
         return by_path.get(target) if target is not None else None
 
-    blocks = BlockCache()  # concepts naming the same runs share one rendering of their block
+    # Concepts naming the same runs share one rendering of their block; those rendered ahead
+    # stand unless another run has been checked since (its excerpts could change a block).
+    blocks = ahead if not named else BlockCache()
     for ce in wiki.concepts:
         check_concept(ce, wiki, run_for, blocks=blocks)
     check_claims(wiki, wiki.concepts)

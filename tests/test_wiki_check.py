@@ -609,3 +609,26 @@ def test_a_concept_citing_a_span_no_table_can_hold_is_a_finding(wiki: Path, star
     ref = format_ref(sid, start, end, "x")
     concept.write_text(concept.read_text("utf-8") + f"\nFar.[^far]\n\n[^far]: {ref}\n", encoding="utf-8")
     assert _codes(wiki) == {"SOURCE_OUTSIDE_ACCEPTED"}
+
+
+def test_concept_tasks_keep_order_and_share_large_concepts_among_the_workers(tmp_path: Path) -> None:
+    """Concepts go to the pool in order, at most sixteen a task; a few large ones are cut small
+    enough that two workers finish together, and a file that cannot be measured counts nothing."""
+    from publisher.wiki import check
+
+    small = []
+    for n in range(40):
+        path = tmp_path / f"s{n:02d}.md"
+        path.write_text("x" * 100, encoding="utf-8")
+        small.append(path)
+    tasks = check.concept_tasks(small, 2)
+    assert [p for task in tasks for p in task] == small
+    assert [len(task) for task in tasks] == [16, 16, 8]
+    large = []
+    for n in range(12):
+        path = tmp_path / f"l{n:02d}.md"
+        path.write_bytes(b"y" * (2 << 20))
+        large.append(path)
+    tasks = check.concept_tasks([*large, tmp_path / "missing.md"], 2)
+    assert [p for task in tasks for p in task] == [*large, tmp_path / "missing.md"]
+    assert len(tasks) >= 8 and max(len(task) for task in tasks) <= 2

@@ -57,6 +57,35 @@ __all__ = ["check_wiki", "check_claims", "check_claims_text"]
 _CONCEPTS_PER_TASK = 16
 """Concept files parsed per task when the concepts are parsed on the workers."""
 
+_TASK_BYTES = 1 << 20
+"""A task of concepts holds at least this many bytes of them (or :data:`_CONCEPTS_PER_TASK`)."""
+
+
+def concept_tasks(paths: Sequence[Path], workers: int) -> list[list[Path]]:
+    """``paths`` in order, cut into the pool's tasks: at most :data:`_CONCEPTS_PER_TASK` concepts
+    and, past :data:`_TASK_BYTES`, about a quarter of one worker's share of their bytes, so a wiki
+    of a few large concepts keeps every worker busy to the end (a file that cannot be measured
+    counts nothing; its reading reports it)."""
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(os.stat(path).st_size)
+        except OSError:
+            sizes.append(0)
+    most = max(_TASK_BYTES, sum(sizes) // (4 * max(1, workers)))
+    tasks: list[list[Path]] = []
+    current: list[Path] = []
+    held = 0
+    for path, size in zip(paths, sizes, strict=True):
+        if current and (len(current) >= _CONCEPTS_PER_TASK or held + size > most):
+            tasks.append(current)
+            current, held = [], 0
+        current.append(path)
+        held += size
+    if current:
+        tasks.append(current)
+    return tasks
+
 
 def _forked_pool(count: int) -> Executor:
     """The check's own pool, its workers started with the validators of everything a run check
@@ -134,8 +163,7 @@ def _check_wiki(
         parsing: list[Future[list[tuple[ConceptEvidence, list[Finding]]]]] = []
 
         def parse_on_workers(pool: Executor) -> None:
-            for at in range(0, len(concept_paths), _CONCEPTS_PER_TASK):
-                chunk = concept_paths[at : at + _CONCEPTS_PER_TASK]
+            for chunk in concept_tasks(concept_paths, count):
                 folder_rels = [concept_folder(p, wiki_root, folders) for p in chunk]
                 parsing.append(
                     pool.submit(read_concepts, [os.fspath(p) for p in chunk], os.fspath(wiki_root), folder_rels)

@@ -268,6 +268,27 @@ def test_blocks_rendered_while_the_workers_parse_are_the_ones_compared(
     assert any(f.run == "runs/beta" for f in pooled.findings)
 
 
+def test_a_reference_passed_for_one_concept_is_still_checked_in_another(wiki: Path) -> None:
+    """Concepts naming the same runs share what passed (the same span, quoted with the same words):
+    a copy quoting other words there, or naming no run that accepts it, is still refused."""
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
+    original = (wiki / "concepts" / "alpha.md").read_text(encoding="utf-8")
+    definition = next(x for x in original.split("\n") if x.startswith("[^") and '"' in x)
+    quoted = definition[definition.index('"') + 1 : definition.rindex('"')]
+    doctored = definition.replace(quoted, "X" + quoted[1:], 1)
+    for slug, text in (
+        ("beta", original.replace(definition, doctored, 1)),
+        ("gamma", original.replace("  path: ", "  path: nowhere/", 1)),
+    ):
+        (wiki / "concepts" / f"{slug}.md").write_text(text.replace("concept: alpha", f"concept: {slug}", 1), "utf-8")
+    for workers in (1, 2):
+        found = run_preflight(wiki, workers=Workers(count=workers), policy=policy_of(wiki)).findings
+        assert not [f for f in found if f.file == "concepts/alpha.md"]
+        assert any(f.file == "concepts/beta.md" and f.code == "EXCERPT_MISMATCH" and f.check is None for f in found)
+        assert any(f.file == "concepts/gamma.md" and f.code == "SOURCE_OUTSIDE_ACCEPTED" for f in found)
+
+
 def test_concepts_on_the_workers_are_parsed_in_tasks(wiki: Path) -> None:
     from publisher.wiki import check
 

@@ -89,13 +89,16 @@ def check_concept(
     if not doc.footnotes:
         add(Finding(Reason.NO_SPANS, ce.rel, "no evidence footnote: an empty evidence set is not a pass"))
     lines = doc.body.split("\n")
+    passed = blocks.refs_for(named) if blocks is not None else set()
     for note in doc.footnotes:
         line = doc.file_line(note.first)
         at_note = len(wiki.findings)
         if note.error is not None:
             add(Finding(Reason.SCHEMA_ERROR, ce.rel, note.error, label=note.label, line=line))
         for ref in note.refs:
-            _check_ref(wiki, ce, named, note.label, line, ref)
+            checked = (ref.source_id, ref.start, ref.end, ref.quoted)
+            if checked not in passed and _check_ref(wiki, ce, named, note.label, line, ref):
+                passed.add(checked)
         if len(wiki.findings) == at_note:
             _check_promoted_form(wiki, ce, note, lines[note.first : note.last], line, blocks)
     if complete and not any(_has_findings(wiki, ev) for ev in named):
@@ -250,8 +253,10 @@ def _failure(named: list[RunEvidence], ref: SpanRef) -> tuple[Reason, str | None
 
 def _check_ref(
     wiki: WikiCheck, ce: ConceptEvidence, named: list[RunEvidence], label: str, line: int, ref: SpanRef
-) -> None:
-    """One reference of a concept footnote: an accepted claim now, quoted exactly."""
+) -> bool:
+    """One reference of a concept footnote: an accepted claim now, quoted exactly. True when it
+    passed: then any reference to the same span quoting the same words passes for the same runs
+    in the same check (what is accepted and verified does not change during one)."""
 
     def add(reason: Reason, detail: str, cause: str | None = None) -> None:
         wiki.findings.append(
@@ -278,9 +283,11 @@ def _check_ref(
                 Reason.SOURCE_OUTSIDE_ACCEPTED,
                 "not an accepted claim of any run this concept names (as they assemble now)",
             )
-        return
+        return False
     if ref.quoted is not None and ref.quoted != wiki.excerpts[key]:
         add(Reason.EXCERPT_MISMATCH, "excerpt as promoted differs from the re-slice")
+        return False
+    return True
 
 
 def check_concept_text(wiki: WikiCheck, text: str, rel: str, slug: str) -> list[Finding]:

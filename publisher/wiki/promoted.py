@@ -341,9 +341,19 @@ class BlockCache:
 
     def __init__(self) -> None:
         self._held: dict[tuple[int, ...], tuple[tuple[RunEvidence, ...], RenderedBlock, list[str]]] = {}
+        self._refs: dict[tuple[int, ...], tuple[tuple[RunEvidence, ...], set[tuple[str, int, int, str | None]]]] = {}
         self.forms: dict[tuple[str, str, int, int], str] = {}
         """The line promotion writes for a footnote citing one span, by its label and the span
         (made from what the wiki verified, which one pass does not change)."""
+
+    def refs_for(self, runs: Sequence[RunEvidence]) -> set[tuple[str, int, int, str | None]]:
+        """The footnote references (span and the words quoted) that passed their check against
+        exactly these runs so far in the pass: the same reference passes again for them."""
+        key = tuple(id(ev) for ev in runs)
+        held = self._refs.get(key)
+        if held is None or len(held[0]) != len(runs) or any(a is not b for a, b in zip(held[0], runs, strict=True)):
+            held = self._refs[key] = (tuple(runs), set())
+        return held[1]
 
     def get(self, runs: Sequence[RunEvidence]) -> tuple[RenderedBlock, list[str]] | None:
         """The block and its lines rendered for exactly these runs, or None."""

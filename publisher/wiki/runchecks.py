@@ -16,7 +16,8 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, Future
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, cast
 
@@ -281,13 +282,28 @@ def check_whole_run(
     # index, and the result again from the stored file if a page asks for it).
     index = index_run(rc)
     release_records(rc)
-    sources = {sid: replace(reader.get(sid), spans=()) for sid in index.source_ids}
+    sources = {sid: _without_spans(reader.get(sid)) for sid in index.source_ids}
     packed = pack_pair(rc, list(rc.assembly.log.events))
     done = WholeRun(inputs.slug, inputs.config.model_dump(mode="json"), packed, sources, index)
     del rc, inputs, reader, checked
     forget_normal_forms()  # a mismatched quote's or the prose check's normal forms go with the run
     _trim_after(snapshot_bytes)  # what a large run freed leaves before the next run peaks on top of it
     return done
+
+
+_CHECK_FIELDS = tuple(item.name for item in fields(SnapshotCheck))
+_CHECK_VALUES = attrgetter(*_CHECK_FIELDS)
+_SPANS_AT = _CHECK_FIELDS.index("spans")
+_MAKE_CHECK = cast(Callable[..., SnapshotCheck], SnapshotCheck)
+
+
+def _without_spans(check: SnapshotCheck) -> SnapshotCheck:
+    """``replace(check, spans=())``, its fields read in one step (``replace`` walks them in Python
+    one by one, about twice the time for a check's two dozen fields)."""
+    if not check.spans:
+        return check
+    values = _CHECK_VALUES(check)
+    return _MAKE_CHECK(*values[:_SPANS_AT], (), *values[_SPANS_AT + 1 :])
 
 
 _TRIM_SMALL_RUNS = 16

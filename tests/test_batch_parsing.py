@@ -119,12 +119,37 @@ def test_seal_from_bytes_equals_record_hash(text: str) -> None:
     record = _record(text)
     assert seal_of_canonical(canonical_bytes(record), record) == record_hash_for(record)
     assert seal_of_canonical(canonical_bytes(record) + b"\n", record) == record_hash_for(record)
+    assert seal_of_canonical(canonical_bytes(record) + b"\n", record, flat=True) == record_hash_for(record)
 
 
 def test_seal_with_decoy_member_in_text() -> None:
     decoy = '"record_hash":"sha256:' + "0" * 64 + '"'
     record = _record("before " + decoy + " after", sections=[{"title": decoy, "start": 0, "end": 3}])
     assert seal_of_canonical(canonical_bytes(record), record) == record_hash_for(record)
+    assert seal_of_canonical(canonical_bytes(record), record, flat=True) == record_hash_for(record)
+
+
+def test_seal_searches_nested_objects_unless_told_flat() -> None:
+    """The member again as a nested object's key: refused unless the caller says there is none."""
+    record = _record("x")
+    nested = {**record, "aside": {"record_hash": record["record_hash"]}}
+    assert seal_of_canonical(canonical_bytes(nested), nested) is None
+
+
+def test_a_snapshot_with_a_nested_seal_member_is_refused(tmp_path: Any) -> None:
+    """What ``flat=True`` relies on when the store reads: no nested object of a snapshot may carry a
+    ``record_hash`` member (the shape and the model refuse it), placed before or after the top-level one."""
+    store = SnapshotStore(tmp_path)
+    for key in ("asset", "surface"):
+        record = _record("some text")
+        record[key] = {"record_hash": record["record_hash"]}
+        path = store.path_for(record["source_id"])
+        path.unlink(missing_ok=True)
+        path.write_bytes(canonical_bytes(record) + b"\n")
+        for read in (store.read, store.read_view):
+            with pytest.raises(Exception) as info:
+                read(record["source_id"])
+            assert getattr(info.value, "reason", None) is Reason.SNAPSHOT_HASH_MISMATCH, key
 
 
 def test_seal_refuses_what_it_cannot_prove() -> None:

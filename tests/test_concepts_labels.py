@@ -228,3 +228,44 @@ def test_presentational_text_drops_the_bidi_controls_prose_may_not_hold() -> Non
     written = markdown_text(text)
     assert not BIDI_CONTROLS.search(written)
     assert html.unescape(written) == "<b>bidi</b> isolated marked ünïcödé"
+
+
+def _markdown_text_by_position(text: str) -> str:
+    """The encoding asked of every position: what :func:`markdown_text` must equal."""
+    import unicodedata
+
+    from publisher.kernel.lookalike import BIDI_CONTROLS
+    from publisher.wiki import markdown as md
+
+    shown = "".join(ch for ch in BIDI_CONTROLS.sub("", text) if ch.isspace() or unicodedata.category(ch) != "Cc")
+    flat = " ".join(shown.split())
+    lead_match = md._LEADING_NUMBER_RE.match(flat)
+    lead = lead_match.end() if lead_match else -1
+    return "".join(md._char_ref(ch) if md._needs_ref(flat, i, lead) else ch for i, ch in enumerate(flat))
+
+
+_LABEL_CHARS = st.sampled_from(
+    list(" \t\n\x0b\x85\xa0\u2028\u202e\u200f\x00\x7f!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~aZ09é字")
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(_LABEL_CHARS, max_size=24) | st.text(max_size=24))
+def test_markdown_text_looks_only_where_markup_can_be(text: str) -> None:
+    """Only the characters that can need a reference are looked at past the first: the same
+    encoding as asking every position."""
+    assert markdown_text(text) == _markdown_text_by_position(text)
+
+
+def test_a_printable_text_holds_nothing_markdown_text_drops() -> None:
+    """What lets a printable text skip the filter: no code point Python calls printable is a
+    control character or a bidi control."""
+    import sys
+    import unicodedata
+
+    from publisher.kernel.lookalike import BIDI_CONTROLS
+
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        if ch.isprintable():
+            assert unicodedata.category(ch) != "Cc" and BIDI_CONTROLS.match(ch) is None, hex(code)

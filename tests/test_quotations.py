@@ -253,6 +253,34 @@ def test_a_block_left_out_of_the_parse_gives_the_quotations_of_the_whole_parse(
     assert quotations_around(text, block_lines) == quotations(text, skip=block_lines.__contains__)
 
 
+_INLINE_PIECES = [
+    "*<!-- not a comment --*",
+    "`<!-- code -->`",
+    "[^n1] and [d] and [d][] and ![d]",
+    "<span>[d]: https://example.org/in-a-span</span>",
+    "\\<!-- escaped -->",
+    "<<a>> and <<!-- x -->>",
+]
+"""Lines whose inline reading (emphasis, code, references, raw HTML, escapes) could only matter
+if the inline pass touched what the block rules found."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_BLOCK_PIECES + _INLINE_PIECES + _PROSE_PIECES), max_size=8))
+def test_a_block_closes_as_the_whole_parse_with_inlines_says(lines: list[str]) -> None:
+    """Whether a block ends apart and defines no link label is read from the block rules alone
+    (no inline pass): the answer of a parse that tokenises every inline, for any block."""
+    from publisher.gate import quotations as quotations_module
+    from publisher.gate.mdparts import ends_apart, parse_part
+
+    raw = "\n".join([*lines, "", "<!-- end -->"])
+    smart = quotations_module._SMARTY.sub(quotations_module._smarty, raw)
+    tokens, env = parse_part(quotations_module._parser(), smart)
+    assert any(t.children for t in tokens if t.type == "inline") or not any(t.type == "inline" for t in tokens)
+    whole = ends_apart(tokens, raw.count("\n") + 1) and not env.get("references")
+    assert quotations_module._closed_block(raw) == whole
+
+
 def test_a_block_that_stands_apart_is_read_once_for_every_file(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two files holding the same block: whether it closes is read once for both, and the
     quotations around it are each file's own, as the whole parse gives them."""

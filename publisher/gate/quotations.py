@@ -65,7 +65,7 @@ from ..kernel.locate import (
 )
 from ..kernel.reasons import Reason
 from ..kernel.refs import starts_with_ref
-from .mdparts import PartCache, ends_apart, parse_part, stands_apart
+from .mdparts import PartCache, ends_apart, stands_apart
 
 __all__ = [
     "NORMAL_TEXTS_CODE_POINTS",
@@ -403,11 +403,21 @@ _CLOSED_BLOCKS: PartCache[bool] = PartCache()
 """Whether a block (its lines after its first, as written) ends apart and defines no link label."""
 
 
+def _every_line(line: int) -> bool:
+    return True
+
+
 def _closed_block(raw: str) -> bool:
     """Whether the block ``raw`` (the lines after its first line, as written), read from the top
     level, ends with its last line standing apart and leaves no link reference definition that
-    the prose around it could use."""
-    tokens, env = parse_part(_parser(), _SMARTY.sub(_smarty, raw))
+    the prose around it could use.
+
+    Both answers are block-level: which lines are HTML blocks, and the link reference
+    definitions the block rules register. The inline pass adds children to inline tokens only
+    (footnotes stay in place, ``move_to_end=False``), so none of its blocks is tokenised here
+    (:func:`_inlines` skips every line): most of what reading a generated block cost."""
+    env: dict[str, Any] = {_SKIP: _every_line}
+    tokens = _parser().parse(_SMARTY.sub(_smarty, raw), env)
     return ends_apart(tokens, raw.count("\n") + 1) and not env.get("references")
 
 

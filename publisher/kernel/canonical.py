@@ -407,21 +407,25 @@ def _fast_canonical(data: bytes, *, floats: bool = True) -> Any:
 _SEAL_KEY = b'"record_hash":"'
 
 
-def seal_of_canonical(body: bytes, record: dict[str, Any]) -> str | None:
+def seal_of_canonical(body: bytes, record: dict[str, Any], *, flat: bool = False) -> str | None:
     """``record_hash_for(record)`` computed from the canonical bytes ``body`` without re-encoding.
 
     ``body`` must be ``canonical_bytes(record)``, optionally followed by one newline (a record
     file as written), which is not hashed. With sorted keys and no whitespace, removing the
     one ``"record_hash":"<value>"`` member and one adjacent comma leaves exactly the canonical
     bytes of the record without it. A quote inside a JSON string is always escaped, so the member
-    can only occur once, at the top level; anything unexpected returns None (use the slow path).
+    can occur unescaped only as a key of an object: the top level's, or a nested one's, which is why
+    the rest of the body is searched for a second occurrence; anything unexpected returns None (use
+    the slow path). ``flat``: the caller has checked that no nested object of ``record`` has a
+    ``record_hash`` member (a snapshot whose shape was checked), so the first occurrence is the
+    member and the rest of the body, the text, is not searched again.
     """
     value = record.get("record_hash")
     if not isinstance(value, str) or not value.isascii() or '"' in value or "\\" in value:
         return None
     member = _SEAL_KEY + value.encode("ascii") + b'"'
     at = body.find(member)
-    if at < 1 or body.find(member, at + 1) != -1:
+    if at < 1 or (not flat and body.find(member, at + 1) != -1):
         return None
     end = at + len(member)
     h = hashlib.sha256()

@@ -174,7 +174,8 @@ def _segmented_view(data: bytes, source_id: str) -> tuple[SnapshotView, Segmente
     tail = b'""' + _TITLE_KEY[1:] + canonical_bytes(rest["title"]) + b',"url":' + canonical_bytes(rest["url"]) + b"}"
     if rest_bytes[lo - 1 : lo - 1 + len(tail)] != tail or lo - 1 + len(tail) != body_end - (hi - lo):
         return None
-    seal = seal_of_canonical(data, rest) if rest.get("record_hash") is not None else ""
+    # flat: the shape admits no record_hash member in a nested object.
+    seal = seal_of_canonical(data, rest, flat=True) if rest.get("record_hash") is not None else ""
     if seal is None:
         return None
     try:
@@ -318,7 +319,7 @@ def _check_digests(
     if record_hash is not None:
         got_seal = known_seal
         if got_seal is None and canonical_body is not None:
-            got_seal = seal_of_canonical(canonical_body, raw)
+            got_seal = seal_of_canonical(canonical_body, raw, flat=True)  # the shape admits no nested record_hash
         if got_seal is None:
             got_seal = record_hash_for(raw)
         if got_seal != record_hash:

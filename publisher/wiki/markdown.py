@@ -16,6 +16,8 @@ __all__ = ["markdown_text", "markdown_code"]
 _ALWAYS_ENCODED = frozenset("!\"#$&'*+/<=>@[\\]^_`{|}~")
 """ASCII punctuation that Markdown or a common extension reads as markup wherever it stands."""
 _NAMED_REFS = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+_MARKUP = re.compile("[" + re.escape("".join(sorted(_ALWAYS_ENCODED | frozenset(".:-()")))) + "]")
+"""The characters that may need a reference anywhere in a text, not only at its start."""
 _LEADING_NUMBER_RE = re.compile(r"\d+")
 _SHORT_PARENS_RE = re.compile(r"\([a-z]{1,2}\)")
 
@@ -70,11 +72,31 @@ def markdown_text(text: str) -> str:
     sentence punctuation stay as they are, so the file stays readable (``docs/concept-files.md``
     lists the rules).
     """
-    shown = "".join(ch for ch in BIDI_CONTROLS.sub("", text) if ch.isspace() or unicodedata.category(ch) != "Cc")
+    if text.isprintable():  # no control character and no bidi control: nothing to drop
+        shown = text
+    else:
+        shown = "".join(ch for ch in BIDI_CONTROLS.sub("", text) if ch.isspace() or unicodedata.category(ch) != "Cc")
     flat = " ".join(shown.split())
+    if not flat:
+        return flat
     lead_match = _LEADING_NUMBER_RE.match(flat)
     lead = lead_match.end() if lead_match else -1
-    return "".join(_char_ref(ch) if _needs_ref(flat, i, lead) else ch for i, ch in enumerate(flat))
+    # Past the first character only the characters of _MARKUP can need a reference, so only
+    # they are looked at: the same text as asking _needs_ref of every position.
+    pieces: list[str] = []
+    last = 0
+    if _needs_ref(flat, 0, lead):
+        pieces.append(_char_ref(flat[0]))
+        last = 1
+    for found in _MARKUP.finditer(flat, 1):
+        at = found.start()
+        if _needs_ref(flat, at, lead):
+            pieces += (flat[last:at], _char_ref(flat[at]))
+            last = at + 1
+    if not pieces:
+        return flat
+    pieces.append(flat[last:])
+    return "".join(pieces)
 
 
 def markdown_code(text: str) -> str:

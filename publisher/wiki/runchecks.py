@@ -44,7 +44,7 @@ from ..parallel import (
 from ..runs import Run
 from .discover import relative
 from .evidence import RunEvidence, SourceInfo, WikiCheck, pack_pair, unpack_part
-from .spantables import AcceptedSpans, ExcerptTable
+from .spantables import AcceptedSpans, ExcerptTable, SpanKey
 
 __all__ = ["check_runs", "check_whole_run", "index_run", "release_records", "run_bytes", "RunIndex", "WholeRun"]
 
@@ -160,14 +160,16 @@ def index_run(rc: RunCheck) -> RunIndex:
     refusals = publication_refusals(rc)
     result = rc.result
     named: dict[str, None] = {}
-    accepted, excerpts = AcceptedSpans(), ExcerptTable()
+    cited: list[tuple[SpanKey, str, int]] = []
+    quoted: list[tuple[SpanKey, str]] = []
     for artifact in result["accepted"]:
         artifact_id = artifact["artifact_id"]
         named.update(dict.fromkeys(artifact["source_ids"]))
         for position, claim in enumerate(artifact["claims"]):
             key = (claim["source_id"], claim["start"], claim["end"])
-            accepted.add(key, artifact_id, position)
-            excerpts[key] = claim["excerpt"]
+            cited.append((key, artifact_id, position))
+            quoted.append((key, claim["excerpt"]))
+    accepted, excerpts = AcceptedSpans.of(cited), ExcerptTable.of(quoted)
     counts = result["counts"]
     verdict, accepted_count = str(result["gate"]["verdict"]), int(counts["accepted"])
     inputs_hash = str(result["inputs_hash"])

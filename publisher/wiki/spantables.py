@@ -139,6 +139,14 @@ class _SourceExcerpts:
         for at, code in enumerate(self._codes):
             yield code, blob[offsets[at] : offsets[at + 1]]
 
+    @classmethod
+    def sorted_from(cls, excerpts: dict[int, bytes]) -> _SourceExcerpts:
+        """The excerpts of ``excerpts`` (span code -> UTF-8), sorted into the arrays at once."""
+        made = cls()
+        made._hold(excerpts)
+        made._size = len(excerpts)
+        return made
+
     def update(self, other: _SourceExcerpts) -> None:
         for code, data in other.items():
             self[code] = data
@@ -156,12 +164,16 @@ class _SourceExcerpts:
                 merged.pop(code, None)
             else:
                 merged[code] = data
-        codes = sorted(merged)
+        self._hold(merged)
+
+    def _hold(self, excerpts: dict[int, bytes]) -> None:
+        """Hold exactly ``excerpts``, sorted into the arrays, nothing loose."""
+        codes = sorted(excerpts)
         ends, total = [0], 0
         for code in codes:
-            total += len(merged[code])
+            total += len(excerpts[code])
             ends.append(total)
-        self._blob = b"".join(merged[code] for code in codes)
+        self._blob = b"".join(excerpts[code] for code in codes)
         self._codes, self._offsets = array("Q", codes), array("Q", ends)
         self._loose = {}
 
@@ -192,6 +204,26 @@ class ExcerptTable(MutableMapping[SpanKey, str]):
     def __init__(self) -> None:
         self._by_source: dict[str, _SourceExcerpts] = {}
         self._count = 0
+
+    @classmethod
+    def of(cls, entries: list[tuple[SpanKey, str]]) -> ExcerptTable:
+        """The table that setting each of ``entries`` in turn makes (a later excerpt of a span
+        replaces an earlier one; the same errors), each source's excerpts sorted into its arrays
+        at once: a run's index is made whole, and its entries are never read loose."""
+        by_source: dict[str, dict[int, bytes]] = {}
+        for key, value in entries:
+            if not isinstance(value, str):
+                raise TypeError(f"an excerpt is a str, not {type(value).__name__}")
+            sid, code = _storable(key)
+            held = by_source.get(sid)
+            if held is None:
+                held = by_source[sid] = {}
+            held[code] = value.encode("utf-8", "surrogatepass")
+        table = cls()
+        for sid, excerpts in by_source.items():
+            table._by_source[sid] = _SourceExcerpts.sorted_from(excerpts)
+            table._count += len(excerpts)
+        return table
 
     def _held(self, key: object) -> bytes:
         split = _split(key)
@@ -287,6 +319,24 @@ class AcceptedSpans(Mapping[SpanKey, list[tuple[str, int]]]):
         self._artifacts: list[str] = []
         self._pending: dict[str, list[tuple[int, _Use]]] = {}
         self._count = 0
+
+    @classmethod
+    def of(cls, claims: list[tuple[SpanKey, str, int]]) -> AcceptedSpans:
+        """The table that adding each of ``claims`` (span, artifact id, claim index) in turn makes
+        (:meth:`add`, the same errors), in one loop: a run's index is made whole."""
+        table = cls()
+        artifacts, pending = table._artifacts, table._pending
+        for key, artifact_id, index in claims:
+            sid, code = _storable(key)
+            if type(index) is not int or not 0 <= index < _WIDE:
+                raise ValueError(f"a claim index is an int in [0, 2**32), not {index!r}")
+            if not artifacts or artifacts[-1] != artifact_id:  # an artifact's claims come together
+                artifacts.append(artifact_id)
+            uses = pending.get(sid)
+            if uses is None:
+                uses = pending[sid] = []
+            uses.append((code, (len(artifacts) - 1) * _WIDE + index))
+        return table
 
     def add(self, key: SpanKey, artifact_id: str, index: int) -> None:
         """Record that claim ``index`` of artifact ``artifact_id`` cites ``key``."""

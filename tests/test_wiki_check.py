@@ -13,11 +13,13 @@ import pytest
 from _policy import policy_of
 from _wiki_helpers import TAMPERINGS, count_asset_hashes, make_wiki, sample_run, tamper
 
+from publisher.kernel.checkids import CheckId
 from publisher.kernel.reasons import Reason
 from publisher.kernel.refs import format_ref
 from publisher.parallel import Workers
 from publisher.runs import Run
 from publisher.wiki.check import check_wiki as run_preflight
+from publisher.wiki.evidence import RunEvidence, WikiCheck
 from publisher.wiki.promote import promote
 
 
@@ -219,6 +221,51 @@ def test_many_concepts_are_parsed_on_the_workers_with_the_same_outcome(wiki: Pat
     with ThreadPoolExecutor(max_workers=2) as pool:
         threaded = run_preflight(wiki, workers=Workers(executor=pool), policy=policy_of(wiki))
     assert _summary(pooled) == _summary(serial) == _summary(threaded)
+
+
+def test_blocks_rendered_while_the_workers_parse_are_the_ones_compared(
+    wiki: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With many concepts on a pool, the promoted blocks of the concepts that came back are
+    rendered while the workers parse the rest, and the checks compare those: each set of runs
+    rendered once in all, none for a concept whose run is refused, and the same findings, in the
+    same order, as the check in this process (an edited block line among them)."""
+    from publisher.wiki import promoted
+
+    clean = sample_run(wiki, "alpha", base_url="https://alpha.example.org/")
+    promote(clean.run.path, wiki, policy=policy_of(wiki))
+    refused = sample_run(wiki, "beta", base_url="https://beta.example.org/")
+    promote(refused.run.path, wiki, policy=policy_of(wiki))
+    tamper("result-url", refused)
+    _many_concepts(wiki, 40)
+    edited = wiki / "concepts" / "c007.md"
+    text = edited.read_text(encoding="utf-8")
+    line = next(x for x in text.split("\n") if x.startswith("- ") and "[^" in x)
+    edited.write_text(text.replace(line, line + " (edited)", 1), encoding="utf-8")
+    serial = run_preflight(wiki, workers=Workers(count=1), policy=policy_of(wiki))
+    rendered: list[tuple[str, ...]] = []
+    render = promoted.render_block
+
+    def counted(runs: list[RunEvidence], w: WikiCheck, *, legacy: bool = False) -> promoted.RenderedBlock:
+        if not legacy:  # the edited concept's block is also compared with the labels of old
+            rendered.append(tuple(ev.slug for ev in runs))
+        return render(runs, w, legacy=legacy)
+
+    monkeypatch.setattr(promoted, "render_block", counted)
+    ahead: list[int] = []
+    into = promoted.render_into
+    monkeypatch.setattr(promoted, "render_into", lambda runs, w, blocks: ahead.append(1) or into(runs, w, blocks))
+    from publisher.wiki import conceptcheck
+
+    monkeypatch.setattr(conceptcheck, "render_into", promoted.render_into)
+    pooled = run_preflight(wiki, workers=Workers(count=2), policy=policy_of(wiki))
+    assert _summary(pooled) == _summary(serial)
+    assert ahead, "blocks were rendered while the concepts were parsed"
+    assert rendered == [("alpha",)], rendered
+    assert any(f.file == "concepts/c007.md" and f.check is CheckId.PROMOTED for f in pooled.findings), [
+        (f.one_line(), f.check) for f in pooled.findings
+    ]
+    assert any(f.run == "runs/beta" for f in pooled.findings)
 
 
 def test_concepts_on_the_workers_are_parsed_in_tasks(wiki: Path) -> None:
@@ -562,3 +609,26 @@ def test_a_concept_citing_a_span_no_table_can_hold_is_a_finding(wiki: Path, star
     ref = format_ref(sid, start, end, "x")
     concept.write_text(concept.read_text("utf-8") + f"\nFar.[^far]\n\n[^far]: {ref}\n", encoding="utf-8")
     assert _codes(wiki) == {"SOURCE_OUTSIDE_ACCEPTED"}
+
+
+def test_concept_tasks_keep_order_and_share_large_concepts_among_the_workers(tmp_path: Path) -> None:
+    """Concepts go to the pool in order, at most sixteen a task; a few large ones are cut small
+    enough that two workers finish together, and a file that cannot be measured counts nothing."""
+    from publisher.wiki import check
+
+    small = []
+    for n in range(40):
+        path = tmp_path / f"s{n:02d}.md"
+        path.write_text("x" * 100, encoding="utf-8")
+        small.append(path)
+    tasks = check.concept_tasks(small, 2)
+    assert [p for task in tasks for p in task] == small
+    assert [len(task) for task in tasks] == [16, 16, 8]
+    large = []
+    for n in range(12):
+        path = tmp_path / f"l{n:02d}.md"
+        path.write_bytes(b"y" * (2 << 20))
+        large.append(path)
+    tasks = check.concept_tasks([*large, tmp_path / "missing.md"], 2)
+    assert [p for task in tasks for p in task] == [*large, tmp_path / "missing.md"]
+    assert len(tasks) >= 8 and max(len(task) for task in tasks) <= 2

@@ -36,7 +36,14 @@ from .claims.log import ASSESSMENTS_FILE, read_assessments
 from .claims.missingness import LogCache
 from .claims.provenance import admitted_index, check_concept_claims, log_findings
 from .claims.warrant import WARRANTS_FILE, WarrantGuard, apply_warrants
-from .conceptcheck import check_concept, concept_folder, parse_concept_text, read_concept_file, read_concepts
+from .conceptcheck import (
+    check_concept,
+    concept_folder,
+    parse_concept_text,
+    read_concept_file,
+    read_concepts,
+    render_ahead,
+)
 from .concepts import ConceptFrontMatter
 from .discover import discover, inside
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
@@ -49,6 +56,35 @@ __all__ = ["check_wiki", "check_claims", "check_claims_text"]
 
 _CONCEPTS_PER_TASK = 16
 """Concept files parsed per task when the concepts are parsed on the workers."""
+
+_TASK_BYTES = 1 << 20
+"""A task of concepts holds at least this many bytes of them (or :data:`_CONCEPTS_PER_TASK`)."""
+
+
+def concept_tasks(paths: Sequence[Path], workers: int) -> list[list[Path]]:
+    """``paths`` in order, cut into the pool's tasks: at most :data:`_CONCEPTS_PER_TASK` concepts
+    and, past :data:`_TASK_BYTES`, about a quarter of one worker's share of their bytes, so a wiki
+    of a few large concepts keeps every worker busy to the end (a file that cannot be measured
+    counts nothing; its reading reports it)."""
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(os.stat(path).st_size)
+        except OSError:
+            sizes.append(0)
+    most = max(_TASK_BYTES, sum(sizes) // (4 * max(1, workers)))
+    tasks: list[list[Path]] = []
+    current: list[Path] = []
+    held = 0
+    for path, size in zip(paths, sizes, strict=True):
+        if current and (len(current) >= _CONCEPTS_PER_TASK or held + size > most):
+            tasks.append(current)
+            current, held = [], 0
+        current.append(path)
+        held += size
+    if current:
+        tasks.append(current)
+    return tasks
 
 
 def _forked_pool(count: int) -> Executor:
@@ -102,6 +138,7 @@ def _check_wiki(
     concept_findings: list[Finding] = []
     folders: dict[Path, str] = {}
     todo: deque[Callable[[], object]] = deque()
+    ahead = BlockCache()
 
     def parse_at(path: Path) -> None:
         wiki.concepts.append(
@@ -126,8 +163,7 @@ def _check_wiki(
         parsing: list[Future[list[tuple[ConceptEvidence, list[Finding]]]]] = []
 
         def parse_on_workers(pool: Executor) -> None:
-            for at in range(0, len(concept_paths), _CONCEPTS_PER_TASK):
-                chunk = concept_paths[at : at + _CONCEPTS_PER_TASK]
+            for chunk in concept_tasks(concept_paths, count):
                 folder_rels = [concept_folder(p, wiki_root, folders) for p in chunk]
                 parsing.append(
                     pool.submit(read_concepts, [os.fspath(p) for p in chunk], os.fspath(wiki_root), folder_rels)
@@ -140,14 +176,6 @@ def _check_wiki(
             check_runs(run_paths, wiki, executor, progress, next_piece, workers=count)
         while todo:
             next_piece()
-        for future in parsing:
-            for ce, found in future.result():
-                wiki.concepts.append(ce)
-                concept_findings.extend(found)
-        # A run that only a concept names (outside the usual layouts) is checked once the
-        # concepts are known.
-        known = {real(p) for p in run_paths}
-        named: list[Path] = []
         resolved: dict[str, Path | None] = {}  # a run a concept names, by the path it is named by
 
         def target_of(rel: str) -> Path | None:
@@ -155,6 +183,26 @@ def _check_wiki(
                 resolved[rel] = inside(wiki_root, rel, real_root)
             return resolved[rel]
 
+        # While the workers parse the later concepts, this process renders the promoted blocks of
+        # those that came back (the costliest part of checking a concept, here): kept for the
+        # checks below if no run is checked meanwhile, which is when the blocks would be the same.
+        checked_runs: dict[Path, RunEvidence] = {}
+        for ev in wiki.runs if parsing else ():
+            checked_runs.setdefault(real(ev.run.path), ev)
+
+        def checked_run(rel: str) -> RunEvidence | None:
+            target = target_of(rel)
+            return checked_runs.get(target) if target is not None else None
+
+        for future in parsing:
+            for ce, found in future.result():
+                wiki.concepts.append(ce)
+                concept_findings.extend(found)
+                render_ahead(ce, wiki, checked_run, ahead)
+        # A run that only a concept names (outside the usual layouts) is checked once the
+        # concepts are known.
+        known = {real(p) for p in run_paths}
+        named: list[Path] = []
         for ce in wiki.concepts:
             for entry in ce.doc.front.runs if ce.doc else ():
                 target = target_of(entry.path)
@@ -194,7 +242,9 @@ def _check_wiki(
         target = target_of(rel)
         return by_path.get(target) if target is not None else None
 
-    blocks = BlockCache()  # concepts naming the same runs share one rendering of their block
+    # Concepts naming the same runs share one rendering of their block; those rendered ahead
+    # stand unless another run has been checked since (its excerpts could change a block).
+    blocks = ahead if not named else BlockCache()
     for ce in wiki.concepts:
         check_concept(ce, wiki, run_for, blocks=blocks)
     check_claims(wiki, wiki.concepts)

@@ -28,7 +28,7 @@ from ..kernel.refs import SpanRef, format_ref
 from .concepts import GENERATED_BEGIN, GENERATED_END, ConceptDoc, EvidenceFootnote, parse_concept
 from .discover import relative
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
-from .promoted import BlockCache, promoted_findings
+from .promoted import BlockCache, promoted_findings, render_into
 
 __all__ = [
     "PROSE_CHECK",
@@ -39,6 +39,7 @@ __all__ = [
     "parse_concept_text",
     "read_concept_file",
     "read_concepts",
+    "render_ahead",
 ]
 
 PROSE_CHECK = CheckId.PAGE_PROSE
@@ -105,6 +106,26 @@ def check_concept(
             cause = here.get(finding.line) if finding.line is not None else None
             wiki.findings.append(replace(finding, cause=cause) if cause is not None else finding)
     _check_quotations(wiki, ce, doc)
+
+
+def render_ahead(
+    ce: ConceptEvidence, wiki: WikiCheck, run_for: Callable[[str], RunEvidence | None], blocks: BlockCache
+) -> None:
+    """Render into ``blocks`` the promoted block :func:`check_concept` compares for ``ce`` when
+    every run it names is found, assembled, named by its slug and not refused (the block is
+    compared only then); nothing else is read and no finding is made. The wiki check does this
+    while its workers still parse other concepts, and hands ``blocks`` to the checks only while
+    no other run has been checked since."""
+    doc = ce.doc
+    if doc is None or not doc.front.runs:
+        return
+    runs: list[RunEvidence] = []
+    for entry in doc.front.runs:
+        ev = run_for(entry.path)
+        if ev is None or not ev.assembled or ev.slug != entry.run or _has_findings(wiki, ev):
+            return
+        runs.append(ev)
+    render_into(runs, wiki, blocks)
 
 
 def _has_findings(wiki: WikiCheck, ev: RunEvidence) -> bool:

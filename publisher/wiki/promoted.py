@@ -43,6 +43,7 @@ __all__ = [
     "block_lines",
     "promoted_findings",
     "BlockCache",
+    "render_into",
     "label_facts",
     "run_label_prefix",
 ]
@@ -368,6 +369,13 @@ def _rendered(
     if blocks is not None:
         blocks.put(runs, rendered, lines)
     return rendered, lines
+
+
+def render_into(runs: Sequence[RunEvidence], wiki: WikiCheck, blocks: BlockCache) -> None:
+    """Render the block promotion writes for ``runs`` into ``blocks`` now, for a later
+    :func:`promoted_findings` with the same ``blocks`` (while neither the runs nor what the wiki
+    verified change)."""
+    _rendered(runs, wiki, blocks)
 
 
 def promoted_findings(

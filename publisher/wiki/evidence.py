@@ -47,8 +47,7 @@ __all__ = [
 
 def pack_pair(first: object, second: object) -> bytes:
     """What a worker ships and a wiki check holds of a checked run (its check and its event log),
-    deflated in one stream at zlib's fastest level (about half the bytes; one stream, not one a
-    value: setting zlib up costs more than deflating a small run's pickles).
+    deflated in one stream at zlib's fastest level (about half the bytes).
 
     ``second`` is pickled alone and ``first`` after it, against what ``second``'s pickle holds
     already: what both name (the check holds the same events) is written once, as a reference

@@ -55,6 +55,13 @@ def _storable(key: object) -> tuple[str, int]:
     return split
 
 
+def _utf8(excerpt: object) -> bytes:
+    """An excerpt as the table holds it (lone surrogates kept); anything but a str is a ``TypeError``."""
+    if not isinstance(excerpt, str):
+        raise TypeError(f"an excerpt is a str, not {type(excerpt).__name__}")
+    return excerpt.encode("utf-8", "surrogatepass")
+
+
 class SpanSet(Set[tuple[int, int]]):
     """The ``(start, end)`` spans of one source, a live view of an :class:`ExcerptTable`'s entries
     for it (every span the wiki publishes of the source has its excerpt there)."""
@@ -212,13 +219,12 @@ class ExcerptTable(MutableMapping[SpanKey, str]):
         at once: a run's index is made whole, and its entries are never read loose."""
         by_source: dict[str, dict[int, bytes]] = {}
         for key, value in entries:
-            if not isinstance(value, str):
-                raise TypeError(f"an excerpt is a str, not {type(value).__name__}")
+            data = _utf8(value)
             sid, code = _storable(key)
             held = by_source.get(sid)
             if held is None:
                 held = by_source[sid] = {}
-            held[code] = value.encode("utf-8", "surrogatepass")
+            held[code] = data
         table = cls()
         for sid, excerpts in by_source.items():
             table._by_source[sid] = _SourceExcerpts.sorted_from(excerpts)
@@ -239,14 +245,13 @@ class ExcerptTable(MutableMapping[SpanKey, str]):
         return self._held(key).decode("utf-8", "surrogatepass")
 
     def __setitem__(self, key: SpanKey, value: str) -> None:
-        if not isinstance(value, str):
-            raise TypeError(f"an excerpt is a str, not {type(value).__name__}")
+        data = _utf8(value)
         sid, code = _storable(key)
         held = self._by_source.get(sid)
         if held is None:
             held = self._by_source[sid] = _SourceExcerpts()
         before = len(held)
-        held[code] = value.encode("utf-8", "surrogatepass")
+        held[code] = data
         self._count += len(held) - before
 
     def __delitem__(self, key: SpanKey) -> None:
@@ -322,20 +327,10 @@ class AcceptedSpans(Mapping[SpanKey, list[tuple[str, int]]]):
 
     @classmethod
     def of(cls, claims: list[tuple[SpanKey, str, int]]) -> AcceptedSpans:
-        """The table that adding each of ``claims`` (span, artifact id, claim index) in turn makes
-        (:meth:`add`, the same errors), in one loop: a run's index is made whole."""
+        """The table of ``claims`` (span, artifact id, claim index), added in turn (:meth:`add`)."""
         table = cls()
-        artifacts, pending = table._artifacts, table._pending
         for key, artifact_id, index in claims:
-            sid, code = _storable(key)
-            if type(index) is not int or not 0 <= index < _WIDE:
-                raise ValueError(f"a claim index is an int in [0, 2**32), not {index!r}")
-            if not artifacts or artifacts[-1] != artifact_id:  # an artifact's claims come together
-                artifacts.append(artifact_id)
-            uses = pending.get(sid)
-            if uses is None:
-                uses = pending[sid] = []
-            uses.append((code, (len(artifacts) - 1) * _WIDE + index))
+            table.add(key, artifact_id, index)
         return table
 
     def add(self, key: SpanKey, artifact_id: str, index: int) -> None:

@@ -281,6 +281,57 @@ def test_a_block_closes_as_the_whole_parse_with_inlines_says(lines: list[str]) -
     assert quotations_module._closed_block(raw) == whole
 
 
+_FOOTNOTE_BLOCK_PIECES = [
+    "[^n2]: a note",
+    "[^n3]: a note\n    <!-- inside the note -->",
+    "    <!-- indented -->",
+    "<!-- a comment -->>",
+    "<!-- a comment -->",
+    "<div>",
+    "</div>",
+    "- item[^n2]",
+    "text << and >> there",
+]
+
+
+def test_the_footnote_parser_reads_blocks_as_the_quotation_parser() -> None:
+    """What lets one parse of a generated block serve both readings: the two parsers have the same
+    block rules, in the same order, and the same options."""
+    from publisher.gate import quotations as quotations_module
+    from publisher.wiki import concepts
+
+    footnotes, quotes = concepts._footnote_parser(), quotations_module._parser()
+    assert footnotes.block.ruler.get_all_rules() == quotes.block.ruler.get_all_rules()
+    assert footnotes.block.ruler.get_active_rules() == quotes.block.ruler.get_active_rules()
+    assert footnotes.options == quotes.options
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_BLOCK_PIECES + _FOOTNOTE_BLOCK_PIECES + _INLINE_PIECES), max_size=8))
+def test_a_block_read_by_the_footnote_parser_closes_as_the_quotation_parser_says(lines: list[str]) -> None:
+    """The answer kept from the footnote parser's reading of a block is the quotation parser's
+    own, for any block; a block that smarty reads otherwise keeps nothing."""
+    from publisher.gate import quotations as quotations_module
+    from publisher.gate.mdparts import parse_part
+    from publisher.wiki import concepts
+
+    raw = "\n".join([*lines, "", "<!-- end -->"])
+    quotations_module._CLOSED_BLOCKS.clear()
+    tokens, env = parse_part(concepts._footnote_parser(), raw)
+    quotations_module.keep_closed_block(raw, tokens, env)
+    kept: list[bool] = []
+    quotations_module._CLOSED_BLOCKS.get(raw, lambda _: kept.append(True) or False)
+    quotations_module._CLOSED_BLOCKS.clear()
+    fresh = quotations_module._CLOSED_BLOCKS.get(raw, quotations_module._closed_block)
+    quotations_module._CLOSED_BLOCKS.clear()
+    if "<<" in raw or ">>" in raw:
+        assert kept == [True], "nothing kept where smarty changes the text"
+        return
+    assert not kept
+    quotations_module.keep_closed_block(raw, tokens, env)
+    assert quotations_module._CLOSED_BLOCKS.get(raw, lambda _: not fresh) == fresh
+
+
 def test_a_block_that_stands_apart_is_read_once_for_every_file(monkeypatch: pytest.MonkeyPatch) -> None:
     """Two files holding the same block: whether it closes is read once for both, and the
     quotations around it are each file's own, as the whole parse gives them."""

@@ -77,6 +77,7 @@ __all__ = [
     "quoted_passages",
     "quotations",
     "quotations_around",
+    "keep_closed_block",
     "quotation_findings",
     "words",
 ]
@@ -419,6 +420,19 @@ def _closed_block(raw: str) -> bool:
     env: dict[str, Any] = {_SKIP: _every_line}
     tokens = _parser().parse(_SMARTY.sub(_smarty, raw), env)
     return ends_apart(tokens, raw.count("\n") + 1) and not env.get("references")
+
+
+def keep_closed_block(raw: str, tokens: Sequence[Token], env: dict[str, Any]) -> None:
+    """Keep :func:`_closed_block`'s answer for ``raw`` from a parse of the same text by a parser
+    whose block rules and options are the quotation parser's (the concept footnote parser: the
+    answer is block-level, so its own inline rules, and a footnote tail moving definitions that
+    hold no top-level block, change nothing of it), unless ``smarty``'s reading changes ``raw``:
+    the quotation parser then reads another text. A concept's generated block is then read by one
+    parser instead of two."""
+    if _SMARTY.sub(_smarty, raw) != raw:
+        return
+    answer = ends_apart(tokens, raw.count("\n") + 1) and not env.get("references")
+    _CLOSED_BLOCKS.get(raw, lambda _: answer)
 
 
 def quotations_around(text: str, block: range) -> list[Quotation]:

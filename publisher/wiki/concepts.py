@@ -37,6 +37,7 @@ from pydantic import (
 )
 
 from ..gate.mdparts import PartCache, ends_apart, parse_part, stands_apart
+from ..gate.quotations import keep_closed_block
 from ..kernel.canonical import DIGEST_RE
 from ..kernel.errors import IntegrityError
 from ..kernel.models import Timestamp, list_as_tuple
@@ -372,7 +373,8 @@ def _block_footnotes(part: str) -> tuple[EvidenceFootnote, ...] | None:
     """The evidence footnotes of ``part`` (a generated block after its first marker line) read
     on its own, lines counted from its start; None where its last line does not end it apart
     or a footnote citing a span stands outside a definition there (that finding names lines)."""
-    tokens, _ = parse_part(_footnote_parser(), part)
+    tokens, env = parse_part(_footnote_parser(), part)
+    keep_closed_block(part, tokens, env)  # the quotations' reading of the same block, from this parse
     lines = part.split("\n")
     if not ends_apart(tokens, len(lines)):
         return None

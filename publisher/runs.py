@@ -118,16 +118,22 @@ class Run:
         return self.path / "corpus.jsonl"
 
     @_made_once
+    def workspace_dir(self) -> Path:
+        """The agents' folder: the records and the checker's verdicts (each path below made once
+        from it, not from the run's folder in two steps)."""
+        return self.path / "workspace"
+
+    @_made_once
     def extractions_dir(self) -> Path:
-        return self.path / "workspace" / "extractions"
+        return self.workspace_dir / "extractions"
 
     @_made_once
     def appraisals_dir(self) -> Path:
-        return self.path / "workspace" / "appraisals"
+        return self.workspace_dir / "appraisals"
 
     @_made_once
     def verifier_path(self) -> Path:
-        return self.path / "workspace" / "verifier.json"
+        return self.workspace_dir / "verifier.json"
 
     @_made_once
     def outputs_dir(self) -> Path:

@@ -114,3 +114,60 @@ def test_an_excerpt_table_survives_pickling_and_absorbing_with_changes_pending()
     left.absorb(copy)
     assert dict(left) == plain and len(left) == len(plain)
     assert set(spans) == {(s, e) for (i, s, e) in plain if i == "s1"}
+
+
+def _entries(seed: int, count: int) -> list[tuple[tuple[str, int, int], str, int, str]]:
+    """Claims of a run in result order: (span, artifact id, claim index, excerpt), spans repeated
+    (across artifacts, and with another excerpt, which replaces the first)."""
+    rng = random.Random(seed)
+    out: list[tuple[tuple[str, int, int], str, int, str]] = []
+    for artifact in range(rng.randrange(1, 6)):
+        for index in range(rng.randrange(0, count)):
+            if out and rng.random() < 0.2:
+                key = rng.choice(out)[0]
+            else:
+                start = rng.randrange(0, 2_000)
+                key = (f"src-{rng.randrange(4)}", start, start + rng.randrange(0, 200))
+            text = "".join(rng.choice("ab β😀\ud800") for _ in range(rng.randrange(0, 9)))
+            out.append((key, f"art-{artifact}", index, text))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_tables_made_whole_are_the_tables_made_entry_by_entry(seed: int) -> None:
+    """A run's index is made in one pass (``of``): the same excerpts, claims, sources in the same
+    order, counts, pickles and absorption as setting and adding each claim in turn."""
+    entries = _entries(seed, 8)
+    excerpts, accepted = ExcerptTable(), AcceptedSpans()
+    for key, artifact, index, text in entries:
+        accepted.add(key, artifact, index)
+        excerpts[key] = text
+    made = ExcerptTable.of([(key, text) for key, _, _, text in entries])
+    cited = AcceptedSpans.of([(key, artifact, index) for key, artifact, index, _ in entries])
+    assert list(made.items()) == list(excerpts.items()) and len(made) == len(excerpts)
+    assert list(made._by_source) == list(excerpts._by_source)
+    assert list(cited.items()) == list(accepted.items()) and len(cited) == len(accepted)
+    assert cited.sources() == accepted.sources() and cited._artifacts == accepted._artifacts
+    assert dict(pickle.loads(pickle.dumps(made))) == dict(excerpts)
+    assert dict(pickle.loads(pickle.dumps(cited))) == dict(accepted)
+    wiki_made, wiki_set = ExcerptTable(), ExcerptTable()
+    for other in (ExcerptTable.of([(("src-0", 1, 3), "old")]), made):
+        wiki_made.absorb(other)
+    for other in (ExcerptTable.of([(("src-0", 1, 3), "old")]), excerpts):
+        wiki_set.absorb(other)
+    assert dict(wiki_made) == dict(wiki_set) and len(wiki_made) == len(wiki_set)
+    for sid in {key[0] for key, *_ in entries}:
+        assert set(made.spans_of(sid)) == set(excerpts.spans_of(sid))
+
+
+@pytest.mark.parametrize("key", [("s", -1, 4), ("s", 5, 4), ("s", 0, 2**32), ("s", True, 2), (b"s", 1, 2), ("s", 1)])
+def test_tables_made_whole_refuse_what_setting_refuses(key: object) -> None:
+    with pytest.raises(ValueError):
+        ExcerptTable.of([(("s", 1, 2), "x"), (key, "y")])  # type: ignore[list-item]
+    with pytest.raises(ValueError):
+        AcceptedSpans.of([(("s", 1, 2), "a", 0), (key, "a", 1)])  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        ExcerptTable.of([(("s", 1, 2), b"x")])  # type: ignore[list-item]
+    for index in (-1, 2**32, 1.0, True):
+        with pytest.raises(ValueError):
+            AcceptedSpans.of([(("s", 1, 2), "a", index)])  # type: ignore[list-item]

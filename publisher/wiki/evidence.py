@@ -7,6 +7,7 @@ the assembly, so the two agree whenever anything is published).
 
 from __future__ import annotations
 
+import io
 import pickle
 import posixpath
 import zlib
@@ -45,26 +46,34 @@ __all__ = [
 
 
 def pack_pair(first: object, second: object) -> bytes:
-    """What a worker ships and a wiki check holds of a checked run (its check and its event log):
-    each value pickled on its own, the two deflated in one stream at zlib's fastest level (about
-    half the bytes). One stream, not one a value: setting zlib up costs more than deflating a small
-    run's pickles (some 60 us of the worker's time a stream), and the two share what they both
-    name. Each is read back on its own (:func:`unpack_part`), so reading one never unpickles the
-    other. A wiki check only ever unpacks bytes its own workers packed, never a file's."""
-    head = pickle.dumps(first, protocol=pickle.HIGHEST_PROTOCOL)
-    tail = pickle.dumps(second, protocol=pickle.HIGHEST_PROTOCOL)
-    return zlib.compress(b"".join((len(head).to_bytes(_LENGTH, "little"), head, tail)), 1)
+    """What a worker ships and a wiki check holds of a checked run (its check and its event log),
+    deflated in one stream at zlib's fastest level (about half the bytes).
+
+    ``second`` is pickled alone and ``first`` after it, against what ``second``'s pickle holds
+    already: what both name (the check holds the same events) is written once, as a reference
+    into the second pickle, not pickled and deflated again. So :func:`unpack_part` reads the
+    second value without the first, and the first with the second read before it. A wiki check
+    only ever unpacks bytes its own workers packed, never a file's."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dump(second)
+    cut = buffer.tell()
+    pickler.dump(first)  # the same pickler: its memo still holds what ``second`` wrote
+    return zlib.compress(cut.to_bytes(_LENGTH, "little") + buffer.getbuffer(), 1)
 
 
 _LENGTH = 8
-"""Bytes of the first value's length at the start of a :func:`pack_pair` stream."""
+"""Bytes of the second value's pickle length at the start of a :func:`pack_pair` stream."""
 
 
 def unpack_part(packed: bytes, part: int) -> Any:
-    """The first (``part`` 0) or second (1) value :func:`pack_pair` packed, as a fresh copy."""
+    """The first (``part`` 0) or second (1) value :func:`pack_pair` packed, as a fresh copy (the
+    first is read against the second's pickle, read before it)."""
     data = memoryview(zlib.decompress(packed))
     cut = _LENGTH + int.from_bytes(data[:_LENGTH], "little")
-    return pickle.loads(data[_LENGTH:cut] if part == 0 else data[cut:])
+    unpickler = pickle.Unpickler(io.BytesIO(data[_LENGTH:] if part == 0 else data[_LENGTH:cut]))
+    second = unpickler.load()
+    return second if part == 1 else unpickler.load()  # the same unpickler: its memo holds the second's
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,13 @@ def _storable(key: object) -> tuple[str, int]:
     return split
 
 
+def _utf8(excerpt: object) -> bytes:
+    """An excerpt as the table holds it (lone surrogates kept); anything but a str is a ``TypeError``."""
+    if not isinstance(excerpt, str):
+        raise TypeError(f"an excerpt is a str, not {type(excerpt).__name__}")
+    return excerpt.encode("utf-8", "surrogatepass")
+
+
 class SpanSet(Set[tuple[int, int]]):
     """The ``(start, end)`` spans of one source, a live view of an :class:`ExcerptTable`'s entries
     for it (every span the wiki publishes of the source has its excerpt there)."""
@@ -139,6 +146,14 @@ class _SourceExcerpts:
         for at, code in enumerate(self._codes):
             yield code, blob[offsets[at] : offsets[at + 1]]
 
+    @classmethod
+    def sorted_from(cls, excerpts: dict[int, bytes]) -> _SourceExcerpts:
+        """The excerpts of ``excerpts`` (span code -> UTF-8), sorted into the arrays at once."""
+        made = cls()
+        made._hold(excerpts)
+        made._size = len(excerpts)
+        return made
+
     def update(self, other: _SourceExcerpts) -> None:
         for code, data in other.items():
             self[code] = data
@@ -156,12 +171,16 @@ class _SourceExcerpts:
                 merged.pop(code, None)
             else:
                 merged[code] = data
-        codes = sorted(merged)
+        self._hold(merged)
+
+    def _hold(self, excerpts: dict[int, bytes]) -> None:
+        """Hold exactly ``excerpts``, sorted into the arrays, nothing loose."""
+        codes = sorted(excerpts)
         ends, total = [0], 0
         for code in codes:
-            total += len(merged[code])
+            total += len(excerpts[code])
             ends.append(total)
-        self._blob = b"".join(merged[code] for code in codes)
+        self._blob = b"".join(excerpts[code] for code in codes)
         self._codes, self._offsets = array("Q", codes), array("Q", ends)
         self._loose = {}
 
@@ -193,6 +212,25 @@ class ExcerptTable(MutableMapping[SpanKey, str]):
         self._by_source: dict[str, _SourceExcerpts] = {}
         self._count = 0
 
+    @classmethod
+    def of(cls, entries: list[tuple[SpanKey, str]]) -> ExcerptTable:
+        """The table that setting each of ``entries`` in turn makes (a later excerpt of a span
+        replaces an earlier one; the same errors), each source's excerpts sorted into its arrays
+        at once: a run's index is made whole, and its entries are never read loose."""
+        by_source: dict[str, dict[int, bytes]] = {}
+        for key, value in entries:
+            data = _utf8(value)
+            sid, code = _storable(key)
+            held = by_source.get(sid)
+            if held is None:
+                held = by_source[sid] = {}
+            held[code] = data
+        table = cls()
+        for sid, excerpts in by_source.items():
+            table._by_source[sid] = _SourceExcerpts.sorted_from(excerpts)
+            table._count += len(excerpts)
+        return table
+
     def _held(self, key: object) -> bytes:
         split = _split(key)
         if split is not None:
@@ -207,14 +245,13 @@ class ExcerptTable(MutableMapping[SpanKey, str]):
         return self._held(key).decode("utf-8", "surrogatepass")
 
     def __setitem__(self, key: SpanKey, value: str) -> None:
-        if not isinstance(value, str):
-            raise TypeError(f"an excerpt is a str, not {type(value).__name__}")
+        data = _utf8(value)
         sid, code = _storable(key)
         held = self._by_source.get(sid)
         if held is None:
             held = self._by_source[sid] = _SourceExcerpts()
         before = len(held)
-        held[code] = value.encode("utf-8", "surrogatepass")
+        held[code] = data
         self._count += len(held) - before
 
     def __delitem__(self, key: SpanKey) -> None:
@@ -287,6 +324,14 @@ class AcceptedSpans(Mapping[SpanKey, list[tuple[str, int]]]):
         self._artifacts: list[str] = []
         self._pending: dict[str, list[tuple[int, _Use]]] = {}
         self._count = 0
+
+    @classmethod
+    def of(cls, claims: list[tuple[SpanKey, str, int]]) -> AcceptedSpans:
+        """The table of ``claims`` (span, artifact id, claim index), added in turn (:meth:`add`)."""
+        table = cls()
+        for key, artifact_id, index in claims:
+            table.add(key, artifact_id, index)
+        return table
 
     def add(self, key: SpanKey, artifact_id: str, index: int) -> None:
         """Record that claim ``index`` of artifact ``artifact_id`` cites ``key``."""

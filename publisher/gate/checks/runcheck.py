@@ -18,6 +18,7 @@ import orjson
 
 from ...kernel import _fs
 from ...kernel.canonical import StrictJSONError, loads_written
+from ...kernel.checkids import CheckId
 from ...kernel.errors import IntegrityError
 from ...kernel.findings import Finding
 from ...runs import Run
@@ -43,12 +44,29 @@ class CheckStatus:
     """What the check counted, by name (e.g. ``walled`` sentences), for a reader that needs the
     numbers without parsing ``detail``; listed in ``verification.json`` only when not empty."""
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as plain values (a checked run's statuses cross from a worker in every wiki
+        check): an enum member's own pickling runs Python code on both sides, several times a
+        plain string's; :func:`_status` makes the same status again."""
+        check_id = self.check_id
+        named = type(check_id) is CheckId
+        return _status, (str(check_id) if named else check_id, named, self.status, self.detail, self.counts)
+
     def to_dict(self) -> dict[str, Any]:
         """As ``verification.json``'s ``checks[]`` lists it."""
         out: dict[str, Any] = {"check_id": self.check_id, "status": self.status, "detail": self.detail}
         if self.counts:
             out["counts"] = dict(self.counts)
         return out
+
+
+_CHECK_IDS: dict[str, CheckId] = {member.value: member for member in CheckId}
+
+
+def _status(check_id: str, named: bool, status: Status, detail: str, counts: dict[str, int]) -> CheckStatus:
+    """A :class:`CheckStatus` from what its :meth:`~CheckStatus.__reduce__` gave: ``named``, its id
+    was the :class:`~publisher.kernel.checkids.CheckId` member of that value, else that string."""
+    return CheckStatus(_CHECK_IDS[check_id] if named else check_id, status, detail, counts)
 
 
 class _Packed:

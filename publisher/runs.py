@@ -252,7 +252,8 @@ class Run:
 MAX_QUESTION = 500
 """Longest review question ``run init --question`` accepts, in code points."""
 
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_CONTROL = r"[\x00-\x1f\x7f-\x9f\u2028\u2029]"
+"""What a question may not hold (compiled when a run is made: the only reader)."""
 
 
 def init_run(path: Path | str, slug: str, *, gate: bool = False, question: str | None = None) -> Run:
@@ -265,7 +266,7 @@ def init_run(path: Path | str, slug: str, *, gate: bool = False, question: str |
         raise UsageError(f"slug {slug!r} must be letters, digits, '.', '_' or '-' (at most 128)")
     if question is not None:
         question = question.strip()
-        if not question or len(question) > MAX_QUESTION or _CONTROL_RE.search(question):
+        if not question or len(question) > MAX_QUESTION or re.search(_CONTROL, question):
             raise UsageError(f"the question must be one line of 1 to {MAX_QUESTION} characters, no control characters")
     run = Run(Path(path))
     if run.config_path.exists():

@@ -16,7 +16,6 @@ stating ``evidence_basis: fulltext`` may not rest on abstracts alone (``ACCESS_M
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..kernel.assets import AssetChecker
@@ -61,19 +60,28 @@ LOG_NOT_INTACT = "event log is not intact"
 """Start of the detail of a freshness finding voided by a broken log (grouped under C-EVENT-LOG)."""
 
 
-@dataclass
 class Artifact:
-    """One extraction, appraisal or report claim being checked; any finding leaves it unresolved."""
+    """One extraction, appraisal or report claim being checked; any finding leaves it unresolved.
 
-    artifact_id: str
-    kind: str
-    evidence_id: str | None
-    record: str | None
-    data: dict[str, Any] = field(default_factory=dict)
-    findings: list[Finding] = field(default_factory=list)
-    claims: list[dict[str, Any]] = field(default_factory=list)
-    sources: dict[str, str] = field(default_factory=dict)
-    """Backing source id -> first field that cites it, in citation order."""
+    ``sources``: backing source id -> first field that cites it, in citation order. A plain
+    slotted class: a dataclass compiles its methods at import, which every ``assemble`` and
+    ``verify`` paid, and nothing compares or copies these."""
+
+    __slots__ = ("artifact_id", "claims", "data", "evidence_id", "findings", "kind", "record", "sources")
+
+    def __init__(
+        self,
+        artifact_id: str,
+        kind: str,
+        evidence_id: str | None,
+        record: str | None,
+        data: dict[str, Any] | None = None,
+    ) -> None:
+        self.artifact_id, self.kind, self.evidence_id, self.record = artifact_id, kind, evidence_id, record
+        self.data: dict[str, Any] = {} if data is None else data
+        self.findings: list[Finding] = []
+        self.claims: list[dict[str, Any]] = []
+        self.sources: dict[str, str] = {}
 
     def find(
         self,

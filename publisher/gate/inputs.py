@@ -45,7 +45,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -93,21 +92,30 @@ def gate_setting(cli_gate: bool | None, config: RunConfig) -> tuple[bool, str | 
     return False, None
 
 
-@dataclass(frozen=True)
 class RunOptions:
     """How a command reads a run: where its wiki is, which keys it trusts, and how the snapshots
     are read (the one options object of :func:`~publisher.gate.assemble.assemble_run`,
-    :func:`~publisher.gate.pipeline.check_run` and :func:`~publisher.gate.pipeline.verify_run`)."""
+    :func:`~publisher.gate.pipeline.check_run` and :func:`~publisher.gate.pipeline.verify_run`).
 
-    trusted_keys: KeyRing
-    """The wiki's trusted keys, from the policy MkDocs resolved (``KeyRing()``: unsigned, on purpose)."""
-    wiki_root: Path | None = None
-    """The wiki whose ``assets/papers/`` holds user-supplied PDFs (default: found from the run)."""
-    executor: Executor | None = None
-    """Where snapshots are verified (default: a pool of ``workers`` processes)."""
-    workers: int | None = None
-    progress: ProgressFn | None = None
-    """Told ``(done, total)`` as snapshots are verified."""
+    ``trusted_keys``: the wiki's trusted keys, from the policy MkDocs resolved (``KeyRing()``:
+    unsigned, on purpose); ``wiki_root``: the wiki whose ``assets/papers/`` holds user-supplied
+    PDFs (default: found from the run); ``executor``: where snapshots are verified (default: a
+    pool of ``workers`` processes); ``progress``: told ``(done, total)`` as snapshots are
+    verified. A plain slotted class: a dataclass compiles its methods at import, which every
+    ``assemble`` and ``verify`` paid, and nothing compares, copies or changes these."""
+
+    __slots__ = ("executor", "progress", "trusted_keys", "wiki_root", "workers")
+
+    def __init__(
+        self,
+        trusted_keys: KeyRing,
+        wiki_root: Path | None = None,
+        executor: Executor | None = None,
+        workers: int | None = None,
+        progress: ProgressFn | None = None,
+    ) -> None:
+        self.trusted_keys, self.wiki_root, self.executor = trusted_keys, wiki_root, executor
+        self.workers, self.progress = workers, progress
 
     def load(self, run: Run) -> RunInputs:
         """The run's inputs, read with these options (:func:`load_inputs`)."""

@@ -16,7 +16,6 @@ fails, else Inconclusive if any warns, else Verified.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -207,19 +206,22 @@ def prepare(inputs: RunInputs, reader: CheckedSnapshots, stored: Prepared | None
     return prepared
 
 
-@dataclass(frozen=True)
 class Loaded:
     """A run its caller has read already: its inputs, the reader they were declared to
     (:func:`prepare`), and its stored result. The wiki check declares every run's snapshots to one
-    parallel pass first, then checks each run with what it loaded."""
+    parallel pass first, then checks each run with what it loaded.
 
-    inputs: RunInputs
-    reader: CheckedSnapshots
-    prepared: Prepared
-    drop_records: bool = False
-    """The caller reads the agent records no more once the run is checked (the wiki check): they
-    are let go as soon as the assembly is final, before the stored result's model is made, so
-    the two are never held together."""
+    ``drop_records``: the caller reads the agent records no more once the run is checked (the wiki
+    check): they are let go as soon as the assembly is final, before the stored result's model is
+    made, so the two are never held together. A plain slotted class (a dataclass compiles its
+    methods at import, which every ``verify`` paid); nothing compares or copies these."""
+
+    __slots__ = ("drop_records", "inputs", "prepared", "reader")
+
+    def __init__(
+        self, inputs: RunInputs, reader: CheckedSnapshots, prepared: Prepared, drop_records: bool = False
+    ) -> None:
+        self.inputs, self.reader, self.prepared, self.drop_records = inputs, reader, prepared, drop_records
 
 
 def check_run(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -379,19 +378,30 @@ def _read_locked(path: Path) -> bytes | None:
         raise _refused(path, exc, "read") from exc
 
 
-@dataclass
 class LogState(Generic[T]):
-    """Everything read from a log: the events (or entries), line digests and chain findings."""
+    """Everything read from a log: the events (or entries), line digests and chain findings.
 
-    events: list[T] = field(default_factory=list)
-    digests: list[str] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    """Broken links of the chain, each on its 1-based line of ``events.jsonl``."""
-    torn: bool = False
-    chained: bool = False
-    exists: bool = False
-    crlf: int = 0
-    """Lines ending in a carriage return: line endings converted by a checkout or an editor."""
+    ``findings``: broken links of the chain, each on its 1-based line of ``events.jsonl``;
+    ``crlf``: lines ending in a carriage return (line endings converted by a checkout or an
+    editor). A plain slotted class: a dataclass compiles its methods when its module is imported,
+    which every command that reads a log would pay, and nothing compares or copies these."""
+
+    __slots__ = ("chained", "crlf", "digests", "events", "exists", "findings", "torn")
+
+    def __init__(
+        self,
+        events: list[T] | None = None,
+        digests: list[str] | None = None,
+        findings: list[Finding] | None = None,
+        torn: bool = False,
+        chained: bool = False,
+        exists: bool = False,
+        crlf: int = 0,
+    ) -> None:
+        self.events: list[T] = [] if events is None else events
+        self.digests: list[str] = [] if digests is None else digests
+        self.findings: list[Finding] = [] if findings is None else findings
+        self.torn, self.chained, self.exists, self.crlf = torn, chained, exists, crlf
 
     def integrity_findings(self, file: str, *, check: CheckId, field: str) -> list[Finding]:
         """A torn last line and every broken link of the chain as findings of ``check`` (with

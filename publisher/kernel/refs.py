@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
+
+from .frozen import FrozenValue
 
 __all__ = [
     "SpanRef",
@@ -83,23 +84,40 @@ def neutral_text(text: str) -> str:
     return spelled if looks_like_evidence(spelled) is None else "[a title that reads as evidence]"
 
 
-@dataclass(frozen=True)
-class SpanRef:
-    """One parsed reference; ``quoted`` is the author's excerpt, compared but never used."""
+class SpanRef(FrozenValue):
+    """One parsed reference; ``quoted`` is the author's excerpt, compared but never used. Frozen,
+    equal and hashed by its fields (:class:`~.frozen.FrozenValue`)."""
 
+    __slots__ = ("end", "quoted", "source_id", "start")
+    _fields = ("source_id", "start", "end", "quoted")
     source_id: str
     start: int
     end: int
-    quoted: str | None = None
+    quoted: str | None
+
+    def __init__(self, source_id: str, start: int, end: int, quoted: str | None = None) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "source_id", source_id)
+        setattr_(self, "start", start)
+        setattr_(self, "end", end)
+        setattr_(self, "quoted", quoted)
 
 
-@dataclass(frozen=True)
-class ParsedRefs:
-    """References at the start of a footnote body, what follows them, and any grammar error."""
+class ParsedRefs(FrozenValue):
+    """References at the start of a footnote body, what follows them, and any grammar error.
+    Frozen, equal and hashed by its fields (:class:`~.frozen.FrozenValue`)."""
 
+    __slots__ = ("error", "refs", "rest")
+    _fields = ("refs", "rest", "error")
     refs: tuple[SpanRef, ...]
     rest: str
-    error: str | None = None
+    error: str | None
+
+    def __init__(self, refs: tuple[SpanRef, ...], rest: str, error: str | None = None) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "refs", refs)
+        setattr_(self, "rest", rest)
+        setattr_(self, "error", error)
 
 
 def starts_with_ref(body: str) -> bool:

@@ -19,13 +19,13 @@ import binascii
 import hashlib
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import _fs, tty
 from .errors import UsageError
+from .frozen import FrozenValue
 from .models import Event, Signature, SignedLine, signed_payload
 from .reasons import Reason
 
@@ -108,14 +108,23 @@ def key_id_of(public: Ed25519PublicKey) -> str:
     return hashlib.sha256(raw).hexdigest()
 
 
-@dataclass(frozen=True)
-class Signer:
+class Signer(FrozenValue):
     """A private key bound to what its signatures name (a run, or a wiki log such as
-    ``assessments``)."""
+    ``assessments``). Frozen, equal and hashed by its fields; the key is never shown
+    (:class:`~.frozen.FrozenValue`)."""
 
-    private: Ed25519PrivateKey = field(repr=False)
+    __slots__ = ("key_id", "private", "run")
+    _fields = ("private", "key_id", "run")
+    _shown = ("key_id", "run")
+    private: Ed25519PrivateKey
     key_id: str
     run: str
+
+    def __init__(self, private: Ed25519PrivateKey, key_id: str, run: str) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "private", private)
+        setattr_(self, "key_id", key_id)
+        setattr_(self, "run", run)
 
     def sign(self, payload: bytes) -> str:
         """The base64 Ed25519 signature of ``payload``."""
@@ -212,15 +221,30 @@ def wiki_key_file(key_ids: Iterable[str], environ: Mapping[str, str] | None = No
     return None
 
 
-@dataclass(frozen=True)
-class KeyRing:
-    """The public keys a wiki trusts, by key id, each with its roles. An empty ring: unsigned wiki."""
+class KeyRing(FrozenValue):
+    """The public keys a wiki trusts, by key id, each with its roles. An empty ring: unsigned wiki.
 
-    keys: dict[str, Ed25519PublicKey] = field(default_factory=dict)
-    roles: dict[str, frozenset[Role]] = field(default_factory=dict)
-    """Each key's roles; a key missing here has :data:`DEFAULT_ROLES`."""
-    names: dict[str, str] = field(default_factory=dict, compare=False)
-    """Each key's file as listed (for messages that name the key to use)."""
+    ``roles``: each key's roles (a key missing here has :data:`DEFAULT_ROLES`); ``names``: each
+    key's file as listed (for messages that name the key to use), not compared. Frozen, equal by
+    its keys and roles (:class:`~.frozen.FrozenValue`)."""
+
+    __slots__ = ("keys", "names", "roles")
+    _fields = ("keys", "roles", "names")
+    _compared = ("keys", "roles")
+    keys: dict[str, Ed25519PublicKey]
+    roles: dict[str, frozenset[Role]]
+    names: dict[str, str]
+
+    def __init__(
+        self,
+        keys: dict[str, Ed25519PublicKey] | None = None,
+        roles: dict[str, frozenset[Role]] | None = None,
+        names: dict[str, str] | None = None,
+    ) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "keys", {} if keys is None else keys)
+        setattr_(self, "roles", {} if roles is None else roles)
+        setattr_(self, "names", {} if names is None else names)
 
     @property
     def ids(self) -> list[str]:
@@ -307,12 +331,18 @@ def _ring_of_raw(raw: dict[str, bytes], roles: dict[str, list[str]], names: dict
     )
 
 
-@dataclass(frozen=True)
-class TrustedKey:
-    """One ``trusted_keys`` entry: a key file (relative to the wiki root) and its roles."""
+class TrustedKey(FrozenValue):
+    """One ``trusted_keys`` entry: a key file (relative to the wiki root) and its roles. Frozen,
+    equal and hashed by its fields (:class:`~.frozen.FrozenValue`)."""
 
+    __slots__ = ("path", "roles")
+    _fields = ("path", "roles")
     path: str
-    roles: frozenset[Role] = DEFAULT_ROLES
+    roles: frozenset[Role]
+
+    def __init__(self, path: str, roles: frozenset[Role] = DEFAULT_ROLES) -> None:
+        object.__setattr__(self, "path", path)
+        object.__setattr__(self, "roles", roles)
 
 
 def _bad(where: str, message: str) -> UsageError:

@@ -21,6 +21,7 @@ from ...kernel.canonical import StrictJSONError, loads_written
 from ...kernel.checkids import CheckId
 from ...kernel.errors import IntegrityError
 from ...kernel.findings import Finding
+from ...kernel.frozen import FrozenValue
 from ...runs import Run
 from ..inputs import RunInputs
 
@@ -33,16 +34,28 @@ __all__ = ["RunCheck", "CheckStatus", "Status", "finding_entry", "compact_json",
 Status = Literal["pass", "warn", "fail"]
 
 
-@dataclass(frozen=True)
-class CheckStatus:
-    """The outcome of one numbered check: its id, ``pass``, ``warn`` or ``fail``, and one line."""
+class CheckStatus(FrozenValue):
+    """The outcome of one numbered check: its id, ``pass``, ``warn`` or ``fail``, and one line.
 
+    ``counts``: what the check counted, by name (e.g. ``walled`` sentences), for a reader that
+    needs the numbers without parsing ``detail``; listed in ``verification.json`` only when not
+    empty. Frozen, equal by its fields and hashed by all but ``counts``
+    (:class:`~publisher.kernel.frozen.FrozenValue`)."""
+
+    __slots__ = ("check_id", "counts", "detail", "status")
+    _fields = ("check_id", "status", "detail", "counts")
+    _hashed = ("check_id", "status", "detail")
     check_id: str
     status: Status
     detail: str
-    counts: dict[str, int] = field(default_factory=dict, hash=False)
-    """What the check counted, by name (e.g. ``walled`` sentences), for a reader that needs the
-    numbers without parsing ``detail``; listed in ``verification.json`` only when not empty."""
+    counts: dict[str, int]
+
+    def __init__(self, check_id: str, status: Status, detail: str, counts: dict[str, int] | None = None) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "check_id", check_id)
+        setattr_(self, "status", status)
+        setattr_(self, "detail", detail)
+        setattr_(self, "counts", {} if counts is None else counts)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled as plain values (a checked run's statuses cross from a worker in every wiki

@@ -1,0 +1,59 @@
+"""A frozen dataclass's behaviour for a plain slotted class, without compiling methods at import.
+
+``@dataclass(frozen=True)`` writes and compiles ``__init__``, ``__repr__``, ``__eq__``,
+``__hash__``, ``__setattr__`` and ``__delattr__`` for each class when its module is imported
+(about a millisecond a class), which every command that imports the class pays. A
+:class:`FrozenValue` subclass names its fields in :attr:`~FrozenValue._fields`, in order, and sets
+them in its ``__init__`` with :func:`object.__setattr__`; the methods here then act as the
+dataclass's would: equal (and hashed) by the tuple of its fields when the classes are the same,
+shown as ``Name(field=value, ...)``, refusing assignment and deletion with
+:class:`dataclasses.FrozenInstanceError`, and pickled by its fields. A field declared with
+``compare=False``, ``hash=False`` or ``repr=False`` is left out of :attr:`~FrozenValue._compared`,
+:attr:`~FrozenValue._hashed` or :attr:`~FrozenValue._shown`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import FrozenInstanceError
+from typing import Any, ClassVar
+
+__all__ = ["FrozenValue"]
+
+
+class FrozenValue:
+    """Base of a frozen value class; see the module's docstring."""
+
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
+    """The fields, in the order a dataclass would list them (the constructor's order)."""
+    _compared: ClassVar[tuple[str, ...] | None] = None
+    """The fields equality and the hash read (None: all of :attr:`_fields`)."""
+    _hashed: ClassVar[tuple[str, ...] | None] = None
+    """The fields the hash reads (None: those of :attr:`_compared`)."""
+    _shown: ClassVar[tuple[str, ...] | None] = None
+    """The fields the representation shows (None: all of :attr:`_fields`)."""
+
+    def _values(self, names: tuple[str, ...] | None = None) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in (self._fields if names is None else names))
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values(self._compared) == other._values(self._compared)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values(self._compared if self._hashed is None else self._hashed))
+
+    def __repr__(self) -> str:
+        names = self._fields if self._shown is None else self._shown
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{self.__class__.__qualname__}({shown})"
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return self.__class__, self._values()

@@ -1,0 +1,120 @@
+"""The plain slotted value classes (``kernel/frozen.py``) behave as the frozen dataclasses they replace.
+
+Each class is held to a dataclass twin declared with the same fields and options: the same
+representation, equality, hash (or refusal to hash), refusal to assign or delete, and a pickle
+that reads back equal.
+"""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import FrozenInstanceError, dataclass, field
+from typing import Any
+
+import pytest
+
+from publisher.gate.checks.runcheck import CheckStatus
+from publisher.kernel.checkids import CheckId
+from publisher.kernel.frozen import FrozenValue
+from publisher.kernel.refs import ParsedRefs, SpanRef
+from publisher.kernel.trust import DEFAULT_ROLES, KeyRing, Role, Signer, TrustedKey
+
+SID = "src-" + "a" * 64
+
+
+@dataclass(frozen=True)
+class SpanRefTwin:
+    source_id: str
+    start: int
+    end: int
+    quoted: str | None = None
+
+
+@dataclass(frozen=True)
+class ParsedRefsTwin:
+    refs: tuple[Any, ...]
+    rest: str
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class TrustedKeyTwin:
+    path: str
+    roles: frozenset[Role] = DEFAULT_ROLES
+
+
+@dataclass(frozen=True)
+class SignerTwin:
+    private: Any = field(repr=False)
+    key_id: str
+    run: str
+
+
+@dataclass(frozen=True)
+class KeyRingTwin:
+    keys: dict[str, Any] = field(default_factory=dict)
+    roles: dict[str, frozenset[Role]] = field(default_factory=dict)
+    names: dict[str, str] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class CheckStatusTwin:
+    check_id: str
+    status: str
+    detail: str
+    counts: dict[str, int] = field(default_factory=dict, hash=False)
+
+
+def _outcome(call: Any) -> tuple[str, Any]:
+    try:
+        return "value", call()
+    except Exception as exc:  # the exception's type and words are what is compared
+        return type(exc).__name__, str(exc)
+
+
+# (class, twin, argument tuples: pairs among them are compared with each other)
+CASES: list[tuple[type[Any], type[Any], list[tuple[Any, ...]]]] = [
+    (SpanRef, SpanRefTwin, [(SID, 1, 5), (SID, 1, 5, None), (SID, 1, 5, "x"), (SID, 2, 5)]),
+    (ParsedRefs, ParsedRefsTwin, [((), ""), ((SpanRef(SID, 0, 1),), "rest"), ((), "", "malformed")]),
+    (TrustedKey, TrustedKeyTwin, [("k.pub",), ("k.pub", DEFAULT_ROLES), ("k.pub", frozenset({Role.ACQUIRE}))]),
+    (Signer, SignerTwin, [("secret", "kid", "run"), ("secret", "kid", "other"), ("other", "kid", "run")]),
+    (KeyRing, KeyRingTwin, [(), ({"a": 1},), ({"a": 1}, {}, {"a": "a.pub"}), ({"a": 1}, {"a": frozenset()})]),
+    (
+        CheckStatus,
+        CheckStatusTwin,
+        [(CheckId.PROSE, "pass", "x"), (CheckId.PROSE, "pass", "x", {"n": 1}), ("C-OTHER", "fail", "y")],
+    ),
+]
+
+
+def _shown(text: str, cls: type[Any], twin: type[Any]) -> str:
+    return text.replace(twin.__qualname__, cls.__qualname__, 1)
+
+
+@pytest.mark.parametrize(("cls", "twin", "args"), CASES, ids=[c[0].__name__ for c in CASES])
+def test_behaves_as_its_frozen_dataclass(cls: type[Any], twin: type[Any], args: list[tuple[Any, ...]]) -> None:
+    assert issubclass(cls, FrozenValue)
+    mine = [cls(*a) for a in args]
+    theirs = [twin(*a) for a in args]
+    for one, other in zip(mine, theirs, strict=True):
+        assert repr(one) == _shown(repr(other), cls, twin)
+        assert _outcome(lambda o=one: hash(o)) == _outcome(lambda o=other: hash(o))
+        for name in (*cls._fields, "not_a_field"):
+            refused = _outcome(lambda o=one, n=name: setattr(o, n, 1))
+            assert refused == _outcome(lambda o=other, n=name: setattr(o, n, 1))
+        with pytest.raises(FrozenInstanceError):
+            delattr(one, cls._fields[0])
+        assert one != other and one != object()  # another class is never equal
+    for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
+        for c, d in zip(mine, theirs, strict=True):
+            assert (a == c) == (b == d), (i, a, c)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [SpanRef(SID, 3, 9, "q"), ParsedRefs((SpanRef(SID, 0, 1),), "r", None), TrustedKey("k.pub"), KeyRing()],
+    ids=repr,
+)
+def test_pickled_by_its_fields(value: Any) -> None:
+    back = pickle.loads(pickle.dumps(value))
+    assert back == value and type(back) is type(value) and repr(back) == repr(value)

@@ -16,6 +16,7 @@ import pytest
 from publisher.gate.checks.runcheck import CheckStatus
 from publisher.kernel.checkids import CheckId
 from publisher.kernel.frozen import FrozenValue
+from publisher.kernel.locate import Budget, Candidate, Fragment, Normalized, Occurrence
 from publisher.kernel.refs import ParsedRefs, SpanRef
 from publisher.kernel.trust import DEFAULT_ROLES, KeyRing, Role, Signer, TrustedKey
 
@@ -58,6 +59,39 @@ class KeyRingTwin:
 
 
 @dataclass(frozen=True)
+class FragmentTwin:
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class CandidateTwin:
+    kind: str
+    start: int
+    end: int
+    fragments: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class OccurrenceTwin:
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class NormalizedTwin:
+    text: str
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+
+@dataclass
+class BudgetTwin:
+    left: int
+
+
+@dataclass(frozen=True)
 class CheckStatusTwin:
     check_id: str
     status: str
@@ -79,6 +113,10 @@ CASES: list[tuple[type[Any], type[Any], list[tuple[Any, ...]]]] = [
     (TrustedKey, TrustedKeyTwin, [("k.pub",), ("k.pub", DEFAULT_ROLES), ("k.pub", frozenset({Role.ACQUIRE}))]),
     (Signer, SignerTwin, [("secret", "kid", "run"), ("secret", "kid", "other"), ("other", "kid", "run")]),
     (KeyRing, KeyRingTwin, [(), ({"a": 1},), ({"a": 1}, {}, {"a": "a.pub"}), ({"a": 1}, {"a": frozenset()})]),
+    (Fragment, FragmentTwin, [(0, 3), (0, 3), (1, 3)]),
+    (Candidate, CandidateTwin, [("exact", 0, 3), ("exact", 0, 3, ()), ("fragments", 0, 9, (Fragment(0, 2),))]),
+    (Occurrence, OccurrenceTwin, [("exact", 0, 3), ("normalized", 0, 3), ("exact", 0, 3)]),
+    (Normalized, NormalizedTwin, [("ab", (0, 1), (1, 2)), ("ab", (0, 1), (1, 3))]),
     (
         CheckStatus,
         CheckStatusTwin,
@@ -110,9 +148,27 @@ def test_behaves_as_its_frozen_dataclass(cls: type[Any], twin: type[Any], args: 
             assert (a == c) == (b == d), (i, a, c)
 
 
+def test_budget_as_its_dataclass() -> None:
+    budget, twin = Budget(5), BudgetTwin(5)
+    assert repr(budget) == repr(twin).replace("BudgetTwin", "Budget")
+    assert budget == Budget(5) and budget != Budget(4) and budget != twin
+    budget.left -= 2
+    assert budget.left == 3 and budget == Budget(3)
+    with pytest.raises(TypeError):
+        hash(budget)
+
+
 @pytest.mark.parametrize(
     "value",
-    [SpanRef(SID, 3, 9, "q"), ParsedRefs((SpanRef(SID, 0, 1),), "r", None), TrustedKey("k.pub"), KeyRing()],
+    [
+        SpanRef(SID, 3, 9, "q"),
+        ParsedRefs((SpanRef(SID, 0, 1),), "r", None),
+        TrustedKey("k.pub"),
+        KeyRing(),
+        Candidate("fragments", 0, 9, (Fragment(0, 2), Fragment(5, 9))),
+        Occurrence("normalized", 4, 8),
+        Normalized("ab", (0, 1), (1, 2)),
+    ],
     ids=repr,
 )
 def test_pickled_by_its_fields(value: Any) -> None:

@@ -41,9 +41,9 @@ import unicodedata
 from bisect import bisect_left
 from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Generator, Iterator
-from dataclasses import dataclass
 from typing import Literal, cast
 
+from .frozen import FrozenValue
 from .segmented import SegmentedText
 from .spans import MAX_SPAN
 
@@ -157,23 +157,40 @@ _ELLIPSIS_RE = re.compile(r"\s*[\[(]?\s*\.{3,}\s*[\])]?\s*")
 brackets around it and the white space either side."""
 
 
-@dataclass(frozen=True)
-class Fragment:
-    """One part of a ``fragments`` candidate: a half-open raw code-point range."""
+class Fragment(FrozenValue):
+    """One part of a ``fragments`` candidate: a half-open raw code-point range. The value classes
+    of this module are frozen and equal by their fields (:class:`~.frozen.FrozenValue`: no
+    dataclass methods compiled when a command imports the locator)."""
 
+    __slots__ = ("end", "start")
+    _fields = ("start", "end")
     start: int
     end: int
 
+    def __init__(self, start: int, end: int) -> None:
+        object.__setattr__(self, "start", start)
+        object.__setattr__(self, "end", end)
 
-@dataclass(frozen=True)
-class Candidate:
-    """Offsets where a quote may be: ``text[start:end]`` is the raw passage; a suggestion only."""
 
+class Candidate(FrozenValue):
+    """Offsets where a quote may be: ``text[start:end]`` is the raw passage; a suggestion only.
+
+    ``fragments``: for kind ``fragments``, each part's raw range, in order (empty for the other
+    kinds)."""
+
+    __slots__ = ("end", "fragments", "kind", "start")
+    _fields = ("kind", "start", "end", "fragments")
     kind: Kind
     start: int
     end: int
-    fragments: tuple[Fragment, ...] = ()
-    """For kind ``fragments``: each part's raw range, in order (empty for the other kinds)."""
+    fragments: tuple[Fragment, ...]
+
+    def __init__(self, kind: Kind, start: int, end: int, fragments: tuple[Fragment, ...] = ()) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "kind", kind)
+        setattr_(self, "start", start)
+        setattr_(self, "end", end)
+        setattr_(self, "fragments", fragments)
 
     def as_json(self) -> dict[str, object]:
         """The shape of CONTRACT section 15: ``fragments`` only for kind ``fragments``."""
@@ -183,16 +200,22 @@ class Candidate:
         return out
 
 
-@dataclass(frozen=True)
-class Occurrence:
+class Occurrence(FrozenValue):
     """One occurrence of a search term: raw offsets and how it was found (``exact`` or ``normalized``)."""
 
+    __slots__ = ("end", "kind", "start")
+    _fields = ("kind", "start", "end")
     kind: Literal["exact", "normalized"]
     start: int
     end: int
 
+    def __init__(self, kind: Literal["exact", "normalized"], start: int, end: int) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "kind", kind)
+        setattr_(self, "start", start)
+        setattr_(self, "end", end)
 
-@dataclass
+
 class Budget:
     """The work searches may still do, shared by every search it is passed to.
 
@@ -205,11 +228,21 @@ class Budget:
     together (a document review's terms, an assembly's mismatched quotes).
     """
 
-    left: int
+    __slots__ = ("left",)
+
+    def __init__(self, left: int) -> None:
+        self.left = left
+
+    def __repr__(self) -> str:
+        return f"Budget(left={self.left!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return self.left == other.left if other.__class__ is self.__class__ else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a mutable budget is not hashed (as its dataclass was not)
 
 
-@dataclass(frozen=True)
-class Normalized:
+class Normalized(FrozenValue):
     """A text's normal form with, for each of its code points, the raw range it came from.
 
     ``text[i]`` was produced by ``raw[starts[i]:ends[i]]``: a whole raw character, a cluster of a
@@ -217,9 +250,17 @@ class Normalized:
     space run (for its one space). The ranges never go backwards.
     """
 
+    __slots__ = ("ends", "starts", "text")
+    _fields = ("text", "starts", "ends")
     text: str
     starts: tuple[int, ...]
     ends: tuple[int, ...]
+
+    def __init__(self, text: str, starts: tuple[int, ...], ends: tuple[int, ...]) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "text", text)
+        setattr_(self, "starts", starts)
+        setattr_(self, "ends", ends)
 
     def raw_range(self, start: int, end: int) -> tuple[int, int] | None:
         """The raw range behind the normalised range ``[start, end)``, or None when ``start`` or

@@ -14,11 +14,14 @@ from typing import Any
 import pytest
 
 from publisher.gate.checks.runcheck import CheckStatus
+from publisher.gate.freshness import Freshness
 from publisher.kernel.checkids import CheckId
 from publisher.kernel.frozen import FrozenValue
 from publisher.kernel.locate import Budget, Candidate, Fragment, Normalized, Occurrence
+from publisher.kernel.reasons import Reason
 from publisher.kernel.refs import ParsedRefs, SpanRef
 from publisher.kernel.trust import DEFAULT_ROLES, KeyRing, Role, Signer, TrustedKey
+from publisher.wiki.policy import WINDOWS_ABOVE, Policy
 
 SID = "src-" + "a" * 64
 
@@ -92,6 +95,30 @@ class BudgetTwin:
 
 
 @dataclass(frozen=True)
+class FreshnessTwin:
+    fresh: bool
+    event_id: str | None
+    reason: Reason | None
+    detail: str
+    field: str | None = None
+
+
+@dataclass(frozen=True)
+class PolicyTwin:
+    wiki_root: Any
+    trusted_keys: Any
+    key_files: tuple[str, ...] = ()
+    source_text: str = "full"
+    source_text_for: tuple[tuple[str, str], ...] = ()
+    context: int = 400
+    windows_above: int = WINDOWS_ABOVE
+    offline: bool = False
+    web_fonts: bool = False
+    retracted: str = "warn"
+    require_warrant: bool = False
+
+
+@dataclass(frozen=True)
 class CheckStatusTwin:
     check_id: str
     status: str
@@ -117,6 +144,24 @@ CASES: list[tuple[type[Any], type[Any], list[tuple[Any, ...]]]] = [
     (Candidate, CandidateTwin, [("exact", 0, 3), ("exact", 0, 3, ()), ("fragments", 0, 9, (Fragment(0, 2),))]),
     (Occurrence, OccurrenceTwin, [("exact", 0, 3), ("normalized", 0, 3), ("exact", 0, 3)]),
     (Normalized, NormalizedTwin, [("ab", (0, 1), (1, 2)), ("ab", (0, 1), (1, 3))]),
+    (
+        Freshness,
+        FreshnessTwin,
+        [
+            (True, "ev-1", None, "fetched"),
+            (False, None, Reason.NO_FRESH_FETCH, "x", "sig"),
+            (True, "ev-1", None, "fetched"),
+        ],
+    ),
+    (
+        Policy,
+        PolicyTwin,
+        [
+            (None, KeyRing()),
+            (None, KeyRing(), ("k.pub",)),
+            (None, KeyRing(), (), "proofs", (), 80, 10, True, True, "fail", True),
+        ],
+    ),
     (
         CheckStatus,
         CheckStatusTwin,

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..kernel.assets import AssetChecker
 from ..kernel.blobs import BlobChecker
 from ..kernel.canonical import parse_ts
+from ..kernel.frozen import FrozenValue
 from ..kernel.models import ACQUISITIONS, Asset, Event, EventType, Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing, Role, event_signature_problem
@@ -52,18 +52,31 @@ class SnapshotFacts(Protocol):
     def record_hash(self) -> str | None: ...
 
 
-@dataclass(frozen=True)
-class Freshness:
+class Freshness(FrozenValue):
     """Outcome of the fresh-fetch rule for one snapshot in one run (compared by value: the same
-    rule over a text and over its digest must agree)."""
+    rule over a text and over its digest must agree; :class:`~publisher.kernel.frozen.FrozenValue`).
 
+    ``field``: what on a matching acquisition event kept it from counting: ``sig``,
+    ``record_hash`` (the metadata changed since acquisition) or ``receipt`` (its raw bytes); None
+    otherwise."""
+
+    __slots__ = ("detail", "event_id", "field", "fresh", "reason")
+    _fields = ("fresh", "event_id", "reason", "detail", "field")
     fresh: bool
     event_id: str | None
     reason: Reason | None
     detail: str
-    field: str | None = None
-    """What on a matching acquisition event kept it from counting: ``sig``, ``record_hash`` (the
-    metadata changed since acquisition) or ``receipt`` (its raw bytes); None otherwise."""
+    field: str | None
+
+    def __init__(
+        self, fresh: bool, event_id: str | None, reason: Reason | None, detail: str, field: str | None = None
+    ) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "fresh", fresh)
+        setattr_(self, "event_id", event_id)
+        setattr_(self, "reason", reason)
+        setattr_(self, "detail", detail)
+        setattr_(self, "field", field)
 
 
 class Provenance:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..kernel.canonical import canonical_bytes
 from ..kernel.errors import UsageError
+from ..kernel.frozen import FrozenValue
 from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing, key_ring, trusted_key_entries
 
@@ -49,26 +49,82 @@ RETRACTED_MODES = ("warn", "fail")
 """What a build does when a claim rests on a work with a logged retraction (check ``C-NOTICE``)."""
 
 
-@dataclass(frozen=True)
-class Policy:
-    """The evidence options of one wiki, resolved once (see the module docstring)."""
+class Policy(FrozenValue):
+    """The evidence options of one wiki, resolved once (see the module docstring).
 
+    ``key_files``: the key files as listed, relative to the wiki root; ``source_text_for``:
+    per-source modes, ``(source id | origin:<origin> | access:<access>, mode)`` pairs, sorted;
+    ``retracted``: ``fail``, a claim resting on a retracted work refuses the build
+    (``C-NOTICE``), or ``warn``, the build says so and publishes, the work shown apart and giving
+    no credit; ``require_warrant``: whether every claim needs a current ``confirmed`` or
+    ``qualified`` warrant review (``C-WARRANT``). Frozen and equal by its fields
+    (:class:`~publisher.kernel.frozen.FrozenValue`: every command that reads a wiki's policy
+    imports this class, and a dataclass compiled its methods then)."""
+
+    __slots__ = (
+        "context",
+        "key_files",
+        "offline",
+        "require_warrant",
+        "retracted",
+        "source_text",
+        "source_text_for",
+        "trusted_keys",
+        "web_fonts",
+        "wiki_root",
+        "windows_above",
+    )
+    _fields = (
+        "wiki_root",
+        "trusted_keys",
+        "key_files",
+        "source_text",
+        "source_text_for",
+        "context",
+        "windows_above",
+        "offline",
+        "web_fonts",
+        "retracted",
+        "require_warrant",
+    )
     wiki_root: Path | None
     trusted_keys: KeyRing
-    key_files: tuple[str, ...] = ()
-    """The key files as listed, relative to the wiki root."""
-    source_text: str = "full"
-    source_text_for: tuple[tuple[str, str], ...] = ()
-    """Per-source modes: ``(source id | origin:<origin> | access:<access>, mode)`` pairs, sorted."""
-    context: int = 400
-    windows_above: int = WINDOWS_ABOVE
-    offline: bool = False
-    web_fonts: bool = False
-    retracted: str = "warn"
-    """``fail``: a claim resting on a retracted work refuses the build (``C-NOTICE``); ``warn``:
-    the build says so and publishes, the work shown apart and giving no credit."""
-    require_warrant: bool = False
-    """Whether every claim needs a current ``confirmed`` or ``qualified`` warrant review (``C-WARRANT``)."""
+    key_files: tuple[str, ...]
+    source_text: str
+    source_text_for: tuple[tuple[str, str], ...]
+    context: int
+    windows_above: int
+    offline: bool
+    web_fonts: bool
+    retracted: str
+    require_warrant: bool
+
+    def __init__(
+        self,
+        wiki_root: Path | None,
+        trusted_keys: KeyRing,
+        key_files: tuple[str, ...] = (),
+        source_text: str = "full",
+        source_text_for: tuple[tuple[str, str], ...] = (),
+        context: int = 400,
+        windows_above: int = WINDOWS_ABOVE,
+        offline: bool = False,
+        web_fonts: bool = False,
+        retracted: str = "warn",
+        require_warrant: bool = False,
+    ) -> None:
+        setattr_ = object.__setattr__
+        setattr_(self, "wiki_root", wiki_root)
+        setattr_(self, "trusted_keys", trusted_keys)
+        setattr_(self, "key_files", key_files)
+        setattr_(self, "source_text", source_text)
+        setattr_(self, "source_text_for", source_text_for)
+        setattr_(self, "context", context)
+        setattr_(self, "windows_above", windows_above)
+        setattr_(self, "offline", offline)
+        setattr_(self, "web_fonts", web_fonts)
+        setattr_(self, "retracted", retracted)
+        setattr_(self, "require_warrant", require_warrant)
 
     @classmethod
     def unsigned(cls, wiki_root: Path | None = None) -> Policy:

@@ -226,6 +226,35 @@ _WRITTEN = st.recursive(
 )
 
 
+def _nested(depth: int) -> Any:
+    """Lists nested ``depth`` deep (past orjson's limit of 255: the standard encoder writes it)."""
+    value: Any = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@settings(max_examples=600, deadline=None)
+@given(_WRITTEN | st.text() | st.lists(st.text() | st.integers(-(2**65), 2**65), max_size=6))
+@example({"b": 1, "a": [True, None, '\x00\x1f\x7f\\"\u2028'], "é": {"": -(2**63)}, "\U0001f600": 2**64 - 1})
+@example(["run", "extraction:x", "src-0", 0, 2**32, "claim \ud800"])
+@example({"deep": _nested(300)})
+def test_canonical_bytes_is_byte_for_byte_the_standard_compact_json(value: Any) -> None:
+    """Where orjson writes the canonical form it writes the standard encoder's bytes, and where
+    the standard encoder refuses (NaN, a lone surrogate) the same error is raised."""
+    try:
+        expected: bytes | type[BaseException] = json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        ).encode("utf-8")
+    except (ValueError, TypeError) as exc:  # UnicodeEncodeError is a ValueError
+        expected = type(exc)
+    if isinstance(expected, bytes):
+        assert canonical_bytes(value) == expected
+    else:
+        with pytest.raises(expected):
+            canonical_bytes(value)
+
+
 @settings(max_examples=600, deadline=None)
 @given(_WRITTEN)
 @example({"a": [1e-05, "\x1f\x7f\u2028"], 1: 2**64})

@@ -459,8 +459,23 @@ def quotations_around(text: str, block: range) -> list[Quotation]:
         "\n".join(lines[first + 1 : last + 1]), _closed_block
     ):
         return quotations(text, skip=skip)
-    kept = head[: first + 1] + [""] * (last - first - 1) + [_SMARTY.sub(_smarty, line) for line in lines[last:]]
-    return _read_tokens(_parser().parse("\n".join(kept), {_SKIP: skip}), skip)
+    # The block's inside is left as one empty line, not one per line: nothing is open after its
+    # first line, so empty lines there read alike however many (markdown-it looks at every
+    # character of its source, a generated block's worth of empty lines included); the lines of
+    # what follows are moved back to the text's own numbers.
+    gap = max(0, last - first - 2)
+    after = first + 2 if gap else len(lines)
+
+    def shifted(line: int) -> int:
+        return line + gap if line >= after else line
+
+    kept = head[: first + 1] + [""] * (last - first - 1 - gap) + [_SMARTY.sub(_smarty, line) for line in lines[last:]]
+    tokens = _parser().parse("\n".join(kept), {_SKIP: lambda line: skip(shifted(line))})
+    if gap:
+        for token in tokens:
+            if token.map is not None and token.map[1] > after:
+                token.map = [shifted(token.map[0]), token.map[1] + gap]
+    return _read_tokens(tokens, skip)
 
 
 def _read_tokens(tokens: Sequence[Token], skip: Callable[[int], bool] | None) -> list[Quotation]:

@@ -64,7 +64,18 @@ class StrictJSONError(ValueError):
 
 
 def canonical_bytes(obj: Any) -> bytes:
-    """Canonical JSON encoding of ``obj`` (sorted keys, compact, UTF-8, no NaN)."""
+    """Canonical JSON encoding of ``obj`` (sorted keys, compact, UTF-8, no NaN).
+
+    orjson writes it where it provably writes the same bytes: a tree of dicts, lists, tuples,
+    strings, 64-bit ints, booleans and None (exact types, no float; keys sorted by code point,
+    strings escaped alike; ``tests/test_canonical.py`` compares the two on generated trees). A
+    float, a subclass, a non-string key, an int past 64 bits or a lone surrogate goes to the
+    standard encoder, which spells or refuses it as the contract says."""
+    if _FAST and _plain_without_float(obj):
+        try:
+            return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+        except (TypeError, RecursionError):  # JSONEncodeError: a non-string key, an int past 64 bits
+            pass
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 

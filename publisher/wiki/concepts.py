@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -406,7 +406,10 @@ def _generated_footnotes(body: str) -> tuple[EvidenceFootnote, ...] | None:
     if found is None:
         return None
     shift = first + 1
-    return tuple(replace(note, first=note.first + shift, last=note.last + shift) for note in found)
+    return tuple(
+        EvidenceFootnote(note.label, note.first + shift, note.last + shift, note.refs, note.rest, note.error)
+        for note in found
+    )  # made directly: dataclasses.replace looks up the fields again for each of a block's thousands
 
 
 def _definitions(tokens: list[Any], lines: list[str]) -> list[EvidenceFootnote]:

@@ -71,12 +71,7 @@ class Freshness(FrozenValue):
     def __init__(
         self, fresh: bool, event_id: str | None, reason: Reason | None, detail: str, field: str | None = None
     ) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "fresh", fresh)
-        setattr_(self, "event_id", event_id)
-        setattr_(self, "reason", reason)
-        setattr_(self, "detail", detail)
-        setattr_(self, "field", field)
+        self._init(fresh, event_id, reason, detail, field)
 
 
 class Provenance:

@@ -4,7 +4,7 @@
 ``__hash__``, ``__setattr__`` and ``__delattr__`` for each class when its module is imported
 (about a millisecond a class), which every command that imports the class pays. A
 :class:`FrozenValue` subclass names its fields in :attr:`~FrozenValue._fields`, in order, and sets
-them in its ``__init__`` with :func:`object.__setattr__`; the methods here then act as the
+them in its ``__init__`` with :meth:`~FrozenValue._init`; the methods here then act as the
 dataclass's would: equal (and hashed) by the tuple of its fields when the classes are the same,
 shown as ``Name(field=value, ...)``, refusing assignment and deletion with
 :class:`dataclasses.FrozenInstanceError`, and pickled by its fields. A field declared with
@@ -32,6 +32,11 @@ class FrozenValue:
     """The fields the hash reads (None: those of :attr:`_compared`)."""
     _shown: ClassVar[tuple[str, ...] | None] = None
     """The fields the representation shows (None: all of :attr:`_fields`)."""
+
+    def _init(self, *values: Any) -> None:
+        """Set the fields, in the order of :attr:`_fields` (the constructor's one step)."""
+        for name, value in zip(self._fields, values, strict=True):
+            object.__setattr__(self, name, value)
 
     def _values(self, names: tuple[str, ...] | None = None) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in (self._fields if names is None else names))

@@ -168,8 +168,7 @@ class Fragment(FrozenValue):
     end: int
 
     def __init__(self, start: int, end: int) -> None:
-        object.__setattr__(self, "start", start)
-        object.__setattr__(self, "end", end)
+        self._init(start, end)
 
 
 class Candidate(FrozenValue):
@@ -186,11 +185,7 @@ class Candidate(FrozenValue):
     fragments: tuple[Fragment, ...]
 
     def __init__(self, kind: Kind, start: int, end: int, fragments: tuple[Fragment, ...] = ()) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "kind", kind)
-        setattr_(self, "start", start)
-        setattr_(self, "end", end)
-        setattr_(self, "fragments", fragments)
+        self._init(kind, start, end, fragments)
 
     def as_json(self) -> dict[str, object]:
         """The shape of CONTRACT section 15: ``fragments`` only for kind ``fragments``."""
@@ -210,10 +205,7 @@ class Occurrence(FrozenValue):
     end: int
 
     def __init__(self, kind: Literal["exact", "normalized"], start: int, end: int) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "kind", kind)
-        setattr_(self, "start", start)
-        setattr_(self, "end", end)
+        self._init(kind, start, end)
 
 
 class Budget:
@@ -257,10 +249,7 @@ class Normalized(FrozenValue):
     ends: tuple[int, ...]
 
     def __init__(self, text: str, starts: tuple[int, ...], ends: tuple[int, ...]) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "text", text)
-        setattr_(self, "starts", starts)
-        setattr_(self, "ends", ends)
+        self._init(text, starts, ends)
 
     def raw_range(self, start: int, end: int) -> tuple[int, int] | None:
         """The raw range behind the normalised range ``[start, end)``, or None when ``start`` or

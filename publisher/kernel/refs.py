@@ -96,11 +96,7 @@ class SpanRef(FrozenValue):
     quoted: str | None
 
     def __init__(self, source_id: str, start: int, end: int, quoted: str | None = None) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "source_id", source_id)
-        setattr_(self, "start", start)
-        setattr_(self, "end", end)
-        setattr_(self, "quoted", quoted)
+        self._init(source_id, start, end, quoted)
 
 
 class ParsedRefs(FrozenValue):
@@ -114,10 +110,7 @@ class ParsedRefs(FrozenValue):
     error: str | None
 
     def __init__(self, refs: tuple[SpanRef, ...], rest: str, error: str | None = None) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "refs", refs)
-        setattr_(self, "rest", rest)
-        setattr_(self, "error", error)
+        self._init(refs, rest, error)
 
 
 def starts_with_ref(body: str) -> bool:

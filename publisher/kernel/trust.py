@@ -121,10 +121,7 @@ class Signer(FrozenValue):
     run: str
 
     def __init__(self, private: Ed25519PrivateKey, key_id: str, run: str) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "private", private)
-        setattr_(self, "key_id", key_id)
-        setattr_(self, "run", run)
+        self._init(private, key_id, run)
 
     def sign(self, payload: bytes) -> str:
         """The base64 Ed25519 signature of ``payload``."""
@@ -241,10 +238,7 @@ class KeyRing(FrozenValue):
         roles: dict[str, frozenset[Role]] | None = None,
         names: dict[str, str] | None = None,
     ) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "keys", {} if keys is None else keys)
-        setattr_(self, "roles", {} if roles is None else roles)
-        setattr_(self, "names", {} if names is None else names)
+        self._init({} if keys is None else keys, {} if roles is None else roles, {} if names is None else names)
 
     @property
     def ids(self) -> list[str]:
@@ -341,8 +335,7 @@ class TrustedKey(FrozenValue):
     roles: frozenset[Role]
 
     def __init__(self, path: str, roles: frozenset[Role] = DEFAULT_ROLES) -> None:
-        object.__setattr__(self, "path", path)
-        object.__setattr__(self, "roles", roles)
+        self._init(path, roles)
 
 
 def _bad(where: str, message: str) -> UsageError:

@@ -74,19 +74,7 @@ class Policy(FrozenValue):
         "wiki_root",
         "windows_above",
     )
-    _fields = (
-        "wiki_root",
-        "trusted_keys",
-        "key_files",
-        "source_text",
-        "source_text_for",
-        "context",
-        "windows_above",
-        "offline",
-        "web_fonts",
-        "retracted",
-        "require_warrant",
-    )
+    _fields = ("wiki_root", "trusted_keys", "key_files", *OPTIONS[1:])  # the options after the keys, as listed
     wiki_root: Path | None
     trusted_keys: KeyRing
     key_files: tuple[str, ...]
@@ -113,18 +101,19 @@ class Policy(FrozenValue):
         retracted: str = "warn",
         require_warrant: bool = False,
     ) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "wiki_root", wiki_root)
-        setattr_(self, "trusted_keys", trusted_keys)
-        setattr_(self, "key_files", key_files)
-        setattr_(self, "source_text", source_text)
-        setattr_(self, "source_text_for", source_text_for)
-        setattr_(self, "context", context)
-        setattr_(self, "windows_above", windows_above)
-        setattr_(self, "offline", offline)
-        setattr_(self, "web_fonts", web_fonts)
-        setattr_(self, "retracted", retracted)
-        setattr_(self, "require_warrant", require_warrant)
+        self._init(
+            wiki_root,
+            trusted_keys,
+            key_files,
+            source_text,
+            source_text_for,
+            context,
+            windows_above,
+            offline,
+            web_fonts,
+            retracted,
+            require_warrant,
+        )
 
     @classmethod
     def unsigned(cls, wiki_root: Path | None = None) -> Policy:

@@ -51,11 +51,7 @@ class CheckStatus(FrozenValue):
     counts: dict[str, int]
 
     def __init__(self, check_id: str, status: Status, detail: str, counts: dict[str, int] | None = None) -> None:
-        setattr_ = object.__setattr__
-        setattr_(self, "check_id", check_id)
-        setattr_(self, "status", status)
-        setattr_(self, "detail", detail)
-        setattr_(self, "counts", {} if counts is None else counts)
+        self._init(check_id, status, detail, {} if counts is None else counts)
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled as plain values (a checked run's statuses cross from a worker in every wiki

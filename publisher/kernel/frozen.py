@@ -14,7 +14,9 @@ shown as ``Name(field=value, ...)``, refusing assignment and deletion with
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import FrozenInstanceError
+from operator import attrgetter
 from typing import Any, ClassVar
 
 __all__ = ["FrozenValue"]
@@ -33,21 +35,28 @@ class FrozenValue:
     _shown: ClassVar[tuple[str, ...] | None] = None
     """The fields the representation shows (None: all of :attr:`_fields`)."""
 
+    _read: ClassVar[tuple[Callable[[Any], tuple[Any, ...]], ...]] = ()
+    """What reads the fields, the compared fields and the hashed ones as tuples (made once per class)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        compared = cls._fields if cls._compared is None else cls._compared
+        hashed = compared if cls._hashed is None else cls._hashed
+        cls._read = (_reader(cls._fields), _reader(compared), _reader(hashed))
+
     def _init(self, *values: Any) -> None:
         """Set the fields, in the order of :attr:`_fields` (the constructor's one step)."""
         for name, value in zip(self._fields, values, strict=True):
             object.__setattr__(self, name, value)
 
-    def _values(self, names: tuple[str, ...] | None = None) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in (self._fields if names is None else names))
-
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
-            return self._values(self._compared) == other._values(self._compared)
+            compared = self._read[1]
+            return compared(self) == compared(other)
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._values(self._compared if self._hashed is None else self._hashed))
+        return hash(self._read[2](self))
 
     def __repr__(self) -> str:
         names = self._fields if self._shown is None else self._shown
@@ -61,4 +70,14 @@ class FrozenValue:
         raise FrozenInstanceError(f"cannot delete field {name!r}")
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
-        return self.__class__, self._values()
+        return self.__class__, self._read[0](self)
+
+
+def _reader(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The fields ``names`` of an object as a tuple (``attrgetter`` of one name gives no tuple)."""
+    if len(names) == 1:
+        one = attrgetter(names[0])
+        return lambda value: (one(value),)
+    if not names:
+        return lambda value: ()
+    return attrgetter(*names)

@@ -168,7 +168,8 @@ class Fragment(FrozenValue):
     end: int
 
     def __init__(self, start: int, end: int) -> None:
-        self._init(start, end)
+        object.__setattr__(self, "start", start)  # set one by one: made for every match found
+        object.__setattr__(self, "end", end)
 
 
 class Candidate(FrozenValue):
@@ -185,7 +186,11 @@ class Candidate(FrozenValue):
     fragments: tuple[Fragment, ...]
 
     def __init__(self, kind: Kind, start: int, end: int, fragments: tuple[Fragment, ...] = ()) -> None:
-        self._init(kind, start, end, fragments)
+        setattr_ = object.__setattr__  # one by one: made for every match found
+        setattr_(self, "kind", kind)
+        setattr_(self, "start", start)
+        setattr_(self, "end", end)
+        setattr_(self, "fragments", fragments)
 
     def as_json(self) -> dict[str, object]:
         """The shape of CONTRACT section 15: ``fragments`` only for kind ``fragments``."""
@@ -205,7 +210,10 @@ class Occurrence(FrozenValue):
     end: int
 
     def __init__(self, kind: Literal["exact", "normalized"], start: int, end: int) -> None:
-        self._init(kind, start, end)
+        setattr_ = object.__setattr__  # one by one: made for every occurrence found
+        setattr_(self, "kind", kind)
+        setattr_(self, "start", start)
+        setattr_(self, "end", end)
 
 
 class Budget:

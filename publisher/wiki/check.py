@@ -30,7 +30,7 @@ from ..kernel.findings import Finding
 from ..kernel.locate import forget_normal_forms
 from ..kernel.models import Event, RunConfig, Snapshot, Span, build_validators
 from ..kernel.reasons import Reason
-from ..parallel import Workers, default_workers, fewer_collections, pool_pays, worker_pool
+from ..parallel import Workers, cut_by_size, default_workers, fewer_collections, pool_pays, worker_pool
 from ..runs import RUN_LAYOUTS, Run
 from .claims.log import ASSESSMENTS_FILE, read_assessments
 from .claims.missingness import LogCache
@@ -73,18 +73,7 @@ def concept_tasks(paths: Sequence[Path], workers: int) -> list[list[Path]]:
         except OSError:
             sizes.append(0)
     most = max(_TASK_BYTES, sum(sizes) // (4 * max(1, workers)))
-    tasks: list[list[Path]] = []
-    current: list[Path] = []
-    held = 0
-    for path, size in zip(paths, sizes, strict=True):
-        if current and (len(current) >= _CONCEPTS_PER_TASK or held + size > most):
-            tasks.append(current)
-            current, held = [], 0
-        current.append(path)
-        held += size
-    if current:
-        tasks.append(current)
-    return tasks
+    return cut_by_size(paths, sizes, most, _CONCEPTS_PER_TASK)
 
 
 def _forked_pool(count: int) -> Executor:

@@ -61,7 +61,7 @@ _TASK_BYTES = 1 << 20
 """A task of concepts holds at least this many bytes of them (or :data:`_CONCEPTS_PER_TASK`)."""
 
 
-def concept_tasks(paths: Sequence[Path], workers: int) -> list[list[Path]]:
+def _concept_tasks(paths: Sequence[Path], workers: int) -> list[list[Path]]:
     """``paths`` in order, cut into the pool's tasks: at most :data:`_CONCEPTS_PER_TASK` concepts
     and, past :data:`_TASK_BYTES`, about a quarter of one worker's share of their bytes, so a wiki
     of a few large concepts keeps every worker busy to the end (a file that cannot be measured
@@ -152,7 +152,7 @@ def _check_wiki(
         parsing: list[Future[list[tuple[ConceptEvidence, list[Finding]]]]] = []
 
         def parse_on_workers(pool: Executor) -> None:
-            for chunk in concept_tasks(concept_paths, count):
+            for chunk in _concept_tasks(concept_paths, count):
                 folder_rels = [concept_folder(p, wiki_root, folders) for p in chunk]
                 parsing.append(
                     pool.submit(read_concepts, [os.fspath(p) for p in chunk], os.fspath(wiki_root), folder_rels)

@@ -17,6 +17,8 @@ import pytest
 from _policy import policy_of
 from _wiki_helpers import Claim, RunBuilder, build_wiki, leftovers, make_wiki, refused_build, tree_digest
 from conftest import CliResult
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from publisher.kernel.findings import Finding
 from publisher.wiki.check import check_wiki
@@ -302,3 +304,45 @@ def test_a_footnote_form_made_once_a_pass_is_still_compared_for_each_concept(
         lambda wiki, ce, note, raw, line, blocks=None: real_check(wiki, ce, note, raw, line),
     )
     assert [repr(f) for f in check_wiki(wiki, policy=policy_of(wiki)).findings] == [repr(f) for f in shared]
+
+
+def _block_lines_line_by_line(body: str) -> object:
+    """The markers' places read a line at a time: what :func:`block_lines` must answer."""
+    from publisher.wiki.promoted import BlockLines
+
+    lines = body.split("\n")
+    begins = [i for i, line in enumerate(lines) if line.removesuffix("\r") == GENERATED_BEGIN]
+    ends = [i for i, line in enumerate(lines) if line.removesuffix("\r") == GENERATED_END]
+    marked = [i for i, line in enumerate(lines) if GENERATED_BEGIN in line or GENERATED_END in line]
+    if not marked:
+        return None
+    if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0] and marked == [begins[0], ends[0]]:
+        return BlockLines(begins[0], ends[0])
+    stray = next((i for i in marked if i not in (begins[:1] + ends[:1])), marked[0])
+    return "each promoted-block marker must be a line of its own, once, begin before end", stray
+
+
+_MARKER_PIECES = [
+    GENERATED_BEGIN,
+    GENERATED_END,
+    GENERATED_BEGIN + "\r",
+    f" {GENERATED_BEGIN}",
+    f"{GENERATED_END} and text",
+    f"{GENERATED_BEGIN}{GENERATED_END}",
+    "prose",
+    "",
+    "- a claim[^a]",
+    "\r",
+]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_MARKER_PIECES), max_size=10))
+def test_block_lines_finds_the_markers_as_reading_every_line_does(pieces: list[str]) -> None:
+    """The markers are searched for in the body, not read a line at a time: the same places, the
+    same refusal and the same stray line, for markers alone, repeated, beside text, with a
+    carriage return, both on one line."""
+    from publisher.wiki.promoted import block_lines
+
+    body = "\n".join(pieces)
+    assert block_lines(body) == _block_lines_line_by_line(body)

@@ -642,7 +642,7 @@ def test_concept_tasks_keep_order_and_share_large_concepts_among_the_workers(tmp
         path = tmp_path / f"s{n:02d}.md"
         path.write_text("x" * 100, encoding="utf-8")
         small.append(path)
-    tasks = check.concept_tasks(small, 2)
+    tasks = check._concept_tasks(small, 2)
     assert [p for task in tasks for p in task] == small
     assert [len(task) for task in tasks] == [16, 16, 8]
     large = []
@@ -650,6 +650,6 @@ def test_concept_tasks_keep_order_and_share_large_concepts_among_the_workers(tmp
         path = tmp_path / f"l{n:02d}.md"
         path.write_bytes(b"y" * (2 << 20))
         large.append(path)
-    tasks = check.concept_tasks([*large, tmp_path / "missing.md"], 2)
+    tasks = check._concept_tasks([*large, tmp_path / "missing.md"], 2)
     assert [p for task in tasks for p in task] == [*large, tmp_path / "missing.md"]
     assert len(tasks) >= 8 and max(len(task) for task in tasks) <= 2

@@ -429,7 +429,7 @@ def keep_closed_block(raw: str, tokens: Sequence[Token], env: dict[str, Any]) ->
     hold no top-level block, change nothing of it), unless ``smarty``'s reading changes ``raw``:
     the quotation parser then reads another text. A concept's generated block is then read by one
     parser instead of two."""
-    if _SMARTY.sub(_smarty, raw) != raw:
+    if ("<<" in raw or ">>" in raw) and _SMARTY.sub(_smarty, raw) != raw:  # smarty changes nothing else
         return
     answer = ends_apart(tokens, raw.count("\n") + 1) and not env.get("references")
     _CLOSED_BLOCKS.get(raw, lambda _: answer)

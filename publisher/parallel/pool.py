@@ -22,7 +22,7 @@ import os
 import select
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -111,20 +111,26 @@ def _largest_first(tasks: list[Task], sizes: list[int]) -> tuple[list[Task], lis
     return [task for _, task in pairs], [size for size, _ in pairs]
 
 
-def _chunks(tasks: list[Task], sizes: list[int]) -> list[list[Task]]:
-    """Consecutive chunks of at most ``_CHUNK_BYTES`` (or one big file) and ``_CHUNK_MAX`` tasks."""
-    out: list[list[Task]] = []
-    current: list[Task] = []
+def cut_by_size(items: Sequence[T], sizes: Sequence[int], most_bytes: int, most_items: int) -> list[list[T]]:
+    """``items`` in order, cut into consecutive tasks of at most ``most_bytes`` (one larger item
+    alone) and ``most_items`` items: a pool's units of work."""
+    out: list[list[T]] = []
+    current: list[T] = []
     weight = 0
-    for task, size in zip(tasks, sizes, strict=True):
-        if current and (weight + size > _CHUNK_BYTES or len(current) >= _CHUNK_MAX):
+    for item, size in zip(items, sizes, strict=True):
+        if current and (weight + size > most_bytes or len(current) >= most_items):
             out.append(current)
             current, weight = [], 0
-        current.append(task)
+        current.append(item)
         weight += size
     if current:
         out.append(current)
     return out
+
+
+def _chunks(tasks: list[Task], sizes: list[int]) -> list[list[Task]]:
+    """Consecutive chunks of at most ``_CHUNK_BYTES`` (or one big file) and ``_CHUNK_MAX`` tasks."""
+    return cut_by_size(tasks, sizes, _CHUNK_BYTES, _CHUNK_MAX)
 
 
 def _can_fork() -> bool:

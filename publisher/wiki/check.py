@@ -30,7 +30,7 @@ from ..kernel.findings import Finding
 from ..kernel.locate import forget_normal_forms
 from ..kernel.models import Event, RunConfig, Snapshot, Span, build_validators
 from ..kernel.reasons import Reason
-from ..parallel import Workers, default_workers, fewer_collections, pool_pays, worker_pool
+from ..parallel import Workers, cut_by_size, default_workers, fewer_collections, pool_pays, worker_pool
 from ..runs import RUN_LAYOUTS, Run
 from .claims.log import ASSESSMENTS_FILE, read_assessments
 from .claims.missingness import LogCache
@@ -61,7 +61,7 @@ _TASK_BYTES = 1 << 20
 """A task of concepts holds at least this many bytes of them (or :data:`_CONCEPTS_PER_TASK`)."""
 
 
-def concept_tasks(paths: Sequence[Path], workers: int) -> list[list[Path]]:
+def _concept_tasks(paths: Sequence[Path], workers: int) -> list[list[Path]]:
     """``paths`` in order, cut into the pool's tasks: at most :data:`_CONCEPTS_PER_TASK` concepts
     and, past :data:`_TASK_BYTES`, about a quarter of one worker's share of their bytes, so a wiki
     of a few large concepts keeps every worker busy to the end (a file that cannot be measured
@@ -73,18 +73,7 @@ def concept_tasks(paths: Sequence[Path], workers: int) -> list[list[Path]]:
         except OSError:
             sizes.append(0)
     most = max(_TASK_BYTES, sum(sizes) // (4 * max(1, workers)))
-    tasks: list[list[Path]] = []
-    current: list[Path] = []
-    held = 0
-    for path, size in zip(paths, sizes, strict=True):
-        if current and (len(current) >= _CONCEPTS_PER_TASK or held + size > most):
-            tasks.append(current)
-            current, held = [], 0
-        current.append(path)
-        held += size
-    if current:
-        tasks.append(current)
-    return tasks
+    return cut_by_size(paths, sizes, most, _CONCEPTS_PER_TASK)
 
 
 def _forked_pool(count: int) -> Executor:
@@ -163,7 +152,7 @@ def _check_wiki(
         parsing: list[Future[list[tuple[ConceptEvidence, list[Finding]]]]] = []
 
         def parse_on_workers(pool: Executor) -> None:
-            for chunk in concept_tasks(concept_paths, count):
+            for chunk in _concept_tasks(concept_paths, count):
                 folder_rels = [concept_folder(p, wiki_root, folders) for p in chunk]
                 parsing.append(
                     pool.submit(read_concepts, [os.fspath(p) for p in chunk], os.fspath(wiki_root), folder_rels)

@@ -251,16 +251,34 @@ def block_lines(body: str) -> BlockLines | tuple[str, int] | None:
     """The promoted block's marker lines in ``body``; None without markers; why not and the 0-based
     body line of the first marker out of place when a marker is not a line of its own, once, begin
     before end (text beside a marker would hide a line in the block's extent)."""
-    lines = body.split("\n")
-    begins = [i for i, line in enumerate(lines) if line.removesuffix("\r") == GENERATED_BEGIN]
-    ends = [i for i, line in enumerate(lines) if line.removesuffix("\r") == GENERATED_END]
-    marked = [i for i, line in enumerate(lines) if GENERATED_BEGIN in line or GENERATED_END in line]
+    holding = {**_lines_holding(body, GENERATED_BEGIN), **_lines_holding(body, GENERATED_END)}
+    marked = sorted(holding)
+    begins = [i for i in marked if holding[i].removesuffix("\r") == GENERATED_BEGIN]
+    ends = [i for i in marked if holding[i].removesuffix("\r") == GENERATED_END]
     if not marked:
         return None
     if len(begins) == 1 and len(ends) == 1 and begins[0] < ends[0] and marked == [begins[0], ends[0]]:
         return BlockLines(begins[0], ends[0])
     stray = next((i for i in marked if i not in (begins[:1] + ends[:1])), marked[0])
     return "each promoted-block marker must be a line of its own, once, begin before end", stray
+
+
+def _lines_holding(body: str, marker: str) -> dict[int, str]:
+    """The 0-based lines of ``body`` that hold ``marker`` (no line break in it), each with its
+    text: found by searching the body, not by reading it a line at a time (a generated block is
+    thousands of lines, and only its two markers are looked for)."""
+    out: dict[int, str] = {}
+    line, counted = 0, 0
+    at = body.find(marker)
+    while at != -1:
+        line += body.count("\n", counted, at)
+        start = body.rfind("\n", 0, at) + 1
+        stop = body.find("\n", at)
+        stop = len(body) if stop == -1 else stop
+        out[line] = body[start:stop]
+        counted = at
+        at = body.find(marker, stop)
+    return out
 
 
 def _shown(line: str | None) -> str:

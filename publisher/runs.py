@@ -6,13 +6,13 @@ import os
 import re
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from .kernel import _fs
 from .kernel.canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
 from .kernel.errors import UsageError
+from .kernel.frozen import FrozenValue
 from .kernel.reasons import Reason
 from .kernel.shapes import config_shape
 from .kernel.store import SnapshotStore
@@ -86,15 +86,17 @@ class _made_once(Generic[_T]):
         return made
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(FrozenValue):
     """One run directory and the well-known paths inside it (each made once per object: a wiki
-    check asks a run for its paths some thirty times; a pickle carries the folder alone)."""
+    check asks a run for its paths some thirty times; a pickle carries the folder alone). Frozen,
+    equal and hashed by its folder (:class:`~publisher.kernel.frozen.FrozenValue`); the paths made
+    are kept in the object's own ``__dict__``."""
 
+    _fields = ("path",)
     path: Path
 
-    def __getstate__(self) -> dict[str, Path]:
-        return {"path": self.path}
+    def __init__(self, path: Path) -> None:
+        object.__setattr__(self, "path", path)
 
     @_made_once
     def config_path(self) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pickle
 from dataclasses import FrozenInstanceError, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from publisher.kernel.locate import Budget, Candidate, Fragment, Normalized, Occ
 from publisher.kernel.reasons import Reason
 from publisher.kernel.refs import ParsedRefs, SpanRef
 from publisher.kernel.trust import DEFAULT_ROLES, KeyRing, Role, Signer, TrustedKey
+from publisher.runs import Run
 from publisher.wiki.policy import WINDOWS_ABOVE, Policy
 
 SID = "src-" + "a" * 64
@@ -119,6 +121,11 @@ class PolicyTwin:
 
 
 @dataclass(frozen=True)
+class RunTwin:
+    path: Path
+
+
+@dataclass(frozen=True)
 class CheckStatusTwin:
     check_id: str
     status: str
@@ -162,6 +169,7 @@ CASES: list[tuple[type[Any], type[Any], list[tuple[Any, ...]]]] = [
             (None, KeyRing(), (), "proofs", (), 80, 10, True, True, "fail", True),
         ],
     ),
+    (Run, RunTwin, [(Path("runs/a"),), (Path("runs/a"),), (Path("runs/b"),)]),
     (
         CheckStatus,
         CheckStatusTwin,
@@ -191,6 +199,14 @@ def test_behaves_as_its_frozen_dataclass(cls: type[Any], twin: type[Any], args: 
     for i, (a, b) in enumerate(zip(mine, theirs, strict=True)):
         for c, d in zip(mine, theirs, strict=True):
             assert (a == c) == (b == d), (i, a, c)
+
+
+def test_run_pickled_without_its_paths() -> None:
+    run = Run(Path("runs/a"))
+    assert run.config_path == Path("runs/a/config.json") and "config_path" in vars(run)
+    back = pickle.loads(pickle.dumps(run))
+    assert back == run and vars(back) == {"path": Path("runs/a")}  # the folder alone: paths are made again
+    assert back.config_path == run.config_path
 
 
 def test_budget_as_its_dataclass() -> None:

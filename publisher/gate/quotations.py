@@ -418,7 +418,11 @@ def _closed_block(raw: str) -> bool:
     (footnotes stay in place, ``move_to_end=False``), so none of its blocks is tokenised here
     (:func:`_inlines` skips every line): most of what reading a generated block cost."""
     env: dict[str, Any] = {_SKIP: _every_line}
-    tokens = _parser().parse(_SMARTY.sub(_smarty, raw), env)
+    return _closes_apart(raw, _parser().parse(_SMARTY.sub(_smarty, raw), env), env)
+
+
+def _closes_apart(raw: str, tokens: Sequence[Token], env: dict[str, Any]) -> bool:
+    """The answer of :func:`_closed_block` from a parse of ``raw`` and the environment it left."""
     return ends_apart(tokens, raw.count("\n") + 1) and not env.get("references")
 
 
@@ -431,7 +435,7 @@ def keep_closed_block(raw: str, tokens: Sequence[Token], env: dict[str, Any]) ->
     parser instead of two."""
     if ("<<" in raw or ">>" in raw) and _SMARTY.sub(_smarty, raw) != raw:  # smarty changes nothing else
         return
-    answer = ends_apart(tokens, raw.count("\n") + 1) and not env.get("references")
+    answer = _closes_apart(raw, tokens, env)
     _CLOSED_BLOCKS.get(raw, lambda _: answer)
 
 

@@ -74,7 +74,19 @@ class Policy(FrozenValue):
         "wiki_root",
         "windows_above",
     )
-    _fields = ("wiki_root", "trusted_keys", "key_files", *OPTIONS[1:])  # the options after the keys, as listed
+    _fields = (
+        "wiki_root",
+        "trusted_keys",
+        "key_files",
+        "source_text",
+        "source_text_for",
+        "context",
+        "windows_above",
+        "offline",
+        "web_fonts",
+        "retracted",
+        "require_warrant",
+    )  # the constructor's order
     wiki_root: Path | None
     trusted_keys: KeyRing
     key_files: tuple[str, ...]

@@ -91,6 +91,7 @@ ORDER: dict[str, list[Entry]] = {
         "recordschema",
         "records",
         "result",
+        "resultshape",
         "reportmd",
         "mdparts",
         "quotations",

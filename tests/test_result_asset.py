@@ -1,5 +1,5 @@
-"""A stored result's source assets are read through the kernel's ``Asset`` record, as the snapshot
-they come from is: a forged asset (a path out of the wiki, a missing or extra field) makes the
+"""A stored result's source assets are read as the kernel's ``Asset`` record reads them (held as
+its view, ``AssetView``), as the snapshot they come from is: a forged asset (a path out of the wiki, a missing or extra field) makes the
 stored result invalid, never a dictionary taken as it is."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from _policy import options_of
 from publisher.gate.assemble import assemble_run
 from publisher.gate.checks.assembler import read_stored
 from publisher.kernel.models import Asset
+from publisher.kernel.views import AssetView
 
 GOOD = {"path": "assets/papers/x.pdf", "sha256": "b" * 64, "bytes": 3}
 
@@ -31,7 +32,8 @@ def _stored_with(tmp_path: Path, asset: object) -> tuple[object, object, object]
 def test_a_stored_asset_is_an_asset_record(tmp_path: Path) -> None:
     _raw, model, problem = _stored_with(tmp_path, GOOD)
     assert problem is None and model is not None
-    assert model.sources[0].asset == Asset(**GOOD)  # type: ignore[attr-defined]
+    asset = model.sources[0].asset  # type: ignore[attr-defined]
+    assert asset == AssetView(**GOOD) and asset.model_dump() == Asset(**GOOD).model_dump()
 
 
 @pytest.mark.parametrize(

@@ -229,13 +229,13 @@ def test_the_records_and_the_bytes_are_let_go_before_the_model_is_made(
     seen: list[int] = []
     inputs = load_inputs(assembled.run, trusted_keys=run_keys(assembled.run))
     records = len(inputs.records)
-    validate = pipeline.Result.model_validate
+    validate = pipeline.valid_result
 
     def watched(value: Any, *args: Any, **kwargs: Any) -> Any:
         seen.append(len(inputs.records))
         return validate(value, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline.Result, "model_validate", watched)
+    monkeypatch.setattr(pipeline, "valid_result", watched)
     for drop in (True, False):
         inputs = load_inputs(assembled.run, trusted_keys=run_keys(assembled.run))
         reader = CheckedSnapshots(assembled.run.sources_dir, assets_root=inputs.wiki_root)

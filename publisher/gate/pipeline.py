@@ -19,8 +19,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ..kernel import _fs
 from ..kernel.canonical import dumps_written, format_ts, utc_now
 from ..kernel.errors import UsageError
@@ -31,11 +29,11 @@ from .checks import CHECK_IDS
 from .checks.assembler import (
     ASSEMBLER,
     check_assembler,
-    invalid_result,
     parse_stored,
     read_stored_bytes,
     result_sources,
     stored_written_as,
+    valid_result,
 )
 from .checks.collect import Collector
 from .checks.eventlog import check_log, seals_of
@@ -46,7 +44,7 @@ from .checks.runcheck import RunCheck
 from .checks.snapshot import check_snapshots
 from .checks.span import check_spans
 from .inputs import RunInputs, RunOptions, gate_setting
-from .result import Result
+from .resultshape import ResultView
 from .urls import fetched_urls
 from .verdicts import verification_target
 
@@ -87,7 +85,7 @@ class Prepared:
         self._reader = reader
         self._problem: str | None = None
         self._stored: dict[str, Any] | None = None
-        self._model: Result | None = None
+        self._model: ResultView | None = None
         self._matched: dict[str, Any] | None = None
         # Absent: nothing to read (a file written since is not read). Anything else there, even
         # what cannot be read, is read when asked for (which says why).
@@ -111,8 +109,9 @@ class Prepared:
         return self._problem
 
     @property
-    def model(self) -> Result | None:
-        """The same result as a model (validated when read): what the other checks read. None
+    def model(self) -> ResultView | None:
+        """The same result as the model holds it (validated when read; a
+        :class:`~publisher.gate.resultshape.ResultView`): what the other checks read. None
         exactly when ``stored`` is."""
         self.settle()
         return self._model
@@ -153,19 +152,19 @@ class Prepared:
         return self._matched
 
     def adopt(self, candidate: dict[str, Any]) -> dict[str, Any] | None:
-        """Adopt the value :meth:`matches` proved the file holds, with its model validated from it,
-        so adopting it reads exactly what :func:`parse_stored` would (an assembly holds JSON values
-        only, no tuple or enum member, so validating it is validating the parsed file). A result
-        that is not valid settles as reading the file would (the same problem, for the same value),
-        never from a file read again; then None."""
+        """Adopt the value :meth:`matches` proved the file holds, validated from it
+        (:func:`valid_result`: the hand check, else the model), so adopting it reads exactly what
+        :func:`parse_stored` would (an assembly holds JSON values only, no tuple or enum member,
+        so validating it is validating the parsed file). A result that is not valid settles as
+        reading the file would (the same problem, for the same value), never from a file read
+        again; then None."""
         if candidate is not self._matched or self._settled:
             raise ValueError("adopt() takes what matches() returned, once")
         self._matched = None
         self._settled = True
-        try:
-            model = Result.model_validate(candidate)
-        except ValidationError as exc:
-            self._problem = invalid_result(exc)
+        model, problem = valid_result(candidate)
+        if model is None:
+            self._problem = problem
             return None
         self._stored, self._model, self._problem = candidate, model, None
         return candidate
@@ -313,7 +312,7 @@ def _check_run(
     return rc
 
 
-def _assembly_args(inputs: RunInputs, model: Result | None, gate: bool | None) -> tuple[bool, int | None]:
+def _assembly_args(inputs: RunInputs, model: ResultView | None, gate: bool | None) -> tuple[bool, int | None]:
     """The gate and log limit a run is assembled with for its check, as they act: the stored
     result's (when valid), else the switch and the whole log (None)."""
     assemble_gate = (model.gate.flag == "--gate") if model is not None else bool(gate)
@@ -323,7 +322,7 @@ def _assembly_args(inputs: RunInputs, model: Result | None, gate: bool | None) -
     return assemble_gate, limit
 
 
-def _assemble_as(inputs: RunInputs, reader: CheckedSnapshots, model: Result | None, gate: bool | None) -> Assembly:
+def _assemble_as(inputs: RunInputs, reader: CheckedSnapshots, model: ResultView | None, gate: bool | None) -> Assembly:
     """The assembly a check compares with the stored result (see :func:`_assembly_args`)."""
     assemble_gate, log_limit = _assembly_args(inputs, model, gate)
     return assemble(inputs, reader, gate=assemble_gate, log_limit=log_limit, declared=True)  # by prepare()

@@ -12,20 +12,20 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from pydantic import ValidationError
 
 from ...kernel import _fs
 from ...kernel.canonical import SOURCE_ID_RE, StrictJSONError, loads_written, same_json
 from ...kernel.checkids import CheckId
-from ...kernel.models import first_error
 from ...kernel.reasons import Reason
 from ...kernel.text import one_line
 from ...runs import Run
 from ..inputs import changed_inputs, inputs_digest
-from ..result import Result
+from ..resultshape import ResultView, result_shape
 from .collect import Collector
 
 if TYPE_CHECKING:
+    from pydantic import ValidationError
+
     from ..assemble import Assembly
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "read_stored",
     "read_stored_bytes",
     "parse_stored",
+    "valid_result",
     "invalid_result",
     "same_as_written",
     "stored_written_as",
@@ -45,9 +46,9 @@ __all__ = [
 ASSEMBLER = CheckId.ASSEMBLER
 
 
-def read_stored(run: Run) -> tuple[dict[str, Any] | None, Result | None, str | None]:
-    """The stored, schema-valid ``result.json`` (as JSON and as a model), or None and why (None,
-    None, None when absent)."""
+def read_stored(run: Run) -> tuple[dict[str, Any] | None, ResultView | None, str | None]:
+    """The stored, schema-valid ``result.json`` (as JSON and as the model holds it), or None and
+    why (None, None, None when absent)."""
     data, problem = read_stored_bytes(run)
     if data is None:
         return None, None, problem
@@ -65,22 +66,42 @@ def read_stored_bytes(run: Run) -> tuple[bytes | None, str | None]:
         return None, f"cannot be read ({exc.strerror or exc})"
 
 
-def parse_stored(data: bytes) -> tuple[dict[str, Any] | None, Result | None, str | None]:
-    """The stored result's bytes as strict JSON and as a schema-valid model, or None and why.
-    The second half of :func:`read_stored`."""
+def parse_stored(data: bytes) -> tuple[dict[str, Any] | None, ResultView | None, str | None]:
+    """The stored result's bytes as strict JSON and as a schema-valid result's view, or None and
+    why. The second half of :func:`read_stored`."""
     try:
         raw = loads_written(data)
     except (StrictJSONError, ValueError) as exc:
         return None, None, f"is not strict JSON ({one_line(exc, 120)})"
+    view, problem = valid_result(raw)
+    return (None, None, problem) if view is None else (raw, view, None)
+
+
+def valid_result(raw: Any) -> tuple[ResultView | None, str | None]:
+    """The view of a parsed result (:class:`~publisher.gate.resultshape.ResultView`), or None and
+    why it is not a valid result.
+
+    A result the hand check takes (:func:`~publisher.gate.resultshape.result_shape`) is held at
+    once, without the validation library; any other is judged by the model
+    (:class:`~publisher.gate.result.Result`, loaded only then), which words the refusal, and
+    what it accepts is held the same way (its JSON dump)."""
+    if result_shape(raw):
+        return ResultView(raw), None
+    from pydantic import ValidationError
+
+    from ..result import Result  # the model: only for a result the hand check is unsure of
+
     try:
         model = Result.model_validate(raw)
     except ValidationError as exc:
-        return None, None, invalid_result(exc)
-    return raw, model, None
+        return None, invalid_result(exc)
+    return ResultView(model.model_dump(mode="json")), None
 
 
 def invalid_result(exc: ValidationError) -> str:
     """Why a stored result is not a valid one (the problem :func:`read_stored` reports)."""
+    from ...kernel.models import first_error  # loaded with the model that raised ``exc``
+
     return f"is not a valid result ({exc.error_count()} problem(s); first {first_error(exc, 'result')})"
 
 
@@ -285,7 +306,7 @@ def written_pieces(value: Any, depth: int = 0) -> Iterator[bytes]:
         yield b"\n" + b"  " * depth + b"]"
 
 
-def result_sources(result: Result) -> list[str]:
+def result_sources(result: ResultView) -> list[str]:
     """Every source id a stored result names (accepted artifacts, their claims, ``sources[]``)."""
     ids: dict[str, None] = {}
     for entry in result.accepted:

@@ -14,9 +14,9 @@ from typing import Literal
 
 from ...kernel.checkids import CheckId
 from ...kernel.findings import NoteCode
-from ...kernel.models import EventType
+from ...kernel.vocab import EventType
 from ..inputs import RunInputs
-from ..result import Result
+from ..resultshape import ResultView
 from .collect import Collector
 
 __all__ = ["EVENT_LOG", "Seals", "seals_of", "check_log"]
@@ -61,7 +61,7 @@ def _missing_seals(out: Collector, inputs: RunInputs, seals: Seals, cause: str |
     return root, problems
 
 
-def check_log(out: Collector, inputs: RunInputs, stored: Result | None, seals: Seals) -> str | None:
+def check_log(out: Collector, inputs: RunInputs, stored: ResultView | None, seals: Seals) -> str | None:
     """C-EVENT-LOG: a regular file, chain intact, no torn line, the stored prefix unchanged.
 
     Returns the key of the root finding under which broken-log consequences are grouped. Line

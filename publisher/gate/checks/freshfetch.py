@@ -11,7 +11,7 @@ from ...kernel.checkids import CheckId
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
 from ...parallel import CheckedSnapshots
-from ..result import Result
+from ..resultshape import ResultView
 from .collect import Collector
 
 __all__ = ["FRESH_FETCH", "check_fresh"]
@@ -22,7 +22,7 @@ FRESH_FETCH = CheckId.FRESH_FETCH
 def check_fresh(
     out: Collector,
     reader: CheckedSnapshots,
-    stored: Result | None,
+    stored: ResultView | None,
     log_root: str | None,
     snapshot_roots: dict[str, str],
 ) -> None:

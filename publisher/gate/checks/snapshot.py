@@ -15,7 +15,7 @@ from ...kernel.errors import IntegrityError
 from ...kernel.findings import NoteCode
 from ...kernel.reasons import Reason
 from ...parallel import CheckedSnapshots
-from ..result import Result
+from ..resultshape import ResultView
 from .assembler import result_sources
 from .collect import Collector
 from .eventlog import Seals
@@ -27,7 +27,9 @@ SNAPSHOT_CODES = frozenset({Reason.UNKNOWN_SOURCE, Reason.SNAPSHOT_HASH_MISMATCH
 """The assembly's reason codes this check carries."""
 
 
-def check_snapshots(out: Collector, reader: CheckedSnapshots, stored: Result | None, seals: Seals) -> dict[str, str]:
+def check_snapshots(
+    out: Collector, reader: CheckedSnapshots, stored: ResultView | None, seals: Seals
+) -> dict[str, str]:
     """C-SNAPSHOT: one root finding per snapshot that does not verify; returns source id -> root key."""
     assembly = out.rc.assembly
     wanted = list(dict.fromkeys([*assembly.referenced, *(result_sources(stored) if stored else [])]))

@@ -11,7 +11,7 @@ from ...kernel.checkids import CheckId
 from ...kernel.errors import IntegrityError
 from ...kernel.reasons import Reason
 from ...parallel import CheckedSnapshots
-from ..result import Result
+from ..resultshape import ResultView
 from .collect import Collector
 
 __all__ = ["SPAN", "SPAN_CODES", "check_spans"]
@@ -21,7 +21,9 @@ SPAN_CODES = frozenset({Reason.SPAN_OUT_OF_RANGE, Reason.SPAN_TOO_LONG, Reason.E
 """The assembly's reason codes this check fails on (``NO_SPANS`` it carries gated)."""
 
 
-def check_spans(out: Collector, reader: CheckedSnapshots, stored: Result | None, assembler_root: str | None) -> None:
+def check_spans(
+    out: Collector, reader: CheckedSnapshots, stored: ResultView | None, assembler_root: str | None
+) -> None:
     """C-SPAN: the run's spans (from the assembly) and the claims ``result.json`` stores."""
     assembly = out.rc.assembly
     bad = no_spans = 0

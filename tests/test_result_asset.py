@@ -1,6 +1,6 @@
 """A stored result's source assets are read as the kernel's ``Asset`` record reads them (held as
-its view, ``AssetView``), as the snapshot they come from is: a forged asset (a path out of the wiki, a missing or extra field) makes the
-stored result invalid, never a dictionary taken as it is."""
+its view, ``AssetView``), as the snapshot they come from is: a forged asset (a path out of the
+wiki, a missing or extra field) makes the stored result invalid, never a dictionary taken as it is."""
 
 from __future__ import annotations
 

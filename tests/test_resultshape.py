@@ -285,7 +285,20 @@ def test_each_rule_of_the_model_is_one_of_the_hand_check(
 
 
 @pytest.mark.parametrize(
-    "where", [(), ("gate",), ("counts",), ("accepted", 0), ("accepted", 0, "claims", 0), ("sources", 0), ("log",)]
+    "where",
+    [
+        (),
+        ("gate",),
+        ("counts",),
+        ("accepted", 0),
+        ("accepted", 0, "claims", 0),
+        ("accepted", 0, "quotes", 0),
+        ("diagnostics",),
+        ("diagnostics", "unresolved", 0),
+        ("diagnostics", "warnings", 0),
+        ("sources", 0),
+        ("log",),
+    ],
 )
 def test_a_missing_or_unknown_key_is_refused(written: dict[str, dict[str, Any]], where: tuple[Any, ...]) -> None:
     raw = copy.deepcopy(written["unresolved"])
@@ -294,8 +307,15 @@ def test_a_missing_or_unknown_key_is_refused(written: dict[str, dict[str, Any]],
         place = place[key]
     place["beyond"] = 1
     assert not _model_accepts(copy.deepcopy(raw)) and not result_shape(raw)
+    first = next(iter(place))
+    renamed = copy.deepcopy(raw)  # as many keys as the model's fields, one of them unknown
+    spot = renamed
+    for key in where:
+        spot = spot[key]
+    spot.pop(first)
+    assert not _model_accepts(copy.deepcopy(renamed)) and not result_shape(renamed)
     del place["beyond"]
-    place.pop(next(iter(place)))
+    place.pop(first)
     assert not _model_accepts(copy.deepcopy(raw)) and not result_shape(raw)
 
 

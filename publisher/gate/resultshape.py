@@ -54,12 +54,17 @@ __all__ = [
 Kind = Literal["extraction", "appraisal", "report_claim", "synthesis_claim"]
 """What an accepted or unresolved artifact is."""
 
-_ACCESS = frozenset(a.value for a in Access)
-_REASONS = frozenset(r.value for r in Reason)
+_ACCESS_OF = {a.value: a for a in Access}
+_REASON_OF = {r.value: r for r in Reason}
+"""Each member by its value: a look-up costs a fraction of calling the enum (a result holds an
+access per claim)."""
+_ACCESS = frozenset(_ACCESS_OF)
+_REASONS = frozenset(_REASON_OF)
 _KINDS = frozenset(("extraction", "appraisal", "report_claim", "synthesis_claim"))
 _VERDICTS = frozenset(("pass", "fail", "warn"))
 _FLAGS = frozenset(("--gate", "gates.evidence_kernel"))
 _STATUSES = frozenset(("ok", "UNKNOWN_SOURCE", "SNAPSHOT_HASH_MISMATCH"))
+_STR_ONLY = frozenset((str,))
 _DETAIL_MOST = 300
 """The longest ``detail`` of a finding or a warning, in code points (the model's ``max_length``)."""
 
@@ -130,17 +135,6 @@ _RESULT_FIELDS = (
 )
 """Each model's fields in its order (``model_dump``'s key order; a test holds them to it)."""
 
-_GATE_KEYS = frozenset(_GATE_FIELDS)
-_COUNTS_KEYS = frozenset(_COUNTS_FIELDS)
-_CLAIM_KEYS = frozenset(_CLAIM_FIELDS)
-_QUOTE_KEYS = frozenset(_QUOTE_FIELDS)
-_ACCEPTED_KEYS = frozenset(_ACCEPTED_FIELDS)
-_UNRESOLVED_KEYS = frozenset(_UNRESOLVED_FIELDS)
-_WARNING_KEYS = frozenset(_WARNING_FIELDS)
-_DIAGNOSTICS_KEYS = frozenset(_DIAGNOSTICS_FIELDS)
-_SOURCE_KEYS = frozenset(_SOURCE_FIELDS)
-_LOG_KEYS = frozenset(_LOG_FIELDS)
-_POLICY_KEYS = frozenset(_POLICY_FIELDS)
 _RESULT_KEYS = frozenset(_RESULT_FIELDS)
 _RESULT_REQUIRED = _RESULT_KEYS - {"inputs", "policy"}
 """Every field of every model is required but the result's ``inputs`` and ``policy`` (None when absent)."""
@@ -180,14 +174,21 @@ def _array(value: Any) -> bool:
     return type(value) is list
 
 
+def _sized(value: Any, fields: tuple[str, ...]) -> bool:
+    """A JSON object of as many keys as ``fields``. Each check then asks for every field, so the
+    object holds exactly them or a ``KeyError`` says it does not (:func:`result_shape` catches
+    it: not taken); a key count is cheaper than comparing key sets, item by item."""
+    return type(value) is dict and len(value) == len(fields)
+
+
 def _object(value: Any) -> bool:
-    """A JSON object (its keys are strings when parsed; the model's ``dict[str, Any]``)."""
-    return type(value) is dict and all(type(k) is str for k in value)
+    """A JSON object with string keys (the model's ``dict[str, Any]``)."""
+    return type(value) is dict and set(map(type, value)) <= _STR_ONLY
 
 
 def _gate(value: Any) -> bool:
     return (
-        _keys(value, _GATE_KEYS, _GATE_KEYS)
+        _sized(value, _GATE_FIELDS)
         and _bool(value["enabled"])
         and _one_of(_VERDICTS, value["verdict"])
         and (value["flag"] is None or _one_of(_FLAGS, value["flag"]))
@@ -195,64 +196,104 @@ def _gate(value: Any) -> bool:
 
 
 def _counts(value: Any) -> bool:
-    return _keys(value, _COUNTS_KEYS, _COUNTS_KEYS) and all(_count(v) for v in value.values())
+    return _sized(value, _COUNTS_FIELDS) and all(_count(value[name]) for name in _COUNTS_FIELDS)
 
 
-def _claim(value: Any) -> bool:
-    return (
-        _keys(value, _CLAIM_KEYS, _CLAIM_KEYS)
-        and _opt_str(value["claim"])
-        and _str(value["field"])
-        and _matching(SOURCE_ID_RE, value["source_id"])
-        and _count(value["start"])
-        and _count(value["end"])
-        and _one_of(_ACCESS, value["access"])
-        and _str(value["excerpt"])
-        and _opt_str(value["section"])
-        and _opt_int(value["page"])
-    )
-
-
-def _quote(value: Any) -> bool:
-    return (
-        _keys(value, _QUOTE_KEYS, _QUOTE_KEYS)
-        and _str(value["text"])
-        and _matching(SOURCE_ID_RE, value["source_id"])
-        and _count(value["start"])
-        and _count(value["end"])
-        and _opt_str(value["url"])
-        and _bool(value["fresh"])
-        and _opt_str(value["section"])
-        and _opt_int(value["page"])
-    )
-
-
-def _accepted(value: Any) -> bool:
-    if not _keys(value, _ACCEPTED_KEYS, _ACCEPTED_KEYS):
+def _source_id(value: Any, seen: set[str]) -> bool:
+    """A source id (``src-`` and 64 lowercase hex digits); ``seen`` holds those already matched
+    (an artifact's claims and quotes name the same few sources again and again)."""
+    if type(value) is not str:
         return False
-    source_ids, claims, quotes, access = value["source_ids"], value["claims"], value["quotes"], value["access"]
+    if value in seen:
+        return True
+    if SOURCE_ID_RE.fullmatch(value) is None:
+        return False
+    seen.add(value)
+    return True
+
+
+def _claims(claims: Any, seen: set[str]) -> bool:
+    """An accepted artifact's claims, written out in one loop (a result holds many); their keys
+    as :func:`_sized` checks them."""
+    if type(claims) is not list:
+        return False
+    count = len(_CLAIM_FIELDS)
+    for claim in claims:
+        if type(claim) is not dict or len(claim) != count:  # see _sized
+            return False
+        said, start, end, access = claim["claim"], claim["start"], claim["end"], claim["access"]
+        source_id, section, page = claim["source_id"], claim["section"], claim["page"]
+        if not (
+            (said is None or type(said) is str)
+            and type(claim["field"]) is str
+            and type(start) is int
+            and start >= 0
+            and type(end) is int
+            and end >= 0
+            and type(access) is str
+            and access in _ACCESS
+            and type(claim["excerpt"]) is str
+            and (section is None or type(section) is str)
+            and (page is None or type(page) is int)
+            and type(source_id) is str
+            and (source_id in seen or _source_id(source_id, seen))
+        ):
+            return False
+    return True
+
+
+def _quotes(quotes: Any, seen: set[str]) -> bool:
+    """An accepted artifact's quotes, one per claim (checked as :func:`_claims` checks claims)."""
+    if type(quotes) is not list:
+        return False
+    count = len(_QUOTE_FIELDS)
+    for quote in quotes:
+        if type(quote) is not dict or len(quote) != count:
+            return False
+        start, end, url, section, page = quote["start"], quote["end"], quote["url"], quote["section"], quote["page"]
+        source_id = quote["source_id"]
+        if not (
+            type(quote["text"]) is str
+            and type(start) is int
+            and start >= 0
+            and type(end) is int
+            and end >= 0
+            and (url is None or type(url) is str)
+            and type(quote["fresh"]) is bool
+            and (section is None or type(section) is str)
+            and (page is None or type(page) is int)
+            and type(source_id) is str
+            and (source_id in seen or _source_id(source_id, seen))
+        ):
+            return False
+    return True
+
+
+def _accepted(value: Any, seen: set[str]) -> bool:
+    if not _sized(value, _ACCEPTED_FIELDS):
+        return False
+    source_ids, access, data = value["source_ids"], value["access"], value["data"]
     return (
         _str(value["artifact_id"])
         and _one_of(_KINDS, value["kind"])
         and _opt_str(value["evidence_id"])
         and _opt_str(value["record"])
-        and _array(source_ids)
-        and all(_matching(SOURCE_ID_RE, s) for s in source_ids)
+        and type(source_ids) is list
+        and all(_source_id(s, seen) for s in source_ids)
         and _paper(value["paper"])
         and _opt_str(value["url"])
         and (access is None or _one_of(_ACCESS, access))
-        and _bool(value["fresh"])
-        and _array(claims)
-        and all(_claim(c) for c in claims)
-        and _array(quotes)
-        and all(_quote(q) for q in quotes)
-        and _object(value["data"])
+        and type(value["fresh"]) is bool
+        and _claims(value["claims"], seen)
+        and _quotes(value["quotes"], seen)
+        and type(data) is dict
+        and set(map(type, data)) <= _STR_ONLY
     )
 
 
 def _unresolved(value: Any) -> bool:
     return (
-        _keys(value, _UNRESOLVED_KEYS, _UNRESOLVED_KEYS)
+        _sized(value, _UNRESOLVED_FIELDS)
         and _str(value["artifact_id"])
         and _one_of(_KINDS, value["kind"])
         and _opt_str(value["evidence_id"])
@@ -266,7 +307,7 @@ def _unresolved(value: Any) -> bool:
 
 def _warning(value: Any) -> bool:
     return (
-        _keys(value, _WARNING_KEYS, _WARNING_KEYS)
+        _sized(value, _WARNING_FIELDS)
         and _opt_str(value["artifact_id"])
         and _opt_str(value["record"])
         and _str(value["field"])
@@ -275,7 +316,7 @@ def _warning(value: Any) -> bool:
 
 
 def _diagnostics(value: Any) -> bool:
-    if not _keys(value, _DIAGNOSTICS_KEYS, _DIAGNOSTICS_KEYS):
+    if not _sized(value, _DIAGNOSTICS_FIELDS):
         return False
     unresolved, by_reason, warnings = value["unresolved"], value["counts_by_reason"], value["warnings"]
     return (
@@ -289,37 +330,40 @@ def _diagnostics(value: Any) -> bool:
 
 
 def _source(value: Any) -> bool:
-    if not _keys(value, _SOURCE_KEYS, _SOURCE_KEYS):
+    if not _sized(value, _SOURCE_FIELDS):
         return False
-    retrieved_at, access = value["retrieved_at"], value["access"]
+    url, title, retrieved_at, access = value["url"], value["title"], value["retrieved_at"], value["access"]
+    origin, content_hash, record_hash = value["origin"], value["content_hash"], value["record_hash"]
+    chars, event_id, status = value["chars"], value["fresh_event_id"], value["status"]
     return (
-        _str(value["source_id"])
-        and _one_of(_STATUSES, value["status"])
-        and _opt_str(value["url"])
-        and _opt_str(value["title"])
+        type(value["source_id"]) is str
+        and type(status) is str
+        and status in _STATUSES
+        and (url is None or type(url) is str)
+        and (title is None or type(title) is str)
         and (retrieved_at is None or _timestamp(retrieved_at))
-        and (access is None or _one_of(_ACCESS, access))
-        and _opt_str(value["origin"])
+        and (access is None or (type(access) is str and access in _ACCESS))
+        and (origin is None or type(origin) is str)
         and _paper(value["paper"])
         and _asset(value["asset"])
-        and _opt_matching(DIGEST_RE, value["content_hash"])
-        and _opt_matching(DIGEST_RE, value["record_hash"])
-        and _bool(value["sealed"])
-        and _opt_int(value["chars"])
-        and _bool(value["fresh"])
-        and _opt_str(value["fresh_event_id"])
-        and _str(value["fresh_detail"])
+        and (content_hash is None or _matching(DIGEST_RE, content_hash))
+        and (record_hash is None or _matching(DIGEST_RE, record_hash))
+        and type(value["sealed"]) is bool
+        and (chars is None or type(chars) is int)
+        and type(value["fresh"]) is bool
+        and (event_id is None or type(event_id) is str)
+        and type(value["fresh_detail"]) is str
     )
 
 
 def _log(value: Any) -> bool:
-    return _keys(value, _LOG_KEYS, _LOG_KEYS) and _count(value["events"]) and _opt_matching(DIGEST_RE, value["head"])
+    return _sized(value, _LOG_FIELDS) and _count(value["events"]) and _opt_matching(DIGEST_RE, value["head"])
 
 
 def _policy(value: Any) -> bool:
     if value is None:
         return True
-    if not _keys(value, _POLICY_KEYS, _POLICY_KEYS):
+    if not _sized(value, _POLICY_FIELDS):
         return False
     keys = value["trusted_keys"]
     return _array(keys) and all(_matching(HEX64_RE, k) for k in keys)
@@ -335,8 +379,17 @@ def result_shape(raw: Any) -> bool:
     anything else (ask the model: it accepts or says why)."""
     if not _keys(raw, _RESULT_REQUIRED, _RESULT_KEYS):
         return False
+    try:
+        return _result(raw)
+    except KeyError:  # an object without a field its key count promised (see _sized)
+        return False
+
+
+def _result(raw: dict[str, Any]) -> bool:
+    """:func:`result_shape` of an object holding every required key and no unknown one."""
     get = raw.get
     accepted, sources = raw["accepted"], raw["sources"]
+    seen: set[str] = set()
     return (
         _int(raw["schema_version"])
         and raw["schema_version"] == 1
@@ -346,7 +399,7 @@ def result_shape(raw: Any) -> bool:
         and _gate(raw["gate"])
         and _counts(raw["counts"])
         and _array(accepted)
-        and all(_accepted(a) for a in accepted)
+        and all(_accepted(a, seen) for a in accepted)
         and _diagnostics(raw["diagnostics"])
         and _array(sources)
         and all(_source(s) for s in sources)
@@ -450,7 +503,7 @@ class ResultClaimView(_View):
         self.source_id: str = raw["source_id"]
         self.start: int = raw["start"]
         self.end: int = raw["end"]
-        self.access = Access(raw["access"])
+        self.access = _ACCESS_OF[raw["access"]]
         self.excerpt: str = raw["excerpt"]
         self.section: str | None = raw["section"]
         self.page: int | None = raw["page"]
@@ -490,11 +543,11 @@ class AcceptedArtifactView(_View):
         self.source_ids: tuple[str, ...] = tuple(raw["source_ids"])
         self.paper = None if paper is None else PaperView.of(paper)
         self.url: str | None = raw["url"]
-        self.access = None if access is None else Access(access)
+        self.access = None if access is None else _ACCESS_OF[access]
         self.fresh: bool = raw["fresh"]
         self.claims = tuple(ResultClaimView(c) for c in raw["claims"])
         self.quotes = tuple(ResultQuoteView(q) for q in raw["quotes"])
-        self.data: dict[str, Any] = dict(raw["data"])
+        self.data: dict[str, Any] = raw["data"]
 
 
 class UnresolvedEntryView(_View):
@@ -509,7 +562,7 @@ class UnresolvedEntryView(_View):
         self.kind: Kind = raw["kind"]
         self.evidence_id: str | None = raw["evidence_id"]
         self.field: str = raw["field"]
-        self.reason_code = Reason(raw["reason_code"])
+        self.reason_code = _REASON_OF[raw["reason_code"]]
         self.detail: str = raw["detail"]
         self.source_id: str | None = raw["source_id"]
         self.record: str | None = raw["record"]
@@ -538,7 +591,7 @@ class DiagnosticsView(_View):
 
     def __init__(self, raw: dict[str, Any]) -> None:
         self.unresolved = tuple(UnresolvedEntryView(u) for u in raw["unresolved"])
-        self.counts_by_reason = {Reason(k): n for k, n in raw["counts_by_reason"].items()}
+        self.counts_by_reason = {_REASON_OF[k]: n for k, n in raw["counts_by_reason"].items()}
         self.warnings = tuple(WarningEntryView(w) for w in raw["warnings"])
 
 
@@ -556,7 +609,7 @@ class ResultSourceView(_View):
         self.url: str | None = raw["url"]
         self.title: str | None = raw["title"]
         self.retrieved_at: str | None = raw["retrieved_at"]
-        self.access = None if access is None else Access(access)
+        self.access = None if access is None else _ACCESS_OF[access]
         self.origin: str | None = raw["origin"]
         self.paper = None if paper is None else PaperView.of(paper)
         self.asset = None if asset is None else AssetView.of(asset)
@@ -606,7 +659,7 @@ class ResultView(_View):
         self.schema_version: int = raw["schema_version"]
         self.run_slug: str = raw["run_slug"]
         self.generated_at: str = raw["generated_at"]
-        self.config: dict[str, Any] = dict(raw["config"])
+        self.config: dict[str, Any] = raw["config"]
         self.gate = ResultGateView(raw["gate"])
         self.counts = ResultCountsView(raw["counts"])
         self.accepted = tuple(AcceptedArtifactView(a) for a in raw["accepted"])

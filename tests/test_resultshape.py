@@ -27,7 +27,7 @@ from publisher.gate.assemble import assemble_run, dump_result
 from publisher.gate.checks import assembler
 from publisher.gate.checks.assembler import parse_stored, valid_result
 from publisher.gate.result import Result
-from publisher.gate.resultshape import ResultView, result_shape
+from publisher.gate.resultshape import ResultView, accepted_shape, accepted_views, result_shape, result_view
 from publisher.kernel.canonical import loads_written
 from publisher.kernel.reasons import Reason
 
@@ -414,3 +414,58 @@ def test_adopting_a_matched_assembly_builds_no_model(
     monkeypatch.setattr(Result, "model_validate", refuse)
     rc = pipeline.check_run(fx.run, options_of(fx.run))
     assert rc.status("C-ASSEMBLER") == "pass" and rc.verdict == "Verified"
+
+
+# --- a result's accepted artifacts on their own (the wiki's evidence) --------------------------------
+
+
+def _accepted_model(raw: Any) -> tuple[Any, ...] | None:
+    from pydantic import TypeAdapter, ValidationError
+
+    from publisher.gate.result import AcceptedArtifact
+
+    try:
+        return TypeAdapter(tuple[AcceptedArtifact, ...]).validate_python(raw)
+    except ValidationError:
+        return None
+
+
+def test_every_written_accepted_list_is_taken_and_held_as_the_model_holds_it(
+    written: dict[str, dict[str, Any]],
+) -> None:
+    for name, raw in written.items():
+        accepted = raw["accepted"]
+        assert accepted_shape(accepted), name
+        models = _accepted_model(copy.deepcopy(accepted))
+        assert models is not None
+        _same_value(accepted_views(accepted), models, name)
+        assert result_view(raw) == Result.model_validate(raw)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data(), rounds=st.integers(1, 3))
+def test_accepted_artifacts_the_hand_check_takes_are_the_models(
+    written: dict[str, dict[str, Any]], data: st.DataObject, rounds: int
+) -> None:
+    raw = copy.deepcopy(written[data.draw(st.sampled_from(sorted(written)))]["accepted"])
+    for _ in range(rounds):
+        raw = _mutate(raw, data)
+    if accepted_shape(raw):
+        models = _accepted_model(copy.deepcopy(raw))
+        assert models is not None, raw
+        _same_value(accepted_views(raw), models, "accepted")
+
+
+def test_what_the_model_refuses_is_refused_by_the_views_constructors_as_by_the_model(
+    written: dict[str, dict[str, Any]],
+) -> None:
+    from pydantic import ValidationError
+
+    bad = _replaced(written["small"], ("accepted", 0, "claims", 0, "start"), -1)
+    assert not accepted_shape(bad["accepted"]) and not result_shape(bad)
+    with pytest.raises(ValidationError):
+        result_view(bad)
+    with pytest.raises(ValidationError):
+        accepted_views(bad["accepted"])
+    odd = _replaced(written["small"], ("accepted", 0, "claims", 0, "page"), None)
+    assert accepted_views(odd["accepted"])[0].claims[0].page is None

@@ -379,7 +379,7 @@ def test_runs_checked_on_the_workers_find_what_the_check_here_finds(
 
     def results(pre: object) -> list[object]:
         return [
-            (r.slug, r.result.model_copy(update={"generated_at": ""}) if r.result else None)
+            (r.slug, r.result.model_dump(mode="json") | {"generated_at": ""} if r.result else None)
             for r in pre.runs  # type: ignore[attr-defined]
         ]
 

@@ -36,6 +36,9 @@ from ..runs import SLUG_RE
 
 __all__ = [
     "result_shape",
+    "accepted_shape",
+    "result_view",
+    "accepted_views",
     "ResultView",
     "ResultGateView",
     "ResultCountsView",
@@ -385,6 +388,16 @@ def result_shape(raw: Any) -> bool:
         return False
 
 
+def accepted_shape(raw: Any) -> bool:
+    """True only when the model certainly accepts ``raw`` as a result's ``accepted`` on its own
+    (a JSON array of accepted artifacts); False for anything else (ask the model)."""
+    seen: set[str] = set()
+    try:
+        return type(raw) is list and all(_accepted(a, seen) for a in raw)
+    except KeyError:  # see _sized
+        return False
+
+
 def _result(raw: dict[str, Any]) -> bool:
     """:func:`result_shape` of an object holding every required key and no unknown one."""
     get = raw.get
@@ -669,3 +682,27 @@ class ResultView(_View):
         self.inputs: list[list[Any]] | None = None if inputs is None else [list(entry) for entry in inputs]
         self.inputs_hash: str = raw["inputs_hash"]
         self.policy = None if policy is None else ResultPolicyView(policy)
+
+
+def result_view(raw: Any) -> ResultView:
+    """The view of a result (parsed JSON, or an assembly's result) that must be valid: taken by
+    :func:`result_shape`, else validated by the model, which raises its ``ValidationError`` for
+    one that is not (the validation library is loaded only then)."""
+    if result_shape(raw):
+        return ResultView(raw)
+    from .result import Result  # only for a result the hand check is unsure of
+
+    return ResultView(Result.model_validate(raw).model_dump(mode="json"))
+
+
+def accepted_views(raw: Any) -> tuple[AcceptedArtifactView, ...]:
+    """The views of a result's ``accepted`` on its own (parsed JSON), validated as the whole result
+    validates it: by :func:`accepted_shape`, else by the model, which raises for what it refuses."""
+    if accepted_shape(raw):
+        return tuple(AcceptedArtifactView(entry) for entry in raw)
+    from pydantic import TypeAdapter
+
+    from .result import AcceptedArtifact  # only for artifacts the hand check is unsure of
+
+    models = TypeAdapter(tuple[AcceptedArtifact, ...]).validate_python(raw)
+    return tuple(AcceptedArtifactView(model.model_dump(mode="json")) for model in models)

@@ -17,11 +17,9 @@ from pathlib import Path
 from typing import Any, cast
 from urllib.parse import unquote, urlsplit
 
-from pydantic import TypeAdapter
-
 from ..gate.checks.runcheck import RunCheck, from_compact_json
 from ..gate.quotations import Quotation
-from ..gate.result import AcceptedArtifact, Result
+from ..gate.resultshape import AcceptedArtifactView, ResultView, accepted_views, result_view
 from ..kernel.errors import PublisherError
 from ..kernel.eventviews import EventView
 from ..kernel.findings import Finding, counts_by_code
@@ -109,7 +107,7 @@ class RunEvidence:
     """The gate's verdict now (None when the run could not be assembled)."""
     accepted_count: int | None = None
     """How many artifacts the result now accepts (None when the run could not be assembled)."""
-    _result: Result | None = field(default=None, init=False, repr=False, compare=False)
+    _result: ResultView | None = field(default=None, init=False, repr=False, compare=False)
     _check: RunCheck | bytes | None = field(default=None, init=False, repr=False, compare=False)
     _events: list[EventView] | bytes = field(default_factory=list, init=False, repr=False, compare=False)
     _accepted: bytes | None = field(default=None, init=False, repr=False, compare=False)
@@ -152,8 +150,8 @@ class RunEvidence:
         return self._check is not None
 
     @property
-    def result(self) -> Result | None:
-        """The result assembling the run now produces, as a model (None when the run could not be
+    def result(self) -> ResultView | None:
+        """The result assembling the run now produces, as the model holds it (None when the run could not be
         assembled). Validated from the check's assembly when first read: a checked run is kept as
         JSON (compact: :meth:`~publisher.gate.checks.runcheck.RunCheck.pack`), and the wiki check
         itself never reads the model (:attr:`assembled` and :attr:`inputs_hash` say what it
@@ -161,11 +159,11 @@ class RunEvidence:
         if self._result is None:
             check = self.check
             if check is not None:
-                self._result = Result.model_validate(check.result)
+                self._result = result_view(check.result)
         return self._result
 
     @result.setter
-    def result(self, value: Result | None) -> None:
+    def result(self, value: ResultView | None) -> None:
         self._result = value
 
     @property
@@ -180,16 +178,16 @@ class RunEvidence:
         :meth:`claims` reads; None: :meth:`claims` reads :attr:`result`."""
         self._accepted = data
 
-    def accepted_artifacts(self) -> tuple[AcceptedArtifact, ...]:
+    def accepted_artifacts(self) -> tuple[AcceptedArtifactView, ...]:
         """The accepted artifacts of the run's assembly now, in result order (none when the run
         could not be assembled). Validated from the JSON the check held (:meth:`hold_accepted`),
         a fresh copy on each call, as the whole result validates them; else from :attr:`result`."""
         if self._result is None and self._accepted is not None:
-            return _ACCEPTED.validate_python(from_compact_json(self._accepted))
+            return accepted_views(from_compact_json(self._accepted))
         result = self.result
         return result.accepted if result is not None else ()
 
-    def claims(self, wiki: WikiCheck) -> Iterator[tuple[AcceptedArtifact, list[VerifiedClaim]]]:
+    def claims(self, wiki: WikiCheck) -> Iterator[tuple[AcceptedArtifactView, list[VerifiedClaim]]]:
         """Accepted artifacts in result order with their verified claims."""
         for artifact in self.accepted_artifacts():
             verified = []
@@ -213,10 +211,6 @@ class RunEvidence:
                     )
                 )
             yield artifact, verified
-
-
-_ACCEPTED: TypeAdapter[tuple[AcceptedArtifact, ...]] = TypeAdapter(tuple[AcceptedArtifact, ...])
-"""Validates a result's ``accepted`` on its own, exactly as :class:`Result` validates it."""
 
 
 @dataclass

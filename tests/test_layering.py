@@ -47,6 +47,7 @@ ORDER: dict[str, list[Entry]] = {
         "vocab",
         "merkletree",
         "shapes",
+        "views",
         "models",
         "spans",
         "locate",

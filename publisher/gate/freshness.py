@@ -28,6 +28,7 @@ from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing, Role, event_signature_problem
 
 if TYPE_CHECKING:
+    from ..kernel.views import AssetView
     from .result import ResultPolicy
 
 __all__ = ["Freshness", "Provenance", "SnapshotFacts", "freshness"]
@@ -45,7 +46,7 @@ class SnapshotFacts(Protocol):
     @property
     def url(self) -> str | None: ...
     @property
-    def asset(self) -> Asset | None: ...
+    def asset(self) -> Asset | AssetView | None: ...
     @property
     def origin(self) -> object: ...
     @property

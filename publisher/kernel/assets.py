@@ -4,19 +4,22 @@ following links, each once per command."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from . import _fs
-from .models import Asset
+
+if TYPE_CHECKING:
+    from .models import Asset
+    from .views import AssetView
 
 __all__ = ["hash_asset", "AssetChecker", "HasAsset"]
 
 
 class HasAsset(Protocol):
-    """What an asset check needs of a verified snapshot (a record or a parallel check)."""
+    """What an asset check needs of a verified snapshot (a record's model or a snapshot check's view)."""
 
     @property
-    def asset(self) -> Asset | None: ...
+    def asset(self) -> Asset | AssetView | None: ...
     @property
     def origin(self) -> object: ...
 

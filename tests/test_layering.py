@@ -48,6 +48,7 @@ ORDER: dict[str, list[Entry]] = {
         "merkletree",
         "shapes",
         "views",
+        "eventviews",
         "models",
         "spans",
         "locate",

@@ -86,6 +86,7 @@ ORDER: dict[str, list[Entry]] = {
     "gate": [
         "__init__",
         "urls",
+        "recordshape",
         "recordschema",
         "records",
         "result",

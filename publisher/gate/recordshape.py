@@ -130,6 +130,15 @@ def _opt_str(value: Any) -> bool:
     return value is None or type(value) is str
 
 
+def _opt_strs(get: Any, names: tuple[str, ...]) -> bool:
+    """Each of the fields ``names`` (read with ``get``) null or a string."""
+    for name in names:
+        value = get(name)
+        if value is not None and type(value) is not str:
+            return False
+    return True
+
+
 def _number(value: Any) -> bool:
     """A strict float: a float, or an integer (never a bool) that is one exactly."""
     kind = type(value)
@@ -149,10 +158,8 @@ def _spans(value: Any) -> bool:
         get = span.get
         if not (type(get("source_id")) is str and type(get("start")) is int and type(get("end")) is int):
             return False
-        for name in _SPAN_TEXT:
-            item = get(name)
-            if item is not None and type(item) is not str:
-                return False
+        if not _opt_strs(get, _SPAN_TEXT):
+            return False
     return True
 
 
@@ -162,7 +169,7 @@ def _outcome(value: Any) -> bool:
     get = value.get
     direction = get("direction")
     return (
-        all(_opt_str(get(name)) for name in _TEXT_OUTCOME)
+        _opt_strs(get, _TEXT_OUTCOME)
         and all(_number(get(name)) for name in NUMERIC_OUTCOME_FIELDS)
         and (direction is None or (type(direction) is str and direction in _DIRECTIONS))
         and _spans(get("spans"))
@@ -209,7 +216,7 @@ def record_shape(kind: Literal["extraction", "appraisal"], raw: Any) -> bool:
     if kind == "extraction":
         n_total, n_arms = get("n_total"), get("n_arms")
         return (
-            all(_opt_str(get(name)) for name in _TEXT_EXTRACTION)
+            _opt_strs(get, _TEXT_EXTRACTION)
             and (n_total is None or type(n_total) is int)
             and (n_arms is None or (type(n_arms) is list and all(type(n) is int for n in n_arms)))
             and _literal(get("evidence_basis"), _BASES)

@@ -7,19 +7,16 @@ import re
 import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 from .kernel import _fs
 from .kernel.canonical import StrictJSONError, canonical_bytes, format_ts, loads_strict, utc_now
 from .kernel.errors import UsageError
 from .kernel.frozen import FrozenValue
 from .kernel.reasons import Reason
-from .kernel.shapes import config_shape
+from .kernel.shapes import ConfigView, config_shape
 from .kernel.store import SnapshotStore
 from .kernel.text import one_line
-
-if TYPE_CHECKING:
-    from .kernel.models import RunConfig
 
 __all__ = [
     "Run",
@@ -190,14 +187,18 @@ class Run(FrozenValue):
             )
         return run
 
-    def load_config(self, data: bytes | None = None) -> RunConfig:
+    def load_config(self, data: bytes | None = None) -> ConfigView:
         """The run's config, strictly parsed; a malformed config is a SCHEMA_ERROR usage error.
-        ``data``: the file's bytes, already read by the caller (None: read here)."""
-        from .kernel.models import RunConfig  # the validation library only for a command that reads the config
-
+        ``data``: the file's bytes, already read by the caller (None: read here). A config
+        :func:`~publisher.kernel.shapes.config_shape` accepts is read without the validation
+        library; any other is judged by the model, which accepts it or says why."""
         try:
             raw = loads_strict(_fs.read_regular(self.config_path) if data is None else data)
-            config = RunConfig.model_validate(raw)
+            if not config_shape(raw):
+                from .kernel.models import RunConfig  # the validation library only for an unusual config
+
+                raw = RunConfig.model_validate(raw).model_dump(mode="json")
+            config = ConfigView(raw)
             problem = None if config.run_slug is None else slug_problem(config.run_slug)
             if problem is not None:
                 raise ValueError(problem)
@@ -236,7 +237,7 @@ class Run(FrozenValue):
         above, here = os.path.split(folder)
         return here == "deep-research" and os.path.basename(above) == "outputs"
 
-    def slug(self, config: RunConfig | None = None) -> str:
+    def slug(self, config: ConfigView | None = None) -> str:
         """The run's slug: ``run_slug`` from the config, else the folder name (held to :data:`SLUG_RE`)."""
         config = config or self.load_config()
         slug = config.run_slug or self.slug_default
@@ -245,7 +246,7 @@ class Run(FrozenValue):
             raise UsageError(f"{self.path}: {problem}", reason=Reason.SCHEMA_ERROR, path=str(self.config_path))
         return slug
 
-    def name(self, config: RunConfig | None = None) -> str:
+    def name(self, config: ConfigView | None = None) -> str:
         """``<run_slug>@<created_at>``: the run a signed acquisition event names (CONTRACT 12)."""
         config = config or self.load_config()
         return f"{self.slug(config)}@{config.created_at or ''}"

@@ -47,6 +47,8 @@ ORDER: dict[str, list[Entry]] = {
         "vocab",
         "merkletree",
         "shapes",
+        "views",
+        "eventviews",
         "models",
         "spans",
         "locate",

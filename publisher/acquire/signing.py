@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from ..kernel import _fs
 from ..kernel.errors import UsageError
+from ..kernel.eventviews import EventView
 from ..kernel.models import Event
 from ..kernel.trust import (
     ALG,
@@ -145,7 +146,7 @@ def new_wiki_key(public_path: Path, environ: Mapping[str, str] | None = None) ->
     return private_path, key_id
 
 
-def signature_problem(event: Event, ring: KeyRing, run: str, role: Role = Role.ACQUIRE) -> str | None:
+def signature_problem(event: Event | EventView, ring: KeyRing, run: str, role: Role = Role.ACQUIRE) -> str | None:
     """Why ``event`` is not signed for ``run`` by a key of ``ring`` trusted for ``role`` (see
     :func:`publisher.kernel.trust.event_signature_problem`), or None when it is."""
     return event_signature_problem(event, ring, run, role)

@@ -22,13 +22,15 @@ from ..kernel.assets import AssetChecker
 from ..kernel.canonical import SOURCE_ID_RE
 from ..kernel.errors import IntegrityError, PublisherError
 from ..kernel.eventlog import LogState
+from ..kernel.eventviews import EventView
 from ..kernel.findings import Finding, Located, LocateOutcome
 from ..kernel.ids import paper_problem, split_evidence_id
-from ..kernel.models import Access, Event, RunConfig
 from ..kernel.reasons import Reason
+from ..kernel.shapes import ConfigView
 from ..kernel.spans import MAX_SPAN, check_range
 from ..kernel.store import read_snapshot
 from ..kernel.text import one_line
+from ..kernel.vocab import Access
 from ..parallel import CheckedSnapshots, SnapshotCheck
 from ..runs import Run
 from .corpus import Corpus
@@ -139,8 +141,8 @@ class ArtifactChecker:
         run: Run,
         reader: CheckedSnapshots,
         assets: AssetChecker,
-        config: RunConfig,
-        log: LogState[Event],
+        config: ConfigView,
+        log: LogState[EventView],
         provenance: Provenance,
         corpus: Corpus | None = None,
     ):

@@ -23,10 +23,11 @@ from ..kernel.assets import AssetChecker
 from ..kernel.canonical import SOURCE_ID_RE, dumps_written, format_ts, utc_now
 from ..kernel.errors import IntegrityError
 from ..kernel.eventlog import LogState
+from ..kernel.eventviews import EventView
 from ..kernel.findings import Finding, counts_by_code
-from ..kernel.models import ACCESS_ORDER, Access, Event
 from ..kernel.reasons import Reason
 from ..kernel.text import one_line
+from ..kernel.vocab import ACCESS_ORDER, Access
 from ..parallel import CheckedSnapshots, SnapshotCheck
 from ..runs import Run
 from .artifacts import Artifact, ArtifactChecker, flag_duplicates, flag_unsupported, warning_entry
@@ -52,9 +53,9 @@ class Assembly:
     """Every finding against an artifact, in artifact order (``diagnostics.unresolved`` holds them
     in the contract's shape)."""
     reader: CheckedSnapshots
-    log: LogState[Event]
+    log: LogState[EventView]
     """The log lines this assembly read (all of them unless ``log_limit`` was given)."""
-    full_log: LogState[Event]
+    full_log: LogState[EventView]
     """The whole log as found on disk."""
     freshness: dict[str, Freshness]
     referenced: list[str]
@@ -71,7 +72,7 @@ class Assembly:
         return str(self.result["inputs_hash"])
 
 
-def limited_log(log: LogState[Event], limit: int | None) -> LogState[Event]:
+def limited_log(log: LogState[EventView], limit: int | None) -> LogState[EventView]:
     """The log as an earlier assembly read it: its first ``limit`` lines (chain findings kept)."""
     if limit is None or limit >= len(log.digests):
         return log

@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..kernel.assets import AssetChecker
 from ..kernel.blobs import BlobChecker
 from ..kernel.canonical import parse_ts
+from ..kernel.eventviews import EventView
 from ..kernel.frozen import FrozenValue
-from ..kernel.models import ACQUISITIONS, Asset, Event, EventType, Snapshot
 from ..kernel.reasons import Reason
 from ..kernel.trust import KeyRing, Role, event_signature_problem
+from ..kernel.vocab import ACQUISITIONS, EventType
 
 if TYPE_CHECKING:
+    from ..kernel.models import Asset, Snapshot
     from .result import ResultPolicy
 
 __all__ = ["Freshness", "Provenance", "SnapshotFacts", "freshness"]
@@ -85,7 +87,7 @@ class Provenance:
         self.trusted_keys, self.run_name, self.raw = trusted_keys, run_name, raw
 
     def freshness(
-        self, snap: Snapshot | SnapshotFacts, events: list[Event], created_at: str | None, assets: AssetChecker
+        self, snap: Snapshot | SnapshotFacts, events: list[EventView], created_at: str | None, assets: AssetChecker
     ) -> Freshness:
         """:func:`freshness` with this run's keys, name and raw bytes."""
         return freshness(
@@ -104,7 +106,7 @@ class Provenance:
         checked = self.raw.checked()
         return [["raw", digest, checked[digest] or "ok"] for digest in sorted(checked)]
 
-    def declared(self, events: Iterable[Event]) -> ResultPolicy | None:
+    def declared(self, events: Iterable[EventView]) -> ResultPolicy | None:
         """The trust policy the result declares (``policy``), or None for unsigned provenance.
 
         The wiki's trusted keys are a declared input of the check, not of the run: they are not
@@ -126,7 +128,7 @@ class Provenance:
 
 def freshness(
     snap: Snapshot | SnapshotFacts,
-    events: Iterable[Event],
+    events: Iterable[EventView],
     created_at: str | None,
     assets: AssetChecker,
     *,
@@ -173,9 +175,10 @@ def freshness(
         how = f" (signed by key {event.sig.key_id[:16]}…)" if signed and event.sig else ""
         if event.type is EventType.FETCH:
             if text_digest is None:
-                if not isinstance(snap, Snapshot):
+                text = getattr(snap, "text", None)  # a record read whole has it; a check passes the digest
+                if not isinstance(text, str):
                     raise TypeError("freshness needs the snapshot's text or its text_sha256")
-                text_digest = hashlib.sha256(snap.text.encode("utf-8")).hexdigest()
+                text_digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
             if event.sha256 == text_digest:
                 return Freshness(True, event.event_id, None, f"fetched in {event.event_id}{how}")
             continue
@@ -197,7 +200,7 @@ def freshness(
 
 
 def _provenance_problem(
-    event: Event,
+    event: EventView,
     snap: Snapshot | SnapshotFacts,
     trusted_keys: KeyRing,
     run_name: str | None,

@@ -53,8 +53,9 @@ from ..kernel.blobs import BlobChecker
 from ..kernel.canonical import StrictJSONError, canonical_bytes, loads_strict, prefixed, sha256_hex
 from ..kernel.errors import EventLogError, UsageError
 from ..kernel.eventlog import LogState, read_log
-from ..kernel.models import Event, RunConfig
+from ..kernel.eventviews import EventView
 from ..kernel.reasons import Reason
+from ..kernel.shapes import ConfigView
 from ..kernel.trust import KeyRing
 from ..parallel import CheckedSnapshots, ProgressFn
 from ..runs import Run, find_wiki_root
@@ -83,7 +84,7 @@ def file_digest(path: Path) -> tuple[str | None, bytes | None]:
     return prefixed(sha256_hex(data)), data
 
 
-def gate_setting(cli_gate: bool | None, config: RunConfig) -> tuple[bool, str | None]:
+def gate_setting(cli_gate: bool | None, config: ConfigView) -> tuple[bool, str | None]:
     """Whether the gate is on and what turned it on (``--gate`` first, then the config)."""
     if cli_gate:
         return True, "--gate"
@@ -171,7 +172,7 @@ class RunInputs:
     def __init__(
         self,
         run: Run,
-        config: RunConfig,
+        config: ConfigView,
         slug: str,
         wiki_root: Path | None,
         config_digest: str | None,
@@ -183,7 +184,7 @@ class RunInputs:
         verification: UpstreamVerification,
         corpus: Corpus,
         corpus_digest: str | None,
-        log: LogState[Event],
+        log: LogState[EventView],
         provenance: Provenance,
         log_problem: str | None = None,
         report_blocks: list[ProseBlock] | None = None,

@@ -19,8 +19,9 @@ from urllib.parse import urlsplit
 from markdown_it import MarkdownIt
 
 from ..kernel.eventlog import LogState
+from ..kernel.eventviews import EventView
 from ..kernel.ids import PaperIds
-from ..kernel.models import Event, EventType
+from ..kernel.vocab import EventType
 
 __all__ = ["followable", "link_key", "url_key", "urls_in", "identifier_keys", "fetched_urls"]
 
@@ -88,7 +89,7 @@ def identifier_keys(papers: Iterable[PaperIds | None]) -> set[str]:
     return out
 
 
-def fetched_urls(log: LogState[Event]) -> dict[str, list[str]]:
+def fetched_urls(log: LogState[EventView]) -> dict[str, list[str]]:
     """:func:`url_key` -> source ids of the log's ``fetch`` events for that URL, in log order."""
     out: dict[str, list[str]] = {}
     for event in log.events:

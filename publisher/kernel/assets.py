@@ -4,10 +4,12 @@ following links, each once per command."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from . import _fs
-from .models import Asset
+
+if TYPE_CHECKING:
+    from .models import Asset
 
 __all__ = ["hash_asset", "AssetChecker", "HasAsset"]
 

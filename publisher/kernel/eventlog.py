@@ -26,6 +26,7 @@ from .canonical import (
 )
 from .checkids import CheckId
 from .errors import EventLogError, UsageError
+from .eventviews import EventView, view_of_event
 from .findings import Finding
 from .shapes import event_shape
 from .text import one_line
@@ -58,23 +59,22 @@ def line_digest(line: bytes) -> str:
     return prefixed(hashlib.sha256(line).hexdigest())
 
 
-def _parse_event(line: bytes) -> Event:
-    """One line as an event. A line this product wrote is canonical JSON, parsed without looking
-    for floats: the event's schema refuses every float (strict, no float field, no extra key), so
-    a canonical line that validates held none, and its value is exactly the strict path's. Any
-    other line, and any canonical one that does not validate, is judged by the strict path,
-    which says why."""
-    from pydantic import ValidationError
-
-    from .models import Event
-
+def _parse_event(line: bytes) -> EventView:
+    """One line as an event. A line :func:`~publisher.kernel.shapes.event_shape` accepts is one
+    the model accepts, held as it would hold it (:class:`~.eventviews.EventView`), without loading
+    the validation library. A line this product wrote is canonical JSON, read first without a walk
+    for floats (the hand check refuses every float, as the model's schema does); any other line is
+    read by the strict path, and a line the hand check is unsure of is judged by the model, which
+    accepts it or says why."""
     raw = loads_canonical_floats_unchecked(line)
-    if isinstance(raw, dict):
-        try:
-            return Event.model_validate(raw)
-        except ValidationError:
-            pass
-    return Event.model_validate(loads_strict(line))
+    if event_shape(raw):
+        return EventView(raw)
+    raw = loads_strict(line)
+    if event_shape(raw):
+        return EventView(raw)
+    from .models import Event  # the validation library only for a line the hand check is unsure of
+
+    return view_of_event(Event.model_validate(raw))
 
 
 class _Place:
@@ -431,7 +431,7 @@ class LogState(Generic[T]):
         return self.digests[count - 1]
 
 
-def read_log(path: Path) -> LogState[Event]:
+def read_log(path: Path) -> LogState[EventView]:
     """Read and check the whole log: line syntax, ids increasing, and the ``prev`` chain.
 
     Upstream logs without ``prev`` are readable; once a line carries ``prev``, every later

@@ -24,7 +24,8 @@ from pydantic import (
     model_validator,
 )
 
-from .canonical import DIGEST_RE, HEX64_RE, SOURCE_ID_RE, canonical_bytes, parse_ts
+from .canonical import DIGEST_RE, HEX64_RE, SOURCE_ID_RE, parse_ts
+from .eventviews import signed_payload
 from .vocab import (
     ACCESS_ORDER,
     ACQUISITIONS,
@@ -430,19 +431,6 @@ class SignedLine(BaseModel):
         if data.get("sig") is None:
             data.pop("sig", None)
         return data
-
-
-def signed_payload(event: Event | SignedLine | dict[str, Any]) -> bytes:
-    """The bytes a line's signature covers: canonical JSON of the line without ``sig.value``.
-
-    The rest of ``sig`` (``alg``, ``key_id`` and the ``run`` it names) is covered too, so an
-    event copied from another run cannot be relabelled for this one without breaking it.
-    """
-    data = event.wire() if isinstance(event, Event | SignedLine) else dict(event)
-    sig = data.get("sig")
-    if isinstance(sig, dict):
-        data["sig"] = {k: v for k, v in sig.items() if k != "value"}
-    return canonical_bytes(data)
 
 
 class Span(BaseModel):

@@ -24,7 +24,16 @@ from typing import Any
 from .canonical import DIGEST_RE, HEX64_RE, SOURCE_ID_RE, parse_ts
 from .vocab import Access, Basis, EventType, Origin, SurfaceType
 
-__all__ = ["snapshot_shape", "event_shape", "config_shape", "SnapshotView", "SectionView", "PageView"]
+__all__ = [
+    "snapshot_shape",
+    "event_shape",
+    "config_shape",
+    "SnapshotView",
+    "SectionView",
+    "PageView",
+    "ConfigView",
+    "GatesView",
+]
 
 _ACCESS = frozenset(a.value for a in Access)
 _ORIGIN = frozenset(o.value for o in Origin)
@@ -314,6 +323,54 @@ def config_shape(raw: Any) -> bool:
         and type(gates) is dict
         and type(gates.get("evidence_kernel", False)) is bool
     )
+
+
+class GatesView:
+    """The switches of ``config.json`` as the model's ``Gates`` holds them (extra switches kept)."""
+
+    __slots__ = ("_extra", "evidence_kernel")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.evidence_kernel: bool = raw.get("evidence_kernel", False)
+        self._extra = {k: v for k, v in raw.items() if k != "evidence_kernel"}
+
+    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
+        """What the model's ``model_dump`` returns (the same in both modes): its field first, then the others."""
+        return {"evidence_kernel": self.evidence_kernel, **self._extra}
+
+
+_CONFIG_FIELDS = ("schema_version", "run_slug", "created_at", "gates")
+
+
+class ConfigView:
+    """A run's ``config.json`` as :class:`~publisher.kernel.models.RunConfig` holds it: the same
+    fields (``gates`` a :class:`GatesView`), :meth:`extras` and the model's JSON dump, made only
+    from a config :func:`config_shape` or the model accepted; fields beyond the schema are kept
+    as they are, as the model keeps them."""
+
+    __slots__ = ("_extra", "created_at", "gates", "run_slug", "schema_version")
+
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.schema_version: int = raw["schema_version"]
+        self.run_slug: str | None = raw.get("run_slug")
+        self.created_at: str | None = raw.get("created_at")
+        self.gates = GatesView(raw.get("gates", {}))
+        self._extra = {k: v for k, v in raw.items() if k not in _CONFIG_FIELDS}
+
+    def extras(self) -> dict[str, Any]:
+        """Fields beyond the schema (e.g. ``question``), shown but never required."""
+        return dict(self._extra)
+
+    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
+        """What the model's ``model_dump`` returns (the same in both modes): the schema's fields
+        in order (defaults filled in), then the others in the file's order."""
+        return {
+            "schema_version": self.schema_version,
+            "run_slug": self.run_slug,
+            "created_at": self.created_at,
+            "gates": self.gates.model_dump(),
+            **self._extra,
+        }
 
 
 class SectionView:

@@ -25,14 +25,16 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import _fs, tty
 from .errors import UsageError
+from .eventviews import EventView, SignatureView, signed_payload
 from .frozen import FrozenValue
-from .models import Event, Signature, SignedLine, signed_payload
 from .reasons import Reason
 
 if TYPE_CHECKING:  # the library is loaded where a key is read or a signature checked: an
     # unsigned wiki's check, assembly and reads never pay for it
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
     from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+
+    from .models import Event, SignedLine
 
 __all__ = [
     "ALG",
@@ -403,7 +405,13 @@ def key_ring(entries: Iterable[TrustedKey], root: Path, where: str = "mkdocs.yml
 
 
 def line_signature_fault(
-    line: Event | SignedLine, line_id: str, ring: KeyRing, *, signed_for: str, role: Role, log: str | None = None
+    line: Event | EventView | SignedLine,
+    line_id: str,
+    ring: KeyRing,
+    *,
+    signed_for: str,
+    role: Role,
+    log: str | None = None,
 ) -> tuple[SignatureFault, str] | None:
     """Why the chained-log line ``line`` is not signed for ``signed_for`` by a key of ``ring``
     trusted for ``role``: the kind and one line naming ``line_id``; None when it is.
@@ -414,8 +422,11 @@ def line_signature_fault(
     log``).
     """
     sig = getattr(line, "sig", None)
-    if not isinstance(sig, Signature):
-        return SignatureFault.UNSIGNED, f"{line_id} is unsigned"
+    if not isinstance(sig, SignatureView):
+        from .models import Signature  # a model's line carries the model's signature
+
+        if not isinstance(sig, Signature):
+            return SignatureFault.UNSIGNED, f"{line_id} is unsigned"
     if sig.run != signed_for:
         where = f"is not a signature for {log}" if log else f"is signed for run {sig.run[:80]!r}, not {signed_for!r}"
         return SignatureFault.OTHER_TARGET, f"{line_id} {where}"
@@ -426,7 +437,13 @@ def line_signature_fault(
 
 
 def line_signature_problem(
-    line: Event | SignedLine, line_id: str, ring: KeyRing, *, signed_for: str, role: Role, log: str | None = None
+    line: Event | EventView | SignedLine,
+    line_id: str,
+    ring: KeyRing,
+    *,
+    signed_for: str,
+    role: Role,
+    log: str | None = None,
 ) -> str | None:
     """:func:`line_signature_fault`'s one line, or None when the line's signature counts."""
     fault = line_signature_fault(line, line_id, ring, signed_for=signed_for, role=role, log=log)
@@ -439,14 +456,16 @@ _Line = TypeVar("_Line", bound="Event | SignedLine")
 def sign_line(line: _Line, signer: Signer, *, signed_for: str) -> _Line:
     """``line`` signed by ``signer`` for ``signed_for`` (the run it lies in, or its log's name),
     as :func:`line_signature_fault` checks it: the signature covers the whole line, its ``sig``
-    without the value included (:func:`~publisher.kernel.models.signed_payload`)."""
+    without the value included (:func:`~publisher.kernel.eventviews.signed_payload`)."""
+    from .models import Signature
+
     unsigned = Signature(alg=ALG, key_id=signer.key_id, run=signed_for, value="")
     value = signer.sign(signed_payload(line.model_copy(update={"sig": unsigned})))
     signed = line.model_copy(update={"sig": unsigned.model_copy(update={"value": value})})
     return cast(_Line, signed)  # model_copy keeps the line's own class
 
 
-def event_signature_problem(event: Event, ring: KeyRing, run: str, role: Role = Role.ACQUIRE) -> str | None:
+def event_signature_problem(event: Event | EventView, ring: KeyRing, run: str, role: Role = Role.ACQUIRE) -> str | None:
     """Why ``event`` is not signed for ``run`` by a key of ``ring`` trusted for ``role`` (one
     line), or None when it is."""
     return line_signature_problem(event, event.event_id, ring, signed_for=run, role=role)

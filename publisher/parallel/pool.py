@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import os
 import select
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -29,7 +30,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..kernel import snapshots as _snapshots
 from ..kernel.errors import PublisherError
-from ..kernel.models import Snapshot, build_validators
 from ..kernel.snapshots import PackedCheck, SnapshotCheck, Task
 from .checks import Request, check_chunk, normalise
 from .gcpause import freeze_inherited
@@ -277,7 +277,10 @@ def _process_pool(workers: int) -> ProcessPoolExecutor:
     context: multiprocessing.context.BaseContext
     if _can_fork():
         context = multiprocessing.get_context("fork")
-        build_validators((Snapshot,))  # every worker validates snapshots: built once, inherited
+        if "publisher.kernel.models" in sys.modules:  # this command uses the models: built once, inherited
+            from ..kernel.models import Snapshot, build_validators
+
+            build_validators((Snapshot,))  # a worker asks the model of a record the hand check is unsure of
     elif "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["publisher.parallel.pool"])

@@ -23,8 +23,8 @@ from ..gate.checks.runcheck import RunCheck, from_compact_json
 from ..gate.quotations import Quotation
 from ..gate.result import AcceptedArtifact, Result
 from ..kernel.errors import PublisherError
+from ..kernel.eventviews import EventView
 from ..kernel.findings import Finding, counts_by_code
-from ..kernel.models import Event
 from ..kernel.refs import neutral_text
 from ..kernel.store import read_snapshot
 from ..parallel import SnapshotCheck
@@ -111,18 +111,18 @@ class RunEvidence:
     """How many artifacts the result now accepts (None when the run could not be assembled)."""
     _result: Result | None = field(default=None, init=False, repr=False, compare=False)
     _check: RunCheck | bytes | None = field(default=None, init=False, repr=False, compare=False)
-    _events: list[Event] | bytes = field(default_factory=list, init=False, repr=False, compare=False)
+    _events: list[EventView] | bytes = field(default_factory=list, init=False, repr=False, compare=False)
     _accepted: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
-    def events(self) -> list[Event]:
+    def events(self) -> list[EventView]:
         """The run's event log as assembled now (empty when the run could not be read); held as a
         worker's pickle beside :attr:`check`'s, a fresh copy on each reading."""
         held = self._events
-        return cast(list[Event], unpack_part(held, 1)) if isinstance(held, bytes) else held
+        return cast(list[EventView], unpack_part(held, 1)) if isinstance(held, bytes) else held
 
     @events.setter
-    def events(self, value: list[Event]) -> None:
+    def events(self, value: list[EventView]) -> None:
         self._events = value
 
     @property

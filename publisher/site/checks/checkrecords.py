@@ -14,8 +14,8 @@ from ...kernel import _fs
 from ...kernel.canonical import SOURCE_ID_RE, sha256_hex
 from ...kernel.errors import PublisherError
 from ...kernel.eventlog import read_log
+from ...kernel.eventviews import EventView
 from ...kernel.findings import Finding
-from ...kernel.models import Event
 from ...kernel.reasons import Reason
 from ...kernel.store import SnapshotStore
 from ...kernel.trust import KeyRing
@@ -161,8 +161,8 @@ def check_site_proofs(site: Path, manifest: dict[str, Any], texts: WikiTexts, ke
     """:func:`publisher.site.pages.proofs.check_proofs` with the wiki's stored records, signed events
     and trusted keys."""
     stored: dict[str, bytes] = {}
-    events: dict[str, list[Event]] = {}
-    logs: dict[Path, list[Event]] = {}
+    events: dict[str, list[EventView]] = {}
+    logs: dict[Path, list[EventView]] = {}
     entries = manifest.get("proofs", [])
     wanted = {str(e.get("source_id")) for e in (entries if isinstance(entries, list) else []) if isinstance(e, dict)}
     folder = site / "sources"

@@ -37,12 +37,13 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from ...kernel import _fs
 from ...kernel.canonical import canonical_bytes, loads_record, sha256_hex
 from ...kernel.errors import IntegrityError
+from ...kernel.eventviews import EventView
 from ...kernel.findings import Finding
 from ...kernel.merkle import MerkleTree, build_proof
-from ...kernel.models import ACQUISITIONS, Event
 from ...kernel.reasons import Reason
 from ...kernel.store import verify_record
 from ...kernel.trust import KeyRing, Role, event_signature_problem
+from ...kernel.vocab import ACQUISITIONS
 from .offline import _js_string
 from .staged import write_staged
 
@@ -76,7 +77,7 @@ def light_record(stored: bytes) -> bytes:
     return canonical_bytes({k: v for k, v in raw.items() if k != "text"}) + b"\n"
 
 
-def anchors_for(events: Iterable[Event], ring: KeyRing, root: str, size: int) -> list[dict[str, Any]]:
+def anchors_for(events: Iterable[EventView], ring: KeyRing, root: str, size: int) -> list[dict[str, Any]]:
     """The signed acquisition events that vouch for ``root`` and ``size``, each with its key (raw,
     base64), in log order; an event whose signature does not verify by a trusted key is left out."""
     out: list[dict[str, Any]] = []
@@ -124,7 +125,7 @@ class ProofSource:
     source_id: str
     spans: list[tuple[int, int]]
     light: bool
-    events: list[Event] = field(default_factory=list)
+    events: list[EventView] = field(default_factory=list)
     stored: Path | None = None
     """The wiki's snapshot file to derive the proofs from while the site is being built (its
     copy is not in the site yet); None: the site's ``record.json``."""
@@ -201,7 +202,7 @@ def write_proofs(staging: Path, source: ProofSource, ring: KeyRing) -> WrittenPr
 
 
 def check_proofs(
-    site: Path, manifest: dict[str, Any], stored: dict[str, bytes], ring: KeyRing, events: dict[str, list[Event]]
+    site: Path, manifest: dict[str, Any], stored: dict[str, bytes], ring: KeyRing, events: dict[str, list[EventView]]
 ) -> list[Finding]:
     """``check-site`` over the proof files: each one the manifest lists, and each found in the site,
     must be exactly what the build derives from the stored snapshot (``stored``: the verified

@@ -18,7 +18,8 @@ from pathlib import Path
 from ...kernel.canonical import format_ts, utc_now
 from ...kernel.errors import IntegrityError, UsageError
 from ...kernel.eventlog import LogState, read_log
-from ...kernel.models import Access, Event, EventType, Snapshot, Surface
+from ...kernel.eventviews import EventView
+from ...kernel.models import Access, EventType, Snapshot, Surface
 from ...kernel.reasons import Reason
 from ...kernel.trust import KeyRing, Role, event_signature_problem
 from ...runs import Run
@@ -46,11 +47,11 @@ class Missing:
     created: bool
 
 
-LogCache = dict[Path, LogState[Event]]
+LogCache = dict[Path, LogState[EventView]]
 """Event logs already read in one check, by path (a check reads each run's log once)."""
 
 
-def log_of(run: Run, logs: LogCache | None = None) -> LogState[Event]:
+def log_of(run: Run, logs: LogCache | None = None) -> LogState[EventView]:
     """The run's event log, read once per ``logs`` cache."""
     if logs is None:
         return read_log(run.events_path)
@@ -60,7 +61,7 @@ def log_of(run: Run, logs: LogCache | None = None) -> LogState[Event]:
     return state
 
 
-def _intact_log(run: Run, logs: LogCache | None = None) -> LogState[Event]:
+def _intact_log(run: Run, logs: LogCache | None = None) -> LogState[EventView]:
     state = log_of(run, logs)
     if not state.intact:
         raise IntegrityError(
@@ -148,7 +149,7 @@ def _work_keys(snap: Snapshot) -> set[str]:
     return set(work_keys(snap.derived_ids(), snap.url, snap.content_hash)) | {f"url:{url_identity(snap.url)}"}
 
 
-def available_now(run: Run, state: LogState[Event], basis: MissingBasis, snap: Snapshot | None) -> str | None:
+def available_now(run: Run, state: LogState[EventView], basis: MissingBasis, snap: Snapshot | None) -> str | None:
     """Why the run's own facts show available what ``basis`` shows missing, or None.
 
     Whatever the order of acquisition: a fresh fetch of the failed URL (as :func:`~.model.url_identity`
@@ -185,7 +186,7 @@ def available_now(run: Run, state: LogState[Event], basis: MissingBasis, snap: S
     return None
 
 
-def _refuse_if_available(run: Run, state: LogState[Event], basis: MissingBasis, snap: Snapshot | None) -> None:
+def _refuse_if_available(run: Run, state: LogState[EventView], basis: MissingBasis, snap: Snapshot | None) -> None:
     why = available_now(run, state, basis, snap)
     if why is not None:
         raise ClaimRefusal(

@@ -422,8 +422,8 @@ def test_a_missing_evidence_id_and_a_record_that_is_no_object_are_refused() -> N
 
 
 def test_reading_a_record_the_hand_check_takes_loads_no_record_model() -> None:
-    """In a fresh interpreter, reading a well-formed record neither imports the record models
-    nor builds a model; the gate's reader module itself imports nothing of the library."""
+    """In a fresh interpreter, reading a well-formed record loads neither the validation library
+    nor the record models, and the reader module names neither outside its type hints."""
     code = (
         "import sys\n"
         "import publisher.gate.recordshape\n"
@@ -433,6 +433,7 @@ def test_reading_a_record_the_hand_check_takes_loads_no_record_model() -> None:
         "record = read_record('appraisal', 'r.json', data)\n"
         "assert record.data and record.spans and not record.findings, record.findings\n"
         "assert 'publisher.gate.recordschema' not in sys.modules\n"
+        "assert 'pydantic' not in sys.modules, 'pydantic'\n"
     )
     path = ROOT / "runs" / "example" / "workspace" / "appraisals" / "dawn-rob2.json"
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, cwd=ROOT)

@@ -16,6 +16,7 @@ from _gate_helpers import make_run, read_json
 from _upstream_helpers import TRIAL, upstream_run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_shapes import _paths, _replaced
 
 from publisher.gate import records as records_module
 from publisher.gate import recordshape
@@ -255,32 +256,31 @@ _KEYS = st.one_of(
 )
 
 
-def _changed(value: Any, data: st.DataObject, depth: int = 0) -> Any:
-    """One change somewhere in ``value``: a key dropped or added, a value replaced by any JSON
-    value, a list's item dropped, repeated or replaced, or its order reversed."""
-    if isinstance(value, dict) and value and (depth == 0 or data.draw(st.booleans())):
-        key = data.draw(st.sampled_from(sorted(value)))
-        action = data.draw(st.sampled_from(["descend", "drop", "replace", "add"]))
-        if action == "descend" and isinstance(value[key], dict | list):
-            return value | {key: _changed(value[key], data, depth + 1)}
-        if action == "drop":
-            return {k: v for k, v in value.items() if k != key}
-        if action == "add":
-            return value | {data.draw(_KEYS): data.draw(_VALUES)}
-        return value | {key: data.draw(_VALUES)}
-    if isinstance(value, list) and value:
-        i = data.draw(st.integers(0, len(value) - 1))
-        action = data.draw(st.sampled_from(["descend", "drop", "replace", "repeat", "reverse"]))
-        if action == "descend" and isinstance(value[i], dict | list):
-            return [*value[:i], _changed(value[i], data, depth + 1), *value[i + 1 :]]
-        if action == "drop":
-            return value[:i] + value[i + 1 :]
-        if action == "repeat":
-            return [*value, value[i]]
-        if action == "reverse":
-            return value[::-1]
-        return [*value[:i], data.draw(_VALUES), *value[i + 1 :]]
-    return data.draw(_VALUES)
+def _changed(value: Any, data: st.DataObject) -> Any:
+    """One change at a place of ``value`` (see :func:`_paths`): the key or item dropped or its
+    value replaced by any JSON value, a key added beside it, the item repeated, or its list
+    reversed."""
+    places = _paths(value)
+    if not places:
+        return data.draw(_VALUES)
+    path = data.draw(st.sampled_from(places))
+    value = copy.deepcopy(value)
+    parent = value
+    for key in path[:-1]:
+        parent = parent[key]
+    last = path[-1]
+    action = data.draw(st.sampled_from(["drop", "replace", "add", "repeat", "reverse"]))
+    if action == "drop":
+        del parent[last]
+    elif action == "add" and isinstance(parent, dict):
+        parent[data.draw(_KEYS)] = data.draw(_VALUES)
+    elif action == "repeat" and isinstance(parent, list):
+        parent.append(copy.deepcopy(parent[last]))
+    elif action == "reverse" and isinstance(parent, list):
+        parent.reverse()
+    else:
+        parent[last] = data.draw(_VALUES)
+    return value
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -298,24 +298,6 @@ def test_a_changed_record_is_taken_only_where_the_model_takes_it_and_reads_alike
 
 
 _ODD = [None, True, False, 0, -1, 2, 1.5, 2**53 + 1, "", "x", "unclear", SRC, [], [1], ["x"], [{}], {}, {"a": 1}]
-
-
-def _paths(value: Any, here: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every place in a JSON value: each key of each object and each item of each list."""
-    out: list[tuple[Any, ...]] = [here] if here else []
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    for key, inner in items:
-        out += _paths(inner, (*here, key))
-    return out
-
-
-def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    value = copy.deepcopy(value)
-    place = value
-    for key in path[:-1]:
-        place = place[key]
-    place[path[-1]] = new
-    return value
 
 
 def test_any_odd_value_anywhere_is_taken_only_where_the_model_takes_it() -> None:

@@ -11,6 +11,10 @@ Of a span only the claim label, the source id and the offsets are ever used; eve
 agent writes (quote text, access, ``quotes[]``) is at most compared with what the snapshot says.
 Every ``http(s)`` URL written anywhere in a record is kept with its field (:attr:`AgentRecord.urls`):
 a URL cited in a record must have been retrieved in the run.
+
+A record that :func:`~.recordshape.record_shape` proves the schema accepts (the usual case) is
+read without the validation library, its spans as views; any other is validated by the models of
+:mod:`.recordschema`, which word each problem. Both give the same record.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from publisher.acquire.signing import KeyRing, key_id_of, load_public_key, load_
 from publisher.acquire.sources import Declaration, add_local_pdf, fetch, register
 from publisher.kernel.errors import IntegrityError, UsageError
 from publisher.kernel.eventlog import read_log
+from publisher.kernel.models import Event
 from publisher.kernel.reasons import Reason
 from publisher.runs import Run, init_run
 
@@ -84,7 +85,8 @@ def test_surface_is_sealed_and_recorded_in_the_signed_event(wiki_run: Run, tmp_p
     ring = KeyRing({key_id_of(key): key})
     assert signature_problem(event, ring, wiki_run.name()) is None
     # The signature covers the surface: an event claiming another surface does not verify.
-    forged = event.model_copy(update={"surface": snap.surface.model_copy(update={"complete": False})})
+    as_model = Event.model_validate(event.wire())  # the log holds a view; the model makes the forgery
+    forged = as_model.model_copy(update={"surface": snap.surface.model_copy(update={"complete": False})})
     assert signature_problem(forged, ring, wiki_run.name()) is not None
     # The snapshot seals it: an edited surface is a hash mismatch on read.
     path = wiki_run.store.path_for(snap.source_id)

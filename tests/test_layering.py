@@ -88,6 +88,7 @@ ORDER: dict[str, list[Entry]] = {
     "gate": [
         "__init__",
         "urls",
+        "recordshape",
         "recordschema",
         "records",
         "result",

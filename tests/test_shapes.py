@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _views_helpers import assert_same
 from conftest import make_record
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -577,7 +578,8 @@ def test_a_read_only_source_command_loads_no_validation_library(tmp_path: Path, 
 @pytest.mark.parametrize("index", range(6))
 def test_a_packed_check_is_the_check_the_model_gives(tmp_path: Path, index: int) -> None:
     # The pool's workers check snapshots through the view and send plain values: once unpickled
-    # (or unpacked, where no pickling happens) the check holds the model's metadata.
+    # (or unpacked, where no pickling happens) the check holds views of the model's metadata,
+    # equal to the models field by field and in every model_dump.
     store, sid = _store_with(tmp_path, _records()[index])
     snap = store.read(sid)
     n = len(snap.text)
@@ -586,9 +588,12 @@ def test_a_packed_check_is_the_check_the_model_gives(tmp_path: Path, index: int)
     check = pickle.loads(pickle.dumps(packed))
     assert check == packed.unpack() == unpacked(packed) == check_snapshot(task, os.fspath(tmp_path))
     assert check.ok and check.detail == ("sealed" if snap.sealed else "metadata unsealed")
-    for name in ("url", "title", "retrieved_at", "content_hash", "record_hash", "paper", "asset", "surface"):
+    for name in ("url", "title", "retrieved_at", "content_hash", "record_hash"):
         assert getattr(check, name) == getattr(snap, name), name
-    assert (check.identity, check.supersedes, check.sealed) == (snap.identity, snap.supersedes, snap.sealed)
+    for made in (check, pickle.loads(pickle.dumps(check))):
+        for name in ("paper", "asset", "surface", "identity"):
+            assert_same(getattr(made, name), getattr(snap, name))
+    assert (check.supersedes, check.sealed) == (snap.supersedes, snap.sealed)
     assert (check.access, check.origin, check.text_length) == (snap.access.value, snap.origin.value, n)
     spans = [(s.start, s.end, s.excerpt, s.reason) for s in check.spans]
     assert spans[0] == (0, min(5, n), snap.text[: min(5, n)], None) or n == 0

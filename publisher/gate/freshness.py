@@ -30,6 +30,7 @@ from ..kernel.vocab import ACQUISITIONS, EventType
 
 if TYPE_CHECKING:
     from ..kernel.models import Asset, Snapshot
+    from ..kernel.views import AssetView
     from .result import ResultPolicy
 
 __all__ = ["Freshness", "Provenance", "SnapshotFacts", "freshness"]
@@ -47,7 +48,7 @@ class SnapshotFacts(Protocol):
     @property
     def url(self) -> str | None: ...
     @property
-    def asset(self) -> Asset | None: ...
+    def asset(self) -> Asset | AssetView | None: ...
     @property
     def origin(self) -> object: ...
     @property

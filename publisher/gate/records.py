@@ -11,30 +11,50 @@ Of a span only the claim label, the source id and the offsets are ever used; eve
 agent writes (quote text, access, ``quotes[]``) is at most compared with what the snapshot says.
 Every ``http(s)`` URL written anywhere in a record is kept with its field (:attr:`AgentRecord.urls`):
 a URL cited in a record must have been retrieved in the run.
+
+A record that :func:`~.recordshape.record_shape` proves the schema accepts (the usual case) is
+read without the validation library, its spans as views; any other is validated by the models of
+:mod:`.recordschema`, which word each problem. Both give the same record.
 """
 
 from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import (
-    BaseModel,
-    ValidationError,
-)
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..kernel import _fs
 from ..kernel.canonical import StrictJSONError, loads_strict, prefixed, sha256_hex
 from ..kernel.findings import Finding
-from ..kernel.models import Span
 from ..kernel.reasons import Reason
 from ..kernel.text import one_line
 from ..parallel import fewer_collections
-from .recordschema import NARRATIVE_FIELDS, NUMERIC_OUTCOME_FIELDS, Appraisal, Domain, Extraction, Outcome
+from .recordshape import (
+    APPRAISAL_DATA,
+    APPRAISAL_FIELDS,
+    DOMAIN_DATA,
+    DOMAIN_FIELDS,
+    EXTRACTION_DATA,
+    EXTRACTION_FIELDS,
+    NARRATIVE_FIELDS,
+    NUMERIC_OUTCOME_FIELDS,
+    OUTCOME_DATA,
+    OUTCOME_FIELDS,
+    SPAN_FIELDS,
+    SpanView,
+    record_data,
+    record_shape,
+    span_view,
+)
 from .urls import urls_in
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from ..kernel.models import Span
+    from .recordschema import Appraisal, Domain, Extraction, Outcome
 
 __all__ = [
     "SpanEntry",
@@ -53,8 +73,11 @@ class SpanEntry:
     module is imported, which every ``assemble`` and ``verify`` pays, and nothing compares these."""
 
     __slots__ = ("field", "span")
+    span: Span | SpanView
+    """The model's span, or its :class:`~.recordshape.SpanView` when the record was read without
+    the model; both have the same attributes and values."""
 
-    def __init__(self, field: str, span: Span) -> None:
+    def __init__(self, field: str, span: Span | SpanView) -> None:
         self.field, self.span = field, span
 
 
@@ -119,11 +142,15 @@ def _schema_findings(exc: ValidationError, name: str) -> list[Finding]:
     return found
 
 
-def _spans_at(raw: Any, prefix: str, record: AgentRecord, valid: Sequence[Span] | None = None) -> list[SpanEntry]:
+def _spans_at(
+    raw: Any, prefix: str, record: AgentRecord, valid: Sequence[Span] | None = None, shaped: bool = False
+) -> list[SpanEntry]:
     """The well-formed spans of a raw ``spans`` list; malformed ones are schema findings already.
 
-    ``valid``: the same list as the record's validated model holds it (the whole record passed
-    its schema), so no span is validated twice; else each span is validated on its own.
+    ``shaped``: the whole record passed :func:`~.recordshape.record_shape`, so every span is
+    well formed and read as a view. ``valid``: the same list as the record's validated model
+    holds it (the whole record passed its schema), so no span is validated twice; else each span
+    is validated on its own.
     """
     if not isinstance(raw, list):
         return []
@@ -132,58 +159,62 @@ def _spans_at(raw: Any, prefix: str, record: AgentRecord, valid: Sequence[Span] 
     out: list[SpanEntry] = []
     for index, item in enumerate(raw):
         where = f"{prefix}[{index}]"
-        if valid is not None:
+        span: Span | SpanView
+        if shaped:
+            span = span_view(item)
+        elif valid is not None:
             span = valid[index]
         else:
+            from pydantic import ValidationError
+
+            from ..kernel.models import Span
+
             try:
                 span = Span.model_validate(item)
             except ValidationError:
                 continue
-        extras = item.keys() - _FIELDS[Span]
+        extras = item.keys() - _SPAN_KEYS
         for extra in sorted(extras) if extras else ():
             record.warnings.append((f"{where}.{extra}", f"unknown span field {extra!r} ignored"))
         out.append(SpanEntry(where, span))
     return out
 
 
-_FIELDS: dict[type[BaseModel], frozenset[str]] = {
-    model: frozenset(model.model_fields) for model in (Span, Extraction, Appraisal, Outcome, Domain)
+_SPAN_KEYS = frozenset(SPAN_FIELDS)
+_FIELDS: dict[str, frozenset[str]] = {
+    "extraction": frozenset(EXTRACTION_FIELDS),
+    "appraisal": frozenset(APPRAISAL_FIELDS),
+    "outcomes": frozenset(OUTCOME_FIELDS),
+    "domains": frozenset(DOMAIN_FIELDS),
 }
-"""The schema fields of each record model, taken once (an extra is a key outside them)."""
+"""The schema fields of a record and of its nested entries (an extra is a key outside them),
+listed by hand in :mod:`.recordshape` and held to the models' own by the tests."""
 
 
-def _extras(raw: Any, model: type[BaseModel], prefix: str, record: AgentRecord) -> None:
+def _extras(raw: Any, fields: frozenset[str], prefix: str, record: AgentRecord) -> None:
     if not isinstance(raw, dict):
         return
-    extras = raw.keys() - _FIELDS[model]
+    extras = raw.keys() - fields
     for extra in sorted(extras) if extras else ():
         where = f"{prefix}.{extra}" if prefix else extra
         record.warnings.append((where, f"unknown field {extra!r} ignored"))
 
 
-def _kept(model: type[BaseModel], drop: tuple[str, ...]) -> list[str]:
-    """The schema fields of ``model`` in their order, less ``drop``."""
-    return [name for name in model.model_fields if name not in drop]
-
-
-_EXTRACTION_DATA = _kept(Extraction, ("spans", "quotes", "outcomes"))
-_APPRAISAL_DATA = _kept(Appraisal, ("domains",))
-_DATA_INCLUDE: dict[type[BaseModel], dict[str, Any]] = {
-    Extraction: {**dict.fromkeys(_EXTRACTION_DATA, True), "outcomes": {"__all__": set(_kept(Outcome, ("spans",)))}},
-    Appraisal: {**dict.fromkeys(_APPRAISAL_DATA, True), "domains": {"__all__": set(_kept(Domain, ("spans",)))}},
+_DATA_INCLUDE: dict[str, dict[str, Any]] = {
+    "extraction": {**dict.fromkeys(EXTRACTION_DATA, True), "outcomes": {"__all__": set(OUTCOME_DATA)}},
+    "appraisal": {**dict.fromkeys(APPRAISAL_DATA, True), "domains": {"__all__": set(DOMAIN_DATA)}},
 }
 """What a record's ``data`` keeps of its validated model: the schema fields (no extras), without
 the spans, the agent's quotes and, at the top, the nested list, which comes last."""
 
 
-def _data(model: Extraction | Appraisal) -> dict[str, Any]:
+def _data(model: Extraction | Appraisal, kind: Literal["extraction", "appraisal"]) -> dict[str, Any]:
     """The schema fields of a validated record as JSON values, without extras or spans: the top
     fields in schema order, then ``outcomes`` (``domains``) with each entry's fields likewise.
 
     One serialization of the model, restricted to those fields, rather than a whole dump per
     object filtered afterwards."""
-    kind = type(model)
-    nested = "outcomes" if kind is Extraction else "domains"
+    nested = "outcomes" if kind == "extraction" else "domains"
     dumped = model.model_dump(mode="json", include=_DATA_INCLUDE[kind])
     items = dumped.pop(nested, None)
     dumped[nested] = items if items is not None else []
@@ -247,25 +278,32 @@ def _legacy_quotes(raw: Any, record: AgentRecord) -> None:
         record.warnings.append(("quotes", f"{discarded} agent-written quote(s) without offsets discarded"))
 
 
-def _owed_spans(model: Extraction | Appraisal, record: AgentRecord) -> None:
-    """``NO_SPANS`` wherever the record owes spans and carries none (sections 5a and 6)."""
-    if isinstance(model, Extraction):
-        values = model.__dict__  # a validated model's fields, read once each
-        stated = [name for name in NARRATIVE_FIELDS if values[name] is not None and values[name] != ()]
-        if stated and not model.spans:
+def _owed_spans(
+    kind: Literal["extraction", "appraisal"],
+    top: Mapping[str, Any],
+    entries: Iterable[Mapping[str, Any]],
+    record: AgentRecord,
+) -> None:
+    """``NO_SPANS`` wherever the record owes spans and carries none (sections 5a and 6).
+
+    ``top`` and ``entries`` (its outcomes or domains) are the fields of a record its schema
+    accepts: the parsed JSON, or a validated model's ``__dict__`` (where a list is a tuple)."""
+    if kind == "extraction":
+        stated = [name for name in NARRATIVE_FIELDS if (value := top.get(name)) is not None and value not in _EMPTY]
+        if stated and not top.get("spans"):
             record.find("spans", Reason.NO_SPANS, f"spans: empty while {', '.join(stated)} stated")
-        for index, outcome in enumerate(model.outcomes or ()):
-            numbers = [name for name in NUMERIC_OUTCOME_FIELDS if outcome.__dict__[name] is not None]
-            if numbers and not outcome.spans:
+        for index, outcome in enumerate(entries):
+            numbers = [name for name in NUMERIC_OUTCOME_FIELDS if outcome.get(name) is not None]
+            if numbers and not outcome.get("spans"):
                 record.find(
                     f"outcomes[{index}].spans",
                     Reason.NO_SPANS,
                     f"outcomes[{index}].spans: empty while {', '.join(numbers)} stated",
                 )
     else:
-        for index, domain in enumerate(model.domains or ()):
-            judgement = domain.judgement
-            if judgement is not None and judgement.strip().lower() != "unclear" and not domain.spans:
+        for index, domain in enumerate(entries):
+            judgement = domain.get("judgement")
+            if judgement is not None and judgement.strip().lower() != "unclear" and not domain.get("spans"):
                 record.find(
                     f"domains[{index}].spans",
                     Reason.NO_SPANS,
@@ -275,8 +313,15 @@ def _owed_spans(model: Extraction | Appraisal, record: AgentRecord) -> None:
         record.find("spans", Reason.NO_SPANS, "the record carries no span at all")
 
 
+_EMPTY: tuple[object, ...] = ((), [])
+"""An empty list (``n_arms``), as parsed or as the model holds it: stated as nothing."""
+
+
 def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes) -> AgentRecord:
-    """Read one agent record from its bytes; every problem becomes a finding, never an exception."""
+    """Read one agent record from its bytes; every problem becomes a finding, never an exception.
+
+    A record :func:`~.recordshape.record_shape` takes is read without the validation library
+    (its spans as views); any other is validated by its model, which words each problem."""
     record = AgentRecord(kind=kind, record=name, digest=prefixed(sha256_hex(data)), evidence_id=None)
     try:
         raw = loads_strict(data)
@@ -290,37 +335,64 @@ def read_record(kind: Literal["extraction", "appraisal"], name: str, data: bytes
         record.evidence_id = raw["evidence_id"]
     elif "evidence_id" in raw and isinstance(raw["evidence_id"], str):
         record.find("evidence_id", Reason.SCHEMA_ERROR, "evidence_id: empty")
+    nested = "outcomes" if kind == "extraction" else "domains"
+    if record_shape(kind, raw):
+        _parts(kind, raw, data, record, None, shaped=True)
+        _owed_spans(kind, raw, raw.get(nested) or (), record)
+        record.data = record_data(kind, raw)
+        return record
+    from pydantic import ValidationError
+
+    from .recordschema import Appraisal, Extraction
+
     model_type: type[Extraction] | type[Appraisal] = Extraction if kind == "extraction" else Appraisal
     model: Extraction | Appraisal | None
     try:  # validated first (no side effects); its findings are reported below, in their order
         model, invalid = model_type.model_validate(raw), []
     except ValidationError as exc:
         model, invalid = None, _schema_findings(exc, record.record)
-    if b"://" in data or b"\\" in data:  # no string can hold a URL otherwise (an escape could spell one)
-        _urls(raw, [], record.urls)
-    _extras(raw, model_type, "", record)
-    if kind == "extraction":
-        valid = model.spans if isinstance(model, Extraction) else None
-        record.spans.extend(_spans_at(raw.get("spans"), "spans", record, valid))
-    nested, nested_model = ("outcomes", Outcome) if kind == "extraction" else ("domains", Domain)
-    items = raw.get(nested)
-    if isinstance(items, list):
-        held: Sequence[Outcome | Domain] | None = None
-        if model is not None:
-            held = model.outcomes if isinstance(model, Extraction) else model.domains
-        for index, item in enumerate(items):
-            _extras(item, nested_model, f"{nested}[{index}]", record)
-            if isinstance(item, dict):
-                inner = held[index].spans if held is not None and index < len(held) else None
-                record.spans.extend(_spans_at(item.get("spans"), f"{nested}[{index}].spans", record, inner))
-    if kind == "extraction":
-        _legacy_quotes(raw.get("quotes"), record)
+    _parts(kind, raw, data, record, model, shaped=False)
     if model is None:
         record.findings.extend(invalid)
         return record
-    _owed_spans(model, record)
-    record.data = _data(model)
+    held = model.outcomes if isinstance(model, Extraction) else model.domains
+    _owed_spans(kind, model.__dict__, [entry.__dict__ for entry in held or ()], record)
+    record.data = _data(model, kind)
     return record
+
+
+def _parts(
+    kind: Literal["extraction", "appraisal"],
+    raw: dict[str, Any],
+    data: bytes,
+    record: AgentRecord,
+    model: Extraction | Appraisal | None,
+    *,
+    shaped: bool,
+) -> None:
+    """A record's URLs, unknown fields, spans and legacy quotes, in the order they are reported.
+
+    ``shaped``: :func:`~.recordshape.record_shape` took the record (its spans are read as views);
+    else ``model`` is the validated model (its spans are taken from it), or None when the
+    record failed its schema (each span is then validated on its own)."""
+    if b"://" in data or b"\\" in data:  # no string can hold a URL otherwise (an escape could spell one)
+        _urls(raw, [], record.urls)
+    _extras(raw, _FIELDS[kind], "", record)
+    if kind == "extraction":
+        valid = model.__dict__["spans"] if model is not None else None
+        record.spans.extend(_spans_at(raw.get("spans"), "spans", record, valid, shaped))
+    nested = "outcomes" if kind == "extraction" else "domains"
+    items = raw.get(nested)
+    if isinstance(items, list):
+        held: Sequence[Outcome | Domain] | None = model.__dict__[nested] if model is not None else None
+        fields = _FIELDS[nested]
+        for index, item in enumerate(items):
+            _extras(item, fields, f"{nested}[{index}]", record)
+            if isinstance(item, dict):
+                inner = held[index].spans if held is not None and index < len(held) else None
+                record.spans.extend(_spans_at(item.get("spans"), f"{nested}[{index}].spans", record, inner, shaped))
+    if kind == "extraction":
+        _legacy_quotes(raw.get("quotes"), record)
 
 
 def read_records(extractions_dir: Path, appraisals_dir: Path) -> list[AgentRecord]:

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StrictInt, StrictStr
 
 from ..kernel.models import Span
+from .recordshape import NARRATIVE_FIELDS, NUMERIC_OUTCOME_FIELDS
 
 __all__ = [
     "Outcome",
@@ -80,23 +81,6 @@ class Extraction(_Record):
     extractor_notes: Text = None
     spans: Spans = None
     quotes: list[Any] | None = Field(default=None, description="derived by the assembler; agent content is discarded")
-
-
-NARRATIVE_FIELDS = (
-    "design",
-    "n_total",
-    "n_arms",
-    "population",
-    "intervention",
-    "comparator",
-    "funding",
-    "coi",
-    "limitations",
-)
-"""Extraction fields that record-level spans back; empty spans are legal only when all are null."""
-
-NUMERIC_OUTCOME_FIELDS = ("effect", "ci_low", "ci_high", "p_value")
-"""Outcome fields whose non-null value makes the outcome owe a span."""
 
 
 class Domain(BaseModel):

@@ -10,15 +10,16 @@ from . import _fs
 
 if TYPE_CHECKING:
     from .models import Asset
+    from .views import AssetView
 
 __all__ = ["hash_asset", "AssetChecker", "HasAsset"]
 
 
 class HasAsset(Protocol):
-    """What an asset check needs of a verified snapshot (a record or a parallel check)."""
+    """What an asset check needs of a verified snapshot (a record's model or a snapshot check's view)."""
 
     @property
-    def asset(self) -> Asset | None: ...
+    def asset(self) -> Asset | AssetView | None: ...
     @property
     def origin(self) -> object: ...
 

@@ -4,8 +4,8 @@ A :class:`SnapshotCheck` is what a check of one snapshot file gives: the verifie
 the excerpts of the requested spans, never the text, so memory stays bounded by the largest
 snapshot in flight. It is also the one "snapshot facts" type the layers above use. It travels
 between processes as plain values (:meth:`SnapshotCheck.__reduce__`): a pool's worker sends a
-batch of checks back as tuples of strings and ints, and the receiving process rebuilds the
-metadata models from their fields.
+batch of checks back as tuples of strings and ints, and the receiving process makes the
+metadata's views (:mod:`.views`) from their fields: holding a check loads no validation library.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from typing import Any, NamedTuple
 
 from .assets import hash_asset
 from .errors import IntegrityError, PublisherError, ResourceError
-from .models import Asset, Identity, Paper, Surface
 from .reasons import Reason
 from .spans import locator, slice_span
 from .store import read_view
 from .text import one_line
+from .views import AssetView, IdentityView, PaperView, SurfaceView
 
 __all__ = [
     "Task",
@@ -79,8 +79,8 @@ class SnapshotCheck:
     title: str | None = None
     access: str | None = None
     origin: str | None = None
-    paper: Paper | None = None
-    asset: Asset | None = None
+    paper: PaperView | None = None
+    asset: AssetView | None = None
     retrieved_at: str | None = None
     content_hash: str | None = None
     record_hash: str | None = None
@@ -90,9 +90,9 @@ class SnapshotCheck:
     """The bare sha256 of the asset file as it is now, under ``assets_root`` (None: missing)."""
     assets_root: str | None = None
     """The folder the asset was hashed under; None when it was not hashed."""
-    surface: Surface | None = None
+    surface: SurfaceView | None = None
     """The text surface declared at acquisition (sealed in the record), when it has one."""
-    identity: Identity | None = None
+    identity: IdentityView | None = None
     """Each paper id and the title with its basis (sealed in the record), when recorded."""
     supersedes: str | None = None
     """The snapshot this one revises (sealed in the record), when it is a revision."""
@@ -122,7 +122,7 @@ class SnapshotCheck:
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled as plain values: a batch of checks crosses a process boundary as tuples of
-        strings and ints, with no model or enum object (their own pickling runs Python code
+        strings and ints, with no view or enum object (their own pickling runs Python code
         per object, on both sides); :func:`_rebuilt` makes the check again."""
         if not self.ok:
             return _failed, (self.location, self.source_id, self.reason.value if self.reason else None, self.detail)
@@ -153,9 +153,9 @@ class SnapshotCheck:
         )
 
 
-def _fields(model: Any) -> dict[str, Any] | None:
-    """A model's fields as given, in JSON terms (defaults left out): they validate back to an equal model."""
-    return model.model_dump(mode="json", exclude_unset=True) if model is not None else None
+def _fields(view: PaperView | AssetView | SurfaceView | IdentityView | None) -> dict[str, Any] | None:
+    """A view's fields as the JSON gave them (what was absent left out): its ``of`` makes an equal view."""
+    return view.model_dump(mode="json", exclude_unset=True) if view is not None else None
 
 
 def _failed(location: str, source_id: str, reason: str | None, detail: str) -> SnapshotCheck:
@@ -185,7 +185,12 @@ def _rebuilt(
     identity: dict[str, Any] | None,
     supersedes: str | None,
 ) -> SnapshotCheck:
-    """A verified check from its pickled values (the models validated again from their fields)."""
+    """A verified check from its pickled values (or a worker's, unpacked in this process).
+
+    The metadata's fields are what :func:`~publisher.kernel.store.read_view` accepted (through
+    :func:`~publisher.kernel.shapes.snapshot_shape` or the model) where the snapshot was checked,
+    or a view's own fields: the views are made from them without validating again.
+    """
     return SnapshotCheck(
         location,
         source_id,
@@ -197,8 +202,8 @@ def _rebuilt(
         title=title,
         access=access,
         origin=origin,
-        paper=Paper.model_validate(paper) if paper is not None else None,
-        asset=Asset.model_validate(asset) if asset is not None else None,
+        paper=PaperView.of(paper) if paper is not None else None,
+        asset=AssetView.of(asset) if asset is not None else None,
         retrieved_at=retrieved_at,
         content_hash=content_hash,
         record_hash=record_hash,
@@ -206,8 +211,8 @@ def _rebuilt(
         text_length=text_length,
         asset_digest=asset_digest,
         assets_root=assets_root,
-        surface=Surface.model_validate(surface) if surface is not None else None,
-        identity=Identity.model_validate(identity) if identity is not None else None,
+        surface=SurfaceView.of(surface) if surface is not None else None,
+        identity=IdentityView.of(identity) if identity is not None else None,
         supersedes=supersedes,
     )
 
@@ -215,7 +220,7 @@ def _rebuilt(
 class PackedCheck:
     """A snapshot check as the plain values it travels as, made where the snapshot was checked: a
     pool's worker sends these, and each arrives (unpickled) as the :class:`SnapshotCheck` it stands
-    for, its metadata models made on the receiving side only. :meth:`unpack` makes it where no
+    for, its metadata views made on the receiving side only. :meth:`unpack` makes it where no
     pickling happens (the check ran in this process, or an executor of threads ran it)."""
 
     __slots__ = ("_args", "_make")

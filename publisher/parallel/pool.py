@@ -20,7 +20,6 @@ from __future__ import annotations
 import atexit
 import os
 import select
-import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -276,11 +275,7 @@ def _process_pool(workers: int) -> ProcessPoolExecutor:
     methods = multiprocessing.get_all_start_methods()
     context: multiprocessing.context.BaseContext
     if _can_fork():
-        context = multiprocessing.get_context("fork")
-        if "publisher.kernel.models" in sys.modules:  # this command uses the models: built once, inherited
-            from ..kernel.models import Snapshot, build_validators
-
-            build_validators((Snapshot,))  # a worker asks the model of a record the hand check is unsure of
+        context = multiprocessing.get_context("fork")  # a record is read by the hand check (no model to build)
     elif "forkserver" in methods:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["publisher.parallel.pool"])

@@ -22,13 +22,12 @@ from concurrent.futures import Executor, Future
 from functools import partial
 from pathlib import Path
 
-from ..gate.recordschema import Appraisal, Extraction
 from ..gate.result import Result
 from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
 from ..kernel.locate import forget_normal_forms
-from ..kernel.models import Event, RunConfig, Snapshot, Span, build_validators
+from ..kernel.models import build_validators
 from ..kernel.reasons import Reason
 from ..parallel import Workers, cut_by_size, default_workers, fewer_collections, pool_pays, worker_pool
 from ..runs import RUN_LAYOUTS, Run
@@ -77,9 +76,11 @@ def _concept_tasks(paths: Sequence[Path], workers: int) -> list[list[Path]]:
 
 
 def _forked_pool(count: int) -> Executor:
-    """The check's own pool, its workers started with the validators of everything a run check
-    and a concept parse validate already built (inherited, not built again in every worker)."""
-    build_validators((Snapshot, Event, Span, RunConfig, Extraction, Appraisal, Result, ConceptFrontMatter))
+    """The check's own pool, its workers started with the validators of what a run check and a
+    concept parse validate with a model already built (inherited, not built again in every
+    worker). Snapshots, event lines, configs and agent records are read by hand checks; their
+    models only judge what those are unsure of, and are built where that happens."""
+    build_validators((Result, ConceptFrontMatter))
     return worker_pool(count)
 
 

@@ -10,6 +10,7 @@ from ...gate.urls import followable
 from ...kernel.models import Surface, SurfaceType
 from ...kernel.refs import neutral_text
 from ...kernel.store import read_snapshot
+from ...kernel.views import SurfaceView
 from ...parallel import SnapshotCheck
 from ...wiki.evidence import SourceInfo
 from ...wiki.notices import notice_index, source_doi
@@ -209,7 +210,7 @@ def _pages_text(pages: tuple[int, ...]) -> str:
     return ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in runs)
 
 
-def _surface(surface: Surface | None) -> str | None:
+def _surface(surface: Surface | SurfaceView | None) -> str | None:
     """The declared surface in one line: what was declared, what is missing, what is excluded."""
     if surface is None:
         return None

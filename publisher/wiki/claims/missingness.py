@@ -22,6 +22,7 @@ from ...kernel.eventviews import EventView
 from ...kernel.models import Access, EventType, Snapshot, Surface
 from ...kernel.reasons import Reason
 from ...kernel.trust import KeyRing, Role, event_signature_problem
+from ...kernel.views import SurfaceView
 from ...runs import Run
 from .model import ClaimRefusal, Guard, claim_hash, normalise_statement, url_identity, work_keys
 from .records import MissingBasis, MissingKind, MissingnessRecord, write_record
@@ -131,7 +132,7 @@ def missing_basis(
     )
 
 
-def restricted(access: Access | str | None, surface: Surface | None) -> bool:
+def restricted(access: Access | str | None, surface: Surface | SurfaceView | None) -> bool:
     """Whether a snapshot's access shows text missing: an abstract (or an access this version does
     not know), or any text other than full text whose surface is not declared complete. A web
     page, guideline or preprint fetched whole and declared complete (``--complete``) misses nothing."""

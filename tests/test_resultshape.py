@@ -4,6 +4,7 @@ what the model holds: the same values, types, enums, tuples and dumps, key order
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import os
@@ -337,46 +338,58 @@ def test_the_views_list_the_models_fields_in_the_models_order(written: dict[str,
 # --- a check of a clean run loads no validation library --------------------------------------------
 
 
-def test_verifying_a_clean_run_never_loads_the_results_model(tmp_path: Path) -> None:
-    """``publisher verify --gate`` of a clean run never loads the result's models, and nothing of
-    the run check's own modules (the pipeline, its checks, the result's shape) asks for the
-    validation library: where it is still loaded, the module that first asks for it (or for the
-    kernel's models) lies outside them. A structural check (the modules loaded), no timing."""
-    fx = make_run(tmp_path, articles=2)
-    assemble_run(fx.run, options_of(fx.run), gate=True)
-    probe = (
-        "import sys, traceback, importlib.abc\n"
-        "asked = {}\n"
-        "class Watch(importlib.abc.MetaPathFinder):\n"
-        "    def find_spec(self, name, path, target=None):\n"
-        "        if name in ('pydantic', 'publisher.kernel.models') and name not in asked:\n"
-        "            frames = [f.filename for f in traceback.extract_stack() if '/publisher/' in f.filename]\n"
-        "            asked[name] = frames[-1].split('/publisher/')[-1] if frames else None\n"
-        "sys.meta_path.insert(0, Watch())\n"
-        "sys.argv = ['publisher', 'verify', '--gate', '--run-dir', sys.argv[1]]\n"
-        "from publisher.cli import entry\n"
-        "try:\n"
-        "    entry()\n"
-        "finally:\n"
-        "    loaded = sorted(m for m in sys.modules if m.startswith('publisher.gate.result'))\n"
-        "    print('LOADED', json.dumps([loaded, 'pydantic' in sys.modules, asked]), file=sys.stderr)\n"
-    )
+_PROBE = (
+    "import sys\n"
+    "sys.argv = ['publisher', 'verify', '--gate', '--json', '--run-dir', sys.argv[1]]\n"
+    "from publisher.cli import entry\n"
+    "try:\n"
+    "    entry()\n"
+    "finally:\n"
+    "    print('LOADED', sorted(m for m in sys.modules if m in ('pydantic', 'pydantic_core')"
+    " or m.startswith(('publisher.kernel.models', 'publisher.gate.re'))), file=sys.stderr)\n"
+)
+
+
+def _verify_loads(run: Path) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COV")}
-    done = subprocess.run(
-        [sys.executable, "-c", "import json\n" + probe, str(fx.run.path)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
-    loaded, pydantic, asked = json.loads(done.stderr.rsplit("LOADED ", 1)[1])
-    assert loaded == ["publisher.gate.resultshape"], loaded
-    ours = ("gate/pipeline.py", "gate/resultshape.py", "gate/result.py", "gate/checks/")
-    for name, importer in asked.items():
-        assert importer is not None and not importer.startswith(ours), (name, importer)
-    assert pydantic == bool(asked), asked
-    print("validation library asked for by", asked or "nothing")
+    done = subprocess.run([sys.executable, "-c", _PROBE, str(run)], capture_output=True, text=True, env=env, cwd=ROOT)
+    return done.returncode, done.stdout, done.stderr.rsplit("LOADED ", 1)[-1].strip()
+
+
+@pytest.mark.parametrize("layout", ["ours", "upstream"])
+@pytest.mark.parametrize("stored", ["as-written", "re-spaced"])
+def test_verifying_a_clean_run_loads_no_validation_library(tmp_path: Path, layout: str, stored: str) -> None:
+    """``publisher verify --gate`` of a clean run reads its stored result without pydantic: when
+    the file is the assembly's bytes (adopted) and when it is the same result spaced otherwise
+    (read whole, then checked by hand). Structural (the modules loaded), no timing."""
+    fx = make_run(tmp_path, 2, gate=True) if layout == "ours" else make_upstream_run(tmp_path, 2)
+    assemble_run(fx.run, options_of(fx.run), gate=True)
+    if stored == "re-spaced":
+        path = fx.run.result_path
+        path.chmod(0o644)
+        path.write_text(json.dumps(json.loads(path.read_bytes()), indent=1), encoding="utf-8")
+    status, out, loaded = _verify_loads(fx.run.path)
+    assert status == 0, out
+    assert json.loads(out)["verdict"] in ("Verified", "Inconclusive")
+    checks = {c["check_id"]: c["status"] for c in json.loads(out)["checks"]}
+    assert checks["C-ASSEMBLER"] == "pass", checks
+    modules = set(ast.literal_eval(loaded))
+    assert "publisher.gate.resultshape" in modules, modules
+    assert not modules & {"pydantic", "pydantic_core", "publisher.kernel.models", "publisher.gate.result"}, modules
+
+
+def test_an_odd_stored_result_still_loads_the_model_which_words_the_refusal(tmp_path: Path) -> None:
+    """The hand check never refuses: a result it is unsure of goes to the model, which says why."""
+    fx = make_run(tmp_path, 1)
+    assemble_run(fx.run, options_of(fx.run))
+    path = fx.run.result_path
+    path.chmod(0o644)
+    path.write_text(path.read_text(encoding="utf-8").replace('"schema_version": 1', '"schema_version": true'))
+    status, out, loaded = _verify_loads(fx.run.path)
+    assert status == 1
+    found = [f for f in json.loads(out)["findings"] if f["check_id"] == "C-ASSEMBLER"]
+    assert [f["reason_code"] for f in found] == ["SCHEMA_ERROR"], found
+    assert "publisher.gate.result" in loaded and "'pydantic'" in loaded, loaded
 
 
 def test_a_stored_result_is_read_as_its_view_without_the_model(written: dict[str, dict[str, Any]]) -> None:

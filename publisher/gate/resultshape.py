@@ -14,7 +14,8 @@ The views (:class:`ResultView` and the classes it holds) hold exactly what the m
 the same JSON: enums as their members (:class:`~publisher.kernel.vocab.Access`,
 :class:`~publisher.kernel.reasons.Reason`), arrays as tuples where the model keeps tuples,
 ``paper`` and ``asset`` as :mod:`publisher.kernel.views`' values, and a ``model_dump`` that
-returns what the model's returns, key order included. A view never validates: it is made only
+returns what the model's returns, key order included. The free-form objects (``config``, an
+artifact's ``data``) are the JSON's own, not copies: nothing changes them. A view never validates: it is made only
 from JSON that :func:`result_shape` or the model accepted
 (:func:`~publisher.gate.checks.assembler.valid_result` asks the model when the check is unsure). They are
 plain slotted classes: a dataclass compiles its methods when its module is imported, which every

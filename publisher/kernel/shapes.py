@@ -338,6 +338,11 @@ class GatesView:
         """What the model's ``model_dump`` returns (the same in both modes): its field first, then the others."""
         return {"evidence_kernel": self.evidence_kernel, **self._extra}
 
+    def __eq__(self, other: object) -> bool:
+        return self.model_dump() == other.model_dump() if isinstance(other, GatesView) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
 
 _CONFIG_FIELDS = ("schema_version", "run_slug", "created_at", "gates")
 
@@ -371,6 +376,12 @@ class ConfigView:
             "gates": self.gates.model_dump(),
             **self._extra,
         }
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a view of the same config (the same values, extras included)."""
+        return self.model_dump() == other.model_dump() if isinstance(other, ConfigView) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class SectionView:

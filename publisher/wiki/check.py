@@ -22,7 +22,6 @@ from concurrent.futures import Executor, Future
 from functools import partial
 from pathlib import Path
 
-from ..gate.result import Result
 from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
@@ -76,11 +75,11 @@ def _concept_tasks(paths: Sequence[Path], workers: int) -> list[list[Path]]:
 
 
 def _forked_pool(count: int) -> Executor:
-    """The check's own pool, its workers started with the validators of what a run check and a
-    concept parse validate with a model already built (inherited, not built again in every
-    worker). Snapshots, event lines, configs and agent records are read by hand checks; their
-    models only judge what those are unsure of, and are built where that happens."""
-    build_validators((Result, ConceptFrontMatter))
+    """The check's own pool, its workers started with the concept front matter's validator
+    already built (inherited, not built again in every worker). Snapshots, event lines, configs,
+    agent records and stored results are read by hand checks; their models only judge what those
+    are unsure of, and are built where that happens."""
+    build_validators((ConceptFrontMatter,))
     return worker_pool(count)
 
 

@@ -198,7 +198,27 @@ def test_a_result_the_hand_check_takes_is_one_the_model_takes_and_holds_alike(
         _same(view, model)
 
 
-_ODD = [None, True, False, 0, -1, 2, 1.5, "", "x", "src-" + HEX, [], [1], ["x"], [{}], {}, {"a": 1}, {"pmid": 1}]
+_ODD = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2,
+    1.5,
+    "",
+    "x",
+    "\ud800",
+    "a\udfff",
+    "src-" + HEX,
+    [],
+    [1],
+    ["x"],
+    [{}],
+    {},
+    {"a": 1},
+    {"pmid": 1},
+]
 
 
 def test_any_odd_value_anywhere_is_never_taken_where_the_model_refuses_it(written: dict[str, dict[str, Any]]) -> None:
@@ -253,6 +273,8 @@ _RULES: list[tuple[str, tuple[Any, ...], Any]] = [
     ("counts_by_reason key", ("diagnostics", "counts_by_reason"), {"NOT_A_CODE": 1}),
     ("counts_by_reason zero", ("diagnostics", "counts_by_reason"), {"SPAN_OUT_OF_RANGE": 0}),
     ("warning.detail", ("diagnostics", "warnings", 0, "detail"), "x" * 301),
+    ("unresolved.detail surrogate", ("diagnostics", "unresolved", 0, "detail"), "a\ud800"),
+    ("warning.detail surrogate", ("diagnostics", "warnings", 0, "detail"), "\udfff"),
     ("warning.field", ("diagnostics", "warnings", 0, "field"), None),
     ("source.status", ("sources", 0, "status"), "gone"),
     ("source.retrieved_at", ("sources", 0, "retrieved_at"), "yesterday"),

@@ -228,7 +228,29 @@ def test_an_event_the_fast_check_takes_is_one_the_model_takes(index: int, data: 
         assert _model_accepts(Event, copy.deepcopy(raw)), raw
 
 
-_ODD = [None, True, False, 0, -1, 2, 1.5, "", "x", SRC, [], [1], ["x"], [{}], {}, {"a": 1}, {"value": "x"}]
+_ODD = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2,
+    1.5,
+    "",
+    "x",
+    "\ud800",
+    "a\udfff",
+    SRC,
+    [],
+    [1],
+    ["x"],
+    [{}],
+    {},
+    {"a": 1},
+    {"value": "x"},
+]
+"""Odd values; a lone surrogate (JSON ``"\\ud800"``, which the strict reader lets through) is one a
+limited string of the models refuses and a plain one takes."""
 
 
 def _paths(value: Any, here: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -342,6 +364,11 @@ def test_a_runs_creation_time_is_read_as_the_model_reads_it(tmp_path: Path, conf
         {"surface": _surface() | {"manifest_hash": DIGEST, "type": ["WHOLE_TEXT"]}},
         {"access": ["full_text"]},
         {"identity": {"pmid": {"value": "1", "basis": {"document": 1}, "via": "x"}}},
+        {
+            "identity": _identity({"pmid": "12345678", "doi": "10.1000/example", "pmcid": "PMC123"}, "A trial")
+            | {"doi": {"value": "10.1000/example", "basis": "document", "via": "\ud800"}}
+        },
+        {"surface": _surface() | {"manifest_hash": DIGEST, "method": "\udfff"}},
     ],
 )
 def test_each_rule_of_the_model_is_one_of_the_fast_check(change: dict[str, Any]) -> None:
@@ -363,6 +390,8 @@ def test_each_rule_of_the_model_is_one_of_the_fast_check(change: dict[str, Any])
         (0, {"sha256": None}),
         (0, {"source_id": None}),
         (0, {"detail": "x" * 301}),
+        (0, {"detail": "a\ud800"}),
+        (0, {"surface": _surface() | {"manifest_hash": DIGEST, "method": "pdf\udc00"}}),
         (0, {"event_id": "ev-12"}),
         (0, {"fresh": 0}),
         (0, {"type": "Read"}),

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from ..kernel.canonical import DIGEST_RE, HEX64_RE, SOURCE_ID_RE
 from ..kernel.reasons import Reason
-from ..kernel.shapes import _asset, _keys, _matching, _opt_matching, _opt_str, _paper, _str, _timestamp
+from ..kernel.shapes import _asset, _encodable, _keys, _matching, _opt_matching, _opt_str, _paper, _str, _timestamp
 from ..kernel.views import AssetView, DumpMode, PaperView
 from ..kernel.vocab import Access
 from ..runs import SLUG_RE
@@ -171,7 +171,9 @@ def _one_of(choices: frozenset[str], value: Any) -> bool:
 
 
 def _detail(value: Any) -> bool:
-    return type(value) is str and len(value) <= _DETAIL_MOST
+    """A string of at most ``_DETAIL_MOST`` code points, without a lone surrogate (the model's
+    ``max_length`` refuses one)."""
+    return type(value) is str and len(value) <= _DETAIL_MOST and _encodable(value)
 
 
 def _array(value: Any) -> bool:

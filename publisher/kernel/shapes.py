@@ -92,9 +92,20 @@ def _opt_matching(pattern: re.Pattern[str], value: Any) -> bool:
     return value is None or _matching(pattern, value)
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _encodable(value: str) -> bool:
+    """No lone surrogate (a JSON ``"\\ud800"`` the strict reader lets through): a length or
+    pattern limit of the models refuses such a string (``string_unicode``), a plain string field
+    does not."""
+    return value.isascii() or _SURROGATE_RE.search(value) is None
+
+
 def _bounded(value: Any, least: int, most: int | None = None) -> bool:
-    """A string of ``least`` to ``most`` code points."""
-    return type(value) is str and len(value) >= least and (most is None or len(value) <= most)
+    """A string of ``least`` to ``most`` code points, without a lone surrogate (a limited string
+    of the models refuses one)."""
+    return type(value) is str and least <= len(value) and (most is None or len(value) <= most) and _encodable(value)
 
 
 def _timestamp(value: Any) -> bool:

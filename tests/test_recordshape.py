@@ -316,6 +316,20 @@ def test_any_odd_value_anywhere_is_taken_only_where_the_model_takes_it() -> None
     assert tried > 1000 and taken > 100
 
 
+@pytest.mark.parametrize("grade", [{"\ud800": "x"}, {"k\udfff\u00e9": 1}, {"a": {"\ud800": 1}}, {"a": [{"\udc00": 1}]}])
+def test_a_grade_key_holding_a_lone_surrogate_goes_to_the_model(
+    grade: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lone surrogate (JSON ``"\\ud800"``, which the strict reader lets through) in a grade's key:
+    the model's JSON dump spells a top key otherwise (U+FFFD per byte) and fails on a deeper one,
+    so the hand check leaves the record to the model, and a top key reads as the model reads it."""
+    raw = {"evidence_id": "pmid:1", "grade": grade}
+    assert _model_accepts("appraisal", raw)
+    assert not record_shape("appraisal", raw)
+    if all(type(v) is not dict and type(v) is not list for v in grade.values()):
+        _assert_alike("appraisal", raw, monkeypatch)
+
+
 # --- each rule of the models, broken on its own -----------------------------------------------
 
 _BROKEN_EXTRACTION: list[dict[str, Any]] = [

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from ..kernel.shapes import _encodable
+
 __all__ = [
     "SpanView",
     "record_shape",
@@ -185,6 +187,28 @@ def _domain(value: Any) -> bool:
     )
 
 
+def _grade(value: Any) -> bool:
+    """None, or an object with string keys, no key at any depth holding a lone surrogate: the
+    model's JSON dump spells such a key otherwise (one at the top as U+FFFD per byte) or fails
+    (one deeper), so such a grade goes to the model. Walked without recursion (a parsed value
+    may nest as deep as the reader allows)."""
+    if value is None:
+        return True
+    if type(value) is not dict:
+        return False
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            for key in node:
+                if type(key) is not str or not _encodable(key):
+                    return False
+            stack.extend(node.values())
+        elif type(node) is list:
+            stack.extend(node)
+    return True
+
+
 def _listed(value: Any, check: Any) -> bool:
     """None, or a list each of whose items ``check`` takes."""
     return value is None or (type(value) is list and all(check(item) for item in value))
@@ -225,12 +249,11 @@ def record_shape(kind: Literal["extraction", "appraisal"], raw: Any) -> bool:
             and (get("quotes") is None or type(get("quotes")) is list)
         )
     if kind == "appraisal":
-        grade = get("grade")
         return (
             _literal(get("tool"), _TOOLS)
             and _listed(get("domains"), _domain)
             and _opt_str(get("overall_judgement"))
-            and (grade is None or (type(grade) is dict and all(type(key) is str for key in grade)))
+            and _grade(get("grade"))
             and _literal(get("evidence_basis"), _BASES)
         )
     return False

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..kernel.shapes import _encodable
+from ..kernel.shapes import _encodable_keys
 
 __all__ = [
     "SpanView",
@@ -188,25 +188,9 @@ def _domain(value: Any) -> bool:
 
 
 def _grade(value: Any) -> bool:
-    """None, or an object with string keys, no key at any depth holding a lone surrogate: the
-    model's JSON dump spells such a key otherwise (one at the top as U+FFFD per byte) or fails
-    (one deeper), so such a grade goes to the model. Walked without recursion (a parsed value
-    may nest as deep as the reader allows)."""
-    if value is None:
-        return True
-    if type(value) is not dict:
-        return False
-    stack: list[Any] = [value]
-    while stack:
-        node = stack.pop()
-        if type(node) is dict:
-            for key in node:
-                if type(key) is not str or not _encodable(key):
-                    return False
-            stack.extend(node.values())
-        elif type(node) is list:
-            stack.extend(node)
-    return True
+    """None, or an object whose keys, at any depth, are strings without a lone surrogate (the
+    model's JSON dump spells a top key with one as U+FFFD per byte and fails on a deeper one)."""
+    return value is None or (type(value) is dict and _encodable_keys(value))
 
 
 def _listed(value: Any, check: Any) -> bool:

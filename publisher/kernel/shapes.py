@@ -102,6 +102,24 @@ def _encodable(value: str) -> bool:
     return value.isascii() or _SURROGATE_RE.search(value) is None
 
 
+def _encodable_keys(value: Any) -> bool:
+    """Every object's keys, at any depth, strings without a lone surrogate. A free-form object
+    of the models (``dict[str, Any]``, extra fields) refuses such a key at its top or spells it
+    otherwise in its JSON dump (U+FFFD per byte), and its dump fails on a deeper one. Walked
+    without recursion (a parsed value may nest as deep as the reader allows)."""
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            for key in node:
+                if type(key) is not str or not _encodable(key):
+                    return False
+            stack.extend(node.values())
+        elif type(node) is list:
+            stack.extend(node)
+    return True
+
+
 def _bounded(value: Any, least: int, most: int | None = None) -> bool:
     """A string of ``least`` to ``most`` code points, without a lone surrogate (a limited string
     of the models refuses one)."""
@@ -333,6 +351,7 @@ def config_shape(raw: Any) -> bool:
         and (raw.get("created_at") is None or _timestamp(raw["created_at"]))
         and type(gates) is dict
         and type(gates.get("evidence_kernel", False)) is bool
+        and _encodable_keys(raw)
     )
 
 

@@ -30,7 +30,18 @@ from typing import Any, Literal
 
 from ..kernel.canonical import DIGEST_RE, HEX64_RE, SOURCE_ID_RE
 from ..kernel.reasons import Reason
-from ..kernel.shapes import _asset, _encodable, _keys, _matching, _opt_matching, _opt_str, _paper, _str, _timestamp
+from ..kernel.shapes import (
+    _asset,
+    _encodable,
+    _encodable_keys,
+    _keys,
+    _matching,
+    _opt_matching,
+    _opt_str,
+    _paper,
+    _str,
+    _timestamp,
+)
 from ..kernel.views import AssetView, DumpMode, PaperView
 from ..kernel.vocab import Access
 from ..runs import SLUG_RE
@@ -68,7 +79,6 @@ _KINDS = frozenset(("extraction", "appraisal", "report_claim", "synthesis_claim"
 _VERDICTS = frozenset(("pass", "fail", "warn"))
 _FLAGS = frozenset(("--gate", "gates.evidence_kernel"))
 _STATUSES = frozenset(("ok", "UNKNOWN_SOURCE", "SNAPSHOT_HASH_MISMATCH"))
-_STR_ONLY = frozenset((str,))
 _DETAIL_MOST = 300
 """The longest ``detail`` of a finding or a warning, in code points (the model's ``max_length``)."""
 
@@ -188,8 +198,9 @@ def _sized(value: Any, fields: tuple[str, ...]) -> bool:
 
 
 def _object(value: Any) -> bool:
-    """A JSON object with string keys (the model's ``dict[str, Any]``)."""
-    return type(value) is dict and set(map(type, value)) <= _STR_ONLY
+    """A JSON object with string keys (the model's ``dict[str, Any]``), none at any depth holding a
+    lone surrogate (the model's JSON dump spells a top one otherwise and fails on a deeper one)."""
+    return type(value) is dict and _encodable_keys(value)
 
 
 def _gate(value: Any) -> bool:
@@ -293,7 +304,7 @@ def _accepted(value: Any, seen: set[str]) -> bool:
         and _claims(value["claims"], seen)
         and _quotes(value["quotes"], seen)
         and type(data) is dict
-        and set(map(type, data)) <= _STR_ONLY
+        and _encodable_keys(data)
     )
 
 
@@ -376,7 +387,9 @@ def _policy(value: Any) -> bool:
 
 
 def _inputs(value: Any) -> bool:
-    return value is None or (_array(value) and all(_array(entry) for entry in value))
+    """None, or a list of lists (no object key in them holding a lone surrogate: the model's JSON
+    dump fails on one)."""
+    return value is None or (_array(value) and all(_array(entry) for entry in value) and _encodable_keys(value))
 
 
 def result_shape(raw: Any) -> bool:

@@ -108,15 +108,20 @@ def _encodable_keys(value: Any) -> bool:
     otherwise in its JSON dump (U+FFFD per byte), and its dump fails on a deeper one. Walked
     without recursion (a parsed value may nest as deep as the reader allows)."""
     stack: list[Any] = [value]
+    push, pop = stack.append, stack.pop
     while stack:
-        node = stack.pop()
+        node = pop()
         if type(node) is dict:
             for key in node:
-                if type(key) is not str or not _encodable(key):
+                if type(key) is not str or not (key.isascii() or _SURROGATE_RE.search(key) is None):
                     return False
-            stack.extend(node.values())
-        elif type(node) is list:
-            stack.extend(node)
+            node = node.values()
+        elif type(node) is not list:
+            continue
+        for item in node:
+            kind = type(item)
+            if kind is dict or kind is list:
+                push(item)
     return True
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..kernel.shapes import _encodable_keys
+from ..kernel.shapes import _encodable, _encodable_keys
 
 __all__ = [
     "SpanView",
@@ -165,8 +165,17 @@ def _spans(value: Any) -> bool:
     return True
 
 
+def _plain_keys(value: dict[Any, Any]) -> bool:
+    """An object's own keys strings without a lone surrogate: the model refuses an unknown field
+    named with one (``string_unicode``), though it takes the field otherwise."""
+    try:
+        return _encodable("".join(value))
+    except TypeError:  # a key that is not a string: the model decides
+        return False
+
+
 def _outcome(value: Any) -> bool:
-    if type(value) is not dict:
+    if type(value) is not dict or not _plain_keys(value):
         return False
     get = value.get
     direction = get("direction")
@@ -179,7 +188,7 @@ def _outcome(value: Any) -> bool:
 
 
 def _domain(value: Any) -> bool:
-    if type(value) is not dict:
+    if type(value) is not dict or not _plain_keys(value):
         return False
     get = value.get
     return (
@@ -219,7 +228,7 @@ def record_shape(kind: Literal["extraction", "appraisal"], raw: Any) -> bool:
     if type(raw) is not dict:
         return False
     get = raw.get
-    if not _head(get):
+    if not (_head(get) and _plain_keys(raw)):
         return False
     if kind == "extraction":
         n_total, n_arms = get("n_total"), get("n_arms")

@@ -21,6 +21,7 @@ from _policy import options_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
+from test_shapes import _ODD as _SHAPES_ODD
 from test_shapes import _mutate, _paths, _replaced
 
 from publisher.gate import pipeline
@@ -198,27 +199,8 @@ def test_a_result_the_hand_check_takes_is_one_the_model_takes_and_holds_alike(
         _same(view, model)
 
 
-_ODD = [
-    None,
-    True,
-    False,
-    0,
-    -1,
-    2,
-    1.5,
-    "",
-    "x",
-    "\ud800",
-    "a\udfff",
-    "src-" + HEX,
-    [],
-    [1],
-    ["x"],
-    [{}],
-    {},
-    {"a": 1},
-    {"pmid": 1},
-]
+_ODD = [*_SHAPES_ODD, {"pmid": 1}]
+"""The odd values of the kernel's checks (lone surrogates among them), and a paper with a number."""
 
 
 def test_any_odd_value_anywhere_is_never_taken_where_the_model_refuses_it(written: dict[str, dict[str, Any]]) -> None:

@@ -55,7 +55,8 @@ class StrictJSONError(ValueError):
     """JSON that is syntactically valid but not acceptable: duplicate keys, NaN, Infinity.
 
     ``kind`` says which rule refused it, for callers and tests that must not read the wording:
-    ``duplicate_key``, ``non_finite``, ``too_large``, ``not_utf8`` or ``too_deep``.
+    ``duplicate_key``, ``non_finite``, ``too_large``, ``not_utf8``, ``lone_surrogate`` or
+    ``too_deep``.
     """
 
     def __init__(self, message: str, kind: str) -> None:
@@ -171,7 +172,7 @@ def _decode(text: str, **hooks: Any) -> Any:
 
 
 def loads_strict(data: bytes | str) -> Any:
-    """Parse JSON refusing duplicate keys, NaN and Infinity (any layout).
+    """Parse JSON refusing duplicate keys, NaN, Infinity and lone surrogates (any layout).
 
     Bytes are parsed at orjson speed when that provably gives the strict value (:func:`_fast_strict`);
     everything else, every refusal included, is decided by the stdlib path, which says why.
@@ -180,7 +181,30 @@ def loads_strict(data: bytes | str) -> Any:
         value = _fast_strict(data)
         if value is not _NOT_STRICT:
             return value
-    return _decode(_text(data), object_pairs_hook=_no_duplicates)
+    text = _text(data)
+    value = _decode(text, object_pairs_hook=_no_duplicates)
+    if _SURROGATE_ESCAPE.search(text) is not None:
+        _refuse_lone_surrogates(value)
+    return value
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+"""A ``\\u`` escape of a surrogate, paired or not: the one way JSON text can hold one (UTF-8
+cannot encode a surrogate, and :func:`_text` refuses bytes that try)."""
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    """Refuse a value with a lone surrogate in any string or key (``"\\ud800"`` alone).
+
+    JSON's grammar lets an escape name half of a pair, but such a string is not Unicode text: it
+    cannot be written as UTF-8, hashed or compared with what a reader sees, and every later
+    encoding of the value would fail. Paired escapes decode to one character and pass."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise StrictJSONError("a string holds a lone surrogate escape (not Unicode text)", "lone_surrogate") from exc
+    except RecursionError as exc:
+        raise StrictJSONError("nested too deeply", "too_deep") from exc
 
 
 _NOT_STRICT = object()

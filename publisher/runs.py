@@ -212,19 +212,9 @@ class Run(FrozenValue):
             ) from exc
 
     def created_at(self) -> str | None:
-        """The config's ``created_at``, refused as :meth:`load_config` refuses a malformed config;
-        a config :func:`~publisher.kernel.shapes.config_shape` accepts is read without the
-        validation library (listing a wiki's revisions reads every run's config)."""
-        try:
-            data = _fs.read_regular(self.config_path)
-            raw = loads_strict(data)
-        except (OSError, ValueError, StrictJSONError):
-            return self.load_config().created_at  # which words the refusal
-        slug = raw.get("run_slug") if isinstance(raw, dict) else None
-        if config_shape(raw) and (slug is None or slug_problem(slug) is None):
-            created: str | None = raw.get("created_at")
-            return created
-        return self.load_config(data).created_at
+        """The config's ``created_at``, read as :meth:`load_config` reads the config (without the
+        validation library for a usual one: listing a wiki's revisions reads every run's config)."""
+        return self.load_config().created_at
 
     @property
     def upstream_layout(self) -> bool:

@@ -178,4 +178,6 @@ def test_any_config_the_hand_check_takes_is_held_as_the_model_holds_it(data: st.
 )
 def test_a_loaded_config_is_the_models_config(tmp_path: Path, config: dict[str, Any]) -> None:
     (tmp_path / "config.json").write_bytes(json.dumps(config).encode())
-    _same_config(Run.open(tmp_path).load_config(), RunConfig.model_validate(config))
+    loaded = Run.open(tmp_path).load_config()
+    assert isinstance(loaded, ConfigView) and loaded.created_at == Run.open(tmp_path).created_at()
+    _same_config(loaded, RunConfig.model_validate(config))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..kernel.shapes import _encodable, _encodable_keys
+from ..kernel.shapes import _encodable, _encodable_keys, _opt_str
 
 __all__ = [
     "SpanView",
@@ -126,10 +126,6 @@ def span_view(raw: dict[str, Any]) -> SpanView:
         get("claim"), get("evidence_id"), raw["source_id"], raw["start"], raw["end"],
         get("access"), get("text"), get("excerpt"),
     )  # fmt: skip
-
-
-def _opt_str(value: Any) -> bool:
-    return value is None or type(value) is str
 
 
 def _opt_strs(get: Any, names: tuple[str, ...]) -> bool:

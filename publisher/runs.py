@@ -170,7 +170,7 @@ class Run(FrozenValue):
 
         Resolved first: ``--run-dir .`` or ``runs/x/..`` must not name the run ``''`` or ``..``.
         """
-        return self.path.resolve().name
+        return _fs.real_path(self.path).name
 
     @classmethod
     def open(cls, path: Path | str) -> Run:
@@ -222,7 +222,7 @@ class Run(FrozenValue):
         such runs keep upstream's rules (no seals, no chain; see docs/upstream.md)."""
         folder = _real_folder(self.path)
         if folder is None:
-            parents = self.path.resolve().parents
+            parents = _fs.real_path(self.path).parents
             return len(parents) >= 2 and parents[0].name == "deep-research" and parents[1].name == "outputs"
         above, here = os.path.split(folder)
         return here == "deep-research" and os.path.basename(above) == "outputs"
@@ -388,7 +388,7 @@ def find_wiki_root(start: Path) -> Path | None:
     where it sits, as the upstream kit derives it: such a wiki need not hold ``mkdocs.yml``. Any
     other folder's wiki is the nearest folder at or above it holding ``mkdocs.yml``.
     """
-    here = start.resolve()
+    here = _fs.real_path(start)
     parents = here.parents
     if len(parents) >= 3 and parents[0].name == "deep-research" and parents[1].name == "outputs":
         return parents[2]

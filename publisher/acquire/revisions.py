@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from ..kernel._fs import real_path
 from ..kernel.canonical import parse_ts
 from ..kernel.errors import PublisherError, UsageError
 from ..kernel.ids import same_id
@@ -67,7 +68,7 @@ def _runs(wiki_root: Path) -> list[Path]:
         for name in sorted(glob.glob(os.path.join(glob.escape(str(wiki_root)), pattern))):
             path = Path(name)
             if path.is_dir() and (path / "config.json").is_file():
-                found.setdefault(path.resolve(), path)
+                found.setdefault(real_path(path), path)
     return list(found.values())
 
 
@@ -90,7 +91,7 @@ def _stored(
     wiki_root: Path, read: Callable[[Path, str], S], before: str | None, skip: Path | None
 ) -> Iterator[Stored[S]]:
     for folder in _runs(wiki_root):
-        if skip is not None and folder.resolve() == skip.resolve():
+        if skip is not None and real_path(folder) == real_path(skip):
             continue
         try:
             created = Run.open(folder).created_at()

@@ -35,9 +35,18 @@ __all__ = [
     "folder_lock",
     "read_regular",
     "hash_regular",
+    "real_path",
     "NotRegularFileError",
     "FileTooLargeError",
 ]
+
+
+def real_path(path: Path | str) -> Path:
+    """``path`` absolute with every link followed, as far as the links lead: a link loop (or a
+    link that points nowhere) stays as named. ``Path.resolve`` raises ``RuntimeError`` on a loop
+    before Python 3.13, which would end a command with an internal error where a run or wiki
+    holds one; the reader that opens the path then reports it as the file it is."""
+    return Path(os.path.realpath(path))
 
 
 class NotRegularFileError(OSError):

@@ -7,20 +7,19 @@ import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..kernel._fs import real_path
 from ..runs import RUN_LAYOUTS, Run
 from .concepts import CONCEPTS_DIR
 
 __all__ = ["discover", "relative", "inside"]
 
 
-def relative(
-    path: Path, root: Path, real_root: Path | None = None, resolve: Callable[[Path], Path] = Path.resolve
-) -> str:
+def relative(path: Path, root: Path, real_root: Path | None = None, resolve: Callable[[Path], Path] = real_path) -> str:
     """``path`` relative to ``root`` in POSIX form, or the path itself when it lies outside.
     ``real_root``: ``root`` resolved already (a caller naming many paths resolves it once);
     ``resolve``: how ``path`` is resolved (a check resolving each path once passes its cache)."""
     try:
-        return resolve(path).relative_to(real_root or root.resolve()).as_posix()
+        return resolve(path).relative_to(real_root or real_path(root)).as_posix()
     except ValueError:
         return str(path)
 
@@ -28,16 +27,16 @@ def relative(
 def inside(root: Path, rel: str, real_root: Path | None = None) -> Path | None:
     """``root / rel`` resolved, or None when it leaves ``root`` (``..``, a link out).
     ``real_root``: ``root`` resolved already."""
-    candidate = (root / rel).resolve()
+    candidate = real_path(root / rel)
     try:
-        candidate.relative_to(real_root or root.resolve())
+        candidate.relative_to(real_root or real_path(root))
     except ValueError:
         return None
     return candidate
 
 
 def discover(
-    wiki_root: Path, layouts: Iterable[str] = RUN_LAYOUTS, resolve: Callable[[Path], Path] = Path.resolve
+    wiki_root: Path, layouts: Iterable[str] = RUN_LAYOUTS, resolve: Callable[[Path], Path] = real_path
 ) -> tuple[list[Path], list[Path]]:
     """Run folders holding ``outputs/result.json``, and concept files; each sorted. ``resolve``:
     how a run's folder is resolved (to list it once however it is reached)."""

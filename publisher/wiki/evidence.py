@@ -20,6 +20,7 @@ from urllib.parse import unquote, urlsplit
 from ..gate.checks.runcheck import RunCheck, from_compact_json
 from ..gate.quotations import Quotation
 from ..gate.resultshape import AcceptedArtifactView, ResultView, accepted_views, result_view
+from ..kernel._fs import real_path
 from ..kernel.errors import PublisherError
 from ..kernel.eventviews import EventView
 from ..kernel.findings import Finding, counts_by_code
@@ -310,7 +311,7 @@ class WikiCheck:
         (:meth:`forget_real_paths`): a later reading resolves again."""
         hit = self._reals.get(path)
         if hit is None:
-            hit = self._reals[path] = path.resolve()
+            hit = self._reals[path] = real_path(path)
         return hit
 
     def forget_real_paths(self) -> None:

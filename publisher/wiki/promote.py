@@ -100,7 +100,7 @@ class Promotion:
 
 def _relative_to(path: Path, root: Path, what: str) -> str:
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return _fs.real_path(path).relative_to(_fs.real_path(root)).as_posix()
     except ValueError as exc:
         raise UsageError(
             f"{what} {path} is not inside the wiki {root}; keep runs under the wiki (runs/<slug>)"

@@ -299,10 +299,10 @@ class RunCheck:
         root = self.inputs.wiki_root
         if root is not None:
             try:
-                return self.run.path.resolve().relative_to(Path(root).resolve()).as_posix()
+                return _fs.real_path(self.run.path).relative_to(_fs.real_path(root)).as_posix()
             except ValueError:
                 pass
-        return self.run.path.resolve().name
+        return _fs.real_path(self.run.path).name
 
     def file(self, name: str) -> str:
         """A file of the run as findings name it (under the run's label)."""

@@ -45,14 +45,15 @@ def site_dir_apart(config: Any, root: Path) -> None:
 
     Publication replaces the site folder whole, so such a ``site_dir`` would overwrite (or
     delete) the very files the build had just read. Called before anything is read or
-    written; compared on resolved paths, so a symlink or a ``..`` cannot hide the overlap.
+    written; compared on resolved paths, so a symlink or a ``..`` cannot hide the overlap (a link loop
+    stays as named: the reader that opens it refuses it).
     Every overlap is one ``C-CONFIG`` finding (``SCHEMA_ERROR``, field ``site_dir``), all raised
     together.
     """
-    site = Path(config.site_dir).resolve()
-    inputs = [("docs_dir", Path(config.docs_dir).resolve())]
-    inputs += [(name, (root / name).resolve()) for name in INPUT_FOLDERS]
-    inputs.append(("the wiki's mkdocs.yml", Path(config.config_file_path).resolve()))
+    site = _fs.real_path(config.site_dir)
+    inputs = [("docs_dir", _fs.real_path(config.docs_dir))]
+    inputs += [(name, _fs.real_path(root / name)) for name in INPUT_FOLDERS]
+    inputs.append(("the wiki's mkdocs.yml", _fs.real_path(config.config_file_path)))
     inputs += _other_inputs(config, root)
     found = [
         Finding(
@@ -120,17 +121,17 @@ def _other_inputs(config: Any, root: Path) -> list[tuple[str, Path]]:
     out: list[tuple[str, Path]] = []
     custom = getattr(config.theme, "custom_dir", None)
     if custom:
-        out.append(("the theme's custom_dir", Path(custom).resolve()))
+        out.append(("the theme's custom_dir", _fs.real_path(custom)))
     for name, module in (config.get("hooks") or {}).items():
         path = getattr(module, "__file__", None)
         if path:
-            out.append((f"the hook {name}", Path(path).resolve()))
+            out.append((f"the hook {name}", _fs.real_path(path)))
     extra = config.get("extra")
     evidence = extra.get("evidence") if isinstance(extra, Mapping) else None
     keys = evidence.get("trusted_keys") if isinstance(evidence, Mapping) else None
     for key in keys if isinstance(keys, list) else ():
         if isinstance(key, str) and key:
-            out.append((f"the trusted key {key}", (root / key).resolve()))
+            out.append((f"the trusted key {key}", _fs.real_path(root / key)))
     return out
 
 

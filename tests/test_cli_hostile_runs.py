@@ -1,0 +1,72 @@
+"""The command line against hostile run folders: a link loop, an odd value or a broken file in
+place of any file a command opens gives exit 1 with findings or a one-line exit 2, never an
+internal error, and a refused command writes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from _gate_helpers import RunFixture, make_run
+from _wiki_helpers import make_wiki, tree_digest
+from conftest import CliResult
+
+
+def _published(tmp_path: Path, cli: Callable[..., CliResult]) -> RunFixture:
+    """A valid run under a wiki, assembled, verified and promoted."""
+    fx = make_run(tmp_path, 1)
+    make_wiki(fx.wiki)
+    for argv in (("assemble", "--run-dir", fx.run.path), ("verify", "--run-dir", fx.run.path)):
+        assert cli(*argv).status == 0
+    assert cli("promote", "--run-dir", fx.run.path, "--wiki", fx.wiki).status == 0
+    return fx
+
+
+def _loop(path: Path) -> None:
+    """Replace ``path`` with a link to itself (reading it fails with ELOOP)."""
+    path.chmod(0o644)
+    path.unlink()
+    path.symlink_to(path.name)
+
+
+@pytest.mark.parametrize("where", ["config.json", "outputs/report.md", "outputs/verification.json"])
+def test_a_run_file_that_is_a_link_loop_is_a_finding_of_check(
+    tmp_path: Path, cli: Callable[..., CliResult], where: str
+) -> None:
+    fx = _published(tmp_path, cli)
+    _loop(fx.run.path / where)
+    before = tree_digest(fx.wiki)
+    done = cli("check", "--wiki", fx.wiki, "--json")
+    assert done.status == 1, done.err
+    assert "internal error" not in done.err
+    assert tree_digest(fx.wiki) == before
+
+
+@pytest.mark.parametrize("where", ["outputs/report.md", "outputs/verification.json"])
+def test_promote_refuses_a_run_file_that_is_a_link_loop(
+    tmp_path: Path, cli: Callable[..., CliResult], where: str
+) -> None:
+    fx = _published(tmp_path, cli)
+    _loop(fx.run.path / where)
+    before = tree_digest(fx.wiki)
+    done = cli("promote", "--run-dir", fx.run.path, "--wiki", fx.wiki, "--json")
+    assert done.status in (1, 2), done.err
+    assert "internal error" not in done.err
+    assert tree_digest(fx.wiki) == before
+
+
+@pytest.mark.parametrize("where", ["runs/corpus-run", "concepts"])
+def test_a_wiki_folder_that_is_a_link_loop_ends_check_without_an_internal_error(
+    tmp_path: Path, cli: Callable[..., CliResult], where: str
+) -> None:
+    fx = _published(tmp_path, cli)
+    folder = fx.wiki / where
+    aside = tmp_path / "aside"
+    folder.rename(aside)
+    folder.symlink_to(folder.name)
+    before = tree_digest(fx.wiki)
+    done = cli("check", "--wiki", fx.wiki, "--json")
+    assert done.status == (1 if where.startswith("runs/") else 0), done.err  # no concepts folder: no concepts
+    assert "internal error" not in done.err
+    assert tree_digest(fx.wiki) == before

@@ -70,3 +70,52 @@ def test_a_wiki_folder_that_is_a_link_loop_ends_check_without_an_internal_error(
     assert done.status == (1 if where.startswith("runs/") else 0), done.err  # no concepts folder: no concepts
     assert "internal error" not in done.err
     assert tree_digest(fx.wiki) == before
+
+
+def _link_out(folder: Path, outside: Path) -> None:
+    """Move ``folder`` to ``outside`` and leave a symbolic link to it in its place."""
+    folder.rename(outside)
+    folder.symlink_to(outside)
+
+
+@pytest.mark.parametrize(
+    ("folder", "argv"),
+    [
+        ("outputs", ("assemble",)),
+        ("outputs", ("verify",)),
+        ("outputs", ("render",)),
+        ("sources", ("source", "register", "--url", "https://example.org/new", "--text-file", "{text}")),
+    ],
+    ids=["assemble", "verify", "render", "register"],
+)
+def test_a_run_folder_linked_elsewhere_is_never_written_through(
+    tmp_path: Path, cli: Callable[..., CliResult], folder: str, argv: tuple[str, ...]
+) -> None:
+    fx = _published(tmp_path, cli)
+    text = tmp_path / "text.txt"
+    text.write_text("A new page.\n", encoding="utf-8")
+    outside = tmp_path / "outside"
+    _link_out(fx.run.path / folder, outside)
+    before, outside_before = tree_digest(fx.wiki), tree_digest(outside)
+    line = [a.replace("{text}", str(text)) for a in argv]
+    done = cli(
+        *line[:2] if argv[0] == "source" else line[:1],
+        "--run-dir",
+        fx.run.path,
+        *line[2 if argv[0] == "source" else 1 :],
+    )
+    assert done.status == 2, done.err
+    assert len(done.err_lines) == 1 and "internal error" not in done.err
+    assert tree_digest(fx.wiki) == before and tree_digest(outside) == outside_before
+
+
+def test_promote_never_writes_through_a_linked_concepts_folder(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    fx = _published(tmp_path, cli)
+    (fx.wiki / "concepts" / "corpus-run.md").unlink()
+    outside = tmp_path / "outside"
+    _link_out(fx.wiki / "concepts", outside)
+    before, outside_before = tree_digest(fx.wiki), tree_digest(outside)
+    done = cli("promote", "--run-dir", fx.run.path, "--wiki", fx.wiki)
+    assert done.status == 2, done.err
+    assert "internal error" not in done.err
+    assert tree_digest(fx.wiki) == before and tree_digest(outside) == outside_before

@@ -247,7 +247,7 @@ def assemble_run(run: Run, options: RunOptions, *, gate: bool | None = None, wri
     inputs = options.load(run)
     assembly = assemble(inputs, options.reader(run, inputs), gate=gate)
     if write:
-        run.outputs_dir.mkdir(parents=True, exist_ok=True)
+        _fs.own_folder(run.outputs_dir)
         _fs.write_atomic(run.result_path, dump_result(assembly.result))
         assembly.written = run.result_path
     return assembly

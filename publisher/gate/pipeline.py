@@ -335,7 +335,7 @@ def write_verification(rc: RunCheck) -> Path:
     report = rc.report
     report["generated_at"] = format_ts(utc_now())
     path = verification_target(rc.run)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _fs.own_folder(path.parent)
     _fs.write_atomic(path, dumps_written(report))
     rc.written = path
     return path

@@ -233,6 +233,6 @@ def render_report(run: Run, options: RunOptions) -> str:
 def write_report(run: Run, options: RunOptions) -> Path:
     """Render and write ``outputs/report.html`` atomically; nothing is written on refusal."""
     html = render_report(run, options)
-    run.outputs_dir.mkdir(parents=True, exist_ok=True)
+    _fs.own_folder(run.outputs_dir)
     _fs.write_atomic(run.report_html, html.encode("utf-8"))
     return run.report_html

@@ -36,6 +36,8 @@ __all__ = [
     "read_regular",
     "hash_regular",
     "real_path",
+    "own_folder",
+    "LinkedFolderError",
     "NotRegularFileError",
     "FileTooLargeError",
 ]
@@ -55,6 +57,27 @@ class NotRegularFileError(OSError):
     def __init__(self, path: Path, what: str) -> None:
         super().__init__(f"{path} is {what}, not a regular file")
         self.what = what
+
+
+class LinkedFolderError(OSError):
+    """A folder a command writes into (a run's ``outputs/``, ``sources/``, a wiki's ``concepts/``)
+    is a symbolic link: writing through it would put files outside the run or wiki."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} is a symbolic link, not a folder: nothing is written through it "
+            "(fix: replace the link with a real folder)"
+        )
+
+
+def own_folder(folder: Path) -> Path:
+    """Make ``folder`` (and its parents) if absent, and refuse it when it is a symbolic link
+    (:class:`LinkedFolderError`): files a command writes into a run or wiki stay inside it, never
+    land where a link in a received run or wiki points. Returns ``folder``."""
+    if os.path.islink(folder):
+        raise LinkedFolderError(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 class FileTooLargeError(OSError):

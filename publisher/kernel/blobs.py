@@ -32,7 +32,7 @@ def put_blob(folder: Path, data: bytes, *, suffix: str = "") -> tuple[str, Path,
     """
     digest = hashlib.sha256(data).hexdigest()
     target = folder / f"{digest}{suffix}"
-    folder.mkdir(parents=True, exist_ok=True)
+    _fs.own_folder(folder)
     if _fs.create_exclusive(target, data, mode=0o444):
         return digest, target, True
     found = hash_file(target)

@@ -437,7 +437,7 @@ class SnapshotStore:
         """
         snap = verify_record(record, record.get("source_id"))
         path = self.path_for(snap.source_id)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        _fs.own_folder(self.folder)
         if not _fs.create_exclusive(path, canonical_bytes(record) + b"\n"):
             try:
                 return self.read(snap.source_id), False

@@ -263,7 +263,7 @@ def commit_writes(writes: Sequence[PlannedWrite]) -> None:
     done: list[PlannedWrite] = []
     try:
         for item in writes:
-            item.path.parent.mkdir(parents=True, exist_ok=True)
+            _fs.own_folder(item.path.parent)
             if item.previous is None:
                 if not _fs.create_exclusive(item.path, item.data, mode=0o644):
                     raise ConflictError(f"{item.path} appeared while promoting; nothing written, try again")
@@ -297,7 +297,7 @@ def promote(
     if check or not promotion.writes:
         return promotion
     concepts_dir = Path(wiki) / CONCEPTS_DIR
-    concepts_dir.mkdir(parents=True, exist_ok=True)
+    _fs.own_folder(concepts_dir)
     try:
         with _fs.folder_lock(concepts_dir):
             commit_writes(promotion.writes)

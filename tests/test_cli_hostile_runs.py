@@ -119,3 +119,29 @@ def test_promote_never_writes_through_a_linked_concepts_folder(tmp_path: Path, c
     assert done.status == 2, done.err
     assert "internal error" not in done.err
     assert tree_digest(fx.wiki) == before and tree_digest(outside) == outside_before
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("source", "register", "--url", "https://example.org/\udced\udca0\udc80", "--text-file", "{text}"),
+        ("source", "register", "--url", "https://example.org/t", "--text-file", "{text}", "--title", "T\udcff"),
+        ("review", "--source-id", "{sid}", "--claim", "lung \udcff", "--term", "lung"),
+    ],
+    ids=["register-url", "register-title", "review-claim"],
+)
+def test_an_argument_that_is_not_utf8_is_a_usage_error(
+    tmp_path: Path, cli: Callable[..., CliResult], argv: tuple[str, ...]
+) -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates (``surrogateescape``): refused
+    up front, before anything is read or written, never an internal error when encoded later."""
+    fx = _published(tmp_path, cli)
+    text = tmp_path / "text.txt"
+    text.write_text("A new page.\n", encoding="utf-8")
+    words = [a.replace("{text}", str(text)).replace("{sid}", fx.articles[0].source_id) for a in argv]
+    before = tree_digest(fx.wiki)
+    done = cli(*words, "--run-dir", fx.run.path, "--json")
+    assert done.status == 2, done.err
+    assert len(done.err_lines) == 1 and "internal error" not in done.err
+    assert done.json()["error"]["exit_status"] == 2
+    assert tree_digest(fx.wiki) == before

@@ -110,6 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     global _USAGE_AS_JSON
     _USAGE_AS_JSON = "--json" in line
     try:
+        _refuse_undecodable(parser, line)
         args = parser.parse_args(line)
     finally:
         _USAGE_AS_JSON = False
@@ -139,6 +140,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         detail = one_line(exc)
         error_line(f"publisher: internal error: {type(exc).__name__}: {detail}")
         return 2
+
+
+def _refuse_undecodable(parser: argparse.ArgumentParser, line: Sequence[str]) -> None:
+    """A usage error (exit 2) for an argument holding bytes that are not UTF-8: Python hands them
+    over as lone surrogates, which no record, log line or message can encode, so refused here,
+    before anything is read or written, naming the argument and its option."""
+    for index, word in enumerate(line):
+        if any("\ud800" <= char <= "\udfff" for char in word):
+            option = f" (after {line[index - 1][:40]})" if index and line[index - 1].startswith("-") else ""
+            shown = word.encode("utf-8", "surrogateescape")[:80]
+            parser.error(f"argument {index + 1}{option} is not UTF-8 text: {shown!r}; pass text and paths as UTF-8")
 
 
 ERROR_FACTS = ("file", "line", "check", "field", "source_id", "start", "end", "run", "artifact_id", "label")

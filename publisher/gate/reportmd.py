@@ -185,22 +185,23 @@ def _links(tokens: list[Token]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _line_of(token: Token, at: int) -> int | None:
-    """1-based report line of offset ``at`` of an inline token's content."""
-    if token.map is None:
-        return None
-    return token.map[0] + token.content.count("\n", 0, at) + 1
-
-
 def _cited_lines(token: Token, label: str) -> list[int]:
+    """The 1-based report lines where ``[^label]`` is written in an inline token, each once, in
+    order; the newlines are counted once along the content (counting from its start at each
+    citation was quadratic in a paragraph citing a footnote thousands of times)."""
+    if token.map is None:
+        return []
     mark = f"[^{label}]"
+    content = token.content
     out: list[int] = []
-    at = token.content.find(mark)
+    line, counted = token.map[0] + 1, 0
+    at = content.find(mark)
     while at >= 0:
-        line = _line_of(token, at)
-        if line is not None and line not in out:
+        line += content.count("\n", counted, at)
+        counted = at
+        if not out or out[-1] != line:
             out.append(line)
-        at = token.content.find(mark, at + len(mark))
+        at = content.find(mark, at + len(mark))
     return out
 
 
@@ -262,8 +263,8 @@ def read_report(text: str) -> ParsedReport:
     tokens = report_tokens(text)
     lines = _NEWLINE_RE.split(text)
     claims: dict[str, str] = {}
-    cited: dict[str, list[int]] = {}
-    dangling: dict[str, list[int]] = {}
+    cited: dict[str, dict[int, None]] = {}  # label -> its lines, in order (a dict as an ordered set)
+    dangling: dict[str, dict[int, None]] = {}
     definitions: list[tuple[str, int, int, list[Token]]] = []
     blocks: list[ProseBlock] = []
     depth = 0
@@ -290,11 +291,13 @@ def read_report(text: str) -> ParsedReport:
             if token.map is not None:
                 blocks.append(ProseBlock(token.map[0] + 1, heading, token.content))
             heading = None
+            here: set[tuple[bool, str]] = set()  # the labels whose lines in this token are counted
             for child in token.children or ():
                 if child.type == "footnote_ref":
                     label = child.meta["label"]
-                    known = cited.setdefault(label, [])
-                    known += [n for n in _cited_lines(token, label) if n not in known]
+                    if (True, label) not in here:
+                        here.add((True, label))
+                        cited.setdefault(label, {}).update(dict.fromkeys(_cited_lines(token, label)))
                     if label not in claims:
                         sentence = _sentence(token.content, label)
                         if sentence is not None:
@@ -302,8 +305,9 @@ def read_report(text: str) -> ParsedReport:
                 elif child.type == "text":
                     for match in _REF_MARK_RE.finditer(child.content):
                         label = match.group(0)[2:-1]
-                        known = dangling.setdefault(label, [])
-                        known += [n for n in _cited_lines(token, label) if n not in known]
+                        if (False, label) not in here:
+                            here.add((False, label))
+                            dangling.setdefault(label, {}).update(dict.fromkeys(_cited_lines(token, label)))
     seen: dict[str, int] = {}
     out: list[Footnote] = []
     for label, begin, end, inner in definitions:
@@ -333,7 +337,7 @@ def read_report(text: str) -> ParsedReport:
         out.append(
             Footnote(
                 label=label,
-                line=where[0] if where else 0,
+                line=next(iter(where), 0),
                 ordinal=0,
                 body="",
                 refs=(),

@@ -6,11 +6,17 @@ Real ``mkdocs build`` runs of a one-page wiki; the built page is read as a brows
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from _wiki_helpers import EXTENSIONS, build_wiki, make_wiki
+from _policy import policy_of
+from _wiki_helpers import EXTENSIONS, build_wiki, make_wiki, sample_run
 
+from publisher.kernel.lookalike import BIDI_CONTROLS
+from publisher.kernel.refs import looks_like_evidence
 from publisher.site.checks.scan import parse_page
+from publisher.wiki.evidence import source_label
+from publisher.wiki.promote import promote
 
 SPLIT_TAG = '<i title="<!--">a</i><b title=\'-->"><img/src=x@ onerror=alert(1)>\'>c</b>'
 """A heading whose two inert titles, read by Python-Markdown's tag-stripping pattern, join into a
@@ -32,3 +38,36 @@ def test_heading_that_splits_a_tag_across_titles_reaches_the_toc_as_text(tmp_pat
     assert _live(page) == []
     tree = parse_page(page.read_text(encoding="utf-8"))
     assert {n.text(deep=True).strip() for n in tree.css("nav.md-nav--secondary a.md-nav__link")} == {"'>c"}
+
+
+BADGE_TITLE = "\u202edeifirev \u2713 \u2713 verified"
+"""A concept title (a run's question, an agent's words) that reads as the verified badge, and
+shows the text after it in another order than written."""
+
+
+def test_concept_title_reads_as_no_evidence_wherever_a_page_names_the_concept(tmp_path: Path) -> None:
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki)
+    promote(rb.run.path, wiki, policy=policy_of(wiki))
+    concept = wiki / "concepts" / "alpha.md"
+    text = concept.read_text(encoding="utf-8")
+    concept.write_text(text.replace("title: Does CBT help?", f"title: {json.dumps(BADGE_TITLE)}"), encoding="utf-8")
+    build_wiki(wiki)
+    pages = sorted((wiki / "site").rglob("*.html"))
+    named = 0
+    for page in pages:  # the concept index, each source page's "cited by", the concept page
+        tree = parse_page(page.read_text(encoding="utf-8"))
+        for node in tree.css("a"):
+            shown = node.text(deep=True)
+            if "deifirev" in shown:
+                named += 1
+                assert not BIDI_CONTROLS.search(shown), page
+                assert looks_like_evidence(shown) is None, (page, shown)
+    assert named >= 2
+
+
+def test_source_label_from_a_url_reads_as_no_evidence() -> None:
+    sid = "a" * 64
+    label = source_label(None, "https://example.org/%E2%80%AEdeifirev%20%E2%9C%93%20verified", sid)
+    assert not BIDI_CONTROLS.search(label) and looks_like_evidence(label) is None
+    assert label.startswith("example.org/")

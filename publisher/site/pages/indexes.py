@@ -26,7 +26,7 @@ def index_pages(model: PageModel) -> None:
         doc = ce.doc
         rows.append(
             [
-                {"text": doc.front.title if doc else ce.slug, "href": model.href(page.src_uri, concept_uri(ce.slug))},
+                {"text": ce.label, "href": model.href(page.src_uri, concept_uri(ce.slug))},
                 {"text": ce.slug, "code": True},
                 {"text": ", ".join(r.run for r in doc.front.runs) if doc else ""},
                 {"text": str(len(doc.footnotes)) if doc else "0", "num": True},

@@ -12,6 +12,8 @@ from pathlib import Path
 from _policy import policy_of
 from _wiki_helpers import EXTENSIONS, build_wiki, make_wiki, sample_run
 
+from publisher.kernel.canonical import sha256_hex
+from publisher.kernel.eventlog import append_event
 from publisher.kernel.lookalike import BIDI_CONTROLS
 from publisher.kernel.refs import looks_like_evidence
 from publisher.site.checks.scan import parse_page
@@ -71,3 +73,39 @@ def test_source_label_from_a_url_reads_as_no_evidence() -> None:
     label = source_label(None, "https://example.org/%E2%80%AEdeifirev%20%E2%9C%93%20verified", sid)
     assert not BIDI_CONTROLS.search(label) and looks_like_evidence(label) is None
     assert label.startswith("example.org/")
+
+
+MARKED = "\u2713 verified \u202e end"
+"""Outside text that reads as the verified badge and reorders what follows it."""
+
+
+def test_run_and_source_fields_read_as_no_evidence_on_generated_pages(tmp_path: Path) -> None:
+    """A run's question, an artifact's claim label, a snapshot's URL and a retrieval event's actor
+    and detail are written by agents or fetched: each page shows them without a bidi control and
+    never as the verified badge (as titles, and as prose is refused)."""
+    wiki = make_wiki(tmp_path / "wiki")
+    rb = sample_run(wiki, question=f"QX {MARKED}", base_url=f"https://example.org/URLX {MARKED}/")
+    sid = next(iter(rb.texts))
+    url = rb.records[sid]["url"]
+    digest = sha256_hex(rb.texts[sid].encode("utf-8"))
+    append_event(
+        rb.run.events_path, type="read", source_id=sid, url=url, fresh=False, sha256=digest,
+        actor=f"ACTX {MARKED}", detail=f"DETX {MARKED}",
+    )  # fmt: skip
+    record = rb.run.extractions_dir / "pmid-111.json"
+    data = json.loads(record.read_text(encoding="utf-8"))
+    data["spans"][0]["claim"] = f"LBX {MARKED}"
+    record.write_text(json.dumps(data), encoding="utf-8")
+    rb.assemble()
+    build_wiki(wiki)
+    seen: set[str] = set()
+    for page in sorted((wiki / "site").rglob("*.html")):
+        tree = parse_page(page.read_text(encoding="utf-8"))
+        for node in tree.body.traverse(include_text=True) if tree.body is not None else ():
+            text = node.text_content or "" if node.is_text_node else ""
+            for marker in ("QX", "LBX", "URLX", "ACTX", "DETX"):
+                if marker in text:
+                    seen.add(marker)
+                    assert not BIDI_CONTROLS.search(text), (page, text)
+                    assert looks_like_evidence(text) is None, (page, text)
+    assert seen == {"QX", "LBX", "URLX", "ACTX", "DETX"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...kernel.refs import neutral_text
 from ...wiki.markdown import markdown_text
 from .model import GeneratedPage, PageModel
 from .uris import concept_uri, report_uri, source_uri
@@ -58,7 +59,7 @@ def index_pages(model: PageModel) -> None:
         rows.append(
             [
                 {"text": ev.slug, "href": model.href(page.src_uri, report_uri(ev.slug))},
-                {"text": ev.title if ev.title != ev.slug else ""},
+                {"text": neutral_text(ev.title) if ev.title != ev.slug else ""},
                 {"text": ev.verdict or ""},
                 {"text": str(accepted) if accepted is not None else "", "num": True},
             ]

@@ -31,6 +31,7 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
     view = {
         "source_id": sid,
         "url": meta.url,
+        "url_text": neutral_text(meta.url) if meta.url is not None else None,
         "url_live": followable(meta.url or ""),
         "title": neutral_text(meta.title) if meta.title is not None else None,
         "paper_ids": _paper_ids(meta),
@@ -57,8 +58,8 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
             "at": event.at,
             "fresh": event.fresh,
             "signed_by": event.sig.key_id if event.sig else None,
-            "actor": event.actor,
-            "detail": event.detail,
+            "actor": neutral_text(event.actor) if event.actor else event.actor,
+            "detail": neutral_text(event.detail) if event.detail else event.detail,
         }
         for slug, event in model.events_of(sid)
         if slug in info.holders
@@ -142,7 +143,7 @@ def _paper_ids(meta: SnapshotCheck) -> list[dict[str, Any]]:
         out.append(
             {
                 "kind": kind,
-                "value": value,
+                "value": neutral_text(value),
                 "basis": entry.basis.value if entry is not None else None,
                 "via": entry.via if entry is not None else None,
                 "asserted": entry is not None and not entry.derived,

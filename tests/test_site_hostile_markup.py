@@ -109,3 +109,24 @@ def test_run_and_source_fields_read_as_no_evidence_on_generated_pages(tmp_path: 
                     assert not BIDI_CONTROLS.search(text), (page, text)
                     assert looks_like_evidence(text) is None, (page, text)
     assert seen == {"QX", "LBX", "URLX", "ACTX", "DETX"}
+
+
+def test_file_name_of_a_page_reaches_its_edit_link_as_a_url(tmp_path: Path) -> None:
+    """MkDocs joins a page's edit link from ``repo_url``, ``edit_uri`` and the file's name as it
+    is; Material prints it into ``href="..."``: a quote in the name once closed the attribute."""
+    extra = "repo_url: https://github.com/example/wiki\nedit_uri: edit/main/docs/\n"
+    wiki = make_wiki(tmp_path / "wiki", extra=extra)
+    config = wiki / "mkdocs.yml"
+    features = "  name: material\n  features:\n    - content.action.edit\n    - content.action.view\n"
+    config.write_text(config.read_text(encoding="utf-8").replace("  name: material\n", features), encoding="utf-8")
+    name = 'a" onmouseover="alert(1)" x=\'<b>.md'
+    (wiki / "docs" / name).write_text("# Page\n\ntext\n", encoding="utf-8")
+    build_wiki(wiki)
+    pages = sorted((wiki / "site").rglob("*.html"))
+    assert len(pages) > 2 and all(_live(page) == [] for page in pages)
+    built = next(p for p in pages if "onmouseover" in p.parent.name)
+    tree = parse_page(built.read_text(encoding="utf-8"))
+    edits = [n.attributes.get("href") or "" for n in tree.css("a[rel=edit]")]
+    assert edits == [
+        "https://github.com/example/wiki/edit/main/docs/a%22%20onmouseover=%22alert(1)%22%20x=%27%3Cb%3E.md"
+    ]

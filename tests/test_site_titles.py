@@ -14,6 +14,7 @@ from markupsafe import Markup
 from publisher.kernel.lookalike import BIDI_CONTROLS
 from publisher.kernel.refs import looks_like_evidence, neutral_text
 from publisher.site.pages.titles import (
+    escape_edit_url,
     escape_nav,
     escape_site_strings,
     escape_toc,
@@ -103,6 +104,15 @@ def test_toc_titles_are_text_whatever_markup_the_heading_left() -> None:
     assert split.title == "&#39;&gt;c"
     escape_toc([plain])  # once escaped, left as it is
     assert plain.title == "A &amp; B &lt;i&gt;"
+
+
+def test_edit_link_holds_url_characters_only() -> None:
+    page = SimpleNamespace(edit_url="https://x.org/edit/main/docs/a\" onclick='1' <b> é%20.md")
+    escape_edit_url(page)
+    assert page.edit_url == "https://x.org/edit/main/docs/a%22%20onclick=%271%27%20%3Cb%3E%20%C3%A9%20.md"
+    none = SimpleNamespace(edit_url=None)
+    escape_edit_url(none)
+    assert none.edit_url is None
 
 
 def test_generated_page_markdown_holds_no_title() -> None:

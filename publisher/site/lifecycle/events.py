@@ -45,7 +45,7 @@ from ..pages.generate import (
 from ..pages.highlight import source_job
 from ..pages.proofs import ProofSource
 from ..pages.staged import write_staged
-from ..pages.titles import escape_nav, escape_toc, set_page_title
+from ..pages.titles import escape_edit_url, escape_nav, escape_toc, set_page_title
 from ..pages.uris import SECTION_INDEX, source_uri
 from . import publish
 from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
@@ -279,6 +279,7 @@ class EvidenceBuild:
         self.prose += check_meta(page.meta, file=file, source=_meta_source(page, path), theme=self.theme_meta)
         set_page_title(page, generated.title if generated is not None and generated.title else None)
         escape_toc(page.toc)
+        escape_edit_url(page)
         if self.build_date is not None and page.update_date == get_build_date():
             page.update_date = self.build_date  # no build-time clock in the sitemap
         trusted = self.trusted.take(page.content or "") if self.trusted is not None else []

@@ -5,7 +5,9 @@ MkDocs renders the theme with a Jinja environment that does not autoescape, and 
 titles of a page's table of contents and ``config.site_name`` as they are (into ``<title>``, the
 header, the navigation, tabs, the footer's previous/next links and attributes). Those strings
 come from data people outside the maintainers control: a fetched page's ``<title>``, a run's
-question (a concept's title), a slug, front matter, a heading of prose.
+question (a concept's title), a slug, front matter, a heading of prose. A page's edit link,
+joined from the configuration and the page's file name, is made a URL of URL characters only
+(:func:`escape_edit_url`).
 
 Every such string is therefore handed to the theme as :class:`markupsafe.Markup` made by
 :func:`html_text` from the plain text, here and nowhere else (without bidi controls, and with the
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, MutableMapping
 from typing import Any
+from urllib.parse import quote
 
 from markupsafe import Markup, escape
 
@@ -32,6 +35,7 @@ __all__ = [
     "set_page_title",
     "escape_nav",
     "escape_toc",
+    "escape_edit_url",
     "escape_site_strings",
     "META_TEXT_KEYS",
 ]
@@ -114,6 +118,20 @@ def escape_toc(items: Iterable[Any]) -> None:
         children = getattr(item, "children", None)
         if children:
             escape_toc(children)
+
+
+_URL_SAFE = "/:?#[]@!$&()*+,;=%~"
+"""What a URL may hold as it is (RFC 3986's reserved and unreserved characters, ``%`` of an
+escape already made); anything else (a quote, ``<``, a space, any non-ASCII) is percent-encoded."""
+
+
+def escape_edit_url(page: Any) -> None:
+    """The page's edit link (``repo_url`` and ``edit_uri`` joined with the file's name as it is,
+    which Material prints into ``href="..."``) as a URL whose every character is a URL's: a
+    quote in a file name of ``docs/`` can no longer close the attribute."""
+    url = getattr(page, "edit_url", None)
+    if isinstance(url, str) and not isinstance(url, Markup):
+        page.edit_url = Markup(escape(quote(url, safe=_URL_SAFE)))
 
 
 def escape_site_strings(config: MutableMapping[str, Any]) -> None:

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from _policy import policy_of
-from _wiki_helpers import EXTENSIONS, build_wiki, make_wiki, sample_run
+from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, refused_build, sample_run
 
 from publisher.kernel.canonical import sha256_hex
 from publisher.kernel.eventlog import append_event
@@ -130,3 +130,16 @@ def test_file_name_of_a_page_reaches_its_edit_link_as_a_url(tmp_path: Path) -> N
     assert edits == [
         "https://github.com/example/wiki/edit/main/docs/a%22%20onmouseover=%22alert(1)%22%20x=%27%3Cb%3E.md"
     ]
+
+
+def test_navigation_link_of_a_script_scheme_is_refused(tmp_path: Path) -> None:
+    """A link of ``nav:`` reaches every page's navigation: it keeps to the URLs prose may hold
+    (no ``javascript:``, ``data:`` or ``vbscript:``, in any case or with any white space)."""
+    extra = (
+        "nav:\n  - Home: index.md\n  - Elsewhere: https://example.org/\n"
+        '  - Evil: " JaVa\\tScript:alert(1)"\n  - Data: "data:text/html,<b>x</b>"\n'
+    )
+    wiki = make_wiki(tmp_path / "wiki", extra=extra)
+    findings = refused_build(wiki)
+    assert [(f.code, f.field) for f in findings] == [("C-CONFIG", "nav"), ("C-CONFIG", "nav")]
+    assert not (wiki / "site").exists() and leftovers(wiki) == []

@@ -52,7 +52,7 @@ from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_cou
 from .options import reader_options
 from .pageseal import BuiltPage, PagePolicy, seal_output, with_policy
 from .refusal import error_finding, refuse
-from .sitefiles import add_claims_json, add_site_files, config_scripts, wire_config
+from .sitefiles import add_claims_json, add_site_files, config_links, config_scripts, wire_config
 from .workers import BuildHelper, ProsePage
 
 __all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
@@ -266,6 +266,8 @@ class EvidenceBuild:
     @event_priority(LAST)
     def on_nav(self, nav: Any, *, config: Any, files: Files) -> Any:
         escape_nav(nav.items)
+        if self.model is not None:  # refused in on_env with the pages' findings
+            self.prose += config_links(nav.items, os.path.basename(config.config_file_path or "mkdocs.yml"))
         return nav
 
     @event_priority(LAST)

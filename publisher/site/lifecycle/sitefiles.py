@@ -8,7 +8,7 @@ the build to refuse at once."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from ...kernel.findings import Finding
 from ...wiki.evidence import SourceInfo
 from .. import STATIC_DIR, TEMPLATES_DIR
 from ..checks.manifest import record_uri
+from ..checks.prose import allowed_value
 from ..checks.seal import script_source_problem
 from ..checks.trusted import TrustedOutput
 from ..pages import offline as offline_site
@@ -28,7 +29,15 @@ from ..pages.offline import OFFLINE_JS_URI, SEARCH_INDEX_JS, SEARCH_WORKER_URI, 
 from ..pages.titles import escape_site_strings
 from .options import serve_offline
 
-__all__ = ["add_site_files", "add_claims_json", "wire_config", "config_scripts", "CHECK", "SCRIPT_CHECK"]
+__all__ = [
+    "add_site_files",
+    "add_claims_json",
+    "wire_config",
+    "config_scripts",
+    "config_links",
+    "CHECK",
+    "SCRIPT_CHECK",
+]
 
 CHECK = CheckId.BUILD
 """The check of a ``docs/`` file in the way of one the build publishes."""
@@ -69,6 +78,21 @@ def config_scripts(config: Any, files: Files) -> tuple[list[Finding], frozenset[
             Finding(None, config_name, f"script {path[:80]!r} {problem}", check=SCRIPT_CHECK, field=field, fix=fix)
         )
     return found, frozenset(own)
+
+
+def config_links(items: Iterable[Any], config_name: str) -> list[Finding]:
+    """Every link of the navigation (``nav:``) keeps to the URLs prose may hold (relative, or
+    ``http``, ``https``, ``mailto``: :func:`~publisher.site.checks.prose.allowed_value`), since the
+    theme prints it into every page: a ``C-CONFIG`` finding (field ``nav``) for each other one."""
+    found: list[Finding] = []
+    for item in items:
+        url = getattr(item, "url", None)
+        if getattr(item, "is_link", False) and isinstance(url, str) and not allowed_value("a", "href", url):
+            detail = f"navigation link {url[:80]!r} is not a relative, http(s) or mailto URL"
+            fix = "link to a page or an http(s) address"
+            found.append(Finding(None, config_name, detail, check=SCRIPT_CHECK, field="nav", fix=fix))
+        found += config_links(getattr(item, "children", None) or (), config_name)
+    return found
 
 
 def _in_the_way(where: str, detail: str) -> Finding:

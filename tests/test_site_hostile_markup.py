@@ -143,3 +143,29 @@ def test_navigation_link_of_a_script_scheme_is_refused(tmp_path: Path) -> None:
     findings = refused_build(wiki)
     assert [(f.code, f.field) for f in findings] == [("C-CONFIG", "nav"), ("C-CONFIG", "nav")]
     assert not (wiki / "site").exists() and leftovers(wiki) == []
+
+
+def test_configured_markup_and_links_keep_to_the_prose_allow_list(tmp_path: Path) -> None:
+    """The theme prints ``copyright`` as HTML into every page's footer, and ``repo_url`` and each
+    social link into ``href``: held to the prose allow-list, or refused before anything is written
+    (a ``<meta http-equiv=refresh>`` there sent every page elsewhere; a policy does not stop it)."""
+    extra = (
+        'copyright: "&copy; 2026 <a href=\\"https://example.org/\\">Us</a><img src=x onerror=alert(1)>'
+        '<meta http-equiv=refresh content=\\"0;url=https://example.net/\\">"\n'
+        'repo_url: "javascript://%0aalert(1)"\n'
+        "extra:\n  social:\n    - icon: fontawesome/brands/github\n      link: ' javascript:alert(1)'\n"
+    )
+    wiki = make_wiki(tmp_path / "wiki", extra=extra)
+    findings = refused_build(wiki)
+    assert sorted((f.code, f.field) for f in findings) == [
+        ("C-CONFIG", "copyright"),
+        ("C-CONFIG", "copyright"),
+        ("C-CONFIG", "extra.social"),
+        ("C-CONFIG", "repo_url"),
+    ]
+    assert not (wiki / "site").exists() and leftovers(wiki) == []
+    config = wiki / "mkdocs.yml"
+    plain = 'copyright: "&copy; 2026 <a href=\\"https://example.org/\\">Us</a>"\nrepo_url: https://example.org/wiki\n'
+    config.write_text(config.read_text(encoding="utf-8").split("copyright:")[0] + plain, encoding="utf-8")
+    build_wiki(wiki)
+    assert "Us</a>" in (wiki / "site" / "index.html").read_text(encoding="utf-8")

@@ -19,7 +19,7 @@ from ...kernel.findings import Finding
 from ...wiki.evidence import SourceInfo
 from .. import STATIC_DIR, TEMPLATES_DIR
 from ..checks.manifest import record_uri
-from ..checks.prose import allowed_value
+from ..checks.prose import allowed_value, violations
 from ..checks.seal import script_source_problem
 from ..checks.trusted import TrustedOutput
 from ..pages import offline as offline_site
@@ -35,6 +35,7 @@ __all__ = [
     "wire_config",
     "config_scripts",
     "config_links",
+    "config_markup",
     "CHECK",
     "SCRIPT_CHECK",
 ]
@@ -92,6 +93,32 @@ def config_links(items: Iterable[Any], config_name: str) -> list[Finding]:
             fix = "link to a page or an http(s) address"
             found.append(Finding(None, config_name, detail, check=SCRIPT_CHECK, field="nav", fix=fix))
         found += config_links(getattr(item, "children", None) or (), config_name)
+    return found
+
+
+def config_markup(config: Any) -> list[Finding]:
+    """What the theme prints of the configuration as markup or as a link, held to the prose
+    allow-list: ``copyright`` (HTML in every page's footer, as a hand-written page's prose is),
+    ``repo_url`` and each ``extra: social:`` link (``href`` of every page's header and footer).
+    A ``C-CONFIG`` finding for each thing outside it, named by its field."""
+    name = os.path.basename(config.config_file_path or "mkdocs.yml")
+    found: list[Finding] = []
+    copyright = config.get("copyright")
+    if isinstance(copyright, str):
+        fix = "keep the copyright to the markup a page's prose may hold"
+        found += [
+            Finding(None, name, v.detail, check=SCRIPT_CHECK, field="copyright", fix=fix) for v in violations(copyright)
+        ]
+    extra = config.get("extra")
+    social = extra.get("social") if isinstance(extra, Mapping) else None
+    links = [("repo_url", config.get("repo_url"))]
+    links += (
+        [("extra.social", s.get("link")) for s in social if isinstance(s, Mapping)] if isinstance(social, list) else []
+    )
+    for field, url in links:
+        if isinstance(url, str) and not allowed_value("a", "href", url):
+            detail = f"link {url[:80]!r} is not a relative, http(s) or mailto URL"
+            found.append(Finding(None, name, detail, check=SCRIPT_CHECK, field=field, fix="link to an http(s) address"))
     return found
 
 

@@ -16,7 +16,8 @@ from publisher.kernel.canonical import sha256_hex
 from publisher.kernel.eventlog import append_event
 from publisher.kernel.lookalike import BIDI_CONTROLS
 from publisher.kernel.refs import looks_like_evidence
-from publisher.site.checks.scan import parse_page
+from publisher.site.checks.scan import parse_page, scan_page
+from publisher.site.checks.seal import check_scripts
 from publisher.wiki.evidence import source_label
 from publisher.wiki.promote import promote
 
@@ -169,3 +170,25 @@ def test_configured_markup_and_links_keep_to_the_prose_allow_list(tmp_path: Path
     config.write_text(config.read_text(encoding="utf-8").split("copyright:")[0] + plain, encoding="utf-8")
     build_wiki(wiki)
     assert "Us</a>" in (wiki / "site" / "index.html").read_text(encoding="utf-8")
+
+
+def test_seal_refuses_markup_that_acts_without_a_script_anywhere_on_a_page(tmp_path: Path) -> None:
+    """Whatever route put it there (the theme prints many configured strings as HTML, such as
+    the cookie consent's description), an event handler or a ``<meta http-equiv>`` other than
+    the page's policy on a built page fails the seal (``C-CSP``), and the site is not published."""
+    extra = (
+        "extra:\n  consent:\n    title: Cookies\n"
+        '    description: "<span onmouseover=alert(1)>x</span><meta http-equiv=Refresh content=0;url=https://example.net>"\n'
+    )
+    wiki = make_wiki(tmp_path / "wiki", extra=extra)
+    findings = refused_build(wiki)
+    assert findings and {f.code for f in findings} == {"C-CSP"}
+    assert not (wiki / "site").exists() and leftovers(wiki) == []
+    page = (
+        '<html><head><meta http-equiv="content-security-policy" content="x"><meta http-equiv="X-UA-Compatible">'
+        '</head><body><p ONclick="1">a</p><svg><g onload="1"></g></svg><meta http-equiv="refresh" content="0">'
+        '<p data-onx="1" title="onclick=1">b</p></body></html>'
+    )
+    scan = scan_page(page)
+    assert sorted(scan.actions) == ["<g onload>", "<meta http-equiv=refresh>", "<p onclick>"]
+    assert [f.code for f in check_scripts(scan, "x.html")] == ["C-CSP"] * 3

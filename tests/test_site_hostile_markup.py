@@ -16,6 +16,7 @@ from publisher.kernel.canonical import sha256_hex
 from publisher.kernel.eventlog import append_event
 from publisher.kernel.lookalike import BIDI_CONTROLS
 from publisher.kernel.refs import looks_like_evidence
+from publisher.site.checks.prose import check_prose
 from publisher.site.checks.scan import parse_page, scan_page
 from publisher.site.checks.seal import check_scripts
 from publisher.wiki.evidence import source_label
@@ -192,3 +193,14 @@ def test_seal_refuses_markup_that_acts_without_a_script_anywhere_on_a_page(tmp_p
     scan = scan_page(page)
     assert sorted(scan.actions) == ["<g onload>", "<meta http-equiv=refresh>", "<p onclick>"]
     assert [f.code for f in check_scripts(scan, "x.html")] == ["C-CSP"] * 3
+
+
+def test_concept_heading_cannot_take_the_anchor_of_a_claim_or_review() -> None:
+    """A concept page's claims and reviews carry ``claim-<id>`` and ``review-<id>`` anchors, which
+    the claims page and the evidence matrix link to: a heading of the concept's prose with such an
+    id (``## Claim: CBT helps`` slugifies to ``claim-cbt-helps``) would take those links."""
+    for html in ('<h2 id="claim-cbt-helps">Claim: CBT helps</h2>', "<h3 id='review-r1'>x</h3>"):
+        found = check_prose(html, file="concepts/a.md", source=None, author="concept")
+        assert [(f.code, f.reason) for f in found] == [("C-PAGE-PROSE", None)], html
+        assert check_prose(html, file="docs/a.md", source=None, author="page") == []
+    assert check_prose('<h2 id="claims">x</h2>', file="concepts/a.md", source=None, author="concept") == []

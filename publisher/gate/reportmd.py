@@ -43,7 +43,7 @@ _REF_MARK_RE = re.compile(r"\[\^[^\]\s]+\]")
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 _PMID_RE = re.compile(r"\bPMID:?\s*(\d+)\b", re.IGNORECASE)
 _PMCID_RE = re.compile(r"\bPMCID:?\s*(PMC\d+)\b", re.IGNORECASE)
-_DOI_RE = re.compile(r"\bDOI:?\s*(10\.\d{3,9}/\S+)", re.IGNORECASE)
+_DOI_RE = re.compile(r"\bDOI:?\s*(10\.[0-9]{3,9}/\S+)", re.IGNORECASE)
 _MAX_CLAIM = 1000
 _NEWLINE_RE = re.compile(r"\r\n?|\n")
 """Line breaks as markdown-it counts them; ``str.splitlines`` also breaks at U+2028, form feeds

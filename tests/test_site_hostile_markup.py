@@ -204,3 +204,15 @@ def test_concept_heading_cannot_take_the_anchor_of_a_claim_or_review() -> None:
         assert [(f.code, f.reason) for f in found] == [("C-PAGE-PROSE", None)], html
         assert check_prose(html, file="docs/a.md", source=None, author="page") == []
     assert check_prose('<h2 id="claims">x</h2>', file="concepts/a.md", source=None, author="concept") == []
+
+
+def test_section_title_of_a_snapshot_reads_as_no_evidence_in_a_cite_line() -> None:
+    """A section title is read from the fetched document: the cite line under a verified excerpt
+    shows it without a bidi control and never as the verified badge."""
+    from publisher.gate.render import _environment
+
+    macros = _environment().get_template("report.html.j2").make_module({"page": False})
+    claim = {"source_id": "a" * 64, "start": 1, "end": 2, "access": "full_text", "page": None}
+    line = str(macros.cite({**claim, "section": f"SECX {MARKED}"}, "https://example.org/", {}))
+    text = parse_page(line).body.text(deep=True)  # type: ignore[union-attr]
+    assert "SECX" in text and not BIDI_CONTROLS.search(text) and looks_like_evidence(text) is None

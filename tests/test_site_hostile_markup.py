@@ -15,6 +15,7 @@ from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, refused_
 from publisher.kernel.canonical import sha256_hex
 from publisher.kernel.eventlog import append_event
 from publisher.kernel.lookalike import BIDI_CONTROLS
+from publisher.kernel.reasons import Reason
 from publisher.kernel.refs import looks_like_evidence
 from publisher.site.checks.prose import check_prose
 from publisher.site.checks.scan import parse_page, scan_page
@@ -216,3 +217,18 @@ def test_section_title_of_a_snapshot_reads_as_no_evidence_in_a_cite_line() -> No
     line = str(macros.cite({**claim, "section": f"SECX {MARKED}"}, "https://example.org/", {}))
     text = parse_page(line).body.text(deep=True)  # type: ignore[union-attr]
     assert "SECX" in text and not BIDI_CONTROLS.search(text) and looks_like_evidence(text) is None
+
+
+def test_source_link_spelled_with_other_dots_or_sharps_reads_as_the_build_s() -> None:
+    """The build's source link under an excerpt reads ``src-7e4fd0d2…#176-188``; prose that shows
+    the same with another ellipsis (a midline one, a two-dot leader, middle dots) or a music sharp
+    for the ``#`` is the link too (``EXCERPT_MISMATCH``, as the other look-alikes are)."""
+    for text in (
+        "source src-7e4fd0d2\u22ef#176-188",
+        "source src-7e4fd0d2\u2025#176-188",
+        "source src-7e4fd0d2 \u00b7\u00b7\u00b7 #176-188",
+        "source src-7e4fd0d2\u2026\u266f176-188",
+    ):
+        found = check_prose(f"<p>{text}</p>", file="concepts/a.md", source=None, author="concept")
+        assert [f.reason for f in found] == [Reason.EXCERPT_MISMATCH], text
+    assert check_prose("<p>source 7e4fd0d2, pages 176-188</p>", file="concepts/a.md", source=None) == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from _policy import policy_of
 from _wiki_helpers import EXTENSIONS, build_wiki, leftovers, make_wiki, refused_build, sample_run
 
@@ -232,3 +233,26 @@ def test_source_link_spelled_with_other_dots_or_sharps_reads_as_the_build_s() ->
         found = check_prose(f"<p>{text}</p>", file="concepts/a.md", source=None, author="concept")
         assert [f.reason for f in found] == [Reason.EXCERPT_MISMATCH], text
     assert check_prose("<p>source 7e4fd0d2, pages 176-188</p>", file="concepts/a.md", source=None) == []
+
+
+def test_snippets_read_only_inside_the_wiki(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``pymdownx.snippets`` pastes a file into a page's Markdown, relative to the folder the build
+    runs in by default: built from elsewhere (``mkdocs build -f wiki/mkdocs.yml`` in a home
+    folder), concept prose could publish any file there. It is refused unless every base path lies
+    inside the wiki, restricted to it, with no download (``C-CONFIG``, field
+    ``markdown_extensions``); ``pymdownx.b64`` likewise."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "secret.txt").write_text("SECRET-KEY-MATERIAL\n", encoding="utf-8")
+    wiki = make_wiki(tmp_path / "wiki", extensions=(*EXTENSIONS, "pymdownx.snippets", "pymdownx.b64"))
+    (wiki / "docs" / "index.md").write_text('# Home\n\n--8<-- "secret.txt"\n', encoding="utf-8")
+    monkeypatch.chdir(home)
+    findings = refused_build(wiki)
+    assert [(f.code, f.field) for f in findings] == [("C-CONFIG", "markdown_extensions")] * 2
+    assert not (wiki / "site").exists()
+    (wiki / "snippets").mkdir()
+    (wiki / "snippets" / "part.txt").write_text("A pasted part.\n", encoding="utf-8")
+    (wiki / "docs" / "index.md").write_text('# Home\n\n--8<-- "snippets/part.txt"\n', encoding="utf-8")
+    monkeypatch.chdir(wiki)
+    build_wiki(wiki)
+    assert "A pasted part." in (wiki / "site" / "index.html").read_text(encoding="utf-8")

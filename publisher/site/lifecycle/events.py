@@ -52,7 +52,15 @@ from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_cou
 from .options import reader_options
 from .pageseal import BuiltPage, PagePolicy, seal_output, with_policy
 from .refusal import error_finding, refuse
-from .sitefiles import add_claims_json, add_site_files, config_links, config_markup, config_scripts, wire_config
+from .sitefiles import (
+    add_claims_json,
+    add_site_files,
+    config_links,
+    config_markup,
+    config_readers,
+    config_scripts,
+    wire_config,
+)
 from .workers import BuildHelper, ProsePage
 
 __all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
@@ -244,7 +252,7 @@ class EvidenceBuild:
                 self.prose += check_prose(report_prose_html(text), file=where, source=text, author="report")
         own_css = frozenset(str(c) for c in config.extra_css)
         scripts, own_js = config_scripts(config, files)
-        self.prose += scripts + config_markup(config)
+        self.prose += scripts + config_markup(config) + config_readers(config, root)
         for file in files:  # what docs/ publishes: its own files; as they are, inert types only
             path = Path(file.abs_src_path) if file.abs_src_path else None
             if file.inclusion == InclusionLevel.EXCLUDED or path is None or not path.is_relative_to(docs):

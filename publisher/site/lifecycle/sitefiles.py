@@ -36,6 +36,7 @@ __all__ = [
     "config_scripts",
     "config_links",
     "config_markup",
+    "config_readers",
     "CHECK",
     "SCRIPT_CHECK",
 ]
@@ -119,6 +120,37 @@ def config_markup(config: Any) -> list[Finding]:
         if isinstance(url, str) and not allowed_value("a", "href", url):
             detail = f"link {url[:80]!r} is not a relative, http(s) or mailto URL"
             found.append(Finding(None, name, detail, check=SCRIPT_CHECK, field=field, fix="link to an http(s) address"))
+    return found
+
+
+_READERS = {"pymdownx.snippets": ["."], "pymdownx.b64": "."}
+"""Markdown extensions that paste a file into a page, with their default base paths (relative to
+the folder the build runs in)."""
+
+
+def config_readers(config: Any, root: Path) -> list[Finding]:
+    """An extension of :data:`_READERS` reads only inside the wiki ``root``: every base path lies
+    in it, paths may not leave it (``restrict_base_path``) and nothing is downloaded
+    (``url_download``). Its default base path is the folder the build runs in, so a build run
+    from elsewhere would let a page's prose publish any file there. A ``C-CONFIG`` finding
+    (field ``markdown_extensions``) for each extension that may read elsewhere."""
+    name = os.path.basename(config.config_file_path or "mkdocs.yml")
+    configured = [str(e) for e in config.markdown_extensions if isinstance(e, str)]
+    found: list[Finding] = []
+    for ext in (e for e in configured if e in _READERS):
+        options = (config.get("mdx_configs") or {}).get(ext) or {}
+        bases = options.get("base_path", _READERS[ext])
+        bases = [bases] if isinstance(bases, str | os.PathLike) else list(bases or ())
+        outside = [str(b) for b in bases if not Path(os.path.abspath(b)).resolve().is_relative_to(root.resolve())]
+        why = None
+        if outside:
+            why = f"reads from {outside[0][:80]!r}, outside the wiki"
+        elif options.get("restrict_base_path") is False or options.get("url_download"):
+            why = "may read outside its base path (restrict_base_path: false, or url_download)"
+        if why is not None:
+            detail = f"{ext} {why}: a page's prose could publish any file there"
+            fix = "run the build from the wiki's folder, or give base_path a folder of the wiki"
+            found.append(Finding(None, name, detail, check=SCRIPT_CHECK, field="markdown_extensions", fix=fix))
     return found
 
 

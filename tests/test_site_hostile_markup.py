@@ -256,3 +256,31 @@ def test_snippets_read_only_inside_the_wiki(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.chdir(wiki)
     build_wiki(wiki)
     assert "A pasted part." in (wiki / "site" / "index.html").read_text(encoding="utf-8")
+
+
+def test_a_source_pages_id_basis_reads_as_no_evidence() -> None:
+    """Where a paper id and the title were read (``via``) is sealed text of the record, written at
+    acquisition from the document: the source page shows it neutralised, like the title."""
+    from publisher.kernel.snapshots import SnapshotCheck
+    from publisher.kernel.views import IdentityView, PaperView
+    from publisher.site.pages import source as source_page
+
+    hostile = f"VIAX {MARKED}"
+    entry = {"value": "12345", "basis": "document", "via": hostile}
+    meta = SnapshotCheck(
+        "sources",
+        "src-" + "a" * 64,
+        True,
+        None,
+        "sealed",
+        paper=PaperView.of({"pmid": "12345"}),
+        title="A trial",
+        identity=IdentityView.of({"pmid": entry, "title": entry | {"value": "A trial"}}),
+    )
+    shown = [row["via"] for row in source_page._paper_ids(meta)] + [
+        source_page._neutral(source_page._title_basis(meta))
+    ]
+    assert len(shown) == 2
+    for text in shown:
+        assert text is not None and "VIAX" in text
+        assert not BIDI_CONTROLS.search(text) and looks_like_evidence(text) is None

@@ -224,3 +224,15 @@ def test_corpus_texts_round_trip_exactly(server: str) -> None:
         doc = extract(got.body, got.media_type, got.charset, url=got.final_url)
         assert doc.text == file.read_bytes().decode("utf-8"), file.name
         assert got.final_url == f"{server}/texts/{file.name}"
+
+
+@pytest.mark.parametrize("declared", ["\u00b2", "\uff11\uff12", "\u0661"])
+def test_a_declared_length_of_other_digits_is_not_read_as_a_number(declared: str) -> None:
+    # str.isdigit() says yes to "²", fullwidth and Arabic-Indic digits; the body is counted instead.
+    import httpx
+
+    from publisher.acquire import http as http_module
+
+    response = httpx.Response(200, headers=[(b"content-length", declared.encode("utf-8"))], content=b"abc")
+    assert response.headers["content-length"] == declared  # read back as the server spelled it
+    assert http_module._read_body(response, "https://example.org/", 10, {}) == b"abc"

@@ -146,6 +146,18 @@ def test_request_may_name_the_file(store: SnapshotStore) -> None:
     assert check.ok and check.location == os.fspath(store.folder)
 
 
+def test_one_folder_however_spelled_is_one_group(store: SnapshotStore) -> None:
+    # A Path, the same folder as a string with a doubled slash, a dot and a trailing slash, and the snapshot's
+    # own file: one task, its spans merged, the folder in its normal spelling.
+    sid = _put(store, "https://example.org/a")
+    folder = os.fspath(store.folder)
+    messy = os.path.dirname(folder) + "//./" + os.path.basename(folder) + "/"
+    tasks = pool.normalise(
+        [(store.folder, sid, [(0, 3)]), (messy, sid, [(0, 3), (4, 9)]), (store.path_for(sid), sid, [(10, 12)])]
+    )
+    assert tasks == [(folder, sid, ((0, 3), (4, 9), (10, 12)))]
+
+
 def test_offsets_must_be_ints(store: SnapshotStore) -> None:
     sid = _put(store, "https://example.org/a")
     with pytest.raises(TypeError):

@@ -87,18 +87,32 @@ def _log(tmp_path: Path, lines: list[bytes]) -> Path:
     return path
 
 
-def test_a_line_the_hand_check_is_unsure_of_is_read_by_the_model_as_the_same_values(tmp_path: Path) -> None:
-    """An event id of non-ASCII digits: the hand check leaves it to the model, which accepts it;
-    the log holds the model's values as a view, like every other line."""
-    base = {k: v for k, v in _events()[3].items()}
-    odd = base | {"event_id": "ev-\u0661\u0662\u0663\u0664"}
-    assert not event_shape(odd) and Event.model_validate(odd)
-    path = _log(tmp_path, [canonical_bytes(base), canonical_bytes(odd)])
+def test_a_line_the_hand_check_is_unsure_of_is_read_by_the_model_as_the_same_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A line the hand check leaves to the model (here every line: the check made unsure) is
+    accepted by the model and held as a view of the model's values, like every other line."""
+    from publisher.kernel import eventlog
+
+    lines = [_events()[3], _events()[3] | {"event_id": "ev-0002"}]
+    assert all(event_shape(line) for line in lines)
+    monkeypatch.setattr(eventlog, "event_shape", lambda raw: False)
+    path = _log(tmp_path, [canonical_bytes(line) for line in lines])
     state = read_log(path)
     assert state.findings == [] and len(state.events) == 2
     assert all(isinstance(e, EventView) for e in state.events)
-    _same_event(state.events[1], Event.model_validate(odd))
-    assert state.events[1].number == 1234
+    for event, line in zip(state.events, lines, strict=True):
+        _same_event(event, Event.model_validate(line))
+
+
+def test_an_event_id_of_other_digits_is_a_broken_line(tmp_path: Path) -> None:
+    """``ev-١٢٣٤`` is not the contract's counter: the model refuses it, so the log has a finding."""
+    base = dict(_events()[3])
+    odd = base | {"event_id": "ev-\u0661\u0662\u0663\u0664"}
+    assert not event_shape(odd)
+    after = base | {"event_id": "ev-0003"}
+    state = read_log(_log(tmp_path, [canonical_bytes(line) for line in (base, odd, after)]))
+    assert [e.event_id for e in state.events] == ["ev-0001", "ev-0003"] and [f.line for f in state.findings] == [2]
 
 
 def test_a_line_written_by_another_encoder_is_the_same_event(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from mkdocs.exceptions import MkDocsException
 from mkdocs.utils.yaml import get_yaml_loader, yaml_load
 
 from publisher.kernel.reasons import Reason
-from publisher.site.lifecycle.policy import ConfigLoadError, _load_config, _Loading, resolve_policy
+from publisher.site.lifecycle.policy import ConfigLoadError, PythonTag, _load_config, _Loading, resolve_policy
 
 CASES: dict[str, dict[str, str]] = {
     "plain": {"mkdocs.yml": "site_name: w\nextra:\n  evidence:\n    trusted_keys: [keys/a.pub]\n"},
@@ -111,3 +111,38 @@ def test_resolving_a_policy_imports_no_mkdocs(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_reading_the_policy_runs_no_python_tag(tmp_path: Path) -> None:
+    """MkDocs constructs a Python tag when it builds (it may call any function the file names);
+    the policy reads the tag only, so a command reading a wiki someone else wrote runs none of its
+    code. Everything else reads as MkDocs reads it."""
+    mark = tmp_path / "ran"
+    text = (
+        "site_name: w\n"
+        f"hook: !!python/object/apply:os.mkdir [{os.fspath(mark)!r}]\n"
+        "markdown_extensions:\n"
+        "  - pymdownx.emoji:\n"
+        "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n"
+        "extra:\n  evidence:\n    offline: true\n"
+    )
+    path = _write(tmp_path, {"mkdocs.yml": text})
+    loaded = _load_config(path)
+    assert not mark.exists()
+    assert isinstance(loaded["hook"], PythonTag) and loaded["hook"].tag.endswith("python/object/apply:os.mkdir")
+    emoji = loaded["markdown_extensions"][0]["pymdownx.emoji"]["emoji_index"]
+    assert isinstance(emoji, PythonTag) and emoji.tag.endswith(":material.extensions.emoji.twemoji")
+    assert not resolve_policy(tmp_path, path).trusted_keys
+    assert not mark.exists()
+    mkdocs = _mkdocs(path)  # MkDocs itself runs it: the difference is only in the tags
+    assert mark.exists()
+    assert {k: v for k, v in loaded.items() if k not in ("hook", "markdown_extensions")} == {
+        k: v for k, v in mkdocs.items() if k not in ("hook", "markdown_extensions")
+    }
+
+
+def test_a_python_tag_in_the_evidence_settings_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"mkdocs.yml": "extra:\n  evidence:\n    trusted_keys: !!python/name:os.getcwd\n"})
+    with pytest.raises(Exception) as refused:
+        resolve_policy(tmp_path, path)
+    assert getattr(refused.value, "reason", None) is Reason.SCHEMA_ERROR

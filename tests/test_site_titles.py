@@ -13,7 +13,15 @@ from markupsafe import Markup
 
 from publisher.kernel.lookalike import BIDI_CONTROLS
 from publisher.kernel.refs import looks_like_evidence, neutral_text
-from publisher.site.pages.titles import escape_nav, escape_site_strings, html_text, plain_title, set_page_title
+from publisher.site.pages.titles import (
+    escape_edit_url,
+    escape_nav,
+    escape_site_strings,
+    escape_toc,
+    html_text,
+    plain_title,
+    set_page_title,
+)
 
 _TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=80)
 PAYLOADS = [
@@ -85,6 +93,26 @@ def test_nav_sections_and_site_strings() -> None:
     config = {"site_name": "<script>", "site_description": None}
     escape_site_strings(config)
     assert config["site_name"] == "&lt;script&gt;" and config["site_description"] is None
+
+
+def test_toc_titles_are_text_whatever_markup_the_heading_left() -> None:
+    """Python-Markdown strips a heading's tags with a pattern: what it leaves is read as text."""
+    split = SimpleNamespace(title="<img/src=x@ onerror=alert(1)>'>c", children=None)
+    plain = SimpleNamespace(title="A &amp; B &lt;i&gt;", children=[split])
+    escape_toc([plain])
+    assert plain.title == "A &amp; B &lt;i&gt;" and isinstance(plain.title, Markup)
+    assert split.title == "&#39;&gt;c"
+    escape_toc([plain])  # once escaped, left as it is
+    assert plain.title == "A &amp; B &lt;i&gt;"
+
+
+def test_edit_link_holds_url_characters_only() -> None:
+    page = SimpleNamespace(edit_url="https://x.org/edit/main/docs/a\" onclick='1' <b> é%20.md")
+    escape_edit_url(page)
+    assert page.edit_url == "https://x.org/edit/main/docs/a%22%20onclick=%271%27%20%3Cb%3E%20%C3%A9%20.md"
+    none = SimpleNamespace(edit_url=None)
+    escape_edit_url(none)
+    assert none.edit_url is None
 
 
 def test_generated_page_markdown_holds_no_title() -> None:

@@ -53,3 +53,32 @@ def test_an_odd_input_still_loads_the_model_which_words_the_refusal(tmp_path: Pa
     record.write_text(record.read_text(encoding="utf-8").replace('"schema_version": 1', '"schema_version": true'))
     out = _loaded(["assemble", "--run-dir", str(fixture.run.path)])
     assert "publisher.gate.recordschema" in out and "pydantic" in out
+
+
+_MARKDOWN_PROBE = _PROBE.replace(
+    "if m in ('pydantic', 'pydantic_core', 'mkdocs', 'jinja2')", "if m in ('markdown_it', 'mdit_py_plugins')"
+)
+
+
+def _probe_markdown(run: Path, command: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("COV")}
+    if command == "verify":  # what verify checks: the result assemble wrote
+        done = subprocess.run([sys.executable, "-m", "publisher", "assemble", "--gate", "--run-dir", str(run)], env=env)
+        assert done.returncode == 0
+    args = [command, "--gate", "--run-dir", str(run)]
+    done = subprocess.run(
+        [sys.executable, "-c", _MARKDOWN_PROBE, *args], capture_output=True, text=True, env=env, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stderr
+
+
+@pytest.mark.parametrize("command", ["assemble", "verify"])
+def test_a_run_without_a_report_loads_no_markdown(tmp_path: Path, command: str) -> None:
+    """An agent checks its records again and again before it writes the report: its fetched and
+    cited URLs are plain, so nothing of that run needs a Markdown parser. A report loads it."""
+    assert _MARKDOWN_PROBE != _PROBE
+    (tmp_path / "without").mkdir()
+    (tmp_path / "with").mkdir()
+    assert "LOADED []" in _probe_markdown(make_run(tmp_path / "without", 2, gate=True, report=False).run.path, command)
+    assert "'markdown_it'" in _probe_markdown(make_run(tmp_path / "with", 2, gate=True).run.path, command)

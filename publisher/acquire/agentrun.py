@@ -83,7 +83,7 @@ class AgentRun(SignedLine):
 
     model_config = _FROZEN
     schema_version: SchemaVersion
-    agent_run_id: Annotated[StrictStr, Field(pattern=r"^ar-\d{4,}$")]
+    agent_run_id: Annotated[StrictStr, Field(pattern=r"^ar-[0-9]{4,}$")]
     type: Annotated[StrictStr, Field(pattern=r"^agent_run$")]
     prev: PrefixedDigest | None
     at: Timestamp

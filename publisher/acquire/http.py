@@ -166,8 +166,8 @@ def http_get(
 
 
 def _read_body(response: httpx.Response, url: str, max_bytes: int, facts: dict[str, Any]) -> bytes:
-    declared = response.headers.get("content-length", "")
-    if declared.strip().isdigit() and int(declared) > max_bytes:
+    declared = response.headers.get("content-length", "").strip()
+    if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:  # "²" is a digit too
         raise _too_large(url, max_bytes, facts)
     chunks: list[bytes] = []
     received = 0

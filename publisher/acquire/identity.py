@@ -45,11 +45,13 @@ TITLE_MAX = 300
 """Longest fallback title (a first line) kept, in code points; a longer line is cut at a space."""
 
 _KINDS = ("pmid", "doi", "pmcid")
-_PMCID_PATH = re.compile(r"/(?:pmc/)?articles/(PMC\d+)/?", re.IGNORECASE)
-_PUBMED_PATH = re.compile(r"/(?:pubmed/)?(\d{1,12})/?")
-_EPMC_PATH = re.compile(r"/(?:article|abstract)/(MED|PMC)/((?:PMC)?\d{1,12})/?|/articles?/(PMC\d+)/?", re.IGNORECASE)
-_EBI_REST = re.compile(r"/europepmc/webservices/rest/(PMC\d+)/fullTextXML/?", re.IGNORECASE)
-_PRINTED_DOI = re.compile(r"(?:\bdoi\s*:?\s*|\bhttps?://(?:dx\.)?doi\.org/)(10\.\d{4,9}/[^\s\"'<>]+)", re.IGNORECASE)
+_PMCID_PATH = re.compile(r"/(?:pmc/)?articles/(PMC[0-9]+)/?", re.IGNORECASE)
+_PUBMED_PATH = re.compile(r"/(?:pubmed/)?([0-9]{1,12})/?")
+_EPMC_PATH = re.compile(
+    r"/(?:article|abstract)/(MED|PMC)/((?:PMC)?[0-9]{1,12})/?|/articles?/(PMC[0-9]+)/?", re.IGNORECASE
+)
+_EBI_REST = re.compile(r"/europepmc/webservices/rest/(PMC[0-9]+)/fullTextXML/?", re.IGNORECASE)
+_PRINTED_DOI = re.compile(r"(?:\bdoi\s*:?\s*|\bhttps?://(?:dx\.)?doi\.org/)(10\.[0-9]{4,9}/[^\s\"'<>]+)", re.IGNORECASE)
 _DOI_TAIL = ".,;:)]}"
 _XMP_START = re.compile(rb"<x(?:a?p)?:xmpmeta\b")
 _XMP_END = re.compile(rb"</x(?:a?p)?:xmpmeta\s*>")

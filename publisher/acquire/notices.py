@@ -132,7 +132,7 @@ class Notice(SignedLine):
 
     model_config = _FROZEN
     schema_version: Annotated[StrictInt, Field(ge=1, le=1)]
-    notice_id: Annotated[StrictStr, Field(pattern=r"^nt-\d{4,}$")]
+    notice_id: Annotated[StrictStr, Field(pattern=r"^nt-[0-9]{4,}$")]
     prev: PrefixedDigest | None
     type: Literal["notice"]
     at: Timestamp

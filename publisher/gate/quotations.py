@@ -46,11 +46,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from typing import Any, Literal
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from mdit_py_plugins.footnote import footnote_plugin
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..kernel.checkids import CheckId
 from ..kernel.findings import Finding
@@ -66,6 +62,10 @@ from ..kernel.locate import (
 from ..kernel.reasons import Reason
 from ..kernel.refs import starts_with_ref
 from .mdparts import PartCache, ends_apart, stands_apart
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 __all__ = [
     "NORMAL_TEXTS_CODE_POINTS",
@@ -361,6 +361,9 @@ def _parser() -> MarkdownIt:
     written); building one costs about as much as parsing a short page."""
     md: MarkdownIt | None = getattr(_PARSERS, "md", None)
     if md is None:
+        from markdown_it import MarkdownIt
+        from mdit_py_plugins.footnote import footnote_plugin
+
         md = _PARSERS.md = MarkdownIt("commonmark", {"html": True})
         md.use(footnote_plugin, inline=False, move_to_end=False)
         md.core.ruler.at("inline", _inlines)

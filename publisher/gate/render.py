@@ -24,7 +24,7 @@ from ..kernel import _fs
 from ..kernel.checkids import CheckId
 from ..kernel.errors import IntegrityError
 from ..kernel.reasons import Reason
-from ..kernel.refs import starts_with_ref
+from ..kernel.refs import neutral_text, starts_with_ref
 from ..resources import TEMPLATES_DIR
 from ..runs import Run
 from .checks.runcheck import RunCheck
@@ -61,6 +61,7 @@ def _environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.tests["followable"] = followable
+    env.filters["neutral"] = neutral_text  # text from outside: no bidi control, no look of evidence
     return env
 
 

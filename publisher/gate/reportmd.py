@@ -17,14 +17,14 @@ definition answers is a citation too, of nothing: it is reported with ``defined`
 from __future__ import annotations
 
 import re
-from typing import Literal
-
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from mdit_py_plugins.footnote import footnote_plugin
+from typing import TYPE_CHECKING, Literal
 
 from ..kernel.refs import SpanRef, parse_refs, starts_with_ref
 from .urls import link_key, url_key, urls_in
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 __all__ = [
     "Footnote",
@@ -43,7 +43,7 @@ _REF_MARK_RE = re.compile(r"\[\^[^\]\s]+\]")
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s+")
 _PMID_RE = re.compile(r"\bPMID:?\s*(\d+)\b", re.IGNORECASE)
 _PMCID_RE = re.compile(r"\bPMCID:?\s*(PMC\d+)\b", re.IGNORECASE)
-_DOI_RE = re.compile(r"\bDOI:?\s*(10\.\d{3,9}/\S+)", re.IGNORECASE)
+_DOI_RE = re.compile(r"\bDOI:?\s*(10\.[0-9]{3,9}/\S+)", re.IGNORECASE)
 _MAX_CLAIM = 1000
 _NEWLINE_RE = re.compile(r"\r\n?|\n")
 """Line breaks as markdown-it counts them; ``str.splitlines`` also breaks at U+2028, form feeds
@@ -56,6 +56,9 @@ def markdown_parser(*, keep_definitions: bool = False) -> MarkdownIt:
     ``keep_definitions`` leaves footnote definitions where they are written (for reading
     claims); otherwise they are moved to the end as the renderer expects.
     """
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.footnote import footnote_plugin
+
     md = MarkdownIt("commonmark", {"html": False})
     md.use(footnote_plugin, inline=False, move_to_end=not keep_definitions)
     return md

@@ -14,18 +14,42 @@ import functools
 import ipaddress
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
-
-from markdown_it import MarkdownIt
 
 from ..kernel.eventlog import LogState
 from ..kernel.eventviews import EventView
 from ..kernel.ids import PaperIds
 from ..kernel.vocab import EventType
 
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+
 __all__ = ["followable", "link_key", "url_key", "urls_in", "identifier_keys", "fetched_urls"]
 
-_LINKS = MarkdownIt("commonmark")
+_LABEL = r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?"
+_KEPT = r"[A-Za-z0-9\-._~!$&'()*+,;=:@/]"
+_PLAIN_URL_RE = re.compile(
+    rf"https?://{_LABEL}(?:\.{_LABEL})*(?:/{_KEPT}*)?(?:\?(?:{_KEPT}|\?)*)?(?:#(?:{_KEPT}|[?#])*)?"
+)
+"""An http(s) URL that Markdown's link normaliser gives back unchanged: a lower-case ASCII host of
+plain labels, no port, no user, and a path, query and fragment of characters it never encodes
+(no ``%``, no brackets, no space, nothing beyond ASCII). Tests hold the normaliser to it."""
+
+_links: MarkdownIt | None = None
+
+
+def _normaliser() -> MarkdownIt:
+    """The Markdown parser whose link normaliser :func:`link_key` uses, made on first use: a run
+    whose URLs are all plain never loads Markdown for them."""
+    global _links
+    if _links is None:
+        from markdown_it import MarkdownIt
+
+        _links = MarkdownIt("commonmark")
+    return _links
+
+
 _URL_RE = re.compile(r"https?://[^\s<>\"'`{}|\\^\[\]]+", re.IGNORECASE)
 _TRAILING = ".,;:!?'\"»*_~"
 _SPLIT_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)(.*)$", re.DOTALL)
@@ -35,9 +59,12 @@ def link_key(url: str) -> str:
     """A URL as a Markdown link's ``href`` holds it once parsed (percent-encoded, punycoded).
 
     A footnote link to ``https://e.org/Café`` reaches the assembler as ``…/Caf%C3%A9``; a
-    snapshot URL is compared in this form too, so that the same address matches itself.
+    snapshot URL is compared in this form too, so that the same address matches itself. A plain
+    URL (:data:`_PLAIN_URL_RE`) is its own normal form.
     """
-    return str(_LINKS.normalizeLink(url))
+    if url.isascii() and _PLAIN_URL_RE.fullmatch(url) is not None:
+        return url
+    return str(_normaliser().normalizeLink(url))
 
 
 @functools.lru_cache(maxsize=4096)

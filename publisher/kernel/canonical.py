@@ -48,7 +48,7 @@ SOURCE_ID_RE = re.compile(r"src-[0-9a-f]{64}")
 HEX64_RE = re.compile(r"[0-9a-f]{64}")
 DIGEST_RE = re.compile(r"sha256:[0-9a-f]{64}")
 """The one spelling of a prefixed digest (``sha256:`` and 64 lowercase hex digits), for fullmatch."""
-_TS_RE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z")
+_TS_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z")
 
 
 class StrictJSONError(ValueError):

@@ -18,7 +18,7 @@ LITERATURE_KINDS = ("pmid", "doi", "pmcid")
 _PMID_RE = re.compile(r"(?:PMID:?\s*)?(\d{1,12})", re.IGNORECASE)
 _PMCID_RE = re.compile(r"(?:PMCID:?\s*)?(?:PMC)?(\d{1,12})", re.IGNORECASE)
 _DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:")
-_DOI_RE = re.compile(r"10\.\d+(?:\.\d+)*/\S+")
+_DOI_RE = re.compile(r"10\.[0-9]+(?:\.[0-9]+)*/\S+")
 
 
 class IdError(ValueError):

@@ -293,6 +293,14 @@ def badge_lookalike(text: str, *, icon: str = "") -> str | None:
     return None
 
 
+_ELLIPSIS = "[.\u00b7\u2024\u2025\u2026\u2027\u2219\u22c5\u22ef\u30fb\uff65]{1,3}"
+"""What reads as the ellipsis of the build's shortened source link: a run of one to three dots of
+any height (``…``, ``⋯``, ``‥``, ``···``), as the skeleton leaves them."""
+
+_SHARPS = "[\u266f\u2317]"
+"""What reads as its ``#`` besides the skeleton's own: a music sharp, a viewdata square."""
+
+
 @cache
 def _ref_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """A span reference and the build's shortened source link, as :func:`skeleton` or
@@ -304,9 +312,10 @@ def _ref_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
 
     hexdigit, digit = one_of("0123456789abcdef"), one_of("0123456789")
     src, hyphen, hash_ = one_of("s") + one_of("r") + one_of("c"), one_of("-"), one_of("#")
+    hash_ = f"(?:{hash_}|{_SHARPS})"
     tail = rf"\s*{hash_}\s*{digit}+\s*{hyphen}\s*{digit}+"
     full = re.compile(rf"{src}\s*{hyphen}\s*{hexdigit}{{64}}{tail}", re.IGNORECASE)
-    short = re.compile(rf"{src}\s*{hyphen}\s*{hexdigit}{{1,63}}\s*(?:\.\.\.)?{tail}", re.IGNORECASE)
+    short = re.compile(rf"{src}\s*{hyphen}\s*{hexdigit}{{1,63}}\s*{_ELLIPSIS}?{tail}", re.IGNORECASE)
     return full, short
 
 

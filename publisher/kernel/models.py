@@ -374,7 +374,7 @@ class Event(BaseModel):
 
     model_config = _FROZEN
     schema_version: SchemaVersion
-    event_id: Annotated[StrictStr, Field(pattern=r"^ev-\d{4,}$")]
+    event_id: Annotated[StrictStr, Field(pattern=r"^ev-[0-9]{4,}$")]
     type: EventTypeField
     source_id: SourceId | None
     url: StrictStr

@@ -26,7 +26,7 @@ __all__ = [
     "neutral_text",
 ]
 
-_REF_RE = re.compile(r"(src-[0-9a-f]{64})#(-?\d+)-(-?\d+)")
+_REF_RE = re.compile(r"(src-[0-9a-f]{64})#(-?[0-9]+)-(-?[0-9]+)")
 _LOOSE_START_RE = re.compile(r"\s*src-\S*#")
 _DECODER = json.JSONDecoder()
 

@@ -42,7 +42,7 @@ _BASIS = frozenset(b.value for b in Basis)
 _SURFACE_TYPES = frozenset(t.value for t in SurfaceType)
 
 _EVENT_ID_RE = re.compile(r"ev-[0-9]{4,}")
-"""A subset of the model's ``^ev-\\d{4,}$`` (ASCII digits only): anything else goes to the model."""
+"""The model's ``^ev-[0-9]{4,}$``: a counter of ASCII digits, as the contract writes it."""
 
 _SNAPSHOT_REQUIRED = frozenset(
     ("schema_version", "source_id", "content_hash", "url", "title", "retrieved_at", "access", "origin")

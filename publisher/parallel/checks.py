@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 
 from ..kernel import snapshots as _snapshots
 from ..kernel.snapshots import PackedCheck, SnapshotCheck, SpanCheck, Task, as_error, check_snapshot
@@ -24,13 +24,16 @@ Request = tuple[Path | str, str, Sequence[tuple[int, int]]]
 def normalise(requests: Iterable[Request]) -> list[Task]:
     """Group requests by (sources folder, source id), keeping first-seen order and unique spans."""
     groups: dict[tuple[str, str], dict[tuple[int, int], None]] = {}
-    spelled: dict[Path | str, str] = {}  # one Path parse per distinct location, not per request
+    spelled: dict[str, str] = {}  # one Path parse per distinct spelling, not per request
     for item in requests:
         location, source_id, spans = item
-        folder = spelled.get(location)
+        # A Path is spelled in normal form already: its string is what Path() would give again.
+        # Keyed by that string, not the Path, whose hash costs a parse of its parts each time.
+        given = location if type(location) is str else os.fspath(location)
+        folder = spelled.get(given)
         if folder is None:
-            folder = spelled[location] = os.fspath(Path(location))
-        if os.path.basename(folder) == f"{source_id}.json":
+            folder = spelled[given] = given if isinstance(location, PurePath) else os.fspath(Path(given))
+        if folder.endswith(".json") and os.path.basename(folder) == f"{source_id}.json":
             folder = os.fspath(Path(folder).parent)
         key = (folder, source_id)
         bucket = groups.setdefault(key, {})

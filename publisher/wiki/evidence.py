@@ -227,6 +227,14 @@ class ConceptEvidence:
     worker when there are many concepts), so the check does not parse the text again; None when
     not looked for yet."""
 
+    @property
+    def label(self) -> str:
+        """What a reader calls the concept where a page names it (an index row, a source's
+        citations, the claims page): its title, which comes from a run's question, as
+        :func:`publisher.kernel.refs.neutral_text` gives it (no bidi control, never the verified
+        badge's or a span reference's look); its slug when it did not parse."""
+        return neutral_text(self.doc.front.title) if self.doc is not None else self.slug
+
 
 @dataclass
 class SourceInfo:
@@ -262,7 +270,7 @@ def source_label(title: str | None, url: str | None, source_id: str) -> str:
             shown = (parts.hostname + parts.path.rstrip("/")).removeprefix("www.")
         else:
             shown = posixpath.basename(parts.path.rstrip("/")) or url
-        shown = " ".join(unquote(shown).split())
+        shown = " ".join(neutral_text(unquote(shown)).split())  # a path decodes to any text
         if shown:
             return shown if len(shown) <= _LABEL_MAX else shown[: _LABEL_MAX - 1] + "…"
     return source_id[:16] + "…"

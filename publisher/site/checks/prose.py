@@ -69,6 +69,7 @@ from ...kernel.findings import Finding
 from ...kernel.lookalike import BIDI_CONTROLS, badge_lookalike, check_mark_like, read_key, ref_lookalikes
 from ...kernel.reasons import Reason
 from ...kernel.refs import VERIFIED_BADGE, as_read
+from ..pages.markup import CONCEPT_ANCHORS
 from .inert import svg_problems
 from .scan import ascii_lower, find_span_refs, parse_page
 
@@ -178,6 +179,7 @@ _ICON_READ = f"<span>{_ICON}</span>"
 check mark it may show (and the check-mark rule of concept and report prose does not)."""
 _NON_ASCII = re.compile("[^\x00-\x7f]")
 _TWICE = "a second element of that name (a link, its tooltip or a script finds the first)"
+_ANCHOR = "the anchor of a claim or review of the page (the claims page and the matrix link there)"
 _SEEN = ("alt", "title")  # attribute values a reader sees: where an image fails to load, on hover
 
 
@@ -314,6 +316,9 @@ def violations(content_html: str, *, author: Author = "page", trusted: Iterable[
             problem = _attribute_problem(tag, name, value or "")
             if problem is None and name in ("id", "name") and value in named:
                 detail = f'<{tag} {name}="{(value or "")[:40]}">: {_TWICE}'
+                problem = Violation("attribute", name, detail, value or "")
+            if problem is None and name == "id" and author == "concept" and (value or "").startswith(CONCEPT_ANCHORS):
+                detail = f'<{tag} id="{(value or "")[:40]}">: {_ANCHOR}'
                 problem = Violation("attribute", name, detail, value or "")
             if problem is not None:
                 out.append(problem)

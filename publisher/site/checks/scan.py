@@ -54,6 +54,7 @@ from ..pages.markup import (
 __all__ = [
     "SPAN_REF",
     "CONTENT_CLASS",
+    "META_EQUIV",
     "find_span_refs",
     "ascii_lower",
     "class_tokens",
@@ -72,6 +73,9 @@ _LOOKS = ", ".join([*(f"[{a}]" for a in EVIDENCE_ATTRS), '[class*="evidence-" i]
 _ELSEWHERE_TAGS = frozenset("template noscript iframe frame frameset object embed portal fencedframe".split())
 _ONE_PASS = ", ".join(["script", "style", "meta[http-equiv]", *sorted(_ELSEWHERE_TAGS), _LOOKS])
 _CODE = "pre, code, kbd, samp, script, style"
+
+META_EQUIV = frozenset({"content-security-policy", "content-type", "x-ua-compatible"})
+"""The ``http-equiv`` values a page may carry: its policy and what only describes the document."""
 
 CONTENT_CLASS = "md-content__inner"
 """The class of the element Material puts a page's content in; a script or style element inside
@@ -175,6 +179,10 @@ class PageScan:
     """Text of each ``<style>`` element (HTML or SVG)."""
     policies: list[str] = field(default_factory=list)
     """Content of each ``<meta http-equiv="Content-Security-Policy">``."""
+    actions: list[str] = field(default_factory=list)
+    """Markup that acts without any script of the site, wherever on the page: each event handler
+    attribute (``<p onclick>``) and each ``<meta http-equiv>`` outside :data:`META_EQUIV` (a
+    refresh sends the reader elsewhere, and no policy stops it)."""
 
 
 def _int(value: str | None) -> int | None:
@@ -276,8 +284,12 @@ def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
                     scan.script_sources.append(src)
         elif tag == "style":
             scan.styles.append(node.text(deep=True))
-        elif tag == "meta" and ascii_lower((attrs.get("http-equiv") or "").strip()) == "content-security-policy":
-            scan.policies.append(attrs.get("content") or "")
+        elif tag == "meta":
+            equiv = ascii_lower((attrs.get("http-equiv") or "").strip(" \t\n\f\r"))
+            if equiv == "content-security-policy":
+                scan.policies.append(attrs.get("content") or "")
+            elif equiv not in META_EQUIV:
+                scan.actions.append(f"<meta http-equiv={equiv[:40]}>")
         elif tag in _ELSEWHERE_TAGS:
             scan.malformed.append(f"<{tag}> shows content the seal cannot read as the browser does")
         classes = _tokens(attrs.get("class"))
@@ -306,7 +318,18 @@ def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
             scan.malformed.append(problem)
 
     _span_refs(tree, shown, scan)
+    _handlers(tree, scan)
     return scan
+
+
+def _handlers(tree: LexborHTMLParser, scan: PageScan) -> None:
+    """Each event handler attribute of the page (the parser has lower-cased every name), in HTML,
+    SVG and MathML alike: none of the theme's templates writes one, and the prose check refuses
+    an author's, so one here came another way (a configured string printed as HTML)."""
+    for node in tree.css("*"):
+        for name in node.attributes:
+            if name.startswith("on"):
+                scan.actions.append(f"<{node.tag} {name[:40]}>")
 
 
 def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], scan: PageScan) -> str | None:

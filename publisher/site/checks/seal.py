@@ -137,7 +137,7 @@ def check_scripts(scan: PageScan, page: str) -> list[Finding]:
     """A ``C-CSP`` finding for each script of the whole page the site does not ship: an inline
     script that is not the theme's own (:mod:`.themescripts`), a script loaded from elsewhere or
     from a file that is not a ``.js``/``.mjs`` file of the site (a font or image whose bytes
-    also parse as JavaScript)."""
+    also parse as JavaScript), and markup that acts without one (:attr:`PageScan.actions`)."""
     found = []
     for text in scan.scripts:
         if not is_theme_script(text):
@@ -147,6 +147,9 @@ def check_scripts(scan: PageScan, page: str) -> list[Finding]:
         problem = script_source_problem(src)
         if problem is not None:
             found.append(Finding(None, page, f"script {src[:80]!r} {problem}", check=SCRIPT_CHECK))
+    for action in scan.actions:
+        detail = f"{action} acts without a script the site ships (an event handler or a refresh)"
+        found.append(Finding(None, page, detail, check=SCRIPT_CHECK))
     return found
 
 

@@ -45,14 +45,22 @@ from ..pages.generate import (
 from ..pages.highlight import source_job
 from ..pages.proofs import ProofSource
 from ..pages.staged import write_staged
-from ..pages.titles import escape_nav, set_page_title
+from ..pages.titles import escape_edit_url, escape_nav, escape_toc, set_page_title
 from ..pages.uris import SECTION_INDEX, source_uri
 from . import publish
 from .finish import mkdocs_logger, publish_proofs, publish_records, warnings_counted, write_manifest
 from .options import reader_options
 from .pageseal import BuiltPage, PagePolicy, seal_output, with_policy
 from .refusal import error_finding, refuse
-from .sitefiles import add_claims_json, add_site_files, config_scripts, wire_config
+from .sitefiles import (
+    add_claims_json,
+    add_site_files,
+    config_links,
+    config_markup,
+    config_readers,
+    config_scripts,
+    wire_config,
+)
 from .workers import BuildHelper, ProsePage
 
 __all__ = ["EvidenceBuild", "PublishAt", "CheckDone", "LAST", "FINAL"]
@@ -244,7 +252,7 @@ class EvidenceBuild:
                 self.prose += check_prose(report_prose_html(text), file=where, source=text, author="report")
         own_css = frozenset(str(c) for c in config.extra_css)
         scripts, own_js = config_scripts(config, files)
-        self.prose += scripts
+        self.prose += scripts + config_markup(config) + config_readers(config, root)
         for file in files:  # what docs/ publishes: its own files; as they are, inert types only
             path = Path(file.abs_src_path) if file.abs_src_path else None
             if file.inclusion == InclusionLevel.EXCLUDED or path is None or not path.is_relative_to(docs):
@@ -266,6 +274,8 @@ class EvidenceBuild:
     @event_priority(LAST)
     def on_nav(self, nav: Any, *, config: Any, files: Files) -> Any:
         escape_nav(nav.items)
+        if self.model is not None:  # refused in on_env with the pages' findings
+            self.prose += config_links(nav.items, os.path.basename(config.config_file_path or "mkdocs.yml"))
         return nav
 
     @event_priority(LAST)
@@ -278,6 +288,8 @@ class EvidenceBuild:
         # What the theme prints of the page's metadata, before any of it is set here: refused in on_env.
         self.prose += check_meta(page.meta, file=file, source=_meta_source(page, path), theme=self.theme_meta)
         set_page_title(page, generated.title if generated is not None and generated.title else None)
+        escape_toc(page.toc)
+        escape_edit_url(page)
         if self.build_date is not None and page.update_date == get_build_date():
             page.update_date = self.build_date  # no build-time clock in the sitemap
         trusted = self.trusted.take(page.content or "") if self.trusted is not None else []

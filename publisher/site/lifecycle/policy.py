@@ -11,7 +11,8 @@ configuration MkDocs refuses is a one-line ``SCHEMA_ERROR`` usage error naming M
 complaint, never a wiki with no keys.
 
 The loading runs without importing MkDocs itself (whose exceptions module imports Click): the same
-YAML loader class (``yaml.Loader``), the same ``!ENV`` constructor (``yaml_env_tag``), the same
+YAML reading as MkDocs' loader class (``yaml.Loader``) except that a Python tag is never run (it is
+read as an inert :class:`PythonTag`), the same ``!ENV`` constructor (``yaml_env_tag``), the same
 ``INHERIT`` rule (the parent beside the file, merged under it with ``mergedeep``); only a
 ``!relative`` tag, which builds MkDocs' own placeholder objects, imports MkDocs, when one is met.
 Tests hold the result equal to MkDocs' ``yaml_load`` for each of these forms and refusals.
@@ -46,6 +47,7 @@ __all__ = [
     "check_config_files",
     "ConfigLoadError",
     "load_config_file",
+    "PythonTag",
 ]
 
 _INHERIT_DEPTH = 16
@@ -199,7 +201,8 @@ class _Loading:
 
 
 def _loader_for(loading: _Loading) -> type[yaml.Loader]:
-    """A fresh subclass of the loader MkDocs wraps (``yaml.Loader``) with its two tags."""
+    """A fresh loader reading what MkDocs' does (``yaml.Loader`` with its two tags), Python tags
+    inert."""
     import yaml
     import yaml_env_tag
 
@@ -212,12 +215,33 @@ def _loader_for(loading: _Loading) -> type[yaml.Loader]:
         except MkDocsException as exc:
             raise ConfigLoadError(str(exc)) from exc
 
-    class Loader(yaml.Loader):  # type: ignore[misc]
-        """MkDocs' configuration loader: ``!ENV`` and ``!relative`` on top of ``yaml.Loader``."""
+    def python(loader: yaml.Loader, suffix: str, node: yaml.Node) -> PythonTag:
+        return PythonTag("tag:yaml.org,2002:python/" + suffix)
+
+    class Loader(yaml.SafeLoader):  # type: ignore[misc]
+        """MkDocs' configuration loader (``yaml.Loader`` with ``!ENV`` and ``!relative``) with one
+        difference: a Python tag is read as an inert :class:`PythonTag`, never constructed."""
 
     Loader.add_constructor("!ENV", yaml_env_tag.construct_env_tag)
     Loader.add_constructor("!relative", relative)
+    Loader.add_multi_constructor("tag:yaml.org,2002:python/", python)
     return Loader
+
+
+class PythonTag:
+    """A Python tag of a configuration (``!!python/name:…``, ``!!python/object/apply:…``) as the
+    policy reads it: its tag only. MkDocs constructs these when it builds (an extension's function,
+    say), which imports modules and may call any function the file names; reading the policy never
+    does, so ``publisher check`` of a wiki someone else wrote runs none of its code. A tag inside
+    ``extra.evidence`` is refused there as a value of the wrong type."""
+
+    __slots__ = ("tag",)
+
+    def __init__(self, tag: str) -> None:
+        self.tag = tag
+
+    def __repr__(self) -> str:
+        return f"PythonTag({self.tag!r})"
 
 
 def load_config_file(path: Path, loader: type[yaml.Loader], depth: int = 0) -> Any:
@@ -228,7 +252,7 @@ def load_config_file(path: Path, loader: type[yaml.Loader], depth: int = 0) -> A
 
     with open(path, "rb") as fd:
         try:
-            result = yaml.load(fd, Loader=loader)  # MkDocs' own loader class, kept for parity
+            result = yaml.load(fd, Loader=loader)  # Python tags inert: see PythonTag
         except yaml.YAMLError as exc:
             raise ConfigLoadError(f"the YAML cannot be parsed: {exc}") from exc
     if result is None:

@@ -8,7 +8,7 @@ the build to refuse at once."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from ...kernel.findings import Finding
 from ...wiki.evidence import SourceInfo
 from .. import STATIC_DIR, TEMPLATES_DIR
 from ..checks.manifest import record_uri
+from ..checks.prose import allowed_value, violations
 from ..checks.seal import script_source_problem
 from ..checks.trusted import TrustedOutput
 from ..pages import offline as offline_site
@@ -28,7 +29,17 @@ from ..pages.offline import OFFLINE_JS_URI, SEARCH_INDEX_JS, SEARCH_WORKER_URI, 
 from ..pages.titles import escape_site_strings
 from .options import serve_offline
 
-__all__ = ["add_site_files", "add_claims_json", "wire_config", "config_scripts", "CHECK", "SCRIPT_CHECK"]
+__all__ = [
+    "add_site_files",
+    "add_claims_json",
+    "wire_config",
+    "config_scripts",
+    "config_links",
+    "config_markup",
+    "config_readers",
+    "CHECK",
+    "SCRIPT_CHECK",
+]
 
 CHECK = CheckId.BUILD
 """The check of a ``docs/`` file in the way of one the build publishes."""
@@ -69,6 +80,78 @@ def config_scripts(config: Any, files: Files) -> tuple[list[Finding], frozenset[
             Finding(None, config_name, f"script {path[:80]!r} {problem}", check=SCRIPT_CHECK, field=field, fix=fix)
         )
     return found, frozenset(own)
+
+
+def config_links(items: Iterable[Any], config_name: str) -> list[Finding]:
+    """Every link of the navigation (``nav:``) keeps to the URLs prose may hold (relative, or
+    ``http``, ``https``, ``mailto``: :func:`~publisher.site.checks.prose.allowed_value`), since the
+    theme prints it into every page: a ``C-CONFIG`` finding (field ``nav``) for each other one."""
+    found: list[Finding] = []
+    for item in items:
+        url = getattr(item, "url", None)
+        if getattr(item, "is_link", False) and isinstance(url, str) and not allowed_value("a", "href", url):
+            detail = f"navigation link {url[:80]!r} is not a relative, http(s) or mailto URL"
+            fix = "link to a page or an http(s) address"
+            found.append(Finding(None, config_name, detail, check=SCRIPT_CHECK, field="nav", fix=fix))
+        found += config_links(getattr(item, "children", None) or (), config_name)
+    return found
+
+
+def config_markup(config: Any) -> list[Finding]:
+    """What the theme prints of the configuration as markup or as a link, held to the prose
+    allow-list: ``copyright`` (HTML in every page's footer, as a hand-written page's prose is),
+    ``repo_url`` and each ``extra: social:`` link (``href`` of every page's header and footer).
+    A ``C-CONFIG`` finding for each thing outside it, named by its field."""
+    name = os.path.basename(config.config_file_path or "mkdocs.yml")
+    found: list[Finding] = []
+    copyright = config.get("copyright")
+    if isinstance(copyright, str):
+        fix = "keep the copyright to the markup a page's prose may hold"
+        found += [
+            Finding(None, name, v.detail, check=SCRIPT_CHECK, field="copyright", fix=fix) for v in violations(copyright)
+        ]
+    extra = config.get("extra")
+    social = extra.get("social") if isinstance(extra, Mapping) else None
+    links = [("repo_url", config.get("repo_url"))]
+    links += (
+        [("extra.social", s.get("link")) for s in social if isinstance(s, Mapping)] if isinstance(social, list) else []
+    )
+    for field, url in links:
+        if isinstance(url, str) and not allowed_value("a", "href", url):
+            detail = f"link {url[:80]!r} is not a relative, http(s) or mailto URL"
+            found.append(Finding(None, name, detail, check=SCRIPT_CHECK, field=field, fix="link to an http(s) address"))
+    return found
+
+
+_READERS = {"pymdownx.snippets": ["."], "pymdownx.b64": "."}
+"""Markdown extensions that paste a file into a page, with their default base paths (relative to
+the folder the build runs in)."""
+
+
+def config_readers(config: Any, root: Path) -> list[Finding]:
+    """An extension of :data:`_READERS` reads only inside the wiki ``root``: every base path lies
+    in it, paths may not leave it (``restrict_base_path``) and nothing is downloaded
+    (``url_download``). Its default base path is the folder the build runs in, so a build run
+    from elsewhere would let a page's prose publish any file there. A ``C-CONFIG`` finding
+    (field ``markdown_extensions``) for each extension that may read elsewhere."""
+    name = os.path.basename(config.config_file_path or "mkdocs.yml")
+    configured = [str(e) for e in config.markdown_extensions if isinstance(e, str)]
+    found: list[Finding] = []
+    for ext in (e for e in configured if e in _READERS):
+        options = (config.get("mdx_configs") or {}).get(ext) or {}
+        bases = options.get("base_path", _READERS[ext])
+        bases = [bases] if isinstance(bases, str | os.PathLike) else list(bases or ())
+        outside = [str(b) for b in bases if not Path(os.path.abspath(b)).resolve().is_relative_to(root.resolve())]
+        why = None
+        if outside:
+            why = f"reads from {outside[0][:80]!r}, outside the wiki"
+        elif options.get("restrict_base_path") is False or options.get("url_download"):
+            why = "may read outside its base path (restrict_base_path: false, or url_download)"
+        if why is not None:
+            detail = f"{ext} {why}: a page's prose could publish any file there"
+            fix = "run the build from the wiki's folder, or give base_path a folder of the wiki"
+            found.append(Finding(None, name, detail, check=SCRIPT_CHECK, field="markdown_extensions", fix=fix))
+    return found
 
 
 def _in_the_way(where: str, detail: str) -> Finding:

@@ -222,7 +222,7 @@ def claims_page(model: PageModel, page: GeneratedPage) -> None:
     parts = []
     for concept, views in sorted(_by_concept(model).items()):
         ce = next((c for c in model.pre.concepts if c.slug == concept), None)
-        title = ce.doc.front.title if ce is not None and ce.doc is not None else concept
+        title = ce.label if ce is not None else concept
         href = model.href(page.src_uri, concept_uri(concept))
         parts.append(str(model.fragments().claims_heading(title, href)))
         parts.append(_claims_slot(model, page, views, prefix=f"{concept}-"))

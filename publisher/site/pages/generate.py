@@ -95,7 +95,7 @@ class SiteModel(PageModel):
                 for ref in note.refs:
                     self._citations.setdefault((ref.source_id, ref.start, ref.end), []).append(
                         Citation(
-                            ce.doc.front.title if ce.doc else ce.slug,
+                            ce.label,
                             f"footnote [^{note.label}]",
                             concept_uri(ce.slug),
                             f"fn:{note.label}",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...kernel.refs import neutral_text
 from ...wiki.markdown import markdown_text
 from .model import GeneratedPage, PageModel
 from .uris import concept_uri, report_uri, source_uri
@@ -26,7 +27,7 @@ def index_pages(model: PageModel) -> None:
         doc = ce.doc
         rows.append(
             [
-                {"text": doc.front.title if doc else ce.slug, "href": model.href(page.src_uri, concept_uri(ce.slug))},
+                {"text": ce.label, "href": model.href(page.src_uri, concept_uri(ce.slug))},
                 {"text": ce.slug, "code": True},
                 {"text": ", ".join(r.run for r in doc.front.runs) if doc else ""},
                 {"text": str(len(doc.footnotes)) if doc else "0", "num": True},
@@ -58,7 +59,7 @@ def index_pages(model: PageModel) -> None:
         rows.append(
             [
                 {"text": ev.slug, "href": model.href(page.src_uri, report_uri(ev.slug))},
-                {"text": ev.title if ev.title != ev.slug else ""},
+                {"text": neutral_text(ev.title) if ev.title != ev.slug else ""},
                 {"text": ev.verdict or ""},
                 {"text": str(accepted) if accepted is not None else "", "num": True},
             ]

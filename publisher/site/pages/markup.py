@@ -40,6 +40,7 @@ __all__ = [
     "WINDOW_ATTRS",
     "CONTROL_ATTRS",
     "DECORATIVE_CLASSES",
+    "CONCEPT_ANCHORS",
     "escape_text",
     "excerpt_html",
 ]
@@ -70,6 +71,10 @@ WINDOW_ATTRS = ("data-window-of", "data-window-start", "data-window-end")
 CONTROL_ATTRS = ("data-record", "data-evidence-control", "data-verify-ready")
 EVIDENCE_ATTRS = (*EXCERPT_ATTRS, *WINDOW_ATTRS, "data-spans", *CONTROL_ATTRS)
 """Attributes that only evidence elements (or the verifier's controls) carry."""
+
+CONCEPT_ANCHORS = ("claim-", "review-")
+"""How the ids of a concept page's claims and reviews begin (``fragments.html.j2``): the claims
+page and the evidence matrix link to them, so the concept's prose may not take one."""
 
 
 _CONTROLS = str.maketrans({"\r": "&#13;", "\x00": "&#0;"})

@@ -31,11 +31,12 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
     view = {
         "source_id": sid,
         "url": meta.url,
+        "url_text": neutral_text(meta.url) if meta.url is not None else None,
         "url_live": followable(meta.url or ""),
         "title": neutral_text(meta.title) if meta.title is not None else None,
         "paper_ids": _paper_ids(meta),
-        "title_basis": _title_basis(meta),
-        "notice": _notice(model, sid),
+        "title_basis": _neutral(_title_basis(meta)),
+        "notice": _neutral(_notice(model, sid)),
         "access": meta.access,
         "origin": meta.origin,
         "retrieved_at": meta.retrieved_at,
@@ -57,8 +58,8 @@ def source_page(model: PageModel, page: GeneratedPage, sid: str, info: SourceInf
             "at": event.at,
             "fresh": event.fresh,
             "signed_by": event.sig.key_id if event.sig else None,
-            "actor": event.actor,
-            "detail": event.detail,
+            "actor": neutral_text(event.actor) if event.actor else event.actor,
+            "detail": neutral_text(event.detail) if event.detail else event.detail,
         }
         for slug, event in model.events_of(sid)
         if slug in info.holders
@@ -142,9 +143,9 @@ def _paper_ids(meta: SnapshotCheck) -> list[dict[str, Any]]:
         out.append(
             {
                 "kind": kind,
-                "value": value,
+                "value": neutral_text(value),
                 "basis": entry.basis.value if entry is not None else None,
-                "via": entry.via if entry is not None else None,
+                "via": neutral_text(entry.via) if entry is not None else None,
                 "asserted": entry is not None and not entry.derived,
             }
         )
@@ -171,6 +172,12 @@ def _notice(model: PageModel, sid: str) -> str | None:
         parts.append(what + (f": notice {u.doi}" if u.doi else "") + (f" of {u.date}" if u.date else ""))
     flag = "RETRACTED: gives no credit. " if notice.retracted else ""
     return flag + "; ".join(parts) + f" (asked of {notice.registry} on {notice.at[:10]})"
+
+
+def _neutral(text: str | None) -> str | None:
+    """``text`` as :func:`~publisher.kernel.refs.neutral_text` shows it: words read from a document,
+    a record or a registry never pass for the site's own marks."""
+    return neutral_text(text) if text is not None else None
 
 
 def _title_basis(meta: SnapshotCheck) -> str | None:

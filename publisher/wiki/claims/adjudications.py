@@ -81,7 +81,7 @@ class Adjudication(SignedLine):
 
     model_config = _FROZEN
     schema_version: SchemaVersion
-    adjudication_id: Annotated[StrictStr, Field(pattern=r"^adj-\d{4,}$")]
+    adjudication_id: Annotated[StrictStr, Field(pattern=r"^adj-[0-9]{4,}$")]
     prev: PrefixedDigest | None
     at: Timestamp
     review_id: Annotated[StrictStr, Field(pattern=ID_RE["review"].pattern)]

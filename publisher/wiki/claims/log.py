@@ -106,7 +106,7 @@ class Assessment(SignedLine):
 
     model_config = _FROZEN
     schema_version: SchemaVersion
-    assessment_id: Annotated[StrictStr, Field(pattern=r"^as-\d{4,}$")]
+    assessment_id: Annotated[StrictStr, Field(pattern=r"^as-[0-9]{4,}$")]
     prev: PrefixedDigest | None
     at: Timestamp
     concept: StrictStr

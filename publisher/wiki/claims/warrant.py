@@ -170,7 +170,7 @@ class Warrant(SignedLine):
 
     model_config = _FROZEN
     schema_version: SchemaVersion
-    warrant_id: Annotated[StrictStr, Field(pattern=r"^wr-\d{4,}$")]
+    warrant_id: Annotated[StrictStr, Field(pattern=r"^wr-[0-9]{4,}$")]
     prev: PrefixedDigest | None
     at: Timestamp
     concept: StrictStr

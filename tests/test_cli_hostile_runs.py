@@ -166,3 +166,32 @@ def test_one_footnote_cited_thousands_of_times_parses_in_linear_time(lines: bool
     # (a report of some 600 KB kept assemble, verify and check busy for hours).
     small, double = _one_note_cited(n, lines=lines), _one_note_cited(2 * n, lines=lines)
     grows_linearly(lambda: parse_report(small), lambda: parse_report(double))
+
+
+def test_a_wiki_path_that_is_a_file_is_named_as_such(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    """``--wiki FILE`` is refused as what it is (a file), not as a folder that does not exist."""
+    file = tmp_path / "notes.txt"
+    file.write_text("x", encoding="utf-8")
+    for argv in (("check", "--wiki", file), ("export", "annotations", "--wiki", file)):
+        done = cli(*argv)
+        assert done.status == 2 and len(done.err_lines) == 1, done.err
+        assert "does not exist" not in done.err and str(file) in done.err
+    missing = tmp_path / "nowhere"
+    done = cli("check", "--wiki", missing)
+    assert done.status == 2 and "does not exist" in done.err
+
+
+def test_an_export_to_a_folder_names_the_folder_and_leaves_nothing(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    """``--out`` naming a folder (or a file in a folder that does not exist) is refused before any
+    work, naming what was given, never the temporary file a write would have used."""
+    fx = _published(tmp_path, cli)
+    target = tmp_path / "out"
+    target.mkdir()
+    before = tree_digest(tmp_path)
+    for out in (target, tmp_path / "missing" / "a.json"):
+        done = cli("export", "annotations", "--wiki", fx.wiki, "--out", out)
+        assert done.status == 2 and len(done.err_lines) == 1, done.err
+        assert str(out) in done.err and ".tmp" not in done.err
+    assert tree_digest(tmp_path) == before

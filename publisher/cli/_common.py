@@ -8,6 +8,7 @@ sequence in a fetched page, a title or a snapshot) is shown as an escape, never 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -58,6 +59,11 @@ def add_config(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the wiki's MkDocs configuration (default: WIKI/mkdocs.yml), as 'mkdocs build -f FILE' reads it",
     )
+
+
+def missing_folder(path: Path | str, what: str) -> str:
+    """Why ``path`` is not the ``what`` folder a command needs: absent, or something else there."""
+    return f"{what} folder {path} does not exist" if not os.path.lexists(path) else f"{what} {path} is not a folder"
 
 
 def wiki_policy(wiki_root: Path | None, config: Path | None) -> Policy:

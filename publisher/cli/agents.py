@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import add_config, add_json, emit, error_line, refusal_lines, wiki_policy
+from ._common import add_config, add_json, emit, error_line, missing_folder, refusal_lines, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -105,7 +105,10 @@ def _export_annotations(args: argparse.Namespace) -> int:
     from ..wiki.annotations import AnnotationsRefused, export_annotations
 
     if not args.wiki.is_dir():
-        raise UsageError(f"wiki folder {args.wiki} does not exist")
+        raise UsageError(missing_folder(args.wiki, "wiki"))
+    if args.out is not None and (args.out.is_dir() or not args.out.parent.is_dir()):
+        where = "is a folder" if args.out.is_dir() else "is in no folder that exists"
+        raise UsageError(f"--out {args.out} {where}; name the file to write")
     try:
         collection = export_annotations(
             args.wiki, base=args.base, site=args.site, policy=wiki_policy(args.wiki, args.config)

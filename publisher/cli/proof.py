@@ -20,7 +20,7 @@ from typing import Any
 from ..kernel.errors import IntegrityError, UsageError
 from ..kernel.findings import Finding
 from ..kernel.reasons import Reason
-from ._common import add_config, add_json, emit, error_line, open_run, wiki_policy
+from ._common import add_config, add_json, emit, error_line, missing_folder, open_run, wiki_policy
 
 __all__ = ["register"]
 
@@ -203,7 +203,7 @@ def _anchor(args: argparse.Namespace, source_id: str, label: str) -> tuple[dict[
 
     wiki = Path(args.wiki)
     if not wiki.is_dir():
-        raise UsageError(f"wiki folder {wiki} does not exist")
+        raise UsageError(missing_folder(wiki, "wiki"))
     ring = wiki_policy(wiki, args.config).trusted_keys
     runs, _ = discover(wiki)
     for path in runs:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..kernel.findings import summary
-from ._common import add_config, add_json, emit, refusal_lines, wiki_policy
+from ._common import add_config, add_json, emit, missing_folder, refusal_lines, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,9 +34,9 @@ def _check_site(args: argparse.Namespace) -> int:
     from ..site.checks.checksite import check_site
 
     if not Path(args.site).is_dir():
-        raise UsageError(f"site folder {args.site} does not exist")
+        raise UsageError(missing_folder(args.site, "site"))
     if not Path(args.wiki).is_dir():
-        raise UsageError(f"wiki folder {args.wiki} does not exist")
+        raise UsageError(missing_folder(args.wiki, "wiki"))
     if args.expect is not None and not DIGEST_RE.fullmatch(args.expect):
         raise UsageError(f"--expect must be sha256: and 64 lowercase hex digits, not {args.expect!r}")
     outcome = check_site(args.site, args.wiki, expect=args.expect, policy=wiki_policy(Path(args.wiki), args.config))

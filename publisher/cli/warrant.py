@@ -13,7 +13,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ._common import add_config, add_json, emit, say, wiki_policy
+from ._common import add_config, add_json, emit, missing_folder, say, wiki_policy
 
 _DECISIONS = ("confirmed", "qualified", "rejected")
 
@@ -73,7 +73,7 @@ def _warrant(args: argparse.Namespace) -> int:
 
     wiki_root = Path(args.wiki)
     if not wiki_root.is_dir():
-        raise UsageError(f"wiki folder {wiki_root} does not exist")
+        raise UsageError(missing_folder(wiki_root, "wiki"))
     scripted = (args.decision, args.reason, args.correction)
     if args.claim is None and any(v is not None for v in scripted):
         raise UsageError("--decision, --reason and --correction go with --claim ID")

@@ -8,7 +8,7 @@ import contextlib
 from pathlib import Path
 
 from ..kernel.findings import summary
-from ._common import add_config, add_json, emit, refusal_lines, say, wiki_policy
+from ._common import add_config, add_json, emit, missing_folder, refusal_lines, say, wiki_policy
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -123,7 +123,7 @@ def _check(args: argparse.Namespace) -> int:
 
     wiki = Path(args.wiki)
     if not wiki.is_dir():
-        raise UsageError(f"wiki folder {wiki} does not exist")
+        raise UsageError(missing_folder(wiki, "wiki"))
     policy = wiki_policy(wiki, args.config)
     scheduler = scheduler_from(args.scheduler)
     with contextlib.ExitStack() as stack:

@@ -137,3 +137,19 @@ def test_run_classes_group_by_profile_and_prompt() -> None:
     assert len(run_classes([("r1", one), ("r2", same)])) == 1  # type: ignore[list-item]
     assert len(run_classes([("r1", one), ("r2", other)])) == 2  # type: ignore[list-item]
     assert len(run_classes([("r1", None), ("r2", None)])) == 2
+
+
+def test_a_trace_is_never_written_through_a_linked_agent_folder(tmp_path: Path) -> None:
+    """The trace's write-once copy goes into the run's ``agent/``: a link there is refused."""
+    from publisher.acquire import agentrun
+    from publisher.kernel._fs import LinkedFolderError
+    from publisher.runs import Run
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (run_dir / agentrun.BLOBS_DIR).symlink_to(outside)
+    with pytest.raises(LinkedFolderError):
+        agentrun._keep(Run(run_dir), b"a trace")
+    assert list(outside.iterdir()) == []

@@ -350,3 +350,21 @@ def test_export_refuses_a_wiki_that_does_not_check(tmp_path: Path, cli: Cli) -> 
     assert ("EXCERPT_MISMATCH", "runs/alpha/outputs/result.json", "claims[0]") in found, found
     assert cli("export", "annotations", "--wiki", tmp_path / "nowhere").status == 2
     assert cli("export", "annotations", "--wiki", wiki, "--base", "not a uri").status == 2
+
+
+@pytest.mark.parametrize("linked", ["workspace", "workspace/extractions"])
+def test_an_import_never_writes_through_a_linked_workspace(tmp_path: Path, cli: Cli, linked: str) -> None:
+    """The record goes into ``workspace/extractions/``: a link in place of that folder, or of the
+    ``workspace/`` holding it, would put it wherever the link points. Refused, nothing written."""
+    fx = make_run(tmp_path, articles=1, report=False, appraisals=False)
+    article = fx.articles[0]
+    cites = [_char(0, article.text, sp["start"], sp["end"]) for sp in article.spans[:1]]
+    response = _write(tmp_path / "r.json", _response([{"type": "text", "text": "Claim.", "citations": cites}]))
+    folder = fx.run.path / linked
+    outside = tmp_path / "outside"
+    folder.rename(outside)
+    folder.symlink_to(outside)
+    names = sorted(p.name for p in outside.rglob("*"))
+    res = _import(cli, fx.run, response, f"0={article.source_id}", more=("--name", "imported"))
+    assert res.status == 2, res.err
+    assert sorted(p.name for p in outside.rglob("*")) == names

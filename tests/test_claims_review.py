@@ -152,3 +152,17 @@ def test_a_review_normalises_its_snapshot_once_for_all_its_terms(tmp_path: Path,
     found = {(h.term, h.match) for h in record.hits}
     assert found == {('"randomised"', "normalized"), ("children - SMD", "normalized"), ("-0.41", "normalized")}
     assert calls[0] == 1
+
+
+def test_a_review_never_writes_through_a_linked_reviews_folder(cli: Cli, cw: ClaimsWiki, tmp_path: Path) -> None:
+    """A received run whose ``reviews/`` is a link elsewhere: the tool refuses, writing nothing there."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    reviews = cw.rb.run.path / "reviews"
+    if reviews.exists():
+        reviews.rename(tmp_path / "old-reviews")
+    reviews.symlink_to(outside)
+    run = cw.rb.run.path
+    done = cli("review", "--run-dir", run, "--source-id", cw.b_full, "--claim", CLAIM, "--term", "adverse", "--json")
+    assert done.status == 2 and len(done.err_lines) == 1, done.err
+    assert list(outside.iterdir()) == []

@@ -110,7 +110,7 @@ def _keep(run: Run, data: bytes) -> str:
     """Store ``data`` write-once as ``agent/<sha256>``; returns the digest."""
     digest = hashlib.sha256(data).hexdigest()
     path = run.path / BLOBS_DIR / digest
-    path.parent.mkdir(exist_ok=True)
+    _fs.own_folder(path.parent)
     if not _fs.create_exclusive(path, data):
         try:
             same = hashlib.sha256(_fs.read_regular(path, follow_symlinks=False)).hexdigest() == digest

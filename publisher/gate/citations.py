@@ -423,7 +423,7 @@ def import_anthropic(
     path = run.extractions_dir / f"{stem}.json"
     body = canonical_bytes(record) + b"\n"
     outcome.record_path = path
-    _fs.own_folder(run.extractions_dir)
+    _fs.own_folder(run.extractions_dir, root=run.path)
     if _fs.create_exclusive(path, body, mode=0o644):
         outcome.written = True
     else:

@@ -70,12 +70,18 @@ class LinkedFolderError(OSError):
         )
 
 
-def own_folder(folder: Path) -> Path:
+def own_folder(folder: Path, root: Path | None = None) -> Path:
     """Make ``folder`` (and its parents) if absent, and refuse it when it is a symbolic link
     (:class:`LinkedFolderError`): files a command writes into a run or wiki stay inside it, never
-    land where a link in a received run or wiki points. Returns ``folder``."""
-    if os.path.islink(folder):
-        raise LinkedFolderError(folder)
+    land where a link in a received run or wiki points. With ``root`` (the run or wiki, which may
+    itself be a link), every folder between it and ``folder`` is refused as a link too
+    (``workspace/`` of ``workspace/extractions/``). Returns ``folder``."""
+    between = [folder]
+    if root is not None:
+        between += [p for p in folder.parents if p != root and root in p.parents]
+    for path in between:
+        if os.path.islink(path):
+            raise LinkedFolderError(path)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

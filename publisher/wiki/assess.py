@@ -190,4 +190,5 @@ def _write_claim(
         raise ConflictError(f"{rel} changed while assessing ({exc}); assess again") from exc
     if current != before:
         raise ConflictError(f"{rel} changed while assessing; nothing written, assess again (the entry stays logged)")
+    _fs.own_folder(path.parent)
     _fs.write_atomic(path, text.encode("utf-8"))

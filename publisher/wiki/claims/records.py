@@ -183,7 +183,7 @@ def write_record(run: Run, record: R) -> tuple[R, str, bool]:
         )
     rid = record_id(record)
     folder = record_folder(run, type(record))
-    folder.mkdir(exist_ok=True)
+    _fs.own_folder(folder)
     if _fs.create_exclusive(folder / f"{rid}.json", data):
         return record, rid, True
     try:

@@ -218,7 +218,7 @@ _ALLOWED = {
         "site/checks/themescripts.py",
         ".read_text",
     ): "the installed theme's own templates: its scripts are the allowed ones",
-    ("site/lifecycle/policy.py", ".read_text"): "each configuration file of an INHERIT chain, read for duplicate keys",
+    ("site/lifecycle/policy.py", ".read_bytes"): "each configuration file of an INHERIT chain, read for duplicate keys",
     ("site/lifecycle/publish.py", "os.open"): "folder descriptors, and each file fsynced before a site is published",
     ("site/lifecycle/publish.py", "os.rename"): "a built site is published by swapping whole folders",
     ("site/lifecycle/publish.py", "os.replace"): "the site's link replaced in one step",

@@ -206,6 +206,7 @@ ORDER: dict[str, list[Entry]] = {
                 "__init__",
                 "refusal",
                 "options",
+                "plainyaml",
                 "policy",
                 "publish",
                 "pageseal",

@@ -15,7 +15,9 @@ YAML reading as MkDocs' loader class (``yaml.Loader``) except that a Python tag 
 read as an inert :class:`PythonTag`), the same ``!ENV`` constructor (``yaml_env_tag``), the same
 ``INHERIT`` rule (the parent beside the file, merged under it with ``mergedeep``); only a
 ``!relative`` tag, which builds MkDocs' own placeholder objects, imports MkDocs, when one is met.
-Tests hold the result equal to MkDocs' ``yaml_load`` for each of these forms and refusals.
+Tests hold the result equal to MkDocs' ``yaml_load`` for each of these forms and refusals. A file
+in plain block YAML (mappings and sequences of one-line plain scalars, the common case) is read
+without importing PyYAML at all (:mod:`.plainyaml`, held equal to PyYAML's reading by its tests).
 
 YAML keeps the last of two equal keys of a mapping without a word, so a second top-level
 ``extra:`` would silently drop the ``trusted_keys`` a reader sees in the first. Every
@@ -35,6 +37,7 @@ from ...kernel.reasons import Reason
 from ...kernel.text import one_line
 from ...runs import config_file_of
 from ...wiki.policy import Policy, policy_from_evidence
+from .plainyaml import read_plain
 
 if TYPE_CHECKING:
     import yaml
@@ -80,36 +83,54 @@ def duplicate_keys(text: str) -> tuple[str, int, int] | None:
 
 def check_config_files(path: Path) -> None:
     """Refuse a configuration file, or any ``INHERIT`` parent of it, that gives a key twice in
-    one mapping (a one-line ``SCHEMA_ERROR`` naming the file, the key and both lines)."""
-    import yaml
-
+    one mapping (a one-line ``SCHEMA_ERROR`` naming the file, the key and both lines). A file in
+    plain block YAML (:func:`~.plainyaml.read_plain`) is read without PyYAML: that reading gives
+    up on a key given twice, so a file it reads has none."""
     seen: set[Path] = set()
     current: Path | None = Path(path)
     while current is not None and len(seen) < _INHERIT_DEPTH:
         name = current.name
         try:
             resolved = current.resolve(strict=True)
-            text = resolved.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError):
+            data = resolved.read_bytes()
+        except OSError:
             return  # MkDocs' own loader names an unreadable file
         if resolved in seen:
             return
         seen.add(resolved)
-        try:
-            found = duplicate_keys(text)
-        except yaml.YAMLError:
-            return  # MkDocs' own loader names malformed YAML
-        if found is not None:
-            key, first, second = found
-            raise UsageError(
-                f"{name}:{second}: key {key!r} is given twice (lines {first} and {second}); YAML keeps only "
-                "the last, so the first would be dropped silently: merge them into one",
-                reason=Reason.SCHEMA_ERROR,
-                path=name,
-                line=second,
-            )
+        plain = read_plain(data)
+        parent = plain.get("INHERIT") if plain is not None else None
+        if plain is None or not (parent is None or isinstance(parent, str)):
+            parent = _composed_parent(name, data)
+            if parent is _UNREADABLE:
+                return
+        current = (resolved.parent / parent) if isinstance(parent, str) and parent else None
+
+
+_UNREADABLE = object()
+
+
+def _composed_parent(name: str, data: bytes) -> object:
+    """The ``INHERIT`` parent of a file PyYAML composes (None without one), after refusing a key
+    it gives twice; ``_UNREADABLE`` for a file MkDocs' own loader will name as unreadable."""
+    import yaml
+
+    try:
+        text = data.decode("utf-8-sig")
+        found = duplicate_keys(text)
         parent = _inherit(text)
-        current = (resolved.parent / parent) if parent else None
+    except (UnicodeDecodeError, yaml.YAMLError):
+        return _UNREADABLE  # MkDocs' own loader names malformed YAML
+    if found is not None:
+        key, first, second = found
+        raise UsageError(
+            f"{name}:{second}: key {key!r} is given twice (lines {first} and {second}); YAML keeps only "
+            "the last, so the first would be dropped silently: merge them into one",
+            reason=Reason.SCHEMA_ERROR,
+            path=name,
+            line=second,
+        )
+    return parent
 
 
 def _inherit(text: str) -> str | None:
@@ -164,12 +185,10 @@ def resolve_policy(wiki_root: Path | None, config_file: Path | None = None) -> P
     name = path.name
     if not path.is_file():
         raise UsageError(f"{name}: no such configuration file", reason=Reason.SCHEMA_ERROR, path=name)
-    import yaml
-
     check_config_files(path)
     try:
         loaded = _load_config(path)
-    except (ConfigLoadError, OSError, ValueError, yaml.YAMLError) as exc:
+    except (ConfigLoadError, OSError, ValueError) as exc:
         raise UsageError(
             f"{name}: MkDocs cannot load it ({one_line(exc, 200)}); fix it until 'mkdocs build' accepts it",
             reason=Reason.SCHEMA_ERROR,
@@ -193,11 +212,18 @@ class _Loading:
     def __init__(self, path: Path) -> None:
         self.config_file_path = os.fspath(path)
         self.loaded: dict[str, Any] = {}
+        self._loader: type[yaml.Loader] | None = None
 
     @property
     def docs_dir(self) -> Any:
         """The ``docs_dir`` as written (MkDocs' default when absent), as an unvalidated config has it."""
         return self.loaded.get("docs_dir", "docs")
+
+    def loader(self) -> type[yaml.Loader]:
+        """This loading's YAML loader class, made (and PyYAML imported) on first use."""
+        if self._loader is None:
+            self._loader = _loader_for(self)
+        return self._loader
 
 
 def _loader_for(loading: _Loading) -> type[yaml.Loader]:
@@ -244,21 +270,28 @@ class PythonTag:
         return f"PythonTag({self.tag!r})"
 
 
-def load_config_file(path: Path, loader: type[yaml.Loader], depth: int = 0) -> Any:
+def load_config_file(path: Path, loading: _Loading, depth: int = 0) -> Any:
     """One configuration file with its ``INHERIT`` chain merged in, as MkDocs' ``yaml_load``
     merges it: the parent named relative to the file, loaded with the same loader, the child
-    deep-merged over it; an empty document is an empty mapping (any other document as it is)."""
-    import yaml
-
+    deep-merged over it; an empty document is an empty mapping (any other document as it is). A
+    file in plain block YAML is read without PyYAML (:func:`~.plainyaml.read_plain`, which
+    reads it as PyYAML does)."""
     with open(path, "rb") as fd:
-        try:
-            result = yaml.load(fd, Loader=loader)  # Python tags inert: see PythonTag
-        except yaml.YAMLError as exc:
-            raise ConfigLoadError(f"the YAML cannot be parsed: {exc}") from exc
+        result = read_plain(fd.read())
+        if result is None:
+            import yaml
+
+            fd.seek(0)
+            try:
+                result = yaml.load(fd, Loader=loading.loader())  # Python tags inert: see PythonTag
+            except yaml.YAMLError as exc:
+                raise ConfigLoadError(f"the YAML cannot be parsed: {exc}") from exc
     if result is None:
         return {}
     if isinstance(result, dict) and "INHERIT" in result:
         relpath = result.pop("INHERIT")
+        if not isinstance(relpath, str):
+            raise ConfigLoadError(f"INHERIT names no file but holds {relpath!r}")
         parent = os.path.normpath(os.path.join(os.path.dirname(os.fspath(path)), relpath))
         if not os.path.exists(parent):
             raise ConfigLoadError(f"the INHERIT parent {relpath!r} does not exist at {parent!r}")
@@ -266,7 +299,7 @@ def load_config_file(path: Path, loader: type[yaml.Loader], depth: int = 0) -> A
             raise ConfigLoadError(f"INHERIT goes deeper than {_INHERIT_DEPTH} files")
         import mergedeep
 
-        return mergedeep.merge(load_config_file(Path(parent), loader, depth + 1), result)
+        return mergedeep.merge(load_config_file(Path(parent), loading, depth + 1), result)
     return result
 
 
@@ -274,7 +307,7 @@ def _load_config(path: Path) -> dict[str, Any]:
     """The file as ``MkDocsConfig.load_file`` loads it: MkDocs' YAML loader (``!ENV``, ``!relative``
     and ``INHERIT`` resolved) and ``load_dict``'s refusal of anything but a mapping."""
     loading = _Loading(path)
-    data = load_config_file(path, _loader_for(loading))
+    data = load_config_file(path, loading)
     if not isinstance(data, dict):
         raise ConfigLoadError(f"the configuration is not a key-value mapping but a {type(data).__name__}")
     loading.loaded = data

@@ -172,6 +172,16 @@ def test_a_wiki_without_concepts_is_checked_and_built(tmp_path: Path, cli: Calla
     assert not (wiki / "site" / "concepts" / "alpha").exists()
 
 
+def test_new_never_scaffolds_through_a_linked_concepts_folder(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    wiki, outside = tmp_path / "wiki", tmp_path / "outside"
+    wiki.mkdir()
+    outside.mkdir()
+    (wiki / "concepts").symlink_to(outside)
+    done = cli("new", wiki, "--unsigned")
+    assert done.status == 2 and len(done.err_lines) == 1, done.err
+    assert list(outside.iterdir()) == [] and not (wiki / "mkdocs.yml").exists()
+
+
 # ---------------------------------------------------------------------------------------------
 # a file where the site goes
 

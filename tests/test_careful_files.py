@@ -99,6 +99,42 @@ def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     assert digest is None
 
 
+_NOT_FOLDERS = {
+    "file": "a file",
+    "fifo": "a FIFO",
+    "link": "a symbolic link to {outside}",
+    "dangling": "a symbolic link to nowhere",
+    "loop": "a symbolic link to folder",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_NOT_FOLDERS))
+def test_anything_but_a_real_folder_is_refused_as_a_folder_and_named(tmp_path: Path, kind: str) -> None:
+    """What a command reads or writes as a folder: a real one, or nothing (then made, to write);
+    anything else is named as what it is, never taken for no folder, never followed."""
+    folder, outside = tmp_path / "folder", tmp_path / "outside"
+    outside.mkdir()
+    if kind == "file":
+        folder.write_bytes(b"x")
+    elif kind == "fifo":
+        os.mkfifo(folder)
+    else:
+        folder.symlink_to({"link": outside, "dangling": tmp_path / "nowhere", "loop": Path("folder")}[kind])
+    for call in (_fs.real_folder, _fs.own_folder):
+        with pytest.raises(_fs.NotAFolderError) as info:
+            call(folder)
+        assert info.value.what.replace(str(tmp_path) + "/", "") == _NOT_FOLDERS[kind].format(outside="outside")
+        assert isinstance(info.value, _fs.LinkedFolderError) is (kind in ("link", "dangling", "loop"))
+    assert list(outside.iterdir()) == [] and not (tmp_path / "nowhere").exists()
+
+
+def test_a_real_folder_is_one_and_nothing_there_is_none(tmp_path: Path) -> None:
+    assert _fs.real_folder(tmp_path) is True
+    assert _fs.real_folder(tmp_path / "absent") is False
+    assert _fs.own_folder(tmp_path / "absent" / "deeper") == tmp_path / "absent" / "deeper"
+    assert _fs.real_folder(tmp_path / "absent" / "deeper") is True
+
+
 def test_nothing_there_is_file_not_found(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         _fs.read_regular(tmp_path / "missing", follow_symlinks=False)

@@ -10,6 +10,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _claims_helpers import CONCEPT, ClaimsWiki, claims_wiki
@@ -326,3 +327,49 @@ def test_a_docs_claims_json_is_a_finding_and_the_site_stays(cli: Cli, cw: Claims
     (cw.wiki / "docs" / "claims.json").write_text("[]", encoding="utf-8")
     assert [(f.check, f.file) for f in refused_build(cw.wiki)] == [("C-BUILD", "docs/claims.json")]
     assert tree_digest(cw.wiki / "site") == before and leftovers(cw.wiki) == []
+
+
+def _concepts_linked_out(cw: ClaimsWiki) -> Path:
+    """Move the wiki's ``concepts/`` outside it and leave a symbolic link there; returns the folder."""
+    outside = cw.wiki.parent / "outside-concepts"
+    (cw.wiki / "concepts").rename(outside)
+    (cw.wiki / "concepts").symlink_to(outside)
+    return outside
+
+
+def test_assess_refuses_a_linked_concepts_folder_before_anything_is_logged(cli: Cli, cw: ClaimsWiki) -> None:
+    """An admissible claim, but ``concepts/`` links out of the wiki: refused up front (one line,
+    naming ``concepts``), no log line, and nothing written where the link points."""
+    outside = _concepts_linked_out(cw)
+    before, outside_before = tree_digest(cw.wiki), tree_digest(outside)
+    out = assess_json(cli, cw, "c1", "The intervention helps.", "S", "--evidence", cw.labels[0])
+    assert out.status == 2 and len(out.err_lines) == 1, out.err
+    error = out.json()["error"]
+    assert (error["reason_code"], error["file"]) == ("SCHEMA_ERROR", "concepts")
+    assert tree_digest(cw.wiki) == before and tree_digest(outside) == outside_before
+
+
+def test_assess_never_writes_a_claim_through_a_concepts_folder_linked_meanwhile(
+    cw: ClaimsWiki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``concepts/`` becomes a link while the assessment is being logged: the claim is not written
+    through it (the writer's own refusal, behind the one up front)."""
+    from publisher.kernel._fs import LinkedFolderError
+    from publisher.wiki import assess as assessing
+    from publisher.wiki.claims.admission import Proposal
+    from publisher.wiki.concepts import EpistemicStatus
+
+    real_append = assessing.append_assessment
+    moved: list[Path] = []
+
+    def append_then_link(*args: Any, **kwargs: Any) -> Any:
+        entry = real_append(*args, **kwargs)
+        moved.append(_concepts_linked_out(cw))
+        return entry
+
+    monkeypatch.setattr(assessing, "append_assessment", append_then_link)
+    proposal = Proposal("c1", "The intervention helps.", EpistemicStatus.SUPPORTED, evidence=(cw.labels[0],))
+    concept = cw.concept.read_bytes()
+    with pytest.raises(LinkedFolderError):
+        assessing.assess(cw.wiki, CONCEPT, proposal, signer=None, policy=policy_of(cw.wiki))
+    assert (moved[0] / cw.concept.name).read_bytes() == concept

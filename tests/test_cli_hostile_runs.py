@@ -4,6 +4,7 @@ internal error, and a refused command writes nothing."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,7 +71,7 @@ def test_a_wiki_folder_that_is_a_link_loop_ends_check_without_an_internal_error(
     folder.symlink_to(folder.name)
     before = tree_digest(fx.wiki)
     done = cli("check", "--wiki", fx.wiki, "--json")
-    assert done.status == (1 if where.startswith("runs/") else 0), done.err  # no concepts folder: no concepts
+    assert done.status == 1, done.err  # a looping concepts/ is a finding, never "no concepts"
     assert "internal error" not in done.err
     assert tree_digest(fx.wiki) == before
 
@@ -195,3 +196,34 @@ def test_an_export_to_a_folder_names_the_folder_and_leaves_nothing(
         assert done.status == 2 and len(done.err_lines) == 1, done.err
         assert str(out) in done.err and ".tmp" not in done.err
     assert tree_digest(tmp_path) == before
+
+
+@pytest.mark.parametrize("kind", ["file", "fifo", "link-loop", "dangling-link", "link-outside"])
+@pytest.mark.parametrize("check", [False, True], ids=["promote", "promote-check"])
+def test_promote_refuses_a_concepts_that_is_not_a_real_folder(
+    tmp_path: Path, cli: Callable[..., CliResult], kind: str, check: bool
+) -> None:
+    """Refused up front, ``--check`` too, naming ``concepts`` (SCHEMA_ERROR): a file there is not
+    "no concept yet", and a link of any kind is never written through."""
+    fx = _published(tmp_path, cli)
+    concepts = fx.wiki / "concepts"
+    outside = tmp_path / "outside"
+    concepts.rename(outside)
+    if kind == "file":
+        concepts.write_text("not a folder\n", encoding="utf-8")
+    elif kind == "fifo":
+        os.mkfifo(concepts)
+    elif kind == "link-loop":
+        concepts.symlink_to(concepts.name)
+    elif kind == "dangling-link":
+        concepts.symlink_to(tmp_path / "nowhere")
+    else:
+        (outside / "corpus-run.md").unlink()  # else promotion would find it there, up to date
+        concepts.symlink_to(outside)
+    before, outside_before = tree_digest(fx.wiki), tree_digest(outside)
+    done = cli("promote", "--run-dir", fx.run.path, "--wiki", fx.wiki, *(["--check"] if check else []), "--json")
+    assert done.status == 2, done.err
+    assert len(done.err_lines) == 1 and "internal error" not in done.err
+    error = done.json()["error"]
+    assert (error["reason_code"], error["file"]) == ("SCHEMA_ERROR", "concepts")
+    assert tree_digest(fx.wiki) == before and tree_digest(outside) == outside_before

@@ -111,6 +111,78 @@ def test_concept_that_is_not_a_regular_file_fails_the_build(tmp_path: Path, kind
 
 
 # ---------------------------------------------------------------------------------------------
+# a concepts/ that is not a real folder: refused, never read as "no concepts" nor followed
+
+CONCEPTS_KINDS = ["file", "fifo", "link-loop", "dangling-link", "link-outside"]
+
+
+def _replace_concepts(wiki: Path, kind: str) -> None:
+    """Put ``kind`` in place of the wiki's ``concepts/``; ``link-outside`` keeps its concept files,
+    moved outside the wiki (a build following the link would publish them)."""
+    folder = wiki / "concepts"
+    if kind == "link-outside":
+        outside = wiki.parent / "outside-concepts"
+        folder.rename(outside)
+        folder.symlink_to(outside)
+        return
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+    if kind == "file":
+        folder.write_text("not a folder\n", encoding="utf-8")
+    elif kind == "fifo":
+        os.mkfifo(folder)
+    elif kind == "link-loop":
+        folder.symlink_to(folder.name)
+    else:
+        folder.symlink_to(wiki / "nowhere")
+
+
+@pytest.mark.parametrize("kind", CONCEPTS_KINDS)
+def test_a_concepts_that_is_not_a_real_folder_fails_check_and_the_build(
+    tmp_path: Path, cli: Callable[..., CliResult], kind: str
+) -> None:
+    wiki, _, _ = _published(tmp_path)
+    _replace_concepts(wiki, kind)
+    before = tree_digest(tmp_path)
+    pre = run_preflight(wiki, policy=policy_of(wiki))
+    assert [(f.code, f.file) for f in pre.findings] == [("SCHEMA_ERROR", "concepts")]
+    assert pre.concepts == []
+    done = cli("check", "--wiki", wiki, "--json")
+    assert done.status == 1, done.err
+    assert "internal error" not in done.err and "Traceback" not in done.err
+    assert [(f["reason_code"], f["file"]) for f in done.json()["findings"]] == [("SCHEMA_ERROR", "concepts")]
+    human = cli("check", "--wiki", wiki)
+    assert human.status == 1 and human.err_lines[0].startswith("publisher: SCHEMA_ERROR concepts: is a "), human.err
+    assert refused_build(wiki) == tuple(pre.findings)
+    assert tree_digest(tmp_path) == before  # the published site, the wiki and what a link names: untouched
+    assert not [p.name for p in wiki.iterdir() if p.name.startswith(".site-")]
+
+
+def test_a_wiki_without_concepts_is_checked_and_built(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    """An absent ``concepts/`` is no concepts (runs alone build), unlike anything else in its place."""
+    wiki, _, _ = _published(tmp_path)
+    for path in (wiki / "concepts").iterdir():
+        path.unlink()
+    (wiki / "concepts").rmdir()
+    pre = run_preflight(wiki, policy=policy_of(wiki))
+    assert pre.ok and pre.concepts == [] and len(pre.runs) == 1, pre.findings
+    assert cli("check", "--wiki", wiki).status == 0
+    build_wiki(wiki)
+    assert not (wiki / "site" / "concepts" / "alpha").exists()
+
+
+def test_new_never_scaffolds_through_a_linked_concepts_folder(tmp_path: Path, cli: Callable[..., CliResult]) -> None:
+    wiki, outside = tmp_path / "wiki", tmp_path / "outside"
+    wiki.mkdir()
+    outside.mkdir()
+    (wiki / "concepts").symlink_to(outside)
+    done = cli("new", wiki, "--unsigned")
+    assert done.status == 2 and len(done.err_lines) == 1, done.err
+    assert list(outside.iterdir()) == [] and not (wiki / "mkdocs.yml").exists()
+
+
+# ---------------------------------------------------------------------------------------------
 # a file where the site goes
 
 

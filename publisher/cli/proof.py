@@ -199,14 +199,13 @@ def _anchor(args: argparse.Namespace, source_id: str, label: str) -> tuple[dict[
         }, []
     from ..acquire.signing import signature_problem
     from ..kernel.models import ACQUISITIONS
-    from ..wiki.discover import discover
+    from ..wiki.discover import discover_runs
 
     wiki = Path(args.wiki)
     if not wiki.is_dir():
         raise UsageError(missing_folder(wiki, "wiki"))
     ring = wiki_policy(wiki, args.config).trusted_keys
-    runs, _ = discover(wiki)
-    for path in runs:
+    for path in discover_runs(wiki):
         run = open_run(path)
         try:
             snap = run.store.read(source_id)  # verified on read: the source id is re-derived from the text

@@ -37,6 +37,8 @@ __all__ = [
     "hash_regular",
     "real_path",
     "own_folder",
+    "real_folder",
+    "NotAFolderError",
     "LinkedFolderError",
     "NotRegularFileError",
     "FileTooLargeError",
@@ -59,29 +61,75 @@ class NotRegularFileError(OSError):
         self.what = what
 
 
-class LinkedFolderError(OSError):
-    """A folder a command writes into (a run's ``outputs/``, ``sources/``, a wiki's ``concepts/``)
-    is a symbolic link: writing through it would put files outside the run or wiki."""
+def _what(mode: int) -> str:
+    """What a file system entry of ``mode`` (an ``lstat``'s or ``fstat``'s) is, in words."""
+    if stat.S_ISREG(mode):
+        return "a file"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a special file"
+
+
+class NotAFolderError(OSError):
+    """A path a command reads or writes as a folder (a wiki's ``concepts/``, a run's ``outputs/``)
+    is something else: a file, a FIFO, a device or a symbolic link. ``what`` names it in words."""
+
+    def __init__(self, path: Path, what: str, consequence: str = "") -> None:
+        super().__init__(f"{path} is {what}, not a folder{consequence}")
+        self.path = path
+        self.what = what
+
+
+class LinkedFolderError(NotAFolderError):
+    """A folder a command reads or writes (a run's ``outputs/``, ``sources/``, a wiki's
+    ``concepts/``) is a symbolic link, wherever it points (a folder, nothing, itself): reading or
+    writing through it would take files from outside the run or wiki, or put them there."""
 
     def __init__(self, path: Path) -> None:
+        try:
+            what = f"a symbolic link to {os.readlink(path)}"
+        except OSError:  # gone or replaced meanwhile
+            what = "a symbolic link"
         super().__init__(
-            f"{path} is a symbolic link, not a folder: nothing is written through it "
-            "(fix: replace the link with a real folder)"
+            path,
+            what,
+            ": nothing is read or written through it (fix: replace the link with a real folder)",
         )
+
+
+def real_folder(path: Path) -> bool:
+    """Whether a real folder is at ``path``: False when nothing is there. Anything else present is
+    refused, never taken for an absent folder (whose files would then go unchecked in silence) nor
+    followed out of the run or wiki: :class:`LinkedFolderError` for a symbolic link of any kind (to
+    a folder, to nothing, a loop), :class:`NotAFolderError` for a file, FIFO or device."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(mode):
+        return True
+    if stat.S_ISLNK(mode):
+        raise LinkedFolderError(path)
+    raise NotAFolderError(path, _what(mode))
 
 
 def own_folder(folder: Path, root: Path | None = None) -> Path:
     """Make ``folder`` (and its parents) if absent, and refuse it when it is a symbolic link
-    (:class:`LinkedFolderError`): files a command writes into a run or wiki stay inside it, never
-    land where a link in a received run or wiki points. With ``root`` (the run or wiki, which may
-    itself be a link), every folder between it and ``folder`` is refused as a link too
-    (``workspace/`` of ``workspace/extractions/``). Returns ``folder``."""
+    (:class:`LinkedFolderError`) or a file, FIFO or device (:class:`NotAFolderError`, named as
+    what it is): files a command writes into a run or wiki stay inside it, never land where a link
+    in a received run or wiki points. With ``root`` (the run or wiki, which may itself be a link),
+    every folder between it and ``folder`` is refused the same way (``workspace/`` of
+    ``workspace/extractions/``). Returns ``folder``."""
     between = [folder]
     if root is not None:
         between += [p for p in folder.parents if p != root and root in p.parents]
     for path in between:
-        if os.path.islink(path):
-            raise LinkedFolderError(path)
+        try:
+            real_folder(path)
+        except NotADirectoryError:  # a parent is no folder: its own turn in ``between`` names it
+            continue
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -119,10 +167,8 @@ def open_regular(
         raise
     try:
         info = os.fstat(fd)
-        kind = info.st_mode
-        if not stat.S_ISREG(kind):
-            what = "a folder" if stat.S_ISDIR(kind) else "a FIFO" if stat.S_ISFIFO(kind) else "a special file"
-            raise NotRegularFileError(Path(path), what)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegularFileError(Path(path), _what(info.st_mode))
     except BaseException:
         os.close(fd)
         raise

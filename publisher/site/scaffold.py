@@ -89,7 +89,7 @@ def new_wiki(
             created.append(root / WIKI_KEY)
         for rel, data in planned:
             target = root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
+            _fs.own_folder(target.parent, root)  # never a link or file in place of concepts/, docs/ ...
             if not _fs.create_exclusive(target, data, mode=0o644):
                 raise UsageError(f"{target} appeared while scaffolding; refusing to overwrite")
             created.append(target)

@@ -22,6 +22,7 @@ from .claims.admission import Problem, Proposal, admit
 from .claims.log import Assessment, Bound, append_assessment
 from .claims.model import ClaimRefusal, claim_hash, normalise_statement
 from .concepts import CONCEPTS_DIR, ConceptClaim, ConceptFrontMatter, check_slug, dump_concept, parse_concept
+from .discover import concepts_folder
 from .evidence import ConceptEvidence, WikiCheck
 from .policy import Policy
 
@@ -75,6 +76,7 @@ def _prepared(
     if not wiki_root.is_dir():
         raise UsageError(f"wiki folder {wiki_root} does not exist")
     path, rel = _concept_path(wiki_root, concept)
+    concepts_folder(wiki_root)  # a link or file in place of concepts/: refused before anything is read or logged
     statement = normalise_statement(proposal.statement)
     if not statement:
         raise UsageError("--statement must not be empty")

@@ -37,7 +37,7 @@ from ..kernel.findings import Finding
 from ..kernel.models import EventType
 from ..kernel.text import one_line
 from ..runs import Run
-from .discover import discover
+from .discover import discover_runs
 
 __all__ = ["AuditEntry", "Audit", "refetch_audit", "STATUSES"]
 
@@ -150,7 +150,7 @@ def refetch_audit(
     get: Fetcher = fetcher or (lambda url: http_get(url, timeout=timeout, max_bytes=max_bytes))
     answers: dict[str, HttpResult | AcquireError] = {}
     audit = Audit([], [], [])
-    for path in discover(root)[0]:
+    for path in discover_runs(root):
         run = Run(path)
         rel = _relative(path, root)
         reading: tuple[Path, CheckId | None] = (run.config_path, None)

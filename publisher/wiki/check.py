@@ -10,7 +10,8 @@ run accepts now (:mod:`.conceptcheck`); then the claims (:func:`check_claims`).
 
 Findings that block publication land in :attr:`WikiCheck.findings`; what a run leaves unpublished
 without blocking (unresolved artifacts with the gate off) becomes a notice. A wiki with neither
-runs nor concepts has nothing to verify: that passes with a notice, so a fresh scaffold builds.
+runs nor concepts has nothing to verify: that passes with a notice, so a fresh scaffold builds;
+a ``concepts`` that is there but no real folder (a file, a FIFO, a link) is a finding, never that.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from .conceptcheck import (
     render_ahead,
 )
 from .concepts import ConceptFrontMatter
-from .discover import discover, inside
+from .discover import ConceptsFolderError, discover_concepts, discover_runs, inside
 from .evidence import ConceptEvidence, RunEvidence, WikiCheck
 from .notices import check_notices
 from .policy import Policy
@@ -109,6 +110,16 @@ def check_wiki(
         return _check_wiki(root, policy, layouts, runs, concepts, workers or Workers())
 
 
+def _concept_files(wiki_root: Path, out: list[Finding]) -> list[Path]:
+    """The wiki's concept files; a ``concepts`` that is not a real folder (a file, a FIFO, a link
+    of any kind) is one ``SCHEMA_ERROR`` finding naming what it is, never "no concepts"."""
+    try:
+        return discover_concepts(wiki_root)
+    except ConceptsFolderError as exc:
+        out.append(exc.finding())
+        return []
+
+
 def _check_wiki(
     wiki_root: Path,
     policy: Policy,
@@ -121,10 +132,9 @@ def _check_wiki(
     wiki = WikiCheck(wiki_root, policy)
     real_root = wiki_root.resolve()  # once: every run a concept names is resolved against it
     real = wiki.real_path
-    found_runs, found_concepts = discover(wiki_root, layouts, real)
-    run_paths = list(runs) if runs is not None else found_runs
-    concept_paths = list(concepts if concepts is not None else found_concepts)
+    run_paths = list(runs) if runs is not None else discover_runs(wiki_root, layouts, real)
     concept_findings: list[Finding] = []
+    concept_paths = list(concepts) if concepts is not None else _concept_files(wiki_root, concept_findings)
     folders: dict[Path, str] = {}
     todo: deque[Callable[[], object]] = deque()
     ahead = BlockCache()
@@ -239,7 +249,7 @@ def _check_wiki(
     check_claims(wiki, wiki.concepts)
     check_notices(wiki)
     forget_normal_forms()  # the reviews' normal forms: none stays resident through the site's build
-    if not wiki.runs and not wiki.concepts:
+    if not wiki.runs and not wiki.concepts and not wiki.findings:
         wiki.notices.append("no run results and no concepts: nothing to verify")
     return wiki
 

@@ -37,6 +37,7 @@ from .concepts import (
     parse_concept,
     with_generated,
 )
+from .discover import concepts_folder
 from .evidence import RunEvidence, WikiCheck
 from .markdown import markdown_code
 from .policy import Policy
@@ -134,6 +135,7 @@ def plan_promotion(
     config = run.load_config()
     if not run.result_path.is_file():
         raise UsageError(f"{run.path} has no outputs/result.json; run 'publisher assemble' first")
+    concepts_folder(wiki_root)  # a link or file in place of concepts/: refused before any check
     run_rel = _relative_to(run.path, wiki_root, "run")
     slug = concept if concept is not None else run.slug(config)
     try:

@@ -20,7 +20,7 @@ from ...kernel.reasons import Reason
 from ...kernel.store import SnapshotStore
 from ...kernel.trust import KeyRing
 from ...runs import Run
-from ...wiki.discover import discover
+from ...wiki.discover import discover_runs
 from ..pages.offline import record_js, record_js_uri
 from ..pages.proofs import LIGHT, check_proofs, light_record
 from .manifest import SITE_FILE_LIMIT, check_record_copy, record_uri
@@ -32,9 +32,8 @@ class WikiTexts:
     """Verified snapshot texts by source id, read once each from whichever run holds the file."""
 
     def __init__(self, wiki_root: Path) -> None:
-        runs, _ = discover(wiki_root)
         self._dirs: dict[str, list[Path]] = {}
-        for path in runs:
+        for path in discover_runs(wiki_root):
             store = Run(path).store
             for sid in store.ids():
                 self._dirs.setdefault(sid, []).append(store.folder)

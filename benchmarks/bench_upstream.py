@@ -2,7 +2,11 @@
 
 Each size is an upstream-layout run (``<wiki>/outputs/deep-research/<slug>/``: unsealed
 snapshots, events without ``prev``, a report citing papers by PMCID) of that many real articles
-of the evidence-inference corpus, every record accepted. The upstream assembler
+of the evidence-inference corpus, every record accepted by both sides: the run carries a
+``corpus.jsonl`` of its papers and its footnotes are keyed by PMCID (``[^pmc-1065070]``), the
+one way the upstream assembler ties a report's footnote to a paper (it does not read the
+footnote's text). Each command is run once before timing and must exit 0: a side that
+rejected something would be timed on other work. The upstream assembler
 (``scripts/assemble.py run --run-dir RUN --strict`` of a checkout of the upstream kit) works on
 its own copy of the run, since it writes ``outputs/result.json`` in its own schema. Every command
 is a fresh process; the commands are interleaved round by round (the order rotating each round),
@@ -22,9 +26,11 @@ commands are timed, and the table says the comparison was skipped.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -67,6 +73,29 @@ def _lines(run: Path, copy: Path | None, script: Path | None) -> dict[str, list[
     return lines
 
 
+def _keyed_by_pmcid(run: Path, pmcids: list[str]) -> None:
+    """The run's report footnotes keyed by PMCID and a ``corpus.jsonl`` of its papers, so that
+    the upstream assembler, which resolves a footnote by its key through the corpus alone,
+    accepts the report's claims as this project's assembler does."""
+    report = run / "outputs" / "report.md"
+    text = report.read_text(encoding="utf-8")
+    for number, pmcid in enumerate(pmcids):
+        key = pmcid.removeprefix("PMC")
+        text = text.replace(f"[^pmc-{number}]", f"[^pmc-{key}]")
+    report.write_text(text, encoding="utf-8")
+    corpus = "".join(json.dumps({"evidence_id": f"pmcid:{p}", "pmcid": p}) + "\n" for p in pmcids)
+    (run / "corpus.jsonl").write_text(corpus, encoding="utf-8")
+
+
+def _accepts(line: list[str], env: dict[str, str]) -> None:
+    """Run a command once (warming the file cache and the byte-code); anything but exit 0, every
+    artifact accepted, stops the benchmark."""
+    done = subprocess.run(line, capture_output=True, env=env, cwd=os.path.abspath(os.sep), check=False)
+    if done.returncode != 0:
+        tail = (done.stdout + done.stderr).decode("utf-8", "replace")[-400:]
+        raise SystemExit(f"{' '.join(line[:5])}: exit {done.returncode}, not every artifact accepted:\n{tail}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10,40,160", help="articles per run, comma-separated (default 10,40,160)")
@@ -89,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         runs: dict[tuple[int, str], tuple[list[str], dict[str, str]]] = {}
         for size in sizes:
             fixture = make_upstream_run(Path(tmp) / f"ours-{size}", articles=size)
+            _keyed_by_pmcid(fixture.run.path, [article.pmcid for article in fixture.articles])
             where = fixture.run.path.relative_to(fixture.wiki.parent)
             copy = None
             if script is not None:  # each side on its own copy: each writes its own result.json
@@ -102,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                     if name.startswith("publisher"):
                         runs[(size, f"{name} [against]")] = (line, other)
         for line, line_env in runs.values():  # assemble before verify; warms the file cache and the byte-code
-            timed(line, line_env)
+            _accepts(line, line_env)
         got: dict[tuple[int, str], list[tuple[float, float]]] = {key: [] for key in runs}
         keys = list(runs)
         for n in range(rounds):

@@ -35,9 +35,13 @@ REQUEST = '{"jsonrpc": "2.0", "id": %s, "method": "ping"}'
 class Server:
     """A ``publisher mcp`` subprocess, initialised, that a test writes lines to and reads answers of."""
 
-    def __init__(self, wiki: Path) -> None:
+    def __init__(self, wiki: Path, log: Path) -> None:
         command = [sys.executable, "-m", "publisher", "mcp", "--wiki", str(wiki)]
-        self.proc = subprocess.Popen(command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.log = log
+        with log.open("wb") as stderr:
+            self.proc = subprocess.Popen(
+                command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
+            )
         self.pings = 1000
         hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
         self.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}).encode())
@@ -70,18 +74,20 @@ class Server:
         return int(status.split("VmHWM:")[1].split()[0]) * 1024
 
     def close(self) -> None:
+        """End the session as a client does (closing stdin): the server exits 0, having logged nothing."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.close()
         assert self.proc.wait(timeout=30) == 0
         self.proc.stdout.close()
+        assert self.log.read_text(encoding="utf-8", errors="replace") == ""
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    wiki = tmp_path_factory.mktemp("mcp-wire") / "wiki"
-    wiki.mkdir()
-    (wiki / "mkdocs.yml").write_text("site_name: x\n", encoding="utf-8")
-    running = Server(wiki)
+    root = tmp_path_factory.mktemp("mcp-wire")
+    (root / "wiki").mkdir()
+    (root / "wiki" / "mkdocs.yml").write_text("site_name: x\n", encoding="utf-8")
+    running = Server(root / "wiki", root / "stderr.txt")
     yield running
     running.close()
 

@@ -122,7 +122,7 @@ async def _serve_stdio(server: MCPServer) -> None:
     """What ``server.run("stdio")`` does, with stdin read by :class:`~.transport.Lines`."""
     lowlevel = server._lowlevel_server
     with claimed_stdin() as wire:
-        lines = Lines(wire)
+        lines = Lines(wire)  # the transport only iterates its stdin, as Lines is iterated
         async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
             lines.answer_on(write_stream)
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())

@@ -241,7 +241,7 @@ ORDER: dict[str, list[Entry]] = {
         "hook",
         "plugin",
     ],
-    "mcp": ["__init__", "tools", "server"],
+    "mcp": ["__init__", "tools", "transport", "server"],
     "cli": [
         "_common",
         "progress",

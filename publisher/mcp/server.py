@@ -9,34 +9,30 @@ Arguments are allow-listed too: a call naming an argument its tool does not take
 naming it (the SDK alone would drop it silently, so a misspelt ``end`` would read to the end of a
 source), and every listed input schema says ``additionalProperties: false``.
 
-The SDK's stdio transport drops a line its JSON parser refuses (a lone surrogate escape, a number
-of thousands of digits, a cut-off line) without an answer, so a client waits for ever; here each
-such line is answered with a JSON-RPC parse error (``-32700``; ``-32600`` for JSON that is not a
-JSON-RPC message) carrying the request's id where Python's JSON parser can still read one,
-``null`` where not.
+The server reads stdin itself (:mod:`.transport`): the SDK's stdio transport is given only the
+lines its parser reads as what they mean, and every other line (too long, not JSON, no JSON-RPC
+message, an id that is not a string or an integer) is answered with one JSON-RPC error, never
+dropped unanswered.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.stdio import stdio_server
-from mcp.shared.message import SessionMessage
-from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError, ToolAnnotations
 from mcp.types import Tool as MCPTool
-from pydantic import ValidationError
+from mcp.types import ToolAnnotations
 
 from .. import __version__
 from ..acquire.signing import Signer
 from .tools import TOOLS, ToolProblem, ToolSpec, Workspace
+from .transport import Lines, claimed_stdin
 
 __all__ = ["build_server", "serve", "INSTRUCTIONS"]
 
@@ -122,88 +118,14 @@ def build_server(wiki: Path, run_dir: Path | None = None, signer: Signer | None 
     return server
 
 
-def _request_id(line: object) -> int | str | None:
-    """The id of the request the SDK could not read (its line, or the JSON value it parsed), if
-    Python's parser finds one."""
-    data = line
-    if isinstance(line, str):
-        try:  # a number too long for an int is no id (and must not fail the parse)
-            data = json.loads(line, parse_int=lambda digits: int(digits) if len(digits) <= 18 else None)
-        except (ValueError, RecursionError):
-            return None
-    found = data.get("id") if isinstance(data, dict) else None
-    if type(found) is int:
-        return found
-    if isinstance(found, str) and len(found) <= 200:
-        try:
-            found.encode("utf-8")
-        except UnicodeEncodeError:
-            return None
-        return found
-    return None
-
-
-class _Answered:
-    """The transport's read stream, with each line it could not parse answered by a parse error.
-
-    The SDK's stdio reader hands such a line on as an exception, which the server only logs; the
-    request is then never answered. (What ``server.run("stdio")`` does, with this wrapper: the
-    SDK's ``_lowlevel_server`` is the one it runs.) Every other item passes through unchanged.
-    """
-
-    def __init__(self, inner: Any, write: Any) -> None:
-        self._inner = inner
-        self._write = write
-
-    @property
-    def last_context(self) -> Any:
-        """The sender's context of the last item (the SDK restores it for the handler)."""
-        return getattr(self._inner, "last_context", None)
-
-    async def receive(self) -> Any:
-        while True:
-            item = await self._inner.receive()
-            if not isinstance(item, Exception):
-                return item
-            line, code = None, PARSE_ERROR
-            if isinstance(item, ValidationError) and item.errors():
-                errors = item.errors()
-                if errors[0].get("type") == "json_invalid":
-                    line = errors[0].get("input")
-                else:  # JSON, but not a JSON-RPC message: the message is the outermost object reported
-                    code = INVALID_REQUEST
-                    objects = [e for e in errors if isinstance(e.get("input"), dict)]
-                    line = min(objects, key=lambda e: len(e["loc"]))["input"] if objects else None
-            what = "JSON" if code == PARSE_ERROR else "a JSON-RPC message"
-            error = ErrorData(code=code, message=f"the request is not {what} this server can read")
-            await self._write.send(SessionMessage(JSONRPCError(jsonrpc="2.0", id=_request_id(line), error=error)))
-
-    def __aiter__(self) -> _Answered:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> _Answered:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
 async def _serve_stdio(server: MCPServer) -> None:
-    """What ``server.run("stdio")`` does, with the read stream wrapped in :class:`_Answered`."""
+    """What ``server.run("stdio")`` does, with stdin read by :class:`~.transport.Lines`."""
     lowlevel = server._lowlevel_server
-    async with stdio_server() as (read_stream, write_stream):
-        await lowlevel.run(_Answered(read_stream, write_stream), write_stream, lowlevel.create_initialization_options())
+    with claimed_stdin() as wire:
+        lines = Lines(wire)  # the transport only iterates its stdin, as Lines is iterated
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+            lines.answer_on(write_stream)
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 def serve(wiki: Path, run_dir: Path | None = None, signer: Signer | None = None) -> None:

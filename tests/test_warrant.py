@@ -376,3 +376,56 @@ def test_require_warrant_never_blocks_promotion_only_publication(ww: tuple[Path,
     promote(wiki / "runs" / "trials", wiki, concept=CONCEPT, policy=policy(wiki))
     found = [(f.check, f.field) for f in check_wiki(wiki, policy=policy(wiki)).findings]
     assert found == [("C-WARRANT", "WARRANT_REQUIRED")]
+
+
+# Attacks by someone who writes every file of the wiki but holds no trusted private key.
+
+
+def _reassess(cli: Cli, wiki: Path, keys: Keys, labels: list[str], status: str, *extra: str) -> None:
+    cw = ClaimsWiki(wiki, None, "", "", "", "", labels, "")  # type: ignore[arg-type]
+    out = assess(cli, cw, "c1", "It helps.", status, "--evidence", labels[0], *extra, "--key", str(keys.wiki))
+    assert out.status == 0, out.err
+
+
+def test_a_warrant_replayed_from_a_fork_does_not_vouch_for_another_status(
+    ww: tuple[Path, Keys, list[str]], cli: Cli, tmp_path: Path
+) -> None:
+    """Two copies of one wiki (a branch, a fork) each log their own ``as-0002`` for claim c1: the
+    same statement and spans, but partially supported in one and contradicted in the other. The
+    reviewer confirms the first; its warrant log copied into the second must not make the
+    contradiction read as confirmed, though claim hash, assessment id and spans all match."""
+    wiki, keys, labels = ww
+    fork = tmp_path / "fork"
+    shutil.copytree(wiki, fork, symlinks=True)
+    _reassess(cli, wiki, keys, labels, "P", "--condition", "in adults")
+    _reassess(cli, fork, keys, labels, "C")
+    decide(wiki, keys.signer(keys.reviewer), Decision.CONFIRMED)
+    assert warrant_of(wiki)["state"] == "confirmed"
+    shutil.copy(wiki / WARRANTS_FILE, fork / WARRANTS_FILE)
+    got = warrant_of(fork)
+    assert (got["state"], got["confirmed"]) == ("stale", 0)
+
+
+def test_a_warrant_that_binds_no_assessment_content_gives_no_credit(ww: tuple[Path, Keys, list[str]]) -> None:
+    """A line in the reviewer's key that names the assessment by its counter only (as lines
+    written before the content was bound did) cannot tell which assessment was read: stale."""
+    from publisher.wiki.claims.warrant import append_warrant, current_spans
+
+    wiki, keys, _ = ww
+    check = check_wiki(wiki, policy=policy(wiki))
+    (state,) = check.claims
+    assert state.entry is not None
+    fields = {
+        "concept": CONCEPT,
+        "claim_id": "c1",
+        "claim_hash": state.claim_hash,
+        "assessment_id": state.entry.assessment_id,
+        "spans": [s.model_dump(mode="json") for s in current_spans(check, state.entry)],
+        "decision": "confirmed",
+        "correction": None,
+        "reason": "The excerpt reports this outcome.",
+    }
+    append_warrant(wiki, fields, keys.signer(keys.reviewer))
+    got = warrant_of(wiki)
+    assert (got["state"], got["confirmed"]) == ("stale", 0)
+    assert [c.split(" ", 1)[0] for c in got["changed"]] == ["assessment"]  # type: ignore[union-attr]

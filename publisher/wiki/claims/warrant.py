@@ -34,7 +34,7 @@ from ...acquire.signing import KeyRing, Signer
 from ...kernel.canonical import canonical_bytes, format_ts, loads_strict, utc_now
 from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError, UsageError
-from ...kernel.eventlog import LogState, append_chained, read_chain
+from ...kernel.eventlog import LogState, append_chained, line_digest, read_chain
 from ...kernel.findings import Finding
 from ...kernel.models import (
     ACQUISITIONS,
@@ -70,6 +70,7 @@ __all__ = [
     "append_warrant",
     "read_warrants",
     "signature_problem",
+    "assessment_digest",
     "current_spans",
     "author_keys",
     "key_label",
@@ -177,6 +178,10 @@ class Warrant(SignedLine):
     claim_id: StrictStr
     claim_hash: PrefixedDigest
     assessment_id: StrictStr
+    assessment_hash: PrefixedDigest | None = None
+    """The digest of the assessment's line (:func:`assessment_digest`): its status, conditions,
+    evidence and signer as reviewed. Its id alone is a counter, which another copy of the wiki
+    (a fork, a branch) reuses for another assessment; a line without it gives no credit."""
     spans: Annotated[tuple[WarrantSpan, ...], BeforeValidator(list_as_tuple)]
     decision: Annotated[Decision, enum_from_str(Decision)]
     correction: Correction | None
@@ -245,6 +250,12 @@ def key_label(ring: KeyRing, key_id: str) -> str:
     if listed:
         return Path(listed).name.removesuffix(".pub")
     return key_id[:16] + "…"
+
+
+def assessment_digest(entry: Assessment) -> str:
+    """The digest of ``entry``'s line in ``assessments.jsonl`` (the ``prev`` digest its next line
+    carries): every field of the assessment, its signature included."""
+    return line_digest(canonical_bytes(entry.wire()))
 
 
 def excerpt_digest(text: str) -> str:
@@ -339,6 +350,10 @@ def _changes(review: Warrant, state: ClaimState, entry: Assessment, spans: Seque
         out.append("statement")
     if review.assessment_id != entry.assessment_id:
         out.append(f"assessment ({review.assessment_id} reviewed, {entry.assessment_id} now)")
+    elif review.assessment_hash is None:
+        out.append(f"assessment ({review.warrant_id} does not bind {entry.assessment_id}'s content)")
+    elif review.assessment_hash != assessment_digest(entry):
+        out.append(f"assessment ({entry.assessment_id} is not the assessment reviewed under that id)")
     if tuple(review.spans) != tuple(spans):
         out.append("cited spans")
     return out

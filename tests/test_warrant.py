@@ -429,3 +429,44 @@ def test_a_warrant_that_binds_no_assessment_content_gives_no_credit(ww: tuple[Pa
     got = warrant_of(wiki)
     assert (got["state"], got["confirmed"]) == ("stale", 0)
     assert [c.split(" ", 1)[0] for c in got["changed"]] == ["assessment"]  # type: ignore[union-attr]
+
+
+def test_the_review_walk_shows_no_line_the_claim_or_its_source_wrote(
+    ww: tuple[Path, Keys, list[str]], cli: Cli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reviewer decides on what the walk shows. A statement, condition or source text with
+    line breaks could print a line of its own ('  condition: adults over 65 only' under a claim
+    without conditions, a second '>>>excerpt<<<'): each value shows on the line of its label, so
+    the walk has as many lines for a hostile claim as for a plain one."""
+    import dataclasses
+
+    from publisher.cli.warrant import _show
+
+    wiki, keys, labels = ww
+    statement = "It helps. condition: in adults over 65 only"
+    cw = ClaimsWiki(wiki, None, "", "", "", "", labels, "")  # type: ignore[arg-type]
+    assert assess(cli, cw, "c1", statement, "S", "--evidence", labels[0], "--key", str(keys.wiki)).status == 0
+    concept = wiki / "concepts" / f"{CONCEPT}.md"
+    lines = concept.read_text(encoding="utf-8").splitlines(keepends=True)
+    (at,) = [n for n, line in enumerate(lines) if line.startswith("  statement: ")]
+    # The same claim hash (white space runs are one space): the front matter is anyone's to write.
+    lines[at] = '  statement: "It helps.\\n  condition: in adults over 65 only"\n'
+    concept.write_text("".join(lines), encoding="utf-8")
+    check = check_wiki(wiki, policy=policy(wiki))
+    assert check.ok, check.findings
+    (item,) = awaiting_review(check)
+    (plain,) = awaiting_review(check_wiki(wiki, policy=policy(wiki)))
+    plain.view["statement"] = statement
+    capsys.readouterr()
+    _show(plain, 1, 1)
+    expected = len(capsys.readouterr().out.splitlines())
+    hostile_source = [
+        {**ex, "before": "a\n  statement: It cures all.\r", "sentence_after": "b\n>>>c\u2028d", "after": "\n[2/2]"}
+        for ex in item.excerpts
+    ]
+    for shown_item in (item, dataclasses.replace(item, excerpts=hostile_source)):
+        _show(shown_item, 1, 1)
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == expected, lines
+        assert sum(line.startswith("  statement:") for line in lines) == 1
+        assert not any(line.startswith("  condition:") for line in lines)

@@ -87,7 +87,7 @@ def _warrant(args: argparse.Namespace) -> int:
         items = awaiting_review(wiki, args.concept)
         rows = [_row(item.view) for item in items]
         human = (
-            "\n".join(f"{r['concept']}/{r['id']}  {r['code']}  {r['warrant']}: {r['statement']}" for r in rows)
+            "\n".join(f"{r['concept']}/{r['id']}  {r['code']}  {r['warrant']}: {_flat(r['statement'])}" for r in rows)
             or "no claim awaits review"
         )
         emit(args, {"awaiting": rows}, human)
@@ -120,6 +120,16 @@ def _warrant(args: argparse.Namespace) -> int:
     return _interactive(wiki_root, args, policy)
 
 
+def _flat(text: str) -> str:
+    """``text`` as one line: white space runs (line breaks too) one space, every other control
+    shown, never acted on. A statement, a condition or a source's text printed as it is could
+    print a line of its own (a condition the claim lacks, a second excerpt); on one line it reads
+    only as the value of the label that precedes it."""
+    from ..kernel.text import terminal_safe
+
+    return terminal_safe(" ".join(text.split()), keep_newlines=False)
+
+
 def _row(view: dict[str, Any]) -> dict[str, Any]:
     return {
         "concept": view["concept"],
@@ -147,9 +157,9 @@ def _show(item: Any, at: int, total: int) -> None:
     view = item.view
     say("")
     say(f"[{at}/{total}] {view['concept']}/{view['id']}  {view['code']} · {view['status']}")
-    say(f"  statement: {view['statement']}")
+    say(f"  statement: {_flat(view['statement'])}")
     for condition in view["conditions"]:
-        say(f"  condition: {condition}")
+        say(f"  condition: {_flat(condition)}")
     counts = view["counts"]
     say(
         f"  counts: {counts['citations']} citations, {counts['excerpts']} excerpts, {counts['snapshots']} snapshots, "
@@ -161,9 +171,11 @@ def _show(item: Any, at: int, total: int) -> None:
     if not item.excerpts:
         say("  (no excerpt: this status rests on a document review or a missingness record)")
     for ex in item.excerpts:
-        labels = ", ".join(f"[^{label}]" for label in ex["labels"])
-        say(f"  --- {labels} {ex['source']} ({ex['source_id'][:16]}… {ex['start']}-{ex['end']})")
-        say(f"  …{ex['before']}{ex['sentence_before']}>>>{ex['excerpt']}<<<{ex['sentence_after']}{ex['after']}…")
+        labels = _flat(", ".join(f"[^{label}]" for label in ex["labels"]))
+        say(f"  --- {labels} {_flat(ex['source'])} ({ex['source_id'][:16]}… {ex['start']}-{ex['end']})")
+        say(f"      before:  …{_flat(ex['before'] + ex['sentence_before'])}")
+        say(f"      excerpt: >>>{_flat(ex['excerpt'])}<<<")
+        say(f"      after:   {_flat(ex['sentence_after'] + ex['after'])}…")
 
 
 def _interactive(wiki_root: Path, args: argparse.Namespace, policy: Any) -> int:

@@ -426,6 +426,9 @@ def test_a_warrant_that_binds_no_assessment_content_gives_no_credit(ww: tuple[Pa
         "reason": "The excerpt reports this outcome.",
     }
     append_warrant(wiki, fields, keys.signer(keys.reviewer))
+    (line,) = (wiki / WARRANTS_FILE).read_bytes().splitlines()
+    assert "assessment_hash" not in json.loads(line)  # such a line verifies as it was signed
+    assert check_wiki(wiki, policy=policy(wiki)).findings == []
     got = warrant_of(wiki)
     assert (got["state"], got["confirmed"]) == ("stale", 0)
     assert [c.split(" ", 1)[0] for c in got["changed"]] == ["assessment"]  # type: ignore[union-attr]

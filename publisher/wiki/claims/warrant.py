@@ -193,6 +193,14 @@ class Warrant(SignedLine):
         """The counter in ``warrant_id``."""
         return int(self.warrant_id[3:])
 
+    def wire(self) -> dict[str, Any]:
+        """The line as written and signed: without ``assessment_hash`` where it has none, so a line
+        written before reviews bound it verifies as it was signed (and reads stale)."""
+        data = super().wire()
+        if data.get("assessment_hash") is None:
+            data.pop("assessment_hash", None)
+        return data
+
 
 def _parse(line: bytes) -> Warrant:
     return Warrant.model_validate(loads_strict(line))

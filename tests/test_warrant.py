@@ -473,3 +473,18 @@ def test_the_review_walk_shows_no_line_the_claim_or_its_source_wrote(
         assert len(lines) == expected, lines
         assert sum(line.startswith("  statement:") for line in lines) == 1
         assert not any(line.startswith("  condition:") for line in lines)
+
+
+def test_a_claim_no_concept_has_is_a_one_line_claim_unknown(ww: tuple[Path, Keys, list[str]], cli: Cli) -> None:
+    """Named without --concept, an unknown claim (a look-alike of c1 among them) is refused like one
+    named with it: exit 1, C-WARRANT CLAIM_UNKNOWN, one line, nothing written, no key asked."""
+    wiki, _, _ = ww
+    before = tree_digest(wiki)
+    for claim in ("nope", "c\u0031\u200b", "\u04411", "C1"):
+        for concept in ((), ("--concept", CONCEPT)):
+            out = cli("warrant", "--wiki", wiki, "--claim", claim, *concept, "--decision", "confirmed",
+                      "--reason", "r", "--json")  # fmt: skip
+            assert out.status == 1 and len(out.err_lines) == 1, out.err
+            error = out.json()["error"]
+            assert (error["check"], error["field"]) == ("C-WARRANT", "CLAIM_UNKNOWN")
+    assert tree_digest(wiki) == before

@@ -69,7 +69,7 @@ def _warrant(args: argparse.Namespace) -> int:
     from ..kernel.errors import UsageError
     from ..wiki.check import check_wiki
     from ..wiki.claims.warrant import Decision, key_label
-    from ..wiki.warrant import awaiting_review, parse_correction, record_warrant
+    from ..wiki.warrant import admitted_claim, awaiting_review, parse_correction, record_warrant
 
     wiki_root = Path(args.wiki)
     if not wiki_root.is_dir():
@@ -96,6 +96,7 @@ def _warrant(args: argparse.Namespace) -> int:
         correction = parse_correction(args.correction)
         wiki = check_wiki(wiki_root, policy=policy)
         concept = args.concept or _concept_of(wiki, args.claim)
+        admitted_claim(wiki, concept, args.claim)  # an unknown claim is refused before the passphrase
         signer = _signer(args.key, policy)
         done = record_warrant(
             wiki_root,
@@ -142,14 +143,20 @@ def _row(view: dict[str, Any]) -> dict[str, Any]:
 
 
 def _concept_of(wiki: Any, claim_id: str) -> str:
-    """The one concept with a claim ``claim_id`` (ids are unique within a concept only)."""
+    """The one concept with a claim ``claim_id`` (ids are unique within a concept only). None has
+    it: the refusal ``--concept`` would meet (``CLAIM_UNKNOWN``, exit 1), not a usage error."""
     from ..kernel.errors import UsageError
+    from ..wiki.claims.warrant import WarrantGuard, WarrantRefusal
 
     found = sorted({s.concept for s in wiki.claims if s.claim.id == claim_id})
     if len(found) == 1:
         return str(found[0])
     if not found:
-        raise UsageError(f"no concept has a claim {claim_id[:60]!r}; 'publisher warrant --wiki WIKI --list' lists them")
+        raise WarrantRefusal(
+            WarrantGuard.CLAIM_UNKNOWN,
+            f"no concept has a claim {claim_id[:60]!r}; 'publisher warrant --wiki WIKI --list' lists them",
+            artifact_id=f"claim:{claim_id[:60]}",
+        )
     raise UsageError(f"claim {claim_id[:60]!r} is in {', '.join(found)}; name one with --concept")
 
 

@@ -41,7 +41,7 @@ from .claims.warrant import (
 from .evidence import WikiCheck
 from .policy import Policy
 
-__all__ = ["AROUND", "ReviewItem", "awaiting_review", "parse_correction", "record_warrant"]
+__all__ = ["AROUND", "ReviewItem", "admitted_claim", "awaiting_review", "parse_correction", "record_warrant"]
 
 AROUND = 160
 """Code points of text shown on each side of the sentence an excerpt lies in."""
@@ -122,7 +122,9 @@ def awaiting_review(wiki: WikiCheck, concept: str | None = None, *, every: bool 
     return out
 
 
-def _find(wiki: WikiCheck, concept: str, claim_id: str) -> ClaimState:
+def admitted_claim(wiki: WikiCheck, concept: str, claim_id: str) -> ClaimState:
+    """The admitted claim ``claim_id`` of ``concept``; :class:`WarrantRefusal` (``CLAIM_UNKNOWN``)
+    when there is none, before any key is asked for."""
     for state in wiki.claims:
         if state.concept == concept and state.claim.id == claim_id:
             if state.entry is None:
@@ -180,9 +182,9 @@ def record_warrant(
         )
     if wiki is None:
         wiki = check_wiki(Path(wiki_root), policy=policy)
-    state = _find(wiki, concept, claim_id)
+    state = admitted_claim(wiki, concept, claim_id)
     entry = state.entry
-    if entry is None:  # _find returns admitted claims only
+    if entry is None:  # admitted_claim returns admitted claims only
         raise WarrantRefusal(WarrantGuard.CLAIM_UNKNOWN, f"claim {claim_id[:60]!r} is not admitted")
     if signer.key_id in author_keys(wiki, entry):
         raise WarrantRefusal(

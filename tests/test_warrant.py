@@ -488,3 +488,28 @@ def test_a_claim_no_concept_has_is_a_one_line_claim_unknown(ww: tuple[Path, Keys
             error = out.json()["error"]
             assert (error["check"], error["field"]) == ("C-WARRANT", "CLAIM_UNKNOWN")
     assert tree_digest(wiki) == before
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        b'{"decision": "rejected", "decision": "confirmed"}',  # a key twice: which one was signed?
+        b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b'{"spans": [{"start": 1e999}]}',
+        b'{"reason": "\\ud800"}',
+        b"\xff\xfe not UTF-8",
+    ],
+    ids=["duplicate-key", "deep", "huge-number", "lone-surrogate", "bytes"],
+)
+def test_a_hostile_line_in_the_warrant_log_is_a_finding_never_a_crash(
+    ww: tuple[Path, Keys, list[str]], hostile: bytes
+) -> None:
+    """A reviewed log with a hostile line before its last line: the build fails with C-WARRANT
+    WARRANT_LOG, the claim gets no credit from the log, and nothing raises."""
+    wiki, keys, _ = ww
+    decide(wiki, keys.signer(keys.reviewer))
+    log = wiki / WARRANTS_FILE
+    log.write_bytes(hostile + b"\n" + log.read_bytes())
+    check = check_wiki(wiki, policy=policy(wiki))
+    assert check.findings and {(f.check, f.field) for f in check.findings} == {("C-WARRANT", "WARRANT_LOG")}
+    assert warrant_of(wiki)["state"] == "author_proposal"

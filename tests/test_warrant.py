@@ -406,6 +406,26 @@ def test_a_warrant_replayed_from_a_fork_does_not_vouch_for_another_status(
     assert (got["state"], got["confirmed"]) == ("stale", 0)
 
 
+def test_an_assessment_logged_again_under_a_reviewed_id_is_not_the_one_reviewed(
+    ww: tuple[Path, Keys, list[str]], cli: Cli
+) -> None:
+    """The threat of docs/warrant.md: an agent holding the maintainer's assess key. It drops the
+    log's last line (a deleted tail is not seen), then assesses the reviewed claim again: the new
+    line gets the same id, as-0002, for the same statement and spans, now contradicted."""
+    from publisher.wiki.claims.log import ASSESSMENTS_FILE
+
+    wiki, keys, labels = ww
+    _reassess(cli, wiki, keys, labels, "P", "--condition", "in adults")
+    decide(wiki, keys.signer(keys.reviewer), Decision.CONFIRMED)
+    assert warrant_of(wiki)["state"] == "confirmed"
+    log = wiki / ASSESSMENTS_FILE
+    log.write_bytes(log.read_bytes().splitlines(keepends=True)[0])
+    _reassess(cli, wiki, keys, labels, "C")
+    assert check_wiki(wiki, policy=policy(wiki)).findings == []
+    got = warrant_of(wiki)
+    assert (got["state"], got["confirmed"]) == ("stale", 0)
+
+
 def test_a_warrant_that_binds_no_assessment_content_gives_no_credit(ww: tuple[Path, Keys, list[str]]) -> None:
     """A line in the reviewer's key that names the assessment by its counter only (as lines
     written before the content was bound did) cannot tell which assessment was read: stale."""

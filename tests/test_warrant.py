@@ -533,3 +533,22 @@ def test_a_hostile_line_in_the_warrant_log_is_a_finding_never_a_crash(
     check = check_wiki(wiki, policy=policy(wiki))
     assert check.findings and {(f.check, f.field) for f in check.findings} == {("C-WARRANT", "WARRANT_LOG")}
     assert warrant_of(wiki)["state"] == "author_proposal"
+
+
+def test_a_reason_or_correction_longer_than_a_warrant_holds_is_refused_never_cut(
+    ww: tuple[Path, Keys, list[str]],
+) -> None:
+    """The reviewer signs what was typed or nothing: a reason cut to fit would be signed with
+    words (an ellipsis) the reviewer never wrote, and without those that were."""
+    from publisher.kernel.errors import UsageError
+    from publisher.wiki.warrant import MAX_CORRECTION, MAX_REASON
+
+    wiki, keys, _ = ww
+    before = tree_digest(wiki)
+    with pytest.raises(UsageError):
+        decide(wiki, keys.signer(keys.reviewer), reason="x" * (MAX_REASON + 1))
+    with pytest.raises(UsageError):
+        parse_correction("scope:" + "y" * (MAX_CORRECTION + 1))
+    assert tree_digest(wiki) == before
+    decide(wiki, keys.signer(keys.reviewer), reason="x " * (MAX_REASON // 2))  # within the limit once collapsed
+    assert warrant_of(wiki)["reason"] == ("x " * (MAX_REASON // 2)).strip()

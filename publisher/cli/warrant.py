@@ -233,6 +233,9 @@ def _interactive(wiki_root: Path, args: argparse.Namespace, policy: Any) -> int:
         except WarrantRefusal as exc:
             say(f"  not recorded: {exc.one_line()}")
             continue
+        except UsageError as exc:  # a reason longer than a warrant holds
+            say(f"  not recorded: {exc.message}")
+            continue
         recorded += 1
         say(f"  recorded {done.warrant_id} ({done.decision.value})")
     say(f"{recorded} decision(s) recorded")

@@ -19,7 +19,6 @@ from ..acquire.signing import Signer
 from ..kernel.errors import PublisherError, UsageError
 from ..kernel.sentences import Sentences
 from ..kernel.store import read_snapshot
-from ..kernel.text import one_line
 from ..kernel.trust import Role
 from .check import check_wiki
 from .claims.counts import WorkIndex, claim_view
@@ -41,10 +40,25 @@ from .claims.warrant import (
 from .evidence import WikiCheck
 from .policy import Policy
 
-__all__ = ["AROUND", "ReviewItem", "admitted_claim", "awaiting_review", "parse_correction", "record_warrant"]
+__all__ = [
+    "AROUND",
+    "MAX_CORRECTION",
+    "MAX_REASON",
+    "ReviewItem",
+    "admitted_claim",
+    "awaiting_review",
+    "parse_correction",
+    "record_warrant",
+]
 
 AROUND = 160
 """Code points of text shown on each side of the sentence an excerpt lies in."""
+
+MAX_REASON = 2000
+"""Longest reason a warrant records (code points, white space collapsed): a longer one is refused."""
+
+MAX_CORRECTION = 1000
+"""Longest correction text a warrant records: a longer one is refused."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +79,10 @@ def parse_correction(value: str | None) -> Correction | None:
     kinds = ", ".join(k.value for k in CorrectionKind)
     if not sep or kind.strip() not in {k.value for k in CorrectionKind} or not text.strip():
         raise UsageError(f"--correction must be KIND:TEXT with KIND one of {kinds}")
-    return Correction(kind=CorrectionKind(kind.strip()), text=normalise_statement(text)[:1000])
+    text = normalise_statement(text)
+    if len(text) > MAX_CORRECTION:  # signed as typed or not at all: never cut
+        raise UsageError(f"--correction's text is {len(text)} characters; at most {MAX_CORRECTION}")
+    return Correction(kind=CorrectionKind(kind.strip()), text=text)
 
 
 def _excerpts(wiki: WikiCheck, state: ClaimState) -> list[dict[str, Any]]:
@@ -156,7 +173,9 @@ def record_warrant(
     :class:`WarrantRefusal` (exit 1) before anything is written when the decision may not be
     recorded.
     """
-    reason = one_line(" ".join(reason.split()), 2000)
+    reason = " ".join(reason.split())
+    if len(reason) > MAX_REASON:  # signed as typed or not at all: never cut
+        raise UsageError(f"--reason is {len(reason)} characters; at most {MAX_REASON}")
     if not reason:
         raise WarrantRefusal(
             WarrantGuard.REASON_REQUIRED, "--reason must say why (what the excerpts do and do not say)"

@@ -552,3 +552,54 @@ def test_a_reason_or_correction_longer_than_a_warrant_holds_is_refused_never_cut
     assert tree_digest(wiki) == before
     decide(wiki, keys.signer(keys.reviewer), reason="x " * (MAX_REASON // 2))  # within the limit once collapsed
     assert warrant_of(wiki)["reason"] == ("x " * (MAX_REASON // 2)).strip()
+
+
+def test_the_key_that_adjudicated_a_not_supported_claims_hits_cannot_review_it(
+    ww: tuple[Path, Keys, list[str]], cli: Cli
+) -> None:
+    """A not_supported claim cites no excerpt: it rests on a document review whose every hit a
+    person adjudicated "does not support". The key that made those judgements, or that acquired
+    the reviewed source, proposed the claim as much as the key that signed its assessment: its
+    review is a self-review, refused by the command and no credit at build."""
+    from publisher.wiki.claims.warrant import append_warrant, assessment_digest, current_spans
+
+    wiki, keys, _ = ww
+    yml = wiki / "mkdocs.yml"
+    yml.write_text(
+        yml.read_text(encoding="utf-8").replace(
+            "{path: keys/reviewer.pub, roles: [warrant]}", "{path: keys/reviewer.pub, roles: [assess, warrant]}"
+        ),
+        encoding="utf-8",
+    )
+    (state,) = check_wiki(wiki, policy=policy(wiki)).claims
+    assert state.entry is not None and state.entry.bound is not None
+    source = state.entry.bound.evidence[0].refs[0].source_id
+    run = wiki / "runs" / "trials"
+    text = json.loads((run / "sources" / f"{source}.json").read_text(encoding="utf-8"))["text"]
+    words = [w.strip(".,;:()") for w in text[400:].split()]
+    term = next(w for w in words if len(w) > 6 and w.isalpha() and 2 <= text.count(w) <= 6)
+    claim = "The trial reports serious adverse events."
+    out = cli("review", "--run-dir", run, "--source-id", source, "--claim", claim, "--term", term, "--json")
+    assert out.status == 0, out.err
+    rid, hits = out.json()["review_id"], out.json()["record"]["hits"]
+    why = "the sentence names the term, not the claim"
+    for number in range(1, len(hits) + 1):
+        done = cli("review", "adjudicate", "--run-dir", run, "--review", rid, "--hit", str(number),
+                   "--reason", why, "--key", keys.reviewer, "--json")  # fmt: skip
+        assert done.status == 0, done.err
+    cw = ClaimsWiki(wiki, None, "", "", "", "", [], "")  # type: ignore[arg-type]
+    out = assess(cli, cw, "ns1", claim, "NS", "--review", rid, "--key", str(keys.wiki))
+    assert out.status == 0, out.err
+    reviewer = keys.signer(keys.reviewer)
+    refused(lambda: decide(wiki, reviewer, claim="ns1"), WarrantGuard.SELF_REVIEW, wiki)
+    check = check_wiki(wiki, policy=policy(wiki))
+    ns = next(s for s in check.claims if s.claim.id == "ns1")
+    assert ns.entry is not None and ns.provenance_valid
+    spans = [s.model_dump(mode="json") for s in current_spans(check, ns.entry)]
+    fields = {
+        "concept": CONCEPT, "claim_id": "ns1", "claim_hash": ns.claim_hash, "assessment_id": ns.entry.assessment_id,
+        "assessment_hash": assessment_digest(ns.entry), "spans": spans, "decision": "confirmed", "correction": None,
+        "reason": "No hit supports it.",
+    }  # fmt: skip
+    append_warrant(wiki, fields, reviewer)
+    assert warrant_of(wiki, "ns1")["state"] == "author_proposal"

@@ -6,8 +6,9 @@ population, direction, size). A warrant review records a reviewer's decision on 
 ``warrants.jsonl`` (chained and locked by :func:`~publisher.kernel.eventlog.append_chained`, like
 ``events.jsonl`` and ``assessments.jsonl``). Each entry is bound to the claim's hash, the
 assessment that admitted it and every cited span with its excerpt's digest, and signed by a key
-holding the ``warrant`` role that signed neither the assessment nor any acquisition of the cited
-sources: nobody reviews their own proposal.
+holding the ``warrant`` role that signed neither the assessment, nor any acquisition of the cited
+sources, nor (for ``not_supported``) an adjudication of the review it rests on: nobody reviews
+their own proposal.
 
 At every build (:func:`apply_warrants`) each claim gets a state: ``author_proposal`` (no
 review counts), ``confirmed``, ``qualified``, ``rejected`` (no credit) or ``stale`` (the claim,
@@ -51,6 +52,7 @@ from ...kernel.models import (
 )
 from ...kernel.trust import Role, line_signature_fault, sign_line
 from ..evidence import WikiCheck
+from .adjudications import read_adjudications
 from .log import Assessment
 from .provenance import ClaimState
 
@@ -300,16 +302,34 @@ def acquisition_signers(wiki: WikiCheck) -> AcquisitionSigners:
     return {sid: frozenset(keys) for sid, keys in out.items()}
 
 
+def _adjudicators(wiki: WikiCheck, run_slug: str, review_id: str | None) -> set[str]:
+    """The key ids that signed an adjudication of ``review_id`` in the run ``run_slug``."""
+    ev = wiki.run_by_slug(run_slug)
+    if ev is None or review_id is None:
+        return set()
+    try:
+        log = read_adjudications(ev.run)
+    except PublisherError:  # the claim's provenance check reports a log it cannot read
+        return set()
+    return {a.sig.key_id for a in log.events if a.review_id == review_id and a.sig is not None}
+
+
 def author_keys(wiki: WikiCheck, entry: Assessment, signers: AcquisitionSigners | None = None) -> frozenset[str]:
-    """The key ids that signed the claim's assessment or any acquisition of a cited source: the
-    keys that may not review it (whether or not their signatures verify: fewer reviewers, never
-    a self-review). ``signers`` is :func:`acquisition_signers` of the wiki (made here when None)."""
+    """The key ids that proposed the claim: those that signed its assessment, any acquisition of
+    a source it cites or (for ``not_supported``) of the source its document review read, or an
+    adjudication of that review's hits (the judgement ``not_supported`` rests on). None of them may
+    review it (whether or not their signatures verify: fewer reviewers, never a self-review).
+    ``signers`` is :func:`acquisition_signers` of the wiki (made here when None)."""
     if signers is None:
         signers = acquisition_signers(wiki)
     out = {entry.sig.key_id} if entry.sig is not None else set()
-    for item in entry.bound.evidence if entry.bound else ():
+    bound = entry.bound
+    for item in bound.evidence if bound else ():
         for ref in item.refs:
             out |= signers.get(ref.source_id, frozenset())
+    if bound is not None and bound.review is not None:
+        out |= signers.get(bound.review.source_id, frozenset())
+        out |= _adjudicators(wiki, bound.review.run, entry.review)
     return frozenset(out)
 
 

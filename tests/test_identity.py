@@ -310,3 +310,60 @@ def test_the_cli_says_what_was_stored_and_how_to_add_an_id(
     assert f"--source-id {sid} --url URL" in out.out  # ... and the command that adds one, for this source
     out = cli("source", "fetch", "--run-dir", run.path, "--url", f"{base}/article.nxml", "--json")
     assert out.status == 0 and out.json()["identity"]["pmcid"]["basis"] == "document"
+
+
+# --- look-alike, malformed and ambiguous identifiers ---------------------------------------------
+
+
+def _meta_html(name: str, content: str) -> bytes:
+    return f'<html><head><meta name="{name}" content="{content}"></head><body>x</body></html>'.encode()
+
+
+@pytest.mark.parametrize(
+    ("name", "stated"),
+    [
+        ("citation_doi", "not a doi"),
+        ("citation_pmid", "12345abc"),
+        ("citation_pmcid", "PMC12x"),
+        # Reads as 10.1000/abc (a zero-width space, a bidi override, a Cyrillic a): another DOI,
+        # which the registry's notices of the real one would never reach.
+        ("citation_doi", "10.1000/abc\u200b"),
+        ("citation_doi", "10.1000/abc\u202e"),
+        ("citation_doi", "10.1000/\u0430bc"),
+        ("citation_pmid", "\u0661\u0662\u0663\u0664\u0665"),
+        ("citation_pmcid", "PMC\uff11\uff12\uff13"),
+    ],
+)
+def test_an_id_the_document_states_out_of_its_form_is_no_derivation(name: str, stated: str) -> None:
+    doc = extract(_meta_html(name, stated), "text/html")
+    derived = derive_identity(doc, urls=(), given={}, given_title=None)
+    kind = name.removeprefix("citation_")
+    assert kind not in derived.identity and (derived.paper is None or derived.paper[kind] is None)
+    assert any(kind in note for note in derived.notes)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        # The client removes dot segments before sending: doi.org is asked for 10.9999/mine.
+        "https://doi.org/10.1000/famous.123/../../10.9999/mine",
+        "https://doi.org/10.1000/abc/./",
+        "https://doi.org/10.1000/a/%2e%2e/b",
+        "https://doi.org/10.1000/a%E2%80%8Bbc",
+        "https://doi.org/10.1000/%D0%B0bc",
+    ],
+)
+def test_a_resolver_path_the_client_rewrites_or_a_lookalike_doi_names_nothing(url: str) -> None:
+    assert registry_ids(url) == []
+
+
+@pytest.mark.parametrize("given", ["\u0661\u0662\u0663", "PMID: \uff11\uff12\uff13"])
+def test_an_assertion_of_other_digits_is_refused(given: str) -> None:
+    with pytest.raises(UsageError) as info:
+        _derive(b"Text.", "text/plain", pmid=given)
+    assert info.value.context["field"] == "pmid"
+
+
+def test_a_printed_doi_stops_at_the_first_character_a_doi_cannot_hold() -> None:
+    assert printed_dois("doi: 10.1000/abc\u2014next page") == ["10.1000/abc"]
+    assert printed_dois("doi:10.1000/\u0430bc") == []

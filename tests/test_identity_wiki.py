@@ -95,3 +95,40 @@ def test_membership_follows_the_current_revision(cli: Cli, cw: ClaimsWiki) -> No
     (claim,) = json.loads((cw.wiki / "site" / "claims.json").read_text(encoding="utf-8"))["claims"]
     assert claim["counts"]["works"] == 1  # the old revision now counts in its current revision's work
     assert any("superseded by revision 2" in r for r in claim["provenance_now"]["reasons"])
+
+
+def test_an_identity_edited_and_resealed_after_a_signed_acquisition_is_refused(
+    tmp_path: Path, corpus_dir: Path
+) -> None:
+    """Whoever writes the run can edit a snapshot's paper ids and recompute its seal: the seal is
+    a digest anyone can make. The signed acquisition event recorded the seal it sealed, so the
+    edited snapshot is no longer fresh, its excerpts no longer accepted, and the wiki does not build."""
+    import shutil
+
+    from publisher.acquire.signing import new_key_pair
+    from publisher.kernel.canonical import canonical_bytes, record_hash_for
+    from publisher.kernel.reasons import Reason
+    from publisher.wiki.check import check_wiki
+
+    new_key_pair(tmp_path / "keys", "wiki")
+    (tmp_path / "wiki" / "keys").mkdir(parents=True)
+    shutil.copy(tmp_path / "keys" / "wiki.pub", tmp_path / "wiki" / "keys" / "wiki.pub")
+    trust = "extra:\n  evidence:\n    trusted_keys:\n      - keys/wiki.pub\n"
+    cw = claims_wiki(tmp_path / "wiki", corpus_dir, key=tmp_path / "keys" / "wiki.key", extra=trust)
+    assert check_wiki(cw.wiki, policy=policy_of(cw.wiki)).ok
+    path = cw.rb.run.sources_dir / f"{cw.a_full}.json"
+    record = json.loads(path.read_bytes())
+    record["paper"]["pmcid"] = "PMC9999999"
+    record["identity"] = {
+        "pmcid": {"value": "PMC9999999", "basis": "document", "via": "JATS article-id"},
+        "title": {"value": record["title"], "basis": "document", "via": "JATS article-title"},
+    }
+    del record["record_hash"]
+    record["record_hash"] = record_hash_for(record)
+    path.chmod(0o644)
+    path.write_bytes(canonical_bytes(record) + b"\n")
+    found = check_wiki(cw.wiki, policy=policy_of(cw.wiki)).findings
+    assert Reason.NO_FRESH_FETCH in {f.reason for f in found}
+    cw.rb.assemble()  # the result made current again: the edited source's excerpts are not accepted
+    found = check_wiki(cw.wiki, policy=policy_of(cw.wiki)).findings
+    assert found and Reason.SOURCE_OUTSIDE_ACCEPTED in {f.reason for f in found}

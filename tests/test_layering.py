@@ -134,6 +134,7 @@ ORDER: dict[str, list[Entry]] = {
         "evidence",
         "promoted",
         "revisions",
+        "works",
         "notices",
         (
             "claims",

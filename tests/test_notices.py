@@ -219,3 +219,51 @@ def test_an_edited_notice_log_is_a_finding(cli: Cli, cw: ClaimsWiki, registry: s
     lines = path.read_bytes().splitlines(keepends=True)
     path.write_bytes(b"".join(reversed(lines)))  # reordered: the chain breaks
     assert any(f.check == "C-NOTICE" for f in check_wiki(cw.wiki, policy=policy_of(cw.wiki)).findings)
+
+
+def test_a_retracted_work_cited_through_a_copy_without_its_doi_gives_no_credit(
+    cli: Cli, cw: ClaimsWiki, registry: str
+) -> None:
+    """A work is one paper identity (CONTRACT 14): the retracted article and a copy that states
+    only its PMCID (an archive's text without the DOI, a DOI written as a resolver link) are one
+    work. Citing the copy must not escape the retraction the DOI's registry logged."""
+    pmcid = "PMC7777777"
+    texts = {
+        "article": "Trial report\nThe intervention reduced pain in every arm.",
+        "copy": "Trial report (archived copy)\nThe intervention reduced pain in every arm, as reported.",
+        "link": "Trial report (mirror)\nThe intervention reduced pain, the mirror says.",
+    }
+    ids = {
+        "article": {"doi": RETRACTED, "pmcid": pmcid},
+        "copy": {"pmcid": pmcid},
+        "link": {"doi": f"https://doi.org/{RETRACTED}"},  # as an upstream record may write it
+    }
+    sources = {}
+    for name, text in texts.items():
+        identity = {k: {"value": v, "basis": "document", "via": "HTML meta"} for k, v in ids[name].items()}
+        identity["title"] = {"value": name, "basis": "document", "via": "HTML <title>"}
+        paper = {"pmid": None, "doi": ids[name].get("doi"), "pmcid": ids[name].get("pmcid")}
+        sid = cw.rb.source(f"https://mirror.example/{name}", text, paper=paper, title=name, identity=identity,
+                           access="full_text", origin="web")  # fmt: skip
+        start = text.index("The")
+        cw.rb.extraction(f"web:{name}", [Claim("spans[0]", "pain", sid, start, len(text))], name=name)
+        sources[name] = sid
+    cw.rb.assemble()
+    promote(cw.rb.run.path, cw.wiki, concept=CONCEPT, policy=policy_of(cw.wiki))
+    for n, name in enumerate(("copy", "link")):
+        out = cli("assess", "--wiki", cw.wiki, "--concept", CONCEPT, "--claim-id", f"c{n}", "--statement",
+                  f"Pain falls ({name}).", "--status", "S", "--evidence", cw.labels_of(sources[name])[0])  # fmt: skip
+        assert out.status == 0, out.err
+    assert cli("source", "notices", "--wiki", cw.wiki, "--registry", registry, "--timeout", "0.5").status == 0
+    build_wiki(cw.wiki)  # retracted: warn publishes, each claim's copy counted apart and marked
+    site = cw.wiki / "site"
+    claims = json.loads((site / "claims.json").read_text(encoding="utf-8"))["claims"]
+    assert [(c["counts"]["works"], c["counts"]["retracted_works"]) for c in claims] == [(0, 1), (0, 1)]
+    copy_page = (site / "sources" / sources["copy"] / "index.html").read_text(encoding="utf-8")
+    assert "RETRACTED" in copy_page and RETRACTED in copy_page
+    config = cw.wiki / "mkdocs.yml"
+    config.write_text(config.read_text(encoding="utf-8") + "extra:\n  evidence:\n    retracted: fail\n", "utf-8")
+    found = [f for f in check_wiki(cw.wiki, policy=policy_of(cw.wiki)).findings if f.check == "C-NOTICE"]
+    assert sorted((f.source_id, f.field) for f in found) == sorted(
+        [(sources["copy"], "retracted"), (sources["link"], "retracted")]
+    )

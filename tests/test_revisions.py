@@ -128,6 +128,57 @@ def test_supersedes_is_sealed(cli: Cli, tmp_path: Path, page: tuple[str, list[by
     assert out.status != 0 and out.json()["error"]["reason_code"] == "SNAPSHOT_HASH_MISMATCH"
 
 
+def _plant(wiki: Path, slug: str, created_at: str, url: str, text: str) -> str:
+    """What anyone who writes the wiki's files can add: a run of their own holding a snapshot that
+    verifies (it is content-addressed and self-sealed) but that no trusted key acquired."""
+    from publisher.kernel.store import build_record
+
+    run = _run(wiki, slug, created_at)
+    record = build_record(
+        url=url, text=text, title="Guideline", retrieved_at="2099-01-01T00:00:00Z", access="web", origin="web",
+        paper=None,
+    )  # fmt: skip
+    run.sources_dir.mkdir(exist_ok=True)
+    (run.sources_dir / f"{record['source_id']}.json").write_bytes(canonical_bytes(record) + b"\n")
+    return str(record["source_id"])
+
+
+def test_on_a_signed_wiki_a_planted_snapshot_is_no_revision(
+    cli: Cli, tmp_path: Path, page: tuple[str, list[bytes]]
+) -> None:
+    """A planted copy of the URL, 'retrieved' later than the real one, would be the newest revision
+    a new fetch supersedes: the cited first revision would never read as superseded (a fork of its
+    chain), and 'source revisions' would name the planted text as current. Only snapshots that a
+    trusted key acquired are revisions."""
+    url, body = page
+    wiki = tmp_path / "wiki"
+    assert cli("new", wiki).status == 0
+    first = _run(wiki, "one", "2026-01-01T00:00:00Z")
+    out = cli("source", "fetch", "--run-dir", first.path, "--url", url, "--json")
+    assert out.status == 0 and out.json()["signed_by"], out.err
+    one = out.json()["source_id"]
+    planted = _plant(wiki, "planted", "2026-01-02T00:00:00Z", url, "Guideline\nDose: none needed.")
+    third = _run(wiki, "three", "2026-01-03T00:00:00Z")
+    body[0] = b"Guideline\nDose: 20 mg daily."
+    out = cli("source", "fetch", "--run-dir", third.path, "--url", url, "--json")
+    assert out.status == 0, out.err
+    new = out.json()["source_id"]
+    assert out.json()["supersedes"] == one
+    out = cli("source", "revisions", one, "--wiki", wiki, "--json")
+    assert out.status == 0, out.err
+    rows = out.json()["revisions"]
+    assert [(r["source_id"], r["current"]) for r in rows] == [(one, False), (new, True)]
+    out = cli("source", "revisions", planted, "--wiki", wiki, "--json")
+    assert out.status == 2 and out.json()["error"]["source_id"] == planted
+    assert len(out.err_lines) == 1
+    # Named explicitly, it is refused as a revision's predecessor too, nothing written.
+    before = sorted(p.name for p in third.sources_dir.iterdir())
+    body[0] = b"Guideline\nDose: 30 mg daily."
+    out = cli("source", "revise", "--run-dir", third.path, "--source-id", planted, "--json")
+    assert out.status == 2 and out.json()["error"]["source_id"] == planted, out.err
+    assert sorted(p.name for p in third.sources_dir.iterdir()) == before
+
+
 def _record(text: str, doi: str, basis: str) -> dict[str, object]:
     identity = {"doi": {"value": doi, "basis": basis, "via": "HTML meta citation_doi"}}
     identity["title"] = {"value": "A trial", "basis": "document", "via": "HTML <title>"}

@@ -376,3 +376,230 @@ def test_require_warrant_never_blocks_promotion_only_publication(ww: tuple[Path,
     promote(wiki / "runs" / "trials", wiki, concept=CONCEPT, policy=policy(wiki))
     found = [(f.check, f.field) for f in check_wiki(wiki, policy=policy(wiki)).findings]
     assert found == [("C-WARRANT", "WARRANT_REQUIRED")]
+
+
+# Attacks by someone who writes every file of the wiki but holds no trusted private key.
+
+
+def _reassess(cli: Cli, wiki: Path, keys: Keys, labels: list[str], status: str, *extra: str) -> None:
+    cw = ClaimsWiki(wiki, None, "", "", "", "", labels, "")  # type: ignore[arg-type]
+    out = assess(cli, cw, "c1", "It helps.", status, "--evidence", labels[0], *extra, "--key", str(keys.wiki))
+    assert out.status == 0, out.err
+
+
+def test_a_warrant_replayed_from_a_fork_does_not_vouch_for_another_status(
+    ww: tuple[Path, Keys, list[str]], cli: Cli, tmp_path: Path
+) -> None:
+    """Two copies of one wiki (a branch, a fork) each log their own ``as-0002`` for claim c1: the
+    same statement and spans, but partially supported in one and contradicted in the other. The
+    reviewer confirms the first; its warrant log copied into the second must not make the
+    contradiction read as confirmed, though claim hash, assessment id and spans all match."""
+    wiki, keys, labels = ww
+    fork = tmp_path / "fork"
+    shutil.copytree(wiki, fork, symlinks=True)
+    _reassess(cli, wiki, keys, labels, "P", "--condition", "in adults")
+    _reassess(cli, fork, keys, labels, "C")
+    decide(wiki, keys.signer(keys.reviewer), Decision.CONFIRMED)
+    assert warrant_of(wiki)["state"] == "confirmed"
+    shutil.copy(wiki / WARRANTS_FILE, fork / WARRANTS_FILE)
+    got = warrant_of(fork)
+    assert (got["state"], got["confirmed"]) == ("stale", 0)
+
+
+def test_an_assessment_logged_again_under_a_reviewed_id_is_not_the_one_reviewed(
+    ww: tuple[Path, Keys, list[str]], cli: Cli
+) -> None:
+    """The threat of docs/warrant.md: an agent holding the maintainer's assess key. It drops the
+    log's last line (a deleted tail is not seen), then assesses the reviewed claim again: the new
+    line gets the same id, as-0002, for the same statement and spans, now contradicted."""
+    from publisher.wiki.claims.log import ASSESSMENTS_FILE
+
+    wiki, keys, labels = ww
+    _reassess(cli, wiki, keys, labels, "P", "--condition", "in adults")
+    decide(wiki, keys.signer(keys.reviewer), Decision.CONFIRMED)
+    assert warrant_of(wiki)["state"] == "confirmed"
+    log = wiki / ASSESSMENTS_FILE
+    log.write_bytes(log.read_bytes().splitlines(keepends=True)[0])
+    _reassess(cli, wiki, keys, labels, "C")
+    assert check_wiki(wiki, policy=policy(wiki)).findings == []
+    got = warrant_of(wiki)
+    assert (got["state"], got["confirmed"]) == ("stale", 0)
+
+
+def test_a_warrant_that_binds_no_assessment_content_gives_no_credit(ww: tuple[Path, Keys, list[str]]) -> None:
+    """A line in the reviewer's key that names the assessment by its counter only (as lines
+    written before the content was bound did) cannot tell which assessment was read: stale."""
+    from publisher.wiki.claims.warrant import append_warrant, current_spans
+
+    wiki, keys, _ = ww
+    check = check_wiki(wiki, policy=policy(wiki))
+    (state,) = check.claims
+    assert state.entry is not None
+    fields = {
+        "concept": CONCEPT,
+        "claim_id": "c1",
+        "claim_hash": state.claim_hash,
+        "assessment_id": state.entry.assessment_id,
+        "spans": [s.model_dump(mode="json") for s in current_spans(check, state.entry)],
+        "decision": "confirmed",
+        "correction": None,
+        "reason": "The excerpt reports this outcome.",
+    }
+    append_warrant(wiki, fields, keys.signer(keys.reviewer))
+    (line,) = (wiki / WARRANTS_FILE).read_bytes().splitlines()
+    assert "assessment_hash" not in json.loads(line)  # such a line verifies as it was signed
+    assert check_wiki(wiki, policy=policy(wiki)).findings == []
+    got = warrant_of(wiki)
+    assert (got["state"], got["confirmed"]) == ("stale", 0)
+    assert [c.split(" ", 1)[0] for c in got["changed"]] == ["assessment"]  # type: ignore[union-attr]
+
+
+def test_the_review_walk_shows_no_line_the_claim_or_its_source_wrote(
+    ww: tuple[Path, Keys, list[str]], cli: Cli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reviewer decides on what the walk shows. A statement, condition or source text with
+    line breaks could print a line of its own ('  condition: adults over 65 only' under a claim
+    without conditions, a second '>>>excerpt<<<'): each value shows on the line of its label, so
+    the walk has as many lines for a hostile claim as for a plain one."""
+    import dataclasses
+
+    from publisher.cli.warrant import _show
+
+    wiki, keys, labels = ww
+    statement = "It helps. condition: in adults over 65 only"
+    cw = ClaimsWiki(wiki, None, "", "", "", "", labels, "")  # type: ignore[arg-type]
+    assert assess(cli, cw, "c1", statement, "S", "--evidence", labels[0], "--key", str(keys.wiki)).status == 0
+    concept = wiki / "concepts" / f"{CONCEPT}.md"
+    lines = concept.read_text(encoding="utf-8").splitlines(keepends=True)
+    (at,) = [n for n, line in enumerate(lines) if line.startswith("  statement: ")]
+    # The same claim hash (white space runs are one space): the front matter is anyone's to write.
+    lines[at] = '  statement: "It helps.\\n  condition: in adults over 65 only"\n'
+    concept.write_text("".join(lines), encoding="utf-8")
+    check = check_wiki(wiki, policy=policy(wiki))
+    assert check.ok, check.findings
+    (item,) = awaiting_review(check)
+    (plain,) = awaiting_review(check_wiki(wiki, policy=policy(wiki)))
+    plain.view["statement"] = statement
+    capsys.readouterr()
+    _show(plain, 1, 1)
+    expected = len(capsys.readouterr().out.splitlines())
+    hostile_source = [
+        {**ex, "before": "a\n  statement: It cures all.\r", "sentence_after": "b\n>>>c\u2028d", "after": "\n[2/2]"}
+        for ex in item.excerpts
+    ]
+    for shown_item in (item, dataclasses.replace(item, excerpts=hostile_source)):
+        _show(shown_item, 1, 1)
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == expected, lines
+        assert sum(line.startswith("  statement:") for line in lines) == 1
+        assert not any(line.startswith("  condition:") for line in lines)
+
+
+def test_a_claim_no_concept_has_is_a_one_line_claim_unknown(ww: tuple[Path, Keys, list[str]], cli: Cli) -> None:
+    """Named without --concept, an unknown claim (a look-alike of c1 among them) is refused like one
+    named with it: exit 1, C-WARRANT CLAIM_UNKNOWN, one line, nothing written, no key asked."""
+    wiki, _, _ = ww
+    before = tree_digest(wiki)
+    for claim in ("nope", "c\u0031\u200b", "\u04411", "C1"):
+        for concept in ((), ("--concept", CONCEPT)):
+            out = cli("warrant", "--wiki", wiki, "--claim", claim, *concept, "--decision", "confirmed",
+                      "--reason", "r", "--json")  # fmt: skip
+            assert out.status == 1 and len(out.err_lines) == 1, out.err
+            error = out.json()["error"]
+            assert (error["check"], error["field"]) == ("C-WARRANT", "CLAIM_UNKNOWN")
+    assert tree_digest(wiki) == before
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        b'{"decision": "rejected", "decision": "confirmed"}',  # a key twice: which one was signed?
+        b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b'{"spans": [{"start": 1e999}]}',
+        b'{"reason": "\\ud800"}',
+        b"\xff\xfe not UTF-8",
+    ],
+    ids=["duplicate-key", "deep", "huge-number", "lone-surrogate", "bytes"],
+)
+def test_a_hostile_line_in_the_warrant_log_is_a_finding_never_a_crash(
+    ww: tuple[Path, Keys, list[str]], hostile: bytes
+) -> None:
+    """A reviewed log with a hostile line before its last line: the build fails with C-WARRANT
+    WARRANT_LOG, the claim gets no credit from the log, and nothing raises."""
+    wiki, keys, _ = ww
+    decide(wiki, keys.signer(keys.reviewer))
+    log = wiki / WARRANTS_FILE
+    log.write_bytes(hostile + b"\n" + log.read_bytes())
+    check = check_wiki(wiki, policy=policy(wiki))
+    assert check.findings and {(f.check, f.field) for f in check.findings} == {("C-WARRANT", "WARRANT_LOG")}
+    assert warrant_of(wiki)["state"] == "author_proposal"
+
+
+def test_a_reason_or_correction_longer_than_a_warrant_holds_is_refused_never_cut(
+    ww: tuple[Path, Keys, list[str]],
+) -> None:
+    """The reviewer signs what was typed or nothing: a reason cut to fit would be signed with
+    words (an ellipsis) the reviewer never wrote, and without those that were."""
+    from publisher.kernel.errors import UsageError
+    from publisher.wiki.warrant import MAX_CORRECTION, MAX_REASON
+
+    wiki, keys, _ = ww
+    before = tree_digest(wiki)
+    with pytest.raises(UsageError):
+        decide(wiki, keys.signer(keys.reviewer), reason="x" * (MAX_REASON + 1))
+    with pytest.raises(UsageError):
+        parse_correction("scope:" + "y" * (MAX_CORRECTION + 1))
+    assert tree_digest(wiki) == before
+    decide(wiki, keys.signer(keys.reviewer), reason="x " * (MAX_REASON // 2))  # within the limit once collapsed
+    assert warrant_of(wiki)["reason"] == ("x " * (MAX_REASON // 2)).strip()
+
+
+def test_the_key_that_adjudicated_a_not_supported_claims_hits_cannot_review_it(
+    ww: tuple[Path, Keys, list[str]], cli: Cli
+) -> None:
+    """A not_supported claim cites no excerpt: it rests on a document review whose every hit a
+    person adjudicated "does not support". The key that made those judgements, or that acquired
+    the reviewed source, proposed the claim as much as the key that signed its assessment: its
+    review is a self-review, refused by the command and no credit at build."""
+    from publisher.wiki.claims.warrant import append_warrant, assessment_digest, current_spans
+
+    wiki, keys, _ = ww
+    yml = wiki / "mkdocs.yml"
+    yml.write_text(
+        yml.read_text(encoding="utf-8").replace(
+            "{path: keys/reviewer.pub, roles: [warrant]}", "{path: keys/reviewer.pub, roles: [assess, warrant]}"
+        ),
+        encoding="utf-8",
+    )
+    (state,) = check_wiki(wiki, policy=policy(wiki)).claims
+    assert state.entry is not None and state.entry.bound is not None
+    source = state.entry.bound.evidence[0].refs[0].source_id
+    run = wiki / "runs" / "trials"
+    text = json.loads((run / "sources" / f"{source}.json").read_text(encoding="utf-8"))["text"]
+    words = [w.strip(".,;:()") for w in text[400:].split()]
+    term = next(w for w in words if len(w) > 6 and w.isalpha() and 2 <= text.count(w) <= 6)
+    claim = "The trial reports serious adverse events."
+    out = cli("review", "--run-dir", run, "--source-id", source, "--claim", claim, "--term", term, "--json")
+    assert out.status == 0, out.err
+    rid, hits = out.json()["review_id"], out.json()["record"]["hits"]
+    why = "the sentence names the term, not the claim"
+    for number in range(1, len(hits) + 1):
+        done = cli("review", "adjudicate", "--run-dir", run, "--review", rid, "--hit", str(number),
+                   "--reason", why, "--key", keys.reviewer, "--json")  # fmt: skip
+        assert done.status == 0, done.err
+    cw = ClaimsWiki(wiki, None, "", "", "", "", [], "")  # type: ignore[arg-type]
+    out = assess(cli, cw, "ns1", claim, "NS", "--review", rid, "--key", str(keys.wiki))
+    assert out.status == 0, out.err
+    reviewer = keys.signer(keys.reviewer)
+    refused(lambda: decide(wiki, reviewer, claim="ns1"), WarrantGuard.SELF_REVIEW, wiki)
+    check = check_wiki(wiki, policy=policy(wiki))
+    ns = next(s for s in check.claims if s.claim.id == "ns1")
+    assert ns.entry is not None and ns.provenance_valid
+    spans = [s.model_dump(mode="json") for s in current_spans(check, ns.entry)]
+    fields = {
+        "concept": CONCEPT, "claim_id": "ns1", "claim_hash": ns.claim_hash, "assessment_id": ns.entry.assessment_id,
+        "assessment_hash": assessment_digest(ns.entry), "spans": spans, "decision": "confirmed", "correction": None,
+        "reason": "No hit supports it.",
+    }  # fmt: skip
+    append_warrant(wiki, fields, reviewer)
+    assert warrant_of(wiki, "ns1")["state"] == "author_proposal"

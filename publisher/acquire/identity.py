@@ -51,8 +51,14 @@ _EPMC_PATH = re.compile(
     r"/(?:article|abstract)/(MED|PMC)/((?:PMC)?[0-9]{1,12})/?|/articles?/(PMC[0-9]+)/?", re.IGNORECASE
 )
 _EBI_REST = re.compile(r"/europepmc/webservices/rest/(PMC[0-9]+)/fullTextXML/?", re.IGNORECASE)
-_PRINTED_DOI = re.compile(r"(?:\bdoi\s*:?\s*|\bhttps?://(?:dx\.)?doi\.org/)(10\.[0-9]{4,9}/[^\s\"'<>]+)", re.IGNORECASE)
+_PRINTED_DOI = re.compile(
+    r"(?:\bdoi\s*:?\s*|\bhttps?://(?:dx\.)?doi\.org/)(10\.[0-9]{4,9}/[!#-&(-;=?-~]+)", re.IGNORECASE
+)
+"""A DOI printed with its label; the suffix is printable ASCII but for quotes and angle brackets
+(:func:`publisher.kernel.ids.canonical_id`), so it ends at the first character a DOI cannot hold."""
 _DOI_TAIL = ".,;:)]}"
+_DOT_SEGMENT = re.compile(r"(?:^|/)(?:\.|%2e){1,2}(?:/|$)", re.IGNORECASE)
+"""A ``.`` or ``..`` path segment, written or percent-encoded (RFC 3986 section 5.2.4)."""
 _XMP_START = re.compile(rb"<x(?:a?p)?:xmpmeta\b")
 _XMP_END = re.compile(rb"</x(?:a?p)?:xmpmeta\s*>")
 _METADATA_STREAM = re.compile(rb"/Type\s*/Metadata\b")
@@ -73,11 +79,14 @@ class Derived:
     notes: tuple[str, ...] = field(default=())
 
 
-def _canonical(kind: str, value: str) -> str:
+def _canonical(kind: str, value: str, notes: list[str]) -> str | None:
+    """``value`` in its kind's stored form, or None (with a note) when it is not of that form: a
+    document stating ``12345abc`` as its PMID, or a DOI with a zero-width space, names no paper."""
     try:
         return canonical_id(kind, value)
     except IdError:
-        return value.strip()
+        notes.append(f"the document states {kind} {value.strip()[:80]!r}, which is not a {kind}: none derived")
+        return None
 
 
 def identifier_kind(value: str, scheme: str = "") -> tuple[str, str] | None:
@@ -99,7 +108,7 @@ def identifier_kind(value: str, scheme: str = "") -> tuple[str, str] | None:
         return ("doi", canonical_id("doi", text))
     except IdError:
         pass
-    if re.fullmatch(r"PMC\d{1,12}", text, re.IGNORECASE):
+    if re.fullmatch(r"PMC[0-9]{1,12}", text, re.IGNORECASE):
         return ("pmcid", text)
     return None
 
@@ -118,6 +127,8 @@ def registry_ids(url: str) -> list[tuple[str, str, str]]:
     path = unquote(parts.path)
     via = f"{host} article URL"
     if host in ("doi.org", "dx.doi.org", "www.doi.org"):
+        if _DOT_SEGMENT.search(parts.path) or _DOT_SEGMENT.search(path):
+            return []  # the client (or the resolver) removes dot segments: another DOI is asked for
         try:
             return [("doi", canonical_id("doi", path.lstrip("/")), via)]
         except IdError:
@@ -297,11 +308,11 @@ def derive_identity(
     notes: list[str] = []
     stated: dict[str, list[tuple[str, str]]] = {k: [] for k in (*_KINDS, "title")}
     for kind, value in (doc.paper or {}).items():
-        if kind in _KINDS and value:
-            stated[kind].append((_canonical(kind, value), f"{doc.kind.upper()} article-id"))
+        if kind in _KINDS and value and (canonical := _canonical(kind, value, notes)) is not None:
+            stated[kind].append((canonical, f"{doc.kind.upper()} article-id"))
     for kind, value, via in doc.stated:
-        if kind in _KINDS:
-            stated[kind].append((_canonical(kind, value), via))
+        if kind in _KINDS and (canonical := _canonical(kind, value, notes)) is not None:
+            stated[kind].append((canonical, via))
         elif kind == "title" and value.strip():
             stated["title"].append((" ".join(value.split()), via))
     if doc.title and doc.title.strip():

@@ -5,6 +5,12 @@ A snapshot is immutable, so a changed page or a corrected article is a new snaps
 the same work there (the same URL, or a paper id both derive) supersedes the newest revision of
 it; ``publisher source revise`` names the snapshot itself. Only snapshots that verify are ever
 named; nothing here writes.
+
+On a wiki that trusts keys, a snapshot is a revision only when an acquisition event of its run,
+signed for that run by a key trusted for ``acquire``, sealed it (its ``record_hash``), as the
+site's revision index reads signed events only. A snapshot anyone could drop into a run folder
+(content-addressed and self-sealed, so it verifies) would otherwise be the newest revision a new
+fetch supersedes, leaving the cited one current, and ``source revisions`` would name it current.
 """
 
 from __future__ import annotations
@@ -19,9 +25,12 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from ..kernel._fs import real_path
 from ..kernel.canonical import parse_ts
 from ..kernel.errors import PublisherError, UsageError
+from ..kernel.eventlog import read_log
 from ..kernel.ids import same_id
 from ..kernel.shapes import SnapshotView
 from ..kernel.store import read_snapshot, read_view
+from ..kernel.trust import KeyRing, Role, event_signature_problem
+from ..kernel.vocab import EventType
 from ..runs import RUN_LAYOUTS, Run
 
 if TYPE_CHECKING:
@@ -47,6 +56,8 @@ class _Revision(Protocol):
     def supersedes(self) -> str | None: ...
     @property
     def retrieved_at(self) -> str: ...
+    @property
+    def record_hash(self) -> str | None: ...
 
 
 S = TypeVar("S", bound=_Revision)
@@ -73,28 +84,58 @@ def _runs(wiki_root: Path) -> list[Path]:
 
 
 def wiki_snapshots(
-    wiki_root: Path, *, before: str | None = None, skip: Path | None = None
+    wiki_root: Path, *, trusted_keys: KeyRing, before: str | None = None, skip: Path | None = None
 ) -> Iterator[Stored[Snapshot]]:
-    """Every snapshot of the wiki's runs that verifies; one that does not is skipped (the wiki
-    check reports it), never named as a revision. ``before``: only runs created earlier than that
+    """Every snapshot of the wiki's runs that verifies and, with ``trusted_keys``, that a trusted
+    key acquired (:func:`acquired_seals`); any other is skipped (the wiki check reports one that
+    does not verify), never named as a revision. ``before``: only runs created earlier than that
     instant (a run without ``created_at`` has none); ``skip``: a run folder left out."""
-    return _stored(wiki_root, read_snapshot, before, skip)
+    return _stored(wiki_root, read_snapshot, trusted_keys, before, skip)
 
 
-def wiki_views(wiki_root: Path) -> Iterator[Stored[SnapshotView]]:
+def wiki_views(wiki_root: Path, *, trusted_keys: KeyRing) -> Iterator[Stored[SnapshotView]]:
     """:func:`wiki_snapshots` as plain values (:class:`~publisher.kernel.shapes.SnapshotView`):
     the same snapshots, verified alike, without the validation library (``source revisions``)."""
-    return _stored(wiki_root, read_view, None, None)
+    return _stored(wiki_root, read_view, trusted_keys, None, None)
+
+
+def acquired_seals(run: Run, trusted_keys: KeyRing) -> dict[str, set[str]]:
+    """The ``record_hash`` of each snapshot that an acquisition event of ``run`` (a fetch or a local
+    PDF) sealed under a valid signature for the run by a key of ``trusted_keys`` holding the
+    ``acquire`` role, by source id. A log that does not read, or whose chain is broken, seals
+    nothing."""
+    try:
+        log = read_log(run.events_path)
+        name = run.name()
+    except (PublisherError, OSError, ValueError):
+        return {}
+    if log.findings:
+        return {}
+    out: dict[str, set[str]] = {}
+    for event in log.events:
+        if event.type not in (EventType.FETCH, EventType.LOCAL_PDF) or event.source_id is None:
+            continue
+        if event.record_hash is None or event_signature_problem(event, trusted_keys, name, Role.ACQUIRE) is not None:
+            continue
+        out.setdefault(event.source_id, set()).add(event.record_hash)
+    return out
+
+
+def _trusted(snap: _Revision, seals: dict[str, set[str]] | None) -> bool:
+    """Whether ``snap`` counts as a revision: on an unsigned wiki (``seals`` None) any snapshot
+    that verifies, else one a trusted acquisition sealed as it stands."""
+    return seals is None or (snap.record_hash is not None and snap.record_hash in seals.get(snap.source_id, ()))
 
 
 def _stored(
-    wiki_root: Path, read: Callable[[Path, str], S], before: str | None, skip: Path | None
+    wiki_root: Path, read: Callable[[Path, str], S], ring: KeyRing, before: str | None, skip: Path | None
 ) -> Iterator[Stored[S]]:
     for folder in _runs(wiki_root):
         if skip is not None and real_path(folder) == real_path(skip):
             continue
         try:
-            created = Run.open(folder).created_at()
+            run = Run.open(folder)
+            created = run.created_at()
         except PublisherError:
             continue
         if before is not None and not _before(before, created):
@@ -102,23 +143,29 @@ def _stored(
         sources = folder / "sources"
         if not sources.is_dir():
             continue
+        seals = acquired_seals(run, ring) if ring else None
         for entry in sorted(sources.glob("src-*.json")):
             try:
                 snap = read(sources, entry.name[: -len(".json")])
             except (PublisherError, OSError, ValueError):
                 continue
-            yield Stored(folder, created, snap)
+            if _trusted(snap, seals):
+                yield Stored(folder, created, snap)
 
 
-def find_snapshot(run: Run, source_id: str, wiki_root: Path | None) -> Stored[Snapshot]:
-    """The snapshot ``source_id`` of ``run``, else of another run of its wiki; else a usage error."""
+def find_snapshot(run: Run, source_id: str, wiki_root: Path | None, *, trusted_keys: KeyRing) -> Stored[Snapshot]:
+    """The snapshot ``source_id`` of ``run``, else of another run of its wiki (with
+    ``trusted_keys``, one a trusted key acquired); else a usage error."""
     if run.store.exists(source_id):
-        return Stored(run.path, run.load_config().created_at, run.store.read(source_id))
+        snap = run.store.read(source_id)
+        if _trusted(snap, acquired_seals(run, trusted_keys) if trusted_keys else None):
+            return Stored(run.path, run.load_config().created_at, snap)
     if wiki_root is not None:
-        for stored in wiki_snapshots(wiki_root):
+        for stored in wiki_snapshots(wiki_root, trusted_keys=trusted_keys):
             if stored.snapshot.source_id == source_id:
                 return stored
-    raise UsageError(f"no snapshot {source_id} in {run.path} or the runs of its wiki", source_id=source_id)
+    signed = " acquired under the wiki's trusted keys" if trusted_keys else ""
+    raise UsageError(f"no snapshot {source_id}{signed} in {run.path} or the runs of its wiki", source_id=source_id)
 
 
 def _same_work(a: Snapshot, b: Snapshot) -> bool:
@@ -139,7 +186,7 @@ def _before(created: str | None, other: str | None) -> bool:
     return created is not None and other is not None and parse_ts(other) < parse_ts(created)
 
 
-def prior_revision(run: Run, record: dict[str, Any], wiki_root: Path | None) -> str | None:
+def prior_revision(run: Run, record: dict[str, Any], wiki_root: Path | None, *, trusted_keys: KeyRing) -> str | None:
     """The snapshot an acquisition of ``record`` in ``run`` supersedes, or None.
 
     The newest revision (a snapshot nothing supersedes) of the same work in a run of the wiki
@@ -156,7 +203,7 @@ def prior_revision(run: Run, record: dict[str, Any], wiki_root: Path | None) -> 
         return None
     candidates: list[Snapshot] = []
     superseded: set[str] = set()
-    for stored in wiki_snapshots(wiki_root, before=created, skip=run.path):
+    for stored in wiki_snapshots(wiki_root, trusted_keys=trusted_keys, before=created, skip=run.path):
         snap = stored.snapshot
         if snap.supersedes is not None:
             superseded.add(snap.supersedes)

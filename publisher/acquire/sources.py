@@ -26,6 +26,7 @@ from ..kernel.errors import UsageError
 from ..kernel.eventlog import EventSigner, append_event, check_appendable
 from ..kernel.models import Event, EventType, Origin, Receipt, Snapshot
 from ..kernel.store import build_record
+from ..kernel.trust import KeyRing
 from ..runs import Run
 from . import AcquireError, Extracted, extract
 from .metadata import Metadata, refuse_amendment, resolve_metadata
@@ -81,13 +82,16 @@ class Acquired:
 @dataclass(frozen=True)
 class Revision:
     """Where an acquisition's revisions are looked for: the wiki whose earlier runs may hold the
-    same work (None: nowhere), and the snapshot it explicitly supersedes (``source revise``)."""
+    same work (None: nowhere), the snapshot it explicitly supersedes (``source revise``), and the
+    keys the wiki trusts (on a wiki that trusts keys, only a snapshot one of them acquired is a
+    revision: :mod:`.revisions`)."""
 
-    wiki: Path | None = None
-    supersedes: str | None = None
+    wiki: Path | None
+    supersedes: str | None
+    trusted_keys: KeyRing
 
 
-_NO_REVISION = Revision()
+_NO_REVISION = Revision(None, None, KeyRing())
 
 
 def _revised(run: Run, record: dict[str, Any], revision: Revision) -> dict[str, Any]:
@@ -100,11 +104,11 @@ def _revised(run: Run, record: dict[str, Any], revision: Revision) -> dict[str, 
     from .revisions import find_snapshot, prior_revision, refuse_other_work  # an acquisition's only
 
     if revision.supersedes is not None:
-        old = find_snapshot(run, revision.supersedes, revision.wiki)
+        old = find_snapshot(run, revision.supersedes, revision.wiki, trusted_keys=revision.trusted_keys)
         refuse_other_work(old.snapshot, record)
         prior: str | None = old.snapshot.source_id
     else:
-        prior = prior_revision(run, record, revision.wiki)
+        prior = prior_revision(run, record, revision.wiki, trusted_keys=revision.trusted_keys)
     if prior is None:
         return record
     fields = {k: v for k, v in record.items() if k != "record_hash"} | {"supersedes": prior}

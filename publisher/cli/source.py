@@ -133,6 +133,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = ss.add_parser("revisions", help="list a source's revisions, first to newest")
     p.add_argument("source_id", type=source_id_arg, metavar="SOURCE_ID")
     p.add_argument("--wiki", required=True, type=Path)
+    add_config(p)
     add_json(p)
     p.set_defaults(func=_revisions)
 
@@ -256,16 +257,20 @@ def _fetch(args: argparse.Namespace) -> int:
         max_bytes=args.max_bytes,
         signer=_signer(args, run),
         declaration=_declaration(args),
-        revision=_revision(run),
+        revision=_revision(args, run),
     )
     return _acquired(args, outcome, "Fetched")
 
 
-def _revision(run: Run, supersedes: str | None = None) -> sources.Revision:
+def _revision(args: argparse.Namespace, run: Run, supersedes: str | None = None) -> sources.Revision:
+    """Where the acquisition's revisions are looked for: the run's wiki, with the keys it trusts."""
     from ..acquire import sources
+    from ..kernel.trust import KeyRing
     from ..runs import find_wiki_root
 
-    return sources.Revision(wiki=find_wiki_root(run.path), supersedes=supersedes)
+    wiki = find_wiki_root(run.path)
+    ring = wiki_policy(wiki, getattr(args, "config", None)).trusted_keys if wiki is not None else KeyRing()
+    return sources.Revision(wiki, supersedes, ring)
 
 
 def _revise(args: argparse.Namespace) -> int:
@@ -276,8 +281,8 @@ def _revise(args: argparse.Namespace) -> int:
     from ..kernel.errors import UsageError
 
     run = open_run(args.run_dir)
-    revision = _revision(run, args.source_id)
-    old = find_snapshot(run, args.source_id, revision.wiki).snapshot
+    revision = _revision(args, run, args.source_id)
+    old = find_snapshot(run, args.source_id, revision.wiki, trusted_keys=revision.trusted_keys).snapshot
     # Access and origin say what kind of text it is, not whose: they carry over unless given.
     meta = replace(_meta(args), access=args.access or old.access.value, origin=args.origin or old.origin.value)
     if args.file is not None:
@@ -303,7 +308,7 @@ def _revise(args: argparse.Namespace) -> int:
 def _revisions(args: argparse.Namespace) -> int:
     from ..acquire.revisions import chain, wiki_views
 
-    stored = list(wiki_views(args.wiki))
+    stored = list(wiki_views(args.wiki, trusted_keys=wiki_policy(args.wiki, args.config).trusted_keys))
     found = chain(stored, args.source_id)
     rows = [
         {
@@ -337,7 +342,11 @@ def _notices(args: argparse.Namespace) -> int:
     signer = require_signer(args.key, ring=ring, role=Role.ACQUIRE, run=notices.SIGNED_FOR)
     registry = (args.registry or notices.DEFAULT_REGISTRY).rstrip("/")
     dois = notices.wiki_dois(
-        [s.snapshot.paper.doi for s in wiki_snapshots(args.wiki) if s.snapshot.paper and s.snapshot.paper.doi]
+        [
+            s.snapshot.paper.doi
+            for s in wiki_snapshots(args.wiki, trusted_keys=ring)
+            if s.snapshot.paper and s.snapshot.paper.doi
+        ]
     )
     rows: list[dict[str, object]] = []
     lines = [f"Notices of {len(dois)} DOI(s) asked of {registry}:"]
@@ -383,7 +392,7 @@ def _local(args: argparse.Namespace) -> int:
         actor=args.actor,
         signer=_signer(args, run),
         declaration=_declaration(args),
-        revision=_revision(run),
+        revision=_revision(args, run),
     )
     return _acquired(args, outcome, "Added local PDF")
 

@@ -69,7 +69,7 @@ def _warrant(args: argparse.Namespace) -> int:
     from ..kernel.errors import UsageError
     from ..wiki.check import check_wiki
     from ..wiki.claims.warrant import Decision, key_label
-    from ..wiki.warrant import awaiting_review, parse_correction, record_warrant
+    from ..wiki.warrant import admitted_claim, awaiting_review, parse_correction, record_warrant
 
     wiki_root = Path(args.wiki)
     if not wiki_root.is_dir():
@@ -87,7 +87,7 @@ def _warrant(args: argparse.Namespace) -> int:
         items = awaiting_review(wiki, args.concept)
         rows = [_row(item.view) for item in items]
         human = (
-            "\n".join(f"{r['concept']}/{r['id']}  {r['code']}  {r['warrant']}: {r['statement']}" for r in rows)
+            "\n".join(f"{r['concept']}/{r['id']}  {r['code']}  {r['warrant']}: {_flat(r['statement'])}" for r in rows)
             or "no claim awaits review"
         )
         emit(args, {"awaiting": rows}, human)
@@ -96,6 +96,7 @@ def _warrant(args: argparse.Namespace) -> int:
         correction = parse_correction(args.correction)
         wiki = check_wiki(wiki_root, policy=policy)
         concept = args.concept or _concept_of(wiki, args.claim)
+        admitted_claim(wiki, concept, args.claim)  # an unknown claim is refused before the passphrase
         signer = _signer(args.key, policy)
         done = record_warrant(
             wiki_root,
@@ -120,6 +121,16 @@ def _warrant(args: argparse.Namespace) -> int:
     return _interactive(wiki_root, args, policy)
 
 
+def _flat(text: str) -> str:
+    """``text`` as one line: white space runs (line breaks too) one space, every other control
+    shown, never acted on. A statement, a condition or a source's text printed as it is could
+    print a line of its own (a condition the claim lacks, a second excerpt); on one line it reads
+    only as the value of the label that precedes it."""
+    from ..kernel.text import terminal_safe
+
+    return terminal_safe(" ".join(text.split()), keep_newlines=False)
+
+
 def _row(view: dict[str, Any]) -> dict[str, Any]:
     return {
         "concept": view["concept"],
@@ -132,14 +143,20 @@ def _row(view: dict[str, Any]) -> dict[str, Any]:
 
 
 def _concept_of(wiki: Any, claim_id: str) -> str:
-    """The one concept with a claim ``claim_id`` (ids are unique within a concept only)."""
+    """The one concept with a claim ``claim_id`` (ids are unique within a concept only). None has
+    it: the refusal ``--concept`` would meet (``CLAIM_UNKNOWN``, exit 1), not a usage error."""
     from ..kernel.errors import UsageError
+    from ..wiki.claims.warrant import WarrantGuard, WarrantRefusal
 
     found = sorted({s.concept for s in wiki.claims if s.claim.id == claim_id})
     if len(found) == 1:
         return str(found[0])
     if not found:
-        raise UsageError(f"no concept has a claim {claim_id[:60]!r}; 'publisher warrant --wiki WIKI --list' lists them")
+        raise WarrantRefusal(
+            WarrantGuard.CLAIM_UNKNOWN,
+            f"no concept has a claim {claim_id[:60]!r}; 'publisher warrant --wiki WIKI --list' lists them",
+            artifact_id=f"claim:{claim_id[:60]}",
+        )
     raise UsageError(f"claim {claim_id[:60]!r} is in {', '.join(found)}; name one with --concept")
 
 
@@ -147,9 +164,9 @@ def _show(item: Any, at: int, total: int) -> None:
     view = item.view
     say("")
     say(f"[{at}/{total}] {view['concept']}/{view['id']}  {view['code']} · {view['status']}")
-    say(f"  statement: {view['statement']}")
+    say(f"  statement: {_flat(view['statement'])}")
     for condition in view["conditions"]:
-        say(f"  condition: {condition}")
+        say(f"  condition: {_flat(condition)}")
     counts = view["counts"]
     say(
         f"  counts: {counts['citations']} citations, {counts['excerpts']} excerpts, {counts['snapshots']} snapshots, "
@@ -161,9 +178,11 @@ def _show(item: Any, at: int, total: int) -> None:
     if not item.excerpts:
         say("  (no excerpt: this status rests on a document review or a missingness record)")
     for ex in item.excerpts:
-        labels = ", ".join(f"[^{label}]" for label in ex["labels"])
-        say(f"  --- {labels} {ex['source']} ({ex['source_id'][:16]}… {ex['start']}-{ex['end']})")
-        say(f"  …{ex['before']}{ex['sentence_before']}>>>{ex['excerpt']}<<<{ex['sentence_after']}{ex['after']}…")
+        labels = _flat(", ".join(f"[^{label}]" for label in ex["labels"]))
+        say(f"  --- {labels} {_flat(ex['source'])} ({ex['source_id'][:16]}… {ex['start']}-{ex['end']})")
+        say(f"      before:  …{_flat(ex['before'] + ex['sentence_before'])}")
+        say(f"      excerpt: >>>{_flat(ex['excerpt'])}<<<")
+        say(f"      after:   {_flat(ex['sentence_after'] + ex['after'])}…")
 
 
 def _interactive(wiki_root: Path, args: argparse.Namespace, policy: Any) -> int:
@@ -213,6 +232,9 @@ def _interactive(wiki_root: Path, args: argparse.Namespace, policy: Any) -> int:
             )
         except WarrantRefusal as exc:
             say(f"  not recorded: {exc.one_line()}")
+            continue
+        except UsageError as exc:  # a reason longer than a warrant holds
+            say(f"  not recorded: {exc.message}")
             continue
         recorded += 1
         say(f"  recorded {done.warrant_id} ({done.decision.value})")

@@ -15,10 +15,13 @@ __all__ = ["LITERATURE_KINDS", "IdError", "PaperIds", "canonical_id", "same_id",
 LITERATURE_KINDS = ("pmid", "doi", "pmcid")
 """Evidence id prefixes that make a literature claim (they need the paper id on the snapshot)."""
 
-_PMID_RE = re.compile(r"(?:PMID:?\s*)?(\d{1,12})", re.IGNORECASE)
-_PMCID_RE = re.compile(r"(?:PMCID:?\s*)?(?:PMC)?(\d{1,12})", re.IGNORECASE)
+_PMID_RE = re.compile(r"(?:PMID:?\s*)?([0-9]{1,12})", re.IGNORECASE)
+_PMCID_RE = re.compile(r"(?:PMCID:?\s*)?(?:PMC)?([0-9]{1,12})", re.IGNORECASE)
 _DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi:")
-_DOI_RE = re.compile(r"10\.[0-9]+(?:\.[0-9]+)*/\S+")
+_DOI_RE = re.compile(r"10\.[0-9]+(?:\.[0-9]+)*/[!-~]+")
+"""A DOI: the ``10.`` directory, a registrant code of ASCII digits, a suffix of printable ASCII.
+The registration agencies whose notices the wiki reads issue no other characters; a suffix with a
+zero-width space, a bidi control or a Cyrillic letter would read as another DOI while being none."""
 
 
 class IdError(ValueError):
@@ -28,8 +31,10 @@ class IdError(ValueError):
 def canonical_id(kind: str, value: str) -> str:
     """``value`` in the stored form of ``kind``: PMID digits, ``PMC`` + digits, a bare ``10.`` DOI.
 
-    A DOI keeps its case (DOIs compare case-insensitively, see :func:`same_id`) but loses any
-    resolver prefix (``https://doi.org/``, ``doi:``). Raises :class:`IdError` for anything else.
+    Digits are ASCII digits (another script's ``١٢٣`` is no PMID), and a DOI is printable ASCII
+    (:data:`_DOI_RE`). A DOI keeps its case (DOIs compare case-insensitively, see :func:`same_id`)
+    but loses any resolver prefix (``https://doi.org/``, ``doi:``). Raises :class:`IdError` for
+    anything else.
     """
     text = value.strip()
     if kind == "pmid":

@@ -450,6 +450,7 @@ class SnapshotView:
         "origin",
         "pages",
         "record",
+        "record_hash",
         "retrieved_at",
         "sections",
         "source_id",
@@ -477,4 +478,5 @@ class SnapshotView:
             None if pages is None else tuple(PageView(p["page"], p["start"], p["end"]) for p in pages)
         )
         self.supersedes: str | None = record.get("supersedes")
+        self.record_hash: str | None = record.get("record_hash")
         self.record = record

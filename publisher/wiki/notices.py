@@ -2,9 +2,10 @@
 
 The build reads the wiki's ``notices.jsonl`` (written by ``publisher source notices``) and never
 the network. The newest entry of each DOI says what the registry answered when it was asked. A
-work with a logged retraction or withdrawal gives no credit: its claims' counts show it apart,
-and with ``extra: evidence: retracted: fail`` a claim resting on one refuses the build; with
-``warn`` (the default) the build says so and publishes. A broken log (torn, edited, reordered) is a
+work with a logged retraction or withdrawal of any of its DOIs gives no credit, through any of its
+snapshots (:mod:`.works`): its claims' counts show it apart, and with ``extra: evidence:
+retracted: fail`` a claim resting on one refuses the build; with ``warn`` (the default) the build
+says so and publishes. A broken log (torn, edited, reordered) is a
 finding, and on a wiki that trusts keys so is an entry without a valid signature.
 """
 
@@ -16,7 +17,9 @@ from ..acquire.notices import NOTICES_FILE, Notice, notice_signature_problem, re
 from ..kernel.checkids import CheckId
 from ..kernel.errors import PublisherError
 from ..kernel.findings import Finding
+from ..kernel.ids import IdError, canonical_id
 from .evidence import WikiCheck
+from .works import works_of
 
 __all__ = ["CHECK", "NoticeIndex", "notice_index", "check_notices", "retracted_sources", "source_doi"]
 
@@ -45,11 +48,21 @@ class NoticeIndex:
             if ring and (problem := notice_signature_problem(entry, ring)) is not None:
                 self.findings.append(Finding(None, NOTICES_FILE, problem, check=CHECK, field="sig"))
                 continue
-            self.by_doi[entry.doi.lower()] = entry
+            self.by_doi[_doi_key(entry.doi)] = entry
 
     def of(self, doi: str | None) -> Notice | None:
-        """The newest notice logged for ``doi`` (None: never asked)."""
-        return self.by_doi.get(doi.lower()) if doi else None
+        """The newest notice logged for ``doi`` (None: never asked), however it is spelt: a
+        resolver link, a ``doi:`` prefix or another case name the DOI the notice was asked for."""
+        return self.by_doi.get(_doi_key(doi)) if doi else None
+
+
+def _doi_key(doi: str) -> str:
+    """A DOI as notices are indexed by it: canonical (:func:`~publisher.kernel.ids.canonical_id`),
+    lowercased; a value of no DOI's form as it is, lowercased (it matches nothing asked)."""
+    try:
+        return canonical_id("doi", doi).lower()
+    except IdError:
+        return doi.strip().lower()
 
 
 def notice_index(wiki: WikiCheck) -> NoticeIndex:
@@ -69,13 +82,20 @@ def source_doi(wiki: WikiCheck, source_id: str) -> str | None:
 
 
 def retracted_sources(wiki: WikiCheck, source_ids: Any) -> dict[str, Notice]:
-    """Of ``source_ids``, those whose DOI has a logged retraction or withdrawal, with the notice."""
+    """Of ``source_ids``, those whose work (:func:`~.works.works_of`) has a logged retraction or
+    withdrawal of one of its DOIs, with the notice: a retracted article gives no credit through
+    a copy of it that states only its PMCID, nor through a DOI spelt as a resolver link."""
     index = notice_index(wiki)
+    if not index.by_doi:
+        return {}
+    works = works_of(wiki)
     out: dict[str, Notice] = {}
     for sid in source_ids:
-        notice = index.of(source_doi(wiki, sid))
-        if notice is not None and notice.retracted:
-            out[sid] = notice
+        for member in works.members(sid):
+            notice = index.of(source_doi(wiki, member))
+            if notice is not None and notice.retracted:
+                out[sid] = notice
+                break
     return out
 
 

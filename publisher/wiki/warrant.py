@@ -19,7 +19,6 @@ from ..acquire.signing import Signer
 from ..kernel.errors import PublisherError, UsageError
 from ..kernel.sentences import Sentences
 from ..kernel.store import read_snapshot
-from ..kernel.text import one_line
 from ..kernel.trust import Role
 from .check import check_wiki
 from .claims.counts import WorkIndex, claim_view
@@ -33,6 +32,7 @@ from .claims.warrant import (
     WarrantGuard,
     WarrantRefusal,
     append_warrant,
+    assessment_digest,
     author_keys,
     current_spans,
     key_label,
@@ -40,10 +40,25 @@ from .claims.warrant import (
 from .evidence import WikiCheck
 from .policy import Policy
 
-__all__ = ["AROUND", "ReviewItem", "awaiting_review", "parse_correction", "record_warrant"]
+__all__ = [
+    "AROUND",
+    "MAX_CORRECTION",
+    "MAX_REASON",
+    "ReviewItem",
+    "admitted_claim",
+    "awaiting_review",
+    "parse_correction",
+    "record_warrant",
+]
 
 AROUND = 160
 """Code points of text shown on each side of the sentence an excerpt lies in."""
+
+MAX_REASON = 2000
+"""Longest reason a warrant records (code points, white space collapsed): a longer one is refused."""
+
+MAX_CORRECTION = 1000
+"""Longest correction text a warrant records: a longer one is refused."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +79,10 @@ def parse_correction(value: str | None) -> Correction | None:
     kinds = ", ".join(k.value for k in CorrectionKind)
     if not sep or kind.strip() not in {k.value for k in CorrectionKind} or not text.strip():
         raise UsageError(f"--correction must be KIND:TEXT with KIND one of {kinds}")
-    return Correction(kind=CorrectionKind(kind.strip()), text=normalise_statement(text)[:1000])
+    text = normalise_statement(text)
+    if len(text) > MAX_CORRECTION:  # signed as typed or not at all: never cut
+        raise UsageError(f"--correction's text is {len(text)} characters; at most {MAX_CORRECTION}")
+    return Correction(kind=CorrectionKind(kind.strip()), text=text)
 
 
 def _excerpts(wiki: WikiCheck, state: ClaimState) -> list[dict[str, Any]]:
@@ -121,7 +139,9 @@ def awaiting_review(wiki: WikiCheck, concept: str | None = None, *, every: bool 
     return out
 
 
-def _find(wiki: WikiCheck, concept: str, claim_id: str) -> ClaimState:
+def admitted_claim(wiki: WikiCheck, concept: str, claim_id: str) -> ClaimState:
+    """The admitted claim ``claim_id`` of ``concept``; :class:`WarrantRefusal` (``CLAIM_UNKNOWN``)
+    when there is none, before any key is asked for."""
     for state in wiki.claims:
         if state.concept == concept and state.claim.id == claim_id:
             if state.entry is None:
@@ -153,7 +173,9 @@ def record_warrant(
     :class:`WarrantRefusal` (exit 1) before anything is written when the decision may not be
     recorded.
     """
-    reason = one_line(" ".join(reason.split()), 2000)
+    reason = " ".join(reason.split())
+    if len(reason) > MAX_REASON:  # signed as typed or not at all: never cut
+        raise UsageError(f"--reason is {len(reason)} characters; at most {MAX_REASON}")
     if not reason:
         raise WarrantRefusal(
             WarrantGuard.REASON_REQUIRED, "--reason must say why (what the excerpts do and do not say)"
@@ -179,9 +201,9 @@ def record_warrant(
         )
     if wiki is None:
         wiki = check_wiki(Path(wiki_root), policy=policy)
-    state = _find(wiki, concept, claim_id)
+    state = admitted_claim(wiki, concept, claim_id)
     entry = state.entry
-    if entry is None:  # _find returns admitted claims only
+    if entry is None:  # admitted_claim returns admitted claims only
         raise WarrantRefusal(WarrantGuard.CLAIM_UNKNOWN, f"claim {claim_id[:60]!r} is not admitted")
     if signer.key_id in author_keys(wiki, entry):
         raise WarrantRefusal(
@@ -205,6 +227,7 @@ def record_warrant(
             "claim_id": claim_id,
             "claim_hash": state.claim_hash,
             "assessment_id": entry.assessment_id,
+            "assessment_hash": assessment_digest(entry),
             "spans": [s.model_dump(mode="json") for s in spans],
             "decision": decision.value,
             "correction": correction.model_dump(mode="json") if correction else None,

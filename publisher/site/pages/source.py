@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...acquire.notices import Notice
 from ...gate.urls import followable
 from ...kernel.models import Surface, SurfaceType
 from ...kernel.refs import neutral_text
@@ -13,7 +14,7 @@ from ...kernel.store import read_snapshot
 from ...kernel.views import SurfaceView
 from ...parallel import SnapshotCheck
 from ...wiki.evidence import SourceInfo
-from ...wiki.notices import notice_index, source_doi
+from ...wiki.notices import notice_index, retracted_sources, source_doi
 from ...wiki.revisions import revision_index, window_change
 from .highlight import source_job
 from .markup import excerpt_html
@@ -153,14 +154,28 @@ def _paper_ids(meta: SnapshotCheck) -> list[dict[str, Any]]:
 
 
 def _notice(model: PageModel, sid: str) -> str | None:
-    """What the registry said of this source's DOI when it was last asked, in one line (None: no DOI).
+    """What the registry said of this source's DOI when it was last asked, in one line (None: no
+    DOI and nothing logged of its work).
 
     Absence is inconclusive: it reads "no notice found in <registry> on <date>", never "not
-    retracted"."""
+    retracted". A retraction logged for another DOI of the source's work (the article, of which
+    this is a copy stating only its PMCID) is said first: the work gives no credit."""
     doi = source_doi(model.pre, sid)
+    own = notice_index(model.pre).of(doi) if doi is not None else None
+    work = retracted_sources(model.pre, [sid]).get(sid)
+    if work is not None and (own is None or not own.retracted):
+        said = _said(doi, own)
+        return (
+            f"RETRACTED: gives no credit. Its work's DOI {work.doi} has a logged retraction "
+            f"(asked of {work.registry} on {work.at[:10]})" + (f"; this DOI: {said}" if said else "")
+        )
+    return _said(doi, own)
+
+
+def _said(doi: str | None, notice: Notice | None) -> str | None:
+    """The line of what was logged for ``doi`` (None: no DOI)."""
     if doi is None:
         return None
-    notice = notice_index(model.pre).of(doi)
     if notice is None:
         return f"DOI {doi} not asked of a registry (publisher source notices)"
     if not notice.updates:

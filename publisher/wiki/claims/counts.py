@@ -2,7 +2,7 @@
 
 Per claim: **citations** (every span an evidence label quotes, counted each time), **excerpts**
 (distinct spans), **snapshots** (distinct source ids), **URLs** (distinct snapshot URLs, as
-:func:`~.model.url_identity` compares them) and **works** (distinct paper identities). Two
+:func:`~publisher.wiki.works.url_identity` compares them) and **works** (distinct paper identities). Two
 snapshots are one work when they share a PMID, a DOI or a PMCID (each in its canonical form, a
 DOI case-insensitively) or the same text, transitively; a snapshot with no paper id is a work of
 its own URL. Five citations of one study read as one work, whatever spelling of its ids or
@@ -24,11 +24,11 @@ from ...kernel.models import ACQUISITIONS
 from ...kernel.trust import Role, event_signature_problem
 from ..evidence import WikiCheck
 from ..notices import notice_index, retracted_sources, source_doi
-from ..revisions import revision_index
+from ..works import works_of
 from .adjudications import Adjudication, adjudication_problem, hit_key, valid_adjudications
 from .admission import find_record
 from .log import Assessment, signature_problem
-from .model import status_code, url_identity, work_keys
+from .model import status_code, url_identity
 from .provenance import ClaimState
 from .records import ReviewRecord
 from .reviews import sentence_problem
@@ -40,15 +40,14 @@ ADMISSIBLE = "structurally admissible proposal for {status} — not adjudicated"
 
 
 class WorkIndex:
-    """Paper identities across the wiki's sources: snapshots sharing any id are one work.
+    """Paper identities across the wiki's sources: snapshots sharing any id are one work
+    (:class:`~publisher.wiki.works.Works`).
 
     Also indexes every acquisition event by source id, once, so that each claim's lineage costs
     what it cites, not the size of the wiki.
     """
 
     def __init__(self, wiki: WikiCheck) -> None:
-        self._parent: dict[str, str] = {}
-        self._of: dict[str, str] = {}
         self._sources = wiki.sources
         self._runs = {ev.slug: ev for ev in wiki.runs}
         self._ring = wiki.policy.trusted_keys
@@ -76,43 +75,7 @@ class WorkIndex:
                             "signed_by": signed_by,
                         }
                     )
-        for sid, info in sorted(wiki.sources.items()):
-            keys = work_keys(info.meta.derived_ids(), info.meta.url, info.meta.content_hash)
-            for key in keys[1:]:
-                self._union(keys[0], key)
-            self._of[sid] = keys[0]
-        self._follow_revisions(wiki)
-
-    def _follow_revisions(self, wiki: WikiCheck) -> None:
-        """A superseded snapshot belongs to the work of its current revision (membership follows
-        the current revision: a revision that gained a derived id takes its old versions along)."""
-        revisions = revision_index(wiki)
-        for sid in sorted(wiki.sources):
-            newer = revisions.current(sid)
-            if newer is None:
-                continue
-            info = wiki.sources.get(newer.source_id)
-            if info is not None:
-                keys = work_keys(info.meta.derived_ids(), info.meta.url, info.meta.content_hash)
-            elif (snap := revisions.snapshot(newer)) is not None:
-                keys = work_keys(snap.derived_ids(), snap.url, snap.content_hash)
-            else:
-                continue
-            for key in keys:
-                self._union(self._of[sid], key)
-
-    def _find(self, key: str) -> str:
-        self._parent.setdefault(key, key)
-        while self._parent[key] != key:
-            self._parent[key] = self._parent[self._parent[key]]
-            key = self._parent[key]
-        return key
-
-    def _union(self, a: str, b: str) -> None:
-        ra, rb = self._find(a), self._find(b)
-        if ra != rb:  # the root names the work: a paper id or URL before a text digest
-            first, second = sorted((ra, rb), key=lambda k: (k.startswith("text:"), k))
-            self._parent[second] = first
+        self._works = works_of(wiki)
 
     def agent_of(self, slug: str) -> AgentRun | None:
         """The latest trusted ``agent_run`` of the run ``slug`` (None: no agent recorded), read
@@ -125,8 +88,7 @@ class WorkIndex:
 
     def work(self, source_id: str) -> str:
         """The work a source belongs to: its smallest identity key (``pmcid:PMC1``, ``url:…``)."""
-        key = self._of.get(source_id)
-        return self._find(key) if key is not None else f"source:{source_id}"
+        return self._works.work(source_id)
 
 
 def _verified_signer(wiki: WikiCheck, entry: Assessment) -> str | None:

@@ -13,13 +13,12 @@ import re
 import unicodedata
 from enum import StrEnum
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError, UsageError
-from ...kernel.ids import IdError, canonical_id
 from ...kernel.lookalike import invisible, read_key
 from ..concepts import ConceptClaim, EpistemicStatus
+from ..works import url_identity, work_keys
 
 __all__ = [
     "CHECK",
@@ -155,49 +154,3 @@ def parse_status(value: str) -> EpistemicStatus:
 def status_code(status: EpistemicStatus) -> str:
     """The short code (S, P, NS, C, NE) of a status."""
     return next(code for code, known in STATUS_CODES.items() if known is status)
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def url_identity(url: str) -> str:
-    """``url`` as the address it names: scheme and host lowercased, a default port and the
-    fragment (never sent to the server) dropped; path and query kept as they are."""
-    try:
-        parts = urlsplit(url.strip())
-        scheme = parts.scheme.lower()
-        host = (parts.hostname or "").rstrip(".")
-        port = parts.port
-    except ValueError:
-        return url
-    if not scheme or not host:
-        return url
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
-    if parts.username is not None or parts.password is not None:
-        netloc = parts.netloc.rsplit("@", 1)[0] + "@" + netloc
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
-
-
-def work_keys(ids: dict[str, str], url: str | None, content_hash: str | None = None) -> list[str]:
-    """The identity keys of one snapshot's work (the ledger's count grammar, section 14).
-
-    ``ids`` are the snapshot's derived paper ids (``derived_ids()`` of a snapshot or its check:
-    an id only asserted on the command line never joins two snapshots into one work) in their
-    canonical form (a DOI lowercased, without a resolver prefix; PMIDs and PMCIDs as numbers),
-    else its URL as :func:`url_identity` gives it; and its text's digest, so that the same text at
-    two addresses is one work. Snapshots sharing any key are one work.
-    """
-    keys: list[str] = []
-    for kind, value in sorted(ids.items()):
-        try:
-            value = canonical_id(kind, value)
-        except IdError:
-            value = value.strip()
-        keys.append(f"{kind}:{value.lower() if kind == 'doi' else value}")
-    if not keys:
-        keys.append(f"url:{url_identity(url)}" if url else "url:")
-    if content_hash:
-        keys.append(f"text:{content_hash}")
-    return keys

@@ -6,8 +6,9 @@ population, direction, size). A warrant review records a reviewer's decision on 
 ``warrants.jsonl`` (chained and locked by :func:`~publisher.kernel.eventlog.append_chained`, like
 ``events.jsonl`` and ``assessments.jsonl``). Each entry is bound to the claim's hash, the
 assessment that admitted it and every cited span with its excerpt's digest, and signed by a key
-holding the ``warrant`` role that signed neither the assessment nor any acquisition of the cited
-sources: nobody reviews their own proposal.
+holding the ``warrant`` role that signed neither the assessment, nor any acquisition of the cited
+sources, nor (for ``not_supported``) an adjudication of the review it rests on: nobody reviews
+their own proposal.
 
 At every build (:func:`apply_warrants`) each claim gets a state: ``author_proposal`` (no
 review counts), ``confirmed``, ``qualified``, ``rejected`` (no credit) or ``stale`` (the claim,
@@ -34,7 +35,7 @@ from ...acquire.signing import KeyRing, Signer
 from ...kernel.canonical import canonical_bytes, format_ts, loads_strict, utc_now
 from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError, UsageError
-from ...kernel.eventlog import LogState, append_chained, read_chain
+from ...kernel.eventlog import LogState, append_chained, line_digest, read_chain
 from ...kernel.findings import Finding
 from ...kernel.models import (
     ACQUISITIONS,
@@ -51,6 +52,7 @@ from ...kernel.models import (
 )
 from ...kernel.trust import Role, line_signature_fault, sign_line
 from ..evidence import WikiCheck
+from .adjudications import read_adjudications
 from .log import Assessment
 from .provenance import ClaimState
 
@@ -70,6 +72,7 @@ __all__ = [
     "append_warrant",
     "read_warrants",
     "signature_problem",
+    "assessment_digest",
     "current_spans",
     "author_keys",
     "key_label",
@@ -177,6 +180,10 @@ class Warrant(SignedLine):
     claim_id: StrictStr
     claim_hash: PrefixedDigest
     assessment_id: StrictStr
+    assessment_hash: PrefixedDigest | None = None
+    """The digest of the assessment's line (:func:`assessment_digest`): its status, conditions,
+    evidence and signer as reviewed. Its id alone is a counter, which another copy of the wiki
+    (a fork, a branch) reuses for another assessment; a line without it gives no credit."""
     spans: Annotated[tuple[WarrantSpan, ...], BeforeValidator(list_as_tuple)]
     decision: Annotated[Decision, enum_from_str(Decision)]
     correction: Correction | None
@@ -187,6 +194,14 @@ class Warrant(SignedLine):
     def number(self) -> int:
         """The counter in ``warrant_id``."""
         return int(self.warrant_id[3:])
+
+    def wire(self) -> dict[str, Any]:
+        """The line as written and signed: without ``assessment_hash`` where it has none, so a line
+        written before reviews bound it verifies as it was signed (and reads stale)."""
+        data = super().wire()
+        if data.get("assessment_hash") is None:
+            data.pop("assessment_hash", None)
+        return data
 
 
 def _parse(line: bytes) -> Warrant:
@@ -247,6 +262,12 @@ def key_label(ring: KeyRing, key_id: str) -> str:
     return key_id[:16] + "…"
 
 
+def assessment_digest(entry: Assessment) -> str:
+    """The digest of ``entry``'s line in ``assessments.jsonl`` (the ``prev`` digest its next line
+    carries): every field of the assessment, its signature included."""
+    return line_digest(canonical_bytes(entry.wire()))
+
+
 def excerpt_digest(text: str) -> str:
     """The bare hex SHA-256 of an excerpt's UTF-8."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -281,16 +302,34 @@ def acquisition_signers(wiki: WikiCheck) -> AcquisitionSigners:
     return {sid: frozenset(keys) for sid, keys in out.items()}
 
 
+def _adjudicators(wiki: WikiCheck, run_slug: str, review_id: str | None) -> set[str]:
+    """The key ids that signed an adjudication of ``review_id`` in the run ``run_slug``."""
+    ev = wiki.run_by_slug(run_slug)
+    if ev is None or review_id is None:
+        return set()
+    try:
+        log = read_adjudications(ev.run)
+    except PublisherError:  # the claim's provenance check reports a log it cannot read
+        return set()
+    return {a.sig.key_id for a in log.events if a.review_id == review_id and a.sig is not None}
+
+
 def author_keys(wiki: WikiCheck, entry: Assessment, signers: AcquisitionSigners | None = None) -> frozenset[str]:
-    """The key ids that signed the claim's assessment or any acquisition of a cited source: the
-    keys that may not review it (whether or not their signatures verify: fewer reviewers, never
-    a self-review). ``signers`` is :func:`acquisition_signers` of the wiki (made here when None)."""
+    """The key ids that proposed the claim: those that signed its assessment, any acquisition of
+    a source it cites or (for ``not_supported``) of the source its document review read, or an
+    adjudication of that review's hits (the judgement ``not_supported`` rests on). None of them may
+    review it (whether or not their signatures verify: fewer reviewers, never a self-review).
+    ``signers`` is :func:`acquisition_signers` of the wiki (made here when None)."""
     if signers is None:
         signers = acquisition_signers(wiki)
     out = {entry.sig.key_id} if entry.sig is not None else set()
-    for item in entry.bound.evidence if entry.bound else ():
+    bound = entry.bound
+    for item in bound.evidence if bound else ():
         for ref in item.refs:
             out |= signers.get(ref.source_id, frozenset())
+    if bound is not None and bound.review is not None:
+        out |= signers.get(bound.review.source_id, frozenset())
+        out |= _adjudicators(wiki, bound.review.run, entry.review)
     return frozenset(out)
 
 
@@ -339,6 +378,10 @@ def _changes(review: Warrant, state: ClaimState, entry: Assessment, spans: Seque
         out.append("statement")
     if review.assessment_id != entry.assessment_id:
         out.append(f"assessment ({review.assessment_id} reviewed, {entry.assessment_id} now)")
+    elif review.assessment_hash is None:
+        out.append(f"assessment ({review.warrant_id} does not bind {entry.assessment_id}'s content)")
+    elif review.assessment_hash != assessment_digest(entry):
+        out.append(f"assessment ({entry.assessment_id} is not the assessment reviewed under that id)")
     if tuple(review.spans) != tuple(spans):
         out.append("cited spans")
     return out

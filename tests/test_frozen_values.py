@@ -234,4 +234,7 @@ def test_budget_as_its_dataclass() -> None:
 )
 def test_pickled_by_its_fields(value: Any) -> None:
     back = pickle.loads(pickle.dumps(value))
-    assert back == value and type(back) is type(value) and repr(back) == repr(value)
+    assert back == value and type(back) is type(value)
+    fields = [getattr(value, name) for name in getattr(type(value), "_fields", ())]
+    if not any(isinstance(field, (set, frozenset)) for field in fields):  # a set prints in its table's order
+        assert repr(back) == repr(value)

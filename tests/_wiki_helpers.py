@@ -341,12 +341,16 @@ def on_page_markdown(markdown, page, config, files):
 
 
 def tree_digest(root: Path) -> dict[str, str]:
-    """Every file under ``root`` (relative path -> sha256), links and modes included."""
+    """Every file under ``root`` (relative path -> sha256), links and modes included; Python's
+    byte-code caches (``__pycache__``, written by the interpreter when MkDocs imports the wiki's
+    hook module, unless PYTHONDONTWRITEBYTECODE is set) left out."""
     out: dict[str, str] = {}
     if not root.exists():
         return out
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
+        if "__pycache__" in path.relative_to(root).parts:
+            continue
         if path.is_symlink():
             out[rel] = "link:" + os.readlink(path)
         elif path.is_file():

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from publisher.kernel import eventlog
 from publisher.kernel.canonical import canonical_bytes, loads_strict
+from publisher.kernel.checkids import CheckId
 from publisher.kernel.errors import EventLogError, PublisherError
 from publisher.kernel.eventlog import append_event, line_digest, read_log
 from publisher.kernel.models import Event, EventType
@@ -226,17 +227,27 @@ def test_truncated_last_line_is_torn_and_appends_are_refused(log: Path, cut: int
     torn = data[: last_start + cut] if cut > 0 else data[:cut]
     log.write_bytes(torn)
     state = read_log(log)
-    assert state.torn and not state.intact
+    assert state.torn and not state.intact and state.invalid_last is None  # cut short, not invalid
+    assert "torn" in str(state.last_line_problem())
     assert len(state.events) == 4
     with pytest.raises(EventLogError):
         _append(log, 1)
     assert log.read_bytes() == torn  # never silently repaired
 
 
-def test_complete_but_invalid_last_line_is_torn(log: Path) -> None:
+@pytest.mark.parametrize("last", [b'{"half": "an event"}\n', b"not json\n"])
+def test_complete_but_invalid_last_line_is_unusable_and_not_called_torn(log: Path, last: bytes) -> None:
+    """A last line with its newline was written whole: it is as unusable as a torn one (appends
+    refused), but no interrupted write explains it, and it is not called torn."""
     with log.open("ab") as fh:
-        fh.write(b'{"half": "an event"}\n')
-    assert read_log(log).torn
+        fh.write(last)
+    state = read_log(log)
+    assert state.torn and not state.intact and len(state.events) == 5
+    assert state.invalid_last is not None
+    problem = str(state.last_line_problem())
+    assert "not a valid" in problem and "torn" not in problem
+    (finding,) = state.integrity_findings("x.jsonl", check=CheckId.CLAIM, field="log")  # as the wiki's logs report it
+    assert "not a valid" in finding.detail and "torn" not in finding.detail
     with pytest.raises(EventLogError):
         _append(log, 1)
 

@@ -129,14 +129,22 @@ def test_truncated_log_fails_against_the_recorded_head(assembled: RunFixture) ->
     assert statuses(assembled)["C-EVENT-LOG"] == "fail"
 
 
-def test_torn_last_line_fails_the_event_log_check(assembled: RunFixture) -> None:
+@pytest.mark.parametrize(
+    ("last", "word"),
+    [(b'{"schema_version": 1, "event_id": "ev-0003"', "torn"), (b'{"schema_version": 1}\n', "not a valid event")],
+)
+def test_torn_or_invalid_last_line_fails_the_event_log_check(assembled: RunFixture, last: bytes, word: str) -> None:
+    """A last line cut short (no newline) is called torn; one written whole but invalid is not: no
+    interrupted write explains it. Either fails the check, on that line alone."""
     with open(assembled.run.events_path, "ab") as fh:
-        fh.write(b'{"schema_version": 1, "event_id": "ev-0003"')
+        fh.write(last)
     verification = verify_run(assembled.run, options_of(assembled.run), write=False)
     assert verification.failed("C-EVENT-LOG")
     lines = len(_log_lines(assembled))
-    failing = [(f.check, f.line) for f in verification.findings if f.severity == "fail"]
-    assert failing == [("C-EVENT-LOG", lines)]  # the torn last line, and only it
+    failing = [f for f in verification.findings if f.severity == "fail"]
+    assert [(f.check, f.line) for f in failing] == [("C-EVENT-LOG", lines)]  # the last line, and only it
+    (other,) = {"torn", "not a valid event"} - {word}
+    assert word in failing[0].detail and other not in failing[0].detail
 
 
 def test_lines_appended_after_assembly_neither_stale_nor_disturb_the_result(assembled: RunFixture) -> None:

@@ -22,8 +22,11 @@ from conftest import CliResult
 from test_claims_assess import assess
 
 from publisher.acquire.signing import Signer, load_signer, new_key_pair
-from publisher.kernel.canonical import canonical_bytes
-from publisher.kernel.eventlog import line_digest
+from publisher.kernel.canonical import canonical_bytes, sha256_hex
+from publisher.kernel.eventlog import append_event, line_digest
+from publisher.kernel.models import Receipt
+from publisher.kernel.store import build_record
+from publisher.runs import Run
 from publisher.wiki.check import check_wiki
 from publisher.wiki.claims.counts import claims_document
 from publisher.wiki.claims.warrant import (
@@ -603,3 +606,72 @@ def test_the_key_that_adjudicated_a_not_supported_claims_hits_cannot_review_it(
     }  # fmt: skip
     append_warrant(wiki, fields, reviewer)
     assert warrant_of(wiki, "ns1")["state"] == "author_proposal"
+
+
+@pytest.mark.parametrize("fact", ["fetch_failed", "acquisition"])
+def test_the_key_that_signed_a_non_evaluable_claims_missingness_fact_cannot_review_it(
+    ww: tuple[Path, Keys, list[str]], cli: Cli, fact: str
+) -> None:
+    """A non_evaluable claim cites no excerpt: it rests on a missingness record, and the record on a
+    signed fact of the run (a ``fetch_failed`` event, or the acquisition of a snapshot whose text
+    is restricted). The key that signed that fact, or any acquisition of the snapshot the record
+    names, proposed the claim as much as the key that signed its assessment: its review is a
+    self-review, refused by the command and no credit at build; a key that signed none of it may
+    still confirm the claim."""
+    from publisher.wiki.claims.warrant import append_warrant, assessment_digest
+
+    wiki, keys, _ = ww
+    yml = wiki / "mkdocs.yml"
+    yml.write_text(
+        yml.read_text(encoding="utf-8")
+        .replace("{path: keys/reviewer.pub, roles: [warrant]}", "{path: keys/reviewer.pub, roles: [acquire, warrant]}")
+        .replace("- keys/colleague.pub", "- {path: keys/colleague.pub, roles: [warrant]}"),
+        encoding="utf-8",
+    )
+    run = Run.open(wiki / "runs" / "trials")
+    for_run = run.name(run.load_config())
+    by_reviewer, by_wiki = load_signer(keys.reviewer, for_run), load_signer(keys.wiki, for_run)
+    url = "https://example.org/withdrawn-trial"
+    claim = "The withdrawn trial cannot be evaluated."
+    if fact == "fetch_failed":
+        append_event(
+            run.events_path, type="fetch_failed", source_id=None, url=url, fresh=False, sha256=None,
+            detail="test: connection refused", signer=by_reviewer,
+            receipt=Receipt(requested_url=url, final_url=None, redirects=None, status=None, media_type=None,
+                            raw_sha256=None, raw_bytes=None, extractor=None),
+        )  # fmt: skip
+        event_id = json.loads(run.events_path.read_text(encoding="utf-8").splitlines()[-1])["event_id"]
+        basis = ["--event", event_id]
+    else:
+        # The reviewer acquired the abstract; the maintainer's key acquired it again later, so the
+        # record's basis event is the maintainer's and only the earlier acquisition names the reviewer.
+        text = "Background. A trial of a withdrawn drug; only this abstract is available. " * 3
+        record = build_record(url=url, text=text, title="A withdrawn trial", access="abstract", origin="pubmed",
+                              retrieved_at="2026-01-01T00:00:00Z", paper=None)  # fmt: skip
+        snap, _ = run.store.put(record)
+        for signer in (by_reviewer, by_wiki):
+            append_event(
+                run.events_path, type="fetch", source_id=snap.source_id, url=url, fresh=True,
+                sha256=sha256_hex(text.encode("utf-8")), detail="test fixture", record_hash=snap.record_hash,
+                signer=signer, merkle_root=snap.merkle_root, merkle_size=snap.merkle_size,
+            )  # fmt: skip
+        basis = ["--source-id", snap.source_id]
+    mis = cli("missing", "--run-dir", run.path, "--claim", claim, *basis, "--json")
+    assert mis.status == 0, mis.err
+    cw = ClaimsWiki(wiki, None, "", "", "", "", [], "")  # type: ignore[arg-type]
+    out = assess(cli, cw, "ne1", claim, "NE", "--missingness", mis.json()["missingness_id"], "--key", str(keys.wiki))
+    assert out.status == 0, out.err
+    reviewer = keys.signer(keys.reviewer)
+    refused(lambda: decide(wiki, reviewer, claim="ne1"), WarrantGuard.SELF_REVIEW, wiki)
+    check = check_wiki(wiki, policy=policy(wiki))
+    ne = next(s for s in check.claims if s.claim.id == "ne1")
+    assert ne.entry is not None and ne.provenance_valid, ne.provenance
+    fields = {
+        "concept": CONCEPT, "claim_id": "ne1", "claim_hash": ne.claim_hash, "assessment_id": ne.entry.assessment_id,
+        "assessment_hash": assessment_digest(ne.entry), "spans": [], "decision": "confirmed", "correction": None,
+        "reason": "Nothing of the trial can be read.",
+    }  # fmt: skip
+    append_warrant(wiki, fields, reviewer)
+    assert warrant_of(wiki, "ne1")["state"] == "author_proposal"
+    decide(wiki, keys.signer(keys.colleague), claim="ne1", reason="Nothing of the trial can be read.")
+    assert warrant_of(wiki, "ne1")["state"] == "confirmed"

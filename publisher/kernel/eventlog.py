@@ -383,10 +383,12 @@ class LogState(Generic[T]):
 
     ``findings``: broken links of the chain, each on its 1-based line of ``events.jsonl``;
     ``crlf``: lines ending in a carriage return (line endings converted by a checkout or an
-    editor). A plain slotted class: a dataclass compiles its methods when its module is imported,
-    which every command that reads a log would pay, and nothing compares or copies these."""
+    editor); ``torn``: the last line is no usable entry, either cut short (no trailing newline)
+    or complete but invalid, which ``invalid_last`` then says why (None for a cut-short line).
+    A plain slotted class: a dataclass compiles its methods when its module is imported, which
+    every command that reads a log would pay, and nothing compares or copies these."""
 
-    __slots__ = ("chained", "crlf", "digests", "events", "exists", "findings", "torn")
+    __slots__ = ("chained", "crlf", "digests", "events", "exists", "findings", "invalid_last", "torn")
 
     def __init__(
         self,
@@ -397,18 +399,31 @@ class LogState(Generic[T]):
         chained: bool = False,
         exists: bool = False,
         crlf: int = 0,
+        invalid_last: str | None = None,
     ) -> None:
         self.events: list[T] = [] if events is None else events
         self.digests: list[str] = [] if digests is None else digests
         self.findings: list[Finding] = [] if findings is None else findings
         self.torn, self.chained, self.exists, self.crlf = torn, chained, exists, crlf
+        self.invalid_last = invalid_last
+
+    def last_line_problem(self, what: str = "entry") -> str | None:
+        """What is wrong with the last line, in words (None when it is a usable ``what``): torn, a
+        write cut short before its newline, or complete but not a valid ``what``, which no
+        interrupted write explains."""
+        if not self.torn:
+            return None
+        if self.invalid_last is not None:
+            return f"the last line is complete but not a valid {what} ({self.invalid_last})"
+        return "the last line is torn (no trailing newline: a write was cut short)"
 
     def integrity_findings(self, file: str, *, check: CheckId, field: str) -> list[Finding]:
-        """A torn last line and every broken link of the chain as findings of ``check`` (with
-        ``field``) on ``file``: the integrity of one of the logs besides the event log."""
+        """A torn or invalid last line and every broken link of the chain as findings of ``check``
+        (with ``field``) on ``file``: the integrity of one of the logs besides the event log."""
         out: list[Finding] = []
-        if self.torn:
-            out.append(Finding(None, file, "the last line is torn; repair it by hand", check=check, field=field))
+        problem = self.last_line_problem()
+        if problem is not None:
+            out.append(Finding(None, file, f"{problem}; repair it by hand", check=check, field=field))
         for f in self.findings:
             detail = f"{f.detail}: an edited, reordered or deleted line"
             out.append(Finding(None, f.file, detail, line=f.line, check=check, field=field))
@@ -468,6 +483,8 @@ def read_chain(path: Path, parse: Callable[[bytes], C], ident: Callable[[C], str
             event = parse(line)
         except (ValueError, StrictJSONError) as exc:  # the library's validation error is a ValueError
             if is_last:
+                if not state.torn:  # its newline was written: no write was cut short
+                    state.invalid_last = _short(exc)
                 state.torn = True
             else:
                 state.findings.append(_broken(index, f"not a valid entry ({_short(exc)})", name))

@@ -41,8 +41,9 @@ class NoticeIndex:
             self.findings.append(Finding(None, NOTICES_FILE, exc.message, check=CHECK))
             return
         self.findings += [Finding(f.reason, NOTICES_FILE, f.detail, line=f.line, check=CHECK) for f in state.findings]
-        if state.torn:
-            self.findings.append(Finding(None, NOTICES_FILE, "the last line is torn", check=CHECK, field="log"))
+        last = state.last_line_problem("notice")
+        if last is not None:
+            self.findings.append(Finding(None, NOTICES_FILE, last, check=CHECK, field="log"))
         ring = wiki.policy.trusted_keys
         for entry in state.events:
             if ring and (problem := notice_signature_problem(entry, ring)) is not None:

@@ -208,8 +208,9 @@ def record_warrant(
     if signer.key_id in author_keys(wiki, entry):
         raise WarrantRefusal(
             WarrantGuard.SELF_REVIEW,
-            f"key {key_label(ring, signer.key_id)} signed claim {claim_id}'s assessment or an acquisition of "
-            "its sources: a review must come from someone else's key",
+            f"key {key_label(ring, signer.key_id)} signed claim {claim_id}'s assessment or a fact it rests on "
+            "(an acquisition of its sources, an adjudication of its review's hits, its missingness fact): a review "
+            "must come from someone else's key",
             key_id=signer.key_id,
             artifact_id=f"claim:{claim_id}",
         )

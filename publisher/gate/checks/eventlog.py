@@ -94,9 +94,13 @@ def check_log(out: Collector, inputs: RunInputs, stored: ResultView | None, seal
         problems += unsealed
     if log.torn:
         line = len(log.digests) + 1
-        finding = out.find(EVENT_LOG, None, file, f"line {line} is torn (no trailing newline)", line=line)
+        if log.invalid_last is not None:
+            detail, problem = f"line {line} is complete but not a valid event ({log.invalid_last})", "not a valid event"
+        else:
+            detail, problem = f"line {line} is torn (no trailing newline: a write was cut short)", "torn"
+        finding = out.find(EVENT_LOG, None, file, detail, line=line)
         root_key = root_key or finding.key
-        problems.append(f"line {line} is torn")
+        problems.append(f"line {line} is {problem}")
     if stored is not None:
         count, head = stored.log.events, stored.log.head
         if count > len(log.digests):

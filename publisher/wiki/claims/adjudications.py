@@ -150,7 +150,7 @@ def valid_adjudications(
     if state is None:
         state = read_adjudications(run)
     if not state.intact:
-        return f"{run.path.name}/{REVIEWS_DIR}/{ADJUDICATIONS_FILE} is torn or its chain is broken"
+        return f"{run.path.name}/{REVIEWS_DIR}/{ADJUDICATIONS_FILE} has a torn or invalid last line or a broken chain"
     name = run.name() if ring else ""
     out: dict[HitKey, Adjudication] = {}
     for entry in state.events:

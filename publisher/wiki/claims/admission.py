@@ -299,7 +299,10 @@ def _missing_now(
         return "the record's claim and claim_hash disagree (not written by 'publisher missing')"
     state = log_of(ev.run, logs)
     if not state.intact:
-        return f"the event log of {ev.rel} is torn or broken: its facts are not trusted now"
+        return (
+            f"the event log of {ev.rel} has a torn or invalid last line or a broken chain: its facts are not "
+            "trusted now"
+        )
     index = next((i for i, e in enumerate(state.events) if e.event_id == basis.event_id), None)
     if index is None or state.digests[index] != basis.event_digest:
         return f"{basis.event_id} of {ev.rel} is not the logged fact the record rests on"

@@ -66,7 +66,8 @@ def _intact_log(run: Run, logs: LogCache | None = None) -> LogState[EventView]:
     state = log_of(run, logs)
     if not state.intact:
         raise IntegrityError(
-            f"{run.path.name}/events.jsonl is torn or its chain is broken: its events are not trusted facts; "
+            f"{run.path.name}/events.jsonl has a torn or invalid last line or a broken chain: its events are not "
+            "trusted facts; "
             "run 'publisher verify' and repair the log first",
             reason=Reason.SCHEMA_ERROR,
         )

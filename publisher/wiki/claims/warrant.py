@@ -7,8 +7,9 @@ population, direction, size). A warrant review records a reviewer's decision on 
 ``events.jsonl`` and ``assessments.jsonl``). Each entry is bound to the claim's hash, the
 assessment that admitted it and every cited span with its excerpt's digest, and signed by a key
 holding the ``warrant`` role that signed neither the assessment, nor any acquisition of the cited
-sources, nor (for ``not_supported``) an adjudication of the review it rests on: nobody reviews
-their own proposal.
+sources, nor (for ``not_supported``) an adjudication of the review it rests on, nor (for
+``non_evaluable``) the logged fact its missingness record rests on: nobody reviews their own
+proposal.
 
 At every build (:func:`apply_warrants`) each claim gets a state: ``author_proposal`` (no
 review counts), ``confirmed``, ``qualified``, ``rejected`` (no credit) or ``stale`` (the claim,
@@ -54,7 +55,9 @@ from ...kernel.trust import Role, line_signature_fault, sign_line
 from ..evidence import WikiCheck
 from .adjudications import read_adjudications
 from .log import Assessment
+from .missingness import LogCache, log_of
 from .provenance import ClaimState
+from .records import MissingnessRecord, read_record
 
 __all__ = [
     "WARRANTS_FILE",
@@ -314,12 +317,43 @@ def _adjudicators(wiki: WikiCheck, run_slug: str, review_id: str | None) -> set[
     return {a.sig.key_id for a in log.events if a.review_id == review_id and a.sig is not None}
 
 
-def author_keys(wiki: WikiCheck, entry: Assessment, signers: AcquisitionSigners | None = None) -> frozenset[str]:
+def _missingness_signers(
+    wiki: WikiCheck, run_slug: str, mid: str | None, signers: AcquisitionSigners, logs: LogCache | None
+) -> set[str]:
+    """The key ids that signed the fact missingness record ``mid`` of run ``run_slug`` rests on (its
+    basis event: a ``fetch_failed`` or the snapshot's acquisition) or any acquisition of the
+    snapshot it names. The run's whole log is read, as the record's provenance check reads it: a
+    fact logged after the run's last assembly grounds the record all the same."""
+    ev = wiki.run_by_slug(run_slug)
+    if ev is None or mid is None:
+        return set()
+    try:
+        basis = read_record(ev.run, mid, MissingnessRecord).basis
+        events = log_of(ev.run, logs).events
+    except PublisherError:  # the claim's provenance check reports a record or log it cannot read
+        return set()
+    sid = basis.source_id
+    out = {
+        e.sig.key_id
+        for e in events
+        if e.sig is not None
+        and (e.event_id == basis.event_id or (sid is not None and e.source_id == sid and e.type in ACQUISITIONS))
+    }
+    if sid is not None:
+        out |= signers.get(sid, frozenset())
+    return out
+
+
+def author_keys(
+    wiki: WikiCheck, entry: Assessment, signers: AcquisitionSigners | None = None, logs: LogCache | None = None
+) -> frozenset[str]:
     """The key ids that proposed the claim: those that signed its assessment, any acquisition of
     a source it cites or (for ``not_supported``) of the source its document review read, or an
-    adjudication of that review's hits (the judgement ``not_supported`` rests on). None of them may
-    review it (whether or not their signatures verify: fewer reviewers, never a self-review).
-    ``signers`` is :func:`acquisition_signers` of the wiki (made here when None)."""
+    adjudication of that review's hits (the judgement ``not_supported`` rests on), or (for
+    ``non_evaluable``) the logged fact its missingness record rests on or an acquisition of the
+    snapshot that record names. None of them may review it (whether or not their signatures
+    verify: fewer reviewers, never a self-review). ``signers`` is :func:`acquisition_signers` of
+    the wiki (made here when None); ``logs`` caches the run logs read for missingness records."""
     if signers is None:
         signers = acquisition_signers(wiki)
     out = {entry.sig.key_id} if entry.sig is not None else set()
@@ -330,6 +364,8 @@ def author_keys(wiki: WikiCheck, entry: Assessment, signers: AcquisitionSigners 
     if bound is not None and bound.review is not None:
         out |= signers.get(bound.review.source_id, frozenset())
         out |= _adjudicators(wiki, bound.review.run, entry.review)
+    if bound is not None and bound.missingness is not None:
+        out |= _missingness_signers(wiki, bound.missingness.run, entry.missingness, signers, logs)
     return frozenset(out)
 
 
@@ -409,6 +445,7 @@ def apply_warrants(wiki: WikiCheck, states: Iterable[ClaimState]) -> None:
     ring = wiki.policy.trusted_keys
     trusted = log.intact
     signers = acquisition_signers(wiki)
+    logs: LogCache = {}
     by_claim: dict[tuple[str, str], list[Warrant]] = {}
     for line, review in enumerate(log.events, start=1):
         problem = signature_problem(review, ring)
@@ -426,7 +463,7 @@ def apply_warrants(wiki: WikiCheck, states: Iterable[ClaimState]) -> None:
         entry = state.entry
         if entry is None:
             continue
-        authors = author_keys(wiki, entry, signers)
+        authors = author_keys(wiki, entry, signers, logs)
         spans = current_spans(wiki, entry)
         latest: Warrant | None = None
         per_reviewer: dict[str, Warrant] = {}

@@ -675,3 +675,114 @@ def test_the_key_that_signed_a_non_evaluable_claims_missingness_fact_cannot_revi
     assert warrant_of(wiki, "ne1")["state"] == "author_proposal"
     decide(wiki, keys.signer(keys.colleague), claim="ne1", reason="Nothing of the trial can be read.")
     assert warrant_of(wiki, "ne1")["state"] == "confirmed"
+
+
+def _acquired_again_by_the_reviewer(wiki: Path, keys: Keys) -> str:
+    """The reviewer's key gains the acquire role (the colleague's the warrant role only) and
+    acquires claim c1's cited source again: a signed fetch appended to the run's log after the
+    run's last assembly. Returns the source's id."""
+    yml = wiki / "mkdocs.yml"
+    yml.write_text(
+        yml.read_text(encoding="utf-8")
+        .replace("{path: keys/reviewer.pub, roles: [warrant]}", "{path: keys/reviewer.pub, roles: [acquire, warrant]}")
+        .replace("- keys/colleague.pub", "- {path: keys/colleague.pub, roles: [warrant]}"),
+        encoding="utf-8",
+    )
+    (state,) = check_wiki(wiki, policy=policy(wiki)).claims
+    assert state.entry is not None and state.entry.bound is not None
+    source = state.entry.bound.evidence[0].refs[0].source_id
+    run = Run.open(wiki / "runs" / "trials")
+    snap = run.store.read(source)
+    append_event(
+        run.events_path, type="fetch", source_id=source, url=snap.url, fresh=True,
+        sha256=sha256_hex(snap.text.encode("utf-8")), detail="test: acquired again", record_hash=snap.record_hash,
+        signer=load_signer(keys.reviewer, run.name(run.load_config())), surface=snap.surface,
+        merkle_root=snap.merkle_root, merkle_size=snap.merkle_size,
+    )  # fmt: skip
+    return source
+
+
+def test_a_key_that_acquired_a_cited_source_after_the_runs_last_assembly_cannot_review_the_claim(
+    ww: tuple[Path, Keys, list[str]],
+) -> None:
+    """Claim c1 is assessed and its run assembled; then the reviewer's key acquires the cited
+    source again. The assembled events do not name it, the run's log does: the reviewer acquired
+    a source the claim rests on, so its review is a self-review, refused by the command and no
+    credit at build; a key that acquired nothing may still confirm the claim."""
+    from publisher.wiki.claims.warrant import append_warrant, assessment_digest, current_spans
+
+    wiki, keys, _ = ww
+    _acquired_again_by_the_reviewer(wiki, keys)
+    reviewer = keys.signer(keys.reviewer)
+    refused(lambda: decide(wiki, reviewer), WarrantGuard.SELF_REVIEW, wiki)
+    check = check_wiki(wiki, policy=policy(wiki))
+    (run_ev,) = check.runs
+    assert keys.reviewer_id not in {e.sig.key_id for e in run_ev.events if e.sig is not None}  # after the assembly
+    (c1,) = check.claims
+    assert c1.entry is not None and c1.provenance_valid, c1.provenance
+    fields = {
+        "concept": CONCEPT, "claim_id": "c1", "claim_hash": c1.claim_hash, "assessment_id": c1.entry.assessment_id,
+        "assessment_hash": assessment_digest(c1.entry),
+        "spans": [s.model_dump(mode="json") for s in current_spans(check, c1.entry)], "decision": "confirmed",
+        "correction": None, "reason": "The excerpt reports this outcome in this population.",
+    }  # fmt: skip
+    append_warrant(wiki, fields, reviewer)
+    assert warrant_of(wiki)["state"] == "author_proposal"
+    decide(wiki, keys.signer(keys.colleague))
+    assert warrant_of(wiki)["state"] == "confirmed"
+
+
+@pytest.mark.parametrize("damage", ["torn", "folder"])
+def test_a_run_log_that_reads_badly_never_crashes_the_authors_and_hides_no_acquisition(
+    ww: tuple[Path, Keys, list[str]], damage: str
+) -> None:
+    """The run's log is torn after the reviewer's acquisition, or a folder stands in its place (the
+    run's check reports either). Finding the claim's authors does not crash: a torn log still
+    names every acquisition before its torn line; a log that cannot be read gives the events
+    assembled from it, which name the assessment's signer's acquisitions."""
+    from publisher.wiki.claims.warrant import acquisition_signers, author_keys
+
+    wiki, keys, _ = ww
+    source = _acquired_again_by_the_reviewer(wiki, keys)
+    log = wiki / "runs" / "trials" / "events.jsonl"
+    if damage == "torn":
+        with log.open("ab") as out:
+            out.write(b'{"event_id": "ev-')
+    check = check_wiki(wiki, policy=policy(wiki))  # the run assembled while its log still read
+    if damage == "folder":
+        log.rename(log.with_name("events.moved"))
+        log.mkdir()
+    (c1,) = check.claims
+    assert c1.entry is not None
+    authors = author_keys(check, c1.entry)
+    assert keys.wiki_id in authors and keys.wiki_id in acquisition_signers(check)[source]
+    assert (keys.reviewer_id in authors) is (damage == "torn")
+
+
+def test_the_claim_check_reads_each_run_log_once_whatever_its_claims(
+    ww: tuple[Path, Keys, list[str]], cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The acquisition signers come from each run's whole log, read once per claim check: three
+    claims citing the same run read its log once, not once per claim."""
+    import publisher.kernel.eventlog as eventlog
+    from publisher.wiki.check import check_claims
+
+    wiki, keys, labels = ww
+    cw = ClaimsWiki(wiki, None, "", "", "", "", [], "")  # type: ignore[arg-type]
+    for number, label in enumerate(labels[1:3], start=2):
+        out = assess(cli, cw, f"c{number}", f"It helps ({number}).", "S", "--evidence", label, "--key", str(keys.wiki))
+        assert out.status == 0, out.err
+    check = check_wiki(wiki, policy=policy(wiki))
+    assert len(check.claims) == 3
+    reads: list[Path] = []
+    real = eventlog._read_locked
+
+    def counted(path: Path) -> bytes | None:
+        reads.append(Path(path))
+        return real(path)
+
+    monkeypatch.setattr(eventlog, "_read_locked", counted)
+    check.claims.clear()
+    check_claims(check, check.concepts)
+    assert len(check.claims) == 3 and all(s.warrant is not None for s in check.claims)
+    assert reads.count(wiki / "runs" / "trials" / "events.jsonl") == 1

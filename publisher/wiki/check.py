@@ -282,7 +282,7 @@ def check_claims(wiki: WikiCheck, concepts: Sequence[ConceptEvidence]) -> None:
     before = len(wiki.claims)
     for ce in with_claims:
         wiki.claims.extend(check_concept_claims(wiki, ce, entries, keys, state.intact, logs, runs, admitted))
-    apply_warrants(wiki, wiki.claims[before:])
+    apply_warrants(wiki, wiki.claims[before:], logs)
 
 
 def check_claims_text(wiki: WikiCheck, text: str, rel: str, slug: str) -> list[Finding]:

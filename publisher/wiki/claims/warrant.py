@@ -36,7 +36,8 @@ from ...acquire.signing import KeyRing, Signer
 from ...kernel.canonical import canonical_bytes, format_ts, loads_strict, utc_now
 from ...kernel.checkids import CheckId
 from ...kernel.errors import PublisherError, UsageError
-from ...kernel.eventlog import LogState, append_chained, line_digest, read_chain
+from ...kernel.eventlog import LogState, append_chained, line_digest, read_chain, read_log
+from ...kernel.eventviews import EventView
 from ...kernel.findings import Finding
 from ...kernel.models import (
     ACQUISITIONS,
@@ -52,7 +53,7 @@ from ...kernel.models import (
     list_as_tuple,
 )
 from ...kernel.trust import Role, line_signature_fault, sign_line
-from ..evidence import WikiCheck
+from ..evidence import RunEvidence, WikiCheck
 from .adjudications import read_adjudications
 from .log import Assessment
 from .missingness import LogCache, log_of
@@ -294,15 +295,30 @@ AcquisitionSigners = dict[str, frozenset[str]]
 """The key ids named by the acquisition events of each source, across the wiki's runs."""
 
 
-def acquisition_signers(wiki: WikiCheck) -> AcquisitionSigners:
-    """Every source's acquisition signers, read once per wiki check (each run's log is unpacked
-    once, not once per claim)."""
+def acquisition_signers(wiki: WikiCheck, logs: LogCache | None = None) -> AcquisitionSigners:
+    """Every source's acquisition signers, from each run's whole log, read once per wiki check
+    (not once per claim). The whole log, not the events as the run's last assembly read them: a
+    key that acquired a cited source after that assembly acquired it all the same. A log already
+    in ``logs`` is not read again; one read here is not kept there (a wiki of many runs would hold
+    them all). A log that cannot be read gives the events assembled from it (the run's check
+    reports it)."""
     out: dict[str, set[str]] = {}
     for ev in wiki.runs:
-        for event in ev.events:
+        for event in _whole_log(ev, logs):
             if event.source_id is not None and event.type in ACQUISITIONS and event.sig is not None:
                 out.setdefault(event.source_id, set()).add(event.sig.key_id)
     return {sid: frozenset(keys) for sid, keys in out.items()}
+
+
+def _whole_log(ev: RunEvidence, logs: LogCache | None) -> list[EventView]:
+    """The events of ``ev``'s whole log: from ``logs`` when read there, else read now."""
+    held = logs.get(ev.run.events_path) if logs is not None else None
+    if held is not None:
+        return held.events
+    try:
+        return read_log(ev.run.events_path).events
+    except PublisherError:  # a link, a folder or a FIFO in the log's place: the run's check reports it
+        return ev.events
 
 
 def _adjudicators(wiki: WikiCheck, run_slug: str, review_id: str | None) -> set[str]:
@@ -322,8 +338,8 @@ def _missingness_signers(
 ) -> set[str]:
     """The key ids that signed the fact missingness record ``mid`` of run ``run_slug`` rests on (its
     basis event: a ``fetch_failed`` or the snapshot's acquisition) or any acquisition of the
-    snapshot it names. The run's whole log is read, as the record's provenance check reads it: a
-    fact logged after the run's last assembly grounds the record all the same."""
+    snapshot it names (``signers``). The run's whole log is read, as the record's provenance check
+    reads it: a fact logged after the run's last assembly grounds the record all the same."""
     ev = wiki.run_by_slug(run_slug)
     if ev is None or mid is None:
         return set()
@@ -332,15 +348,9 @@ def _missingness_signers(
         events = log_of(ev.run, logs).events
     except PublisherError:  # the claim's provenance check reports a record or log it cannot read
         return set()
-    sid = basis.source_id
-    out = {
-        e.sig.key_id
-        for e in events
-        if e.sig is not None
-        and (e.event_id == basis.event_id or (sid is not None and e.source_id == sid and e.type in ACQUISITIONS))
-    }
-    if sid is not None:
-        out |= signers.get(sid, frozenset())
+    out = {e.sig.key_id for e in events if e.sig is not None and e.event_id == basis.event_id}
+    if basis.source_id is not None:
+        out |= signers.get(basis.source_id, frozenset())
     return out
 
 
@@ -355,7 +365,7 @@ def author_keys(
     verify: fewer reviewers, never a self-review). ``signers`` is :func:`acquisition_signers` of
     the wiki (made here when None); ``logs`` caches the run logs read for missingness records."""
     if signers is None:
-        signers = acquisition_signers(wiki)
+        signers = acquisition_signers(wiki, logs)
     out = {entry.sig.key_id} if entry.sig is not None else set()
     bound = entry.bound
     for item in bound.evidence if bound else ():
@@ -427,9 +437,10 @@ def _log_findings(state: LogState[Warrant]) -> list[Finding]:
     return state.integrity_findings(WARRANTS_FILE, check=CHECK, field=WarrantGuard.WARRANT_LOG.value)
 
 
-def apply_warrants(wiki: WikiCheck, states: Iterable[ClaimState]) -> None:
+def apply_warrants(wiki: WikiCheck, states: Iterable[ClaimState], logs: LogCache | None = None) -> None:
     """Give each admitted claim of ``states`` its warrant state; findings (a log that does not
-    verify, ``require_warrant``) to ``wiki.findings``, reviews that give no credit to notices."""
+    verify, ``require_warrant``) to ``wiki.findings``, reviews that give no credit to notices.
+    ``logs``: the run logs the claims' provenance checks read (each read once per check)."""
     states = [s for s in states if s.entry is not None]
     path = wiki.wiki_root / WARRANTS_FILE
     if not states and not os.path.lexists(path):
@@ -444,8 +455,8 @@ def apply_warrants(wiki: WikiCheck, states: Iterable[ClaimState]) -> None:
     wiki.findings.extend(_log_findings(log))
     ring = wiki.policy.trusted_keys
     trusted = log.intact
-    signers = acquisition_signers(wiki)
-    logs: LogCache = {}
+    logs = {} if logs is None else logs
+    signers = acquisition_signers(wiki, logs) if states else {}
     by_claim: dict[tuple[str, str], list[Warrant]] = {}
     for line, review in enumerate(log.events, start=1):
         problem = signature_problem(review, ring)

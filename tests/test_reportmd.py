@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 
-from publisher.gate.reportmd import paper_ids_in, parse_report
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from publisher.gate.reportmd import _Marks, paper_ids_in, parse_report
 from publisher.kernel.refs import format_ref
 
 SID = "src-" + "ab" * 32
@@ -62,3 +65,45 @@ def test_links_paper_ids_and_bare_keys_are_all_citations() -> None:
 
 def test_paper_ids_ignore_urls_and_bare_pmc_words() -> None:
     assert paper_ids_in("see https://doi.org/10.1000/x and PMC123 at pmc") == ()
+
+
+class _Inline:
+    """An inline token's two fields the mark index reads."""
+
+    def __init__(self, content: str, first_line: int | None) -> None:
+        self.content = content
+        self.map = None if first_line is None else [first_line, first_line + content.count("\n") + 1]
+
+
+def _marks_by_find(token: _Inline, label: str) -> tuple[int, list[int]]:
+    """What the index must give for ``label``: the first ``content.find`` of ``[^label]`` and the
+    lines of every literal occurrence, each once, counted from the token's first line."""
+    mark, content, lines = f"[^{label}]", token.content, []
+    at = content.find(mark)
+    first = at
+    while at >= 0 and token.map is not None:
+        line = token.map[0] + 1 + content.count("\n", 0, at)
+        if not lines or lines[-1] != line:
+            lines.append(line)
+        at = content.find(mark, at + len(mark))
+    return first, lines
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["[^a]", "[^ab]", "[^b]", "[^", "]", "[^[^a]", "[^a]]", "\n", "x. ", "[^a b]", "^"]),
+        max_size=30,
+    ),
+    st.sets(st.sampled_from(["a", "ab", "b", "a b", "[^a", "a]", "", "zz"]), min_size=1),
+    st.sampled_from([None, 0, 7]),
+)
+def test_the_mark_index_finds_what_find_finds(pieces: list[str], labels: set[str], first_line: int | None) -> None:
+    """One pass for all labels (linear in a paragraph citing thousands of footnotes) finds each
+    label where searching the content for it does, overlapping and bracketed look-alikes too."""
+    token = _Inline("".join(pieces), first_line)
+    marks = _Marks(token, labels)  # type: ignore[arg-type]
+    for label in labels:
+        first, lines = _marks_by_find(token, label)
+        assert marks.first.get(label, -1) == first, label
+        assert marks.lines.get(label, []) == lines, label

@@ -163,10 +163,11 @@ _SENTENCE_WINDOW = 2 * _MAX_CLAIM
 footnotes must not be split once per footnote from its start (quadratic)."""
 
 
-def _sentence(content: str, label: str) -> str | None:
-    """The sentence of ``content`` that ends at the first ``[^label]``."""
-    mark = f"[^{label}]"
-    at = content.find(mark)
+def _sentence(content: str, label: str, at: int | None = None) -> str | None:
+    """The sentence of ``content`` that ends at the first ``[^label]`` (``at``: where that is, when
+    the caller has found it)."""
+    if at is None:
+        at = content.find(f"[^{label}]")
     if at < 0:
         return None
     before = _REF_MARK_RE.sub("", content[max(0, at - _SENTENCE_WINDOW) : at])
@@ -188,24 +189,48 @@ def _links(tokens: list[Token]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _cited_lines(token: Token, label: str) -> list[int]:
-    """The 1-based report lines where ``[^label]`` is written in an inline token, each once, in
-    order; the newlines are counted once along the content (counting from its start at each
-    citation was quadratic in a paragraph citing a footnote thousands of times)."""
-    if token.map is None:
-        return []
-    mark = f"[^{label}]"
-    content = token.content
-    out: list[int] = []
-    line, counted = token.map[0] + 1, 0
-    at = content.find(mark)
-    while at >= 0:
-        line += content.count("\n", counted, at)
-        counted = at
-        if not out or out[-1] != line:
-            out.append(line)
-        at = content.find(mark, at + len(mark))
-    return out
+class _Marks:
+    """Where each ``[^label]`` of the given labels is written in an inline token's content: the
+    offset of the first and the 1-based report lines, each once, in order. One pass along the
+    content for all labels: finding and counting from the start for each label was quadratic in
+    a paragraph citing thousands of footnotes.
+
+    Every ``[^`` is looked at, overlapping ones too, and read up to the first ``]`` after it: for
+    a label without ``]`` (a footnote label never holds one) that is exactly where
+    ``content.find("[^label]")`` finds it; a label holding ``]`` is found that way instead."""
+
+    __slots__ = ("first", "lines")
+
+    def __init__(self, token: Token, labels: set[str]) -> None:
+        self.first: dict[str, int] = {}
+        self.lines: dict[str, list[int]] = {}
+        content = token.content
+        start = token.map[0] + 1 if token.map is not None else None
+        plain = {label for label in labels if "]" not in label}
+        longest = max(map(len, plain), default=0)
+        line, counted = start or 0, 0
+        at = content.find("[^")
+        while at >= 0 and plain:
+            close = content.find("]", at + 2, at + 3 + longest)
+            label = content[at + 2 : close] if close >= 0 else None
+            if label in plain:
+                self._add(label, at, line := line + content.count("\n", counted, at), start)
+                counted = at
+            at = content.find("[^", at + 1)
+        for label in labels - plain:
+            mark, counted, line = f"[^{label}]", 0, start or 0
+            at = content.find(mark)
+            while at >= 0:
+                self._add(label, at, line := line + content.count("\n", counted, at), start)
+                counted = at
+                at = content.find(mark, at + len(mark))
+
+    def _add(self, label: str, at: int, line: int, start: int | None) -> None:
+        self.first.setdefault(label, at)
+        if start is not None:
+            lines = self.lines.setdefault(label, [])
+            if not lines or lines[-1] != line:
+                lines.append(line)
 
 
 def _bare_urls(text: str, links: tuple[str, ...]) -> tuple[str, ...]:
@@ -294,23 +319,24 @@ def read_report(text: str) -> ParsedReport:
             if token.map is not None:
                 blocks.append(ProseBlock(token.map[0] + 1, heading, token.content))
             heading = None
-            here: set[tuple[bool, str]] = set()  # the labels whose lines in this token are counted
+            refs: dict[str, None] = {}  # the labels cited, and written where no reference can be
+            loose: dict[str, None] = {}
             for child in token.children or ():
                 if child.type == "footnote_ref":
-                    label = child.meta["label"]
-                    if (True, label) not in here:
-                        here.add((True, label))
-                        cited.setdefault(label, {}).update(dict.fromkeys(_cited_lines(token, label)))
-                    if label not in claims:
-                        sentence = _sentence(token.content, label)
-                        if sentence is not None:
-                            claims[label] = sentence
+                    refs[child.meta["label"]] = None
                 elif child.type == "text":
-                    for match in _REF_MARK_RE.finditer(child.content):
-                        label = match.group(0)[2:-1]
-                        if (False, label) not in here:
-                            here.add((False, label))
-                            dangling.setdefault(label, {}).update(dict.fromkeys(_cited_lines(token, label)))
+                    loose.update((match.group(0)[2:-1], None) for match in _REF_MARK_RE.finditer(child.content))
+            if not refs and not loose:
+                continue
+            marks = _Marks(token, {*refs, *loose})
+            for label in refs:
+                cited.setdefault(label, {}).update(dict.fromkeys(marks.lines.get(label, ())))
+                if label not in claims and label in marks.first:
+                    sentence = _sentence(token.content, label, marks.first[label])
+                    if sentence is not None:
+                        claims[label] = sentence
+            for label in loose:
+                dangling.setdefault(label, {}).update(dict.fromkeys(marks.lines.get(label, ())))
     seen: dict[str, int] = {}
     out: list[Footnote] = []
     for label, begin, end, inner in definitions:

@@ -5,12 +5,16 @@ a value differently: whatever :func:`read_plain` accepts, ``yaml.load`` with the
 Documents are generated in block style (nested mappings and sequences, indentless and compact
 sequences, comments, scalars YAML reads as booleans, nulls, integers, octals, dates, floats or
 strings), then mutated character by character with YAML's indicators and odd white space; each is
-compared with PyYAML. Separate tests hold that the reading is actually taken for common
+compared with PyYAML. So are any Unicode character at the places where one character decides what a
+line is, and every short layout of a few line shapes at columns 0 to 3; named cases pin what must be
+left to PyYAML (continuation lines, scalars YAML 1.1 resolves otherwise, look-alike and space-like
+characters, a key given twice). Separate tests hold that the reading is actually taken for common
 configurations (the repository's own ``mkdocs.yml``) and that a command reading such a wiki's
 policy does not import PyYAML."""
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import sys
 from pathlib import Path
@@ -265,6 +269,49 @@ def test_any_bytes_are_never_read_otherwise_than_by_pyyaml(data: bytes) -> None:
     _agrees(data)
 
 
+# Places where one character decides between a key, a value, an item, a comment, a continuation
+# or a refusal; "{}" is replaced by any character of Unicode (any but a surrogate, which strict
+# UTF-8 cannot carry) or a short run of them.
+PLACES = [
+    "k: {}\n",
+    "{}: v\n",
+    "k{}: v\n",
+    "k:{}\n",
+    "k: a{}b\n",
+    "k: a {}b\n",
+    "k: 1{}\n",
+    "k:\n- {}\n",
+    "k:\n -{}\n",
+    "k:\n{}- a\n",
+    "k:\n  a: 1\n{}\n",
+    "k:\n  - a\n{}  - b\n",
+    "k: v\n{}j: w\n",
+    "{}k: v\n",
+]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.sampled_from(PLACES), st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=3))
+def test_any_character_anywhere_is_never_read_otherwise_than_by_pyyaml(place: str, chars: str) -> None:
+    _agrees(place.replace("{}", chars).encode("utf-8"))
+
+
+# Lines of each shape at columns 0 to 3: every document of up to three of them (the first a key
+# at the first column) is compared, which covers sequences at their parent key's column, compact
+# mappings at odd columns and keys after a nested block at a column no block holds.
+SHAPES = ["a:", "b: 1", "- x", "- a:", "-  b: y", "# c", "c: d #e", "x"]
+LINES = [" " * column + shape for shape in SHAPES for column in range(4)]
+
+
+def test_every_short_layout_is_never_read_otherwise_than_by_pyyaml() -> None:
+    read = 0
+    for first in ("a:", "b: 1", "c: d #e"):
+        for count in (0, 1, 2):
+            for rest in itertools.product(LINES, repeat=count):
+                read += _agrees(("\n".join((first, *rest)) + "\n").encode("utf-8"))
+    assert read > 400, read  # a guard that the layouts reach the plain reading
+
+
 def test_the_generated_documents_reach_the_plain_reading() -> None:
     """A guard on the two tests above: most generated documents are read without PyYAML, so the
     comparison is not vacuous."""
@@ -290,6 +337,30 @@ PLAIN = {
     "comments and blanks": "# head\n\nextra:\n  # inside\n  evidence:\n      # deeper\n    offline: true\n\n",
     "empty": "# only a comment\n\n",
     "inherit": "INHERIT: base.yml\nsite_name: child\n",
+    # Words YAML 1.1 does not resolve, and characters that only look like indicators: all strings.
+    "y and n": "y: n\nY: N\n",
+    "mixed-case words": "k: yES\nNuLL: x\nnULL: TRue\n",
+    "ideographic space": "k: a\u3000b\n\u3000j: \u3000\n",
+    "fullwidth colon": "k: \uff1a\nk\uff1a v: 1\n",
+    "small colon": "k\ufe55 v: 1\nj: a\ufe55 b\n",
+    "fullwidth hyphen and number sign": "k: \uff0d x\nj: a \uff03 b\n",
+    "no-break space in an item": "k:\n- k:\xa0v\n",
+    "colon before a number sign": "k: a:#b\n",
+    "comment holding a colon": "k: a #b: c\n",
+    "flow indicators inside": "k: x,y]\nj: a{b}\n",
+    "composed and decomposed keys": "\xe9: 1\ne\u0301: 2\n",
+    "combining mark first": "\u0301k: v\n",
+    "astral": "\U0001f600: \U0001f600\n",
+    "eighteen digits": "k: 123456789012345678\nz: 0\n",
+    "longest key": "k" * 128 + ": v\n",
+    # Layout: lines a reader by lines could misplace.
+    "no final line break": "k: v",
+    "only a key": "k:",
+    "trailing spaces": "k: v  \n   ",
+    "blank lines and comments only": "\n\n   \n# c\n  # d",
+    "compact key's indentless sequence": "k:\n- a:\n  - x\n  b: 1\n- c\n",
+    "wide dash gap": "k:\n  -    a: 1\n       b: 2\n  - c\n",
+    "comments at odd columns": "k:\n      # x\n  a: 1\n # y\n  b: 2\n",
 }
 
 NOT_PLAIN = {
@@ -312,6 +383,50 @@ NOT_PLAIN = {
     "top-level sequence": "- a\n",
     "indented top level": "  a: b\n",
     "line separator": "a: b\u2028c\n",
+    # A line PyYAML reads as the continuation of the plain scalar above it (more indented than
+    # the block that holds the scalar), never as an item or a key of its own.
+    "item continued by a deeper dash": "k:\n  - a\n   - b\n",
+    "indentless item continued by a dash": "k:\n- a\n - b\n",
+    "indentless item continued by a key": "k:\n- a\n  b: c\n",
+    "value continued after a comment": "k: a\n# c\n  d\n",
+    "item at a compact key's column": "k:\n  - a: 1\n    - b\n",
+    "nested sequence": "k:\n- - a\n",
+    "empty item": "k:\n-\n",
+    "item of a comment": "k:\n- # c\n",
+    "explicit key": "? k\n: v\n",
+    "space before the colon": "k : v\n",
+    "document start mid-document": "k: v\n---\nj: w\n",
+    "document end": "k: v\n...\n",
+    "directive mid-document": "k: v\n%YAML 1.1\n",
+    # Scalars YAML 1.1 resolves to something other than a string, a boolean, null or a decimal.
+    "dash first": "k: -x\n",
+    "tilde": "k: ~\n",
+    "value indicator": "k: =\n",
+    "merge key": "<<: v\n",
+    "merge value": "k: <<\n",
+    "infinity": "k: .inf\n",
+    "binary": "k: 0b1\n",
+    "hexadecimal": "k: 0x1\n",
+    "octal with o": "k: 0o7\n",
+    "signed": "k: +1\n",
+    "sexagesimal": "k: 1:30\n",
+    "sexagesimal float": "k: 190:20:30.15\n",
+    "underscored": "k: 1_0\n",
+    "exponent": "k: 1e3\n",
+    "trailing dot": "k: 1.\n",
+    "nineteen digits": "k: 1234567890123456789\n",
+    # Characters YAML reads as white space or a line break, or does not print.
+    "no-break space after the colon": "k:\xa0v\n",
+    "next line": "k: a\x85b\n",
+    "paragraph separator": "k: a\u2029b\n",
+    "inner byte-order mark": "k: a\ufeffb\n",
+    "lone carriage return": "k: a\rb\n",
+    "delete": "k: a\x7fb\n",
+    "long key": "k" * 129 + ": v\n",
+    # A key given twice anywhere: the duplicate-key refusal must run.
+    "duplicate nested": "k:\n  a: 1\n  a: 2\n",
+    "duplicate in an item": "k:\n- a: 1\n  a: 2\n",
+    "duplicate after a block": "a:\n  b: 1\na: 2\n",
 }
 
 

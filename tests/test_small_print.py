@@ -113,6 +113,25 @@ def test_a_key_given_twice_in_an_inherited_file_is_an_error(tmp_path: Path) -> N
     assert caught.value.reason is Reason.SCHEMA_ERROR and caught.value.context["path"] == "base.yml"
 
 
+def test_the_inherited_file_checked_is_the_one_mkdocs_loads_beside_a_linked_config(tmp_path: Path) -> None:
+    """MkDocs names an ``INHERIT`` parent beside the configuration's path as given, not beside the
+    target of a symbolic link: the key given twice is sought in that same parent, not in a file of
+    the same name beside the link's target (which the build never reads)."""
+    wiki = make_wiki(tmp_path / "wiki")
+    config = wiki / "mkdocs.yml"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "mkdocs.yml").write_text("INHERIT: base.yml\n" + config.read_text(encoding="utf-8"), encoding="utf-8")
+    (elsewhere / "base.yml").write_text("extra:\n  a: 1\n", encoding="utf-8")
+    (wiki / "base.yml").write_text("extra:\n  evidence:\n    offline: true\n    offline: false\n", encoding="utf-8")
+    config.unlink()
+    config.symlink_to(elsewhere / "mkdocs.yml")
+    with pytest.raises(UsageError) as caught:
+        resolve_policy(wiki)
+    assert caught.value.reason is Reason.SCHEMA_ERROR and caught.value.context["path"] == "base.yml"
+    assert caught.value.context["line"] == 4
+
+
 # -- exported annotations -----------------------------------------------------------------------
 
 

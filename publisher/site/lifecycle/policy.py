@@ -104,7 +104,15 @@ def check_config_files(path: Path) -> None:
             parent = _composed_parent(name, data)
             if parent is _UNREADABLE:
                 return
-        current = (resolved.parent / parent) if isinstance(parent, str) and parent else None
+        current = Path(_inherited(current, parent)) if isinstance(parent, str) and parent else None
+
+
+def _inherited(path: Path, relpath: str) -> str:
+    """The ``INHERIT`` parent of ``path`` as MkDocs' ``yaml_load`` names it: beside the path as
+    given (a symbolic link's own folder, not its target's), ``..`` folded without resolving links.
+    The duplicate-key check walks the same chain as the loading, so it reads the files the build
+    reads."""
+    return os.path.normpath(os.path.join(os.path.dirname(os.fspath(path)), relpath))
 
 
 _UNREADABLE = object()
@@ -292,7 +300,7 @@ def load_config_file(path: Path, loading: _Loading, depth: int = 0) -> Any:
         relpath = result.pop("INHERIT")
         if not isinstance(relpath, str):
             raise ConfigLoadError(f"INHERIT names no file but holds {relpath!r}")
-        parent = os.path.normpath(os.path.join(os.path.dirname(os.fspath(path)), relpath))
+        parent = _inherited(path, relpath)
         if not os.path.exists(parent):
             raise ConfigLoadError(f"the INHERIT parent {relpath!r} does not exist at {parent!r}")
         if depth >= _INHERIT_DEPTH:

@@ -177,3 +177,63 @@ def test_sections_are_valid_ranges_for_generated_html(parts: list[str]) -> None:
     if doc.text and "<pre>" not in body.decode():
         for line in doc.text.split("\n"):
             assert line and line == line.strip(" \t\r\f")
+
+
+# --- Text no reader sees never reaches the snapshot -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "hiding",
+    [
+        "<dialog>{}</dialog>",
+        "<datalist><option>{}</option></datalist>",
+        "<noembed>{}</noembed>",
+        "<noframes>{}</noframes>",
+        "<video>{}</video>",
+        "<audio>{}</audio>",
+        "<ruby>x<rp>{}</rp><rt>y</rt></ruby>",
+        "<title>{}</title>",
+        "<svg:svg><svg:text>{}</svg:text></svg:svg>",
+        "<math><semantics><mi>x</mi><annotation>{}</annotation></semantics></math>",
+        "<select><option>{}</option></select>",
+        "<bdo dir=rtl>{}</bdo>",
+        "<span style='font-size:0'>{}</span>",
+        "<span style='font-size: 0.1px'>{}</span>",
+        "<span style='opacity:0'>{}</span>",
+        "<span style='visibility:collapse'>{}</span>",
+        "<span style='color:#fff'>{}</span>",
+        "<span style='color: transparent'>{}</span>",
+        "<span style='display:/**/none'>{}</span>",
+        "<span style='display:n\\6f ne'>{}</span>",
+        "<span style='DISPLAY : NONE !important'>{}</span>",
+        "<span style='position:absolute;left:-9999px'>{}</span>",
+        "<span style='text-indent:-9999px'>{}</span>",
+        "<span style='clip-path: inset(50%)'>{}</span>",
+        "<span style='transform:scale(0)'>{}</span>",
+        "<div style='height:0;overflow:hidden'>{}</div>",
+        "<span style='unicode-bidi:bidi-override;direction:rtl'>{}</span>",
+        "<font color=white>{}</font>",
+        "<td bgcolor=black>{}</td>",
+    ],
+)
+def test_text_no_reader_sees_is_not_extracted(hiding: str) -> None:
+    page = f"<p>Shown.</p><p>{hiding.format('The drug cures everyone')}</p><p>Also shown.</p>"
+    text = extract(page.encode(), "text/html", "utf-8").text
+    assert "cures" not in text
+    assert text.startswith("Shown.\n") and text.endswith("\nAlso shown.")
+
+
+@pytest.mark.parametrize(
+    "showing",
+    [
+        "<dialog open>{}</dialog>",
+        "<span style='font-weight:bold; font-style: italic'>{}</span>",
+        "<span style='font-size: 12px; display:inline-block; margin: 0 4px'>{}</span>",
+        "<span style='font-size:0.8em;opacity:0.9;visibility:visible !important;'>{}</span>",
+        "<div style='text-align:center; padding-left: 2em; border-bottom: 1px solid'>{}</div>",
+        "<details><summary>S</summary>{}</details>",
+    ],
+)
+def test_styled_text_a_reader_sees_is_kept(showing: str) -> None:
+    page = f"<p>{showing.format('The drug cures some')}</p>"
+    assert "The drug cures some" in extract(page.encode(), "text/html", "utf-8").text

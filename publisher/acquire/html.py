@@ -2,11 +2,24 @@
 
 Rendering rules (what offsets into the text depend on):
 
-* Dropped with their content: ``head`` (its ``<title>`` gives ``title``),
-  ``script``, ``style``, ``noscript``, ``template``, ``iframe``, ``object``,
-  ``embed``, ``canvas``, ``svg``, comments, and hidden elements (``hidden``
-  attribute, ``aria-hidden="true"``, inline ``display:none`` or
-  ``visibility:hidden``).
+* Dropped with their content: what a browser does not render (HTML's "hidden elements":
+  ``head`` (its ``<title>`` gives ``title``), ``title``, ``script``, ``style``, ``template``,
+  ``datalist``, ``noembed``, ``noframes``, ``param``, ``rp``, ``area``, a ``dialog`` without
+  ``open``), fallback content a browser shows only when it cannot play or embed (``audio``,
+  ``video``, ``iframe``, ``object``, ``embed``, ``canvas``, ``noscript``), ``svg``, ``select``,
+  MathML ``annotation``/``annotation-xml``, ``bdo`` (shown in another order than written),
+  comments, and hidden elements (``hidden`` attribute, ``aria-hidden="true"``). A namespace
+  prefix (``svg:text``) does not hide an element from these rules.
+* Inline styles are read against an allow-list, not a deny-list: an element keeps its text only
+  when every declaration of its ``style`` attribute is one that cannot make text unseen (font
+  weight, style and family, alignment, decoration, padding, borders, sizes, a ``display`` other
+  than ``none``, ``visibility: visible``, a ``font-size`` of at least 6px/6pt/0.5em/50%, an
+  ``opacity`` of at least 0.5, margins, indents and spacing that are not negative, ``position``
+  static or relative, ``overflow: visible``...). Anything else (``color``, ``background``,
+  ``transform``, ``clip``, offsets, CSS comments or escapes) drops the element with its content,
+  as does a ``<font color>`` or a ``bgcolor`` attribute: text whose visibility cannot be told
+  without rendering the page is left out rather than made citable. Style sheets (``<style>``,
+  ``<link>``) are not applied.
 * Block elements (``p``, ``div``, ``h1``-``h6``, ``li``, ``tr``, ``section``,
   ``blockquote``, ``pre``, ``table``...) and ``<br>`` end the current line.
   Lines are joined with a single ``"\\n"``; lines with no text are dropped.
@@ -49,18 +62,11 @@ __all__ = ["extract_html", "sniff_html_charset"]
 
 _DROPPED = frozenset(
     {
-        "head",
-        "script",
-        "style",
-        "noscript",
-        "template",
-        "iframe",
-        "object",
-        "embed",
-        "canvas",
-        "svg",
+        "head", "title", "script", "style", "template", "datalist", "noembed", "noframes",
+        "param", "rp", "area", "noscript", "audio", "video", "iframe", "object", "embed",
+        "canvas", "svg", "select", "annotation", "annotation-xml", "bdo",
     }
-)
+)  # fmt: skip
 _BLOCKS = frozenset(
     {
         "address", "article", "aside", "blockquote", "body", "caption", "center",
@@ -74,7 +80,39 @@ _BLOCKS = frozenset(
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _CELLS = frozenset({"td", "th"})
 _HTML_SPACE = re.compile(r"[ \t\n\f\r]+")
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_ANY = re.compile(r".*", re.DOTALL)
+_NOT_NEGATIVE = re.compile(r"[^-]*")
+_FONT_SIZE = re.compile(
+    r"(xx?-small|small|medium|large|xx?x?-large|smaller|larger)"
+    r"|(?:[6-9]|[1-9]\d+)(?:\.\d+)?(?:px|pt)|(?:0?\.[5-9]\d*|[1-9]\d*(?:\.\d+)?)r?em|(?:[5-9]\d|[1-9]\d\d+)(?:\.\d+)?%"
+)
+_STYLE_ALLOWED: dict[str, re.Pattern[str]] = {
+    **dict.fromkeys(
+        (
+            "font-weight", "font-style", "font-family", "font-variant", "font-stretch",
+            "text-align", "text-decoration", "text-decoration-line", "text-decoration-style",
+            "text-decoration-thickness", "text-underline-offset", "text-transform", "white-space",
+            "word-break", "overflow-wrap", "word-wrap", "hyphens", "line-height", "list-style",
+            "list-style-type", "list-style-position", "vertical-align", "float", "clear",
+            "cursor", "width", "height", "min-width", "min-height", "max-width", "max-height",
+            "box-sizing", "border-collapse", "border-spacing", "table-layout", "caption-side",
+            "empty-cells",
+        ),
+        _ANY,
+    ),
+    **dict.fromkeys(
+        ("margin", "margin-top", "margin-right", "margin-bottom", "margin-left", "margin-block",
+         "margin-inline", "text-indent", "letter-spacing", "word-spacing"),
+        _NOT_NEGATIVE,
+    ),
+    "display": re.compile(r"(?!none\b)[a-z -]+"),
+    "visibility": re.compile(r"visible"),
+    "position": re.compile(r"static|relative"),
+    "overflow": re.compile(r"visible"),
+    "font-size": _FONT_SIZE,
+    "opacity": re.compile(r"1|1\.0*|0?\.[5-9]\d*|(?:[5-9]\d|100)(?:\.\d+)?%"),
+}  # fmt: skip
+_PREFIXES_ALLOWED = ("padding", "border")  # padding-*, border-*: cannot hide text whatever the value
 _META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _XML_DECL = re.compile(r"\A\s*<\?xml[^>]*\?>")
 _SNIFF_WINDOW = 1024
@@ -104,12 +142,35 @@ def _collapse(raw: str) -> str:
     return _HTML_SPACE.sub(" ", raw).strip(" ")
 
 
-def _is_hidden(el: etree._Element) -> bool:
+def _style_may_hide(style: str) -> bool:
+    """Whether an inline ``style`` holds a declaration outside the allow-list (see the module doc)."""
+    if "\\" in style or "/*" in style:
+        return True  # escapes and comments only obscure what a declaration says
+    for declaration in style.split(";"):
+        name, colon, value = declaration.partition(":")
+        name = name.strip(" \t\n\f\r").lower()
+        if not name and not value.strip():
+            continue
+        value = _HTML_SPACE.sub(" ", value).strip(" ").lower()
+        value = re.sub(r"\s*!\s*important\Z", "", value)
+        allowed = _STYLE_ALLOWED.get(name)
+        if allowed is None and name.startswith(_PREFIXES_ALLOWED):
+            allowed = _ANY
+        if not colon or allowed is None or not allowed.fullmatch(value):
+            return True
+    return False
+
+
+def _is_hidden(el: etree._Element, tag: str) -> bool:
     if el.get("hidden") is not None:
         return True
     if (el.get("aria-hidden") or "").strip().lower() == "true":
         return True
-    return bool(_HIDDEN_STYLE.search(el.get("style") or ""))
+    if tag == "dialog" and el.get("open") is None:
+        return True
+    if el.get("bgcolor") is not None or (tag == "font" and el.get("color") is not None):
+        return True
+    return _style_may_hide(el.get("style") or "")
 
 
 @dataclass
@@ -133,8 +194,8 @@ class _Flow:
         tag = el.tag if isinstance(el.tag, str) else None
         if tag is None:  # comment or processing instruction: no text, keep tail
             return
-        tag = tag.lower()
-        if tag in _DROPPED or _is_hidden(el):
+        tag = tag.lower().rpartition(":")[2]  # svg:text is svg's text, whatever the prefix
+        if tag in _DROPPED or _is_hidden(el, tag):
             return
         if tag == "br":
             if self.verbatim:

@@ -179,3 +179,39 @@ def test_encrypted_pdf_needs_password() -> None:
 def test_empty_user_password_opens() -> None:
     doc = extract(_encrypted(""), "application/pdf")
     assert "Secret text" in doc.text
+
+
+def _page_tree_bomb(depth: int, fan: int) -> bytes:
+    """A PDF whose page tree lists the same node ``fan`` times at each of ``depth`` levels."""
+    objects: dict[int, bytes] = {
+        1: b"<< /Type /Catalog /Pages %d 0 R >>" % (2 + depth),
+        2: b"<< /Type /Page /Parent 3 0 R /MediaBox [0 0 100 100] >>",
+    }
+    below, count = 2, 1
+    for level in range(depth):
+        count *= fan
+        kids = b" ".join(b"%d 0 R" % below for _ in range(fan))
+        objects[3 + level] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, count)
+        below = 3 + level
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offsets[n] for n in sorted(objects))
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_a_page_tree_bomb_is_refused_before_any_page_is_read() -> None:
+    from publisher.acquire.pdf import MAX_PAGES
+
+    assert len(extract(_page_tree_bomb(2, 10), "application/pdf").pages or ()) == 100  # the shape reads
+    body = _page_tree_bomb(6, 10)  # a million pages (as many as PDFium opens) in about a kilobyte
+    assert len(body) < 2_000
+    with pytest.raises(AcquireError) as info:
+        extract(body, "application/pdf")
+    assert info.value.context == {"pages": 1_000_000, "max_pages": MAX_PAGES}
+    assert "\n" not in str(info.value)

@@ -26,6 +26,10 @@ inferred from the page content. What the file states about itself besides (its X
 from the bytes, and a DOI printed with its label on page 1) is returned as ``stated``; see
 :mod:`publisher.acquire.identity`. A PDF encrypted with an empty user password opens as readers
 open it; any other encryption, or a file PDFium cannot read, is an :class:`AcquireError`.
+
+A document of more than :data:`MAX_PAGES` pages is refused before any page is read: a page tree
+may list the same node many times over, so a file of a kilobyte opens as a million pages (a
+minute of work per fetch, megabytes of page separators).
 """
 
 from __future__ import annotations
@@ -38,7 +42,10 @@ from ..kernel.text import first_line
 from . import AcquireError, Extracted
 from .identity import printed_dois, xmp_stated
 
-__all__ = ["PAGE_SEPARATOR", "extract_pdf", "render_page_text"]
+__all__ = ["MAX_PAGES", "PAGE_SEPARATOR", "extract_pdf", "render_page_text"]
+
+MAX_PAGES = 20_000
+"""Most pages one PDF may have (long books have a few thousand)."""
 
 PAGE_SEPARATOR = "\n\f\n"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -64,8 +71,15 @@ def extract_pdf(body: bytes) -> Extracted:
             raise AcquireError("pdf: encrypted; a password is needed to read it", password_needed=True) from exc
         raise AcquireError(f"pdf: cannot read document: {first_line(exc)}") from exc
     try:
+        count = len(document)
+        if count > MAX_PAGES:
+            raise AcquireError(
+                f"pdf: the document has {count} pages, more than the limit of {MAX_PAGES}",
+                pages=count,
+                max_pages=MAX_PAGES,
+            )
         texts = []
-        for index in range(len(document)):
+        for index in range(count):
             page = document[index]
             textpage = page.get_textpage()
             try:

@@ -94,6 +94,15 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/slow":
             time.sleep(3)
             self._send(200, b"late", "text/plain")
+        elif path == "/drip":
+            # Each byte comes well within any per-read timeout; the whole body never would.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            for _ in range(100):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.05)
         elif path == "/agent":
             self._send(200, self.headers.get("User-Agent", "").encode(), "text/plain")
         elif path.startswith("/texts/"):
@@ -324,3 +333,12 @@ def test_an_encoding_that_cannot_be_undone_is_refused(server: str, encoding: str
     assert "\n" not in str(info.value)
     assert info.value.context["status"] == 200
     assert "Content-Encoding" in str(info.value)
+
+
+def test_a_body_dripped_within_each_timeout_is_cut_off_at_the_deadline(server: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(AcquireError) as info:
+        http_get(server + "/drip", timeout=1.0, deadline=0.5)
+    assert time.monotonic() - started < 2.0  # the drip alone lasts 5 s
+    assert info.value.context["deadline"] == 0.5 and info.value.context["status"] == 200
+    assert "\n" not in str(info.value)

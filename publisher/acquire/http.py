@@ -14,7 +14,9 @@ by httpx, a bounded step at a time, and ``max_bytes`` bounds the decoded bytes: 
 bomb, nested layers included, is cut off like any oversized body without ever being inflated
 whole. Any other coding (``br``, ``zstd``...), or a stream that is corrupt, stops short or
 carries bytes after its end, is refused: encoded bytes are never passed on as the text.
-``timeout`` applies to each network operation (connect, read, write, pool wait).
+``timeout`` applies to each network operation (connect, read, write, pool wait); ``deadline``
+(default :data:`DEADLINE`, ten minutes) bounds the whole retrieval, every hop and the body, so a
+server that drips a byte at a time, each within ``timeout``, is still cut off.
 
 A failure raises :class:`HttpFailure`, which carries what was learnt before it (final URL,
 redirects, status, media type) so the attempt can be logged with a receipt.
@@ -25,6 +27,7 @@ from __future__ import annotations
 import functools
 import os
 import ssl
+import time
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -35,9 +38,11 @@ import httpx
 from ..kernel.text import first_line
 from . import AcquireError, parse_content_type
 
-__all__ = ["MAX_REDIRECTS", "HttpResult", "HttpFailure", "http_get", "redact", "ambient_settings", "ROUTE"]
+__all__ = ["DEADLINE", "MAX_REDIRECTS", "HttpResult", "HttpFailure", "http_get", "redact", "ambient_settings", "ROUTE"]
 
 MAX_REDIRECTS = 10
+DEADLINE = 600.0
+"""Seconds one retrieval may take in all, every redirect and the whole body included."""
 _SCHEMES = frozenset({"http", "https"})
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _STEP = 64 * 1024  # most decoded bytes one layer hands on at a time
@@ -117,13 +122,16 @@ def http_get(
     timeout: float = 30.0,
     max_bytes: int = 64 * 1024 * 1024,
     user_agent: str = "publisher/0.1",
+    deadline: float = DEADLINE,
 ) -> HttpResult:
     """GET ``url`` (http or https only), following up to ten redirects.
 
     Raises :class:`HttpFailure` for another scheme, credentials in a URL, a non-2xx final status,
-    too many redirects, a timeout, a transport failure, or a body larger than ``max_bytes``.
+    too many redirects, a timeout, a transport failure, a body larger than ``max_bytes``, or a
+    retrieval still unfinished after ``deadline`` seconds.
     """
     requested = redact(url)
+    ends = time.monotonic() + deadline
     hops: list[str] = []
     current = _checked(url, requested, hops, redirect=False)
     headers = {"User-Agent": user_agent, "Accept": "*/*"}
@@ -137,6 +145,8 @@ def http_get(
         ) as client:
             while True:
                 client.cookies.clear()  # nothing a server set on one hop is sent on the next
+                if time.monotonic() > ends:
+                    raise _overdue(requested, deadline, {"url": requested, "redirects": list(hops)})
                 with client.stream("GET", current) as response:
                     here = str(response.url)
                     status = response.status_code
@@ -163,7 +173,7 @@ def http_get(
                     }
                     if not 200 <= status < 300:
                         raise HttpFailure(f"http: {requested} answered status {status} (final URL {here})", **facts)
-                    body = _read_body(response, requested, max_bytes, facts)
+                    body = _read_body(response, requested, max_bytes, facts, (ends, deadline))
                     return HttpResult(requested, here, status, media_type, charset, body, tuple(hops))
     except httpx.TimeoutException as exc:
         raise HttpFailure(
@@ -173,7 +183,10 @@ def http_get(
         raise HttpFailure(f"http: cannot fetch {requested}: {first_line(exc)}", url=requested, redirects=hops) from exc
 
 
-def _read_body(response: httpx.Response, url: str, max_bytes: int, facts: dict[str, Any]) -> bytes:
+def _read_body(
+    response: httpx.Response, url: str, max_bytes: int, facts: dict[str, Any], until: tuple[float, float] | None = None
+) -> bytes:
+    """The decoded body, refused past ``max_bytes`` or past ``until`` (monotonic end, deadline)."""
     declared = response.headers.get("content-length", "").strip()
     if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:  # "²" is a digit too
         raise _too_large(url, max_bytes, facts)
@@ -187,8 +200,14 @@ def _read_body(response: httpx.Response, url: str, max_bytes: int, facts: dict[s
         received += len(chunk)
         if received > max_bytes:
             raise _too_large(url, max_bytes, facts)
+        if until is not None and time.monotonic() > until[0]:
+            raise _overdue(url, until[1], facts)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _overdue(url: str, deadline: float, facts: dict[str, Any]) -> HttpFailure:
+    return HttpFailure(f"http: fetching {url} took longer than {deadline:g}s in all", deadline=deadline, **facts)
 
 
 def _too_large(url: str, max_bytes: int, facts: dict[str, Any]) -> HttpFailure:

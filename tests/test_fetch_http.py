@@ -191,3 +191,19 @@ def test_failed_fetch_leaves_no_snapshot_and_no_event(cli: Cli, server: str, tmp
     _nothing_written(run)
     receipt = read_log(run.events_path).events[0].receipt
     assert receipt is not None and receipt.status == (404 if where == "404" else None)  # what was learnt
+
+
+def test_a_text_too_large_to_store_is_a_logged_failure_not_an_unreadable_snapshot(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A snapshot file over the readers' limit is corrupt on every read; a PDF's compressed streams
+    # (or JSON escapes of control characters) make text far larger than the body fetched.
+    from publisher.kernel.errors import UsageError
+    from publisher.kernel.store import SnapshotStore
+
+    run = init_run(tmp_path / "r", "r")
+    monkeypatch.setattr(Run, "store", property(lambda self: SnapshotStore(self.sources_dir, max_bytes=2_000)))
+    with pytest.raises(UsageError) as info:
+        fetch(run, f"{server}/texts/{ARTICLE}.txt")
+    assert "2000 byte limit" in str(info.value) and "\n" not in str(info.value)
+    _nothing_written(run)

@@ -226,6 +226,7 @@ def fetch(
         record = _revised(run, record, revision)
         refuse_amendment(run, record, meta)
         _refuse_other_surface(run, record, declaration)
+        run.store.encode(record)  # a text too large to store is a failed attempt, logged as one
     except (AcquireError, UsageError) as exc:
         why = exc.one_line()
         log_failed(
@@ -309,6 +310,7 @@ def add_local_pdf(
         record = _revised(run, record, revision)
         refuse_amendment(run, record, meta)
         _refuse_other_surface(run, record, declaration)
+        run.store.encode(record)  # refused before the PDF is copied into the library
     except (AcquireError, UsageError) as exc:
         why = exc.one_line()
         put_blob(run.raw_dir, data)

@@ -108,6 +108,15 @@ def test_sniff_order() -> None:
     assert sniff_html_charset(b"<p>x</p>", None) == "utf-8"
 
 
+def test_a_meta_charset_inside_a_comment_declares_nothing() -> None:
+    # A browser's prescan skips comments and decodes this page as UTF-8; so must the snapshot.
+    assert sniff_html_charset(b"<!-- <meta charset=koi8-r> --><p>x</p>", None) == "utf-8"
+    assert sniff_html_charset(b"<!-- a --><meta charset=koi8-r><!-- <meta charset=big5> -->", None) == "koi8-r"
+    assert sniff_html_charset(b"<!-- never closed <meta charset=koi8-r>", None) == "utf-8"
+    page = "<!-- <meta charset=windows-1251> --><p>café</p>".encode()
+    assert extract(page, "text/html", None).text == "café"
+
+
 def test_invalid_bytes_are_rejected() -> None:
     with pytest.raises(AcquireError):
         extract(b"<p>\xff\xfe</p>", "text/html", "utf-8")

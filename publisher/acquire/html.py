@@ -32,7 +32,7 @@ Rendering rules (what offsets into the text depend on):
 * Character references are decoded by the parser.
 
 Charset: a byte-order mark, then the Content-Type charset, then a ``<meta>``
-charset declaration in the first 1024 bytes, then UTF-8.  Decoding is strict.
+charset declaration in the first 1024 bytes (outside comments), then UTF-8.  Decoding is strict.
 
 What the page states about itself (``citation_doi``, ``citation_pmid``, ``citation_pmcid``,
 ``citation_title``, ``dc.identifier``, ``dc.title`` meta, names compared case-insensitively) is
@@ -114,6 +114,7 @@ _STYLE_ALLOWED: dict[str, re.Pattern[str]] = {
 }  # fmt: skip
 _PREFIXES_ALLOWED = ("padding", "border")  # padding-*, border-*: cannot hide text whatever the value
 _META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_COMMENT = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
 _XML_DECL = re.compile(r"\A\s*<\?xml[^>]*\?>")
 _SNIFF_WINDOW = 1024
 _BOMS = (
@@ -130,7 +131,9 @@ def sniff_html_charset(body: bytes, header_charset: str | None) -> str:
             return name
     if header_charset:
         return header_charset
-    match = _META_CHARSET.search(body[:_SNIFF_WINDOW])
+    # A browser's prescan skips comments: a <meta> inside one declares nothing.
+    window = _COMMENT.sub(b"", body[:_SNIFF_WINDOW])
+    match = _META_CHARSET.search(window)
     if match:
         declared = match.group(1).decode("ascii").lower()
         # A meta declaration cannot mean UTF-16: the bytes it sits in are ASCII.

@@ -25,6 +25,16 @@ from publisher.runs import Run, init_run
 
 Cli = Callable[..., CliResult]
 ARTICLE = "PMC1065070"
+HOSTILE = {
+    "rlo.txt": ("text/plain; charset=utf-8", "The drug is \u202eevitceffe ton\u202c.".encode()),
+    "lro.html": ("text/html", b"<p>The drug is &#x202D;mixed&#x202C;.</p>"),
+    "rlo.xml": ("application/xml", b"<article><body><p>The drug is &#8238;evitceffe ton.</p></body></article>"),
+    "marks.txt": (
+        "text/plain; charset=utf-8",
+        "\u200f\u05e9\u05dc\u05d5\u05dd\u200e a \u202bb\u202c \u2067c\u2069".encode(),
+    ),
+}
+"""Documents served under /hostile/<name>: (Content-Type, body)."""
 
 
 class _Corpus(BaseHTTPRequestHandler):
@@ -37,12 +47,15 @@ class _Corpus(BaseHTTPRequestHandler):
         kind, _, name = self.path.lstrip("/").partition("/")
         types = {"texts": "text/plain; charset=utf-8", "xml": "application/xml"}
         path = self.root / kind / name
-        if kind not in types or "/" in name or not path.is_file():
+        if kind == "hostile" and name in HOSTILE:
+            content_type, body = HOSTILE[name]
+        elif kind not in types or "/" in name or not path.is_file():
             self.send_error(404)
             return
-        body = path.read_bytes()
+        else:
+            content_type, body = types[kind], path.read_bytes()
         self.send_response(200)
-        self.send_header("Content-Type", types[kind])
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -207,3 +220,22 @@ def test_a_text_too_large_to_store_is_a_logged_failure_not_an_unreadable_snapsho
         fetch(run, f"{server}/texts/{ARTICLE}.txt")
     assert "2000 byte limit" in str(info.value) and "\n" not in str(info.value)
     _nothing_written(run)
+
+
+@pytest.mark.parametrize("name", ["rlo.txt", "lro.html", "rlo.xml"])
+def test_a_page_holding_a_bidi_override_is_refused(server: str, tmp_path: Path, name: str) -> None:
+    # Shown reversed: a reader sees "not effective" where the snapshot would store "evitceffe ton".
+    from publisher.kernel.errors import UsageError
+
+    run = init_run(tmp_path / "r", "r")
+    with pytest.raises(UsageError) as info:
+        fetch(run, f"{server}/hostile/{name}")
+    assert info.value.context["offset"] == len("The drug is ") and "\n" not in str(info.value)
+    _nothing_written(run)
+
+
+def test_bidi_marks_embeddings_and_isolates_are_kept(server: str, tmp_path: Path) -> None:
+    # They reorder runs, not the letters of a word; Hebrew and Arabic pages use them.
+    run = init_run(tmp_path / "r", "r")
+    snap = fetch(run, f"{server}/hostile/marks.txt").snapshot
+    assert snap.text == HOSTILE["marks.txt"][1].decode()

@@ -31,6 +31,7 @@ from ..kernel.errors import PublisherError
 __all__ = [
     "AcquireError",
     "Extracted",
+    "check_reading_order",
     "extract",
     "parse_content_type",
 ]
@@ -162,3 +163,26 @@ def _check_ranges(result: Extracted) -> None:
                 start=start,
                 end=end,
             )
+
+
+_OVERRIDES = re.compile("[\u202d\u202e]")
+"""LEFT-TO-RIGHT and RIGHT-TO-LEFT OVERRIDE: the characters after one are shown in reverse order."""
+
+
+def check_reading_order(doc: Extracted) -> None:
+    """Refuse a retrieved document whose text holds a bidi override.
+
+    A reader sees what follows an override reversed (``\u202eevitceffe ton\u202c`` shows as
+    "not effective"), so the stored order would be citable while no reader of the page sees it,
+    and the order a reader sees would not be. Bidi marks, embeddings and isolates reorder runs,
+    not the letters of a word, and stay. Applied to what is retrieved (``source fetch``,
+    ``source local``); text a user registers is theirs to vouch for.
+    """
+    override = _OVERRIDES.search(doc.text)
+    if override is not None:
+        raise AcquireError(
+            f"{doc.kind}: the text holds a bidi override (U+{ord(override.group()):04X}) at offset "
+            f"{override.start()}: a reader sees the characters after it in another order than stored",
+            kind=doc.kind,
+            offset=override.start(),
+        )

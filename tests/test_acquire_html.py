@@ -222,7 +222,16 @@ def test_sections_are_valid_ranges_for_generated_html(parts: list[str]) -> None:
         "<div style='height:0;overflow:hidden'>{}</div>",
         "<span style='unicode-bidi:bidi-override;direction:rtl'>{}</span>",
         "<font color=white>{}</font>",
+        "<span style='color:#fefefe'>{}</span>",
+        "<span style='color: rgba(0, 0, 0, 0.2)'>{}</span>",
+        "<span style='color: hsl(0, 0%, 100%)'>{}</span>",
+        "<span style='color:'>{}</span>",
+        "<span style='color'>{}</span>",
+        "<div style='background:#000'><span>{}</span></div>",
         "<td bgcolor=black>{}</td>",
+        "<div style='background-color:navy'><span style='color:#000080'>{}</span></div>",
+        "<div style='color:#fff'><span style='background:#fff'>{}</span></div>",
+        "<div style='background: url(white.png)'>{}</div>",
     ],
 )
 def test_text_no_reader_sees_is_not_extracted(hiding: str) -> None:
@@ -241,6 +250,13 @@ def test_text_no_reader_sees_is_not_extracted(hiding: str) -> None:
         "<span style='font-size:0.8em;opacity:0.9;visibility:visible !important;'>{}</span>",
         "<div style='text-align:center; padding-left: 2em; border-bottom: 1px solid'>{}</div>",
         "<details><summary>S</summary>{}</details>",
+        "<span style='color:red'>{}</span>",
+        "<span style='color: #333 !important; background-color: #f5f5f5'>{}</span>",
+        "<div style='background:#fff;margin:0'><p style='color:rgb(102, 102, 102)'>{}</p></div>",
+        "<div style='background-color:black'><span style='color:white'>{}</span></div>",
+        "<font color=navy>{}</font>",
+        "<td bgcolor='#eeeeee'>{}</td>",
+        "<span style='background: transparent'>{}</span>",
     ],
 )
 def test_styled_text_a_reader_sees_is_kept(showing: str) -> None:

@@ -117,7 +117,7 @@ _ACQUIRE_DIR = Path(__file__).resolve().parents[1] / "publisher" / "acquire"
 _WRITERS = {"open", "write_text", "write_bytes", "mkdir", "touch", "unlink", "rename", "replace", "mkstemp"}
 
 
-_PURE = ("__init__.py", "plain.py", "html.py", "jats.py", "_jats_flow.py", "pdf.py", "http.py")
+_PURE = ("__init__.py", "plain.py", "html.py", "_inline_css.py", "jats.py", "_jats_flow.py", "pdf.py", "http.py")
 """The retrieval and extraction modules: bytes in, text out. ``sources.py`` is the one that stores."""
 
 

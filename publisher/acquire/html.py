@@ -10,16 +10,15 @@ Rendering rules (what offsets into the text depend on):
   MathML ``annotation``/``annotation-xml``, ``bdo`` (shown in another order than written),
   comments, and hidden elements (``hidden`` attribute, ``aria-hidden="true"``). A namespace
   prefix (``svg:text``) does not hide an element from these rules.
-* Inline styles are read against an allow-list, not a deny-list: an element keeps its text only
-  when every declaration of its ``style`` attribute is one that cannot make text unseen (font
-  weight, style and family, alignment, decoration, padding, borders, sizes, a ``display`` other
-  than ``none``, ``visibility: visible``, a ``font-size`` of at least 6px/6pt/0.5em/50%, an
-  ``opacity`` of at least 0.5, margins, indents and spacing that are not negative, ``position``
-  static or relative, ``overflow: visible``...). Anything else (``color``, ``background``,
-  ``transform``, ``clip``, offsets, CSS comments or escapes) drops the element with its content,
-  as does a ``<font color>`` or a ``bgcolor`` attribute: text whose visibility cannot be told
-  without rendering the page is left out rather than made citable. Style sheets (``<style>``,
-  ``<link>``) are not applied.
+* Inline presentation is read against an allow-list (:mod:`publisher.acquire._inline_css`): an
+  element keeps its text only when every declaration of its ``style`` attribute is one that
+  cannot make text unseen (a ``display`` other than ``none``, ``visibility: visible``, a
+  ``font-size`` of at least 6px, an ``opacity`` of at least 0.5, no negative margin or indent,
+  ``position`` static or relative...), and its colours (``color``, ``background-color``,
+  ``<font color>``, ``bgcolor``) keep a readable contrast with what it sits on. Anything else
+  (``transform``, ``clip``, offsets, white on white, CSS comments or escapes) drops the element
+  with its content: text whose visibility cannot be told without rendering the page is left out
+  rather than made citable. Style sheets (``<style>``, ``<link>``) are not applied.
 * Block elements (``p``, ``div``, ``h1``-``h6``, ``li``, ``tr``, ``section``,
   ``blockquote``, ``pre``, ``table``...) and ``<br>`` end the current line.
   Lines are joined with a single ``"\\n"``; lines with no text are dropped.
@@ -55,6 +54,7 @@ from lxml import etree
 
 from ..kernel.text import first_line
 from . import AcquireError, Extracted
+from ._inline_css import PAGE, Colours, presented, readable
 from .identity import identifier_kind
 from .plain import decode_text
 
@@ -80,39 +80,6 @@ _BLOCKS = frozenset(
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _CELLS = frozenset({"td", "th"})
 _HTML_SPACE = re.compile(r"[ \t\n\f\r]+")
-_ANY = re.compile(r".*", re.DOTALL)
-_NOT_NEGATIVE = re.compile(r"[^-]*")
-_FONT_SIZE = re.compile(
-    r"(xx?-small|small|medium|large|xx?x?-large|smaller|larger)"
-    r"|(?:[6-9]|[1-9]\d+)(?:\.\d+)?(?:px|pt)|(?:0?\.[5-9]\d*|[1-9]\d*(?:\.\d+)?)r?em|(?:[5-9]\d|[1-9]\d\d+)(?:\.\d+)?%"
-)
-_STYLE_ALLOWED: dict[str, re.Pattern[str]] = {
-    **dict.fromkeys(
-        (
-            "font-weight", "font-style", "font-family", "font-variant", "font-stretch",
-            "text-align", "text-decoration", "text-decoration-line", "text-decoration-style",
-            "text-decoration-thickness", "text-underline-offset", "text-transform", "white-space",
-            "word-break", "overflow-wrap", "word-wrap", "hyphens", "line-height", "list-style",
-            "list-style-type", "list-style-position", "vertical-align", "float", "clear",
-            "cursor", "width", "height", "min-width", "min-height", "max-width", "max-height",
-            "box-sizing", "border-collapse", "border-spacing", "table-layout", "caption-side",
-            "empty-cells",
-        ),
-        _ANY,
-    ),
-    **dict.fromkeys(
-        ("margin", "margin-top", "margin-right", "margin-bottom", "margin-left", "margin-block",
-         "margin-inline", "text-indent", "letter-spacing", "word-spacing"),
-        _NOT_NEGATIVE,
-    ),
-    "display": re.compile(r"(?!none\b)[a-z -]+"),
-    "visibility": re.compile(r"visible"),
-    "position": re.compile(r"static|relative"),
-    "overflow": re.compile(r"visible"),
-    "font-size": _FONT_SIZE,
-    "opacity": re.compile(r"1|1\.0*|0?\.[5-9]\d*|(?:[5-9]\d|100)(?:\.\d+)?%"),
-}  # fmt: skip
-_PREFIXES_ALLOWED = ("padding", "border")  # padding-*, border-*: cannot hide text whatever the value
 _META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _COMMENT = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
 _XML_DECL = re.compile(r"\A\s*<\?xml[^>]*\?>")
@@ -145,35 +112,16 @@ def _collapse(raw: str) -> str:
     return _HTML_SPACE.sub(" ", raw).strip(" ")
 
 
-def _style_may_hide(style: str) -> bool:
-    """Whether an inline ``style`` holds a declaration outside the allow-list (see the module doc)."""
-    if "\\" in style or "/*" in style:
-        return True  # escapes and comments only obscure what a declaration says
-    for declaration in style.split(";"):
-        name, colon, value = declaration.partition(":")
-        name = name.strip(" \t\n\f\r").lower()
-        if not name and not value.strip():
-            continue
-        value = _HTML_SPACE.sub(" ", value).strip(" ").lower()
-        value = re.sub(r"\s*!\s*important\Z", "", value)
-        allowed = _STYLE_ALLOWED.get(name)
-        if allowed is None and name.startswith(_PREFIXES_ALLOWED):
-            allowed = _ANY
-        if not colon or allowed is None or not allowed.fullmatch(value):
-            return True
-    return False
-
-
-def _is_hidden(el: etree._Element, tag: str) -> bool:
+def _shown(el: etree._Element, tag: str, colours: Colours) -> Colours | None:
+    """The colours ``el``'s text is shown in, or None when a reader would not see it."""
     if el.get("hidden") is not None:
-        return True
+        return None
     if (el.get("aria-hidden") or "").strip().lower() == "true":
-        return True
+        return None
     if tag == "dialog" and el.get("open") is None:
-        return True
-    if el.get("bgcolor") is not None or (tag == "font" and el.get("color") is not None):
-        return True
-    return _style_may_hide(el.get("style") or "")
+        return None
+    colour = el.get("color") if tag == "font" else None
+    return presented(el.get("style") or "", colour, el.get("bgcolor"), colours)
 
 
 @dataclass
@@ -193,12 +141,13 @@ class _Flow:
         if line.strip(" \t\n\f\r"):
             self.lines.append(line)
 
-    def walk(self, el: etree._Element) -> None:
+    def walk(self, el: etree._Element, colours: Colours = PAGE) -> None:
         tag = el.tag if isinstance(el.tag, str) else None
         if tag is None:  # comment or processing instruction: no text, keep tail
             return
         tag = tag.lower().rpartition(":")[2]  # svg:text is svg's text, whatever the prefix
-        if tag in _DROPPED or _is_hidden(el, tag):
+        shown = None if tag in _DROPPED else _shown(el, tag, colours)
+        if shown is None:
             return
         if tag == "br":
             if self.verbatim:
@@ -221,14 +170,15 @@ class _Flow:
             self.in_heading = True
             mark = len(self.lines)
 
+        seen = readable(shown)  # this element's own text and its children's tails
         text = el.text
         if tag == "pre" and text and text[0] == "\n":
             text = text[1:]  # HTML ignores a newline right after <pre>
-        if text:
+        if text and seen:
             self.pieces.append(text)
         for child in el:
-            self.walk(child)
-            if child.tail:
+            self.walk(child, shown)
+            if child.tail and seen:
                 self.pieces.append(child.tail)
 
         if breaks:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import zlib
 
 import pypdfium2 as pdfium
 import pytest
@@ -181,11 +182,16 @@ def test_empty_user_password_opens() -> None:
     assert "Secret text" in doc.text
 
 
-def _page_tree_bomb(depth: int, fan: int) -> bytes:
-    """A PDF whose page tree lists the same node ``fan`` times at each of ``depth`` levels."""
+def _page_tree_bomb(depth: int, fan: int, content: bytes = b"") -> bytes:
+    """A PDF whose page tree lists the same node ``fan`` times at each of ``depth`` levels; its
+    one page shows ``content`` (Helvetica text), kept in one compressed stream."""
+    stream = zlib.compress(b"BT /F1 1 Tf 0 0 Td (%s) Tj ET" % content)
     objects: dict[int, bytes] = {
         1: b"<< /Type /Catalog /Pages %d 0 R >>" % (2 + depth),
-        2: b"<< /Type /Page /Parent 3 0 R /MediaBox [0 0 100 100] >>",
+        2: b"<< /Type /Page /Parent 3 0 R /MediaBox [0 0 100 100] /Contents %d 0 R"
+        b" /Resources << /Font << /F1 %d 0 R >> >> >>" % (3 + depth, 4 + depth),
+        3 + depth: b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(stream), stream),
+        4 + depth: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     }
     below, count = 2, 1
     for level in range(depth):
@@ -214,4 +220,18 @@ def test_a_page_tree_bomb_is_refused_before_any_page_is_read() -> None:
     with pytest.raises(AcquireError) as info:
         extract(body, "application/pdf")
     assert info.value.context == {"pages": 1_000_000, "max_pages": MAX_PAGES}
+    assert "\n" not in str(info.value)
+
+
+def test_text_shown_on_many_pages_is_cut_off_at_the_text_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A kilobyte-sized file showing one compressed page of text on 20,000 pages gives far more
+    # text than its bytes; extraction stops at MAX_TEXT instead of filling memory.
+    from publisher.acquire import pdf as pdf_module
+
+    body = _page_tree_bomb(4, 10, b"x" * 2_000)  # 10,000 pages of 2,000 characters
+    assert len(body) < 2_000
+    monkeypatch.setattr(pdf_module, "MAX_TEXT", 1_000_000)
+    with pytest.raises(AcquireError) as info:
+        extract(body, "application/pdf")
+    assert info.value.context["max_text"] == 1_000_000 and info.value.context["page"] < 600
     assert "\n" not in str(info.value)

@@ -29,7 +29,9 @@ open it; any other encryption, or a file PDFium cannot read, is an :class:`Acqui
 
 A document of more than :data:`MAX_PAGES` pages is refused before any page is read: a page tree
 may list the same node many times over, so a file of a kilobyte opens as a million pages (a
-minute of work per fetch, megabytes of page separators).
+minute of work per fetch, megabytes of page separators). For the same reason (one page's text,
+from a compressed content stream, shown on every page) extraction stops with an error once the
+text passes :data:`MAX_TEXT` code points, before it can exhaust memory.
 """
 
 from __future__ import annotations
@@ -42,10 +44,13 @@ from ..kernel.text import first_line
 from . import AcquireError, Extracted
 from .identity import printed_dois, xmp_stated
 
-__all__ = ["MAX_PAGES", "PAGE_SEPARATOR", "extract_pdf", "render_page_text"]
+__all__ = ["MAX_PAGES", "MAX_TEXT", "PAGE_SEPARATOR", "extract_pdf", "render_page_text"]
 
-MAX_PAGES = 20_000
-"""Most pages one PDF may have (long books have a few thousand)."""
+MAX_PAGES = 100_000
+"""Most pages one PDF may have: the largest page number a surface declaration may name (long books
+have a few thousand)."""
+MAX_TEXT = 64 * 1024 * 1024
+"""Most code points of text one PDF may give (a snapshot file is read back up to 256 MiB)."""
 
 PAGE_SEPARATOR = "\n\f\n"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -79,6 +84,7 @@ def extract_pdf(body: bytes) -> Extracted:
                 max_pages=MAX_PAGES,
             )
         texts = []
+        size = 0
         for index in range(count):
             page = document[index]
             textpage = page.get_textpage()
@@ -87,6 +93,13 @@ def extract_pdf(body: bytes) -> Extracted:
             finally:
                 textpage.close()
                 page.close()
+            size += len(texts[-1]) + len(PAGE_SEPARATOR)
+            if size > MAX_TEXT:
+                raise AcquireError(
+                    f"pdf: the text passes the limit of {MAX_TEXT} characters by page {index + 1} of {count}",
+                    max_text=MAX_TEXT,
+                    page=index + 1,
+                )
         title = _title(document)
     except AcquireError:
         raise

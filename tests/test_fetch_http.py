@@ -239,3 +239,21 @@ def test_bidi_marks_embeddings_and_isolates_are_kept(server: str, tmp_path: Path
     run = init_run(tmp_path / "r", "r")
     snap = fetch(run, f"{server}/hostile/marks.txt").snapshot
     assert snap.text == HOSTILE["marks.txt"][1].decode()
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        *(("--timeout", value) for value in ("nan", "inf", "-1", "0")),
+        *(("--max-bytes", value) for value in ("-5", "²")),
+    ],
+)
+def test_an_impossible_timeout_or_size_is_a_usage_error_before_any_attempt(
+    cli: Cli, tmp_path: Path, option: str, value: str
+) -> None:
+    # httpx raised ValueError/OverflowError for these: an "internal error" instead of a usage line.
+    run = init_run(tmp_path / "r", "r")
+    result = cli("source", "fetch", "--run-dir", run.path, "--url", _refused_url(), option, value)
+    assert result.status == 2 and len(result.err_lines) == 1, result.err
+    assert option in result.err and "internal error" not in result.err
+    assert read_log(run.events_path).events == []

@@ -29,6 +29,12 @@ HOSTILE = {
     "rlo.txt": ("text/plain; charset=utf-8", "The drug is \u202eevitceffe ton\u202c.".encode()),
     "lro.html": ("text/html", b"<p>The drug is &#x202D;mixed&#x202C;.</p>"),
     "rlo.xml": ("application/xml", b"<article><body><p>The drug is &#8238;evitceffe ton.</p></body></article>"),
+    "tags.html": ("text/html", "<p>The drug is safe.\U000e0049\U000e0047\U000e004e\U000e004f</p>".encode()),
+    "tag.txt": ("text/plain; charset=utf-8", "The drug is \U000e0001x".encode()),
+    "flag.txt": (
+        "text/plain; charset=utf-8",
+        "Trial in \U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f.".encode(),
+    ),
     "marks.txt": (
         "text/plain; charset=utf-8",
         "\u200f\u05e9\u05dc\u05d5\u05dd\u200e a \u202bb\u202c \u2067c\u2069".encode(),
@@ -222,9 +228,10 @@ def test_a_text_too_large_to_store_is_a_logged_failure_not_an_unreadable_snapsho
     _nothing_written(run)
 
 
-@pytest.mark.parametrize("name", ["rlo.txt", "lro.html", "rlo.xml"])
-def test_a_page_holding_a_bidi_override_is_refused(server: str, tmp_path: Path, name: str) -> None:
-    # Shown reversed: a reader sees "not effective" where the snapshot would store "evitceffe ton".
+@pytest.mark.parametrize("name", ["rlo.txt", "lro.html", "rlo.xml", "tag.txt"])
+def test_a_page_holding_a_bidi_override_or_tag_character_is_refused(server: str, tmp_path: Path, name: str) -> None:
+    # Shown reversed: a reader sees "not effective" where the snapshot would store "evitceffe ton";
+    # a tag character is not shown at all.
     from publisher.kernel.errors import UsageError
 
     run = init_run(tmp_path / "r", "r")
@@ -234,11 +241,24 @@ def test_a_page_holding_a_bidi_override_is_refused(server: str, tmp_path: Path, 
     _nothing_written(run)
 
 
-def test_bidi_marks_embeddings_and_isolates_are_kept(server: str, tmp_path: Path) -> None:
-    # They reorder runs, not the letters of a word; Hebrew and Arabic pages use them.
+def test_tag_characters_smuggling_ascii_are_refused(server: str, tmp_path: Path) -> None:
+    # "IGNO..." spelt in tag characters: invisible on the page, read by an agent.
+    from publisher.kernel.errors import UsageError
+
     run = init_run(tmp_path / "r", "r")
-    snap = fetch(run, f"{server}/hostile/marks.txt").snapshot
-    assert snap.text == HOSTILE["marks.txt"][1].decode()
+    with pytest.raises(UsageError) as info:
+        fetch(run, f"{server}/hostile/tags.html")
+    assert info.value.context["offset"] == len("The drug is safe.")
+    _nothing_written(run)
+
+
+@pytest.mark.parametrize("name", ["marks.txt", "flag.txt"])
+def test_bidi_marks_embeddings_isolates_and_flags_are_kept(server: str, tmp_path: Path, name: str) -> None:
+    # Marks, embeddings and isolates reorder runs, not the letters of a word (Hebrew and Arabic
+    # pages use them); tag characters that draw a subdivision flag are the flag.
+    run = init_run(tmp_path / "r", "r")
+    snap = fetch(run, f"{server}/hostile/{name}").snapshot
+    assert snap.text == HOSTILE[name][1].decode()
 
 
 @pytest.mark.parametrize(

@@ -200,6 +200,8 @@ def test_sections_are_valid_ranges_for_generated_html(parts: list[str]) -> None:
         "<noframes>{}</noframes>",
         "<video>{}</video>",
         "<audio>{}</audio>",
+        "<meter value=0.5>{}</meter>",
+        "<progress value=1>{}</progress>",
         "<ruby>x<rp>{}</rp><rt>y</rt></ruby>",
         "<title>{}</title>",
         "<svg:svg><svg:text>{}</svg:text></svg:svg>",

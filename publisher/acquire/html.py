@@ -5,8 +5,8 @@ Rendering rules (what offsets into the text depend on):
 * Dropped with their content: what a browser does not render (HTML's "hidden elements":
   ``head`` (its ``<title>`` gives ``title``), ``title``, ``script``, ``style``, ``template``,
   ``datalist``, ``noembed``, ``noframes``, ``param``, ``rp``, ``area``, a ``dialog`` without
-  ``open``), fallback content a browser shows only when it cannot play or embed (``audio``,
-  ``video``, ``iframe``, ``object``, ``embed``, ``canvas``, ``noscript``), ``svg``, ``select``,
+  ``open``), fallback content a browser shows only when it cannot play, embed or draw (``audio``,
+  ``video``, ``iframe``, ``object``, ``embed``, ``canvas``, ``meter``, ``progress``, ``noscript``), ``svg``, ``select``,
   MathML ``annotation``/``annotation-xml``, ``bdo`` (shown in another order than written),
   comments, and hidden elements (``hidden`` attribute, ``aria-hidden="true"``). A namespace
   prefix (``svg:text``) does not hide an element from these rules.
@@ -64,7 +64,7 @@ _DROPPED = frozenset(
     {
         "head", "title", "script", "style", "template", "datalist", "noembed", "noframes",
         "param", "rp", "area", "noscript", "audio", "video", "iframe", "object", "embed",
-        "canvas", "svg", "select", "annotation", "annotation-xml", "bdo",
+        "canvas", "svg", "select", "annotation", "annotation-xml", "bdo", "meter", "progress",
     }
 )  # fmt: skip
 _BLOCKS = frozenset(

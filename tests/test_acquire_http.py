@@ -94,6 +94,17 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/slow":
             time.sleep(3)
             self._send(200, b"late", "text/plain")
+        elif path == "/deflate-split":
+            # A zlib stream whose first read is one byte: the header cannot be told from one byte.
+            packed = zlib.compress("zipped é".encode())
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Encoding", "deflate")
+            self.end_headers()
+            self.wfile.write(packed[:1])
+            self.wfile.flush()
+            time.sleep(0.2)
+            self.wfile.write(packed[1:])
         elif path == "/drip":
             # Each byte comes well within any per-read timeout; the whole body never would.
             self.send_response(200)
@@ -342,3 +353,7 @@ def test_a_body_dripped_within_each_timeout_is_cut_off_at_the_deadline(server: s
     assert time.monotonic() - started < 2.0  # the drip alone lasts 5 s
     assert info.value.context["deadline"] == 0.5 and info.value.context["status"] == 200
     assert "\n" not in str(info.value)
+
+
+def test_a_deflate_stream_whose_first_read_is_one_byte_is_still_undone(server: str) -> None:
+    assert http_get(server + "/deflate-split").body == "zipped é".encode()

@@ -248,10 +248,15 @@ def _inflate(chunks: Iterable[bytes], coding: str, url: str, facts: dict[str, An
         return HttpFailure(f"http: the {coding} Content-Encoding of {url} {why}", **facts)
 
     inflater: Any = None
+    held = b""  # a deflate stream's first byte, until the second tells zlib-wrapped from raw
     for chunk in chunks:
-        data = chunk
+        data = held + chunk
+        held = b""
         while data:
             if inflater is None:
+                if coding == "deflate" and len(data) < 2:
+                    held = data
+                    break
                 inflater = _inflater(coding, data)
             try:
                 out = inflater.decompress(data, _STEP)
@@ -265,6 +270,8 @@ def _inflate(chunks: Iterable[bytes], coding: str, url: str, facts: dict[str, An
                 if data and coding == "deflate":
                     raise broken("has bytes after the end of the stream")
                 inflater = None  # the next gzip member, if any
+    if held:
+        raise broken("stops before the end of the stream")
     if inflater is not None:
         try:
             while not inflater.eof:  # output still held back by the step bound

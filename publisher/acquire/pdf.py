@@ -16,7 +16,11 @@ is taken (so page ranges are exact half-open code-point ranges of the stored tex
 * PDFium ends lines with ``"\\r\\n"``; each such pair becomes ``"\\n"`` (a lone ``"\\r"`` stays);
 * PDFium marks a hyphen that ended a line with U+FFFE (a noncharacter); it becomes ``"-"``, the
   hyphen printed on the page (nothing is joined or dropped);
-* lone UTF-16 surrogates (from broken font maps) become U+FFFD, so the text is valid UTF-8.
+* lone UTF-16 surrogates (from broken font maps) become U+FFFD, so the text is valid UTF-8;
+* characters a reader cannot see on the page are left out: those drawn wholly outside the page's
+  crop box, and those whose glyph box is under :data:`MIN_GLYPH` points tall (text set in a
+  0.01pt font). Invisible text (render mode 3) stays: it is how a scanned page carries its OCR
+  text over the image a reader sees. Text coloured like its background is not detected.
 
 Texts stored by earlier versions (extracted with pypdf) stay valid: a snapshot's text is what was
 stored, never re-derived on read.
@@ -39,6 +43,7 @@ from __future__ import annotations
 import re
 
 import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_c
 
 from ..kernel.text import first_line
 from . import AcquireError, Extracted
@@ -49,8 +54,11 @@ __all__ = ["MAX_PAGES", "MAX_TEXT", "PAGE_SEPARATOR", "extract_pdf", "render_pag
 MAX_PAGES = 100_000
 """Most pages one PDF may have: the largest page number a surface declaration may name (long books
 have a few thousand)."""
-MAX_TEXT = 64 * 1024 * 1024
-"""Most code points of text one PDF may give (a snapshot file is read back up to 256 MiB)."""
+MIN_GLYPH = 1.0
+"""Least height, in points, of a character's glyph box for it to count as seen (1pt is ~0.35mm)."""
+MAX_TEXT = 16 * 1024 * 1024
+"""Most code points of text PDFium may give for one PDF (long books give a few million; each
+character is weighed for visibility, about 2 microseconds each)."""
 
 PAGE_SEPARATOR = "\n\f\n"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -89,11 +97,13 @@ def extract_pdf(body: bytes) -> Extracted:
             page = document[index]
             textpage = page.get_textpage()
             try:
-                texts.append(render_page_text(textpage.get_text_range()))
+                raw: str = textpage.get_text_range()
+                size += len(raw) + len(PAGE_SEPARATOR)  # what PDFium gave: the work done, shown or not
+                if size <= MAX_TEXT:
+                    texts.append(render_page_text(_seen_text(page, textpage, raw, index + 1)))
             finally:
                 textpage.close()
                 page.close()
-            size += len(texts[-1]) + len(PAGE_SEPARATOR)
             if size > MAX_TEXT:
                 raise AcquireError(
                     f"pdf: the text passes the limit of {MAX_TEXT} characters by page {index + 1} of {count}",
@@ -133,6 +143,38 @@ def extract_pdf(body: bytes) -> Extracted:
         detail=f"pdf: {len(pages)} pages, {len(text)} chars",
         stated=tuple(stated),
     )
+
+
+def _seen_text(page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, raw: str, number: int) -> str:
+    """PDFium's text of one page (``raw``), less the characters a reader cannot see (module docstring)."""
+    count = pdfium_c.FPDFText_CountChars(textpage)
+    left, bottom, right, top = page.get_cropbox()
+    box = pdfium_c.FS_RECTF()
+    unseen = []
+    for index in range(count):
+        if (
+            pdfium_c.FPDFText_IsGenerated(textpage, index) == 1
+            or chr(pdfium_c.FPDFText_GetUnicode(textpage, index) or 0x20).isspace()
+        ):
+            continue
+        if not pdfium_c.FPDFText_GetLooseCharBox(textpage, index, box):
+            continue
+        low, high = min(box.bottom, box.top), max(box.bottom, box.top)
+        outside = box.right < left or box.left > right or high < bottom or low > top
+        if outside or high - low < MIN_GLYPH:
+            unseen.append(index)
+    if not unseen:
+        return raw
+    units = raw.encode("utf-16-le", "surrogatepass")
+    if len(units) != 2 * count:
+        raise AcquireError(
+            f"pdf: page {number} draws text a reader cannot see, and PDFium's text of it cannot be "
+            "matched to its characters to leave that text out",
+            page=number,
+        )
+    drop = set(unseen)
+    kept = b"".join(units[2 * i : 2 * i + 2] for i in range(count) if i not in drop)
+    return kept.decode("utf-16-le", "surrogatepass")
 
 
 def _title(document: pdfium.PdfDocument) -> str | None:

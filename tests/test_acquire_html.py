@@ -108,6 +108,15 @@ def test_sniff_order() -> None:
     assert sniff_html_charset(b"<p>x</p>", None) == "utf-8"
 
 
+def test_a_meta_charset_inside_a_comment_declares_nothing() -> None:
+    # A browser's prescan skips comments and decodes this page as UTF-8; so must the snapshot.
+    assert sniff_html_charset(b"<!-- <meta charset=koi8-r> --><p>x</p>", None) == "utf-8"
+    assert sniff_html_charset(b"<!-- a --><meta charset=koi8-r><!-- <meta charset=big5> -->", None) == "koi8-r"
+    assert sniff_html_charset(b"<!-- never closed <meta charset=koi8-r>", None) == "utf-8"
+    page = "<!-- <meta charset=windows-1251> --><p>café</p>".encode()
+    assert extract(page, "text/html", None).text == "café"
+
+
 def test_invalid_bytes_are_rejected() -> None:
     with pytest.raises(AcquireError):
         extract(b"<p>\xff\xfe</p>", "text/html", "utf-8")
@@ -177,3 +186,81 @@ def test_sections_are_valid_ranges_for_generated_html(parts: list[str]) -> None:
     if doc.text and "<pre>" not in body.decode():
         for line in doc.text.split("\n"):
             assert line and line == line.strip(" \t\r\f")
+
+
+# --- Text no reader sees never reaches the snapshot -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "hiding",
+    [
+        "<dialog>{}</dialog>",
+        "<datalist><option>{}</option></datalist>",
+        "<noembed>{}</noembed>",
+        "<noframes>{}</noframes>",
+        "<video>{}</video>",
+        "<audio>{}</audio>",
+        "<meter value=0.5>{}</meter>",
+        "<progress value=1>{}</progress>",
+        "<ruby>x<rp>{}</rp><rt>y</rt></ruby>",
+        "<title>{}</title>",
+        "<svg:svg><svg:text>{}</svg:text></svg:svg>",
+        "<math><semantics><mi>x</mi><annotation>{}</annotation></semantics></math>",
+        "<select><option>{}</option></select>",
+        "<bdo dir=rtl>{}</bdo>",
+        "<span style='font-size:0'>{}</span>",
+        "<span style='font-size: 0.1px'>{}</span>",
+        "<span style='opacity:0'>{}</span>",
+        "<span style='visibility:collapse'>{}</span>",
+        "<span style='color:#fff'>{}</span>",
+        "<span style='color: transparent'>{}</span>",
+        "<span style='display:/**/none'>{}</span>",
+        "<span style='display:n\\6f ne'>{}</span>",
+        "<span style='DISPLAY : NONE !important'>{}</span>",
+        "<span style='position:absolute;left:-9999px'>{}</span>",
+        "<span style='text-indent:-9999px'>{}</span>",
+        "<span style='clip-path: inset(50%)'>{}</span>",
+        "<span style='transform:scale(0)'>{}</span>",
+        "<div style='height:0;overflow:hidden'>{}</div>",
+        "<span style='unicode-bidi:bidi-override;direction:rtl'>{}</span>",
+        "<font color=white>{}</font>",
+        "<span style='color:#fefefe'>{}</span>",
+        "<span style='color: rgba(0, 0, 0, 0.2)'>{}</span>",
+        "<span style='color: hsl(0, 0%, 100%)'>{}</span>",
+        "<span style='color:'>{}</span>",
+        "<span style='color'>{}</span>",
+        "<div style='background:#000'><span>{}</span></div>",
+        "<td bgcolor=black>{}</td>",
+        "<div style='background-color:navy'><span style='color:#000080'>{}</span></div>",
+        "<div style='color:#fff'><span style='background:#fff'>{}</span></div>",
+        "<div style='background: url(white.png)'>{}</div>",
+    ],
+)
+def test_text_no_reader_sees_is_not_extracted(hiding: str) -> None:
+    page = f"<p>Shown.</p><p>{hiding.format('The drug cures everyone')}</p><p>Also shown.</p>"
+    text = extract(page.encode(), "text/html", "utf-8").text
+    assert "cures" not in text
+    assert text.startswith("Shown.\n") and text.endswith("\nAlso shown.")
+
+
+@pytest.mark.parametrize(
+    "showing",
+    [
+        "<dialog open>{}</dialog>",
+        "<span style='font-weight:bold; font-style: italic'>{}</span>",
+        "<span style='font-size: 12px; display:inline-block; margin: 0 4px'>{}</span>",
+        "<span style='font-size:0.8em;opacity:0.9;visibility:visible !important;'>{}</span>",
+        "<div style='text-align:center; padding-left: 2em; border-bottom: 1px solid'>{}</div>",
+        "<details><summary>S</summary>{}</details>",
+        "<span style='color:red'>{}</span>",
+        "<span style='color: #333 !important; background-color: #f5f5f5'>{}</span>",
+        "<div style='background:#fff;margin:0'><p style='color:rgb(102, 102, 102)'>{}</p></div>",
+        "<div style='background-color:black'><span style='color:white'>{}</span></div>",
+        "<font color=navy>{}</font>",
+        "<td bgcolor='#eeeeee'>{}</td>",
+        "<span style='background: transparent'>{}</span>",
+    ],
+)
+def test_styled_text_a_reader_sees_is_kept(showing: str) -> None:
+    page = f"<p>{showing.format('The drug cures some')}</p>"
+    assert "The drug cures some" in extract(page.encode(), "text/html", "utf-8").text

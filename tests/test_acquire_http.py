@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import gzip
 import threading
 import time
+import zlib
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -19,6 +21,7 @@ SHARED = Path(__file__).resolve().parents[2] / "shared"
 TEXTS = SHARED / "corpus" / "evidence-inference" / "texts"
 
 BIG = b"x" * 200_000
+_ENCODINGS: dict[str, tuple[str, bytes]] = {}  # path -> (Content-Encoding, body), set by a test
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -81,11 +84,36 @@ class _Handler(BaseHTTPRequestHandler):
         elif path == "/gzip-bomb":
             packed = gzip.compress(b"\0" * 5_000_000)
             self._send(200, packed, "text/plain", Content_Encoding="gzip")
+        elif path == "/nested-bomb":
+            self._send(200, _nested_bomb(), "text/plain", Content_Encoding="gzip, gzip, gzip")
+        elif path in _ENCODINGS:
+            encoding, packed = _ENCODINGS[path]
+            self._send(200, packed, "text/plain; charset=utf-8", Content_Encoding=encoding)
         elif path == "/gzip":
             self._send(200, gzip.compress("zipped é".encode()), "text/plain; charset=utf-8", Content_Encoding="gzip")
         elif path == "/slow":
             time.sleep(3)
             self._send(200, b"late", "text/plain")
+        elif path == "/deflate-split":
+            # A zlib stream whose first read is one byte: the header cannot be told from one byte.
+            packed = zlib.compress("zipped é".encode())
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+            self.send_header("Content-Encoding", "deflate")
+            self.end_headers()
+            self.wfile.write(packed[:1])
+            self.wfile.flush()
+            time.sleep(0.2)
+            self.wfile.write(packed[1:])
+        elif path == "/drip":
+            # Each byte comes well within any per-read timeout; the whole body never would.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            for _ in range(100):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.05)
         elif path == "/agent":
             self._send(200, self.headers.get("User-Agent", "").encode(), "text/plain")
         elif path.startswith("/texts/"):
@@ -233,6 +261,99 @@ def test_a_declared_length_of_other_digits_is_not_read_as_a_number(declared: str
 
     from publisher.acquire import http as http_module
 
-    response = httpx.Response(200, headers=[(b"content-length", declared.encode("utf-8"))], content=b"abc")
+    response = httpx.Response(
+        200, headers=[(b"content-length", declared.encode("utf-8"))], stream=httpx.ByteStream(b"abc")
+    )
     assert response.headers["content-length"] == declared  # read back as the server spelled it
     assert http_module._read_body(response, "https://example.org/", 10, {}) == b"abc"
+
+
+# --- Content-Encoding: decoded here, step by step, so no layer inflates past the limit -------------
+
+
+@functools.cache
+def _nested_bomb() -> bytes:
+    """48 MiB of zeros gzipped three times over: a few hundred bytes on the wire."""
+    return gzip.compress(gzip.compress(gzip.compress(b"\0" * (48 << 20), 1), 9), 9)
+
+
+def test_nested_gzip_bomb_is_cut_off_without_inflating_it(server: str) -> None:
+    # httpx inflates each layer in one call: three gzip layers of a few hundred bytes expand to
+    # the whole 48 MiB before any limit is looked at (and 600 bytes can hold gigabytes).
+    import tracemalloc
+
+    assert len(_nested_bomb()) < 2_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(AcquireError) as info:
+            http_get(server + "/nested-bomb", max_bytes=100_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert info.value.context["max_bytes"] == 100_000
+    assert "\n" not in str(info.value)
+    assert peak < 8 << 20, f"peak {peak} bytes while refusing a body over 100 kB"
+
+
+@pytest.mark.parametrize(
+    ("encoding", "packed"),
+    [
+        ("gzip", gzip.compress("zipped é".encode())),
+        ("x-gzip", gzip.compress("zipped é".encode())),
+        ("deflate", zlib.compress("zipped é".encode())),
+        ("deflate", zlib.compress("zipped é".encode(), wbits=-15)),  # raw deflate, as some servers send
+        ("gzip, gzip", gzip.compress(gzip.compress("zipped é".encode()))),
+        ("deflate, gzip", gzip.compress(zlib.compress("zipped é".encode()))),
+        ("GZIP , identity", gzip.compress("zipped é".encode())),
+        ("gzip", gzip.compress(b"zipped ") + gzip.compress("é".encode())),  # two members
+        ("identity", "zipped é".encode()),
+    ],
+    ids=[
+        "gzip",
+        "x-gzip",
+        "deflate",
+        "raw-deflate",
+        "gzip-gzip",
+        "deflate-gzip",
+        "case-identity",
+        "members",
+        "identity",
+    ],
+)
+def test_content_encodings_are_undone_in_order(server: str, encoding: str, packed: bytes) -> None:
+    _ENCODINGS["/enc"] = (encoding, packed)
+    assert http_get(server + "/enc").body == "zipped é".encode()
+
+
+@pytest.mark.parametrize(
+    ("encoding", "packed"),
+    [
+        ("br", b"\x0b\x03\x80zipped\x03"),  # not decoded here: never passed on as if it were the text
+        ("zstd", b"(\xb5/\xfd zipped"),
+        ("gzip", gzip.compress(b"zipped " * 100)[:-30]),  # the stream stops short
+        ("gzip", b"not gzip at all"),
+        ("deflate", b"\xff\xff\xff\xff"),
+        ("gzip", gzip.compress(b"zipped") + b"trailing junk"),
+    ],
+    ids=["br", "zstd", "truncated", "not-gzip", "corrupt-deflate", "trailing-junk"],
+)
+def test_an_encoding_that_cannot_be_undone_is_refused(server: str, encoding: str, packed: bytes) -> None:
+    _ENCODINGS["/enc"] = (encoding, packed)
+    with pytest.raises(AcquireError) as info:
+        http_get(server + "/enc")
+    assert "\n" not in str(info.value)
+    assert info.value.context["status"] == 200
+    assert "Content-Encoding" in str(info.value)
+
+
+def test_a_body_dripped_within_each_timeout_is_cut_off_at_the_deadline(server: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(AcquireError) as info:
+        http_get(server + "/drip", timeout=1.0, deadline=0.5)
+    assert time.monotonic() - started < 2.0  # the drip alone lasts 5 s
+    assert info.value.context["deadline"] == 0.5 and info.value.context["status"] == 200
+    assert "\n" not in str(info.value)
+
+
+def test_a_deflate_stream_whose_first_read_is_one_byte_is_still_undone(server: str) -> None:
+    assert http_get(server + "/deflate-split").body == "zipped é".encode()

@@ -312,3 +312,36 @@ def test_corpus_article(path: Path) -> None:
     in_scope = [s for s in titled if next(s.iterancestors("body", "abstract"), None) is not None]
     assert len(doc.sections) >= len(in_scope)
     assert f"{len(doc.sections)} sections" in doc.detail
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "<fig><caption><p>Caption.</p></caption><alt-text>{}</alt-text><graphic/></fig>",
+        "<fig><caption><p>Caption.</p></caption><long-desc>{}</long-desc><graphic/></fig>",
+        "<inline-formula><mml:math><mml:mi>x</mml:mi><mml:annotation>{}</mml:annotation></mml:math></inline-formula>",
+        "<mml:math><mml:semantics><mml:mi>x</mml:mi><mml:annotation-xml>{}</mml:annotation-xml></mml:semantics></mml:math>",
+        "<private-char><glyph-data>{}</glyph-data></private-char>",
+        "<h:script>{}</h:script>",
+        "<h:span style='display:none'>{}</h:span>",
+        "<svg:text>{}</svg:text>",
+    ],
+)
+def test_text_the_page_does_not_show_is_not_extracted(hidden: str) -> None:
+    xml = (
+        '<article xmlns:mml="http://www.w3.org/1998/Math/MathML" xmlns:h="http://www.w3.org/1999/xhtml"'
+        ' xmlns:svg="http://www.w3.org/2000/svg"><body><sec><title>S</title>'
+        f"<p>Shown {hidden.format('The drug cures everyone')} too.</p></sec></body></article>"
+    )
+    text = extract(xml.encode(), "application/xml").text
+    assert "cures" not in text
+    assert "Shown" in text and "too." in text
+
+
+def test_mathml_still_renders_its_text() -> None:
+    xml = (
+        '<article xmlns:mml="http://www.w3.org/1998/Math/MathML"><body><p>Let '
+        "<inline-formula><mml:math><mml:mi>x</mml:mi><mml:mo>+</mml:mo><mml:mn>1</mml:mn></mml:math>"
+        "</inline-formula> be.</p></body></article>"
+    )
+    assert extract(xml.encode(), "application/xml").text == "Let x+1 be."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import zlib
 
 import pypdfium2 as pdfium
 import pytest
@@ -179,3 +180,101 @@ def test_encrypted_pdf_needs_password() -> None:
 def test_empty_user_password_opens() -> None:
     doc = extract(_encrypted(""), "application/pdf")
     assert "Secret text" in doc.text
+
+
+def _page_tree_bomb(depth: int, fan: int, content: bytes = b"") -> bytes:
+    """A PDF whose page tree lists the same node ``fan`` times at each of ``depth`` levels; its
+    one page shows ``content`` (Helvetica text), kept in one compressed stream."""
+    stream = zlib.compress(b"BT /F1 1 Tf 0 0 Td (%s) Tj ET" % content)
+    objects: dict[int, bytes] = {
+        1: b"<< /Type /Catalog /Pages %d 0 R >>" % (2 + depth),
+        2: b"<< /Type /Page /Parent 3 0 R /MediaBox [0 0 100 100] /Contents %d 0 R"
+        b" /Resources << /Font << /F1 %d 0 R >> >> >>" % (3 + depth, 4 + depth),
+        3 + depth: b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(stream), stream),
+        4 + depth: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
+    below, count = 2, 1
+    for level in range(depth):
+        count *= fan
+        kids = b" ".join(b"%d 0 R" % below for _ in range(fan))
+        objects[3 + level] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (kids, count)
+        below = 3 + level
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offsets[n] for n in sorted(objects))
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+def test_a_page_tree_bomb_is_refused_before_any_page_is_read() -> None:
+    from publisher.acquire.pdf import MAX_PAGES
+
+    assert len(extract(_page_tree_bomb(2, 10), "application/pdf").pages or ()) == 100  # the shape reads
+    body = _page_tree_bomb(6, 10)  # a million pages (as many as PDFium opens) in about a kilobyte
+    assert len(body) < 2_000
+    with pytest.raises(AcquireError) as info:
+        extract(body, "application/pdf")
+    assert info.value.context == {"pages": 1_000_000, "max_pages": MAX_PAGES}
+    assert "\n" not in str(info.value)
+
+
+def test_text_shown_on_many_pages_is_cut_off_at_the_text_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A kilobyte-sized file showing one compressed page of text on 20,000 pages gives far more
+    # text than its bytes; extraction stops at MAX_TEXT instead of filling memory.
+    from publisher.acquire import pdf as pdf_module
+
+    body = _page_tree_bomb(4, 10, b"x" * 2_000)  # 10,000 pages of 2,000 characters
+    assert len(body) < 2_000
+    monkeypatch.setattr(pdf_module, "MAX_TEXT", 200_000)
+    with pytest.raises(AcquireError) as info:
+        extract(body, "application/pdf")
+    assert info.value.context["max_text"] == 200_000 and info.value.context["page"] < 150
+    assert "\n" not in str(info.value)
+
+
+def _one_page(content: bytes) -> bytes:
+    """A 200pt square page drawing ``content`` (PDF operators; font /F1 is Helvetica)."""
+    objects = {
+        1: b"<< /Type /Catalog /Pages 2 0 R >>",
+        2: b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        3: b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] /Contents 4 0 R"
+        b" /Resources << /Font << /F1 5 0 R >> >> >>",
+        4: b"<< /Length %d >>\nstream\n%s\nendstream" % (len(content), content),
+        5: b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    }
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = {}
+    for number in sorted(objects):
+        offsets[number] = len(out)
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
+    xref = len(out)
+    out += b"xref\n0 6\n0000000000 65535 f \n" + b"".join(b"%010d 00000 n \n" % offsets[n] for n in sorted(objects))
+    out += b"trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % xref
+    return bytes(out)
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        b"BT /F1 12 Tf -5000 100 Td (cures everyone) Tj ET",  # left of the page
+        b"BT /F1 12 Tf 10 900 Td (cures everyone) Tj ET",  # above it
+        b"BT /F1 0.01 Tf 10 60 Td (cures everyone) Tj ET",  # a hundredth of a point
+        b"q 0.001 0 0 0.001 10 60 cm BT /F1 12 Tf 0 0 Td (cures everyone) Tj ET Q",  # scaled down
+    ],
+)
+def test_text_a_reader_cannot_see_on_the_page_is_left_out(hidden: bytes) -> None:
+    shown = b"BT /F1 12 Tf 10 150 Td (The drug) Tj ET "
+    doc = extract(_one_page(shown + hidden + b" BT /F1 12 Tf 10 20 Td (helps some.) Tj ET"), "application/pdf")
+    assert "cures" not in doc.text
+    assert doc.text.startswith("The drug") and doc.text.endswith("helps some.")
+
+
+def test_invisible_ocr_text_over_a_scan_stays() -> None:
+    # Render mode 3 is how a scanned page carries its recognised text over the image a reader sees.
+    doc = extract(_one_page(b"BT 3 Tr /F1 12 Tf 10 100 Td (Recognised words) Tj ET"), "application/pdf")
+    assert doc.text == "Recognised words"

@@ -117,7 +117,7 @@ _ACQUIRE_DIR = Path(__file__).resolve().parents[1] / "publisher" / "acquire"
 _WRITERS = {"open", "write_text", "write_bytes", "mkdir", "touch", "unlink", "rename", "replace", "mkstemp"}
 
 
-_PURE = ("__init__.py", "plain.py", "html.py", "jats.py", "_jats_flow.py", "pdf.py", "http.py")
+_PURE = ("__init__.py", "plain.py", "html.py", "_inline_css.py", "jats.py", "_jats_flow.py", "pdf.py", "http.py")
 """The retrieval and extraction modules: bytes in, text out. ``sources.py`` is the one that stores."""
 
 
@@ -154,3 +154,25 @@ def test_acquire_writes_no_files() -> None:
                 func = node.func
                 name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
                 assert name not in _WRITERS, f"{path.name}:{node.lineno} calls {name}"
+
+
+@pytest.mark.parametrize(
+    "charset",
+    [
+        *("utf-7", "unicode_escape", "raw_unicode_escape", "idna", "punycode", "undefined", "cp037", "utf-32"),
+        *("rot13", "base64", "zlib", "hex", "bz2", "uu", "quopri"),
+    ],
+)
+@pytest.mark.parametrize("media_type", ["text/plain", "text/html"])
+def test_a_charset_no_browser_decodes_is_a_clean_refusal(charset: str, media_type: str) -> None:
+    # utf-7 turns "+ADw-" into "<" and unicode_escape turns "\\u202e" into a bidi override: text no
+    # reader's browser shows; Python's bytes codecs (base64, zlib...) crashed with a LookupError.
+    with pytest.raises(AcquireError) as info:
+        extract(b"+ADw-script+AD4- \\u202e hi", media_type, charset)
+    assert info.value.context["charset"] == charset
+    assert "\n" not in str(info.value)
+
+
+def test_an_html_meta_charset_no_browser_decodes_is_refused_too() -> None:
+    with pytest.raises(AcquireError):
+        extract(b'<meta charset="utf-7"><p>+ADw-b+AD4-bold</p>', "text/html", None)

@@ -25,6 +25,22 @@ from publisher.runs import Run, init_run
 
 Cli = Callable[..., CliResult]
 ARTICLE = "PMC1065070"
+HOSTILE = {
+    "rlo.txt": ("text/plain; charset=utf-8", "The drug is \u202eevitceffe ton\u202c.".encode()),
+    "lro.html": ("text/html", b"<p>The drug is &#x202D;mixed&#x202C;.</p>"),
+    "rlo.xml": ("application/xml", b"<article><body><p>The drug is &#8238;evitceffe ton.</p></body></article>"),
+    "tags.html": ("text/html", "<p>The drug is safe.\U000e0049\U000e0047\U000e004e\U000e004f</p>".encode()),
+    "tag.txt": ("text/plain; charset=utf-8", "The drug is \U000e0001x".encode()),
+    "flag.txt": (
+        "text/plain; charset=utf-8",
+        "Trial in \U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067\U000e007f.".encode(),
+    ),
+    "marks.txt": (
+        "text/plain; charset=utf-8",
+        "\u200f\u05e9\u05dc\u05d5\u05dd\u200e a \u202bb\u202c \u2067c\u2069".encode(),
+    ),
+}
+"""Documents served under /hostile/<name>: (Content-Type, body)."""
 
 
 class _Corpus(BaseHTTPRequestHandler):
@@ -37,12 +53,15 @@ class _Corpus(BaseHTTPRequestHandler):
         kind, _, name = self.path.lstrip("/").partition("/")
         types = {"texts": "text/plain; charset=utf-8", "xml": "application/xml"}
         path = self.root / kind / name
-        if kind not in types or "/" in name or not path.is_file():
+        if kind == "hostile" and name in HOSTILE:
+            content_type, body = HOSTILE[name]
+        elif kind not in types or "/" in name or not path.is_file():
             self.send_error(404)
             return
-        body = path.read_bytes()
+        else:
+            content_type, body = types[kind], path.read_bytes()
         self.send_response(200)
-        self.send_header("Content-Type", types[kind])
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -191,3 +210,70 @@ def test_failed_fetch_leaves_no_snapshot_and_no_event(cli: Cli, server: str, tmp
     _nothing_written(run)
     receipt = read_log(run.events_path).events[0].receipt
     assert receipt is not None and receipt.status == (404 if where == "404" else None)  # what was learnt
+
+
+def test_a_text_too_large_to_store_is_a_logged_failure_not_an_unreadable_snapshot(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A snapshot file over the readers' limit is corrupt on every read; a PDF's compressed streams
+    # (or JSON escapes of control characters) make text far larger than the body fetched.
+    from publisher.kernel.errors import UsageError
+    from publisher.kernel.store import SnapshotStore
+
+    run = init_run(tmp_path / "r", "r")
+    monkeypatch.setattr(Run, "store", property(lambda self: SnapshotStore(self.sources_dir, max_bytes=2_000)))
+    with pytest.raises(UsageError) as info:
+        fetch(run, f"{server}/texts/{ARTICLE}.txt")
+    assert "2000 byte limit" in str(info.value) and "\n" not in str(info.value)
+    _nothing_written(run)
+
+
+@pytest.mark.parametrize("name", ["rlo.txt", "lro.html", "rlo.xml", "tag.txt"])
+def test_a_page_holding_a_bidi_override_or_tag_character_is_refused(server: str, tmp_path: Path, name: str) -> None:
+    # Shown reversed: a reader sees "not effective" where the snapshot would store "evitceffe ton";
+    # a tag character is not shown at all.
+    from publisher.kernel.errors import UsageError
+
+    run = init_run(tmp_path / "r", "r")
+    with pytest.raises(UsageError) as info:
+        fetch(run, f"{server}/hostile/{name}")
+    assert info.value.context["offset"] == len("The drug is ") and "\n" not in str(info.value)
+    _nothing_written(run)
+
+
+def test_tag_characters_smuggling_ascii_are_refused(server: str, tmp_path: Path) -> None:
+    # "IGNO..." spelt in tag characters: invisible on the page, read by an agent.
+    from publisher.kernel.errors import UsageError
+
+    run = init_run(tmp_path / "r", "r")
+    with pytest.raises(UsageError) as info:
+        fetch(run, f"{server}/hostile/tags.html")
+    assert info.value.context["offset"] == len("The drug is safe.")
+    _nothing_written(run)
+
+
+@pytest.mark.parametrize("name", ["marks.txt", "flag.txt"])
+def test_bidi_marks_embeddings_isolates_and_flags_are_kept(server: str, tmp_path: Path, name: str) -> None:
+    # Marks, embeddings and isolates reorder runs, not the letters of a word (Hebrew and Arabic
+    # pages use them); tag characters that draw a subdivision flag are the flag.
+    run = init_run(tmp_path / "r", "r")
+    snap = fetch(run, f"{server}/hostile/{name}").snapshot
+    assert snap.text == HOSTILE[name][1].decode()
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        *(("--timeout", value) for value in ("nan", "inf", "-1", "0")),
+        *(("--max-bytes", value) for value in ("-5", "²")),
+    ],
+)
+def test_an_impossible_timeout_or_size_is_a_usage_error_before_any_attempt(
+    cli: Cli, tmp_path: Path, option: str, value: str
+) -> None:
+    # httpx raised ValueError/OverflowError for these: an "internal error" instead of a usage line.
+    run = init_run(tmp_path / "r", "r")
+    result = cli("source", "fetch", "--run-dir", run.path, "--url", _refused_url(), option, value)
+    assert result.status == 2 and len(result.err_lines) == 1, result.err
+    assert option in result.err and "internal error" not in result.err
+    assert read_log(run.events_path).events == []

@@ -71,6 +71,7 @@ ORDER: dict[str, list[Entry]] = {
         "select",
         "reading",
         "plain",
+        "_inline_css",
         "_jats_flow",
         "jats",
         "identity",

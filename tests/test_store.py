@@ -571,3 +571,16 @@ def test_every_single_byte_flip_is_refused(store: SnapshotStore) -> None:
     assert accepted == [], f"flips at {accepted[:5]} were accepted"
     path.write_bytes(original)
     assert store.read(sid).source_id == sid
+
+
+def test_a_record_over_the_read_limit_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    # Written, it would read back as corrupt (SNAPSHOT_HASH_MISMATCH) on every read.
+    from publisher.kernel.errors import UsageError
+
+    store = SnapshotStore(tmp_path / "sources", max_bytes=1_500)
+    with pytest.raises(UsageError) as info:
+        store.put(make_record(text="\x01" * 200))  # 200 code points, 1,200 bytes of JSON escapes
+    assert info.value.context["max_bytes"] == 1_500 and info.value.context["size"] > 1_500
+    assert not store.folder.exists() or os.listdir(store.folder) == []
+    snap, created = store.put(make_record(text="\x01" * 100))
+    assert created and store.read(snap.source_id) == snap  # under the limit it round-trips

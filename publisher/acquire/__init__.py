@@ -31,6 +31,7 @@ from ..kernel.errors import PublisherError
 __all__ = [
     "AcquireError",
     "Extracted",
+    "check_shown_as_stored",
     "extract",
     "parse_content_type",
 ]
@@ -161,4 +162,44 @@ def _check_ranges(result: Extracted) -> None:
                 kind=result.kind,
                 start=start,
                 end=end,
+            )
+
+
+_OVERRIDES = re.compile("[\u202d\u202e]")
+"""LEFT-TO-RIGHT and RIGHT-TO-LEFT OVERRIDE: the characters after one are shown in reverse order."""
+_TAGS = re.compile("[\U000e0000-\U000e007f]")
+"""Unicode tag characters: invisible, yet each spells an ASCII character to a program reading them."""
+_FLAG = re.compile("\U0001f3f4[\U000e0020-\U000e007e]+\U000e007f")
+"""An emoji subdivision flag (England, Scotland, Wales): the one sequence tag characters draw."""
+
+
+def check_shown_as_stored(doc: Extracted) -> None:
+    """Refuse a retrieved document whose text a reader would not see as it is stored.
+
+    * A bidi override: a reader sees what follows it reversed (``\u202eevitceffe ton\u202c``
+      shows as "not effective"), so the stored order would be citable while no reader of the
+      page sees it, and the order a reader sees would not be. Bidi marks, embeddings and
+      isolates reorder runs, not the letters of a word, and stay.
+    * Tag characters outside an emoji flag: invisible to a reader, they spell out ASCII text
+      that an agent reading the snapshot does read (instructions smuggled into a page).
+
+    Applied to what is retrieved (``source fetch``, ``source local``); text a user registers is
+    theirs to vouch for.
+    """
+    override = _OVERRIDES.search(doc.text)
+    if override is not None:
+        raise AcquireError(
+            f"{doc.kind}: the text holds a bidi override (U+{ord(override.group()):04X}) at offset "
+            f"{override.start()}: a reader sees the characters after it in another order than stored",
+            kind=doc.kind,
+            offset=override.start(),
+        )
+    if _TAGS.search(doc.text) is not None:
+        tag = _TAGS.search(_FLAG.sub(lambda m: "\ufffd" * len(m.group()), doc.text))
+        if tag is not None:
+            raise AcquireError(
+                f"{doc.kind}: the text holds an invisible tag character (U+{ord(tag.group()):04X}) at offset "
+                f"{tag.start()}, text no reader sees",
+                kind=doc.kind,
+                offset=tag.start(),
             )

@@ -6,8 +6,10 @@ The document-level order of the blocks (title, abstracts, body, floats, back mat
 Within a block, runs of XML whitespace (space, tab, CR, LF; not NBSP) become
 one space, as XML renderings do; ``<preformat>`` and ``<code>`` stay verbatim.
 Inline markup (italic, xref markers, sup/sub, footnote references) is kept as
-its text.  In ``<alternatives>`` the TeX form is skipped when another form
-has text.  Headings are blocks of their own: a ``<sec>`` heading is its
+its text.  What the page does not show gives no text: ``<alt-text>``, ``<long-desc>``, MathML
+``annotation``/``annotation-xml``, ``<glyph-data>``, and elements of a namespace other than
+MathML (an XHTML ``<script>`` smuggled into a paragraph).  In ``<alternatives>`` the TeX
+form is skipped when another form has text.  Headings are blocks of their own: a ``<sec>`` heading is its
 ``<label>`` and ``<title>`` joined by a space.  Figures, tables, boxed text and
 supplementary material contribute their label and caption; a table's cells
 are included, one row per line with cells joined by ``" | "``, the whole table
@@ -42,8 +44,16 @@ _SKIP = frozenset(
         "object-id",
         "sec-meta",
         "ref-list",
+        # Not shown on the page: descriptions for screen readers, MathML annotations, glyph bitmaps.
+        "alt-text",
+        "long-desc",
+        "annotation",
+        "annotation-xml",
+        "glyph-data",
     }
 )
+_MATHML = "http://www.w3.org/1998/Math/MathML"
+"""The one namespace whose elements render as text; JATS's own elements have none."""
 _VERBATIM = frozenset({"preformat", "code"})
 # Elements that break the flow of inline text into separate blocks.
 _BLOCK = frozenset(
@@ -73,6 +83,15 @@ def local_name(el: etree._Element) -> str | None:
     return etree.QName(tag).localname if tag.startswith("{") else tag
 
 
+def _skipped(el: etree._Element) -> bool:
+    """No text from ``el``: a comment, a skipped element, or one of a foreign namespace (XHTML, SVG...)."""
+    name = local_name(el)
+    if name is None or name in _SKIP:
+        return True
+    tag = el.tag
+    return isinstance(tag, str) and tag.startswith("{") and not tag.startswith("{" + _MATHML + "}")
+
+
 def collapse(raw: str) -> str:
     return _XML_SPACE.sub(" ", raw).strip(" ")
 
@@ -95,7 +114,7 @@ def _gather(el: etree._Element, out: list[str]) -> None:
             out.append(child.text or "")  # the literal "&name;"
         else:
             name = local_name(child)
-            if name is not None and name not in _SKIP:
+            if not _skipped(child):
                 if name == "break":
                     out.append(" ")
                 else:
@@ -204,7 +223,7 @@ class Builder:
             self.pieces.append(el.text or "")
             return
         name = local_name(el)
-        if name is None or name in _SKIP:
+        if name is None or _skipped(el):
             return
         if name == "break":
             self.pieces.append(" ")

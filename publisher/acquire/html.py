@@ -2,11 +2,23 @@
 
 Rendering rules (what offsets into the text depend on):
 
-* Dropped with their content: ``head`` (its ``<title>`` gives ``title``),
-  ``script``, ``style``, ``noscript``, ``template``, ``iframe``, ``object``,
-  ``embed``, ``canvas``, ``svg``, comments, and hidden elements (``hidden``
-  attribute, ``aria-hidden="true"``, inline ``display:none`` or
-  ``visibility:hidden``).
+* Dropped with their content: what a browser does not render (HTML's "hidden elements":
+  ``head`` (its ``<title>`` gives ``title``), ``title``, ``script``, ``style``, ``template``,
+  ``datalist``, ``noembed``, ``noframes``, ``param``, ``rp``, ``area``, a ``dialog`` without
+  ``open``), fallback content a browser shows only when it cannot play, embed or draw (``audio``,
+  ``video``, ``iframe``, ``object``, ``embed``, ``canvas``, ``meter``, ``progress``, ``noscript``), ``svg``, ``select``,
+  MathML ``annotation``/``annotation-xml``, ``bdo`` (shown in another order than written),
+  comments, and hidden elements (``hidden`` attribute, ``aria-hidden="true"``). A namespace
+  prefix (``svg:text``) does not hide an element from these rules.
+* Inline presentation is read against an allow-list (:mod:`publisher.acquire._inline_css`): an
+  element keeps its text only when every declaration of its ``style`` attribute is one that
+  cannot make text unseen (a ``display`` other than ``none``, ``visibility: visible``, a
+  ``font-size`` of at least 6px, an ``opacity`` of at least 0.5, no negative margin or indent,
+  ``position`` static or relative...), and its colours (``color``, ``background-color``,
+  ``<font color>``, ``bgcolor``) keep a readable contrast with what it sits on. Anything else
+  (``transform``, ``clip``, offsets, white on white, CSS comments or escapes) drops the element
+  with its content: text whose visibility cannot be told without rendering the page is left out
+  rather than made citable. Style sheets (``<style>``, ``<link>``) are not applied.
 * Block elements (``p``, ``div``, ``h1``-``h6``, ``li``, ``tr``, ``section``,
   ``blockquote``, ``pre``, ``table``...) and ``<br>`` end the current line.
   Lines are joined with a single ``"\\n"``; lines with no text are dropped.
@@ -19,7 +31,7 @@ Rendering rules (what offsets into the text depend on):
 * Character references are decoded by the parser.
 
 Charset: a byte-order mark, then the Content-Type charset, then a ``<meta>``
-charset declaration in the first 1024 bytes, then UTF-8.  Decoding is strict.
+charset declaration in the first 1024 bytes (outside comments), then UTF-8.  Decoding is strict.
 
 What the page states about itself (``citation_doi``, ``citation_pmid``, ``citation_pmcid``,
 ``citation_title``, ``dc.identifier``, ``dc.title`` meta, names compared case-insensitively) is
@@ -42,6 +54,7 @@ from lxml import etree
 
 from ..kernel.text import first_line
 from . import AcquireError, Extracted
+from ._inline_css import PAGE, Colours, presented, readable
 from .identity import identifier_kind
 from .plain import decode_text
 
@@ -49,18 +62,11 @@ __all__ = ["extract_html", "sniff_html_charset"]
 
 _DROPPED = frozenset(
     {
-        "head",
-        "script",
-        "style",
-        "noscript",
-        "template",
-        "iframe",
-        "object",
-        "embed",
-        "canvas",
-        "svg",
+        "head", "title", "script", "style", "template", "datalist", "noembed", "noframes",
+        "param", "rp", "area", "noscript", "audio", "video", "iframe", "object", "embed",
+        "canvas", "svg", "select", "annotation", "annotation-xml", "bdo", "meter", "progress",
     }
-)
+)  # fmt: skip
 _BLOCKS = frozenset(
     {
         "address", "article", "aside", "blockquote", "body", "caption", "center",
@@ -74,8 +80,8 @@ _BLOCKS = frozenset(
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _CELLS = frozenset({"td", "th"})
 _HTML_SPACE = re.compile(r"[ \t\n\f\r]+")
-_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_COMMENT = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
 _XML_DECL = re.compile(r"\A\s*<\?xml[^>]*\?>")
 _SNIFF_WINDOW = 1024
 _BOMS = (
@@ -92,7 +98,9 @@ def sniff_html_charset(body: bytes, header_charset: str | None) -> str:
             return name
     if header_charset:
         return header_charset
-    match = _META_CHARSET.search(body[:_SNIFF_WINDOW])
+    # A browser's prescan skips comments: a <meta> inside one declares nothing.
+    window = _COMMENT.sub(b"", body[:_SNIFF_WINDOW])
+    match = _META_CHARSET.search(window)
     if match:
         declared = match.group(1).decode("ascii").lower()
         # A meta declaration cannot mean UTF-16: the bytes it sits in are ASCII.
@@ -104,12 +112,16 @@ def _collapse(raw: str) -> str:
     return _HTML_SPACE.sub(" ", raw).strip(" ")
 
 
-def _is_hidden(el: etree._Element) -> bool:
+def _shown(el: etree._Element, tag: str, colours: Colours) -> Colours | None:
+    """The colours ``el``'s text is shown in, or None when a reader would not see it."""
     if el.get("hidden") is not None:
-        return True
+        return None
     if (el.get("aria-hidden") or "").strip().lower() == "true":
-        return True
-    return bool(_HIDDEN_STYLE.search(el.get("style") or ""))
+        return None
+    if tag == "dialog" and el.get("open") is None:
+        return None
+    colour = el.get("color") if tag == "font" else None
+    return presented(el.get("style") or "", colour, el.get("bgcolor"), colours)
 
 
 @dataclass
@@ -129,12 +141,13 @@ class _Flow:
         if line.strip(" \t\n\f\r"):
             self.lines.append(line)
 
-    def walk(self, el: etree._Element) -> None:
+    def walk(self, el: etree._Element, colours: Colours = PAGE) -> None:
         tag = el.tag if isinstance(el.tag, str) else None
         if tag is None:  # comment or processing instruction: no text, keep tail
             return
-        tag = tag.lower()
-        if tag in _DROPPED or _is_hidden(el):
+        tag = tag.lower().rpartition(":")[2]  # svg:text is svg's text, whatever the prefix
+        shown = None if tag in _DROPPED else _shown(el, tag, colours)
+        if shown is None:
             return
         if tag == "br":
             if self.verbatim:
@@ -157,14 +170,15 @@ class _Flow:
             self.in_heading = True
             mark = len(self.lines)
 
+        seen = readable(shown)  # this element's own text and its children's tails
         text = el.text
         if tag == "pre" and text and text[0] == "\n":
             text = text[1:]  # HTML ignores a newline right after <pre>
-        if text:
+        if text and seen:
             self.pieces.append(text)
         for child in el:
-            self.walk(child)
-            if child.tail:
+            self.walk(child, shown)
+            if child.tail and seen:
                 self.pieces.append(child.tail)
 
         if breaks:

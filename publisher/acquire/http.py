@@ -8,9 +8,15 @@ that answered with a redirect is recorded in order, and each hop is checked agai
 only, no credentials).
 
 ``final_url`` is ``str(response.url)`` of the last response, exactly as httpx reports it. The
-body is the representation after Content-Encoding is undone (gzip, deflate), and ``max_bytes``
-bounds those decoded bytes, so a compression bomb is cut off like any oversized body.
-``timeout`` applies to each network operation (connect, read, write, pool wait).
+body is the representation after Content-Encoding is undone (``gzip``/``x-gzip``, ``deflate``
+zlib-wrapped or raw, ``identity``, several in the order listed). The layers are undone here, not
+by httpx, a bounded step at a time, and ``max_bytes`` bounds the decoded bytes: a compression
+bomb, nested layers included, is cut off like any oversized body without ever being inflated
+whole. Any other coding (``br``, ``zstd``...), or a stream that is corrupt, stops short or
+carries bytes after its end, is refused: encoded bytes are never passed on as the text.
+``timeout`` applies to each network operation (connect, read, write, pool wait); ``deadline``
+(default :data:`DEADLINE`, ten minutes) bounds the whole retrieval, every hop and the body, so a
+server that drips a byte at a time, each within ``timeout``, is still cut off.
 
 A failure raises :class:`HttpFailure`, which carries what was learnt before it (final URL,
 redirects, status, media type) so the attempt can be logged with a receipt.
@@ -21,6 +27,9 @@ from __future__ import annotations
 import functools
 import os
 import ssl
+import time
+import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,11 +38,15 @@ import httpx
 from ..kernel.text import first_line
 from . import AcquireError, parse_content_type
 
-__all__ = ["MAX_REDIRECTS", "HttpResult", "HttpFailure", "http_get", "redact", "ambient_settings", "ROUTE"]
+__all__ = ["DEADLINE", "MAX_REDIRECTS", "HttpResult", "HttpFailure", "http_get", "redact", "ambient_settings", "ROUTE"]
 
 MAX_REDIRECTS = 10
+DEADLINE = 600.0
+"""Seconds one retrieval may take in all, every redirect and the whole body included."""
 _SCHEMES = frozenset({"http", "https"})
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_STEP = 64 * 1024  # most decoded bytes one layer hands on at a time
+_CODINGS = frozenset({"gzip", "x-gzip", "deflate"})
 _AMBIENT = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "NETRC", "SSL_CERT_FILE", "SSL_CERT_DIR")
 
 ROUTE = "direct, no proxy, no credentials"
@@ -109,13 +122,16 @@ def http_get(
     timeout: float = 30.0,
     max_bytes: int = 64 * 1024 * 1024,
     user_agent: str = "publisher/0.1",
+    deadline: float = DEADLINE,
 ) -> HttpResult:
     """GET ``url`` (http or https only), following up to ten redirects.
 
     Raises :class:`HttpFailure` for another scheme, credentials in a URL, a non-2xx final status,
-    too many redirects, a timeout, a transport failure, or a body larger than ``max_bytes``.
+    too many redirects, a timeout, a transport failure, a body larger than ``max_bytes``, or a
+    retrieval still unfinished after ``deadline`` seconds.
     """
     requested = redact(url)
+    ends = time.monotonic() + deadline
     hops: list[str] = []
     current = _checked(url, requested, hops, redirect=False)
     headers = {"User-Agent": user_agent, "Accept": "*/*"}
@@ -129,6 +145,8 @@ def http_get(
         ) as client:
             while True:
                 client.cookies.clear()  # nothing a server set on one hop is sent on the next
+                if time.monotonic() > ends:
+                    raise _overdue(requested, deadline, {"url": requested, "redirects": list(hops)})
                 with client.stream("GET", current) as response:
                     here = str(response.url)
                     status = response.status_code
@@ -155,7 +173,7 @@ def http_get(
                     }
                     if not 200 <= status < 300:
                         raise HttpFailure(f"http: {requested} answered status {status} (final URL {here})", **facts)
-                    body = _read_body(response, requested, max_bytes, facts)
+                    body = _read_body(response, requested, max_bytes, facts, (ends, deadline))
                     return HttpResult(requested, here, status, media_type, charset, body, tuple(hops))
     except httpx.TimeoutException as exc:
         raise HttpFailure(
@@ -165,19 +183,103 @@ def http_get(
         raise HttpFailure(f"http: cannot fetch {requested}: {first_line(exc)}", url=requested, redirects=hops) from exc
 
 
-def _read_body(response: httpx.Response, url: str, max_bytes: int, facts: dict[str, Any]) -> bytes:
+def _read_body(
+    response: httpx.Response, url: str, max_bytes: int, facts: dict[str, Any], until: tuple[float, float] | None = None
+) -> bytes:
+    """The decoded body, refused past ``max_bytes`` or past ``until`` (monotonic end, deadline)."""
     declared = response.headers.get("content-length", "").strip()
     if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:  # "²" is a digit too
         raise _too_large(url, max_bytes, facts)
+    codings = _codings(response, url, facts)
+    stream: Iterable[bytes] = response.iter_raw()
+    for coding in reversed(codings):  # the last coding listed was applied last
+        stream = _inflate(stream, coding, url, facts)
     chunks: list[bytes] = []
     received = 0
-    for chunk in response.iter_bytes():
+    for chunk in stream:
         received += len(chunk)
         if received > max_bytes:
             raise _too_large(url, max_bytes, facts)
+        if until is not None and time.monotonic() > until[0]:
+            raise _overdue(url, until[1], facts)
         chunks.append(chunk)
     return b"".join(chunks)
 
 
+def _overdue(url: str, deadline: float, facts: dict[str, Any]) -> HttpFailure:
+    return HttpFailure(f"http: fetching {url} took longer than {deadline:g}s in all", deadline=deadline, **facts)
+
+
 def _too_large(url: str, max_bytes: int, facts: dict[str, Any]) -> HttpFailure:
     return HttpFailure(f"http: body of {url} exceeds the limit of {max_bytes} bytes", max_bytes=max_bytes, **facts)
+
+
+def _codings(response: httpx.Response, url: str, facts: dict[str, Any]) -> list[str]:
+    """The Content-Encoding layers to undo, in the order they were applied (``identity`` dropped)."""
+    listed = ",".join(response.headers.get_list("content-encoding"))
+    codings = [c.strip().lower() for c in listed.split(",") if c.strip() and c.strip().lower() != "identity"]
+    for coding in codings:
+        if coding not in _CODINGS:
+            raise HttpFailure(
+                f"http: {url} is sent with Content-Encoding {coding!r}, which cannot be undone here "
+                "(only gzip and deflate)",
+                content_encoding=listed,
+                **facts,
+            )
+    return codings
+
+
+def _inflater(coding: str, first: bytes) -> Any:
+    """A zlib decompressor for one gzip member or one deflate stream (zlib-wrapped or raw)."""
+    if coding != "deflate":
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    wrapped = len(first) >= 2 and first[0] & 0x0F == 8 and (first[0] << 8 | first[1]) % 31 == 0
+    return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+
+
+def _inflate(chunks: Iterable[bytes], coding: str, url: str, facts: dict[str, Any]) -> Iterator[bytes]:
+    """Undo one coding lazily, never handing on more than ``_STEP`` bytes from one call.
+
+    A gzip body may hold several members one after another; anything after a deflate stream's
+    end, or a stream that stops short, is an error.
+    """
+
+    def broken(why: str) -> HttpFailure:
+        return HttpFailure(f"http: the {coding} Content-Encoding of {url} {why}", **facts)
+
+    inflater: Any = None
+    held = b""  # a deflate stream's first byte, until the second tells zlib-wrapped from raw
+    for chunk in chunks:
+        data = held + chunk
+        held = b""
+        while data:
+            if inflater is None:
+                if coding == "deflate" and len(data) < 2:
+                    held = data
+                    break
+                inflater = _inflater(coding, data)
+            try:
+                out = inflater.decompress(data, _STEP)
+            except zlib.error as exc:
+                raise broken(f"is corrupt: {exc}") from exc
+            data = inflater.unconsumed_tail
+            if out:
+                yield out
+            if inflater.eof:
+                data = inflater.unused_data + data
+                if data and coding == "deflate":
+                    raise broken("has bytes after the end of the stream")
+                inflater = None  # the next gzip member, if any
+    if held:
+        raise broken("stops before the end of the stream")
+    if inflater is not None:
+        try:
+            while not inflater.eof:  # output still held back by the step bound
+                out = inflater.decompress(b"", _STEP)
+                if not out:
+                    break
+                yield out
+        except zlib.error as exc:
+            raise broken(f"is corrupt: {exc}") from exc
+        if not inflater.eof:
+            raise broken("stops before the end of the stream")

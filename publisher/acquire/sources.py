@@ -28,7 +28,7 @@ from ..kernel.models import Event, EventType, Origin, Receipt, Snapshot
 from ..kernel.store import build_record
 from ..kernel.trust import KeyRing
 from ..runs import Run
-from . import AcquireError, Extracted, extract
+from . import AcquireError, Extracted, check_shown_as_stored, extract
 from .metadata import Metadata, refuse_amendment, resolve_metadata
 from .reading import MAX_READ_WINDOW, find_spans, read_window, snapshot_summary
 from .receipts import extractor_id, failure_receipt, http_receipt, local_receipt, log_failed
@@ -210,6 +210,7 @@ def fetch(
     try:
         doc = extract(response.body, response.media_type, response.charset, url=response.final_url)
         receipt = receipt.model_copy(update={"extractor": extractor_id(doc.kind)})
+        check_shown_as_stored(doc)
         fields, notes = resolve_metadata(
             doc, meta, default_origin=Origin.WEB.value, urls=(response.requested_url, response.final_url)
         )
@@ -226,6 +227,7 @@ def fetch(
         record = _revised(run, record, revision)
         refuse_amendment(run, record, meta)
         _refuse_other_surface(run, record, declaration)
+        run.store.encode(record)  # a text too large to store is a failed attempt, logged as one
     except (AcquireError, UsageError) as exc:
         why = exc.one_line()
         log_failed(
@@ -294,6 +296,7 @@ def add_local_pdf(
     try:
         doc = extract(data, "application/pdf")
         receipt = local_receipt(url, digest, len(data), extractor_id(doc.kind))
+        check_shown_as_stored(doc)
         fields, notes = resolve_metadata(doc, meta, default_origin=Origin.USER_SUPPLIED_PDF.value, urls=())
         relative = f"{PAPERS_DIR}/{digest}.pdf"
         record = build_record(
@@ -309,6 +312,7 @@ def add_local_pdf(
         record = _revised(run, record, revision)
         refuse_amendment(run, record, meta)
         _refuse_other_surface(run, record, declaration)
+        run.store.encode(record)  # refused before the PDF is copied into the library
     except (AcquireError, UsageError) as exc:
         why = exc.one_line()
         put_blob(run.raw_dir, data)

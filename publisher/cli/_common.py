@@ -8,6 +8,7 @@ sequence in a fetched page, a title or a snapshot) is shown as an escape, never 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Iterable
@@ -25,6 +26,8 @@ __all__ = [
     "add_json",
     "add_config",
     "source_id_arg",
+    "seconds_arg",
+    "byte_count_arg",
     "wiki_policy",
     "open_run",
     "emit",
@@ -49,6 +52,25 @@ def source_id_arg(value: str) -> str:
             f"{value[:80]!r} is not a source id ('src-' and 64 lowercase hex, as 'publisher source fetch' prints it)"
         )
     return value
+
+
+def seconds_arg(value: str) -> float:
+    """``--timeout``: a finite number of seconds above 0 and at most a day, else a usage error."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and 0 < seconds <= 86_400):
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a number of seconds above 0 and at most 86400")
+    return seconds
+
+
+def byte_count_arg(value: str) -> int:
+    """``--max-bytes``: a whole number of bytes, 0 or more, else a usage error."""
+    text = value.strip()
+    if not (text.isascii() and text.isdigit()):
+        raise argparse.ArgumentTypeError(f"{value[:40]!r} is not a whole number of bytes (0 or more)")
+    return int(text)
 
 
 def add_config(parser: argparse.ArgumentParser) -> None:

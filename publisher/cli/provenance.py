@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ._common import add_json, emit
+from ._common import add_json, emit, seconds_arg
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Per source: identical, drifted (text differs) or unreachable. Writes nothing.",
     )
     p.add_argument("--wiki", required=True, type=Path, metavar="WIKI", help="the wiki root (holds mkdocs.yml)")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per network operation (default 30)")
+    p.add_argument("--timeout", type=seconds_arg, default=30.0, help="seconds per network operation (default 30)")
     add_json(p)
     p.set_defaults(func=_audit_refetch)
 

@@ -8,7 +8,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..kernel.spans import MAX_SPAN
-from ._common import add_config, add_json, emit, open_run, source_id_arg, wiki_policy
+from ._common import (
+    add_config,
+    add_json,
+    byte_count_arg,
+    emit,
+    open_run,
+    seconds_arg,
+    source_id_arg,
+    wiki_policy,
+)
 
 if TYPE_CHECKING:
     from ..acquire import signing, sources
@@ -88,8 +97,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = ss.add_parser("fetch", help="retrieve a URL over HTTP and store its text as a snapshot")
     p.add_argument("--run-dir", required=True, type=Path)
     p.add_argument("--url", required=True)
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
-    p.add_argument("--max-bytes", type=int, default=64 * 1024 * 1024, help="largest body accepted")
+    p.add_argument("--timeout", type=seconds_arg, default=30.0, help="seconds (default 30)")
+    p.add_argument("--max-bytes", type=byte_count_arg, default=64 * 1024 * 1024, help="largest body accepted")
     _metadata_options(p)
     _surface_options(p, whole_text=True)
     _key_option(p)
@@ -122,8 +131,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--source-id", required=True, type=source_id_arg, help="the snapshot it supersedes")
     p.add_argument("--url", help="acquire the revision from this address (default: the source's own URL)")
     p.add_argument("--file", type=Path, help="a PDF to store as the revision (a user-supplied PDF's revision)")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds (default 30)")
-    p.add_argument("--max-bytes", type=int, default=64 * 1024 * 1024, help="largest body accepted")
+    p.add_argument("--timeout", type=seconds_arg, default=30.0, help="seconds (default 30)")
+    p.add_argument("--max-bytes", type=byte_count_arg, default=64 * 1024 * 1024, help="largest body accepted")
     _metadata_options(p)
     _surface_options(p, whole_text=True)
     _key_option(p)
@@ -142,7 +151,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--wiki", required=True, type=Path)
     p.add_argument("--registry", help="the registry's REST base URL (default https://api.crossref.org)")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds per request (default 30)")
+    p.add_argument("--timeout", type=seconds_arg, default=30.0, help="seconds per request (default 30)")
     p.add_argument(
         "--key", type=Path, help="Ed25519 private key (PEM) that signs each notice (default: as for acquisition)"
     )

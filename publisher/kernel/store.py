@@ -29,7 +29,7 @@ from .canonical import (
     seal_of_canonical,
     source_id_for,
 )
-from .errors import ConflictError, IntegrityError, ResourceError
+from .errors import ConflictError, IntegrityError, ResourceError, UsageError
 from .merkletree import CHUNK_SIZE, TextDigester, merkle_root, root_of_leaves, text_digests
 from .reasons import Reason
 from .segmented import SegmentedText, decode_piece, piece_ends
@@ -428,17 +428,31 @@ class SnapshotStore:
         """:meth:`read_view` for searching and slicing: a long text is not one string (:func:`read_searchable`)."""
         return read_searchable(self.folder, source_id, self.max_bytes)
 
+    def encode(self, record: dict[str, Any]) -> bytes:
+        """The file bytes of ``record``; a :class:`UsageError` when they are over ``max_bytes``,
+        since every reader would then refuse the file as corrupt (nothing is written)."""
+        data = canonical_bytes(record) + b"\n"
+        if len(data) > self.max_bytes:
+            raise UsageError(
+                f"the snapshot would be {len(data)} bytes, over the {self.max_bytes} byte limit every "
+                "reader holds a snapshot to; nothing stored",
+                size=len(data),
+                max_bytes=self.max_bytes,
+            )
+        return data
+
     def put(self, record: dict[str, Any]) -> tuple[Snapshot, bool]:
         """Publish a record built by :func:`build_record`; returns (snapshot, created).
 
         An existing, verifying record for the same id stands untouched (created=False). An
         existing name whose bytes fail verification raises :class:`ConflictError` and is left
-        as it is.
+        as it is. A record over ``max_bytes`` is refused before anything is written.
         """
         snap = verify_record(record, record.get("source_id"))
+        data = self.encode(record)
         path = self.path_for(snap.source_id)
         _fs.own_folder(self.folder)
-        if not _fs.create_exclusive(path, canonical_bytes(record) + b"\n"):
+        if not _fs.create_exclusive(path, data):
             try:
                 return self.read(snap.source_id), False
             except IntegrityError as exc:

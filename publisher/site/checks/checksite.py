@@ -29,7 +29,7 @@ from ...kernel.spans import check_range
 from ...wiki.policy import Policy
 from . import csp
 from .checkrecords import WikiTexts, check_records, check_site_proofs
-from .manifest import MANIFEST_NAME, MANIFEST_VERSION, SITE_FILE_LIMIT, manifest_digest, site_tree
+from .manifest import MANIFEST_NAME, MANIFEST_VERSION, SITE_FILE_LIMIT, manifest_digest, manifest_problem, site_tree
 from .scan import PageScan, scan_page
 from .seal import Refusal, check_evidence, check_scripts
 
@@ -109,25 +109,9 @@ def _load_manifest(site: Path, check: SiteCheck) -> dict[str, Any] | None:
         detail = f"manifest version {raw.get('schema_version')!r}, not {MANIFEST_VERSION}: rebuild the site"
         out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, detail))
         return None
-    lists = ("excerpts", "snapshots", "windows", "records", "files")
-    ok = (
-        isinstance(raw, dict)
-        and all(isinstance(raw.get(key), list) for key in lists)
-        and all(
-            isinstance(e, dict) and isinstance(e.get("page"), str)
-            for e in raw["excerpts"] + raw["snapshots"] + raw["windows"]
-        )
-        and all(isinstance(e, dict) and isinstance(e.get("source_id"), str) for e in raw["records"])
-        and all(
-            isinstance(e, dict)
-            and isinstance(e.get("path"), str)
-            and isinstance(e.get("sha256"), str)
-            and isinstance(e.get("size"), int)
-            for e in raw["files"]
-        )
-    )
-    if not ok:
-        out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "manifest does not have the expected shape"))
+    problem = manifest_problem(raw)
+    if problem is not None:
+        out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, f"manifest does not have the expected shape: {problem}"))
         return None
     return raw if isinstance(raw, dict) else None
 

@@ -360,6 +360,13 @@ def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], s
         unknown = [c for c in evidence if c != EXCERPT_CLASS and c not in DECORATIVE_CLASSES]
         if unknown:
             return f"{_describe(node)} carries an unknown evidence class {unknown[0]}"
+        # Exactly what excerpt_html writes (an allow-list): any other attribute or class could
+        # hide the verified text or change how it reads (hidden, style, inert, dir, a class that
+        # the theme styles away) while the text itself still matches the re-slice.
+        foreign = sorted(set(attrs) - _EXCERPT_OWN)
+        if foreign or not set(classes) <= _EXCERPT_LOOKS or len(classes) > 1:
+            what = f"attribute {foreign[0][:40]}" if foreign else "a class other than " + EXCERPT_CLASS
+            return f"{_describe(node)} carries {what}, which no excerpt the build writes has"
         nested = any(child.is_element_node for child in node.iter(include_text=False))
         scan.excerpts.append(
             Excerpt(
@@ -375,6 +382,14 @@ def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], s
     if unknown:
         return f"{_describe(node)} carries an unknown evidence class {unknown[0]}"
     return None
+
+
+_EXCERPT_OWN = frozenset({"class", "id", *EXCERPT_ATTRS})
+"""The attributes an excerpt element is written with: :func:`publisher.site.pages.markup.excerpt_html`,
+and the report template's (``report.html.j2``), whose block quote may carry an ``id`` to link to."""
+
+_EXCERPT_LOOKS = frozenset({EXCERPT_CLASS, "excerpt"})
+"""The class an excerpt element carries, if any: ``excerpt_html``'s, or the report template's."""
 
 
 def find_span_refs(text: str) -> list[str]:

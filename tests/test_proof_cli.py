@@ -160,6 +160,24 @@ def test_a_root_alone_does_not_anchor_where_an_excerpt_lies(cli: Cli, tmp_path: 
     assert _refusal(anchored) == [("SNAPSHOT_HASH_MISMATCH", "tree_size")]
 
 
+def test_a_root_beside_a_record_or_wiki_is_a_usage_error(cli: Cli, stored: tuple[Run, str], tmp_path: Path) -> None:
+    """A forged proof's own root given beside ``--record`` would be trusted and the record never
+    read: two anchors are refused (exit 2), so the one the reader named is the one checked."""
+    from publisher.kernel.merkle import build_proof
+
+    run, sid = stored
+    forged = build_proof(sid, TEXT.replace("Sentence 7 ", "Sentence 8 "), 0, 200).wire()
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(forged, ensure_ascii=False), encoding="utf-8")
+    record = run.path / "sources" / f"{sid}.json"
+    own = ("--root", forged["merkle_root"], "--tree-size", str(forged["tree_size"]))
+    for anchor in (("--record", record), ("--wiki", tmp_path)):
+        both = cli("proof", "verify", path, *own, *anchor, "--json")
+        assert both.status == 2 and len(both.err_lines) == 1, (both.out, both.err)
+        assert both.json()["error"]["field"] == "root"
+    assert _refusal(cli("proof", "verify", path, "--record", record, "--json")) == [("SNAPSHOT_HASH_MISMATCH", "root")]
+
+
 def test_proof_verify_refuses_what_is_not_a_proof(cli: Cli, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     for body, code in (("{", "SCHEMA_ERROR"), ('{"a": 1, "a": 2}', "SCHEMA_ERROR"), ("[]", "SCHEMA_ERROR")):

@@ -110,6 +110,11 @@ def _verify(args: argparse.Namespace) -> int:
         raise UsageError(
             "--root needs --tree-size (a root alone does not fix where the excerpt lies)", field="tree_size"
         )
+    if args.root is not None and (args.record is not None or args.wiki is not None):
+        # One anchor: a root given beside --record or --wiki would be the one trusted, and the
+        # record or wiki the reader named would be silently left unread.
+        other = "--record" if args.record is not None else "--wiki"
+        raise UsageError(f"--root and {other} are two anchors; name one", field="root")
     label = str(args.file)
     try:
         raw = _fs.read_regular(args.file)

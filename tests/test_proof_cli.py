@@ -178,6 +178,36 @@ def test_a_root_beside_a_record_or_wiki_is_a_usage_error(cli: Cli, stored: tuple
     assert _refusal(cli("proof", "verify", path, "--record", record, "--json")) == [("SNAPSHOT_HASH_MISMATCH", "root")]
 
 
+def test_a_proof_or_record_past_the_limit_is_refused_unread(
+    cli: Cli, stored: tuple[Run, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A huge file (here a sparse one of 8 GiB) is refused from its stated size, one line, exit 2:
+    never read whole into memory first."""
+    import os
+
+    from publisher.kernel import _fs
+
+    read = os.read
+    taken = [0]
+
+    def counted(fd: int, n: int) -> bytes:
+        data = read(fd, n)
+        taken[0] += len(data)
+        return data
+
+    monkeypatch.setattr(_fs.os, "read", counted)
+    run, sid = stored
+    honest, _ = _proof(cli, run, sid, 0, 200, tmp_path)
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as f:
+        f.truncate(8 << 30)
+    taken[0] = 0
+    for argv in (("proof", "verify", huge), ("proof", "verify", honest, "--record", huge)):
+        result = cli(*argv, "--json")
+        assert result.status == 2 and len(result.err_lines) == 1, (argv, result.err)
+    assert taken[0] < 1 << 20
+
+
 def test_proof_verify_refuses_what_is_not_a_proof(cli: Cli, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     for body, code in (("{", "SCHEMA_ERROR"), ('{"a": 1, "a": 2}', "SCHEMA_ERROR"), ("[]", "SCHEMA_ERROR")):

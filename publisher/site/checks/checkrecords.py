@@ -140,7 +140,7 @@ def _check_light_record(path: Path, rel: str, sid: str, sealed: str | None, text
     """A record published without its text (``proofs`` mode) is the stored record less ``text``."""
     try:
         texts.get(sid)
-        data = _fs.read_regular(path, follow_symlinks=False)
+        data = _fs.read_regular(path, follow_symlinks=False, limit=SITE_FILE_LIMIT)
         stored = [_fs.read_regular(p, follow_symlinks=False, limit=SITE_FILE_LIMIT) for p in texts.stored_files(sid)]
         expected = [light_record(b) for b in stored]
     except PublisherError as exc:

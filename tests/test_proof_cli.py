@@ -217,6 +217,35 @@ def test_proof_verify_refuses_what_is_not_a_proof(cli: Cli, tmp_path: Path) -> N
         assert len(result.err_lines) == 1
 
 
+def test_hostile_proof_files_are_one_line_refusals(cli: Cli, stored: tuple[Run, str], tmp_path: Path) -> None:
+    """Text spelt otherwise (the chunk in NFD: the same text to a reader, other code points), numbers
+    spelt otherwise (1000.0, an integer of 5,000 digits), a lone surrogate escape and nesting too
+    deep for a parser: each is exit 1 with its reason code in one line, never a traceback."""
+    import unicodedata
+
+    run, sid = stored
+    path, data = _proof(cli, run, sid, 1000, 1100, tmp_path)
+    anchor = ("--root", data["merkle_root"], "--tree-size", str(data["tree_size"]), "--json")
+    text = path.read_text(encoding="utf-8")
+    nfd = {**data, "chunks": [unicodedata.normalize("NFD", c) for c in data["chunks"]]}
+    assert nfd["chunks"] != data["chunks"]
+    bodies = {
+        "nfd": json.dumps(nfd, ensure_ascii=False),
+        "float": text.replace('"start": 1000', '"start": 1000.0', 1),
+        "huge": text.replace('"start": 1000', '"start": 1' + "0" * 5000, 1),
+        "surrogate": text.replace('"chunks": ["', '"chunks": ["\\ud800', 1),
+        "deep": "[" * 100_000 + "]" * 100_000,
+    }
+    for name, body in bodies.items():
+        assert body != text, name
+        bad = tmp_path / f"{name}.json"
+        bad.write_text(body, encoding="utf-8")
+        result = cli("proof", "verify", bad, *anchor)
+        codes = _refusal(result)
+        assert codes and len(result.err_lines) == len(codes), (name, result.err)
+        assert {code for code, _ in codes} <= {"SCHEMA_ERROR", "SNAPSHOT_HASH_MISMATCH"}, (name, codes)
+
+
 def test_usage_errors_exit_2(cli: Cli, stored: tuple[Run, str], tmp_path: Path) -> None:
     run, sid = stored
     assert cli("proof", "verify", tmp_path / "missing.json").status == 2

@@ -163,3 +163,27 @@ def test_an_excerpt_element_with_an_attribute_the_build_never_writes_fails(
     page.write_text(edited + html[end:], encoding="utf-8")
     _resealed(wiki, page)
     assert _codes(wiki) == {"EXCERPT_MISMATCH"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('<span class="evidence-context"> 8 weeks.</span>', '<span class="evidence-context"> 80 weeks.</span>'),
+        ('87% over</span><span class="evidence-context">', '87% over</span> never <span class="evidence-context">'),
+        ("<p>", '<p><span class="evidence-context">No </span>'),
+    ],
+    ids=["edited", "parted from its excerpt", "beside no excerpt"],
+)
+def test_a_sentence_context_that_is_not_the_rest_of_the_sentence_fails(
+    built: tuple[Path, object], old: str, new: str
+) -> None:
+    """The context shown beside an excerpt is verified text too: edited, moved away from its
+    excerpt, or written beside none, it fails check-site even with the manifest re-sealed."""
+    wiki, _ = built
+    assert not check_site(wiki / "site", wiki, policy=policy_of(wiki)).findings
+    page = _concept_page(wiki)
+    html = page.read_text(encoding="utf-8")
+    assert old in html
+    page.write_text(html.replace(old, new, 1), encoding="utf-8")
+    _resealed(wiki, page)
+    assert _codes(wiki) == {"EXCERPT_MISMATCH"}

@@ -160,6 +160,54 @@ def test_a_root_alone_does_not_anchor_where_an_excerpt_lies(cli: Cli, tmp_path: 
     assert _refusal(anchored) == [("SNAPSHOT_HASH_MISMATCH", "tree_size")]
 
 
+def test_a_root_beside_a_record_or_wiki_is_a_usage_error(cli: Cli, stored: tuple[Run, str], tmp_path: Path) -> None:
+    """A forged proof's own root given beside ``--record`` would be trusted and the record never
+    read: two anchors are refused (exit 2), so the one the reader named is the one checked."""
+    from publisher.kernel.merkle import build_proof
+
+    run, sid = stored
+    forged = build_proof(sid, TEXT.replace("Sentence 7 ", "Sentence 8 "), 0, 200).wire()
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(forged, ensure_ascii=False), encoding="utf-8")
+    record = run.path / "sources" / f"{sid}.json"
+    own = ("--root", forged["merkle_root"], "--tree-size", str(forged["tree_size"]))
+    for anchor in (("--record", record), ("--wiki", tmp_path)):
+        both = cli("proof", "verify", path, *own, *anchor, "--json")
+        assert both.status == 2 and len(both.err_lines) == 1, (both.out, both.err)
+        assert both.json()["error"]["field"] == "root"
+    assert _refusal(cli("proof", "verify", path, "--record", record, "--json")) == [("SNAPSHOT_HASH_MISMATCH", "root")]
+
+
+def test_a_proof_or_record_past_the_limit_is_refused_unread(
+    cli: Cli, stored: tuple[Run, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A huge file (here a sparse one of 8 GiB) is refused from its stated size, one line, exit 2:
+    never read whole into memory first."""
+    import os
+
+    from publisher.kernel import _fs
+
+    read = os.read
+    taken = [0]
+
+    def counted(fd: int, n: int) -> bytes:
+        data = read(fd, n)
+        taken[0] += len(data)
+        return data
+
+    monkeypatch.setattr(_fs.os, "read", counted)
+    run, sid = stored
+    honest, _ = _proof(cli, run, sid, 0, 200, tmp_path)
+    huge = tmp_path / "huge.json"
+    with huge.open("wb") as f:
+        f.truncate(8 << 30)
+    taken[0] = 0
+    for argv in (("proof", "verify", huge), ("proof", "verify", honest, "--record", huge)):
+        result = cli(*argv, "--json")
+        assert result.status == 2 and len(result.err_lines) == 1, (argv, result.err)
+    assert taken[0] < 1 << 20
+
+
 def test_proof_verify_refuses_what_is_not_a_proof(cli: Cli, tmp_path: Path) -> None:
     bad = tmp_path / "bad.json"
     for body, code in (("{", "SCHEMA_ERROR"), ('{"a": 1, "a": 2}', "SCHEMA_ERROR"), ("[]", "SCHEMA_ERROR")):
@@ -167,6 +215,35 @@ def test_proof_verify_refuses_what_is_not_a_proof(cli: Cli, tmp_path: Path) -> N
         result = cli("proof", "verify", bad, "--json")
         assert _refusal(result)[0][0] == code
         assert len(result.err_lines) == 1
+
+
+def test_hostile_proof_files_are_one_line_refusals(cli: Cli, stored: tuple[Run, str], tmp_path: Path) -> None:
+    """Text spelt otherwise (the chunk in NFD: the same text to a reader, other code points), numbers
+    spelt otherwise (1000.0, an integer of 5,000 digits), a lone surrogate escape and nesting too
+    deep for a parser: each is exit 1 with its reason code in one line, never a traceback."""
+    import unicodedata
+
+    run, sid = stored
+    path, data = _proof(cli, run, sid, 1000, 1100, tmp_path)
+    anchor = ("--root", data["merkle_root"], "--tree-size", str(data["tree_size"]), "--json")
+    text = path.read_text(encoding="utf-8")
+    nfd = {**data, "chunks": [unicodedata.normalize("NFD", c) for c in data["chunks"]]}
+    assert nfd["chunks"] != data["chunks"]
+    bodies = {
+        "nfd": json.dumps(nfd, ensure_ascii=False),
+        "float": text.replace('"start": 1000', '"start": 1000.0', 1),
+        "huge": text.replace('"start": 1000', '"start": 1' + "0" * 5000, 1),
+        "surrogate": text.replace('"chunks": ["', '"chunks": ["\\ud800', 1),
+        "deep": "[" * 100_000 + "]" * 100_000,
+    }
+    for name, body in bodies.items():
+        assert body != text, name
+        bad = tmp_path / f"{name}.json"
+        bad.write_text(body, encoding="utf-8")
+        result = cli("proof", "verify", bad, *anchor)
+        codes = _refusal(result)
+        assert codes and len(result.err_lines) == len(codes), (name, result.err)
+        assert {code for code, _ in codes} <= {"SCHEMA_ERROR", "SNAPSHOT_HASH_MISMATCH"}, (name, codes)
 
 
 def test_usage_errors_exit_2(cli: Cli, stored: tuple[Run, str], tmp_path: Path) -> None:

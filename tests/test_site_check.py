@@ -125,3 +125,65 @@ def test_site_built_without_hook_fails(cli, tmp_path: Path) -> None:  # type: ig
     result = cli("check-site", str(site), "--wiki", str(tmp_path), "--json")
     assert result.status == 1
     assert {f["reason_code"] for f in result.json()["findings"]} == {"SCHEMA_ERROR"}
+
+
+def _resealed(wiki: Path, page: Path) -> None:
+    """Re-seal ``page`` in the manifest, as someone who edited the site would: only the checks
+    that read the page itself, not the file digests, stand between the edit and a pass."""
+    import hashlib
+
+    manifest = wiki / "site" / MANIFEST_NAME
+    doc = json.loads(manifest.read_text(encoding="utf-8"))
+    rel = page.relative_to(wiki / "site").as_posix()
+    data = page.read_bytes()
+    for entry in doc["files"]:
+        if entry["path"] == rel:
+            entry.update(sha256=hashlib.sha256(data).hexdigest(), size=len(data))
+    manifest.write_text(json.dumps(doc), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "attribute",
+    [' hidden=""', ' style="display:none"', " inert", ' dir="rtl"', ' title="x"', ' class="sr-only"'],
+)
+def test_an_excerpt_element_with_an_attribute_the_build_never_writes_fails(
+    built: tuple[Path, object], attribute: str
+) -> None:
+    """The excerpt's text still matches the re-slice, but the attribute hides it or changes how it
+    reads: an excerpt element carries exactly the attributes the build writes (an allow-list)."""
+    wiki, _ = built
+    page = _concept_page(wiki)
+    html = page.read_text(encoding="utf-8")
+    start = html.index('<span class="evidence-excerpt"')
+    end = html.index(">", start)
+    if attribute.startswith(' class="'):  # a second class attribute is dropped by the parser: add a token
+        edited = html[:start] + html[start:end].replace('"evidence-excerpt"', '"evidence-excerpt sr-only"', 1)
+    else:
+        edited = html[:end] + attribute
+    page.write_text(edited + html[end:], encoding="utf-8")
+    _resealed(wiki, page)
+    assert _codes(wiki) == {"EXCERPT_MISMATCH"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('<span class="evidence-context"> 8 weeks.</span>', '<span class="evidence-context"> 80 weeks.</span>'),
+        ('87% over</span><span class="evidence-context">', '87% over</span> never <span class="evidence-context">'),
+        ("<p>", '<p><span class="evidence-context">No </span>'),
+    ],
+    ids=["edited", "parted from its excerpt", "beside no excerpt"],
+)
+def test_a_sentence_context_that_is_not_the_rest_of_the_sentence_fails(
+    built: tuple[Path, object], old: str, new: str
+) -> None:
+    """The context shown beside an excerpt is verified text too: edited, moved away from its
+    excerpt, or written beside none, it fails check-site even with the manifest re-sealed."""
+    wiki, _ = built
+    assert not check_site(wiki / "site", wiki, policy=policy_of(wiki)).findings
+    page = _concept_page(wiki)
+    html = page.read_text(encoding="utf-8")
+    assert old in html
+    page.write_text(html.replace(old, new, 1), encoding="utf-8")
+    _resealed(wiki, page)
+    assert _codes(wiki) == {"EXCERPT_MISMATCH"}

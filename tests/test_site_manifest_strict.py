@@ -156,3 +156,44 @@ def test_the_site_tree_lists_files_folders_and_everything_else_without_following
     assert files == ["a/b/page.html", "top.css"]  # the manifest itself left out
     assert odd == ["a/linked", "a/pipe", "file-link"]
     assert folders == ["a", "a/b"]
+
+
+_HOSTILE_ENTRIES = [
+    ("excerpts", 0, "source_id", ["src"]),
+    ("excerpts", 0, "start", {}),
+    ("excerpts", 0, "end", "46"),
+    ("excerpts", 0, "start", True),
+    ("snapshots", 0, "source_id", {"a": 1}),
+    ("records", 0, "sha256", None),
+    ("files", 0, "size", True),
+    ("files", 0, "size", -1),
+    ("files", 0, "unknown", 1),
+    ("proofs", 0, "path", [1]),
+    ("proofs", 0, "start", 1.5),
+]
+
+
+@pytest.mark.parametrize(("section", "index", "key", "value"), _HOSTILE_ENTRIES)
+def test_a_manifest_entry_of_the_wrong_shape_is_one_schema_finding(
+    wiki: Path, section: str, index: int, key: str, value: object
+) -> None:
+    """Any value of the wrong type in any entry (a list where a source id goes, a flag for a size,
+    a key the build never writes) makes the manifest malformed: one SCHEMA_ERROR, never an
+    internal error or a size of ``true`` taken for 1."""
+    _edit_manifest(wiki, lambda doc: doc[section][index].update({key: value}))
+    findings = check_site(wiki / "site", wiki, policy=policy_of(wiki)).findings
+    assert [(f.code, f.file) for f in findings] == [("SCHEMA_ERROR", MANIFEST_NAME)], findings
+
+
+@pytest.mark.parametrize("section", ["excerpts", "snapshots", "windows", "records", "files", "proofs"])
+def test_a_manifest_section_that_is_not_a_list_of_entries_is_a_schema_finding(wiki: Path, section: str) -> None:
+    _edit_manifest(wiki, lambda doc: doc.update({section: [1]}))
+    assert _findings(wiki) == [("SCHEMA_ERROR", MANIFEST_NAME)]
+
+
+def test_a_malformed_manifest_is_exit_1_on_the_command_line(wiki: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    _edit_manifest(wiki, lambda doc: doc["windows"].append({"page": "index.html", "source_id": [1]}))
+    result = cli("check-site", wiki / "site", "--wiki", wiki, "--json")
+    assert result.status == 1, result.err
+    assert [f["code"] for f in result.json()["findings"]] == ["SCHEMA_ERROR"]
+    assert "Traceback" not in result.err and "internal error" not in result.err

@@ -420,3 +420,33 @@ def test_a_failed_build_waits_for_the_proofs_it_handed_out(tmp_path: Path, monke
     time.sleep(0.7)  # had a helper outlived the build, its writes would land by now
     assert leftovers(wiki) == []
     assert tree_digest(wiki / "site") == before
+
+
+def test_check_site_reads_no_proof_or_light_record_past_the_site_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A proof file and a record without text replaced by huge (sparse, 8 GiB) files are findings
+    read from their stated size: check-site never reads one whole into memory."""
+    from publisher.kernel import _fs
+
+    wiki, rb = _wiki(tmp_path, "    source_text: proofs\n")
+    build_wiki(wiki)
+    site = wiki / "site"
+    proof = _proof_files(site)[0]
+    record = site / "sources" / next(iter(rb.texts)) / "record.json"
+    for path in (proof, record):
+        with _writable(path).open("wb") as f:
+            f.truncate(8 << 30)
+    read = os.read
+    taken = [0]
+
+    def counted(fd: int, n: int) -> bytes:
+        data = read(fd, n)
+        taken[0] += len(data)
+        return data
+
+    monkeypatch.setattr(_fs.os, "read", counted)
+    found = _codes(site, wiki)
+    for path in (proof, record):
+        assert ("C-SITE-FILE", path.relative_to(site).as_posix()) in found
+    assert taken[0] < 64 << 20

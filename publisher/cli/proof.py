@@ -110,13 +110,18 @@ def _verify(args: argparse.Namespace) -> int:
         raise UsageError(
             "--root needs --tree-size (a root alone does not fix where the excerpt lies)", field="tree_size"
         )
+    if args.root is not None and (args.record is not None or args.wiki is not None):
+        # One anchor: a root given beside --record or --wiki would be the one trusted, and the
+        # record or wiki the reader named would be silently left unread.
+        other = "--record" if args.record is not None else "--wiki"
+        raise UsageError(f"--root and {other} are two anchors; name one", field="root")
     label = str(args.file)
     try:
-        raw = _fs.read_regular(args.file)
+        raw = _fs.read_regular(args.file, limit=MAX_PROOF_BYTES)  # refused from its size, never read whole
+    except _fs.FileTooLargeError as exc:
+        raise UsageError(f"{label} is larger than {MAX_PROOF_BYTES} bytes: not a proof this command reads") from exc
     except OSError as exc:
         raise UsageError(f"cannot read {label}: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_PROOF_BYTES:
-        raise UsageError(f"{label} is larger than {MAX_PROOF_BYTES} bytes: not a proof this command reads")
     findings: list[Finding]
     excerpt = None
     proof = None
@@ -173,14 +178,14 @@ def _anchor(args: argparse.Namespace, source_id: str, label: str) -> tuple[dict[
     from ..kernel.canonical import loads_record
     from ..kernel.eventlog import read_log
     from ..kernel.merkle import MerkleTree
-    from ..kernel.store import verify_record
+    from ..kernel.store import MAX_SNAPSHOT_BYTES, verify_record
 
     def refused(detail: str, reason: Reason = Reason.UNKNOWN_SOURCE) -> tuple[None, list[Finding]]:
         return None, [Finding(reason, label, f"not anchored: {detail}", field="anchor")]
 
     if args.record is not None:
         try:
-            raw = _fs.read_regular(args.record)
+            raw = _fs.read_regular(args.record, limit=MAX_SNAPSHOT_BYTES)
         except OSError as exc:
             raise UsageError(f"cannot read {args.record}: {exc.strerror or exc}") from exc
         try:

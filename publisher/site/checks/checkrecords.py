@@ -17,6 +17,7 @@ from ...kernel.eventlog import read_log
 from ...kernel.eventviews import EventView
 from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
+from ...kernel.sentences import Sentences
 from ...kernel.store import SnapshotStore
 from ...kernel.trust import KeyRing
 from ...runs import Run
@@ -38,6 +39,8 @@ class WikiTexts:
             for sid in store.ids():
                 self._dirs.setdefault(sid, []).append(store.folder)
         self._cache: dict[str, str | PublisherError] = {}
+        self._wrapped: dict[str, bool] = {}
+        self._sentences: dict[str, Sentences] = {}
 
     def get(self, source_id: str) -> str:
         hit = self._cache.get(source_id)
@@ -47,13 +50,22 @@ class WikiTexts:
                 hit = PublisherError(f"no snapshot {source_id} in any run of the wiki", reason=Reason.UNKNOWN_SOURCE)
             else:
                 try:
-                    hit = SnapshotStore(folders[0]).read(source_id).text
+                    snap = SnapshotStore(folders[0]).read(source_id)
+                    hit, self._wrapped[source_id] = snap.text, snap.pages is not None
                 except PublisherError as exc:
                     hit = exc
             self._cache[source_id] = hit
         if isinstance(hit, PublisherError):
             raise hit
         return hit
+
+    def sentences(self, source_id: str) -> Sentences:
+        """The sentences of the verified text of ``source_id`` (as :meth:`get`, split once)."""
+        found = self._sentences.get(source_id)
+        if found is None:
+            text = self.get(source_id)
+            found = self._sentences[source_id] = Sentences(text, wrapped=self._wrapped[source_id])
+        return found
 
     def known(self) -> list[str]:
         """Every source id some run of the wiki holds a file for."""
@@ -140,7 +152,7 @@ def _check_light_record(path: Path, rel: str, sid: str, sealed: str | None, text
     """A record published without its text (``proofs`` mode) is the stored record less ``text``."""
     try:
         texts.get(sid)
-        data = _fs.read_regular(path, follow_symlinks=False)
+        data = _fs.read_regular(path, follow_symlinks=False, limit=SITE_FILE_LIMIT)
         stored = [_fs.read_regular(p, follow_symlinks=False, limit=SITE_FILE_LIMIT) for p in texts.stored_files(sid)]
         expected = [light_record(b) for b in stored]
     except PublisherError as exc:

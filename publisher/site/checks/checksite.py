@@ -27,10 +27,11 @@ from ...kernel.findings import Finding
 from ...kernel.reasons import Reason
 from ...kernel.spans import check_range
 from ...wiki.policy import Policy
+from ..pages.context import context_around
 from . import csp
 from .checkrecords import WikiTexts, check_records, check_site_proofs
-from .manifest import MANIFEST_NAME, MANIFEST_VERSION, SITE_FILE_LIMIT, manifest_digest, site_tree
-from .scan import PageScan, scan_page
+from .manifest import MANIFEST_NAME, MANIFEST_VERSION, SITE_FILE_LIMIT, manifest_digest, manifest_problem, site_tree
+from .scan import Excerpt, PageScan, scan_page
 from .seal import Refusal, check_evidence, check_scripts
 
 __all__ = ["SiteCheck", "Reslice", "check_site", "FILE_CHECK", "PIN_CHECK", "CSP_CHECK"]
@@ -109,25 +110,9 @@ def _load_manifest(site: Path, check: SiteCheck) -> dict[str, Any] | None:
         detail = f"manifest version {raw.get('schema_version')!r}, not {MANIFEST_VERSION}: rebuild the site"
         out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, detail))
         return None
-    lists = ("excerpts", "snapshots", "windows", "records", "files")
-    ok = (
-        isinstance(raw, dict)
-        and all(isinstance(raw.get(key), list) for key in lists)
-        and all(
-            isinstance(e, dict) and isinstance(e.get("page"), str)
-            for e in raw["excerpts"] + raw["snapshots"] + raw["windows"]
-        )
-        and all(isinstance(e, dict) and isinstance(e.get("source_id"), str) for e in raw["records"])
-        and all(
-            isinstance(e, dict)
-            and isinstance(e.get("path"), str)
-            and isinstance(e.get("sha256"), str)
-            and isinstance(e.get("size"), int)
-            for e in raw["files"]
-        )
-    )
-    if not ok:
-        out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, "manifest does not have the expected shape"))
+    problem = manifest_problem(raw)
+    if problem is not None:
+        out.append(Finding(Reason.SCHEMA_ERROR, MANIFEST_NAME, f"manifest does not have the expected shape: {problem}"))
         return None
     return raw if isinstance(raw, dict) else None
 
@@ -239,6 +224,7 @@ def _check_page(page: str, data: bytes, seal: _Seal, texts: WikiTexts, check: Si
     for ex in scan.excerpts:
         check.excerpts += 1
         found[(ex.source_id, ex.start, ex.end, ex.sha256)] += 1
+        _check_context(page, ex, texts, add)
     _compare_seal(found, seal.excerpts.get(page, Counter()), page, "excerpt", add)
     snaps: Counter[tuple[Any, ...]] = Counter()
     for block in scan.snapshots:
@@ -252,6 +238,25 @@ def _check_page(page: str, data: bytes, seal: _Seal, texts: WikiTexts, check: Si
         digest = sha256_hex(block.text.encode("utf-8"))
         windows[(block.source_id, block.window_start, block.window_end, digest)] += 1
     _compare_seal(windows, seal.windows.get(page, Counter()), page, "window", add)
+
+
+def _check_context(page: str, ex: Excerpt, texts: WikiTexts, add: Any) -> None:
+    """The sentence context shown beside an excerpt is the rest of its sentence in the verified
+    text, as the build derives it (EXCERPT_MISMATCH): edited, it could drop a "No" the excerpt
+    was cut from. An excerpt shown without one has nothing to compare (an excerpt that does not
+    verify is reported by the seal)."""
+    if (ex.before is None and ex.after is None) or ex.start is None or ex.end is None:
+        return
+    try:
+        text = texts.get(ex.source_id)
+        if not 0 <= ex.start < ex.end <= len(text):
+            return
+        want = context_around(texts.sentences(ex.source_id), text, ex.start, ex.end).shown()
+    except PublisherError:
+        return
+    if (ex.before or "", ex.after or "") != want:
+        detail = "the sentence context beside the excerpt differs from the verified text"
+        add(Finding(Reason.EXCERPT_MISMATCH, page, detail, source_id=ex.source_id, start=ex.start, end=ex.end))
 
 
 def _check_policy(page: str, scan: PageScan, add: Any) -> None:

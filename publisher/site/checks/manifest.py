@@ -12,11 +12,14 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 
 from ...kernel import _fs
 from ...kernel.canonical import StrictJSONError, loads_record
 from ...kernel.errors import IntegrityError
+from ...kernel.models import HexDigest, Offset, SourceId, first_error
 from ...kernel.reasons import Reason
 from ...kernel.store import verify_record
 
@@ -25,6 +28,7 @@ __all__ = [
     "MANIFEST_VERSION",
     "manifest_bytes",
     "manifest_digest",
+    "manifest_problem",
     "record_uri",
     "check_record_copy",
     "site_files",
@@ -44,6 +48,71 @@ MANIFEST_VERSION = 2
 def manifest_digest(data: bytes) -> str:
     """The name of a site: ``sha256:`` + the SHA-256 of its manifest's bytes."""
     return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+class _Shape(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+
+class _Sealed(_Shape):
+    """An excerpt or a context window on a page (a window's offsets are its place in the text)."""
+
+    page: StrictStr
+    source_id: SourceId
+    start: Offset
+    end: Offset
+    sha256: HexDigest
+
+
+class _SealedSnapshot(_Shape):
+    page: StrictStr
+    source_id: SourceId
+    sha256: HexDigest
+
+
+class _Record(_Shape):
+    source_id: SourceId
+    sha256: HexDigest
+    form: Literal["without_text"] | None = None
+
+
+class _File(_Shape):
+    path: StrictStr
+    sha256: HexDigest
+    size: Offset
+
+
+class _Proof(_Shape):
+    source_id: SourceId
+    start: Offset
+    end: Offset
+    path: StrictStr
+    sha256: HexDigest
+
+
+class _Manifest(_Shape):
+    """What :func:`manifest_bytes` writes, and nothing else (``proofs`` absent before proofs existed)."""
+
+    schema_version: Literal[2]
+    generator: StrictStr
+    excerpts: tuple[_Sealed, ...]
+    snapshots: tuple[_SealedSnapshot, ...]
+    windows: tuple[_Sealed, ...]
+    records: tuple[_Record, ...]
+    files: tuple[_File, ...]
+    proofs: tuple[_Proof, ...] = ()
+
+
+def manifest_problem(raw: Any) -> str | None:
+    """Why parsed JSON is not a manifest of this version's shape (the first problem, naming the
+    entry, e.g. ``invalid field files.3.size``), or None. An allow-list: every section a list of
+    entries with exactly the keys the build writes, each of its type (ids and digests in their
+    one spelling, offsets and sizes non-negative integers, never ``true`` or ``1.0``)."""
+    try:
+        _Manifest.model_validate(raw)
+    except ValidationError as exc:
+        return first_error(exc, "manifest")
+    return None
 
 
 SITE_FILE_LIMIT = 1 << 30

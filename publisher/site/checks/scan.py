@@ -39,6 +39,7 @@ from ...kernel.canonical import SOURCE_ID_RE, sha256_hex
 from ...kernel.refs import READ_AS_REF
 from ..pages.markup import (
     ANCHOR_CLASS,
+    CONTEXT_CLASS,
     CONTROL_ATTRS,
     DECORATIVE_CLASSES,
     EVIDENCE_ATTRS,
@@ -124,6 +125,11 @@ class Excerpt:
     end: int | None
     text: str
     nested: bool
+    before: str | None = None
+    """The text of the ``evidence-context`` element just before it (the rest of its sentence, as
+    :mod:`publisher.site.pages.context` shows it), or None when there is none."""
+    after: str | None = None
+    """The same, just after it."""
 
     @property
     def sha256(self) -> str:
@@ -183,6 +189,8 @@ class PageScan:
     """Markup that acts without any script of the site, wherever on the page: each event handler
     attribute (``<p onclick>``) and each ``<meta http-equiv>`` outside :data:`META_EQUIV` (a
     refresh sends the reader elsewhere, and no policy stops it)."""
+    contexts_beside: set[int] = field(default_factory=set)
+    """The ``mem_id`` of each sentence context found beside an excerpt (any other is malformed)."""
 
 
 def _int(value: str | None) -> int | None:
@@ -316,6 +324,9 @@ def scan_page(page_html: str, tree: LexborHTMLParser | None = None) -> PageScan:
                 shown.append(node)
         else:
             scan.malformed.append(problem)
+    for node, _, classes in looks:
+        if CONTEXT_CLASS in classes and node.mem_id not in scan.contexts_beside and node.mem_id not in inside:
+            scan.malformed.append(f"{_describe(node)} is a sentence context beside no excerpt")
 
     _span_refs(tree, shown, scan)
     _handlers(tree, scan)
@@ -360,7 +371,15 @@ def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], s
         unknown = [c for c in evidence if c != EXCERPT_CLASS and c not in DECORATIVE_CLASSES]
         if unknown:
             return f"{_describe(node)} carries an unknown evidence class {unknown[0]}"
+        # Exactly what excerpt_html writes (an allow-list): any other attribute or class could
+        # hide the verified text or change how it reads (hidden, style, inert, dir, a class that
+        # the theme styles away) while the text itself still matches the re-slice.
+        foreign = sorted(set(attrs) - _EXCERPT_OWN)
+        if foreign or not set(classes) <= _EXCERPT_LOOKS or len(classes) > 1:
+            what = f"attribute {foreign[0][:40]}" if foreign else "a class other than " + EXCERPT_CLASS
+            return f"{_describe(node)} carries {what}, which no excerpt the build writes has"
         nested = any(child.is_element_node for child in node.iter(include_text=False))
+        before, after = _context_beside(node.prev), _context_beside(node.next)
         scan.excerpts.append(
             Excerpt(
                 str(attrs.get("data-source-id") or ""),
@@ -368,13 +387,34 @@ def _judge(node: LexborNode, attrs: dict[str, str | None], classes: list[str], s
                 _int(attrs.get("data-end")),
                 node.text(deep=True),
                 nested,
+                None if before is None else before.text(deep=True),
+                None if after is None else after.text(deep=True),
             )
         )
+        scan.contexts_beside.update(n.mem_id for n in (before, after) if n is not None)
         return None
     unknown = [c for c in evidence if c not in DECORATIVE_CLASSES]
     if unknown:
         return f"{_describe(node)} carries an unknown evidence class {unknown[0]}"
     return None
+
+
+def _context_beside(node: LexborNode | None) -> LexborNode | None:
+    """``node`` if it is a sentence context as the templates write one beside an excerpt (a
+    ``<span class="evidence-context">`` with no other attribute and nothing but text)."""
+    if node is None or node.tag != "span" or set(node.attributes) != {"class"}:
+        return None
+    if class_tokens(node) != [CONTEXT_CLASS] or any(c.is_element_node for c in node.iter(include_text=False)):
+        return None
+    return node
+
+
+_EXCERPT_OWN = frozenset({"class", "id", *EXCERPT_ATTRS})
+"""The attributes an excerpt element is written with: :func:`publisher.site.pages.markup.excerpt_html`,
+and the report template's (``report.html.j2``), whose block quote may carry an ``id`` to link to."""
+
+_EXCERPT_LOOKS = frozenset({EXCERPT_CLASS, "excerpt"})
+"""The class an excerpt element carries, if any: ``excerpt_html``'s, or the report template's."""
 
 
 def find_span_refs(text: str) -> list[str]:

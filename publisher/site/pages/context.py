@@ -28,6 +28,7 @@ __all__ = [
     "ContextSource",
     "SentenceContexts",
     "MOST",
+    "context_around",
     "context_source",
     "keyed_contexts",
     "source_contexts",
@@ -48,8 +49,14 @@ class Context:
     cut_before: bool = False
     cut_after: bool = False
 
+    def shown(self) -> tuple[str, str]:
+        """The text of the context before and after the excerpt as the templates show it, a cut
+        side marked with an ellipsis outside the citation (empty where nothing is shown)."""
+        return ("…" if self.cut_before else "") + self.before, self.after + ("…" if self.cut_after else "")
 
-def _context(sentences: Sentences, text: str, start: int, end: int) -> Context:
+
+def context_around(sentences: Sentences, text: str, start: int, end: int) -> Context:
+    """The context of ``text[start:end]`` (``sentences`` split ``text``): what a page shows beside it."""
     covered = sentences.covering(start, end)
     if covered is None:
         return Context()
@@ -102,7 +109,7 @@ def source_contexts(source: ContextSource) -> dict[tuple[int, int], Context]:
             f"snapshot {source.source_id} changed during the build", reason=Reason.SNAPSHOT_HASH_MISMATCH
         )
     sentences = Sentences(snap.text, wrapped=snap.pages is not None)
-    return {(s, e): _context(sentences, snap.text, s, e) for s, e in source.spans}
+    return {(s, e): context_around(sentences, snap.text, s, e) for s, e in source.spans}
 
 
 def keyed_contexts(sources: Iterable[ContextSource]) -> dict[str, tuple[str, str, bool, bool]]:

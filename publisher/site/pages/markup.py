@@ -35,6 +35,7 @@ __all__ = [
     "WINDOWS_CLASS",
     "MARK_CLASS",
     "ANCHOR_CLASS",
+    "CONTEXT_CLASS",
     "EVIDENCE_ATTRS",
     "EXCERPT_ATTRS",
     "WINDOW_ATTRS",
@@ -51,6 +52,8 @@ WINDOW_CLASS = "evidence-window"
 WINDOWS_CLASS = "evidence-windows"
 MARK_CLASS = "evidence-span"
 ANCHOR_CLASS = "evidence-anchor"
+CONTEXT_CLASS = "evidence-context"
+"""The rest of an excerpt's sentence, just before or after it (:mod:`.context`)."""
 DECORATIVE_CLASSES = frozenset(
     {
         "evidence-link",
@@ -61,7 +64,7 @@ DECORATIVE_CLASSES = frozenset(
         "evidence-gap",
         "evidence-report",
         "evidence-provenance",
-        "evidence-context",
+        CONTEXT_CLASS,
     }
 )
 """Classes of generated pages that style tables, identifiers and links; they show no excerpt."""

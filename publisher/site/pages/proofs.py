@@ -49,6 +49,7 @@ from .staged import write_staged
 
 __all__ = [
     "LIGHT",
+    "PROOF_FILE_LIMIT",
     "ProofSource",
     "WrittenProofs",
     "anchors_for",
@@ -58,6 +59,10 @@ __all__ = [
     "proof_uri",
     "write_proofs",
 ]
+
+PROOF_FILE_LIMIT = 16 << 20
+"""The largest proof file ``check-site`` reads (one the build writes stays under 64 kB); a larger
+one is refused from its size, never read whole."""
 
 LIGHT = "without_text"
 """The ``form`` of a manifest record entry published without its text."""
@@ -243,9 +248,9 @@ def check_proofs(
             if rel not in listed:
                 fail(rel, "a proof file the manifest does not list")
             try:
-                data = _fs.read_regular(site / rel, follow_symlinks=False)
+                data = _fs.read_regular(site / rel, follow_symlinks=False, limit=PROOF_FILE_LIMIT)
             except OSError as exc:
-                fail(rel, f"cannot read the proof ({exc.strerror})")
+                fail(rel, f"cannot read the proof ({exc.strerror or exc})")
                 continue
             if data != proof_script(bundles[rel]):
                 fail(rel, "differs from the proof derived from the snapshot")

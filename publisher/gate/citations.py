@@ -183,14 +183,16 @@ def parse_documents(values: list[str]) -> dict[int, str]:
 
 
 def _read_response(path: Path) -> tuple[_Message, bytes]:
-    try:
-        data = _fs.read_regular(path)
+    try:  # bounded: a file over the limit (or growing past it) is refused, not read into memory
+        data = _fs.read_regular(path, limit=MAX_RESPONSE_BYTES)
     except FileNotFoundError as exc:
         raise UsageError(f"response file {path} does not exist") from exc
+    except _fs.FileTooLargeError as exc:
+        raise UsageError(
+            f"response file {path} is over {MAX_RESPONSE_BYTES} bytes", reason=Reason.SCHEMA_ERROR
+        ) from exc
     except OSError as exc:
         raise UsageError(f"response file {path} cannot be read: {exc.strerror or exc}") from exc
-    if len(data) > MAX_RESPONSE_BYTES:
-        raise UsageError(f"response file {path} is over {MAX_RESPONSE_BYTES} bytes", reason=Reason.SCHEMA_ERROR)
     try:
         raw = loads_strict(data)
     except (StrictJSONError, ValueError) as exc:

@@ -212,3 +212,14 @@ def test_a_record_name_taken_by_a_link_or_folder_is_refused(run: Run, tmp_path: 
     assert res.status == 2 and len(res.err_lines) == 1, res.err
     assert name.is_symlink() or name.is_dir()
     assert (not target.exists()) if kind == "dangling" else (kind == "folder" or target.read_text() == "{}")
+
+
+@pytest.mark.parametrize(
+    "evidence_id", ["pmid:1\rpmid:2", "pmid:1\u2028x", "pmid:\x1b[2J1", "pmid:1\tx", " ", "x" * 201]
+)
+def test_an_evidence_id_of_more_than_one_printable_line_is_refused(
+    run: Run, tmp_path: Path, cli: Cli, evidence_id: str
+) -> None:
+    res, _ = _import(cli, run, tmp_path, _response([_char(START, END)]), "--evidence-id", evidence_id)
+    assert res.status == 2 and len(res.err_lines) == 1 and "--evidence-id" in res.err, res.err
+    assert not run.extractions_dir.exists() or not any(run.extractions_dir.iterdir())

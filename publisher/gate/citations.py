@@ -385,8 +385,9 @@ def import_anthropic(
     """
     if name is not None and not _NAME_RE.fullmatch(name):
         raise UsageError(f"--name {name[:80]!r} is not letters, digits, '.', '_' or '-' (at most 120)")
-    if evidence_id is not None and (not evidence_id.strip() or len(evidence_id) > 200 or "\n" in evidence_id):
-        raise UsageError("--evidence-id must be one line of at most 200 characters")
+    if evidence_id is not None and (not evidence_id.strip() or len(evidence_id) > 200 or not evidence_id.isprintable()):
+        # isprintable: no line break of any kind (\r, U+2028 too), tab or terminal control character
+        raise UsageError("--evidence-id must be one line of at most 200 printable characters")
     message, data = _read_response(Path(response))
     snapshots = {index: run.store.read(sid) for index, sid in sorted(documents.items())}
     evidence = evidence_id if evidence_id is not None else _evidence_id(snapshots)

@@ -223,3 +223,49 @@ def test_an_evidence_id_of_more_than_one_printable_line_is_refused(
     res, _ = _import(cli, run, tmp_path, _response([_char(START, END)]), "--evidence-id", evidence_id)
     assert res.status == 2 and len(res.err_lines) == 1 and "--evidence-id" in res.err, res.err
     assert not run.extractions_dir.exists() or not any(run.extractions_dir.iterdir())
+
+
+def _paged(run: Run) -> tuple[str, str]:
+    """A snapshot of three pages; returns its text and source id."""
+    texts = ["Page one: the trial randomised 120 children.", "Page two: SMD -0.41.", "Page three."]
+    pages, pos = [], 0
+    for number, page in enumerate(texts, start=1):
+        pages.append({"page": number, "start": pos, "end": pos + len(page)})
+        pos += len(page) + 1
+    snap, _ = run.store.put(make_record(text="\n".join(texts), pages=pages))
+    return snap.text, snap.source_id
+
+
+def test_page_searches_are_bounded_before_they_run(
+    run: Run, tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each page_location citation searches its pages for its quote: a response of thousands over a
+    long text's pages would search for minutes. Their total is refused up front (SCHEMA_ERROR, exit
+    2, nothing written); the same citation repeated counts once."""
+    from publisher.gate import citations
+
+    text, sid = _paged(run)
+    path = tmp_path / "pages.json"
+
+    def page(cited: str, first: int = 1, last: int = 4) -> dict[str, Any]:
+        return {
+            "type": "page_location",
+            "cited_text": cited,
+            "document_index": 0,
+            "start_page_number": first,
+            "end_page_number": last,
+        }
+
+    monkeypatch.setattr(citations, "PAGE_SEARCH_BUDGET", 3 * len(text), raising=False)
+    args = ("import", "anthropic", "--run-dir", run.path, "--response", path, "--document", f"0={sid}", "--json")
+    path.write_text(json.dumps(_response([page("SMD -0.41")] * 50)), encoding="utf-8")
+    res = cli(*args)
+    assert res.status == 0 and res.json()["kept"] == 50, res.err  # one distinct search, well within
+    many = [page(f"absent {i}") for i in range(4)] + [page("nowhere", 10**9, 10**12), page("x", -5, 2)]
+    path.write_text(json.dumps(_response(many)), encoding="utf-8")
+    res = cli(*args, "--name", "other")
+    assert res.status == 2 and res.json()["error"]["reason_code"] == "SCHEMA_ERROR" and len(res.err_lines) == 1
+    assert "page_location" in res.err and not (run.extractions_dir / "other.json").exists()
+    path.write_text(json.dumps(_response(many[2:])), encoding="utf-8")
+    outcomes = cli(*args, "--name", "other").json()["citations"]
+    assert [c["reason_code"] for c in outcomes] == ["EXCERPT_MISMATCH"] * 2 + ["SPAN_OUT_OF_RANGE"] * 2

@@ -11,7 +11,8 @@ is used. Each citation is then checked as the gate checks a span:
    only when ``cited_text`` equals the re-slice.
 2. ``page_location``: the pages are resolved through the snapshot's page map (none:
    ``SCHEMA_ERROR``); the citation is kept only when ``cited_text`` occurs exactly once, verbatim,
-   inside those pages; its span is that occurrence.
+   inside those pages; its span is that occurrence. The searches of one import together are
+   bounded (:data:`PAGE_SEARCH_BUDGET`), checked before any runs.
 3. A citation not kept is ``EXCERPT_MISMATCH`` (or the code above) and is reported with the quote
    locator's candidates (:func:`publisher.kernel.locate.locate`; for at most :data:`MAX_LOCATED`
    citations of one import, each snapshot normalised once); it is never accepted as is, and
@@ -51,6 +52,7 @@ __all__ = [
     "parse_documents",
     "MAX_LOCATED",
     "MAX_RESPONSE_BYTES",
+    "PAGE_SEARCH_BUDGET",
 ]
 
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
@@ -60,6 +62,11 @@ MAX_LOCATED = 100
 """Most rejected citations one import locates candidates for (as the assembler bounds its own), all
 of them together within :data:`~publisher.kernel.locate.LOCATE_BUDGET` work: a response of
 thousands of bad citations, or of a few hostile ones, costs no more than a few."""
+
+PAGE_SEARCH_BUDGET = 500_000_000
+"""Most code points the page-range citations of one import may search for their quotes together
+(each distinct citation once; a fraction of a second of ``str.find``): a response of many citations
+over a long text's pages is refused before the search, not left to run for minutes."""
 
 MAX_CLAIM = 2000
 """Longest claim label taken from a text block (longer is cut, with an ellipsis)."""
@@ -257,21 +264,48 @@ def _check_char(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> Findin
     return None
 
 
-def _check_page(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> Finding | None:
-    """What is wrong with a page-range citation against its snapshot (None: nothing)."""
-    first, last, quoted = cit.start_page_number, cit.end_page_number, cit.cited_text
-    if first is None or last is None or quoted is None:
+PageMap = dict[int, tuple[int, int] | None]
+"""A snapshot's pages by number: ``(start, end)``, or None for a number the map gives twice."""
+
+
+def _page_map(snap: Snapshot, maps: dict[str, PageMap]) -> PageMap:
+    """The page map of ``snap`` by number, built once per snapshot of an import (a lookup per
+    citation, not a scan of every page)."""
+    found = maps.get(snap.source_id)
+    if found is None:
+        found = {}
+        for p in snap.pages or ():
+            found[p.page] = None if p.page in found else (p.start, p.end)
+        maps[snap.source_id] = found
+    return found
+
+
+def _page_range(cit: _Citation, snap: Snapshot, maps: dict[str, PageMap]) -> tuple[int, int] | Finding:
+    """The text range of a page-range citation's pages, or what is wrong with them."""
+    first, last = cit.start_page_number, cit.end_page_number
+    if first is None or last is None or cit.cited_text is None:
         return _problem(snap, Reason.SCHEMA_ERROR, "page_location needs start_page_number, end_page_number, cited_text")
     if not snap.pages:
         return _problem(snap, Reason.SCHEMA_ERROR, f"snapshot {snap.source_id} has no page map")
-    pages = [p for p in snap.pages if first <= p.page < last]
-    if not pages or last - first != len(pages):
+    by_number = _page_map(snap, maps)
+    ranges = [by_number.get(n) for n in range(first, last)] if 0 < last - first <= len(by_number) else []
+    if not ranges or None in ranges:
         return _problem(
             snap,
             Reason.SPAN_OUT_OF_RANGE,
             f"pages {first} to {last} (exclusive) are not all in the page map of {snap.source_id}",
         )
-    lo, hi = min(p.start for p in pages), max(p.end for p in pages)
+    return min(r[0] for r in ranges if r), max(r[1] for r in ranges if r)
+
+
+def _check_page(cit: _Citation, snap: Snapshot, claim: dict[str, Any], maps: dict[str, PageMap]) -> Finding | None:
+    """What is wrong with a page-range citation against its snapshot (None: nothing)."""
+    resolved = _page_range(cit, snap, maps)
+    if isinstance(resolved, Finding):
+        return resolved
+    lo, hi = resolved
+    quoted = cit.cited_text or ""
+    pages = f"pages {cit.start_page_number}-{(cit.end_page_number or 0) - 1}"  # both set: resolved
     hits: list[int] = []
     at = snap.text.find(quoted, lo, hi) if quoted else -1
     while at != -1 and len(hits) < 2:
@@ -282,10 +316,27 @@ def _check_page(cit: _Citation, snap: Snapshot, claim: dict[str, Any]) -> Findin
         claim.update(start=start, end=end)
         reason = check_range(start, end, len(snap.text))
         if reason is not None:
-            return _problem(snap, reason, f"cited_text on pages {first}-{last - 1} is {end - start} code points")
+            return _problem(snap, reason, f"cited_text on {pages} is {end - start} code points")
         return None
     what = "occurs more than once" if hits else "does not occur verbatim"
-    return _problem(snap, Reason.EXCERPT_MISMATCH, f"cited_text {what} on pages {first}-{last - 1} of {snap.source_id}")
+    return _problem(snap, Reason.EXCERPT_MISMATCH, f"cited_text {what} on {pages} of {snap.source_id}")
+
+
+def _page_search_cost(message: _Message, snapshots: dict[int, Snapshot], maps: dict[str, PageMap]) -> int:
+    """Code points the import's page-range citations would search, each distinct one once."""
+    seen: set[tuple[int, int, int, str]] = set()
+    total = 0
+    for block in message.content:
+        for cit in block.citations or () if block.type == "text" else ():
+            snap = snapshots.get(cit.document_index) if cit.document_index is not None else None
+            if cit.type != "page_location" or snap is None or not cit.cited_text:
+                continue
+            resolved = _page_range(cit, snap, maps)
+            key = (cit.document_index or 0, cit.start_page_number or 0, cit.end_page_number or 0, cit.cited_text)
+            if isinstance(resolved, tuple) and key not in seen:
+                seen.add(key)
+                total += resolved[1] - resolved[0]
+    return total
 
 
 @dataclass
@@ -326,7 +377,12 @@ class _Locator:
 
 
 def _outcome(
-    block: int, index: int, cit: _Citation, snapshots: dict[int, Snapshot], locator: _Locator
+    block: int,
+    index: int,
+    cit: _Citation,
+    snapshots: dict[int, Snapshot],
+    locator: _Locator,
+    maps: dict[str, PageMap],
 ) -> tuple[CitationOutcome, dict[str, Any]]:
     doc = cit.document_index
     claim: dict[str, Any] = {}
@@ -342,8 +398,10 @@ def _outcome(
     if snap is None:
         detail = f"document {doc} is not mapped to a snapshot (--document {doc}=SRC)"
         return refused(Reason.UNKNOWN_SOURCE, detail), claim
-    check = _check_char if cit.type == "char_location" else _check_page
-    problem = check(cit, snap, claim)
+    if cit.type == "char_location":
+        problem = _check_char(cit, snap, claim)
+    else:
+        problem = _check_page(cit, snap, claim, maps)
     start, end = claim.get("start"), claim.get("end")
     if problem is None:
         return CitationOutcome(block, index, cit.type, doc, True, snap.source_id, start, end), claim
@@ -395,12 +453,20 @@ def import_anthropic(
     spans: list[dict[str, Any]] = []
     seen: set[tuple[Any, ...]] = set()
     locator = _Locator()
+    maps: dict[str, PageMap] = {}
+    cost = _page_search_cost(message, snapshots, maps)
+    if cost > PAGE_SEARCH_BUDGET:
+        raise UsageError(
+            f"response file {response}: its page_location citations would search {cost:,} code points "
+            f"(over {PAGE_SEARCH_BUDGET:,}): import fewer citations or narrower page ranges at a time",
+            reason=Reason.SCHEMA_ERROR,
+        )
     for b, block in enumerate(message.content):
         if block.type != "text" or not block.citations:
             continue
         label = one_line(block.text or "", MAX_CLAIM) or None
         for i, cit in enumerate(block.citations):
-            result, claim = _outcome(b, i, cit, snapshots, locator)
+            result, claim = _outcome(b, i, cit, snapshots, locator, maps)
             outcome.citations.append(result)
             key = (label, result.source_id, result.start, result.end)
             if result.kept and key not in seen:

@@ -269,3 +269,31 @@ def test_page_searches_are_bounded_before_they_run(
     path.write_text(json.dumps(_response(many[2:])), encoding="utf-8")
     outcomes = cli(*args, "--name", "other").json()["citations"]
     assert [c["reason_code"] for c in outcomes] == ["EXCERPT_MISMATCH"] * 2 + ["SPAN_OUT_OF_RANGE"] * 2
+
+
+@pytest.mark.parametrize(
+    ("second", "agrees"),
+    [
+        ({"pmid": None, "doi": "10.1/x", "pmcid": None}, True),  # the same DOI: one paper, named by the PMID
+        ({"pmid": None, "doi": None, "pmcid": "PMC9"}, False),  # no id in common: cannot tell
+        ({"pmid": "2", "doi": "10.1/x", "pmcid": None}, False),  # one DOI, two PMIDs: two papers
+    ],
+)
+def test_documents_agree_on_a_paper_when_their_ids_do(
+    run: Run, tmp_path: Path, cli: Cli, second: dict[str, str | None], agrees: bool
+) -> None:
+    a, _ = run.store.put(
+        make_record(url="https://x.org/a", text=TEXT, paper={"pmid": "1", "doi": "10.1/x", "pmcid": None})
+    )
+    b, _ = run.store.put(make_record(url="https://x.org/b", text=TEXT, paper=second))
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_response([_char(START, END), _char(START, END, doc=1)])), encoding="utf-8")
+    docs = ("--document", f"0={a.source_id}", "--document", f"1={b.source_id}")
+    res = cli("import", "anthropic", "--run-dir", run.path, "--response", path, *docs, "--json")
+    if agrees:
+        assert res.status == 0 and res.json()["evidence_id"] == "pmid:1" and res.json()["kept"] == 2, res.err
+    else:
+        error = res.json()["error"]
+        assert res.status == 2 and len(res.err_lines) == 1 and "different papers" in error["message"]
+        assert (error["field"], error["source_id"]) == ("--document", b.source_id)
+        assert not run.extractions_dir.exists() or not any(run.extractions_dir.iterdir())

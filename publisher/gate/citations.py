@@ -216,32 +216,50 @@ def _read_response(path: Path) -> tuple[_Message, bytes]:
         ) from exc
 
 
+_ID_KINDS = ("pmid", "pmcid", "doi")
+"""The paper ids a snapshot may state, in the order the evidence id prefers them."""
+
+
 def _evidence_id(snapshots: dict[int, Snapshot]) -> str:
-    """The one paper the mapped snapshots name (PMID, else PMCID, else DOI)."""
-    ids: dict[str, list[int]] = {}
+    """The one paper the mapped snapshots name (PMID, else PMCID, else DOI, from any of them).
+
+    They agree when no id kind has two values among them and each shares an id with the others
+    (directly or through another): a copy stating only the DOI is the paper whose other copy states
+    its PMID and that DOI. Two values of one kind, or a group sharing no id with the rest, are two
+    papers as far as the ids tell."""
+    stated: dict[int, dict[str, str]] = {}
     for index, snap in snapshots.items():
         paper = snap.paper
-        value = None
-        if paper is not None:
-            for kind in ("pmid", "pmcid", "doi"):
-                stated = getattr(paper, kind)
-                if stated:
-                    value = f"{kind}:{stated}"
-                    break
-        if value is None:
+        ids = {kind: value for kind in _ID_KINDS if paper is not None and (value := getattr(paper, kind))}
+        if not ids:
             raise UsageError(
                 f"document {index} ({snap.source_id}) has no paper ids: name the evidence with --evidence-id"
             )
-        ids.setdefault(value, []).append(index)
-    if len(ids) > 1:
-        named = "; ".join(f"{v} (documents {', '.join(map(str, d))})" for v, d in ids.items())
-        other = snapshots[next(d for v, d in ids.items() if v != next(iter(ids)))[0]]  # first of another paper
+        stated[index] = ids
+    first = next(iter(stated))
+    merged, left = dict(stated[first]), [i for i in stated if i != first]
+    other: int | None = None
+    while left and other is None:  # grow the paper by a document sharing an id with it
+        linked = next((i for i in left if any(merged.get(k) == v for k, v in stated[i].items())), None)
+        if linked is None:
+            break
+        if any(merged.get(k, v) != v for k, v in stated[linked].items()):
+            other = linked  # shares one id, states another of the same kind otherwise: two papers
+        else:
+            merged.update(stated[linked])
+            left.remove(linked)
+    if left:
+        other = left[0] if other is None else other
+        named = "; ".join(
+            f"document {i}: {', '.join(f'{k}:{v}' for k, v in stated[i].items())}" for i in (first, other)
+        )
         raise UsageError(
             f"the documents are different papers ({named}): import one paper at a time",
             field="--document",
-            source_id=other.source_id,
+            source_id=snapshots[other].source_id,
         )
-    return next(iter(ids))
+    kind = next(k for k in _ID_KINDS if k in merged)
+    return f"{kind}:{merged[kind]}"
 
 
 def _problem(snap: Snapshot, reason: Reason, detail: str) -> Finding:

@@ -297,3 +297,14 @@ def test_documents_agree_on_a_paper_when_their_ids_do(
         assert res.status == 2 and len(res.err_lines) == 1 and "different papers" in error["message"]
         assert (error["field"], error["source_id"]) == ("--document", b.source_id)
         assert not run.extractions_dir.exists() or not any(run.extractions_dir.iterdir())
+
+
+def test_a_paper_id_cannot_drive_the_terminal(run: Run, tmp_path: Path, cli: Cli) -> None:
+    """The evidence id derived from a snapshot's paper ids is shown escaped in the text output."""
+    paper = {"pmid": None, "doi": "10.1/\x1b[2J\rx\u202e", "pmcid": None}
+    snap, _ = run.store.put(make_record(text=TEXT, paper=paper))
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_response([_char(START, END)])), encoding="utf-8")
+    res = cli("import", "anthropic", "--run-dir", run.path, "--response", path, "--document", f"0={snap.source_id}")
+    assert res.status == 0, res.err
+    assert not any(c in res.out for c in "\x1b\r\u202e") and "10.1/\\x1b[2J\\x0dx\\u202e" in res.out, res.out

@@ -308,3 +308,23 @@ def test_a_paper_id_cannot_drive_the_terminal(run: Run, tmp_path: Path, cli: Cli
     res = cli("import", "anthropic", "--run-dir", run.path, "--response", path, "--document", f"0={snap.source_id}")
     assert res.status == 0, res.err
     assert not any(c in res.out for c in "\x1b\r\u202e") and "10.1/\\x1b[2J\\x0dx\\u202e" in res.out, res.out
+
+
+def test_a_snapshot_that_does_not_verify_stops_the_import(run: Run, tmp_path: Path, cli: Cli) -> None:
+    """A mapped snapshot whose text was edited after sealing (to make a citation re-slice) is an
+    integrity finding: one line, exit 1, no record."""
+    snap, _ = run.store.put(make_record(text=TEXT))
+    stored = run.sources_dir / f"{snap.source_id}.json"
+    data = json.loads(stored.read_text(encoding="utf-8"))
+    data["text"] = data["text"].replace("120", "999")
+    os.chmod(stored, 0o644)
+    stored.write_text(json.dumps(data), encoding="utf-8")
+    path = tmp_path / "r.json"
+    cited = QUOTE.replace("120", "999")
+    path.write_text(json.dumps(_response([_char(START, END, cited=cited)])), encoding="utf-8")
+    res = cli(
+        "import", "anthropic", "--run-dir", run.path, "--response", path, "--document", f"0={snap.source_id}", "--json"
+    )
+    assert res.status == 1 and len(res.err_lines) == 1, res.err
+    assert res.json()["error"]["reason_code"] == "SNAPSHOT_HASH_MISMATCH", res.out
+    assert not run.extractions_dir.exists() or not any(run.extractions_dir.iterdir())

@@ -249,7 +249,10 @@ def _inflate(chunks: Iterable[bytes], coding: str, url: str, facts: dict[str, An
 
     inflater: Any = None
     held = b""  # a deflate stream's first byte, until the second tells zlib-wrapped from raw
+    ended = False  # a deflate stream ended: any byte after it, in this read or a later one, is refused
     for chunk in chunks:
+        if ended and chunk:
+            raise broken("has bytes after the end of the stream")
         data = held + chunk
         held = b""
         while data:
@@ -267,8 +270,10 @@ def _inflate(chunks: Iterable[bytes], coding: str, url: str, facts: dict[str, An
                 yield out
             if inflater.eof:
                 data = inflater.unused_data + data
-                if data and coding == "deflate":
-                    raise broken("has bytes after the end of the stream")
+                if coding == "deflate":
+                    if data:
+                        raise broken("has bytes after the end of the stream")
+                    ended = True
                 inflater = None  # the next gzip member, if any
     if held:
         raise broken("stops before the end of the stream")

@@ -234,6 +234,14 @@ def test_sections_are_valid_ranges_for_generated_html(parts: list[str]) -> None:
         "<div style='background-color:navy'><span style='color:#000080'>{}</span></div>",
         "<div style='color:#fff'><span style='background:#fff'>{}</span></div>",
         "<div style='background: url(white.png)'>{}</div>",
+        # each passes on its own; nested, opacity multiplies and a relative size shrinks again
+        "<span style='opacity:0.5'>" * 8 + "{}" + "</span>" * 8,
+        "<span style='opacity:0.7'><span style='opacity:70%'>{}</span></span>",
+        "<span style='font-size:50%'>" * 8 + "{}" + "</span>" * 8,
+        "<span style='font-size:0.5em'><span style='font-size:0.5em'>{}</span></span>",
+        "<span style='font-size:smaller'>" * 12 + "{}" + "</span>" * 12,
+        "<span style='font-size:xx-small'><span style='font-size:60%'>{}</span></span>",
+        "<span style='opacity:0.6; opacity:0.9'><span style='opacity:0.8'>{}</span></span>",
     ],
 )
 def test_text_no_reader_sees_is_not_extracted(hiding: str) -> None:
@@ -259,6 +267,11 @@ def test_text_no_reader_sees_is_not_extracted(hiding: str) -> None:
         "<font color=navy>{}</font>",
         "<td bgcolor='#eeeeee'>{}</td>",
         "<span style='background: transparent'>{}</span>",
+        "<span style='opacity:0.9'><span style='opacity:0.8'>{}</span></span>",
+        "<span style='font-size:0.8em'><span style='font-size:90%'>{}</span></span>",
+        "<span style='font-size:50%'>" * 8 + "<span style='font-size:12px'>{}</span>" + "</span>" * 8,
+        "<span style='font-size:50%'>" * 8 + "<span style='font-size:1rem'>{}</span>" + "</span>" * 8,
+        "<span style='font-size:xx-small'><span style='font-size:larger'>{}</span></span>",
     ],
 )
 def test_styled_text_a_reader_sees_is_kept(showing: str) -> None:

@@ -15,7 +15,9 @@ Rendering rules (what offsets into the text depend on):
   cannot make text unseen (a ``display`` other than ``none``, ``visibility: visible``, a
   ``font-size`` of at least 6px, an ``opacity`` of at least 0.5, no negative margin or indent,
   ``position`` static or relative...), and its colours (``color``, ``background-color``,
-  ``<font color>``, ``bgcolor``) keep a readable contrast with what it sits on. Anything else
+  ``<font color>``, ``bgcolor``) keep a readable contrast with what it sits on; opacity and a
+  relative font size are followed down the tree (nested ``opacity: 0.5`` or ``font-size: 50%``
+  compose to text no reader sees). Anything else
   (``transform``, ``clip``, offsets, white on white, CSS comments or escapes) drops the element
   with its content: text whose visibility cannot be told without rendering the page is left out
   rather than made citable. Style sheets (``<style>``, ``<link>``) are not applied.
@@ -54,7 +56,7 @@ from lxml import etree
 
 from ..kernel.text import first_line
 from . import AcquireError, Extracted
-from ._inline_css import PAGE, Colours, presented, readable
+from ._inline_css import PAGE_LOOK, Look, presented, readable
 from .identity import identifier_kind
 from .plain import decode_text
 
@@ -112,8 +114,8 @@ def _collapse(raw: str) -> str:
     return _HTML_SPACE.sub(" ", raw).strip(" ")
 
 
-def _shown(el: etree._Element, tag: str, colours: Colours) -> Colours | None:
-    """The colours ``el``'s text is shown in, or None when a reader would not see it."""
+def _shown(el: etree._Element, tag: str, look: Look) -> Look | None:
+    """How ``el``'s text is shown, or None when a reader would not see it or anything in it."""
     if el.get("hidden") is not None:
         return None
     if (el.get("aria-hidden") or "").strip().lower() == "true":
@@ -121,7 +123,7 @@ def _shown(el: etree._Element, tag: str, colours: Colours) -> Colours | None:
     if tag == "dialog" and el.get("open") is None:
         return None
     colour = el.get("color") if tag == "font" else None
-    return presented(el.get("style") or "", colour, el.get("bgcolor"), colours)
+    return presented(el.get("style") or "", colour, el.get("bgcolor"), look)
 
 
 @dataclass
@@ -141,12 +143,12 @@ class _Flow:
         if line.strip(" \t\n\f\r"):
             self.lines.append(line)
 
-    def walk(self, el: etree._Element, colours: Colours = PAGE) -> None:
+    def walk(self, el: etree._Element, look: Look = PAGE_LOOK) -> None:
         tag = el.tag if isinstance(el.tag, str) else None
         if tag is None:  # comment or processing instruction: no text, keep tail
             return
         tag = tag.lower().rpartition(":")[2]  # svg:text is svg's text, whatever the prefix
-        shown = None if tag in _DROPPED else _shown(el, tag, colours)
+        shown = None if tag in _DROPPED else _shown(el, tag, look)
         if shown is None:
             return
         if tag == "br":

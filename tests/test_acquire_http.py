@@ -114,6 +114,17 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"x")
                 self.wfile.flush()
                 time.sleep(0.05)
+        elif path == "/drip-deflate":
+            # Empty stored blocks of a raw deflate stream, dripped: bytes keep coming, each within
+            # any per-read timeout, yet not one decodes to a byte of the body.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Encoding", "deflate")
+            self.end_headers()
+            for _ in range(100):
+                self.wfile.write(b"\x00\x00\x00\xff\xff")
+                self.wfile.flush()
+                time.sleep(0.05)
         elif path == "/agent":
             self._send(200, self.headers.get("User-Agent", "").encode(), "text/plain")
         elif path.startswith("/texts/"):
@@ -353,6 +364,14 @@ def test_a_body_dripped_within_each_timeout_is_cut_off_at_the_deadline(server: s
     assert time.monotonic() - started < 2.0  # the drip alone lasts 5 s
     assert info.value.context["deadline"] == 0.5 and info.value.context["status"] == 200
     assert "\n" not in str(info.value)
+
+
+def test_a_compressed_body_dripped_without_decoding_to_a_byte_is_cut_off_at_the_deadline(server: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(AcquireError) as info:
+        http_get(server + "/drip-deflate", timeout=1.0, deadline=0.5)
+    assert time.monotonic() - started < 2.0  # the drip alone lasts 5 s
+    assert info.value.context["deadline"] == 0.5 and info.value.context["status"] == 200
 
 
 def test_a_deflate_stream_whose_first_read_is_one_byte_is_still_undone(server: str) -> None:

@@ -117,6 +117,15 @@ def test_a_meta_charset_inside_a_comment_declares_nothing() -> None:
     assert extract(page, "text/html", None).text == "café"
 
 
+@pytest.mark.parametrize("comment", ["<!-->", "<!--->"])
+def test_a_comment_closed_by_its_own_dashes_ends_before_a_meta_charset(comment: str) -> None:
+    # The prescan ends a comment at the first '>' after two dashes, which may be those of '<!--'
+    # itself, as the tokenizer does: the page below is windows-1252 to a browser.
+    page = f"{comment}<meta charset=windows-1252><p>caf".encode() + b"\xe9</p>"
+    assert sniff_html_charset(page, None) == "windows-1252"
+    assert extract(page, "text/html", None).text == "café"
+
+
 def test_invalid_bytes_are_rejected() -> None:
     with pytest.raises(AcquireError):
         extract(b"<p>\xff\xfe</p>", "text/html", "utf-8")

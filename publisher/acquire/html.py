@@ -83,7 +83,9 @@ _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _CELLS = frozenset({"td", "th"})
 _HTML_SPACE = re.compile(r"[ \t\n\f\r]+")
 _META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
-_COMMENT = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
+_COMMENT = re.compile(rb"<!(?=--).*?(?:-->|\Z)", re.DOTALL)
+"""A comment as the prescan skips it: to the first '>' after two dashes, which may be those of
+'<!--' itself (``<!-->`` and ``<!--->`` are whole comments), or to the end."""
 _XML_DECL = re.compile(r"\A\s*<\?xml[^>]*\?>")
 _SNIFF_WINDOW = 1024
 _BOMS = (

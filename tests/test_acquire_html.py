@@ -251,6 +251,9 @@ def test_sections_are_valid_ranges_for_generated_html(parts: list[str]) -> None:
         "<span style='font-size:smaller'>" * 12 + "{}" + "</span>" * 12,
         "<span style='font-size:xx-small'><span style='font-size:60%'>{}</span></span>",
         "<span style='opacity:0.6; opacity:0.9'><span style='opacity:0.8'>{}</span></span>",
+        "<small>" * 14 + "{}" + "</small>" * 14,  # a browser's style sheet: small { font-size: smaller }
+        "<sub>" * 14 + "{}" + "</sub>" * 14,
+        "<span style='font-size:6px'><sup>{}</sup></span>",
     ],
 )
 def test_text_no_reader_sees_is_not_extracted(hiding: str) -> None:
@@ -281,6 +284,9 @@ def test_text_no_reader_sees_is_not_extracted(hiding: str) -> None:
         "<span style='font-size:50%'>" * 8 + "<span style='font-size:12px'>{}</span>" + "</span>" * 8,
         "<span style='font-size:50%'>" * 8 + "<span style='font-size:1rem'>{}</span>" + "</span>" * 8,
         "<span style='font-size:xx-small'><span style='font-size:larger'>{}</span></span>",
+        "<small><small>{}</small></small>",
+        "<sup><sub>{}</sub></sup>",
+        "<small>" * 14 + "<small style='font-size:12px'>{}</small>" + "</small>" * 14,
     ],
 )
 def test_styled_text_a_reader_sees_is_kept(showing: str) -> None:

@@ -205,13 +205,17 @@ def _declarations(style: str) -> list[tuple[str, str]] | None:
     return out
 
 
-def presented(style: str, colour: str | None, bgcolor: str | None, inherited: Look) -> Look | None:
+def presented(
+    style: str, colour: str | None, bgcolor: str | None, inherited: Look, font_size: str | None = None
+) -> Look | None:
     """How an element's text is shown (see :func:`readable`), or None when the element may be
     unseen with all it holds, whatever its colours.
 
     ``style`` is its ``style`` attribute, ``colour`` a ``<font color>``, ``bgcolor`` its
-    ``bgcolor`` attribute (each empty or None when absent); ``inherited`` what it sits in. Of
-    several declarations of one property, the one that shows least is weighed.
+    ``bgcolor`` attribute (each empty or None when absent); ``inherited`` what it sits in;
+    ``font_size`` the size a browser's own style sheet gives the element (``smaller`` for
+    ``<small>``), used when ``style`` sets none. Of several declarations of one property, the one
+    that shows least is weighed.
     """
     declarations = _declarations(style)
     if declarations is None:
@@ -232,6 +236,8 @@ def presented(style: str, colour: str | None, bgcolor: str | None, inherited: Lo
     if opacity < MIN_OPACITY:
         return None
     sizes = [_font_px(v, font_px) for n, v in declarations if n == "font-size"]
+    if not sizes and font_size is not None:
+        sizes = [_font_px(font_size, font_px)]
     font_px = min(sizes, default=font_px)
     for value in ([bgcolor.strip().lower()] if bgcolor is not None else []) + asked_background:
         if value == "inherit":

@@ -17,7 +17,7 @@ Rendering rules (what offsets into the text depend on):
   ``position`` static or relative...), and its colours (``color``, ``background-color``,
   ``<font color>``, ``bgcolor``) keep a readable contrast with what it sits on; opacity and a
   relative font size are followed down the tree (nested ``opacity: 0.5`` or ``font-size: 50%``
-  compose to text no reader sees). Anything else
+  compose to text no reader sees, as do nested ``<small>``, ``<sub>`` or ``<sup>``). Anything else
   (``transform``, ``clip``, offsets, white on white, CSS comments or escapes) drops the element
   with its content: text whose visibility cannot be told without rendering the page is left out
   rather than made citable. Style sheets (``<style>``, ``<link>``) are not applied.
@@ -116,6 +116,11 @@ def _collapse(raw: str) -> str:
     return _HTML_SPACE.sub(" ", raw).strip(" ")
 
 
+_UA_FONT_SIZE = {"small": "smaller", "sub": "smaller", "sup": "smaller", "big": "larger"}
+"""Font sizes a browser's own style sheet gives elements, relative to their parent's: nested
+``<small>`` shrinks text as nested ``font-size: smaller`` does."""
+
+
 def _shown(el: etree._Element, tag: str, look: Look) -> Look | None:
     """How ``el``'s text is shown, or None when a reader would not see it or anything in it."""
     if el.get("hidden") is not None:
@@ -125,7 +130,7 @@ def _shown(el: etree._Element, tag: str, look: Look) -> Look | None:
     if tag == "dialog" and el.get("open") is None:
         return None
     colour = el.get("color") if tag == "font" else None
-    return presented(el.get("style") or "", colour, el.get("bgcolor"), look)
+    return presented(el.get("style") or "", colour, el.get("bgcolor"), look, _UA_FONT_SIZE.get(tag))
 
 
 @dataclass

@@ -126,6 +126,24 @@ def test_a_comment_closed_by_its_own_dashes_ends_before_a_meta_charset(comment: 
     assert extract(page, "text/html", None).text == "café"
 
 
+@pytest.mark.parametrize(
+    ("head", "charset"),
+    [
+        (b'<meta name="description" content="text/html; charset=koi8-r">', "utf-8"),  # no http-equiv
+        (b'<meta content="charset=koi8-r" http-equiv=refresh>', "utf-8"),
+        (b"<metadata charset=koi8-r>", "utf-8"),  # another element
+        (b'<meta data-charset="koi8-r">', "utf-8"),
+        (b'<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">', "koi8-r"),
+        (b"<meta content='text/html;charset=\"KOI8-R\"' http-equiv=content-type>", "koi8-r"),
+        (b"<META CHARSET = koi8-r >", "koi8-r"),
+        (b'<meta name=x content="charset=big5"><meta charset="koi8-r">', "koi8-r"),
+        (b"<meta charset=koi8-r charset=big5>", "koi8-r"),  # the first of an attribute given twice
+    ],
+)
+def test_a_meta_declares_a_charset_only_as_a_browser_reads_one(head: bytes, charset: str) -> None:
+    assert sniff_html_charset(head + b"<p>x</p>", None) == charset
+
+
 def test_invalid_bytes_are_rejected() -> None:
     with pytest.raises(AcquireError):
         extract(b"<p>\xff\xfe</p>", "text/html", "utf-8")

@@ -82,7 +82,12 @@ _BLOCKS = frozenset(
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _CELLS = frozenset({"td", "th"})
 _HTML_SPACE = re.compile(r"[ \t\n\f\r]+")
-_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_META_TAG = re.compile(rb"<meta[\t\n\f\r /]([^>]*)", re.IGNORECASE)
+_ATTRIBUTE = re.compile(
+    rb"""([^\t\n\f\r />=][^\t\n\f\r />=]*)(?:[\t\n\f\r ]*=[\t\n\f\r ]*(?:"([^"]*)"|'([^']*)'|([^\t\n\f\r >]*)))?"""
+)
+_CHARSET_IN_CONTENT = re.compile(rb"""charset[\t\n\f\r ]*=[\t\n\f\r ]*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_CHARSET_VALUE = re.compile(rb"[\t\n\f\r ]*([A-Za-z0-9_.:-]+)")
 _COMMENT = re.compile(rb"<!(?=--).*?(?:-->|\Z)", re.DOTALL)
 """A comment as the prescan skips it: to the first '>' after two dashes, which may be those of
 '<!--' itself (``<!-->`` and ``<!--->`` are whole comments), or to the end."""
@@ -104,12 +109,30 @@ def sniff_html_charset(body: bytes, header_charset: str | None) -> str:
         return header_charset
     # A browser's prescan skips comments: a <meta> inside one declares nothing.
     window = _COMMENT.sub(b"", body[:_SNIFF_WINDOW])
-    match = _META_CHARSET.search(window)
-    if match:
-        declared = match.group(1).decode("ascii").lower()
-        # A meta declaration cannot mean UTF-16: the bytes it sits in are ASCII.
-        return "utf-8" if declared.startswith("utf-16") else declared
+    for tag in _META_TAG.finditer(window):
+        declared = _meta_charset(tag.group(1))
+        if declared is not None:
+            # A meta declaration cannot mean UTF-16: the bytes it sits in are ASCII.
+            return "utf-8" if declared.startswith("utf-16") else declared
     return "utf-8"
+
+
+def _meta_charset(attributes: bytes) -> str | None:
+    """The charset one ``<meta>`` declares, as a browser's prescan reads it: its ``charset``
+    attribute, or the ``charset=`` of its ``content`` when ``http-equiv`` is ``content-type``
+    (a ``content`` alone, as in ``<meta name=description content="charset=...">``, declares
+    nothing); the first of attributes given twice."""
+    seen: dict[bytes, bytes] = {}
+    for found in _ATTRIBUTE.finditer(attributes):
+        value = next((v for v in found.group(2, 3, 4) if v is not None), b"")
+        seen.setdefault(found.group(1).lower(), value)
+    if b"charset" in seen:
+        match = _CHARSET_VALUE.match(seen[b"charset"])
+    elif seen.get(b"http-equiv", b"").strip().lower() == b"content-type":
+        match = _CHARSET_IN_CONTENT.search(seen.get(b"content", b""))
+    else:
+        return None
+    return match.group(1).decode("ascii").lower() if match else None
 
 
 def _collapse(raw: str) -> str:

@@ -117,6 +117,33 @@ def test_a_meta_charset_inside_a_comment_declares_nothing() -> None:
     assert extract(page, "text/html", None).text == "café"
 
 
+@pytest.mark.parametrize("comment", ["<!-->", "<!--->"])
+def test_a_comment_closed_by_its_own_dashes_ends_before_a_meta_charset(comment: str) -> None:
+    # The prescan ends a comment at the first '>' after two dashes, which may be those of '<!--'
+    # itself, as the tokenizer does: the page below is windows-1252 to a browser.
+    page = f"{comment}<meta charset=windows-1252><p>caf".encode() + b"\xe9</p>"
+    assert sniff_html_charset(page, None) == "windows-1252"
+    assert extract(page, "text/html", None).text == "café"
+
+
+@pytest.mark.parametrize(
+    ("head", "charset"),
+    [
+        (b'<meta name="description" content="text/html; charset=koi8-r">', "utf-8"),  # no http-equiv
+        (b'<meta content="charset=koi8-r" http-equiv=refresh>', "utf-8"),
+        (b"<metadata charset=koi8-r>", "utf-8"),  # another element
+        (b'<meta data-charset="koi8-r">', "utf-8"),
+        (b'<meta http-equiv="Content-Type" content="text/html; charset=koi8-r">', "koi8-r"),
+        (b"<meta content='text/html;charset=\"KOI8-R\"' http-equiv=content-type>", "koi8-r"),
+        (b"<META CHARSET = koi8-r >", "koi8-r"),
+        (b'<meta name=x content="charset=big5"><meta charset="koi8-r">', "koi8-r"),
+        (b"<meta charset=koi8-r charset=big5>", "koi8-r"),  # the first of an attribute given twice
+    ],
+)
+def test_a_meta_declares_a_charset_only_as_a_browser_reads_one(head: bytes, charset: str) -> None:
+    assert sniff_html_charset(head + b"<p>x</p>", None) == charset
+
+
 def test_invalid_bytes_are_rejected() -> None:
     with pytest.raises(AcquireError):
         extract(b"<p>\xff\xfe</p>", "text/html", "utf-8")
@@ -234,6 +261,17 @@ def test_sections_are_valid_ranges_for_generated_html(parts: list[str]) -> None:
         "<div style='background-color:navy'><span style='color:#000080'>{}</span></div>",
         "<div style='color:#fff'><span style='background:#fff'>{}</span></div>",
         "<div style='background: url(white.png)'>{}</div>",
+        # each passes on its own; nested, opacity multiplies and a relative size shrinks again
+        "<span style='opacity:0.5'>" * 8 + "{}" + "</span>" * 8,
+        "<span style='opacity:0.7'><span style='opacity:70%'>{}</span></span>",
+        "<span style='font-size:50%'>" * 8 + "{}" + "</span>" * 8,
+        "<span style='font-size:0.5em'><span style='font-size:0.5em'>{}</span></span>",
+        "<span style='font-size:smaller'>" * 12 + "{}" + "</span>" * 12,
+        "<span style='font-size:xx-small'><span style='font-size:60%'>{}</span></span>",
+        "<span style='opacity:0.6; opacity:0.9'><span style='opacity:0.8'>{}</span></span>",
+        "<small>" * 14 + "{}" + "</small>" * 14,  # a browser's style sheet: small { font-size: smaller }
+        "<sub>" * 14 + "{}" + "</sub>" * 14,
+        "<span style='font-size:6px'><sup>{}</sup></span>",
     ],
 )
 def test_text_no_reader_sees_is_not_extracted(hiding: str) -> None:
@@ -259,6 +297,14 @@ def test_text_no_reader_sees_is_not_extracted(hiding: str) -> None:
         "<font color=navy>{}</font>",
         "<td bgcolor='#eeeeee'>{}</td>",
         "<span style='background: transparent'>{}</span>",
+        "<span style='opacity:0.9'><span style='opacity:0.8'>{}</span></span>",
+        "<span style='font-size:0.8em'><span style='font-size:90%'>{}</span></span>",
+        "<span style='font-size:50%'>" * 8 + "<span style='font-size:12px'>{}</span>" + "</span>" * 8,
+        "<span style='font-size:50%'>" * 8 + "<span style='font-size:1rem'>{}</span>" + "</span>" * 8,
+        "<span style='font-size:xx-small'><span style='font-size:larger'>{}</span></span>",
+        "<small><small>{}</small></small>",
+        "<sup><sub>{}</sub></sup>",
+        "<small>" * 14 + "<small style='font-size:12px'>{}</small>" + "</small>" * 14,
     ],
 )
 def test_styled_text_a_reader_sees_is_kept(showing: str) -> None:

@@ -7,7 +7,7 @@ import gzip
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote
@@ -112,6 +112,17 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             for _ in range(100):
                 self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(0.05)
+        elif path == "/drip-deflate":
+            # Empty stored blocks of a raw deflate stream, dripped: bytes keep coming, each within
+            # any per-read timeout, yet not one decodes to a byte of the body.
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Encoding", "deflate")
+            self.end_headers()
+            for _ in range(100):
+                self.wfile.write(b"\x00\x00\x00\xff\xff")
                 self.wfile.flush()
                 time.sleep(0.05)
         elif path == "/agent":
@@ -355,5 +366,32 @@ def test_a_body_dripped_within_each_timeout_is_cut_off_at_the_deadline(server: s
     assert "\n" not in str(info.value)
 
 
+def test_a_compressed_body_dripped_without_decoding_to_a_byte_is_cut_off_at_the_deadline(server: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(AcquireError) as info:
+        http_get(server + "/drip-deflate", timeout=1.0, deadline=0.5)
+    assert time.monotonic() - started < 2.0  # the drip alone lasts 5 s
+    assert info.value.context["deadline"] == 0.5 and info.value.context["status"] == 200
+
+
 def test_a_deflate_stream_whose_first_read_is_one_byte_is_still_undone(server: str) -> None:
     assert http_get(server + "/deflate-split").body == "zipped é".encode()
+
+
+def _raw_deflate(data: bytes) -> bytes:
+    packer = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush()
+
+
+@pytest.mark.parametrize("pack", [zlib.compress, _raw_deflate], ids=["zlib-wrapped", "raw"])
+def test_a_second_deflate_stream_in_a_later_read_is_refused_as_trailing_bytes(pack: Callable[[bytes], bytes]) -> None:
+    # The first stream ends exactly where a network read ends; the next read starts another
+    # stream. Within one read the extra bytes were refused, across two they were inflated and
+    # appended to the text as if the page said them.
+    from publisher.acquire.http import _inflate
+
+    shown, hidden = pack(b"shown"), pack(b" hidden")
+    for reads in ([shown + hidden], [shown, hidden], [shown, b"", hidden]):
+        with pytest.raises(AcquireError, match="bytes after the end of the stream"):
+            b"".join(_inflate(reads, "deflate", "http://example.org/", {}))
+    assert b"".join(_inflate([shown, b""], "deflate", "http://example.org/", {})) == b"shown"

@@ -306,3 +306,15 @@ def test_only_the_kernel_opens_reads_or_writes_files() -> None:
                 stray.append(f"{rel}:{line} calls {call}: use publisher.kernel._fs")
     assert stray == []
     assert used == set(_ALLOWED), f"allow-list entries no longer needed: {sorted(set(_ALLOWED) - used)}"
+
+
+def test_own_folder_takes_its_root_as_given_even_a_link(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    root = tmp_path / "root"
+    root.symlink_to(real)
+    assert _fs.own_folder(root, root) == root
+    assert _fs.own_folder(root / "a" / "b", root) == root / "a" / "b" and (real / "a" / "b").is_dir()
+    (real / "linked").symlink_to(tmp_path)
+    with pytest.raises(_fs.LinkedFolderError):
+        _fs.own_folder(root / "linked" / "c", root)

@@ -257,3 +257,17 @@ def test_excerpt_in_another_normalisation_form_is_an_excerpt_mismatch(tmp_path: 
     findings = run_preflight(wiki, policy=policy_of(wiki)).findings
     assert [f.code for f in findings if f.cause is None] == ["EXCERPT_MISMATCH"]
     assert [f.check for f in findings if f.cause is not None] == ["C-PROMOTED"]  # the line, grouped under it
+
+
+def test_new_never_writes_the_wiki_key_through_a_linked_keys_folder(
+    tmp_path: Path, cli: Callable[..., CliResult]
+) -> None:
+    # The public key went where keys/ pointed (and the wiki then trusted a file outside it), and
+    # the key pair's private half stayed behind in the user's key folder.
+    wiki, outside = tmp_path / "wiki", tmp_path / "outside"
+    wiki.mkdir()
+    outside.mkdir()
+    (wiki / "keys").symlink_to(outside)
+    done = cli("new", wiki)
+    assert done.status == 2 and len(done.err_lines) == 1, done.err
+    assert list(outside.iterdir()) == [] and not (wiki / "mkdocs.yml").exists()

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from _policy import policy_of
 from _wiki_helpers import (
+    REPO,
     RecordingHelpers,
     build_wiki,
     leftovers,
@@ -104,3 +105,62 @@ def test_a_snapshot_changed_after_the_check_refuses_every_page_its_helpers_read_
     assert quoting and {ce.rel for ce in quoting} <= files, files
     assert tree_digest(wiki / "site") == before
     assert leftovers(wiki) == []
+
+
+class _Texts:
+    """One verified text, as check-site's WikiTexts gives it."""
+
+    def __init__(self, text: str, wrapped: bool) -> None:
+        self.text, self.wrapped = text, wrapped
+
+    def get(self, source_id: str) -> str:
+        return self.text
+
+    def sentences(self, source_id: str) -> Any:
+        from publisher.kernel.sentences import Sentences
+
+        return Sentences(self.text, wrapped=self.wrapped)
+
+
+@pytest.mark.parametrize(
+    ("text", "wrapped"),
+    [
+        ("Methods. The drug was given\rto adults <65> for 8 weeks. End.", True),  # a PDF keeps a lone CR
+        ("Methods. The drug was given\rto adults for 8 weeks\r\nin all. End.", False),
+        ("Methods. The drug was\x00 given to adults for 8 weeks. End.", False),
+    ],
+    ids=["wrapped-cr", "plain-cr", "nul"],
+)
+def test_a_context_as_the_templates_write_it_is_the_one_check_site_derives(text: str, wrapped: bool) -> None:
+    """A carriage return in the rest of an excerpt's sentence, written raw, is read back by every
+    HTML parser as a line feed: check-site found the context of a fresh build changed
+    (EXCERPT_MISMATCH) while the build had passed. Both templates write it as the excerpt is written."""
+    from types import SimpleNamespace
+
+    from publisher.gate.render import _environment as report_environment
+    from publisher.site.checks.checksite import _check_context
+    from publisher.site.checks.scan import scan_page
+    from publisher.site.pages.context import context_around
+    from publisher.site.pages.markup import excerpt_html
+    from publisher.site.pages.model import _environment as site_environment
+
+    sid = "src-" + "a" * 64
+    start = text.index("adults")
+    end = start + len("adults")
+    texts = _Texts(text, wrapped)
+    context = context_around(texts.sentences(sid), text, start, end)
+    assert "\r" in context.before or "\x00" in context.before  # the case under test
+    fragments = site_environment(REPO / "templates" / "site", autoescape=True)
+    in_sentence = fragments.get_template("fragments.html.j2").make_module({}).in_sentence
+    report = report_environment().get_template("report.html.j2").make_module({"page": False})
+    cited = SimpleNamespace(source_id=sid, start=start, end=end, excerpt=text[start:end])
+    contexts = {f"{sid}#{start}-{end}": (context.before, context.after, context.cut_before, context.cut_after)}
+    for html in (
+        str(in_sentence(excerpt_html(sid, start, end, text[start:end]), context)),
+        str(report.excerpt_block(cited, contexts)),
+    ):
+        scan = scan_page(f"<html><body><p>{html}</p></body></html>")
+        assert not scan.malformed and len(scan.excerpts) == 1
+        found: list[Any] = []
+        _check_context("page.html", scan.excerpts[0], texts, found.append)  # type: ignore[arg-type]
+        assert found == []

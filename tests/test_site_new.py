@@ -90,3 +90,13 @@ def test_new_wiki_keeps_evidence_byte_exact_in_git(tmp_path: Path) -> None:
     }
     for pattern in ("*.jsonl", "runs/**", "assets/papers/**"):
         assert rules.get(pattern) == ["-text"], pattern
+
+
+def test_new_wiki_at_a_link_to_a_folder_writes_into_that_folder(tmp_path: Path) -> None:
+    # The wiki's root may be a link (a run's or wiki's root may be, own_folder's docstring): only
+    # folders below it are refused as links. Scaffolding at one refused its own root.
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    written = new_wiki(tmp_path / "link", signed=False)
+    assert "mkdocs.yml" in written and (real / "mkdocs.yml").is_file()

@@ -5,6 +5,13 @@ its value is checked here: a ``display`` other than ``none``, ``visibility: visi
 ``font-size`` of at least 6px/6pt/0.5em/50%, an ``opacity`` of at least 0.5, margins, indents and
 spacing that are not negative, ``position`` static or relative, ``overflow: visible``.
 
+Opacity and font size are followed down the tree as well, since each element's is relative to its
+parent's: eight nested ``opacity: 0.5`` (or ``font-size: 50%``) each pass the test above, and
+together show text at 0.4% opacity (or in a 0.06px font). An element whose opacity and its
+ancestors' compose to under :data:`MIN_OPACITY` is unseen with all it holds; text whose font
+comes to under :data:`MIN_FONT_PX` CSS pixels (from 16px, a browser's default) is unseen, though
+a child that sets a larger size again is seen.
+
 Colours are followed down the tree from black on white (``color``, ``<font color>``,
 ``background-color``, ``bgcolor``, alpha blended), and a run of text is seen only where its
 colour keeps a contrast ratio of at least :data:`MIN_CONTRAST` with its background
@@ -19,8 +26,19 @@ the page is left out rather than made citable. Style sheets are not applied.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
-__all__ = ["Colours", "PAGE", "MIN_CONTRAST", "presented", "readable"]
+__all__ = [
+    "Colours",
+    "Look",
+    "PAGE",
+    "PAGE_LOOK",
+    "MIN_CONTRAST",
+    "MIN_FONT_PX",
+    "MIN_OPACITY",
+    "presented",
+    "readable",
+]
 
 Colours = tuple[tuple[float, float, float], tuple[float, float, float]]
 """(text colour, background colour), each RGB in 0..1."""
@@ -29,6 +47,30 @@ PAGE: Colours = ((0.0, 0.0, 0.0), (1.0, 1.0, 1.0))
 MIN_CONTRAST = 1.5
 """Least WCAG contrast ratio between text and background that counts as visible (#ccc on white
 is 1.6; #eee on white, 1.2, does not count)."""
+MIN_OPACITY = 0.5
+"""Least opacity, an element's and its ancestors' multiplied, at which its text counts as seen."""
+MIN_FONT_PX = 6.0
+"""Least font size, in CSS pixels once relative sizes are followed down the tree, at which text
+counts as seen."""
+
+
+class Look(NamedTuple):
+    """How an element's text is shown: its colours, the opacity it and its ancestors compose to,
+    and its font size in CSS pixels."""
+
+    colours: Colours
+    opacity: float
+    font_px: float
+
+
+PAGE_LOOK = Look(PAGE, 1.0, 16.0)
+"""The page itself: black on white, opaque, a browser's default 16px."""
+
+_KEYWORD_PX = {
+    "xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.0, "large": 18.0,
+    "x-large": 24.0, "xx-large": 32.0, "xxx-large": 48.0,
+}  # fmt: skip
+_SIZE = re.compile(r"([0-9.]+)(px|pt|rem|em|%)")
 
 _SPACE = re.compile(r"[ \t\n\f\r]+")
 _IMPORTANT = re.compile(r"\s*!\s*important\Z")
@@ -132,6 +174,21 @@ def _over(rgba: tuple[float, float, float, float], under: tuple[float, float, fl
     )
 
 
+def _font_px(value: str, parent: float) -> float:
+    """The size in CSS pixels of a ``font-size`` value :data:`_FONT_SIZE` accepts, in an element
+    whose parent's font is ``parent`` pixels."""
+    if value in _KEYWORD_PX:
+        return _KEYWORD_PX[value]
+    if value in ("smaller", "larger"):
+        return parent / 1.2 if value == "smaller" else parent * 1.2
+    found = _SIZE.fullmatch(value)
+    if found is None:  # not reached: _FONT_SIZE admits only the forms above
+        return 0.0
+    number, unit = float(found.group(1)), found.group(2)
+    scale = {"px": 1.0, "pt": 4 / 3, "rem": PAGE_LOOK.font_px, "em": parent, "%": parent / 100}[unit]
+    return number * scale
+
+
 def _declarations(style: str) -> list[tuple[str, str]] | None:
     """(property, value) pairs, lowercased, ``!important`` dropped; None when unreadable."""
     if "\\" in style or "/*" in style:
@@ -148,17 +205,22 @@ def _declarations(style: str) -> list[tuple[str, str]] | None:
     return out
 
 
-def presented(style: str, colour: str | None, bgcolor: str | None, inherited: Colours) -> Colours | None:
-    """The colours an element's text is shown in (see :func:`readable`), or None when the element
-    may be unseen whatever its colours.
+def presented(
+    style: str, colour: str | None, bgcolor: str | None, inherited: Look, font_size: str | None = None
+) -> Look | None:
+    """How an element's text is shown (see :func:`readable`), or None when the element may be
+    unseen with all it holds, whatever its colours.
 
     ``style`` is its ``style`` attribute, ``colour`` a ``<font color>``, ``bgcolor`` its
-    ``bgcolor`` attribute (each empty or None when absent); ``inherited`` what it sits in.
+    ``bgcolor`` attribute (each empty or None when absent); ``inherited`` what it sits in;
+    ``font_size`` the size a browser's own style sheet gives the element (``smaller`` for
+    ``<small>``), used when ``style`` sets none. Of several declarations of one property, the one
+    that shows least is weighed.
     """
     declarations = _declarations(style)
     if declarations is None:
         return None
-    text, background = inherited
+    (text, background), opacity, font_px = inherited
     asked_text = [v for n, v in declarations if n == "color"]
     asked_background = [v for n, v in declarations if n in ("background", "background-color")]
     for name, value in declarations:
@@ -169,6 +231,14 @@ def presented(style: str, colour: str | None, bgcolor: str | None, inherited: Co
             allowed = _ANY
         if allowed is None or not allowed.fullmatch(value):
             return None
+    opacities = [float(v[:-1]) / 100 if v.endswith("%") else float(v) for n, v in declarations if n == "opacity"]
+    opacity *= min(opacities, default=1.0)
+    if opacity < MIN_OPACITY:
+        return None
+    sizes = [_font_px(v, font_px) for n, v in declarations if n == "font-size"]
+    if not sizes and font_size is not None:
+        sizes = [_font_px(font_size, font_px)]
+    font_px = min(sizes, default=font_px)
     for value in ([bgcolor.strip().lower()] if bgcolor is not None else []) + asked_background:
         if value == "inherit":
             continue
@@ -183,9 +253,10 @@ def presented(style: str, colour: str | None, bgcolor: str | None, inherited: Co
         if rgba is None or rgba[3] < 0.5:
             return None
         text = _over(rgba, background)
-    return (text, background)
+    return Look((text, background), opacity, font_px)
 
 
-def readable(colours: Colours) -> bool:
-    """Whether text in these colours can be seen (contrast at least :data:`MIN_CONTRAST`)."""
-    return _contrast(*colours) >= MIN_CONTRAST
+def readable(look: Look) -> bool:
+    """Whether text shown so can be seen: a contrast of at least :data:`MIN_CONTRAST` between its
+    colours, and a font of at least :data:`MIN_FONT_PX`."""
+    return look.font_px >= MIN_FONT_PX and _contrast(*look.colours) >= MIN_CONTRAST

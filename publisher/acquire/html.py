@@ -15,7 +15,9 @@ Rendering rules (what offsets into the text depend on):
   cannot make text unseen (a ``display`` other than ``none``, ``visibility: visible``, a
   ``font-size`` of at least 6px, an ``opacity`` of at least 0.5, no negative margin or indent,
   ``position`` static or relative...), and its colours (``color``, ``background-color``,
-  ``<font color>``, ``bgcolor``) keep a readable contrast with what it sits on. Anything else
+  ``<font color>``, ``bgcolor``) keep a readable contrast with what it sits on; opacity and a
+  relative font size are followed down the tree (nested ``opacity: 0.5`` or ``font-size: 50%``
+  compose to text no reader sees, as do nested ``<small>``, ``<sub>`` or ``<sup>``). Anything else
   (``transform``, ``clip``, offsets, white on white, CSS comments or escapes) drops the element
   with its content: text whose visibility cannot be told without rendering the page is left out
   rather than made citable. Style sheets (``<style>``, ``<link>``) are not applied.
@@ -54,7 +56,7 @@ from lxml import etree
 
 from ..kernel.text import first_line
 from . import AcquireError, Extracted
-from ._inline_css import PAGE, Colours, presented, readable
+from ._inline_css import PAGE_LOOK, Look, presented, readable
 from .identity import identifier_kind
 from .plain import decode_text
 
@@ -80,8 +82,15 @@ _BLOCKS = frozenset(
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _CELLS = frozenset({"td", "th"})
 _HTML_SPACE = re.compile(r"[ \t\n\f\r]+")
-_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
-_COMMENT = re.compile(rb"<!--.*?(?:-->|\Z)", re.DOTALL)
+_META_TAG = re.compile(rb"<meta[\t\n\f\r /]([^>]*)", re.IGNORECASE)
+_ATTRIBUTE = re.compile(
+    rb"""([^\t\n\f\r />=][^\t\n\f\r />=]*)(?:[\t\n\f\r ]*=[\t\n\f\r ]*(?:"([^"]*)"|'([^']*)'|([^\t\n\f\r >]*)))?"""
+)
+_CHARSET_IN_CONTENT = re.compile(rb"""charset[\t\n\f\r ]*=[\t\n\f\r ]*["']?([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_CHARSET_VALUE = re.compile(rb"[\t\n\f\r ]*([A-Za-z0-9_.:-]+)")
+_COMMENT = re.compile(rb"<!(?=--).*?(?:-->|\Z)", re.DOTALL)
+"""A comment as the prescan skips it: to the first '>' after two dashes, which may be those of
+'<!--' itself (``<!-->`` and ``<!--->`` are whole comments), or to the end."""
 _XML_DECL = re.compile(r"\A\s*<\?xml[^>]*\?>")
 _SNIFF_WINDOW = 1024
 _BOMS = (
@@ -100,20 +109,43 @@ def sniff_html_charset(body: bytes, header_charset: str | None) -> str:
         return header_charset
     # A browser's prescan skips comments: a <meta> inside one declares nothing.
     window = _COMMENT.sub(b"", body[:_SNIFF_WINDOW])
-    match = _META_CHARSET.search(window)
-    if match:
-        declared = match.group(1).decode("ascii").lower()
-        # A meta declaration cannot mean UTF-16: the bytes it sits in are ASCII.
-        return "utf-8" if declared.startswith("utf-16") else declared
+    for tag in _META_TAG.finditer(window):
+        declared = _meta_charset(tag.group(1))
+        if declared is not None:
+            # A meta declaration cannot mean UTF-16: the bytes it sits in are ASCII.
+            return "utf-8" if declared.startswith("utf-16") else declared
     return "utf-8"
+
+
+def _meta_charset(attributes: bytes) -> str | None:
+    """The charset one ``<meta>`` declares, as a browser's prescan reads it: its ``charset``
+    attribute, or the ``charset=`` of its ``content`` when ``http-equiv`` is ``content-type``
+    (a ``content`` alone, as in ``<meta name=description content="charset=...">``, declares
+    nothing); the first of attributes given twice."""
+    seen: dict[bytes, bytes] = {}
+    for found in _ATTRIBUTE.finditer(attributes):
+        value = next((v for v in found.group(2, 3, 4) if v is not None), b"")
+        seen.setdefault(found.group(1).lower(), value)
+    if b"charset" in seen:
+        match = _CHARSET_VALUE.match(seen[b"charset"])
+    elif seen.get(b"http-equiv", b"").strip().lower() == b"content-type":
+        match = _CHARSET_IN_CONTENT.search(seen.get(b"content", b""))
+    else:
+        return None
+    return match.group(1).decode("ascii").lower() if match else None
 
 
 def _collapse(raw: str) -> str:
     return _HTML_SPACE.sub(" ", raw).strip(" ")
 
 
-def _shown(el: etree._Element, tag: str, colours: Colours) -> Colours | None:
-    """The colours ``el``'s text is shown in, or None when a reader would not see it."""
+_UA_FONT_SIZE = {"small": "smaller", "sub": "smaller", "sup": "smaller", "big": "larger"}
+"""Font sizes a browser's own style sheet gives elements, relative to their parent's: nested
+``<small>`` shrinks text as nested ``font-size: smaller`` does."""
+
+
+def _shown(el: etree._Element, tag: str, look: Look) -> Look | None:
+    """How ``el``'s text is shown, or None when a reader would not see it or anything in it."""
     if el.get("hidden") is not None:
         return None
     if (el.get("aria-hidden") or "").strip().lower() == "true":
@@ -121,7 +153,7 @@ def _shown(el: etree._Element, tag: str, colours: Colours) -> Colours | None:
     if tag == "dialog" and el.get("open") is None:
         return None
     colour = el.get("color") if tag == "font" else None
-    return presented(el.get("style") or "", colour, el.get("bgcolor"), colours)
+    return presented(el.get("style") or "", colour, el.get("bgcolor"), look, _UA_FONT_SIZE.get(tag))
 
 
 @dataclass
@@ -141,12 +173,12 @@ class _Flow:
         if line.strip(" \t\n\f\r"):
             self.lines.append(line)
 
-    def walk(self, el: etree._Element, colours: Colours = PAGE) -> None:
+    def walk(self, el: etree._Element, look: Look = PAGE_LOOK) -> None:
         tag = el.tag if isinstance(el.tag, str) else None
         if tag is None:  # comment or processing instruction: no text, keep tail
             return
         tag = tag.lower().rpartition(":")[2]  # svg:text is svg's text, whatever the prefix
-        shown = None if tag in _DROPPED else _shown(el, tag, colours)
+        shown = None if tag in _DROPPED else _shown(el, tag, look)
         if shown is None:
             return
         if tag == "br":

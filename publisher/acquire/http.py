@@ -192,6 +192,8 @@ def _read_body(
         raise _too_large(url, max_bytes, facts)
     codings = _codings(response, url, facts)
     stream: Iterable[bytes] = response.iter_raw()
+    if until is not None:  # on the wire: a coded body may arrive for ever and decode to nothing
+        stream = _before(stream, url, until, facts)
     for coding in reversed(codings):  # the last coding listed was applied last
         stream = _inflate(stream, coding, url, facts)
     chunks: list[bytes] = []
@@ -204,6 +206,16 @@ def _read_body(
             raise _overdue(url, until[1], facts)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _before(chunks: Iterable[bytes], url: str, until: tuple[float, float], facts: dict[str, Any]) -> Iterator[bytes]:
+    """``chunks`` as they are received, refused once the retrieval is past ``until`` (monotonic
+    end, deadline). Empty deflate blocks dripped each within the read timeout decode to no byte
+    of the body, so the deadline is looked at for every chunk received, not only for each decoded."""
+    for chunk in chunks:
+        if time.monotonic() > until[0]:
+            raise _overdue(url, until[1], facts)
+        yield chunk
 
 
 def _overdue(url: str, deadline: float, facts: dict[str, Any]) -> HttpFailure:
@@ -249,7 +261,10 @@ def _inflate(chunks: Iterable[bytes], coding: str, url: str, facts: dict[str, An
 
     inflater: Any = None
     held = b""  # a deflate stream's first byte, until the second tells zlib-wrapped from raw
+    ended = False  # a deflate stream ended: any byte after it, in this read or a later one, is refused
     for chunk in chunks:
+        if ended and chunk:
+            raise broken("has bytes after the end of the stream")
         data = held + chunk
         held = b""
         while data:
@@ -267,8 +282,10 @@ def _inflate(chunks: Iterable[bytes], coding: str, url: str, facts: dict[str, An
                 yield out
             if inflater.eof:
                 data = inflater.unused_data + data
-                if data and coding == "deflate":
-                    raise broken("has bytes after the end of the stream")
+                if coding == "deflate":
+                    if data:
+                        raise broken("has bytes after the end of the stream")
+                    ended = True
                 inflater = None  # the next gzip member, if any
     if held:
         raise broken("stops before the end of the stream")

@@ -121,8 +121,9 @@ def own_folder(folder: Path, root: Path | None = None) -> Path:
     what it is): files a command writes into a run or wiki stay inside it, never land where a link
     in a received run or wiki points. With ``root`` (the run or wiki, which may itself be a link),
     every folder between it and ``folder`` is refused the same way (``workspace/`` of
-    ``workspace/extractions/``). Returns ``folder``."""
-    between = [folder]
+    ``workspace/extractions/``); ``folder`` that is ``root`` itself is taken as given. Returns
+    ``folder``."""
+    between = [folder] if folder != root else []
     if root is not None:
         between += [p for p in folder.parents if p != root and root in p.parents]
     for path in between:

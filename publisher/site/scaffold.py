@@ -85,6 +85,7 @@ def new_wiki(
     private: Path | None = None
     try:
         if signed:
+            _fs.own_folder((root / WIKI_KEY).parent, root)  # the public key never lands where a link points
             private, _ = new_wiki_key(root / WIKI_KEY)
             created.append(root / WIKI_KEY)
         for rel, data in planned:

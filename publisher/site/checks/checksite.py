@@ -251,9 +251,11 @@ def _check_context(page: str, ex: Excerpt, texts: WikiTexts, add: Any) -> None:
         text = texts.get(ex.source_id)
         if not 0 <= ex.start < ex.end <= len(text):
             return
-        want = context_around(texts.sentences(ex.source_id), text, ex.start, ex.end).shown()
+        shown = context_around(texts.sentences(ex.source_id), text, ex.start, ex.end).shown()
     except PublisherError:
         return
+    # HTML cannot carry a NUL: the templates write it as "&#0;", which every parser reads as U+FFFD.
+    want = tuple(side.replace("\x00", "\ufffd") for side in shown)
     if (ex.before or "", ex.after or "") != want:
         detail = "the sentence context beside the excerpt differs from the verified text"
         add(Finding(Reason.EXCERPT_MISMATCH, page, detail, source_id=ex.source_id, start=ex.start, end=ex.end))

@@ -71,6 +71,20 @@ def _agrees(data: bytes) -> bool:
 
 
 WORDS = [
+    '"nw"',
+    "'it'",
+    '"a: b #c"',
+    '"x\\"y"',
+    '"x\\ty"',
+    "'it''s'",
+    '""',
+    "''",
+    '"a" #c',
+    '"a"#c',
+    '"a"b',
+    '"unclosed',
+    '"yes"',
+    "'12'",
     "material",
     "docs",
     "site",
@@ -337,6 +351,7 @@ def test_the_generated_documents_reach_the_plain_reading() -> None:
 
 
 PLAIN = {
+    "quoted": "site_name: 'x'\nnumber: \"12\"\nflag: 'yes'\nhash: \"a #b: c\"  # note\n",
     "scalars": "site_name: Evidence wiki — example\nstrict: false\nn: 12\nz: 0\nnothing:\nword: null\n",
     "nested": "theme:\n  name: material\n  palette:\n    - scheme: default\n      primary: indigo # a comment\n",
     "indentless": "nav:\n- Home: index.md\n- Reading a source: reading.md\nplugins:\n- search\n",
@@ -371,8 +386,12 @@ PLAIN = {
 }
 
 NOT_PLAIN = {
+    "escape": 'site_name: "a\\tb"\n',
+    "doubled quote": "site_name: 'it''s'\n",
+    "empty quotes": 'site_name: ""\n',
+    "text after quotes": 'site_name: "a"b\n',
+    "unclosed quote": 'site_name: "a\n',
     "flow": "extra: {a: 1}\n",
-    "quoted": "site_name: 'x'\n",
     "tag": "extra:\n  k: !ENV X\n",
     "python tag": "x: !!python/name:a.b\n",
     "anchor": "a: &x y\nb: *x\n",
@@ -445,6 +464,15 @@ def test_a_plain_configuration_is_read_without_pyyaml(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(NOT_PLAIN))
 def test_anything_else_is_left_to_pyyaml(name: str) -> None:
     assert read_plain(NOT_PLAIN[name].encode("utf-8")) is None
+
+
+def test_a_new_wikis_configuration_is_plain(tmp_path: Path) -> None:
+    from publisher.site.scaffold import new_wiki
+
+    new_wiki(tmp_path / "wiki", title='A "quoted" name: with # marks', signed=False)
+    assert _disagreement((tmp_path / "wiki" / "mkdocs.yml").read_bytes()) is None  # escaped: PyYAML reads it
+    new_wiki(tmp_path / "plain", title="Trials", signed=False)
+    assert _agrees((tmp_path / "plain" / "mkdocs.yml").read_bytes())
 
 
 def test_the_repository_configuration_is_plain() -> None:

@@ -24,10 +24,12 @@ unsure it does not guess:
   the last; :func:`~publisher.site.lifecycle.policy.duplicate_keys` words that refusal);
 - a value is a one-line plain scalar that starts with a letter, ``_``, ``/``, ``(`` or a
   character outside ASCII and holds no ``: `` (a comment after `` #`` is dropped, as YAML drops
-  it). It is read as YAML 1.1 resolves it: ``true``/``yes``/``on`` and their kin as booleans,
+  it), or a one-line quoted string (``"…"`` or ``'…'``, not empty) holding no backslash and no
+  quotation mark of its kind, read as the string it spells (``publisher new`` quotes the site's
+  name). It is read as YAML 1.1 resolves it: ``true``/``yes``/``on`` and their kin as booleans,
   ``null`` as None, anything else as a string; a value of digits alone (``0`` or no leading
   zero, up to 18 digits) as an integer;
-- no tag, anchor, alias, quote, flow collection, block scalar, multi-line scalar, document marker
+- no tag, anchor, alias, escape, flow collection, block scalar, multi-line scalar, document marker
   or directive.
 """
 
@@ -155,12 +157,21 @@ def _entry(body: str) -> tuple[str, str] | None:
     return key, ("" if rest is None else _scalar_text(rest))
 
 
+class _Quoted(str):
+    """A quoted scalar's content: a string as written, never resolved to another type."""
+
+    __slots__ = ()
+
+
 def _scalar_text(rest: str) -> str:
     """A value's text: leading spaces, a comment after `` #`` and trailing spaces dropped; a
-    value that is not a one-line plain scalar of the subset is unsure."""
+    value that is not a one-line plain scalar of the subset, or a quoted one without escapes, is
+    unsure."""
     rest = rest.lstrip(" ")
     if not rest or rest[0] == "#":
         return ""
+    if rest[0] in "\"'":
+        return _quoted(rest)
     cut = rest.find(" #")
     if cut >= 0:
         rest = rest[:cut]
@@ -172,7 +183,22 @@ def _scalar_text(rest: str) -> str:
     return rest
 
 
+def _quoted(rest: str) -> _Quoted:
+    """``"text"`` or ``'text'`` (then nothing, or spaces and a comment): its text, when it holds no
+    quotation mark of its kind, no backslash and is not empty, so that no escape or doubled quote
+    can mean anything but what is written."""
+    mark = rest[0]
+    end = rest.find(mark, 1)
+    inner = rest[1:end]
+    after = rest[end + 1 :] if end > 0 else ""
+    if end <= 1 or "\\" in inner or (after and not (after[0] == " " and after.lstrip(" ")[:1] in ("", "#"))):
+        raise _Unsure
+    return _Quoted(inner)
+
+
 def _scalar(text: str) -> Any:
+    if isinstance(text, _Quoted):
+        return str(text)
     if text in _TRUE:
         return True
     if text in _FALSE:
